@@ -1,0 +1,5 @@
+"""Case sources: JSONL files, JSON/YAML documents (and, later, other sources)."""
+
+from .loader import load_cases, load_case_records
+
+__all__ = ["load_cases", "load_case_records"]

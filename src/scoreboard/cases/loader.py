@@ -1,0 +1,222 @@
+"""Read case files (JSONL or a JSON/YAML `{"cases": [...]}` document) into validated Cases.
+
+Every problem is one ConfigError naming the file, the line (or position), the case id and
+the field; nothing runs until every case in every file is valid.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterator
+
+from ..core import MISSING, Case
+from ..errors import ConfigError
+from ..hashing import sha256_json
+from ..model import CaseRecord, Limits, parse_model
+
+_DOC_KEYS = {"cases", "version", "name", "description"}
+
+
+def _read_text(path: Path, limits: Limits) -> str:
+    shown = str(path)
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise ConfigError("case file not found", file=shown) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read case file: {exc.strerror}", file=shown) from None
+    if path.is_dir():
+        raise ConfigError("is a directory, expected a case file", file=shown)
+    if size > limits.max_file_bytes:
+        raise ConfigError(f"file is {size} bytes, over the limit of {limits.max_file_bytes} "
+                          "(limits.max_file_bytes)", file=shown)
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ConfigError(f"not valid UTF-8 (byte {exc.start})", file=shown, line=line) from None
+
+
+def _jsonl_records(text: str, shown: str) -> Iterator[tuple[int, Any]]:
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            value = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            raise ConfigError(f"invalid JSON: {getattr(exc, 'msg', exc)}", file=shown, line=number) from None
+        yield number, value
+
+
+def _document_records(text: str, shown: str, is_yaml: bool) -> Iterator[tuple[int | None, Any]]:
+    lines: list[int | None] = []
+    if is_yaml:
+        import yaml
+
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        try:
+            node = yaml.compose(text, Loader=loader)
+            doc = yaml.load(text, Loader=loader)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            raise ConfigError(f"invalid YAML: {problem}", file=shown,
+                              line=mark.line + 1 if mark else None) from None
+        except RecursionError:
+            raise ConfigError("invalid YAML: nested too deeply", file=shown) from None
+        if isinstance(node, __import__("yaml").MappingNode):
+            for key, value in node.value:
+                if getattr(key, "value", None) == "cases" and hasattr(value, "value") and isinstance(value.value, list):
+                    lines = [item.start_mark.line + 1 for item in value.value]
+    else:
+        try:
+            doc = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            line = getattr(exc, "lineno", None)
+            raise ConfigError(f"invalid JSON: {getattr(exc, 'msg', exc)}", file=shown, line=line) from None
+    if not isinstance(doc, dict) or "cases" not in doc:
+        raise ConfigError('expected a document {"cases": [...]} or one JSON object per line', file=shown)
+    unknown = sorted(set(doc) - _DOC_KEYS)
+    if unknown:
+        raise ConfigError("unknown field", file=shown, field=str(unknown[0]))
+    cases = doc["cases"]
+    if not isinstance(cases, list):
+        raise ConfigError("must be a list of case objects", file=shown, field="cases")
+    for index, value in enumerate(cases):
+        yield (lines[index] if index < len(lines) else None), value
+
+
+def _format_of(path: Path, text: str) -> str:
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".ndjson"):
+        return "jsonl"
+    if suffix in (".yaml", ".yml"):
+        return "yaml"
+    if suffix == ".json":
+        stripped = text.lstrip()
+        # A .json file holding one object per line is JSONL in disguise; a document spans lines.
+        if stripped.startswith("{") and '"cases"' in stripped[:4096] and "\n" in stripped.strip():
+            return "json"
+        try:
+            json.loads(text)
+            return "json"
+        except ValueError:
+            return "jsonl"
+    return "jsonl"
+
+
+def load_case_records(path: str | os.PathLike, limits: Limits | None = None) -> list[tuple[int | None, dict]]:
+    """Raw case objects with their line numbers (None where a format gives none)."""
+    limits = limits or Limits()
+    path = Path(path)
+    shown = str(path)
+    text = _read_text(path, limits)
+    fmt = _format_of(path, text)
+    if fmt == "jsonl":
+        records = _jsonl_records(text, shown)
+    else:
+        records = _document_records(text, shown, is_yaml=(fmt == "yaml"))
+    out: list[tuple[int | None, dict]] = []
+    for position, (line, value) in enumerate(records):
+        if len(out) >= limits.max_cases:
+            raise ConfigError(f"more than {limits.max_cases} cases (limits.max_cases)", file=shown, line=line)
+        if not isinstance(value, dict):
+            where = line if line is not None else None
+            raise ConfigError(f"case #{position + 1} must be a JSON object, got {type(value).__name__}",
+                              file=shown, line=where)
+        out.append((line, value))
+    return out
+
+
+def _resolve_input(raw: Any, base: Path, shown: str, line: int | None, case_id: str, limits: Limits) -> Any:
+    if isinstance(raw, str):
+        if raw.startswith("@"):
+            rel = raw[1:]
+            target = (base / rel) if not os.path.isabs(rel) else Path(rel)
+            try:
+                size = target.stat().st_size
+                if size > limits.max_input_bytes:
+                    raise ConfigError(f"input file {rel!r} is {size} bytes, over the limit of "
+                                      f"{limits.max_input_bytes} (limits.max_input_bytes)",
+                                      file=shown, line=line, case_id=case_id, field="input")
+                text = target.read_bytes().decode("utf-8-sig")
+            except FileNotFoundError:
+                raise ConfigError(f"input file {rel!r} not found (relative to {base})",
+                                  file=shown, line=line, case_id=case_id, field="input") from None
+            except IsADirectoryError:
+                raise ConfigError(f"input file {rel!r} is a directory",
+                                  file=shown, line=line, case_id=case_id, field="input") from None
+            except UnicodeDecodeError:
+                raise ConfigError(f"input file {rel!r} is not valid UTF-8",
+                                  file=shown, line=line, case_id=case_id, field="input") from None
+            return text
+        size = len(raw.encode("utf-8"))
+        if size > limits.max_input_bytes:
+            raise ConfigError(f"input is {size} bytes, over the limit of {limits.max_input_bytes} "
+                              "(limits.max_input_bytes)", file=shown, line=line, case_id=case_id, field="input")
+        return raw
+    messages = [m.model_dump() for m in raw]
+    size = sum(len(m["content"].encode("utf-8")) for m in messages)
+    if size > limits.max_input_bytes:
+        raise ConfigError(f"input is {size} bytes, over the limit of {limits.max_input_bytes} "
+                          "(limits.max_input_bytes)", file=shown, line=line, case_id=case_id, field="input")
+    return messages
+
+
+def case_graders(record: CaseRecord, raw: dict) -> list | None:
+    """The grader specs a case names for itself (None: use the suite's)."""
+    specs: list = []
+    if record.grader is not None:
+        specs.append(record.grader)
+    if record.graders:
+        specs.extend(record.graders)
+    if record.fields:
+        typed = [f for f in record.fields if isinstance(f, dict)]
+        paths = [f for f in record.fields if isinstance(f, str)]
+        merged = False
+        if paths:
+            for index, spec in enumerate(specs):
+                if spec == "json-fields":
+                    specs[index] = {"json-fields": {"fields": paths}}
+                    merged = True
+            if not merged:
+                specs.append({"json-fields": {"fields": paths}})
+        if typed:
+            specs.append({"fields": {"fields": typed}})
+    return specs or None
+
+
+def load_cases(path: str | os.PathLike, limits: Limits | None = None) -> list[Case]:
+    """Load and validate every case of one file (ids unique, inputs resolved, hashes set)."""
+    limits = limits or Limits()
+    path = Path(path)
+    shown = str(path)
+    base = path.parent
+    seen: dict[str, int | None] = {}
+    cases: list[Case] = []
+    for line, raw in load_case_records(path, limits):
+        case_id = raw.get("id") if isinstance(raw.get("id"), str) else None
+        record = parse_model(CaseRecord, raw, file=shown, line=line, case_id=case_id)
+        if record.id in seen:
+            first = seen[record.id]
+            where = f" (first on line {first})" if first else ""
+            raise ConfigError(f"duplicate case id{where}", file=shown, line=line, case_id=record.id, field="id")
+        seen[record.id] = line
+        if record.input is None and not record.turns:
+            raise ConfigError("required field is missing", file=shown, line=line, case_id=record.id, field="input")
+        value = _resolve_input(record.input, base, shown, line, record.id, limits) if record.input is not None else None
+        case = Case(
+            id=record.id, input=value,
+            expected=raw["expected"] if "expected" in raw else MISSING,
+            graders=case_graders(record, raw), category=record.category, tags=record.tags,
+            metadata=record.metadata, synthetic=record.synthetic, rubric=record.rubric,
+            notes=record.notes, split=record.split, turns=record.turns, source=shown, line=line,
+        )
+        case.input_hash = sha256_json(case.input)
+        cases.append(case)
+    if not cases:
+        raise ConfigError("no cases in file", file=shown)
+    return cases

@@ -1,0 +1,136 @@
+"""Agent graders: `tool-calls`, `status` and `max-latency-ms`."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any
+
+from ..core import Grade, GradeContext
+from .base import Grader, check_keys, option_error, short
+
+
+def _names(grader: str, key: str, value: Any) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(n, str) and n for n in value):
+        raise option_error(grader, f"{key!r} must be a list of tool names, got {short(value)}")
+    return list(value)
+
+
+def call_name(call: Any) -> str | None:
+    """The tool name of one recorded call ({"name"} or OpenAI-style {"function": {"name"}})."""
+    if not isinstance(call, dict):
+        return None
+    name = call.get("name")
+    if name is None and isinstance(call.get("function"), dict):
+        name = call["function"].get("name")
+    return name if isinstance(name, str) else None
+
+
+def _is_subsequence(wanted: list[str], seen: list[str | None]) -> bool:
+    it = iter(seen)
+    return all(any(name == got for got in it) for name in wanted)
+
+
+class ToolCallsGrader(Grader):
+    """Required tools were called (in order, if asked) and forbidden tools were not."""
+
+    name = "tool-calls"
+
+    @classmethod
+    def parse_options(cls, value: Any) -> dict:
+        """Canonical {"required": [...], "forbidden": [...], "ordered": bool}; a list is `required`."""
+        if isinstance(value, list):
+            value = {"required": value}
+        if not isinstance(value, dict):
+            raise option_error(cls.name, f"options are {{required?, forbidden?, ordered?}}, "
+                                         f"got {short(value)}")
+        check_keys(cls.name, value, ("required", "forbidden", "ordered"))
+        required = _names(cls.name, "required", value.get("required"))
+        forbidden = _names(cls.name, "forbidden", value.get("forbidden"))
+        ordered = value.get("ordered", False)
+        if not isinstance(ordered, bool):
+            raise option_error(cls.name, f"'ordered' must be true or false, got {short(ordered)}")
+        if not required and not forbidden:
+            raise option_error(cls.name, "needs 'required' or 'forbidden' tool names")
+        if ordered and not required:
+            raise option_error(cls.name, "'ordered' needs 'required' tool names")
+        both = sorted(set(required) & set(forbidden))
+        if both:
+            raise option_error(cls.name, f"tool {both[0]!r} is both required and forbidden")
+        return {"required": required, "forbidden": sorted(set(forbidden)), "ordered": ordered}
+
+    def grade(self, ctx: GradeContext) -> Grade:
+        """Check the recorded tool calls against the required/forbidden names."""
+        calls = ctx.output.tool_calls or []
+        names = [call_name(c) for c in calls] if isinstance(calls, list) else []
+        required, forbidden = self.options["required"], self.options["forbidden"]
+        problems = []
+        # a name listed twice in `required` needs two calls
+        counts = Counter(names)
+        missing = [f"{n} (x{k}, called {counts[n]})" if k > 1 else n
+                   for n, k in Counter(required).items() if counts[n] < k]
+        if missing:
+            problems.append("missing: " + ", ".join(missing))
+        elif self.options["ordered"] and not _is_subsequence(required, names):
+            called = " → ".join(n or "?" for n in names)
+            problems.append(f"out of order: expected {' → '.join(required)}, called {called}")
+        used = [n for n in forbidden if counts[n]]
+        if used:
+            problems.append("forbidden used: " + ", ".join(used))
+        if problems:
+            return self.fail("; ".join(problems))
+        return self.ok(f"{len(names)} tool calls meet the requirements")
+
+
+class StatusGrader(Grader):
+    """The subject's final status equals the expected one (e.g. "completed")."""
+
+    name = "status"
+
+    @classmethod
+    def parse_options(cls, value: Any) -> dict:
+        """Accept a status string or {"expected": "..."}."""
+        if isinstance(value, dict):
+            check_keys(cls.name, value, ("expected",))
+            value = value.get("expected")
+        if not isinstance(value, str) or not value:
+            raise option_error(cls.name, f"needs the expected status, e.g. {{status: completed}}, "
+                                         f"got {short(value)}")
+        return {"expected": value}
+
+    def grade(self, ctx: GradeContext) -> Grade:
+        """Compare the recorded status exactly."""
+        status, want = ctx.output.status, self.options["expected"]
+        if status is None:
+            return self.fail("no status recorded")
+        if status == want:
+            return self.ok(f"status {status!r}")
+        return self.fail(f"status {status!r}, expected {want!r}")
+
+
+class MaxLatencyGrader(Grader):
+    """Latency at or under a bound; unknown latency is not assessed rather than passed."""
+
+    name = "max-latency-ms"
+
+    @classmethod
+    def parse_options(cls, value: Any) -> dict:
+        """Accept a number of milliseconds or {"max": n}."""
+        if isinstance(value, dict):
+            check_keys(cls.name, value, ("max",))
+            value = value.get("max")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not math.isfinite(value) or value <= 0:
+            raise option_error(cls.name, f"needs a positive number of milliseconds, got {short(value)}")
+        return {"max": value}
+
+    def grade(self, ctx: GradeContext) -> Grade:
+        """Compare measured latency with the bound."""
+        latency, bound = ctx.measurements.latency_ms, self.options["max"]
+        if latency is None:
+            return self.unassessed("latency unknown")
+        if latency <= bound:
+            return self.ok(f"latency {latency:g} ms <= {bound:g} ms")
+        return self.fail(f"latency {latency:g} ms > {bound:g} ms")

@@ -1,0 +1,107 @@
+"""The grader protocol and helpers shared by the grader families."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from ..core import Case, Grade, GradeContext
+from ..errors import ConfigError
+
+
+class Grader:
+    """Base of every grader: built from a saved spec, grades one GradeContext.
+
+    Subclasses set `name`, override `parse_options` (turn the user's spec value into a
+    canonical options dict, raising ConfigError with a clear message) and `grade`.
+    `grade` may be sync or async and must never raise for bad subject output: it returns a
+    failed Grade with the reason instead.
+    """
+
+    name: ClassVar[str] = ""
+    needs_expected: ClassVar[bool] = False
+
+    def __init__(self, value: Any = None):
+        self.options: dict = self.parse_options(value)
+
+    @classmethod
+    def parse_options(cls, value: Any) -> dict:
+        if value in (None, {}, True):
+            return {}
+        raise ConfigError(f"grader {cls.name!r} takes no options, got {value!r}", field="graders")
+
+    @property
+    def spec(self) -> Any:
+        """The saved form of this grader: re-building from it gives the same grader."""
+        return {self.name: self.options} if self.options else self.name
+
+    def check_case(self, case: Case) -> None:
+        """Raise ConfigError when this grader cannot grade `case` (checked before running)."""
+        if self.needs_expected and not case.has_expected:
+            raise ConfigError(f"grader {self.name!r} needs an 'expected' value",
+                              file=case.source, line=case.line, case_id=case.id, field="expected")
+
+    def grade(self, ctx: GradeContext) -> Grade:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    # helpers for subclasses
+    def ok(self, reason: str = "", score: float | None = None, fields: list | None = None) -> Grade:
+        return Grade(self.name, True, 1.0 if score is None else score, reason, fields)
+
+    def fail(self, reason: str, score: float | None = None, fields: list | None = None) -> Grade:
+        return Grade(self.name, False, 0.0 if score is None else score, reason, fields)
+
+    def unassessed(self, reason: str) -> Grade:
+        return Grade(self.name, None, None, reason, None)
+
+
+def option_error(grader: str, message: str) -> ConfigError:
+    """A one-line error about a grader's options."""
+    return ConfigError(f"grader {grader!r}: {message}", field="graders")
+
+
+MISSING_PATH = object()
+
+
+def get_path(value: Any, path: str) -> Any:
+    """Value at a dot path (`line_items.0.quantity`); MISSING_PATH when absent."""
+    if path in ("", "$", "."):
+        return value
+    current = value
+    for part in path.split("."):
+        if isinstance(current, dict):
+            if part not in current:
+                return MISSING_PATH
+            current = current[part]
+        elif isinstance(current, list):
+            try:
+                index = int(part)
+            except ValueError:
+                return MISSING_PATH
+            if index < 0 or index >= len(current):
+                return MISSING_PATH
+            current = current[index]
+        else:
+            return MISSING_PATH
+    return current
+
+
+def short(value: Any, limit: int = 80) -> str:
+    """A short printable form of a value for grade reasons."""
+    import json as _json
+
+    try:
+        text = _json.dumps(value, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError, RecursionError):
+        try:
+            text = repr(value)
+        except RecursionError:  # pathologically nested subject output
+            text = f"<deeply nested {type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def check_keys(grader: str, value: dict, allowed: tuple[str, ...]) -> None:
+    """Raise ConfigError naming the first option key not in `allowed`."""
+    for key in value:
+        if key not in allowed:
+            known = ", ".join(allowed) if allowed else "none"
+            raise option_error(grader, f"unknown option {key!r} (known: {known})")

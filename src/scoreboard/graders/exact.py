@@ -1,0 +1,114 @@
+"""`exact`: the output equals the reference, with strict JSON typing (no coercion)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core import Grade, GradeContext
+from .base import Grader, short
+
+# Type categories for strict comparison. bool is listed before int because bool subclasses
+# int in Python, yet True must never equal 1 in a grade.
+_CATEGORIES: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (bool, "bool"),
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (type(None), "null"),
+    ((list, tuple), "array"),
+    (dict, "object"),
+)
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of `value` (bool, integer, number, string, null, array, object)."""
+    for kind, label in _CATEGORIES:
+        if isinstance(value, kind):
+            return label
+    return type(value).__name__
+
+
+def difference(expected: Any, actual: Any) -> str | None:
+    """Where and how `actual` differs from `expected` under strict equality; None when equal."""
+    try:
+        return _difference(expected, actual, "")
+    except RecursionError:
+        # json.loads accepts nesting deeper than this recursion can follow
+        return "too deeply nested to compare"
+
+
+def _difference(expected: Any, actual: Any, path: str) -> str | None:
+    kind_e, kind_a = json_type(expected), json_type(actual)
+    where = f"at {path}: " if path else ""
+    if kind_e != kind_a:
+        return f"{where}expected {kind_e} {short(expected, 40)}, got {kind_a} {short(actual, 40)}"
+    if kind_e == "object":
+        for key in expected:
+            if key not in actual:
+                return f"{where}missing key {key!r}"
+        for key in actual:
+            if key not in expected:
+                return f"{where}unexpected key {key!r}"
+        for key, value in expected.items():
+            found = _difference(value, actual[key], f"{path}.{key}" if path else str(key))
+            if found is not None:
+                return found
+        return None
+    if kind_e == "array":
+        if len(expected) != len(actual):
+            return f"{where}expected {len(expected)} items, got {len(actual)}"
+        for index, (e, a) in enumerate(zip(expected, actual)):
+            found = _difference(e, a, f"{path}.{index}" if path else str(index))
+            if found is not None:
+                return found
+        return None
+    if expected == actual:
+        return None
+    return f"{where}expected {short(expected, 40)}, got {short(actual, 40)}"
+
+
+def strict_equal(a: Any, b: Any) -> bool:
+    """JSON equality that never coerces: True != 1, 1 != 1.0, "1" != 1; arrays in order."""
+    try:
+        return _equal(a, b)
+    except RecursionError:  # too deep to prove equal: never a pass by accident
+        return False
+
+
+def _equal(a: Any, b: Any) -> bool:
+    # the message-free twin of _difference: one-of compares against many values per grade
+    kind = json_type(a)
+    if kind != json_type(b):
+        return False
+    if kind == "object":
+        return a.keys() == b.keys() and all(_equal(v, b[k]) for k, v in a.items())
+    if kind == "array":
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+class ExactGrader(Grader):
+    """Output text equals a string reference, or output JSON strictly equals a JSON reference."""
+
+    name = "exact"
+    needs_expected = True
+
+    def grade(self, ctx: GradeContext) -> Grade:
+        """Compare the output with the case's expected value."""
+        expected = ctx.expected
+        if not ctx.case.has_expected:
+            return self.unassessed("case has no expected value")
+        if isinstance(expected, str):
+            text = ctx.output.text
+            if text is None:
+                return self.fail("no output text")
+            if text == expected:
+                return self.ok("output equals expected text")
+            return self.fail(f"expected {short(expected)}, got {short(text)}")
+        ok, value, error = ctx.output.parsed_json()
+        if not ok:
+            return self.fail(error or "output is not JSON")
+        found = difference(expected, value)
+        if found is None:
+            return self.ok("output equals expected JSON")
+        return self.fail(found)

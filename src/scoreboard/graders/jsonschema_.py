@@ -1,0 +1,86 @@
+"""`json-valid` and `json-schema`: the output parses as JSON, and conforms to a JSON Schema."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jsonschema.exceptions import SchemaError
+from jsonschema.validators import validator_for
+
+from ..core import Grade, GradeContext
+from .base import Grader, option_error, short
+
+_MAX_ERRORS = 3
+
+
+class JsonValidGrader(Grader):
+    """Passes when the output parses as JSON (one fenced ```json block accepted)."""
+
+    name = "json-valid"
+
+    def grade(self, ctx: GradeContext) -> Grade:
+        """Parse the output as JSON."""
+        ok, _, error = ctx.output.parsed_json()
+        if ok:
+            return self.ok("output is valid JSON")
+        return self.fail(error or "output is not JSON")
+
+
+class JsonSchemaGrader(Grader):
+    """Passes when the output JSON validates against a schema (formats are checked too)."""
+
+    name = "json-schema"
+
+    @classmethod
+    def parse_options(cls, value: Any) -> dict:
+        """Accept {"schema": {...}} or the schema mapping itself; the schema must be valid."""
+        if not isinstance(value, dict):
+            raise option_error(cls.name, f"needs a JSON Schema mapping (or {{schema: ...}}), "
+                                         f"got {short(value)}")
+        if "schema" in value:
+            extra = [k for k in value if k != "schema"]
+            if extra:
+                raise option_error(cls.name, f"unknown option {extra[0]!r} next to 'schema' "
+                                             f"(known: schema)")
+            schema = value["schema"]
+        else:
+            schema = value
+        if not isinstance(schema, dict) or not schema:
+            raise option_error(cls.name, f"the schema must be a non-empty mapping, got {short(schema)}")
+        try:
+            validator_for(schema).check_schema(schema)
+        except SchemaError as exc:
+            where = "/".join(str(p) for p in exc.path)
+            at = f" at {where}" if where else ""
+            raise option_error(cls.name, f"invalid schema{at}: {exc.message}") from None
+        return {"schema": schema}
+
+    def __init__(self, value: Any = None):
+        super().__init__(value)
+        schema = self.options["schema"]
+        cls = validator_for(schema)
+        # format checking on: a "date" or "email" that does not parse is a real output defect
+        self._validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
+
+    def grade(self, ctx: GradeContext) -> Grade:
+        """Validate the parsed output; the reason lists up to three errors with their paths."""
+        ok, value, error = ctx.output.parsed_json()
+        if not ok:
+            return self.fail(error or "output is not JSON")
+        try:
+            errors = list(self._validator.iter_errors(value))
+        except Exception as exc:  # noqa: BLE001
+            # unresolvable $ref (error types vary by jsonschema version) or pathological nesting:
+            # a failed grade, never a crash
+            return self.fail(f"schema validation could not finish: {_clip(str(exc))}")
+        if not errors:
+            return self.ok("output matches the schema")
+        errors.sort(key=lambda e: (list(map(str, e.absolute_path)), e.message))
+        parts = [f"{e.json_path}: {_clip(e.message)}" for e in errors[:_MAX_ERRORS]]
+        more = f" (+{len(errors) - _MAX_ERRORS} more)" if len(errors) > _MAX_ERRORS else ""
+        noun = "error" if len(errors) == 1 else "errors"
+        return self.fail(f"{len(errors)} schema {noun}: " + "; ".join(parts) + more)
+
+
+def _clip(message: str, limit: int = 120) -> str:
+    return message if len(message) <= limit else message[: limit - 1] + "…"

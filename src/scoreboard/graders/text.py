@@ -1,0 +1,196 @@
+"""Text graders: `contains`, `not-contains`, `regex`, `not-regex` over the output text."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, ClassVar
+
+from ..core import Case, Grade, GradeContext
+from ..errors import ConfigError
+from .base import Grader, check_keys, option_error, short
+
+
+def _pattern_list(value: Any) -> list[str] | None:
+    """A string or list of non-empty strings as a list; None when it is neither."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        return None
+    if not all(isinstance(p, str) and p for p in value):
+        return None
+    return list(value)
+
+
+class _TextGrader(Grader):
+    """Shared option handling: patterns from the spec, or from the case's expected value."""
+
+    negated: ClassVar[bool] = False
+    is_regex: ClassVar[bool] = False
+
+    @classmethod
+    def parse_options(cls, value: Any) -> dict:
+        """Canonical form {"patterns"?: [...], "mode"?, "ignore_case", "multiline"?, "dotall"?}."""
+        flags = ("ignore_case", "multiline", "dotall") if cls.is_regex else ("ignore_case",)
+        patterns: Any = None
+        settings: dict = {}
+        if isinstance(value, (str, list)):
+            patterns = value
+        elif isinstance(value, dict):
+            check_keys(cls.name, value, ("patterns", "values", "mode") + flags)
+            if "patterns" in value and "values" in value:
+                raise option_error(cls.name, "give 'patterns' or 'values', not both")
+            patterns = value.get("patterns", value.get("values"))
+            settings = value
+        elif value is not None and value is not True:
+            raise option_error(cls.name, f"options are a pattern, a list of patterns or a mapping, "
+                                         f"got {short(value)}")
+        out: dict = {}
+        if patterns is not None:
+            parsed = _pattern_list(patterns)
+            if parsed is None:
+                raise option_error(cls.name, f"patterns must be a non-empty string or a non-empty "
+                                             f"list of non-empty strings, got {short(patterns)}")
+            out["patterns"] = parsed
+        mode = settings.get("mode", "all")
+        if mode not in ("all", "any"):
+            raise option_error(cls.name, f"mode must be 'all' or 'any', got {short(mode)}")
+        if cls.negated:
+            # every pattern is forbidden, so only "all" has a meaning here
+            if mode != "all":
+                raise option_error(cls.name, "mode 'any' does not apply: every pattern is forbidden")
+        else:
+            out["mode"] = mode
+        for flag in flags:
+            flag_value = settings.get(flag, False)
+            if not isinstance(flag_value, bool):
+                raise option_error(cls.name, f"{flag!r} must be true or false, got {short(flag_value)}")
+            out[flag] = flag_value
+        if cls.is_regex and "patterns" in out:
+            for pattern in out["patterns"]:
+                cls._compile(pattern, out)
+        return out
+
+    @classmethod
+    def _compile(cls, pattern: str, options: dict) -> re.Pattern:
+        flags = (re.IGNORECASE if options.get("ignore_case") else 0) | \
+            (re.MULTILINE if options.get("multiline") else 0) | \
+            (re.DOTALL if options.get("dotall") else 0)
+        try:
+            return re.compile(pattern, flags)
+        except re.error as exc:
+            raise option_error(cls.name, f"invalid regex {pattern!r}: {exc}") from None
+
+    def __init__(self, value: Any = None):
+        super().__init__(value)
+        fixed = self.options.get("patterns")
+        self._fixed = self._prepare(fixed) if fixed is not None else None
+
+    def _prepare(self, patterns: list[str]) -> list[tuple[str, Any]]:
+        """(pattern, matcher) pairs: compiled regexes, or casefolded needles for ignore_case."""
+        if self.is_regex:
+            return [(p, self._compile(p, self.options)) for p in patterns]
+        if self.options["ignore_case"]:
+            return [(p, p.casefold()) for p in patterns]
+        return [(p, p) for p in patterns]
+
+    def check_case(self, case: Case) -> None:
+        """Without patterns in the spec, the case's expected value supplies them."""
+        if self._fixed is not None:
+            return
+        where = dict(file=case.source, line=case.line, case_id=case.id, field="expected")
+        if not case.has_expected:
+            raise ConfigError(f"grader {self.name!r} has no patterns, so it needs an 'expected' "
+                              f"value (a string or list of strings)", **where)
+        if _pattern_list(case.expected) is None:
+            raise ConfigError(f"grader {self.name!r} takes its patterns from expected, which must be a "
+                              f"non-empty string or list of non-empty strings, got "
+                              f"{short(case.expected)}", **where)
+        if self.is_regex:
+            for pattern in _pattern_list(case.expected) or ():
+                try:
+                    self._compile(pattern, self.options)
+                except ConfigError as exc:
+                    raise ConfigError(exc.detail, **where) from None
+
+    def _matchers(self, ctx: GradeContext) -> list[tuple[str, Any]] | None:
+        if self._fixed is not None:
+            return self._fixed
+        patterns = _pattern_list(ctx.expected) if ctx.case.has_expected else None
+        if patterns is None:
+            return None
+        try:
+            return self._prepare(patterns)
+        except ConfigError:
+            return None
+
+    def _found(self, text: str, matchers: list[tuple[str, Any]]) -> list[tuple[str, str]]:
+        """(pattern, what matched) for each pattern that occurs in `text`."""
+        found = []
+        if self.is_regex:
+            for pattern, regex in matchers:
+                match = regex.search(text)
+                if match is not None:
+                    found.append((pattern, match.group(0)))
+            return found
+        haystack = text.casefold() if self.options["ignore_case"] else text
+        return [(p, p) for p, needle in matchers if needle in haystack]
+
+    def _label(self, pattern: str) -> str:
+        return f"/{pattern}/" if self.is_regex else short(pattern, 60)
+
+    def grade(self, ctx: GradeContext) -> Grade:
+        """Search the output text for each pattern."""
+        matchers = self._matchers(ctx)
+        if matchers is None:
+            return self.unassessed("no usable patterns: expected is not a string or list of strings")
+        text = ctx.output.text
+        if text is None:
+            return self.fail("no output text")
+        found = self._found(text, matchers)
+        if self.negated:
+            if not found:
+                return self.ok(f"none of {len(matchers)} forbidden patterns found")
+            names = ", ".join(self._describe(p, m) for p, m in found)
+            return self.fail(f"forbidden {'pattern' if len(found) == 1 else 'patterns'} found: {names}")
+        hit = {p for p, _ in found}
+        missing = [p for p, _ in matchers if p not in hit]
+        if self.options["mode"] == "any":
+            if found:
+                return self.ok(f"found {self._label(found[0][0])}")
+            return self.fail("none found of " + ", ".join(self._label(p) for p, _ in matchers))
+        if not missing:
+            return self.ok(f"found all {len(matchers)}")
+        return self.fail("not found: " + ", ".join(self._label(p) for p in missing))
+
+    def _describe(self, pattern: str, matched: str) -> str:
+        if self.is_regex:
+            return f"{self._label(pattern)} matched {short(matched, 40)}"
+        return self._label(pattern)
+
+
+class ContainsGrader(_TextGrader):
+    """Passes when all (or any, with mode 'any') substrings occur in the output text."""
+
+    name = "contains"
+
+
+class NotContainsGrader(_TextGrader):
+    """Passes when none of the substrings occur in the output text."""
+
+    name = "not-contains"
+    negated = True
+
+
+class RegexGrader(_TextGrader):
+    """Passes when all (or any) regexes match somewhere in the output text (re.search)."""
+
+    name = "regex"
+    is_regex = True
+
+
+class NotRegexGrader(_TextGrader):
+    """Passes when none of the regexes match anywhere in the output text."""
+
+    name = "not-regex"
+    is_regex = True
+    negated = True

@@ -1,0 +1,25 @@
+"""Canonical JSON and SHA-256: the hashes that bind reports to their inputs and outputs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+_dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                          allow_nan=False).encode
+
+
+def canonical_json(value: Any) -> str:
+    """Serialise with sorted keys, no insignificant whitespace, UTF-8 characters kept."""
+    return _dumps(value)
+
+
+def sha256_json(value: Any) -> str:
+    """SHA-256 (hex) of the canonical JSON of `value`."""
+    return hashlib.sha256(_dumps(value).encode("utf-8")).hexdigest()
+
+
+def sha256_bytes(data: bytes) -> str:
+    """SHA-256 (hex) of raw bytes."""
+    return hashlib.sha256(data).hexdigest()

@@ -1,0 +1,86 @@
+"""Report files: created exclusively, written atomically (temp + fsync + link), mode 0600."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ..errors import ConfigError
+
+
+def utc_stamp(now: datetime | None = None) -> str:
+    """A UTC timestamp usable in file names: 20261130T030439Z."""
+    return (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
+
+
+def _write_temp(directory: Path, data: bytes) -> str:
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".part")
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return tmp
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_new(path: str | os.PathLike, data: str | bytes) -> Path:
+    """Create `path` with `data`: atomically, never replacing an existing file, mode 0600."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    tmp = _write_temp(path.parent, raw)
+    try:
+        os.link(tmp, path)  # fails if path exists: exclusive and atomic in one step
+    except FileExistsError:
+        raise ConfigError("refusing to overwrite an existing file", file=str(path)) from None
+    finally:
+        os.unlink(tmp)
+    _fsync_dir(path.parent)
+    return path
+
+
+def replace_atomic(path: str | os.PathLike, data: str | bytes) -> Path:
+    """Replace `path` atomically (checkpoints of a file this run created), mode 0600."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    tmp = _write_temp(path.parent, raw)
+    os.replace(tmp, path)
+    return path
+
+
+def reserve_run(directory: str | os.PathLike, suffixes: tuple[str, ...] = (".json", ".md", ".html", ".xml")) -> Path:
+    """Reserve a fresh `<dir>/<UTC stamp>` stem: its run folder is made exclusively, so two
+    runs in the same second get `...Z` and `...Z-2` and never share files."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    stamp = utc_stamp()
+    for n in range(1, 10_000):
+        stem = directory / (stamp if n == 1 else f"{stamp}-{n}")
+        if any(stem.with_name(stem.name + s).exists() for s in suffixes):
+            continue
+        try:
+            stem.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        return stem
+    raise ConfigError("cannot find a free report name", file=str(directory))

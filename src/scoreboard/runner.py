@@ -1,0 +1,199 @@
+"""The async engine: variants x cases x runs -> attempts, with bounded concurrency.
+
+Every finished attempt is appended to the attempt log before anything else happens. The
+runner never raises for a subject or grader failure: those become `error` attempts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .attemptlog import AttemptLog
+from .core import Grade, GradeContext, Measurements, Output, SubjectRequest
+from .errors import SubjectError
+from .hashing import sha256_json
+from .suite import Suite
+
+
+@dataclass
+class RunState:
+    """Mutable progress shared by the workers and the caller (signals, checkpoints)."""
+
+    done: dict[tuple, dict] = field(default_factory=dict)
+    stopping: bool = False
+    stop_reason: str | None = None
+    in_flight: int = 0
+    in_flight_keys: set = field(default_factory=set)
+    interrupted: set = field(default_factory=set)
+
+    def stop(self, reason: str) -> None:
+        if not self.stopping:
+            self.stopping, self.stop_reason = True, reason
+
+
+def attempt_key(record: dict) -> tuple:
+    return (record["case_id"], record["variant"], record["run"])
+
+
+async def grade_attempt(graders, ctx: GradeContext) -> tuple[list[Grade], str | None]:
+    """Run every grader; an exception in one is recorded as that grade's failure, not raised."""
+    grades: list[Grade] = []
+    error = None
+    for grader in graders:
+        try:
+            grade = grader.grade(ctx)
+            if inspect.isawaitable(grade):
+                grade = await grade
+        except Exception as exc:  # a grader bug is data, never a lost attempt
+            grade = Grade(grader.name, None, None, f"grader raised {type(exc).__name__}: {exc}")
+            error = error or f"grader {grader.name!r} raised {type(exc).__name__}: {exc}"
+        grades.append(grade)
+    return grades, error
+
+
+def attempt_status(grades: list[Grade], error: str | None) -> str:
+    """passed when every grade passed; failed when any failed; unassessed when none could judge."""
+    if error is not None:
+        return "error"
+    if any(g.passed is False for g in grades):
+        return "failed"
+    if grades and all(g.passed is True for g in grades):
+        return "passed"
+    return "unassessed"
+
+
+class Runner:
+    """Runs a suite's plan; `state.done` holds every finished attempt keyed by attempt_key."""
+
+    def __init__(self, suite: Suite, log: AttemptLog, *, concurrency: int | None = None,
+                 timeout_s: float | None = None, state: RunState | None = None,
+                 on_attempt: Callable[[dict], None] | None = None):
+        self.suite = suite
+        self.log = log
+        cfg = suite.config
+        caps = [v.subject.default_max_concurrency for v in suite.variants if v.subject.default_max_concurrency]
+        default = min([4, *caps]) if caps else 4
+        self.concurrency = concurrency or cfg.concurrency or default
+        self.timeout_s = timeout_s if timeout_s is not None else cfg.timeout_ms / 1000
+        self.state = state or RunState()
+        self.on_attempt = on_attempt
+        self._limits = {v.name: asyncio.Semaphore(v.subject.default_max_concurrency)
+                        for v in suite.variants
+                        if v.subject.default_max_concurrency
+                        and v.subject.default_max_concurrency < self.concurrency}
+
+    def plan_items(self) -> list[tuple[int, int, int]]:
+        """Dispatch order: run by run, so an early stop leaves whole runs, variants interleaved."""
+        n_var = len(self.suite.variants)
+        return [(ci, vi, r) for r in range(self.suite.config.runs)
+                for ci in range(len(self.suite.cases)) for vi in range(n_var)]
+
+    async def run(self) -> dict[tuple, dict]:
+        items = [it for it in self.plan_items() if self._key(it) not in self.state.done]
+        iterator = iter(items)
+        workers = [asyncio.create_task(self._worker(iterator)) for _ in range(min(self.concurrency, len(items)) or 0)]
+        if workers:
+            await asyncio.gather(*workers)
+        return self.state.done
+
+    def _key(self, item: tuple[int, int, int]) -> tuple:
+        ci, vi, r = item
+        return (self.suite.cases[ci].id, self.suite.variants[vi].name, r)
+
+    async def _worker(self, iterator) -> None:
+        for item in iterator:
+            if self.state.stopping:
+                return
+            record = await self.attempt(*item)
+            # Logged before anything else happens: a crash after this loses nothing.
+            self.log.append(record)
+            self.state.done[attempt_key(record)] = record
+            if self.on_attempt is not None:
+                self.on_attempt(record)
+
+    async def attempt(self, ci: int, vi: int, run: int) -> dict:
+        """Execute and grade one attempt; always returns a record."""
+        case = self.suite.cases[ci]
+        variant = self.suite.variants[vi]
+        request = SubjectRequest(case.id, case.input, variant.skill, run, variant.params, self.timeout_s)
+        limit = self._limits.get(variant.name)
+        key = (case.id, variant.name, run)
+        self.state.in_flight += 1
+        self.state.in_flight_keys.add(key)
+        start = time.perf_counter()
+        output: Output | None = None
+        measurements = Measurements()
+        error = None
+        try:
+            if limit is not None:
+                async with limit:
+                    result = await self._call(variant.subject, request)
+            else:
+                result = await self._call(variant.subject, request)
+            output, measurements = result.output, result.measurements
+        except TimeoutError:
+            error = f"timeout after {self.timeout_s * 1000:.0f} ms"
+        except SubjectError as exc:
+            error = str(exc)
+            if exc.stop_run:
+                self.state.stop(str(exc))
+        except Exception as exc:  # a subject bug is a visible error attempt
+            error = f"{type(exc).__name__}: {exc}"
+        finally:
+            self.state.in_flight -= 1
+            self.state.in_flight_keys.discard(key)
+        if measurements.latency_ms is None:
+            measurements.latency_ms = round((time.perf_counter() - start) * 1000, 3)
+        grades: list[Grade] = []
+        if output is not None:
+            ctx = GradeContext(case, output, measurements, None, run, error)
+            grades, grade_error = await grade_attempt(self.suite.graders[case.id], ctx)
+            error = error or grade_error
+            out = output.to_dict()
+            output_hash = sha256_json(out)
+        else:
+            out = None
+            output_hash = None
+        return {
+            "case_id": case.id, "variant": variant.name, "run": run,
+            "status": attempt_status(grades, error), "input_hash": case.input_hash,
+            "output": out, "output_hash": output_hash, "error": error,
+            "measurements": measurements.to_dict(), "grades": [g.to_dict() for g in grades],
+        }
+
+    async def _call(self, subject, request: SubjectRequest):
+        async with asyncio.timeout(self.timeout_s):
+            return await subject.run(request)
+
+
+def not_run_record(case, variant_name: str, run: int, reason: str, status: str = "not-run") -> dict:
+    """The record of a planned attempt that never finished (stopped run, interrupted)."""
+    return {"case_id": case.id, "variant": variant_name, "run": run, "status": status,
+            "input_hash": case.input_hash, "output": None, "output_hash": None, "error": reason,
+            "measurements": Measurements().to_dict(), "grades": []}
+
+
+def ordered_attempts(suite: Suite, done: dict[tuple, dict], reason: str | None = None) -> list[dict]:
+    """Attempts in the report's deterministic order (case, variant, run), whatever finished first.
+    Planned attempts that did not finish are included as not-run when `reason` is given."""
+    out: list[dict] = []
+    for case in suite.cases:
+        for variant in suite.variants:
+            for run in range(suite.config.runs):
+                record = done.get((case.id, variant.name, run))
+                if record is None:
+                    if reason is None:
+                        continue
+                    record = not_run_record(case, variant.name, run, reason)
+                out.append(record)
+    return out
+
+
+def attempt_order_key(suite: Suite) -> Callable[[dict], Any]:
+    case_pos = {c.id: i for i, c in enumerate(suite.cases)}
+    var_pos = {v.name: i for i, v in enumerate(suite.variants)}
+    return lambda a: (case_pos.get(a["case_id"], 1 << 30), var_pos.get(a["variant"], 1 << 30), a["run"])

@@ -1,0 +1,47 @@
+"""`mock` subject: scripted outputs, for tests and `--dry-run`. Makes no model call."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from ..core import SubjectRequest
+from ..errors import ConfigError, SubjectError
+from .base import Subject, check_keys, to_result
+
+
+class MockSubject(Subject):
+    """`runs` {case: [output per run]}, else `outputs` {case: output}, else `default`, else the input echoed."""
+
+    kind = "mock"
+
+    def parse(self, spec: dict) -> dict:
+        check_keys(spec, {"outputs", "runs", "default", "latency_ms", "errors"}, self.kind)
+        outputs = spec.get("outputs", {})
+        if not isinstance(outputs, dict):
+            raise ConfigError("mock subject: 'outputs' must map case ids to outputs", field="subject.outputs")
+        errors = spec.get("errors", [])
+        if not isinstance(errors, list):
+            raise ConfigError("mock subject: 'errors' must be a list of case ids", field="subject.errors")
+        return {k: v for k, v in spec.items() if k != "type"}
+
+    async def run(self, request: SubjectRequest):
+        latency = self.options.get("latency_ms")
+        if latency:
+            await asyncio.sleep(latency / 1000)
+        if request.case_id in self.options.get("errors", ()):
+            raise SubjectError("scripted error (mock subject)")
+        outputs = self.options.get("outputs", {})
+        per_run = self.options.get("runs", {})
+        value: Any
+        if request.case_id in per_run and per_run[request.case_id]:
+            scripted = per_run[request.case_id]
+            value = scripted[request.run % len(scripted)]
+        elif request.case_id in outputs:
+            value = outputs[request.case_id]
+        elif "default" in self.options:
+            value = self.options["default"]
+        else:
+            value = request.input if isinstance(request.input, str) else json.dumps(request.input)
+        return to_result(value, model_free=True)

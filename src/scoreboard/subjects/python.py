@@ -1,0 +1,81 @@
+"""`python` subject: a function `pkg.module:function`, sync or async.
+
+The function receives, positionally and as many as it declares, the rendered input, the
+skill text and the run index. A sync function runs on the event loop (fast; the timeout is
+checked when it returns) unless `thread: true` moves it to a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import sys
+import time
+from pathlib import Path
+
+from ..core import SubjectRequest
+from ..errors import ConfigError, SubjectError
+from .base import Subject, check_keys, require, to_result
+
+
+class PythonSubject(Subject):
+    kind = "python"
+
+    def parse(self, spec: dict) -> dict:
+        check_keys(spec, {"function", "thread", "model_free", "path"}, self.kind)
+        target = require(spec, "function", self.kind)
+        module, sep, attr = target.rpartition(":")
+        if not sep or not module or not attr:
+            raise ConfigError(f"python subject must look like 'pkg.module:function', got {target!r}",
+                              field="subject.function")
+        return {k: v for k, v in spec.items() if k != "type"}
+
+    def check(self) -> None:
+        self._fn = self._load()
+        self._async = inspect.iscoroutinefunction(self._fn)
+        try:
+            params = inspect.signature(self._fn).parameters.values()
+        except (TypeError, ValueError):
+            params = ()
+        if any(p.kind is p.VAR_POSITIONAL for p in params):
+            self._nargs = 3
+        else:
+            self._nargs = min(3, sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)))
+        self._model_free = bool(self.options.get("model_free"))
+        self._thread = bool(self.options.get("thread"))
+
+    def _load(self):
+        module_name, _, attr = self.options["function"].rpartition(":")
+        extra = self.options.get("path")
+        for folder in filter(None, [str(self.base_dir / extra) if extra else None, str(self.base_dir)]):
+            if folder not in sys.path:
+                sys.path.insert(0, folder)
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise ConfigError(f"cannot import python subject module {module_name!r}: {exc}",
+                              field="subject.function") from None
+        except Exception as exc:  # the user's module raised while importing
+            raise ConfigError(f"importing {module_name!r} raised {type(exc).__name__}: {exc}",
+                              field="subject.function") from None
+        fn = getattr(module, attr, None)
+        if fn is None or not callable(fn):
+            raise ConfigError(f"{module_name!r} has no function {attr!r}", field="subject.function")
+        return fn
+
+    async def run(self, request: SubjectRequest):
+        if not hasattr(self, "_fn"):
+            self.check()
+        args = (request.input, request.skill, request.run)[: self._nargs]
+        if self._async:
+            value = await self._fn(*args)
+        elif self._thread:
+            value = await asyncio.to_thread(self._fn, *args)
+        else:
+            start = time.perf_counter()
+            value = self._fn(*args)
+            if request.timeout_s is not None and time.perf_counter() - start > request.timeout_s:
+                raise SubjectError(f"timeout: function ran {time.perf_counter() - start:.1f}s, over the "
+                                   f"{request.timeout_s:g}s limit", kind="timeout")
+        return to_result(value, model_free=self._model_free)

@@ -1,0 +1,106 @@
+"""`recorded` subject: outputs that already exist, read from a JSON or JSONL file by case id."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..core import Measurements, Output, Result, SubjectRequest
+from ..errors import ConfigError, SubjectError
+from .base import Subject, check_keys, require
+
+_RECORD_KEYS = {"case_id", "id", "run", "output", "text", "json", "tool_calls", "status",
+                "latency_ms", "input_tokens", "output_tokens", "cost_usd", "error"}
+
+
+class RecordedSubject(Subject):
+    """File shapes: `{case_id: output}`; a JSON list or JSONL of records
+    `{case_id, run?, output | text | json, tool_calls?, status?, latency_ms?, ...}`."""
+
+    kind = "recorded"
+
+    def parse(self, spec: dict) -> dict:
+        check_keys(spec, {"path", "records"}, self.kind)
+        if "records" not in spec:
+            require(spec, "path", self.kind)
+        return {k: v for k, v in spec.items() if k not in ("type",)}
+
+    @property
+    def spec(self) -> dict:
+        return {"type": self.kind, **{k: v for k, v in self.options.items() if k != "records"}}
+
+    def check(self) -> None:
+        if hasattr(self, "_by_key"):
+            return
+        records = self.options.get("records")
+        if records is None:
+            records = _read_records(self.base_dir / self.options["path"], self.options["path"])
+        self._by_key: dict[tuple[str, int | None], dict] = {}
+        for record in records:
+            self._by_key[(record["case_id"], record.get("run"))] = record
+
+    async def run(self, request: SubjectRequest) -> Result:
+        if not hasattr(self, "_by_key"):
+            self.check()
+        record = self._by_key.get((request.case_id, request.run)) or self._by_key.get((request.case_id, None))
+        if record is None:
+            raise SubjectError(f"no recorded output for case {request.case_id!r} run {request.run}",
+                               kind="missing-output")
+        if record.get("error"):
+            raise SubjectError(str(record["error"]))
+        return Result(record["_output"], Measurements(
+            latency_ms=record.get("latency_ms"), input_tokens=record.get("input_tokens"),
+            output_tokens=record.get("output_tokens"), cost_usd=record.get("cost_usd")))
+
+
+def _normalise(raw: Any, shown: str, where: str) -> dict:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: a record must be an object", file=shown)
+    unknown = sorted(set(raw) - _RECORD_KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown field", file=shown, field=unknown[0])
+    case_id = raw.get("case_id", raw.get("id"))
+    if not isinstance(case_id, str) or not case_id:
+        raise ConfigError(f"{where}: needs a string 'case_id'", file=shown, field="case_id")
+    value = raw.get("output", raw.get("text"))
+    if "json" in raw and value is None:
+        value = raw["json"]
+    if isinstance(value, dict) and set(value) <= {"text", "json", "tool_calls", "status"} and value:
+        output = Output.from_dict(value)
+    elif isinstance(value, str) or value is None:
+        output = Output(text=value)
+    else:
+        output = Output(text=json.dumps(value, ensure_ascii=False), json=value)
+    if raw.get("tool_calls"):
+        output.tool_calls = list(raw["tool_calls"])
+    if raw.get("status") is not None:
+        output.status = raw["status"]
+    return {**raw, "case_id": case_id, "_output": output}
+
+
+def _read_records(path: Path, shown: str) -> list[dict]:
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise ConfigError("recorded outputs file not found", file=shown, field="subject.path") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read recorded outputs: {exc}", file=shown) from None
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        doc = None
+    if isinstance(doc, dict):
+        return [_normalise({"case_id": k, "output": v}, shown, f"key {k!r}") for k, v in doc.items()]
+    if isinstance(doc, list):
+        return [_normalise(r, shown, f"record #{i + 1}") for i, r in enumerate(doc)]
+    records = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except ValueError as exc:
+            raise ConfigError(f"invalid JSON: {exc}", file=shown, line=number) from None
+        records.append(_normalise(raw, shown, f"line {number}"))
+    return records

@@ -1,0 +1,67 @@
+"""Subject registry: kind -> class, imported lazily; spec strings parsed here."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from .base import Subject
+
+SUBJECTS: dict[str, str] = {
+    "python": "scoreboard.subjects.python:PythonSubject",
+    "command": "scoreboard.subjects.command:CommandSubject",
+    "recorded": "scoreboard.subjects.recorded:RecordedSubject",
+    "mock": "scoreboard.subjects.mock:MockSubject",
+}
+
+
+def parse_subject_spec(spec: Any) -> dict:
+    """`python:pkg.mod:fn`, `command:./x {input}`, `recorded:out.jsonl`, `mock`, JSON, or a mapping."""
+    if isinstance(spec, dict):
+        if "type" not in spec:
+            raise ConfigError("a subject mapping needs 'type'", field="subject.type")
+        return dict(spec)
+    if not isinstance(spec, str) or not spec.strip():
+        raise ConfigError(f"invalid subject {spec!r}", field="subject")
+    text = spec.strip()
+    if text.startswith("{"):
+        try:
+            value = json.loads(text)
+        except ValueError as exc:
+            raise ConfigError(f"subject JSON is invalid: {exc}", field="subject") from None
+        return parse_subject_spec(value)
+    kind, _, rest = text.partition(":")
+    if kind == "python":
+        return {"type": "python", "function": rest}
+    if kind == "command":
+        return {"type": "command", "argv": shlex.split(rest)}
+    if kind == "recorded":
+        return {"type": "recorded", "path": rest}
+    if kind == "mock":
+        return {"type": "mock", **({"default": rest} if rest else {})}
+    if kind in SUBJECTS:
+        return {"type": kind, **({"model": rest} if rest else {})}
+    known = ", ".join(sorted(SUBJECTS))
+    raise ConfigError(f"unknown subject kind {kind!r} in {spec!r} (known: {known})", field="subject")
+
+
+def build_subject(spec: Any, base_dir: Path) -> Subject:
+    """Build a subject from a spec string or mapping."""
+    parsed = parse_subject_spec(spec)
+    kind = parsed["type"]
+    target = SUBJECTS.get(kind)
+    if target is None:
+        known = ", ".join(sorted(SUBJECTS))
+        raise ConfigError(f"unknown subject type {kind!r} (known: {known})", field="subject.type")
+    module, attr = target.split(":")
+    cls = getattr(importlib.import_module(module), attr)
+    return cls(parsed, base_dir)
+
+
+def register(kind: str, target: str) -> None:
+    """Register a subject class ("module:Class") under `kind`."""
+    SUBJECTS[kind] = target

@@ -1,0 +1,59 @@
+"""Across every registered grader: specs round-trip and grade() never raises on odd output."""
+
+import pytest
+
+from scoreboard.core import Case, GradeContext, Measurements, Output
+from scoreboard.graders.registry import GRADERS, build_grader
+
+# one representative spec (and a reference that satisfies check_case) per registered name
+EXAMPLES = {
+    "exact": ("exact", {"a": [1, 2]}),
+    "json-fields": ({"json-fields": ["a.0", "b"]}, {"a": [1], "b": "x"}),
+    "fields": ({"fields": [{"path": "a", "type": "number", "tolerance": 1},
+                           {"path": "b", "type": "set", "normalize": ["casefold"]}]},
+               {"a": 3, "b": ["X"]}),
+    "contains": ({"contains": {"values": ["a"], "mode": "any"}}, None),
+    "not-contains": ("not-contains", ["bad"]),
+    "regex": ({"regex": {"patterns": [r"\d"], "multiline": True}}, None),
+    "not-regex": ({"not-regex": "x+"}, None),
+    "json-valid": ("json-valid", None),
+    "json-schema": ({"json-schema": {"type": "object"}}, None),
+    "one-of": ({"one-of": {"values": [1, "a"], "path": "k"}}, None),
+    "tool-calls": ({"tool-calls": {"required": ["a"], "ordered": True}}, None),
+    "status": ({"status": "completed"}, None),
+    "max-latency-ms": ({"max-latency-ms": 100}, None),
+}
+
+ODD_OUTPUTS = [
+    Output(), Output(text=""), Output(text="plain words"), Output(text="{bad json"),
+    Output(text="[1, 2]"), Output(text='"a"'), Output(text="null"), Output(text="NaN"),
+    Output(text='{"a": {"0": 1}, "b": null, "k": [1]}'), Output(text="```json\n{}\n```\n```\n[]\n```"),
+    Output(text="[" * 5000 + "]" * 5000), Output(text="[" * 990 + "]" * 990),
+    Output(text='{"a": ' * 900 + "1" + "}" * 900),
+    Output(json={"a": [True], "b": [1, [2]]}, tool_calls=[None, {"name": None}, "x"]),
+]
+
+
+def test_examples_cover_the_registry():
+    assert set(EXAMPLES) == set(GRADERS)
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_spec_round_trip(name):
+    spec, _ = EXAMPLES[name]
+    g = build_grader(spec)
+    assert g.name == name
+    again = build_grader(g.spec)
+    assert type(again) is type(g) and again.options == g.options and again.spec == g.spec
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+@pytest.mark.parametrize("output", ODD_OUTPUTS, ids=range(len(ODD_OUTPUTS)))
+def test_grade_never_raises(name, output):
+    spec, expected = EXAMPLES[name]
+    g = build_grader(spec)
+    case = Case(id="c", input="x") if expected is None else Case(id="c", input="x", expected=expected)
+    g.check_case(case)
+    grade = g.grade(GradeContext(case, output, Measurements()))
+    assert grade.grader == name and grade.passed in (True, False, None)
+    assert isinstance(grade.reason, str) and grade.reason
