@@ -45,6 +45,21 @@ def _run_flags(p: argparse.ArgumentParser) -> None:
                    help="exit 3 when a variant's pass rate is below RATE; VARIANT=RATE for one variant")
     p.add_argument("--junit", metavar="FILE", help="also write JUnit XML to FILE")
     p.add_argument("--seed", type=int, help="seed for bootstrap intervals and shuffles")
+    p.add_argument("--model", help="override the model of every model subject for this run")
+    p.add_argument("--split", help="which cases run: default excludes cases marked heldout; 'heldout', 'all' or a split name")
+    p.add_argument("--judge", metavar="SPEC", help="the judge subject for model-graded graders")
+    p.add_argument("--judge-runs", type=int, metavar="K", help="ask each judgment K times (majority counts)")
+    p.add_argument("--max-requests", type=int, metavar="N", help="request budget across variants, judges and retries")
+    p.add_argument("--max-cost", type=float, metavar="USD", help="cost budget in USD (needs prices)")
+    p.add_argument("--max-tokens", type=int, metavar="N", help="token budget (input + output)")
+    p.add_argument("--cache", action="store_true", default=None, help="reuse responses from the SQLite cache")
+    p.add_argument("--grace", type=float, metavar="S", help="seconds to wait for in-flight attempts after SIGINT/SIGTERM")
+    p.add_argument("--baseline", metavar="REPORT", help="baseline report for the regression gate")
+    p.add_argument("--max-regression", type=float, metavar="DELTA", help="allowed pass-rate drop against --baseline")
+    p.add_argument("--require-significance", action="store_true", default=None,
+                   help="fail the baseline gate only when the paired test is significant")
+    p.add_argument("--alpha", type=float, help="significance level for --require-significance (default 0.05)")
+    p.add_argument("--resume", metavar="RUN_DIR", help="finish a stopped or killed run (its folder); done attempts are not repeated")
     p.add_argument("--dry-run", action="store_true", help="run everything against the mock subject (no model call)")
     p.add_argument("--json", action="store_true", help="print the report JSON on stdout (human lines go to stderr)")
     p.add_argument("--no-progress", action="store_true", help="no progress output")
@@ -110,16 +125,73 @@ def _flags(args: argparse.Namespace) -> dict:
             "vs_subject": args.vs_subject, "graders": graders, "runs": args.runs,
             "concurrency": args.concurrency, "timeout_ms": args.timeout, "category": args.category,
             "case": args.case, "name": args.name, "output_dir": args.output_dir, "formats": formats,
-            "fail_under": parse_fail_under(args.fail_under), "seed": args.seed}
+            "fail_under": parse_fail_under(args.fail_under), "seed": args.seed, "model": args.model,
+            "split": args.split, "judge": _judge_spec(args.judge), "judge_runs": args.judge_runs,
+            "max_requests": args.max_requests, "max_cost_usd": args.max_cost, "max_tokens": args.max_tokens,
+            "cache": args.cache, "grace_seconds": args.grace, "baseline": args.baseline,
+            "max_regression": args.max_regression, "require_significance": args.require_significance,
+            "alpha": args.alpha}
+
+
+def _judge_spec(raw: str | None):
+    if raw is None:
+        return None
+    raw = raw.strip()
+    if raw.startswith("{"):
+        try:
+            return json.loads(raw)
+        except ValueError as exc:
+            from .errors import ConfigError
+
+            raise ConfigError(f"--judge JSON is invalid: {exc}", field="judge") from None
+    return raw
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from .evaluate import RunOptions, run
     from .suite import load_suite
 
-    suite = load_suite(args.suite, _flags(args), dry_run=args.dry_run)
-    options = RunOptions(argv=sys.argv[1:], progress=not args.no_progress, junit_path=args.junit)
+    if args.resume:
+        return _resume(args)
+    flags = {k: v for k, v in _flags(args).items() if v is not None}
+    suite = load_suite(args.suite, flags, dry_run=args.dry_run)
+    options = RunOptions(argv=sys.argv[1:], progress=not args.no_progress, junit_path=args.junit,
+                         flags=flags, dry_run=args.dry_run)
     outcome = run(suite, options)
+    return _finish(args, outcome)
+
+
+def _resume(args: argparse.Namespace) -> int:
+    import os
+    from pathlib import Path
+
+    from .errors import ConfigError
+    from .evaluate import RunOptions, run
+    from .suite import load_suite
+
+    given = {k: v for k, v in _flags(args).items() if v is not None}
+    if args.suite or given or args.dry_run:
+        raise ConfigError("--resume takes only the run folder: the run continues with its own settings",
+                          field="resume")
+    run_dir = Path(args.resume).resolve()
+    meta_path = run_dir / "run.json"
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError("not a run folder (no run.json)", file=str(run_dir), field="resume") from None
+    except ValueError as exc:
+        raise ConfigError(f"run.json is not valid JSON: {exc}", file=str(meta_path)) from None
+    # Relative paths in the saved flags meant the original working directory.
+    if meta.get("cwd") and os.path.isdir(meta["cwd"]):
+        os.chdir(meta["cwd"])
+    suite = load_suite(meta.get("suite_source"), meta.get("flags") or {}, dry_run=bool(meta.get("dry_run")))
+    options = RunOptions(argv=sys.argv[1:], progress=not args.no_progress, junit_path=args.junit,
+                         flags=meta.get("flags") or {}, dry_run=bool(meta.get("dry_run")),
+                         resume_dir=str(run_dir))
+    return _finish(args, run(suite, options))
+
+
+def _finish(args: argparse.Namespace, outcome) -> int:
     _print_outcome(outcome, to_stderr=args.json)
     if args.json:
         from .reports.json_report import dumps_report

@@ -44,6 +44,12 @@ class Case:
     source: str | None = None
     line: int | None = None
     input_hash: str = ""
+    #: set when the input could not be read (an unreadable PDF): the attempt becomes an
+    #: execution error naming the file, and no subject is called
+    input_error: str | None = None
+    #: for a turn of a conversation: the whole conversation (shared input, turns, limits)
+    conversation: dict | None = None
+    turn_index: int = 0
 
     @property
     def has_expected(self) -> bool:
@@ -54,7 +60,7 @@ class Case:
         out: dict[str, Any] = {"id": self.id, "input": self.input}
         if self.expected is not MISSING:
             out["expected"] = self.expected
-        for key in ("category", "rubric", "notes", "split", "synthetic", "turns"):
+        for key in ("category", "rubric", "notes", "split", "synthetic", "turns", "input_error"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
@@ -64,6 +70,9 @@ class Case:
             out["metadata"] = self.metadata
         if self.graders is not None:
             out["graders"] = self.graders
+        if self.conversation is not None:
+            out["conversation"] = self.conversation["id"]
+            out["turn_index"] = self.turn_index
         return out
 
 

@@ -12,9 +12,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import json
+
 from .attemptlog import AttemptLog
+from .ledger import Budget, Ledger
 from .errors import ConfigError
-from .gates import fail_under_gates
+from .gates import all_pass_gate, baseline_gates, fail_under_gates, load_baseline
 from .hashing import sha256_json
 from .progress import Progress
 from .reports.files import replace_atomic, reserve_run, write_new
@@ -33,9 +36,19 @@ class RunOptions:
     argv: list[str] = field(default_factory=list)
     formats: tuple[str, ...] | None = None
     progress: bool = True
-    grace_s: float = 30.0
+    grace_s: float | None = None
+    #: the flags this run was started with (saved so `--resume` can rebuild the same suite)
+    flags: dict = field(default_factory=dict)
+    dry_run: bool = False
+    resume_dir: str | None = None
     junit_path: str | None = None
-    write_files: bool = True
+    #: score's rule: exit 3 unless every case passes
+    require_all_pass: bool = False
+    #: extra fields for the report's `run` block (e.g. where a transcript came from)
+    extra_run: dict | None = None
+    #: write the JSON report exactly here (created exclusively; other formats beside it)
+    #: instead of eval-results/<suite>/<UTC timestamp>.json
+    output_json: str | None = None
 
 
 @dataclass
@@ -51,18 +64,26 @@ def now_iso() -> str:
 
 def build_report(suite: Suite, plan: dict, attempts: list[dict], *, run_id: str, status: str,
                  started_at: str, finished_at: str | None, argv: list[str], stop_reason: str | None = None,
-                 extra_run: dict | None = None) -> dict:
+                 extra_run: dict | None = None, require_all_pass: bool = False,
+                 baseline: dict | None = None, requests: dict | None = None) -> dict:
     """Assemble the JSON record of a run from its plan and attempts."""
     summary = summarize(plan, attempts)
     variants = [v["name"] for v in plan["variants"]]
     gates = fail_under_gates(summary, suite.config.fail_under, variants)
+    if require_all_pass:
+        gates.append(all_pass_gate(summary, attempts))
+    if baseline is not None:
+        gates.extend(baseline_gates(baseline, plan, attempts, suite.config.gates))
     run = {"id": run_id, "suite": suite.name, "status": status, "started_at": started_at,
            "finished_at": finished_at, "argv": argv, "versions": versions(),
            "synthetic": is_synthetic(plan), "stop_reason": stop_reason}
     if extra_run:
         run.update(extra_run)
-    return {"schema": SCHEMA, "run": run, "plan": plan, "attempts": attempts, "summary": summary,
-            "gates": gates}
+    report = {"schema": SCHEMA, "run": run, "plan": plan, "attempts": attempts, "summary": summary,
+              "gates": gates}
+    if requests is not None:
+        report["requests"] = requests
+    return report
 
 
 def exit_code_for(report: dict) -> int:
@@ -105,34 +126,58 @@ async def run_async(suite: Suite, options: RunOptions | None = None) -> Outcome:
     """Run a suite and write its reports; the async core behind `run`."""
     options = options or RunOptions()
     check_gate_settings(suite)
+    baseline = load_baseline(suite)
     plan = suite.plan()
-    started_at = now_iso()
     state = RunState()
-    stem = reserve_run(Path(suite.config.output_dir) / suite.name)
+    prior: list[dict] = []
+    if options.resume_dir:
+        stem, started_at, prior = open_resume(Path(options.resume_dir), plan)
+        for record in prior:
+            if record.get("kind") is None and record.get("status") in DONE_STATUSES:
+                state.done[(record["case_id"], record["variant"], record["run"])] = record
+    else:
+        stem = _reserve(suite, options)
+        started_at = now_iso()
+        write_new(stem / "run.json", dumps_report({
+            "schema": "scoreboard.run/v1", "run_id": stem.name, "suite": suite.name,
+            "suite_source": str(Path(suite.source).resolve()) if suite.source else None,
+            "cwd": os.getcwd(), "flags": options.flags, "dry_run": options.dry_run,
+            "argv": options.argv, "started_at": started_at, "plan": plan}, indent=None))
     run_id = stem.name
     json_path = stem.with_name(stem.name + ".json")
-    write_new(stem / "run.json", dumps_report({
-        "schema": "scoreboard.run/v1", "run_id": run_id, "suite": suite.name, "suite_source": suite.source,
-        "argv": options.argv, "started_at": started_at, "plan": plan}, indent=None))
     log = AttemptLog(stem / "attempts.jsonl")
+    ledger = Ledger(Budget(**suite.config.budget.model_dump()), log)
+    ledger.restore(prior)
+    cache = None
+    if suite.config.cache:
+        from .store.cache import ResponseCache
+
+        cache = ResponseCache(suite.config.cache_path)
     total = len(suite.cases) * len(suite.variants) * suite.config.runs
     progress = Progress(total, suite.name, enabled=options.progress)
-    checkpoint = _Checkpointer(suite, plan, state, json_path, run_id, started_at, options.argv)
+    progress.advance(len(state.done))
+    checkpoint = _Checkpointer(suite, plan, state, json_path, run_id, started_at, options.argv,
+                               ledger, exists=bool(options.resume_dir) and json_path.exists())
 
     def on_attempt(record: dict) -> None:
         progress.advance()
         checkpoint.maybe()
 
-    runner = Runner(suite, log, state=state, on_attempt=on_attempt)
+    runner = Runner(suite, log, state=state, on_attempt=on_attempt, ledger=ledger, cache=cache)
     loop = asyncio.get_running_loop()
     task = asyncio.ensure_future(runner.run())
-    signals = _install_signals(loop, state, task, options.grace_s)
+    signals = _install_signals(loop, state, task, options.grace_s if options.grace_s is not None
+                               else suite.config.grace_seconds)
     try:
         await _wait(task)
     finally:
         for sig in signals:
             loop.remove_signal_handler(sig)
         progress.close()
+        for variant in suite.variants:
+            await variant.subject.aclose()
+        if cache is not None:
+            cache.close()
         log.close()
     status = "stopped" if state.stopping else "completed"
     attempts = ordered_attempts(suite, state.done, reason=state.stop_reason or "not run")
@@ -140,13 +185,76 @@ async def run_async(suite: Suite, options: RunOptions | None = None) -> Outcome:
         if a["status"] == "not-run" and (a["case_id"], a["variant"], a["run"]) in state.interrupted:
             a["status"] = "interrupted"
             a["error"] = f"interrupted ({state.stop_reason}); usage unknown"
+    extra = dict(options.extra_run or {})
+    if cache is not None:
+        extra["cache"] = {"path": str(suite.config.cache_path), "hits": cache.hits, "misses": cache.misses}
+    if options.resume_dir:
+        extra["resumed"] = {"at": now_iso(), "attempts_reused": sum(
+            1 for r in prior if r.get("kind") is None and r.get("status") in DONE_STATUSES)}
     report = build_report(suite, plan, attempts, run_id=run_id, status=status, started_at=started_at,
-                          finished_at=now_iso(), argv=options.argv, stop_reason=state.stop_reason)
-    paths = write_reports(report, stem, options.formats or tuple(suite.config.formats or DEFAULT_FORMATS),
-                          first_json_written=checkpoint.written)
+                          finished_at=now_iso(), argv=options.argv, stop_reason=state.stop_reason,
+                          extra_run=extra, require_all_pass=options.require_all_pass, baseline=baseline,
+                          requests=ledger.summary())
+    formats = options.formats or tuple(suite.config.formats or DEFAULT_FORMATS)
+    paths = write_reports(report, stem, formats, first_json_written=checkpoint.written,
+                          replace=bool(options.resume_dir))
     if options.junit_path:
         paths["junit"] = write_new(options.junit_path, _render(report, "junit"))
+    _github_summary(report)
     return Outcome(report, paths, exit_code_for(report))
+
+
+#: attempt statuses that count as finished: a resumed run never repeats them
+DONE_STATUSES = ("passed", "failed", "error", "unassessed")
+
+
+def open_resume(run_dir: Path, plan: dict) -> tuple[Path, str, list[dict]]:
+    """Check that a stopped or killed run folder matches the suite as it is now; return its
+    stem, start time and attempt log records. A changed fixture or suite is refused."""
+    from .attemptlog import read_attempt_log
+
+    run_dir = run_dir.resolve()
+    meta_path = run_dir / "run.json"
+    if not meta_path.exists():
+        raise ConfigError("not a run folder (no run.json)", file=str(run_dir))
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    old = meta.get("plan", {})
+    for key, what in (("fixture_hash", "the cases changed"), ("suite_hash", "the suite settings changed")):
+        if old.get(key) != plan.get(key):
+            raise ConfigError(f"cannot resume: {what} since the run started ({key} "
+                              f"{str(old.get(key))[:12]}… != {str(plan.get(key))[:12]}…)",
+                              file=str(meta_path), field=key)
+    return run_dir, meta.get("started_at") or now_iso(), read_attempt_log(run_dir / "attempts.jsonl")
+
+
+def _github_summary(report: dict) -> None:
+    """Append the Markdown summary to $GITHUB_STEP_SUMMARY when running in GitHub Actions."""
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not target:
+        return
+    from .reports.markdown import render_markdown
+
+    try:
+        with open(target, "a", encoding="utf-8") as handle:
+            handle.write(render_markdown(report, failures=3) + "\n")
+    except OSError as exc:
+        print(f"scoreboard: warning: cannot append to GITHUB_STEP_SUMMARY: {exc}", file=sys.stderr)
+
+
+def _reserve(suite: Suite, options: RunOptions) -> Path:
+    """The run's stem: its folder holds run.json and the attempt log; reports sit beside it."""
+    if not options.output_json:
+        return reserve_run(Path(suite.config.output_dir) / suite.name)
+    target = Path(options.output_json)
+    if target.exists():
+        raise ConfigError("refusing to overwrite an existing file", file=str(target))
+    stem = target.with_suffix("") if target.suffix == ".json" else target
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        stem.mkdir(mode=0o700)
+    except FileExistsError:
+        raise ConfigError("the run folder for this output already exists", file=str(stem)) from None
+    return stem
 
 
 async def _wait(task: asyncio.Future) -> None:
@@ -157,14 +265,16 @@ async def _wait(task: asyncio.Future) -> None:
             raise
 
 
-def write_reports(report: dict, stem: Path, formats, *, first_json_written: bool = False) -> dict[str, Path]:
-    """Write each format beside the run folder; JSON first, since it is the record."""
+def write_reports(report: dict, stem: Path, formats, *, first_json_written: bool = False,
+                  replace: bool = False) -> dict[str, Path]:
+    """Write each format beside the run folder; JSON first, since it is the record.
+    `replace` is for a resumed run, which completes its own earlier (partial) reports."""
     paths: dict[str, Path] = {}
     ordered = ["json"] + [f for f in formats if f != "json"] if "json" in formats else list(formats)
     for fmt in ordered:
         path = stem.with_name(stem.name + _EXT[fmt])
         text = _render(report, fmt)
-        if fmt == "json" and first_json_written:
+        if replace or (fmt == "json" and first_json_written):
             replace_atomic(path, text)
         else:
             write_new(path, text)
@@ -176,14 +286,15 @@ class _Checkpointer:
     """Replaces the JSON report (status "running") every N attempts and every T seconds."""
 
     def __init__(self, suite: Suite, plan: dict, state: RunState, path: Path, run_id: str,
-                 started_at: str, argv: list[str]):
+                 started_at: str, argv: list[str], ledger: Ledger | None = None, exists: bool = False):
         self.suite, self.plan, self.state, self.path = suite, plan, state, path
+        self.ledger = ledger
         self.run_id, self.started_at, self.argv = run_id, started_at, argv
         cfg = suite.config
         self.every, self.seconds = cfg.checkpoint_every, cfg.checkpoint_seconds
         self.count = 0
         self.last = time.monotonic()
-        self.written = False
+        self.written = exists
         # Rewriting a big report costs O(attempts); never do it more than once a second.
         self.min_gap = 1.0
 
@@ -197,7 +308,8 @@ class _Checkpointer:
     def write(self) -> None:
         attempts = ordered_attempts(self.suite, self.state.done)
         report = build_report(self.suite, self.plan, attempts, run_id=self.run_id, status="running",
-                              started_at=self.started_at, finished_at=None, argv=self.argv)
+                              started_at=self.started_at, finished_at=None, argv=self.argv,
+                              requests=self.ledger.summary() if self.ledger is not None else None)
         text = dumps_report(report, indent=None)
         if self.written:
             replace_atomic(self.path, text)

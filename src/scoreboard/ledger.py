@@ -62,6 +62,7 @@ class Ledger:
         self.by_attempt: dict[tuple, int] = {}
         self.by_role: dict[str, int] = {}
         self.exhausted: str | None = None
+        self.restored_unresolved = 0
 
     def reserve(self, attempt: tuple, *, role: str = "subject", subject: str = "",
                 max_tokens: int | None = None, max_cost: float | None = None) -> Ticket:
@@ -89,7 +90,8 @@ class Ledger:
         if self.log is not None:
             # Written before the request is sent: a crash leaves it pending = possibly billed.
             self.log.append({"kind": "request", "id": ticket.id, "state": "pending",
-                             "attempt": list(attempt), "role": role, "subject": subject})
+                             "attempt": list(attempt), "role": role, "subject": subject,
+                             "bound_tokens": max_tokens, "bound_cost": max_cost})
         return ticket
 
     def complete(self, ticket: Ticket, *, ok: bool, status: int | None = None,
@@ -119,6 +121,38 @@ class Ledger:
                              "cost_usd": cost_usd, "error": error,
                              "elapsed_ms": round((time.monotonic() - ticket.started) * 1000, 3)})
 
+    def restore(self, records: list[dict]) -> None:
+        """Count the requests an earlier (stopped or killed) part of this run already made, so
+        a resumed run's budget includes them. A pending request with no end may have been
+        billed: its bound counts as spent and its usage stays unknown."""
+        ends = {r["id"]: r for r in records if r.get("kind") == "request" and r["state"] != "pending"}
+        for r in records:
+            if r.get("kind") != "request" or r["state"] != "pending":
+                continue
+            self.sent += 1
+            attempt = tuple(r["attempt"])
+            self.by_attempt[attempt] = self.by_attempt.get(attempt, 0) + 1
+            self.by_role[r.get("role", "subject")] = self.by_role.get(r.get("role", "subject"), 0) + 1
+            end = ends.get(r["id"])
+            if end is None or (end.get("input_tokens") is None and end.get("output_tokens") is None):
+                self.unknown_usage += 1
+                self.tokens_spent += r.get("bound_tokens") or 0
+            else:
+                self.tokens_spent += (end.get("input_tokens") or 0) + (end.get("output_tokens") or 0)
+            if end is not None and end.get("cost_usd") is not None:
+                self.cost_spent += end["cost_usd"]
+            else:
+                self.cost_spent += r.get("bound_cost") or 0.0
+            if end is None:
+                self.restored_unresolved += 1
+            elif end["state"] == "completed":
+                self.completed += 1
+            else:
+                self.failed += 1
+        ids = [r["id"] for r in records if r.get("kind") == "request"]
+        if ids:
+            self._ids = itertools.count(max(ids) + 1)
+
     def _exhaust(self, reason: str):
         self.exhausted = self.exhausted or reason
         raise BudgetExceeded(reason)
@@ -127,7 +161,8 @@ class Ledger:
         return {"sent": self.sent, "completed": self.completed, "failed": self.failed,
                 "unknown_usage": self.unknown_usage, "by_role": dict(sorted(self.by_role.items())),
                 "tokens_spent": self.tokens_spent, "cost_spent_usd": round(self.cost_spent, 10),
-                "budget": self.budget.to_dict(), "exhausted": self.exhausted}
+                "budget": self.budget.to_dict(), "exhausted": self.exhausted,
+                "pending_unresolved": self.restored_unresolved}
 
 
 def request_records_summary(records: list[dict]) -> dict:

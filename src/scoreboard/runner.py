@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from .attemptlog import AttemptLog
 from .core import Grade, GradeContext, Measurements, Output, SubjectRequest
-from .errors import SubjectError
+from .errors import BudgetExceeded, SubjectError
 from .hashing import sha256_json
 from .suite import Suite
 
@@ -71,9 +71,12 @@ class Runner:
 
     def __init__(self, suite: Suite, log: AttemptLog, *, concurrency: int | None = None,
                  timeout_s: float | None = None, state: RunState | None = None,
-                 on_attempt: Callable[[dict], None] | None = None):
+                 on_attempt: Callable[[dict], None] | None = None, ledger: Any = None,
+                 cache: Any = None):
         self.suite = suite
         self.log = log
+        self.ledger = ledger
+        self.cache = cache
         cfg = suite.config
         caps = [v.subject.default_max_concurrency for v in suite.variants if v.subject.default_max_concurrency]
         default = min([4, *caps]) if caps else 4
@@ -81,6 +84,10 @@ class Runner:
         self.timeout_s = timeout_s if timeout_s is not None else cfg.timeout_ms / 1000
         self.state = state or RunState()
         self.on_attempt = on_attempt
+        self._turns: dict[str, list[int]] = {}
+        for index, case in enumerate(suite.cases):
+            if case.conversation is not None:
+                self._turns.setdefault(case.conversation["id"], []).append(index)
         self._limits = {v.name: asyncio.Semaphore(v.subject.default_max_concurrency)
                         for v in suite.variants
                         if v.subject.default_max_concurrency
@@ -89,11 +96,14 @@ class Runner:
     def plan_items(self) -> list[tuple[int, int, int]]:
         """Dispatch order: run by run, so an early stop leaves whole runs, variants interleaved."""
         n_var = len(self.suite.variants)
+        # A conversation is dispatched once, at its first turn; its turns then run in order.
         return [(ci, vi, r) for r in range(self.suite.config.runs)
-                for ci in range(len(self.suite.cases)) for vi in range(n_var)]
+                for ci, case in enumerate(self.suite.cases)
+                if case.conversation is None or self._turns[case.conversation["id"]][0] == ci
+                for vi in range(n_var)]
 
     async def run(self) -> dict[tuple, dict]:
-        items = [it for it in self.plan_items() if self._key(it) not in self.state.done]
+        items = [it for it in self.plan_items() if not self._finished(it)]
         iterator = iter(items)
         workers = [asyncio.create_task(self._worker(iterator)) for _ in range(min(self.concurrency, len(items)) or 0)]
         if workers:
@@ -104,22 +114,86 @@ class Runner:
         ci, vi, r = item
         return (self.suite.cases[ci].id, self.suite.variants[vi].name, r)
 
+    def _finished(self, item: tuple[int, int, int]) -> bool:
+        ci, vi, r = item
+        case = self.suite.cases[ci]
+        if case.conversation is None:
+            return self._key(item) in self.state.done
+        return all(self._key((i, vi, r)) in self.state.done for i in self._turns[case.conversation["id"]])
+
+    def _finish(self, record: dict) -> None:
+        # Logged before anything else happens: a crash after this loses nothing.
+        self.log.append(record)
+        self.state.done[attempt_key(record)] = record
+        if self.on_attempt is not None:
+            self.on_attempt(record)
+
     async def _worker(self, iterator) -> None:
         for item in iterator:
             if self.state.stopping:
                 return
+            if self.suite.cases[item[0]].conversation is not None:
+                if not await self.conversation(*item):
+                    return
+                continue
             record = await self.attempt(*item)
-            # Logged before anything else happens: a crash after this loses nothing.
-            self.log.append(record)
-            self.state.done[attempt_key(record)] = record
-            if self.on_attempt is not None:
-                self.on_attempt(record)
+            if record is None:  # the budget ran out before this attempt sent anything
+                return
+            self._finish(record)
 
-    async def attempt(self, ci: int, vi: int, run: int) -> dict:
-        """Execute and grade one attempt; always returns a record."""
+    async def conversation(self, ci: int, vi: int, run: int) -> bool:
+        """Run a conversation's turns in order: each turn's input holds the actual earlier
+        replies. An execution failure stops the later turns (not-run); a failed expectation
+        does not. Turns already in the log (a resumed run) are reused, not repeated.
+        Returns False when the budget stopped the run."""
+        from .cases.conversation import check_history, turn_messages
+
+        conv = self.suite.cases[ci].conversation
+        variant = self.suite.variants[vi]
+        replies: list[str] = []
+        broken: str | None = None
+        for k, index in enumerate(self._turns[conv["id"]]):
+            case = self.suite.cases[index]
+            key = (case.id, variant.name, run)
+            done = self.state.done.get(key)
+            if done is not None:
+                if done["status"] in ("error", "not-run", "interrupted"):
+                    broken = broken or conv["turns"][k]["id"]
+                replies.append(((done.get("output") or {}).get("text")) or "")
+                continue
+            if broken is not None:
+                self._finish(not_run_record(case, variant.name, run,
+                                            f"not run: turn {broken!r} of this conversation failed"))
+                continue
+            if self.state.stopping:
+                return True
+            messages = turn_messages(conv, k, replies)
+            problem = check_history(conv, k, messages, conv["limits"])
+            if problem is not None:
+                record = error_record(case, variant.name, run,
+                                      f"turn not sent: {problem} (history is never shortened to fit)")
+            else:
+                record = await self.attempt(index, vi, run, input_override=messages)
+                if record is None:
+                    return False
+            record["turn"] = {"conversation": conv["id"], "index": k, "id": conv["turns"][k]["id"]}
+            record["chain_input_hash"] = sha256_json(messages)
+            self._finish(record)
+            if record["status"] == "error":
+                broken = conv["turns"][k]["id"]
+            replies.append(((record.get("output") or {}).get("text")) or "")
+        return True
+
+    async def attempt(self, ci: int, vi: int, run: int, input_override: Any = None) -> dict | None:
+        """Execute and grade one attempt; returns its record, or None when the budget stopped
+        the run before this attempt sent any request (it stays not-run)."""
         case = self.suite.cases[ci]
         variant = self.suite.variants[vi]
-        request = SubjectRequest(case.id, case.input, variant.skill, run, variant.params, self.timeout_s)
+        params = variant.params
+        if case.conversation is not None and case.conversation["shared"].get("seed") is not None:
+            params = {**params, "seed": case.conversation["shared"]["seed"]}
+        request = SubjectRequest(case.id, case.input if input_override is None else input_override,
+                                 variant.skill, run, params, self.timeout_s, variant.name, self.ledger)
         limit = self._limits.get(variant.name)
         key = (case.id, variant.name, run)
         self.state.in_flight += 1
@@ -128,13 +202,21 @@ class Runner:
         output: Output | None = None
         measurements = Measurements()
         error = None
+        extra = None
         try:
+            if case.input_error is not None:
+                raise SubjectError(case.input_error, kind="input")
             if limit is not None:
                 async with limit:
                     result = await self._call(variant.subject, request)
             else:
                 result = await self._call(variant.subject, request)
-            output, measurements = result.output, result.measurements
+            output, measurements, extra = result.output, result.measurements, result.extra
+        except BudgetExceeded as exc:
+            self.state.stop(f"budget: {exc}")
+            if not (self.ledger and self.ledger.by_attempt.get(key)):
+                return None
+            error = f"budget ran out during this attempt: {exc}"
         except TimeoutError:
             error = f"timeout after {self.timeout_s * 1000:.0f} ms"
         except SubjectError as exc:
@@ -158,16 +240,28 @@ class Runner:
         else:
             out = None
             output_hash = None
-        return {
+        record = {
             "case_id": case.id, "variant": variant.name, "run": run,
             "status": attempt_status(grades, error), "input_hash": case.input_hash,
             "output": out, "output_hash": output_hash, "error": error,
             "measurements": measurements.to_dict(), "grades": [g.to_dict() for g in grades],
         }
+        if extra:
+            record["subject_info"] = extra
+        return record
 
     async def _call(self, subject, request: SubjectRequest):
+        key = None
+        if self.cache is not None and subject.kind not in ("mock", "recorded"):
+            key = self.cache.key(subject.spec, request)
+            hit = self.cache.get(key)
+            if hit is not None:
+                return hit
         async with asyncio.timeout(self.timeout_s):
-            return await subject.run(request)
+            result = await subject.run(request)
+        if key is not None:
+            self.cache.put(key, subject.kind, result)
+        return result
 
 
 def not_run_record(case, variant_name: str, run: int, reason: str, status: str = "not-run") -> dict:
@@ -175,6 +269,11 @@ def not_run_record(case, variant_name: str, run: int, reason: str, status: str =
     return {"case_id": case.id, "variant": variant_name, "run": run, "status": status,
             "input_hash": case.input_hash, "output": None, "output_hash": None, "error": reason,
             "measurements": Measurements().to_dict(), "grades": []}
+
+
+def error_record(case, variant_name: str, run: int, reason: str) -> dict:
+    """The record of an attempt that failed before any subject was called."""
+    return {**not_run_record(case, variant_name, run, reason, status="error")}
 
 
 def ordered_attempts(suite: Suite, done: dict[tuple, dict], reason: str | None = None) -> list[dict]:

@@ -51,30 +51,38 @@ class Suite:
     base_dir: Path
     source: str | None = None
     all_cases: list[Case] = field(default_factory=list)
-
-    @property
-    def fixture_hash(self) -> str:
-        return sha256_json([c.to_dict() for c in self.all_cases or self.cases])
+    #: inputs a source listed but could not turn into cases (e.g. a document with no gold file)
+    skipped: list[dict] = field(default_factory=list)
 
     def plan(self) -> dict:
-        """The plan as recorded in the report: cases with their input hashes, variants, runs."""
+        """The plan as recorded in the report: cases (with the graders each gets and its input
+        hash), variants, runs, seed. `fixture_hash` covers exactly the planned cases as recorded,
+        so it can be recomputed from the report alone."""
         cases = []
         for case in self.cases:
             entry = case.to_dict()
-            entry["input_hash"] = case.input_hash
             entry["graders"] = [g.spec for g in self.graders[case.id]]
+            entry["input_hash"] = case.input_hash
             cases.append(entry)
-        return {"fixture_hash": self.fixture_hash, "suite_hash": self.suite_hash(),
+        return {"fixture_hash": fixture_hash(cases), "suite_hash": self.suite_hash(),
                 "cases": cases, "variants": [v.describe() for v in self.variants],
-                "runs": self.config.runs}
+                "runs": self.config.runs, "seed": self.config.seed,
+                "split": self.config.split or "default (cases marked heldout excluded)",
+                "budget": self.config.budget.model_dump(), "skipped": self.skipped}
 
     def suite_hash(self) -> str:
         """Hash of the settings that change what a run does (not where it writes)."""
         keep = self.config.model_dump(exclude={"output_dir", "formats", "concurrency",
-                                               "checkpoint_every", "checkpoint_seconds", "fail_under"})
+                                               "checkpoint_every", "checkpoint_seconds", "fail_under",
+                                               "gates", "cache", "cache_path", "grace_seconds"})
         keep["variants"] = [v.describe() for v in self.variants]
         keep["graders"] = {cid: [g.spec for g in gs] for cid, gs in self.graders.items()}
         return sha256_json(keep)
+
+
+def fixture_hash(plan_cases: list[dict]) -> str:
+    """SHA-256 of the planned cases as recorded (each entry without its own input_hash)."""
+    return sha256_json([{k: v for k, v in c.items() if k != "input_hash"} for c in plan_cases])
 
 
 def read_suite_file(path: str | os.PathLike) -> tuple[dict, Path]:
@@ -189,7 +197,49 @@ def variant_configs(cfg: SuiteConfig, flags: dict) -> list[dict]:
 
 
 OVERRIDABLE = ("name", "cases", "runs", "concurrency", "timeout_ms", "category", "case",
-               "output_dir", "formats", "fail_under", "seed", "graders")
+               "output_dir", "formats", "fail_under", "seed", "graders", "model", "split", "cache",
+               "judge", "judge_runs", "grace_seconds")
+NESTED = {"max_requests": ("budget", "max_requests"), "max_cost_usd": ("budget", "max_cost_usd"),
+          "max_tokens": ("budget", "max_tokens"), "baseline": ("gates", "baseline"),
+          "max_regression": ("gates", "max_regression"),
+          "require_significance": ("gates", "require_significance"), "alpha": ("gates", "alpha")}
+#: subject kinds whose spec takes a `price` (the suite's price table fills it in by model)
+PRICED_KINDS = {"openai", "anthropic", "http"}
+
+
+def _merge_flags(cfg: SuiteConfig, flags: dict, source: str | None) -> tuple[SuiteConfig, dict]:
+    overrides = {k: flags[k] for k in OVERRIDABLE if k in flags}
+    nested = {k: flags[k] for k in NESTED if k in flags}
+    if not overrides and not nested:
+        return cfg, overrides
+    merged = {**cfg.model_dump(exclude_unset=True), **overrides}
+    for key, value in nested.items():
+        section, name = NESTED[key]
+        merged[section] = {**(merged.get(section) or {}), name: value}
+    return parse_model(SuiteConfig, merged, file=source), overrides
+
+
+def select_split(cases: list[Case], split: str | None) -> list[Case]:
+    """Held-out cases run only when asked for: default = every case not marked heldout;
+    `heldout` or any other name = only cases marked so; `all` = everything."""
+    if split == "all":
+        return cases
+    if split is None:
+        return [c for c in cases if c.split != "heldout"]
+    return [c for c in cases if c.split == split]
+
+
+def prepare_subject_spec(spec: Any, cfg: SuiteConfig) -> Any:
+    """Apply `--model` and the suite's price table to a subject spec."""
+    from .subjects.registry import subject_class
+
+    parsed = parse_subject_spec(spec)
+    cls = subject_class(parsed["type"])
+    if cfg.model and getattr(cls, "has_model", False):
+        parsed["model"] = cfg.model
+    if parsed["type"] in PRICED_KINDS and "price" not in parsed and parsed.get("model") in cfg.prices:
+        parsed["price"] = cfg.prices[parsed["model"]].model_dump()
+    return parsed
 
 
 def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None, *,
@@ -205,10 +255,7 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
         data, base_dir = read_suite_file(path)
         source = str(path)
     cfg = parse_model(SuiteConfig, data, file=source)
-    overrides = {k: flags[k] for k in OVERRIDABLE if k in flags}
-    if overrides:
-        merged = {**cfg.model_dump(exclude_unset=True), **overrides}
-        cfg = parse_model(SuiteConfig, merged, file=source)
+    cfg, overrides = _merge_flags(cfg, flags, source)
     # Paths named on the command line are relative to the working directory, not the suite.
     case_base = Path.cwd() if "cases" in overrides else base_dir
     case_paths = cfg.cases if isinstance(cfg.cases, list) else ([cfg.cases] if cfg.cases else [])
@@ -224,15 +271,20 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
                                   line=case.line, case_id=case.id, field="id")
             seen[case.id] = case.source or ""
             all_cases.append(case)
-    cases = all_cases
+    cases = select_split(all_cases, cfg.split)
     if cfg.category:
         cases = [c for c in cases if c.category in cfg.category]
     if cfg.case:
         wanted = set(cfg.case)
-        missing = sorted(wanted - {c.id for c in all_cases})
+        conv_ids = {c.conversation["id"] for c in all_cases if c.conversation is not None}
+        missing = sorted(wanted - {c.id for c in all_cases} - conv_ids)
         if missing:
             raise ConfigError(f"--case names an unknown case id {missing[0]!r}", field="case")
-        cases = [c for c in cases if c.id in wanted]
+        # A conversation runs whole: naming it, or any of its turns, selects every turn.
+        whole = {c.conversation["id"] for c in all_cases
+                 if c.conversation is not None and (c.id in wanted or c.conversation["id"] in wanted)}
+        cases = [c for c in cases if c.id in wanted
+                 or (c.conversation is not None and c.conversation["id"] in whole)]
     if not cases:
         raise ConfigError("the filters leave no case to run", file=source, field="category")
 
@@ -241,7 +293,7 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
                         else (Path(source).parent.name if source else Path(case_paths[0]).stem))
     variants = []
     for vc in variant_configs(cfg, flags):
-        subject_spec = {"type": "mock"} if dry_run else vc["subject"]
+        subject_spec = {"type": "mock"} if dry_run else prepare_subject_spec(vc["subject"], cfg)
         subject = build_subject(subject_spec, base_dir if "subject" not in flags else Path.cwd())
         skill_text = skill_path = None
         if vc.get("skill"):

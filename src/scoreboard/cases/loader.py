@@ -77,6 +77,8 @@ def _document_records(text: str, shown: str, is_yaml: bool) -> Iterator[tuple[in
         except (ValueError, RecursionError) as exc:
             line = getattr(exc, "lineno", None)
             raise ConfigError(f"invalid JSON: {getattr(exc, 'msg', exc)}", file=shown, line=line) from None
+        if isinstance(doc, dict) and isinstance(doc.get("cases"), list):
+            lines = _json_case_lines(text)
     if not isinstance(doc, dict) or "cases" not in doc:
         raise ConfigError('expected a document {"cases": [...]} or one JSON object per line', file=shown)
     unknown = sorted(set(doc) - _DOC_KEYS)
@@ -87,6 +89,46 @@ def _document_records(text: str, shown: str, is_yaml: bool) -> Iterator[tuple[in
         raise ConfigError("must be a list of case objects", file=shown, field="cases")
     for index, value in enumerate(cases):
         yield (lines[index] if index < len(lines) else None), value
+
+
+def _json_case_lines(text: str) -> list[int | None]:
+    """Line of each element of the top-level "cases" array of a JSON document that is already
+    known to parse, so an error in a JSON document names its line as JSONL and YAML do."""
+    decoder = json.JSONDecoder()
+    ws = " \t\r\n"
+
+    def skip(i: int) -> int:
+        while i < len(text) and text[i] in ws:
+            i += 1
+        return i
+
+    try:
+        i = skip(0)
+        if text[i] != "{":
+            return []
+        i = skip(i + 1)
+        found: list[int | None] = []
+        while i < len(text) and text[i] != "}":
+            key, i = decoder.raw_decode(text, i)
+            i = skip(skip(i) + 1)  # the ':'
+            if key == "cases" and text[i] == "[":
+                found = []
+                i = skip(i + 1)
+                while text[i] != "]":
+                    found.append(text.count("\n", 0, i) + 1)
+                    _, i = decoder.raw_decode(text, i)
+                    i = skip(i)
+                    if text[i] == ",":
+                        i = skip(i + 1)
+                i += 1
+            else:
+                _, i = decoder.raw_decode(text, i)
+            i = skip(i)
+            if i < len(text) and text[i] == ",":
+                i = skip(i + 1)
+        return found  # a repeated "cases" key: json.loads keeps the last, and so does this
+    except (ValueError, IndexError, RecursionError):
+        return []
 
 
 def _format_of(path: Path, text: str) -> str:
@@ -205,6 +247,14 @@ def load_cases(path: str | os.PathLike, limits: Limits | None = None) -> list[Ca
             where = f" (first on line {first})" if first else ""
             raise ConfigError(f"duplicate case id{where}", file=shown, line=line, case_id=record.id, field="id")
         seen[record.id] = line
+        if record.turns is not None or record.conversation is not None:
+            from .conversation import expand_conversation
+
+            if path.stat().st_size > limits.conversation.max_file_bytes:
+                raise ConfigError(f"a file with conversations may hold at most {limits.conversation.max_file_bytes} "
+                                  "bytes (limits.conversation.max_file_bytes)", file=shown, case_id=record.id)
+            cases.extend(expand_conversation(raw, record, file=shown, line=line, limits=limits.conversation))
+            continue
         if record.input is None and not record.turns:
             raise ConfigError("required field is missing", file=shown, line=line, case_id=record.id, field="input")
         value = _resolve_input(record.input, base, shown, line, record.id, limits) if record.input is not None else None

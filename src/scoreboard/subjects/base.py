@@ -18,6 +18,8 @@ class Subject:
     default_max_concurrency: ClassVar[int | None] = None
     #: True when the subject calls a remote model (suites naming one are not offline)
     remote: ClassVar[bool] = False
+    #: True when the subject calls a named model (`--model` overrides its `model` option)
+    has_model: ClassVar[bool] = False
 
     def __init__(self, spec: dict, base_dir: Path):
         self.base_dir = base_dir

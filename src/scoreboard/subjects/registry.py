@@ -16,6 +16,9 @@ SUBJECTS: dict[str, str] = {
     "command": "scoreboard.subjects.command:CommandSubject",
     "recorded": "scoreboard.subjects.recorded:RecordedSubject",
     "mock": "scoreboard.subjects.mock:MockSubject",
+    "openai": "scoreboard.subjects.openai:OpenAISubject",
+    "anthropic": "scoreboard.subjects.anthropic:AnthropicSubject",
+    "http": "scoreboard.subjects.http:HttpSubject",
 }
 
 
@@ -49,17 +52,20 @@ def parse_subject_spec(spec: Any) -> dict:
     raise ConfigError(f"unknown subject kind {kind!r} in {spec!r} (known: {known})", field="subject")
 
 
-def build_subject(spec: Any, base_dir: Path) -> Subject:
-    """Build a subject from a spec string or mapping."""
-    parsed = parse_subject_spec(spec)
-    kind = parsed["type"]
+def subject_class(kind: str) -> type[Subject]:
+    """The class registered for a subject kind (imported on first use)."""
     target = SUBJECTS.get(kind)
     if target is None:
         known = ", ".join(sorted(SUBJECTS))
         raise ConfigError(f"unknown subject type {kind!r} (known: {known})", field="subject.type")
     module, attr = target.split(":")
-    cls = getattr(importlib.import_module(module), attr)
-    return cls(parsed, base_dir)
+    return getattr(importlib.import_module(module), attr)
+
+
+def build_subject(spec: Any, base_dir: Path) -> Subject:
+    """Build a subject from a spec string or mapping."""
+    parsed = parse_subject_spec(spec)
+    return subject_class(parsed["type"])(parsed, base_dir)
 
 
 def register(kind: str, target: str) -> None:

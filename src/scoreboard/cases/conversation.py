@@ -1,0 +1,183 @@
+"""Conversation fixtures: shared input plus 1-10 ordered user turns.
+
+The subject's actual reply to turn k becomes part of turn k+1's input, as in a real chat.
+Each turn is a case of its own (id `CONV/TURN`) graded with the usual graders; the runner
+executes a conversation's turns in order within one variant and run. Sources and earlier
+messages are never shortened to fit: a turn whose history would break a limit fails before
+it is sent, and the turns after it are not run.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Union
+
+from pydantic import Field
+
+from ..core import MISSING, Case
+from ..errors import ConfigError
+from ..hashing import sha256_json
+from ..model import ConversationLimits, Strict, parse_model
+
+
+class SharedInput(Strict):
+    """What every turn sees: the conversation's topic, notes or documents, style and seed."""
+
+    topic: str | None = None
+    notes: str | None = None
+    documents: list[str] | dict[str, str] | None = None
+    style: str | None = None
+    seed: int | None = None
+
+
+class Turn(Strict):
+    id: str = Field(min_length=1)
+    question: str = Field(min_length=1)
+    expected: Any = None
+    grader: Union[str, dict, None] = None
+    graders: list[Union[str, dict]] | None = None
+    fields: list[Union[str, dict]] | None = None
+    evidence_notes: str | None = None
+    style: str | None = None
+
+
+def note_paragraphs(notes: str | None) -> list[str]:
+    """Nonempty, blank-line-separated paragraphs; their ids are note_1, note_2, ..."""
+    if not notes:
+        return []
+    blocks, current = [], []
+    for line in notes.splitlines():
+        if line.strip():
+            current.append(line)
+        elif current:
+            blocks.append("\n".join(current))
+            current = []
+    if current:
+        blocks.append("\n".join(current))
+    return blocks
+
+
+def sources_of(shared: dict) -> dict[str, str]:
+    """Source ids a citation may name: note_N paragraphs and document ids (doc_N or given)."""
+    out = {f"note_{i}": p for i, p in enumerate(note_paragraphs(shared.get("notes")), start=1)}
+    docs = shared.get("documents")
+    if isinstance(docs, dict):
+        out.update(docs)
+    elif isinstance(docs, list):
+        out.update({f"doc_{i}": d for i, d in enumerate(docs, start=1)})
+    return out
+
+
+def context_block(shared: dict) -> str:
+    """The shared input rendered once, at the start of the first user message."""
+    parts = []
+    if shared.get("topic"):
+        parts.append(f"Topic: {shared['topic']}")
+    paragraphs = note_paragraphs(shared.get("notes"))
+    if paragraphs:
+        parts.append("Notes:\n" + "\n\n".join(f"[note_{i}] {p}" for i, p in enumerate(paragraphs, start=1)))
+    docs = shared.get("documents")
+    if docs:
+        items = docs.items() if isinstance(docs, dict) else ((f"doc_{i}", d) for i, d in enumerate(docs, start=1))
+        parts.append("Documents:\n" + "\n\n".join(f"[{k}] {v}" for k, v in items))
+    return "\n\n".join(parts)
+
+
+def turn_messages(conversation: dict, index: int, replies: list[str]) -> list[dict]:
+    """The exact messages sent for turn `index`, given the actual replies to earlier turns."""
+    shared, turns = conversation["shared"], conversation["turns"]
+    messages: list[dict] = []
+    for k in range(index + 1):
+        turn = turns[k]
+        style = turn.get("style") or shared.get("style")
+        text = turn["question"] if not style else f"{turn['question']}\n\n(Style: {style})"
+        if k == 0:
+            block = context_block(shared)
+            text = f"{block}\n\n{text}" if block else text
+        messages.append({"role": "user", "content": text})
+        if k < index:
+            messages.append({"role": "assistant", "content": replies[k]})
+    return messages
+
+
+def check_history(conversation: dict, index: int, messages: list[dict], limits: dict) -> str | None:
+    """Why this turn cannot be sent without shortening anything (None when it fits)."""
+    if len(messages) > limits["max_messages"]:
+        return f"history has {len(messages)} messages, over max_messages {limits['max_messages']}"
+    for m in messages:
+        if m["role"] == "assistant" and len(m["content"]) > limits["max_assistant_chars"]:
+            return (f"an earlier reply has {len(m['content'])} characters, over max_assistant_chars "
+                    f"{limits['max_assistant_chars']}")
+    total = sum(len(m["content"]) for m in messages)
+    if total > limits["max_conversation_chars"]:
+        return f"conversation has {total} characters, over max_conversation_chars {limits['max_conversation_chars']}"
+    return None
+
+
+_HISTORY_KEYS = {"messages", "history", "assistant", "replies"}
+
+
+def expand_conversation(raw: dict, record: Any, *, file: str, line: int | None,
+                        limits: ConversationLimits) -> list[Case]:
+    """Validate a conversation case record and turn it into one Case per turn."""
+    case_id = record.id
+    shared_raw = raw.get("conversation") or {}
+    if not isinstance(shared_raw, dict):
+        raise ConfigError("must be an object {topic, notes, documents, style, seed}", file=file, line=line,
+                          case_id=case_id, field="conversation")
+    supplied = sorted(_HISTORY_KEYS & set(shared_raw))
+    if supplied or any(isinstance(t, dict) and _HISTORY_KEYS & set(t) for t in record.turns or []):
+        raise ConfigError("supplied assistant history is not allowed: the subject's own replies form the history",
+                          file=file, line=line, case_id=case_id, field="turns")
+    shared = parse_model(SharedInput, shared_raw, file=file, line=line, case_id=case_id,
+                         prefix="conversation").model_dump(exclude_none=True)
+    if record.input is not None:
+        raise ConfigError("a conversation case takes 'conversation' and 'turns', not 'input'", file=file,
+                          line=line, case_id=case_id, field="input")
+    turns_raw = record.turns or []
+    if not 1 <= len(turns_raw) <= limits.max_turns:
+        raise ConfigError(f"needs 1 to {limits.max_turns} turns, got {len(turns_raw)}", file=file, line=line,
+                          case_id=case_id, field="turns")
+    if len(shared.get("notes", "")) > limits.max_notes_chars:
+        raise ConfigError(f"notes over max_notes_chars {limits.max_notes_chars}", file=file, line=line,
+                          case_id=case_id, field="conversation.notes")
+    turns, seen = [], set()
+    for i, t in enumerate(turns_raw):
+        turn = parse_model(Turn, t, file=file, line=line, case_id=case_id, prefix=f"turns.{i}")
+        if turn.id in seen:
+            raise ConfigError(f"duplicate turn id {turn.id!r}", file=file, line=line, case_id=case_id,
+                              field=f"turns.{i}.id")
+        seen.add(turn.id)
+        if len(turn.question) > limits.max_question_chars:
+            raise ConfigError(f"question has {len(turn.question)} characters, over max_question_chars "
+                              f"{limits.max_question_chars}", file=file, line=line, case_id=case_id,
+                              field=f"turns.{i}.question")
+        turns.append((turn, t))
+    conversation = {"id": case_id, "shared": shared,
+                    "turns": [{"id": tr.id, "question": tr.question, **({"style": tr.style} if tr.style else {})}
+                              for tr, _ in turns],
+                    "limits": limits.model_dump()}
+    from .loader import case_graders
+
+    out = []
+    sources = sources_of(shared)
+    for index, (turn, t) in enumerate(turns):
+        metadata = dict(record.metadata)
+        if sources:
+            metadata.setdefault("sources", sources)
+        if turn.evidence_notes:
+            metadata["evidence_notes"] = turn.evidence_notes
+        case = Case(
+            id=f"{case_id}/{turn.id}",
+            input={"conversation": case_id, "turn": turn.id, "index": index, "shared": shared,
+                   "question": turn.question, **({"style": turn.style} if turn.style else {})},
+            expected=t["expected"] if "expected" in t else MISSING,
+            graders=case_graders(turn, t), category=record.category, tags=record.tags, metadata=metadata,
+            synthetic=record.synthetic, rubric=record.rubric, notes=turn.evidence_notes or record.notes,
+            split=record.split, turns=None, source=file, line=line)
+        case.conversation = conversation
+        case.turn_index = index
+        # The static hash binds the turn's own text; each attempt also records the hash of the
+        # exact messages it sent (the replies before it included), so verify can check the chain.
+        case.input_hash = sha256_json(case.input)
+        out.append(case)
+    return out

@@ -1,0 +1,1 @@
+"""Stores: the SQLite response cache (history and team stores can join later)."""
