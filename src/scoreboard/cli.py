@@ -211,9 +211,9 @@ def _print_outcome(outcome, *, to_stderr: bool) -> None:
         judged = s["passed"] + s["failed"] + s["errors"]
         ci = s.get("pass_rate_ci") or {}
         interval = f" [95% CI {fmt_rate(ci['low'])}–{fmt_rate(ci['high'])}]" if ci.get("low") is not None else ""
-        extra = "".join(f", {s[k]} {label}" for k, label in (("errors", "errors"), ("not_run", "not run"),
-                                                              ("interrupted", "interrupted"),
-                                                              ("unassessed", "unassessed")) if s.get(k))
+        labels = (("errors", "error", "errors"), ("not_run", "not run", "not run"),
+                  ("interrupted", "interrupted", "interrupted"), ("unassessed", "unassessed", "unassessed"))
+        extra = "".join(f", {s[k]} {one if s[k] == 1 else many}" for k, one, many in labels if s.get(k))
         print(f"  {name}: pass rate {fmt_rate(s['pass_rate'])}{interval} ({s['passed']}/{judged}{extra})", file=out)
     for comp in report["summary"].get("comparisons", []):
         if comp.get("headline"):

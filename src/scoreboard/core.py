@@ -89,6 +89,8 @@ class SubjectRequest:
     variant: str = ""
     #: the run's Ledger (or None): remote subjects reserve every request through it
     ledger: Any = None
+    #: "subject" or "judge": whose usage a request counts as
+    role: str = "subject"
 
     @property
     def attempt(self) -> tuple:

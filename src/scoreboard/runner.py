@@ -46,7 +46,7 @@ async def grade_attempt(graders, ctx: GradeContext) -> tuple[list[Grade], str | 
     for grader in graders:
         try:
             grade = grader.grade(ctx)
-            if inspect.isawaitable(grade):
+            if type(grade) is not Grade and inspect.isawaitable(grade):
                 grade = await grade
         except Exception as exc:  # a grader bug is data, never a lost attempt
             grade = Grade(grader.name, None, None, f"grader raised {type(exc).__name__}: {exc}")

@@ -263,9 +263,21 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
         raise ConfigError("no cases: give --cases FILE or 'cases:' in the suite", file=source, field="cases")
     all_cases: list[Case] = []
     seen: dict[str, str] = {}
+    skipped: list[dict] = []
     for rel in case_paths:
         p = Path(rel)
-        for case in load_cases(p if p.is_absolute() else case_base / p, cfg.limits):
+        target = p if p.is_absolute() else case_base / p
+        if target.is_dir():
+            from .cases.gold import is_gold_dir, load_gold_dir
+
+            if not is_gold_dir(target):
+                raise ConfigError("a case folder must hold documents with NAME.gold.json files beside them",
+                                  file=str(target), field="cases")
+            loaded, skipped_here = load_gold_dir(target, cfg.limits)
+            skipped += [{**item, "source": str(target)} for item in skipped_here]
+        else:
+            loaded = load_cases(target, cfg.limits)
+        for case in loaded:
             if case.id in seen:
                 raise ConfigError(f"duplicate case id (also in {seen[case.id]})", file=case.source,
                                   line=case.line, case_id=case.id, field="id")
@@ -301,7 +313,7 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
         variants.append(Variant(vc["name"], subject, skill_text, skill_path, vc.get("params") or {}))
     for variant in variants:
         variant.subject.check()
-    return Suite(_safe_name(name), cfg, cases, variants, graders, base_dir, source, all_cases)
+    return Suite(_safe_name(name), cfg, cases, variants, graders, base_dir, source, all_cases, skipped)
 
 
 def _safe_name(name: str) -> str:

@@ -22,6 +22,9 @@ EXAMPLES = {
     "tool-calls": ({"tool-calls": {"required": ["a"], "ordered": True}}, None),
     "status": ({"status": "completed"}, None),
     "max-latency-ms": ({"max-latency-ms": 100}, None),
+    "citations": ({"citations": {"from_input": True, "required": ["source_1"]}}, None),
+    "max-cost": ({"max-cost": 0.01}, None),
+    "max-tokens": ({"max-tokens": 100}, None),
 }
 
 ODD_OUTPUTS = [

@@ -145,7 +145,7 @@ def _format_of(path: Path, text: str) -> str:
         try:
             json.loads(text)
             return "json"
-        except ValueError:
+        except (ValueError, RecursionError):
             return "jsonl"
     return "jsonl"
 
@@ -231,6 +231,38 @@ def case_graders(record: CaseRecord, raw: dict) -> list | None:
     return specs or None
 
 
+def _bad_text(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _check_text(raw: dict, shown: str, line: int | None, case_id: str | None) -> None:
+    """JSON may spell an unpaired surrogate ("\\ud800") that no UTF-8 file, hash or report can
+    hold: reject it here, naming the field, instead of failing later while hashing."""
+    stack: list[tuple[str, Any]] = [(str(k), v) for k, v in raw.items()]
+    if any(_bad_text(str(k)) for k in raw):
+        raise ConfigError("field name holds an unpaired surrogate (not valid Unicode text)",
+                          file=shown, line=line, case_id=case_id)
+    while stack:  # iterative: documents may nest deeper than Python's recursion limit
+        where, value = stack.pop()
+        if isinstance(value, str):
+            if _bad_text(value):
+                raise ConfigError("holds an unpaired surrogate (not valid Unicode text)",
+                                  file=shown, line=line, case_id=None if case_id and _bad_text(case_id)
+                                  else case_id, field=where)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if _bad_text(str(key)):
+                    raise ConfigError("a key holds an unpaired surrogate (not valid Unicode text)",
+                                      file=shown, line=line, case_id=case_id, field=where)
+                stack.append((f"{where}.{key}", item))
+        elif isinstance(value, list):
+            stack.extend((f"{where}.{index}", item) for index, item in enumerate(value))
+
+
 def load_cases(path: str | os.PathLike, limits: Limits | None = None) -> list[Case]:
     """Load and validate every case of one file (ids unique, inputs resolved, hashes set)."""
     limits = limits or Limits()
@@ -241,6 +273,7 @@ def load_cases(path: str | os.PathLike, limits: Limits | None = None) -> list[Ca
     cases: list[Case] = []
     for line, raw in load_case_records(path, limits):
         case_id = raw.get("id") if isinstance(raw.get("id"), str) else None
+        _check_text(raw, shown, line, case_id)
         record = parse_model(CaseRecord, raw, file=shown, line=line, case_id=case_id)
         if record.id in seen:
             first = seen[record.id]

@@ -22,6 +22,9 @@ GRADERS: dict[str, str] = {
     "tool-calls": "scoreboard.graders.agent:ToolCallsGrader",
     "status": "scoreboard.graders.agent:StatusGrader",
     "max-latency-ms": "scoreboard.graders.agent:MaxLatencyGrader",
+    "citations": "scoreboard.graders.citations:CitationsGrader",
+    "max-cost": "scoreboard.graders.limits:MaxCostGrader",
+    "max-tokens": "scoreboard.graders.limits:MaxTokensGrader",
 }
 
 _classes: dict[str, type[Grader]] = {}

@@ -15,14 +15,15 @@ def utc_stamp(now: datetime | None = None) -> str:
     return (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
 
 
-def _write_temp(directory: Path, data: bytes) -> str:
+def _write_temp(directory: Path, data: bytes, sync: bool = True) -> str:
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".part")
     try:
         os.fchmod(fd, 0o600)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if sync:
+                os.fsync(handle.fileno())
     except BaseException:
         os.unlink(tmp)
         raise
@@ -58,12 +59,14 @@ def write_new(path: str | os.PathLike, data: str | bytes) -> Path:
     return path
 
 
-def replace_atomic(path: str | os.PathLike, data: str | bytes) -> Path:
-    """Replace `path` atomically (checkpoints of a file this run created), mode 0600."""
+def replace_atomic(path: str | os.PathLike, data: str | bytes, *, sync: bool = True) -> Path:
+    """Replace `path` atomically (checkpoints of a file this run created), mode 0600.
+    `sync=False` skips the fsync: the rename is still atomic for a crash of this process,
+    which is what a checkpoint guards against; the final report is always synced."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    tmp = _write_temp(path.parent, raw)
+    tmp = _write_temp(path.parent, raw, sync)
     os.replace(tmp, path)
     return path
 

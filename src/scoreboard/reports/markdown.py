@@ -74,6 +74,11 @@ def render_markdown(report: dict, *, failures: int = 3) -> str:
         lines += ["## Not measured", ""]
         lines += [f"- {item.get('what')}: {item.get('why')}" for item in summary["not_measured"]]
         lines.append("")
+    if plan.get("skipped"):
+        lines += ["## Skipped inputs", ""]
+        lines += [f"- {cell(item.get('document') or item.get('id') or item)}: {item.get('reason', 'skipped')}"
+                  for item in plan["skipped"]]
+        lines.append("")
     lines += _fields(variants, vs)
     lines += _cases(report, variants)
     lines += _failures(report, failures)
@@ -94,7 +99,7 @@ def _comparisons(summary: dict) -> list[str]:
         if ci.get("low") is not None:
             diff_s += f" ({ci['low']:+.3f} to {ci['high']:+.3f})"
         p = c.get("sign_test_p")
-        m = c.get("mcnemar_p")
+        m = (c.get("mcnemar") or {}).get("p")
         out.append(f"| {cell(c['a'])} vs {cell(c['b'])} | {c.get('cases')} | {c.get('a_wins')} | {c.get('b_wins')} "
                    f"| {c.get('ties')} | {diff_s} | {'n/a' if p is None else f'{p:.4g}'} | "
                    f"{'n/a' if m is None else f'{m:.4g}'} |")

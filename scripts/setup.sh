@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Set up scoreboard in ./.venv. With --test, also what the tests need: the test extras,
+# Debian's chromium (browser tests), strace (loopback-only checks) and the Claude Code and
+# Codex CLIs from npm (agent-CLI subject tests) under ./.agent-clis.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+want_test=0
+[ "${1:-}" = "--test" ] && want_test=1
+
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+if [ "$want_test" = 1 ]; then
+  .venv/bin/python -m pip install -q -e '.[test]'
+else
+  .venv/bin/python -m pip install -q -e .
+fi
+
+if [ "$want_test" = 1 ]; then
+  need=()
+  [ -x /usr/bin/chromium ] || need+=(chromium)
+  command -v strace >/dev/null 2>&1 || need+=(strace)
+  if [ ${#need[@]} -gt 0 ]; then
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && SUDO=sudo
+    if [ "$(id -u)" -eq 0 ] || [ -n "$SUDO" ]; then
+      $SUDO apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+    else
+      echo "setup: cannot install ${need[*]} (not root, no sudo); the tests that need them will be skipped" >&2
+    fi
+  fi
+  if command -v npm >/dev/null 2>&1; then
+    if [ ! -x .agent-clis/node_modules/.bin/claude ] || [ ! -x .agent-clis/node_modules/.bin/codex ]; then
+      mkdir -p .agent-clis
+      npm install --prefix .agent-clis --no-fund --no-audit --loglevel=error \
+        @anthropic-ai/claude-code @openai/codex >/dev/null
+    fi
+  else
+    echo "setup: npm not found; the agent-CLI tests will be skipped" >&2
+  fi
+fi

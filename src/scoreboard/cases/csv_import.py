@@ -1,0 +1,262 @@
+"""Import a spreadsheet of corrections (CSV) into a JSONL case file.
+
+Every row is validated before anything is written; the output is created exclusively and
+atomically. Row numbers in errors are the ones a spreadsheet shows (header = row 1, a
+multiline cell stays one row), so a user can find the row to fix.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..core import Case
+from ..errors import ConfigError
+from ..graders.base import short
+from ..model import Limits
+
+MAP_KEYS = ("input", "expected", "id")
+DEFAULT_GRADER = "json-fields"
+
+
+@dataclass
+class ImportResult:
+    """What an import wrote: the output path and the case records (one per JSONL line)."""
+
+    path: Path
+    records: list[dict]
+
+
+def parse_map(values: str | list[str]) -> dict[str, str]:
+    """`input=COL,expected=COL[,id=COL]` (one string or several) -> {key: column}."""
+    items = [values] if isinstance(values, str) else list(values)
+    mapping: dict[str, str] = {}
+    for item in items:
+        for part in item.split(","):
+            if not part.strip():
+                continue
+            key, sep, column = part.partition("=")
+            key, column = key.strip(), column.strip()
+            if not sep or not column:
+                raise ConfigError(f"--map entry {part.strip()!r} is not KEY=COLUMN", field="map")
+            if key not in MAP_KEYS:
+                raise ConfigError(f"--map key {key!r} is unknown (known: {', '.join(MAP_KEYS)})", field="map")
+            if key in mapping:
+                raise ConfigError(f"--map names {key!r} twice", field="map")
+            mapping[key] = column
+    for key in ("input", "expected"):
+        if key not in mapping:
+            raise ConfigError(f"--map must name the {key} column ({key}=COLUMN)", field="map")
+    return mapping
+
+
+def parse_fields(value: str | list[str] | None) -> list[str] | None:
+    """`a,b,c` -> ["a", "b", "c"]; None when not given."""
+    if value is None:
+        return None
+    items = [value] if isinstance(value, str) else list(value)
+    fields = [f.strip() for item in items for f in item.split(",") if f.strip()]
+    if not fields:
+        raise ConfigError("--fields names no field", field="fields")
+    if len(set(fields)) != len(fields):
+        dup = next(f for f in fields if fields.count(f) > 1)
+        raise ConfigError(f"--fields lists {dup!r} twice", field="fields")
+    return fields
+
+
+def _grader_spec(grader: Any) -> tuple[str, Any]:
+    """(name, spec) for --grader: a registered name or a JSON spec."""
+    from ..graders.registry import build_grader, split_spec
+
+    spec = grader if grader is not None else DEFAULT_GRADER
+    if isinstance(spec, str) and spec.strip().startswith(("{", '"')):
+        try:
+            spec = json.loads(spec)
+        except ValueError as exc:
+            raise ConfigError(f"--grader JSON is invalid: {exc}", field="grader") from None
+    name, _ = split_spec(spec)
+    build_grader(spec)  # unknown names and bad options fail before any row is read
+    return name, spec
+
+
+def _read_rows(path: Path, limits: Limits) -> list[list[str]]:
+    shown = str(path)
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise ConfigError("CSV file not found", file=shown) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read CSV file: {exc.strerror}", file=shown) from None
+    if path.is_dir():
+        raise ConfigError("is a directory, expected a CSV file", file=shown)
+    if size > limits.max_file_bytes:
+        raise ConfigError(f"file is {size} bytes, over the limit of {limits.max_file_bytes} "
+                          "(limits.max_file_bytes)", file=shown)
+    rows: list[list[str]] = []
+    # One cell may hold a whole document; the csv module's default cap (128 KiB) is lower
+    # than the input limit, so it is raised for this read and restored afterwards.
+    old_limit = csv.field_size_limit()
+    csv.field_size_limit(max(old_limit, limits.max_file_bytes))
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            reader = csv.reader(handle, strict=True)
+            try:
+                for row in reader:
+                    rows.append(row)
+            except csv.Error as exc:
+                raise ConfigError(f"row {len(rows) + 1} (line {reader.line_num}): malformed CSV: {exc}",
+                                  file=shown) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"not valid UTF-8 (byte {exc.start}); save the sheet as CSV UTF-8",
+                          file=shown) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read CSV file: {exc.strerror}", file=shown) from None
+    finally:
+        csv.field_size_limit(old_limit)
+    return rows
+
+
+def _column_index(header: list[str], column: str, flag: str, shown: str) -> int:
+    names = [h.strip() for h in header]
+    hits = [i for i, name in enumerate(names) if name == column]
+    if not hits:
+        listed = ", ".join(repr(h) for h in names)
+        raise ConfigError(f"{flag} names unknown column {column!r} (header: {listed})", file=shown,
+                          field=flag.lstrip("-"))
+    if len(hits) > 1:
+        raise ConfigError(f"column {column!r} appears {len(hits)} times in the header", file=shown,
+                          field=flag.lstrip("-"))
+    return hits[0]
+
+
+def _rewrite_input(cell: str, csv_dir: Path, out_dir: Path, where: str, shown: str) -> str:
+    """An `@file` input relative to the CSV, rewritten relative to the output file."""
+    rel = cell[1:]
+    if not rel.strip():
+        raise ConfigError(f"{where}: '@' must be followed by a file path", file=shown)
+    target = Path(rel) if os.path.isabs(rel) else csv_dir / rel
+    if not target.is_file():
+        raise ConfigError(f"{where}: input file {rel!r} not found (relative to {csv_dir})", file=shown)
+    if os.path.isabs(rel):
+        return cell
+    try:
+        return "@" + Path(os.path.relpath(target, out_dir)).as_posix()
+    except ValueError:  # another drive on Windows: only an absolute path reaches it
+        return "@" + str(target)
+
+
+def build_records(csv_path: str | os.PathLike, out_path: str | os.PathLike, mapping: dict[str, str], *,
+                  fields: list[str] | None = None, grader: Any = None, category_column: str | None = None,
+                  limits: Limits | None = None) -> list[dict]:
+    """Validate every row and return the case records (nothing is written)."""
+    limits = limits or Limits()
+    csv_path = Path(csv_path)
+    shown = str(csv_path)
+    grader_name, grader_spec = _grader_spec(grader)
+    # The default grader (json-fields named without options) compares --fields, or every
+    # top-level key of each row's expected object; a JSON spec carries its own options.
+    by_fields = grader_name == "json-fields" and not isinstance(grader_spec, dict)
+    if fields is not None and not by_fields:
+        raise ConfigError(f"--fields applies to the json-fields grader named without options, "
+                          f"not to --grader {short(grader_spec)}", field="fields")
+    from ..graders.registry import build_grader
+
+    checker = build_grader({"json-fields": fields} if by_fields and fields else grader_spec)
+    rows = _read_rows(csv_path, limits)
+    if not rows or not any(cell.strip() for cell in rows[0]):
+        raise ConfigError("CSV file has no header row", file=shown, line=1)
+    header = rows[0]
+    columns = {key: _column_index(header, col, "--map", shown) for key, col in mapping.items()}
+    if category_column is not None:
+        columns["category"] = _column_index(header, category_column, "--category-column", shown)
+    csv_dir = csv_path.resolve().parent
+    out_dir = Path(out_path).resolve().parent
+    seen: dict[str, int] = {}
+    records: list[dict] = []
+    for row_number, row in enumerate(rows[1:], start=2):
+        if not any(cell.strip() for cell in row):
+            continue  # blank spreadsheet rows (and trailing ",,," lines) hold no case
+        if len(row) > len(header):
+            raise ConfigError(f"row {row_number} has {len(row)} cells, more than the header's "
+                              f"{len(header)} (an unquoted comma?)", file=shown)
+
+        def cell(key: str) -> tuple[str, str]:
+            index = columns[key]
+            where = f"row {row_number}, column {header[index].strip()!r}"
+            if index >= len(row):
+                raise ConfigError(f"{where}: missing (the row has {len(row)} cells, the header "
+                                  f"{len(header)})", file=shown)
+            return row[index], where
+
+        if "id" in columns:
+            case_id, where = cell("id")
+            if not case_id.strip():
+                raise ConfigError(f"{where}: empty case id", file=shown)
+        else:
+            case_id, where = f"row-{row_number}", f"row {row_number}"
+        if case_id in seen:
+            raise ConfigError(f"{where}: duplicate case id {case_id!r} (first on row {seen[case_id]})",
+                              file=shown)
+        seen[case_id] = row_number
+        text, where = cell("input")
+        if not text.strip():
+            raise ConfigError(f"{where}: empty input", file=shown)
+        if text.startswith("@"):
+            text = _rewrite_input(text, csv_dir, out_dir, where, shown)
+        elif len(text.encode("utf-8")) > limits.max_input_bytes:
+            raise ConfigError(f"{where}: input is over the limit of {limits.max_input_bytes} bytes "
+                              "(limits.max_input_bytes)", file=shown)
+        raw_expected, where = cell("expected")
+        record: dict[str, Any] = {"id": case_id, "input": text}
+        if grader_name == "exact":
+            expected: Any = raw_expected  # the literal text: no JSON parsing, no trimming
+        else:
+            try:
+                expected = json.loads(raw_expected)
+            except (ValueError, RecursionError) as exc:
+                raise ConfigError(f"{where}: expected is not valid JSON ({getattr(exc, 'msg', exc)}); "
+                                  f"--grader {grader_name} needs JSON", file=shown) from None
+        record["expected"] = expected
+        if by_fields:
+            if not isinstance(expected, dict):
+                raise ConfigError(f"{where}: expected must be a JSON object for json-fields, got "
+                                  f"{type(expected).__name__}", file=shown)
+            record["grader"] = "json-fields"
+            record["fields"] = list(fields) if fields is not None else list(expected)
+        else:
+            record["grader"] = grader_spec
+        try:
+            checker.check_case(Case(id=case_id, input=text, expected=expected))
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc.detail}", file=shown) from None
+        if "category" in columns:
+            category, _ = cell("category")
+            if category.strip():
+                record["category"] = category
+        record["metadata"] = {"csv_row": row_number}
+        records.append(record)
+    if not records:
+        raise ConfigError("CSV file has a header but no data rows", file=shown)
+    if len(records) > limits.max_cases:
+        raise ConfigError(f"{len(records)} rows, more than {limits.max_cases} (limits.max_cases)", file=shown)
+    return records
+
+
+def import_csv(csv_path: str | os.PathLike, out_path: str | os.PathLike, mapping: dict[str, str], *,
+               fields: list[str] | None = None, grader: Any = None, category_column: str | None = None,
+               limits: Limits | None = None) -> ImportResult:
+    """Convert a CSV of corrections into a new JSONL case file (never overwriting one)."""
+    from ..reports.files import write_new
+
+    out = Path(out_path)
+    if os.path.lexists(out):  # fail before reading the sheet; write_new re-checks atomically
+        raise ConfigError("refusing to overwrite an existing file", file=str(out))
+    records = build_records(csv_path, out, mapping, fields=fields, grader=grader,
+                            category_column=category_column, limits=limits)
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    write_new(out, text)
+    return ImportResult(out, records)

@@ -1,0 +1,237 @@
+"""Gold directories: documents (.txt, .md, .pdf) each beside a NAME.gold.json reference.
+
+    data/gold/acme_msa_2024.pdf
+    data/gold/acme_msa_2024.gold.json   {"document_id"?, "doc_class"?, "fields": {...}}
+
+One level only: subfolders are ignored, so a gold set can keep drafts or sources in a
+subfolder without them becoming cases. A document without a gold file is returned in
+`skipped` (the report lists it, never a silent drop); a gold file without a document is a
+ConfigError. A PDF that cannot be read (corrupt, or encrypted beyond the empty password) is
+not a load error: its case carries `input_error`, which the runner turns into an execution
+error naming the file, so one bad scan never hides the rest of the set.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+from pathlib import Path
+from pydantic import Field, field_validator
+
+from ..core import Case
+from ..errors import ConfigError
+from ..hashing import sha256_json
+from ..model import Limits, Strict, parse_model
+
+GOLD_SUFFIX = ".gold.json"
+DOCUMENT_SUFFIXES = (".txt", ".md", ".pdf")
+PDF_HINT = "reading PDF documents needs pypdf: pip install 'scoreboard[pdf]'"
+
+
+class GoldRecord(Strict):
+    """One NAME.gold.json file."""
+
+    document_id: str | None = Field(None, min_length=1)
+    doc_class: str | None = None
+    fields: dict
+
+    @field_validator("document_id")
+    @classmethod
+    def _id_not_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("must be a nonempty string")
+        return value
+
+
+def _is_gold_name(name: str) -> bool:
+    return name.lower().endswith(GOLD_SUFFIX) and len(name) > len(GOLD_SUFFIX)
+
+
+def _entries(directory: Path) -> list[Path]:
+    """Plain files directly in `directory`, hidden ones excluded, sorted by name."""
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError as exc:
+        raise ConfigError(f"cannot read gold directory: {exc.strerror}", file=str(directory)) from None
+    return [directory / n for n in names if not n.startswith(".") and (directory / n).is_file()]
+
+
+def is_gold_dir(path: str | os.PathLike) -> bool:
+    """True when `path` is a directory holding at least one NAME.gold.json file."""
+    p = Path(path)
+    if not p.is_dir():
+        return False
+    try:
+        return any(_is_gold_name(n) and (p / n).is_file() for n in os.listdir(p))
+    except OSError:
+        return False
+
+
+def _key_line(text: str, key: str) -> int | None:
+    """Line of the first `"key":` in a JSON text, so an unknown field points at its line."""
+    match = re.search(r'"%s"\s*:' % re.escape(key), text)
+    return text.count("\n", 0, match.start()) + 1 if match else None
+
+
+def _read_gold(path: Path, limits: Limits) -> GoldRecord:
+    shown = str(path)
+    try:
+        size = path.stat().st_size
+        if size > limits.max_file_bytes:
+            raise ConfigError(f"file is {size} bytes, over the limit of {limits.max_file_bytes} "
+                              "(limits.max_file_bytes)", file=shown)
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read gold file: {exc.strerror}", file=shown) from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ConfigError(f"not valid UTF-8 (byte {exc.start})", file=shown, line=line) from None
+    try:
+        raw = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ConfigError(f"invalid JSON: {getattr(exc, 'msg', exc)}", file=shown,
+                          line=getattr(exc, "lineno", None)) from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f'expected a JSON object {{"fields": {{...}}}}, got {type(raw).__name__}',
+                          file=shown, line=1)
+    try:
+        return parse_model(GoldRecord, raw, file=shown)
+    except ConfigError as exc:
+        top = (exc.field or "").split(".")[0]
+        line = _key_line(text, top) if top else None
+        raise ConfigError(exc.detail, file=shown, line=line, field=exc.field) from None
+
+
+def _pdf_text(path: Path) -> tuple[str, str | None]:
+    """(text, None), or ("", reason) when the PDF cannot be read; pages joined with "\\n"."""
+    try:
+        import logging
+
+        import pypdf
+    except ImportError:
+        raise ConfigError(PDF_HINT, file=str(path)) from None
+    # pypdf logs warnings about damaged files to stderr; the reason is recorded in the report.
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return "", exc.strerror or str(exc)
+    # pypdf raises many types (and sometimes RecursionError) on damaged files: any of them is
+    # a reason to record, not a crash, because an unreadable scan is data about the gold set.
+    try:
+        reader = pypdf.PdfReader(io.BytesIO(data))
+        if reader.is_encrypted:
+            try:
+                opened = reader.decrypt("")
+            except Exception as exc:  # noqa: BLE001 - e.g. AES without a crypto library
+                return "", f"encrypted and cannot be decrypted ({_reason(exc)})"
+            if not opened:
+                return "", "encrypted with a password"
+        return "\n".join(page.extract_text() or "" for page in reader.pages), None
+    except Exception as exc:  # noqa: BLE001
+        return "", _reason(exc)
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _text_document(path: Path, limits: Limits) -> str:
+    shown = str(path)
+    try:
+        size = path.stat().st_size
+        if size > limits.max_input_bytes:
+            raise ConfigError(f"document is {size} bytes, over the limit of {limits.max_input_bytes} "
+                              "(limits.max_input_bytes)", file=shown)
+        return path.read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        raise ConfigError(f"cannot read document: {exc.strerror}", file=shown) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"document is not valid UTF-8 (byte {exc.start})", file=shown) from None
+
+
+def _document_input(path: Path, limits: Limits) -> tuple[str, str | None]:
+    if path.suffix.lower() != ".pdf":
+        return _text_document(path, limits), None
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        return "", exc.strerror or str(exc)
+    if size > limits.max_file_bytes:
+        raise ConfigError(f"PDF is {size} bytes, over the limit of {limits.max_file_bytes} "
+                          "(limits.max_file_bytes)", file=str(path))
+    text, error = _pdf_text(path)
+    if error is not None:
+        return "", f"cannot read PDF {path.name}: {error}"
+    size = len(text.encode("utf-8"))
+    if size > limits.max_input_bytes:
+        raise ConfigError(f"extracted text is {size} bytes, over the limit of {limits.max_input_bytes} "
+                          "(limits.max_input_bytes)", file=str(path))
+    return text, None
+
+
+def _pair(files: list[Path]) -> tuple[list[tuple[Path, Path]], list[dict]]:
+    """(document, gold file) pairs and the documents without a gold file."""
+    golds = {p.name[: -len(GOLD_SUFFIX)]: p for p in files if _is_gold_name(p.name)}
+    documents: dict[str, Path] = {}
+    skipped: list[dict] = []
+    for p in files:
+        if _is_gold_name(p.name) or p.suffix.lower() not in DOCUMENT_SUFFIXES:
+            continue
+        stem = p.name[: -len(p.suffix)]
+        if stem in documents:
+            raise ConfigError(f"two documents share the gold file {stem}{GOLD_SUFFIX}: "
+                              f"{documents[stem].name} and {p.name}", file=str(p))
+        documents[stem] = p
+    pairs = []
+    for stem, doc in documents.items():
+        gold = golds.get(stem)
+        if gold is None:
+            skipped.append({"document": doc.name, "reason": "no gold file"})
+        else:
+            pairs.append((doc, gold))
+    for stem, gold in golds.items():
+        if stem not in documents:
+            wanted = ", ".join(stem + s for s in DOCUMENT_SUFFIXES)
+            raise ConfigError(f"gold file has no document (looked for {wanted})", file=str(gold))
+    pairs.sort(key=lambda pair: pair[0].name)
+    skipped.sort(key=lambda item: item["document"])
+    return pairs, skipped
+
+
+def load_gold_dir(path: str | os.PathLike, limits: Limits | None = None) -> tuple[list[Case], list[dict]]:
+    """Cases from a gold directory (sorted by document name) and the documents skipped."""
+    limits = limits or Limits()
+    directory = Path(path)
+    if not directory.is_dir():
+        raise ConfigError("gold directory not found" if not directory.exists()
+                          else "not a directory, expected a gold directory", file=str(directory))
+    pairs, skipped = _pair(_entries(directory))
+    if not pairs:
+        raise ConfigError(f"no document with a NAME{GOLD_SUFFIX} file in gold directory",
+                          file=str(directory))
+    if len(pairs) > limits.max_cases:
+        raise ConfigError(f"{len(pairs)} cases, more than {limits.max_cases} (limits.max_cases)",
+                          file=str(directory))
+    cases: list[Case] = []
+    seen: dict[str, Path] = {}
+    for document, gold_path in pairs:
+        gold = _read_gold(gold_path, limits)
+        case_id = gold.document_id or document.name[: -len(document.suffix)]
+        if case_id in seen:
+            raise ConfigError(f"duplicate case id (also from {seen[case_id].name})", file=str(gold_path),
+                              case_id=case_id, field="document_id")
+        seen[case_id] = gold_path
+        text, error = _document_input(document, limits)
+        case = Case(id=case_id, input=text, expected=gold.fields, category=gold.doc_class,
+                    metadata={"document": document.name, "gold": gold_path.name},
+                    source=str(gold_path), input_error=error)
+        case.input_hash = sha256_json(case.input)
+        cases.append(case)
+    return cases, skipped
+

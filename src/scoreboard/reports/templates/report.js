@@ -1,0 +1,747 @@
+/* scoreboard report page. Every value from the report reaches the DOM through textContent or
+   setAttribute and is never parsed as markup, so model output is always shown as text. */
+(function () {
+  "use strict";
+
+  var DATA = JSON.parse(document.getElementById("data").textContent);
+  var PAGE_SIZE = 100;
+  var FAILED = { failed: 1, error: 1, interrupted: 1 };
+  var JUDGED = { passed: 1, failed: 1, error: 1 };
+  var COLORS = ["#4c78a8", "#f58518", "#54a24b", "#b279a2", "#e45756", "#72b7b2", "#9d755d", "#eeca3b"];
+  var STATUS_WORDS = {
+    passed: "passed", failed: "failed", error: "error", unassessed: "not assessed",
+    "not-run": "not run", interrupted: "interrupted"
+  };
+  var STATUS_CLASS = { passed: "ok", failed: "bad", error: "warn", interrupted: "warn", unassessed: "none", "not-run": "none" };
+
+  var run = DATA.run || {};
+  var plan = DATA.plan || {};
+  var summary = DATA.summary || {};
+  var VS = summary.variants || {};
+  var variants = (plan.variants || []).map(function (v) { return v.name; });
+  var cases = DATA.cases || [];
+
+  /* ---------- small DOM helpers ---------- */
+
+  function el(tag, attrs) {
+    var node = document.createElement(tag);
+    setAttrs(node, attrs);
+    for (var i = 2; i < arguments.length; i++) add(node, arguments[i]);
+    return node;
+  }
+  function svg(tag, attrs) {
+    var node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+    setAttrs(node, attrs);
+    for (var i = 2; i < arguments.length; i++) add(node, arguments[i]);
+    return node;
+  }
+  function setAttrs(node, attrs) {
+    if (!attrs) return;
+    Object.keys(attrs).forEach(function (k) {
+      var v = attrs[k];
+      if (v === null || v === undefined || v === false) return;
+      if (k === "text") node.textContent = String(v);
+      else if (k === "class") node.setAttribute("class", v);
+      else if (k.slice(0, 2) === "on") node.addEventListener(k.slice(2), v);
+      else node.setAttribute(k, v === true ? "" : String(v));
+    });
+  }
+  function add(node, child) {
+    if (child === null || child === undefined || child === false) return;
+    if (Array.isArray(child)) { child.forEach(function (c) { add(node, c); }); return; }
+    node.appendChild(typeof child === "object" ? child : document.createTextNode(String(child)));
+  }
+
+  /* ---------- formatting ---------- */
+
+  function fmtRate(v) { return v === null || v === undefined ? "n/a" : (v * 100).toFixed(1) + "%"; }
+  function fmtSigned(v) { return (v >= 0 ? "+" : "") + v.toFixed(3); }
+  function fmtP(p) {
+    if (p === null || p === undefined) return "n/a";
+    if (p === 0) return "0";
+    return p >= 1e-4 ? String(Number(p.toPrecision(4))) : p.toExponential(3);
+  }
+  function fmtNum(v, digits) {
+    if (v === null || v === undefined) return "unknown";
+    if (typeof v !== "number") return String(v);
+    if (Number.isInteger(v)) return v.toLocaleString("en-US");
+    return v.toLocaleString("en-US", { maximumFractionDigits: digits === undefined ? 4 : digits });
+  }
+  function level(rate) {
+    if (rate === null || rate === undefined) return "none";
+    return rate >= 0.9 ? "ok" : rate >= 0.7 ? "warn" : "bad";
+  }
+  var EMOJI = { ok: "\u2705", warn: "\u26a0\ufe0f", bad: "\u274c", none: "\u2796" };
+  var TITLES = { ok: "90% or more", warn: "70% to 90%", bad: "below 70%", none: "nothing judged" };
+  /* Icons drawn as inline SVG so they look the same without an emoji font; the emoji stays as
+     hidden text so copying a cell keeps the marker the Markdown report uses. */
+  function mark(kind, title) {
+    var color = { ok: "var(--ok)", warn: "var(--warn)", bad: "var(--bad)", none: "var(--none)" }[kind];
+    var shape;
+    if (kind === "warn") {
+      shape = [svg("path", { d: "M8 1.5 15 14.5H1z", fill: color }),
+        svg("path", { d: "M8 6v4.2M8 11.9v.3", stroke: "#fff", "stroke-width": "1.8", "stroke-linecap": "round" })];
+    } else {
+      var inner = kind === "ok" ? svg("path", { d: "M4.6 8.3 7 10.6 11.4 5.8", fill: "none", stroke: "#fff", "stroke-width": "1.9", "stroke-linecap": "round", "stroke-linejoin": "round" })
+        : kind === "bad" ? svg("path", { d: "M5.5 5.5l5 5M10.5 5.5l-5 5", stroke: "#fff", "stroke-width": "1.9", "stroke-linecap": "round" })
+        : svg("path", { d: "M5 8h6", stroke: "#fff", "stroke-width": "1.9", "stroke-linecap": "round" });
+      shape = [svg("circle", { cx: 8, cy: 8, r: 7, fill: color }), inner];
+    }
+    return el("span", { class: "mark " + kind, title: title || TITLES[kind], "data-mark": kind },
+      svg("svg", { viewBox: "0 0 16 16", "aria-hidden": "true" }, shape),
+      el("span", { class: "sr", text: EMOJI[kind] }));
+  }
+  function statusBadge(status) {
+    return el("span", { class: "badge " + (STATUS_CLASS[status] || "none"), text: STATUS_WORDS[status] || String(status) });
+  }
+  function isOmitted(v) { return v !== null && typeof v === "object" && !Array.isArray(v) && typeof v.__omitted__ === "number" && Object.keys(v).length === 1; }
+  function valueText(v) {
+    if (v === undefined) return "";
+    if (typeof v === "string") return v;
+    return JSON.stringify(v, null, 2);
+  }
+  function valueNode(v) {
+    if (isOmitted(v)) return el("span", { class: "omitted", text: "(" + v.__omitted__.toLocaleString("en-US") + " characters, not embedded here; see the JSON report)" });
+    return document.createTextNode(valueText(v));
+  }
+  /* One diff cell: compact JSON; a long value that matched is clipped (full text on hover). */
+  function diffCell(v, passed) {
+    if (v === undefined || isOmitted(v)) return el("td", null, valueNode(v));
+    var text = JSON.stringify(v);
+    if (text === undefined) text = String(v);
+    if (passed && text.length > 64) return el("td", { title: text, text: text.slice(0, 61) + "\u2026" });
+    return el("td", { text: text });
+  }
+  /* Output text shown pretty-printed when it is JSON, so it lines up with the expected answer. */
+  function prettyOutput(text) {
+    var t = text.trim();
+    if (t && (t[0] === "{" || t[0] === "[")) {
+      try { return { text: JSON.stringify(JSON.parse(t), null, 2), json: true }; } catch (e) { /* not JSON */ }
+    }
+    return { text: text, json: false };
+  }
+  function variantColor(i) { return COLORS[i % COLORS.length]; }
+  function swatch(i) { var s = el("span", { class: "swatch" }); s.style.background = variantColor(i); return s; }
+  function plural(n, word, many) { return n + " " + (n === 1 ? word : (many || word + "s")); }
+
+  /* ---------- per-case facts, computed once ---------- */
+
+  var flakySets = variants.map(function (name) {
+    var list = (VS[name] || {}).flaky_cases;
+    return Array.isArray(list) ? new Set(list) : null;
+  });
+  var facts = cases.map(function (c, index) {
+    var per = variants.map(function () { return { passed: 0, judged: 0, errors: 0, failed: 0, runs: [] }; });
+    (c.a || []).forEach(function (a) {
+      var t = per[a.v];
+      if (!t) return;
+      t.runs.push(a);
+      if (a.s === "passed") t.passed++;
+      if (JUDGED[a.s]) t.judged++;
+      if (a.s === "error" || a.s === "interrupted") t.errors++;
+      if (FAILED[a.s]) t.failed++;
+    });
+    per.forEach(function (t, vi) {
+      t.runs.sort(function (x, y) { return x.r - y.r; });
+      var set = flakySets[vi];
+      // Without the summary's list, a case is flaky when its judged runs disagree.
+      t.flaky = set ? set.has(c.id) : (t.judged > 1 && t.passed > 0 && t.passed < t.judged);
+    });
+    var failing = per.some(function (t) { return t.failed > 0; });
+    var outcomes = per.filter(function (t) { return t.judged > 0; }).map(function (t) { return t.passed === t.judged ? "p" : t.passed === 0 ? "f" : "m"; });
+    return {
+      index: index, per: per, failing: failing,
+      flaky: per.some(function (t) { return t.flaky; }),
+      disagree: outcomes.length > 1 && outcomes.some(function (o) { return o !== outcomes[0]; }),
+      failures: per.reduce(function (n, t) { return n + t.failed; }, 0),
+      category: c.cat || ""
+    };
+  });
+  var haystack = null; // built on the first search: case id, expected answer and every output
+  function buildHaystack() {
+    haystack = cases.map(function (c) {
+      var parts = [c.id, c.x === undefined ? "" : valueText(c.x)];
+      (c.a || []).forEach(function (a) {
+        if (a.o !== undefined && a.o !== null) parts.push(a.o);
+        if (a.j !== undefined) parts.push(valueText(a.j));
+      });
+      return parts.join("\n").toLowerCase();
+    });
+  }
+
+  /* ---------- sections ---------- */
+
+  var app = document.getElementById("app");
+  document.title = "scoreboard report: " + (run.suite || "report");
+
+  function header() {
+    var status = run.status || "unknown";
+    var statusKind = status === "completed" ? "ok" : status === "running" ? "warn" : "bad";
+    var gates = DATA.gates || [];
+    var failedGates = gates.filter(function (g) { return !g.passed; }).length;
+    var nodes = [
+      el("div", { class: "brand", text: "scoreboard report" }),
+      el("div", { class: "header" },
+        el("h1", { "data-testid": "run-suite", text: run.suite || "(unnamed suite)" }),
+        el("span", { class: "badge " + statusKind, "data-testid": "run-status", text: status }),
+        gates.length ? el("span", { class: "badge " + (failedGates ? "bad" : "ok"), "data-testid": "gates-badge",
+          text: failedGates ? plural(failedGates, "gate") + " failed" : "all gates passed" }) : null)
+    ];
+    var meta = el("dl", { class: "meta" });
+    function item(label, value, testid, title) {
+      meta.appendChild(el("div", null, el("dt", { text: label }),
+        el("dd", { "data-testid": testid, title: title || (typeof value === "string" ? value : null) }, value)));
+    }
+    item("Variants", variants.join(", ") || "none", "run-variants");
+    item("Cases", cases.length.toLocaleString("en-US"), "run-cases");
+    item("Runs per case", plan.runs === undefined ? "n/a" : String(plan.runs), "run-runs");
+    item("Started", run.started_at || "n/a", "run-started");
+    item("Finished", run.finished_at || (status === "running" ? "still running" : "n/a"), "run-finished");
+    if (plan.fixture_hash) item("Fixture hash", el("code", { text: plan.fixture_hash.slice(0, 16) + "\u2026" }), "run-fixture-hash", plan.fixture_hash);
+    if (plan.split) item("Split", String(plan.split), "run-split");
+    if (run.versions && run.versions.scoreboard) item("scoreboard", run.versions.scoreboard + " \u00b7 Python " + (run.versions.python || "?"), "run-versions");
+    nodes.push(meta);
+    if (run.synthetic) {
+      nodes.push(el("div", { class: "callout warn", "data-testid": "synthetic-note" },
+        el("strong", { text: "Synthetic data. " }),
+        "Every case in this run is synthetic; accuracy here does not measure production performance."));
+    }
+    if (status === "stopped") {
+      nodes.push(el("div", { class: "callout bad", "data-testid": "stopped-note" },
+        el("strong", { text: "This run was stopped" }),
+        run.stop_reason ? ": " + run.stop_reason + ". " : ". ",
+        "Attempts that never finished are counted as not run and are not in the pass rates."));
+    } else if (status === "running") {
+      nodes.push(el("div", { class: "callout warn", "data-testid": "running-note" },
+        el("strong", { text: "Run in progress. " }), "This is a checkpoint; the figures cover only the attempts finished so far."));
+    }
+    if (DATA.shortened) {
+      nodes.push(el("div", { class: "callout", "data-testid": "shortened-note" },
+        "To keep this file small, " + plural(DATA.shortened.count, "long text or value", "long texts and values") +
+        " were shortened here (texts to " + DATA.shortened.text_limit.toLocaleString("en-US") + " characters). The JSON report holds everything."));
+    }
+    return el("header", null, nodes);
+  }
+
+  /* The pass rate on a 0-100% track with its interval; plain boxes, so nothing stretches. */
+  function ciBar(rate, ci, color) {
+    var pct = function (v) { return Math.max(0, Math.min(1, v)) * 100 + "%"; };
+    var bar = el("div", { class: "cibar", "aria-hidden": "true" }, el("div", { class: "track" }));
+    [0.7, 0.9].forEach(function (t) { var tick = el("div", { class: "tick" }); tick.style.left = pct(t); bar.appendChild(tick); });
+    if (ci && typeof ci.low === "number" && typeof ci.high === "number") {
+      var range = el("div", { class: "range" });
+      range.style.left = pct(ci.low);
+      range.style.width = "calc(" + pct(ci.high) + " - " + pct(ci.low) + ")";
+      range.style.background = color;
+      bar.appendChild(range);
+    }
+    if (typeof rate === "number") {
+      var dot = el("div", { class: "point" });
+      dot.style.left = pct(rate);
+      dot.style.background = color;
+      bar.appendChild(dot);
+    }
+    return bar;
+  }
+
+  function ciText(ci) {
+    if (!ci || ci.low === null || ci.low === undefined) return null;
+    var lvl = typeof ci.level === "number" ? Math.round(ci.level * 100) + "%" : "95%";
+    return lvl + " interval " + fmtRate(ci.low) + "\u2013" + fmtRate(ci.high);
+  }
+
+  function summarySection() {
+    var cards = variants.map(function (name, vi) {
+      var s = VS[name] || {};
+      var judged = (s.passed || 0) + (s.failed || 0) + (s.errors || 0);
+      var ci = s.pass_rate_ci;
+      var method = ci && (ci.method || ci.unit) ? [ci.method, ci.unit ? "by " + ci.unit : null].filter(Boolean).join(", ") : null;
+      var flaky = Array.isArray(s.flaky_cases) ? s.flaky_cases.length : null;
+      var kv = el("dl", { class: "kv num" });
+      function row(k, v, testid) { kv.appendChild(el("dt", { text: k })); kv.appendChild(el("dd", { "data-testid": testid, text: v })); }
+      row("passed / judged", (s.passed || 0) + " / " + judged, "counts-" + name);
+      row("failed", String(s.failed || 0), "failed-" + name);
+      row("errors", String(s.errors || 0), "errors-" + name);
+      if (s.unassessed) row("not assessed", String(s.unassessed), "unassessed-" + name);
+      if (s.not_run) row("not run", String(s.not_run), "not-run-" + name);
+      if (s.interrupted) row("interrupted", String(s.interrupted), "interrupted-" + name);
+      if ((plan.runs || 1) > 1) {
+        row("mean of runs", fmtRate(s.mean_pass_rate), "mean-run-" + name);
+        row("worst run", fmtRate(s.min_pass_rate), "min-run-" + name);
+      }
+      if (typeof s.cases === "number") row("cases", String(s.cases), "cases-" + name);
+      if (flaky !== null) row("flaky cases", String(flaky), "flaky-" + name);
+      var v = (plan.variants || [])[vi] || {};
+      var subject = v.subject && typeof v.subject === "object" ? v.subject : null;
+      var describe = subject ? [subject.type, subject.model || subject.function || subject.command || subject.url].filter(function (x) { return typeof x === "string"; }).join(": ") : "";
+      if (v.skill_path) describe += (describe ? " \u00b7 " : "") + "skill " + v.skill_path;
+      return el("div", { class: "card", "data-testid": "variant-card-" + name },
+        el("div", { class: "name" }, swatch(vi), el("span", { class: "label", text: name, title: name })),
+        describe ? el("div", { class: "muted small", text: describe }) : null,
+        el("div", { class: "big num" }, mark(level(s.pass_rate)), el("span", { "data-testid": "pass-rate-" + name, text: fmtRate(s.pass_rate) })),
+        el("div", { class: "ci num" },
+          ciText(ci) ? el("span", { "data-testid": "pass-rate-ci-" + name, text: ciText(ci) }) : el("span", { "data-testid": "pass-rate-ci-" + name, text: "no interval in this report" }),
+          method ? el("span", { class: "small", text: " (" + method + ")" }) : null),
+        ciBar(s.pass_rate, ci, variantColor(vi)),
+        kv);
+    });
+    return el("section", { "data-testid": "summary" },
+      el("h2", null, "Pass rate", el("span", { class: "muted", text: "judged attempts that passed; markers at 70% and 90%" })),
+      el("div", { class: "cards" }, cards));
+  }
+
+  var FLAG_WORDS = {
+    "few-discordant": "Few cases differ between the variants, so this comparison cannot say much.",
+    "underpowered": "Too few cases to detect a difference of this size reliably.",
+    "not-significant": "The difference is within what chance alone would produce.",
+    "different-cases": "The variants were not run on exactly the same cases.",
+    "flaky": "Some cases give different results on different runs."
+  };
+  function flagWords(f) {
+    if (typeof f !== "string") return JSON.stringify(f);
+    if (FLAG_WORDS[f]) return FLAG_WORDS[f];
+    if (!/\s/.test(f)) { var s = f.replace(/[-_]+/g, " "); return s.charAt(0).toUpperCase() + s.slice(1) + "."; }
+    return f;
+  }
+
+  function comparisonSection() {
+    var comps = summary.comparisons;
+    if (!Array.isArray(comps) || !comps.length) return null;
+    var blocks = comps.map(function (c) {
+      var id = "comparison-" + c.a + "-" + c.b;
+      var mc = c.mcnemar && typeof c.mcnemar === "object" ? c.mcnemar : null;
+      var mcP = mc ? mc.p : c.mcnemar_p;
+      var diff = c.mean_difference, dci = c.mean_difference_ci || {};
+      var diffText = diff === null || diff === undefined ? "n/a" : fmtSigned(diff);
+      var diffCi = ciRange(dci);
+      var diffLevel = typeof dci.level === "number" ? Math.round(dci.level * 100) + "% interval " : "95% interval ";
+      function stat(k, v, testid, sub) {
+        return el("div", { class: "stat" }, el("div", { class: "k", text: k }),
+          el("div", { class: "v num", "data-testid": testid, text: v === undefined || v === null ? "n/a" : String(v) }),
+          sub ? el("div", { class: "sub num", text: sub }) : null);
+      }
+      var stats = el("div", { class: "stats" },
+        stat("cases compared", c.cases, "cmp-cases"),
+        stat(c.a + " better", c.a_wins, "cmp-a-wins"),
+        stat(c.b + " better", c.b_wins, "cmp-b-wins"),
+        stat("ties", c.ties, "cmp-ties"),
+        c.discordant !== undefined ? stat("discordant", c.discordant, "cmp-discordant") : null,
+        stat("mean difference (A\u2212B)", diffText, "cmp-mean-difference", diffCi ? diffLevel + diffCi : null),
+        stat("sign test p", fmtP(c.sign_test_p), "cmp-sign-p"),
+        stat("McNemar p", fmtP(mcP), "cmp-mcnemar-p", mc && mc.b01 !== undefined ? "only A passed " + mc.b10 + " \u00b7 only B passed " + mc.b01 : null));
+      var flags = Array.isArray(c.flags) && c.flags.length ? el("ul", { class: "flags", "data-testid": "cmp-flags" },
+        c.flags.map(function (f) { return el("li", null, mark("warn", "caution"), el("span", { text: flagWords(f) })); })) : null;
+      var differs = c.differs_in;
+      var differsNode = differs && (!Array.isArray(differs) || differs.length) ? el("p", { class: "muted", "data-testid": "cmp-differs-in" },
+        "The variants differ in: " + (Array.isArray(differs) ? differs.join(", ") : typeof differs === "string" ? differs : JSON.stringify(differs)) + ".") : null;
+      return el("div", { class: "cmp", "data-testid": id },
+        el("h3", null, c.a + " vs " + c.b),
+        c.headline ? el("p", { class: "headline", "data-testid": "cmp-headline", text: c.headline }) : null,
+        differsNode, stats, flags, fieldComparison(c));
+    });
+    return el("section", { "data-testid": "comparisons" },
+      el("h2", null, "Paired comparison", el("span", { class: "muted", text: "same cases, variant against variant" })), blocks);
+  }
+
+  function ciRange(ci) {
+    return ci && typeof ci.low === "number" && typeof ci.high === "number" ? fmtSigned(ci.low) + " to " + fmtSigned(ci.high) : null;
+  }
+
+  /* Per-field paired comparison: the known figures in fixed columns, anything else after them. */
+  function fieldComparison(c) {
+    var fields = c.fields;
+    if (!fields || typeof fields !== "object") return null;
+    var paths = Object.keys(fields).sort();
+    if (!paths.length) return null;
+    var known = ["cases", "a_wins", "b_wins", "ties", "mean_difference", "mean_difference_ci", "sign_test_p"];
+    var extra = [];
+    paths.forEach(function (p) {
+      var f = fields[p];
+      if (f && typeof f === "object") Object.keys(f).forEach(function (k) { if (known.indexOf(k) < 0 && extra.indexOf(k) < 0) extra.push(k); });
+    });
+    function cellText(k, v) {
+      if (v === null || v === undefined) return "n/a";
+      if (typeof v === "number") {
+        if (/(^|_)p$|p_value|(^|_)p_/.test(k)) return fmtP(v);
+        if (/rate|accuracy/.test(k)) return fmtRate(v);
+        if (/diff/.test(k)) return fmtSigned(v);
+        return fmtNum(v, 3);
+      }
+      if (Array.isArray(v)) return v.map(function (x) { return typeof x === "string" ? flagWords(x) : JSON.stringify(x); }).join(" ");
+      if (typeof v === "object") return ciRange(v) || JSON.stringify(v);
+      return String(v);
+    }
+    var heads = ["field", "cases", c.a + " better", c.b + " better", "ties", "mean difference (95% interval)", "sign test p"]
+      .concat(extra.map(function (k) { return k.replace(/_/g, " "); }));
+    return el("details", { class: "field-cmp", open: paths.length <= 12 },
+      el("summary", { class: "muted", text: "Per field (" + plural(paths.length, "field") + ")" }),
+      el("div", { class: "table-wrap" }, el("table", { "data-testid": "cmp-fields" },
+        el("thead", null, el("tr", null, heads.map(function (h, i) { return el("th", { class: i ? "r" : null, text: h }); }))),
+        el("tbody", null, paths.map(function (p) {
+          var f = fields[p] || {};
+          var diff = typeof f.mean_difference === "number" ? fmtSigned(f.mean_difference) : "n/a";
+          var range = ciRange(f.mean_difference_ci);
+          return el("tr", { "data-testid": "cmp-field-" + p },
+            el("td", null, el("code", { text: p })),
+            ["cases", "a_wins", "b_wins", "ties"].map(function (k) { return el("td", { class: "r num", text: cellText(k, f[k]) }); }),
+            el("td", { class: "r num" }, diff, range ? el("span", { class: "sub", text: range }) : null),
+            el("td", { class: "r num", text: fmtP(f.sign_test_p) }),
+            extra.map(function (k) { return el("td", { class: "r num", text: cellText(k, f[k]) }); }));
+        })))));
+  }
+
+  function notMeasuredSection() {
+    var items = summary.not_measured;
+    if (!Array.isArray(items) || !items.length) return null;
+    return el("section", { "data-testid": "not-measured" },
+      el("h2", null, "Not measured", el("span", { class: "muted", text: "what this report cannot tell you" })),
+      el("ul", { class: "plain" }, items.map(function (it) {
+        return el("li", null, el("strong", { text: String(it.what || "") }), it.why ? ": " + it.why : "");
+      })));
+  }
+
+  function gatesSection() {
+    var gates = DATA.gates || [];
+    if (!gates.length) return null;
+    return el("section", { "data-testid": "gates" },
+      el("h2", null, "Gates"),
+      el("div", { class: "table-wrap" }, el("table", null,
+        el("thead", null, el("tr", null, ["", "gate", "variant", "threshold", "value", "description"].map(function (h) { return el("th", { text: h }); }))),
+        el("tbody", null, gates.map(function (g, i) {
+          var isRate = typeof g.threshold === "number" && g.threshold <= 1 && (g.gate || "").indexOf("rate") >= 0 || g.gate === "fail-under";
+          var show = function (v) { return v === null || v === undefined ? "n/a" : typeof v === "number" && isRate ? fmtRate(v) : typeof v === "number" ? fmtNum(v) : String(v); };
+          return el("tr", { "data-testid": "gate-row", "data-passed": g.passed ? "true" : "false" },
+            el("td", null, mark(g.passed ? "ok" : "bad", g.passed ? "passed" : "failed"), el("span", { class: "sr", text: g.passed ? " passed" : " failed" })),
+            el("td", { text: g.gate || "" }), el("td", { text: g.variant || "" }),
+            el("td", { class: "num", text: show(g.threshold) }), el("td", { class: "num", text: show(g.value) }),
+            el("td", { text: g.description || "" }));
+        })))));
+  }
+
+  function fieldsSection() {
+    var paths = [];
+    variants.forEach(function (name) {
+      Object.keys((VS[name] || {}).field_accuracy || {}).forEach(function (p) { if (paths.indexOf(p) < 0) paths.push(p); });
+    });
+    if (!paths.length) return null;
+    paths.sort();
+    var labelW = 200, barW = 520, valueW = 70, barH = 14, gap = 3, groupGap = 12, top = 22;
+    var groupH = variants.length * (barH + gap) - gap;
+    var height = top + paths.length * (groupH + groupGap) + 4;
+    var width = labelW + barW + valueW;
+    var x = function (v) { return labelW + v * barW; };
+    var g = [];
+    [0, 0.25, 0.5, 0.75, 1].forEach(function (t) {
+      g.push(svg("line", { class: "grid", x1: x(t), x2: x(t), y1: top - 4, y2: height - 4 }));
+      g.push(svg("text", { class: "axis", x: x(t), y: 12, "text-anchor": t === 0 ? "start" : t === 1 ? "end" : "middle", text: (t * 100) + "%" }));
+    });
+    paths.forEach(function (p, pi) {
+      var y0 = top + pi * (groupH + groupGap);
+      var label = p.length > 30 ? p.slice(0, 29) + "\u2026" : p;
+      g.push(svg("text", { x: labelW - 10, y: y0 + groupH / 2 + 4, "text-anchor": "end", "data-testid": "field-label-" + p },
+        svg("title", { text: p }), label));
+      variants.forEach(function (name, vi) {
+        var r = ((VS[name] || {}).field_accuracy || {})[p];
+        var y = y0 + vi * (barH + gap);
+        var has = typeof r === "number";
+        g.push(svg("rect", { x: labelW, y: y, width: barW, height: barH, rx: 3, fill: "var(--border-soft)" }));
+        if (has) g.push(svg("rect", { x: labelW, y: y, width: Math.max(r * barW, 1.5), height: barH, rx: 3, fill: variantColor(vi) },
+          svg("title", { text: name + " \u00b7 " + p + ": " + fmtRate(r) })));
+        g.push(svg("text", { x: width - 4, y: y + barH - 3, "text-anchor": "end", class: "num", "data-testid": "field-acc-" + name + "-" + p,
+          fill: has && r < 0.7 ? "var(--bad)" : null, text: has ? fmtRate(r) : "n/a" }));
+      });
+    });
+    var chart = svg("svg", { class: "chart", viewBox: "0 0 " + width + " " + height, role: "img", "aria-label": "Per-field accuracy by variant", "data-testid": "field-chart" }, g);
+    var legend = el("div", { class: "legend" }, variants.map(function (name, vi) { return el("span", null, swatch(vi), name); }));
+    return el("section", { "data-testid": "field-accuracy" },
+      el("h2", null, "Per-field accuracy", el("span", { class: "muted", text: "share of graded fields that matched" })), legend, chart);
+  }
+
+  function categorySection() {
+    var cats = [];
+    variants.forEach(function (name) { Object.keys((VS[name] || {}).by_category || {}).forEach(function (c) { if (cats.indexOf(c) < 0) cats.push(c); }); });
+    if (cats.length < 2) return null;
+    cats.sort();
+    return el("section", { "data-testid": "by-category" },
+      el("h2", null, "By category"),
+      el("div", { class: "table-wrap" }, el("table", null,
+        el("thead", null, el("tr", null, el("th", { text: "category" }), variants.map(function (v) { return el("th", { class: "r", text: v }); }))),
+        el("tbody", null, cats.map(function (cat) {
+          return el("tr", null, el("td", { text: cat }), variants.map(function (v) {
+            var b = ((VS[v] || {}).by_category || {})[cat];
+            if (!b) return el("td", { class: "r muted", text: "\u2014" });
+            return el("td", { class: "r num", "data-testid": "category-" + v + "-" + cat },
+              mark(level(b.pass_rate)), " " + fmtRate(b.pass_rate), el("span", { class: "sub", text: b.passed + " / " + b.attempts }));
+          }));
+        })))));
+  }
+
+  var MEASURES = [["input_tokens", "input tokens", 0], ["output_tokens", "output tokens", 0], ["cost_usd", "cost (USD)", 4], ["requests", "requests", 0]];
+  function measureCell(name, key, m, digits) {
+    var testid = "measure-" + name + "-" + key;
+    if (!m) return el("td", { class: "r", "data-testid": testid }, el("span", { class: "unknown", text: "unknown" }), el("span", { class: "sub", text: "not recorded" }));
+    var known = m.known_count || 0, unknown = m.unknown_count || 0;
+    if (m.total !== null && m.total !== undefined) {
+      return el("td", { class: "r num", "data-testid": testid }, el("span", { text: fmtNum(m.total, digits) }),
+        el("span", { class: "sub", text: "all " + known.toLocaleString("en-US") + " measured" }));
+    }
+    var sub = known ? "known subtotal " + fmtNum(m.known_subtotal, digits) + " from " + known.toLocaleString("en-US") + " \u00b7 " + unknown.toLocaleString("en-US") + " unknown"
+      : "none of " + unknown.toLocaleString("en-US") + " measured";
+    return el("td", { class: "r num", "data-testid": testid }, el("span", { class: "unknown", text: "unknown" }), el("span", { class: "sub", text: sub }));
+  }
+  function measurementsSection() {
+    var rows = variants.map(function (name) {
+      var m = (VS[name] || {}).measurements || {};
+      var lat = m.latency_ms || {};
+      function lcell(k, testid) {
+        var v = lat[k];
+        return v === null || v === undefined ? el("td", { class: "r", "data-testid": testid }, el("span", { class: "unknown", text: "unknown" }))
+          : el("td", { class: "r num", "data-testid": testid, text: v.toFixed(1) + " ms" });
+      }
+      return el("tr", null, el("td", { text: name }),
+        lcell("median", "measure-" + name + "-latency-median"), lcell("p95", "measure-" + name + "-latency-p95"),
+        MEASURES.map(function (spec) { return measureCell(name, spec[0], m[spec[0]], spec[2]); }));
+    });
+    return el("section", { "data-testid": "measurements" },
+      el("h2", null, "Measurements", el("span", { class: "muted", text: "unknown means not reported by the subject, never zero" })),
+      el("div", { class: "table-wrap" }, el("table", null,
+        el("thead", null, el("tr", null, el("th", { text: "variant" }), el("th", { class: "r", text: "latency median" }), el("th", { class: "r", text: "latency p95" }),
+          MEASURES.map(function (spec) { return el("th", { class: "r", text: spec[1] }); }))),
+        el("tbody", null, rows))));
+  }
+
+  /* ---------- case table: filtered, sorted, one page of rows at a time ---------- */
+
+  var state = { query: "", failing: false, flaky: false, disagree: false, category: "", sort: "plan", page: 0 };
+  var expanded = new Set();
+  var view = [];
+  var tbody, countNode, pagerInfo, prevBtn, nextBtn;
+
+  function computeView() {
+    var q = state.query.trim().toLowerCase();
+    if (q && !haystack) buildHaystack();
+    view = [];
+    for (var i = 0; i < facts.length; i++) {
+      var f = facts[i];
+      if (state.failing && !f.failing) continue;
+      if (state.flaky && !f.flaky) continue;
+      if (state.disagree && !f.disagree) continue;
+      if (state.category && (state.category === "\u0000none" ? f.category !== "" : f.category !== state.category)) continue;
+      if (q && haystack[i].indexOf(q) < 0) continue;
+      view.push(i);
+    }
+    if (state.sort === "failures") view.sort(function (a, b) { return facts[b].failures - facts[a].failures || a - b; });
+    else if (state.sort === "id") view.sort(function (a, b) { var x = cases[a].id, y = cases[b].id; return x < y ? -1 : x > y ? 1 : a - b; });
+  }
+
+  function caseRow(i) {
+    var c = cases[i], f = facts[i];
+    var open = expanded.has(i);
+    var tr = el("tr", { class: "row" + (open ? " open" : ""), "data-testid": "case-row", "data-case-id": c.id, "aria-expanded": open ? "true" : "false" },
+      el("td", null, el("button", { class: "expander", type: "button", "aria-label": "show details", text: "\u25b6" })),
+      el("td", { class: "id", text: c.id }),
+      el("td", { class: "muted", text: c.cat || "" }),
+      f.per.map(function (t, vi) {
+        var kind = !t.judged ? "none" : t.passed === t.judged ? "ok" : t.passed === 0 ? "bad" : "warn";
+        var stability = ((VS[variants[vi]] || {}).case_stability || {})[c.id];
+        return el("td", { "data-testid": "case-cell-" + variants[vi] },
+          el("div", { class: "vcell" }, mark(kind), el("span", { class: "num", text: t.passed + "/" + t.judged }),
+            t.runs.length > 1 ? el("span", { class: "dots" }, t.runs.map(function (a) { return el("span", { class: "dot " + a.s, title: "run " + a.r + ": " + (STATUS_WORDS[a.s] || a.s) }); })) : null,
+            t.flaky ? el("span", { class: "tag", title: typeof stability === "number" ? "stability " + fmtRate(stability) : "runs disagree", text: "flaky" }) : null,
+            t.errors ? el("span", { class: "tag err", text: plural(t.errors, "error") }) : null));
+      }));
+    tr.addEventListener("click", function (ev) {
+      if (ev.target && ev.target.closest && ev.target.closest("a")) return;
+      toggle(i, tr);
+    });
+    return tr;
+  }
+
+  function toggle(i, tr) {
+    var next = tr.nextSibling;
+    if (expanded.has(i)) {
+      expanded.delete(i);
+      if (next && next.getAttribute && next.getAttribute("data-detail-for") === String(i)) next.remove();
+      tr.classList.remove("open");
+      tr.setAttribute("aria-expanded", "false");
+    } else {
+      expanded.add(i);
+      tr.parentNode.insertBefore(detailRow(i), next);
+      tr.classList.add("open");
+      tr.setAttribute("aria-expanded", "true");
+    }
+  }
+
+  function renderRows() {
+    var pages = Math.max(1, Math.ceil(view.length / PAGE_SIZE));
+    if (state.page >= pages) state.page = pages - 1;
+    var start = state.page * PAGE_SIZE, end = Math.min(view.length, start + PAGE_SIZE);
+    var frag = document.createDocumentFragment();
+    for (var k = start; k < end; k++) {
+      var i = view[k];
+      frag.appendChild(caseRow(i));
+      if (expanded.has(i)) frag.appendChild(detailRow(i));
+    }
+    if (!view.length) frag.appendChild(el("tr", null, el("td", { class: "empty", colspan: 3 + variants.length, text: "No case matches these filters." })));
+    tbody.replaceChildren(frag);
+    countNode.textContent = view.length === cases.length ? plural(cases.length, "case") : view.length.toLocaleString("en-US") + " of " + plural(cases.length, "case");
+    countNode.setAttribute("data-count", String(view.length));
+    pagerInfo.textContent = view.length ? "rows " + (start + 1).toLocaleString("en-US") + "\u2013" + end.toLocaleString("en-US") + " \u00b7 page " + (state.page + 1) + " of " + pages : "";
+    prevBtn.disabled = state.page === 0;
+    nextBtn.disabled = state.page >= pages - 1;
+  }
+
+  function refresh() { state.page = 0; computeView(); renderRows(); }
+
+  function casesSection() {
+    var cats = [], hasNone = false;
+    cases.forEach(function (c) { if (c.cat) { if (cats.indexOf(c.cat) < 0) cats.push(c.cat); } else hasNone = true; });
+    cats.sort();
+    var search = el("input", { type: "search", placeholder: "Search id, output or expected text\u2026", "aria-label": "search cases", "data-testid": "case-search" });
+    var timer = null;
+    search.addEventListener("input", function () {
+      clearTimeout(timer);
+      timer = setTimeout(function () { state.query = search.value; refresh(); }, cases.length > 2000 ? 200 : 60);
+    });
+    function check(key, label, testid) {
+      var box = el("input", { type: "checkbox", "data-testid": testid });
+      box.addEventListener("change", function () { state[key] = box.checked; refresh(); });
+      return el("label", null, box, label);
+    }
+    var catSel = el("select", { "aria-label": "category", "data-testid": "filter-category" },
+      el("option", { value: "", text: "All categories" }),
+      cats.map(function (c) { return el("option", { value: c, text: c }); }),
+      hasNone && cats.length ? el("option", { value: "\u0000none", text: "(no category)" }) : null);
+    catSel.addEventListener("change", function () { state.category = catSel.value; refresh(); });
+    var sortSel = el("select", { "aria-label": "order", "data-testid": "case-sort" },
+      el("option", { value: "plan", text: "Plan order" }), el("option", { value: "failures", text: "Most failures first" }), el("option", { value: "id", text: "Case id" }));
+    sortSel.addEventListener("change", function () { state.sort = sortSel.value; refresh(); });
+    countNode = el("span", { class: "count num", "data-testid": "case-count" });
+    var toolbar = el("div", { class: "toolbar" }, search,
+      check("failing", "Failing only", "filter-failing"),
+      check("flaky", "Flaky only", "filter-flaky"),
+      variants.length > 1 ? check("disagree", "Variants disagree", "filter-disagree") : null,
+      cats.length ? catSel : null, sortSel, countNode);
+    tbody = el("tbody", { "data-testid": "case-rows" });
+    var table = el("table", { class: "cases" },
+      el("thead", null, el("tr", null, el("th", { style: "width:28px" }), el("th", { text: "case" }), el("th", { text: "category" }),
+        variants.map(function (v, vi) { return el("th", null, el("span", { class: "vcell" }, swatch(vi), v)); }))),
+      tbody);
+    prevBtn = el("button", { type: "button", "data-testid": "pager-prev", text: "\u2190 Previous" });
+    nextBtn = el("button", { type: "button", "data-testid": "pager-next", text: "Next \u2192" });
+    pagerInfo = el("span", { class: "muted num", "data-testid": "pager-info" });
+    prevBtn.addEventListener("click", function () { if (state.page > 0) { state.page--; renderRows(); } });
+    nextBtn.addEventListener("click", function () { state.page++; renderRows(); });
+    return el("section", { "data-testid": "cases" },
+      el("h2", null, "Cases", el("span", { class: "muted", text: "click a row for outputs, grader reasons and field diffs" })),
+      toolbar, el("div", { class: "table-wrap" }, table), el("div", { class: "pager" }, pagerInfo, prevBtn, nextBtn));
+  }
+
+  /* ---------- case detail, built only when a row is opened ---------- */
+
+  function detailRow(i) {
+    var c = cases[i], f = facts[i];
+    var panes = [];
+    var exp = el("div", { class: "pane", "data-testid": "expected-pane" }, el("h3", { text: "Expected" }));
+    if (c.x === undefined) exp.appendChild(el("p", { class: "muted", text: "No expected answer (graded by other means)." }));
+    else if (isOmitted(c.x)) exp.appendChild(valueNode(c.x));
+    else exp.appendChild(el("pre", { class: "text", text: valueText(c.x) }));
+    panes.push(exp);
+    f.per.forEach(function (t, vi) { panes.push(variantPane(c, t, vi)); });
+    var grid = el("div", { class: "detail-grid" }, panes);
+    grid.style.setProperty("--cols", String(panes.length));
+    var input = null;
+    if (c["in"] !== undefined) {
+      input = el("details", { class: "input" }, el("summary", { text: "Input" }),
+        isOmitted(c["in"]) ? valueNode(c["in"]) : el("pre", { class: "text", text: valueText(c["in"]) }));
+    }
+    var meta = c.tags && c.tags.length ? el("p", { class: "muted small", text: "tags: " + c.tags.join(", ") }) : null;
+    return el("tr", { class: "detail", "data-testid": "case-detail", "data-detail-for": String(i) },
+      el("td", { colspan: 3 + variants.length }, meta, input, grid));
+  }
+
+  function variantPane(c, t, vi) {
+    var name = variants[vi];
+    var pane = el("div", { class: "pane", "data-testid": "variant-pane-" + name });
+    var stability = ((VS[name] || {}).case_stability || {})[c.id];
+    pane.appendChild(el("h3", null, swatch(vi), name,
+      typeof stability === "number" ? el("span", { class: "muted small", text: "stability " + fmtRate(stability) }) : null));
+    if (!t.runs.length) { pane.appendChild(el("p", { class: "muted", text: "No attempt recorded." })); return pane; }
+    var body = el("div");
+    var chosen = 0;
+    for (var k = 0; k < t.runs.length; k++) { if (FAILED[t.runs[k].s]) { chosen = k; break; } }
+    if (t.runs.length > 1) {
+      var tabs = el("div", { class: "runtabs", role: "tablist" });
+      t.runs.forEach(function (a, k) {
+        var b = el("button", { type: "button", role: "tab", "aria-selected": k === chosen ? "true" : "false", "data-testid": "run-tab" },
+          el("span", { class: "dot " + a.s }), "run " + a.r);
+        b.addEventListener("click", function (ev) {
+          ev.stopPropagation();
+          Array.prototype.forEach.call(tabs.children, function (x) { x.setAttribute("aria-selected", "false"); });
+          b.setAttribute("aria-selected", "true");
+          body.replaceChildren(attemptView(a));
+        });
+        tabs.appendChild(b);
+      });
+      pane.appendChild(tabs);
+    }
+    body.appendChild(attemptView(t.runs[chosen]));
+    pane.appendChild(body);
+    return pane;
+  }
+
+  function attemptView(a) {
+    var box = el("div", { "data-testid": "attempt" });
+    box.appendChild(el("div", null, statusBadge(a.s), a.os ? el("span", { class: "muted small", text: " output status: " + a.os }) : null));
+    if (a.e) box.appendChild(el("div", { class: "error-box", "data-testid": "attempt-error", text: a.e }));
+    if (a.o !== undefined && a.o !== null) {
+      var pretty = prettyOutput(a.o);
+      box.appendChild(el("pre", { class: "text", "data-testid": "attempt-output", title: pretty.json ? "JSON output, pretty-printed" : null, text: pretty.text }));
+    } else if (a.j !== undefined) {
+      box.appendChild(isOmitted(a.j) ? valueNode(a.j) : el("pre", { class: "text", "data-testid": "attempt-output", text: valueText(a.j) }));
+    } else if (a.s !== "not-run") {
+      box.appendChild(el("p", { class: "muted", text: "No output." }));
+    }
+    if (a.t !== undefined) {
+      box.appendChild(el("details", null, el("summary", { class: "muted small", text: "tool calls" }), isOmitted(a.t) ? valueNode(a.t) : el("pre", { class: "text", text: valueText(a.t) })));
+    }
+    (a.g || []).forEach(function (g) {
+      var kind = g.p === true ? "ok" : g.p === false ? "bad" : "none";
+      var gradeBox = el("div", { class: "grade", "data-testid": "grade" },
+        el("div", { class: "gh" }, mark(kind, g.p === true ? "passed" : g.p === false ? "failed" : "not assessed"), el("span", { text: g.n || "grader" }),
+          typeof g.sc === "number" ? el("span", { class: "muted small num", text: "score " + fmtNum(g.sc, 3) }) : null),
+        g.re ? el("div", { class: "reason", "data-testid": "grade-reason", text: g.re }) : null);
+      if (g.f && g.f.length) gradeBox.appendChild(fieldDiff(g.f));
+      box.appendChild(gradeBox);
+    });
+    var m = a.m || {};
+    var parts = [];
+    if (typeof m.latency_ms === "number") parts.push(m.latency_ms.toFixed(1) + " ms");
+    parts.push("tokens in " + fmtNum(m.input_tokens) + " / out " + fmtNum(m.output_tokens));
+    parts.push("cost " + (typeof m.cost_usd === "number" ? "$" + fmtNum(m.cost_usd, 6) : "unknown"));
+    if (a.s !== "not-run") box.appendChild(el("div", { class: "measure-line num", text: parts.join(" \u00b7 ") }));
+    return box;
+  }
+
+  function fieldDiff(fields) {
+    return el("table", { class: "diff", "data-testid": "field-diff" },
+      el("thead", null, el("tr", null, el("th", { text: "field" }), el("th", { text: "expected" }), el("th", { text: "actual" }), el("th"))),
+      el("tbody", null, fields.map(function (f) {
+        var kept = f.x !== undefined || f.y !== undefined;
+        return el("tr", { class: f.ok ? "" : "miss", "data-testid": "field-diff-row", "data-passed": f.ok ? "true" : "false", title: f.re || null },
+          el("td", { text: f.p }),
+          kept ? diffCell(f.x, f.ok) : el("td", { class: "omitted", text: "matches" }),
+          kept ? diffCell(f.y, f.ok) : el("td", { class: "omitted", text: "matches" }),
+          el("td", null, mark(f.ok ? "ok" : "bad", f.ok ? "match" : "mismatch")));
+      })));
+  }
+
+  /* ---------- page ---------- */
+
+  var sections = [header(), summarySection(), comparisonSection(), notMeasuredSection(), gatesSection(),
+    fieldsSection(), categorySection(), measurementsSection(), casesSection()];
+  sections.forEach(function (s) { if (s) app.appendChild(s); });
+  computeView();
+  renderRows();
+  document.documentElement.setAttribute("data-ready", "true");
+})();

@@ -1,0 +1,541 @@
+"""Shared machinery of the HTTP subjects (`openai`, `anthropic`, `http`).
+
+One aiohttp session per subject (created lazily inside the running loop), retries with
+exponential backoff and full jitter on 429 / 5xx / connection errors (Retry-After honoured),
+per-subject rate limits (max_concurrency, requests_per_minute), adaptive concurrency (halved
+on a 429, +1 back after every K successes), and ledger accounting: every HTTP request, retries
+included, is reserved in the run's Ledger before it is sent and completed after, whatever
+happens (an error, a bug, the runner's timeout cancelling it), so nothing stays pending.
+
+Error kinds raised as SubjectError.kind: "quota" (402 / quota 429 / billing: stop_run=True),
+"rate-limit" (429 after the last retry), "server-error" (5xx / 408 / 409 after the last
+retry), "connection" (could not connect / connection dropped before an answer, after the last
+retry), "auth" (401 / 403), "client-error" (other 4xx), "invalid-response" (malformed JSON,
+truncated body or stream, unexpected shape, missing path), "config" (missing env variable).
+Secrets (API keys, tokens, env values put in headers) are scrubbed from every message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import re
+import time
+from collections import deque
+from email.utils import parsedate_to_datetime
+from typing import Any, ClassVar
+
+import aiohttp
+
+from ..core import Measurements, Output, Result, SubjectRequest
+from ..errors import ConfigError, SubjectError
+from . import pricing
+from .base import Subject
+
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_loads = json.loads
+_perf = time.perf_counter
+
+COMMON_OPTIONS = {"headers", "price", "max_concurrency", "requests_per_minute", "retries"}
+RETRY_DEFAULTS = {"attempts": 4, "base_delay_s": 0.5, "max_delay_s": 30.0}
+#: successes in a row after which a reduced concurrency grows back by one
+RECOVER_AFTER = 10
+_SENSITIVE = re.compile(r"auth|key|token|secret|cookie|session|signature", re.I)
+ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_QUOTA_TYPES = {"insufficient_quota", "billing_error", "quota_exceeded", "payment_required",
+                "credit_balance_too_low"}
+
+
+def scrub(text: str, secrets) -> str:
+    """`text` with every secret value (4+ characters) replaced by ***."""
+    for secret in secrets:
+        if secret and len(secret) >= 4 and secret in text:
+            text = text.replace(secret, "***")
+    return text
+
+
+def expand_env(value: str, secrets: set[str]) -> str:
+    """`value` with each ${VAR} replaced by the environment's value (remembered as a secret);
+    KeyError names a variable that is not set."""
+    if "${" not in value:
+        return value
+
+    def sub(match: re.Match) -> str:
+        found = os.environ.get(match.group(1))
+        if found is None:
+            raise KeyError(match.group(1))
+        secrets.add(found)
+        return found
+
+    return ENV_REF.sub(sub, value)
+
+
+def retry_after_s(headers) -> float | None:
+    """Seconds to wait from `retry-after-ms` or `Retry-After` (seconds or an HTTP date)."""
+    value = headers.get("retry-after-ms")
+    if value:
+        try:
+            return max(0.0, float(value) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("Retry-After")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+
+
+def error_detail(payload: Any, text: str) -> tuple[str, bool]:
+    """(the provider's error message, whether its type/code says quota or billing)."""
+    message = None
+    quota = False
+    if isinstance(payload, dict):
+        err = payload.get("error")
+        if isinstance(err, dict):
+            message = err.get("message")
+            quota = any(isinstance(err.get(k), str) and err[k] in _QUOTA_TYPES for k in ("type", "code"))
+        elif isinstance(err, str):
+            message = err
+        if message is None:
+            message = payload.get("message") or payload.get("detail")
+    if not isinstance(message, str) or not message.strip():
+        message = " ".join(text.split())[:300] or "(empty body)"
+    return message[:500], quota
+
+
+def loads_or_fail(raw: bytes, fail) -> Any:
+    """Parse a JSON body once; a body that is not JSON is an invalid-response error."""
+    try:
+        return _loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise fail(f"response is not valid JSON ({exc}; {len(raw)} bytes)", kind="invalid-response") from None
+
+
+def sse_data(raw: bytes) -> list[bytes]:
+    """The data payloads of a server-sent-events body, one per event."""
+    out: list[bytes] = []
+    buf: list[bytes] = []
+    for line in raw.splitlines():
+        if line.startswith(b"data:"):
+            value = line[5:]
+            buf.append(value[1:] if value[:1] == b" " else value)
+        elif not line and buf:
+            out.append(b"\n".join(buf) if len(buf) > 1 else buf[0])
+            buf = []
+    if buf:
+        out.append(b"\n".join(buf))
+    return out
+
+
+def parse_args(raw: Any) -> Any:
+    """Tool-call arguments as JSON when they parse, else the raw string."""
+    if isinstance(raw, str):
+        try:
+            return _loads(raw) if raw.strip() else {}
+        except ValueError:
+            return raw
+    return raw
+
+
+def as_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+class Reply:
+    """What one successful HTTP exchange produced."""
+
+    __slots__ = ("text", "json", "tool_calls", "status", "input_tokens", "output_tokens", "cost", "model")
+
+    def __init__(self, text=None, tool_calls=None, status=None, input_tokens=None, output_tokens=None,
+                 model=None, json=None, cost=None):
+        self.text, self.tool_calls, self.status = text, tool_calls or [], status
+        self.input_tokens, self.output_tokens, self.model = input_tokens, output_tokens, model
+        self.json, self.cost = json, cost
+
+
+class Limiter:
+    """Per-subject concurrency cap (adaptive) and request pacing (requests per minute)."""
+
+    def __init__(self, max_concurrency: int | None, requests_per_minute: float | None,
+                 recover_after: int = RECOVER_AFTER):
+        self.max = max_concurrency
+        self.cap = max_concurrency  # effective cap; None means unbounded
+        self.in_flight = 0
+        self.recover_after = recover_after
+        self.interval = 60.0 / requests_per_minute if requests_per_minute else 0.0
+        self._next_slot = 0.0
+        self._paused_until = 0.0
+        self._waiters: deque = deque()
+        self._gen = 0  # bumped on each decrease: one 429 storm halves once, not once per request
+        self._ok = 0
+        self._ceiling: int | None = None
+
+    async def acquire(self) -> int:
+        """Take a slot (waiting for the cap, the pace and any Retry-After pause); returns the
+        generation to pass to on_rate_limited."""
+        cap = self.cap
+        if cap is None or (self.in_flight < cap and not self._waiters):
+            self.in_flight += 1
+        else:
+            fut = asyncio.get_running_loop().create_future()
+            self._waiters.append(fut)
+            try:
+                await fut  # release() hands the slot over (in_flight already counts us)
+            except BaseException:
+                if fut.done() and not fut.cancelled():
+                    self.release()
+                else:
+                    try:
+                        self._waiters.remove(fut)
+                    except ValueError:
+                        pass
+                raise
+        gen = self._gen
+        if self.interval or self._paused_until:
+            try:
+                await self._pace()
+            except BaseException:
+                self.release()
+                raise
+        return gen
+
+    async def _pace(self) -> None:
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        start = max(now, self._paused_until)
+        if self.interval:
+            start = max(start, self._next_slot)
+            self._next_slot = start + self.interval
+        if start > now:
+            await asyncio.sleep(start - now)
+
+    def release(self) -> None:
+        self.in_flight -= 1
+        if self._waiters:
+            self._wake()
+
+    def _wake(self) -> None:
+        waiters = self._waiters
+        while waiters and (self.cap is None or self.in_flight < self.cap):
+            fut = waiters.popleft()
+            if not fut.done():
+                self.in_flight += 1
+                fut.set_result(None)
+
+    def on_success(self) -> None:
+        if self.cap is None or self.cap == self.max:
+            return
+        self._ok += 1
+        if self._ok >= self.recover_after:
+            self._ok = 0
+            self.cap += 1
+            if self.max is None and self._ceiling is not None and self.cap >= self._ceiling:
+                self.cap = None  # back to where it was before the first 429
+            self._wake()
+
+    def on_rate_limited(self, gen: int, retry_after: float | None) -> None:
+        if retry_after:
+            until = asyncio.get_running_loop().time() + retry_after
+            self._paused_until = max(self._paused_until, until)
+        if gen != self._gen:
+            return  # already reduced for this burst
+        self._gen += 1
+        current = self.cap if self.cap is not None else max(self.in_flight + 1, 1)
+        if self.max is None and self._ceiling is None:
+            self._ceiling = current
+        self.cap = max(1, current // 2)
+        self._ok = 0
+
+
+def _positive(spec: dict, key: str, kind: str, typ=int) -> Any:
+    value = spec.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, typ) or value <= 0:
+        raise ConfigError(f"subject {kind!r}: {key!r} must be a positive number", field=f"subject.{key}")
+    return value
+
+
+def parse_retries(value: Any, kind: str) -> dict:
+    """The `retries` option: {attempts, base_delay_s, max_delay_s}; attempts counts every request."""
+    if value is None:
+        return dict(RETRY_DEFAULTS)
+    if not isinstance(value, dict) or set(value) - set(RETRY_DEFAULTS):
+        raise ConfigError(f"subject {kind!r}: 'retries' is {{attempts, base_delay_s, max_delay_s}}",
+                          field="subject.retries")
+    out = {**RETRY_DEFAULTS, **value}
+    attempts = out["attempts"]
+    if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
+        raise ConfigError(f"subject {kind!r}: retries.attempts must be an integer >= 1",
+                          field="subject.retries.attempts")
+    for key in ("base_delay_s", "max_delay_s"):
+        v = out[key]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+            raise ConfigError(f"subject {kind!r}: retries.{key} must be a number >= 0",
+                              field=f"subject.retries.{key}")
+        out[key] = float(v)
+    return out
+
+
+class HTTPSubject(Subject):
+    """Base of the HTTP subjects: subclasses build the body and parse the answer."""
+
+    remote: ClassVar[bool] = True
+    has_model: ClassVar[bool] = False
+    default_max_concurrency: ClassVar[int | None] = None
+    method: str = "POST"
+
+    def __init__(self, spec: dict, base_dir):
+        self._session: aiohttp.ClientSession | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._limiter: Limiter | None = None
+        self._secrets: set[str] = set()
+        super().__init__(spec, base_dir)
+
+    # ------------------------------------------------------------------ options
+
+    def parse_common(self, spec: dict) -> dict:
+        """Validate the options every HTTP subject shares; returns the options to keep."""
+        kind = self.kind
+        headers = spec.get("headers", {})
+        if not isinstance(headers, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                                    for k, v in headers.items()):
+            raise ConfigError(f"subject {kind!r}: 'headers' must map names to strings", field="subject.headers")
+        self._price = pricing.parse_price(spec.get("price"), kind)
+        self._max_concurrency = _positive(spec, "max_concurrency", kind)
+        self._rpm = _positive(spec, "requests_per_minute", kind, (int, float))
+        self._retry = parse_retries(spec.get("retries"), kind)
+        return {k: v for k, v in spec.items() if k != "type"}
+
+    @property
+    def spec(self) -> dict:
+        """The saved form: env var names only; literal values of secret-looking headers hidden."""
+        out = {"type": self.kind, **self.options}
+        headers = out.get("headers")
+        if headers:
+            out["headers"] = {k: (v if not _SENSITIVE.search(k) or ENV_REF.search(v) else "***")
+                              for k, v in headers.items()}
+        return out
+
+    @property
+    def label(self) -> str:
+        model = self.options.get("model")
+        return f"{self.kind}:{model}" if model else self.kind
+
+    def env_headers_missing(self) -> list[str]:
+        return sorted({name for v in self.options.get("headers", {}).values()
+                       for name in ENV_REF.findall(v) if name not in os.environ})
+
+    # ------------------------------------------------------------------ hooks
+
+    def env_secret(self, env: str) -> str | None:
+        """A secret read from the environment at run time (remembered, to scrub it from errors)."""
+        value = os.environ.get(env)
+        if value:
+            self._secrets.add(value)
+        return value or None
+
+    def option_headers(self, names=None) -> dict[str, str]:
+        """The `headers` option with ${VAR} expanded now (optionally only some names)."""
+        out = {}
+        for name, value in self.options.get("headers", {}).items():
+            if names is None or name in names:
+                try:
+                    out[name] = expand_env(value, self._secrets)
+                except KeyError as exc:
+                    raise self.fail(f"environment variable {exc.args[0]} used in header {name!r} "
+                                    "is not set", kind="config") from None
+        return out
+
+    def static_headers(self) -> dict[str, str]:
+        """Headers sent with every request; read at run time (keys come from the environment)."""
+        return self.option_headers()
+
+    def request_headers(self) -> dict[str, str] | None:
+        """Headers computed per request (None: none)."""
+        return None
+
+    def url(self) -> str:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def build(self, request: SubjectRequest) -> tuple[dict, int | None, bool]:
+        """(body, bound on output tokens or None, stream?)"""
+        raise NotImplementedError  # pragma: no cover
+
+    def parse_body(self, raw: bytes) -> Reply:
+        raise NotImplementedError  # pragma: no cover
+
+    def parse_stream(self, raw: bytes) -> Reply:
+        raise self.fail("this subject does not stream", kind="config")
+
+    # ------------------------------------------------------------------ errors
+
+    def fail(self, message: str, *, kind: str = "error", **kw) -> SubjectError:
+        """A SubjectError with the subject's name and no secret in its message."""
+        return SubjectError(scrub(f"{self.kind}: {message}", self._secrets), kind=kind, **kw)
+
+    def status_error(self, status: int, raw: bytes, headers) -> SubjectError:
+        text = raw.decode("utf-8", "replace")
+        try:
+            payload = _loads(text) if text.lstrip()[:1] in ("{", "[") else None
+        except ValueError:
+            payload = None
+        message, quota = error_detail(payload, text)
+        retry_after = retry_after_s(headers)
+        if status == 402 or (400 <= status < 500 and quota) or (status == 429 and "quota" in text.lower()):
+            return self.fail(f"HTTP {status}: quota or billing limit reached, stopping the run: {message}",
+                             kind="quota", status=status, stop_run=True)
+        if status == 429:
+            kind, retryable = "rate-limit", True
+        elif status >= 500 or status in (408, 409):
+            kind, retryable = "server-error", True
+        elif status in (401, 403):
+            kind, retryable = "auth", False
+        elif status >= 400:
+            kind, retryable = "client-error", False
+        else:
+            kind, retryable, message = "invalid-response", False, f"unexpected redirect or status ({message})"
+        return self.fail(f"HTTP {status}: {message}", kind=kind, status=status,
+                         retryable=retryable, retry_after=retry_after)
+
+    # ------------------------------------------------------------------ session
+
+    def _open(self, loop: asyncio.AbstractEventLoop) -> None:
+        old = self._session
+        if old is not None and not old.closed:
+            # a session of another (finished) loop cannot be awaited closed from here
+            connector = old.connector
+            old.detach()
+            try:
+                connector._close()  # noqa: SLF001 - synchronous close of its transports
+            except Exception:
+                pass
+        headers = {"Content-Type": "application/json", **self.static_headers()}
+        connector = aiohttp.TCPConnector(limit=max(64, self._max_concurrency or 0))
+        self._session = aiohttp.ClientSession(connector=connector, headers=headers, trust_env=False,
+                                              timeout=aiohttp.ClientTimeout(total=None))
+        self._loop = loop
+        self._limiter = Limiter(self._max_concurrency, self._rpm)
+
+    async def aclose(self) -> None:
+        session, self._session = self._session, None
+        if session is not None and not session.closed:
+            if self._loop is asyncio.get_running_loop():
+                await session.close()
+            else:
+                connector = session.connector
+                session.detach()
+                try:
+                    connector._close()  # noqa: SLF001
+                except Exception:
+                    pass
+        self._loop = None
+
+    # ------------------------------------------------------------------ the attempt
+
+    async def run(self, request: SubjectRequest) -> Result:
+        t0 = _perf()
+        body, out_bound, stream = self.build(request)
+        data = _dumps(body).encode()
+        price = pricing.price_for(self._price, self.options.get("model"))
+        n_bytes = len(data)
+        tok_bound = n_bytes + out_bound if out_bound is not None else None
+        cost_bound = pricing.cost_bound(price, n_bytes, out_bound)
+        reply, n = await self._send(request, data, stream, tok_bound, cost_bound, price, t0)
+        cost = reply.cost if reply.cost is not None else pricing.cost_usd(price, reply.input_tokens,
+                                                                           reply.output_tokens)
+        measurements = Measurements(latency_ms=round((_perf() - t0) * 1000, 3),
+                                    input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
+                                    cost_usd=cost, requests=n)
+        output = Output(text=reply.text, json=reply.json, tool_calls=reply.tool_calls, status=reply.status)
+        return Result(output, measurements, {"finish_reason": reply.status, "model": reply.model,
+                                             "retries": n - 1})
+
+    async def _send(self, request: SubjectRequest, data: bytes, stream: bool, tok_bound, cost_bound,
+                    price, t0: float) -> tuple[Reply, int]:
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop or self._session is None or self._session.closed:
+            self._open(loop)
+        session, limiter, retry = self._session, self._limiter, self._retry
+        ledger = request.ledger
+        url = self.url()
+        payload = None if self.method == "GET" else data  # a GET carries no body
+        n = 0
+        while True:
+            headers = self.request_headers()
+            gen = await limiter.acquire()
+            ticket = None
+            if ledger is not None:
+                try:
+                    ticket = ledger.reserve(request.attempt, role="subject", subject=self.label,
+                                            max_tokens=tok_bound, max_cost=cost_bound)
+                except BaseException:
+                    limiter.release()
+                    raise
+            n += 1
+            try:
+                async with session.request(self.method, url, data=payload, headers=headers,
+                                           allow_redirects=False) as resp:
+                    status = resp.status
+                    raw = await resp.read()
+                if status >= 300:
+                    raise self.status_error(status, raw, resp.headers)
+                reply = self.parse_stream(raw) if stream else self.parse_body(raw)
+            except SubjectError as exc:
+                err = exc
+            except aiohttp.ClientPayloadError as exc:
+                err = self.fail(f"truncated response ({exc})", kind="invalid-response")
+            except (aiohttp.ClientConnectionError, OSError) as exc:
+                err = self.fail(f"connection error: {type(exc).__name__}: {exc}", kind="connection",
+                                retryable=True)
+            except aiohttp.ClientError as exc:
+                err = self.fail(f"invalid response: {type(exc).__name__}: {exc}", kind="invalid-response")
+            except (TypeError, AttributeError, KeyError, IndexError, ValueError) as exc:
+                # JSON of an unexpected shape (a string where an object belongs, ...)
+                err = self.fail(f"unexpected response shape ({type(exc).__name__}: {exc})",
+                                kind="invalid-response")
+            except BaseException as exc:  # cancelled by the runner's timeout, or a bug: never pending
+                limiter.release()
+                if ticket is not None:
+                    reason = "cancelled" if isinstance(exc, asyncio.CancelledError) else type(exc).__name__
+                    ledger.complete(ticket, ok=False, error=reason)
+                raise
+            else:
+                limiter.release()
+                limiter.on_success()
+                if ticket is not None:
+                    cost = reply.cost if reply.cost is not None else pricing.cost_usd(
+                        price, reply.input_tokens, reply.output_tokens)
+                    ledger.complete(ticket, ok=True, status=status, input_tokens=reply.input_tokens,
+                                    output_tokens=reply.output_tokens, cost_usd=cost)
+                return reply, n
+            limiter.release()
+            if ticket is not None:
+                ledger.complete(ticket, ok=False, status=err.status, error=str(err))
+            if err.status == 429 and not err.stop_run:
+                limiter.on_rate_limited(gen, err.retry_after)
+            delay = None
+            if err.retryable and n < retry["attempts"]:
+                if err.retry_after is not None:
+                    delay = err.retry_after
+                else:
+                    delay = random.uniform(0, min(retry["max_delay_s"], retry["base_delay_s"] * 2 ** (n - 1)))
+                if request.timeout_s is not None and _perf() - t0 + delay >= request.timeout_s:
+                    err = self.fail(f"{str(err).partition(': ')[2]} (next retry in {delay:.3g} s would pass "
+                                    "the attempt's timeout)", kind=err.kind, status=err.status,
+                                    retry_after=err.retry_after)
+                    delay = None
+            if delay is None:
+                if n > 1:
+                    err.args = (f"{err} (after {n} requests)",)
+                err.measurements = Measurements(latency_ms=round((_perf() - t0) * 1000, 3), requests=n)
+                raise err
+            await asyncio.sleep(delay)

@@ -1,0 +1,432 @@
+"""`claude-cli` and `codex-cli` subjects: the user's local agent CLI, once per attempt,
+non-interactively, in a fresh empty directory under ./.scoreboard-tmp/ (removed afterwards,
+also on timeout or cancellation, when the whole process group is killed).
+
+Both run locked down: no tools, no MCP, no web search, no session persistence, no user
+instruction files (CLAUDE.md / AGENTS.md), no telemetry, no retries (fail fast). API-key
+variables are removed from the child's environment unless `keep_api_keys: true`, so the
+user's subscription login is used; variables named in the subject's `env` option are always
+passed. stderr is never recorded (arbitrary diagnostics must not land in reports).
+
+One CLI call is one request in the run's ledger: reserved before the process starts and
+completed after it, with the usage the CLI printed (unknown when it printed none).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import signal
+import tempfile
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ..cases.agent_exports import ExportedRun, parse_claude_json, parse_codex
+from ..core import Measurements, Output, Result, SubjectRequest
+from ..errors import ConfigError, SubjectError
+from ._http import ENV_REF, expand_env, scrub
+from .base import Subject, check_keys
+
+#: variables that make a CLI bill an API key instead of the user's subscription login
+API_KEY_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "CODEX_API_KEY")
+TMP_ROOT = ".scoreboard-tmp"
+_COMMON = {"binary", "model", "keep_api_keys", "env", "extra_args"}
+_SENSITIVE = re.compile(r"auth|key|token|secret|password", re.I)
+_STATUS = re.compile(r"\b(?:status|API Error:?)\s*(\d{3})\b", re.I)
+_QUOTA = re.compile(r"quota|credit balance|usage limit|billing", re.I)
+#: seconds to wait for the output pipes to close once the CLI itself has exited
+_PIPE_GRACE_S = 5.0
+
+
+class AgentCLISubject(Subject):
+    """Shared machinery; subclasses give the argv, extra environment and the output parser."""
+
+    remote: ClassVar[bool] = True
+    has_model: ClassVar[bool] = True
+    default_max_concurrency: ClassVar[int | None] = 8  # each process holds 150-200 MB
+    default_binary: ClassVar[str] = ""
+    install_hint: ClassVar[str] = ""
+    extra_options: ClassVar[set[str]] = set()
+
+    def parse(self, spec: dict) -> dict:
+        kind = self.kind
+        check_keys(spec, _COMMON | self.extra_options, kind)
+        opts = {k: v for k, v in spec.items() if k != "type"}
+        for key in ("binary", "model"):
+            if key in opts and opts[key] is not None and (not isinstance(opts[key], str) or not opts[key]):
+                raise ConfigError(f"subject {kind!r}: {key!r} must be a nonempty string", field=f"subject.{key}")
+        if not isinstance(opts.get("keep_api_keys", False), bool):
+            raise ConfigError(f"subject {kind!r}: 'keep_api_keys' must be true or false",
+                              field="subject.keep_api_keys")
+        env = opts.get("env", {})
+        if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, (str, int, float))
+                                                and not isinstance(v, bool) for k, v in env.items()):
+            raise ConfigError(f"subject {kind!r}: 'env' must map variable names to strings",
+                              field="subject.env")
+        args = opts.get("extra_args", [])
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise ConfigError(f"subject {kind!r}: 'extra_args' must be a list of strings",
+                              field="subject.extra_args")
+        self.parse_more(opts)
+        return opts
+
+    def parse_more(self, opts: dict) -> None:
+        """Validate the kind's own options."""
+
+    @property
+    def spec(self) -> dict:
+        """The saved form: literal values of secret-looking `env` variables hidden."""
+        out = {"type": self.kind, **self.options}
+        if out.get("env"):
+            out["env"] = {k: (v if not _SENSITIVE.search(k) or ENV_REF.fullmatch(str(v).strip()) else "***")
+                          for k, v in out["env"].items()}
+        return out
+
+    def check(self) -> None:
+        """A missing CLI or an unset ${VAR} in `env` is a one-line ConfigError before anything runs."""
+        self.binary_path()
+        missing = sorted({n for v in self.options.get("env", {}).values()
+                          for n in ENV_REF.findall(str(v)) if n not in os.environ})
+        if missing:
+            raise ConfigError(f"{self.kind}: environment variable {missing[0]} used in 'env' is not set")
+
+    def binary_path(self) -> str:
+        name = self.options.get("binary") or self.default_binary
+        if os.sep in name or (os.altsep and os.altsep in name):
+            path = Path(name).expanduser()
+            path = path if path.is_absolute() else self.base_dir / path
+            found = str(path) if os.access(path, os.X_OK) and path.is_file() else None
+        else:
+            found = shutil.which(name)
+        if found is None:
+            where = "" if os.sep in name else " on PATH"
+            raise ConfigError(f"{self.kind}: {name!r} not found{where}; install with {self.install_hint}")
+        return found
+
+    # ------------------------------------------------------------------ hooks
+
+    def command(self, binary: str, request: SubjectRequest, prompt: str, root: Path) -> list[str]:
+        raise NotImplementedError  # pragma: no cover - interface
+
+    def fixed_env(self, root: Path) -> dict[str, str]:
+        """Variables this kind always sets (before the user's `env`)."""
+        return {}
+
+    def forced_env(self, root: Path) -> dict[str, str]:
+        """Variables this kind sets after the user's `env` (they win)."""
+        return {}
+
+    def parse_output(self, stdout: str) -> ExportedRun | None:
+        raise NotImplementedError  # pragma: no cover - interface
+
+    # ------------------------------------------------------------------ running
+
+    def child_env(self, root: Path, secrets: set[str]) -> dict[str, str]:
+        env = dict(os.environ)
+        if not self.options.get("keep_api_keys", False):
+            for name in API_KEY_VARS:
+                env.pop(name, None)
+        env.update(self.fixed_env(root))
+        for name, value in self.options.get("env", {}).items():
+            expanded = _expand(str(value), secrets)
+            env[name] = expanded
+            if _SENSITIVE.search(name) and expanded:
+                secrets.add(expanded)
+        env.update(self.forced_env(root))
+        return env
+
+    def fail(self, message: str, secrets: set[str], **kw) -> SubjectError:
+        return SubjectError(scrub(f"{self.kind}: {message}", secrets), **kw)
+
+    async def run(self, request: SubjectRequest) -> Result:
+        prompt = request.input if isinstance(request.input, str) else \
+            json.dumps(request.input, ensure_ascii=False)
+        try:
+            binary = self.binary_path()
+        except ConfigError as exc:
+            raise SubjectError(str(exc), kind="config") from None
+        secrets: set[str] = set()
+        root = _make_root(self.kind)
+        ticket = None
+        ledger = request.ledger
+        try:
+            work = root / "work"
+            work.mkdir()
+            argv = self.command(binary, request, prompt, root)
+            env = self.child_env(root, secrets)
+            if ledger is not None:
+                ticket = ledger.reserve(request.attempt, role="subject", subject=self.label)
+            try:
+                stdout, returncode = await _run_process(argv, env, work)
+            except BaseException as exc:
+                if ticket is not None:
+                    reason = "cancelled" if isinstance(exc, (asyncio.CancelledError, TimeoutError)) \
+                        else f"{type(exc).__name__}"
+                    ledger.complete(ticket, ok=False, error=reason)
+                if isinstance(exc, OSError):
+                    raise self.fail(_spawn_error(exc, binary), secrets, kind="config") from None
+                raise
+            try:
+                result = self.result(stdout, returncode, secrets)
+            except SubjectError as err:
+                if ticket is not None:
+                    ledger.complete(ticket, ok=False, status=err.status, error=str(err))
+                raise
+            if ticket is not None:
+                m = result.measurements
+                ledger.complete(ticket, ok=True, input_tokens=m.input_tokens,
+                                output_tokens=m.output_tokens, cost_usd=m.cost_usd)
+            return result
+        finally:
+            _remove_root(root)
+
+    @property
+    def label(self) -> str:
+        model = self.options.get("model")
+        return f"{self.kind}:{model}" if model else self.kind
+
+    def result(self, stdout: str, returncode: int, secrets: set[str]) -> Result:
+        """The Result from what the CLI printed, or a SubjectError."""
+        run = self.parse_output(stdout)
+        if run is None:
+            raise self.fail(f"the CLI exited with status {returncode} without a JSON result "
+                            "(its stderr is not recorded; run it by hand to see why)", secrets,
+                            kind="invalid-response")
+        if run.status != "completed":
+            raise self.error_of(run.error or f"the CLI exited with status {returncode}", secrets)
+        if run.output is None:
+            raise self.fail("the CLI finished without an answer", secrets, kind="invalid-response")
+        measurements = Measurements(input_tokens=run.input_tokens, output_tokens=run.output_tokens,
+                                    cost_usd=run.cost_usd, requests=1)
+        extra: dict[str, Any] = {"cli": self.kind}
+        if run.cost_usd is not None:
+            extra["cost_is_estimate"] = True
+        for key in ("num_turns", "model"):
+            if getattr(run, key) is not None:
+                extra[key] = getattr(run, key)
+        if run.latency_ms is not None:
+            extra["cli_duration_ms"] = run.latency_ms
+        if run.warnings:
+            extra["warnings"] = [scrub(w, secrets)[:300] for w in run.warnings]
+        output = Output(text=run.output, tool_calls=run.tool_calls, status=run.status)
+        return Result(output, measurements, extra)
+
+    def error_of(self, detail: str, secrets: set[str]) -> SubjectError:
+        """A SubjectError classified like the HTTP subjects' (quota stops the run)."""
+        detail = detail.strip()[:300]
+        match = _STATUS.search(detail)
+        status = int(match.group(1)) if match else None
+        if status == 402 or _QUOTA.search(detail):
+            return self.fail(f"quota or billing limit reached, stopping the run: {detail}", secrets,
+                             kind="quota", status=status, stop_run=True)
+        if status in (401, 403) or "log in" in detail.lower() or "/login" in detail:
+            return self.fail(detail, secrets, kind="auth", status=status)
+        if status == 429:
+            return self.fail(detail, secrets, kind="rate-limit", status=status, retryable=True)
+        if status is not None and (status >= 500 or status in (408, 409)):
+            return self.fail(detail, secrets, kind="server-error", status=status, retryable=True)
+        return self.fail(detail, secrets, kind="error", status=status)
+
+
+class ClaudeCLISubject(AgentCLISubject):
+    """`claude -p`: the skill replaces the system prompt; tools, MCP, slash commands off."""
+
+    kind = "claude-cli"
+    default_binary = "claude"
+    install_hint = "npm install -g @anthropic-ai/claude-code"
+    extra_options = {"max_turns"}
+
+    def parse_more(self, opts: dict) -> None:
+        turns = opts.get("max_turns")
+        if turns is not None and (not isinstance(turns, int) or isinstance(turns, bool) or turns < 1):
+            raise ConfigError("subject 'claude-cli': 'max_turns' must be a positive integer",
+                              field="subject.max_turns")
+
+    def command(self, binary: str, request: SubjectRequest, prompt: str, root: Path) -> list[str]:
+        argv = [binary, "-p", "--output-format", "json", "--safe-mode", "--tools", "",
+                "--strict-mcp-config", "--disable-slash-commands", "--no-session-persistence",
+                "--permission-mode", "dontAsk",
+                # Always replaced, so a variant without a skill is not given Claude Code's
+                # own (much longer) coding-agent prompt while its sibling is not.
+                "--system-prompt", request.skill or ""]
+        if self.options.get("model"):
+            argv += ["--model", self.options["model"]]
+        if self.options.get("max_turns"):
+            argv += ["--max-turns", str(self.options["max_turns"])]
+        return argv + list(self.options.get("extra_args", [])) + ["--", prompt]
+
+    def fixed_env(self, root: Path) -> dict[str, str]:
+        return {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "CLAUDE_CODE_MAX_RETRIES": "0"}
+
+    def parse_output(self, stdout: str) -> ExportedRun | None:
+        obj = _last_json(stdout)
+        if not isinstance(obj, dict) or obj.get("type") != "result":
+            return None
+        return parse_claude_json(obj, "claude-cli")
+
+
+class CodexCLISubject(AgentCLISubject):
+    """`codex exec --json`: the skill as developer instructions; shell, web search, sub-agents
+    off; read-only sandbox; with `base_url`, a throwaway CODEX_HOME naming a local provider."""
+
+    kind = "codex-cli"
+    default_binary = "codex"
+    install_hint = "npm install -g @openai/codex"
+    extra_options = {"base_url", "api_key_env"}
+
+    def parse_more(self, opts: dict) -> None:
+        for key in ("base_url", "api_key_env"):
+            if key in opts and (not isinstance(opts[key], str) or not opts[key]):
+                raise ConfigError(f"subject 'codex-cli': {key!r} must be a nonempty string",
+                                  field=f"subject.{key}")
+        if "api_key_env" in opts and "base_url" not in opts:
+            raise ConfigError("subject 'codex-cli': 'api_key_env' needs 'base_url'", field="subject.api_key_env")
+        if "base_url" in opts and "CODEX_HOME" in opts.get("env", {}):
+            raise ConfigError("subject 'codex-cli': 'env.CODEX_HOME' cannot be combined with 'base_url' "
+                              "(base_url uses a throwaway CODEX_HOME)", field="subject.env")
+
+    def command(self, binary: str, request: SubjectRequest, prompt: str, root: Path) -> list[str]:
+        argv = [binary, "exec", "--json", "--skip-git-repo-check", "--ephemeral", "--ignore-rules",
+                "--sandbox", "read-only", "-c", 'approval_policy="never"', "-c", 'web_search="disabled"']
+        for feature in ("shell_tool", "unified_exec", "multi_agent", "goals", "view_image",
+                        "unbounded_connection_retries"):
+            argv += ["--disable", feature]
+        # No telemetry or plugin look-ups; none of the repository's AGENTS.md or skills, and no
+        # per-call context (the random cwd) in the prompt, so every attempt sends the same text.
+        for override in ("analytics.enabled=false", "features.plugins=false", "project_doc_max_bytes=0",
+                         "skills.include_instructions=false", "include_permissions_instructions=false",
+                         "include_environment_context=false"):
+            argv += ["-c", override]
+        if "base_url" in self.options:
+            self._write_config(root / "codex-home")
+        else:
+            argv.append("--ignore-user-config")  # the login in CODEX_HOME still applies
+        if self.options.get("model"):
+            argv += ["-m", self.options["model"]]
+        if request.skill:
+            argv += ["-c", "developer_instructions=" + toml_string(request.skill)]
+        return argv + list(self.options.get("extra_args", [])) + ["--", prompt]
+
+    def _write_config(self, home: Path) -> None:
+        home.mkdir()
+        lines = ['model_provider = "local"', 'approval_policy = "never"', 'sandbox_mode = "read-only"']
+        if self.options.get("model"):
+            lines.insert(0, "model = " + toml_string(self.options["model"]))
+        lines += ["[model_providers.local]", 'name = "local"',
+                  "base_url = " + toml_string(self.options["base_url"]), 'wire_api = "responses"',
+                  "request_max_retries = 0", "stream_max_retries = 0"]
+        if self.options.get("api_key_env"):
+            lines.append("env_key = " + toml_string(self.options["api_key_env"]))
+        lines += ["[analytics]", "enabled = false", "[features]", "plugins = false"]
+        (home / "config.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    def forced_env(self, root: Path) -> dict[str, str]:
+        if "base_url" not in self.options:
+            return {}
+        env = {"CODEX_HOME": str(root / "codex-home")}
+        name = self.options.get("api_key_env")
+        if name and name in os.environ:
+            env[name] = os.environ[name]  # named explicitly: passed even when keys are stripped
+        return env
+
+    def parse_output(self, stdout: str) -> ExportedRun | None:
+        events = []
+        for line in stdout.splitlines():
+            if line.startswith("{"):
+                try:
+                    value = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(value, dict):
+                    events.append(value)
+        if not events:
+            return None
+        return parse_codex(events, "codex-cli")
+
+
+def toml_string(text: str) -> str:
+    """`text` as a TOML basic string (JSON escapes, minus the ones TOML lacks)."""
+    out = json.dumps(text, ensure_ascii=False)
+    return out.replace("\x7f", "\\u007f")
+
+
+def _expand(value: str, secrets: set[str]) -> str:
+    try:
+        return expand_env(value, secrets)
+    except KeyError:  # check() names it before a run; at run time an unset variable is empty
+        return ENV_REF.sub(lambda m: os.environ.get(m.group(1), ""), value)
+
+
+def _last_json(stdout: str) -> Any:
+    text = stdout.strip()
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    for line in reversed(text.splitlines()):
+        if line.startswith("{"):
+            try:
+                return json.loads(line)
+            except ValueError:
+                continue
+    return None
+
+
+def _make_root(kind: str) -> Path:
+    base = Path.cwd() / TMP_ROOT
+    for _ in range(3):  # a sibling call may remove the (empty) parent between the two steps
+        base.mkdir(exist_ok=True)
+        try:
+            return Path(tempfile.mkdtemp(prefix=f"{kind}-", dir=base))
+        except FileNotFoundError:
+            continue
+    raise SubjectError(f"{kind}: could not create a temporary directory under {base}", kind="config")
+
+
+def _remove_root(root: Path) -> None:
+    shutil.rmtree(root, ignore_errors=True)
+    if root.exists():  # a dying child may still have been writing: once more
+        shutil.rmtree(root, ignore_errors=True)
+    try:
+        root.parent.rmdir()  # only when no other call is using it
+    except OSError:
+        pass
+
+
+def _spawn_error(exc: OSError, binary: str) -> str:
+    if getattr(exc, "errno", None) == 7:  # E2BIG
+        return "the prompt or skill is too long to pass on the command line"
+    return f"could not start {binary}: {exc.strerror or type(exc).__name__}"
+
+
+async def _run_process(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[str, int]:
+    """(stdout, exit status); stdin is closed, stderr discarded; the whole process group is
+    killed when this is cancelled and after the CLI exits (nothing it started outlives it)."""
+    proc = await asyncio.create_subprocess_exec(
+        *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL, env=env, cwd=str(cwd), start_new_session=True)
+    reader = asyncio.ensure_future(proc.stdout.read())
+    try:
+        await proc.wait()
+        try:  # a straggler holding stdout open must not hang the attempt
+            stdout = await asyncio.wait_for(asyncio.shield(reader), _PIPE_GRACE_S)
+        except TimeoutError:
+            _kill_group(proc.pid)
+            stdout = await reader
+    except BaseException:
+        _kill_group(proc.pid)
+        reader.cancel()
+        await asyncio.shield(proc.wait())
+        raise
+    _kill_group(proc.pid)
+    return stdout.decode("utf-8", "replace"), proc.returncode
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass

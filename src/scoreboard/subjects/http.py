@@ -1,0 +1,192 @@
+"""`http` subject: any JSON endpoint (an agent, a pipeline, a model gateway). The request body
+is a JSON template; the output and the optional status, tool calls, tokens and cost are read
+from the response by dot paths ("output.text", "choices.0.message.content")."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+from ..core import SubjectRequest
+from ..errors import ConfigError
+from ._http import (COMMON_OPTIONS, ENV_REF, HTTPSubject, Reply, loads_or_fail, parse_args)
+from .base import check_keys, require
+
+PATHS = ("output_path", "status_path", "tool_calls_path", "input_tokens_path", "output_tokens_path",
+         "cost_path")
+OPTIONS = COMMON_OPTIONS | set(PATHS) | {"url", "method", "bearer_token_env", "body", "max_output_tokens"}
+DEFAULT_BODY = {"input": "{{input}}"}
+_METHODS = {"POST", "PUT", "PATCH", "GET", "DELETE"}
+_MISSING: Any = object()
+
+
+def compile_path(path: str, key: str) -> tuple:
+    """"a.0.b" -> ("a", 0, "b"); digits index lists (and also match dict keys "0")."""
+    if not path or any(not p for p in path.split(".")):
+        raise ConfigError(f"subject 'http': {key} {path!r} is not a dot path like 'output.text'",
+                          field=f"subject.{key}")
+    return tuple(int(p) if p.lstrip("-").isdigit() else p for p in path.split("."))
+
+
+def lookup(data: Any, path: tuple) -> Any:
+    """The value at `path`, or _MISSING."""
+    for part in path:
+        if isinstance(data, dict):
+            data = data.get(part if isinstance(part, str) else str(part), _MISSING)
+        elif isinstance(data, list) and isinstance(part, int):
+            try:
+                data = data[part]
+            except IndexError:
+                return _MISSING
+        else:
+            return _MISSING
+        if data is _MISSING:
+            return _MISSING
+    return data
+
+
+def render(template: Any, exact: dict, inline: tuple) -> Any:
+    """The body template with placeholders filled: a string equal to a placeholder becomes its
+    value (the input keeps its JSON type); inside longer strings placeholders become text."""
+    if isinstance(template, str):
+        if template in exact:
+            return exact[template]
+        if "{{" in template:
+            for key, text in inline:
+                template = template.replace(key, text)
+        return template
+    if isinstance(template, dict):
+        return {k: render(v, exact, inline) for k, v in template.items()}
+    if isinstance(template, list):
+        return [render(v, exact, inline) for v in template]
+    return template
+
+
+def normalize_tool_calls(value: Any, path: str, fail) -> list[dict]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise fail(f"{path!r} (tool_calls_path) is not a list", kind="invalid-response")
+    out = []
+    for tc in value:
+        if not isinstance(tc, dict):
+            raise fail(f"{path!r} (tool_calls_path) holds a non-object", kind="invalid-response")
+        fn = tc.get("function") if isinstance(tc.get("function"), dict) else {}
+        args = tc.get("args", tc.get("arguments", tc.get("input", fn.get("arguments"))))
+        out.append({"name": tc.get("name") or fn.get("name"), "args": parse_args(args), "id": tc.get("id")})
+    return out
+
+
+class HttpSubject(HTTPSubject):
+    """POST (or another method) a JSON body built from the request; read the answer by paths."""
+
+    kind = "http"
+    has_model: ClassVar[bool] = False
+
+    def parse(self, spec: dict) -> dict:
+        check_keys(spec, OPTIONS, self.kind)
+        url = require(spec, "url", self.kind)
+        if not url.startswith(("http://", "https://")):
+            raise ConfigError("subject 'http': url must start with http:// or https://", field="subject.url")
+        require(spec, "output_path", self.kind)
+        method = spec.get("method", "POST")
+        if not isinstance(method, str) or method.upper() not in _METHODS:
+            raise ConfigError(f"subject 'http': method must be one of {', '.join(sorted(_METHODS))}",
+                              field="subject.method")
+        self.method = method.upper()
+        if "bearer_token_env" in spec:
+            require(spec, "bearer_token_env", self.kind)
+        self._paths = {}
+        for key in PATHS:
+            if spec.get(key) is not None:
+                self._paths[key] = (spec[key], compile_path(require(spec, key, self.kind), key))
+        bound = spec.get("max_output_tokens")
+        if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int) or bound < 0):
+            raise ConfigError("subject 'http': max_output_tokens must be an integer >= 0",
+                              field="subject.max_output_tokens")
+        options = self.parse_common(spec)
+        headers = options.get("headers", {})
+        # headers naming ${VAR} are expanded per request; the others are fixed
+        self._dynamic = {k for k, v in headers.items() if ENV_REF.search(v)}
+        self._body = options.get("body", DEFAULT_BODY)
+        return options
+
+    def check(self) -> None:
+        import os
+
+        missing = self.env_headers_missing()
+        env = self.options.get("bearer_token_env")
+        if env and not os.environ.get(env):
+            missing.insert(0, env)
+        if missing:
+            raise ConfigError(f"subject 'http': environment variable {missing[0]} is not set",
+                              field="subject.bearer_token_env" if env == missing[0] else "subject.headers")
+
+    def static_headers(self) -> dict[str, str]:
+        return {k: v for k, v in self.options.get("headers", {}).items() if k not in self._dynamic}
+
+    def request_headers(self) -> dict[str, str] | None:
+        env = self.options.get("bearer_token_env")
+        if not env and not self._dynamic:
+            return None
+        headers = self.option_headers(self._dynamic) if self._dynamic else {}
+        if env:
+            token = self.env_secret(env)
+            if token is None:
+                raise self.fail(f"environment variable {env} (bearer_token_env) is not set", kind="config")
+            headers["Authorization"] = f"Bearer {token}"
+        return headers
+
+    def url(self) -> str:
+        return self.options["url"]
+
+    def build(self, request: SubjectRequest) -> tuple[dict, int | None, bool]:
+        inp = request.input
+        text = inp if isinstance(inp, str) else json.dumps(inp, ensure_ascii=False)
+        skill = request.skill
+        exact = {"{{input}}": inp, "{{skill}}": skill, "{{run}}": request.run, "{{case_id}}": request.case_id}
+        inline = (("{{input}}", text), ("{{skill}}", skill or ""), ("{{run}}", str(request.run)),
+                  ("{{case_id}}", request.case_id))
+        return render(self._body, exact, inline), self.options.get("max_output_tokens"), False
+
+    def _get(self, data: Any, key: str) -> Any:
+        spec, path = self._paths[key]
+        value = lookup(data, path)
+        if value is _MISSING:
+            raise self.fail(f"response has no {spec!r} ({key})", kind="invalid-response")
+        return value
+
+    def _int(self, data: Any, key: str) -> int | None:
+        if key not in self._paths:
+            return None
+        value = self._get(data, key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+            raise self.fail(f"{self._paths[key][0]!r} ({key}) is not an integer", kind="invalid-response")
+        return int(value)
+
+    def parse_body(self, raw: bytes) -> Reply:
+        data = loads_or_fail(raw, self.fail)
+        value = self._get(data, "output_path")
+        if value is None or isinstance(value, str):
+            text, structured = value, None
+        else:
+            text, structured = json.dumps(value, ensure_ascii=False), value
+        status = None
+        if "status_path" in self._paths:
+            status = self._get(data, "status_path")
+            status = None if status is None else str(status)
+        calls = []
+        if "tool_calls_path" in self._paths:
+            calls = normalize_tool_calls(self._get(data, "tool_calls_path"), self._paths["tool_calls_path"][0],
+                                         self.fail)
+        cost = None
+        if "cost_path" in self._paths:
+            cost = self._get(data, "cost_path")
+            if cost is not None and (isinstance(cost, bool) or not isinstance(cost, (int, float))):
+                raise self.fail(f"{self._paths['cost_path'][0]!r} (cost_path) is not a number",
+                                kind="invalid-response")
+            cost = None if cost is None else float(cost)
+        return Reply(text, calls, status, self._int(data, "input_tokens_path"),
+                     self._int(data, "output_tokens_path"), None, json=structured, cost=cost)

@@ -1,0 +1,178 @@
+"""`openai` subject: any OpenAI-compatible Chat Completions server, over aiohttp (no SDK: the
+SDKs cost several ms of CPU per request, see benchmarks). The skill is the system prompt."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, ClassVar
+
+from ..core import SubjectRequest
+from ..errors import ConfigError
+from ._http import (COMMON_OPTIONS, HTTPSubject, Reply, as_int, error_detail, loads_or_fail, parse_args,
+                    sse_data)
+from .base import check_keys
+
+OPTIONS = COMMON_OPTIONS | {"base_url", "model", "api_key_env", "api_key_required", "params", "tools",
+                            "tool_choice", "stream"}
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+def chat_messages(request: SubjectRequest) -> list[dict]:
+    """The skill as a system message, then the input: text as one user message, a list of chat
+    messages as is, any other JSON value as its JSON text."""
+    inp = request.input
+    if isinstance(inp, str):
+        messages = [{"role": "user", "content": inp}]
+    elif isinstance(inp, list) and inp and all(isinstance(m, dict) and "role" in m for m in inp):
+        messages = inp
+    else:
+        messages = [{"role": "user", "content": json.dumps(inp, ensure_ascii=False)}]
+    if request.skill:
+        return [{"role": "system", "content": request.skill}, *messages]
+    return messages
+
+
+def validate_model_options(spec: dict, kind: str) -> None:
+    """Types of the options openai and anthropic share."""
+    for key, typ, what in (("model", str, "a string"), ("base_url", str, "a string"),
+                           ("api_key_env", str, "a string"), ("params", dict, "a mapping"),
+                           ("tools", list, "a list"), ("stream", bool, "true or false"),
+                           ("api_key_required", bool, "true or false")):
+        if key in spec and spec[key] is not None and not isinstance(spec[key], typ):
+            raise ConfigError(f"subject {kind!r}: {key!r} must be {what}", field=f"subject.{key}")
+    base = spec.get("base_url")
+    if base is not None and not base.startswith(("http://", "https://")):
+        raise ConfigError(f"subject {kind!r}: base_url must start with http:// or https://",
+                          field="subject.base_url")
+
+
+class OpenAISubject(HTTPSubject):
+    """Chat Completions: JSON, or SSE with stream: true (usage via stream_options)."""
+
+    kind = "openai"
+    has_model: ClassVar[bool] = True
+    default_base_url = DEFAULT_BASE_URL
+    default_key_env = "OPENAI_API_KEY"
+
+    def parse(self, spec: dict) -> dict:
+        check_keys(spec, OPTIONS, self.kind)
+        validate_model_options(spec, self.kind)
+        options = self.parse_common(spec)
+        tools = options.get("tools")
+        if tools:
+            # shorthand {name, description, parameters} -> the OpenAI function form
+            options["tools"] = [t if "type" in t else {"type": "function", "function": t}
+                                for t in tools if isinstance(t, dict)]
+        return options
+
+    def check(self) -> None:
+        if not self.options.get("model"):
+            raise ConfigError(f"subject {self.kind!r} needs 'model'", field="subject.model")
+        env = self.options.get("api_key_env", self.default_key_env)
+        required = self.options.get("api_key_required")
+        if required is None:  # the provider's own host always needs a key; local servers may not
+            base = self.options.get("base_url", self.default_base_url)
+            required = base.rstrip("/") == self.default_base_url
+        if required and not os.environ.get(env):
+            raise ConfigError(f"subject {self.kind!r}: environment variable {env} is not set "
+                              "(it holds the API key)", field="subject.api_key_env")
+        missing = self.env_headers_missing()
+        if missing:
+            raise ConfigError(f"subject {self.kind!r}: environment variable {missing[0]} used in "
+                              "headers is not set", field="subject.headers")
+
+    def static_headers(self) -> dict[str, str]:
+        key = self.env_secret(self.options.get("api_key_env", self.default_key_env))
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        headers.update(self.option_headers())
+        return headers
+
+    def url(self) -> str:
+        return self.options.get("base_url", self.default_base_url).rstrip("/") + "/chat/completions"
+
+    def build(self, request: SubjectRequest) -> tuple[dict, int | None, bool]:
+        options = self.options
+        body: dict[str, Any] = {"model": options.get("model"), "messages": chat_messages(request)}
+        params = options.get("params")
+        if params:
+            body.update(params)
+        if request.params:
+            body.update(request.params)
+        tools = options.get("tools")
+        if tools:
+            body["tools"] = tools
+            if options.get("tool_choice") is not None:
+                body["tool_choice"] = options["tool_choice"]
+        stream = bool(body.get("stream", options.get("stream", False)))
+        if stream:
+            body["stream"] = True
+            body.setdefault("stream_options", {"include_usage": True})
+        out = as_int(body.get("max_completion_tokens")) or as_int(body.get("max_tokens"))
+        if out is not None:
+            out *= as_int(body.get("n")) or 1
+        return body, out, stream
+
+    def parse_body(self, raw: bytes) -> Reply:
+        data = loads_or_fail(raw, self.fail)
+        choices = data.get("choices") if isinstance(data, dict) else None
+        if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
+            raise self._shape_error(data)
+        choice = choices[0]
+        message = choice.get("message") or {}
+        text = message.get("content")
+        if isinstance(text, list):  # some servers answer with content parts
+            text = "".join(p.get("text", "") for p in text if isinstance(p, dict))
+        calls = [{"name": (tc.get("function") or {}).get("name"),
+                  "args": parse_args((tc.get("function") or {}).get("arguments")), "id": tc.get("id")}
+                 for tc in message.get("tool_calls") or () if isinstance(tc, dict)]
+        usage = data.get("usage") or {}
+        return Reply(text, calls, choice.get("finish_reason"), as_int(usage.get("prompt_tokens")),
+                     as_int(usage.get("completion_tokens")), data.get("model"))
+
+    def parse_stream(self, raw: bytes) -> Reply:
+        parts: list[str] = []
+        calls: dict[int, dict] = {}
+        finish = model = None
+        usage: dict = {}
+        done = False
+        for payload in sse_data(raw):
+            if payload == b"[DONE]":
+                done = True
+                break
+            event = loads_or_fail(payload, self.fail)
+            if not isinstance(event, dict):
+                raise self.fail("stream event is not a JSON object", kind="invalid-response")
+            if "error" in event:
+                raise self._shape_error(event)
+            model = event.get("model") or model
+            if event.get("usage"):
+                usage = event["usage"]
+            for choice in event.get("choices") or ():
+                delta = choice.get("delta") or {}
+                if delta.get("content"):
+                    parts.append(delta["content"])
+                for tc in delta.get("tool_calls") or ():
+                    slot = calls.setdefault(tc.get("index", len(calls)), {"id": None, "name": None, "args": []})
+                    if tc.get("id"):
+                        slot["id"] = tc["id"]
+                    fn = tc.get("function") or {}
+                    if fn.get("name"):
+                        slot["name"] = fn["name"]
+                    if fn.get("arguments"):
+                        slot["args"].append(fn["arguments"])
+                if choice.get("finish_reason"):
+                    finish = choice["finish_reason"]
+        if not done and finish is None:
+            raise self.fail("stream ended before it finished (truncated)", kind="invalid-response")
+        tool_calls = [{"name": c["name"], "args": parse_args("".join(c["args"])), "id": c["id"]}
+                      for _, c in sorted(calls.items())]
+        text = "".join(parts) if parts or not tool_calls else None
+        return Reply(text, tool_calls, finish, as_int(usage.get("prompt_tokens")),
+                     as_int(usage.get("completion_tokens")), model)
+
+    def _shape_error(self, data: Any):
+        if isinstance(data, dict) and "error" in data:
+            message, _ = error_detail(data, "")
+            return self.fail(f"provider error: {message}", kind="server-error", retryable=True)
+        return self.fail("response has no choices", kind="invalid-response")

@@ -1,0 +1,225 @@
+"""Paired comparison, checked against scipy / statsmodels on fixed data."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from scipy.stats import binomtest
+from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
+
+from scoreboard.comparison import EXPLORATORY, differs_in
+from scoreboard.stats import bootstrap_interval, summarize
+from tests.test_stats import att, plan_for
+
+P, F, E = "passed", "failed", "error"
+
+
+def build(per_variant: dict[str, list[list[str] | None]]):
+    """{variant: [runs of statuses for case c{i}, or None when the case is missing]}."""
+    attempts = []
+    for v, cases in per_variant.items():
+        for i, runs in enumerate(cases):
+            for r, status in enumerate(runs or ()):
+                attempts.append(att(f"c{i}", v, r, status))
+    return attempts
+
+
+def compare(per_variant, runs=1, seed=0, plan=None):
+    n = max(len(c) for c in per_variant.values())
+    plan = plan or plan_for(n, variants=tuple(per_variant), runs=runs, seed=seed)
+    return summarize(plan, build(per_variant))["comparisons"]
+
+
+def one_run(seq):
+    return [[s] for s in seq]
+
+
+# Fixed data: 40 cases, a better on 14, b better on 3, 23 ties (18 both pass, 5 both fail).
+A = [P] * 14 + [F] * 3 + [P] * 18 + [F] * 5
+B = [F] * 14 + [P] * 3 + [P] * 18 + [F] * 5
+
+
+def test_counts_and_sign_test_match_scipy():
+    (c,) = compare({"careful": one_run(A), "basic": one_run(B)})
+    assert (c["a"], c["b"]) == ("careful", "basic")
+    assert (c["cases"], c["a_wins"], c["b_wins"], c["ties"], c["discordant"]) == (40, 14, 3, 23, 17)
+    assert c["sign_test_p"] == pytest.approx(binomtest(14, 17, 0.5).pvalue, rel=1e-12)
+    assert c["mean_difference"] == pytest.approx((14 - 3) / 40)
+    assert c["flags"] == []
+    assert c["headline"].startswith("careful vs basic: careful better on 14 cases, worse on 3, 23 ties; sign test p=")
+
+
+def test_mcnemar_matches_statsmodels():
+    (c,) = compare({"careful": one_run(A), "basic": one_run(B)})
+    # Index 0 = fail, 1 = pass; rows are a, columns b.
+    table = [[5, 3], [14, 18]]
+    ref = sm_mcnemar(table, exact=True)
+    assert c["mcnemar"]["b01"] == 3 and c["mcnemar"]["b10"] == 14
+    assert c["mcnemar"]["p"] == pytest.approx(ref.pvalue, rel=1e-12)
+
+
+def test_paired_bootstrap_reproducible_and_seeded():
+    rnd = random.Random(0)
+    a = [[rnd.choice([P, F]) for _ in range(3)] for _ in range(40)]
+    b = [[rnd.choice([P, F, F]) for _ in range(3)] for _ in range(40)]
+    (one,) = compare({"a": a, "b": b}, runs=3, seed=4)
+    (again,) = compare({"a": a, "b": b}, runs=3, seed=4)
+    (other,) = compare({"a": a, "b": b}, runs=3, seed=5)
+    ci = one["mean_difference_ci"]
+    assert ci == again["mean_difference_ci"]
+    assert ci != other["mean_difference_ci"]
+    assert ci["method"] == "paired-bootstrap" and ci["level"] == 0.95
+    assert ci["low"] <= one["mean_difference"] <= ci["high"]
+
+
+def test_paired_bootstrap_resamples_per_case_differences():
+    (c,) = compare({"a": one_run(A), "b": one_run(B)}, seed=4)
+    ci = c["mean_difference_ci"]
+    diffs = [1.0] * 14 + [-1.0] * 3 + [0.0] * 23
+    assert (ci["low"], ci["high"]) == bootstrap_interval(diffs, seed=4)
+    assert ci["low"] <= c["mean_difference"] <= ci["high"]
+
+
+def test_paired_bootstrap_is_the_case_bootstrap():
+    # Compared with naive resampling of case indices at many resamples.
+    diffs = np.array([1.0] * 14 + [-1.0] * 3 + [0.0] * 23 + [0.5, -1 / 3])
+    fast = bootstrap_interval(list(diffs), seed=0, resamples=40000)
+    idx = np.random.default_rng(9).integers(0, len(diffs), size=(40000, len(diffs)))
+    naive = np.percentile(diffs[idx].mean(1), [2.5, 97.5])
+    assert fast == pytest.approx(tuple(naive), abs=0.01)
+
+
+def test_repeats_are_averaged_per_case_first():
+    a = [[P, P, F], [P, F, F], [F, F, F], [P, P, P]]
+    b = [[P, F, F], [P, F, F], [P, P, F], [P, P, P]]
+    (c,) = compare({"a": a, "b": b}, runs=3)
+    assert c["cases"] == 4  # never 12
+    assert (c["a_wins"], c["b_wins"], c["ties"]) == (1, 1, 2)
+    assert c["mean_difference"] == pytest.approx((1 / 3 + 0 - 2 / 3 + 0) / 4)
+    # Majorities: a = [1, 0, 0, 1], b = [0, 0, 1, 1] -> b10 = 1, b01 = 1.
+    assert c["mcnemar"] == {"b01": 1, "b10": 1, "p": 1.0}
+
+
+def test_half_passing_counts_as_fail_for_mcnemar():
+    a = [[P, F], [P, F]]
+    b = [[F, F], [P, P]]
+    (c,) = compare({"a": a, "b": b}, runs=2)
+    assert (c["a_wins"], c["b_wins"]) == (1, 1)
+    # a's 1/2 is a fail, so case 0 is concordant (both fail) and case 1 is a fail / pass.
+    assert c["mcnemar"]["b01"] == 1 and c["mcnemar"]["b10"] == 0
+    ref = sm_mcnemar([[1, 1], [0, 0]], exact=True)
+    assert c["mcnemar"]["p"] == pytest.approx(ref.pvalue)
+
+
+def test_no_discordant_pairs_and_all_ties():
+    (c,) = compare({"a": one_run([P, F, P]), "b": one_run([P, F, P])})
+    assert (c["a_wins"], c["b_wins"], c["ties"], c["discordant"]) == (0, 0, 3, 0)
+    assert c["sign_test_p"] == 1.0 and c["mcnemar"]["p"] == 1.0
+    assert c["mean_difference"] == 0.0
+    assert (c["mean_difference_ci"]["low"], c["mean_difference_ci"]["high"]) == (0.0, 0.0)
+    assert "small sample: fewer than 10 discordant pairs" in c["flags"]
+    assert "small sample: fewer than 30 cases" in c["flags"]
+
+
+def test_single_case():
+    (c,) = compare({"a": one_run([P]), "b": one_run([F])})
+    assert (c["cases"], c["a_wins"], c["b_wins"]) == (1, 1, 0)
+    assert c["sign_test_p"] == pytest.approx(binomtest(1, 1, 0.5).pvalue)
+    assert c["mean_difference"] == 1.0
+    assert c["mean_difference_ci"]["low"] == c["mean_difference_ci"]["high"] == 1.0
+
+
+def test_variant_with_only_errors_is_still_compared():
+    s = summarize(plan_for(5, variants=("a", "b")), build({"a": one_run([P, P, F, P, P]), "b": one_run([E] * 5)}))
+    assert s["variants"]["b"]["pass_rate"] == 0.0
+    (c,) = s["comparisons"]
+    assert (c["cases"], c["a_wins"], c["b_wins"]) == (5, 4, 0)
+    assert c["sign_test_p"] == pytest.approx(binomtest(4, 4, 0.5).pvalue)
+    assert c["mcnemar"]["b10"] == 4
+
+
+def test_variant_without_judged_attempts():
+    (c,) = compare({"a": one_run([P, F]), "b": one_run(["unassessed", "not-run"])})
+    assert c["cases"] == 0 and c["a_wins"] == c["b_wins"] == c["ties"] == 0
+    assert c["sign_test_p"] == 1.0 and c["mcnemar"] == {"b01": 0, "b10": 0, "p": 1.0}
+    assert c["mean_difference"] is None and c["mean_difference_ci"] is None
+    assert "no case was judged in both variants" in c["flags"]
+    assert "nothing to compare" in c["headline"]
+
+
+def test_one_variant_has_no_comparisons():
+    assert compare({"a": one_run([P, F])}) == []
+
+
+def test_cases_missing_from_one_variant_are_left_out():
+    (c,) = compare({"a": one_run([P, P, P, F]), "b": [[F], None, [F], None]})
+    assert c["cases"] == 2 and c["a_wins"] == 2
+
+
+def test_pairs_in_plan_order_and_exploratory_flag():
+    comps = compare({"x": one_run([P]), "y": one_run([F]), "z": one_run([P])})
+    assert [(c["a"], c["b"]) for c in comps] == [("x", "y"), ("x", "z"), ("y", "z")]
+    assert all(EXPLORATORY in c["flags"] for c in comps)
+    (single,) = compare({"x": one_run([P]), "y": one_run([F])})
+    assert EXPLORATORY not in single["flags"]
+
+
+def test_large_sample_has_no_small_sample_flags():
+    (c,) = compare({"a": one_run([P] * 12 + [F] * 20), "b": one_run([F] * 12 + [F] * 20)})
+    assert c["flags"] == []
+    assert "(" not in c["headline"]
+
+
+def field_attempt(case, variant, run, values):
+    fields = [{"path": path, "passed": ok} for path, ok in values.items()]
+    status = P if all(values.values()) else F
+    return att(case, variant, run, status, fields=fields, grader="fields")
+
+
+def test_field_comparisons():
+    attempts = []
+    for i in range(6):
+        for r in range(2):
+            attempts.append(field_attempt(f"c{i}", "a", r, {"name": True, "date": i < 3 or r == 0}))
+            attempts.append(field_attempt(f"c{i}", "b", r, {"name": i != 0, "date": i < 2}))
+    attempts.append(field_attempt("c0", "a", 0, {"only_a": True}))
+    s = summarize(plan_for(6, variants=("a", "b"), runs=2), attempts)
+    (c,) = s["comparisons"]
+    assert sorted(c["fields"]) == ["date", "name"]  # only paths both variants have
+    name = c["fields"]["name"]
+    assert (name["cases"], name["a_wins"], name["b_wins"], name["ties"]) == (6, 1, 0, 5)
+    assert name["sign_test_p"] == 1.0
+    date = c["fields"]["date"]
+    # a: 1, 1, 1, .5, .5, .5 ; b: 1, 1, 0, 0, 0, 0
+    assert (date["a_wins"], date["b_wins"], date["ties"]) == (4, 0, 2)
+    assert date["mean_difference"] == pytest.approx((1 + 0.5 * 3) / 6)
+    assert date["sign_test_p"] == pytest.approx(binomtest(4, 4, 0.5).pvalue)
+    assert date["mean_difference_ci"]["method"] == "paired-bootstrap"
+    assert EXPLORATORY in c["flags"]
+
+
+def test_same_path_from_two_graders_is_kept_apart():
+    attempts = []
+    for v in ("a", "b"):
+        attempts.append({**att("c0", v), "grades": [
+            {"grader": "fields", "passed": True, "score": None, "reason": "", "fields": [{"path": "x", "passed": True}]},
+            {"grader": "json-fields", "passed": True, "score": None, "reason": "",
+             "fields": [{"path": "x", "passed": v == "a"}]}]})
+    (c,) = summarize(plan_for(1, variants=("a", "b")), attempts)["comparisons"]
+    assert sorted(c["fields"]) == ["fields:x", "json-fields:x"]
+    assert c["fields"]["json-fields:x"]["a_wins"] == 1
+
+
+def test_differs_in():
+    base = {"name": "a", "subject": {"type": "openai", "model": "m1"}, "skill_hash": None, "params": {}}
+    assert differs_in(base, dict(base, name="b")) == []
+    assert differs_in(base, dict(base, skill_hash="h")) == ["skill"]
+    assert differs_in(base, dict(base, subject={"type": "openai", "model": "m2"}, params={"t": 1})) == \
+        ["subject", "params"]
+    assert differs_in(base, dict(base, params=None)) == []
+    plan = plan_for(1, variants=("a", "b"))
+    plan["variants"][1]["skill_hash"] = "h"
+    (c,) = summarize(plan, build({"a": one_run([P]), "b": one_run([P])}))["comparisons"]
+    assert c["differs_in"] == ["skill"]

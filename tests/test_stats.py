@@ -1,0 +1,280 @@
+"""Per-variant summary figures, checked against statsmodels / scipy / numpy on fixed data."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy.stats import binomtest
+from statsmodels.stats.proportion import proportion_confint
+
+from scoreboard.stats import (
+    binom_two_sided_p,
+    bootstrap_interval,
+    measurement_summary,
+    summarize,
+    wilson_interval,
+)
+
+MEAS_KEYS = ("latency_ms", "input_tokens", "output_tokens", "cost_usd", "requests")
+
+
+def att(case, variant="a", run=0, status="passed", *, fields=None, grader="exact", measurements=None):
+    grades = [] if status in ("not-run", "interrupted") else [
+        {"grader": grader, "passed": {"passed": True, "failed": False}.get(status), "score": None,
+         "reason": "", "fields": fields}]
+    m = {k: None for k in MEAS_KEYS}
+    m.update(measurements or {})
+    return {"case_id": case, "variant": variant, "run": run, "status": status, "grades": grades,
+            "measurements": m}
+
+
+def plan_for(n_cases, variants=("a",), runs=1, seed=0, **extra):
+    plan = {"cases": [{"id": f"c{i}", "category": "x" if i % 2 else None} for i in range(n_cases)],
+            "variants": [{"name": v, "subject": {"type": "mock"}, "skill_hash": None, "params": {}}
+                         for v in variants],
+            "runs": runs, **extra}
+    if seed is not None:
+        plan["seed"] = seed
+    return plan
+
+
+def pattern(outcomes, variant="a"):
+    """outcomes[i] is a list over runs of statuses for case c{i}."""
+    return [att(f"c{i}", variant, r, s) for i, runs in enumerate(outcomes) for r, s in enumerate(runs)]
+
+
+# --- Wilson -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("k,n", [(0, 1), (1, 1), (0, 10), (10, 10), (7, 10), (3, 30), (29, 30), (450, 1000)])
+def test_wilson_matches_statsmodels(k, n):
+    low, high = wilson_interval(k, n)
+    ref_low, ref_high = proportion_confint(k, n, alpha=0.05, method="wilson")
+    assert low == pytest.approx(ref_low, abs=1e-12)
+    assert high == pytest.approx(ref_high, abs=1e-12)
+    assert 0.0 <= low <= k / n <= high <= 1.0
+
+
+def test_wilson_of_nothing_is_none():
+    assert wilson_interval(0, 0) is None
+
+
+def test_single_run_uses_wilson_on_cases():
+    outcomes = [["passed"]] * 7 + [["failed"]] * 2 + [["error"]]
+    s = summarize(plan_for(10), pattern(outcomes))["variants"]["a"]
+    assert s["cases"] == 10
+    assert s["pass_rate"] == pytest.approx(0.7)
+    ci = s["pass_rate_ci"]
+    assert ci["method"] == "wilson" and ci["unit"] == "case" and ci["level"] == 0.95
+    ref = proportion_confint(7, 10, alpha=0.05, method="wilson")
+    assert (ci["low"], ci["high"]) == pytest.approx(ref, abs=1e-12)
+
+
+# --- cluster bootstrap --------------------------------------------------------------------------
+
+def consistent(n_pass, n_fail, runs):
+    return [["passed"] * runs] * n_pass + [["failed"] * runs] * n_fail
+
+
+def test_repeats_use_cluster_bootstrap_and_are_reproducible():
+    outcomes = [["passed", "failed", "passed"], ["passed"] * 3, ["failed"] * 3, ["failed", "passed", "error"]] * 5
+    attempts = pattern(outcomes)
+    one = summarize(plan_for(20, runs=3, seed=11), attempts)["variants"]["a"]["pass_rate_ci"]
+    again = summarize(plan_for(20, runs=3, seed=11), attempts)["variants"]["a"]["pass_rate_ci"]
+    other = summarize(plan_for(20, runs=3, seed=12), attempts)["variants"]["a"]["pass_rate_ci"]
+    assert one["method"] == "cluster-bootstrap" and one["unit"] == "case" and one["level"] == 0.95
+    assert one == again
+    assert (one["low"], one["high"]) != (other["low"], other["high"])
+    assert one["low"] <= 7 / 12 <= one["high"]
+
+
+@pytest.mark.parametrize("status", ["passed", "failed"])
+def test_unanimous_repeats_fall_back_to_wilson_on_cases(status):
+    # A bootstrap of 30 cases that all passed every run would claim [100%, 100%].
+    ci = summarize(plan_for(30, runs=3), pattern([[status] * 3] * 30))["variants"]["a"]["pass_rate_ci"]
+    k = 30 if status == "passed" else 0
+    assert ci["method"] == "wilson" and ci["unit"] == "case"
+    assert (ci["low"], ci["high"]) == pytest.approx(proportion_confint(k, 30, method="wilson"), abs=1e-12)
+    assert ci["high"] - ci["low"] > 0.1
+
+
+def test_missing_seed_means_seed_zero():
+    attempts = pattern(consistent(5, 5, 2))
+    with_zero = summarize(plan_for(10, runs=2, seed=0), attempts)
+    without = summarize(plan_for(10, runs=2, seed=None), attempts)
+    assert with_zero == without
+
+
+def test_cluster_bootstrap_keeps_repeats_together():
+    # Every case is perfectly consistent over 3 runs: the repeats carry no new information, so the
+    # interval must be exactly the one of the 20 cases judged once each (same seed), and wider than
+    # an attempt-level Wilson interval that wrongly counts 60 independent attempts.
+    runs3 = summarize(plan_for(20, runs=3, seed=5), pattern(consistent(12, 8, 3)))["variants"]["a"]
+    ci = runs3["pass_rate_ci"]
+    assert runs3["pass_rate"] == pytest.approx(0.6)
+    assert ci["method"] == "cluster-bootstrap"
+    naive_low, naive_high = proportion_confint(36, 60, alpha=0.05, method="wilson")
+    assert ci["high"] - ci["low"] > naive_high - naive_low
+    per_case = bootstrap_interval([1.0] * 12 + [0.0] * 8, seed=5)
+    assert (ci["low"], ci["high"]) == pytest.approx(per_case, abs=1e-12)
+
+
+def test_bootstrap_interval_matches_naive_case_resampling():
+    # The multinomial shortcut is the same bootstrap as drawing case indices: with many resamples
+    # both percentile intervals agree closely.
+    rng = np.random.default_rng(123)
+    passes = rng.integers(0, 4, size=60).astype(float)
+    tries = np.full(60, 3.0)
+    tries[:10] = 2.0
+    passes = np.minimum(passes, tries)
+    fast = bootstrap_interval(list(passes), list(tries), seed=1, resamples=40000)
+    idx = np.random.default_rng(2).integers(0, 60, size=(40000, 60))
+    stat = passes[idx].sum(1) / tries[idx].sum(1)
+    naive = np.percentile(stat, [2.5, 97.5])
+    assert fast == pytest.approx(tuple(naive), abs=0.01)
+
+
+def test_bootstrap_of_constant_is_degenerate():
+    assert bootstrap_interval([1.0, 1.0, 1.0], seed=0) == (1.0, 1.0)
+    assert bootstrap_interval([], seed=0) is None
+
+
+# --- stability, flaky cases, edge cases ---------------------------------------------------------
+
+def test_case_stability_and_flaky_cases():
+    outcomes = [["passed", "passed", "passed"], ["passed", "failed", "passed"], ["failed", "failed", "failed"],
+                ["error", "passed", "unassessed"], ["unassessed", "not-run", "interrupted"]]
+    s = summarize(plan_for(5, runs=3), pattern(outcomes))["variants"]["a"]
+    assert s["case_stability"] == {"c0": 1.0, "c1": pytest.approx(2 / 3), "c2": 0.0, "c3": 0.5}
+    assert s["flaky_cases"] == ["c1", "c3"]
+    assert s["cases"] == 4
+    assert s["unassessed"] == 2 and s["not_run"] == 1 and s["interrupted"] == 1
+    assert s["pass_rate"] == pytest.approx(6 / 11)
+
+
+def test_variant_with_only_errors_has_rate_zero_and_interval():
+    s = summarize(plan_for(4), pattern([["error"]] * 4))["variants"]["a"]
+    assert s["pass_rate"] == 0.0
+    assert s["pass_rate_ci"]["low"] == 0.0
+    assert s["pass_rate_ci"]["high"] == pytest.approx(proportion_confint(0, 4, method="wilson")[1])
+    assert s["flaky_cases"] == []
+
+
+def test_variant_without_judged_attempts_has_no_rate():
+    s = summarize(plan_for(3), pattern([["unassessed"], ["not-run"], ["interrupted"]]))["variants"]["a"]
+    assert s["pass_rate"] is None and s["pass_rate_ci"] is None
+    assert s["cases"] == 0 and s["case_stability"] == {} and s["flaky_cases"] == []
+
+
+def test_variant_with_no_attempts_at_all():
+    s = summarize(plan_for(2, variants=("a", "b")), pattern([["passed"], ["failed"]]))["variants"]["b"]
+    assert s["attempts"] == 0 and s["pass_rate"] is None and s["pass_rate_ci"] is None
+
+
+def test_existing_keys_kept():
+    attempts = [att("c0", run=0, status="passed", fields=[{"path": "x", "passed": True}]),
+                att("c0", run=1, status="failed", fields=[{"path": "x", "passed": False}]),
+                att("c1", run=0, status="passed", fields=[{"path": "x", "passed": True}]),
+                att("c1", run=1, status="passed", fields=[{"path": "x", "passed": True}])]
+    s = summarize(plan_for(2, runs=2), attempts)["variants"]["a"]
+    assert [r["pass_rate"] for r in s["per_run"]] == [1.0, 0.5]
+    assert s["mean_pass_rate"] == 0.75 and s["min_pass_rate"] == 0.5
+    assert s["field_accuracy"] == {"x": 0.75}
+    assert s["by_category"] == {"uncategorised": {"attempts": 2, "passed": 1, "pass_rate": 0.5},
+                                "x": {"attempts": 2, "passed": 2, "pass_rate": 1.0}}
+
+
+def test_summary_is_json_and_deterministic():
+    plan = plan_for(6, variants=("a", "b"), runs=2, seed=3)
+    attempts = pattern([["passed", "failed"]] * 3 + [["passed", "passed"]] * 3, "a") + \
+        pattern([["failed", "failed"]] * 4 + [["passed", "failed"]] * 2, "b")
+    first = json.dumps(summarize(plan, attempts), allow_nan=False, sort_keys=True)
+    assert first == json.dumps(summarize(plan, attempts), allow_nan=False, sort_keys=True)
+
+
+# --- measurements -------------------------------------------------------------------------------
+
+def test_measurement_known_unknown_totals():
+    m = measurement_summary([1.0, None, 3.0, 2.0])
+    assert m["known_count"] == 3 and m["unknown_count"] == 1
+    assert m["known_subtotal"] == 6.0 and m["total"] is None
+    assert m["mean"] == 2.0 and m["median"] == 2.0
+    assert m["p95"] == pytest.approx(np.percentile([1.0, 2.0, 3.0], 95))
+
+
+def test_measurement_all_known_has_total():
+    values = [5, 1, 9, 3, 7, 2]
+    m = measurement_summary(values)
+    assert m["total"] == 27 and m["known_subtotal"] == 27 and m["unknown_count"] == 0
+    assert m["median"] == pytest.approx(np.median(values))
+    assert m["p95"] == pytest.approx(np.percentile(values, 95))
+
+
+def test_measurement_nothing_measured_is_not_zero():
+    for values in ([], [None, None]):
+        m = measurement_summary(values)
+        assert m["total"] is None and m["known_subtotal"] is None
+        assert m["mean"] is None and m["median"] is None and m["p95"] is None
+    assert measurement_summary([None, None])["unknown_count"] == 2
+
+
+def test_variant_measurements_skip_not_run_and_count_unknowns():
+    attempts = [att("c0", status="passed", measurements={"latency_ms": 10.0, "cost_usd": 0.5, "input_tokens": 3}),
+                att("c1", status="failed", measurements={"latency_ms": 30.0, "cost_usd": None, "input_tokens": 4}),
+                att("c2", status="not-run"),
+                att("c3", status="interrupted")]
+    m = summarize(plan_for(4), attempts)["variants"]["a"]["measurements"]
+    assert m["latency_ms"]["known_count"] == 2 and m["latency_ms"]["unknown_count"] == 1
+    assert m["latency_ms"]["total"] is None and m["latency_ms"]["known_subtotal"] == 40.0
+    assert m["cost_usd"]["known_subtotal"] == 0.5 and m["cost_usd"]["total"] is None
+    assert m["cost_usd"]["unknown_count"] == 2
+    assert m["requests"]["known_count"] == 0 and m["requests"]["total"] is None
+
+
+# --- binomial test ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("k,n", [(0, 0), (0, 1), (1, 1), (0, 5), (2, 5), (3, 5), (5, 10), (1, 10), (14, 14),
+                                 (12, 40), (4000, 10000), (4990, 10000), (20000, 20001), (9000, 30000),
+                                 (14800, 30000), (30000, 30000)])
+def test_binomial_p_matches_scipy(k, n):
+    expected = 1.0 if n == 0 else binomtest(k, n, 0.5).pvalue
+    assert binom_two_sided_p(k, n) == pytest.approx(expected, rel=1e-9, abs=1e-300)
+
+
+# --- not measured -------------------------------------------------------------------------------
+
+def whats(summary):
+    return [item["what"] for item in summary["not_measured"]]
+
+
+def test_not_measured_semantic_quality_without_judge_or_review():
+    attempts = pattern([["passed"]])
+    assert "semantic quality" in whats(summarize(plan_for(1), attempts))
+    judged = [att("c0", grader="llm-judge")]
+    assert "semantic quality" not in whats(summarize(plan_for(1), judged))
+    reviewed = plan_for(1, reviews=[{"case_id": "c0", "verdict": "good"}])
+    assert "semantic quality" not in whats(summarize(reviewed, attempts))
+
+
+def test_not_measured_cost_and_tokens_name_variants():
+    plan = plan_for(2, variants=("a", "b"))
+    full = {"cost_usd": 0.1, "input_tokens": 1, "output_tokens": 1}
+    attempts = [att("c0", "a", measurements=full), att("c1", "a", measurements=full),
+                att("c0", "b", measurements={"input_tokens": 1}), att("c1", "b", measurements=full)]
+    items = {i["what"]: i["why"] for i in summarize(plan, attempts)["not_measured"]}
+    assert "b (1 of 2 attempts)" in items["cost"] and "a (" not in items["cost"]
+    assert "b (1 of 2 attempts)" in items["token usage"]
+    complete = [att(c, v, measurements=full) for c in ("c0", "c1") for v in ("a", "b")]
+    assert {"cost", "token usage"}.isdisjoint(whats(summarize(plan, complete)))
+
+
+def test_not_measured_model_comparison_when_confounded():
+    plan = plan_for(1, variants=("a", "b"))
+    plan["variants"][1].update(subject={"type": "openai", "model": "x"}, skill_hash="abc")
+    attempts = [att("c0", "a"), att("c0", "b")]
+    items = summarize(plan, attempts)["not_measured"]
+    model = [i for i in items if i["what"] == "model comparison"]
+    assert len(model) == 1 and "subject and skill" in model[0]["why"]
+    plan["variants"][1]["subject"] = {"type": "mock"}
+    assert "model comparison" not in whats(summarize(plan, attempts))
