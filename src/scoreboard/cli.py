@@ -49,6 +49,8 @@ def _run_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--split", help="which cases run: default excludes cases marked heldout; 'heldout', 'all' or a split name")
     p.add_argument("--judge", metavar="SPEC", help="the judge subject for model-graded graders")
     p.add_argument("--judge-runs", type=int, metavar="K", help="ask each judgment K times (majority counts)")
+    p.add_argument("--pairwise", action="store_true", default=None,
+                   help="also have the judge compare every pair of variants per case, in both orders")
     p.add_argument("--max-requests", type=int, metavar="N", help="request budget across variants, judges and retries")
     p.add_argument("--max-cost", type=float, metavar="USD", help="cost budget in USD (needs prices)")
     p.add_argument("--max-tokens", type=int, metavar="N", help="token budget (input + output)")
@@ -127,6 +129,7 @@ def _flags(args: argparse.Namespace) -> dict:
             "case": args.case, "name": args.name, "output_dir": args.output_dir, "formats": formats,
             "fail_under": parse_fail_under(args.fail_under), "seed": args.seed, "model": args.model,
             "split": args.split, "judge": _judge_spec(args.judge), "judge_runs": args.judge_runs,
+            "pairwise": args.pairwise,
             "max_requests": args.max_requests, "max_cost_usd": args.max_cost, "max_tokens": args.max_tokens,
             "cache": args.cache, "grace_seconds": args.grace, "baseline": args.baseline,
             "max_regression": args.max_regression, "require_significance": args.require_significance,

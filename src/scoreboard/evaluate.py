@@ -65,9 +65,10 @@ def now_iso() -> str:
 def build_report(suite: Suite, plan: dict, attempts: list[dict], *, run_id: str, status: str,
                  started_at: str, finished_at: str | None, argv: list[str], stop_reason: str | None = None,
                  extra_run: dict | None = None, require_all_pass: bool = False,
-                 baseline: dict | None = None, requests: dict | None = None) -> dict:
+                 baseline: dict | None = None, requests: dict | None = None,
+                 pairwise: dict | None = None) -> dict:
     """Assemble the JSON record of a run from its plan and attempts."""
-    summary = summarize(plan, attempts)
+    summary = summarize(plan, attempts, pairwise)
     variants = [v["name"] for v in plan["variants"]]
     gates = fail_under_gates(summary, suite.config.fail_under, variants)
     if require_all_pass:
@@ -83,6 +84,8 @@ def build_report(suite: Suite, plan: dict, attempts: list[dict], *, run_id: str,
               "gates": gates}
     if requests is not None:
         report["requests"] = requests
+    if pairwise is not None:
+        report["pairwise"] = pairwise
     return report
 
 
@@ -163,19 +166,33 @@ async def run_async(suite: Suite, options: RunOptions | None = None) -> Outcome:
         progress.advance()
         checkpoint.maybe()
 
-    runner = Runner(suite, log, state=state, on_attempt=on_attempt, ledger=ledger, cache=cache)
+    judge = None
+    if suite.judge is not None:
+        from .judges import Judge
+
+        judge = Judge(suite.judge, ledger=ledger, runs=suite.config.judge_runs,
+                      timeout_s=suite.config.timeout_ms / 1000, seed=suite.config.seed)
+    runner = Runner(suite, log, state=state, on_attempt=on_attempt, ledger=ledger, cache=cache, judge=judge)
     loop = asyncio.get_running_loop()
     task = asyncio.ensure_future(runner.run())
     signals = _install_signals(loop, state, task, options.grace_s if options.grace_s is not None
                                else suite.config.grace_seconds)
+    pairwise = None
     try:
         await _wait(task)
+        if judge is not None and suite.config.pairwise and len(suite.variants) > 1 and not state.stopping:
+            from .pairwise import judge_pairs
+
+            rubric = suite.config.pairwise.rubric if not isinstance(suite.config.pairwise, bool) else None
+            pairwise = await judge_pairs(plan, state.done, judge, rubric=rubric, state=state)
     finally:
         for sig in signals:
             loop.remove_signal_handler(sig)
         progress.close()
         for variant in suite.variants:
             await variant.subject.aclose()
+        if suite.judge is not None:
+            await suite.judge.aclose()
         if cache is not None:
             cache.close()
         log.close()
@@ -194,7 +211,7 @@ async def run_async(suite: Suite, options: RunOptions | None = None) -> Outcome:
     report = build_report(suite, plan, attempts, run_id=run_id, status=status, started_at=started_at,
                           finished_at=now_iso(), argv=options.argv, stop_reason=state.stop_reason,
                           extra_run=extra, require_all_pass=options.require_all_pass, baseline=baseline,
-                          requests=ledger.summary())
+                          requests=ledger.summary(), pairwise=pairwise)
     formats = options.formats or tuple(suite.config.formats or DEFAULT_FORMATS)
     paths = write_reports(report, stem, formats, first_json_written=checkpoint.written,
                           replace=bool(options.resume_dir))

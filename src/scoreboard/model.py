@@ -94,6 +94,12 @@ class GateConfig(Strict):
     alpha: float = Field(0.05, gt=0, lt=1)
 
 
+class PairwiseConfig(Strict):
+    """Pairwise judging of every pair of variants, asked in both orders."""
+
+    rubric: str | None = None
+
+
 class VariantConfig(Strict):
     """A named subject configuration: subject + optional skill + params."""
 
@@ -135,6 +141,7 @@ class SuiteConfig(Strict):
     gates: GateConfig = Field(default_factory=GateConfig)
     judge: Union[str, dict, None] = None
     judge_runs: int = Field(1, ge=1, le=15)
+    pairwise: Union[bool, "PairwiseConfig", None] = None
 
     @field_validator("category", "case", mode="before")
     @classmethod

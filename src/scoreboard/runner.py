@@ -16,6 +16,7 @@ from .attemptlog import AttemptLog
 from .core import Grade, GradeContext, Measurements, Output, SubjectRequest
 from .errors import BudgetExceeded, SubjectError
 from .hashing import sha256_json
+from .judges import BoundJudge
 from .suite import Suite
 
 
@@ -72,11 +73,12 @@ class Runner:
     def __init__(self, suite: Suite, log: AttemptLog, *, concurrency: int | None = None,
                  timeout_s: float | None = None, state: RunState | None = None,
                  on_attempt: Callable[[dict], None] | None = None, ledger: Any = None,
-                 cache: Any = None):
+                 cache: Any = None, judge: Any = None):
         self.suite = suite
         self.log = log
         self.ledger = ledger
         self.cache = cache
+        self.judge = judge
         cfg = suite.config
         caps = [v.subject.default_max_concurrency for v in suite.variants if v.subject.default_max_concurrency]
         default = min([4, *caps]) if caps else 4
@@ -221,6 +223,9 @@ class Runner:
             error = f"timeout after {self.timeout_s * 1000:.0f} ms"
         except SubjectError as exc:
             error = str(exc)
+            # A subject that sent requests before failing says how many (and how long).
+            if isinstance(getattr(exc, "measurements", None), Measurements):
+                measurements = exc.measurements
             if exc.stop_run:
                 self.state.stop(str(exc))
         except Exception as exc:  # a subject bug is a visible error attempt
@@ -232,7 +237,8 @@ class Runner:
             measurements.latency_ms = round((time.perf_counter() - start) * 1000, 3)
         grades: list[Grade] = []
         if output is not None:
-            ctx = GradeContext(case, output, measurements, None, run, error)
+            judge = BoundJudge(self.judge, key) if self.judge is not None else None
+            ctx = GradeContext(case, output, measurements, judge, run, error)
             grades, grade_error = await grade_attempt(self.suite.graders[case.id], ctx)
             error = error or grade_error
             out = output.to_dict()

@@ -287,9 +287,10 @@ def not_measured(plan: dict, tallies: dict[str, Tally], comparisons: list[dict])
     return out
 
 
-def summarize(plan: dict, attempts: list[dict]) -> dict:
+def summarize(plan: dict, attempts: list[dict], pairwise: dict | None = None) -> dict:
     """The report's summary: one block per variant, paired comparisons of every pair of variants,
-    and what was not measured; computed from the plan and attempts only, deterministic given plan["seed"]."""
+    and what was not measured; computed from the plan and attempts only (plus the pairwise
+    judgments when they ran), deterministic given plan["seed"]."""
     from .comparison import compare_variants
 
     categories = {c["id"]: c.get("category") for c in plan["cases"]}
@@ -307,5 +308,11 @@ def summarize(plan: dict, attempts: list[dict]) -> dict:
     variants = {name: variant_summary(t, plan["runs"], keys, seed) for name, t in tallies.items()}
     comparisons = compare_variants(plan["variants"], {n: t.cases for n, t in tallies.items()},
                                    {n: t.keyed_fields(keys) for n, t in tallies.items()}, seed)
-    return {"variants": variants, "comparisons": comparisons,
-            "not_measured": not_measured(plan, tallies, comparisons)}
+    summary = {"variants": variants, "comparisons": comparisons,
+               "not_measured": not_measured(plan, tallies, comparisons)}
+    from .judge_stats import judge_summary
+
+    judges = judge_summary(plan, attempts, pairwise)
+    if judges is not None:
+        summary["judges"] = judges
+    return summary

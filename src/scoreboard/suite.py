@@ -53,6 +53,8 @@ class Suite:
     all_cases: list[Case] = field(default_factory=list)
     #: inputs a source listed but could not turn into cases (e.g. a document with no gold file)
     skipped: list[dict] = field(default_factory=list)
+    #: the judge subject for model graders and pairwise judging (None: no judge)
+    judge: Subject | None = None
 
     def plan(self) -> dict:
         """The plan as recorded in the report: cases (with the graders each gets and its input
@@ -68,7 +70,9 @@ class Suite:
                 "cases": cases, "variants": [v.describe() for v in self.variants],
                 "runs": self.config.runs, "seed": self.config.seed,
                 "split": self.config.split or "default (cases marked heldout excluded)",
-                "budget": self.config.budget.model_dump(), "skipped": self.skipped}
+                "budget": self.config.budget.model_dump(), "skipped": self.skipped,
+                "judge": self.judge.spec if self.judge is not None else None,
+                "judge_runs": self.config.judge_runs}
 
     def suite_hash(self) -> str:
         """Hash of the settings that change what a run does (not where it writes)."""
@@ -77,6 +81,7 @@ class Suite:
                                                "gates", "cache", "cache_path", "grace_seconds"})
         keep["variants"] = [v.describe() for v in self.variants]
         keep["graders"] = {cid: [g.spec for g in gs] for cid, gs in self.graders.items()}
+        keep["judge"] = self.judge.spec if self.judge is not None else None
         return sha256_json(keep)
 
 
@@ -198,7 +203,7 @@ def variant_configs(cfg: SuiteConfig, flags: dict) -> list[dict]:
 
 OVERRIDABLE = ("name", "cases", "runs", "concurrency", "timeout_ms", "category", "case",
                "output_dir", "formats", "fail_under", "seed", "graders", "model", "split", "cache",
-               "judge", "judge_runs", "grace_seconds")
+               "judge", "judge_runs", "grace_seconds", "pairwise")
 NESTED = {"max_requests": ("budget", "max_requests"), "max_cost_usd": ("budget", "max_cost_usd"),
           "max_tokens": ("budget", "max_tokens"), "baseline": ("gates", "baseline"),
           "max_regression": ("gates", "max_regression"),
@@ -313,7 +318,30 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
         variants.append(Variant(vc["name"], subject, skill_text, skill_path, vc.get("params") or {}))
     for variant in variants:
         variant.subject.check()
-    return Suite(_safe_name(name), cfg, cases, variants, graders, base_dir, source, all_cases, skipped)
+    judge = _build_judge(cfg, graders, base_dir if "judge" not in flags else Path.cwd(), dry_run)
+    return Suite(_safe_name(name), cfg, cases, variants, graders, base_dir, source, all_cases, skipped, judge)
+
+
+def _build_judge(cfg: SuiteConfig, graders: dict[str, list[Grader]], base_dir: Path, dry_run: bool) -> Subject | None:
+    """The judge subject; model graders or pairwise judging without one fail before running."""
+    from .graders.registry import JUDGE_GRADERS
+
+    needing = sorted({g.name for gs in graders.values() for g in gs if g.name in JUDGE_GRADERS})
+    if cfg.pairwise:
+        needing.append("pairwise")
+    if cfg.judge is None:
+        if needing:
+            raise ConfigError(f"{needing[0]!r} needs a judge: set 'judge:' in the suite or --judge SPEC",
+                              field="judge")
+        return None
+    if dry_run:
+        return build_subject({"type": "mock"}, base_dir)
+    spec = parse_subject_spec(cfg.judge)
+    if spec["type"] in PRICED_KINDS and "price" not in spec and spec.get("model") in cfg.prices:
+        spec["price"] = cfg.prices[spec["model"]].model_dump()
+    judge = build_subject(spec, base_dir)
+    judge.check()
+    return judge
 
 
 def _safe_name(name: str) -> str:

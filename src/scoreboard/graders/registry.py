@@ -25,7 +25,13 @@ GRADERS: dict[str, str] = {
     "citations": "scoreboard.graders.citations:CitationsGrader",
     "max-cost": "scoreboard.graders.limits:MaxCostGrader",
     "max-tokens": "scoreboard.graders.limits:MaxTokensGrader",
+    "llm-judge": "scoreboard.graders.judge:LlmJudgeGrader",
+    "rubric-score": "scoreboard.graders.judge:RubricScoreGrader",
+    "pointwise": "scoreboard.graders.judge:PointwiseGrader",
 }
+
+#: graders that call a model: not recomputable offline, and `rescore` needs --allow-judge
+JUDGE_GRADERS = frozenset({"llm-judge", "rubric-score", "pointwise", "pairwise"})
 
 _classes: dict[str, type[Grader]] = {}
 

@@ -475,7 +475,7 @@ class HTTPSubject(Subject):
             ticket = None
             if ledger is not None:
                 try:
-                    ticket = ledger.reserve(request.attempt, role="subject", subject=self.label,
+                    ticket = ledger.reserve(request.attempt, role=request.role, subject=self.label,
                                             max_tokens=tok_bound, max_cost=cost_bound)
                 except BaseException:
                     limiter.release()

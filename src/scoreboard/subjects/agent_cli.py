@@ -158,7 +158,7 @@ class AgentCLISubject(Subject):
             argv = self.command(binary, request, prompt, root)
             env = self.child_env(root, secrets)
             if ledger is not None:
-                ticket = ledger.reserve(request.attempt, role="subject", subject=self.label)
+                ticket = ledger.reserve(request.attempt, role=request.role, subject=self.label)
             try:
                 stdout, returncode = await _run_process(argv, env, work)
             except BaseException as exc:
