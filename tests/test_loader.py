@@ -114,6 +114,8 @@ BAD = [
         '{"cases": [{"id": "a", "input": "x", "expected": "x"}], "version": 1, "extras": true}\n', None, None,
         "extras", ("unknown field",)),
     Bad("json-doc-cases-not-list", "cases.json", '{"cases": {"id": "a"}}\n', None, None, "cases", ("list",)),
+    Bad("surrogate-escape", "cases.jsonl", '{"id": "s", "input": "\\udc80", "expected": "x"}\n', 1, "s", "input",
+        ("surrogate",)),
     Bad("not-utf8-file", "cases.jsonl", OK.encode() + b'{"id": "l", "input": "caf\xe9"}\n', 2, None, None,
         ("UTF-8",)),
     Bad("empty-file", "cases.jsonl", "", None, None, None, ("no cases",)),
@@ -247,6 +249,17 @@ def test_duplicate_id_across_files_names_both(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_duplicate_id_across_files_names_both_lines(tmp_path, monkeypatch):
+    from scoreboard.suite import load_suite
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.jsonl").write_text('{"id": "first", "input": "x", "expected": "x"}\n' + OK)
+    (tmp_path / "b.jsonl").write_text(OK)
+    with pytest.raises(ConfigError) as info:
+        load_suite(None, {"cases": ["a.jsonl", "b.jsonl"], "subject": "mock"})
+    assert "b.jsonl:1" in str(info.value) and "a.jsonl:2" in str(info.value)
+
+
 def test_missing_case_file(tmp_path):
     rc, _, err = finish(cli(["run", "--cases", "nope.jsonl", "--subject", "mock", "--output-dir", "out"],
                             tmp_path))
@@ -293,6 +306,45 @@ def test_json_document_lines(tmp_path):
     path.write_text('{\n "name": "x",\n "cases": [\n  {"id": "a", "input": "x", "expected": "x"},\n'
                     '  {"id": "b",\n   "input": "y", "expected": "y"}\n ]\n}\n')
     assert [line for line, _ in load_case_records(path)] == [4, 5]
+
+
+def test_jsonl_unicode_line_separators_inside_strings(tmp_path):
+    """JSON allows raw U+2028, U+2029, U+0085 and form feeds inside strings: they are not line breaks."""
+    path = tmp_path / "cases.jsonl"
+    tricky = "a\u2028b\u2029c\x85d\x0ce\x1cf"
+    path.write_text(json.dumps({"id": "t", "input": tricky, "expected": tricky}, ensure_ascii=False) + "\n"
+                    + json.dumps({"id": "u", "input": "x", "expected": "x"}) + "\n", encoding="utf-8")
+    cases = load_cases(path)
+    assert [(c.id, c.line) for c in cases] == [("t", 1), ("u", 2)]
+    assert cases[0].input == tricky
+
+
+def test_surrogate_escapes_rejected(tmp_path):
+    path = tmp_path / "cases.jsonl"
+    path.write_text('{"id": "s", "input": "x", "expected": "x", "metadata": {"k": ["\\ud800"]}}\n')
+    with pytest.raises(ConfigError) as info:
+        load_cases(path)
+    assert (info.value.line, info.value.case_id, info.value.field) == (1, "s", "metadata.k.0")
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_endless_files_are_bounded(tmp_path):
+    """stat() says 0 bytes for a device or pipe: the limits still hold."""
+    with pytest.raises(ConfigError, match="max_file_bytes"):
+        load_cases("/dev/zero", Limits(max_file_bytes=1000))
+    path = tmp_path / "cases.jsonl"
+    path.write_text('{"id": "z", "input": "@/dev/zero", "expected": "x"}\n')
+    with pytest.raises(ConfigError) as info:
+        load_cases(path, Limits(max_input_bytes=1000))
+    assert (info.value.case_id, info.value.field) == ("z", "input") and "max_input_bytes" in str(info.value)
+
+
+def test_unreadable_input_path_is_one_line(tmp_path):
+    path = tmp_path / "cases.jsonl"
+    path.write_text(json.dumps({"id": "n", "input": "@" + "a" * 300, "expected": "x"}) + "\n")
+    with pytest.raises(ConfigError) as info:
+        load_cases(path)
+    assert (info.value.line, info.value.case_id, info.value.field) == (1, "n", "input")
 
 
 def test_jsonl_named_json(tmp_path):

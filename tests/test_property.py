@@ -74,10 +74,8 @@ def test_arbitrary_bytes_validate(data, suffix):
 
 @pytest.mark.parametrize("data,suffix", [
     (b"\x00\xff\xfe garbage", ".jsonl"),
-    (b'{"cases": [1, 2, {"id": 3}]}', ".json"),
-    (b"cases:\n  - id: a\n    input: [x\n", ".yaml"),
     (b"[" * 5000 + b"]" * 5000, ".json"),
-    (os.urandom(200), ".yaml"),
+    (bytes(range(256)) * 2, ".yaml"),
 ])
 def test_arbitrary_bytes_subprocess(tmp_path, data, suffix):
     path = tmp_path / f"cases{suffix}"

@@ -155,8 +155,13 @@ def test_command_nonzero_exit():
 
 
 def test_command_not_found():
-    with pytest.raises(SubjectError, match="not found"):
+    # check() (run before anything starts) names the missing program ...
+    with pytest.raises(ConfigError, match="not found"):
         call(cmd(["/definitely/not/here"]))
+    # ... and a program that vanishes after the check is an execution error, not a crash.
+    subject = cmd(["/definitely/not/here"])
+    with pytest.raises(SubjectError, match="not found"):
+        asyncio.run(subject.run(SubjectRequest("c1", "hi")))
 
 
 def test_command_spec_string_and_bad_specs():
@@ -224,6 +229,17 @@ def test_recorded_bad_files(tmp_path):
     assert info.value.line == 2
 
 
+def test_recorded_jsonl_with_one_record(tmp_path):
+    subject = rec(tmp_path, "one.jsonl", json.dumps({"case_id": "c1", "output": "only"}) + "\n")
+    assert call(subject, case_id="c1").output.text == "only"
+
+
+def test_recorded_jsonl_line_separator_in_output(tmp_path):
+    lines = [{"case_id": "c1", "output": "a\u2028b\x85c"}, {"case_id": "c2", "output": "d"}]
+    subject = rec(tmp_path, "ls.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in lines))
+    assert call(subject, case_id="c1").output.text == "a\u2028b\x85c"
+
+
 def test_recorded_missing_case_is_error_attempt(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "rec.json").write_text(json.dumps({"a": "apple"}))
@@ -282,3 +298,41 @@ def test_request_carries_no_reference(tmp_path, monkeypatch):
     assert subj_peek.SEEN == [("in-a", None, 0)]
     assert "SECRET" not in repr(subj_peek.SEEN)
     assert not isinstance(subj_peek.SEEN[0][0], Case) and not isinstance(subj_peek.SEEN[0][0], Output)
+
+
+def test_concurrency_bound_and_run_index(tmp_path, monkeypatch):
+    """--concurrency N: at most N attempts in flight (and N reached); each run gets its index."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "subj_conc.py").write_text(
+        "import asyncio\n\nNOW = 0\nPEAK = 0\nSEEN = []\n\n"
+        "async def track(text, skill, run):\n"
+        "    global NOW, PEAK\n"
+        "    NOW += 1\n    PEAK = max(PEAK, NOW)\n"
+        "    await asyncio.sleep(0.005)\n"
+        "    NOW -= 1\n    SEEN.append((text, run))\n    return text\n")
+    rows = [{"id": f"c{i}", "input": f"c{i}", "expected": f"c{i}"} for i in range(12)]
+    attempts = _run_suite(tmp_path, "python:subj_conc:track", rows, concurrency=3, runs=2)
+    import subj_conc
+
+    assert subj_conc.PEAK == 3
+    assert sorted(subj_conc.SEEN) == sorted((f"c{i}", r) for i in range(12) for r in range(2))
+    assert [(a["case_id"], a["run"]) for a in attempts] == [(f"c{i}", r) for i in range(12) for r in range(2)]
+    assert all(a["status"] == "passed" for a in attempts)
+
+
+def test_subject_mutating_messages_does_not_leak(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "subj_mut.py").write_text(
+        "def grow(messages):\n"
+        "    messages.append({'role': 'assistant', 'content': 'x'})\n"
+        "    return str(len(messages))\n")
+    rows = [{"id": "m", "input": [{"role": "user", "content": "hi"}], "expected": "2"}]
+    from scoreboard.evaluate import RunOptions, run
+    from scoreboard.suite import load_suite
+
+    (tmp_path / "cases.jsonl").write_text(json.dumps(rows[0]) + "\n")
+    suite = load_suite(None, {"cases": ["cases.jsonl"], "subject": "python:subj_mut:grow", "runs": 3,
+                              "output_dir": "out", "formats": ["json"]})
+    report = run(suite, RunOptions(progress=False)).report
+    assert [a["output"]["text"] for a in report["attempts"]] == ["2", "2", "2"]
+    assert report["plan"]["cases"][0]["input"] == rows[0]["input"]

@@ -96,7 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     for module_name in MODULES:
         module = importlib.import_module(f"scoreboard.commands.{module_name}")
-        p = sub.add_parser(module.NAME, help=module.HELP, description=getattr(module, "DESCRIPTION", module.HELP))
+        p = sub.add_parser(module.NAME, help=module.HELP, description=getattr(module, "DESCRIPTION", module.HELP),
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(p)
         p.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
         COMMANDS[module.NAME] = module.main
@@ -259,7 +260,11 @@ def _looks_like_suite(path) -> bool:
         data, _ = read_suite_file(path)
     except Exception:
         return False
-    return not isinstance(data.get("cases"), list)
+    cases = data.get("cases")
+    # A case document holds case objects; a suite names case files (a path or a list of paths).
+    if isinstance(cases, list):
+        return bool(cases) and all(isinstance(c, str) for c in cases)
+    return True
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -28,6 +28,9 @@ def judge_summary(plan: dict, attempts: list[dict], pairwise: dict | None = None
     judged: dict[str, int] = defaultdict(int)
     agreement: dict[str, list[float]] = defaultdict(list)
     dims: dict[str, dict[str, list[int]]] = {v: defaultdict(list) for v in variants}
+    # variant -> dimension -> case -> scores (runs of one case are averaged before any interval)
+    dim_cases: dict[str, dict[str, dict[str, list[int]]]] = {v: defaultdict(lambda: defaultdict(list))
+                                                              for v in variants}
     quality: dict[str, dict[str, list[float]]] = {v: defaultdict(list) for v in variants}
     any_judge = False
     for a in attempts:
@@ -50,6 +53,7 @@ def judge_summary(plan: dict, attempts: list[dict], pairwise: dict | None = None
             if g["grader"] == "pointwise" and g.get("scores"):
                 for d, s in g["scores"].items():
                     dims[v][d].append(s)
+                    dim_cases[v][d][a["case_id"]].append(s)
                 quality[v][a["case_id"]].append(sum(g["scores"].values()) / len(g["scores"]))
     if not any_judge and not pairwise:
         return None
@@ -61,6 +65,8 @@ def judge_summary(plan: dict, attempts: list[dict], pairwise: dict | None = None
                  "self_agreement": (math.fsum(agreement[v]) / len(agreement[v])) if agreement[v] else None}
         if dims[v]:
             block["pointwise"] = {d: math.fsum(s) / len(s) for d, s in sorted(dims[v].items())}
+            block["pointwise_ci"] = {d: _case_mean_interval(per_case, seed)
+                                     for d, per_case in sorted(dim_cases[v].items())}
         out["variants"][v] = block
     dq = []
     for i, a in enumerate(variants):
@@ -82,6 +88,17 @@ def judge_summary(plan: dict, attempts: list[dict], pairwise: dict | None = None
     return out
 
 
+def _case_mean_interval(per_case: dict[str, list[int]], seed) -> dict | None:
+    """95% interval of a dimension's mean score with the case as the unit: each case's runs
+    are averaged, then the cases are resampled (a percentile bootstrap)."""
+    means = [math.fsum(s) / len(s) for s in per_case.values() if s]
+    ci = bootstrap_interval(means, seed=seed)
+    if ci is None:
+        return None
+    return {"low": ci[0], "high": ci[1], "level": LEVEL, "method": "case-bootstrap", "unit": "case",
+            "cases": len(means), "small_sample": len(means) < 30}
+
+
 def pairwise_summary(plan: dict, pairwise: dict) -> list[dict]:
     """Per pair: per-case wins (runs averaged first), ties, sign test, position consistency."""
     by_pair: dict[tuple[str, str], list[dict]] = defaultdict(list)
@@ -91,7 +108,11 @@ def pairwise_summary(plan: dict, pairwise: dict) -> list[dict]:
     for (a, b), items in by_pair.items():
         per_case: dict[str, list[int]] = defaultdict(list)
         consistent = asked = failed = 0
+        usage: dict[str, list] = defaultdict(list)
         for j in items:
+            for u in j.get("usage") or ():
+                for key in ("requests", "input_tokens", "output_tokens", "cost_usd"):
+                    usage[key].append(u.get(key))
             if j.get("verdict") is None:
                 failed += 1
                 continue
@@ -104,5 +125,6 @@ def pairwise_summary(plan: dict, pairwise: dict) -> list[dict]:
                     "ties": len(per_case) - a_wins - b_wins, "comparisons": asked, "judge_failures": failed,
                     "position_consistency": consistent / asked if asked else None,
                     "sign_test_p": binom_two_sided_p(a_wins, a_wins + b_wins),
+                    "usage": {k: measurement_summary(v) for k, v in sorted(usage.items())},
                     "note": "a verdict that flips when the order is swapped counts as a tie"})
     return out

@@ -49,9 +49,9 @@ class Usage:
             else self.output_tokens + m.output_tokens
         self.cost_usd = None if self.cost_usd is None or m.cost_usd is None else self.cost_usd + m.cost_usd
 
-    def unknown(self) -> None:
-        """A request whose usage is unknown (timeout, failure): unknown is never zero."""
-        self.requests += 1
+    def unknown(self, requests: int = 1) -> None:
+        """Requests whose usage is unknown (timeout, failure): unknown is never zero."""
+        self.requests += max(1, requests)
         self.input_tokens = self.output_tokens = self.cost_usd = None
 
     def to_dict(self) -> dict:
@@ -159,7 +159,9 @@ class Judge:
             except BudgetExceeded:
                 raise
             except SubjectError as exc:
-                usage.unknown()
+                # An HTTP judge that retried says how many requests it sent before giving up.
+                sent = getattr(getattr(exc, "measurements", None), "requests", None)
+                usage.unknown(sent if isinstance(sent, int) else 1)
                 raise JudgeFailure(f"judge request failed: {exc}") from None
             usage.add(result.measurements)
             value, last_error = _extract(result.output, validator)

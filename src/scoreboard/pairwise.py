@@ -56,13 +56,18 @@ async def judge_pairs(plan: dict, done: dict[tuple, dict], judge: Judge, *, rubr
                 if ta is None or tb is None:
                     continue
                 entry: dict[str, Any] = {"case_id": case["id"], "run": run, "a": a, "b": b}
+                forward = None
                 try:
                     forward = await judge.ask((case["id"], "pairwise", run), _prompt(case, ta, tb, rubric),
                                               name="winner", schema=SCHEMA, key=lambda x: x["winner"])
                     backward = await judge.ask((case["id"], "pairwise", run), _prompt(case, tb, ta, rubric),
                                                name="winner", schema=SCHEMA, key=lambda x: x["winner"])
                 except JudgeFailure as exc:
-                    entry.update(verdict=None, failure=str(exc))
+                    # What the failed comparison still spent is usage too (unknown stays unknown).
+                    spent = [forward.usage.to_dict()] if forward is not None else []
+                    if exc.usage is not None:
+                        spent.append(exc.usage.to_dict())
+                    entry.update(verdict=None, failure=str(exc), usage=spent)
                     judgments.append(entry)
                     continue
                 except BudgetExceeded as exc:

@@ -194,8 +194,13 @@ class Runner:
         params = variant.params
         if case.conversation is not None and case.conversation["shared"].get("seed") is not None:
             params = {**params, "seed": case.conversation["shared"]["seed"]}
-        request = SubjectRequest(case.id, case.input if input_override is None else input_override,
-                                 variant.skill, run, params, self.timeout_s, variant.name, self.ledger)
+        value = case.input if input_override is None else input_override
+        if isinstance(value, list):
+            # Each request gets its own messages: a subject that appends to them must not change
+            # the case (or the next run's input).
+            value = [dict(m) if isinstance(m, dict) else m for m in value]
+        request = SubjectRequest(case.id, value, variant.skill, run, params, self.timeout_s, variant.name,
+                                 self.ledger)
         limit = self._limits.get(variant.name)
         key = (case.id, variant.name, run)
         self.state.in_flight += 1

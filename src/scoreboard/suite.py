@@ -150,8 +150,11 @@ def _unique(name: str, taken: set[str]) -> str:
 
 
 def _skill_name(path_text: str) -> str:
+    """careful/ -> careful, careful/SKILL.md -> careful, terse.md -> terse."""
     p = Path(path_text.rstrip("/"))
-    return p.name if p.suffix == "" or p.name != "SKILL.md" else p.parent.name
+    if p.name == "SKILL.md":
+        return p.parent.name or "skill"
+    return p.stem or p.name
 
 
 def _subject_name(spec: Any) -> str:
@@ -286,7 +289,7 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
             if case.id in seen:
                 raise ConfigError(f"duplicate case id (also in {seen[case.id]})", file=case.source,
                                   line=case.line, case_id=case.id, field="id")
-            seen[case.id] = case.source or ""
+            seen[case.id] = f"{case.source}:{case.line}" if case.line else (case.source or "")
             all_cases.append(case)
     cases = select_split(all_cases, cfg.split)
     if cfg.category:

@@ -19,6 +19,18 @@ from ..model import CaseRecord, Limits, parse_model
 _DOC_KEYS = {"cases", "version", "name", "description"}
 
 
+def _read_bounded(path: Path, limit: int, shown: str, **where: Any) -> bytes:
+    """At most limit + 1 bytes: stat() sizes do not bound pipes and devices (/dev/zero)."""
+    try:
+        with path.open("rb") as handle:
+            return handle.read(limit + 1)
+    except (FileNotFoundError, IsADirectoryError):
+        raise
+    except OSError as exc:
+        raise ConfigError(f"cannot read {'input' if where else 'case'} file: {exc.strerror or exc}",
+                          file=shown, **where) from None
+
+
 def _read_text(path: Path, limits: Limits) -> str:
     shown = str(path)
     try:
@@ -32,7 +44,10 @@ def _read_text(path: Path, limits: Limits) -> str:
     if size > limits.max_file_bytes:
         raise ConfigError(f"file is {size} bytes, over the limit of {limits.max_file_bytes} "
                           "(limits.max_file_bytes)", file=shown)
-    data = path.read_bytes()
+    data = _read_bounded(path, limits.max_file_bytes, shown)
+    if len(data) > limits.max_file_bytes:  # a pipe or device: stat() said 0 bytes
+        raise ConfigError(f"file is over the limit of {limits.max_file_bytes} bytes (limits.max_file_bytes)",
+                          file=shown)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -41,7 +56,9 @@ def _read_text(path: Path, limits: Limits) -> str:
 
 
 def _jsonl_records(text: str, shown: str) -> Iterator[tuple[int, Any]]:
-    for number, raw in enumerate(text.splitlines(), start=1):
+    # Split on "\n" only: str.splitlines() also breaks at U+2028, U+0085, form feed..., which
+    # JSON allows unescaped inside strings. A trailing "\r" (CRLF) is JSON whitespace.
+    for number, raw in enumerate(text.split("\n"), start=1):
         if not raw.strip():
             continue
         try:
@@ -184,7 +201,13 @@ def _resolve_input(raw: Any, base: Path, shown: str, line: int | None, case_id: 
                     raise ConfigError(f"input file {rel!r} is {size} bytes, over the limit of "
                                       f"{limits.max_input_bytes} (limits.max_input_bytes)",
                                       file=shown, line=line, case_id=case_id, field="input")
-                text = target.read_bytes().decode("utf-8-sig")
+                data = _read_bounded(target, limits.max_input_bytes, shown, line=line, case_id=case_id,
+                                     field="input")
+                if len(data) > limits.max_input_bytes:
+                    raise ConfigError(f"input file {rel!r} is over the limit of {limits.max_input_bytes} "
+                                      "bytes (limits.max_input_bytes)",
+                                      file=shown, line=line, case_id=case_id, field="input")
+                text = data.decode("utf-8-sig")
             except FileNotFoundError:
                 raise ConfigError(f"input file {rel!r} not found (relative to {base})",
                                   file=shown, line=line, case_id=case_id, field="input") from None
@@ -193,6 +216,9 @@ def _resolve_input(raw: Any, base: Path, shown: str, line: int | None, case_id: 
                                   file=shown, line=line, case_id=case_id, field="input") from None
             except UnicodeDecodeError:
                 raise ConfigError(f"input file {rel!r} is not valid UTF-8",
+                                  file=shown, line=line, case_id=case_id, field="input") from None
+            except OSError as exc:  # permissions, a name too long, ...
+                raise ConfigError(f"cannot read input file {rel!r}: {exc.strerror or exc}",
                                   file=shown, line=line, case_id=case_id, field="input") from None
             return text
         size = len(raw.encode("utf-8"))

@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import tempfile
+from pathlib import Path
 
 from ..core import Output, Result, SubjectRequest
 from ..errors import ConfigError, SubjectError
@@ -32,6 +33,23 @@ class CommandSubject(Subject):
         if not isinstance(env, dict):
             raise ConfigError("command subject: 'env' must be a mapping", field="subject.env")
         return {**{k: v for k, v in spec.items() if k != "type"}, "argv": argv}
+
+    def check(self) -> None:
+        """A missing or non-executable program fails before anything runs."""
+        import shutil
+
+        program = self.options["argv"][0]
+        if "{" in program:
+            return  # a placeholder in the program itself is only known per attempt
+        cwd = self.base_dir / self.options["cwd"] if self.options.get("cwd") else None
+        if os.sep in program:
+            path = Path(program) if os.path.isabs(program) else (cwd or Path.cwd()) / program
+            if not path.exists():
+                raise ConfigError(f"command subject: {program!r} not found", field="subject.argv")
+            if not os.access(path, os.X_OK):
+                raise ConfigError(f"command subject: {program!r} is not executable", field="subject.argv")
+        elif shutil.which(program) is None:
+            raise ConfigError(f"command subject: {program!r} not found on PATH", field="subject.argv")
 
     async def run(self, request: SubjectRequest) -> Result:
         text = request.input if isinstance(request.input, str) else json.dumps(request.input, ensure_ascii=False)

@@ -11,7 +11,7 @@ from ..errors import ConfigError, SubjectError
 from .base import Subject, check_keys, require
 
 _RECORD_KEYS = {"case_id", "id", "run", "output", "text", "json", "tool_calls", "status",
-                "latency_ms", "input_tokens", "output_tokens", "cost_usd", "error"}
+                "latency_ms", "input_tokens", "output_tokens", "cost_usd", "requests", "error"}
 
 
 class RecordedSubject(Subject):
@@ -36,6 +36,8 @@ class RecordedSubject(Subject):
         records = self.options.get("records")
         if records is None:
             records = _read_records(self.base_dir / self.options["path"], self.options["path"])
+        else:
+            records = [_normalise(r, "records", f"record #{i + 1}") for i, r in enumerate(records)]
         self._by_key: dict[tuple[str, int | None], dict] = {}
         for record in records:
             self._by_key[(record["case_id"], record.get("run"))] = record
@@ -49,9 +51,12 @@ class RecordedSubject(Subject):
                                kind="missing-output")
         if record.get("error"):
             raise SubjectError(str(record["error"]))
-        return Result(record["_output"], Measurements(
+        # A fresh Output each time: graders cache parsed JSON on it, and runs must not share one.
+        out = record["_output"]
+        return Result(Output(out.text, out.json, list(out.tool_calls), out.status), Measurements(
             latency_ms=record.get("latency_ms"), input_tokens=record.get("input_tokens"),
-            output_tokens=record.get("output_tokens"), cost_usd=record.get("cost_usd")))
+            output_tokens=record.get("output_tokens"), cost_usd=record.get("cost_usd"),
+            requests=record.get("requests")))
 
 
 def _normalise(raw: Any, shown: str, where: str) -> dict:
@@ -86,16 +91,20 @@ def _read_records(path: Path, shown: str) -> list[dict]:
         raise ConfigError("recorded outputs file not found", file=shown, field="subject.path") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read recorded outputs: {exc}", file=shown) from None
-    try:
-        doc = json.loads(text)
-    except ValueError:
-        doc = None
+    doc = None
+    # A .jsonl file is JSONL even when it holds a single record (which would parse as JSON).
+    if path.suffix.lower() not in (".jsonl", ".ndjson"):
+        try:
+            doc = json.loads(text)
+        except ValueError:
+            doc = None
     if isinstance(doc, dict):
         return [_normalise({"case_id": k, "output": v}, shown, f"key {k!r}") for k, v in doc.items()]
     if isinstance(doc, list):
         return [_normalise(r, shown, f"record #{i + 1}") for i, r in enumerate(doc)]
     records = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Split on newlines only: JSON strings may hold U+2028 and other characters splitlines() breaks on.
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
