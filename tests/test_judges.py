@@ -231,6 +231,18 @@ def test_judge_requests_count_against_the_request_budget(fake_provider, judge_sr
     assert len(fake_provider.requests) == 1 and len(judge_srv.requests) == 1
 
 
+@pytest.mark.xfail(reason="the runner does not stop the run when a judge call exhausts the budget "
+                          "(reported to the lead: runner/evaluate, not the judge code)", strict=False)
+def test_budget_running_out_on_the_last_judge_call_stops_the_run(fake_provider, judge_srv, tmp_path):
+    judge_srv.set_default("chat", {"reply": verdict(True)})
+    path = write_suite(tmp_path, CASES, subject=openai(fake_provider, "subj"),
+                       judge=openai(judge_srv, "judge"), graders=LLM_JUDGE)
+    outcome = run_suite(path, max_requests=3)  # q1, its judge, q2: q2's judge call is refused
+    q2 = single(outcome.report, "q2")
+    assert q2["grades"][0]["passed"] is None and "not judged" in q2["grades"][0]["reason"]
+    assert outcome.report["run"]["status"] == "stopped" and outcome.exit_code == 2
+
+
 def test_judge_usage_is_kept_apart_from_the_subjects(fake_provider, judge_srv, tmp_path):
     judge_srv.set_default("chat", {"reply": verdict(True), "usage": {"prompt_tokens": 1000, "completion_tokens": 7}})
     fake_provider.set_default("chat", {"reply": "ANSWER", "usage": {"prompt_tokens": 5, "completion_tokens": 1}})

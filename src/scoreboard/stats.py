@@ -287,7 +287,7 @@ def not_measured(plan: dict, tallies: dict[str, Tally], comparisons: list[dict])
     return out
 
 
-def summarize(plan: dict, attempts: list[dict], pairwise: dict | None = None) -> dict:
+def summarize(plan: dict, attempts: list[dict], pairwise: dict | None = None, reviews: dict | None = None) -> dict:
     """The report's summary: one block per variant, paired comparisons of every pair of variants,
     and what was not measured; computed from the plan and attempts only (plus the pairwise
     judgments when they ran), deterministic given plan["seed"]."""
@@ -315,4 +315,7 @@ def summarize(plan: dict, attempts: list[dict], pairwise: dict | None = None) ->
     judges = judge_summary(plan, attempts, pairwise)
     if judges is not None:
         summary["judges"] = judges
+    from .reviews import apply_reviews
+
+    apply_reviews(summary, plan, attempts, reviews)
     return summary

@@ -84,6 +84,7 @@ def comparisons_main(args: argparse.Namespace) -> int:
 SUBCOMMANDS: dict[str, tuple[str, Callable, Callable]] = {
     "comparisons": (COMPARISONS_HELP, add_comparisons_arguments, comparisons_main),
     "csv": ("turn a spreadsheet of corrections into a JSONL case file", *lazy("import_csv")),
+    "reviews": ("attach human or model reviews of a report's outputs, bound by hashes", *lazy("import_reviews")),
 }
 
 

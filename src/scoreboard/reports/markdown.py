@@ -68,6 +68,7 @@ def render_markdown(report: dict, *, failures: int = 3) -> str:
                      f"{fmt_rate(s.get('mean_pass_rate'))} | {fmt_rate(s.get('min_pass_rate'))} |")
     lines.append("")
     lines += _comparisons(summary)
+    lines += _judges(summary.get("judges"), summary.get("judge_agreement"))
     lines += _gates(report.get("gates") or [])
     lines += _measurements(variants, vs)
     if summary.get("not_measured"):
@@ -107,6 +108,53 @@ def _comparisons(summary: dict) -> list[str]:
     for flag in sorted({f for c in comps for f in c.get("flags", [])}):
         out.append(f"- ⚠️ {flag}")
     out.append("")
+    return out
+
+
+def _judges(judges: dict | None, agreement: dict | None) -> list[str]:
+    if not judges and not agreement:
+        return []
+    out = ["## Model-graded evaluation", ""]
+    if judges:
+        out += ["Judge usage is counted apart from the subjects'. A judge failure is *not assessed*, never a pass or a fail.",
+                "", "| variant | judged | judge failures | judge requests | judge tokens (in/out) | judge cost USD | self-agreement |",
+                "|---|---|---|---|---|---|---|"]
+        for name, v in judges.get("variants", {}).items():
+            u = v.get("usage", {})
+            agree = v.get("self_agreement")
+            out.append(f"| {cell(name)} | {v.get('judged', 0)} | {v.get('judge_failures', 0)} | "
+                       f"{_fmt_measure(u.get('requests'))} | {_fmt_measure(u.get('input_tokens'))} / "
+                       f"{_fmt_measure(u.get('output_tokens'))} | {_fmt_measure(u.get('cost_usd'))} | "
+                       f"{'n/a' if agree is None else f'{agree:.0%}'} |")
+        out.append("")
+        dims = {d for v in judges.get("variants", {}).values() for d in (v.get("pointwise") or {})}
+        if dims:
+            names = list(judges["variants"])
+            out += ["Blind pointwise scores (0-3, mean):", "", "| dimension | " + " | ".join(cell(n) for n in names) + " |",
+                    "|---|" + "---|" * len(names)]
+            for d in sorted(dims):
+                vals = [judges["variants"][n].get("pointwise", {}).get(d) for n in names]
+                out.append(f"| {cell(d)} | " + " | ".join("n/a" if x is None else f"{x:.2f}" for x in vals) + " |")
+            out.append("")
+        for dq in judges.get("dq", []):
+            ci = dq.get("ci") or {}
+            ci_s = f" (95% CI {ci['low']:+.2f} to {ci['high']:+.2f})" if ci.get("low") is not None else ""
+            small = "; small sample: fewer than 30 cases" if dq.get("small_sample") else ""
+            out.append(f"- **dQ {cell(dq['a'])} − {cell(dq['b'])}**: {dq['dq']:+.2f}{ci_s} on {dq['cases']} cases{small}")
+        for pw in judges.get("pairwise", []):
+            pc = pw.get("position_consistency")
+            out.append(f"- **pairwise {cell(pw['a'])} vs {cell(pw['b'])}**: {pw['a_wins']} wins, {pw['b_wins']} losses, "
+                       f"{pw['ties']} ties over {pw['cases']} cases; position consistency "
+                       f"{'n/a' if pc is None else f'{pc:.0%}'}; {pw.get('judge_failures', 0)} judge failures "
+                       f"({pw.get('note', '')})")
+        out.append("")
+    if agreement:
+        out += ["### Judge agreement with human reviews", ""]
+        for key, value in agreement.items():
+            if isinstance(value, (dict, list)):
+                value = json.dumps(value, ensure_ascii=False)
+            out.append(f"- {cell(key)}: {cell(value)}")
+        out.append("")
     return out
 
 

@@ -20,6 +20,9 @@ class Subject:
     remote: ClassVar[bool] = False
     #: True when the subject calls a named model (`--model` overrides its `model` option)
     has_model: ClassVar[bool] = False
+    #: False when the harness's wall time around run() is not the output's latency (outputs
+    #: made earlier): an unrecorded latency then stays unknown instead of a near-zero figure
+    timed_by_harness: ClassVar[bool] = True
 
     def __init__(self, spec: dict, base_dir: Path):
         self.base_dir = base_dir

@@ -44,6 +44,8 @@ class PythonSubject(Subject):
             self._nargs = min(3, sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)))
         self._model_free = bool(self.options.get("model_free"))
         self._thread = bool(self.options.get("thread"))
+        # Runs on the event loop without awaiting: the runner skips its timeout scope for it.
+        self.inline = not self._async and not self._thread
 
     def _load(self):
         module_name, _, attr = self.options["function"].rpartition(":")

@@ -19,6 +19,7 @@ class RecordedSubject(Subject):
     `{case_id, run?, output | text | json, tool_calls?, status?, latency_ms?, ...}`."""
 
     kind = "recorded"
+    timed_by_harness = False
 
     def parse(self, spec: dict) -> dict:
         check_keys(spec, {"path", "records"}, self.kind)

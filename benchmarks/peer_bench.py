@@ -1,0 +1,58 @@
+"""scoreboard as an extra harness of ../shared/bench (run_peers.sh).
+
+run_peers.sh runs this with DATA, N, URL, CONC and RUNDIR in the environment. It runs the
+kit's N arithmetic samples through scoreboard's `openai` subject against the kit's mock
+server at concurrency CONC, with a `contains` grader, the attempt log and the JSON, Markdown
+and HTML reports: everything a real run does. The last stdout line is
+{"correct": C, "samples": S}, read from the written JSON report.
+
+    bash ../shared/bench/setup_peers.sh
+    HARNESSES="scoreboard baseline-aiohttp promptfoo inspect" CONFIGS="1000:50 1000:0" \\
+      HARNESS_scoreboard='.venv/bin/python benchmarks/peer_bench.py' bash ../shared/bench/run_peers.sh
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="scoreboard harness for ../shared/bench/run_peers.sh")
+    parser.add_argument("--formats", default="json,md,html", help="report formats (default json,md,html)")
+    args = parser.parse_args()
+    data, n = Path(os.environ["DATA"]), os.environ["N"]
+    url, conc = os.environ["URL"], os.environ.get("CONC", "50")
+    rundir = Path(os.environ.get("RUNDIR", "."))
+    rundir.mkdir(parents=True, exist_ok=True)
+    cases = rundir / f"cases_{n}.jsonl"
+    # The kit's samples are {"id", "input", "target"}; the target must occur in the reply.
+    with open(data / f"qa_{n}.jsonl", encoding="utf-8") as src, open(cases, "w", encoding="utf-8") as dst:
+        for line in src:
+            if line.strip():
+                row = json.loads(line)
+                dst.write(json.dumps({"id": str(row["id"]), "input": row["input"], "expected": row["target"],
+                                      "grader": "contains"}) + "\n")
+    subject = json.dumps({"type": "openai", "base_url": url, "model": "mock-model", "api_key_env": "MOCK_API_KEY"})
+
+    from scoreboard.cli import main as cli_main
+
+    out = rundir / "eval-results"
+    code = cli_main(["run", "--cases", str(cases), "--subject", subject, "--concurrency", conc,
+                     "--name", "peer-bench", "--output-dir", str(out), "--format", args.formats,
+                     "--no-progress"])
+    if code not in (0, 3):
+        print(json.dumps({"correct": 0, "samples": 0, "exit_code": code}))
+        return code
+    report = json.loads(next((out / "peer-bench").glob("*.json")).read_text(encoding="utf-8"))
+    correct = sum(1 for a in report["attempts"] if a["status"] == "passed")
+    sys.stdout.flush()
+    print(json.dumps({"correct": correct, "samples": len(report["attempts"])}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,158 @@
+"""The live agent endpoint of `scoreboard replay` as a subject: one invoke, shared by every
+case (each case is graded against that same run)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+from ..redact import REDACTED, scrub
+from .base import Subject
+
+#: the environment variable replay reads its token from (named in errors)
+TOKEN_ENV = "SCOREBOARD_TOKEN"
+
+
+class LiveAgentSubject(Subject):
+    """The live agent endpoint as a subject: invoked once, on the first attempt; every attempt
+    (one per case) is graded against that same run, and an error is shared the same way."""
+
+    kind = "http-agent"
+    remote = True
+
+    def __init__(self, settings: dict, baseline, state: dict):
+        super().__init__({"type": self.kind}, Path.cwd())
+        self.settings = settings
+        self.baseline = baseline
+        self.state = state  # the report's run["replay"] block, filled in as the invoke ends
+        self._task: asyncio.Future | None = None
+        self.live = None
+
+    @property
+    def spec(self) -> dict:
+        s = self.settings
+        return {"type": self.kind, "url": s["url"], "agent": s["agent"], "room": s["room"],
+                "timeout_ms": s["timeout_ms"], "token": REDACTED}
+
+    def check(self) -> None:
+        """Nothing to check before the run: the endpoint is only reached by the invoke."""
+
+    async def aclose(self) -> None:
+        """Nothing held between attempts: the session closes with the invoke."""
+
+    async def run(self, request):
+        if self._task is None:
+            self._task = asyncio.ensure_future(self._invoke())
+        # shield: one attempt's deadline must not cancel the invoke the others are waiting on
+        record = await asyncio.shield(self._task)
+        return record.result()
+
+    def body(self) -> dict:
+        s = self.settings
+        body: dict = {"stream": False, "prompt": s["prompt"]}
+        if s.get("room"):
+            body["roomId"] = s["room"]
+        body["agentId"] = s["agent"]
+        return body
+
+    async def _invoke(self):
+        from ..errors import SubjectError
+
+        started = time.perf_counter()
+        try:
+            record = await self._post()
+        except SubjectError as exc:
+            message = scrub(str(exc), self.settings["token"])
+            self.state["error"] = message
+            self.state["wall_ms"] = round((time.perf_counter() - started) * 1000, 3)
+            raise SubjectError(message, kind=exc.kind) from None
+        self.live = record
+        self.state["wall_ms"] = round((time.perf_counter() - started) * 1000, 3)
+        self.state["live_run"] = record.summary()
+        if self.baseline is not None:
+            from ..commands.replay import diff_runs
+
+            self.state["diff"] = diff_runs(self.baseline, record)
+        return record
+
+    async def _post(self):
+        import aiohttp
+
+        from ..errors import SubjectError
+
+        s = self.settings
+        url, token = s["url"], s["token"]
+        headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+        timeout = aiohttp.ClientTimeout(total=s["timeout_ms"] / 1000)
+        try:
+            async with aiohttp.ClientSession(timeout=timeout) as session:
+                async with session.post(url, json=self.body(), headers=headers) as resp:
+                    status, reason = resp.status, resp.reason or ""
+                    raw = await resp.read()
+        except asyncio.TimeoutError:
+            raise SubjectError(f"timed out after {s['timeout_ms']} ms waiting for the run from POST {url}",
+                               kind="timeout") from None
+        except aiohttp.ClientError as exc:
+            raise SubjectError(f"cannot reach the agent at POST {url}: {type(exc).__name__}: {exc}",
+                               kind="connection") from None
+        text = raw.decode("utf-8", errors="replace")
+        snippet = " ".join(text.split())[:160]
+        if status in (401, 403):
+            raise SubjectError(f"HTTP {status} {reason} from POST {url}: the token was rejected "
+                               f"(check --token or {TOKEN_ENV})", kind="auth", status=status)
+        if status >= 400:
+            raise SubjectError(f"HTTP {status} {reason} from POST {url}: {snippet}", kind="http", status=status)
+        return parse_run_payload(text, url)
+
+
+def parse_run_payload(text: str, url: str = "the agent"):
+    """The live run from a response body: {"run": {...}} or the run object; SubjectError if malformed."""
+    import json
+
+    from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+    from ..cases.transcript import RunRecord
+    from ..errors import SubjectError
+
+    class _Call(BaseModel):
+        model_config = ConfigDict(extra="allow")
+        name: str = Field(min_length=1)
+        args: Any = None
+
+    class _LiveRun(BaseModel):
+        # extra fields (agent, room, timestamps) are the server's business; these are required
+        model_config = ConfigDict(extra="ignore")
+        id: str | int
+        status: str
+        output: str | None
+        tool_calls: list[_Call]
+        latency_ms: float | None
+        estimated_cost: float | None = None
+        input_tokens: int | None = None
+        output_tokens: int | None = None
+
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        snippet = " ".join(text.split())[:80]
+        raise SubjectError(f"malformed run payload from POST {url}: not JSON ({snippet!r})",
+                           kind="invalid-output") from None
+    run = payload.get("run") if isinstance(payload, dict) and isinstance(payload.get("run"), dict) else payload
+    if not isinstance(run, dict):
+        raise SubjectError(f"malformed run payload from POST {url}: expected a run object", kind="invalid-output")
+    try:
+        live = _LiveRun.model_validate(run)
+    except ValidationError as exc:
+        missing = [".".join(str(p) for p in e["loc"]) for e in exc.errors() if e["type"] == "missing"]
+        if missing:
+            detail = "missing required run fields: " + ", ".join(missing)
+        else:
+            e = exc.errors()[0]
+            detail = f"field {'.'.join(str(p) for p in e['loc'])!r}: {e['msg']}"
+        raise SubjectError(f"malformed run payload from POST {url}: {detail}", kind="invalid-output") from None
+    calls = [{"name": c.name, **({"args": c.args} if c.args is not None else {})} for c in live.tool_calls]
+    return RunRecord(id=str(live.id), status=live.status, output=live.output, tool_calls=calls,
+                     latency_ms=live.latency_ms, cost_usd=live.estimated_cost, input_tokens=live.input_tokens,
+                     output_tokens=live.output_tokens, source=url, format="live")
