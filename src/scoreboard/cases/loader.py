@@ -268,6 +268,12 @@ def _bad_text(text: str) -> bool:
 def _check_text(raw: dict, shown: str, line: int | None, case_id: str | None) -> None:
     """JSON may spell an unpaired surrogate ("\\ud800") that no UTF-8 file, hash or report can
     hold: reject it here, naming the field, instead of failing later while hashing."""
+    try:
+        # Fast path: one encode of the whole record; the walk below only runs to name the field.
+        json.dumps(raw, ensure_ascii=False).encode("utf-8")
+        return
+    except (UnicodeEncodeError, ValueError, TypeError, RecursionError):
+        pass
     stack: list[tuple[str, Any]] = [(str(k), v) for k, v in raw.items()]
     if any(_bad_text(str(k)) for k in raw):
         raise ConfigError("field name holds an unpaired surrogate (not valid Unicode text)",

@@ -33,6 +33,22 @@ def _rubric(ctx: GradeContext, options: dict) -> str:
     return str(rubric) if rubric else ""
 
 
+def _prompt(ctx: GradeContext, options: dict, intro: str, *, reference: str, answer: str,
+            extra: list[str] = (), closing: str | None = None) -> str:
+    """TASK, the reference (judges only), the rubric, any extra parts, then the answer."""
+    parts = [intro, f"TASK:\n{_text(ctx.case.input)}"]
+    if ctx.case.has_expected:
+        parts.append(f"{reference}:\n{_text(ctx.expected)}")
+    rubric = _rubric(ctx, options)
+    if rubric:
+        parts.append(f"RUBRIC:\n{rubric}")
+    parts += list(extra)
+    parts.append(f"{answer}:\n{_text(ctx.output.text if ctx.output.text is not None else ctx.output.json)}")
+    if closing:
+        parts.append(closing)
+    return "\n\n".join(parts)
+
+
 def _judge_extra(judgment, **more) -> dict:
     info = {"answers": judgment.answers, "explanations": judgment.explanations,
             "self_agreement": judgment.self_agreement, "usage": judgment.usage.to_dict(), **more}
@@ -90,18 +106,11 @@ class LlmJudgeGrader(_JudgeGrader):
               "properties": {"verdict": {"type": "boolean"}, "explanation": {"type": "string"}}}
 
     async def judged(self, ctx: GradeContext) -> Grade:
-        parts = ["Decide whether the ACTUAL answer is correct for the TASK, using the EXPECTED "
-                 "answer as the reference.", f"TASK:\n{_text(ctx.case.input)}"]
-        if ctx.case.has_expected:
-            parts.append(f"EXPECTED:\n{_text(ctx.expected)}")
-        rubric = _rubric(ctx, self.options)
-        if rubric:
-            parts.append(f"RUBRIC:\n{rubric}")
-        parts.append(f"ACTUAL:\n{_text(ctx.output.text if ctx.output.text is not None else ctx.output.json)}")
-        parts.append('Give "verdict" (true when the actual answer is acceptable) and a one- or two-'
-                     'sentence "explanation".')
-        judgment = await ctx.judge.ask("\n\n".join(parts), name="verdict", schema=self.SCHEMA,
-                                       key=lambda a: bool(a["verdict"]))
+        prompt = _prompt(ctx, self.options, "Decide whether the ACTUAL answer is correct for the TASK, using "
+                         "the EXPECTED answer as the reference.", reference="EXPECTED", answer="ACTUAL",
+                         closing='Give "verdict" (true when the actual answer is acceptable) and a one- or '
+                                 'two-sentence "explanation".')
+        judgment = await ctx.judge.ask(prompt, name="verdict", schema=self.SCHEMA, key=lambda a: bool(a["verdict"]))
         extra = _judge_extra(judgment)
         explanation = judgment.explanations[0] if judgment.explanations else ""
         if judgment.value is None:
@@ -134,15 +143,9 @@ class RubricScoreGrader(_JudgeGrader):
         schema = {"type": "object", "additionalProperties": False, "required": ["score", "explanation"],
                   "properties": {"score": {"type": "integer", "minimum": low, "maximum": high},
                                  "explanation": {"type": "string"}}}
-        parts = [f"Score the ACTUAL answer to the TASK from {low} (worst) to {high} (best).",
-                 f"TASK:\n{_text(ctx.case.input)}"]
-        if ctx.case.has_expected:
-            parts.append(f"EXPECTED (reference):\n{_text(ctx.expected)}")
-        rubric = _rubric(ctx, self.options)
-        if rubric:
-            parts.append(f"RUBRIC:\n{rubric}")
-        parts.append(f"ACTUAL:\n{_text(ctx.output.text if ctx.output.text is not None else ctx.output.json)}")
-        judgment = await ctx.judge.ask("\n\n".join(parts), name="score", schema=schema, key=lambda a: int(a["score"]))
+        prompt = _prompt(ctx, self.options, f"Score the ACTUAL answer to the TASK from {low} (worst) to {high} "
+                         "(best).", reference="EXPECTED (reference)", answer="ACTUAL")
+        judgment = await ctx.judge.ask(prompt, name="score", schema=schema, key=lambda a: int(a["score"]))
         extra = _judge_extra(judgment)
         if judgment.value is None:
             return Grade(self.name, None, None, "judge split evenly across its runs: no majority", None, extra)
@@ -186,16 +189,10 @@ class PointwiseGrader(_JudgeGrader):
                                             "properties": {d: {"type": "integer", "minimum": 0, "maximum": 3}
                                                            for d in dims}},
                                  "explanation": {"type": "string"}}}
-        parts = ["Rate one answer to the TASK on each dimension from 0 (poor) to 3 (excellent). "
-                 "You are not told who wrote it; judge the answer alone.", f"TASK:\n{_text(ctx.case.input)}"]
-        if ctx.case.has_expected:
-            parts.append(f"REFERENCE:\n{_text(ctx.expected)}")
-        rubric = _rubric(ctx, self.options)
-        if rubric:
-            parts.append(f"RUBRIC:\n{rubric}")
-        parts.append("DIMENSIONS: " + ", ".join(dims))
-        parts.append(f"ANSWER:\n{_text(ctx.output.text if ctx.output.text is not None else ctx.output.json)}")
-        judgment = await ctx.judge.ask("\n\n".join(parts), name="scores", schema=schema,
+        prompt = _prompt(ctx, self.options, "Rate one answer to the TASK on each dimension from 0 (poor) to 3 "
+                         "(excellent). You are not told who wrote it; judge the answer alone.",
+                         reference="REFERENCE", answer="ANSWER", extra=["DIMENSIONS: " + ", ".join(dims)])
+        judgment = await ctx.judge.ask(prompt, name="scores", schema=schema,
                                        key=lambda a: {d: int(a["scores"][d]) for d in dims})
         extra = _judge_extra(judgment, dimension_order=dims, order_seed=order_seed)
         if judgment.value is None:

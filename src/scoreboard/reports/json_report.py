@@ -23,7 +23,11 @@ def versions() -> dict:
 
 
 def dumps_report(report: dict, *, indent: int | None = 1) -> str:
-    """Serialise a report (UTF-8 characters kept, no NaN)."""
+    """Serialise a report (UTF-8 characters kept, no NaN); compact and fast when indent is None."""
+    if indent is None:
+        from ..jsonio import dumps_line
+
+        return dumps_line(report).decode("utf-8")
     return json.dumps(report, ensure_ascii=False, indent=indent, allow_nan=False) + "\n"
 
 
