@@ -231,8 +231,6 @@ def test_judge_requests_count_against_the_request_budget(fake_provider, judge_sr
     assert len(fake_provider.requests) == 1 and len(judge_srv.requests) == 1
 
 
-@pytest.mark.xfail(reason="the runner does not stop the run when a judge call exhausts the budget "
-                          "(reported to the lead: runner/evaluate, not the judge code)", strict=False)
 def test_budget_running_out_on_the_last_judge_call_stops_the_run(fake_provider, judge_srv, tmp_path):
     judge_srv.set_default("chat", {"reply": verdict(True)})
     path = write_suite(tmp_path, CASES, subject=openai(fake_provider, "subj"),

@@ -231,3 +231,30 @@ def test_conversation_rescore_keeps_the_chains(tmp_path):
 
     with pytest.raises(ConfigError, match="conversations"):
         import_comparisons(str(path), str(tmp_path / "c.json"), str(tmp_path / "imp.json"))
+
+
+def test_allow_judge_calls_the_judge_within_its_budget(source, tmp_path, fake_provider):
+    """With --allow-judge and --judge, a judge runs on the recorded outputs: its requests go
+    through a ledger (role judge) and stop at --max-requests; no subject is called."""
+    fake_provider.set_default("chat", {"reply": json.dumps({"verdict": True, "explanation": "fine"})})
+    graders = tmp_path / "judge.json"
+    graders.write_text(json.dumps([{"llm-judge": {"rubric": "The totals must match."}}]))
+    judge = json.dumps({"type": "openai", "base_url": fake_provider.base_url + "/v1", "model": "judge"})
+    out = tmp_path / "judged.json"
+    done = scoreboard(["rescore", str(source), "--graders", str(graders), "--allow-judge", "--judge", judge,
+                       "--max-requests", "7", "--output", str(out)], tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr  # the budget stopped the judging
+    report = load(out)
+    assert report["requests"]["sent"] == 7 == len(fake_provider.requests)
+    assert report["requests"]["by_role"] == {"judge": 7}
+    assert report["run"]["status"] == "stopped" and "budget" in report["run"]["stop_reason"]
+    judged = [g for a in report["attempts"] for g in a["grades"] if g["grader"] == "llm-judge"]
+    assert sum(1 for g in judged if g["passed"] is True) == 7
+    # the attempts the budget did not reach are listed as not-run, not dropped
+    assert len(report["attempts"]) == len(load(source)["attempts"])
+    assert any(a["status"] == "not-run" for a in report["attempts"])
+    # without a judge, model graders cannot run even when allowed
+    refused = scoreboard(["rescore", str(source), "--graders", str(graders), "--allow-judge",
+                          "--output", str(tmp_path / "no-judge.json")], tmp_path)
+    assert refused.returncode == 1 and "needs a judge" in refused.stderr
+    assert not (tmp_path / "no-judge.json").exists()

@@ -198,7 +198,7 @@ def test_kill_9_then_resume_repeats_no_finished_attempt(tmp_path, external):
     assert req["pending_unresolved"] == len(unresolved)
     assert req["unknown_usage"] >= len(unresolved)
     total = len(srv.requests())
-    assert total - len(unresolved) <= req["sent"] >= total
+    assert total <= req["sent"] <= total + len(unresolved)
     assert req["sent"] == req["completed"] + req["failed"] + req["pending_unresolved"]
     assert seen_at_kill <= total
 
@@ -294,6 +294,15 @@ def test_request_budget_stops_the_run(tmp_path, fake_provider):
     assert folder.with_name(folder.name + ".md").read_text().strip()
     assert not folder.with_name(folder.name + ".html").exists()
 
+    # The budget covers the whole run: resuming it sends nothing more.
+    resumed = cli(tmp_path, "run", "--resume", str(folder), "--no-progress")
+    assert resumed.returncode == 2, resumed.stderr
+    assert len(srv.requests_to("chat")) == 5
+    report = report_of(folder)
+    assert report["run"]["status"] == "stopped" and "budget" in report["run"]["stop_reason"]
+    assert Counter(a["status"] for a in report["attempts"]) == {"passed": 5, "not-run": 15}
+    assert report["requests"]["sent"] == 5
+
 
 @pytest.mark.parametrize("fault", [{"status": 402}, {"status": 429, "quota": True}],
                          ids=["402", "quota-429"])
@@ -311,6 +320,27 @@ def test_quota_error_stops_dispatching(tmp_path, fake_provider, fault):
     statuses = [a["status"] for a in report["attempts"]]
     assert statuses == ["passed", "passed", "error"] + ["not-run"] * 7
     assert report["requests"]["sent"] == 3
+
+
+@pytest.mark.parametrize("other", [{"status": 500, "latency_ms": 300}, {"status": 429, "retry_after": 1}],
+                         ids=["500-after-the-stop", "waiting-to-retry"])
+def test_quota_stop_sends_no_retry_of_in_flight_attempts(tmp_path, fake_provider, other):
+    srv = fake_provider
+    write_cases(tmp_path, 6)
+    write_suite(tmp_path, spec(srv.base_url), concurrency=2, formats=["json"])
+    quota = {"status": 402, "latency_ms": 100} if "retry_after" in other else {"status": 402}
+    srv.push("chat", other, quota) if "retry_after" in other else srv.push("chat", quota, other)
+    proc = cli(tmp_path, "run", "suite.json", "--no-progress")
+    assert proc.returncode == 2, proc.stderr
+    assert sorted(r["status"] for r in srv.requests) == sorted([402, other["status"]])
+    report = report_of(run_dir(tmp_path))
+    assert report["run"]["status"] == "stopped" and "quota" in report["run"]["stop_reason"]
+    statuses = Counter(a["status"] for a in report["attempts"])
+    assert statuses == {"error": 2, "not-run": 4}, statuses
+    retried = next(a for a in report["attempts"] if a["status"] == "error" and "402" not in a["error"])
+    assert "no retry: the run stopped" in retried["error"]
+    assert retried["measurements"]["requests"] == 1
+    assert report["requests"]["sent"] == 2
 
 
 # --------------------------------------------------------------------------- signals
@@ -544,6 +574,23 @@ def test_api_key_is_never_written(tmp_path, fake_provider):
         assert SECRET.encode() not in path.read_bytes(), path
     for text in (proc.stdout, proc.stderr, as_json.stdout, as_json.stderr):
         assert SECRET not in text
+
+
+def test_literal_key_in_a_command_line_spec_stays_out_of_reports(tmp_path, fake_provider):
+    srv = fake_provider
+    write_cases(tmp_path, 2)
+    subject = json.dumps(spec(srv.base_url, headers={"Authorization": f"Bearer {SECRET}"}))
+    proc = cli(tmp_path, "run", "--cases", "cases.jsonl", "--subject", subject, "--output-dir", "out",
+               "--name", "trust", "--no-progress", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert all(r["headers"]["authorization"] == f"Bearer {SECRET}" for r in srv.requests)
+    assert SECRET not in proc.stdout and SECRET not in proc.stderr
+    folder = run_dir(tmp_path)
+    for suffix in (".json", ".md", ".html"):
+        assert SECRET not in folder.with_name(folder.name + suffix).read_text(), suffix
+    assert SECRET not in (folder / "attempts.jsonl").read_text()
+    # run.json keeps the flags so --resume can rebuild the run (owner-only folder); its argv is scrubbed.
+    assert all(SECRET not in arg for arg in json.loads((folder / "run.json").read_text())["argv"])
 
 
 # --------------------------------------------------------------------------- prices

@@ -131,6 +131,7 @@ async def run_async(suite: Suite, options: RunOptions | None = None) -> Outcome:
     check_gate_settings(suite)
     baseline = load_baseline(suite)
     plan = suite.plan()
+    argv = scrub_argv(options.argv, suite)
     state = RunState()
     prior: list[dict] = []
     if options.resume_dir:
@@ -145,7 +146,7 @@ async def run_async(suite: Suite, options: RunOptions | None = None) -> Outcome:
             "schema": "scoreboard.run/v1", "run_id": stem.name, "suite": suite.name,
             "suite_source": str(Path(suite.source).resolve()) if suite.source else None,
             "cwd": os.getcwd(), "flags": options.flags, "dry_run": options.dry_run,
-            "argv": options.argv, "started_at": started_at, "plan": plan}, indent=None))
+            "argv": argv, "started_at": started_at, "plan": plan}, indent=None))
     run_id = stem.name
     json_path = stem.with_name(stem.name + ".json")
     log = AttemptLog(stem / "attempts.jsonl")
@@ -159,7 +160,7 @@ async def run_async(suite: Suite, options: RunOptions | None = None) -> Outcome:
     total = len(suite.cases) * len(suite.variants) * suite.config.runs
     progress = Progress(total, suite.name, enabled=options.progress)
     progress.advance(len(state.done))
-    checkpoint = _Checkpointer(suite, plan, state, json_path, run_id, started_at, options.argv,
+    checkpoint = _Checkpointer(suite, plan, state, json_path, run_id, started_at, argv,
                                ledger, exists=bool(options.resume_dir) and json_path.exists())
 
     def on_attempt(record: dict) -> None:
@@ -209,7 +210,7 @@ async def run_async(suite: Suite, options: RunOptions | None = None) -> Outcome:
         extra["resumed"] = {"at": now_iso(), "attempts_reused": sum(
             1 for r in prior if r.get("kind") is None and r.get("status") in DONE_STATUSES)}
     report = build_report(suite, plan, attempts, run_id=run_id, status=status, started_at=started_at,
-                          finished_at=now_iso(), argv=options.argv, stop_reason=state.stop_reason,
+                          finished_at=now_iso(), argv=argv, stop_reason=state.stop_reason,
                           extra_run=extra, require_all_pass=options.require_all_pass, baseline=baseline,
                           requests=ledger.summary(), pairwise=pairwise)
     formats = options.formats or tuple(suite.config.formats or DEFAULT_FORMATS)
@@ -219,6 +220,29 @@ async def run_async(suite: Suite, options: RunOptions | None = None) -> Outcome:
         paths["junit"] = write_new(options.junit_path, _render(report, "junit"))
     _github_summary(report)
     return Outcome(report, paths, exit_code_for(report))
+
+
+def scrub_argv(argv: list[str], suite: Suite) -> list[str]:
+    """`argv` without the literal values of secret-looking headers given in a subject spec on
+    the command line (`--subject '{"headers": {"Authorization": "Bearer sk-..."}}'`): the
+    report records specs with those values hidden, and must not carry them in argv either."""
+    from .subjects._http import _SENSITIVE, ENV_REF
+
+    secrets: set[str] = set()
+    subjects = [v.subject for v in suite.variants] + ([suite.judge] if suite.judge is not None else [])
+    for subject in subjects:
+        headers = (getattr(subject, "options", None) or {}).get("headers") or {}
+        for name, value in headers.items():
+            if isinstance(value, str) and _SENSITIVE.search(name) and not ENV_REF.search(value):
+                secrets.update(part for part in (value, *value.split()) if len(part) >= 8)
+    if not secrets:
+        return list(argv)
+    out = []
+    for arg in argv:
+        for secret in sorted(secrets, key=len, reverse=True):
+            arg = arg.replace(secret, "***")
+        out.append(arg)
+    return out
 
 
 #: attempt statuses that count as finished: a resumed run never repeats them

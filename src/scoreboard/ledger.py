@@ -62,6 +62,8 @@ class Ledger:
         self.by_attempt: dict[tuple, int] = {}
         self.by_role: dict[str, int] = {}
         self.exhausted: str | None = None
+        #: set when the run stopped for a reason that forbids any later request (quota, billing)
+        self.halted: str | None = None
         self.restored_unresolved = 0
         #: pending records of an earlier part of the run that never ended: possibly billed
         self.possibly_billed: list[dict] = []
@@ -70,6 +72,8 @@ class Ledger:
                 max_tokens: int | None = None, max_cost: float | None = None) -> Ticket:
         """Reserve one request or raise BudgetExceeded. `max_tokens`/`max_cost` bound what this
         request can spend (needed when the budget limits tokens or cost)."""
+        if self.halted is not None:
+            raise BudgetExceeded(f"the run stopped ({self.halted}); no later request is sent")
         b = self.budget
         if b.max_requests is not None and self.sent >= b.max_requests:
             self._exhaust(f"request budget of {b.max_requests} used up")
@@ -156,6 +160,11 @@ class Ledger:
         ids = [r["id"] for r in records if r.get("kind") == "request"]
         if ids:
             self._ids = itertools.count(max(ids) + 1)
+
+    def halt(self, reason: str) -> None:
+        """Refuse every later reservation (a provider said quota or billing: retries and
+        attempts still in flight must not send more)."""
+        self.halted = self.halted or reason
 
     def _exhaust(self, reason: str):
         self.exhausted = self.exhausted or reason

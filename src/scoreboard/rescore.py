@@ -176,7 +176,8 @@ def source_gates(report: dict) -> tuple[dict | None, bool]:
 
 def suite_from_report(source: Source, specs_by_case: dict[str, list], variants: list[Variant], *,
                       allow_judge: bool, graders_file: str | None = None, output_dir: str | None = None,
-                      formats: list[str] | None = None) -> Suite:
+                      formats: list[str] | None = None, judge: Any = None, judge_runs: int | None = None,
+                      max_requests: int | None = None) -> Suite:
     """The Suite a report's plan describes, with the given graders and (recorded) variants."""
     plan = source.report["plan"]
     cases = cases_from_plan(plan["cases"])
@@ -191,8 +192,19 @@ def suite_from_report(source: Source, specs_by_case: dict[str, list], variants: 
         settings["output_dir"] = output_dir
     if formats:
         settings["formats"] = formats
+    if judge is not None:
+        settings["judge"] = judge
+    if judge_runs is not None:
+        settings["judge_runs"] = judge_runs
+    if max_requests is not None:
+        settings["budget"] = {"max_requests": max_requests}
     config = parse_model(SuiteConfig, settings, file=source.path)
-    return Suite(settings["name"], config, cases, variants, graders, Path.cwd(), source.path, cases)
+    from .suite import _build_judge
+
+    suite = Suite(settings["name"], config, cases, variants, graders, Path.cwd(), source.path, cases)
+    suite.judge = _build_judge(config, graders, Path.cwd(), False)
+    suite.carried_reviews = source.report.get("reviews")
+    return suite
 
 
 def recorded_variants(source: Source) -> list[RecordedVariant]:
@@ -225,20 +237,41 @@ async def run_recorded_async(suite: Suite, options: RunOptions, carried: dict[tu
         "schema": "scoreboard.run/v1", "run_id": stem.name, "suite": suite.name, "suite_source": suite.source,
         "argv": options.argv, "started_at": started_at, "plan": plan}, indent=None))
     log = _RestoringLog(AttemptLog(stem / "attempts.jsonl"), measured)
+    ledger = judge = None
+    if suite.judge is not None:
+        # Judges allowed (--allow-judge): their requests are reserved and recorded like a run's.
+        from .judges import Judge
+        from .ledger import Budget, Ledger
+
+        ledger = Ledger(Budget(**suite.config.budget.model_dump()), log.log)
+        judge = Judge(suite.judge, ledger=ledger, runs=suite.config.judge_runs,
+                      timeout_s=suite.config.timeout_ms / 1000, seed=suite.config.seed)
     try:
         for record in carried.values():
             if record is not None:
                 log.log.append(record)
         state = RunState(done=dict(carried))
-        await Runner(suite, log, state=state).run()
+        await Runner(suite, log, state=state, ledger=ledger, judge=judge).run()
     finally:
         log.close()
+        if suite.judge is not None:
+            await suite.judge.aclose()
+    if state.stopping and status == "completed":
+        status, stop_reason = "stopped", state.stop_reason
     done = {k: v for k, v in state.done.items() if v is not None}
-    attempts = ordered_attempts(suite, done)
+    # A rescore stopped by its judge budget lists the attempts it did not reach as not-run.
+    attempts = ordered_attempts(suite, done, reason=state.stop_reason if state.stopping else None)
     report = build_report(suite, plan, attempts, run_id=stem.name, status=status,
                           started_at=started_at, finished_at=now_iso(), argv=options.argv,
                           stop_reason=stop_reason, extra_run=options.extra_run,
-                          require_all_pass=options.require_all_pass)
+                          require_all_pass=options.require_all_pass,
+                          requests=ledger.summary() if ledger is not None else None)
+    if source_reviews := getattr(suite, "carried_reviews", None):
+        # Reviews are bound to output hashes, which a re-grade leaves unchanged: they carry over.
+        from .stats import summarize
+
+        report["reviews"] = source_reviews
+        report["summary"] = summarize(plan, attempts, None, reviews=source_reviews)
     formats = options.formats or tuple(suite.config.formats or ())
     formats = ("json", *[f for f in formats if f != "json"])  # the JSON record, always
     paths = write_reports(report, stem, formats)
@@ -305,7 +338,8 @@ def read_graders_file(path: str, case_ids: list[str]) -> dict[str, list]:
 
 def rescore(report_path: str, *, graders_file: str | None = None, allow_judge: bool = False,
             output: str | None = None, output_dir: str | None = None, formats: list[str] | None = None,
-            argv: list[str] | None = None) -> Outcome:
+            argv: list[str] | None = None, judge: Any = None, judge_runs: int | None = None,
+            max_requests: int | None = None) -> Outcome:
     """Grade a report's recorded outputs again and write a new report; no subject is called."""
     if output and Path(output).exists():
         raise ConfigError("refusing to overwrite an existing file", file=output)
@@ -318,7 +352,7 @@ def rescore(report_path: str, *, graders_file: str | None = None, allow_judge: b
     variants = recorded_variants(source)
     suite = suite_from_report(source, specs, variants, allow_judge=allow_judge,
                               graders_file=graders_file if graders_file else None, output_dir=output_dir,
-                              formats=formats)
+                              formats=formats, judge=judge, judge_runs=judge_runs, max_requests=max_requests)
     carried = {(a["case_id"], a["variant"], a["run"]): dict(a) for a in report["attempts"]
                if a["status"] in UNFINISHED}
     measured = {(a["case_id"], a["variant"], a["run"]): dict(a.get("measurements") or {})

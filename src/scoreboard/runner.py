@@ -223,7 +223,8 @@ class Runner:
             self.state.stop(f"budget: {exc}")
             if not (self.ledger and self.ledger.by_attempt.get(key)):
                 return None
-            error = f"budget ran out during this attempt: {exc}"
+            halted = getattr(self.ledger, "halted", None) is not None
+            error = f"{'the run stopped' if halted else 'budget ran out'} during this attempt: {exc}"
         except TimeoutError:
             error = f"timeout after {self.timeout_s * 1000:.0f} ms"
         except SubjectError as exc:
@@ -233,6 +234,8 @@ class Runner:
                 measurements = exc.measurements
             if exc.stop_run:
                 self.state.stop(str(exc))
+                if self.ledger is not None:
+                    self.ledger.halt(str(exc))
         except Exception as exc:  # a subject bug is a visible error attempt
             error = f"{type(exc).__name__}: {exc}"
         finally:
@@ -245,6 +248,9 @@ class Runner:
             judge = BoundJudge(self.judge, key) if self.judge is not None else None
             ctx = GradeContext(case, output, measurements, judge, run, error)
             grades, grade_error = await grade_attempt(self.suite.graders[case.id], ctx)
+            if self.ledger is not None and self.ledger.exhausted:
+                # A judge call ran the budget out: its grade says "not judged"; the run stops too.
+                self.state.stop(f"budget: {self.ledger.exhausted}")
             error = error or grade_error
             out = output.to_dict()
             output_hash = sha256_json(out)

@@ -29,6 +29,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--graders", metavar="FILE", help="grader specs (YAML or JSON): a list for every case, "
                    "or {default: [...], cases: {id: [...]}}; default: the report's own")
     p.add_argument("--allow-judge", action="store_true", help="allow graders that call a model")
+    p.add_argument("--judge", metavar="SPEC", help="the judge subject for model graders (with --allow-judge)")
+    p.add_argument("--judge-runs", type=int, metavar="K", help="ask each judgment K times")
+    p.add_argument("--max-requests", type=int, metavar="N", help="request budget for the judges")
     p.add_argument("--output", metavar="NEW.json", help="write the JSON report exactly here (created exclusively)")
     p.add_argument("--output-dir", metavar="DIR", help="where reports go (default eval-results)")
     p.add_argument("--format", action="append", metavar="FMT",
@@ -46,7 +49,7 @@ def formats_of(values: list[str] | None) -> list[str] | None:
 def main(args: argparse.Namespace) -> int:
     import sys
 
-    from ..cli import _print_outcome
+    from ..cli import _judge_spec, _print_outcome
     from ..errors import ConfigError
     from ..rescore import rescore
 
@@ -54,7 +57,8 @@ def main(args: argparse.Namespace) -> int:
         raise ConfigError("give --output or --output-dir, not both", field="output")
     outcome = rescore(args.report, graders_file=args.graders, allow_judge=args.allow_judge,
                       output=args.output, output_dir=args.output_dir, formats=formats_of(args.format),
-                      argv=sys.argv[1:])
+                      argv=sys.argv[1:], judge=_judge_spec(args.judge), judge_runs=args.judge_runs,
+                      max_requests=args.max_requests)
     out = sys.stderr if args.json else sys.stdout
     info = outcome.report["run"]["rescore"]
     changed = info["changed_cases"]

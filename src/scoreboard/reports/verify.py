@@ -485,7 +485,8 @@ class _Verifier:
         from .. import stats
 
         try:
-            summary = stats.summarize(self.report["plan"], self.report["attempts"], self.report.get("pairwise"))
+            summary = stats.summarize(self.report["plan"], self.report["attempts"], self.report.get("pairwise"),
+                                      reviews=self.report.get("reviews"))
         except Exception as exc:  # a malformed attempt must not crash verify; name it instead
             self.add("summary", "a recomputable summary", None,
                      f"cannot recompute the summary: {type(exc).__name__}: {exc}", "summary")

@@ -533,9 +533,15 @@ class HTTPSubject(Subject):
                                     "the attempt's timeout)", kind=err.kind, status=err.status,
                                     retry_after=err.retry_after)
                     delay = None
-            if delay is None:
-                if n > 1:
-                    err.args = (f"{err} (after {n} requests)",)
-                err.measurements = Measurements(latency_ms=round((_perf() - t0) * 1000, 3), requests=n)
-                raise err
-            await asyncio.sleep(delay)
+            if delay is not None and getattr(ledger, "halted", None) is None:
+                await asyncio.sleep(delay)
+            if delay is not None and getattr(ledger, "halted", None) is None:
+                continue
+            # No retry left, or the run stopped on a quota or billing error meanwhile (then no
+            # later request may go out).
+            if delay is not None:
+                err.args = (f"{err} (no retry: the run stopped)",)
+            if n > 1:
+                err.args = (f"{err} (after {n} requests)",)
+            err.measurements = Measurements(latency_ms=round((_perf() - t0) * 1000, 3), requests=n)
+            raise err
