@@ -351,3 +351,18 @@ def test_split_flag_on_the_command_line(tmp_path):
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert [a["case_id"] for a in report["attempts"]] == ["held1"] and report["plan"]["split"] == "heldout"
+
+
+def test_judge_quota_stops_the_run(fake_provider, judge_srv, tmp_path):
+    """A 402 from the judge's provider stops the run like a subject's: nothing more is sent."""
+    judge_srv.push("chat", {"status": 402})
+    judge_srv.set_default("chat", {"reply": verdict(True)})
+    path = write_suite(tmp_path, CASES, subject=openai(fake_provider, "subj"),
+                       judge=openai(judge_srv, "judge"), graders=LLM_JUDGE)
+    outcome = run_suite(path)
+    report = outcome.report
+    assert outcome.exit_code == 2 and report["run"]["status"] == "stopped"
+    assert "402" in report["run"]["stop_reason"] or "quota" in report["run"]["stop_reason"].lower()
+    assert single(report, "q1")["status"] == "unassessed"  # its judgment failed, not pass or fail
+    assert single(report, "q2")["status"] == "not-run"
+    assert len(judge_srv.requests) == 1 and len(fake_provider.requests) == 1

@@ -162,7 +162,10 @@ class Judge:
                 # An HTTP judge that retried says how many requests it sent before giving up.
                 sent = getattr(getattr(exc, "measurements", None), "requests", None)
                 usage.unknown(sent if isinstance(sent, int) else 1)
-                raise JudgeFailure(f"judge request failed: {exc}") from None
+                if exc.stop_run and self.ledger is not None:
+                    # 402 / quota from the judge's provider stops the run like a subject's does.
+                    self.ledger.halt(str(exc))
+                raise JudgeFailure(f"judge request failed: {exc}", usage) from None
             usage.add(result.measurements)
             value, last_error = _extract(result.output, validator)
             if value is not None:

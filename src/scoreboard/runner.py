@@ -248,9 +248,11 @@ class Runner:
             judge = BoundJudge(self.judge, key) if self.judge is not None else None
             ctx = GradeContext(case, output, measurements, judge, run, error)
             grades, grade_error = await grade_attempt(self.suite.graders[case.id], ctx)
-            if self.ledger is not None and self.ledger.exhausted:
-                # A judge call ran the budget out: its grade says "not judged"; the run stops too.
-                self.state.stop(f"budget: {self.ledger.exhausted}")
+            if self.ledger is not None and (self.ledger.exhausted or self.ledger.halted):
+                # A judge call ran the budget out or hit a quota: its grade says "not judged";
+                # the run stops too.
+                self.state.stop(f"budget: {self.ledger.exhausted}" if self.ledger.exhausted
+                                else str(self.ledger.halted))
             error = error or grade_error
             out = output.to_dict()
             output_hash = sha256_json(out)

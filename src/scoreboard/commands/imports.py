@@ -24,7 +24,9 @@ def lazy(module: str) -> tuple[Callable, Callable]:
     """(add_arguments, main) of scoreboard.commands.<module> (argparse-level at import time)."""
 
     def add(parser: argparse.ArgumentParser) -> None:
-        importlib.import_module(f"scoreboard.commands.{module}").add_arguments(parser)
+        loaded = importlib.import_module(f"scoreboard.commands.{module}")
+        parser.description = getattr(loaded, "DESCRIPTION", None) or parser.description
+        loaded.add_arguments(parser)
 
     def main(args: argparse.Namespace) -> int:
         return importlib.import_module(f"scoreboard.commands.{module}").main(args)
