@@ -11,7 +11,10 @@ from typing import Any
 
 from .stats import LEVEL, binom_two_sided_p, bootstrap_interval, bootstrap_seed, measurement_summary
 
-JUDGE_GRADERS = ("llm-judge", "rubric-score", "pointwise")
+from .graders.registry import JUDGE_GRADERS as _MODEL_GRADERS  # noqa: E402
+
+#: model graders that grade one attempt (pairwise judging is recorded apart)
+JUDGE_GRADERS = tuple(sorted(_MODEL_GRADERS - {"pairwise"}))
 
 
 def _judge_grades(attempt: dict):

@@ -33,7 +33,10 @@ from .model import Strict, parse_model
 
 KINDS = ("human", "model")
 #: graders whose verdicts are a model's judgment (the judge in `judge_agreement`)
-JUDGE_GRADERS = ("llm-judge", "rubric-score", "pointwise")
+from .graders.registry import JUDGE_GRADERS as _MODEL_GRADERS  # noqa: E402
+
+#: model graders that grade one attempt (pairwise judging is recorded apart)
+JUDGE_GRADERS = tuple(sorted(_MODEL_GRADERS - {"pairwise"}))
 SMALL_SAMPLE = 30
 SMALL_NOTE = "fewer than 30 reviewed outputs: treat as indicative"
 RESAMPLES = 2000

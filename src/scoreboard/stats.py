@@ -18,7 +18,7 @@ JUDGED = ("passed", "failed", "error")
 LEVEL = 0.95
 RESAMPLES = 2000
 # Graders whose verdicts speak to meaning rather than form; without one, semantic quality is unmeasured.
-JUDGE_GRADERS = frozenset({"llm-judge", "rubric-score", "pointwise", "pairwise"})
+from .graders.registry import JUDGE_GRADERS  # noqa: E402  (re-exported: graders that call a model)
 
 
 def rate(num: int, den: int) -> float | None:
