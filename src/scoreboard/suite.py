@@ -263,6 +263,9 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
         data, base_dir = read_suite_file(path)
         source = str(path)
     cfg = parse_model(SuiteConfig, data, file=source)
+    if "output_dir" in data and not Path(cfg.output_dir).is_absolute():
+        # Paths in a suite file are relative to the suite file (an --output-dir flag, to the cwd).
+        cfg.output_dir = str(base_dir / cfg.output_dir)
     cfg, overrides = _merge_flags(cfg, flags, source)
     # Paths named on the command line are relative to the working directory, not the suite.
     case_base = Path.cwd() if "cases" in overrides else base_dir
