@@ -26,3 +26,35 @@ def dumps_line(value: Any) -> bytes:
         except TypeError:
             pass
     return (_std(value) + "\n").encode("utf-8")
+
+
+def read_entries_file(path: str, what: str) -> tuple[str | None, list]:
+    """A `{"version"?, "entries": [...]}` document (or a bare list of entries), e.g. the
+    comparisons or reviews imported into a report; (version, entries) or a one-line ConfigError."""
+    from pathlib import Path
+
+    from .errors import ConfigError
+
+    try:
+        doc = json.loads(Path(path).read_bytes().decode("utf-8-sig"))
+    except FileNotFoundError:
+        raise ConfigError(f"{what} file not found", file=path) from None
+    except IsADirectoryError:
+        raise ConfigError(f"is a directory, expected a {what} JSON file", file=path) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {what} file: {exc}", file=path) from None
+    except ValueError as exc:
+        raise ConfigError(f"{what} file is not valid JSON: {getattr(exc, 'msg', exc)}", file=path,
+                          line=getattr(exc, "lineno", None)) from None
+    version = None
+    if isinstance(doc, dict):
+        unknown = sorted(set(doc) - {"version", "entries"})
+        if unknown:
+            raise ConfigError("unknown field (allowed: version, entries)", file=path, field=unknown[0])
+        version = doc.get("version")
+        if version is not None and not isinstance(version, str):
+            raise ConfigError("'version' must be a string", file=path, field="version")
+        doc = doc.get("entries")
+    if not isinstance(doc, list):
+        raise ConfigError('expected {"entries": [...]} or a list of entries', file=path, field="entries")
+    return version, doc

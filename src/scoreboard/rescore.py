@@ -427,26 +427,9 @@ class ComparisonEntry(Strict):
 
 def read_comparisons(path: str, plan: dict) -> tuple[str | None, list[ComparisonEntry]]:
     """Validate a comparisons file against the report's plan; the first problem is one ConfigError."""
-    try:
-        doc = json.loads(Path(path).read_bytes().decode("utf-8-sig"))
-    except FileNotFoundError:
-        raise ConfigError("comparisons file not found", file=path) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read comparisons file: {exc}", file=path) from None
-    except ValueError as exc:
-        raise ConfigError(f"comparisons file is not valid JSON: {getattr(exc, 'msg', exc)}", file=path,
-                          line=getattr(exc, "lineno", None)) from None
-    version = None
-    if isinstance(doc, dict):
-        unknown = sorted(set(doc) - {"version", "entries"})
-        if unknown:
-            raise ConfigError("unknown field (allowed: version, entries)", file=path, field=unknown[0])
-        version = doc.get("version")
-        if version is not None and not isinstance(version, str):
-            raise ConfigError("'version' must be a string", file=path, field="version")
-        doc = doc.get("entries")
-    if not isinstance(doc, list):
-        raise ConfigError('expected {"entries": [...]} or a list of entries', file=path, field="entries")
+    from .jsonio import read_entries_file
+
+    version, doc = read_entries_file(path, "comparisons")
     if len(doc) > MAX_ENTRIES:
         raise ConfigError(f"more than {MAX_ENTRIES} entries", file=path, field="entries")
     hashes = {c["id"]: c.get("input_hash") for c in plan["cases"]}

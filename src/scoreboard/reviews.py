@@ -73,29 +73,9 @@ class ReviewEntry(Strict):
 
 
 def _read_doc(path: str) -> tuple[str | None, list]:
-    try:
-        doc = json.loads(Path(path).read_bytes().decode("utf-8-sig"))
-    except FileNotFoundError:
-        raise ConfigError("reviews file not found", file=path) from None
-    except IsADirectoryError:
-        raise ConfigError("is a directory, expected a reviews JSON file", file=path) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read reviews file: {exc}", file=path) from None
-    except ValueError as exc:
-        raise ConfigError(f"reviews file is not valid JSON: {getattr(exc, 'msg', exc)}", file=path,
-                          line=getattr(exc, "lineno", None)) from None
-    version = None
-    if isinstance(doc, dict):
-        unknown = sorted(set(doc) - {"version", "entries"})
-        if unknown:
-            raise ConfigError("unknown field (allowed: version, entries)", file=path, field=unknown[0])
-        version = doc.get("version")
-        if version is not None and not isinstance(version, str):
-            raise ConfigError("'version' must be a string", file=path, field="version")
-        doc = doc.get("entries")
-    if not isinstance(doc, list):
-        raise ConfigError('expected {"entries": [...]} or a list of entries', file=path, field="entries")
-    return version, doc
+    from .jsonio import read_entries_file
+
+    return read_entries_file(path, "reviews")
 
 
 def read_reviews(path: str, report: dict) -> tuple[str | None, list[dict]]:
