@@ -66,6 +66,9 @@ def get_path(value: Any, path: str) -> Any:
     """Value at a dot path (`line_items.0.quantity`); MISSING_PATH when absent."""
     if path in ("", "$", "."):
         return value
+    if "." not in path and type(value) is dict:
+        # the common case, a top-level key, without splitting
+        return value.get(path, MISSING_PATH)
     current = value
     for part in path.split("."):
         if isinstance(current, dict):

@@ -37,7 +37,15 @@ def difference(expected: Any, actual: Any) -> str | None:
         return "too deeply nested to compare"
 
 
+_SCALARS = (str, int, float, type(None))
+
+
 def _difference(expected: Any, actual: Any, path: str) -> str | None:
+    # Fast path: the same scalar type and value is equal under every strict rule (bool is a
+    # type of its own here, so True never meets 1, nor 1 meets 1.0).
+    kind = type(expected)
+    if kind is type(actual) and kind in _SCALARS and expected == actual:
+        return None
     kind_e, kind_a = json_type(expected), json_type(actual)
     where = f"at {path}: " if path else ""
     if kind_e != kind_a:
