@@ -245,6 +245,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from .suite import _resolve_graders
     from .model import SuiteConfig
 
+    if path.is_dir():
+        from .cases.gold import load_gold_dir
+
+        cases, skipped = load_gold_dir(path)
+        _resolve_graders(SuiteConfig(), cases)
+        extra = f"; {len(skipped)} document(s) without a gold file would be skipped" if skipped else ""
+        print(f"OK: gold directory {path}: {len(cases)} cases{extra}")
+        return 0
     cases = load_cases(path)
     _resolve_graders(SuiteConfig(), [c for c in cases if c.graders or c.has_expected])
     no_grader = sum(1 for c in cases if not c.graders and not c.has_expected)

@@ -200,3 +200,40 @@ def test_missing_pypdf_is_an_install_hint(tmp_path, monkeypatch):
         load_gold_dir(tmp_path)
     assert "pip install 'scoreboard[pdf]'" in str(err.value)
     assert "\n" not in str(err.value)
+
+
+def test_run_and_validate_a_gold_directory_end_to_end(tmp_path):
+    """`--cases DIR` through the CLI: a PDF and a text document graded, a corrupt PDF an
+    execution error naming the file, a document without gold listed as skipped in the report."""
+    import subprocess
+    import sys
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.pdf").write_bytes(make_pdf([["Total due: 42 EUR"]]))
+    gold(docs / "a.gold.json", {"total": 42})
+    (docs / "b.txt").write_text("Total due: 7 EUR\n")
+    gold(docs / "b.gold.json", {"total": 7})
+    (docs / "c.pdf").write_bytes(b"not a pdf at all")
+    gold(docs / "c.gold.json", {"total": 1})
+    (docs / "d.txt").write_text("no gold for me\n")
+    (tmp_path / "ext.py").write_text("import re\ndef f(text):\n    m = re.search(r'(\\d+)', text)\n"
+                                     "    return {'total': int(m.group(1)) if m else None}\n")
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=120)
+
+    checked = cli("validate", "docs")
+    assert checked.returncode == 0 and "3 cases" in checked.stdout and "1 document" in checked.stdout
+    done = cli("run", "--cases", "docs", "--subject", "python:ext:f", "--grader", "json-fields",
+               "--format", "json,md", "--output-dir", "out", "--no-progress")
+    assert done.returncode == 2, done.stdout + done.stderr  # the corrupt PDF is an execution error
+    assert "EOF marker" not in done.stderr  # pypdf's own warnings stay out of the terminal
+    (report_path,) = (tmp_path / "out" / "docs").glob("*.json")
+    report = json.loads(report_path.read_text())
+    status = {a["case_id"]: (a["status"], a["error"]) for a in report["attempts"]}
+    assert status["a"] == ("passed", None) and status["b"] == ("passed", None)
+    assert status["c"][0] == "error" and "c.pdf" in status["c"][1]
+    assert report["plan"]["skipped"][0]["document"] == "d.txt"
+    assert "d.txt" in report_path.with_suffix(".md").read_text()
