@@ -222,6 +222,19 @@ def _print_outcome(outcome, *, to_stderr: bool) -> None:
     for comp in report["summary"].get("comparisons", []):
         if comp.get("headline"):
             print(f"  {comp['headline']}", file=out)
+    judges = report["summary"].get("judges") or {}
+    for dq in judges.get("dq", []):
+        ci = dq.get("ci") or {}
+        interval = f" (95% CI {ci['low']:+.2f} to {ci['high']:+.2f})" if ci.get("low") is not None else ""
+        print(f"  dQ {dq['a']} - {dq['b']}: {dq['dq']:+.2f}{interval} on {dq['cases']} cases "
+              f"(blind pointwise quality, 0-3)", file=out)
+    for pw in judges.get("pairwise", []):
+        pc = pw.get("position_consistency")
+        print(f"  pairwise {pw['a']} vs {pw['b']}: {pw['a_wins']} wins, {pw['b_wins']} losses, {pw['ties']} ties; "
+              f"position consistency {'n/a' if pc is None else f'{pc:.0%}'}", file=out)
+    failures = sum(v.get("judge_failures", 0) for v in judges.get("variants", {}).values())
+    if failures:
+        print(f"  judge failures (not assessed): {failures}", file=out)
     for gate in report.get("gates", []):
         print(f"  gate {'passed' if gate['passed'] else 'FAILED'}: {gate.get('description', gate['gate'])}", file=out)
     if run.get("stop_reason"):
