@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -201,6 +202,30 @@ def test_report_without_statistics_degrades_gracefully(opened, tmp_path):
         if a["status"] in ("passed", "failed", "error"):
             runs.setdefault((a["case_id"], a["variant"]), set()).add(a["status"] == "passed")
     assert rows(page) == len({cid for (cid, _), seen in runs.items() if len(seen) > 1})
+
+
+def test_model_graded_section_shows_judges_dq_and_pairwise(opened, demo_report, tmp_path):
+    report = json.loads(json.dumps(demo_report))
+    unknown = {"known_count": 1, "unknown_count": 1, "known_subtotal": 0.5, "total": None}
+    report["summary"]["judges"] = {
+        "variants": {"basic": {"judged": 30, "judge_failures": 2, "self_agreement": 0.9,
+                               "usage": {"requests": {"known_count": 32, "unknown_count": 0, "known_subtotal": 32,
+                                                      "total": 32}, "cost_usd": unknown},
+                               "pointwise": {"clarity": 1.5}},
+                     "careful": {"judged": 32, "judge_failures": 0, "self_agreement": None, "usage": {},
+                                 "pointwise": {"clarity": 2.25}}},
+        "dq": [{"a": "basic", "b": "careful", "cases": 12, "dq": -0.75, "small_sample": True,
+                "ci": {"low": -1.0, "high": -0.5}}],
+        "pairwise": [{"a": "basic", "b": "careful", "cases": 12, "a_wins": 1, "b_wins": 9, "ties": 2,
+                      "position_consistency": 0.0}]}
+    page = opened.open(write(tmp_path, report))
+    assert not opened.errors
+    assert text(page, "judge-failures-basic") == "2"
+    assert text(page, "pointwise-careful-clarity") == "2.25"
+    assert "-0.75 (95% CI -1.00 to -0.50) on 12 cases" in text(page, "dq-basic-careful")
+    assert "position consistency 0.0%" in text(page, "pairwise-basic-careful")
+    cost = text(page, "measure-judge-basic-cost_usd")
+    assert "unknown" in cost and "0" != cost.strip()  # an unknown judge cost is never shown as 0
 
 
 def test_real_run_of_the_demo_renders(opened, tmp_path):

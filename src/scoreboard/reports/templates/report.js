@@ -400,6 +400,64 @@
       })));
   }
 
+  function judgesSection() {
+    var j = summary.judges, agree = summary.judge_agreement;
+    if (!j && !agree) return null;
+    var parts = [el("h2", null, "Model-graded evaluation",
+      el("span", { class: "muted", text: "judge usage counted apart from the subjects'; a judge failure is not assessed, never a pass or a fail" }))];
+    if (j && j.variants) {
+      var names = Object.keys(j.variants);
+      parts.push(el("div", { class: "table-wrap" }, el("table", null,
+        el("thead", null, el("tr", null, ["variant", "judged", "judge failures", "self-agreement", "judge requests", "judge cost (USD)"]
+          .map(function (h, i) { return el("th", { class: i ? "r" : null, text: h }); }))),
+        el("tbody", null, names.map(function (n) {
+          var v = j.variants[n] || {}, u = v.usage || {};
+          return el("tr", { "data-testid": "judge-" + n },
+            el("td", { text: n }),
+            el("td", { class: "r num", text: fmtNum(v.judged) }),
+            el("td", { class: "r num", "data-testid": "judge-failures-" + n, text: fmtNum(v.judge_failures) }),
+            el("td", { class: "r num", text: v.self_agreement === null || v.self_agreement === undefined ? "n/a" : fmtRate(v.self_agreement) }),
+            measureCell("judge-" + n, "requests", u.requests, 0),
+            measureCell("judge-" + n, "cost_usd", u.cost_usd, 4));
+        })))));
+      var dims = {};
+      names.forEach(function (n) { Object.keys(j.variants[n].pointwise || {}).forEach(function (d) { dims[d] = true; }); });
+      var dimNames = Object.keys(dims).sort();
+      if (dimNames.length) {
+        parts.push(el("h3", { text: "Blind pointwise scores (0-3, mean)" }), el("div", { class: "table-wrap" }, el("table", null,
+          el("thead", null, el("tr", null, el("th", { text: "dimension" }), names.map(function (n) { return el("th", { class: "r", text: n }); }))),
+          el("tbody", null, dimNames.map(function (d) {
+            return el("tr", null, el("td", { text: d }), names.map(function (n) {
+              var x = (j.variants[n].pointwise || {})[d];
+              return el("td", { class: "r num", "data-testid": "pointwise-" + n + "-" + d, text: typeof x === "number" ? x.toFixed(2) : "n/a" });
+            }));
+          })))));
+      }
+    }
+    var items = [];
+    ((j && j.dq) || []).forEach(function (q) {
+      var range = q.ci && typeof q.ci.low === "number" ? " (95% CI " + (q.ci.low >= 0 ? "+" : "") + q.ci.low.toFixed(2) + " to " + (q.ci.high >= 0 ? "+" : "") + q.ci.high.toFixed(2) + ")" : "";
+      items.push(el("li", { "data-testid": "dq-" + q.a + "-" + q.b }, el("strong", { text: "dQ " + q.a + " − " + q.b + ": " }),
+        (q.dq >= 0 ? "+" : "") + q.dq.toFixed(2) + range + " on " + q.cases + " cases" + (q.small_sample ? " (small sample: fewer than 30 cases)" : "")));
+    });
+    ((j && j.pairwise) || []).forEach(function (w) {
+      items.push(el("li", { "data-testid": "pairwise-" + w.a + "-" + w.b }, el("strong", { text: "pairwise " + w.a + " vs " + w.b + ": " }),
+        w.a_wins + " wins, " + w.b_wins + " losses, " + w.ties + " ties over " + w.cases + " cases; position consistency " +
+        (w.position_consistency === null || w.position_consistency === undefined ? "n/a" : fmtRate(w.position_consistency)) +
+        " (a verdict that flips when the order is swapped counts as a tie)"));
+    });
+    if (items.length) parts.push(el("ul", { class: "plain" }, items));
+    if (agree) {
+      var keys = Object.keys(agree);
+      parts.push(el("h3", { text: "Judge agreement with human reviews" }), el("ul", { class: "plain", "data-testid": "judge-agreement" },
+        keys.map(function (k) {
+          var v = agree[k];
+          return el("li", null, el("strong", { text: k + ": " }), typeof v === "object" && v !== null ? JSON.stringify(v) : String(v));
+        })));
+    }
+    return el("section", { "data-testid": "judges" }, parts);
+  }
+
   function gatesSection() {
     var gates = DATA.gates || [];
     if (!gates.length) return null;
@@ -738,7 +796,7 @@
 
   /* ---------- page ---------- */
 
-  var sections = [header(), summarySection(), comparisonSection(), notMeasuredSection(), gatesSection(),
+  var sections = [header(), summarySection(), comparisonSection(), judgesSection(), notMeasuredSection(), gatesSection(),
     fieldsSection(), categorySection(), measurementsSection(), casesSection()];
   sections.forEach(function (s) { if (s) app.appendChild(s); });
   computeView();
