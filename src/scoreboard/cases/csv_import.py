@@ -85,17 +85,9 @@ def _grader_spec(grader: Any) -> tuple[str, Any]:
 
 def _read_rows(path: Path, limits: Limits) -> list[list[str]]:
     shown = str(path)
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        raise ConfigError("CSV file not found", file=shown) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read CSV file: {exc.strerror}", file=shown) from None
-    if path.is_dir():
-        raise ConfigError("is a directory, expected a CSV file", file=shown)
-    if size > limits.max_file_bytes:
-        raise ConfigError(f"file is {size} bytes, over the limit of {limits.max_file_bytes} "
-                          "(limits.max_file_bytes)", file=shown)
+    from .loader import check_input_file
+
+    check_input_file(path, "CSV", limits.max_file_bytes)
     rows: list[list[str]] = []
     # One cell may hold a whole document; the csv module's default cap (128 KiB) is lower
     # than the input limit, so it is raised for this read and restored afterwards.

@@ -31,19 +31,26 @@ def _read_bounded(path: Path, limit: int, shown: str, **where: Any) -> bytes:
                           file=shown, **where) from None
 
 
-def _read_text(path: Path, limits: Limits) -> str:
+def check_input_file(path: Path, what: str, max_bytes: int) -> None:
+    """A file a user named exists, is not a folder and is within limits.max_file_bytes;
+    otherwise one ConfigError naming it (`what`: "case", "CSV", ...)."""
     shown = str(path)
     try:
         size = path.stat().st_size
     except FileNotFoundError:
-        raise ConfigError("case file not found", file=shown) from None
+        raise ConfigError(f"{what} file not found", file=shown) from None
     except OSError as exc:
-        raise ConfigError(f"cannot read case file: {exc.strerror}", file=shown) from None
+        raise ConfigError(f"cannot read {what} file: {exc.strerror}", file=shown) from None
     if path.is_dir():
-        raise ConfigError("is a directory, expected a case file", file=shown)
-    if size > limits.max_file_bytes:
-        raise ConfigError(f"file is {size} bytes, over the limit of {limits.max_file_bytes} "
+        raise ConfigError(f"is a directory, expected a {what} file", file=shown)
+    if size > max_bytes:
+        raise ConfigError(f"file is {size} bytes, over the limit of {max_bytes} "
                           "(limits.max_file_bytes)", file=shown)
+
+
+def _read_text(path: Path, limits: Limits) -> str:
+    shown = str(path)
+    check_input_file(path, "case", limits.max_file_bytes)
     data = _read_bounded(path, limits.max_file_bytes, shown)
     if len(data) > limits.max_file_bytes:  # a pipe or device: stat() said 0 bytes
         raise ConfigError(f"file is over the limit of {limits.max_file_bytes} bytes (limits.max_file_bytes)",
