@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scoreboard.evaluate import RunOptions, run
-from scoreboard.suite import load_suite
+from scoreboard.engine.pipeline import RunOptions, run
+from scoreboard.suite.load import load_suite
 from tests.servers.fake_provider import FakeProvider
 
 RETRIES = {"attempts": 3, "base_delay_s": 0.01, "max_delay_s": 0.05}

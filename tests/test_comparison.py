@@ -9,8 +9,9 @@ import pytest
 from scipy.stats import binomtest
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 
-from scoreboard.comparison import EXPLORATORY, differs_in
-from scoreboard.stats import bootstrap_interval, summarize
+from scoreboard.stats.comparison import EXPLORATORY, differs_in
+from scoreboard.stats.intervals import bootstrap_interval
+from scoreboard.stats.summary import summarize
 from tests.test_stats import att, plan_for
 
 P, F, E = "passed", "failed", "error"

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from scoreboard.engine.pipeline import RunOptions, run
 from scoreboard.errors import ConfigError
-from scoreboard.evaluate import RunOptions, run
-from scoreboard.reports.verify import verify_report
-from scoreboard.suite import load_suite
+from scoreboard.record.verify import verify_report
+from scoreboard.suite.load import load_suite
 
 NOTES = "The survey counted 47 birds.\n\nIt rained on Tuesday."
 

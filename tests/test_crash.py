@@ -62,6 +62,6 @@ def test_kill_9_leaves_only_complete_lines(tmp_path):
         assert key not in seen
         seen.add(key)
 
-    from scoreboard.attemptlog import read_attempt_log
+    from scoreboard.engine.attemptlog import read_attempt_log
 
     assert len(read_attempt_log(log)) == len(lines)

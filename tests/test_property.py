@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from scoreboard.cli import main
+from scoreboard.cli.main import main
 
 SUFFIXES = [".jsonl", ".json", ".yaml"]
 

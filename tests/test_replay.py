@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from scoreboard.cases.transcript import RunRecord
-from scoreboard.commands.replay import diff_runs, parse_run_payload, redact_argv
+from scoreboard.cli.replay import diff_runs, parse_run_payload, redact_argv
 from scoreboard.errors import SubjectError
 from tests.servers.fake_agent import FakeAgent
 

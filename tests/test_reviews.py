@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from scoreboard.engine.pipeline import RunOptions, run
 from scoreboard.errors import ConfigError
-from scoreboard.evaluate import RunOptions, run
-from scoreboard.reviews import import_reviews, judge_agreement, kappa, rogan_gladen
-from scoreboard.stats import summarize
-from scoreboard.suite import load_suite
+from scoreboard.judges.reviews import import_reviews
+from scoreboard.stats.agreement import judge_agreement, kappa, rogan_gladen
+from scoreboard.stats.summary import summarize
+from scoreboard.suite.load import load_suite
 from tests.servers.fake_provider import FakeProvider
 
 N_CASES = 36

@@ -170,7 +170,7 @@ def test_export_errors(tmp_path):
 def test_table_uses_rich_on_a_terminal():
     import io
 
-    from scoreboard.commands.score import print_table
+    from scoreboard.cli.score import print_table
 
     class Tty(io.StringIO):
         def isatty(self):

@@ -9,13 +9,13 @@ import pytest
 from scipy.stats import binomtest
 from statsmodels.stats.proportion import proportion_confint
 
-from scoreboard.stats import (
+from scoreboard.stats.intervals import (
     binom_two_sided_p,
     bootstrap_interval,
-    measurement_summary,
-    summarize,
     wilson_interval,
 )
+from scoreboard.stats.measurements import measurement_summary
+from scoreboard.stats.summary import summarize
 
 MEAS_KEYS = ("latency_ms", "input_tokens", "output_tokens", "cost_usd", "requests")
 

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from scoreboard.core import Case, Output, SubjectRequest
+from scoreboard.cases.case import Case
 from scoreboard.errors import ConfigError, SubjectError
 from scoreboard.subjects.registry import build_subject, parse_subject_spec
+from scoreboard.subjects.values import Output, SubjectRequest
 
 FIXTURES = Path(__file__).parent / "fixtures" / "core"
 
@@ -77,8 +78,8 @@ def test_python_spec_string():
 # ---- the runner turns subject failures into error attempts --------------------------------
 
 def _run_suite(tmp_path: Path, subject: str | dict, rows: list[dict], **flags) -> list[dict]:
-    from scoreboard.evaluate import RunOptions, run
-    from scoreboard.suite import load_suite
+    from scoreboard.engine.pipeline import RunOptions, run
+    from scoreboard.suite.load import load_suite
 
     cases = tmp_path / "cases.jsonl"
     cases.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -327,8 +328,8 @@ def test_subject_mutating_messages_does_not_leak(tmp_path, monkeypatch):
         "    messages.append({'role': 'assistant', 'content': 'x'})\n"
         "    return str(len(messages))\n")
     rows = [{"id": "m", "input": [{"role": "user", "content": "hi"}], "expected": "2"}]
-    from scoreboard.evaluate import RunOptions, run
-    from scoreboard.suite import load_suite
+    from scoreboard.engine.pipeline import RunOptions, run
+    from scoreboard.suite.load import load_suite
 
     (tmp_path / "cases.jsonl").write_text(json.dumps(rows[0]) + "\n")
     suite = load_suite(None, {"cases": ["cases.jsonl"], "subject": "python:subj_mut:grow", "runs": 3,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from scoreboard.errors import ConfigError
-from scoreboard.suite import load_suite, read_suite_file
+from scoreboard.suite.load import load_suite, read_suite_file
 
 FIXTURES = Path(__file__).parent / "fixtures" / "core"
 
@@ -281,6 +281,6 @@ def test_reference_not_in_subject_request(work):
     """The runner's request is built from input/skill/run only."""
     import inspect
 
-    from scoreboard.core import SubjectRequest
+    from scoreboard.subjects.values import SubjectRequest
 
     assert "expected" not in inspect.signature(SubjectRequest).parameters

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from scoreboard.attemptlog import read_attempt_log
+from scoreboard.engine.attemptlog import read_attempt_log
 from tests.servers.fake_provider import FakeProvider
 
 ROOT = Path(__file__).resolve().parent.parent

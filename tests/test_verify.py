@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from scoreboard.hashing import sha256_json
-from scoreboard.reports.verify import NOTE, verify_report
-from scoreboard.stats import summarize
-from scoreboard.suite import fixture_hash
+from scoreboard.record.verify import NOTE, verify_report
+from scoreboard.stats.summary import summarize
+from scoreboard.suite.suite import fixture_hash
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "invoices" / "suite.yaml"
 

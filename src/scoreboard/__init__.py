@@ -10,7 +10,7 @@ __all__ = ["__version__", "load_suite", "run", "run_async", "Case", "Output", "R
 def __getattr__(name: str):
     # Lazy re-exports keep `import scoreboard` (and `scoreboard --help`) fast.
     if name in ("Case", "Output", "Result", "Grade", "GradeContext", "Measurements", "SubjectRequest"):
-        from . import core
+        from .subjects import values as core
 
         return getattr(core, name)
     if name in ("ScoreboardError", "ConfigError", "SubjectError"):
@@ -18,11 +18,11 @@ def __getattr__(name: str):
 
         return getattr(errors, name)
     if name == "load_suite":
-        from .suite import load_suite
+        from .suite.load import load_suite
 
         return load_suite
     if name in ("run", "run_async"):
-        from . import evaluate
+        from .engine import pipeline as evaluate
 
         return getattr(evaluate, name)
     raise AttributeError(name)

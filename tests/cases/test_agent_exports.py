@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scoreboard.cases.agent_exports import detect_format, read_export
+from scoreboard.agents.exports import detect_format, read_export
 from scoreboard.errors import ConfigError
 
 EXPORTS = Path(__file__).resolve().parent.parent / "fixtures" / "agent_exports"

@@ -13,7 +13,7 @@ import pytest
 
 from scoreboard.cases import load_cases
 from scoreboard.cases.csv_import import build_records, import_csv, parse_map
-from scoreboard.commands import import_csv as command
+from scoreboard.cli import import_csv as command
 from scoreboard.errors import ConfigError
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from scoreboard.cases.gold import is_gold_dir, load_gold_dir
 from scoreboard.errors import ConfigError
-from scoreboard.model import Limits
+from scoreboard.suite.config import Limits
 
 fpdf = pytest.importorskip("fpdf")
 pypdf = pytest.importorskip("pypdf")

@@ -7,15 +7,23 @@ from pathlib import Path
 
 import pytest
 
+from scoreboard.cases.case import Case
 from scoreboard.cases.transcript import (
-    TranscriptCase, TranscriptSubject, load_exports, load_replay_cases, load_transcript, match_run,
-    transcript_suite, RunRecord,
+    RunRecord,
+    TranscriptCase,
+    TranscriptSubject,
+    load_exports,
+    load_replay_cases,
+    load_transcript,
+    match_run,
+    transcript_suite,
 )
-from scoreboard.core import Case, GradeContext, Measurements, Output
+from scoreboard.engine.pipeline import RunOptions, run
 from scoreboard.errors import ConfigError
-from scoreboard.evaluate import RunOptions, run
+from scoreboard.graders.grade import GradeContext
 from scoreboard.graders.registry import build_grader
 from scoreboard.hashing import sha256_bytes
+from scoreboard.subjects.values import Measurements, Output
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures"
 TRANSCRIPTS = FIX / "transcripts"

@@ -6,7 +6,9 @@ from typing import Any
 
 import pytest
 
-from scoreboard.core import MISSING, Case, GradeContext, Measurements, Output
+from scoreboard.cases.case import MISSING, Case
+from scoreboard.graders.grade import GradeContext
+from scoreboard.subjects.values import Measurements, Output
 
 
 def _make_ctx(text: str | None = None, expected: Any = MISSING, *, json: Any = None,

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from scoreboard.core import Case, GradeContext, Measurements, Output
+from scoreboard.cases.case import Case
 from scoreboard.errors import ConfigError
 from scoreboard.graders.citations import DEFAULT_PATTERN, CitationsGrader, paragraphs
+from scoreboard.graders.grade import GradeContext
 from scoreboard.graders.registry import build_grader
+from scoreboard.subjects.values import Measurements, Output
 
 SOURCES = {
     "source_1": "The lease runs for twelve months from the start date.",

@@ -2,8 +2,8 @@
 
 import pytest
 
+from scoreboard.cases.case import Case
 from scoreboard.errors import ConfigError
-from scoreboard.core import Case
 from scoreboard.graders.exact import ExactGrader, difference, json_type, strict_equal
 from scoreboard.graders.registry import build_grader
 

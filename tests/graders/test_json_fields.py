@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from scoreboard.core import Case
+from scoreboard.cases.case import Case
 from scoreboard.errors import ConfigError
 from scoreboard.graders.json_fields import JsonFieldsGrader
 from scoreboard.graders.registry import build_grader

@@ -5,8 +5,10 @@ import inspect
 
 import pytest
 
-from scoreboard.core import Case, GradeContext, Measurements, Output
+from scoreboard.cases.case import Case
+from scoreboard.graders.grade import GradeContext
 from scoreboard.graders.registry import GRADERS, build_grader
+from scoreboard.subjects.values import Measurements, Output
 
 # one representative spec (and a reference that satisfies check_case) per registered name
 EXAMPLES = {

@@ -2,11 +2,15 @@
 
 import pytest
 
-from scoreboard.core import Case
+from scoreboard.cases.case import Case
 from scoreboard.errors import ConfigError
 from scoreboard.graders.registry import build_grader
-from scoreboard.graders.text import (ContainsGrader, NotContainsGrader, NotRegexGrader,
-                                     RegexGrader)
+from scoreboard.graders.text import (
+    ContainsGrader,
+    NotContainsGrader,
+    NotRegexGrader,
+    RegexGrader,
+)
 
 
 @pytest.mark.parametrize("name, cls", [

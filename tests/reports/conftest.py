@@ -9,7 +9,7 @@ from typing import Callable
 
 import pytest
 
-from scoreboard.stats import summarize
+from scoreboard.stats.summary import summarize
 
 CHROMIUM = "/usr/bin/chromium"
 BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -194,7 +194,7 @@ def big_report() -> dict:
 
 @pytest.fixture(scope="session")
 def big_html(big_report, tmp_path_factory) -> Path:
-    from scoreboard.reports.html import render_html
+    from scoreboard.record.html import render_html
 
     path = tmp_path_factory.mktemp("big") / "report.html"
     path.write_text(render_html(big_report), encoding="utf-8")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from scoreboard.reports.html import SIZE_BUDGET, embed_json, page_data, render_html
+from scoreboard.record.html import SIZE_BUDGET, embed_json, page_data, render_html
 from tests.reports.conftest import XSS_OUTPUT, make_report, xss_report
 
 DATA_RE = re.compile(r'<script type="application/json" id="data">(.*?)</script>', re.S)

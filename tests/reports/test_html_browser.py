@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from scoreboard.reports.html import render_html
+from scoreboard.record.html import render_html
 from tests.reports.conftest import FAILED, XSS_OUTPUT, make_report, xss_report
 
 
@@ -230,9 +230,10 @@ def test_model_graded_section_shows_judges_dq_and_pairwise(opened, demo_report, 
 
 def test_real_run_of_the_demo_renders(opened, tmp_path):
     """The demo suite through the library, rendered and screenshotted for a look."""
-    from scoreboard.reports.json_report import load_report
     import subprocess
     import sys
+
+    from scoreboard.record.io import load_report
 
     root = Path(__file__).resolve().parents[2]
     suite = root / "examples" / "invoices" / "suite.yaml"

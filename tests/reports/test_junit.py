@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from scoreboard.reports.junit import render_junit
+from scoreboard.record.junit import render_junit
 from tests.reports.conftest import make_report
 
 

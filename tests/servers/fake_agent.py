@@ -33,7 +33,14 @@ from typing import Any, Callable
 from aiohttp import web
 
 from tests.servers.fake_provider import (
-    RECORD, Behaviour, FakeServerBase, _Dropped, _closed_response, extract_prompt, load_script, serve_forever, words,
+    RECORD,
+    Behaviour,
+    FakeServerBase,
+    _closed_response,
+    _Dropped,
+    extract_prompt,
+    load_script,
+    serve_forever,
 )
 
 MODES = ("ok", "slow", "malformed", "missing")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from scoreboard.core import SubjectRequest
 from scoreboard.errors import SubjectError
 from scoreboard.subjects.registry import build_subject
+from scoreboard.subjects.values import SubjectRequest
 
 #: small backoff so retry tests stay fast
 FAST_RETRIES = {"attempts": 3, "base_delay_s": 0.01, "max_delay_s": 0.05}

@@ -22,11 +22,11 @@ from pathlib import Path
 
 import pytest
 
-from scoreboard.core import SubjectRequest
+from scoreboard.engine.ledger import Ledger
 from scoreboard.errors import ConfigError, SubjectError
-from scoreboard.ledger import Ledger
 from scoreboard.subjects.agent_cli import API_KEY_VARS, TMP_ROOT, toml_string
 from scoreboard.subjects.registry import build_subject, parse_subject_spec
+from scoreboard.subjects.values import SubjectRequest
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI_DIR = Path(os.environ.get("SCOREBOARD_TEST_CLI_DIR") or ROOT / ".agent-clis")

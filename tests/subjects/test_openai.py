@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from scoreboard.engine.ledger import Ledger
 from scoreboard.errors import ConfigError
-from scoreboard.ledger import Ledger
 from scoreboard.subjects.registry import build_subject, parse_subject_spec
 from tests.subjects import KEY_ENV, call, call_error, make, req
 

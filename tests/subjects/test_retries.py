@@ -12,8 +12,8 @@ import pytest
 from aiohttp import web
 from multidict import CIMultiDict
 
+from scoreboard.engine.ledger import Budget, Ledger, request_records_summary
 from scoreboard.errors import BudgetExceeded
-from scoreboard.ledger import Budget, Ledger, request_records_summary
 from scoreboard.subjects._http import Limiter, retry_after_s, scrub
 from tests.servers.fake_provider import FakeProvider, FakeServerBase
 from tests.subjects import KEY_ENV, ListLog, call, call_error, make, req

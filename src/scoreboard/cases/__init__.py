@@ -1,5 +1,5 @@
 """Case sources: JSONL files, JSON/YAML documents (and, later, other sources)."""
 
-from .loader import load_cases, load_case_records
+from .loader import load_case_records, load_cases
 
 __all__ = ["load_cases", "load_case_records"]

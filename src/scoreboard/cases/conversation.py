@@ -13,10 +13,11 @@ from typing import Any, Union
 
 from pydantic import Field
 
-from ..core import MISSING, Case
 from ..errors import ConfigError
 from ..hashing import sha256_json
-from ..model import ConversationLimits, Strict, parse_model
+from ..suite.config import ConversationLimits
+from ..validation import Strict, parse_model
+from .case import MISSING, Case
 
 
 class SharedInput(Strict):

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core import Case
 from ..errors import ConfigError
 from ..graders.base import short
-from ..model import Limits
+from ..suite.config import Limits
+from .case import Case
 
 MAP_KEYS = ("input", "expected", "id")
 DEFAULT_GRADER = "json-fields"
@@ -242,7 +242,7 @@ def import_csv(csv_path: str | os.PathLike, out_path: str | os.PathLike, mapping
                fields: list[str] | None = None, grader: Any = None, category_column: str | None = None,
                limits: Limits | None = None) -> ImportResult:
     """Convert a CSV of corrections into a new JSONL case file (never overwriting one)."""
-    from ..reports.files import write_new
+    from ..record.files import write_new
 
     out = Path(out_path)
     if os.path.lexists(out):  # fail before reading the sheet; write_new re-checks atomically

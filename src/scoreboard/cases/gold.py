@@ -18,12 +18,14 @@ import json
 import os
 import re
 from pathlib import Path
+
 from pydantic import Field, field_validator
 
-from ..core import Case
 from ..errors import ConfigError
 from ..hashing import sha256_json
-from ..model import Limits, Strict, parse_model
+from ..suite.config import Limits
+from ..validation import Strict, parse_model
+from .case import Case
 
 GOLD_SUFFIX = ".gold.json"
 DOCUMENT_SUFFIXES = (".txt", ".md", ".pdf")

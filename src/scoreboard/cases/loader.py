@@ -11,10 +11,12 @@ import os
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..core import MISSING, Case
 from ..errors import ConfigError
 from ..hashing import sha256_json
-from ..model import CaseRecord, Limits, parse_model
+from ..suite.config import Limits
+from ..validation import parse_model
+from .case import MISSING, Case
+from .schema import CaseRecord
 
 _DOC_KEYS = {"cases", "version", "name", "description"}
 

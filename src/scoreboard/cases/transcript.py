@@ -36,13 +36,14 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from ..core import Case, Measurements, Output, Result, SubjectRequest
 from ..errors import ConfigError, SubjectError
 from ..graders.base import Grader
 from ..graders.registry import build_grader
 from ..hashing import sha256_bytes, sha256_json
-from ..model import first_error
 from ..subjects.base import Subject
+from ..subjects.values import Measurements, Output, Result, SubjectRequest
+from ..validation import first_error
+from .case import Case
 
 # ---------------------------------------------------------------------------- schema
 
@@ -458,7 +459,7 @@ def load_replay_cases(path: str | Path) -> Transcript:
 def load_exports(paths: list[str | Path], fmt: str = "auto", *, cases_file: str | Path | None = None,
                  expectations: dict | None = None, name: str | None = None) -> Transcript:
     """Agent CLI exports (one run per file) scored against a cases file or flag expectations."""
-    from .agent_exports import read_export
+    from ..agents.exports import read_export
 
     runs: list[RunRecord] = []
     sources: list[dict] = []
@@ -506,8 +507,8 @@ def load_exports(paths: list[str | Path], fmt: str = "auto", *, cases_file: str 
 def transcript_suite(t: Transcript, subject: Subject, *, variant: str, output_dir: str | None = None,
                      formats: list[str] | None = None, timeout_ms: int | None = None, name: str | None = None):
     """A Suite over the transcript's cases and one variant (the recorded runs or the live agent)."""
-    from ..model import SuiteConfig
-    from ..suite import Suite, Variant
+    from ..suite.config import SuiteConfig
+    from ..suite.suite import Suite, Variant
 
     settings: dict = {"name": name or t.name}
     if output_dir:

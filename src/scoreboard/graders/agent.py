@@ -6,8 +6,8 @@ import math
 from collections import Counter
 from typing import Any
 
-from ..core import Grade, GradeContext
 from .base import Grader, check_keys, option_error, short
+from .grade import Grade, GradeContext
 
 
 def _names(grader: str, key: str, value: Any) -> list[str]:

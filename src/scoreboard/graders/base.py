@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ..core import Case, Grade, GradeContext
+from ..cases.case import Case
 from ..errors import ConfigError
+from .grade import Grade, GradeContext
 
 
 class Grader:

@@ -15,9 +15,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..core import Case, Grade, GradeContext
+from ..cases.case import Case
 from ..errors import ConfigError
 from .base import Grader, check_keys, option_error, short
+from .grade import Grade, GradeContext
 
 DEFAULT_PATTERN = r"\[([A-Za-z][\w-]*(?:\s*[,;]\s*[A-Za-z][\w-]*)*)\](?!\()"
 _QUOTE = re.compile(r"“([^”]*)”|\"([^\"\n]*(?:\n(?![ \t]*\n)[^\"\n]*)*)\"")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core import Grade, GradeContext
 from .base import Grader, short
+from .grade import Grade, GradeContext
 
 # Type categories for strict comparison. bool is listed before int because bool subclasses
 # int in Python, yet True must never equal 1 in a grade.

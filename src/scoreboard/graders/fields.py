@@ -8,10 +8,11 @@ import re
 from datetime import date, datetime
 from typing import Any, Callable
 
-from ..core import Case, Grade, GradeContext
+from ..cases.case import Case
 from ..errors import ConfigError
 from .base import MISSING_PATH, Grader, check_keys, get_path, option_error, short
 from .exact import json_type
+from .grade import Grade, GradeContext
 from .json_fields import field_result, not_json, require_paths, summarise
 
 TYPES = ("string", "number", "integer", "date", "bool", "set", "list")

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core import Case, Grade, GradeContext
+from ..cases.case import Case
 from ..errors import ConfigError
 from .base import MISSING_PATH, Grader, check_keys, get_path, option_error, short
 from .exact import difference
+from .grade import Grade, GradeContext
 
 
 def parse_path_list(grader: str, paths: Any) -> list[str]:

@@ -7,8 +7,8 @@ from typing import Any
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 
-from ..core import Grade, GradeContext
 from .base import Grader, option_error, short
+from .grade import Grade, GradeContext
 
 _MAX_ERRORS = 3
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
-from ..core import Grade, GradeContext
 from .base import Grader, check_keys, option_error, short
+from .grade import Grade, GradeContext
 
 
 class _MaxGrader(Grader):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core import Grade, GradeContext
 from .base import MISSING_PATH, Grader, check_keys, get_path, option_error, short
 from .exact import strict_equal
+from .grade import Grade, GradeContext
 
 
 class OneOfGrader(Grader):

@@ -25,9 +25,9 @@ GRADERS: dict[str, str] = {
     "citations": "scoreboard.graders.citations:CitationsGrader",
     "max-cost": "scoreboard.graders.limits:MaxCostGrader",
     "max-tokens": "scoreboard.graders.limits:MaxTokensGrader",
-    "llm-judge": "scoreboard.graders.judge:LlmJudgeGrader",
-    "rubric-score": "scoreboard.graders.judge:RubricScoreGrader",
-    "pointwise": "scoreboard.graders.judge:PointwiseGrader",
+    "llm-judge": "scoreboard.judges.graders:LlmJudgeGrader",
+    "rubric-score": "scoreboard.judges.graders:RubricScoreGrader",
+    "pointwise": "scoreboard.judges.graders:PointwiseGrader",
 }
 
 #: graders that call a model: not recomputable offline, and `rescore` needs --allow-judge

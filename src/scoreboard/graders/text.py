@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
-from ..core import Case, Grade, GradeContext
+from ..cases.case import Case
 from ..errors import ConfigError
 from .base import Grader, check_keys, option_error, short
+from .grade import Grade, GradeContext
 
 
 def _pattern_list(value: Any) -> list[str] | None:

@@ -13,8 +13,8 @@ import sqlite3
 import time
 from pathlib import Path
 
-from ..core import Measurements, Output, Result, SubjectRequest
 from ..hashing import sha256_json
+from ..subjects.values import Measurements, Output, Result, SubjectRequest
 
 MIGRATIONS = [
     "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, subject TEXT NOT NULL, "

@@ -28,11 +28,11 @@ from typing import Any, ClassVar
 
 import aiohttp
 
-from ..core import Measurements, Output, Result, SubjectRequest
 from ..errors import ConfigError, SubjectError
 from . import pricing
 from ._limits import RETRY_DEFAULTS, Limiter, _positive, parse_retries  # noqa: F401  (re-exported)
 from .base import Subject
+from .values import Measurements, Output, Result, SubjectRequest
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _loads = json.loads

@@ -24,11 +24,11 @@ import tempfile
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..cases.agent_exports import ExportedRun, parse_claude_json, parse_codex
-from ..core import Measurements, Output, Result, SubjectRequest
+from ..agents.exports import ExportedRun, parse_claude_json, parse_codex
 from ..errors import ConfigError, SubjectError
 from ._http import ENV_REF, expand_env, scrub
 from .base import Subject, check_keys
+from .values import Measurements, Output, Result, SubjectRequest
 
 #: variables that make a CLI bill an API key instead of the user's subscription login
 API_KEY_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "CODEX_API_KEY")

@@ -5,11 +5,19 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from ..core import SubjectRequest
 from ..errors import ConfigError
-from ._http import (COMMON_OPTIONS, Reply, as_int, error_detail, loads_or_fail, parse_args, sse_data)
+from ._http import (
+    COMMON_OPTIONS,
+    Reply,
+    as_int,
+    error_detail,
+    loads_or_fail,
+    parse_args,
+    sse_data,
+)
 from .base import check_keys
 from .openai import OpenAISubject, validate_model_options
+from .values import SubjectRequest
 
 OPTIONS = COMMON_OPTIONS | {"base_url", "model", "api_key_env", "api_key_required", "anthropic_version",
                             "max_tokens", "params", "tools", "tool_choice", "stream"}

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..core import Output, Result, SubjectRequest
 from ..errors import ConfigError, SubjectError
+from .values import Output, Result, SubjectRequest
 
 
 class Subject:
@@ -49,7 +49,7 @@ class Subject:
 
 def to_result(value: Any, *, model_free: bool = False) -> Result:
     """Turn what a user function returned into a Result."""
-    from ..core import Measurements
+    from .values import Measurements
 
     if isinstance(value, Result):
         return value

@@ -12,9 +12,9 @@ import signal
 import tempfile
 from pathlib import Path
 
-from ..core import Output, Result, SubjectRequest
 from ..errors import ConfigError, SubjectError
 from .base import Subject, check_keys
+from .values import Output, Result, SubjectRequest
 
 
 class CommandSubject(Subject):

@@ -7,10 +7,17 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from ..core import SubjectRequest
 from ..errors import ConfigError
-from ._http import (COMMON_OPTIONS, ENV_REF, HTTPSubject, Reply, loads_or_fail, parse_args)
+from ._http import (
+    COMMON_OPTIONS,
+    ENV_REF,
+    HTTPSubject,
+    Reply,
+    loads_or_fail,
+    parse_args,
+)
 from .base import check_keys, require
+from .values import SubjectRequest
 
 PATHS = ("output_path", "status_path", "tool_calls_path", "input_tokens_path", "output_tokens_path",
          "cost_path")

@@ -72,7 +72,7 @@ class LiveAgentSubject(Subject):
         self.state["wall_ms"] = round((time.perf_counter() - started) * 1000, 3)
         self.state["live_run"] = record.summary()
         if self.baseline is not None:
-            from ..commands.replay import diff_runs
+            from ..cli.replay import diff_runs
 
             self.state["diff"] = diff_runs(self.baseline, record)
         return record

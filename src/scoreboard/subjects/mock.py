@@ -6,9 +6,9 @@ import asyncio
 import json
 from typing import Any
 
-from ..core import SubjectRequest
 from ..errors import ConfigError, SubjectError
 from .base import Subject, check_keys, to_result
+from .values import SubjectRequest
 
 
 class MockSubject(Subject):

@@ -7,11 +7,19 @@ import json
 import os
 from typing import Any, ClassVar
 
-from ..core import SubjectRequest
 from ..errors import ConfigError
-from ._http import (COMMON_OPTIONS, HTTPSubject, Reply, as_int, error_detail, loads_or_fail, parse_args,
-                    sse_data)
+from ._http import (
+    COMMON_OPTIONS,
+    HTTPSubject,
+    Reply,
+    as_int,
+    error_detail,
+    loads_or_fail,
+    parse_args,
+    sse_data,
+)
 from .base import check_keys
+from .values import SubjectRequest
 
 OPTIONS = COMMON_OPTIONS | {"base_url", "model", "api_key_env", "api_key_required", "params", "tools",
                             "tool_choice", "stream"}

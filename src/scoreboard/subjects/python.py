@@ -12,11 +12,10 @@ import importlib
 import inspect
 import sys
 import time
-from pathlib import Path
 
-from ..core import SubjectRequest
 from ..errors import ConfigError, SubjectError
 from .base import Subject, check_keys, require, to_result
+from .values import SubjectRequest
 
 
 class PythonSubject(Subject):

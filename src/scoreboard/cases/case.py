@@ -1,0 +1,70 @@
+"""A case: one input with its reference (plain dataclass: it sits on the hot path)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+MISSING: Any = _Missing()
+
+
+@dataclass(slots=True)
+class Case:
+    """One input with its reference. `expected` is MISSING when the case has none."""
+
+    id: str
+    input: Any
+    expected: Any = MISSING
+    graders: list[dict] | None = None
+    category: str | None = None
+    tags: list[str] = field(default_factory=list)
+    metadata: dict = field(default_factory=dict)
+    synthetic: bool | None = None
+    rubric: str | None = None
+    notes: str | None = None
+    split: str | None = None
+    turns: list[dict] | None = None
+    source: str | None = None
+    line: int | None = None
+    input_hash: str = ""
+    #: set when the input could not be read (an unreadable PDF): the attempt becomes an
+    #: execution error naming the file, and no subject is called
+    input_error: str | None = None
+    #: for a turn of a conversation: the whole conversation (shared input, turns, limits)
+    conversation: dict | None = None
+    turn_index: int = 0
+
+    @property
+    def has_expected(self) -> bool:
+        return self.expected is not MISSING
+
+    def to_dict(self) -> dict:
+        """The normalised case as recorded in a report's plan (the reference included)."""
+        out: dict[str, Any] = {"id": self.id, "input": self.input}
+        if self.expected is not MISSING:
+            out["expected"] = self.expected
+        for key in ("category", "rubric", "notes", "split", "synthetic", "turns", "input_error"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        if self.tags:
+            out["tags"] = self.tags
+        if self.metadata:
+            out["metadata"] = self.metadata
+        if self.graders is not None:
+            out["graders"] = self.graders
+        if self.conversation is not None:
+            out["conversation"] = self.conversation["id"]
+            out["turn_index"] = self.turn_index
+        return out

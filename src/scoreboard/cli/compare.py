@@ -1,0 +1,159 @@
+"""`scoreboard compare A.json B.json`: compare two saved reports on their shared cases.
+
+Cases are matched by id and input hash; cases whose inputs differ are listed and left out,
+never silently compared. Variants are matched by name; when each report has exactly one
+variant, those two are compared whatever their names.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+NAME = "compare"
+HELP = "compare two saved reports on their shared cases (paired, case by case)"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("a", help="first report (e.g. the baseline)")
+    p.add_argument("b", help="second report (e.g. the candidate)")
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML page (created exclusively)")
+
+
+def _tallies(report: dict, variant: str, cases: set[str]) -> tuple[dict, dict]:
+    """Per case {case: [hits, tries]} and per field {key: {case: [hits, tries]}} over judged runs."""
+    tally: dict[str, list[int]] = {}
+    fields: dict[str, dict[str, list[int]]] = {}
+    for a in report["attempts"]:
+        if a["variant"] != variant or a["case_id"] not in cases or a["status"] not in ("passed", "failed", "error"):
+            continue
+        slot = tally.setdefault(a["case_id"], [0, 0])
+        slot[0] += a["status"] == "passed"
+        slot[1] += 1
+        for g in a.get("grades") or ():
+            for f in g.get("fields") or ():
+                fslot = fields.setdefault(f"{g['grader']}:{f['path']}", {}).setdefault(a["case_id"], [0, 0])
+                fslot[0] += bool(f.get("passed"))
+                fslot[1] += 1
+    return tally, fields
+
+
+def compare_reports(a: dict, b: dict) -> dict:
+    """The comparison of two reports as a JSON-ready dict."""
+    from ..stats.comparison import _flags, headline, mcnemar, paired_stats
+    from ..stats.intervals import rate
+
+    hash_a = {c["id"]: c.get("input_hash") for c in a["plan"]["cases"]}
+    hash_b = {c["id"]: c.get("input_hash") for c in b["plan"]["cases"]}
+    shared = sorted(cid for cid in hash_a if cid in hash_b and hash_a[cid] == hash_b[cid])
+    differ = sorted(cid for cid in hash_a if cid in hash_b and hash_a[cid] != hash_b[cid])
+    only_a = sorted(set(hash_a) - set(hash_b))
+    only_b = sorted(set(hash_b) - set(hash_a))
+    names_a = [v["name"] for v in a["plan"]["variants"]]
+    names_b = [v["name"] for v in b["plan"]["variants"]]
+    pairs = [(n, n) for n in names_a if n in names_b]
+    if not pairs and len(names_a) == 1 and len(names_b) == 1:
+        pairs = [(names_a[0], names_b[0])]
+    seed = a["plan"].get("seed", 0)
+    shared_set = set(shared)
+    comparisons = []
+    for va, vb in pairs:
+        ta, fa = _tallies(a, va, shared_set)
+        tb, fb = _tallies(b, vb, shared_set)
+        stats = paired_stats(ta, tb, seed)
+        field_stats = {k: paired_stats(fa[k], fb[k], seed) for k in sorted(set(fa) & set(fb))}
+        discordant = stats["a_wins"] + stats["b_wins"]
+        flags = _flags(stats["cases"], discordant, len(pairs) > 1 or len(field_stats) > 1)
+        label_a, label_b = f"A:{va}", f"B:{vb}"
+        hits_a = sum(h for h, _ in ta.values())
+        tries_a = sum(n for _, n in ta.values())
+        hits_b = sum(h for h, _ in tb.values())
+        tries_b = sum(n for _, n in tb.values())
+        comparisons.append({
+            "a": va, "b": vb, "a_pass_rate": rate(hits_a, tries_a), "b_pass_rate": rate(hits_b, tries_b),
+            **stats, "discordant": discordant, "mcnemar": mcnemar(ta, tb), "fields": field_stats,
+            "flags": flags, "headline": headline(label_a, label_b, stats, flags)})
+    unmatched = {"a": [n for n in names_a if n not in {p[0] for p in pairs}],
+                 "b": [n for n in names_b if n not in {p[1] for p in pairs}]}
+    return {"schema": "scoreboard.compare/v1",
+            "a": {"run_id": a["run"].get("id"), "suite": a["run"].get("suite"), "fixture_hash": a["plan"].get("fixture_hash")},
+            "b": {"run_id": b["run"].get("id"), "suite": b["run"].get("suite"), "fixture_hash": b["plan"].get("fixture_hash")},
+            "shared_cases": len(shared), "inputs_differ": differ, "only_in_a": only_a, "only_in_b": only_b,
+            "unmatched_variants": unmatched, "comparisons": comparisons}
+
+
+def render_text(result: dict) -> str:
+    lines = [f"A: {result['a']['suite']} ({result['a']['run_id']})", f"B: {result['b']['suite']} ({result['b']['run_id']})",
+             f"shared cases (same id and input hash): {result['shared_cases']}"]
+    if result["inputs_differ"]:
+        lines.append(f"left out, inputs differ: {len(result['inputs_differ'])} ({', '.join(result['inputs_differ'][:10])}"
+                     f"{'…' if len(result['inputs_differ']) > 10 else ''})")
+    for key, label in (("only_in_a", "only in A"), ("only_in_b", "only in B")):
+        if result[key]:
+            lines.append(f"{label}: {len(result[key])} case(s)")
+    for side in ("a", "b"):
+        if result["unmatched_variants"][side]:
+            lines.append(f"variants in {side.upper()} with no counterpart: {', '.join(result['unmatched_variants'][side])}")
+    for c in result["comparisons"]:
+        ra = "n/a" if c["a_pass_rate"] is None else f"{c['a_pass_rate']:.1%}"
+        rb = "n/a" if c["b_pass_rate"] is None else f"{c['b_pass_rate']:.1%}"
+        lines.append("")
+        lines.append(f"{c['a']} (A) {ra} vs {c['b']} (B) {rb}")
+        lines.append(f"  {c['headline']}")
+        ci = c.get("mean_difference_ci") or {}
+        if c.get("mean_difference") is not None:
+            extra = f" (95% CI {ci['low']:+.3f} to {ci['high']:+.3f})" if ci.get("low") is not None else ""
+            lines.append(f"  mean paired difference A-B: {c['mean_difference']:+.3f}{extra}; McNemar p={c['mcnemar']['p']:.3g}")
+        for flag in c["flags"]:
+            lines.append(f"  ⚠ {flag}")
+    if not result["comparisons"]:
+        lines.append("no variant pair to compare (names differ and the reports do not hold one variant each)")
+    return "\n".join(lines) + "\n"
+
+
+def render_html(result: dict) -> str:
+    """A small self-contained page (no network resource); every value is escaped."""
+    from html import escape
+
+    rows = []
+    for c in result["comparisons"]:
+        ci = c.get("mean_difference_ci") or {}
+        diff = "n/a" if c.get("mean_difference") is None else f"{c['mean_difference']:+.3f}"
+        if ci.get("low") is not None:
+            diff += f" ({ci['low']:+.3f} to {ci['high']:+.3f})"
+        rows.append("<tr>" + "".join(f"<td>{escape(str(v))}</td>" for v in (
+            f"{c['a']} vs {c['b']}", c["cases"], c["a_wins"], c["b_wins"], c["ties"], diff,
+            f"{c['sign_test_p']:.3g}", f"{c['mcnemar']['p']:.3g}", "; ".join(c["flags"]))) + "</tr>")
+    differ = "".join(f"<li>{escape(cid)}</li>" for cid in result["inputs_differ"])
+    return f"""<!doctype html><html><head><meta charset="utf-8"><title>scoreboard compare</title>
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
+<style>body{{font:14px system-ui,sans-serif;margin:2rem;color:#222}}table{{border-collapse:collapse}}
+td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left}}th{{background:#f4f4f4}}</style></head><body>
+<h1>Comparison</h1><p>A: {escape(str(result['a']['suite']))} ({escape(str(result['a']['run_id']))}) ·
+B: {escape(str(result['b']['suite']))} ({escape(str(result['b']['run_id']))})</p>
+<p>Shared cases (same id and input hash): {result['shared_cases']}. Left out because inputs differ: {len(result['inputs_differ'])}.</p>
+<table><tr><th>pair</th><th>cases</th><th>A wins</th><th>B wins</th><th>ties</th><th>mean diff A−B (95% CI)</th>
+<th>sign test p</th><th>McNemar p</th><th>flags</th></tr>{''.join(rows)}</table>
+{'<h2>Cases left out (inputs differ)</h2><ul>' + differ + '</ul>' if differ else ''}
+</body></html>
+"""
+
+
+def main(args: argparse.Namespace) -> int:
+    from ..record.files import write_new
+    from ..record.io import load_report
+
+    a = load_report(args.a)
+    b = load_report(args.b)
+    result = compare_reports(a, b)
+    if args.html:
+        write_new(args.html, render_html(result))
+    if args.json:
+        sys.stdout.write(json.dumps(result, ensure_ascii=False, indent=1) + "\n")
+    else:
+        sys.stdout.write(render_text(result))
+        if args.html:
+            print(f"html: {args.html}")
+    return 0

@@ -1,0 +1,85 @@
+"""`scoreboard footprint`: bytes and tokens an agent setup puts in context before any work.
+
+    scoreboard footprint skills/agent-browser/            # SKILL.md + the files it references
+    scoreboard footprint mcp-tools.json prompts/system.txt --json
+    scoreboard footprint --compare skills/agent-browser/ --vs mcp-tools.json
+
+See scoreboard.agents.footprint for how each kind of file is measured. Token counts use OpenAI's
+tokenizers offline (cl100k_base by default, or o200k_base): approximate for other models.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+NAME = "footprint"
+HELP = "measure the context an agent setup costs (instruction files, prompts, tool schemas, CLI output)"
+DESCRIPTION = __doc__
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="files or skill folders (KIND:PATH forces a kind: instructions, tools, prompt, cli-output)")
+    p.add_argument("--compare", action="append", metavar="A", help="setup A (repeat for several paths)")
+    p.add_argument("--vs", action="append", metavar="B", help="setup B to compare with A (repeatable)")
+    p.add_argument("--encoding", choices=("cl100k_base", "o200k_base"), default="cl100k_base",
+                   help="OpenAI tokenizer to count with (default %(default)s)")
+    p.add_argument("--json", action="store_true", help="print the measurement as JSON")
+
+
+def _rows(setup) -> list[tuple[str, ...]]:
+    rows = [(i.path, i.kind, f"{i.bytes:,}", f"{i.tokens:,}", i.detail) for i in setup.items]
+    totals = setup.totals()
+    if len(totals["by_kind"]) > 1:
+        for kind, t in totals["by_kind"].items():
+            rows.append((f"  {kind} ({t['files']} files)", "subtotal", f"{t['bytes']:,}", f"{t['tokens']:,}", ""))
+    rows.append(("total", "", f"{totals['total']['bytes']:,}", f"{totals['total']['tokens']:,}", ""))
+    return rows
+
+
+def _ratio(value) -> str:
+    return "n/a" if value is None else f"{value:.2f}x"
+
+
+def main(args: argparse.Namespace) -> int:
+    from ..agents.footprint import compare, footprint_report, measure
+    from ..errors import ConfigError
+    from .score import print_table
+
+    if args.compare or args.vs:
+        if not (args.compare and args.vs):
+            raise ConfigError("comparison needs both --compare A and --vs B", field="vs")
+        if args.paths:
+            raise ConfigError("give PATHs or --compare/--vs, not both", field="paths")
+        setups = [measure(args.compare, args.encoding), measure(args.vs, args.encoding)]
+        comparison = compare(*setups)
+    else:
+        if not args.paths:
+            raise ConfigError("give at least one PATH (or --compare A --vs B)", field="paths")
+        setups = [measure(args.paths, args.encoding)]
+        comparison = None
+    report = footprint_report(setups, args.encoding, comparison)
+    if args.json:
+        import json
+
+        sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+        return 0
+    out = sys.stdout
+    headers = ("file", "kind", "bytes", "tokens", "detail")
+    for label, setup in zip(("A", "B") if comparison else ("",), setups):
+        title = f"{label}: {setup.name}" if label else setup.name
+        print_table(_rows(setup), headers, out, title=title)
+        for missing in setup.missing_references:
+            print(f"  referenced but not found: {missing}", file=out)
+        print(file=out)
+    if comparison:
+        for key in ("bytes", "tokens"):
+            c = comparison[key]
+            sign = "+" if c["delta"] > 0 else ""
+            print(f"{key}: A {c['a']:,}  B {c['b']:,}  difference {sign}{c['delta']:,}  B/A {_ratio(c['ratio'])}",
+                  file=out)
+    print(f"tokens: OpenAI {args.encoding} via {report['tokenizer']}; approximate for non-OpenAI models "
+          f"(Claude, Gemini, ...)", file=out)
+    return 0

@@ -1,0 +1,66 @@
+"""`scoreboard import reviews REPORT.json REVIEWS.json --output NEW.json`: attach reviews made
+elsewhere (people or models) to a report's outputs; no request is made.
+
+Errors are raised as ConfigError (exit 1, one line, nothing written); the CLI prints them.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = "attach human or model reviews of a report's outputs, bound by hashes (no request is made)"
+DESCRIPTION = """Attach reviews of a report's outputs made elsewhere, by people or by models.
+
+REVIEWS.json is {"version"?: "...", "entries": [...]} or a bare list of entries, each
+{case_id, input_hash, output_hash, reviewer_id, reviewer_kind: "human" | "model",
+rubric_version, ratings: {name: integer or null}, verdict?: true | false, notes}. Copy case_id,
+input_hash and output_hash from the report (output_hash of one of that case's attempts). An
+unknown field, a case or hash that does not match the report, or a duplicate (same case, output
+hash, reviewer and rubric version) stops the import: exit 1, nothing written.
+
+The new report keeps human and model reviews apart (report.reviews.human / .model, counted
+apart in summary.reviews); no aggregate score is made from them. When judge verdicts and human
+verdicts cover the same outputs, summary.judge_agreement gives the confusion matrix, Cohen's
+kappa, the judge's true and false positive rates and its pass rate corrected for judge error
+(Rogan-Gladen) with a bootstrap interval. Matching hashes establish internal consistency only:
+they do not authenticate a reviewer or a review."""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags of `import reviews`."""
+    p.add_argument("report", metavar="REPORT.json", help="the report whose outputs were reviewed")
+    p.add_argument("reviews", metavar="REVIEWS.json", help="the reviews")
+    p.add_argument("--output", required=True, metavar="NEW.json", help="the new report (created exclusively)")
+    p.add_argument("--format", action="append", metavar="FMT",
+                   help="also write md, html, junit beside NEW.json (comma-separated or repeated)")
+    p.add_argument("--json", action="store_true", help="print the new report JSON on stdout (human lines go to stderr)")
+
+
+def main(args: argparse.Namespace) -> int:
+    """Import the reviews; print what was attached and where the new report is."""
+    import sys
+
+    from ..judges.reviews import import_reviews
+    from .rescore import formats_of
+
+    report, paths = import_reviews(args.report, args.reviews, args.output, argv=sys.argv[1:],
+                                   formats=formats_of(args.format))
+    out = sys.stderr if args.json else sys.stdout
+    info = report["run"]["reviews_imported"][-1]
+    print(f"imported {info['entries']} reviews from {args.reviews} ({info['human']} human, {info['model']} model); "
+          "no request was made", file=out)
+    agreement = report["summary"].get("judge_agreement")
+    if agreement:
+        kappa = agreement["kappa"]
+        rate = agreement["corrected_pass_rate"]["value"]
+        print(f"  judge vs human on {agreement['n']} outputs: kappa "
+              f"{'n/a' if kappa is None else f'{kappa:.2f}'}, corrected judge pass rate "
+              f"{'n/a' if rate is None else f'{rate * 100:.1f}%'}"
+              + (f" ({agreement['note']})" if agreement.get("note") else ""), file=out)
+    for fmt, path in paths.items():
+        print(f"  {fmt}: {path}", file=out)
+    if args.json:
+        from ..record.io import dumps_report
+
+        sys.stdout.write(dumps_report(report, indent=None))
+    return 0

@@ -1,0 +1,173 @@
+"""`scoreboard plan SUITE [flags as for run]`: what a run would do, with no model call.
+
+Prints the cases (id and input hash), variants, runs, attempts, judge calls and the most
+requests the run can make, retries included; `--output FILE` saves the plan as JSON (created
+exclusively), `--json` prints it. Loading a suite builds its subjects but never calls them.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+NAME = "plan"
+HELP = "show what a run would do (cases, attempts, judge calls, most requests) without calling any model"
+DESCRIPTION = """Show what `scoreboard run` would do with the same suite and flags, without calling
+any model or starting any subject: the cases (each id with its input hash), the variants, runs
+and attempts, the judge calls (model-graded grades x judge runs, plus pairwise comparisons x 2
+orders x judge runs) and the most requests the run can make, retries included:
+each attempt of a remote subject may send up to its `retries.attempts` requests (default 4 for
+openai, anthropic and http; 1 for claude-cli and codex-cli), and each judge call up to 2 asks
+(one parse retry) x the judge subject's retry attempts. Local subjects (python, command,
+recorded, mock) make no model request that scoreboard sends (a command may call one itself)."""
+
+SCHEMA = "scoreboard.plan/v1"
+#: graders asked once per attempt (pairwise judging is counted apart)
+GRADE_JUDGES = ("llm-judge", "rubric-score", "pointwise")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of `run`, plus --output."""
+    from .main import _run_flags
+
+    _run_flags(parser)
+    parser.add_argument("--output", metavar="FILE", help="save the plan as JSON to FILE (created exclusively)")
+
+
+def requests_per_call(subject) -> int:
+    """The most requests one call of this subject can send: its retry attempts for an HTTP
+    subject, 1 for an agent CLI, 0 for a local subject (it calls no model scoreboard knows of)."""
+    retry = getattr(subject, "_retry", None)
+    if isinstance(retry, dict) and retry.get("attempts"):
+        return int(retry["attempts"])
+    return 1 if getattr(subject, "remote", False) else 0
+
+
+def build_plan(suite) -> dict:
+    """The plan of a loaded suite: counts, judge calls and the most requests, as JSON."""
+    cfg = suite.config
+    runs = cfg.runs
+    n_var = len(suite.variants)
+    cases = []
+    grades_per_variant_run = 0
+    for case in suite.cases:
+        graders = [g.name for g in suite.graders[case.id]]
+        judged = sum(1 for g in graders if g in GRADE_JUDGES)
+        grades_per_variant_run += judged
+        item: dict[str, Any] = {"id": case.id, "input_hash": case.input_hash, "graders": graders}
+        if case.split is not None:
+            item["split"] = case.split
+        cases.append(item)
+    attempts_per_variant = len(suite.cases) * runs
+    variants = []
+    subject_requests = 0
+    for v in suite.variants:
+        per = requests_per_call(v.subject)
+        most = attempts_per_variant * per
+        subject_requests += most
+        variants.append({"name": v.name, "subject": v.subject.spec, "kind": v.subject.kind,
+                         "remote": bool(getattr(v.subject, "remote", False)), "skill_path": v.skill_path,
+                         "requests_per_attempt": per, "attempts": attempts_per_variant, "most_requests": most})
+    judge_block = None
+    judge_requests = 0
+    grade_calls = pair_calls = comparisons = 0
+    if suite.judge is not None:
+        k = cfg.judge_runs
+        grades = grades_per_variant_run * n_var * runs
+        grade_calls = grades * k
+        if cfg.pairwise and n_var > 1:
+            comparisons = len(suite.cases) * runs * (n_var * (n_var - 1) // 2)
+            pair_calls = comparisons * 2 * k
+        per = requests_per_call(suite.judge)
+        judge_requests = (grade_calls + pair_calls) * 2 * per
+        judge_block = {"subject": suite.judge.spec, "kind": suite.judge.kind, "runs": k,
+                       "model_graded_grades": grades, "pairwise_comparisons": comparisons,
+                       "calls": {"grades": grade_calls, "pairwise": pair_calls, "total": grade_calls + pair_calls},
+                       "asks_per_call": 2, "requests_per_ask": per, "most_requests": judge_requests}
+    total = subject_requests + judge_requests
+    budget = cfg.budget.model_dump()
+    cap = budget.get("max_requests")
+    recorded = suite.plan()  # the hashes a run's report will carry
+    plan = {
+        "schema": SCHEMA, "suite": suite.name, "source": suite.source,
+        "fixture_hash": recorded["fixture_hash"], "suite_hash": recorded["suite_hash"],
+        "split": cfg.split or "default (cases marked heldout excluded)",
+        "cases": {"count": len(cases), "items": cases},
+        "variants": variants, "runs": runs, "attempts": attempts_per_variant * n_var,
+        "judge": judge_block,
+        "judge_calls": grade_calls + pair_calls,
+        "most_requests": {"subjects": subject_requests, "judge": judge_requests, "total": total,
+                          "note": "the most the run can send, retries included; a run whose answers "
+                                  "arrive and parse at first sends fewer"},
+        "budget": budget,
+        "budget_may_stop_run": cap is not None and cap < total,
+        "skipped": suite.skipped,
+        "model_calls_made": 0,
+    }
+    return plan
+
+
+def render(plan: dict) -> str:
+    """The plan in a few human lines."""
+    lines = [f"{plan['suite']}: {plan['cases']['count']} cases (split: {plan['split']}), "
+             f"{len(plan['variants'])} variant(s) x {plan['runs']} run(s) = {plan['attempts']} attempts"]
+    lines.append("  cases:")
+    width = max((len(c["id"]) for c in plan["cases"]["items"]), default=0)
+    for c in plan["cases"]["items"]:
+        lines.append(f"    {c['id']:<{width}}  {c['input_hash']}  ({', '.join(c['graders'])})")
+    lines.append("  variants:")
+    for v in plan["variants"]:
+        where = (f"remote, up to {v['requests_per_attempt']} request(s) per attempt" if v["requests_per_attempt"]
+                 else "local, no model request")
+        lines.append(f"    {v['name']}: {v['kind']} ({where})")
+    judge = plan["judge"]
+    if judge is None:
+        lines.append("  judge: none")
+    else:
+        calls = judge["calls"]
+        text = f"  judge: {judge['kind']}, {judge['runs']} run(s) per judgment; {calls['total']} judge calls " \
+               f"({judge['model_graded_grades']} model-graded grades x {judge['runs']}"
+        if judge["pairwise_comparisons"]:
+            text += f" + {judge['pairwise_comparisons']} pairwise comparisons x 2 orders x {judge['runs']}"
+        lines.append(text + ")")
+    most = plan["most_requests"]
+    lines.append(f"  most requests: {most['total']} ({most['subjects']} subject + {most['judge']} judge, "
+                 "retries included)")
+    cap = plan["budget"].get("max_requests")
+    if cap is not None:
+        lines.append(f"  request budget: {cap}" + (" (the run may stop there)" if plan["budget_may_stop_run"] else ""))
+    lines.append("  no model was called")
+    return "\n".join(lines) + "\n"
+
+
+def main(args: argparse.Namespace) -> int:
+    """Load the suite as `run` would, print (and optionally save) its plan."""
+    import json
+    import sys
+
+    from ..engine.pipeline import check_gate_settings
+    from ..errors import ConfigError
+    from ..record.files import write_new
+    from ..stats.gates import load_baseline
+    from ..suite.load import load_suite
+    from .main import _flags
+
+    if args.resume:
+        raise ConfigError("plan takes a suite and flags, not --resume", field="resume")
+    flags = {k: v for k, v in _flags(args).items() if v is not None}
+    suite = load_suite(args.suite, flags, dry_run=args.dry_run)
+    check_gate_settings(suite)
+    load_baseline(suite)
+    plan = build_plan(suite)
+    text = json.dumps(plan, ensure_ascii=False, indent=1) + "\n"
+    if args.output:
+        write_new(args.output, text)
+    if args.json:
+        sys.stdout.write(text)
+        if args.output:
+            print(f"plan: {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(render(plan))
+        if args.output:
+            print(f"  plan: {args.output}")
+    return 0

@@ -1,0 +1,72 @@
+"""`scoreboard rescore`: grade a report's recorded outputs again, with no subject call.
+
+    scoreboard rescore REPORT.json                         # pure re-grade with the report's graders
+    scoreboard rescore REPORT.json --graders graders.yaml  # new or changed graders
+    scoreboard rescore REPORT.json --graders g.json --output rescored.json
+
+--graders FILE (YAML or JSON) is either a list of grader specs for every case, or
+{"default": [...], "cases": {"case-id": [...]}} (cases it does not name keep their graders).
+The new report's plan holds the new graders; run.rescore records the source report (path,
+run id, SHA-256) and the previous graders. Outputs, errors and measurements are the source's:
+no subject request is made. Model graders (llm-judge, rubric-score, pointwise, pairwise) run
+only with --allow-judge; without it the command stops before anything runs.
+
+Exit codes: as `run` (0 passed, 1 invalid input: nothing written, 2 errors or a stopped
+source, 3 a gate failed).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+NAME = "rescore"
+HELP = "grade a report's recorded outputs again (same or new graders); no subject is called"
+DESCRIPTION = __doc__
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("report", metavar="REPORT.json", help="the source report")
+    p.add_argument("--graders", metavar="FILE", help="grader specs (YAML or JSON): a list for every case, "
+                   "or {default: [...], cases: {id: [...]}}; default: the report's own")
+    p.add_argument("--allow-judge", action="store_true", help="allow graders that call a model")
+    p.add_argument("--judge", metavar="SPEC", help="the judge subject for model graders (with --allow-judge)")
+    p.add_argument("--judge-runs", type=int, metavar="K", help="ask each judgment K times")
+    p.add_argument("--max-requests", type=int, metavar="N", help="request budget for the judges")
+    p.add_argument("--output", metavar="NEW.json", help="write the JSON report exactly here (created exclusively)")
+    p.add_argument("--output-dir", metavar="DIR", help="where reports go (default eval-results)")
+    p.add_argument("--format", action="append", metavar="FMT",
+                   help="report formats: json, md, html, junit (comma-separated or repeated; default json)")
+    p.add_argument("--json", action="store_true", help="print the report JSON on stdout (human lines go to stderr)")
+
+
+def formats_of(values: list[str] | None) -> list[str] | None:
+    """--format values, split on commas."""
+    if not values:
+        return None
+    return [f.strip() for item in values for f in item.split(",") if f.strip()]
+
+
+def main(args: argparse.Namespace) -> int:
+    import sys
+
+    from ..errors import ConfigError
+    from ..suite.from_report import rescore
+    from .main import _judge_spec, _print_outcome
+
+    if args.output and args.output_dir:
+        raise ConfigError("give --output or --output-dir, not both", field="output")
+    outcome = rescore(args.report, graders_file=args.graders, allow_judge=args.allow_judge,
+                      output=args.output, output_dir=args.output_dir, formats=formats_of(args.format),
+                      argv=sys.argv[1:], judge=_judge_spec(args.judge), judge_runs=args.judge_runs,
+                      max_requests=args.max_requests)
+    out = sys.stderr if args.json else sys.stdout
+    info = outcome.report["run"]["rescore"]
+    changed = info["changed_cases"]
+    print(f"rescored {args.report} (run {info['source_run_id']}): graders changed for {len(changed)} of "
+          f"{len(info['previous_graders'])} cases; no subject request was made", file=out)
+    _print_outcome(outcome, to_stderr=args.json)
+    if args.json:
+        from ..record.io import dumps_report
+
+        sys.stdout.write(dumps_report(outcome.report, indent=None))
+    return outcome.exit_code

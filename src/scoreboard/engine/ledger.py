@@ -1,0 +1,198 @@
+"""The request ledger: every model request of a run (subjects, judges, retries) is reserved
+against the budget before it is sent, recorded as pending in the attempt log, and completed
+after. A budget is never exceeded under any concurrency, because reservation and the check
+happen in one step on the event loop (no await between them).
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import BudgetExceeded
+
+
+@dataclass
+class Budget:
+    """Run-wide limits; None means no limit."""
+
+    max_requests: int | None = None
+    max_cost_usd: float | None = None
+    max_tokens: int | None = None
+
+    def to_dict(self) -> dict:
+        return {"max_requests": self.max_requests, "max_cost_usd": self.max_cost_usd,
+                "max_tokens": self.max_tokens}
+
+    @property
+    def active(self) -> bool:
+        return any(v is not None for v in (self.max_requests, self.max_cost_usd, self.max_tokens))
+
+
+@dataclass
+class Ticket:
+    """One reserved request."""
+
+    id: int
+    attempt: tuple
+    role: str
+    subject: str
+    reserved_tokens: int = 0
+    reserved_cost: float = 0.0
+    started: float = field(default_factory=time.monotonic)
+
+
+class Ledger:
+    """Reserves, records and totals requests. `log` is the run's AttemptLog (or None)."""
+
+    def __init__(self, budget: Budget | None = None, log: Any = None, start_id: int = 1):
+        self.budget = budget or Budget()
+        self.log = log
+        self._ids = itertools.count(start_id)
+        self.sent = 0  # reserved requests, retries included: what a provider may have seen
+        self.completed = 0
+        self.failed = 0
+        self.tokens_spent = 0
+        self.cost_spent = 0.0
+        self._reserved_tokens = 0
+        self._reserved_cost = 0.0
+        self.unknown_usage = 0
+        self.by_attempt: dict[tuple, int] = {}
+        self.by_role: dict[str, int] = {}
+        self.exhausted: str | None = None
+        #: set when the run stopped for a reason that forbids any later request (quota, billing)
+        self.halted: str | None = None
+        self.restored_unresolved = 0
+        #: pending records of an earlier part of the run that never ended: possibly billed
+        self.possibly_billed: list[dict] = []
+
+    def reserve(self, attempt: tuple, *, role: str = "subject", subject: str = "",
+                max_tokens: int | None = None, max_cost: float | None = None) -> Ticket:
+        """Reserve one request or raise BudgetExceeded. `max_tokens`/`max_cost` bound what this
+        request can spend (needed when the budget limits tokens or cost)."""
+        if self.halted is not None:
+            raise BudgetExceeded(f"the run stopped ({self.halted}); no later request is sent")
+        b = self.budget
+        if b.max_requests is not None and self.sent >= b.max_requests:
+            self._exhaust(f"request budget of {b.max_requests} used up")
+        if b.max_tokens is not None:
+            if max_tokens is None:
+                self._exhaust("token budget set but this request's token bound is unknown")
+            if self.tokens_spent + self._reserved_tokens + max_tokens > b.max_tokens:
+                self._exhaust(f"token budget of {b.max_tokens} would be exceeded")
+        if b.max_cost_usd is not None:
+            if max_cost is None:
+                self._exhaust("cost budget set but this request's cost bound is unknown (no price)")
+            if self.cost_spent + self._reserved_cost + max_cost > b.max_cost_usd + 1e-12:
+                self._exhaust(f"cost budget of ${b.max_cost_usd:g} would be exceeded")
+        ticket = Ticket(next(self._ids), attempt, role, subject, max_tokens or 0, max_cost or 0.0)
+        self.sent += 1
+        self._reserved_tokens += ticket.reserved_tokens
+        self._reserved_cost += ticket.reserved_cost
+        self.by_attempt[attempt] = self.by_attempt.get(attempt, 0) + 1
+        self.by_role[role] = self.by_role.get(role, 0) + 1
+        if self.log is not None:
+            # Written before the request is sent: a crash leaves it pending = possibly billed.
+            self.log.append({"kind": "request", "id": ticket.id, "state": "pending",
+                             "attempt": list(attempt), "role": role, "subject": subject,
+                             "bound_tokens": max_tokens, "bound_cost": max_cost})
+        return ticket
+
+    def complete(self, ticket: Ticket, *, ok: bool, status: int | None = None,
+                 input_tokens: int | None = None, output_tokens: int | None = None,
+                 cost_usd: float | None = None, error: str | None = None) -> None:
+        """Record how a reserved request ended and release its reservation."""
+        self._reserved_tokens -= ticket.reserved_tokens
+        self._reserved_cost -= ticket.reserved_cost
+        if ok:
+            self.completed += 1
+        else:
+            self.failed += 1
+        if input_tokens is None and output_tokens is None:
+            self.unknown_usage += 1
+            # Unknown usage still spends budget: count the reserved bound, never zero.
+            self.tokens_spent += ticket.reserved_tokens
+        else:
+            self.tokens_spent += (input_tokens or 0) + (output_tokens or 0)
+        if cost_usd is not None:
+            self.cost_spent += cost_usd
+        elif ticket.reserved_cost:
+            self.cost_spent += ticket.reserved_cost
+        if self.log is not None:
+            self.log.append({"kind": "request", "id": ticket.id, "state": "completed" if ok else "failed",
+                             "attempt": list(ticket.attempt), "status": status,
+                             "input_tokens": input_tokens, "output_tokens": output_tokens,
+                             "cost_usd": cost_usd, "error": error,
+                             "elapsed_ms": round((time.monotonic() - ticket.started) * 1000, 3)})
+
+    def restore(self, records: list[dict]) -> None:
+        """Count the requests an earlier (stopped or killed) part of this run already made, so
+        a resumed run's budget includes them. A pending request with no end may have been
+        billed: its bound counts as spent and its usage stays unknown."""
+        ends = {r["id"]: r for r in records if r.get("kind") == "request" and r["state"] != "pending"}
+        for r in records:
+            if r.get("kind") != "request" or r["state"] != "pending":
+                continue
+            self.sent += 1
+            attempt = tuple(r["attempt"])
+            self.by_attempt[attempt] = self.by_attempt.get(attempt, 0) + 1
+            self.by_role[r.get("role", "subject")] = self.by_role.get(r.get("role", "subject"), 0) + 1
+            end = ends.get(r["id"])
+            if end is None or (end.get("input_tokens") is None and end.get("output_tokens") is None):
+                self.unknown_usage += 1
+                self.tokens_spent += r.get("bound_tokens") or 0
+            else:
+                self.tokens_spent += (end.get("input_tokens") or 0) + (end.get("output_tokens") or 0)
+            if end is not None and end.get("cost_usd") is not None:
+                self.cost_spent += end["cost_usd"]
+            else:
+                self.cost_spent += r.get("bound_cost") or 0.0
+            if end is None:
+                self.restored_unresolved += 1
+                self.possibly_billed.append({"id": r["id"], "attempt": r["attempt"], "role": r.get("role"),
+                                             "usage": "unknown"})
+            elif end["state"] == "completed":
+                self.completed += 1
+            else:
+                self.failed += 1
+        ids = [r["id"] for r in records if r.get("kind") == "request"]
+        if ids:
+            self._ids = itertools.count(max(ids) + 1)
+
+    def halt(self, reason: str) -> None:
+        """Refuse every later reservation (a provider said quota or billing: retries and
+        attempts still in flight must not send more)."""
+        self.halted = self.halted or reason
+
+    def _exhaust(self, reason: str):
+        self.exhausted = self.exhausted or reason
+        raise BudgetExceeded(reason)
+
+    def summary(self) -> dict:
+        return {"sent": self.sent, "completed": self.completed, "failed": self.failed,
+                "unknown_usage": self.unknown_usage, "by_role": dict(sorted(self.by_role.items())),
+                "tokens_spent": self.tokens_spent, "cost_spent_usd": round(self.cost_spent, 10),
+                "budget": self.budget.to_dict(), "exhausted": self.exhausted,
+                "pending_unresolved": self.restored_unresolved,
+                "possibly_billed": list(self.possibly_billed)}
+
+
+def request_records_summary(records: list[dict]) -> dict:
+    """Tally request records from an attempt log; a pending one with no end is possibly billed."""
+    ends: dict[int, dict] = {}
+    pending: dict[int, dict] = {}
+    for r in records:
+        if r.get("kind") != "request":
+            continue
+        if r["state"] == "pending":
+            pending[r["id"]] = r
+        else:
+            ends[r["id"]] = r
+    unresolved = [pending[i] for i in sorted(pending) if i not in ends]
+    return {"sent": len(pending), "completed": sum(1 for e in ends.values() if e["state"] == "completed"),
+            "failed": sum(1 for e in ends.values() if e["state"] == "failed"),
+            "pending_unresolved": len(unresolved),
+            "possibly_billed": [{"id": r["id"], "attempt": r["attempt"], "role": r.get("role"),
+                                 "usage": "unknown"} for r in unresolved]}

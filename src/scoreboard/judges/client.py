@@ -1,0 +1,191 @@
+"""Judges: a model subject asked for a strict JSON judgment.
+
+A judge is any model subject named in the suite (`judge:`) or on the command line
+(`--judge`). Its requests go through the run's ledger as role "judge", so they count against
+the budgets and their usage is kept apart from the subjects'. An answer that does not parse
+gets one retry that shows the parse error; after that the judgment is a visible judge
+failure (not assessed), never a silent pass or fail. `runs` > 1 asks each judgment that many
+times: the majority counts and the self-agreement rate is recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..errors import BudgetExceeded, SubjectError
+from ..subjects.values import SubjectRequest
+
+SYSTEM = ("You are a strict, impartial evaluator. Judge only what you are shown. Answer with a "
+          "single JSON object that matches the requested schema and nothing else.")
+
+
+class JudgeFailure(Exception):
+    """The judge gave no usable answer (after one retry), timed out or refused. `usage` is
+    what the failed judgment still spent."""
+
+    def __init__(self, message: str, usage: "Usage | None" = None):
+        super().__init__(message)
+        self.usage = usage
+
+
+@dataclass
+class Usage:
+    """What the judge spent on one judgment (all asks, retries included)."""
+
+    requests: int = 0
+    input_tokens: int | None = 0
+    output_tokens: int | None = 0
+    cost_usd: float | None = 0.0
+
+    def add(self, m) -> None:
+        self.requests += m.requests if m.requests is not None else 1
+        self.input_tokens = None if self.input_tokens is None or m.input_tokens is None \
+            else self.input_tokens + m.input_tokens
+        self.output_tokens = None if self.output_tokens is None or m.output_tokens is None \
+            else self.output_tokens + m.output_tokens
+        self.cost_usd = None if self.cost_usd is None or m.cost_usd is None else self.cost_usd + m.cost_usd
+
+    def unknown(self, requests: int = 1) -> None:
+        """Requests whose usage is unknown (timeout, failure): unknown is never zero."""
+        self.requests += max(1, requests)
+        self.input_tokens = self.output_tokens = self.cost_usd = None
+
+    def to_dict(self) -> dict:
+        return {"requests": self.requests, "input_tokens": self.input_tokens,
+                "output_tokens": self.output_tokens, "cost_usd": self.cost_usd}
+
+
+@dataclass
+class Judgment:
+    """The majority answer of K asks, with what it cost and how consistent the judge was."""
+
+    value: Any
+    answers: list[Any]
+    explanations: list[str]
+    self_agreement: float | None
+    usage: Usage
+    failures: list[str] = field(default_factory=list)
+
+
+def structured_params(kind: str, name: str, schema: dict) -> dict:
+    """Ask for the schema natively where the provider supports it: OpenAI structured output,
+    an Anthropic forced tool call; other subjects get the schema in the prompt only."""
+    if kind == "openai":
+        return {"response_format": {"type": "json_schema",
+                                    "json_schema": {"name": name, "schema": schema, "strict": True}}}
+    if kind == "anthropic":
+        return {"tools": [{"name": name, "description": "Record your judgment.", "input_schema": schema}],
+                "tool_choice": {"type": "tool", "name": name}}
+    return {}
+
+
+def _extract(output, validator) -> tuple[Any, str | None]:
+    """The judgment from a forced tool call or from JSON text, checked against the schema."""
+    value: Any = None
+    if output.tool_calls:
+        args = output.tool_calls[0].get("args")
+        value = json.loads(args) if isinstance(args, str) and args.strip().startswith("{") else args
+    if not isinstance(value, dict):
+        ok, parsed, error = output.parsed_json()
+        if not ok:
+            return None, error
+        value = parsed
+    errors = sorted(validator.iter_errors(value), key=lambda e: list(e.path))
+    if errors:
+        where = ".".join(str(p) for p in errors[0].path) or "the answer"
+        return None, f"{where}: {errors[0].message}"
+    return value, None
+
+
+class Judge:
+    """A judge subject plus the run's ledger, timeout and repeat count."""
+
+    def __init__(self, subject, *, ledger=None, runs: int = 1, timeout_s: float = 120.0, seed: int = 0):
+        self.subject, self.ledger, self.runs, self.timeout_s, self.seed = subject, ledger, runs, timeout_s, seed
+
+    @property
+    def spec(self) -> dict:
+        return self.subject.spec
+
+    async def ask(self, attempt: tuple, prompt: str, *, name: str, schema: dict,
+                  key: Callable[[dict], Any]) -> Judgment:
+        """Ask `runs` times; `key` maps an answer to the value the majority is taken over."""
+        from jsonschema import Draft202012Validator
+
+        validator = Draft202012Validator(schema)
+        usage = Usage()
+        answers, explanations, failures = [], [], []
+        for k in range(self.runs):
+            try:
+                answer = await self._ask_once(attempt, k, prompt, name, schema, validator, usage)
+            except JudgeFailure as exc:
+                failures.append(str(exc))
+                continue
+            answers.append(key(answer))
+            explanations.append(str(answer.get("explanation", ""))[:2000])
+        if not answers:
+            raise JudgeFailure("; ".join(dict.fromkeys(failures)) or "no answer", usage)
+        counts = Counter(json.dumps(a, sort_keys=True) for a in answers)
+        top = counts.most_common()
+        if len(top) > 1 and top[0][1] == top[1][1]:
+            value = None  # no majority: not assessed rather than a coin flip
+        else:
+            value = json.loads(top[0][0])
+        agreement = top[0][1] / len(answers) if self.runs > 1 else None
+        return Judgment(value, answers, explanations, agreement, usage, failures)
+
+    async def _ask_once(self, attempt: tuple, k: int, prompt: str, name: str, schema: dict,
+                        validator, usage: Usage) -> dict:
+        params = structured_params(self.subject.kind, name, schema)
+        text = f"{prompt}\n\nAnswer with one JSON object matching this JSON schema:\n{json.dumps(schema)}"
+        last_error = None
+        for try_no in range(2):
+            if last_error is not None:
+                text = (f"{text}\n\nYour previous answer could not be used ({last_error}). "
+                        "Answer again with only the JSON object.")
+            request = SubjectRequest(case_id=attempt[0], input=text, skill=SYSTEM, run=attempt[2],
+                                     params=params, timeout_s=self.timeout_s, variant=attempt[1],
+                                     ledger=self.ledger, role="judge")
+            try:
+                async with asyncio.timeout(self.timeout_s):
+                    result = await self.subject.run(request)
+            except TimeoutError:
+                usage.unknown()
+                raise JudgeFailure(f"judge timed out after {self.timeout_s:g}s") from None
+            except BudgetExceeded:
+                raise
+            except SubjectError as exc:
+                # An HTTP judge that retried says how many requests it sent before giving up.
+                sent = getattr(getattr(exc, "measurements", None), "requests", None)
+                usage.unknown(sent if isinstance(sent, int) else 1)
+                if exc.stop_run and self.ledger is not None:
+                    # 402 / quota from the judge's provider stops the run like a subject's does.
+                    self.ledger.halt(str(exc))
+                raise JudgeFailure(f"judge request failed: {exc}", usage) from None
+            usage.add(result.measurements)
+            value, last_error = _extract(result.output, validator)
+            if value is not None:
+                return value
+        raise JudgeFailure(f"judge answer unusable after a retry: {last_error}")
+
+
+def render_value(value: Any, limit: int = 100_000) -> str:
+    """Text of an input, reference or output as shown to a judge (long ones are marked cut)."""
+    if value is None:
+        return "(none)"
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=1)
+    return text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} more characters]"
+
+
+class BoundJudge:
+    """A judge tied to one attempt, as graders see it in GradeContext.judge."""
+
+    def __init__(self, judge: Judge, attempt: tuple):
+        self.judge, self.attempt = judge, attempt
+
+    async def ask(self, prompt: str, *, name: str, schema: dict, key: Callable[[dict], Any]) -> Judgment:
+        return await self.judge.ask(self.attempt, prompt, name=name, schema=schema, key=key)

@@ -1,0 +1,205 @@
+"""Model-graded graders: `llm-judge` (boolean verdict), `rubric-score` (integer scale with a
+pass threshold) and `pointwise` (blind 0-3 scoring on named dimensions).
+
+They need a judge (`judge:` in the suite or `--judge`); without one, or when the judge fails
+after its one retry, the grade is *not assessed* (passed = None) with the reason, counted
+apart, never a silent pass or fail. The reference reaches the judge only.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from ..errors import BudgetExceeded
+from ..graders.base import Grader, check_keys, option_error, short
+from ..graders.grade import Grade, GradeContext
+
+DEFAULT_DIMENSIONS = ["correctness", "completeness", "clarity", "usefulness"]
+
+
+def _text(value: Any) -> str:
+    from .client import render_value
+
+    return render_value(value)
+
+
+def _rubric(ctx: GradeContext, options: dict) -> str:
+    rubric = options.get("rubric") or ctx.case.rubric
+    if isinstance(rubric, dict):
+        import json
+
+        rubric = json.dumps(rubric, ensure_ascii=False, indent=1)
+    return str(rubric) if rubric else ""
+
+
+def _prompt(ctx: GradeContext, options: dict, intro: str, *, reference: str, answer: str,
+            extra: list[str] = (), closing: str | None = None) -> str:
+    """TASK, the reference (judges only), the rubric, any extra parts, then the answer."""
+    parts = [intro, f"TASK:\n{_text(ctx.case.input)}"]
+    if ctx.case.has_expected:
+        parts.append(f"{reference}:\n{_text(ctx.expected)}")
+    rubric = _rubric(ctx, options)
+    if rubric:
+        parts.append(f"RUBRIC:\n{rubric}")
+    parts += list(extra)
+    parts.append(f"{answer}:\n{_text(ctx.output.text if ctx.output.text is not None else ctx.output.json)}")
+    if closing:
+        parts.append(closing)
+    return "\n\n".join(parts)
+
+
+def _judge_extra(judgment, **more) -> dict:
+    info = {"answers": judgment.answers, "explanations": judgment.explanations,
+            "self_agreement": judgment.self_agreement, "usage": judgment.usage.to_dict(), **more}
+    if judgment.failures:
+        info["failed_asks"] = judgment.failures
+    return {"judge": info}
+
+
+class _JudgeGrader(Grader):
+    """Shared: option checking, the judge call, failures as not-assessed grades."""
+
+    allowed: tuple[str, ...] = ("rubric",)
+
+    @classmethod
+    def parse_options(cls, value: Any) -> dict:
+        if value in (None, True):
+            value = {}
+        if isinstance(value, str):
+            value = {"rubric": value}
+        if not isinstance(value, dict):
+            raise option_error(cls.name, f"options are a mapping, got {short(value)}")
+        check_keys(cls.name, value, cls.allowed)
+        return cls.normalise(dict(value))
+
+    @classmethod
+    def normalise(cls, options: dict) -> dict:
+        return options
+
+    async def grade(self, ctx: GradeContext) -> Grade:
+        if ctx.judge is None:
+            return self.unassessed("no judge configured (set judge: in the suite or --judge)")
+        if ctx.output.text is None and ctx.output.json is None:
+            return self.fail("no output to judge")
+        from .client import JudgeFailure
+
+        try:
+            return await self.judged(ctx)
+        except JudgeFailure as exc:
+            extra = {"judge_failure": True}
+            if exc.usage is not None:
+                extra["judge"] = {"usage": exc.usage.to_dict()}
+            return Grade(self.name, None, None, f"judge failure: {exc}", None, extra)
+        except BudgetExceeded as exc:
+            return Grade(self.name, None, None, f"not judged: {exc}", None, {"judge_failure": True})
+
+    async def judged(self, ctx: GradeContext) -> Grade:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class LlmJudgeGrader(_JudgeGrader):
+    """The judge compares the actual answer with the expected one under the case's rubric."""
+
+    name = "llm-judge"
+    SCHEMA = {"type": "object", "additionalProperties": False, "required": ["verdict", "explanation"],
+              "properties": {"verdict": {"type": "boolean"}, "explanation": {"type": "string"}}}
+
+    async def judged(self, ctx: GradeContext) -> Grade:
+        prompt = _prompt(ctx, self.options, "Decide whether the ACTUAL answer is correct for the TASK, using "
+                         "the EXPECTED answer as the reference.", reference="EXPECTED", answer="ACTUAL",
+                         closing='Give "verdict" (true when the actual answer is acceptable) and a one- or '
+                                 'two-sentence "explanation".')
+        judgment = await ctx.judge.ask(prompt, name="verdict", schema=self.SCHEMA, key=lambda a: bool(a["verdict"]))
+        extra = _judge_extra(judgment)
+        explanation = judgment.explanations[0] if judgment.explanations else ""
+        if judgment.value is None:
+            return Grade(self.name, None, None, "judge split evenly across its runs: no majority", None, extra)
+        if judgment.value:
+            return Grade(self.name, True, 1.0, f"judge: {explanation}", None, extra)
+        return Grade(self.name, False, 0.0, f"judge: {explanation}", None, extra)
+
+
+class RubricScoreGrader(_JudgeGrader):
+    """An integer score on a scale (default 1-5); passes at or above the threshold."""
+
+    name = "rubric-score"
+    allowed = ("rubric", "scale", "threshold")
+
+    @classmethod
+    def normalise(cls, options: dict) -> dict:
+        scale = options.get("scale", [1, 5])
+        if (not isinstance(scale, list) or len(scale) != 2 or not all(isinstance(v, int) and not isinstance(v, bool)
+                                                                       for v in scale) or scale[0] >= scale[1]):
+            raise option_error(cls.name, f"scale is [low, high] integers with low < high, got {short(scale)}")
+        threshold = options.get("threshold", scale[1] - 1 if scale[1] - scale[0] > 1 else scale[1])
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) \
+                or not scale[0] <= threshold <= scale[1]:
+            raise option_error(cls.name, f"threshold must lie on the scale {scale}, got {short(threshold)}")
+        return {**options, "scale": scale, "threshold": threshold}
+
+    async def judged(self, ctx: GradeContext) -> Grade:
+        low, high = self.options["scale"]
+        schema = {"type": "object", "additionalProperties": False, "required": ["score", "explanation"],
+                  "properties": {"score": {"type": "integer", "minimum": low, "maximum": high},
+                                 "explanation": {"type": "string"}}}
+        prompt = _prompt(ctx, self.options, f"Score the ACTUAL answer to the TASK from {low} (worst) to {high} "
+                         "(best).", reference="EXPECTED (reference)", answer="ACTUAL")
+        judgment = await ctx.judge.ask(prompt, name="score", schema=schema, key=lambda a: int(a["score"]))
+        extra = _judge_extra(judgment)
+        if judgment.value is None:
+            return Grade(self.name, None, None, "judge split evenly across its runs: no majority", None, extra)
+        score = judgment.value
+        passed = score >= self.options["threshold"]
+        reason = f"judge score {score}/{high} (pass at {self.options['threshold']}): {judgment.explanations[0] if judgment.explanations else ''}"
+        return Grade(self.name, passed, (score - low) / (high - low), reason, None, extra)
+
+
+class PointwiseGrader(_JudgeGrader):
+    """Blind 0-3 scores on named dimensions. The judge never sees the variant's name; the
+    order of the dimensions is shuffled per judgment with a recorded seed. Passes when the
+    mean score reaches `threshold` (default 2)."""
+
+    name = "pointwise"
+    allowed = ("rubric", "dimensions", "threshold", "seed")
+
+    @classmethod
+    def normalise(cls, options: dict) -> dict:
+        dims = options.get("dimensions", DEFAULT_DIMENSIONS)
+        if not isinstance(dims, list) or not dims or not all(isinstance(d, str) and d.strip() for d in dims) \
+                or len(set(dims)) != len(dims):
+            raise option_error(cls.name, f"dimensions is a list of distinct names, got {short(dims)}")
+        threshold = options.get("threshold", 2)
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 3:
+            raise option_error(cls.name, f"threshold is between 0 and 3, got {short(threshold)}")
+        seed = options.get("seed", 0)
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise option_error(cls.name, f"seed is an integer, got {short(seed)}")
+        return {**options, "dimensions": dims, "threshold": threshold, "seed": seed}
+
+    async def judged(self, ctx: GradeContext) -> Grade:
+        from ..hashing import sha256_json
+
+        dims = list(self.options["dimensions"])
+        # Seeded by what the judge sees (never the variant), so a rerun asks the same way.
+        order_seed = int(sha256_json([self.options["seed"], ctx.case.id, ctx.run, ctx.output.text])[:12], 16)
+        random.Random(order_seed).shuffle(dims)
+        schema = {"type": "object", "additionalProperties": False, "required": ["scores", "explanation"],
+                  "properties": {"scores": {"type": "object", "additionalProperties": False, "required": dims,
+                                            "properties": {d: {"type": "integer", "minimum": 0, "maximum": 3}
+                                                           for d in dims}},
+                                 "explanation": {"type": "string"}}}
+        prompt = _prompt(ctx, self.options, "Rate one answer to the TASK on each dimension from 0 (poor) to 3 "
+                         "(excellent). You are not told who wrote it; judge the answer alone.",
+                         reference="REFERENCE", answer="ANSWER", extra=["DIMENSIONS: " + ", ".join(dims)])
+        judgment = await ctx.judge.ask(prompt, name="scores", schema=schema,
+                                       key=lambda a: {d: int(a["scores"][d]) for d in dims})
+        extra = _judge_extra(judgment, dimension_order=dims, order_seed=order_seed)
+        if judgment.value is None:
+            return Grade(self.name, None, None, "judge split evenly across its runs: no majority", None, extra)
+        scores = {d: judgment.value[d] for d in self.options["dimensions"]}
+        mean = sum(scores.values()) / len(scores)
+        extra["scores"] = scores
+        passed = mean >= self.options["threshold"]
+        text = ", ".join(f"{d} {s}" for d, s in scores.items())
+        return Grade(self.name, passed, mean / 3, f"mean {mean:.2f}/3 ({text})", None, extra)

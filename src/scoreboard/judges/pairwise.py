@@ -1,0 +1,88 @@
+"""Pairwise judging: the judge sees two variants' answers to one case and picks A, B or tie.
+
+Every comparison is asked in both orders; a verdict that flips with the order counts as a
+tie, and the share of comparisons whose verdict survived the swap is the position-consistency
+rate. Variant names never reach the judge. Runs after all attempts, from their outputs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import BudgetExceeded
+from .client import Judge, JudgeFailure, render_value
+
+SCHEMA = {"type": "object", "additionalProperties": False, "required": ["winner", "explanation"],
+          "properties": {"winner": {"type": "string", "enum": ["A", "B", "tie"]},
+                         "explanation": {"type": "string"}}}
+
+
+def _prompt(case: dict, first: str, second: str, rubric: str | None) -> str:
+    parts = ["Two answers to the same TASK follow. Decide which is better, or whether they are "
+             "equally good. Their order is arbitrary; the authors are not named.",
+             f"TASK:\n{render_value(case.get('input'))}"]
+    if "expected" in case:
+        parts.append(f"REFERENCE:\n{render_value(case['expected'])}")
+    if rubric or case.get("rubric"):
+        parts.append(f"RUBRIC:\n{rubric or render_value(case.get('rubric'))}")
+    parts += [f"ANSWER A:\n{first}", f"ANSWER B:\n{second}",
+              'Give "winner" ("A", "B" or "tie") and a one- or two-sentence "explanation".']
+    return "\n\n".join(parts)
+
+
+def _text(attempt: dict) -> str | None:
+    out = attempt.get("output") or {}
+    if out.get("text") is not None:
+        return out["text"]
+    return None if out.get("json") is None else render_value(out["json"])
+
+
+async def judge_pairs(plan: dict, done: dict[tuple, dict], judge: Judge, *, rubric: str | None = None,
+                      state=None) -> dict:
+    """Ask the judge about every (case, run, pair of variants) where both produced output."""
+    variants = [v["name"] for v in plan["variants"]]
+    pairs = [(variants[i], variants[j]) for i in range(len(variants)) for j in range(i + 1, len(variants))]
+    judgments: list[dict] = []
+    stopped = None
+    for case in plan["cases"]:
+        for run in range(plan["runs"]):
+            for a, b in pairs:
+                if stopped or (state is not None and state.stopping):
+                    break
+                ra, rb = done.get((case["id"], a, run)), done.get((case["id"], b, run))
+                if not ra or not rb:
+                    continue
+                ta, tb = _text(ra), _text(rb)
+                if ta is None or tb is None:
+                    continue
+                entry: dict[str, Any] = {"case_id": case["id"], "run": run, "a": a, "b": b}
+                forward = None
+                try:
+                    forward = await judge.ask((case["id"], "pairwise", run), _prompt(case, ta, tb, rubric),
+                                              name="winner", schema=SCHEMA, key=lambda x: x["winner"])
+                    backward = await judge.ask((case["id"], "pairwise", run), _prompt(case, tb, ta, rubric),
+                                               name="winner", schema=SCHEMA, key=lambda x: x["winner"])
+                except JudgeFailure as exc:
+                    # What the failed comparison still spent is usage too (unknown stays unknown).
+                    spent = [forward.usage.to_dict()] if forward is not None else []
+                    if exc.usage is not None:
+                        spent.append(exc.usage.to_dict())
+                    entry.update(verdict=None, failure=str(exc), usage=spent)
+                    judgments.append(entry)
+                    continue
+                except BudgetExceeded as exc:
+                    stopped = str(exc)
+                    if state is not None:
+                        state.stop(f"budget: {exc}")
+                    break
+                # Map each order's answer back to variant names: a in slot A first, then in slot B.
+                first = {"A": a, "B": b, "tie": "tie", None: None}[forward.value]
+                second = {"A": b, "B": a, "tie": "tie", None: None}[backward.value]
+                consistent = first is not None and first == second
+                entry.update(forward=forward.value, backward=backward.value, consistent=consistent,
+                             verdict=first if consistent else "tie",
+                             self_agreement=[forward.self_agreement, backward.self_agreement],
+                             usage=[forward.usage.to_dict(), backward.usage.to_dict()],
+                             explanations=[*forward.explanations[:1], *backward.explanations[:1]])
+                judgments.append(entry)
+    return {"judge": judge.spec, "rubric": rubric, "judgments": judgments, "stopped": stopped}

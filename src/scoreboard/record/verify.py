@@ -1,0 +1,508 @@
+"""verify: recompute from a report alone everything that can be recomputed, and name each difference.
+
+Checked: every plan case's input hash and the plan's fixture hash; each attempt's input and
+output hashes; every grade a mechanical grader gives (model graders are listed as not
+recomputable offline, never as mismatches); each attempt's status; the summary (through
+`stats.summarize`); the gates; the lifecycle (no duplicate, every attempt planned, canonical
+order, a completed report complete); request counts within the recorded budget; conversation
+chains: each turn's recorded input binds the earlier turns' recorded replies (`verify_conversation`).
+
+Matching hashes prove internal consistency only: they do not authenticate a provider or a run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+from ..cases.case import Case
+from ..graders.grade import GradeContext
+from ..graders.registry import JUDGE_GRADERS
+from ..hashing import canonical_json, sha256_json
+from ..subjects.values import Output
+from .chains import (
+    UNFINISHED,
+    cases_from_plan,
+    jpath,
+    measurements_of,
+    mismatch,
+    verify_conversation,
+)
+
+NOTE = "Hashes prove internal consistency only; they do not authenticate a provider or a run."
+
+FINISHED = frozenset({"passed", "failed", "error", "unassessed"})
+RUN_STATUSES = ("completed", "stopped", "running")
+TOLERANCE = 1e-9
+
+#: what each check covers (the `check` key of a mismatch)
+CHECKS = ("structure", "plan", "hash", "grade", "status", "summary", "gates", "lifecycle",
+          "requests", "conversation")
+
+
+@dataclass
+class Verification:
+    """The outcome of verifying one report."""
+
+    ok: bool
+    status: str | None
+    mismatches: list[dict] = field(default_factory=list)
+    not_recomputable: list[dict] = field(default_factory=list)
+    checked: dict = field(default_factory=dict)
+
+    @property
+    def partial(self) -> bool:
+        """A checkpoint of a run still in progress: consistent at best, never complete."""
+        return self.status == "running"
+
+    def to_dict(self) -> dict:
+        return {"ok": self.ok, "status": self.status, "partial": self.partial,
+                "complete": self.ok and self.status == "completed",
+                "mismatches": self.mismatches, "not_recomputable": self.not_recomputable,
+                "checked": self.checked, "note": NOTE}
+
+
+def _num(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def deep_diff(expected: Any, found: Any, path: str, tol: float = TOLERANCE) -> list[tuple[str, Any, Any, str]]:
+    """Leaf differences (path, expected, found, kind); numbers equal within `tol`."""
+    try:
+        if canonical_json(expected) == canonical_json(found):
+            return []
+    except (TypeError, ValueError):  # NaN or a non-JSON value: compare piece by piece
+        pass
+    return _diff(expected, found, path, tol)
+
+
+def _diff(expected: Any, found: Any, path: str, tol: float) -> list[tuple[str, Any, Any, str]]:
+    if isinstance(expected, dict) and isinstance(found, dict):
+        out = []
+        for key in expected:
+            if key not in found:
+                out.append((jpath(path, key), expected[key], None, "missing"))
+            else:
+                out.extend(_diff(expected[key], found[key], jpath(path, key), tol))
+        out.extend((jpath(path, k), None, found[k], "unexpected") for k in found if k not in expected)
+        return out
+    if isinstance(expected, list) and isinstance(found, list):
+        if len(expected) != len(found):
+            return [(path, f"{len(expected)} items", f"{len(found)} items", "length")]
+        out = []
+        for i, (e, f) in enumerate(zip(expected, found)):
+            out.extend(_diff(e, f, jpath(path, i), tol))
+        return out
+    if _num(expected) and _num(found):
+        if math.isclose(expected, found, rel_tol=tol, abs_tol=tol):
+            return []
+        return [(path, expected, found, "differs")]
+    if type(expected) is type(found) and expected == found:
+        return []
+    return [(path, expected, found, "differs")]
+
+
+def attempt_key(record: dict) -> tuple:
+    """(case_id, variant, run): one attempt's identity in a report."""
+    return (record.get("case_id"), record.get("variant"), record.get("run"))
+
+
+def grader_name(spec: Any) -> str | None:
+    if isinstance(spec, str):
+        return spec
+    if isinstance(spec, dict) and len(spec) == 1:
+        return next(iter(spec))
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------
+# the checks
+
+
+class _Verifier:
+    def __init__(self, report: dict):
+        self.report = report
+        self.mismatches: list[dict] = []
+        self.skipped: dict[str, dict] = {}
+        self.checked: Counter = Counter()
+        self._graders: dict[str, Any] = {}
+        self.cases: dict[str, Case] = {}
+
+    def add(self, path: str, expected: Any, found: Any, what: str, check: str) -> None:
+        self.mismatches.append(mismatch(path, expected, found, what, check))
+
+    def diff(self, expected: Any, found: Any, path: str, what: str, check: str) -> None:
+        for p, e, f, kind in deep_diff(expected, found, path):
+            note = {"missing": " (missing from the report)", "unexpected": " (not recomputed)",
+                    "length": " (length)"}.get(kind, "")
+            self.add(p, e, f, what + note, check)
+
+    def skip(self, name: str, path: str, why: str) -> None:
+        entry = self.skipped.setdefault(name, {"grader": name, "grades": 0, "first": path, "why": why})
+        entry["grades"] += 1
+
+    # ---- structure
+    def structure(self) -> bool:
+        r = self.report
+        plan, attempts, run = r.get("plan"), r.get("attempts"), r.get("run")
+        ok = True
+        if not isinstance(run, dict):
+            self.add("run", "an object", type(run).__name__, "run block missing", "structure")
+            ok = False
+        if not isinstance(plan, dict) or not isinstance(plan.get("cases"), list) \
+                or not isinstance(plan.get("variants"), list):
+            self.add("plan", "an object with cases and variants", None, "plan is malformed", "structure")
+            return False
+        for i, c in enumerate(plan["cases"]):
+            if not isinstance(c, dict) or not isinstance(c.get("id"), str):
+                self.add(jpath("plan.cases", i), "an object with a string id", c, "plan case malformed", "structure")
+                ok = False
+        for i, v in enumerate(plan["variants"]):
+            if not isinstance(v, dict) or not isinstance(v.get("name"), str):
+                self.add(jpath("plan.variants", i), "an object with a name", v, "plan variant malformed", "structure")
+                ok = False
+        runs = plan.get("runs")
+        if not isinstance(runs, int) or isinstance(runs, bool) or runs < 1:
+            self.add("plan.runs", "an integer >= 1", runs, "plan runs malformed", "structure")
+            ok = False
+        if not isinstance(attempts, list):
+            self.add("attempts", "a list", type(attempts).__name__, "attempts malformed", "structure")
+            return False
+        for i, a in enumerate(attempts):
+            if not isinstance(a, dict) or not {"case_id", "variant", "run", "status"} <= set(a):
+                self.add(jpath("attempts", i), "case_id, variant, run, status", a, "attempt malformed", "structure")
+                ok = False
+        return ok
+
+    # ---- plan
+    def plan(self) -> None:
+        from ..suite.suite import fixture_hash
+        from .io import is_synthetic
+
+        plan = self.report["plan"]
+        seen: set[str] = set()
+        for i, c in enumerate(plan["cases"]):
+            if c["id"] in seen:
+                self.add(jpath("plan.cases", i, "id"), "a unique case id", c["id"], "duplicate case id", "plan")
+            seen.add(c["id"])
+            want = sha256_json(c.get("input"))
+            self.checked["input_hashes"] += 1
+            if c.get("input_hash") != want:
+                self.add(jpath("plan.cases", i, "input_hash"), want, c.get("input_hash"),
+                         "input hash does not match the case input", "hash")
+        names = [v["name"] for v in plan["variants"]]
+        for i, name in enumerate(names):
+            if name in names[:i]:
+                self.add(jpath("plan.variants", i, "name"), "a unique name", name, "duplicate variant", "plan")
+        want = fixture_hash(plan["cases"])
+        self.checked["fixture_hash"] += 1
+        if plan.get("fixture_hash") != want:
+            self.add("plan.fixture_hash", want, plan.get("fixture_hash"),
+                     "fixture hash does not match the planned cases", "hash")
+        run = self.report.get("run") or {}
+        if "synthetic" in run and run["synthetic"] != is_synthetic(plan):
+            self.add("run.synthetic", is_synthetic(plan), run["synthetic"],
+                     "synthetic flag does not match the plan's cases", "plan")
+
+    # ---- attempts: lifecycle, hashes, grades, status
+    def attempts(self) -> None:
+        plan, attempts = self.report["plan"], self.report["attempts"]
+        status = (self.report.get("run") or {}).get("status")
+        self.cases = {c.id: c for c in cases_from_plan(plan["cases"])}
+        cases = {c["id"]: c for c in plan["cases"]}
+        case_pos = {c["id"]: i for i, c in enumerate(plan["cases"])}
+        var_pos = {v["name"]: i for i, v in enumerate(plan["variants"])}
+        imported = {v["name"] for v in plan["variants"] if v.get("imported")}
+        runs = plan["runs"]
+        if status not in RUN_STATUSES:
+            self.add("run.status", "|".join(RUN_STATUSES), status, "unknown run status", "lifecycle")
+        seen: dict[tuple, int] = {}
+        previous_key = None
+        for i, a in enumerate(attempts):
+            key = attempt_key(a)
+            if key in seen:
+                self.add(jpath("attempts", i), None, list(key),
+                         f"duplicate attempt (also attempts[{seen[key]}])", "lifecycle")
+            else:
+                seen[key] = i
+            planned = True
+            if a["case_id"] not in cases:
+                self.add(jpath("attempts", i, "case_id"), sorted(cases), a["case_id"], "case not in the plan", "lifecycle")
+                planned = False
+            if a["variant"] not in var_pos:
+                self.add(jpath("attempts", i, "variant"), list(var_pos), a["variant"], "variant not in the plan",
+                         "lifecycle")
+                planned = False
+            if not isinstance(a["run"], int) or isinstance(a["run"], bool) or not 0 <= a["run"] < runs:
+                self.add(jpath("attempts", i, "run"), f"0..{runs - 1}", a["run"], "run index outside the plan",
+                         "lifecycle")
+                planned = False
+            if a["status"] not in FINISHED | UNFINISHED:
+                self.add(jpath("attempts", i, "status"), sorted(FINISHED | UNFINISHED), a["status"],
+                         "unknown attempt status", "lifecycle")
+            if not planned:
+                continue
+            order = (case_pos[a["case_id"]], var_pos[a["variant"]], a["run"])
+            if previous_key is not None and order < previous_key:
+                self.add(jpath("attempts", i), "case order of the plan, then variant, then run",
+                         [a["case_id"], a["variant"], a["run"]], "attempt out of canonical order", "lifecycle")
+            previous_key = order
+            self.attempt(i, a, cases[a["case_id"]], status)
+        if status in ("completed", "stopped"):
+            present = set(seen)
+            for c in plan["cases"]:
+                for v in plan["variants"]:
+                    if v["name"] in imported:
+                        continue  # an import supplies what it has: absent attempts were never planned
+                    for r in range(runs):
+                        if (c["id"], v["name"], r) not in present:
+                            self.add("attempts", {"case_id": c["id"], "variant": v["name"], "run": r}, None,
+                                     f"planned attempt missing from a {status} report", "lifecycle")
+
+    def attempt(self, i: int, a: dict, plan_case: dict, run_status: str | None) -> None:
+        self.checked["attempts"] += 1
+        p = lambda *parts: jpath("attempts", i, *parts)  # noqa: E731
+        if a.get("input_hash") != plan_case.get("input_hash"):
+            self.add(p("input_hash"), plan_case.get("input_hash"), a.get("input_hash"),
+                     "input hash differs from its plan case's", "hash")
+        output = a.get("output")
+        want_hash = sha256_json(output) if output is not None else None
+        if a.get("output_hash") != want_hash:
+            self.add(p("output_hash"), want_hash, a.get("output_hash"),
+                     "output hash does not match the recorded output", "hash")
+        grades = a.get("grades") or []
+        st = a["status"]
+        if st in UNFINISHED:
+            if output is not None or grades:
+                self.add(p("status"), "finished (it has an output or grades)", st,
+                         "attempt both completed and not run", "lifecycle")
+            # A conversation's turns after a failed turn are not run, even in a completed run;
+            # verify_conversation checks that an earlier turn did fail.
+            if run_status == "completed" and not (st == "not-run" and plan_case.get("conversation") is not None):
+                self.add(p("status"), "a finished attempt", st, f"{st} attempt in a completed report", "lifecycle")
+            if st == "pending" and run_status != "running":
+                self.add(p("status"), "a finished attempt", st, "pending attempt in a finished report", "lifecycle")
+            return
+        if output is None:
+            if st != "error":
+                self.add(p("status"), "error", st, "finished attempt without an output must be an error", "status")
+            if not a.get("error"):
+                self.add(p("error"), "the recorded error", a.get("error"), "attempt without output names no error",
+                         "status")
+            if grades:
+                self.add(p("grades"), [], grades, "grades without an output", "grade")
+            return
+        recomputed_error, complete = self.grades(i, a, plan_case)
+        want_error = recomputed_error if complete else a.get("error")
+        if complete and a.get("error") != want_error:
+            self.add(p("error"), want_error, a.get("error"), "error differs from the recomputed grading", "status")
+        from ..engine.runner import attempt_status
+
+        want_status = attempt_status([SimpleNamespace(passed=g.get("passed")) for g in grades
+                                      if isinstance(g, dict)], want_error)
+        if st != want_status:
+            self.add(p("status"), want_status, st, "status does not follow from the grades and error", "status")
+
+    def grades(self, i: int, a: dict, plan_case: dict) -> tuple[str | None, bool]:
+        """Recompute the attempt's grades; returns (grader error, every grade recomputed)."""
+        specs = plan_case.get("graders") or []
+        recorded = a.get("grades") or []
+        if len(recorded) != len(specs):
+            self.add(jpath("attempts", i, "grades"), f"{len(specs)} grades", f"{len(recorded)} grades",
+                     "one grade per planned grader", "grade")
+            return None, False
+        case = self.cases[plan_case["id"]]
+        ctx = GradeContext(case, Output.from_dict(a["output"]), measurements_of(a), None, a["run"], None)
+        error: str | None = None
+        complete = True
+        for j, spec in enumerate(specs):
+            path = jpath("attempts", i, "grades", j)
+            grader, why = self.grader(spec)
+            if grader is None:
+                self.skip(grader_name(spec) or canonical_json(spec), path, why)
+                complete = False
+                continue
+            (grade,), err = _grade(grader, ctx)
+            error = error or err
+            self.checked["grades"] += 1
+            self.diff(grade.to_dict(), recorded[j], path, "grade differs from the recomputed grade", "grade")
+        return error, complete
+
+    def grader(self, spec: Any) -> tuple[Any, str]:
+        from ..errors import ScoreboardError
+        from ..graders.registry import build_grader
+
+        name = grader_name(spec)
+        if name in JUDGE_GRADERS:
+            return None, "needs a model: not recomputable offline"
+        key = canonical_json(spec)
+        if key not in self._graders:
+            try:
+                grader = build_grader(spec)
+                self._graders[key] = (grader, "")
+                if getattr(grader, "needs_judge", False) or getattr(grader, "remote", False):
+                    self._graders[key] = (None, "needs a model: not recomputable offline")
+            except ScoreboardError as exc:
+                self._graders[key] = (None, f"grader not available here: {exc}")
+        return self._graders[key]
+
+    # ---- summary and gates
+    def summary(self) -> dict | None:
+        from ..stats import summary as stats
+
+        try:
+            summary = stats.summarize(self.report["plan"], self.report["attempts"], self.report.get("pairwise"),
+                                      reviews=self.report.get("reviews"))
+        except Exception as exc:  # a malformed attempt must not crash verify; name it instead
+            self.add("summary", "a recomputable summary", None,
+                     f"cannot recompute the summary: {type(exc).__name__}: {exc}", "summary")
+            return None
+        self.checked["summary"] += 1
+        self.diff(summary, self.report.get("summary"), "summary", "summary differs from the recomputed one",
+                  "summary")
+        return summary
+
+    def gates(self, summary: dict | None) -> None:
+        from ..stats.gates import all_pass_gate, fail_under_gates
+
+        gates = self.report.get("gates") or []
+        for i, g in enumerate(gates):
+            path = jpath("gates", i)
+            kind = g.get("gate") if isinstance(g, dict) else None
+            if summary is None or kind not in ("fail-under", "all-pass"):
+                self.skipped.setdefault(f"gate:{kind}", {"grader": None, "gate": kind, "grades": 0, "first": path,
+                                                         "why": "gate cannot be recomputed from the report"})
+                continue
+            if kind == "fail-under":
+                want = fail_under_gates(summary, {g.get("variant"): g.get("threshold")}, [g.get("variant")])
+                want = want[0] if want else None
+            else:
+                want = all_pass_gate(summary, self.report["attempts"])
+            self.checked["gates"] += 1
+            self.diff(want, g, path, "gate differs from the recomputed gate", "gates")
+
+    # ---- requests
+    def requests(self) -> None:
+        req = self.report.get("requests")
+        if not isinstance(req, dict):
+            return
+        sent = req.get("sent")
+        budget = req.get("budget") or {}
+        limit = budget.get("max_requests") if isinstance(budget, dict) else None
+        self.checked["requests"] += 1
+        if _num(sent) and _num(limit) and sent > limit:
+            self.add("requests.sent", f"<= {limit}", sent, "more requests sent than the budget allows", "requests")
+        ended = [req.get(k) for k in ("completed", "failed")]
+        if _num(sent) and all(_num(x) for x in ended) and sum(ended) > sent:
+            self.add("requests", f"completed + failed <= sent ({sent})", sum(ended),
+                     "more requests ended than were sent", "requests")
+        known = [((a.get("measurements") or {}).get("requests")) for a in self.report["attempts"]]
+        total = sum(x for x in known if _num(x))
+        if _num(sent) and total > sent:
+            self.add("requests.sent", f">= {total} (attempts' measured requests)", sent,
+                     "attempts measured more requests than the run sent", "requests")
+
+    # ---- conversations
+    def conversations(self) -> None:
+        by_case: dict[str, list[tuple[int, dict]]] = defaultdict(list)
+        for i, a in enumerate(self.report["attempts"]):
+            by_case[a["case_id"]].append((i, a))
+        turns: dict[str, list[dict]] = defaultdict(list)
+        for c in self.report["plan"]["cases"]:
+            if c.get("conversation") is not None and isinstance(c.get("input"), dict):
+                turns[c["conversation"]].append(c)
+        for conv_id, cases in turns.items():
+            cases.sort(key=lambda c: c.get("turn_index", 0))
+            records = [r for c in cases for r in by_case.get(c["id"], [])]
+            if any("chain_input_hash" in a or "turn" in a for _, a in records):
+                self.checked["conversations"] += 1
+            completed = (self.report.get("run") or {}).get("status") == "completed"
+            self.mismatches.extend(verify_conversation(cases, records, completed=completed))
+
+
+def _run(coro):
+    """Finish a grading coroutine. Mechanical graders are sync, so it completes on its first
+    step with no event loop; one that really awaits (an async grader) runs on its own loop, in a
+    worker thread when the caller is itself inside a running loop."""
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        return done.value
+    coro.close()  # it awaited something: start it again where a loop can drive it
+    raise _NeedsLoop
+
+
+class _NeedsLoop(Exception):
+    pass
+
+
+def _grade(grader, ctx):
+    """(grades, error) of one grader, as the runner's grade_attempt gives them."""
+    from ..engine.runner import grade_attempt
+
+    try:
+        return _run(grade_attempt([grader], ctx))
+    except _NeedsLoop:
+        pass
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(grade_attempt([grader], ctx))
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, grade_attempt([grader], ctx)).result()
+
+
+def verify_report(report: dict) -> Verification:
+    """Recompute everything the report alone allows and name every difference."""
+    v = _Verifier(report)
+    if v.structure():
+        v.plan()
+        v.attempts()
+        summary = v.summary()
+        v.gates(summary)
+        v.requests()
+        v.conversations()
+    status = (report.get("run") or {}).get("status") if isinstance(report.get("run"), dict) else None
+    return Verification(ok=not v.mismatches, status=status, mismatches=v.mismatches,
+                        not_recomputable=list(v.skipped.values()), checked=dict(v.checked))
+
+
+def describe_value(value: Any, limit: int = 72) -> str:
+    """A short printable form of an expected/found value."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def render_text(path: str, result: Verification, *, limit: int = 50) -> str:
+    """The human form of a verification."""
+    lines = []
+    n = len(result.mismatches)
+    state = {"completed": "completed", "stopped": "stopped (not every planned attempt ran)",
+             "running": "partial, not complete (a checkpoint of a run still in progress)"}.get(
+        result.status or "", f"status {result.status!r}")
+    if result.ok:
+        counts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in sorted(result.checked.items()))
+        lines.append(f"{path}: verified, no mismatch ({state}; checked {counts})")
+    else:
+        lines.append(f"{path}: FAILED: {n} mismatch{'es' if n != 1 else ''} ({state})")
+        for m in result.mismatches[:limit]:
+            lines.append(f"  {m['path']}: {m['what']}: expected {describe_value(m['expected'])}, "
+                         f"found {describe_value(m['found'])}")
+        if n > limit:
+            lines.append(f"  … and {n - limit} more (--json lists them all)")
+    for s in result.not_recomputable:
+        label = s.get("grader") or f"gate {s.get('gate')}"
+        count = f" ({s['grades']} grades, first {s['first']})" if s.get("grades") else f" ({s['first']})"
+        lines.append(f"not recomputable offline: {label}{count}: {s['why']}")
+    if result.status == "running":
+        lines.append("partial, not complete: internally consistent at best; this is not a completed evaluation")
+    lines.append(NOTE)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,236 @@
+"""Reviews in the summary: counts kept apart by reviewer kind, and how far a judge agrees with
+human verdicts (kappa, TPR/FPR, a Rogan-Gladen corrected pass rate with an interval).
+Pure functions of the plan, the attempts and the reviews."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+#: graders whose verdicts are a model's judgment (the judge in `judge_agreement`)
+from ..graders.registry import JUDGE_GRADERS as _MODEL_GRADERS  # noqa: E402
+
+KINDS = ("human", "model")
+
+#: model graders that grade one attempt (pairwise judging is recorded apart)
+JUDGE_GRADERS = tuple(sorted(_MODEL_GRADERS - {"pairwise"}))
+SMALL_SAMPLE = 30
+SMALL_NOTE = "fewer than 30 reviewed outputs: treat as indicative"
+RESAMPLES = 2000
+LEVEL = 0.95
+REVIEWS_NOTE = ("human and model reviews are separate records and counts; no aggregate score is made "
+                "from them. Matching hashes bind a review to an output; they do not authenticate the "
+                "reviewer, the rubric or the review")
+RG_FORMULA = "(p + Sp - 1) / (Se + Sp - 1), clipped to [0, 1] (Rogan-Gladen)"
+CI_METHOD = ("seeded percentile bootstrap (plan seed, 2000 resamples): each resample draws the reviewed "
+             "outputs with replacement (recomputing Se and Sp) and, independently, the cases with all "
+             "their judged attempts (recomputing p); resamples where Se + Sp - 1 <= 0 leave the "
+             "correction undefined and are dropped (counted in undefined_draws)")
+
+
+# ---------------------------------------------------------------------------------------------
+# Summary
+
+
+def apply_reviews(summary: dict, plan: dict, attempts: list[dict], reviews: dict | None) -> None:
+    """The summarize hook: summary["reviews"] (separate counts), summary["judge_agreement"]
+    when judge and human verdicts cover the same outputs; human reviews make semantic quality
+    measured."""
+    if not reviews or not any(reviews.get(kind) for kind in KINDS):
+        return
+    summary["reviews"] = review_counts(attempts, reviews)
+    if reviews.get("human"):
+        summary["not_measured"] = [n for n in summary.get("not_measured", []) if n.get("what") != "semantic quality"]
+    agreement = judge_agreement(plan, attempts, reviews)
+    if agreement is not None:
+        summary["judge_agreement"] = agreement
+
+
+def review_counts(attempts: list[dict], reviews: dict) -> dict:
+    """Per reviewer kind: entries, outputs and cases reviewed, reviewers, verdicts given, and per
+    rating how often it was rated or left unassessed (counts only: no score)."""
+    outputs = {(a["case_id"], a["output_hash"]) for a in attempts if a.get("output_hash")}
+    out: dict[str, Any] = {}
+    for kind in KINDS:
+        items = reviews.get(kind) or []
+        ratings: dict[str, dict[str, int]] = defaultdict(lambda: {"rated": 0, "unassessed": 0})
+        for e in items:
+            for name, value in (e.get("ratings") or {}).items():
+                ratings[name]["unassessed" if value is None else "rated"] += 1
+        out[kind] = {"entries": len(items),
+                     "outputs": len({(e["case_id"], e["output_hash"]) for e in items}),
+                     "cases": len({e["case_id"] for e in items}),
+                     "reviewers": len({e["reviewer_id"] for e in items}),
+                     "with_verdict": sum(1 for e in items if e.get("verdict") is not None),
+                     "rubric_versions": sorted({e["rubric_version"] for e in items}),
+                     "ratings": {k: ratings[k] for k in sorted(ratings)}}
+    out["outputs_in_report"] = len(outputs)
+    out["note"] = REVIEWS_NOTE
+    return out
+
+
+def _judge_verdict(attempt: dict) -> bool | None:
+    """An attempt's judge verdict: False when any judge grade failed, True when every assessed
+    one passed, None when no judge grade was assessed."""
+    verdicts = [g["passed"] for g in attempt.get("grades") or ()
+                if g.get("grader") in JUDGE_GRADERS and g.get("passed") is not None]
+    if not verdicts:
+        return None
+    return all(verdicts)
+
+
+def _majority(values: list[bool]) -> bool | None:
+    yes = sum(values)
+    no = len(values) - yes
+    return None if yes == no else yes > no
+
+
+def kappa(tp: int, fp: int, fn: int, tn: int) -> float | None:
+    """Cohen's kappa of a 2x2 table (None when chance agreement is total)."""
+    n = tp + fp + fn + tn
+    if n == 0:
+        return None
+    po = (tp + tn) / n
+    pe = ((tp + fp) * (tp + fn) + (fn + tn) * (fp + tn)) / (n * n)
+    return None if pe >= 1 else (po - pe) / (1 - pe)
+
+
+def rogan_gladen(p: float | None, se: float | None, sp: float | None) -> float | None:
+    """The prevalence corrected for a test's errors, clipped to [0, 1]; None when the judge is
+    no better than chance (Se + Sp <= 1) or a rate is unknown."""
+    if p is None or se is None or sp is None:
+        return None
+    j = se + sp - 1
+    if j <= 0:
+        return None
+    return min(1.0, max(0.0, (p + sp - 1) / j))
+
+
+def judge_agreement(plan: dict, attempts: list[dict], reviews: dict) -> dict | None:
+    """How the judge's verdicts compare with human verdicts on the same outputs, and the
+    judge's pass rate corrected for its errors. None when no output has both."""
+    from .intervals import bootstrap_seed
+
+    judged = [(a, v) for a in attempts if a.get("output_hash") for v in [_judge_verdict(a)] if v is not None]
+    if not judged:
+        return None
+    # Unit: one reviewed output (case id + output hash). Several attempts with the same output
+    # (repeated runs) and several human reviewers of it each give one majority.
+    judge_by_output: dict[tuple, list[bool]] = defaultdict(list)
+    for a, v in judged:
+        judge_by_output[(a["case_id"], a["output_hash"])].append(v)
+    human_by_output: dict[tuple, list[bool]] = defaultdict(list)
+    for e in reviews.get("human") or ():
+        if e.get("verdict") is not None:
+            human_by_output[(e["case_id"], e["output_hash"])].append(bool(e["verdict"]))
+    pairs: list[tuple[bool, bool]] = []
+    excluded = {"human_split": 0, "judge_split": 0, "no_judge_verdict": 0}
+    for key in sorted(human_by_output):
+        human = _majority(human_by_output[key])
+        if key not in judge_by_output:
+            excluded["no_judge_verdict"] += 1
+            continue
+        judge = _majority(judge_by_output[key])
+        if human is None:
+            excluded["human_split"] += 1
+        elif judge is None:
+            excluded["judge_split"] += 1
+        else:
+            pairs.append((judge, human))
+    if not pairs:
+        return None
+    tp = sum(1 for j, h in pairs if j and h)
+    fp = sum(1 for j, h in pairs if j and not h)
+    fn = sum(1 for j, h in pairs if not j and h)
+    tn = sum(1 for j, h in pairs if not j and not h)
+    n = len(pairs)
+    se = tp / (tp + fn) if tp + fn else None
+    sp = tn / (tn + fp) if tn + fp else None
+    seed = bootstrap_seed(plan)
+    graders = sorted({g["grader"] for a, _ in judged for g in a.get("grades") or ()
+                      if g.get("grader") in JUDGE_GRADERS and g.get("passed") is not None})
+    out: dict[str, Any] = {
+        "graders": graders, "n": n, "unit": "reviewed output (case id + output hash)",
+        "excluded": excluded,
+        "confusion": {"judge_pass": {"human_pass": tp, "human_fail": fp},
+                      "judge_fail": {"human_pass": fn, "human_fail": tn}},
+        "observed_agreement": (tp + tn) / n,
+        "kappa": kappa(tp, fp, fn, tn),
+        "true_positive_rate": se,
+        "false_positive_rate": None if sp is None else 1 - sp,
+        "specificity": sp,
+    }
+    overall = _pass_counts([(a, v) for a, v in judged])
+    out.update(_corrected(overall, pairs, se, sp, seed))
+    by_variant: dict[str, Any] = {}
+    for name in [v["name"] for v in plan["variants"]]:
+        counts = _pass_counts([(a, v) for a, v in judged if a["variant"] == name])
+        if counts:
+            by_variant[name] = _corrected(counts, pairs, se, sp, seed)
+    out["by_variant"] = by_variant
+    out["truth"] = "the human verdict (majority of the human reviewers of an output)"
+    out["formula"] = RG_FORMULA
+    out["method"] = CI_METHOD
+    out["small_sample"] = n < SMALL_SAMPLE
+    if n < SMALL_SAMPLE:
+        out["note"] = SMALL_NOTE
+    return out
+
+
+def _pass_counts(judged: list[tuple[dict, bool]]) -> dict[str, list[int]]:
+    """case id -> [judge passes, judged attempts]."""
+    per: dict[str, list[int]] = {}
+    for a, v in judged:
+        slot = per.setdefault(a["case_id"], [0, 0])
+        slot[0] += v
+        slot[1] += 1
+    return per
+
+
+def _corrected(per_case: dict[str, list[int]], pairs: list[tuple[bool, bool]], se, sp, seed) -> dict:
+    passed = sum(p for p, _ in per_case.values())
+    total = sum(n for _, n in per_case.values())
+    p = passed / total if total else None
+    value = rogan_gladen(p, se, sp)
+    block = {"judge_pass_rate": {"value": p, "passed": passed, "judged": total, "unit": "attempt"},
+             "corrected_pass_rate": {"value": value, "ci": _rg_interval(per_case, pairs, seed)}}
+    if value is None:
+        block["corrected_pass_rate"]["why"] = (
+            "undefined: the reviewed outputs hold no human pass or no human fail" if se is None or sp is None
+            else "undefined: the judge is no better than chance on the reviewed outputs (Se + Sp <= 1)")
+    return block
+
+
+def _rg_interval(per_case: dict[str, list[int]], pairs: list[tuple[bool, bool]], seed) -> dict | None:
+    """The seeded bootstrap interval of the Rogan-Gladen correction (see CI_METHOD)."""
+    import numpy as np
+
+    if not per_case or not pairs:
+        return None
+    rng = np.random.default_rng(seed)
+    judge = np.array([j for j, _ in pairs], dtype=bool)
+    human = np.array([h for _, h in pairs], dtype=bool)
+    idx = rng.integers(0, len(pairs), size=(RESAMPLES, len(pairs)))
+    j, h = judge[idx], human[idx]
+    tp = (j & h).sum(axis=1)
+    fn = (~j & h).sum(axis=1)
+    tn = (~j & ~h).sum(axis=1)
+    fp = (j & ~h).sum(axis=1)
+    counts = np.array(list(per_case.values()), dtype=float)
+    cases = rng.integers(0, len(counts), size=(RESAMPLES, len(counts)))
+    p = counts[cases, 0].sum(axis=1) / counts[cases, 1].sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        se = tp / (tp + fn)
+        sp = tn / (tn + fp)
+        youden = se + sp - 1
+        value = np.clip((p + sp - 1) / youden, 0.0, 1.0)
+    ok = np.isfinite(se) & np.isfinite(sp) & (youden > 0)
+    defined = value[ok]
+    undefined = int(RESAMPLES - ok.sum())
+    if defined.size == 0:
+        return {"low": None, "high": None, "level": LEVEL, "method": "bootstrap", "resamples": RESAMPLES,
+                "undefined_draws": undefined}
+    tail = 100 * (1 - LEVEL) / 2
+    low, high = np.percentile(defined, [tail, 100 - tail])
+    return {"low": round(float(low), 12), "high": round(float(high), 12), "level": LEVEL,
+            "method": "bootstrap", "resamples": RESAMPLES, "undefined_draws": undefined}

@@ -1,0 +1,155 @@
+"""Quality gates: each result goes in the report; any failure makes the exit code 3."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import ConfigError
+
+
+def parse_fail_under(values: list[str] | None) -> float | dict[str, float] | None:
+    """`--fail-under 0.9` (all variants) or `--fail-under careful=0.9` (repeatable)."""
+    if not values:
+        return None
+    overall: float | None = None
+    per: dict[str, float] = {}
+    for raw in values:
+        name, sep, num = raw.rpartition("=")
+        try:
+            value = float(num)
+        except ValueError:
+            raise ConfigError(f"--fail-under takes RATE or VARIANT=RATE, got {raw!r}", field="fail_under") from None
+        if not 0 <= value <= 1:
+            raise ConfigError(f"--fail-under rate must be between 0 and 1, got {value}", field="fail_under")
+        if sep:
+            per[name] = value
+        else:
+            overall = value
+    if per:
+        if overall is not None:
+            per.setdefault("*", overall)
+        return per
+    return overall
+
+
+def fail_under_gates(summary: dict, setting: Any, variants: list[str]) -> list[dict]:
+    """One gate per variant whose pass rate must reach the threshold."""
+    if setting is None:
+        return []
+    if isinstance(setting, dict):
+        unknown = sorted(set(setting) - set(variants) - {"*"})
+        if unknown:
+            raise ConfigError(f"--fail-under names an unknown variant {unknown[0]!r} "
+                              f"(variants: {', '.join(variants)})", field="fail_under")
+        targets = [(v, setting.get(v, setting.get("*"))) for v in variants]
+    else:
+        targets = [(v, float(setting)) for v in variants]
+    gates = []
+    for variant, threshold in targets:
+        if threshold is None:
+            continue
+        rate = summary["variants"].get(variant, {}).get("pass_rate")
+        passed = rate is not None and rate >= threshold
+        shown = "n/a" if rate is None else f"{rate:.1%}"
+        gates.append({"gate": "fail-under", "variant": variant, "threshold": threshold, "value": rate,
+                      "passed": passed,
+                      "description": f"{variant}: pass rate {shown} {'≥' if passed else '<'} {threshold:.1%}"})
+    return gates
+
+
+def all_pass_gate(summary: dict, attempts: list[dict]) -> dict:
+    """`score`'s rule: every case must pass (and there must be at least one)."""
+    judged = [a for a in attempts if a["status"] != "not-run"]
+    failing = sorted({a["case_id"] for a in judged if a["status"] != "passed"})
+    passed = bool(judged) and not failing
+    if not judged:
+        text = "every case passes: no case was scored"
+    elif failing:
+        text = f"every case passes: {len(failing)} failed ({', '.join(failing[:5])}{'…' if len(failing) > 5 else ''})"
+    else:
+        text = f"every case passes: all {len({a['case_id'] for a in judged})} passed"
+    return {"gate": "all-pass", "variant": None, "threshold": 1.0, "value": None, "passed": passed,
+            "description": text}
+
+
+def load_baseline(suite) -> dict | None:
+    """Read the baseline report named by the suite/flags before anything runs."""
+    path = suite.config.gates.baseline
+    if not path:
+        return None
+    if suite.config.gates.max_regression is None:
+        raise ConfigError("--baseline needs --max-regression DELTA", field="max_regression")
+    from ..record.io import load_report
+
+    return load_report(path)
+
+
+def shared_case_outcomes(base_plan: dict, base_attempts: list[dict], plan: dict, attempts: list[dict],
+                         base_variant: str, variant: str) -> tuple[dict[str, tuple[float, float]], list[str]]:
+    """Per shared case (same id and input hash): (baseline mean pass, current mean pass) over
+    judged runs; and the ids whose inputs differ (left out, never silently compared)."""
+    base_hash = {c["id"]: c.get("input_hash") for c in base_plan.get("cases", [])}
+    cur_hash = {c["id"]: c.get("input_hash") for c in plan.get("cases", [])}
+    differ = sorted(cid for cid in cur_hash if cid in base_hash and base_hash[cid] != cur_hash[cid])
+    shared = {cid for cid in cur_hash if cid in base_hash and base_hash[cid] == cur_hash[cid]}
+
+    def means(records: list[dict], name: str) -> dict[str, float]:
+        acc: dict[str, list[int]] = {}
+        for a in records:
+            if a["variant"] == name and a["case_id"] in shared and a["status"] in ("passed", "failed", "error"):
+                slot = acc.setdefault(a["case_id"], [0, 0])
+                slot[0] += a["status"] == "passed"
+                slot[1] += 1
+        return {cid: p / n for cid, (p, n) in acc.items()}
+
+    b, c = means(base_attempts, base_variant), means(attempts, variant)
+    return {cid: (b[cid], c[cid]) for cid in sorted(set(b) & set(c))}, differ
+
+
+def baseline_gates(baseline: dict, plan: dict, attempts: list[dict], cfg) -> list[dict]:
+    """Fail a variant whose pass rate on the shared cases dropped by more than max_regression
+    (and, with require_significance, only when the paired sign test is significant too)."""
+    base_names = [v["name"] for v in baseline["plan"]["variants"]]
+    gates = []
+    for v in plan["variants"]:
+        name = v["name"]
+        base_name = name if name in base_names else (base_names[0] if len(base_names) == 1 else None)
+        if base_name is None:
+            gates.append({"gate": "baseline", "variant": name, "passed": False, "value": None,
+                          "threshold": cfg.max_regression,
+                          "description": f"{name}: no variant of that name in the baseline "
+                                         f"({', '.join(base_names)})"})
+            continue
+        pairs, differ = shared_case_outcomes(baseline["plan"], baseline["attempts"], plan, attempts,
+                                             base_name, name)
+        if not pairs:
+            gates.append({"gate": "baseline", "variant": name, "passed": False, "value": None,
+                          "threshold": cfg.max_regression,
+                          "description": f"{name}: no shared case with the baseline to compare"})
+            continue
+        base_rate = sum(b for b, _ in pairs.values()) / len(pairs)
+        cur_rate = sum(c for _, c in pairs.values()) / len(pairs)
+        delta = cur_rate - base_rate
+        worse = sum(1 for b, c in pairs.values() if c < b)
+        better = sum(1 for b, c in pairs.values() if c > b)
+        p_value = None
+        if worse + better:
+            from scipy.stats import binomtest
+
+            p_value = float(binomtest(worse, worse + better, 0.5).pvalue)
+        regressed = -delta > cfg.max_regression + 1e-12
+        significant = p_value is not None and p_value < cfg.alpha
+        failed = regressed and (significant if cfg.require_significance else True)
+        p_text = "n/a" if p_value is None else f"{p_value:.3g}"
+        desc = (f"{name} vs baseline {base_name}: {cur_rate:.1%} vs {base_rate:.1%} on {len(pairs)} shared cases "
+                f"(change {delta:+.1%}, allowed drop {cfg.max_regression:.1%}; sign test p={p_text}"
+                f"{', significance required at ' + format(cfg.alpha, 'g') if cfg.require_significance else ''})")
+        if differ:
+            desc += f"; {len(differ)} case(s) with changed inputs left out"
+        gates.append({"gate": "baseline", "variant": name, "baseline_variant": base_name,
+                      "baseline_run": baseline["run"].get("id"), "threshold": cfg.max_regression,
+                      "value": delta, "baseline_rate": base_rate, "current_rate": cur_rate,
+                      "shared_cases": len(pairs), "inputs_differ": differ, "worse": worse, "better": better,
+                      "sign_test_p": p_value, "significant": significant, "passed": not failed,
+                      "description": desc})
+    return gates

@@ -1,0 +1,133 @@
+"""Summary figures for model-graded evaluation, from attempts (and pairwise judgments) alone:
+judge usage kept apart from the subjects', judge failures counted apart, self-agreement,
+pointwise per-dimension means, dQ (the mean paired quality difference between two variants,
+with a paired-bootstrap 95% interval) and pairwise results with position consistency."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Any
+
+from ..graders.registry import JUDGE_GRADERS as _MODEL_GRADERS  # noqa: E402
+from .intervals import LEVEL, binom_two_sided_p, bootstrap_interval, bootstrap_seed
+from .measurements import measurement_summary
+
+#: model graders that grade one attempt (pairwise judging is recorded apart)
+JUDGE_GRADERS = tuple(sorted(_MODEL_GRADERS - {"pairwise"}))
+
+
+def _judge_grades(attempt: dict):
+    for g in attempt.get("grades") or ():
+        if g.get("grader") in JUDGE_GRADERS:
+            yield g
+
+
+def judge_summary(plan: dict, attempts: list[dict], pairwise: dict | None = None) -> dict | None:
+    """None when no model grader ran; else usage, failures, agreement, pointwise, dQ, pairwise."""
+    variants = [v["name"] for v in plan["variants"]]
+    usage: dict[str, dict[str, list]] = {v: defaultdict(list) for v in variants}
+    failures: dict[str, int] = defaultdict(int)
+    judged: dict[str, int] = defaultdict(int)
+    agreement: dict[str, list[float]] = defaultdict(list)
+    dims: dict[str, dict[str, list[int]]] = {v: defaultdict(list) for v in variants}
+    # variant -> dimension -> case -> scores (runs of one case are averaged before any interval)
+    dim_cases: dict[str, dict[str, dict[str, list[int]]]] = {v: defaultdict(lambda: defaultdict(list))
+                                                              for v in variants}
+    quality: dict[str, dict[str, list[float]]] = {v: defaultdict(list) for v in variants}
+    any_judge = False
+    for a in attempts:
+        v = a["variant"]
+        if v not in usage:
+            continue
+        for g in _judge_grades(a):
+            any_judge = True
+            info = g.get("judge") or {}
+            if g.get("judge_failure"):
+                failures[v] += 1
+            elif g.get("passed") is not None or info:
+                judged[v] += 1
+            u = info.get("usage")
+            if u:
+                for key in ("requests", "input_tokens", "output_tokens", "cost_usd"):
+                    usage[v][key].append(u.get(key))
+            if info.get("self_agreement") is not None:
+                agreement[v].append(info["self_agreement"])
+            if g["grader"] == "pointwise" and g.get("scores"):
+                for d, s in g["scores"].items():
+                    dims[v][d].append(s)
+                    dim_cases[v][d][a["case_id"]].append(s)
+                quality[v][a["case_id"]].append(sum(g["scores"].values()) / len(g["scores"]))
+    if not any_judge and not pairwise:
+        return None
+    seed = bootstrap_seed(plan)
+    out: dict[str, Any] = {"variants": {}}
+    for v in variants:
+        block = {"judged": judged[v], "judge_failures": failures[v],
+                 "usage": {k: measurement_summary(vals) for k, vals in sorted(usage[v].items())},
+                 "self_agreement": (math.fsum(agreement[v]) / len(agreement[v])) if agreement[v] else None}
+        if dims[v]:
+            block["pointwise"] = {d: math.fsum(s) / len(s) for d, s in sorted(dims[v].items())}
+            block["pointwise_ci"] = {d: _case_mean_interval(per_case, seed)
+                                     for d, per_case in sorted(dim_cases[v].items())}
+        out["variants"][v] = block
+    dq = []
+    for i, a in enumerate(variants):
+        for b in variants[i + 1:]:
+            common = sorted(set(quality[a]) & set(quality[b]))
+            if not common:
+                continue
+            diffs = [sum(quality[a][c]) / len(quality[a][c]) - sum(quality[b][c]) / len(quality[b][c]) for c in common]
+            ci = bootstrap_interval(diffs, seed=seed)
+            dq.append({"a": a, "b": b, "cases": len(common), "dq": math.fsum(diffs) / len(diffs),
+                       "ci": None if ci is None else {"low": ci[0], "high": ci[1], "level": LEVEL,
+                                                      "method": "paired-bootstrap"},
+                       "scale": "0-3 mean over dimensions",
+                       "small_sample": len(common) < 30})
+    if dq:
+        out["dq"] = dq
+    if pairwise:
+        out["pairwise"] = pairwise_summary(plan, pairwise)
+    return out
+
+
+def _case_mean_interval(per_case: dict[str, list[int]], seed) -> dict | None:
+    """95% interval of a dimension's mean score with the case as the unit: each case's runs
+    are averaged, then the cases are resampled (a percentile bootstrap)."""
+    means = [math.fsum(s) / len(s) for s in per_case.values() if s]
+    ci = bootstrap_interval(means, seed=seed)
+    if ci is None:
+        return None
+    return {"low": ci[0], "high": ci[1], "level": LEVEL, "method": "case-bootstrap", "unit": "case",
+            "cases": len(means), "small_sample": len(means) < 30}
+
+
+def pairwise_summary(plan: dict, pairwise: dict) -> list[dict]:
+    """Per pair: per-case wins (runs averaged first), ties, sign test, position consistency."""
+    by_pair: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for j in pairwise.get("judgments", []):
+        by_pair[(j["a"], j["b"])].append(j)
+    out = []
+    for (a, b), items in by_pair.items():
+        per_case: dict[str, list[int]] = defaultdict(list)
+        consistent = asked = failed = 0
+        usage: dict[str, list] = defaultdict(list)
+        for j in items:
+            for u in j.get("usage") or ():
+                for key in ("requests", "input_tokens", "output_tokens", "cost_usd"):
+                    usage[key].append(u.get(key))
+            if j.get("verdict") is None:
+                failed += 1
+                continue
+            asked += 1
+            consistent += bool(j.get("consistent"))
+            per_case[j["case_id"]].append(1 if j["verdict"] == a else -1 if j["verdict"] == b else 0)
+        a_wins = sum(1 for s in per_case.values() if sum(s) > 0)
+        b_wins = sum(1 for s in per_case.values() if sum(s) < 0)
+        out.append({"a": a, "b": b, "cases": len(per_case), "a_wins": a_wins, "b_wins": b_wins,
+                    "ties": len(per_case) - a_wins - b_wins, "comparisons": asked, "judge_failures": failed,
+                    "position_consistency": consistent / asked if asked else None,
+                    "sign_test_p": binom_two_sided_p(a_wins, a_wins + b_wins),
+                    "usage": {k: measurement_summary(v) for k, v in sorted(usage.items())},
+                    "note": "a verdict that flips when the order is swapped counts as a tie"})
+    return out

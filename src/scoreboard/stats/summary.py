@@ -1,0 +1,200 @@
+"""Summary figures computed from attempts alone (so `verify` and `rescore` can recompute them).
+
+The unit of every interval and test is the case, never the attempt: repeated runs of one case
+are not independent evidence, so they are averaged (or resampled together), never counted as
+extra cases. numpy is imported inside the functions that need it, so `scoreboard --help` stays fast.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+# Graders whose verdicts speak to meaning rather than form; without one, semantic quality is unmeasured.
+from ..graders.registry import JUDGE_GRADERS  # noqa: E402  (re-exported: graders that call a model)
+from ..subjects.values import MEASUREMENT_KEYS
+from .intervals import LEVEL, bootstrap_interval, bootstrap_seed, rate, wilson_interval
+from .measurements import measurement_summary
+
+JUDGED = ("passed", "failed", "error")
+
+
+# ---------------------------------------------------------------------------------------------
+# Per variant
+
+
+def field_keys(pairs) -> dict[tuple[str, str], str]:
+    """(grader, path) -> the key shown in field_accuracy: the path, or grader:path when two graders grade it."""
+    graders_of: dict[str, set[str]] = defaultdict(set)
+    for grader, path in pairs:
+        graders_of[path].add(grader)
+    return {(gr, path): (path if len(grs) == 1 else f"{gr}:{path}")
+            for path, grs in graders_of.items() for gr in grs}
+
+
+def field_key_map(attempts: list[dict]) -> dict[tuple[str, str], str]:
+    """field_keys over every graded field of these attempts."""
+    return field_keys({(g["grader"], f["path"]) for a in attempts for g in a["grades"]
+                       for f in g.get("fields") or ()})
+
+
+class Tally:
+    """One pass over a variant's attempts collecting everything its summary and comparisons need."""
+
+    def __init__(self, attempts: list[dict], categories: dict[str, str | None]):
+        self.attempts = len(attempts)
+        self.counts: dict[str, int] = defaultdict(int)
+        self.per_run: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+        self.by_cat: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        self.cases: dict[str, list[int]] = {}  # case_id -> [passed, judged]
+        self.fields: dict[tuple[str, str], dict[str, list[int]]] = defaultdict(dict)  # -> case -> [hits, graded]
+        self.measures: dict[str, list] = {key: [] for key in MEASUREMENT_KEYS}
+        self.unknown_tokens = 0
+        self.graders: set[str] = set()
+        measures = [(key, self.measures[key]) for key in MEASUREMENT_KEYS]
+        for a in attempts:
+            status, cid = a["status"], a["case_id"]
+            self.counts[status] += 1
+            if status in JUDGED:
+                ok = status == "passed"
+                for slot in (self.per_run[a["run"]], self.by_cat[categories.get(cid) or "uncategorised"],
+                             self.cases.get(cid) or self.cases.setdefault(cid, [0, 0])):
+                    slot[0] += ok
+                    slot[1] += 1
+            if status != "not-run":  # a planned attempt that never ran measured nothing, not unknowns
+                m = a["measurements"]
+                for key, values in measures:
+                    values.append(m.get(key))
+                self.unknown_tokens += m.get("input_tokens") is None or m.get("output_tokens") is None
+            for g in a["grades"]:
+                self.graders.add(g["grader"])
+                for f in g.get("fields") or ():
+                    per = self.fields[(g["grader"], f["path"])]
+                    slot = per.get(cid) or per.setdefault(cid, [0, 0])
+                    slot[0] += bool(f.get("passed"))
+                    slot[1] += 1
+
+    def keyed_fields(self, keys: dict[tuple[str, str], str]) -> dict[str, dict[str, list[int]]]:
+        """Field tallies under their field_accuracy keys."""
+        return {keys[pair]: per for pair, per in self.fields.items()}
+
+
+def pass_rate_interval(tallies: dict[str, list[int]], seed: Any) -> dict | None:
+    """95% interval of the pass rate with the case as the unit: Wilson when every case was judged
+    once, else a cluster bootstrap that resamples cases with all their repeats.
+
+    When every case passed every run (or failed every run) the bootstrap has nothing to resample
+    and would claim [1, 1]; each case is then one consistent outcome, so Wilson on the cases is
+    the case-level interval, and it is used instead of a falsely certain one."""
+    if not tallies:
+        return None
+    counts = list(tallies.values())
+    if all(n == 1 for _, n in counts) or all(p == n for p, n in counts) or not any(p for p, _ in counts):
+        low, high = wilson_interval(sum(p == n for p, n in counts), len(counts))
+        method = "wilson"
+    else:
+        low, high = bootstrap_interval([p for p, _ in counts], [n for _, n in counts], seed=seed)
+        method = "cluster-bootstrap"
+    return {"low": low, "high": high, "level": LEVEL, "method": method, "unit": "case"}
+
+
+def variant_summary(tally: Tally, runs: int, keys: dict[tuple[str, str], str], seed: Any = 0) -> dict:
+    """Counts, pass rates (overall with a case-level CI, per run, mean, min), case stability,
+    field accuracy (over attempts), by category, measurements."""
+    counts, cases = tally.counts, tally.cases
+    judged = counts["passed"] + counts["failed"] + counts["error"]
+    per_run = [{"run": r, "attempts": tally.per_run[r][1], "passed": tally.per_run[r][0],
+                "pass_rate": rate(tally.per_run[r][0], tally.per_run[r][1])} for r in range(runs)]
+    run_rates = [p["pass_rate"] for p in per_run if p["pass_rate"] is not None]
+    stability = {cid: p / n for cid, (p, n) in cases.items()}
+    field_hits = {key: (sum(h for h, _ in per.values()), sum(n for _, n in per.values()))
+                  for key, per in tally.keyed_fields(keys).items()}
+    return {
+        "attempts": tally.attempts,
+        "cases": len(cases),
+        "passed": counts["passed"], "failed": counts["failed"], "errors": counts["error"],
+        "unassessed": counts["unassessed"], "not_run": counts["not-run"],
+        "interrupted": counts["interrupted"],
+        "pass_rate": rate(counts["passed"], judged),
+        "pass_rate_ci": pass_rate_interval(cases, seed),
+        "per_run": per_run,
+        "mean_pass_rate": sum(run_rates) / len(run_rates) if run_rates else None,
+        "min_pass_rate": min(run_rates) if run_rates else None,
+        "case_stability": stability,
+        "flaky_cases": sorted(cid for cid, s in stability.items() if 0 < s < 1),
+        "field_accuracy": {k: v[0] / v[1] for k, v in sorted(field_hits.items())},
+        "by_category": {k: {"attempts": v[1], "passed": v[0], "pass_rate": rate(v[0], v[1])}
+                        for k, v in sorted(tally.by_cat.items())},
+        "measurements": {key: measurement_summary(values) for key, values in tally.measures.items()},
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# What the numbers do not cover
+
+
+def _counted(items: list[tuple[str, int, int]]) -> str:
+    return ", ".join(f"{name} ({u} of {t} attempts)" for name, u, t in items)
+
+
+def not_measured(plan: dict, tallies: dict[str, Tally], comparisons: list[dict]) -> list[dict]:
+    """[{what, why}] naming what this report cannot speak to, in a fixed order."""
+    out: list[dict] = []
+    graders = {str(g) for t in tallies.values() for g in t.graders}
+    if not any(g in JUDGE_GRADERS or g.split(":")[0] in JUDGE_GRADERS for g in graders) and not plan.get("reviews"):
+        out.append({"what": "semantic quality",
+                    "why": "no judge or human review ran; graders are mechanical"})
+    for comp in comparisons:
+        parts = comp["differs_in"]
+        if len(parts) > 1:
+            shown = " and ".join(parts) if len(parts) == 2 else f"{parts[0]}, {parts[1]} and {parts[2]}"
+            out.append({"what": "model comparison",
+                        "why": f"{comp['a']} vs {comp['b']}: variants differ in more than one respect "
+                               f"({shown}), so a difference cannot be credited to any one of them"})
+    cost, tokens = [], []
+    for name, t in tallies.items():
+        measured = len(t.measures["cost_usd"])
+        unknown_cost = sum(v is None for v in t.measures["cost_usd"])
+        if unknown_cost:
+            cost.append((name, unknown_cost, measured))
+        if t.unknown_tokens:
+            tokens.append((name, t.unknown_tokens, measured))
+    if cost:
+        out.append({"what": "cost", "why": f"no price known for {_counted(cost)}; unknown cost is not zero"})
+    if tokens:
+        out.append({"what": "token usage", "why": f"token counts not reported for {_counted(tokens)}"})
+    return out
+
+
+def summarize(plan: dict, attempts: list[dict], pairwise: dict | None = None, reviews: dict | None = None) -> dict:
+    """The report's summary: one block per variant, paired comparisons of every pair of variants,
+    and what was not measured; computed from the plan and attempts only (plus the pairwise
+    judgments when they ran), deterministic given plan["seed"]."""
+    from .comparison import compare_variants
+
+    categories = {c["id"]: c.get("category") for c in plan["cases"]}
+    seed = bootstrap_seed(plan)
+    by_variant: dict[str, list[dict]] = defaultdict(list)
+    for a in attempts:
+        by_variant[a["variant"]].append(a)
+    tallies = {v["name"]: Tally(by_variant.get(v["name"], []), categories) for v in plan["variants"]}
+    # Keys over every variant, so one path reads the same in every block.
+    keys = field_keys({pair for t in tallies.values() for pair in t.fields})
+    order = {c["id"]: i for i, c in enumerate(plan["cases"])}
+    for t in tallies.values():
+        # Plan order, so case_stability reads like the case list (cases outside the plan last).
+        t.cases = dict(sorted(t.cases.items(), key=lambda kv: order.get(kv[0], len(order))))
+    variants = {name: variant_summary(t, plan["runs"], keys, seed) for name, t in tallies.items()}
+    comparisons = compare_variants(plan["variants"], {n: t.cases for n, t in tallies.items()},
+                                   {n: t.keyed_fields(keys) for n, t in tallies.items()}, seed)
+    summary = {"variants": variants, "comparisons": comparisons,
+               "not_measured": not_measured(plan, tallies, comparisons)}
+    from .judges import judge_summary
+
+    judges = judge_summary(plan, attempts, pairwise)
+    if judges is not None:
+        summary["judges"] = judges
+    from .agreement import apply_reviews
+
+    apply_reviews(summary, plan, attempts, reviews)
+    return summary

@@ -1,0 +1,127 @@
+"""What a subject receives (SubjectRequest) and returns (Result: Output + Measurements).
+
+Plain dataclasses (not pydantic): they sit on the hot path."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(slots=True)
+class SubjectRequest:
+    """What a subject receives: built from a case, never the case itself (no reference)."""
+
+    case_id: str
+    input: Any
+    skill: str | None = None
+    run: int = 0
+    params: dict = field(default_factory=dict)
+    timeout_s: float | None = None
+    variant: str = ""
+    #: the run's Ledger (or None): remote subjects reserve every request through it
+    ledger: Any = None
+    #: "subject" or "judge": whose usage a request counts as
+    role: str = "subject"
+
+    @property
+    def attempt(self) -> tuple:
+        """(case_id, variant, run): the attempt this request belongs to."""
+        return (self.case_id, self.variant, self.run)
+
+
+_UNPARSED: Any = object()
+_FENCE = re.compile(r"```(?:json|JSON)?[ \t]*\r?\n(.*?)\r?\n?```", re.S)
+
+
+@dataclass(slots=True)
+class Output:
+    """What a subject produced. `json` holds a structured value when the subject returned one."""
+
+    text: str | None = None
+    json: Any = None
+    tool_calls: list[dict] = field(default_factory=list)
+    status: str | None = None
+    _parsed: Any = _UNPARSED
+    _parse_error: str | None = None
+
+    def parsed_json(self) -> tuple[bool, Any, str | None]:
+        """(ok, value, error): the output as JSON, accepting one fenced ```json block."""
+        if self._parsed is _UNPARSED:
+            if self.json is not None:
+                self._parsed = self.json
+            else:
+                self._parsed, self._parse_error = _parse_json_text(self.text)
+        if self._parse_error is not None:
+            return False, None, self._parse_error
+        return True, self._parsed, None
+
+    def to_dict(self) -> dict:
+        """The recorded form: {text, json, tool_calls, status}; json is null when unparseable."""
+        value = self.json
+        if value is None and self.text is not None:
+            ok, parsed, _ = self.parsed_json()
+            value = parsed if ok else None
+        return {"text": self.text, "json": value, "tool_calls": self.tool_calls, "status": self.status}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Output":
+        return cls(text=data.get("text"), json=data.get("json"),
+                   tool_calls=list(data.get("tool_calls") or []), status=data.get("status"))
+
+
+def _parse_json_text(text: str | None) -> tuple[Any, str | None]:
+    if text is None:
+        return None, "no output text to parse as JSON"
+    stripped = text.strip()
+    if not stripped:
+        return None, "output is empty, expected JSON"
+    if stripped[0] not in "[{" or stripped.startswith("```"):
+        blocks = _FENCE.findall(text)
+        if len(blocks) == 1:
+            stripped = blocks[0].strip()
+        elif len(blocks) > 1:
+            return None, f"output holds {len(blocks)} fenced blocks, expected one JSON value"
+    try:
+        return json.loads(stripped, parse_constant=_reject_constant), None
+    except (ValueError, RecursionError) as exc:
+        return None, f"output is not valid JSON: {exc}"
+
+
+def _reject_constant(name: str):
+    # NaN and Infinity are not JSON; accepting them would also make reports unserialisable.
+    raise ValueError(f"{name} is not valid JSON")
+
+
+MEASUREMENT_KEYS = ("latency_ms", "input_tokens", "output_tokens", "cost_usd", "requests")
+
+
+@dataclass(slots=True)
+class Measurements:
+    """Numbers that may be unknown: None means nobody measured it, never zero."""
+
+    latency_ms: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
+    requests: int | None = None
+    cached: bool = False
+
+    def to_dict(self) -> dict:
+        out = {"latency_ms": self.latency_ms, "input_tokens": self.input_tokens,
+               "output_tokens": self.output_tokens, "cost_usd": self.cost_usd,
+               "requests": self.requests}
+        if self.cached:
+            out["cached"] = True
+        return out
+
+
+@dataclass(slots=True)
+class Result:
+    """A subject's answer to one request."""
+
+    output: Output
+    measurements: Measurements = field(default_factory=Measurements)
+    extra: dict | None = None

@@ -1,0 +1,109 @@
+"""A suite file's settings (pydantic; unknown fields are errors): the same settings the flags hold."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Union
+
+from pydantic import Field, field_validator
+
+from ..validation import Strict
+
+
+class ConversationLimits(Strict):
+    """Bounds on conversation fixtures (from the chat fixtures this grew from); configurable."""
+
+    max_turns: int = Field(10, ge=1)
+    max_question_chars: int = Field(2000, ge=1)
+    max_assistant_chars: int = Field(24000, ge=1)
+    max_messages: int = Field(40, ge=2)
+    max_notes_chars: int = Field(12000, ge=0)
+    max_conversation_chars: int = Field(50000, ge=1)
+    max_file_bytes: int = Field(2 * 1024 * 1024, gt=0)
+
+
+class Limits(Strict):
+    """Bounds on what a case file may hold; each configurable per suite."""
+
+    max_file_bytes: int = Field(16 * 1024 * 1024, gt=0)
+    max_cases: int = Field(100_000, gt=0)
+    max_input_bytes: int = Field(1024 * 1024, gt=0)
+    conversation: ConversationLimits = Field(default_factory=ConversationLimits)
+
+
+class BudgetConfig(Strict):
+    """Run-wide limits across variants, judges and retries; a budget is never exceeded."""
+
+    max_requests: int | None = Field(None, ge=0)
+    max_cost_usd: float | None = Field(None, ge=0)
+    max_tokens: int | None = Field(None, ge=0)
+
+
+class Price(Strict):
+    """USD per million tokens."""
+
+    input_per_mtok: float = Field(ge=0)
+    output_per_mtok: float = Field(ge=0)
+
+
+class GateConfig(Strict):
+    """Baseline regression gate."""
+
+    baseline: str | None = None
+    max_regression: float | None = Field(None, ge=0, le=1)
+    require_significance: bool = False
+    alpha: float = Field(0.05, gt=0, lt=1)
+
+
+class PairwiseConfig(Strict):
+    """Pairwise judging of every pair of variants, asked in both orders."""
+
+    rubric: str | None = None
+
+
+class VariantConfig(Strict):
+    """A named subject configuration: subject + optional skill + params."""
+
+    name: str | None = None
+    subject: Union[str, dict, None] = None
+    skill: str | None = None
+    params: dict = Field(default_factory=dict)
+    description: str | None = None
+
+
+class SuiteConfig(Strict):
+    """A suite file: every setting the command-line flags hold."""
+
+    name: str | None = None
+    description: str | None = None
+    cases: Union[str, list[str], None] = None
+    graders: list[Union[str, dict]] | None = None
+    subject: Union[str, dict, None] = None
+    variants: Union[dict[str, VariantConfig], list[VariantConfig], None] = None
+    runs: int = Field(1, ge=1, le=1000)
+    concurrency: int | None = Field(None, ge=1, le=10_000)
+    timeout_ms: int = Field(120_000, gt=0)
+    category: list[str] | None = None
+    case: list[str] | None = None
+    output_dir: str = "eval-results"
+    formats: list[Literal["json", "md", "html", "junit"]] | None = None
+    fail_under: Union[float, dict[str, float], None] = None
+    limits: Limits = Field(default_factory=Limits)
+    seed: int = 0
+    checkpoint_every: int = Field(100, ge=1)
+    checkpoint_seconds: float = Field(10.0, gt=0)
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    prices: dict[str, Price] = Field(default_factory=dict)
+    model: str | None = None
+    split: str | None = None
+    cache: bool = False
+    cache_path: str = ".scoreboard-cache/responses.sqlite"
+    grace_seconds: float = Field(30.0, ge=0)
+    gates: GateConfig = Field(default_factory=GateConfig)
+    judge: Union[str, dict, None] = None
+    judge_runs: int = Field(1, ge=1, le=15)
+    pairwise: Union[bool, "PairwiseConfig", None] = None
+
+    @field_validator("category", "case", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value

@@ -1,0 +1,324 @@
+"""Suite files and command-line flags -> a resolved Suite (cases, variants, graders, settings).
+
+A flag given on the command line overrides the suite file's setting of the same name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from ..cases.case import Case
+from ..errors import ConfigError
+from ..graders.base import Grader
+from ..graders.registry import build_grader
+from ..hashing import canonical_json
+from ..subjects.base import Subject
+from ..subjects.registry import build_subject, parse_subject_spec
+from ..validation import parse_model
+from .config import SuiteConfig
+from .suite import Suite, Variant
+
+
+def read_suite_file(path: str | os.PathLike) -> tuple[dict, Path]:
+    """Parse a YAML/TOML/JSON suite file into a dict (not yet validated)."""
+    path = Path(path)
+    shown = str(path)
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except FileNotFoundError:
+        raise ConfigError("suite file not found", file=shown) from None
+    except IsADirectoryError:
+        candidate = path / "suite.yaml"
+        if candidate.exists():
+            return read_suite_file(candidate)
+        raise ConfigError("is a directory without suite.yaml", file=shown) from None
+    except UnicodeDecodeError:
+        raise ConfigError("suite file is not valid UTF-8", file=shown) from None
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".toml":
+            import tomllib
+
+            data = tomllib.loads(text)
+        elif suffix == ".json":
+            data = json.loads(text)
+        else:
+            import yaml
+
+            data = yaml.safe_load(text)
+    except Exception as exc:  # each parser has its own error type; all are user errors here
+        line = getattr(getattr(exc, "problem_mark", None), "line", None)
+        line = line + 1 if line is not None else getattr(exc, "lineno", None)
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigError(f"cannot parse suite file: {first}", file=shown, line=line) from None
+    if not isinstance(data, dict):
+        raise ConfigError("a suite file must be a mapping of settings", file=shown)
+    return data, path.parent
+
+
+def load_skill(path_text: str, base_dir: Path) -> tuple[str, str]:
+    """A directory loads its SKILL.md; a file loads that file. Returns (text, shown path)."""
+    path = Path(path_text)
+    if not path.is_absolute():
+        path = base_dir / path
+    target = path / "SKILL.md" if path.is_dir() else path
+    try:
+        return target.read_text(encoding="utf-8-sig"), path_text
+    except FileNotFoundError:
+        raise ConfigError(f"skill not found: {target}", field="skill") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"skill is not valid UTF-8: {target}", field="skill") from None
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    base, n = name, 2
+    while name in taken:
+        name, n = f"{base}-{n}", n + 1
+    taken.add(name)
+    return name
+
+
+def _skill_name(path_text: str) -> str:
+    """careful/ -> careful, careful/SKILL.md -> careful, terse.md -> terse."""
+    p = Path(path_text.rstrip("/"))
+    if p.name == "SKILL.md":
+        return p.parent.name or "skill"
+    return p.stem or p.name
+
+
+def _subject_name(spec: Any) -> str:
+    parsed = parse_subject_spec(spec)
+    for key in ("function", "model", "path"):
+        if isinstance(parsed.get(key), str):
+            return re.split(r"[:/]", parsed[key].rstrip("/"))[-1] or parsed["type"]
+    if parsed.get("argv"):
+        return Path(parsed["argv"][0]).name
+    return parsed["type"]
+
+
+def variant_configs(cfg: SuiteConfig, flags: dict) -> list[dict]:
+    """Variants from flags (which replace the suite's) or from the suite file."""
+    taken: set[str] = set()
+    skills = [s for s in (flags.get("skill"), flags.get("vs")) if s]
+    subjects = [s for s in (flags.get("subject"), flags.get("vs_subject")) if s]
+    if flags.get("vs") and not flags.get("skill"):
+        raise ConfigError("--vs needs --skill (the first variant's instruction file)", field="vs")
+    if flags.get("vs_subject") and not flags.get("subject"):
+        raise ConfigError("--vs-subject needs --subject", field="vs_subject")
+    if skills and len(subjects) > 1:
+        raise ConfigError("use --skill/--vs or --subject/--vs-subject, not both pairs", field="vs_subject")
+    if skills:
+        subject = subjects[0] if subjects else cfg.subject
+        if subject is None:
+            raise ConfigError("--skill needs a subject: give --subject or 'subject:' in the suite", field="subject")
+        return [{"name": _unique(_skill_name(s), taken), "subject": subject, "skill": s} for s in skills]
+    if subjects:
+        return [{"name": _unique(_subject_name(s), taken), "subject": s} for s in subjects]
+    if cfg.variants:
+        items = cfg.variants.items() if isinstance(cfg.variants, dict) else \
+            [(v.name, v) for v in cfg.variants]
+        out = []
+        for index, (name, v) in enumerate(items):
+            subject = v.subject if v.subject is not None else cfg.subject
+            if subject is None:
+                raise ConfigError("variant has no subject and the suite names none",
+                                  field=f"variants.{name or index}.subject")
+            label = name or (_skill_name(v.skill) if v.skill else _subject_name(subject))
+            out.append({"name": _unique(label, taken), "subject": subject, "skill": v.skill,
+                        "params": v.params})
+        return out
+    if cfg.subject is not None:
+        return [{"name": _unique(_subject_name(cfg.subject), taken), "subject": cfg.subject}]
+    raise ConfigError("no variants: give --subject (and --vs-subject), --skill/--vs, "
+                      "or 'variants:' in a suite file", field="variants")
+
+
+OVERRIDABLE = ("name", "cases", "runs", "concurrency", "timeout_ms", "category", "case",
+               "output_dir", "formats", "fail_under", "seed", "graders", "model", "split", "cache",
+               "judge", "judge_runs", "grace_seconds", "pairwise")
+NESTED = {"max_requests": ("budget", "max_requests"), "max_cost_usd": ("budget", "max_cost_usd"),
+          "max_tokens": ("budget", "max_tokens"), "baseline": ("gates", "baseline"),
+          "max_regression": ("gates", "max_regression"),
+          "require_significance": ("gates", "require_significance"), "alpha": ("gates", "alpha")}
+#: subject kinds whose spec takes a `price` (the suite's price table fills it in by model)
+PRICED_KINDS = {"openai", "anthropic", "http"}
+
+
+def _merge_flags(cfg: SuiteConfig, flags: dict, source: str | None) -> tuple[SuiteConfig, dict]:
+    overrides = {k: flags[k] for k in OVERRIDABLE if k in flags}
+    nested = {k: flags[k] for k in NESTED if k in flags}
+    if not overrides and not nested:
+        return cfg, overrides
+    merged = {**cfg.model_dump(exclude_unset=True), **overrides}
+    for key, value in nested.items():
+        section, name = NESTED[key]
+        merged[section] = {**(merged.get(section) or {}), name: value}
+    return parse_model(SuiteConfig, merged, file=source), overrides
+
+
+def select_split(cases: list[Case], split: str | None) -> list[Case]:
+    """Held-out cases run only when asked for: default = every case not marked heldout;
+    `heldout` or any other name = only cases marked so; `all` = everything."""
+    if split == "all":
+        return cases
+    if split is None:
+        return [c for c in cases if c.split != "heldout"]
+    return [c for c in cases if c.split == split]
+
+
+def prepare_subject_spec(spec: Any, cfg: SuiteConfig) -> Any:
+    """Apply `--model` and the suite's price table to a subject spec."""
+    from ..subjects.registry import subject_class
+
+    parsed = parse_subject_spec(spec)
+    cls = subject_class(parsed["type"])
+    if cfg.model and getattr(cls, "has_model", False):
+        parsed["model"] = cfg.model
+    if parsed["type"] in PRICED_KINDS and "price" not in parsed and parsed.get("model") in cfg.prices:
+        parsed["price"] = cfg.prices[parsed["model"]].model_dump()
+    return parsed
+
+
+def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None, *,
+               dry_run: bool = False) -> Suite:
+    """Resolve a suite file plus flag overrides into a Suite: every error before anything runs."""
+    from ..cases import load_cases
+
+    flags = {k: v for k, v in (flags or {}).items() if v is not None}
+    data: dict = {}
+    base_dir = Path.cwd()
+    source = None
+    if path is not None:
+        data, base_dir = read_suite_file(path)
+        source = str(path)
+    cfg = parse_model(SuiteConfig, data, file=source)
+    if "output_dir" in data and not Path(cfg.output_dir).is_absolute():
+        # Paths in a suite file are relative to the suite file (an --output-dir flag, to the cwd).
+        cfg.output_dir = str(base_dir / cfg.output_dir)
+    cfg, overrides = _merge_flags(cfg, flags, source)
+    # Paths named on the command line are relative to the working directory, not the suite.
+    case_base = Path.cwd() if "cases" in overrides else base_dir
+    case_paths = cfg.cases if isinstance(cfg.cases, list) else ([cfg.cases] if cfg.cases else [])
+    if not case_paths:
+        raise ConfigError("no cases: give --cases FILE or 'cases:' in the suite", file=source, field="cases")
+    all_cases: list[Case] = []
+    seen: dict[str, str] = {}
+    skipped: list[dict] = []
+    for rel in case_paths:
+        p = Path(rel)
+        target = p if p.is_absolute() else case_base / p
+        if target.is_dir():
+            from ..cases.gold import is_gold_dir, load_gold_dir
+
+            if not is_gold_dir(target):
+                raise ConfigError("a case folder must hold documents with NAME.gold.json files beside them",
+                                  file=str(target), field="cases")
+            loaded, skipped_here = load_gold_dir(target, cfg.limits)
+            skipped += [{**item, "source": str(target)} for item in skipped_here]
+        else:
+            loaded = load_cases(target, cfg.limits)
+        for case in loaded:
+            if case.id in seen:
+                raise ConfigError(f"duplicate case id (also in {seen[case.id]})", file=case.source,
+                                  line=case.line, case_id=case.id, field="id")
+            seen[case.id] = f"{case.source}:{case.line}" if case.line else (case.source or "")
+            all_cases.append(case)
+    cases = select_split(all_cases, cfg.split)
+    if cfg.category:
+        cases = [c for c in cases if c.category in cfg.category]
+    if cfg.case:
+        wanted = set(cfg.case)
+        conv_ids = {c.conversation["id"] for c in all_cases if c.conversation is not None}
+        missing = sorted(wanted - {c.id for c in all_cases} - conv_ids)
+        if missing:
+            raise ConfigError(f"--case names an unknown case id {missing[0]!r}", field="case")
+        # A conversation runs whole: naming it, or any of its turns, selects every turn.
+        whole = {c.conversation["id"] for c in all_cases
+                 if c.conversation is not None and (c.id in wanted or c.conversation["id"] in wanted)}
+        cases = [c for c in cases if c.id in wanted
+                 or (c.conversation is not None and c.conversation["id"] in whole)]
+    if not cases:
+        raise ConfigError("the filters leave no case to run", file=source, field="category")
+
+    graders = _resolve_graders(cfg, cases)
+    name = cfg.name or (Path(source).stem if source and Path(source).stem != "suite"
+                        else (Path(source).parent.name if source else Path(case_paths[0]).stem))
+    variants = []
+    for vc in variant_configs(cfg, flags):
+        subject_spec = {"type": "mock"} if dry_run else prepare_subject_spec(vc["subject"], cfg)
+        subject = build_subject(subject_spec, base_dir if "subject" not in flags else Path.cwd())
+        skill_text = skill_path = None
+        if vc.get("skill"):
+            skill_text, skill_path = load_skill(vc["skill"], base_dir if "skill" not in flags else Path.cwd())
+        variants.append(Variant(vc["name"], subject, skill_text, skill_path, vc.get("params") or {}))
+    for variant in variants:
+        variant.subject.check()
+    judge = _build_judge(cfg, graders, base_dir if "judge" not in flags else Path.cwd(), dry_run)
+    return Suite(_safe_name(name), cfg, cases, variants, graders, base_dir, source, all_cases, skipped, judge)
+
+
+def _build_judge(cfg: SuiteConfig, graders: dict[str, list[Grader]], base_dir: Path, dry_run: bool) -> Subject | None:
+    """The judge subject; model graders or pairwise judging without one fail before running."""
+    from ..graders.registry import JUDGE_GRADERS
+
+    needing = sorted({g.name for gs in graders.values() for g in gs if g.name in JUDGE_GRADERS})
+    if cfg.pairwise:
+        needing.append("pairwise")
+    if cfg.judge is None:
+        if needing:
+            raise ConfigError(f"{needing[0]!r} needs a judge: set 'judge:' in the suite or --judge SPEC",
+                              field="judge")
+        return None
+    if dry_run:
+        return build_subject({"type": "mock"}, base_dir)
+    spec = parse_subject_spec(cfg.judge)
+    if spec["type"] in PRICED_KINDS and "price" not in spec and spec.get("model") in cfg.prices:
+        spec["price"] = cfg.prices[spec["model"]].model_dump()
+    judge = build_subject(spec, base_dir)
+    judge.check()
+    return judge
+
+
+def _safe_name(name: str) -> str:
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")
+    return cleaned or "suite"
+
+
+def _resolve_graders(cfg: SuiteConfig, cases: list[Case]) -> dict[str, list[Grader]]:
+    """Build each distinct grader spec once and check every case against its graders."""
+    cache: dict[str, Grader] = {}
+
+    def build(spec: Any, case: Case | None) -> Grader:
+        key = canonical_json(spec)
+        grader = cache.get(key)
+        if grader is None:
+            try:
+                grader = build_grader(spec)
+            except ConfigError as exc:
+                if case is not None:
+                    raise ConfigError(exc.detail, file=case.source, line=case.line, case_id=case.id,
+                                      field=exc.field or "graders") from None
+                raise
+            cache[key] = grader
+        return grader
+
+    defaults = [build(s, None) for s in (cfg.graders or [])]
+    out: dict[str, list[Grader]] = {}
+    for case in cases:
+        if case.graders:
+            graders = [build(s, case) for s in case.graders]
+        elif defaults:
+            graders = defaults
+        elif case.has_expected:
+            graders = [build("exact", case)]
+        else:
+            raise ConfigError("no grader: give 'grader' or 'graders' in the case, or graders in the suite",
+                              file=case.source, line=case.line, case_id=case.id, field="graders")
+        for grader in graders:
+            grader.check_case(case)
+        out[case.id] = graders
+    return out

@@ -1,0 +1,80 @@
+"""A resolved suite: cases, variants, graders and settings, and the plan they make."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..cases.case import Case
+from ..graders.base import Grader
+from ..hashing import sha256_json
+from ..subjects.base import Subject
+from .config import SuiteConfig
+
+
+@dataclass
+class Variant:
+    """A named subject configuration."""
+
+    name: str
+    subject: Subject
+    skill: str | None = None
+    skill_path: str | None = None
+    params: dict = field(default_factory=dict)
+
+    def describe(self) -> dict:
+        """The saved form of the variant, as the report's plan records it."""
+        return {"name": self.name, "subject": self.subject.spec, "skill_path": self.skill_path,
+                "skill_hash": sha256_json(self.skill) if self.skill is not None else None,
+                "params": self.params}
+
+
+@dataclass
+class Suite:
+    """Everything a run needs, resolved and validated."""
+
+    name: str
+    config: SuiteConfig
+    cases: list[Case]
+    variants: list[Variant]
+    graders: dict[str, list[Grader]]
+    base_dir: Path
+    source: str | None = None
+    all_cases: list[Case] = field(default_factory=list)
+    #: inputs a source listed but could not turn into cases (e.g. a document with no gold file)
+    skipped: list[dict] = field(default_factory=list)
+    #: the judge subject for model graders and pairwise judging (None: no judge)
+    judge: Subject | None = None
+
+    def plan(self) -> dict:
+        """The plan as recorded in the report: cases (with the graders each gets and its input
+        hash), variants, runs, seed. `fixture_hash` covers exactly the planned cases as recorded,
+        so it can be recomputed from the report alone."""
+        cases = []
+        for case in self.cases:
+            entry = case.to_dict()
+            entry["graders"] = [g.spec for g in self.graders[case.id]]
+            entry["input_hash"] = case.input_hash
+            cases.append(entry)
+        return {"fixture_hash": fixture_hash(cases), "suite_hash": self.suite_hash(),
+                "cases": cases, "variants": [v.describe() for v in self.variants],
+                "runs": self.config.runs, "seed": self.config.seed,
+                "split": self.config.split or "default (cases marked heldout excluded)",
+                "budget": self.config.budget.model_dump(), "skipped": self.skipped,
+                "judge": self.judge.spec if self.judge is not None else None,
+                "judge_runs": self.config.judge_runs}
+
+    def suite_hash(self) -> str:
+        """Hash of the settings that change what a run does (not where it writes)."""
+        keep = self.config.model_dump(exclude={"output_dir", "formats", "concurrency",
+                                               "checkpoint_every", "checkpoint_seconds", "fail_under",
+                                               "gates", "cache", "cache_path", "grace_seconds"})
+        keep["variants"] = [v.describe() for v in self.variants]
+        keep["graders"] = {cid: [g.spec for g in gs] for cid, gs in self.graders.items()}
+        keep["judge"] = self.judge.spec if self.judge is not None else None
+        return sha256_json(keep)
+
+
+def fixture_hash(plan_cases: list[dict]) -> str:
+    """SHA-256 of the planned cases as recorded (each entry without its own input_hash)."""
+    return sha256_json([{k: v for k, v in c.items() if k != "input_hash"} for c in plan_cases])
