@@ -18,6 +18,7 @@ from ..hashing import sha256_json
 from ..suite.config import ConversationLimits
 from ..validation import Strict, parse_model
 from .case import MISSING, Case
+from .schema import case_graders
 
 
 class SharedInput(Strict):
@@ -157,8 +158,6 @@ def expand_conversation(raw: dict, record: Any, *, file: str, line: int | None,
                     "turns": [{"id": tr.id, "question": tr.question, **({"style": tr.style} if tr.style else {})}
                               for tr, _ in turns],
                     "limits": limits.model_dump()}
-    from .loader import case_graders
-
     out = []
     sources = sources_of(shared)
     for index, (turn, t) in enumerate(turns):

@@ -16,7 +16,8 @@ from ..hashing import sha256_json
 from ..suite.config import Limits
 from ..validation import parse_model
 from .case import MISSING, Case
-from .schema import CaseRecord
+from .conversation import expand_conversation
+from .schema import CaseRecord, case_graders
 
 _DOC_KEYS = {"cases", "version", "name", "description"}
 
@@ -243,29 +244,6 @@ def _resolve_input(raw: Any, base: Path, shown: str, line: int | None, case_id: 
     return messages
 
 
-def case_graders(record: CaseRecord, raw: dict) -> list | None:
-    """The grader specs a case names for itself (None: use the suite's)."""
-    specs: list = []
-    if record.grader is not None:
-        specs.append(record.grader)
-    if record.graders:
-        specs.extend(record.graders)
-    if record.fields:
-        typed = [f for f in record.fields if isinstance(f, dict)]
-        paths = [f for f in record.fields if isinstance(f, str)]
-        merged = False
-        if paths:
-            for index, spec in enumerate(specs):
-                if spec == "json-fields":
-                    specs[index] = {"json-fields": {"fields": paths}}
-                    merged = True
-            if not merged:
-                specs.append({"json-fields": {"fields": paths}})
-        if typed:
-            specs.append({"fields": {"fields": typed}})
-    return specs or None
-
-
 def _bad_text(text: str) -> bool:
     try:
         text.encode("utf-8")
@@ -322,8 +300,6 @@ def load_cases(path: str | os.PathLike, limits: Limits | None = None) -> list[Ca
             raise ConfigError(f"duplicate case id{where}", file=shown, line=line, case_id=record.id, field="id")
         seen[record.id] = line
         if record.turns is not None or record.conversation is not None:
-            from .conversation import expand_conversation
-
             if path.stat().st_size > limits.conversation.max_file_bytes:
                 raise ConfigError(f"a file with conversations may hold at most {limits.conversation.max_file_bytes} "
                                   "bytes (limits.conversation.max_file_bytes)", file=shown, case_id=record.id)

@@ -39,3 +39,26 @@ class CaseRecord(Strict):
         if not value.strip():
             raise ValueError("must be a nonempty string")
         return value
+
+
+def case_graders(record: CaseRecord, raw: dict) -> list | None:
+    """The grader specs a case names for itself (None: use the suite's)."""
+    specs: list = []
+    if record.grader is not None:
+        specs.append(record.grader)
+    if record.graders:
+        specs.extend(record.graders)
+    if record.fields:
+        typed = [f for f in record.fields if isinstance(f, dict)]
+        paths = [f for f in record.fields if isinstance(f, str)]
+        merged = False
+        if paths:
+            for index, spec in enumerate(specs):
+                if spec == "json-fields":
+                    specs[index] = {"json-fields": {"fields": paths}}
+                    merged = True
+            if not merged:
+                specs.append({"json-fields": {"fields": paths}})
+        if typed:
+            specs.append({"fields": {"fields": typed}})
+    return specs or None
