@@ -31,6 +31,10 @@ the route default. Keys (combinable where it makes sense):
     cost: float     (generic only) the "cost" field
     json: any       raw JSON body returned verbatim (with "status" if given, default 200)
     latency_ms: N   delay before answering (replaces the constructor's latency_ms)
+    until_in_flight: N   hold the answer until N requests have been in flight at once since the
+                    last reset (max_in_flight >= N), at most hold_s seconds (default 10); then
+                    latency_ms as usual. Tests of concurrency read max_in_flight afterwards: the
+                    peak is then what the client delivered, not what the timing allowed.
     chunk_ms: N     delay between stream events
     status: int     >= 400 gives an API-shaped error body; "body" overrides it
     retry_after: float|str   sets the Retry-After header
@@ -366,7 +370,9 @@ class FakeServerBase:
         app.router.add_route("*", "/{tail:.*}", self._not_found)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5, handle_signals=False)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, HOST, self.port, reuse_address=True)
+        # backlog: hundreds of clients connecting at once must not wait on SYN retries (aiohttp's
+        # default is 128), or a concurrency test would measure the kernel, not the client
+        site = web.TCPSite(self._runner, HOST, self.port, reuse_address=True, backlog=1024)
         await site.start()
         sockets = getattr(site._server, "sockets", None) or []
         self.port = sockets[0].getsockname()[1]
@@ -410,6 +416,8 @@ class FakeServerBase:
             "t": time.monotonic(),
             "route": self._route_for_request(request),
             "status": None,
+            # the client's address and port: one per connection, so tests can count connections
+            "peer": list(request.transport.get_extra_info("peername") or ()) if request.transport else None,
         }
         request[RECORD] = rec
         with self._lock:
@@ -473,6 +481,12 @@ class FakeServerBase:
             except asyncio.TimeoutError:
                 pass
 
+    async def _until_in_flight(self, n: int, hold_s: float) -> None:
+        # polled: the count changes under a thread lock (tests read it from another thread)
+        deadline = time.monotonic() + hold_s
+        while self.max_in_flight < n and time.monotonic() < deadline and not self._stopping.is_set():
+            await asyncio.sleep(0.005)
+
     async def _hang(self, request: web.Request) -> web.StreamResponse:
         """Wait until the server stops or the client goes away, then drop the connection."""
         while not self._stopping.is_set():
@@ -510,6 +524,8 @@ class FakeServerBase:
     async def _pre(self, request: web.Request, route: str | None, b: Behaviour,
                    streaming: bool) -> web.StreamResponse | None:
         """Handle latency / hang / errors / raw json / malformed / non-stream truncate."""
+        if b.get("until_in_flight"):
+            await self._until_in_flight(int(b["until_in_flight"]), float(b.get("hold_s", 10)))
         await self._sleep(b.get("latency_ms", self.latency_ms))
         if self._stopping.is_set():
             return self._drop(request)

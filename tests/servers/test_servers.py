@@ -238,3 +238,22 @@ def test_subprocess_mode(module, extra, tmp_path):
         rc = proc.wait(5)
         proc.stdout.close()
     assert rc == 0
+
+
+def test_until_in_flight_holds_until_n_then_answers():
+    with FakeProvider() as srv:
+        srv.set_default("chat", {"until_in_flight": 3, "hold_s": 5})
+        url = srv.base_url + "/v1/chat/completions"
+        ts = [threading.Thread(target=post, args=(url, {"messages": MSGS})) for _ in range(3)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(10)
+        assert srv.max_in_flight == 3 and len(srv.requests) == 3
+        # each request came on its own connection: the recorded peers tell them apart
+        assert len({tuple(r["peer"]) for r in srv.requests}) == 3
+        # alone, a held request is answered once the hold runs out
+        srv.reset()
+        srv.set_default("chat", {"until_in_flight": 3, "hold_s": 0.1})
+        status, _, _ = post(url, {"messages": MSGS})
+        assert status == 200 and srv.max_in_flight == 1
