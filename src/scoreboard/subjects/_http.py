@@ -1,11 +1,12 @@
 """Shared machinery of the HTTP subjects (`openai`, `anthropic`, `http`).
 
-One aiohttp session per subject (created lazily inside the running loop), retries with
-exponential backoff and full jitter on 429 / 5xx / connection errors (Retry-After honoured),
-per-subject rate limits (max_concurrency, requests_per_minute), adaptive concurrency (halved
-on a 429, +1 back after every K successes), and ledger accounting: every HTTP request, retries
-included, is reserved in the run's Ledger before it is sent and completed after, whatever
-happens (an error, a bug, the runner's timeout cancelling it), so nothing stays pending.
+One aiohttp session per subject (created lazily inside the running loop; its connection pool
+is never the tightest limit: _pool.py), retries with exponential backoff and full jitter on
+429 / 5xx / connection errors (Retry-After honoured), per-subject rate limits (max_concurrency,
+requests_per_minute), adaptive concurrency (halved on a 429, +1 back after every K successes),
+and ledger accounting: every HTTP request, retries included, is reserved in the run's Ledger
+before it is sent and completed after, whatever happens (an error, a bug, the runner's timeout
+cancelling it), so nothing stays pending.
 
 Error kinds raised as SubjectError.kind: "quota" (402 / quota 429 / billing: stop_run=True),
 "rate-limit" (429 after the last retry), "server-error" (5xx / 408 / 409 after the last
@@ -31,6 +32,7 @@ import aiohttp
 from ..errors import ConfigError, SubjectError
 from . import pricing
 from ._limits import RETRY_DEFAULTS, Limiter, _positive, parse_retries  # noqa: F401  (re-exported)
+from ._pool import Pool
 from .base import Subject
 from .values import Measurements, Output, Result, SubjectRequest
 
@@ -169,11 +171,11 @@ class HTTPSubject(Subject):
     method: str = "POST"
 
     def __init__(self, spec: dict, base_dir):
-        self._session: aiohttp.ClientSession | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop of the limiter
         self._limiter: Limiter | None = None
         self._secrets: set[str] = set()
         super().__init__(spec, base_dir)
+        self._pool = Pool(self._max_concurrency)
 
     # ------------------------------------------------------------------ options
 
@@ -283,35 +285,12 @@ class HTTPSubject(Subject):
 
     # ------------------------------------------------------------------ session
 
-    def _open(self, loop: asyncio.AbstractEventLoop) -> None:
-        old = self._session
-        if old is not None and not old.closed:
-            # a session of another (finished) loop cannot be awaited closed from here
-            connector = old.connector
-            old.detach()
-            try:
-                connector._close()  # noqa: SLF001 - synchronous close of its transports
-            except Exception:
-                pass
-        headers = {"Content-Type": "application/json", **self.static_headers()}
-        connector = aiohttp.TCPConnector(limit=max(64, self._max_concurrency or 0))
-        self._session = aiohttp.ClientSession(connector=connector, headers=headers, trust_env=False,
-                                              timeout=aiohttp.ClientTimeout(total=None))
-        self._loop = loop
-        self._limiter = Limiter(self._max_concurrency, self._rpm)
+    def prepare(self, concurrency: int) -> None:
+        """Let the connection pool carry `concurrency` requests at once."""
+        self._pool.prepare(concurrency)
 
     async def aclose(self) -> None:
-        session, self._session = self._session, None
-        if session is not None and not session.closed:
-            if self._loop is asyncio.get_running_loop():
-                await session.close()
-            else:
-                connector = session.connector
-                session.detach()
-                try:
-                    connector._close()  # noqa: SLF001
-                except Exception:
-                    pass
+        await self._pool.aclose()
         self._loop = None
 
     # ------------------------------------------------------------------ the attempt
@@ -337,9 +316,10 @@ class HTTPSubject(Subject):
     async def _send(self, request: SubjectRequest, data: bytes, stream: bool, tok_bound, cost_bound,
                     price, t0: float) -> tuple[Reply, int]:
         loop = asyncio.get_running_loop()
-        if self._loop is not loop or self._session is None or self._session.closed:
-            self._open(loop)
-        session, limiter, retry = self._session, self._limiter, self._retry
+        session = self._pool.session(loop, self.static_headers)
+        if self._loop is not loop:  # the limiter's futures belong to one loop
+            self._limiter, self._loop = Limiter(self._max_concurrency, self._rpm), loop
+        limiter, retry = self._limiter, self._retry
         ledger = request.ledger
         url = self.url()
         payload = None if self.method == "GET" else data  # a GET carries no body

@@ -40,6 +40,10 @@ class Subject:
     def check(self) -> None:
         """Fail before anything runs when the subject cannot work (missing CLI, module...)."""
 
+    def prepare(self, concurrency: int) -> None:
+        """Size what the subject holds for `concurrency` run() calls at once (called before
+        the run, with the most the caller will have in flight; called again, the largest wins)."""
+
     async def run(self, request: SubjectRequest) -> Result:  # pragma: no cover - interface
         raise NotImplementedError
 
