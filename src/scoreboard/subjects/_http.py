@@ -19,13 +19,11 @@ Secrets (API keys, tokens, env values put in headers) are scrubbed from every me
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import random
 import re
 import time
-from email.utils import parsedate_to_datetime
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import aiohttp
 
@@ -33,18 +31,25 @@ from ..errors import ConfigError, SubjectError
 from . import pricing
 from ._limits import RETRY_DEFAULTS, Limiter, _positive, parse_retries  # noqa: F401  (re-exported)
 from ._pool import Pool
+from ._wire import (  # noqa: F401  (re-exported for the subject kinds)
+    Reply,
+    as_int,
+    dumps_body,
+    error_detail,
+    loads,
+    loads_or_fail,
+    parse_args,
+    retry_after_s,
+    sse_data,
+)
 from .base import Subject
 from .values import Measurements, Output, Result, SubjectRequest
 
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-_loads = json.loads
 _perf = time.perf_counter
 
 COMMON_OPTIONS = {"headers", "price", "max_concurrency", "requests_per_minute", "retries"}
 _SENSITIVE = re.compile(r"auth|key|token|secret|cookie|session|signature", re.I)
 ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_QUOTA_TYPES = {"insufficient_quota", "billing_error", "quota_exceeded", "payment_required",
-                "credit_balance_too_low"}
 
 
 def scrub(text: str, secrets) -> str:
@@ -69,97 +74,6 @@ def expand_env(value: str, secrets: set[str]) -> str:
         return found
 
     return ENV_REF.sub(sub, value)
-
-
-def retry_after_s(headers) -> float | None:
-    """Seconds to wait from `retry-after-ms` or `Retry-After` (seconds or an HTTP date)."""
-    value = headers.get("retry-after-ms")
-    if value:
-        try:
-            return max(0.0, float(value) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("Retry-After")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-
-
-def error_detail(payload: Any, text: str) -> tuple[str, bool]:
-    """(the provider's error message, whether its type/code says quota or billing)."""
-    message = None
-    quota = False
-    if isinstance(payload, dict):
-        err = payload.get("error")
-        if isinstance(err, dict):
-            message = err.get("message")
-            quota = any(isinstance(err.get(k), str) and err[k] in _QUOTA_TYPES for k in ("type", "code"))
-        elif isinstance(err, str):
-            message = err
-        if message is None:
-            message = payload.get("message") or payload.get("detail")
-    if not isinstance(message, str) or not message.strip():
-        message = " ".join(text.split())[:300] or "(empty body)"
-    return message[:500], quota
-
-
-def loads_or_fail(raw: bytes, fail) -> Any:
-    """Parse a JSON body once; a body that is not JSON is an invalid-response error."""
-    try:
-        return _loads(raw)
-    except (ValueError, RecursionError) as exc:
-        raise fail(f"response is not valid JSON ({exc}; {len(raw)} bytes)", kind="invalid-response") from None
-
-
-def sse_data(raw: bytes) -> list[bytes]:
-    """The data payloads of a server-sent-events body, one per event."""
-    out: list[bytes] = []
-    buf: list[bytes] = []
-    for line in raw.splitlines():
-        if line.startswith(b"data:"):
-            value = line[5:]
-            buf.append(value[1:] if value[:1] == b" " else value)
-        elif not line and buf:
-            out.append(b"\n".join(buf) if len(buf) > 1 else buf[0])
-            buf = []
-    if buf:
-        out.append(b"\n".join(buf))
-    return out
-
-
-def parse_args(raw: Any) -> Any:
-    """Tool-call arguments as JSON when they parse, else the raw string."""
-    if isinstance(raw, str):
-        try:
-            return _loads(raw) if raw.strip() else {}
-        except ValueError:
-            return raw
-    return raw
-
-
-def as_int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-class Reply:
-    """What one successful HTTP exchange produced."""
-
-    __slots__ = ("text", "json", "tool_calls", "status", "input_tokens", "output_tokens", "cost", "model")
-
-    def __init__(self, text=None, tool_calls=None, status=None, input_tokens=None, output_tokens=None,
-                 model=None, json=None, cost=None):
-        self.text, self.tool_calls, self.status = text, tool_calls or [], status
-        self.input_tokens, self.output_tokens, self.model = input_tokens, output_tokens, model
-        self.json, self.cost = json, cost
-
-
 
 
 class HTTPSubject(Subject):
@@ -262,7 +176,7 @@ class HTTPSubject(Subject):
     def status_error(self, status: int, raw: bytes, headers) -> SubjectError:
         text = raw.decode("utf-8", "replace")
         try:
-            payload = _loads(text) if text.lstrip()[:1] in ("{", "[") else None
+            payload = loads(text) if text.lstrip()[:1] in ("{", "[") else None
         except ValueError:
             payload = None
         message, quota = error_detail(payload, text)
@@ -298,7 +212,7 @@ class HTTPSubject(Subject):
     async def run(self, request: SubjectRequest) -> Result:
         t0 = _perf()
         body, out_bound, stream = self.build(request)
-        data = _dumps(body).encode()
+        data = dumps_body(body)
         price = pricing.price_for(self._price, self.options.get("model"))
         n_bytes = len(data)
         tok_bound = n_bytes + out_bound if out_bound is not None else None

@@ -4,7 +4,7 @@ is never the tightest limit on the requests in flight."""
 from __future__ import annotations
 
 import asyncio
-from typing import Callable
+from collections.abc import Callable
 
 import aiohttp
 
@@ -52,12 +52,12 @@ class Pool:
             raise ValueError(f"concurrency must be a positive integer, not {concurrency!r}")
         self.prepared = max(self.prepared or 0, concurrency)
         session = self._session
-        if session is not None and not session.closed and session.connector is not None:
-            if session.connector.limit and session.connector.limit < self.limit:
-                # The next request opens a larger pool; this one stays open for the requests
-                # it carries and is closed with the subject.
-                self._retired.append(session)
-                self._session = None
+        connector = session.connector if session is not None and not session.closed else None
+        if connector is not None and connector.limit and connector.limit < self.limit:
+            # The next request opens a larger pool; this one stays open for the requests it
+            # carries and is closed with the subject.
+            self._retired.append(session)
+            self._session = None
 
     def session(self, loop: asyncio.AbstractEventLoop,
                 headers: Callable[[], dict[str, str]]) -> aiohttp.ClientSession:
