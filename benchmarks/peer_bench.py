@@ -9,6 +9,12 @@ and HTML reports: everything a real run does. The last stdout line is
     bash ../shared/bench/setup_peers.sh
     HARNESSES="scoreboard baseline-aiohttp promptfoo inspect" CONFIGS="1000:50 1000:0" \\
       HARNESS_scoreboard='.venv/bin/python benchmarks/peer_bench.py' bash ../shared/bench/run_peers.sh
+
+The concurrency-200 row of benchmarks/README.md (10,000 cases, 50 ms latency; the mock's
+max in-flight column must read 200):
+
+    HARNESSES="scoreboard baseline-aiohttp" CONFIGS="10000:50" CONC=200 \\
+      HARNESS_scoreboard='.venv/bin/python benchmarks/peer_bench.py' bash ../shared/bench/run_peers.sh
 """
 
 from __future__ import annotations
