@@ -6,7 +6,7 @@ import json
 import re
 
 from scoreboard.record.html import SIZE_BUDGET, embed_json, page_data, render_html
-from tests.reports.conftest import XSS_OUTPUT, make_report, xss_report
+from tests.record.conftest import XSS_OUTPUT, make_report, xss_report
 
 DATA_RE = re.compile(r'<script type="application/json" id="data">(.*?)</script>', re.S)
 

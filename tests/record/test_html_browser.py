@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from scoreboard.record.html import render_html
-from tests.reports.conftest import FAILED, XSS_OUTPUT, make_report, xss_report
+from tests.record.conftest import FAILED, XSS_OUTPUT, make_report, xss_report
 
 
 def write(tmp_path: Path, report: dict, name: str = "report.html") -> Path:

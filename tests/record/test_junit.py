@@ -5,7 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from scoreboard.record.junit import render_junit
-from tests.reports.conftest import make_report
+from tests.record.conftest import make_report
 
 
 def parse(report: dict) -> ET.Element:
