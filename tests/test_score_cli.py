@@ -39,7 +39,7 @@ def test_all_pass_exits_0_and_writes_reports_under_the_transcript_stem(tmp_path)
     files = reports(tmp_path, "search")
     assert ".json" in files and ".md" in files
     report = json.loads(files[".json"].read_text())
-    assert report["schema"] == "scoreboard.report/v1"
+    assert report["schema"] == "scoreboard.report/v2"
     assert report["run"]["suite"] == "search"
     sources = report["run"]["transcript"]["sources"]
     assert sources[0]["sha256"] == hashlib.sha256(src.read_bytes()).hexdigest()

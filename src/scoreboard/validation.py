@@ -63,10 +63,16 @@ def _pick_error(errors: list[dict], points: dict[tuple, set]) -> tuple[dict, lis
 
 def first_error(exc: ValidationError) -> tuple[str, str]:
     """(field path, message) of a pydantic error, phrased for one line."""
+    loc, msg = first_error_parts(exc)
+    return ".".join(str(p) for p in loc), msg
+
+
+def first_error_parts(exc: ValidationError) -> tuple[tuple, str]:
+    """(location as keys and indexes, message) of a pydantic error, union branch tags left out."""
     errors = exc.errors()
     points = _union_points(errors)
     err, siblings = _pick_error(errors, points)
-    loc = ".".join(str(p) for p in _clean_loc(tuple(err.get("loc", ())), points))
+    loc = _clean_loc(tuple(err.get("loc", ())), points)
     kind = err.get("type", "")
     if kind == "extra_forbidden":
         return loc, "unknown field"

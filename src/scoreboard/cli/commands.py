@@ -4,4 +4,4 @@ Listed here in the order `scoreboard --help` shows them. A module imports only a
 code at start-up; everything heavy is imported inside its main().
 """
 
-MODULES: list[str] = ["compare", "score", "replay", "footprint", "rescore", "verify", "imports", "plan"]
+MODULES: list[str] = ["compare", "score", "replay", "footprint", "rescore", "verify", "imports", "plan", "schema"]

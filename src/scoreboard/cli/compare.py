@@ -10,6 +10,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..record.schema import Report
 
 NAME = "compare"
 HELP = "compare two saved reports on their shared cases (paired, case by case)"
@@ -22,41 +26,46 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML page (created exclusively)")
 
 
-def _tallies(report: dict, variant: str, cases: set[str]) -> tuple[dict, dict]:
+def _tallies(report: Report, variant: str, cases: set[str]) -> tuple[dict, dict]:
     """Per case {case: [hits, tries]} and per field {key: {case: [hits, tries]}} over judged runs."""
     tally: dict[str, list[int]] = {}
     fields: dict[str, dict[str, list[int]]] = {}
-    for a in report["attempts"]:
-        if a["variant"] != variant or a["case_id"] not in cases or a["status"] not in ("passed", "failed", "error"):
+    for a in report.attempts:
+        if a.variant != variant or a.case_id not in cases or a.status not in ("passed", "failed", "error"):
             continue
-        slot = tally.setdefault(a["case_id"], [0, 0])
-        slot[0] += a["status"] == "passed"
+        slot = tally.setdefault(a.case_id, [0, 0])
+        slot[0] += a.status == "passed"
         slot[1] += 1
-        for g in a.get("grades") or ():
-            for f in g.get("fields") or ():
-                fslot = fields.setdefault(f"{g['grader']}:{f['path']}", {}).setdefault(a["case_id"], [0, 0])
-                fslot[0] += bool(f.get("passed"))
+        for g in a.grades:
+            for f in g.fields or ():
+                fslot = fields.setdefault(f"{g.grader}:{f.path}", {}).setdefault(a.case_id, [0, 0])
+                fslot[0] += bool(f.passed)
                 fslot[1] += 1
     return tally, fields
 
 
-def compare_reports(a: dict, b: dict) -> dict:
-    """The comparison of two reports as a JSON-ready dict."""
+def _side(report: Report) -> dict:
+    return {"run_id": report.run.id, "suite": report.run.suite, "fixture_hash": report.plan.fixture_hash}
+
+
+def compare_reports(a: Report, b: Report) -> dict:
+    """The comparison of two reports (typed, as read_report gives them) as a JSON-ready dict."""
     from ..stats.comparison import _flags, headline, mcnemar, paired_stats
     from ..stats.intervals import rate
 
-    hash_a = {c["id"]: c.get("input_hash") for c in a["plan"]["cases"]}
-    hash_b = {c["id"]: c.get("input_hash") for c in b["plan"]["cases"]}
+    hash_a = {c.id: c.input_hash for c in a.plan.cases}
+    hash_b = {c.id: c.input_hash for c in b.plan.cases}
     shared = sorted(cid for cid in hash_a if cid in hash_b and hash_a[cid] == hash_b[cid])
     differ = sorted(cid for cid in hash_a if cid in hash_b and hash_a[cid] != hash_b[cid])
     only_a = sorted(set(hash_a) - set(hash_b))
     only_b = sorted(set(hash_b) - set(hash_a))
-    names_a = [v["name"] for v in a["plan"]["variants"]]
-    names_b = [v["name"] for v in b["plan"]["variants"]]
+    names_a = [v.name for v in a.plan.variants]
+    names_b = [v.name for v in b.plan.variants]
     pairs = [(n, n) for n in names_a if n in names_b]
     if not pairs and len(names_a) == 1 and len(names_b) == 1:
         pairs = [(names_a[0], names_b[0])]
-    seed = a["plan"].get("seed", 0)
+    # A plan with no seed bootstraps with 0, as the summary of that report did.
+    seed = a.plan.seed or 0
     shared_set = set(shared)
     comparisons = []
     for va, vb in pairs:
@@ -78,8 +87,7 @@ def compare_reports(a: dict, b: dict) -> dict:
     unmatched = {"a": [n for n in names_a if n not in {p[0] for p in pairs}],
                  "b": [n for n in names_b if n not in {p[1] for p in pairs}]}
     return {"schema": "scoreboard.compare/v1",
-            "a": {"run_id": a["run"].get("id"), "suite": a["run"].get("suite"), "fixture_hash": a["plan"].get("fixture_hash")},
-            "b": {"run_id": b["run"].get("id"), "suite": b["run"].get("suite"), "fixture_hash": b["plan"].get("fixture_hash")},
+            "a": _side(a), "b": _side(b),
             "shared_cases": len(shared), "inputs_differ": differ, "only_in_a": only_a, "only_in_b": only_b,
             "unmatched_variants": unmatched, "comparisons": comparisons}
 
@@ -142,11 +150,12 @@ B: {escape(str(result['b']['suite']))} ({escape(str(result['b']['run_id']))})</p
 
 
 def main(args: argparse.Namespace) -> int:
+    """Compare two reports, read as typed models; print the result (and write --html)."""
     from ..record.files import write_new
-    from ..record.io import load_report
+    from ..record.io import read_report
 
-    a = load_report(args.a)
-    b = load_report(args.b)
+    a = read_report(args.a)
+    b = read_report(args.b)
     result = compare_reports(a, b)
     if args.html:
         write_new(args.html, render_html(result))

@@ -1,17 +1,31 @@
-"""The JSON report: the versioned record of a run (plan, attempts, summary, gates, status)."""
+"""The JSON report: the versioned record of a run (plan, attempts, summary, gates, status).
+
+`load_report` reads one as plain data (what `verify` needs: it must open a report that does not
+add up in order to name what is wrong); `read_report` reads it as typed models (record/schema.py),
+so a bad field fails on the way in with its JSON path."""
 
 from __future__ import annotations
 
 import json
 import os
 import platform
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from pydantic import ValidationError
 
-SCHEMA = "scoreboard.report/v1"
+from ..errors import ConfigError
+from ..validation import first_error_parts
+from .schema import (  # SCHEMA(S) re-exported: the version written, those read
+    SCHEMA,
+    SCHEMAS,
+    Report,
+)
+
+__all__ = ["SCHEMA", "SCHEMAS", "load_report", "read_report", "parse_report", "invalid_report", "json_path",
+           "dumps_report", "versions", "is_synthetic", "fmt_rate"]
 
 
 def versions() -> dict:
@@ -47,14 +61,53 @@ def load_report(path: str | os.PathLike) -> dict:
     except ValueError as exc:
         raise ConfigError(f"report is not valid JSON: {getattr(exc, 'msg', exc)}", file=shown,
                           line=getattr(exc, "lineno", None)) from None
-    if not isinstance(report, dict) or report.get("schema") != SCHEMA:
+    if not isinstance(report, dict) or report.get("schema") not in SCHEMAS:
         found = report.get("schema") if isinstance(report, dict) else type(report).__name__
-        raise ConfigError(f"not a scoreboard report (schema {found!r}, expected {SCHEMA!r})",
-                          file=shown, field="schema")
+        raise ConfigError(f"not a scoreboard report (schema {found!r}, expected one of "
+                          f"{', '.join(SCHEMAS)})", file=shown, field="schema")
     for key in ("run", "plan", "attempts", "summary"):
         if key not in report:
             raise ConfigError("report lacks a required section", file=shown, field=key)
     return report
+
+
+def read_report(path: str | os.PathLike) -> Report:
+    """Read a report JSON file as typed models; a bad field is one error naming its JSON path."""
+    return parse_report(load_report(path), str(path))
+
+
+def parse_report(data: dict, source: str) -> Report:
+    """Validate report data (v1 or v2) as typed models; `source` names it in the error."""
+    try:
+        return Report.model_validate(data)
+    except ValidationError as exc:
+        raise invalid_report(exc, source) from None
+
+
+def invalid_report(exc: ValidationError, source: str, *, first: tuple = ()) -> ConfigError:
+    """The one-line error for a report that failed validation: the file, the JSON path of the
+    first bad field, what was wrong. `first` stands in for the first location part: a list of
+    attempts validated apart from the report names an attempt `("attempts", index in the report)`."""
+    loc, msg = first_error_parts(exc)
+    if first:
+        loc = first + tuple(loc[1:])
+    return ConfigError(msg, file=source, field=json_path(loc) or None)
+
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def json_path(parts: tuple | list) -> str:
+    """A JSON path: `attempts[3].grades[0].passed`, `summary.variants["openai/gpt-4.1"].pass_rate`."""
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _IDENT.match(str(part)):
+            out += f".{part}" if out else str(part)
+        else:
+            out += f"[{json.dumps(str(part), ensure_ascii=False)}]"
+    return out
 
 
 def is_synthetic(plan: dict) -> bool:

@@ -1,0 +1,9 @@
+"""Names the record defines and every layer shares (the measurements an attempt carries, the
+graders whose verdicts are a model's judgment)."""
+
+from __future__ import annotations
+
+#: the measurements of an attempt; each may be null (unknown), never a stand-in 0
+MEASUREMENT_KEYS = ("latency_ms", "input_tokens", "output_tokens", "cost_usd", "requests")
+#: graders that call a model: not recomputable offline; `rescore` needs --allow-judge
+JUDGE_GRADER_NAMES = frozenset({"llm-judge", "rubric-score", "pointwise", "pairwise"})

@@ -1,0 +1,363 @@
+"""The report as typed models: the versioned JSON record of a run, checked on the way in.
+
+Shapes scoreboard writes are closed (`extra="forbid"`), so a misspelt or stray key fails with
+its JSON path; what users and plugins define stays open: subject and grader specs, case
+inputs, expected values and metadata are free-form, and a Grade keeps whatever keys its
+grader adds (`judge`, `scores`, `judge_failure`, ...). Scalars are strict (no "3" for 3, no 1
+for true), lists accept tuples so an in-memory report validates as its JSON does.
+
+A v1 report (before `run.executor` and `run.dry_run`) loads with executor None and dry_run
+False. The summary's models live in schema_summary.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
+
+from .constants import JUDGE_GRADER_NAMES, MEASUREMENT_KEYS
+from .schema_summary import Budget, Closed, Num, Open, Requests, Summary
+
+SCHEMA = "scoreboard.report/v2"
+#: every report version this code reads
+SCHEMAS = ("scoreboard.report/v1", "scoreboard.report/v2")
+
+__all__ = ["SCHEMA", "SCHEMAS", "MEASUREMENT_KEYS", "JUDGE_GRADER_NAMES", "Report", "RunInfo", "Plan",
+           "PlanCase", "PlanVariant", "Attempt", "Output", "Measurements", "Grade", "FieldResult", "Gate",
+           "Requests", "Summary", "Pairwise", "PairwiseJudgment", "Reviews", "Review", "Verification"]
+
+AttemptStatus = Literal["passed", "failed", "error", "unassessed", "not-run", "interrupted"]
+RunStatus = Literal["completed", "stopped", "running"]
+
+
+
+
+# ---------------------------------------------------------------------------------------------
+# Attempts
+
+
+class Measurements(Closed):
+    """What one attempt cost; None is unknown, never zero."""
+
+    latency_ms: Num | None = None
+    input_tokens: StrictInt | None = None
+    output_tokens: StrictInt | None = None
+    cost_usd: Num | None = None
+    requests: StrictInt | None = None
+    #: present (true) only when the response came from the cache
+    cached: StrictBool | None = None
+
+
+class Output(Closed):
+    """What the subject produced: text, the parsed JSON (null when unparseable), tool calls."""
+
+    text: StrictStr | None = None
+    # `json` would shadow BaseModel.json; the record's key stays "json".
+    json_: Any = Field(None, alias="json")
+    tool_calls: list[dict[str, Any]] = []
+    status: StrictStr | None = None
+
+
+class FieldResult(Closed):
+    """One graded field of a structured output."""
+
+    path: StrictStr
+    passed: StrictBool
+    expected: Any = None
+    actual: Any = None
+    reason: StrictStr = ""
+
+
+class Grade(Open):
+    """One grader's verdict (passed None: not assessed); graders may add keys of their own."""
+
+    grader: StrictStr
+    passed: StrictBool | None
+    score: StrictFloat | None = None
+    reason: StrictStr = ""
+    fields: list[FieldResult] | None = None
+
+
+class Turn(Closed):
+    """Where an attempt sits in a conversation."""
+
+    conversation: StrictStr
+    index: StrictInt
+    id: StrictStr
+
+
+class Attempt(Closed):
+    """One execution of one case by one variant, run index `run`."""
+
+    case_id: StrictStr
+    variant: StrictStr
+    run: StrictInt
+    status: AttemptStatus
+    input_hash: StrictStr | None = None
+    output: Output | None = None
+    output_hash: StrictStr | None = None
+    error: StrictStr | None = None
+    measurements: Measurements = Measurements()
+    grades: list[Grade] = []
+    #: what the subject reported beyond its output (model, finish reason, retries, cache origin)
+    subject_info: dict[str, Any] | None = None
+    turn: Turn | None = None
+    #: the hash of the messages a conversation turn was sent (its history included)
+    chain_input_hash: StrictStr | None = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Plan
+
+
+class PlanCase(Closed):
+    """A case as planned: its input and reference (free-form), graders' specs, input hash."""
+
+    id: StrictStr
+    input: Any = None
+    expected: Any = None
+    category: StrictStr | None = None
+    rubric: Any = None
+    notes: StrictStr | None = None
+    split: StrictStr | None = None
+    synthetic: StrictBool | None = None
+    turns: list[dict[str, Any]] | None = None
+    input_error: StrictStr | None = None
+    tags: list[StrictStr] = []
+    metadata: dict[str, Any] = {}
+    graders: list[Any] = []
+    input_hash: StrictStr | None = None
+    conversation: StrictStr | None = None
+    turn_index: StrictInt | None = None
+
+
+class PlanVariant(Closed):
+    """A variant as planned: its subject spec (free-form), skill and params; imported variants
+    also say where their outputs came from."""
+
+    name: StrictStr
+    subject: dict[str, Any] = {}
+    skill_path: StrictStr | None = None
+    skill_hash: StrictStr | None = None
+    params: dict[str, Any] = {}
+    imported: StrictBool | None = None
+    provider: StrictStr | None = None
+    model: StrictStr | None = None
+    model_version: StrictStr | None = None
+    settings: dict[str, Any] | None = None
+    generated_at: dict[str, StrictStr] | None = None
+
+
+
+class Plan(Closed):
+    """What the run set out to do: cases x variants x runs, with the hashes of every input."""
+
+    fixture_hash: StrictStr | None = None
+    suite_hash: StrictStr | None = None
+    cases: list[PlanCase]
+    variants: list[PlanVariant]
+    runs: StrictInt
+    seed: StrictInt | None = None
+    split: StrictStr | None = None
+    budget: Budget | None = None
+    #: inputs a source listed but could not turn into cases (source-specific keys)
+    skipped: list[dict[str, Any]] = []
+    judge: dict[str, Any] | None = None
+    judge_runs: StrictInt | None = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Run
+
+
+class CacheInfo(Closed):
+    path: StrictStr
+    hits: StrictInt
+    misses: StrictInt
+
+
+class Resumed(Closed):
+    at: StrictStr
+    attempts_reused: StrictInt
+
+
+class SourceReport(Closed):
+    """The report a rescore or import was made from."""
+
+    source_report: StrictStr
+    source_run_id: StrictStr | None = None
+    source_sha256: StrictStr
+    subject_requests: StrictInt = 0
+    source_requests: Requests | None = None
+    note: StrictStr = ""
+
+
+class Rescore(SourceReport):
+    graders_file: StrictStr | None = None
+    previous_graders: dict[str, list[Any]] = {}
+    changed_cases: list[StrictStr] = []
+    allow_judge: StrictBool = False
+
+
+class Imported(SourceReport):
+    comparisons: StrictStr
+    comparisons_sha256: StrictStr
+    version: StrictStr | None = None
+    entries: StrictInt
+    variants: list[StrictStr]
+
+
+class ReviewsImport(Closed):
+    """One `import reviews` that added entries to this report."""
+
+    file: StrictStr
+    sha256: StrictStr
+    version: StrictStr | None = None
+    entries: StrictInt
+    human: StrictInt
+    model: StrictInt
+    at: StrictStr
+    source_report: StrictStr
+    source_sha256: StrictStr
+    argv: list[StrictStr] = []
+    requests: StrictInt = 0
+
+
+class RunInfo(Closed):
+    """Who ran what, when, and how it ended; command-specific blocks when a command adds them."""
+
+    id: StrictStr | None = None
+    suite: StrictStr | None = None
+    status: RunStatus
+    started_at: StrictStr | None = None
+    finished_at: StrictStr | None = None
+    argv: list[StrictStr] = []
+    versions: dict[str, StrictStr] = {}
+    synthetic: StrictBool = False
+    stop_reason: StrictStr | None = None
+    #: v2: where attempts ran ("local"); None in a v1 report
+    executor: StrictStr | None = None
+    #: v2: the run used --dry-run (mock subjects, nothing sent)
+    dry_run: StrictBool = False
+    transcript: dict[str, Any] | None = None
+    replay: dict[str, Any] | None = None
+    rescore: Rescore | None = None
+    imported: Imported | None = None
+    cache: CacheInfo | None = None
+    resumed: Resumed | None = None
+    reviews_imported: list[ReviewsImport] | None = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Gates, pairwise judging, reviews, verification
+
+
+class Gate(Closed):
+    """One quality gate; any gate that did not pass makes the exit code 3."""
+
+    gate: StrictStr
+    variant: StrictStr | None = None
+    threshold: Num | None = None
+    value: Num | None = None
+    passed: StrictBool
+    description: StrictStr
+    # baseline gates only
+    baseline_variant: StrictStr | None = None
+    baseline_run: StrictStr | None = None
+    baseline_rate: StrictFloat | None = None
+    current_rate: StrictFloat | None = None
+    shared_cases: StrictInt | None = None
+    inputs_differ: list[StrictStr] | None = None
+    worse: StrictInt | None = None
+    better: StrictInt | None = None
+    sign_test_p: StrictFloat | None = None
+    significant: StrictBool | None = None
+
+
+class JudgeUsage(Closed):
+    requests: StrictInt | None = None
+    input_tokens: StrictInt | None = None
+    output_tokens: StrictInt | None = None
+    cost_usd: Num | None = None
+
+
+class PairwiseJudgment(Closed):
+    """Both orders of one pairwise question; a verdict that flips with the order is a tie."""
+
+    case_id: StrictStr
+    run: StrictInt
+    a: StrictStr
+    b: StrictStr
+    forward: StrictStr | None = None
+    backward: StrictStr | None = None
+    consistent: StrictBool | None = None
+    #: a variant name or "tie"; None when the judge failed
+    verdict: StrictStr | None = None
+    failure: StrictStr | None = None
+    self_agreement: list[StrictFloat | None] = []
+    usage: list[JudgeUsage] = []
+    explanations: list[StrictStr] = []
+
+
+class Pairwise(Closed):
+    judge: dict[str, Any] | None = None
+    rubric: StrictStr | None = None
+    judgments: list[PairwiseJudgment] = []
+    stopped: StrictStr | None = None
+
+
+class Review(Closed):
+    """One review of one output, bound to it by hashes."""
+
+    case_id: StrictStr
+    input_hash: StrictStr
+    output_hash: StrictStr
+    reviewer_id: StrictStr
+    reviewer_kind: Literal["human", "model"]
+    rubric_version: StrictStr
+    ratings: dict[str, StrictInt | None]
+    verdict: StrictBool | None = None
+    notes: StrictStr
+
+
+class Reviews(Closed):
+    human: list[Review] = []
+    model: list[Review] = []
+
+
+class Verification(Closed):
+    """What `verify --output` recomputed and found."""
+
+    verified_at: StrictStr
+    ok: StrictBool
+    status: StrictStr
+    partial: StrictBool
+    mismatches: list[dict[str, Any]] = []
+    not_recomputable: list[dict[str, Any]] = []
+    checked: dict[str, StrictInt] = {}
+    note: StrictStr = ""
+
+
+# ---------------------------------------------------------------------------------------------
+# The report
+
+
+class Report(Closed):
+    """The JSON record of a run (v1 or v2)."""
+
+    # `schema` would shadow BaseModel.schema; the record's key stays "schema".
+    schema_: Literal[SCHEMAS] = Field(alias="schema")
+    run: RunInfo
+    plan: Plan
+    attempts: list[Attempt]
+    summary: Summary
+    gates: list[Gate] = []
+    requests: Requests | None = None
+    pairwise: Pairwise | None = None
+    reviews: Reviews | None = None
+    verification: Verification | None = None
+
+    def dump(self, **kwargs: Any) -> dict:
+        """The report as JSON-ready data: only the keys it was given, under their JSON names."""
+        return self.model_dump(by_alias=True, exclude_unset=True, **kwargs)

@@ -1,0 +1,318 @@
+"""The report's summary and request accounting as typed models (see schema.py for the rest).
+
+Field order follows the order the statistics write their keys, so a dump of a model reads in
+the same order as the JSON it came from (the Markdown lists the judge-agreement block in that
+order). Every figure that may be undefined (a rate with nothing judged, an interval of one
+case, an unknown measurement) is Optional: unknown is null, never 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+)
+
+#: a JSON number kept as written: an integer stays an integer (token counts), a float a float
+Num = StrictInt | StrictFloat
+
+
+class Closed(BaseModel):
+    """A shape scoreboard writes: unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Open(BaseModel):
+    """A shape others extend: unknown keys are kept as they are."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared figures
+
+
+class Interval(Closed):
+    """An interval estimate; low/high are null when no draw defined the statistic."""
+
+    low: StrictFloat | None
+    high: StrictFloat | None
+    level: StrictFloat | None = None
+    method: StrictStr | None = None
+    unit: StrictStr | None = None
+    cases: StrictInt | None = None
+    small_sample: StrictBool | None = None
+    resamples: StrictInt | None = None
+    undefined_draws: StrictInt | None = None
+
+
+class MeasurementSummary(Closed):
+    """A measurement over attempts: what is known, what is not; total is null if any is unknown."""
+
+    known_count: StrictInt
+    unknown_count: StrictInt
+    known_subtotal: Num | None
+    total: Num | None
+    mean: Num | None = None
+    median: Num | None = None
+    p95: Num | None = None
+
+
+class Budget(Closed):
+    """Run-wide limits; None is no limit."""
+
+    max_requests: StrictInt | None = None
+    max_cost_usd: Num | None = None
+    max_tokens: StrictInt | None = None
+
+
+class PossiblyBilled(Closed):
+    """A request sent with no recorded end: it may have been billed, usage unknown."""
+
+    id: StrictInt
+    attempt: list[Any]
+    role: StrictStr | None = None
+    usage: StrictStr
+
+
+class Requests(Closed):
+    """Every request the run sent (subjects, judges, retries) against its budget."""
+
+    sent: StrictInt
+    completed: StrictInt
+    failed: StrictInt
+    unknown_usage: StrictInt = 0
+    by_role: dict[str, StrictInt] = {}
+    tokens_spent: StrictInt = 0
+    cost_spent_usd: Num = 0.0
+    budget: Budget | None = None
+    exhausted: StrictStr | None = None
+    pending_unresolved: StrictInt = 0
+    possibly_billed: list[PossiblyBilled] = []
+
+
+# ---------------------------------------------------------------------------------------------
+# Per variant
+
+
+class RunRate(Closed):
+    run: StrictInt
+    attempts: StrictInt
+    passed: StrictInt
+    pass_rate: StrictFloat | None
+
+
+class CategoryRate(Closed):
+    attempts: StrictInt
+    passed: StrictInt
+    pass_rate: StrictFloat | None
+
+
+class VariantSummary(Closed):
+    """Counts, pass rates (overall with a case-level interval, per run), stability, fields,
+    categories and measurements of one variant."""
+
+    attempts: StrictInt
+    cases: StrictInt | None = None
+    passed: StrictInt
+    failed: StrictInt
+    errors: StrictInt
+    unassessed: StrictInt = 0
+    not_run: StrictInt = 0
+    interrupted: StrictInt = 0
+    pass_rate: StrictFloat | None
+    pass_rate_ci: Interval | None = None
+    per_run: list[RunRate] = []
+    mean_pass_rate: StrictFloat | None = None
+    min_pass_rate: StrictFloat | None = None
+    case_stability: dict[str, StrictFloat] | None = None
+    flaky_cases: list[StrictStr] | None = None
+    field_accuracy: dict[str, StrictFloat] = {}
+    by_category: dict[str, CategoryRate] = {}
+    measurements: dict[str, MeasurementSummary] = {}
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparisons
+
+
+class McNemar(Closed):
+    b01: StrictInt
+    b10: StrictInt
+    p: StrictFloat
+
+
+class FieldComparison(Open):
+    """The paired figures of one graded field; the page shows any further figure as a column."""
+
+    cases: StrictInt
+    a_wins: StrictInt
+    b_wins: StrictInt
+    ties: StrictInt
+    sign_test_p: StrictFloat | None = None
+    mean_difference: StrictFloat | None = None
+    mean_difference_ci: Interval | None = None
+
+
+class Comparison(Closed):
+    """Variant a against variant b, case by case (paired)."""
+
+    a: StrictStr
+    b: StrictStr
+    differs_in: list[StrictStr] = []
+    cases: StrictInt
+    a_wins: StrictInt
+    b_wins: StrictInt
+    ties: StrictInt
+    discordant: StrictInt | None = None
+    sign_test_p: StrictFloat | None = None
+    mcnemar: McNemar | None = None
+    mean_difference: StrictFloat | None = None
+    mean_difference_ci: Interval | None = None
+    fields: dict[str, FieldComparison] = {}
+    flags: list[StrictStr] = []
+    headline: StrictStr = ""
+
+
+class NotMeasured(Closed):
+    what: StrictStr
+    why: StrictStr
+
+
+# ---------------------------------------------------------------------------------------------
+# Model-graded evaluation
+
+
+class JudgeVariant(Closed):
+    """Judge usage (apart from the subjects'), failures, self-agreement, pointwise means."""
+
+    judged: StrictInt
+    judge_failures: StrictInt
+    usage: dict[str, MeasurementSummary] = {}
+    self_agreement: StrictFloat | None = None
+    pointwise: dict[str, StrictFloat] | None = None
+    pointwise_ci: dict[str, Interval | None] | None = None
+
+
+class QualityDifference(Closed):
+    """dQ: the mean paired difference of blind pointwise quality between two variants."""
+
+    a: StrictStr
+    b: StrictStr
+    cases: StrictInt
+    dq: StrictFloat
+    ci: Interval | None = None
+    scale: StrictStr = ""
+    small_sample: StrictBool = False
+
+
+class PairwiseSummary(Closed):
+    """Pairwise judging of one pair: per-case wins, ties, position consistency."""
+
+    a: StrictStr
+    b: StrictStr
+    cases: StrictInt
+    a_wins: StrictInt
+    b_wins: StrictInt
+    ties: StrictInt
+    comparisons: StrictInt | None = None
+    judge_failures: StrictInt = 0
+    position_consistency: StrictFloat | None = None
+    sign_test_p: StrictFloat | None = None
+    usage: dict[str, MeasurementSummary] = {}
+    note: StrictStr = ""
+
+
+class JudgeSummary(Closed):
+    variants: dict[str, JudgeVariant] = {}
+    dq: list[QualityDifference] | None = None
+    pairwise: list[PairwiseSummary] | None = None
+
+
+class RatingCount(Closed):
+    rated: StrictInt
+    unassessed: StrictInt
+
+
+class ReviewCounts(Closed):
+    """Reviews of one kind (human or model), counted: no aggregate score is made from them."""
+
+    entries: StrictInt
+    outputs: StrictInt
+    cases: StrictInt
+    reviewers: StrictInt
+    with_verdict: StrictInt
+    rubric_versions: list[StrictStr] = []
+    ratings: dict[str, RatingCount] = {}
+
+
+class ReviewSummary(Closed):
+    human: ReviewCounts | None = None
+    model: ReviewCounts | None = None
+    outputs_in_report: StrictInt
+    note: StrictStr = ""
+
+
+class JudgePassRate(Closed):
+    value: StrictFloat | None
+    passed: StrictInt
+    judged: StrictInt
+    unit: StrictStr
+
+
+class CorrectedRate(Closed):
+    """The judge's pass rate corrected for its errors (Rogan-Gladen); why, when undefined."""
+
+    value: StrictFloat | None
+    ci: Interval | None = None
+    why: StrictStr | None = None
+
+
+class VariantAgreement(Closed):
+    judge_pass_rate: JudgePassRate
+    corrected_pass_rate: CorrectedRate
+
+
+class JudgeAgreement(Closed):
+    """How the judge's verdicts compare with human verdicts on the same outputs."""
+
+    graders: list[StrictStr]
+    n: StrictInt
+    unit: StrictStr
+    excluded: dict[str, StrictInt]
+    confusion: dict[str, dict[str, StrictInt]]
+    observed_agreement: StrictFloat
+    kappa: StrictFloat | None
+    true_positive_rate: StrictFloat | None
+    false_positive_rate: StrictFloat | None
+    specificity: StrictFloat | None
+    judge_pass_rate: JudgePassRate
+    corrected_pass_rate: CorrectedRate
+    by_variant: dict[str, VariantAgreement] = {}
+    truth: StrictStr
+    formula: StrictStr
+    method: StrictStr
+    small_sample: StrictBool
+    note: StrictStr | None = None
+
+
+# ---------------------------------------------------------------------------------------------
+# The summary
+
+
+class Summary(Closed):
+    """Figures computed from the plan and attempts alone (so `verify` can recompute them)."""
+
+    variants: dict[str, VariantSummary] = {}
+    comparisons: list[Comparison] = []
+    not_measured: list[NotMeasured] = []
+    judges: JudgeSummary | None = None
+    reviews: ReviewSummary | None = None
+    judge_agreement: JudgeAgreement | None = None
