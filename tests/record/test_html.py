@@ -6,6 +6,7 @@ import json
 import re
 
 from scoreboard.record.html import SIZE_BUDGET, embed_json, page_data, render_html
+from scoreboard.record.view import view_of
 from tests.record.conftest import XSS_OUTPUT, make_report, xss_report
 
 DATA_RE = re.compile(r'<script type="application/json" id="data">(.*?)</script>', re.S)
@@ -18,8 +19,8 @@ def embedded(page: str) -> dict:
 
 
 def test_embedded_data_round_trips(demo_report):
-    page = render_html(demo_report)
-    assert embedded(page) == json.loads(json.dumps(page_data(demo_report)))
+    page = render_html(view_of(demo_report))
+    assert embedded(page) == json.loads(json.dumps(page_data(view_of(demo_report))))
 
 
 def test_embed_json_escapes_everything_that_could_end_the_script():
@@ -32,7 +33,7 @@ def test_embed_json_escapes_everything_that_could_end_the_script():
 
 
 def test_hostile_text_never_appears_raw_in_the_page():
-    page = render_html(xss_report())
+    page = render_html(view_of(xss_report()))
     assert XSS_OUTPUT not in page
     assert "window.__xss" in page  # present, but only inside escaped JSON strings
     # Only the template's two script elements (the data and the app); nothing injected.
@@ -47,7 +48,7 @@ def test_hostile_text_never_appears_raw_in_the_page():
 def test_lone_surrogates_and_nan_do_not_break_rendering():
     report = make_report(2, runs=1, output_of=lambda i, v, r: "bad \ud83d half")
     report["summary"]["variants"]["basic"]["pass_rate_ci"]["low"] = float("nan")
-    page = render_html(report)
+    page = render_html(view_of(report))
     page.encode("utf-8")
     data = embedded(page)
     assert data["summary"]["variants"]["basic"]["pass_rate_ci"]["low"] is None
@@ -55,7 +56,7 @@ def test_lone_surrogates_and_nan_do_not_break_rendering():
 
 
 def test_no_network_resource_in_the_page(demo_report):
-    page = render_html(demo_report)
+    page = render_html(view_of(demo_report))
     shell = DATA_RE.sub("", page)
     # The SVG namespace is an identifier, not a fetch; nothing else may name a URL.
     shell = shell.replace('"http://www.w3.org/2000/svg"', "")
@@ -67,7 +68,7 @@ def test_no_network_resource_in_the_page(demo_report):
 
 
 def test_page_data_keeps_what_the_page_uses_only(demo_report):
-    data = page_data(demo_report)
+    data = page_data(view_of(demo_report))
     assert [c["id"] for c in data["cases"]] == [c["id"] for c in demo_report["plan"]["cases"]]
     first = data["cases"][0]
     assert first["cat"] == "invoice" and first["x"] == {"total": 100.5, "currency": "EUR"}
@@ -83,21 +84,21 @@ def test_page_data_keeps_what_the_page_uses_only(demo_report):
 def test_attempt_for_a_case_missing_from_the_plan_is_kept(demo_report):
     extra = dict(demo_report["attempts"][0], case_id="stray")
     demo_report["attempts"].append(extra)
-    data = page_data(demo_report)
+    data = page_data(view_of(demo_report))
     assert data["cases"][-1]["id"] == "stray" and len(data["cases"][-1]["a"]) == 1
 
 
 def test_renders_from_a_minimal_report():
     report = {"schema": "scoreboard.report/v1", "run": {"suite": "s", "status": "running"},
               "plan": {"cases": [], "variants": [{"name": "a"}], "runs": 1}, "attempts": [], "summary": {}}
-    page = render_html(report)
+    page = render_html(view_of(report))
     assert embedded(page)["cases"] == []
 
 
 def test_huge_outputs_are_shortened_to_stay_under_budget():
     big = "x" * 3_000_000
     report = make_report(8, runs=1, output_of=lambda i, v, r: big, status_of=lambda i, v, r: "passed")
-    page = render_html(report)
+    page = render_html(view_of(report))
     assert len(page.encode("utf-8")) < 20_000_000
     data = embedded(page)
     assert data["shortened"]["count"] >= 16

@@ -10,12 +10,13 @@ import pytest
 from playwright.sync_api import expect
 
 from scoreboard.record.html import render_html
+from scoreboard.record.view import view_of
 from tests.record.conftest import FAILED, XSS_OUTPUT, make_report, xss_report
 
 
 def write(tmp_path: Path, report: dict, name: str = "report.html") -> Path:
     path = tmp_path / name
-    path.write_text(render_html(report), encoding="utf-8")
+    path.write_text(render_html(view_of(report)), encoding="utf-8")
     return path
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from scoreboard.record.junit import render_junit
+from scoreboard.record.view import view_of
 from tests.record.conftest import make_report
 
 
 def parse(report: dict) -> ET.Element:
-    text = render_junit(report)
+    text = render_junit(view_of(report))
     assert text.startswith('<?xml version="1.0" encoding="UTF-8"?>')
     return ET.fromstring(text.encode("utf-8"))
 
@@ -80,7 +81,7 @@ def test_everything_is_escaped_and_illegal_characters_are_stripped():
                          status_of=lambda i, v, r: "failed")
     for a in report["attempts"]:
         a["grades"][0]["reason"] = "bad ]]> </failure> <x/> & \x07 bell \ufffe \U0001F600"
-    text = render_junit(report)
+    text = render_junit(view_of(report))
     root = ET.fromstring(text.encode("utf-8"))
     names = [tc.get("name") for tc in root.iter("testcase")]
     assert names[:2] == ['c<0>&"', 'c<1>&"']

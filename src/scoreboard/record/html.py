@@ -2,8 +2,10 @@
 
 The page is drawn by the inline script from the report data embedded as JSON; every piece of
 model output reaches the DOM through textContent only. Big reports stay small and fast: the
-embedded data holds only what the page shows, long texts are shortened when the file would
-otherwise pass SIZE_BUDGET, and the case table renders one page of rows at a time.
+embedded data holds only what the page shows (the attempts of the typed view: all of them, or
+every one that did not pass and a sample of passes, which the page then says), long texts are
+shortened when the file would otherwise pass SIZE_BUDGET, and the case table renders one page
+of rows at a time.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ import math
 import re
 from importlib import resources
 from typing import Any
+
+from .schema import Attempt, PlanCase
+from .view import CaseTally, ReportView, as_view
 
 SIZE_BUDGET = 18_000_000  # bytes of embedded data; the whole file must stay under 20 MB
 DATA_VERSION = 1
@@ -89,38 +94,38 @@ class _Shrink:
         return {"__omitted__": size}
 
 
-def _attempt(a: dict, variant_index: dict[str, int], shrink: _Shrink) -> dict:
-    out: dict[str, Any] = {"v": variant_index[a["variant"]], "r": a.get("run", 0), "s": a.get("status")}
-    output = a.get("output") or None
-    if output:
-        if output.get("text") is not None:
-            out["o"] = shrink.text(output["text"])
-        elif output.get("json") is not None:  # the text usually repeats the parsed JSON: keep one
-            out["j"] = shrink.value(output["json"], shrink.text_limit)
-        if output.get("tool_calls"):
-            out["t"] = shrink.value(output["tool_calls"], shrink.text_limit)
-        if output.get("status") is not None:
-            out["os"] = output["status"]
-    if a.get("error"):
-        out["e"] = shrink.text(a["error"])
-    measured = {k: v for k, v in (a.get("measurements") or {}).items() if v is not None}
+def _attempt(a: Attempt, variant_index: dict[str, int], shrink: _Shrink) -> dict:
+    out: dict[str, Any] = {"v": variant_index[a.variant], "r": a.run, "s": a.status}
+    output = a.output
+    if output is not None:
+        if output.text is not None:
+            out["o"] = shrink.text(output.text)
+        elif output.json_ is not None:  # the text usually repeats the parsed JSON: keep one
+            out["j"] = shrink.value(output.json_, shrink.text_limit)
+        if output.tool_calls:
+            out["t"] = shrink.value(output.tool_calls, shrink.text_limit)
+        if output.status is not None:
+            out["os"] = output.status
+    if a.error:
+        out["e"] = shrink.text(a.error)
+    measured = a.measurements.model_dump(exclude_none=True)
     if measured:
         out["m"] = measured
     grades = []
-    for g in a.get("grades") or []:
-        grade: dict[str, Any] = {"n": g.get("grader"), "p": g.get("passed")}
-        if g.get("score") is not None:
-            grade["sc"] = g["score"]
-        if g.get("reason"):
-            grade["re"] = shrink.text(g["reason"])
+    for g in a.grades:
+        grade: dict[str, Any] = {"n": g.grader, "p": g.passed}
+        if g.score is not None:
+            grade["sc"] = g.score
+        if g.reason:
+            grade["re"] = shrink.text(g.reason)
         fields = []
-        for f in g.get("fields") or []:
-            field: dict[str, Any] = {"p": f.get("path"), "ok": f.get("passed")}
-            if shrink.keep_passing or not f.get("passed"):
-                field["x"] = shrink.value(f.get("expected"))
-                field["y"] = shrink.value(f.get("actual"))
-            if f.get("reason"):
-                field["re"] = shrink.text(f["reason"])
+        for f in g.fields or ():
+            field: dict[str, Any] = {"p": f.path, "ok": f.passed}
+            if shrink.keep_passing or not f.passed:
+                field["x"] = shrink.value(f.expected)
+                field["y"] = shrink.value(f.actual)
+            if f.reason:
+                field["re"] = shrink.text(f.reason)
             fields.append(field)
         if fields:
             grade["f"] = fields
@@ -130,57 +135,80 @@ def _attempt(a: dict, variant_index: dict[str, int], shrink: _Shrink) -> dict:
     return out
 
 
-def page_data(report: dict, level: int = 0) -> dict:
+def _case(c: PlanCase, shrink: _Shrink) -> dict:
+    entry: dict[str, Any] = {"id": c.id, "a": []}
+    if c.category:
+        entry["cat"] = c.category
+    if c.tags:
+        entry["tags"] = c.tags
+    if "input" in c.model_fields_set:
+        value = c.input
+        entry["in"] = shrink.text(value) if isinstance(value, str) else shrink.value(value, shrink.text_limit)
+    if c.expected is not None:
+        entry["x"] = shrink.value(c.expected, shrink.text_limit)
+    return entry
+
+
+def page_data(view: ReportView, level: int = 0) -> dict:
     """What the page uses, in a compact shape (short keys per attempt; hashes and specs left out)."""
+    view = as_view(view)
+    report = view.report
     shrink = _Shrink(*LEVELS[level])
-    plan = report.get("plan") or {}
-    variants = [v.get("name") for v in plan.get("variants") or []]
-    plan_variants = [{k: v.get(k) for k in ("name", "subject", "skill_path", "params") if v.get(k) is not None}
-                     for v in plan.get("variants") or []]
-    for a in report.get("attempts") or []:
-        if a["variant"] not in variants:
-            variants.append(a["variant"])
-            plan_variants.append({"name": a["variant"]})
+    plan = report.plan
+    variants = [v.name for v in plan.variants]
+    plan_variants = [{k: value for k, value in v.model_dump(include=VARIANT_KEYS, exclude_unset=True).items()
+                      if value is not None} for v in plan.variants]
+    case_ids = []
+    for case_id, variant in view.tallies:  # every attempt's case and variant, in report order
+        if variant not in variants:
+            variants.append(variant)
+            plan_variants.append({"name": variant})
+        case_ids.append(case_id)
     variant_index = {name: i for i, name in enumerate(variants)}
-    cases: list[dict] = []
-    by_id: dict[str, dict] = {}
-    for c in plan.get("cases") or []:
-        entry: dict[str, Any] = {"id": c.get("id"), "a": []}
-        if c.get("category"):
-            entry["cat"] = c["category"]
-        if c.get("tags"):
-            entry["tags"] = c["tags"]
-        if "input" in c:
-            value = c["input"]
-            entry["in"] = shrink.text(value) if isinstance(value, str) else shrink.value(value, shrink.text_limit)
-        if c.get("expected") is not None:
-            entry["x"] = shrink.value(c["expected"], shrink.text_limit)
-        cases.append(entry)
-        by_id[entry["id"]] = entry
-    for a in report.get("attempts") or []:
-        entry = by_id.get(a["case_id"])
-        if entry is None:  # an attempt for a case the plan does not list: still shown
-            entry = {"id": a["case_id"], "a": []}
-            cases.append(entry)
-            by_id[entry["id"]] = entry
-        entry["a"].append(_attempt(a, variant_index, shrink))
-    plan_out = {k: plan.get(k) for k in ("fixture_hash", "suite_hash", "runs", "split") if plan.get(k) is not None}
+    cases = [_case(c, shrink) for c in plan.cases]
+    by_id = {entry["id"]: entry for entry in cases}
+    for case_id in case_ids:
+        if case_id not in by_id:  # attempts for a case the plan does not list: still shown
+            by_id[case_id] = {"id": case_id, "a": []}
+            cases.append(by_id[case_id])
+    for a in report.attempts:
+        by_id[a.case_id]["a"].append(_attempt(a, variant_index, shrink))
+    if not view.complete:
+        # The page counts each case's runs from these figures, not from the attempts it holds.
+        for entry in cases:
+            entry["n"] = [_counts(view.tallies.get((entry["id"], name))) for name in variants]
+    plan_out = {k: value for k, value in plan.model_dump(include=PLAN_KEYS).items() if value is not None}
     plan_out["variants"] = plan_variants
-    data = {"version": DATA_VERSION, "run": report.get("run") or {}, "plan": plan_out,
-            "summary": report.get("summary") or {}, "gates": report.get("gates") or [], "cases": cases}
+    data = {"version": DATA_VERSION, "run": report.run.model_dump(by_alias=True, exclude_unset=True),
+            "plan": plan_out, "summary": report.summary.model_dump(exclude_unset=True),
+            "gates": [g.model_dump(exclude_unset=True) for g in report.gates], "cases": cases}
     if shrink.shortened:
         data["shortened"] = {"count": shrink.shortened, "text_limit": shrink.text_limit,
                              "value_limit": shrink.value_limit, "passing_values_kept": shrink.keep_passing}
+    if view.omitted:
+        data["omitted"] = {**view.omitted, "shown": len(report.attempts)}
     return data
 
 
-def render_html(report: dict) -> str:
+VARIANT_KEYS = {"name", "subject", "skill_path", "params"}
+PLAN_KEYS = {"fixture_hash", "suite_hash", "runs", "split"}
+
+
+def _counts(t: CaseTally | None) -> list[int]:
+    """[runs, passed, judged, errors (and interrupted), failed (failed, error, interrupted)]."""
+    if t is None:
+        return [0, 0, 0, 0, 0]
+    return [t.runs, t.passed, t.judged, t.errors + t.interrupted, t.not_passed]
+
+
+def render_html(view: ReportView) -> str:
     """The whole report as one self-contained HTML page (works from file://, loads nothing)."""
+    view = as_view(view)
     for level in range(len(LEVELS)):
-        payload = embed_json(page_data(report, level))
+        payload = embed_json(page_data(view, level))
         if len(payload.encode("utf-8")) <= SIZE_BUDGET:
             break
-    suite = (report.get("run") or {}).get("suite") or "report"
+    suite = view.report.run.suite or "report"
     parts = {"TITLE": html.escape(f"scoreboard report: {suite}"), "CSS": _template("report.css"),
              "JS": _template("report.js"), "DATA": payload}
     # One pass, so nothing inside the data is ever treated as a slot.

@@ -1,4 +1,5 @@
-"""JUnit XML rendering of a report: one <testsuite> per variant, one <testcase> per case."""
+"""JUnit XML rendering of a report: one <testsuite> per variant, one <testcase> per case (read
+through the typed view: counts and times from every attempt, reasons from the attempts kept)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from typing import Any
+
+from .schema import Attempt
+from .view import CaseTally, ReportView, as_view
 
 # Characters XML 1.0 forbids even when escaped (most C0 controls, lone surrogates, U+FFFE/FFFF).
 _ILLEGAL = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -25,92 +29,98 @@ def _short(value: Any, limit: int = VALUE_LIMIT) -> str:
     return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"
 
 
-def _run_reasons(a: dict) -> list[str]:
+def _run_reasons(a: Attempt) -> list[str]:
     """Why one run did not pass: its error, then each grader that did not pass, with failing fields."""
     out = []
-    if a.get("error"):
-        out.append(f"error: {a['error']}")
-    for g in a.get("grades") or []:
-        if g.get("passed") is True:
+    if a.error:
+        out.append(f"error: {a.error}")
+    for g in a.grades:
+        if g.passed is True:
             continue
-        verdict = "not assessed" if g.get("passed") is None else "failed"
-        out.append(f"{g.get('grader')}: {g.get('reason') or verdict}")
-        for f in g.get("fields") or []:
-            if not f.get("passed"):
-                out.append(f"  {f.get('path')}: expected {_short(f.get('expected'))}, "
-                           f"got {_short(f.get('actual'))}")
+        verdict = "not assessed" if g.passed is None else "failed"
+        out.append(f"{g.grader}: {g.reason or verdict}")
+        for f in g.fields or ():
+            if not f.passed:
+                out.append(f"  {f.path}: expected {_short(f.expected)}, got {_short(f.actual)}")
     if not out:
-        out.append(a.get("status") or "failed")
+        out.append(a.status or "failed")
     return out
 
 
-def _testcase(parent: ET.Element, case_id: str, classname: str, attempts: list[dict]) -> str:
-    """Add one <testcase>; returns its outcome: passed, failure, error or skipped."""
+def _testcase(parent: ET.Element, case_id: str, classname: str, tally: CaseTally | None,
+              attempts: list[Attempt]) -> str:
+    """Add one <testcase>; returns its outcome: passed, failure, error or skipped. Counts and time
+    come from the tally of every run; the reasons from the runs the view kept."""
     tc = ET.SubElement(parent, "testcase", name=clean(case_id), classname=clean(classname))
-    latencies = [a["measurements"].get("latency_ms") for a in attempts if a.get("measurements")]
-    known = [v for v in latencies if v is not None]
-    if known:
-        tc.set("time", f"{sum(known) / 1000:.3f}")
-    statuses = [a["status"] for a in attempts]
-    bad = [a for a in attempts if a["status"] in ("failed",) + ERRORED]
-    runs = len(attempts)
-    if bad:
-        kind = "error" if any(a["status"] in ERRORED for a in bad) else "failure"
+    tally = tally or CaseTally()
+    if tally.latency_ms_total is not None:
+        tc.set("time", f"{tally.latency_ms_total / 1000:.3f}")
+    runs = tally.runs
+    if tally.not_passed:
+        bad = [a for a in attempts if a.status in ("failed",) + ERRORED]
+        kind = "error" if tally.errors or tally.interrupted else "failure"
         noun = "run" if runs == 1 else "runs"
-        head = f"{len(bad)} of {runs} {noun} did not pass"
-        details = []
-        for a in bad:
-            reasons = _run_reasons(a)
-            details.append(f"run {a['run']} ({a['status']}): " + "\n".join(reasons))
-        first = "; ".join(f"run {a['run']}: {_run_reasons(a)[0]}" for a in bad)
+        head = f"{tally.not_passed} of {runs} {noun} did not pass"
+        details = [f"run {a.run} ({a.status}): " + "\n".join(_run_reasons(a)) for a in bad]
+        first = "; ".join(f"run {a.run}: {_run_reasons(a)[0]}" for a in bad)
+        if len(bad) < tally.not_passed:
+            left = tally.not_passed - len(bad)
+            details.append(f"{left} more {'run' if left == 1 else 'runs'} that did not pass: see the JSON report")
+            first = first or "see the JSON report"
         message = f"{head}: {first}"
         if len(message) > MESSAGE_LIMIT:
             message = message[:MESSAGE_LIMIT] + "…"
-        el = ET.SubElement(tc, kind, message=clean(message), type=clean(bad[0]["status"]))
+        el = ET.SubElement(tc, kind, message=clean(message), type=clean(bad[0].status if bad else kind))
         el.text = clean("\n\n".join(details))
         return kind
-    if not attempts or all(s == "not-run" for s in statuses):
-        reason = next((a.get("error") for a in attempts if a.get("error")), None) or "not run"
+    if not runs or tally.not_run == runs:
+        reason = next((a.error for a in attempts if a.error), None) or "not run"
         ET.SubElement(tc, "skipped", message=clean(reason))
         return "skipped"
-    if not any(s == "passed" for s in statuses):
+    if not tally.passed:
         ET.SubElement(tc, "skipped", message="not assessed: no grader could judge this case")
         return "skipped"
     return "passed"
 
 
-def render_junit(report: dict) -> str:
+def render_junit(view: ReportView) -> str:
     """The report as JUnit XML: a case fails when any of its runs failed; errors are <error>."""
-    run, plan = report.get("run") or {}, report.get("plan") or {}
-    suite = str(run.get("suite") or "scoreboard")
-    variants = [v["name"] for v in plan.get("variants") or []]
-    case_ids = [c["id"] for c in plan.get("cases") or []]
-    grouped: dict[tuple[str, str], list[dict]] = defaultdict(list)
-    for a in report.get("attempts") or []:
-        grouped[(a["variant"], a["case_id"])].append(a)
-        if a["variant"] not in variants:
-            variants.append(a["variant"])
-        if a["case_id"] not in case_ids:
-            case_ids.append(a["case_id"])
+    view = as_view(view)
+    report = view.report
+    run, plan = report.run, report.plan
+    suite = str(run.suite or "scoreboard")
+    variants = [v.name for v in plan.variants]
+    case_ids = [c.id for c in plan.cases]
+    known_variants, known_cases = set(variants), set(case_ids)
+    for case_id, variant in view.tallies:  # every attempt's case and variant, in report order
+        if variant not in known_variants:
+            variants.append(variant)
+            known_variants.add(variant)
+        if case_id not in known_cases:
+            case_ids.append(case_id)
+            known_cases.add(case_id)
+    grouped: dict[tuple[str, str], list[Attempt]] = defaultdict(list)
+    for a in report.attempts:
+        grouped[(a.variant, a.case_id)].append(a)
     root = ET.Element("testsuites", name=clean(suite))
     totals = dict(tests=0, failures=0, errors=0, skipped=0)
-    summary = (report.get("summary") or {}).get("variants") or {}
+    summary = report.summary.variants
     for variant in variants:
         classname = f"{suite}.{variant}"
         ts = ET.SubElement(root, "testsuite", name=clean(classname))
-        if run.get("started_at"):
-            ts.set("timestamp", clean(str(run["started_at"]).removesuffix("Z")))
+        if run.started_at:
+            ts.set("timestamp", clean(str(run.started_at).removesuffix("Z")))
         props = ET.SubElement(ts, "properties")
-        for key, value in (("variant", variant), ("run_status", run.get("status")),
-                           ("fixture_hash", plan.get("fixture_hash")),
-                           ("pass_rate", summary.get(variant, {}).get("pass_rate")),
-                           ("stop_reason", run.get("stop_reason"))):
+        rate = summary[variant].pass_rate if variant in summary else None
+        for key, value in (("variant", variant), ("run_status", run.status), ("fixture_hash", plan.fixture_hash),
+                           ("pass_rate", rate), ("stop_reason", run.stop_reason),
+                           ("attempts_omitted", (view.omitted or {}).get("note"))):
             if value is not None:
                 ET.SubElement(props, "property", name=key, value=clean(value))
         counts = dict(tests=0, failures=0, errors=0, skipped=0)
         for case_id in case_ids:
-            outcome = _testcase(ts, case_id, classname, sorted(grouped.get((variant, case_id), []),
-                                                                 key=lambda a: a.get("run", 0)))
+            outcome = _testcase(ts, case_id, classname, view.tallies.get((case_id, variant)),
+                                sorted(grouped.get((variant, case_id), []), key=lambda a: a.run))
             counts["tests"] += 1
             key = {"failure": "failures", "error": "errors", "skipped": "skipped"}.get(outcome)
             if key:

@@ -1,12 +1,20 @@
-"""Markdown rendering of a report, from the report JSON alone."""
+"""Markdown rendering of a report, from the report JSON alone (read through its typed view)."""
 
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from typing import Any
 
-from .io import fmt_rate, is_synthetic
+from .io import fmt_rate
+from .schema import Gate, Plan
+from .schema_summary import (
+    JudgeAgreement,
+    JudgeSummary,
+    MeasurementSummary,
+    Summary,
+    VariantSummary,
+)
+from .view import ReportView, as_view
 
 FAILED = ("failed", "error", "interrupted")
 
@@ -34,84 +42,107 @@ def _block(value: Any, limit: int = 2000) -> str:
     return f"{fence}\n{text}\n{fence}"
 
 
-def _interval(summary: dict) -> str:
-    ci = summary.get("pass_rate_ci")
-    if not ci or ci.get("low") is None:
+def _interval(s: VariantSummary) -> str:
+    ci = s.pass_rate_ci
+    if ci is None or ci.low is None:
         return ""
-    return f" ({fmt_rate(ci['low'])}–{fmt_rate(ci['high'])})"
+    return f" ({fmt_rate(ci.low)}–{fmt_rate(ci.high)})"
 
 
-def render_markdown(report: dict, *, failures: int = 3) -> str:
+def _synthetic(plan: Plan) -> bool:
+    # io.is_synthetic's rule on the typed plan: only when every case is marked synthetic.
+    return bool(plan.cases) and all(c.synthetic is True for c in plan.cases)
+
+
+def render_markdown(view: ReportView, *, failures: int = 3) -> str:
     """The whole Markdown report: summary, comparison, fields, per-case table, first failures."""
-    run, plan, summary = report["run"], report["plan"], report["summary"]
-    variants = [v["name"] for v in plan["variants"]]
-    vs = summary.get("variants", {})
-    lines = [f"# scoreboard report: {run.get('suite')}", ""]
-    lines.append(f"- **Status**: {run.get('status')}")
-    lines.append(f"- **Started**: {run.get('started_at')} · **Finished**: {run.get('finished_at')}")
-    lines.append(f"- **Cases**: {len(plan['cases'])} · **Variants**: {', '.join(variants)} · "
-                 f"**Runs**: {plan.get('runs')}")
-    if plan.get("split"):
-        lines.append(f"- **Split**: {plan['split']}")
-    lines.append(f"- **Fixture hash**: `{plan.get('fixture_hash')}`")
-    if is_synthetic(plan):
+    view = as_view(view)
+    report = view.report
+    run, plan, summary = report.run, report.plan, report.summary
+    variants = [v.name for v in plan.variants]
+    vs = summary.variants
+    lines = [f"# scoreboard report: {run.suite}", ""]
+    lines.append(f"- **Status**: {run.status}")
+    lines.append(f"- **Started**: {run.started_at} · **Finished**: {run.finished_at}")
+    lines.append(f"- **Cases**: {len(plan.cases)} · **Variants**: {', '.join(variants)} · "
+                 f"**Runs**: {plan.runs}")
+    if plan.split:
+        lines.append(f"- **Split**: {plan.split}")
+    lines.append(f"- **Fixture hash**: `{plan.fixture_hash}`")
+    if _synthetic(plan):
         lines.append("- **Data**: every case is synthetic; accuracy here does not measure production performance.")
+    if view.omitted:
+        lines.append(_omitted_line(view))
     lines.append("")
     lines += ["## Summary", "",
               "| variant | pass rate (95% CI) | passed / judged | errors | not run | mean run | min run |",
               "|---|---|---|---|---|---|---|"]
     for name in variants:
-        s = vs.get(name, {})
-        judged = s.get("passed", 0) + s.get("failed", 0) + s.get("errors", 0)
-        lines.append(f"| {cell(name)} | {fmt_rate(s.get('pass_rate'))}{_interval(s)} | {s.get('passed', 0)} / "
-                     f"{judged} | {s.get('errors', 0)} | {s.get('not_run', 0)} | "
-                     f"{fmt_rate(s.get('mean_pass_rate'))} | {fmt_rate(s.get('min_pass_rate'))} |")
+        lines.append(_summary_row(name, vs.get(name)))
     lines.append("")
     lines += _comparisons(summary)
-    lines += _judges(summary.get("judges"), summary.get("judge_agreement"))
-    lines += _gates(report.get("gates") or [])
+    lines += _judges(summary.judges, summary.judge_agreement)
+    lines += _gates(report.gates)
     lines += _measurements(variants, vs)
-    if summary.get("not_measured"):
+    if summary.not_measured:
         lines += ["## Not measured", ""]
-        lines += [f"- {item.get('what')}: {item.get('why')}" for item in summary["not_measured"]]
+        lines += [f"- {item.what}: {item.why}" for item in summary.not_measured]
         lines.append("")
-    if plan.get("skipped"):
+    if plan.skipped:  # entries are source-specific: a plain mapping each
         lines += ["## Skipped inputs", ""]
         lines += [f"- {cell(item.get('document') or item.get('id') or item)}: {item.get('reason', 'skipped')}"
-                  for item in plan["skipped"]]
+                  for item in plan.skipped]
         lines.append("")
     lines += _fields(variants, vs)
-    lines += _cases(report, variants)
-    lines += _failures(report, failures)
+    lines += _cases(view, variants)
+    lines += _failures(view, failures)
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _comparisons(summary: dict) -> list[str]:
-    comps = summary.get("comparisons") or []
+def _summary_row(name: str, s: VariantSummary | None) -> str:
+    if s is None:
+        return f"| {cell(name)} | n/a | 0 / 0 | 0 | 0 | n/a | n/a |"
+    judged = s.passed + s.failed + s.errors
+    return (f"| {cell(name)} | {fmt_rate(s.pass_rate)}{_interval(s)} | {s.passed} / {judged} | {s.errors} | "
+            f"{s.not_run} | {fmt_rate(s.mean_pass_rate)} | {fmt_rate(s.min_pass_rate)} |")
+
+
+def _omitted_line(view: ReportView) -> str:
+    o = view.omitted or {}
+    left = f"{o.get('passes_omitted', 0):,} passing attempts"
+    if o.get("not_passed_omitted"):
+        left += f" and {o['not_passed_omitted']:,} that did not pass"
+    return (f"- **Attempts shown**: {len(view.report.attempts):,} of {view.total_attempts:,} (every attempt "
+            f"that did not pass, up to {o.get('cap', 0):,}, then an even sample of passes); {left} are left "
+            f"out here. Counts and rates cover every attempt; the JSON report holds them all.")
+
+
+def _comparisons(summary: Summary) -> list[str]:
+    comps = summary.comparisons
     if not comps:
         return []
     out = ["## Paired comparison", "",
            "| A vs B | cases | A wins | B wins | ties | mean diff (95% CI) | sign test p | McNemar p |",
            "|---|---|---|---|---|---|---|---|"]
     for c in comps:
-        diff = c.get("mean_difference")
-        ci = c.get("mean_difference_ci") or {}
+        diff = c.mean_difference
+        ci = c.mean_difference_ci
         diff_s = "n/a" if diff is None else f"{diff:+.3f}"
-        if ci.get("low") is not None:
-            diff_s += f" ({ci['low']:+.3f} to {ci['high']:+.3f})"
-        p = c.get("sign_test_p")
-        m = (c.get("mcnemar") or {}).get("p")
-        out.append(f"| {cell(c['a'])} vs {cell(c['b'])} | {c.get('cases')} | {c.get('a_wins')} | {c.get('b_wins')} "
-                   f"| {c.get('ties')} | {diff_s} | {'n/a' if p is None else f'{p:.4g}'} | "
+        if ci is not None and ci.low is not None:
+            diff_s += f" ({ci.low:+.3f} to {ci.high:+.3f})"
+        p = c.sign_test_p
+        m = c.mcnemar.p if c.mcnemar is not None else None
+        out.append(f"| {cell(c.a)} vs {cell(c.b)} | {c.cases} | {c.a_wins} | {c.b_wins} "
+                   f"| {c.ties} | {diff_s} | {'n/a' if p is None else f'{p:.4g}'} | "
                    f"{'n/a' if m is None else f'{m:.4g}'} |")
     out.append("")
-    for flag in sorted({f for c in comps for f in c.get("flags", [])}):
+    for flag in sorted({f for c in comps for f in c.flags}):
         out.append(f"- ⚠️ {flag}")
     out.append("")
     return out
 
 
-def _judges(judges: dict | None, agreement: dict | None) -> list[str]:
+def _judges(judges: JudgeSummary | None, agreement: JudgeAgreement | None) -> list[str]:
     if not judges and not agreement:
         return []
     out = ["## Model-graded evaluation", ""]
@@ -119,38 +150,39 @@ def _judges(judges: dict | None, agreement: dict | None) -> list[str]:
         out += ["Judge usage is counted apart from the subjects'. A judge failure is *not assessed*, never a pass or a fail.",
                 "", "| variant | judged | judge failures | judge requests | judge tokens (in/out) | judge cost USD | self-agreement |",
                 "|---|---|---|---|---|---|---|"]
-        for name, v in judges.get("variants", {}).items():
-            u = v.get("usage", {})
-            agree = v.get("self_agreement")
-            out.append(f"| {cell(name)} | {v.get('judged', 0)} | {v.get('judge_failures', 0)} | "
+        for name, v in judges.variants.items():
+            u = v.usage
+            agree = v.self_agreement
+            out.append(f"| {cell(name)} | {v.judged} | {v.judge_failures} | "
                        f"{_fmt_measure(u.get('requests'))} | {_fmt_measure(u.get('input_tokens'))} / "
                        f"{_fmt_measure(u.get('output_tokens'))} | {_fmt_measure(u.get('cost_usd'))} | "
                        f"{'n/a' if agree is None else f'{agree:.0%}'} |")
         out.append("")
-        dims = {d for v in judges.get("variants", {}).values() for d in (v.get("pointwise") or {})}
+        dims = {d for v in judges.variants.values() for d in (v.pointwise or {})}
         if dims:
-            names = list(judges["variants"])
+            names = list(judges.variants)
             out += ["Blind pointwise scores (0-3, mean):", "", "| dimension | " + " | ".join(cell(n) for n in names) + " |",
                     "|---|" + "---|" * len(names)]
             for d in sorted(dims):
-                vals = [judges["variants"][n].get("pointwise", {}).get(d) for n in names]
+                vals = [(judges.variants[n].pointwise or {}).get(d) for n in names]
                 out.append(f"| {cell(d)} | " + " | ".join("n/a" if x is None else f"{x:.2f}" for x in vals) + " |")
             out.append("")
-        for dq in judges.get("dq", []):
-            ci = dq.get("ci") or {}
-            ci_s = f" (95% CI {ci['low']:+.2f} to {ci['high']:+.2f})" if ci.get("low") is not None else ""
-            small = "; small sample: fewer than 30 cases" if dq.get("small_sample") else ""
-            out.append(f"- **dQ {cell(dq['a'])} − {cell(dq['b'])}**: {dq['dq']:+.2f}{ci_s} on {dq['cases']} cases{small}")
-        for pw in judges.get("pairwise", []):
-            pc = pw.get("position_consistency")
-            out.append(f"- **pairwise {cell(pw['a'])} vs {cell(pw['b'])}**: {pw['a_wins']} wins, {pw['b_wins']} losses, "
-                       f"{pw['ties']} ties over {pw['cases']} cases; position consistency "
-                       f"{'n/a' if pc is None else f'{pc:.0%}'}; {pw.get('judge_failures', 0)} judge failures "
-                       f"({pw.get('note', '')})")
+        for dq in judges.dq or ():
+            ci = dq.ci
+            ci_s = f" (95% CI {ci.low:+.2f} to {ci.high:+.2f})" if ci is not None and ci.low is not None else ""
+            small = "; small sample: fewer than 30 cases" if dq.small_sample else ""
+            out.append(f"- **dQ {cell(dq.a)} − {cell(dq.b)}**: {dq.dq:+.2f}{ci_s} on {dq.cases} cases{small}")
+        for pw in judges.pairwise or ():
+            pc = pw.position_consistency
+            out.append(f"- **pairwise {cell(pw.a)} vs {cell(pw.b)}**: {pw.a_wins} wins, {pw.b_wins} losses, "
+                       f"{pw.ties} ties over {pw.cases} cases; position consistency "
+                       f"{'n/a' if pc is None else f'{pc:.0%}'}; {pw.judge_failures} judge failures "
+                       f"({pw.note})")
         out.append("")
     if agreement:
         out += ["### Judge agreement with human reviews", ""]
-        for key, value in agreement.items():
+        # Every figure of the block, in the order the statistics wrote them.
+        for key, value in agreement.model_dump(exclude_unset=True).items():
             if isinstance(value, (dict, list)):
                 value = json.dumps(value, ensure_ascii=False)
             out.append(f"- {cell(key)}: {cell(value)}")
@@ -158,36 +190,36 @@ def _judges(judges: dict | None, agreement: dict | None) -> list[str]:
     return out
 
 
-def _gates(gates: list[dict]) -> list[str]:
+def _gates(gates: list[Gate]) -> list[str]:
     if not gates:
         return []
     out = ["## Gates", ""]
     for g in gates:
-        mark = "✅ passed" if g.get("passed") else "❌ failed"
-        out.append(f"- {mark}: {g.get('description') or g.get('gate')}")
+        mark = "✅ passed" if g.passed else "❌ failed"
+        out.append(f"- {mark}: {g.description or g.gate}")
     out.append("")
     return out
 
 
-def _fmt_measure(m: dict | None) -> str:
-    if not m:
+def _fmt_measure(m: MeasurementSummary | None) -> str:
+    if m is None:
         return "unknown"
-    total = m.get("total")
-    if total is None:
-        if not m.get("known_count"):
+    if m.total is None:
+        if not m.known_count:
             return "unknown"
-        return f"unknown ({m['known_count']} known, subtotal {m['known_subtotal']:g}; {m['unknown_count']} unknown)"
-    return f"{total:g}"
+        return f"unknown ({m.known_count} known, subtotal {m.known_subtotal:g}; {m.unknown_count} unknown)"
+    return f"{m.total:g}"
 
 
-def _measurements(variants: list[str], vs: dict) -> list[str]:
+def _measurements(variants: list[str], vs: dict[str, VariantSummary]) -> list[str]:
     out = ["## Measurements", "", "| variant | latency p50 ms | latency p95 ms | input tokens | output tokens | cost USD | requests |",
            "|---|---|---|---|---|---|---|"]
     for name in variants:
-        m = vs.get(name, {}).get("measurements", {})
-        lat = m.get("latency_ms") or {}
-        p50 = "unknown" if lat.get("median") is None else f"{lat['median']:.1f}"
-        p95 = "unknown" if lat.get("p95") is None else f"{lat['p95']:.1f}"
+        s = vs.get(name)
+        m = s.measurements if s is not None else {}
+        lat = m.get("latency_ms")
+        p50 = "unknown" if lat is None or lat.median is None else f"{lat.median:.1f}"
+        p95 = "unknown" if lat is None or lat.p95 is None else f"{lat.p95:.1f}"
         out.append(f"| {cell(name)} | {p50} | {p95} | {_fmt_measure(m.get('input_tokens'))} | "
                    f"{_fmt_measure(m.get('output_tokens'))} | {_fmt_measure(m.get('cost_usd'))} | "
                    f"{_fmt_measure(m.get('requests'))} |")
@@ -195,8 +227,9 @@ def _measurements(variants: list[str], vs: dict) -> list[str]:
     return out
 
 
-def _fields(variants: list[str], vs: dict) -> list[str]:
-    paths = sorted({p for name in variants for p in vs.get(name, {}).get("field_accuracy", {})})
+def _fields(variants: list[str], vs: dict[str, VariantSummary]) -> list[str]:
+    accuracy = {name: vs[name].field_accuracy if name in vs else {} for name in variants}
+    paths = sorted({p for name in variants for p in accuracy[name]})
     if not paths:
         return []
     out = ["## Per-field accuracy", "", "| field | " + " | ".join(cell(v) for v in variants) + " |",
@@ -204,59 +237,57 @@ def _fields(variants: list[str], vs: dict) -> list[str]:
     for path in paths:
         cells = []
         for name in variants:
-            r = vs.get(name, {}).get("field_accuracy", {}).get(path)
+            r = accuracy[name].get(path)
             cells.append("n/a" if r is None else f"{icon(r)} {fmt_rate(r)}")
         out.append(f"| {cell(path)} | " + " | ".join(cells) + " |")
     out.append("")
     return out
 
 
-def _cases(report: dict, variants: list[str]) -> list[str]:
-    tally: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
-    for a in report["attempts"]:
-        t = tally[(a["case_id"], a["variant"])]
-        t[0] += a["status"] == "passed"
-        t[1] += a["status"] in ("passed", "failed", "error")
-        t[2] += a["status"] == "error"
+def _cases(view: ReportView, variants: list[str]) -> list[str]:
+    # Counted from every attempt (view.tallies), so right even when attempts were left out.
     out = ["## Cases", "", "| case | category | " + " | ".join(cell(v) for v in variants) + " |",
            "|---|---|" + "---|" * len(variants)]
-    for c in report["plan"]["cases"]:
+    for c in view.report.plan.cases:
         cells = []
         for name in variants:
-            passed, judged, errors = tally.get((c["id"], name), (0, 0, 0))
+            t = view.tallies.get((c.id, name))
+            passed, judged, errors = (t.passed, t.judged, t.errors) if t is not None else (0, 0, 0)
             mark = "➖" if not judged else "✅" if passed == judged else "❌" if passed == 0 else "⚠️"
             extra = f" ({errors} error{'s' if errors != 1 else ''})" if errors else ""
             cells.append(f"{mark} {passed}/{judged}{extra}")
-        out.append(f"| {cell(c['id'])} | {cell(c.get('category') or '')} | " + " | ".join(cells) + " |")
+        out.append(f"| {cell(c.id)} | {cell(c.category or '')} | " + " | ".join(cells) + " |")
     out.append("")
     return out
 
 
-def _failures(report: dict, limit: int) -> list[str]:
-    failed = [a for a in report["attempts"] if a["status"] in FAILED]
-    if not failed:
+def _failures(view: ReportView, limit: int) -> list[str]:
+    total = view.failures_total()
+    if not total:
         return ["## Failures", "", "None.", ""]
-    expected = {c["id"]: c.get("expected") for c in report["plan"]["cases"]}
-    out = [f"## Failures ({len(failed)}; first {min(limit, len(failed))} expanded)", ""]
-    for a in failed[:limit]:
-        out.append(f"### {a['case_id']} · {a['variant']} · run {a['run']} · {a['status']}")
+    report = view.report
+    failed = [a for a in report.attempts if a.status in FAILED]
+    shown = failed[:limit]
+    expected = {c.id: c.expected for c in report.plan.cases}
+    out = [f"## Failures ({total}; first {len(shown)} expanded)", ""]
+    for a in shown:
+        out.append(f"### {a.case_id} · {a.variant} · run {a.run} · {a.status}")
         out.append("")
-        if a.get("error"):
-            out.append(f"- **Error**: {a['error']}")
-        for g in a.get("grades", []):
-            if g.get("passed") is not True:
-                out.append(f"- **{g['grader']}**: {g.get('reason') or 'failed'}")
-                for f in g.get("fields") or []:
-                    if not f.get("passed"):
-                        out.append(f"  - `{f['path']}`: expected `{json.dumps(f.get('expected'), ensure_ascii=False)}`, "
-                                   f"got `{json.dumps(f.get('actual'), ensure_ascii=False)}`")
+        if a.error:
+            out.append(f"- **Error**: {a.error}")
+        for g in a.grades:
+            if g.passed is not True:
+                out.append(f"- **{g.grader}**: {g.reason or 'failed'}")
+                for f in g.fields or ():
+                    if not f.passed:
+                        out.append(f"  - `{f.path}`: expected `{json.dumps(f.expected, ensure_ascii=False)}`, "
+                                   f"got `{json.dumps(f.actual, ensure_ascii=False)}`")
         out.append("")
-        if a["case_id"] in expected and expected[a["case_id"]] is not None:
-            out += ["Expected:", "", _block(expected[a["case_id"]]), ""]
-        output = a.get("output") or {}
-        if output.get("text") is not None:
-            out += ["Output:", "", _block(output["text"]), ""]
-    if len(failed) > limit:
-        out.append(f"{len(failed) - limit} more failures are in the JSON report.")
+        if expected.get(a.case_id) is not None:
+            out += ["Expected:", "", _block(expected[a.case_id]), ""]
+        if a.output is not None and a.output.text is not None:
+            out += ["Output:", "", _block(a.output.text), ""]
+    if total > len(shown):
+        out.append(f"{total - len(shown)} more failures are in the JSON report.")
         out.append("")
     return out

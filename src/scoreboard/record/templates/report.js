@@ -141,8 +141,18 @@
       if (a.s === "error" || a.s === "interrupted") t.errors++;
       if (FAILED[a.s]) t.failed++;
     });
+    /* When the page holds only some attempts (DATA.omitted), each case carries its counts over
+       every attempt: [runs, passed, judged, errors, failed] per variant. */
+    if (Array.isArray(c.n)) {
+      per.forEach(function (t, vi) {
+        var n = c.n[vi];
+        if (!Array.isArray(n)) return;
+        t.total = n[0]; t.passed = n[1]; t.judged = n[2]; t.errors = n[3]; t.failed = n[4];
+      });
+    }
     per.forEach(function (t, vi) {
       t.runs.sort(function (x, y) { return x.r - y.r; });
+      if (t.total === undefined) t.total = t.runs.length;
       var set = flakySets[vi];
       // Without the summary's list, a case is flaky when its judged runs disagree.
       t.flaky = set ? set.has(c.id) : (t.judged > 1 && t.passed > 0 && t.passed < t.judged);
@@ -214,6 +224,16 @@
     } else if (status === "running") {
       nodes.push(el("div", { class: "callout warn", "data-testid": "running-note" },
         el("strong", { text: "Run in progress. " }), "This is a checkpoint; the figures cover only the attempts finished so far."));
+    }
+    if (DATA.omitted) {
+      var om = DATA.omitted;
+      var count = function (n, word) { return fmtNum(n || 0) + " " + (n === 1 ? word : word + "s"); };
+      var left = count(om.passes_omitted, "passing attempt");
+      if (om.not_passed_omitted) left += " and " + count(om.not_passed_omitted, "attempt") + " that did not pass";
+      nodes.push(el("div", { class: "callout warn", "data-testid": "omitted-note" },
+        el("strong", { text: "Showing " + fmtNum(om.shown) + " of " + count(om.attempts, "attempt") + ". " }),
+        "To keep this page small it holds every attempt that did not pass (up to " + fmtNum(om.cap) +
+        ") and an evenly spread sample of passes; " + left + " are left out. Counts and rates cover every attempt; the JSON report holds them all."));
     }
     if (DATA.shortened) {
       nodes.push(el("div", { class: "callout", "data-testid": "shortened-note" },
@@ -724,7 +744,11 @@
     var stability = ((VS[name] || {}).case_stability || {})[c.id];
     pane.appendChild(el("h3", null, swatch(vi), name,
       typeof stability === "number" ? el("span", { class: "muted small", text: "stability " + fmtRate(stability) }) : null));
-    if (!t.runs.length) { pane.appendChild(el("p", { class: "muted", text: "No attempt recorded." })); return pane; }
+    if (t.total > t.runs.length) {
+      pane.appendChild(el("p", { class: "muted small", "data-testid": "runs-omitted",
+        text: t.runs.length + " of " + plural(t.total, "run") + " shown here; the JSON report holds the others." }));
+    }
+    if (!t.runs.length) { pane.appendChild(el("p", { class: "muted", text: t.total ? "No attempt of this case is on this page." : "No attempt recorded." })); return pane; }
     var body = el("div");
     var chosen = 0;
     for (var k = 0; k < t.runs.length; k++) { if (FAILED[t.runs[k].s]) { chosen = k; break; } }

@@ -1,0 +1,30 @@
+"""The report's renderings by format name. JSON is the record itself: the engine writes it as a
+stream, so it is named here (for the file extension) but not rendered from a view."""
+
+from __future__ import annotations
+
+from ..errors import ConfigError
+from .view import ReportView
+
+FORMATS = ("json", "md", "html", "junit")
+EXTENSIONS = {"json": ".json", "md": ".md", "html": ".html", "junit": ".junit.xml"}
+
+
+def render(view: ReportView, fmt: str) -> str:
+    """The view rendered as Markdown ("md"), a self-contained HTML page ("html") or JUnit XML ("junit")."""
+    if fmt == "md":
+        from .markdown import render_markdown
+
+        return render_markdown(view)
+    if fmt == "html":
+        from .html import render_html
+
+        return render_html(view)
+    if fmt == "junit":
+        from .junit import render_junit
+
+        return render_junit(view)
+    if fmt == "json":
+        raise ConfigError("the JSON report is the record: the engine writes it, it is not rendered from a view",
+                          field="format")
+    raise ConfigError(f"unknown report format {fmt!r} (known: {', '.join(FORMATS)})", field="format")
