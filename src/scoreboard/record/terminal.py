@@ -1,0 +1,48 @@
+"""The few lines a command prints when a run ends: pass rates, comparisons, judges, gates, files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TextIO
+
+from .io import fmt_rate
+from .schema import Report
+
+# (count in the variant summary, singular label, plural label), shown only when non-zero
+_COUNTS = (("errors", "error", "errors"), ("not_run", "not run", "not run"),
+           ("interrupted", "interrupted", "interrupted"), ("unassessed", "unassessed", "unassessed"))
+
+
+def print_summary(report: Report, paths: dict[str, Path], out: TextIO) -> None:
+    """Print the run's outcome to `out`: one line per variant, then what else the summary says."""
+    run, summary = report.run, report.summary
+    print(f"{run.suite}: {run.status} ({run.id})", file=out)
+    for name, s in summary.variants.items():
+        judged = s.passed + s.failed + s.errors
+        ci = s.pass_rate_ci
+        interval = f" [95% CI {fmt_rate(ci.low)}–{fmt_rate(ci.high)}]" if ci is not None and ci.low is not None else ""
+        extra = "".join(f", {n} {one if n == 1 else many}" for key, one, many in _COUNTS
+                        for n in [getattr(s, key)] if n)
+        print(f"  {name}: pass rate {fmt_rate(s.pass_rate)}{interval} ({s.passed}/{judged}{extra})", file=out)
+    for comp in summary.comparisons:
+        if comp.headline:
+            print(f"  {comp.headline}", file=out)
+    judges = summary.judges
+    for dq in (judges.dq if judges is not None else None) or ():
+        ci = dq.ci
+        interval = f" (95% CI {ci.low:+.2f} to {ci.high:+.2f})" if ci is not None and ci.low is not None else ""
+        print(f"  dQ {dq.a} - {dq.b}: {dq.dq:+.2f}{interval} on {dq.cases} cases "
+              f"(blind pointwise quality, 0-3)", file=out)
+    for pw in (judges.pairwise if judges is not None else None) or ():
+        pc = pw.position_consistency
+        print(f"  pairwise {pw.a} vs {pw.b}: {pw.a_wins} wins, {pw.b_wins} losses, {pw.ties} ties; "
+              f"position consistency {'n/a' if pc is None else f'{pc:.0%}'}", file=out)
+    failures = sum(v.judge_failures for v in judges.variants.values()) if judges is not None else 0
+    if failures:
+        print(f"  judge failures (not assessed): {failures}", file=out)
+    for gate in report.gates:
+        print(f"  gate {'passed' if gate.passed else 'FAILED'}: {gate.description or gate.gate}", file=out)
+    if run.stop_reason:
+        print(f"  stopped: {run.stop_reason}", file=out)
+    for fmt, path in paths.items():
+        print(f"  {fmt}: {path}", file=out)
