@@ -44,13 +44,18 @@ def _tallies(report: Report, variant: str, cases: set[str]) -> tuple[dict, dict]
     return tally, fields
 
 
+#: the figures of a pair, in the order the comparison JSON lists them
+COMPARISON_KEYS = ("cases", "a_wins", "b_wins", "ties", "sign_test_p", "mean_difference", "mean_difference_ci",
+                   "discordant", "mcnemar", "fields", "flags", "headline")
+
+
 def _side(report: Report) -> dict:
     return {"run_id": report.run.id, "suite": report.run.suite, "fixture_hash": report.plan.fixture_hash}
 
 
 def compare_reports(a: Report, b: Report) -> dict:
     """The comparison of two reports (typed, as read_report gives them) as a JSON-ready dict."""
-    from ..stats.comparison import _flags, headline, mcnemar, paired_stats
+    from ..stats.comparison import EXPLORATORY, compare_variants
     from ..stats.intervals import rate
 
     hash_a = {c.id: c.input_hash for c in a.plan.cases}
@@ -71,19 +76,18 @@ def compare_reports(a: Report, b: Report) -> dict:
     for va, vb in pairs:
         ta, fa = _tallies(a, va, shared_set)
         tb, fb = _tallies(b, vb, shared_set)
-        stats = paired_stats(ta, tb, seed)
-        field_stats = {k: paired_stats(fa[k], fb[k], seed) for k in sorted(set(fa) & set(fb))}
-        discordant = stats["a_wins"] + stats["b_wins"]
-        flags = _flags(stats["cases"], discordant, len(pairs) > 1 or len(field_stats) > 1)
+        # The summary's own paired comparison, with the two sides labelled A: and B:.
         label_a, label_b = f"A:{va}", f"B:{vb}"
+        (comp,) = compare_variants([{"name": label_a}, {"name": label_b}], {label_a: ta, label_b: tb},
+                                   {label_a: fa, label_b: fb}, seed)
+        if len(pairs) > 1 and EXPLORATORY not in comp["flags"]:
+            comp["flags"].append(EXPLORATORY)  # several pairs here, one pair in each call
         hits_a = sum(h for h, _ in ta.values())
         tries_a = sum(n for _, n in ta.values())
         hits_b = sum(h for h, _ in tb.values())
         tries_b = sum(n for _, n in tb.values())
-        comparisons.append({
-            "a": va, "b": vb, "a_pass_rate": rate(hits_a, tries_a), "b_pass_rate": rate(hits_b, tries_b),
-            **stats, "discordant": discordant, "mcnemar": mcnemar(ta, tb), "fields": field_stats,
-            "flags": flags, "headline": headline(label_a, label_b, stats, flags)})
+        comparisons.append({"a": va, "b": vb, "a_pass_rate": rate(hits_a, tries_a), "b_pass_rate": rate(hits_b, tries_b),
+                            **{k: comp[k] for k in COMPARISON_KEYS}})
     unmatched = {"a": [n for n in names_a if n not in {p[0] for p in pairs}],
                  "b": [n for n in names_b if n not in {p[1] for p in pairs}]}
     return {"schema": "scoreboard.compare/v1",
