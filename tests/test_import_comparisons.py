@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from scoreboard.engine.reruns import import_comparisons
 from scoreboard.errors import ConfigError
 from scoreboard.hashing import sha256_json
 from scoreboard.record.verify import verify_report
-from scoreboard.suite.comparisons import import_comparisons
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "invoices" / "suite.yaml"
 

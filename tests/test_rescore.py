@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from scoreboard.engine.reruns import rescore
 from scoreboard.errors import ConfigError
 from scoreboard.hashing import sha256_bytes
 from scoreboard.record.verify import verify_report
 from scoreboard.stats.summary import summarize
-from scoreboard.suite.from_report import rescore
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "invoices" / "suite.yaml"
 NEW_GRADERS = [{"json-fields": {"fields": ["currency"]}}]
@@ -227,7 +227,7 @@ def test_conversation_rescore_keeps_the_chains(tmp_path):
         {"tea/t1": "passed", "tea/t2": "failed", "boom/a": "error", "boom/b": "not-run"}
     assert verify_report(new).ok
     (tmp_path / "c.json").write_text("[]", encoding="utf-8")
-    from scoreboard.suite.comparisons import import_comparisons
+    from scoreboard.engine.reruns import import_comparisons
 
     with pytest.raises(ConfigError, match="conversations"):
         import_comparisons(str(path), str(tmp_path / "c.json"), str(tmp_path / "imp.json"))

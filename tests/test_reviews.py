@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from scoreboard.engine.pipeline import RunOptions, run
+from scoreboard.engine.reruns import import_reviews
 from scoreboard.errors import ConfigError
-from scoreboard.judges.reviews import import_reviews
 from scoreboard.stats.agreement import judge_agreement, kappa, rogan_gladen
 from scoreboard.stats.summary import summarize
 from scoreboard.suite.load import load_suite

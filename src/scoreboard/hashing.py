@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import Any, Iterable
 
 _dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                           allow_nan=False).encode
@@ -18,6 +18,17 @@ def canonical_json(value: Any) -> str:
 def sha256_json(value: Any) -> str:
     """SHA-256 (hex) of the canonical JSON of `value`."""
     return hashlib.sha256(_dumps(value).encode("utf-8")).hexdigest()
+
+
+def sha256_json_items(items: Iterable[Any]) -> str:
+    """sha256_json(list(items)), computed item by item (the bytes hashed are the same)."""
+    digest = hashlib.sha256(b"[")
+    for i, item in enumerate(items):
+        if i:
+            digest.update(b",")
+        digest.update(_dumps(item).encode("utf-8"))
+    digest.update(b"]")
+    return digest.hexdigest()
 
 
 def sha256_bytes(data: bytes) -> str:

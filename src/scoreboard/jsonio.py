@@ -28,6 +28,16 @@ def dumps_line(value: Any) -> bytes:
     return (_std(value) + "\n").encode("utf-8")
 
 
+def loads(data: bytes | str) -> Any:
+    """Parse one JSON document (orjson when installed)."""
+    if _orjson is not None:
+        try:
+            return _orjson.loads(data)
+        except ValueError:  # integers beyond 64 bits: the stdlib reads what it wrote
+            pass
+    return json.loads(data)
+
+
 def read_entries_file(path: str, what: str) -> tuple[str | None, list]:
     """A `{"version"?, "entries": [...]}` document (or a bare list of entries), e.g. the
     comparisons or reviews imported into a report; (version, entries) or a one-line ConfigError."""

@@ -11,7 +11,6 @@ from scoreboard.cases.case import Case
 from scoreboard.cases.transcript import (
     RunRecord,
     TranscriptCase,
-    TranscriptSubject,
     load_exports,
     load_replay_cases,
     load_transcript,
@@ -23,6 +22,7 @@ from scoreboard.errors import ConfigError
 from scoreboard.graders.grade import GradeContext
 from scoreboard.graders.registry import build_grader
 from scoreboard.hashing import sha256_bytes
+from scoreboard.subjects.recorded import RecordedSubject
 from scoreboard.subjects.values import Measurements, Output
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures"
@@ -164,7 +164,7 @@ def test_replay_cases_are_not_matched(tmp_path):
 
 def test_pipeline_grades_each_case_on_its_run(tmp_path):
     t = load_transcript(TRANSCRIPTS / "all_fields.json")
-    suite = transcript_suite(t, TranscriptSubject(t), variant="recorded", output_dir=str(tmp_path), formats=["json"])
+    suite = transcript_suite(t, RecordedSubject.holding(t.recorded(), {"transcript": t.source}), variant="recorded", output_dir=str(tmp_path), formats=["json"])
     outcome = run(suite, RunOptions(progress=False, require_all_pass=True, extra_run=t.run_info()))
     by_case = {a["case_id"]: a for a in outcome.report["attempts"]}
     assert by_case["good"]["status"] == "passed"

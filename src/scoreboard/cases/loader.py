@@ -179,6 +179,12 @@ def _format_of(path: Path, text: str) -> str:
 
 def load_case_records(path: str | os.PathLike, limits: Limits | None = None) -> list[tuple[int | None, dict]]:
     """Raw case objects with their line numbers (None where a format gives none)."""
+    return list(iter_case_records(path, limits))
+
+
+def iter_case_records(path: str | os.PathLike, limits: Limits | None = None) -> Iterator[tuple[int | None, dict]]:
+    """Raw case objects with their line numbers, one at a time (a JSONL file's objects are
+    parsed as they are consumed, so they need not all be held at once)."""
     limits = limits or Limits()
     path = Path(path)
     shown = str(path)
@@ -188,16 +194,14 @@ def load_case_records(path: str | os.PathLike, limits: Limits | None = None) -> 
         records = _jsonl_records(text, shown)
     else:
         records = _document_records(text, shown, is_yaml=(fmt == "yaml"))
-    out: list[tuple[int | None, dict]] = []
     for position, (line, value) in enumerate(records):
-        if len(out) >= limits.max_cases:
+        if position >= limits.max_cases:
             raise ConfigError(f"more than {limits.max_cases} cases (limits.max_cases)", file=shown, line=line)
         if not isinstance(value, dict):
             where = line if line is not None else None
             raise ConfigError(f"case #{position + 1} must be a JSON object, got {type(value).__name__}",
                               file=shown, line=where)
-        out.append((line, value))
-    return out
+        yield line, value
 
 
 def _resolve_input(raw: Any, base: Path, shown: str, line: int | None, case_id: str, limits: Limits) -> Any:
@@ -290,7 +294,7 @@ def load_cases(path: str | os.PathLike, limits: Limits | None = None) -> list[Ca
     base = path.parent
     seen: dict[str, int | None] = {}
     cases: list[Case] = []
-    for line, raw in load_case_records(path, limits):
+    for line, raw in iter_case_records(path, limits):
         case_id = raw.get("id") if isinstance(raw.get("id"), str) else None
         _check_text(raw, shown, line, case_id)
         record = parse_model(CaseRecord, raw, file=shown, line=line, case_id=case_id)

@@ -36,12 +36,10 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from ..errors import ConfigError, SubjectError
+from ..errors import ConfigError
 from ..graders.base import Grader
 from ..graders.registry import build_grader
 from ..hashing import sha256_bytes, sha256_json
-from ..subjects.base import Subject
-from ..subjects.values import Measurements, Output, Result, SubjectRequest
 from ..validation import first_error
 from .case import Case
 
@@ -130,11 +128,15 @@ class RunRecord:
                    latency_ms=run.latency_ms, cost_usd=run.estimated_cost,
                    input_tokens=run.input_tokens, output_tokens=run.output_tokens, source=source)
 
-    def result(self) -> Result:
-        """A fresh Result per attempt (the runner may fill in unknown latency in place)."""
-        output = Output(text=self.output, tool_calls=[dict(c) for c in self.tool_calls], status=self.status)
-        return Result(output, Measurements(latency_ms=self.latency_ms, input_tokens=self.input_tokens,
-                                           output_tokens=self.output_tokens, cost_usd=self.cost_usd))
+    def as_attempt(self, case_id: str) -> dict:
+        """The run as a recorded subject answers it for `case_id` (every run index): its output
+        and its measurements exactly as recorded (what the source did not measure stays null)."""
+        return {"case_id": case_id, "run": None, "error": None,
+                "output": {"text": self.output, "json": None, "tool_calls": [dict(c) for c in self.tool_calls],
+                           "status": self.status},
+                "measurements": {"latency_ms": self.latency_ms, "input_tokens": self.input_tokens,
+                                 "output_tokens": self.output_tokens, "cost_usd": self.cost_usd,
+                                 "requests": None}}
 
     def summary(self) -> dict:
         """The figures a replay diff compares."""
@@ -163,6 +165,20 @@ class Transcript:
     agent_id: str | None = None
     case_models: list[TranscriptCase] = field(default_factory=list)
 
+    def recorded(self) -> list[dict]:
+        """What the recorded subject answers for each case: its matched run, or the reason none
+        matched (an execution error naming it)."""
+        out = []
+        for case in self.cases:
+            run = self.assigned.get(case.id)
+            error = self.errors.get(case.id)
+            if error is not None or run is None:
+                out.append({"case_id": case.id, "run": None, "output": None, "measurements": {},
+                            "error": error or f"no run for case {case.id!r}", "error_kind": "missing-output"})
+            else:
+                out.append(run.as_attempt(case.id))
+        return out
+
     def run_info(self) -> dict:
         """What the report's `run` block records about where the cases came from."""
         matched = {m["run_id"] for m in self.matches if m.get("run_id")}
@@ -170,25 +186,6 @@ class Transcript:
             "path": self.source, "sources": self.sources, "cases": len(self.cases), "runs": len(self.runs),
             "matches": self.matches, "warnings": self.warnings,
             "unmatched_runs": [r.id for r in self.runs if r.id not in matched]}}
-
-
-class TranscriptSubject(Subject):
-    """`recorded` subject over the runs matched at load time: case id -> run (or an error)."""
-
-    kind = "recorded"
-
-    def __init__(self, transcript: Transcript):
-        self.transcript = transcript
-        super().__init__({"type": "recorded", "transcript": transcript.source}, Path.cwd())
-
-    async def run(self, request: SubjectRequest) -> Result:
-        error = self.transcript.errors.get(request.case_id)
-        if error is not None:
-            raise SubjectError(error, kind="missing-output")
-        record = self.transcript.assigned.get(request.case_id)
-        if record is None:
-            raise SubjectError(f"no run for case {request.case_id!r}", kind="missing-output")
-        return record.result()
 
 
 # ---------------------------------------------------------------------------- reading
@@ -415,8 +412,8 @@ def _check_measurable(case: TranscriptCase, run: RunRecord, case_id: str) -> Non
         raise ConfigError(f"{run.format} exports record no tool calls, so requiredTools/forbiddenTools "
                           f"cannot be checked (capture with --output-format stream-json --verbose)",
                           file=run.source, case_id=case_id, field="requiredTools")
-    # The runner replaces an unknown latency with its own (near-zero) timing of the replay,
-    # which would pass any bound; refuse instead.
+    # An export without a duration leaves latency unknown, so the bound could only ever be
+    # "not assessed": say so before anything runs instead.
     if case.maxLatencyMs is not None and run.latency_ms is None:
         raise ConfigError(f"{run.format} exports carry no duration, so maxLatencyMs cannot be checked",
                           file=run.source, case_id=case_id, field="maxLatencyMs")
@@ -504,7 +501,7 @@ def load_exports(paths: list[str | Path], fmt: str = "auto", *, cases_file: str 
                     else ", ".join(str(p) for p in paths), shown=shown, sources=sources, check_exports=True)
 
 
-def transcript_suite(t: Transcript, subject: Subject, *, variant: str, output_dir: str | None = None,
+def transcript_suite(t: Transcript, subject: Any, *, variant: str, output_dir: str | None = None,
                      formats: list[str] | None = None, timeout_ms: int | None = None, name: str | None = None):
     """A Suite over the transcript's cases and one variant (the recorded runs or the live agent)."""
     from ..suite.config import SuiteConfig

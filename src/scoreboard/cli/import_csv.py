@@ -2,7 +2,7 @@
 
     scoreboard import csv --csv corrections.csv \\
         --map input=doc_text,expected=corrected_json,id=case_id \\
-        --fields document_type,line_items,vat_rate --out imported-cases.jsonl
+        --fields document_type,line_items,vat_rate --output imported-cases.jsonl
 
 Errors are raised as ConfigError (exit 1, one line); the CLI prints them.
 """
@@ -25,8 +25,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="grader for every case: a name or JSON spec (default json-fields; "
                              "'exact' keeps the expected cell as literal text)")
     parser.add_argument("--category-column", metavar="COL", help="column holding each case's category")
-    parser.add_argument("--out", required=True, metavar="CASES.jsonl",
-                        help="case file to create (never overwritten); @file inputs are rewritten relative to it")
+    parser.add_argument("--output", "--out", dest="out", required=True, metavar="CASES.jsonl",
+                        help="case file to create (never overwritten); @file inputs are rewritten relative "
+                             "to it (--out is the older spelling)")
 
 
 def main(args: argparse.Namespace) -> int:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 
+from .common import add_format_flag, emit_report, parse_formats
+
 HELP = "attach human or model reviews of a report's outputs, bound by hashes (no request is made)"
 DESCRIPTION = """Attach reviews of a report's outputs made elsewhere, by people or by models.
 
@@ -31,8 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("report", metavar="REPORT.json", help="the report whose outputs were reviewed")
     p.add_argument("reviews", metavar="REVIEWS.json", help="the reviews")
     p.add_argument("--output", required=True, metavar="NEW.json", help="the new report (created exclusively)")
-    p.add_argument("--format", action="append", metavar="FMT",
-                   help="also write md, html, junit beside NEW.json (comma-separated or repeated)")
+    add_format_flag(p, "json")
     p.add_argument("--json", action="store_true", help="print the new report JSON on stdout (human lines go to stderr)")
 
 
@@ -40,11 +41,9 @@ def main(args: argparse.Namespace) -> int:
     """Import the reviews; print what was attached and where the new report is."""
     import sys
 
-    from ..judges.reviews import import_reviews
-    from .rescore import formats_of
-
+    from ..engine.reruns import import_reviews
     report, paths = import_reviews(args.report, args.reviews, args.output, argv=sys.argv[1:],
-                                   formats=formats_of(args.format))
+                                   formats=parse_formats(args.format))
     out = sys.stderr if args.json else sys.stdout
     info = report["run"]["reviews_imported"][-1]
     print(f"imported {info['entries']} reviews from {args.reviews} ({info['human']} human, {info['model']} model); "
@@ -60,7 +59,5 @@ def main(args: argparse.Namespace) -> int:
     for fmt, path in paths.items():
         print(f"  {fmt}: {path}", file=out)
     if args.json:
-        from ..record.io import dumps_report
-
-        sys.stdout.write(dumps_report(report, indent=None))
+        emit_report(paths)
     return 0

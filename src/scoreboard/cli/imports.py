@@ -1,7 +1,7 @@
 """`scoreboard import KIND ...`: bring outside material into scoreboard's files.
 
     scoreboard import comparisons REPORT.json COMPARISONS.json --output NEW.json
-    scoreboard import csv --csv corrections.csv --map input=doc,expected=fixed --out cases.jsonl
+    scoreboard import csv --csv corrections.csv --map input=doc,expected=fixed --output cases.jsonl
 
 Sub-commands are listed in SUBCOMMANDS: name -> (help, add_arguments(parser), main(args) -> int).
 Add one with `SUBCOMMANDS["reviews"] = (HELP, *lazy("import_reviews"))`, where the module
@@ -13,6 +13,8 @@ from __future__ import annotations
 import argparse
 import importlib
 from typing import Callable
+
+from .common import add_format_flag, finish, out_stream, parse_formats
 
 NAME = "import"
 HELP = "import outside material: comparison outputs into a report, a CSV into cases"
@@ -56,30 +58,21 @@ def add_comparisons_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("comparisons", metavar="COMPARISONS.json", help="the outputs made elsewhere")
     p.add_argument("--output", required=True, metavar="NEW.json", help="the new report (created exclusively)")
     p.add_argument("--allow-judge", action="store_true", help="allow graders that call a model")
-    p.add_argument("--format", action="append", metavar="FMT",
-                   help="also write md, html, junit beside NEW.json (comma-separated or repeated)")
+    add_format_flag(p, "json")
     p.add_argument("--json", action="store_true", help="print the report JSON on stdout (human lines go to stderr)")
 
 
 def comparisons_main(args: argparse.Namespace) -> int:
     import sys
 
-    from ..suite.comparisons import import_comparisons
-    from .main import _print_outcome
-    from .rescore import formats_of
+    from ..engine.reruns import import_comparisons
 
     outcome = import_comparisons(args.report, args.comparisons, args.output, allow_judge=args.allow_judge,
-                                 formats=formats_of(args.format), argv=sys.argv[1:])
-    out = sys.stderr if args.json else sys.stdout
-    info = outcome.report["run"]["imported"]
+                                 formats=parse_formats(args.format), argv=sys.argv[1:])
+    info = outcome.head["run"]["imported"]
     print(f"imported {info['entries']} outputs from {args.comparisons} as {', '.join(info['variants'])}; "
-          "no request was made", file=out)
-    _print_outcome(outcome, to_stderr=args.json)
-    if args.json:
-        from ..record.io import dumps_report
-
-        sys.stdout.write(dumps_report(outcome.report, indent=None))
-    return outcome.exit_code
+          "no request was made", file=out_stream(args.json))
+    return finish(args, outcome)
 
 
 #: sub-command name -> (help, add_arguments(parser), main(args) -> exit code)

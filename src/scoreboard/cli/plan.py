@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .common import add_suite_flags, suite_flags
+
 NAME = "plan"
 HELP = "show what a run would do (cases, attempts, judge calls, most requests) without calling any model"
 DESCRIPTION = """Show what `scoreboard run` would do with the same suite and flags, without calling
@@ -27,11 +29,12 @@ GRADE_JUDGES = ("llm-judge", "rubric-score", "pointwise")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The flags of `run`, plus --output."""
-    from .main import _run_flags
-
-    _run_flags(parser)
+    """The suite flags of `run` (what decides the plan), plus --output and --json. Flags that
+    only matter while a run writes or waits (--resume, --format, --junit, --cache, --grace...)
+    are not accepted."""
+    add_suite_flags(parser)
     parser.add_argument("--output", metavar="FILE", help="save the plan as JSON to FILE (created exclusively)")
+    parser.add_argument("--json", action="store_true", help="print the plan as JSON")
 
 
 def requests_per_call(subject) -> int:
@@ -145,17 +148,12 @@ def main(args: argparse.Namespace) -> int:
     import json
     import sys
 
+    from ..engine.baseline import load_baseline
     from ..engine.pipeline import check_gate_settings
-    from ..errors import ConfigError
     from ..record.files import write_new
-    from ..stats.gates import load_baseline
     from ..suite.load import load_suite
-    from .main import _flags
 
-    if args.resume:
-        raise ConfigError("plan takes a suite and flags, not --resume", field="resume")
-    flags = {k: v for k, v in _flags(args).items() if v is not None}
-    suite = load_suite(args.suite, flags, dry_run=args.dry_run)
+    suite = load_suite(args.suite, suite_flags(args), dry_run=args.dry_run)
     check_gate_settings(suite)
     load_baseline(suite)
     plan = build_plan(suite)

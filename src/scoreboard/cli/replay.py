@@ -25,7 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import Any, Callable
 
 NAME = "replay"
 HELP = "run a transcript's prompt against the live agent once, score every case, diff vs runs[0]"
@@ -168,12 +168,45 @@ def parse_run_payload(text: str, url: str = "the agent"):
     return parse(text, url)
 
 
+def replay_block(settings: dict, baseline) -> tuple[dict, Callable]:
+    """The report's run["replay"] block and the pipeline's finalize hook that fills it in from
+    the live attempt's record (every case shares the one live run)."""
+    block: dict = {"worker": settings["worker"], "url": settings["url"], "agent": settings["agent"],
+                   "room": settings["room"], "prompt": settings["prompt"], "timeout_ms": settings["timeout_ms"],
+                   "baseline_run": baseline.summary() if baseline else None, "live_run": None, "diff": None,
+                   "error": None}
+
+    def finalize(lookup) -> dict:
+        from ..cases.transcript import RunRecord
+
+        first = next((a for a in (lookup(cid, "live", 0) for cid in settings["case_ids"]) if a), None)
+        if first is None:
+            return {"replay": block}
+        info = first.get("subject_info") or {}
+        m = first.get("measurements") or {}
+        block["wall_ms"] = info.get("wall_ms", m.get("latency_ms"))
+        if first.get("output") is None:
+            block["error"] = first.get("error")
+            return {"replay": block}
+        out = first["output"]
+        live = RunRecord(id=str(info.get("live_run_id")), status=out.get("status"), output=out.get("text"),
+                         tool_calls=list(out.get("tool_calls") or []), latency_ms=m.get("latency_ms"),
+                         cost_usd=m.get("cost_usd"), input_tokens=m.get("input_tokens"),
+                         output_tokens=m.get("output_tokens"), format="live")
+        block["live_run"] = live.summary()
+        if baseline is not None:
+            block["diff"] = diff_runs(baseline, live)
+        return {"replay": block}
+
+    return block, finalize
+
+
 def main(args: argparse.Namespace) -> int:
     from ..cases.transcript import load_replay_cases, transcript_suite
     from ..engine.pipeline import RunOptions, run
     from ..hashing import sha256_json
     from ..subjects.live_agent import LiveAgentSubject
-    from .score import case_rows, finish, report_formats
+    from .score import case_rows, finish, output_of, report_formats
 
     transcript = load_replay_cases(args.transcript)
     settings = resolve_settings(args, transcript)
@@ -182,30 +215,24 @@ def main(args: argparse.Namespace) -> int:
         case.input = settings["prompt"]
         case.input_hash = sha256_json(case.input)
     baseline = transcript.runs[0] if transcript.runs else None
-    state: dict = {"worker": settings["worker"], "url": settings["url"], "agent": settings["agent"],
-                   "room": settings["room"], "prompt": settings["prompt"], "timeout_ms": settings["timeout_ms"],
-                   "baseline_run": baseline.summary() if baseline else None, "live_run": None, "diff": None,
-                   "error": None}
-    subject = LiveAgentSubject(settings, baseline, state)
+    subject = LiveAgentSubject(settings)
     # The runner's own deadline sits past ours so that a timeout reads as the invoke's timeout.
     suite = transcript_suite(transcript, subject, variant="live", output_dir=args.output_dir, formats=formats,
                              timeout_ms=settings["timeout_ms"] + 5_000, name=args.name)
     for warning in transcript.warnings:
         print(f"scoreboard: warning: {warning}", file=sys.stderr)
-    extra = transcript.run_info()
-    # `state` is filled in by the subject during the run; the report is assembled after the
-    # last attempt, so it records the live run and the diff.
-    extra["replay"] = state
+    block, finalize = replay_block({**settings, "case_ids": [c.id for c in suite.cases]}, baseline)
     outcome = run(suite, RunOptions(argv=redact_argv(sys.argv[1:], settings["token"]), formats=tuple(formats),
-                                    progress=False, require_all_pass=True, extra_run=extra))
-    live_id = state["live_run"]["id"] if state.get("live_run") else "-"
+                                    progress=False, require_all_pass=True, extra_run=transcript.run_info(),
+                                    finalize=finalize, output_json=output_of(args)))
+    live_id = block["live_run"]["id"] if block.get("live_run") else "-"
     rows = case_rows(outcome.report, transcript.matches, run_label=f"{live_id} (live)")
     lines: list[str] = []
-    if state.get("diff"):
-        lines += diff_lines(state["diff"])
-    elif state.get("live_run") and baseline is None:
+    if block.get("diff"):
+        lines += diff_lines(block["diff"])
+    elif block.get("live_run") and baseline is None:
         lines.append("replay: the transcript has no runs[0] to compare with")
     code = finish(outcome, rows, ("case", "run", "status", "reasons"), as_json=args.json, extra_lines=lines)
-    if state.get("error"):
-        print(f"scoreboard: error: replay: {state['error']}", file=sys.stderr)
+    if block.get("error"):
+        print(f"scoreboard: error: replay: {block['error']}", file=sys.stderr)
     return code

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import argparse
 
+from .common import add_format_flag, finish, judge_spec, out_stream, parse_formats
+
 NAME = "rescore"
 HELP = "grade a report's recorded outputs again (same or new graders); no subject is called"
 DESCRIPTION = __doc__
@@ -34,39 +36,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-requests", type=int, metavar="N", help="request budget for the judges")
     p.add_argument("--output", metavar="NEW.json", help="write the JSON report exactly here (created exclusively)")
     p.add_argument("--output-dir", metavar="DIR", help="where reports go (default eval-results)")
-    p.add_argument("--format", action="append", metavar="FMT",
-                   help="report formats: json, md, html, junit (comma-separated or repeated; default json)")
+    add_format_flag(p, "json")
     p.add_argument("--json", action="store_true", help="print the report JSON on stdout (human lines go to stderr)")
-
-
-def formats_of(values: list[str] | None) -> list[str] | None:
-    """--format values, split on commas."""
-    if not values:
-        return None
-    return [f.strip() for item in values for f in item.split(",") if f.strip()]
 
 
 def main(args: argparse.Namespace) -> int:
     import sys
 
+    from ..engine.reruns import rescore
     from ..errors import ConfigError
-    from ..suite.from_report import rescore
-    from .main import _judge_spec, _print_outcome
 
     if args.output and args.output_dir:
         raise ConfigError("give --output or --output-dir, not both", field="output")
     outcome = rescore(args.report, graders_file=args.graders, allow_judge=args.allow_judge,
-                      output=args.output, output_dir=args.output_dir, formats=formats_of(args.format),
-                      argv=sys.argv[1:], judge=_judge_spec(args.judge), judge_runs=args.judge_runs,
+                      output=args.output, output_dir=args.output_dir, formats=parse_formats(args.format),
+                      argv=sys.argv[1:], judge=judge_spec(args.judge), judge_runs=args.judge_runs,
                       max_requests=args.max_requests)
-    out = sys.stderr if args.json else sys.stdout
-    info = outcome.report["run"]["rescore"]
+    info = outcome.head["run"]["rescore"]
     changed = info["changed_cases"]
     print(f"rescored {args.report} (run {info['source_run_id']}): graders changed for {len(changed)} of "
-          f"{len(info['previous_graders'])} cases; no subject request was made", file=out)
-    _print_outcome(outcome, to_stderr=args.json)
-    if args.json:
-        from ..record.io import dumps_report
-
-        sys.stdout.write(dumps_report(outcome.report, indent=None))
-    return outcome.exit_code
+          f"{len(info['previous_graders'])} cases; no subject request was made", file=out_stream(args.json))
+    return finish(args, outcome)

@@ -23,21 +23,28 @@ import argparse
 import sys
 from typing import TextIO
 
+from .common import (
+    add_format_flag,
+    emit_report,
+    out_stream,
+    parse_formats,
+    print_outcome,
+)
+
 NAME = "score"
 HELP = "score recorded agent runs (a transcript or agent CLI exports) against their cases"
 DESCRIPTION = __doc__
 
 EXPORT_FORMATS = ("auto", "transcript", "claude-json", "claude-stream", "codex")
-REPORT_FORMATS = ("json", "md", "html", "junit")
 
 
 def add_report_arguments(p: argparse.ArgumentParser) -> None:
     """Flags shared by score and replay: where reports go and how results print."""
+    p.add_argument("--output", metavar="FILE.json",
+                   help="write the JSON report exactly here (created exclusively; other formats beside it)")
     p.add_argument("--output-dir", metavar="DIR", help="where reports go (default eval-results; "
                    "they land in DIR/<name>/)")
-    p.add_argument("--format", action="append", metavar="FMT",
-                   help="report formats: json, md, html, junit (comma-separated or repeated; "
-                        "default json,md and html when available)")
+    add_format_flag(p, "json,md,html")
     p.add_argument("--name", help="report name (default: the transcript's file name without extension)")
     p.add_argument("--json", action="store_true", help="print the report JSON on stdout (the table goes to stderr)")
 
@@ -57,9 +64,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--required-tool", action="append", metavar="NAME", help="tool NAME was called; repeatable")
     g.add_argument("--forbidden-tool", action="append", metavar="NAME", help="tool NAME was not called; repeatable")
     g.add_argument("--expect-status", metavar="STATUS", help="final status, e.g. completed")
-    g.add_argument("--max-latency-ms", type=float, metavar="MS", help="duration at most MS")
-    g.add_argument("--max-cost", type=float, metavar="USD", help="estimated cost at most USD (unknown cost: not assessed)")
-    g.add_argument("--max-tokens", type=int, metavar="N", help="input + output tokens at most N")
+    # Per-case expectations, named apart from `run`'s whole-run budgets (--max-cost, --max-tokens);
+    # the old spellings still work.
+    g.add_argument("--expect-max-latency-ms", "--max-latency-ms", dest="max_latency_ms", type=float, metavar="MS",
+                   help="each run's duration at most MS")
+    g.add_argument("--expect-max-cost", "--max-cost", dest="max_cost", type=float, metavar="USD",
+                   help="each run's estimated cost at most USD (unknown cost: not assessed)")
+    g.add_argument("--expect-max-tokens", "--max-tokens", dest="max_tokens", type=int, metavar="N",
+                   help="each run's input + output tokens at most N")
     add_report_arguments(p)
 
 
@@ -77,24 +89,8 @@ def expectations_from_flags(args: argparse.Namespace) -> dict:
 
 
 def report_formats(values: list[str] | None) -> list[str]:
-    """--format values, or json + md (+ html when its renderer is installed)."""
-    import importlib.util
-
-    from ..errors import ConfigError
-
-    if values:
-        formats = [f.strip() for item in values for f in item.split(",") if f.strip()]
-        for fmt in formats:
-            if fmt not in REPORT_FORMATS:
-                raise ConfigError(f"unknown report format {fmt!r} (known: {', '.join(REPORT_FORMATS)})",
-                                  field="format")
-            if fmt in ("html", "junit") and importlib.util.find_spec(f"scoreboard.record.{fmt}") is None:
-                raise ConfigError(f"report format {fmt!r} is not available in this build", field="format")
-        return list(dict.fromkeys(formats))
-    formats = ["json", "md"]
-    if importlib.util.find_spec("scoreboard.record.html") is not None:
-        formats.append("html")
-    return formats
+    """--format values, or json, md and html."""
+    return parse_formats(values) or ["json", "md", "html"]
 
 
 def _is_export(path) -> bool:
@@ -131,6 +127,15 @@ def load_source(args: argparse.Namespace):
                               "agent exports", file=str(paths[0]), field="cases")
         return load_transcript(paths[0])
     return load_exports(paths, fmt, cases_file=args.cases, expectations=expectations, name=args.name)
+
+
+def output_of(args: argparse.Namespace) -> str | None:
+    """--output, refused beside --output-dir."""
+    from ..errors import ConfigError
+
+    if args.output and args.output_dir:
+        raise ConfigError("give --output or --output-dir, not both", field="output")
+    return args.output
 
 
 def case_rows(report: dict, matches: list[dict], run_label=None) -> list[tuple[str, str, str, str]]:
@@ -186,34 +191,33 @@ def _style(cell: str) -> str:
 def finish(outcome, rows: list[tuple[str, ...]], headers: tuple[str, ...], *, as_json: bool,
            extra_lines: list[str] | None = None) -> int:
     """Print the table, summary lines and report paths (stderr with --json); return the exit code."""
-    from .main import _print_outcome
-
-    out = sys.stderr if as_json else sys.stdout
+    out = out_stream(as_json)
     print_table(rows, headers, out)
     for line in extra_lines or []:
         print(line, file=out)
-    _print_outcome(outcome, to_stderr=as_json)
+    print_outcome(outcome, to_stderr=as_json)
     if as_json:
-        from ..record.io import dumps_report
-
-        sys.stdout.write(dumps_report(outcome.report, indent=None))
+        emit_report(outcome)
     return outcome.exit_code
 
 
 def main(args: argparse.Namespace) -> int:
-    from ..cases.transcript import TranscriptSubject, transcript_suite
+    from ..cases.transcript import transcript_suite
     from ..engine.pipeline import RunOptions, run
+    from ..subjects.recorded import RecordedSubject
 
     transcript = load_source(args)
     formats = report_formats(args.format)
-    suite = transcript_suite(transcript, TranscriptSubject(transcript), variant="recorded",
-                             output_dir=args.output_dir, formats=formats, name=args.name)
+    subject = RecordedSubject.holding(transcript.recorded(), {"transcript": transcript.source})
+    suite = transcript_suite(transcript, subject, variant="recorded", output_dir=args.output_dir,
+                             formats=formats, name=args.name)
     for warning in transcript.warnings:
         print(f"scoreboard: warning: {warning}", file=sys.stderr)
     if not suite.cases:
         print("scoreboard: the transcript has no cases: score fails (every case must pass, and there "
               "must be at least one)", file=sys.stderr)
     outcome = run(suite, RunOptions(argv=sys.argv[1:], formats=tuple(formats), progress=False,
-                                    require_all_pass=True, extra_run=transcript.run_info()))
+                                    require_all_pass=True, extra_run=transcript.run_info(),
+                                    output_json=output_of(args)))
     rows = case_rows(outcome.report, transcript.matches)
     return finish(outcome, rows, ("case", "matched run", "status", "reasons"), as_json=args.json)

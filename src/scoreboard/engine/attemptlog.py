@@ -1,7 +1,8 @@
 """The attempt log: one JSON line per finished attempt, appended before anything else happens.
 
 Each line goes out in a single write() on an O_APPEND descriptor, so a crash (even kill -9)
-leaves only complete lines, and loses at most the attempts still in flight.
+leaves only complete lines, and loses at most the attempts still in flight. `append` returns
+where the line landed, so the engine can read an attempt back later instead of keeping it.
 """
 
 from __future__ import annotations
@@ -9,22 +10,31 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Iterator
 
 from ..jsonio import dumps_line
 
+_CHUNK = 1 << 20
+
 
 class AttemptLog:
-    """Append-only JSONL writer."""
+    """Append-only JSONL writer that knows the offset of every line it wrote."""
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self.size = os.fstat(self._fd).st_size
 
-    def append(self, record: dict) -> None:
-        view = memoryview(dumps_line(record))
+    def append(self, record: dict) -> tuple[int, int]:
+        """Write one record as a line; returns (offset, length) of the line in the file."""
+        data = dumps_line(record)
+        offset = self.size
+        view = memoryview(data)
         while view:
             written = os.write(self._fd, view)
             view = view[written:]
+        self.size += len(data)
+        return offset, len(data)
 
     def sync(self) -> None:
         os.fsync(self._fd)
@@ -38,18 +48,59 @@ class AttemptLog:
                 self._fd = -1
 
 
-def read_attempt_log(path: str | os.PathLike) -> list[dict]:
-    """Every complete record of a log; a torn last line (no newline) is ignored."""
+def drop_torn_tail(path: str | os.PathLike) -> int:
+    """Cut a torn last line (a crash mid-write) off the log before more is appended to it, so
+    the next record starts on a line of its own. Returns the bytes removed."""
     path = Path(path)
     if not path.exists():
-        return []
-    data = path.read_bytes()
-    records = []
-    for raw in data.split(b"\n")[:-1] if not data.endswith(b"\n") else data.split(b"\n"):
-        if not raw.strip():
-            continue
-        try:
-            records.append(json.loads(raw))
-        except ValueError:
-            continue  # a torn final line from a crash mid-write
-    return records
+        return 0
+    with open(path, "rb+") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        end = size
+        while end > 0:
+            step = min(_CHUNK, end)
+            handle.seek(end - step)
+            block = handle.read(step)
+            cut = block.rfind(b"\n")
+            if cut >= 0:
+                end = end - step + cut + 1
+                break
+            end -= step
+        if end != size:
+            handle.truncate(end)
+        return size - end
+
+
+def scan_attempt_log(path: str | os.PathLike) -> Iterator[tuple[int, int, dict]]:
+    """(offset, length, record) for every complete line, read in chunks (never the whole file);
+    a torn final line and unparseable lines are skipped."""
+    path = Path(path)
+    if not path.exists():
+        return
+    offset = 0
+    rest = b""
+    with open(path, "rb") as handle:
+        while True:
+            block = handle.read(_CHUNK)
+            if not block:
+                break
+            data = rest + block
+            start = 0
+            while True:
+                end = data.find(b"\n", start)
+                if end < 0:
+                    break
+                line = data[start:end + 1]
+                if line.strip():
+                    try:
+                        yield offset, len(line), json.loads(line)
+                    except ValueError:
+                        pass
+                offset += len(line)
+                start = end + 1
+            rest = data[start:]
+
+
+def read_attempt_log(path: str | os.PathLike) -> list[dict]:
+    """Every complete record of a log; a torn last line (no newline) is ignored."""
+    return [record for _, _, record in scan_attempt_log(path)]

@@ -1,29 +1,65 @@
-"""One run end to end: plan -> execute (attempt log) -> summarize -> reports -> gates -> exit code."""
+"""The one driver: plan -> execute (attempt log first) -> summary -> reports -> gates -> exit code.
+
+Every command that writes a report comes through `run_async`: run, run --resume, score,
+replay, rescore, import comparisons, import reviews. They differ only in where the cases come
+from (the suite they build), which subject answers (a recorded subject for outputs that
+already exist), and which attempts already exist: a resumed run's own log, or `Carried`
+attempts (a rescored report's unfinished attempts, imported originals, carried reviews),
+which enter the run's log as they are and are never dispatched again.
+
+Memory stays flat in the number of attempts: an attempt is counted into the summary's per-case
+accumulators and appended to the attempt log, then dropped; the index keeps where its line
+is; the JSON report is streamed from the log.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import signal
-import sys
-import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, Callable, Iterator
 
-from ..errors import ConfigError
-from ..record.files import replace_atomic, reserve_run, write_new
-from ..record.io import SCHEMA, dumps_report, is_synthetic, versions
-from ..stats.gates import all_pass_gate, baseline_gates, fail_under_gates, load_baseline
-from ..stats.summary import summarize
+from ..jsonio import dumps_line, loads
+from ..record.files import replace_atomic, write_new
+from ..record.io import SCHEMA, is_synthetic, versions
+from ..record.stream import report_chunks
+from ..stats.gates import all_pass_gate, baseline_gates, fail_under_gates
+from ..stats.summary import Summarizer
+from ..store.files import FileStore, RunFolder, new_run_folder, open_run_folder
 from ..suite.suite import Suite
-from .attemptlog import AttemptLog
+from .attempt import RunState, not_run_record
+from .attemptlog import AttemptLog, drop_torn_tail, scan_attempt_log
+from .baseline import load_baseline
+from .checkpoints import Checkpointer
+from .executor import Work, dispatch_units, get_executor
+from .index import DONE_STATUSES, AttemptIndex
 from .ledger import Budget, Ledger
 from .progress import Progress
-from .runner import Runner, RunState, ordered_attempts
+from .reports import github_summary, render_reports, report_targets, scrub_argv
+from .signals import install_signals, remove_signals
 
 DEFAULT_FORMATS = ("json", "md", "html")
+#: an Outcome of a run with at most this many attempts holds its report in memory; a larger one
+#: reads it from its file on first use (so a million-attempt run never holds it)
+EAGER_REPORT_ATTEMPTS = 10_000
+
+
+@dataclass
+class Carried:
+    """Attempts that already exist, entering the run as they are: written to this run's attempt
+    log, counted, never dispatched. `absent` names planned attempts that do not exist at all
+    (an import that did not supply them): they are left out of the report, not failed."""
+
+    records: list[dict] = field(default_factory=list)
+    absent: set[tuple] = field(default_factory=set)
+    #: the source's run status and stop reason: a stopped source stays stopped
+    status: str | None = None
+    stop_reason: str | None = None
+    #: reviews bound to output hashes, and pairwise judgments, carried over unchanged
+    reviews: dict | None = None
+    pairwise: dict | None = None
 
 
 @dataclass
@@ -44,56 +80,34 @@ class RunOptions:
     #: extra fields for the report's `run` block (e.g. where a transcript came from)
     extra_run: dict | None = None
     #: write the JSON report exactly here (created exclusively; other formats beside it)
-    #: instead of eval-results/<suite>/<UTC timestamp>.json
     output_json: str | None = None
+    carried: Carried | None = None
+    executor: str | None = None
+    store: Any = None
+    #: called after the attempts ran, with a lookup of finished attempts; returns more fields
+    #: for the run block (replay's diff reads the live run from the attempt record this way)
+    finalize: Callable[[Callable[[str, str, int], dict | None]], dict] | None = None
 
 
 @dataclass
 class Outcome:
-    report: dict
+    """What a run left: the report's head (everything but the attempts), its files, the exit code."""
+
+    head: dict
     paths: dict[str, Path]
     exit_code: int
+    _report: dict | None = None
+
+    @property
+    def report(self) -> dict:
+        """The whole JSON report (read from its file after the run; see EAGER_REPORT_ATTEMPTS)."""
+        if self._report is None:
+            self._report = loads(Path(self.paths["json"]).read_bytes())
+        return self._report
 
 
 def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def build_report(suite: Suite, plan: dict, attempts: list[dict], *, run_id: str, status: str,
-                 started_at: str, finished_at: str | None, argv: list[str], stop_reason: str | None = None,
-                 extra_run: dict | None = None, require_all_pass: bool = False,
-                 baseline: dict | None = None, requests: dict | None = None,
-                 pairwise: dict | None = None) -> dict:
-    """Assemble the JSON record of a run from its plan and attempts."""
-    summary = summarize(plan, attempts, pairwise)
-    variants = [v["name"] for v in plan["variants"]]
-    gates = fail_under_gates(summary, suite.config.fail_under, variants)
-    if require_all_pass:
-        gates.append(all_pass_gate(summary, attempts))
-    if baseline is not None:
-        gates.extend(baseline_gates(baseline, plan, attempts, suite.config.gates))
-    run = {"id": run_id, "suite": suite.name, "status": status, "started_at": started_at,
-           "finished_at": finished_at, "argv": argv, "versions": versions(),
-           "synthetic": is_synthetic(plan), "stop_reason": stop_reason}
-    if extra_run:
-        run.update(extra_run)
-    report = {"schema": SCHEMA, "run": run, "plan": plan, "attempts": attempts, "summary": summary,
-              "gates": gates}
-    if requests is not None:
-        report["requests"] = requests
-    if pairwise is not None:
-        report["pairwise"] = pairwise
-    return report
-
-
-def exit_code_for(report: dict) -> int:
-    """0 completed and gates passed; 2 execution errors or a stopped run; 3 a gate failed."""
-    statuses = {a["status"] for a in report["attempts"]}
-    if report["run"]["status"] != "completed" or statuses & {"error", "interrupted", "not-run"}:
-        return 2
-    if any(not g["passed"] for g in report.get("gates", [])):
-        return 3
-    return 0
 
 
 def check_gate_settings(suite: Suite) -> None:
@@ -101,198 +115,298 @@ def check_gate_settings(suite: Suite) -> None:
     fail_under_gates({"variants": {}}, suite.config.fail_under, [v.name for v in suite.variants])
 
 
-def _render(report: dict, fmt: str) -> str:
-    if fmt == "json":
-        return dumps_report(report, indent=None)
-    if fmt == "md":
-        from ..record.markdown import render_markdown
-
-        return render_markdown(report)
-    if fmt == "html":
-        from ..record.html import render_html
-
-        return render_html(report)
-    if fmt == "junit":
-        from ..record.junit import render_junit
-
-        return render_junit(report)
-    raise ConfigError(f"unknown report format {fmt!r}", field="format")
+def run_concurrency(suite: Suite) -> int:
+    """--concurrency, else 4 (or less when a subject allows fewer at once)."""
+    caps = [v.subject.default_max_concurrency for v in suite.variants if v.subject.default_max_concurrency]
+    return suite.config.concurrency or (min([4, *caps]) if caps else 4)
 
 
-_EXT = {"json": ".json", "md": ".md", "html": ".html", "junit": ".junit.xml"}
+class _Run:
+    """One run's moving parts: the folder, the log, the index, the accumulators, the ledger."""
+
+    def __init__(self, suite: Suite, options: RunOptions):
+        self.suite, self.options = suite, options
+        self.carried = options.carried or Carried()
+        self.plan = suite.plan()
+        self.argv = scrub_argv(options.argv, suite)
+        self.state = RunState()
+        cfg = suite.config
+        self.index = AttemptIndex([c.id for c in suite.cases], [v.name for v in suite.variants], cfg.runs)
+        self.summary = Summarizer(self.plan, reviews=self.carried.reviews)
+        self.store = options.store or FileStore(cfg.output_dir)
+        self.executor = get_executor(options.executor)
+        self.formats = tuple(options.formats or cfg.formats or DEFAULT_FORMATS)
+        self.reused = 0
+        self.cache = None
+        self.judge = None
+
+    # ---- opening: a new run folder, or a stopped one to resume
+    def open(self) -> None:
+        options = self.options
+        if options.resume_dir:
+            self.folder, meta = open_run_folder(options.resume_dir)
+            check_resumable(meta, self.plan, self.folder)
+            self.started_at = meta.get("started_at") or now_iso()
+            drop_torn_tail(self.folder.log_path)
+        else:
+            for target in report_targets(options.output_json, self.formats):
+                if target.exists():
+                    raise _exists(target)
+            self.folder = new_run_folder(self.suite.config.output_dir, self.suite.name, options.output_json)
+            self.started_at = now_iso()
+            meta = self.meta()
+            write_new(self.folder.meta_path, dumps_line(meta))
+        self.store.begin(meta)
+        requests = self.restore() if options.resume_dir else []
+        self.log = AttemptLog(self.folder.log_path)
+        self.index.open(self.folder.log_path)
+        self.ledger = Ledger(Budget(**self.suite.config.budget.model_dump()), self.log)
+        self.ledger.restore(requests)
+        for record in self.carried.records:
+            self.finish(record, frozen=True)
+        for key in self.carried.absent:
+            pos = self.index.pos(*key)
+            if pos is not None:
+                self.index.freeze(pos, absent=True)
+
+    def meta(self) -> dict:
+        suite, options = self.suite, self.options
+        return {"schema": "scoreboard.run/v1", "run_id": self.folder.run_id, "suite": suite.name,
+                "suite_source": str(Path(suite.source).resolve()) if suite.source else None,
+                "cwd": os.getcwd(), "flags": options.flags, "dry_run": options.dry_run,
+                "executor": self.executor.name, "argv": self.argv, "started_at": self.started_at,
+                "plan": self.plan}
+
+    def restore(self) -> list[dict]:
+        """Index the finished attempts of the resumed run's log; return its request records."""
+        requests = []
+        for offset, length, record in scan_attempt_log(self.folder.log_path):
+            if record.get("kind") == "request":
+                requests.append(record)
+            elif record.get("status") in DONE_STATUSES:
+                pos = self.index.pos(record.get("case_id"), record.get("variant"), record.get("run"))
+                if pos is not None:
+                    self.index.put(pos, record["status"], offset, length)
+        self.index.open(self.folder.log_path)
+        for pos in range(self.index.size):
+            if self.index.recorded(pos):
+                self.summary.add(self.index.read(pos))
+                self.reused += 1
+        return requests
+
+    # ---- running
+    def finish(self, record: dict, frozen: bool = False) -> None:
+        """An attempt is finished: logged before anything else, indexed, counted, dropped."""
+        offset, length = self.log.append(record)
+        pos = self.index.pos(record["case_id"], record["variant"], record["run"])
+        if pos is not None:
+            self.index.put(pos, record["status"], offset, length)
+            if frozen:
+                self.index.freeze(pos)
+        self.summary.add(record)
+        self.store.attempt(record)
+        if not frozen:
+            self.progress.advance()
+            self.checkpoint.maybe()
+
+    def lookup(self, case_id: str, variant: str, run: int) -> dict | None:
+        """A finished attempt's record, read back from the log (None when not finished)."""
+        pos = self.index.pos(case_id, variant, run)
+        return None if pos is None else self.index.read(pos)
+
+    async def execute(self) -> None:
+        suite, cfg = self.suite, self.suite.config
+        if cfg.cache:
+            from ..store.cache import ResponseCache
+
+            self.cache = ResponseCache(cfg.cache_path)
+        if suite.judge is not None:
+            from ..judges.client import Judge
+
+            self.judge = Judge(suite.judge, ledger=self.ledger, runs=cfg.judge_runs,
+                               timeout_s=cfg.timeout_ms / 1000, seed=cfg.seed)
+        index = self.index
+        variants = len(suite.variants)
+        units = dispatch_units(suite, lambda ci, vi, r: index.finished((ci * variants + vi) * cfg.runs + r))
+        concurrency = run_concurrency(suite)
+        for subject in [v.subject for v in suite.variants] + ([suite.judge] if suite.judge else []):
+            prepare = getattr(subject, "prepare", None)
+            if prepare is not None:
+                prepare(concurrency)
+        work = Work(suite, self.state, units, concurrency, cfg.timeout_ms / 1000, self.finish, self.lookup,
+                    ledger=self.ledger, cache=self.cache, judge=self.judge)
+        loop = asyncio.get_running_loop()
+        task = asyncio.ensure_future(self.executor.execute(work))
+        grace = self.options.grace_s if self.options.grace_s is not None else cfg.grace_seconds
+        signals = install_signals(loop, self.state, task, grace)
+        self.pairwise = self.carried.pairwise
+        try:
+            await _wait(task)
+            if self.judge is not None and cfg.pairwise and variants > 1 and not self.state.stopping:
+                from ..judges.pairwise import judge_pairs
+
+                rubric = cfg.pairwise.rubric if not isinstance(cfg.pairwise, bool) else None
+                self.pairwise = await judge_pairs(self.plan, self.lookup, self.judge, rubric=rubric,
+                                                  state=self.state)
+        finally:
+            remove_signals(loop, signals)
+            self.progress.close()
+            for variant in suite.variants:
+                await variant.subject.aclose()
+            if suite.judge is not None:
+                await suite.judge.aclose()
+            if self.cache is not None:
+                self.cache.close()
+            self.log.close()
+
+    # ---- the record
+    def unfinished(self, pos: int) -> dict:
+        """The record of a planned attempt that did not finish in this run."""
+        case_id, variant, run = self.index.key(pos)
+        case = self.suite.cases[self.index.case_pos[case_id]]
+        if (case_id, variant, run) in self.state.interrupted:
+            return not_run_record(case, variant, run, f"interrupted ({self.state.stop_reason}); usage unknown",
+                                  status="interrupted")
+        return not_run_record(case, variant, run, self.state.stop_reason or "not run")
+
+    def lines(self, final: bool) -> Iterator[bytes]:
+        """Every attempt line in report order; unfinished attempts appear only in the final report."""
+        index = self.index
+        for pos in index.positions():
+            line = index.line(pos)
+            if line is not None:
+                yield line
+            elif final:
+                yield dumps_line(self.unfinished(pos))[:-1]
+
+    def attempts(self) -> Iterator[dict]:
+        """The final report's attempts, read back from the log one at a time."""
+        return (loads(line) for line in self.lines(final=True))
+
+    def head(self, status: str, *, final: bool) -> dict:
+        suite, options = self.suite, self.options
+        summary = self.summary.summary(self.pairwise if final else None)
+        variants = [v["name"] for v in self.plan["variants"]]
+        gates = fail_under_gates(summary, suite.config.fail_under, variants) if final else []
+        if final and options.require_all_pass:
+            gates.append(all_pass_gate(*self.summary.failing_cases()))
+        if final and self.baseline is not None:
+            gates.extend(baseline_gates(self.baseline, self.plan, self.summary.case_outcomes(), suite.config.gates))
+        run = {"id": self.folder.run_id, "suite": suite.name, "status": status, "started_at": self.started_at,
+               "finished_at": now_iso() if final else None, "argv": self.argv, "versions": versions(),
+               "synthetic": is_synthetic(self.plan), "stop_reason": self.stop_reason if final else None,
+               "executor": self.executor.name, "dry_run": options.dry_run}
+        run.update(self.extra_run())
+        head = {"schema": SCHEMA, "run": run, "plan": self.plan, "summary": summary, "gates": gates}
+        if options.carried is None or self.judge is not None:
+            head["requests"] = self.ledger.summary()
+        if self.pairwise is not None and final:
+            head["pairwise"] = self.pairwise
+        if self.carried.reviews is not None:
+            head["reviews"] = self.carried.reviews
+        return head
+
+    def extra_run(self) -> dict:
+        extra = dict(self.options.extra_run or {})
+        if self.cache is not None:
+            extra["cache"] = {"path": str(self.suite.config.cache_path), "hits": self.cache.hits,
+                              "misses": self.cache.misses}
+        if self.options.resume_dir:
+            extra["resumed"] = {"at": now_iso(), "attempts_reused": self.reused}
+        extra.update(getattr(self, "finalized", None) or {})
+        return extra
+
+    def checkpoint_report(self) -> tuple[dict, Iterator[bytes]]:
+        return self.head("running", final=False), self.lines(final=False)
+
+    def conclude(self) -> tuple[str, str | None]:
+        """The run's status and stop reason; unfinished attempts counted as not-run/interrupted."""
+        for pos in self.index.positions():
+            if not self.index.recorded(pos):
+                self.summary.add(self.unfinished(pos))
+        status, reason = self.carried.status or "completed", self.carried.stop_reason
+        if self.state.stopping and status == "completed":
+            status, reason = "stopped", self.state.stop_reason
+        return status, reason
 
 
 async def run_async(suite: Suite, options: RunOptions | None = None) -> Outcome:
-    """Run a suite and write its reports; the async core behind `run`."""
+    """Run a suite and write its reports; the async core behind every command that writes one."""
     options = options or RunOptions()
     check_gate_settings(suite)
-    baseline = load_baseline(suite)
-    plan = suite.plan()
-    argv = scrub_argv(options.argv, suite)
-    state = RunState()
-    prior: list[dict] = []
-    if options.resume_dir:
-        stem, started_at, prior = open_resume(Path(options.resume_dir), plan)
-        for record in prior:
-            if record.get("kind") is None and record.get("status") in DONE_STATUSES:
-                state.done[(record["case_id"], record["variant"], record["run"])] = record
-    else:
-        stem = _reserve(suite, options)
-        started_at = now_iso()
-        write_new(stem / "run.json", dumps_report({
-            "schema": "scoreboard.run/v1", "run_id": stem.name, "suite": suite.name,
-            "suite_source": str(Path(suite.source).resolve()) if suite.source else None,
-            "cwd": os.getcwd(), "flags": options.flags, "dry_run": options.dry_run,
-            "argv": argv, "started_at": started_at, "plan": plan}, indent=None))
-    run_id = stem.name
-    json_path = stem.with_name(stem.name + ".json")
-    log = AttemptLog(stem / "attempts.jsonl")
-    ledger = Ledger(Budget(**suite.config.budget.model_dump()), log)
-    ledger.restore(prior)
-    cache = None
-    if suite.config.cache:
-        from ..store.cache import ResponseCache
-
-        cache = ResponseCache(suite.config.cache_path)
-    total = len(suite.cases) * len(suite.variants) * suite.config.runs
-    progress = Progress(total, suite.name, enabled=options.progress)
-    progress.advance(len(state.done))
-    checkpoint = _Checkpointer(suite, plan, state, json_path, run_id, started_at, argv,
-                               ledger, exists=bool(options.resume_dir) and json_path.exists())
-
-    def on_attempt(record: dict) -> None:
-        progress.advance()
-        checkpoint.maybe()
-
-    judge = None
-    if suite.judge is not None:
-        from ..judges.client import Judge
-
-        judge = Judge(suite.judge, ledger=ledger, runs=suite.config.judge_runs,
-                      timeout_s=suite.config.timeout_ms / 1000, seed=suite.config.seed)
-    runner = Runner(suite, log, state=state, on_attempt=on_attempt, ledger=ledger, cache=cache, judge=judge)
-    loop = asyncio.get_running_loop()
-    task = asyncio.ensure_future(runner.run())
-    signals = _install_signals(loop, state, task, options.grace_s if options.grace_s is not None
-                               else suite.config.grace_seconds)
-    pairwise = None
+    r = _Run(suite, options)
+    r.baseline = load_baseline(suite)
+    r.open()
+    cfg = suite.config
+    r.progress = Progress(sum(1 for _ in r.index.positions()), suite.name, enabled=options.progress)
+    r.progress.advance(r.reused)
+    json_path = r.folder.report_path(".json")
+    r.checkpoint = Checkpointer(json_path, r.checkpoint_report, every=cfg.checkpoint_every,
+                                seconds=cfg.checkpoint_seconds,
+                                exists=bool(options.resume_dir) and json_path.exists())
+    if options.carried is not None:
+        r.checkpoint.min_gap = float("inf")  # nothing here waits on a model unless judges run
+    r.pairwise = None
     try:
-        await _wait(task)
-        if judge is not None and suite.config.pairwise and len(suite.variants) > 1 and not state.stopping:
-            from ..judges.pairwise import judge_pairs
-
-            rubric = suite.config.pairwise.rubric if not isinstance(suite.config.pairwise, bool) else None
-            pairwise = await judge_pairs(plan, state.done, judge, rubric=rubric, state=state)
+        await r.execute()
+        if options.finalize is not None:
+            r.finalized = options.finalize(r.lookup)
+        status, r.stop_reason = r.conclude()
+        head = r.head(status, final=True)
+        paths = write_record(r, head, json_path)
+        github_summary(head, r.attempts)
     finally:
-        for sig in signals:
-            loop.remove_signal_handler(sig)
-        progress.close()
-        for variant in suite.variants:
-            await variant.subject.aclose()
-        if suite.judge is not None:
-            await suite.judge.aclose()
-        if cache is not None:
-            cache.close()
-        log.close()
-    status = "stopped" if state.stopping else "completed"
-    attempts = ordered_attempts(suite, state.done, reason=state.stop_reason or "not run")
-    for a in attempts:
-        if a["status"] == "not-run" and (a["case_id"], a["variant"], a["run"]) in state.interrupted:
-            a["status"] = "interrupted"
-            a["error"] = f"interrupted ({state.stop_reason}); usage unknown"
-    extra = dict(options.extra_run or {})
-    if cache is not None:
-        extra["cache"] = {"path": str(suite.config.cache_path), "hits": cache.hits, "misses": cache.misses}
-    if options.resume_dir:
-        extra["resumed"] = {"at": now_iso(), "attempts_reused": sum(
-            1 for r in prior if r.get("kind") is None and r.get("status") in DONE_STATUSES)}
-    report = build_report(suite, plan, attempts, run_id=run_id, status=status, started_at=started_at,
-                          finished_at=now_iso(), argv=argv, stop_reason=state.stop_reason,
-                          extra_run=extra, require_all_pass=options.require_all_pass, baseline=baseline,
-                          requests=ledger.summary(), pairwise=pairwise)
-    formats = options.formats or tuple(suite.config.formats or DEFAULT_FORMATS)
-    paths = write_reports(report, stem, formats, first_json_written=checkpoint.written,
-                          replace=bool(options.resume_dir))
-    if options.junit_path:
-        paths["junit"] = write_new(options.junit_path, _render(report, "junit"))
-    _github_summary(report)
-    return Outcome(report, paths, exit_code_for(report))
+        r.index.close()
+    r.store.finish(head, paths)
+    outcome = Outcome(head, paths, exit_code_for(head, r.summary))
+    if sum(t.attempts for t in r.summary.tallies.values()) <= EAGER_REPORT_ATTEMPTS:
+        outcome.report  # noqa: B018  (small: read now, so it outlives the files)
+    return outcome
 
 
-def scrub_argv(argv: list[str], suite: Suite) -> list[str]:
-    """`argv` without the literal values of secret-looking headers given in a subject spec on
-    the command line (`--subject '{"headers": {"Authorization": "Bearer sk-..."}}'`): the
-    report records specs with those values hidden, and must not carry them in argv either."""
-    from ..subjects._http import _SENSITIVE, ENV_REF
-
-    secrets: set[str] = set()
-    subjects = [v.subject for v in suite.variants] + ([suite.judge] if suite.judge is not None else [])
-    for subject in subjects:
-        headers = (getattr(subject, "options", None) or {}).get("headers") or {}
-        for name, value in headers.items():
-            if isinstance(value, str) and _SENSITIVE.search(name) and not ENV_REF.search(value):
-                secrets.update(part for part in (value, *value.split()) if len(part) >= 8)
-    if not secrets:
-        return list(argv)
-    out = []
-    for arg in argv:
-        for secret in sorted(secrets, key=len, reverse=True):
-            arg = arg.replace(secret, "***")
-        out.append(arg)
-    return out
+def write_record(r: _Run, head: dict, json_path: Path) -> dict[str, Path]:
+    """The JSON report streamed from the log (it replaces the run's own checkpoint, or a
+    resumed run's partial report), then the other formats beside it."""
+    replace = bool(r.options.resume_dir)
+    chunks = report_chunks(head, r.lines(final=True))
+    if replace or r.checkpoint.written:
+        replace_atomic(json_path, chunks)
+    else:
+        write_new(json_path, chunks)
+    paths = {"json": json_path}
+    others = [f for f in r.formats if f != "json"]
+    paths.update(render_reports(json_path, head, r.attempts, others, replace=replace,
+                                junit_path=r.options.junit_path))
+    return paths
 
 
-#: attempt statuses that count as finished: a resumed run never repeats them
-DONE_STATUSES = ("passed", "failed", "error", "unassessed")
+def exit_code_for(head: dict, summary: Summarizer) -> int:
+    """0 completed and gates passed; 2 execution errors or a stopped run; 3 a gate failed."""
+    troubled = sum(t.counts["error"] + t.counts["interrupted"] + t.counts["not-run"]
+                   for t in summary.tallies.values())
+    if head["run"]["status"] != "completed" or troubled:
+        return 2
+    if any(not g["passed"] for g in head.get("gates", [])):
+        return 3
+    return 0
 
 
-def open_resume(run_dir: Path, plan: dict) -> tuple[Path, str, list[dict]]:
-    """Check that a stopped or killed run folder matches the suite as it is now; return its
-    stem, start time and attempt log records. A changed fixture or suite is refused."""
-    from .attemptlog import read_attempt_log
+def check_resumable(meta: dict, plan: dict, folder: RunFolder) -> None:
+    """A changed fixture or suite cannot be resumed: the attempts already run answered another plan."""
+    from ..errors import ConfigError
 
-    run_dir = run_dir.resolve()
-    meta_path = run_dir / "run.json"
-    if not meta_path.exists():
-        raise ConfigError("not a run folder (no run.json)", file=str(run_dir))
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    old = meta.get("plan", {})
+    old = meta.get("plan") or {}
     for key, what in (("fixture_hash", "the cases changed"), ("suite_hash", "the suite settings changed")):
         if old.get(key) != plan.get(key):
             raise ConfigError(f"cannot resume: {what} since the run started ({key} "
                               f"{str(old.get(key))[:12]}… != {str(plan.get(key))[:12]}…)",
-                              file=str(meta_path), field=key)
-    return run_dir, meta.get("started_at") or now_iso(), read_attempt_log(run_dir / "attempts.jsonl")
+                              file=str(folder.meta_path), field=key)
 
 
-def _github_summary(report: dict) -> None:
-    """Append the Markdown summary to $GITHUB_STEP_SUMMARY when running in GitHub Actions."""
-    target = os.environ.get("GITHUB_STEP_SUMMARY")
-    if not target:
-        return
-    from ..record.markdown import render_markdown
+def _exists(target: Path):
+    from ..errors import ConfigError
 
-    try:
-        with open(target, "a", encoding="utf-8") as handle:
-            handle.write(render_markdown(report, failures=3) + "\n")
-    except OSError as exc:
-        print(f"scoreboard: warning: cannot append to GITHUB_STEP_SUMMARY: {exc}", file=sys.stderr)
-
-
-def _reserve(suite: Suite, options: RunOptions) -> Path:
-    """The run's stem: its folder holds run.json and the attempt log; reports sit beside it."""
-    if not options.output_json:
-        return reserve_run(Path(suite.config.output_dir) / suite.name)
-    target = Path(options.output_json)
-    if target.exists():
-        raise ConfigError("refusing to overwrite an existing file", file=str(target))
-    stem = target.with_suffix("") if target.suffix == ".json" else target
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        stem.mkdir(mode=0o700)
-    except FileExistsError:
-        raise ConfigError("the run folder for this output already exists", file=str(stem)) from None
-    return stem
+    return ConfigError("refusing to overwrite an existing file", file=str(target))
 
 
 async def _wait(task: asyncio.Future) -> None:
@@ -301,99 +415,6 @@ async def _wait(task: asyncio.Future) -> None:
     except asyncio.CancelledError:
         if not task.cancelled():
             raise
-
-
-def write_reports(report: dict, stem: Path, formats, *, first_json_written: bool = False,
-                  replace: bool = False) -> dict[str, Path]:
-    """Write each format beside the run folder; JSON first, since it is the record.
-    `replace` is for a resumed run, which completes its own earlier (partial) reports."""
-    paths: dict[str, Path] = {}
-    ordered = ["json"] + [f for f in formats if f != "json"] if "json" in formats else list(formats)
-    for fmt in ordered:
-        path = stem.with_name(stem.name + _EXT[fmt])
-        text = _render(report, fmt)
-        if replace or (fmt == "json" and first_json_written):
-            replace_atomic(path, text)
-        else:
-            write_new(path, text)
-        paths[fmt] = path
-    return paths
-
-
-class _Checkpointer:
-    """Replaces the JSON report (status "running") every N attempts and every T seconds."""
-
-    def __init__(self, suite: Suite, plan: dict, state: RunState, path: Path, run_id: str,
-                 started_at: str, argv: list[str], ledger: Ledger | None = None, exists: bool = False):
-        self.suite, self.plan, self.state, self.path = suite, plan, state, path
-        self.ledger = ledger
-        self.run_id, self.started_at, self.argv = run_id, started_at, argv
-        cfg = suite.config
-        self.every, self.seconds = cfg.checkpoint_every, cfg.checkpoint_seconds
-        self.count = 0
-        self.last = time.monotonic()
-        self.written = exists
-        # Rewriting a big report costs O(attempts): keep checkpoints under ~10% of the run's
-        # time by waiting at least ten times as long as the last one took.
-        self.min_gap = 5.0
-        self.cost = 0.0
-
-    def maybe(self) -> None:
-        self.count += 1
-        now = time.monotonic()
-        gap = now - self.last
-        if gap < max(self.min_gap, 10 * self.cost):
-            return
-        if gap >= self.seconds or self.count % self.every == 0:
-            self.write()
-
-    def write(self) -> None:
-        started = time.monotonic()
-        attempts = ordered_attempts(self.suite, self.state.done)
-        report = build_report(self.suite, self.plan, attempts, run_id=self.run_id, status="running",
-                              started_at=self.started_at, finished_at=None, argv=self.argv,
-                              requests=self.ledger.summary() if self.ledger is not None else None)
-        text = dumps_report(report, indent=None)
-        if self.written:
-            replace_atomic(self.path, text, sync=False)
-        else:
-            write_new(self.path, text)
-            self.written = True
-        done = time.monotonic()
-        self.cost = done - started
-        self.last = done
-
-
-def _install_signals(loop, state: RunState, task: asyncio.Future, grace_s: float) -> list[int]:
-    """SIGINT/SIGTERM: stop dispatching, let in-flight attempts finish for `grace_s`, then
-    cancel them (recorded as interrupted). A second SIGINT exits at once."""
-    installed = []
-
-    def first(sig_name: str) -> None:
-        if state.stopping:
-            if sig_name == "SIGINT":
-                print("scoreboard: second interrupt, exiting now (the attempt log is intact)",
-                      file=sys.stderr, flush=True)
-                os._exit(130)
-            return
-        state.stop(f"interrupted by {sig_name}")
-        print(f"scoreboard: {sig_name}: no new attempts; waiting up to {grace_s:g}s for "
-              f"{state.in_flight} in flight (interrupt again to exit now)", file=sys.stderr, flush=True)
-
-        def expire() -> None:
-            if not task.done():
-                state.interrupted.update(state.in_flight_keys)
-                task.cancel()
-
-        loop.call_later(grace_s, expire)
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        try:
-            loop.add_signal_handler(sig, first, sig.name)
-            installed.append(sig)
-        except (NotImplementedError, RuntimeError, ValueError):
-            pass
-    return installed
 
 
 def run(suite: Suite, options: RunOptions | None = None) -> Outcome:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,3 +43,30 @@ class GradeContext:
     @property
     def expected(self) -> Any:
         return self.case.expected
+
+
+async def grade_attempt(graders, ctx: GradeContext) -> tuple[list[Grade], str | None]:
+    """Run every grader; an exception in one is recorded as that grade's failure, not raised."""
+    grades: list[Grade] = []
+    error = None
+    for grader in graders:
+        try:
+            grade = grader.grade(ctx)
+            if type(grade) is not Grade and inspect.isawaitable(grade):
+                grade = await grade
+        except Exception as exc:  # a grader bug is data, never a lost attempt
+            grade = Grade(grader.name, None, None, f"grader raised {type(exc).__name__}: {exc}")
+            error = error or f"grader {grader.name!r} raised {type(exc).__name__}: {exc}"
+        grades.append(grade)
+    return grades, error
+
+
+def attempt_status(grades: list[Grade], error: str | None) -> str:
+    """passed when every grade passed; failed when any failed; unassessed when none could judge."""
+    if error is not None:
+        return "error"
+    if any(g.passed is False for g in grades):
+        return "failed"
+    if grades and all(g.passed is True for g in grades):
+        return "passed"
+    return "unassessed"

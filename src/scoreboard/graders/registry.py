@@ -6,6 +6,7 @@ import importlib
 from typing import Any
 
 from ..errors import ConfigError
+from ..record.constants import JUDGE_GRADER_NAMES
 from .base import Grader
 
 GRADERS: dict[str, str] = {
@@ -31,7 +32,7 @@ GRADERS: dict[str, str] = {
 }
 
 #: graders that call a model: not recomputable offline, and `rescore` needs --allow-judge
-JUDGE_GRADERS = frozenset({"llm-judge", "rubric-score", "pointwise", "pairwise"})
+JUDGE_GRADERS = JUDGE_GRADER_NAMES
 
 _classes: dict[str, type[Grader]] = {}
 

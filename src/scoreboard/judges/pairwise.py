@@ -7,7 +7,7 @@ rate. Variant names never reach the judge. Runs after all attempts, from their o
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from ..errors import BudgetExceeded
 from .client import Judge, JudgeFailure, render_value
@@ -37,9 +37,10 @@ def _text(attempt: dict) -> str | None:
     return None if out.get("json") is None else render_value(out["json"])
 
 
-async def judge_pairs(plan: dict, done: dict[tuple, dict], judge: Judge, *, rubric: str | None = None,
-                      state=None) -> dict:
-    """Ask the judge about every (case, run, pair of variants) where both produced output."""
+async def judge_pairs(plan: dict, lookup: Callable[[str, str, int], dict | None], judge: Judge, *,
+                      rubric: str | None = None, state=None) -> dict:
+    """Ask the judge about every (case, run, pair of variants) where both produced output;
+    `lookup(case_id, variant, run)` reads a finished attempt back (from the attempt log)."""
     variants = [v["name"] for v in plan["variants"]]
     pairs = [(variants[i], variants[j]) for i in range(len(variants)) for j in range(i + 1, len(variants))]
     judgments: list[dict] = []
@@ -49,7 +50,7 @@ async def judge_pairs(plan: dict, done: dict[tuple, dict], judge: Judge, *, rubr
             for a, b in pairs:
                 if stopped or (state is not None and state.stopping):
                     break
-                ra, rb = done.get((case["id"], a, run)), done.get((case["id"], b, run))
+                ra, rb = lookup(case["id"], a, run), lookup(case["id"], b, run)
                 if not ra or not rb:
                     continue
                 ta, tb = _text(ra), _text(rb)

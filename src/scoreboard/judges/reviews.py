@@ -21,9 +21,7 @@ a rubric or the review itself.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
-from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, StrictBool, StrictInt
@@ -107,46 +105,3 @@ def attach_reviews(report: dict, entries: list[dict]) -> dict:
     for e in entries:
         out[e["reviewer_kind"]].append(e)
     return out
-
-
-def import_reviews(report_path: str, reviews_path: str, output: str, *, argv: list[str] | None = None,
-                   formats: list[str] | None = None) -> tuple[dict, dict[str, Path]]:
-    """Validate REVIEWS against REPORT and write a new report holding them, its summary
-    recomputed from the report alone. Nothing is written when any entry is invalid."""
-    from ..engine.pipeline import _EXT, _render, now_iso
-    from ..hashing import sha256_bytes
-    from ..record.files import write_new
-    from ..record.io import dumps_report
-    from ..stats.summary import summarize
-    from ..suite.from_report import INTEGRITY_CHECKS, load_source
-
-    unknown = [f for f in formats or () if f not in _EXT]
-    if unknown:
-        raise ConfigError(f"unknown report format {unknown[0]!r} (known: {', '.join(_EXT)})", field="format")
-    out_path = Path(output)
-    if out_path.exists():
-        raise ConfigError("refusing to overwrite an existing file", file=output)
-    others = [out_path.with_name(out_path.stem + _EXT[f]) for f in formats or () if f != "json"]
-    for other in others:
-        if other.exists():
-            raise ConfigError("refusing to overwrite an existing file", file=str(other))
-    source = load_source(report_path, blocking=INTEGRITY_CHECKS)
-    report = json.loads(json.dumps(source.report))  # a copy: the source stays as read
-    if report["run"].get("status") == "running":
-        raise ConfigError("the report is a checkpoint of a run still in progress", file=report_path,
-                          field="run.status")
-    version, entries = read_reviews(reviews_path, report)
-    report["reviews"] = attach_reviews(report, entries)
-    report["summary"] = summarize(report["plan"], report["attempts"], report.get("pairwise"),
-                                  reviews=report["reviews"])
-    counts = {kind: sum(1 for e in entries if e["reviewer_kind"] == kind) for kind in KINDS}
-    imported = list(report["run"].get("reviews_imported") or [])
-    imported.append({"file": reviews_path, "sha256": sha256_bytes(Path(reviews_path).read_bytes()),
-                     "version": version, "entries": len(entries), **counts, "at": now_iso(),
-                     "source_report": report_path, "source_sha256": source.sha256,
-                     "argv": list(argv or []), "requests": 0})
-    report["run"]["reviews_imported"] = imported
-    paths = {"json": write_new(out_path, dumps_report(report, indent=None))}
-    for fmt, other in zip([f for f in formats or () if f != "json"], others):
-        paths[fmt] = write_new(other, _render(report, fmt))
-    return report, paths

@@ -6,6 +6,7 @@ import os
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Iterable
 
 from ..errors import ConfigError
 
@@ -15,12 +16,16 @@ def utc_stamp(now: datetime | None = None) -> str:
     return (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
 
 
-def _write_temp(directory: Path, data: bytes, sync: bool = True) -> str:
+def _write_temp(directory: Path, data: bytes | Iterable[bytes], sync: bool = True) -> str:
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".part")
     try:
         os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+        with os.fdopen(fd, "wb", buffering=1 << 20) as handle:
+            if isinstance(data, (bytes, bytearray)):
+                handle.write(data)
+            else:  # streamed: a large report is never held whole in memory
+                for chunk in data:
+                    handle.write(chunk)
             handle.flush()
             if sync:
                 os.fsync(handle.fileno())
@@ -43,8 +48,9 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def write_new(path: str | os.PathLike, data: str | bytes) -> Path:
-    """Create `path` with `data`: atomically, never replacing an existing file, mode 0600."""
+def write_new(path: str | os.PathLike, data: str | bytes | Iterable[bytes]) -> Path:
+    """Create `path` with `data` (text, bytes or an iterable of byte chunks): atomically, never
+    replacing an existing file, mode 0600."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode("utf-8") if isinstance(data, str) else data
@@ -59,7 +65,7 @@ def write_new(path: str | os.PathLike, data: str | bytes) -> Path:
     return path
 
 
-def replace_atomic(path: str | os.PathLike, data: str | bytes, *, sync: bool = True) -> Path:
+def replace_atomic(path: str | os.PathLike, data: str | bytes | Iterable[bytes], *, sync: bool = True) -> Path:
     """Replace `path` atomically (checkpoints of a file this run created), mode 0600.
     `sync=False` skips the fsync: the rename is still atomic for a crash of this process,
     which is what a checkpoint guards against; the final report is always synced."""

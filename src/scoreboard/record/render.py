@@ -4,10 +4,8 @@ stream, so it is named here (for the file extension) but not rendered from a vie
 from __future__ import annotations
 
 from ..errors import ConfigError
+from .constants import EXTENSIONS, FORMATS  # noqa: F401  (re-exported)
 from .view import ReportView
-
-FORMATS = ("json", "md", "html", "junit")
-EXTENSIONS = {"json": ".json", "md": ".md", "html": ".html", "junit": ".junit.xml"}
 
 
 def render(view: ReportView, fmt: str) -> str:

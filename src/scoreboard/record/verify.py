@@ -302,7 +302,7 @@ class _Verifier:
         want_error = recomputed_error if complete else a.get("error")
         if complete and a.get("error") != want_error:
             self.add(p("error"), want_error, a.get("error"), "error differs from the recomputed grading", "status")
-        from ..engine.runner import attempt_status
+        from ..graders.grade import attempt_status
 
         want_status = attempt_status([SimpleNamespace(passed=g.get("passed")) for g in grades
                                       if isinstance(g, dict)], want_error)
@@ -369,7 +369,7 @@ class _Verifier:
         return summary
 
     def gates(self, summary: dict | None) -> None:
-        from ..stats.gates import all_pass_gate, fail_under_gates
+        from ..stats.gates import all_pass_gate, fail_under_gates, failing_cases
 
         gates = self.report.get("gates") or []
         for i, g in enumerate(gates):
@@ -383,7 +383,7 @@ class _Verifier:
                 want = fail_under_gates(summary, {g.get("variant"): g.get("threshold")}, [g.get("variant")])
                 want = want[0] if want else None
             else:
-                want = all_pass_gate(summary, self.report["attempts"])
+                want = all_pass_gate(*failing_cases(self.report["attempts"]))
             self.checked["gates"] += 1
             self.diff(want, g, path, "gate differs from the recomputed gate", "gates")
 
@@ -444,7 +444,7 @@ class _NeedsLoop(Exception):
 
 def _grade(grader, ctx):
     """(grades, error) of one grader, as the runner's grade_attempt gives them."""
-    from ..engine.runner import grade_attempt
+    from ..graders.grade import grade_attempt
 
     try:
         return _run(grade_attempt([grader], ctx))

@@ -8,7 +8,7 @@ from collections import defaultdict
 from typing import Any
 
 #: graders whose verdicts are a model's judgment (the judge in `judge_agreement`)
-from ..graders.registry import JUDGE_GRADERS as _MODEL_GRADERS  # noqa: E402
+from ..record.constants import JUDGE_GRADER_NAMES as _MODEL_GRADERS
 
 KINDS = ("human", "model")
 
@@ -28,16 +28,34 @@ CI_METHOD = ("seeded percentile bootstrap (plan seed, 2000 resamples): each resa
              "correction undefined and are dropped (counted in undefined_draws)")
 
 
-# ---------------------------------------------------------------------------------------------
-# Summary
+class ReviewAccumulator:
+    """What the review figures need of each attempt (its output hash and judge verdicts), kept
+    small, and handed back in the report's order whatever order the attempts came in."""
+
+    def __init__(self, plan: dict):
+        self.case_pos = {c["id"]: i for i, c in enumerate(plan["cases"])}
+        self.var_pos = {v["name"]: i for i, v in enumerate(plan["variants"])}
+        self.items: list[dict] = []
+
+    def add(self, a: dict) -> None:
+        self.items.append({"case_id": a["case_id"], "variant": a["variant"], "run": a["run"],
+                           "output_hash": a.get("output_hash"),
+                           "grades": [{"grader": g.get("grader"), "passed": g.get("passed")}
+                                      for g in a.get("grades") or () if g.get("grader") in JUDGE_GRADERS]})
+
+    def attempts(self) -> list[dict]:
+        far = 1 << 30
+        return sorted(self.items, key=lambda a: (self.case_pos.get(a["case_id"], far),
+                                                 self.var_pos.get(a["variant"], far), a["run"]))
 
 
-def apply_reviews(summary: dict, plan: dict, attempts: list[dict], reviews: dict | None) -> None:
+def apply_reviews(summary: dict, plan: dict, acc: ReviewAccumulator, reviews: dict | None) -> None:
     """The summarize hook: summary["reviews"] (separate counts), summary["judge_agreement"]
     when judge and human verdicts cover the same outputs; human reviews make semantic quality
     measured."""
     if not reviews or not any(reviews.get(kind) for kind in KINDS):
         return
+    attempts = acc.attempts()
     summary["reviews"] = review_counts(attempts, reviews)
     if reviews.get("human"):
         summary["not_measured"] = [n for n in summary.get("not_measured", []) if n.get("what") != "semantic quality"]

@@ -57,58 +57,63 @@ def fail_under_gates(summary: dict, setting: Any, variants: list[str]) -> list[d
     return gates
 
 
-def all_pass_gate(summary: dict, attempts: list[dict]) -> dict:
-    """`score`'s rule: every case must pass (and there must be at least one)."""
-    judged = [a for a in attempts if a["status"] != "not-run"]
-    failing = sorted({a["case_id"] for a in judged if a["status"] != "passed"})
-    passed = bool(judged) and not failing
-    if not judged:
+def all_pass_gate(ran: int, failing: list[str]) -> dict:
+    """`score`'s rule: every case must pass (and there must be at least one). `ran` counts the
+    cases with an attempt that ran; `failing` lists those with any attempt that did not pass."""
+    passed = bool(ran) and not failing
+    if not ran:
         text = "every case passes: no case was scored"
     elif failing:
         text = f"every case passes: {len(failing)} failed ({', '.join(failing[:5])}{'…' if len(failing) > 5 else ''})"
     else:
-        text = f"every case passes: all {len({a['case_id'] for a in judged})} passed"
+        text = f"every case passes: all {ran} passed"
     return {"gate": "all-pass", "variant": None, "threshold": 1.0, "value": None, "passed": passed,
             "description": text}
 
 
-def load_baseline(suite) -> dict | None:
-    """Read the baseline report named by the suite/flags before anything runs."""
-    path = suite.config.gates.baseline
-    if not path:
-        return None
-    if suite.config.gates.max_regression is None:
-        raise ConfigError("--baseline needs --max-regression DELTA", field="max_regression")
-    from ..record.io import load_report
-
-    return load_report(path)
+def failing_cases(attempts) -> tuple[int, list[str]]:
+    """(cases with an attempt that ran, sorted ids of those with any attempt that did not pass),
+    from attempt records."""
+    ran: dict[str, bool] = {}
+    for a in attempts:
+        if a["status"] != "not-run":
+            ran[a["case_id"]] = ran.get(a["case_id"], True) and a["status"] == "passed"
+    return len(ran), sorted(cid for cid, ok in ran.items() if not ok)
 
 
-def shared_case_outcomes(base_plan: dict, base_attempts: list[dict], plan: dict, attempts: list[dict],
-                         base_variant: str, variant: str) -> tuple[dict[str, tuple[float, float]], list[str]]:
+def case_outcomes(attempts) -> dict[str, dict[str, list[int]]]:
+    """variant -> case_id -> [passed, judged] over judged runs (passed, failed, error)."""
+    out: dict[str, dict[str, list[int]]] = {}
+    for a in attempts:
+        if a["status"] in ("passed", "failed", "error"):
+            slot = out.setdefault(a["variant"], {}).setdefault(a["case_id"], [0, 0])
+            slot[0] += a["status"] == "passed"
+            slot[1] += 1
+    return out
+
+
+def shared_case_outcomes(base_plan: dict, base: dict[str, list[int]], plan: dict, current: dict[str, list[int]]
+                         ) -> tuple[dict[str, tuple[float, float]], list[str]]:
     """Per shared case (same id and input hash): (baseline mean pass, current mean pass) over
-    judged runs; and the ids whose inputs differ (left out, never silently compared)."""
+    judged runs; and the ids whose inputs differ (left out, never silently compared).
+    `base` and `current` map case ids to [passed, judged] for one variant each."""
     base_hash = {c["id"]: c.get("input_hash") for c in base_plan.get("cases", [])}
     cur_hash = {c["id"]: c.get("input_hash") for c in plan.get("cases", [])}
     differ = sorted(cid for cid in cur_hash if cid in base_hash and base_hash[cid] != cur_hash[cid])
     shared = {cid for cid in cur_hash if cid in base_hash and base_hash[cid] == cur_hash[cid]}
 
-    def means(records: list[dict], name: str) -> dict[str, float]:
-        acc: dict[str, list[int]] = {}
-        for a in records:
-            if a["variant"] == name and a["case_id"] in shared and a["status"] in ("passed", "failed", "error"):
-                slot = acc.setdefault(a["case_id"], [0, 0])
-                slot[0] += a["status"] == "passed"
-                slot[1] += 1
-        return {cid: p / n for cid, (p, n) in acc.items()}
+    def means(counts: dict[str, list[int]]) -> dict[str, float]:
+        return {cid: p / n for cid, (p, n) in counts.items() if cid in shared and n}
 
-    b, c = means(base_attempts, base_variant), means(attempts, variant)
+    b, c = means(base), means(current)
     return {cid: (b[cid], c[cid]) for cid in sorted(set(b) & set(c))}, differ
 
 
-def baseline_gates(baseline: dict, plan: dict, attempts: list[dict], cfg) -> list[dict]:
+def baseline_gates(baseline: dict, plan: dict, outcomes: dict[str, dict[str, list[int]]], cfg) -> list[dict]:
     """Fail a variant whose pass rate on the shared cases dropped by more than max_regression
-    (and, with require_significance, only when the paired sign test is significant too)."""
+    (and, with require_significance, only when the paired sign test is significant too).
+    `baseline` is {"plan", "run_id", "outcomes"} (see `case_outcomes`); `outcomes` the current
+    run's variant -> case_id -> [passed, judged]."""
     base_names = [v["name"] for v in baseline["plan"]["variants"]]
     gates = []
     for v in plan["variants"]:
@@ -120,8 +125,8 @@ def baseline_gates(baseline: dict, plan: dict, attempts: list[dict], cfg) -> lis
                           "description": f"{name}: no variant of that name in the baseline "
                                          f"({', '.join(base_names)})"})
             continue
-        pairs, differ = shared_case_outcomes(baseline["plan"], baseline["attempts"], plan, attempts,
-                                             base_name, name)
+        pairs, differ = shared_case_outcomes(baseline["plan"], baseline["outcomes"].get(base_name, {}),
+                                             plan, outcomes.get(name, {}))
         if not pairs:
             gates.append({"gate": "baseline", "variant": name, "passed": False, "value": None,
                           "threshold": cfg.max_regression,
@@ -147,7 +152,7 @@ def baseline_gates(baseline: dict, plan: dict, attempts: list[dict], cfg) -> lis
         if differ:
             desc += f"; {len(differ)} case(s) with changed inputs left out"
         gates.append({"gate": "baseline", "variant": name, "baseline_variant": base_name,
-                      "baseline_run": baseline["run"].get("id"), "threshold": cfg.max_regression,
+                      "baseline_run": baseline.get("run_id"), "threshold": cfg.max_regression,
                       "value": delta, "baseline_rate": base_rate, "current_rate": cur_rate,
                       "shared_cases": len(pairs), "inputs_differ": differ, "worse": worse, "better": better,
                       "sign_test_p": p_value, "significant": significant, "passed": not failed,

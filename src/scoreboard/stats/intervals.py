@@ -6,8 +6,6 @@ import math
 from statistics import NormalDist
 from typing import Any
 
-# Graders whose verdicts speak to meaning rather than form; without one, semantic quality is unmeasured.
-
 LEVEL = 0.95
 RESAMPLES = 2000
 
@@ -15,10 +13,6 @@ RESAMPLES = 2000
 def rate(num: int, den: int) -> float | None:
     """num/den, or None when there is nothing to divide (never a fake 0)."""
     return num / den if den else None
-
-
-# ---------------------------------------------------------------------------------------------
-# Statistical primitives (shared with comparison.py)
 
 
 def wilson_interval(passed: int, n: int, level: float = LEVEL) -> tuple[float, float] | None:

@@ -9,9 +9,9 @@ import math
 from collections import defaultdict
 from typing import Any
 
-from ..graders.registry import JUDGE_GRADERS as _MODEL_GRADERS  # noqa: E402
+from ..record.constants import JUDGE_GRADER_NAMES as _MODEL_GRADERS
 from .intervals import LEVEL, binom_two_sided_p, bootstrap_interval, bootstrap_seed
-from .measurements import measurement_summary
+from .measurements import MeasureAccumulator, measurement_summary
 
 #: model graders that grade one attempt (pairwise judging is recorded apart)
 JUDGE_GRADERS = tuple(sorted(_MODEL_GRADERS - {"pairwise"}))
@@ -23,78 +23,106 @@ def _judge_grades(attempt: dict):
             yield g
 
 
-def judge_summary(plan: dict, attempts: list[dict], pairwise: dict | None = None) -> dict | None:
-    """None when no model grader ran; else usage, failures, agreement, pointwise, dQ, pairwise."""
-    variants = [v["name"] for v in plan["variants"]]
-    usage: dict[str, dict[str, list]] = {v: defaultdict(list) for v in variants}
-    failures: dict[str, int] = defaultdict(int)
-    judged: dict[str, int] = defaultdict(int)
-    agreement: dict[str, list[float]] = defaultdict(list)
-    dims: dict[str, dict[str, list[int]]] = {v: defaultdict(list) for v in variants}
-    # variant -> dimension -> case -> scores (runs of one case are averaged before any interval)
-    dim_cases: dict[str, dict[str, dict[str, list[int]]]] = {v: defaultdict(lambda: defaultdict(list))
-                                                              for v in variants}
-    quality: dict[str, dict[str, list[float]]] = {v: defaultdict(list) for v in variants}
-    any_judge = False
-    for a in attempts:
+class JudgeAccumulator:
+    """The judge figures of a run, updated one attempt at a time (any order: every figure is
+    recomputed the same way from the report's attempts by `verify`)."""
+
+    def __init__(self, plan: dict):
+        self.plan = plan
+        self.variants = [v["name"] for v in plan["variants"]]
+        names = self.variants
+        self.usage: dict[str, dict[str, MeasureAccumulator]] = {v: defaultdict(MeasureAccumulator) for v in names}
+        self.failures: dict[str, int] = defaultdict(int)
+        self.judged: dict[str, int] = defaultdict(int)
+        self.agreement: dict[str, list[float]] = defaultdict(list)
+        # variant -> dimension -> [sum, count] of the integer scores
+        self.dims: dict[str, dict[str, list[int]]] = {v: defaultdict(lambda: [0, 0]) for v in names}
+        # variant -> dimension -> case -> [sum, count] (runs of one case are averaged before any interval)
+        self.dim_cases: dict[str, dict[str, dict[str, list[int]]]] = {
+            v: defaultdict(lambda: defaultdict(lambda: [0, 0])) for v in names}
+        # variant -> case -> run -> mean score of that attempt (summed in run order, as the report lists them)
+        self.quality: dict[str, dict[str, dict[int, float]]] = {v: defaultdict(dict) for v in names}
+        self.any_judge = False
+
+    def add(self, a: dict) -> None:
+        """Count the judge grades of one attempt."""
         v = a["variant"]
-        if v not in usage:
-            continue
+        if v not in self.usage:
+            return
         for g in _judge_grades(a):
-            any_judge = True
+            self.any_judge = True
             info = g.get("judge") or {}
             if g.get("judge_failure"):
-                failures[v] += 1
+                self.failures[v] += 1
             elif g.get("passed") is not None or info:
-                judged[v] += 1
+                self.judged[v] += 1
             u = info.get("usage")
             if u:
                 for key in ("requests", "input_tokens", "output_tokens", "cost_usd"):
-                    usage[v][key].append(u.get(key))
+                    self.usage[v][key].add(u.get(key))
             if info.get("self_agreement") is not None:
-                agreement[v].append(info["self_agreement"])
+                self.agreement[v].append(info["self_agreement"])
             if g["grader"] == "pointwise" and g.get("scores"):
                 for d, s in g["scores"].items():
-                    dims[v][d].append(s)
-                    dim_cases[v][d][a["case_id"]].append(s)
-                quality[v][a["case_id"]].append(sum(g["scores"].values()) / len(g["scores"]))
-    if not any_judge and not pairwise:
-        return None
-    seed = bootstrap_seed(plan)
-    out: dict[str, Any] = {"variants": {}}
-    for v in variants:
-        block = {"judged": judged[v], "judge_failures": failures[v],
-                 "usage": {k: measurement_summary(vals) for k, vals in sorted(usage[v].items())},
-                 "self_agreement": (math.fsum(agreement[v]) / len(agreement[v])) if agreement[v] else None}
-        if dims[v]:
-            block["pointwise"] = {d: math.fsum(s) / len(s) for d, s in sorted(dims[v].items())}
-            block["pointwise_ci"] = {d: _case_mean_interval(per_case, seed)
-                                     for d, per_case in sorted(dim_cases[v].items())}
-        out["variants"][v] = block
-    dq = []
-    for i, a in enumerate(variants):
-        for b in variants[i + 1:]:
-            common = sorted(set(quality[a]) & set(quality[b]))
-            if not common:
-                continue
-            diffs = [sum(quality[a][c]) / len(quality[a][c]) - sum(quality[b][c]) / len(quality[b][c]) for c in common]
-            ci = bootstrap_interval(diffs, seed=seed)
-            dq.append({"a": a, "b": b, "cases": len(common), "dq": math.fsum(diffs) / len(diffs),
-                       "ci": None if ci is None else {"low": ci[0], "high": ci[1], "level": LEVEL,
-                                                      "method": "paired-bootstrap"},
-                       "scale": "0-3 mean over dimensions",
-                       "small_sample": len(common) < 30})
-    if dq:
-        out["dq"] = dq
-    if pairwise:
-        out["pairwise"] = pairwise_summary(plan, pairwise)
-    return out
+                    for slot in (self.dims[v][d], self.dim_cases[v][d][a["case_id"]]):
+                        slot[0] += s
+                        slot[1] += 1
+                self.quality[v][a["case_id"]][a["run"]] = sum(g["scores"].values()) / len(g["scores"])
+
+    def summary(self, pairwise: dict | None = None) -> dict | None:
+        """None when no model grader ran; else usage, failures, agreement, pointwise, dQ, pairwise."""
+        if not self.any_judge and not pairwise:
+            return None
+        seed = bootstrap_seed(self.plan)
+        out: dict[str, Any] = {"variants": {}}
+        for v in self.variants:
+            agreement = self.agreement[v]
+            block = {"judged": self.judged[v], "judge_failures": self.failures[v],
+                     "usage": {k: acc.summary() for k, acc in sorted(self.usage[v].items())},
+                     "self_agreement": (math.fsum(agreement) / len(agreement)) if agreement else None}
+            if self.dims[v]:
+                block["pointwise"] = {d: s / n for d, (s, n) in sorted(self.dims[v].items())}
+                block["pointwise_ci"] = {d: _case_mean_interval(per_case, seed)
+                                         for d, per_case in sorted(self.dim_cases[v].items())}
+            out["variants"][v] = block
+        quality = {v: {c: _in_run_order(runs) for c, runs in per.items()} for v, per in self.quality.items()}
+        dq = []
+        for i, a in enumerate(self.variants):
+            for b in self.variants[i + 1:]:
+                common = sorted(set(quality[a]) & set(quality[b]))
+                if not common:
+                    continue
+                diffs = [sum(quality[a][c]) / len(quality[a][c]) - sum(quality[b][c]) / len(quality[b][c])
+                         for c in common]
+                ci = bootstrap_interval(diffs, seed=seed)
+                dq.append({"a": a, "b": b, "cases": len(common), "dq": math.fsum(diffs) / len(diffs),
+                           "ci": None if ci is None else {"low": ci[0], "high": ci[1], "level": LEVEL,
+                                                          "method": "paired-bootstrap"},
+                           "scale": "0-3 mean over dimensions",
+                           "small_sample": len(common) < 30})
+        if dq:
+            out["dq"] = dq
+        if pairwise:
+            out["pairwise"] = pairwise_summary(self.plan, pairwise)
+        return out
+
+
+def _in_run_order(runs: dict[int, float]) -> list[float]:
+    return [runs[r] for r in sorted(runs)]
+
+
+def judge_summary(plan: dict, attempts, pairwise: dict | None = None) -> dict | None:
+    """None when no model grader ran; else usage, failures, agreement, pointwise, dQ, pairwise."""
+    acc = JudgeAccumulator(plan)
+    for a in attempts:
+        acc.add(a)
+    return acc.summary(pairwise)
 
 
 def _case_mean_interval(per_case: dict[str, list[int]], seed) -> dict | None:
     """95% interval of a dimension's mean score with the case as the unit: each case's runs
     are averaged, then the cases are resampled (a percentile bootstrap)."""
-    means = [math.fsum(s) / len(s) for s in per_case.values() if s]
+    means = [s / n for s, n in per_case.values() if n]
     ci = bootstrap_interval(means, seed=seed)
     if ci is None:
         return None

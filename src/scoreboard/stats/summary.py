@@ -11,10 +11,14 @@ from collections import defaultdict
 from typing import Any
 
 # Graders whose verdicts speak to meaning rather than form; without one, semantic quality is unmeasured.
-from ..graders.registry import JUDGE_GRADERS  # noqa: E402  (re-exported: graders that call a model)
-from ..subjects.values import MEASUREMENT_KEYS
+from ..record.constants import JUDGE_GRADER_NAMES as JUDGE_GRADERS
+from ..record.constants import MEASUREMENT_KEYS
+from .agreement import ReviewAccumulator, apply_reviews
+from .comparison import compare_variants
+from .counts import CaseCounts, CaseIndex
 from .intervals import LEVEL, bootstrap_interval, bootstrap_seed, rate, wilson_interval
-from .measurements import measurement_summary
+from .judges import JudgeAccumulator
+from .measurements import MeasureAccumulator
 
 JUDGED = ("passed", "failed", "error")
 
@@ -39,42 +43,51 @@ def field_key_map(attempts: list[dict]) -> dict[tuple[str, str], str]:
 
 
 class Tally:
-    """One pass over a variant's attempts collecting everything its summary and comparisons need."""
+    """Everything a variant's summary and comparisons need, updated one attempt at a time: flat
+    per-case counters and compact measurement arrays, never the attempts themselves."""
 
-    def __init__(self, attempts: list[dict], categories: dict[str, str | None]):
-        self.attempts = len(attempts)
+    def __init__(self, cases: CaseIndex, categories: dict[str, str | None]):
+        self.index, self.categories = cases, categories
+        self.attempts = 0
         self.counts: dict[str, int] = defaultdict(int)
         self.per_run: dict[int, list[int]] = defaultdict(lambda: [0, 0])
         self.by_cat: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-        self.cases: dict[str, list[int]] = {}  # case_id -> [passed, judged]
-        self.fields: dict[tuple[str, str], dict[str, list[int]]] = defaultdict(dict)  # -> case -> [hits, graded]
-        self.measures: dict[str, list] = {key: [] for key in MEASUREMENT_KEYS}
+        self.cases = CaseCounts(cases)  # case_id -> (passed, judged)
+        #: case_id -> (attempts that passed, attempts that ran): score's all-pass rule
+        self.ran = CaseCounts(cases)
+        self.fields: dict[tuple[str, str], CaseCounts] = {}  # (grader, path) -> case -> (hits, graded)
+        self.measures: dict[str, MeasureAccumulator] = {key: MeasureAccumulator() for key in MEASUREMENT_KEYS}
+        self._measures = list(self.measures.items())
         self.unknown_tokens = 0
         self.graders: set[str] = set()
-        measures = [(key, self.measures[key]) for key in MEASUREMENT_KEYS]
-        for a in attempts:
-            status, cid = a["status"], a["case_id"]
-            self.counts[status] += 1
-            if status in JUDGED:
-                ok = status == "passed"
-                for slot in (self.per_run[a["run"]], self.by_cat[categories.get(cid) or "uncategorised"],
-                             self.cases.get(cid) or self.cases.setdefault(cid, [0, 0])):
-                    slot[0] += ok
-                    slot[1] += 1
-            if status != "not-run":  # a planned attempt that never ran measured nothing, not unknowns
-                m = a["measurements"]
-                for key, values in measures:
-                    values.append(m.get(key))
-                self.unknown_tokens += m.get("input_tokens") is None or m.get("output_tokens") is None
-            for g in a["grades"]:
-                self.graders.add(g["grader"])
-                for f in g.get("fields") or ():
-                    per = self.fields[(g["grader"], f["path"])]
-                    slot = per.get(cid) or per.setdefault(cid, [0, 0])
-                    slot[0] += bool(f.get("passed"))
-                    slot[1] += 1
 
-    def keyed_fields(self, keys: dict[tuple[str, str], str]) -> dict[str, dict[str, list[int]]]:
+    def add(self, a: dict) -> None:
+        """Count one attempt."""
+        self.attempts += 1
+        status, cid = a["status"], a["case_id"]
+        self.counts[status] += 1
+        if status in JUDGED:
+            ok = status == "passed"
+            for slot in (self.per_run[a["run"]], self.by_cat[self.categories.get(cid) or "uncategorised"]):
+                slot[0] += ok
+                slot[1] += 1
+            self.cases.add(cid, ok)
+        if status != "not-run":  # a planned attempt that never ran measured nothing, not unknowns
+            self.ran.add(cid, status == "passed")
+            m = a["measurements"]
+            for key, acc in self._measures:
+                acc.add(m.get(key))
+            self.unknown_tokens += m.get("input_tokens") is None or m.get("output_tokens") is None
+        for g in a["grades"]:
+            self.graders.add(g["grader"])
+            for f in g.get("fields") or ():
+                pair = (g["grader"], f["path"])
+                counts = self.fields.get(pair)
+                if counts is None:
+                    counts = self.fields[pair] = CaseCounts(self.index)
+                counts.add(cid, bool(f.get("passed")))
+
+    def keyed_fields(self, keys: dict[tuple[str, str], str]) -> dict[str, CaseCounts]:
         """Field tallies under their field_accuracy keys."""
         return {keys[pair]: per for pair, per in self.fields.items()}
 
@@ -107,8 +120,7 @@ def variant_summary(tally: Tally, runs: int, keys: dict[tuple[str, str], str], s
                 "pass_rate": rate(tally.per_run[r][0], tally.per_run[r][1])} for r in range(runs)]
     run_rates = [p["pass_rate"] for p in per_run if p["pass_rate"] is not None]
     stability = {cid: p / n for cid, (p, n) in cases.items()}
-    field_hits = {key: (sum(h for h, _ in per.values()), sum(n for _, n in per.values()))
-                  for key, per in tally.keyed_fields(keys).items()}
+    field_hits = {key: per.totals() for key, per in tally.keyed_fields(keys).items()}
     return {
         "attempts": tally.attempts,
         "cases": len(cases),
@@ -125,7 +137,7 @@ def variant_summary(tally: Tally, runs: int, keys: dict[tuple[str, str], str], s
         "field_accuracy": {k: v[0] / v[1] for k, v in sorted(field_hits.items())},
         "by_category": {k: {"attempts": v[1], "passed": v[0], "pass_rate": rate(v[0], v[1])}
                         for k, v in sorted(tally.by_cat.items())},
-        "measurements": {key: measurement_summary(values) for key, values in tally.measures.items()},
+        "measurements": {key: acc.summary() for key, acc in tally.measures.items()},
     }
 
 
@@ -154,7 +166,7 @@ def not_measured(plan: dict, tallies: dict[str, Tally], comparisons: list[dict])
     cost, tokens = [], []
     for name, t in tallies.items():
         measured = len(t.measures["cost_usd"])
-        unknown_cost = sum(v is None for v in t.measures["cost_usd"])
+        unknown_cost = t.measures["cost_usd"].unknown
         if unknown_cost:
             cost.append((name, unknown_cost, measured))
         if t.unknown_tokens:
@@ -166,35 +178,65 @@ def not_measured(plan: dict, tallies: dict[str, Tally], comparisons: list[dict])
     return out
 
 
-def summarize(plan: dict, attempts: list[dict], pairwise: dict | None = None, reviews: dict | None = None) -> dict:
-    """The report's summary: one block per variant, paired comparisons of every pair of variants,
-    and what was not measured; computed from the plan and attempts only (plus the pairwise
-    judgments when they ran), deterministic given plan["seed"]."""
-    from .comparison import compare_variants
+class Summarizer:
+    """The report's summary, built as attempts finish (in any order): one Tally per variant plus
+    the judge and review accumulators. Memory grows with cases, not with attempts."""
 
-    categories = {c["id"]: c.get("category") for c in plan["cases"]}
-    seed = bootstrap_seed(plan)
-    by_variant: dict[str, list[dict]] = defaultdict(list)
-    for a in attempts:
-        by_variant[a["variant"]].append(a)
-    tallies = {v["name"]: Tally(by_variant.get(v["name"], []), categories) for v in plan["variants"]}
-    # Keys over every variant, so one path reads the same in every block.
-    keys = field_keys({pair for t in tallies.values() for pair in t.fields})
-    order = {c["id"]: i for i, c in enumerate(plan["cases"])}
-    for t in tallies.values():
-        # Plan order, so case_stability reads like the case list (cases outside the plan last).
-        t.cases = dict(sorted(t.cases.items(), key=lambda kv: order.get(kv[0], len(order))))
-    variants = {name: variant_summary(t, plan["runs"], keys, seed) for name, t in tallies.items()}
-    comparisons = compare_variants(plan["variants"], {n: t.cases for n, t in tallies.items()},
-                                   {n: t.keyed_fields(keys) for n, t in tallies.items()}, seed)
-    summary = {"variants": variants, "comparisons": comparisons,
-               "not_measured": not_measured(plan, tallies, comparisons)}
-    from .judges import judge_summary
+    def __init__(self, plan: dict, reviews: dict | None = None):
+        self.plan, self.reviews = plan, reviews
+        categories = {c["id"]: c.get("category") for c in plan["cases"]}
+        index = CaseIndex([c["id"] for c in plan["cases"]])
+        self.tallies = {v["name"]: Tally(index, categories) for v in plan["variants"]}
+        self.judges = JudgeAccumulator(plan)
+        self.review_acc = ReviewAccumulator(plan) if reviews else None
 
-    judges = judge_summary(plan, attempts, pairwise)
-    if judges is not None:
-        summary["judges"] = judges
-    from .agreement import apply_reviews
+    def add(self, attempt: dict) -> None:
+        """Count one attempt (attempts of variants outside the plan are left out)."""
+        tally = self.tallies.get(attempt["variant"])
+        if tally is None:
+            return
+        tally.add(attempt)
+        self.judges.add(attempt)
+        if self.review_acc is not None:
+            self.review_acc.add(attempt)
 
-    apply_reviews(summary, plan, attempts, reviews)
-    return summary
+    def case_outcomes(self) -> dict[str, CaseCounts]:
+        """variant -> case_id -> (passed, judged) (what the baseline gate compares)."""
+        return {name: t.cases for name, t in self.tallies.items()}
+
+    def failing_cases(self) -> tuple[int, list[str]]:
+        """(cases that ran, sorted ids of those with any attempt that did not pass)."""
+        ran: dict[str, bool] = {}
+        for t in self.tallies.values():
+            for cid, (passed, tried) in t.ran.items():
+                ran[cid] = ran.get(cid, True) and passed == tried
+        return len(ran), sorted(cid for cid, ok in ran.items() if not ok)
+
+    def summary(self, pairwise: dict | None = None) -> dict:
+        """The summary of everything added so far; deterministic given plan["seed"], whatever
+        order the attempts were added in."""
+        plan = self.plan
+        seed = bootstrap_seed(plan)
+        tallies = self.tallies
+        # Keys over every variant, so one path reads the same in every block.
+        keys = field_keys({pair for t in tallies.values() for pair in t.fields})
+        variants = {name: variant_summary(t, plan["runs"], keys, seed) for name, t in tallies.items()}
+        comparisons = compare_variants(plan["variants"], {n: t.cases for n, t in tallies.items()},
+                                       {n: t.keyed_fields(keys) for n, t in tallies.items()}, seed)
+        summary = {"variants": variants, "comparisons": comparisons,
+                   "not_measured": not_measured(plan, tallies, comparisons)}
+        judges = self.judges.summary(pairwise)
+        if judges is not None:
+            summary["judges"] = judges
+        if self.review_acc is not None:
+            apply_reviews(summary, plan, self.review_acc, self.reviews)
+        return summary
+
+
+def summarize(plan: dict, attempts, pairwise: dict | None = None, reviews: dict | None = None) -> dict:
+    """The report's summary from a plan and its attempts: one block per variant, paired
+    comparisons of every pair of variants, what was not measured, judge and review figures."""
+    summarizer = Summarizer(plan, reviews)
+    for attempt in attempts:
+        summarizer.add(attempt)
+    return summarizer.summary(pairwise)

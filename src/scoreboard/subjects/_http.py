@@ -21,13 +21,14 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-import re
 import time
 from typing import ClassVar
 
 import aiohttp
 
 from ..errors import ConfigError, SubjectError
+from ..redact import ENV_REF, SENSITIVE_NAME, expand_env  # noqa: F401  (re-exported)
+from ..redact import scrub_all as scrub
 from . import pricing
 from ._limits import RETRY_DEFAULTS, Limiter, _positive, parse_retries  # noqa: F401  (re-exported)
 from ._pool import Pool
@@ -48,34 +49,6 @@ from .values import Measurements, Output, Result, SubjectRequest
 _perf = time.perf_counter
 
 COMMON_OPTIONS = {"headers", "price", "max_concurrency", "requests_per_minute", "retries"}
-_SENSITIVE = re.compile(r"auth|key|token|secret|cookie|session|signature", re.I)
-ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-def scrub(text: str, secrets) -> str:
-    """`text` with every secret value (4+ characters) replaced by ***."""
-    for secret in secrets:
-        if secret and len(secret) >= 4 and secret in text:
-            text = text.replace(secret, "***")
-    return text
-
-
-def expand_env(value: str, secrets: set[str]) -> str:
-    """`value` with each ${VAR} replaced by the environment's value (remembered as a secret);
-    KeyError names a variable that is not set."""
-    if "${" not in value:
-        return value
-
-    def sub(match: re.Match) -> str:
-        found = os.environ.get(match.group(1))
-        if found is None:
-            raise KeyError(match.group(1))
-        secrets.add(found)
-        return found
-
-    return ENV_REF.sub(sub, value)
-
-
 class HTTPSubject(Subject):
     """Base of the HTTP subjects: subclasses build the body and parse the answer."""
 
@@ -112,7 +85,7 @@ class HTTPSubject(Subject):
         out = {"type": self.kind, **self.options}
         headers = out.get("headers")
         if headers:
-            out["headers"] = {k: (v if not _SENSITIVE.search(k) or ENV_REF.search(v) else "***")
+            out["headers"] = {k: (v if not SENSITIVE_NAME.search(k) or ENV_REF.search(v) else "***")
                               for k, v in headers.items()}
         return out
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import SubjectError
 from ..redact import REDACTED, scrub
 from .base import Subject
+from .values import Measurements, Output, Result
 
 #: the environment variable replay reads its token from (named in errors)
 TOKEN_ENV = "SCOREBOARD_TOKEN"
@@ -22,13 +25,10 @@ class LiveAgentSubject(Subject):
     kind = "http-agent"
     remote = True
 
-    def __init__(self, settings: dict, baseline, state: dict):
+    def __init__(self, settings: dict):
         super().__init__({"type": self.kind}, Path.cwd())
         self.settings = settings
-        self.baseline = baseline
-        self.state = state  # the report's run["replay"] block, filled in as the invoke ends
         self._task: asyncio.Future | None = None
-        self.live = None
 
     @property
     def spec(self) -> dict:
@@ -46,8 +46,8 @@ class LiveAgentSubject(Subject):
         if self._task is None:
             self._task = asyncio.ensure_future(self._invoke())
         # shield: one attempt's deadline must not cancel the invoke the others are waiting on
-        record = await asyncio.shield(self._task)
-        return record.result()
+        live, wall_ms = await asyncio.shield(self._task)
+        return live.result(wall_ms)
 
     def body(self) -> dict:
         s = self.settings
@@ -57,30 +57,20 @@ class LiveAgentSubject(Subject):
         body["agentId"] = s["agent"]
         return body
 
-    async def _invoke(self):
-        from ..errors import SubjectError
-
+    async def _invoke(self) -> tuple["LiveRun", float]:
+        """POST once; the live run and the wall time it took. Whatever the command needs of it
+        later (the diff against the baseline) it reads from the attempt record."""
         started = time.perf_counter()
         try:
-            record = await self._post()
+            live = await self._post()
         except SubjectError as exc:
-            message = scrub(str(exc), self.settings["token"])
-            self.state["error"] = message
-            self.state["wall_ms"] = round((time.perf_counter() - started) * 1000, 3)
-            raise SubjectError(message, kind=exc.kind) from None
-        self.live = record
-        self.state["wall_ms"] = round((time.perf_counter() - started) * 1000, 3)
-        self.state["live_run"] = record.summary()
-        if self.baseline is not None:
-            from ..cli.replay import diff_runs
+            error = SubjectError(scrub(str(exc), self.settings["token"]), kind=exc.kind)
+            error.measurements = Measurements(latency_ms=round((time.perf_counter() - started) * 1000, 3))
+            raise error from None
+        return live, round((time.perf_counter() - started) * 1000, 3)
 
-            self.state["diff"] = diff_runs(self.baseline, record)
-        return record
-
-    async def _post(self):
+    async def _post(self) -> "LiveRun":
         import aiohttp
-
-        from ..errors import SubjectError
 
         s = self.settings
         url, token = s["url"], s["token"]
@@ -107,14 +97,33 @@ class LiveAgentSubject(Subject):
         return parse_run_payload(text, url)
 
 
-def parse_run_payload(text: str, url: str = "the agent"):
+@dataclass
+class LiveRun:
+    """The completed run the live agent returned. None = not reported."""
+
+    id: str
+    status: str | None
+    output: str | None
+    tool_calls: list[dict] = field(default_factory=list)
+    latency_ms: float | None = None
+    cost_usd: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+    def result(self, wall_ms: float) -> Result:
+        """A fresh Result per attempt: the run's output and its own figures; the run id and
+        the wall time of the invoke go in the attempt's subject_info."""
+        output = Output(text=self.output, tool_calls=[dict(c) for c in self.tool_calls], status=self.status)
+        measurements = Measurements(latency_ms=self.latency_ms, input_tokens=self.input_tokens,
+                                    output_tokens=self.output_tokens, cost_usd=self.cost_usd)
+        return Result(output, measurements, {"live_run_id": self.id, "wall_ms": wall_ms})
+
+
+def parse_run_payload(text: str, url: str = "the agent") -> LiveRun:
     """The live run from a response body: {"run": {...}} or the run object; SubjectError if malformed."""
     import json
 
     from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-    from ..cases.transcript import RunRecord
-    from ..errors import SubjectError
 
     class _Call(BaseModel):
         model_config = ConfigDict(extra="allow")
@@ -153,6 +162,6 @@ def parse_run_payload(text: str, url: str = "the agent"):
             detail = f"field {'.'.join(str(p) for p in e['loc'])!r}: {e['msg']}"
         raise SubjectError(f"malformed run payload from POST {url}: {detail}", kind="invalid-output") from None
     calls = [{"name": c.name, **({"args": c.args} if c.args is not None else {})} for c in live.tool_calls]
-    return RunRecord(id=str(live.id), status=live.status, output=live.output, tool_calls=calls,
-                     latency_ms=live.latency_ms, cost_usd=live.estimated_cost, input_tokens=live.input_tokens,
-                     output_tokens=live.output_tokens, source=url, format="live")
+    return LiveRun(id=str(live.id), status=live.status, output=live.output, tool_calls=calls,
+                   latency_ms=live.latency_ms, cost_usd=live.estimated_cost, input_tokens=live.input_tokens,
+                   output_tokens=live.output_tokens)

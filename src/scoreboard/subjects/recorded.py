@@ -1,4 +1,7 @@
-"""`recorded` subject: outputs that already exist, read from a JSON or JSONL file by case id."""
+"""`recorded` subject: outputs that already exist, answered by case id (and run) without any
+model call. The one recorded subject: outputs from a file (`recorded:out.jsonl`), a report
+being rescored, imported comparisons, a transcript's runs. Measurements are the source's,
+exactly: what the source did not measure stays unknown (the harness never times a lookup)."""
 
 from __future__ import annotations
 
@@ -29,7 +32,28 @@ class RecordedSubject(Subject):
 
     @property
     def spec(self) -> dict:
+        if getattr(self, "_saved", None) is not None:
+            return {"type": self.kind, **self._saved}
         return {"type": self.kind, **{k: v for k, v in self.options.items() if k != "records"}}
+
+    @classmethod
+    def holding(cls, attempts: list[dict], spec: dict) -> "RecordedSubject":
+        """A recorded subject over attempt-shaped records held in memory: {case_id, run (None:
+        any run), output ({text, json, tool_calls, status} or null), error, measurements,
+        subject_info}. `spec` is what the report records as this subject (where they came from)."""
+        subject = cls.__new__(cls)
+        subject.base_dir = Path.cwd()
+        subject.options = {}
+        subject._saved = dict(spec)
+        subject._by_key = {}
+        for a in attempts:
+            out = a.get("output")
+            record = {"case_id": a["case_id"], "run": a.get("run"), "error": a.get("error"),
+                      "_output": Output.from_dict(out) if isinstance(out, dict) else None,
+                      "_measurements": dict(a.get("measurements") or {}),
+                      "_info": a.get("subject_info"), "_kind": a.get("error_kind")}
+            subject._by_key[(record["case_id"], record["run"])] = record
+        return subject
 
     def check(self) -> None:
         if hasattr(self, "_by_key"):
@@ -50,14 +74,27 @@ class RecordedSubject(Subject):
         if record is None:
             raise SubjectError(f"no recorded output for case {request.case_id!r} run {request.run}",
                                kind="missing-output")
-        if record.get("error"):
-            raise SubjectError(str(record["error"]))
-        # A fresh Output each time: graders cache parsed JSON on it, and runs must not share one.
+        measurements = _measurements(record)
         out = record["_output"]
-        return Result(Output(out.text, out.json, list(out.tool_calls), out.status), Measurements(
-            latency_ms=record.get("latency_ms"), input_tokens=record.get("input_tokens"),
-            output_tokens=record.get("output_tokens"), cost_usd=record.get("cost_usd"),
-            requests=record.get("requests")))
+        if record.get("error") or out is None:
+            # A recorded error stays the same error, word for word, with what it measured.
+            error = SubjectError(str(record.get("error") or "no output recorded"),
+                                 kind=record.get("_kind") or "error")
+            error.measurements = measurements
+            raise error
+        # A fresh Output each time: graders cache parsed JSON on it, and runs must not share one.
+        return Result(Output(out.text, out.json, list(out.tool_calls), out.status), measurements,
+                      record.get("_info"))
+
+
+def _measurements(record: dict) -> Measurements:
+    """The record's measurements exactly (unknown stays None)."""
+    m = record.get("_measurements")
+    if m is None:
+        m = {k: record.get(k) for k in ("latency_ms", "input_tokens", "output_tokens", "cost_usd", "requests")}
+    return Measurements(latency_ms=m.get("latency_ms"), input_tokens=m.get("input_tokens"),
+                        output_tokens=m.get("output_tokens"), cost_usd=m.get("cost_usd"),
+                        requests=m.get("requests"), cached=bool(m.get("cached")))
 
 
 def _normalise(raw: Any, shown: str, where: str) -> dict:

@@ -95,7 +95,7 @@ def _reject_constant(name: str):
     raise ValueError(f"{name} is not valid JSON")
 
 
-MEASUREMENT_KEYS = ("latency_ms", "input_tokens", "output_tokens", "cost_usd", "requests")
+from ..record.constants import MEASUREMENT_KEYS  # noqa: E402,F401  (re-exported)
 
 
 @dataclass(slots=True)

@@ -1,10 +1,10 @@
-"""`import comparisons`: outputs made elsewhere for a report's cases, graded as extra variants."""
+"""`import comparisons`: outputs made elsewhere for a report's cases, read, checked against the
+report's plan, and turned into extra recorded variants (engine/reruns.py runs them)."""
 
 from __future__ import annotations
 
 import math
 from datetime import datetime
-from pathlib import Path
 from typing import Any, Union
 
 from pydantic import (
@@ -17,29 +17,13 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from ..engine.pipeline import (
-    Outcome,
-    RunOptions,
-)
 from ..errors import ConfigError
-from ..hashing import canonical_json, sha256_bytes
+from ..hashing import canonical_json
+from ..subjects.recorded import RecordedSubject
 from ..subjects.values import Output
 from ..validation import Strict, parse_model
-from .from_report import (
-    INTEGRITY_CHECKS,
-    HeldOutputs,
-    RecordedVariant,
-    load_source,
-    recorded_variants,
-    run_recorded,
-    source_gates,
-    suite_from_report,
-)
-from .load import _unique
-from .suite import Variant
-
-# --------------------------------------------------------------------------------------------
-# import comparisons
+from .from_report import RecordedVariant, Source
+from .load import unique_name
 
 IMPORT_NOTE = ("outputs made elsewhere and imported; no request was made. Matching hashes establish "
                "internal consistency only: they do not authenticate the provider, model version, "
@@ -127,57 +111,31 @@ def read_comparisons(path: str, plan: dict) -> tuple[str | None, list[Comparison
     return version, entries
 
 
-def import_comparisons(report_path: str, comparisons_path: str, output: str, *, allow_judge: bool = False,
-                       formats: list[str] | None = None, argv: list[str] | None = None) -> Outcome:
-    """Write a new report: the source's attempts unchanged plus one imported variant per
-    (provider, model, model_version, settings), graded with the report's graders."""
-    if Path(output).exists():
-        raise ConfigError("refusing to overwrite an existing file", file=output)
-    # The source's attempts are carried unchanged, so their grades must be today's too.
-    source = load_source(report_path, blocking=INTEGRITY_CHECKS | {"grade", "status"})
-    report = source.report
-    if any(c.get("conversation") is not None for c in report["plan"]["cases"]):
-        # A turn's output made elsewhere answered a different history than this report's turns.
-        raise ConfigError("comparisons cannot be imported into a report with conversations yet",
-                          file=report_path, field="plan.cases")
-    version, entries = read_comparisons(comparisons_path, report["plan"])
-    comparisons_sha = sha256_bytes(Path(comparisons_path).read_bytes())
-    variants: list[Variant] = recorded_variants(source)
-    taken = {v.name for v in variants}
+def comparison_variants(source: Source, entries: list[ComparisonEntry], *, file: str, sha256: str,
+                        taken: set[str]) -> tuple[list[RecordedVariant], set[tuple]]:
+    """One recorded variant per (provider, model, model_version, settings), and the planned
+    attempts of those variants that the file does not supply (absent: not failures)."""
     groups: dict[tuple, list[ComparisonEntry]] = {}
     for entry in entries:
         groups.setdefault(entry.identity(), []).append(entry)
-    runs = report["plan"]["runs"]
-    case_ids = [c["id"] for c in report["plan"]["cases"]]
-    carried: dict[tuple, dict | None] = {(a["case_id"], a["variant"], a["run"]): dict(a)
-                                         for a in report["attempts"]}
-    measured: dict[tuple, dict] = {}
-    unknown = {"latency_ms": None, "input_tokens": None, "output_tokens": None, "cost_usd": None,
-               "requests": None}
+    plan = source.report["plan"]
+    variants: list[RecordedVariant] = []
+    absent: set[tuple] = set()
     for group in groups.values():
         first = group[0]
         base = f"{first.provider}/{first.model}"
-        name = _unique(base if base not in taken else f"{base}@{first.model_version}", taken)
-        held = {(e.case_id, 0): {"output": e.to_output()} for e in group}
-        spec = {"source": "comparisons", "file": comparisons_path, "sha256": comparisons_sha}
+        name = unique_name(base if base not in taken else f"{base}@{first.model_version}", taken)
+        # Made elsewhere: nothing about how long or how much it took is known here.
+        held = [{"case_id": e.case_id, "run": 0, "output": e.to_output(), "error": None, "measurements": {}}
+                for e in group]
+        spec = {"source": "comparisons", "file": file, "sha256": sha256}
         entry = {"skill_path": None, "skill_hash": None, "params": {}, "imported": True,
                  "provider": first.provider, "model": first.model, "model_version": first.model_version,
                  "settings": first.settings, "generated_at": {e.case_id: e.generated_at for e in group}}
-        variants.append(RecordedVariant(name, HeldOutputs(held, spec), entry=entry))
-        for cid in case_ids:
-            for r in range(runs):
-                if (cid, r) not in held:
-                    carried[(cid, name, r)] = None  # not supplied: no attempt, not a failure
-                else:
-                    measured[(cid, name, r)] = dict(unknown)
-    specs = {c["id"]: c.get("graders") or [] for c in report["plan"]["cases"]}
-    suite = suite_from_report(source, specs, variants, allow_judge=allow_judge, formats=formats)
-    extra = {"imported": {**source.reference(), "comparisons": comparisons_path,
-                          "comparisons_sha256": comparisons_sha, "version": version, "entries": len(entries),
-                          "variants": [v.name for v in variants[len(report["plan"]["variants"]):]],
-                          "subject_requests": 0, "source_requests": report.get("requests"),
-                          "note": IMPORT_NOTE}}
-    _, all_pass = source_gates(report)
-    options = RunOptions(argv=list(argv or []), formats=tuple(formats) if formats else None, progress=False,
-                         extra_run=extra, output_json=output, require_all_pass=all_pass)
-    return run_recorded(suite, options, carried, measured, source)
+        variants.append(RecordedVariant(name, RecordedSubject.holding(held, spec), entry=entry))
+        supplied = {e.case_id for e in group}
+        for case in plan["cases"]:
+            for r in range(plan["runs"]):
+                if case["id"] not in supplied or r > 0:
+                    absent.add((case["id"], name, r))
+    return variants, absent

@@ -1,45 +1,29 @@
-"""Re-run everything downstream of execute from a report alone: `rescore` (grade recorded outputs
-again, with the same or new graders) and `import comparisons` (outputs made elsewhere for the
-same cases, graded as an extra variant). Both build a Suite from the report's plan whose
-variants are `recorded` subjects holding outputs, so no subject is ever called.
+"""A report as a source: the Suite its plan describes, with variants whose subject is the one
+`recorded` subject holding the report's outputs, so no subject is ever called. `rescore`,
+`import comparisons` and `import reviews` are built on it (engine/reruns.py): each runs the
+one pipeline, with the attempts that must not change entering as carried attempts.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..engine.attemptlog import AttemptLog
-from ..engine.pipeline import (
-    Outcome,
-    RunOptions,
-    _reserve,
-    build_report,
-    check_gate_settings,
-    exit_code_for,
-    now_iso,
-    write_reports,
-)
-from ..engine.runner import Runner, RunState, ordered_attempts
-from ..errors import ConfigError, SubjectError
+from ..errors import ConfigError
 from ..graders.registry import build_grader, split_spec
 from ..hashing import canonical_json, sha256_bytes
-from ..record.files import write_new
-from ..record.io import dumps_report, load_report
+from ..record.io import load_report
 from ..record.verify import (
     JUDGE_GRADERS,
-    UNFINISHED,
     cases_from_plan,
-    measurements_of,
     verify_report,
 )
-from ..subjects.base import Subject
-from ..subjects.values import Output, Result, SubjectRequest
+from ..subjects.recorded import RecordedSubject
 from ..validation import parse_model
 from .config import SuiteConfig
+from .load import build_judge
 from .suite import Suite, Variant
 
 NO_REQUEST_NOTE = ("no subject request was made: outputs and measurements are the source's, "
@@ -49,9 +33,8 @@ INTEGRITY_CHECKS = frozenset({"structure", "plan", "hash", "lifecycle", "request
 
 
 def judge_graders() -> frozenset[str]:
-    from ..stats import summary as stats
-
-    return JUDGE_GRADERS | frozenset(getattr(stats, "JUDGE_GRADERS", ()))
+    """Graders that call a model (rescore runs them only with --allow-judge)."""
+    return JUDGE_GRADERS
 
 
 @dataclass
@@ -88,32 +71,7 @@ def load_source(path: str, *, blocking: frozenset[str] = INTEGRITY_CHECKS) -> So
 
 
 # --------------------------------------------------------------------------------------------
-# the recorded subject and variant over in-memory outputs
-
-
-class HeldOutputs(Subject):
-    """`recorded` subject over outputs held in memory, keyed by (case_id, run); never a model call."""
-
-    kind = "recorded"
-
-    def __init__(self, records: dict[tuple[str, int], dict], spec: dict):
-        self.base_dir = Path.cwd()
-        self.options = dict(spec)
-        self.records = records
-
-    @property
-    def spec(self) -> dict:
-        return {"type": self.kind, **self.options}
-
-    async def run(self, request: SubjectRequest) -> Result:
-        record = self.records.get((request.case_id, request.run))
-        if record is None:
-            raise SubjectError(f"no recorded output for case {request.case_id!r} run {request.run}",
-                               kind="missing-output")
-        if record.get("output") is None:
-            # A recorded error stays the same error, word for word.
-            raise SubjectError(record.get("error") or "no output recorded")
-        return Result(Output.from_dict(record["output"]), measurements_of(record))
+# report -> Suite with recorded variants
 
 
 @dataclass
@@ -124,23 +82,6 @@ class RecordedVariant(Variant):
 
     def describe(self) -> dict:
         return {**self.entry, "name": self.name, "subject": self.subject.spec}
-
-
-class _RestoringLog:
-    """Attempt log wrapper: a recorded attempt keeps its source measurements exactly (the runner
-    would otherwise fill an unknown latency with the time it took to read the record)."""
-
-    def __init__(self, log: AttemptLog, measured: dict[tuple, dict]):
-        self.log, self.measured = log, measured
-
-    def append(self, record: dict) -> None:
-        key = (record.get("case_id"), record.get("variant"), record.get("run"))
-        if key in self.measured:
-            record["measurements"] = dict(self.measured[key])
-        self.log.append(record)
-
-    def close(self) -> None:
-        self.log.close()
 
 
 # --------------------------------------------------------------------------------------------
@@ -184,13 +125,15 @@ def source_gates(report: dict) -> tuple[dict | None, bool]:
 def suite_from_report(source: Source, specs_by_case: dict[str, list], variants: list[Variant], *,
                       allow_judge: bool, graders_file: str | None = None, output_dir: str | None = None,
                       formats: list[str] | None = None, judge: Any = None, judge_runs: int | None = None,
-                      max_requests: int | None = None) -> Suite:
-    """The Suite a report's plan describes, with the given graders and (recorded) variants."""
+                      max_requests: int | None = None, regrade: bool = True) -> Suite:
+    """The Suite a report's plan describes, with the given graders and (recorded) variants.
+    `regrade=False`: every attempt will be carried as it is, so no grader runs and no judge is
+    needed (the graders are still built: the plan records their specs)."""
     plan = source.report["plan"]
     cases = cases_from_plan(plan["cases"])
     for case in cases:
         case.graders = specs_by_case[case.id]
-    graders = build_case_graders(cases, specs_by_case, allow_judge=allow_judge,
+    graders = build_case_graders(cases, specs_by_case, allow_judge=allow_judge or not regrade,
                                  file=graders_file or source.path)
     fail_under, _ = source_gates(source.report)
     settings = {"name": source.report["run"].get("suite") or "suite", "runs": plan["runs"],
@@ -206,92 +149,24 @@ def suite_from_report(source: Source, specs_by_case: dict[str, list], variants: 
     if max_requests is not None:
         settings["budget"] = {"max_requests": max_requests}
     config = parse_model(SuiteConfig, settings, file=source.path)
-    from .load import _build_judge
-
     suite = Suite(settings["name"], config, cases, variants, graders, Path.cwd(), source.path, cases)
-    suite.judge = _build_judge(config, graders, Path.cwd(), False)
-    suite.carried_reviews = source.report.get("reviews")
+    suite.judge = build_judge(config, graders, Path.cwd(), False) if regrade else None
     return suite
 
 
 def recorded_variants(source: Source) -> list[RecordedVariant]:
     """One recorded variant per source variant, holding that variant's recorded attempts."""
-    by_variant: dict[str, dict] = {v["name"]: {} for v in source.report["plan"]["variants"]}
+    by_variant: dict[str, list] = {v["name"]: [] for v in source.report["plan"]["variants"]}
     for a in source.report["attempts"]:
-        by_variant[a["variant"]][(a["case_id"], a["run"])] = a
+        by_variant[a["variant"]].append(a)
     out = []
     for entry in source.report["plan"]["variants"]:
         spec = {"source": "report", "run_id": source.run_id, "variant": entry["name"],
                 "original": entry.get("subject")}
-        out.append(RecordedVariant(entry["name"], HeldOutputs(by_variant[entry["name"]], spec),
+        out.append(RecordedVariant(entry["name"], RecordedSubject.holding(by_variant[entry["name"]], spec),
                                    params=dict(entry.get("params") or {}), skill_path=entry.get("skill_path"),
                                    entry=dict(entry)))
     return out
-
-
-async def run_recorded_async(suite: Suite, options: RunOptions, carried: dict[tuple, dict | None],
-                             measured: dict[tuple, dict], *, status: str = "completed",
-                             stop_reason: str | None = None) -> Outcome:
-    """evaluate.run_async for recorded subjects: `carried` attempts are kept exactly (a None value:
-    no attempt exists, e.g. a run an import did not supply); the rest run through the runner.
-    `status` and `stop_reason` are the source's: a stopped source stays stopped.
-    No signals, progress or checkpoints: nothing here waits on a model unless judges are allowed."""
-    check_gate_settings(suite)
-    plan = suite.plan()
-    started_at = now_iso()
-    stem = _reserve(suite, options)
-    write_new(stem / "run.json", dumps_report({
-        "schema": "scoreboard.run/v1", "run_id": stem.name, "suite": suite.name, "suite_source": suite.source,
-        "argv": options.argv, "started_at": started_at, "plan": plan}, indent=None))
-    log = _RestoringLog(AttemptLog(stem / "attempts.jsonl"), measured)
-    ledger = judge = None
-    if suite.judge is not None:
-        # Judges allowed (--allow-judge): their requests are reserved and recorded like a run's.
-        from ..engine.ledger import Budget, Ledger
-        from ..judges.client import Judge
-
-        ledger = Ledger(Budget(**suite.config.budget.model_dump()), log.log)
-        judge = Judge(suite.judge, ledger=ledger, runs=suite.config.judge_runs,
-                      timeout_s=suite.config.timeout_ms / 1000, seed=suite.config.seed)
-    try:
-        for record in carried.values():
-            if record is not None:
-                log.log.append(record)
-        state = RunState(done=dict(carried))
-        await Runner(suite, log, state=state, ledger=ledger, judge=judge).run()
-    finally:
-        log.close()
-        if suite.judge is not None:
-            await suite.judge.aclose()
-    if state.stopping and status == "completed":
-        status, stop_reason = "stopped", state.stop_reason
-    done = {k: v for k, v in state.done.items() if v is not None}
-    # A rescore stopped by its judge budget lists the attempts it did not reach as not-run.
-    attempts = ordered_attempts(suite, done, reason=state.stop_reason if state.stopping else None)
-    report = build_report(suite, plan, attempts, run_id=stem.name, status=status,
-                          started_at=started_at, finished_at=now_iso(), argv=options.argv,
-                          stop_reason=stop_reason, extra_run=options.extra_run,
-                          require_all_pass=options.require_all_pass,
-                          requests=ledger.summary() if ledger is not None else None)
-    if source_reviews := getattr(suite, "carried_reviews", None):
-        # Reviews are bound to output hashes, which a re-grade leaves unchanged: they carry over.
-        from ..stats.summary import summarize
-
-        report["reviews"] = source_reviews
-        report["summary"] = summarize(plan, attempts, None, reviews=source_reviews)
-    formats = options.formats or tuple(suite.config.formats or ())
-    formats = ("json", *[f for f in formats if f != "json"])  # the JSON record, always
-    paths = write_reports(report, stem, formats)
-    return Outcome(report, paths, exit_code_for(report))
-
-
-def run_recorded(suite: Suite, options: RunOptions, carried: dict[tuple, dict | None],
-                 measured: dict[tuple, dict], source: Source) -> Outcome:
-    """Sync entry point over `run_recorded_async`, keeping the source's status."""
-    run = source.report["run"]
-    status = run.get("status")
-    stop = f"source report: {run.get('stop_reason') or 'stopped'}" if status == "stopped" else None
-    return asyncio.run(run_recorded_async(suite, options, carried, measured, status=status, stop_reason=stop))
 
 
 # --------------------------------------------------------------------------------------------
@@ -341,35 +216,3 @@ def read_graders_file(path: str, case_ids: list[str]) -> dict[str, list]:
         if cid not in out and default is not None:
             out[cid] = default
     return out
-
-
-def rescore(report_path: str, *, graders_file: str | None = None, allow_judge: bool = False,
-            output: str | None = None, output_dir: str | None = None, formats: list[str] | None = None,
-            argv: list[str] | None = None, judge: Any = None, judge_runs: int | None = None,
-            max_requests: int | None = None) -> Outcome:
-    """Grade a report's recorded outputs again and write a new report; no subject is called."""
-    if output and Path(output).exists():
-        raise ConfigError("refusing to overwrite an existing file", file=output)
-    source = load_source(report_path)
-    report = source.report
-    previous = {c["id"]: c.get("graders") or [] for c in report["plan"]["cases"]}
-    specs = dict(previous)
-    if graders_file:
-        specs.update(read_graders_file(graders_file, list(previous)))
-    variants = recorded_variants(source)
-    suite = suite_from_report(source, specs, variants, allow_judge=allow_judge,
-                              graders_file=graders_file if graders_file else None, output_dir=output_dir,
-                              formats=formats, judge=judge, judge_runs=judge_runs, max_requests=max_requests)
-    carried = {(a["case_id"], a["variant"], a["run"]): dict(a) for a in report["attempts"]
-               if a["status"] in UNFINISHED}
-    measured = {(a["case_id"], a["variant"], a["run"]): dict(a.get("measurements") or {})
-                for a in report["attempts"]}
-    changed = sorted(cid for cid in previous if canonical_json(previous[cid]) != canonical_json(
-        [g.spec for g in suite.graders[cid]]))
-    extra = {"rescore": {**source.reference(), "graders_file": graders_file, "previous_graders": previous,
-                         "changed_cases": changed, "allow_judge": allow_judge, "subject_requests": 0,
-                         "source_requests": report.get("requests"), "note": NO_REQUEST_NOTE}}
-    _, all_pass = source_gates(report)
-    options = RunOptions(argv=list(argv or []), formats=tuple(formats) if formats else None, progress=False,
-                         extra_run=extra, output_json=output, require_all_pass=all_pass)
-    return run_recorded(suite, options, carried, measured, source)

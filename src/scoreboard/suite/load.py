@@ -74,7 +74,7 @@ def load_skill(path_text: str, base_dir: Path) -> tuple[str, str]:
         raise ConfigError(f"skill is not valid UTF-8: {target}", field="skill") from None
 
 
-def _unique(name: str, taken: set[str]) -> str:
+def unique_name(name: str, taken: set[str]) -> str:
     base, n = name, 2
     while name in taken:
         name, n = f"{base}-{n}", n + 1
@@ -115,9 +115,9 @@ def variant_configs(cfg: SuiteConfig, flags: dict) -> list[dict]:
         subject = subjects[0] if subjects else cfg.subject
         if subject is None:
             raise ConfigError("--skill needs a subject: give --subject or 'subject:' in the suite", field="subject")
-        return [{"name": _unique(_skill_name(s), taken), "subject": subject, "skill": s} for s in skills]
+        return [{"name": unique_name(_skill_name(s), taken), "subject": subject, "skill": s} for s in skills]
     if subjects:
-        return [{"name": _unique(_subject_name(s), taken), "subject": s} for s in subjects]
+        return [{"name": unique_name(_subject_name(s), taken), "subject": s} for s in subjects]
     if cfg.variants:
         items = cfg.variants.items() if isinstance(cfg.variants, dict) else \
             [(v.name, v) for v in cfg.variants]
@@ -128,11 +128,11 @@ def variant_configs(cfg: SuiteConfig, flags: dict) -> list[dict]:
                 raise ConfigError("variant has no subject and the suite names none",
                                   field=f"variants.{name or index}.subject")
             label = name or (_skill_name(v.skill) if v.skill else _subject_name(subject))
-            out.append({"name": _unique(label, taken), "subject": subject, "skill": v.skill,
+            out.append({"name": unique_name(label, taken), "subject": subject, "skill": v.skill,
                         "params": v.params})
         return out
     if cfg.subject is not None:
-        return [{"name": _unique(_subject_name(cfg.subject), taken), "subject": cfg.subject}]
+        return [{"name": unique_name(_subject_name(cfg.subject), taken), "subject": cfg.subject}]
     raise ConfigError("no variants: give --subject (and --vs-subject), --skill/--vs, "
                       "or 'variants:' in a suite file", field="variants")
 
@@ -244,7 +244,7 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
     if not cases:
         raise ConfigError("the filters leave no case to run", file=source, field="category")
 
-    graders = _resolve_graders(cfg, cases)
+    graders = resolve_graders(cfg, cases)
     name = cfg.name or (Path(source).stem if source and Path(source).stem != "suite"
                         else (Path(source).parent.name if source else Path(case_paths[0]).stem))
     variants = []
@@ -257,11 +257,11 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
         variants.append(Variant(vc["name"], subject, skill_text, skill_path, vc.get("params") or {}))
     for variant in variants:
         variant.subject.check()
-    judge = _build_judge(cfg, graders, base_dir if "judge" not in flags else Path.cwd(), dry_run)
+    judge = build_judge(cfg, graders, base_dir if "judge" not in flags else Path.cwd(), dry_run)
     return Suite(_safe_name(name), cfg, cases, variants, graders, base_dir, source, all_cases, skipped, judge)
 
 
-def _build_judge(cfg: SuiteConfig, graders: dict[str, list[Grader]], base_dir: Path, dry_run: bool) -> Subject | None:
+def build_judge(cfg: SuiteConfig, graders: dict[str, list[Grader]], base_dir: Path, dry_run: bool) -> Subject | None:
     """The judge subject; model graders or pairwise judging without one fail before running."""
     from ..graders.registry import JUDGE_GRADERS
 
@@ -288,7 +288,7 @@ def _safe_name(name: str) -> str:
     return cleaned or "suite"
 
 
-def _resolve_graders(cfg: SuiteConfig, cases: list[Case]) -> dict[str, list[Grader]]:
+def resolve_graders(cfg: SuiteConfig, cases: list[Case]) -> dict[str, list[Grader]]:
     """Build each distinct grader spec once and check every case against its graders."""
     cache: dict[str, Grader] = {}
 

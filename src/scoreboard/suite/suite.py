@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..cases.case import Case
 from ..graders.base import Grader
-from ..hashing import sha256_json
+from ..hashing import sha256_json, sha256_json_items
 from ..subjects.base import Subject
 from .config import SuiteConfig
 
@@ -51,9 +51,10 @@ class Suite:
         hash), variants, runs, seed. `fixture_hash` covers exactly the planned cases as recorded,
         so it can be recomputed from the report alone."""
         cases = []
+        specs = self.grader_specs()
         for case in self.cases:
             entry = case.to_dict()
-            entry["graders"] = [g.spec for g in self.graders[case.id]]
+            entry["graders"] = specs[case.id]
             entry["input_hash"] = case.input_hash
             cases.append(entry)
         return {"fixture_hash": fixture_hash(cases), "suite_hash": self.suite_hash(),
@@ -64,17 +65,30 @@ class Suite:
                 "judge": self.judge.spec if self.judge is not None else None,
                 "judge_runs": self.config.judge_runs}
 
+    def grader_specs(self) -> dict[str, list]:
+        """Each case's grader specs. Cases that share a list of graders share one list of specs
+        (a suite's default graders are one list for every case, not a copy per case)."""
+        by_list: dict[int, list] = {}
+        out = {}
+        for cid, graders in self.graders.items():
+            specs = by_list.get(id(graders))
+            if specs is None:
+                specs = by_list[id(graders)] = [g.spec for g in graders]
+            out[cid] = specs
+        return out
+
     def suite_hash(self) -> str:
         """Hash of the settings that change what a run does (not where it writes)."""
         keep = self.config.model_dump(exclude={"output_dir", "formats", "concurrency",
                                                "checkpoint_every", "checkpoint_seconds", "fail_under",
                                                "gates", "cache", "cache_path", "grace_seconds"})
         keep["variants"] = [v.describe() for v in self.variants]
-        keep["graders"] = {cid: [g.spec for g in gs] for cid, gs in self.graders.items()}
+        keep["graders"] = self.grader_specs()
         keep["judge"] = self.judge.spec if self.judge is not None else None
         return sha256_json(keep)
 
 
 def fixture_hash(plan_cases: list[dict]) -> str:
-    """SHA-256 of the planned cases as recorded (each entry without its own input_hash)."""
-    return sha256_json([{k: v for k, v in c.items() if k != "input_hash"} for c in plan_cases])
+    """SHA-256 of the planned cases as recorded (each entry without its own input_hash), hashed
+    one case at a time rather than as one string of the whole list."""
+    return sha256_json_items({k: v for k, v in c.items() if k != "input_hash"} for c in plan_cases)

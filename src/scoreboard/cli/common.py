@@ -1,0 +1,145 @@
+"""What the commands share: the suite flags, the report flags (--format, --output, --json),
+parsing them, and printing an outcome. One vocabulary: every command that writes a file takes
+--output, every command that renders takes --format from the same list."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..errors import ConfigError
+from ..record.constants import FORMATS as REPORT_FORMATS
+
+FORMAT_HELP = f"report formats: {', '.join(REPORT_FORMATS)} (comma-separated or repeated)"
+
+
+def add_suite_flags(p: argparse.ArgumentParser) -> None:
+    """What a suite can say, as flags: cases, variants, graders, runs, judges, budgets, gates.
+    Shared by `run` and `plan` (a flag given here overrides the suite file's setting)."""
+    p.add_argument("suite", nargs="?", help="suite file (YAML, TOML or JSON); flags override its settings")
+    p.add_argument("--cases", action="append", metavar="FILE", help="case file (JSONL or {cases: [...]}); repeatable")
+    p.add_argument("--skill", metavar="PATH", help="instruction file or folder with SKILL.md (variant A)")
+    p.add_argument("--vs", metavar="PATH", help="second instruction file (variant B)")
+    p.add_argument("--subject", metavar="SPEC",
+                   help="subject, e.g. python:pkg.mod:fn, 'command:./bin {input}', recorded:out.jsonl")
+    p.add_argument("--vs-subject", metavar="SPEC", help="second subject to compare against --subject")
+    p.add_argument("--grader", action="append", metavar="SPEC",
+                   help='default grader for cases naming none: a name or JSON, e.g. \'{"regex": "^42$"}\'; repeatable')
+    p.add_argument("--runs", type=int, metavar="N", help="repeat every case N times per variant")
+    p.add_argument("--concurrency", type=int, metavar="N",
+                   help="attempts (and requests) in flight at once (default 4)")
+    p.add_argument("--timeout", type=int, metavar="MS", help="deadline per attempt in ms (default 120000)")
+    p.add_argument("--category", action="append", metavar="NAME", help="only cases of this category; repeatable")
+    p.add_argument("--case", action="append", metavar="ID", help="only this case id; repeatable")
+    p.add_argument("--name", help="suite name (report folder)")
+    p.add_argument("--seed", type=int, help="seed for bootstrap intervals and shuffles")
+    p.add_argument("--model", help="override the model of every model subject for this run")
+    p.add_argument("--split", help="which cases run: default excludes cases marked heldout; 'heldout', 'all' or a split name")
+    p.add_argument("--judge", metavar="SPEC", help="the judge subject for model-graded graders")
+    p.add_argument("--judge-runs", type=int, metavar="K", help="ask each judgment K times (majority counts)")
+    p.add_argument("--pairwise", action="store_true", default=None,
+                   help="also have the judge compare every pair of variants per case, in both orders")
+    p.add_argument("--max-requests", type=int, metavar="N", help="request budget across variants, judges and retries")
+    p.add_argument("--max-cost", type=float, metavar="USD", help="cost budget in USD for the whole run (needs prices)")
+    p.add_argument("--max-tokens", type=int, metavar="N", help="token budget for the whole run (input + output)")
+    p.add_argument("--fail-under", action="append", metavar="RATE",
+                   help="exit 3 when a variant's pass rate is below RATE; VARIANT=RATE for one variant")
+    p.add_argument("--baseline", metavar="REPORT", help="baseline report for the regression gate")
+    p.add_argument("--max-regression", type=float, metavar="DELTA", help="allowed pass-rate drop against --baseline")
+    p.add_argument("--require-significance", action="store_true", default=None,
+                   help="fail the baseline gate only when the paired test is significant")
+    p.add_argument("--alpha", type=float, help="significance level for --require-significance (default 0.05)")
+    p.add_argument("--dry-run", action="store_true", help="every subject and judge replaced by the mock subject")
+
+
+def add_format_flag(p: argparse.ArgumentParser, default: str) -> None:
+    """--format, the same list in every command."""
+    p.add_argument("--format", action="append", metavar="FMT", help=f"{FORMAT_HELP}; default {default}")
+
+
+def parse_formats(values: list[str] | None, *, allowed: tuple[str, ...] = REPORT_FORMATS) -> list[str] | None:
+    """--format values split on commas, checked against the known formats (None when not given)."""
+    if not values:
+        return None
+    out: list[str] = []
+    for item in values:
+        for fmt in (f.strip() for f in item.split(",")):
+            if not fmt:
+                continue
+            if fmt not in allowed:
+                raise ConfigError(f"unknown report format {fmt!r} (known: {', '.join(allowed)})", field="format")
+            if fmt not in out:
+                out.append(fmt)
+    return out or None
+
+
+def parse_spec(raw: str | None, flag: str):
+    """A spec flag's value: JSON when it looks like JSON, else the string."""
+    if raw is None:
+        return None
+    raw = raw.strip()
+    if raw.startswith(("{", "[", '"')):
+        try:
+            return json.loads(raw)
+        except ValueError as exc:
+            raise ConfigError(f"--{flag} JSON is invalid: {exc}", field=flag.replace("-", "_")) from None
+    return raw
+
+
+def judge_spec(raw: str | None):
+    """The --judge value as a subject spec."""
+    return parse_spec(raw, "judge")
+
+
+def suite_flags(args: argparse.Namespace) -> dict:
+    """The suite flags given on the command line, as suite settings (None: not given)."""
+    from ..stats.gates import parse_fail_under
+
+    graders = [parse_spec(raw, "grader") for raw in args.grader] if args.grader else None
+    flags = {"cases": args.cases, "skill": args.skill, "vs": args.vs, "subject": args.subject,
+             "vs_subject": args.vs_subject, "graders": graders, "runs": args.runs,
+             "concurrency": args.concurrency, "timeout_ms": args.timeout, "category": args.category,
+             "case": args.case, "name": args.name, "fail_under": parse_fail_under(args.fail_under),
+             "seed": args.seed, "model": args.model, "split": args.split, "judge": judge_spec(args.judge),
+             "judge_runs": args.judge_runs, "pairwise": args.pairwise, "max_requests": args.max_requests,
+             "max_cost_usd": args.max_cost, "max_tokens": args.max_tokens, "baseline": args.baseline,
+             "max_regression": args.max_regression, "require_significance": args.require_significance,
+             "alpha": args.alpha}
+    for key in ("output_dir", "cache", "grace_seconds"):
+        flags[key] = getattr(args, {"grace_seconds": "grace"}.get(key, key), None)
+    flags["formats"] = parse_formats(getattr(args, "format", None))
+    return {k: v for k, v in flags.items() if v is not None}
+
+
+def out_stream(as_json: bool):
+    """Where human lines go: stderr when stdout carries JSON."""
+    return sys.stderr if as_json else sys.stdout
+
+
+def print_outcome(outcome, *, to_stderr: bool) -> None:
+    """The run's summary lines and its files, read through the typed record."""
+    from ..record.io import parse_report
+    from ..record.terminal import print_summary
+
+    head = parse_report({**outcome.head, "attempts": []}, str(outcome.paths.get("json", "report")))
+    print_summary(head, outcome.paths, out_stream(to_stderr))
+
+
+def emit_report(outcome) -> None:
+    """The JSON report on stdout, copied from its file (never built in memory). Takes an
+    outcome, or the paths of the files a command wrote."""
+    paths = outcome if isinstance(outcome, dict) else outcome.paths
+    with open(Path(paths["json"]), "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            sys.stdout.buffer.write(chunk)
+    sys.stdout.flush()
+
+
+def finish(args: argparse.Namespace, outcome) -> int:
+    """Print the outcome (stderr with --json, which puts the report on stdout); the exit code."""
+    print_outcome(outcome, to_stderr=args.json)
+    if args.json:
+        emit_report(outcome)
+    return outcome.exit_code

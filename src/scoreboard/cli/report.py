@@ -1,0 +1,44 @@
+"""`scoreboard report REPORT.json`: render a saved report again, from its JSON alone."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .common import FORMAT_HELP, parse_formats
+
+NAME = "report"
+HELP = "render a saved report again from its JSON alone"
+DESCRIPTION = __doc__
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("report", metavar="REPORT.json", help="the report to render")
+    p.add_argument("--format", default="md", metavar="FMT", help=f"{FORMAT_HELP}; one format; default md")
+    p.add_argument("--output", metavar="FILE", help="write to FILE (created exclusively) instead of stdout")
+
+
+def main(args: argparse.Namespace) -> int:
+    """Render one format of a saved report to stdout or --output."""
+    from ..errors import ConfigError
+    from ..record.files import write_new
+    from ..record.io import dumps_report, load_report
+
+    formats = parse_formats([args.format])
+    if not formats or len(formats) != 1:
+        raise ConfigError("report renders one format at a time", field="format")
+    fmt = formats[0]
+    report = load_report(args.report)
+    if fmt == "json":
+        text = dumps_report(report, indent=None)
+    else:
+        from ..record.render import render
+        from ..record.view import view_of
+
+        text = render(view_of(report), fmt)
+    if args.output:
+        write_new(args.output, text)
+        print(f"{fmt}: {args.output}")
+    else:
+        sys.stdout.write(text)
+    return 0

@@ -1,0 +1,59 @@
+"""`scoreboard validate FILE`: check a case file, a gold directory or a whole suite without
+running anything (exit 0 when valid, 1 with a one-line error naming the file, line, case and
+field when not)."""
+
+from __future__ import annotations
+
+import argparse
+
+NAME = "validate"
+HELP = "check a case file or suite without running anything"
+DESCRIPTION = __doc__
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", help="case file (JSONL, JSON or YAML), gold directory, or suite file")
+
+
+def main(args: argparse.Namespace) -> int:
+    """Load what FILE holds exactly as a run would; print what it found."""
+    from pathlib import Path
+
+    from ..cases import load_cases
+    from ..suite.config import SuiteConfig
+    from ..suite.load import load_suite, resolve_graders
+
+    path = Path(args.file)
+    if path.suffix.lower() in (".yaml", ".yml", ".toml", ".json") and looks_like_suite(path):
+        suite = load_suite(path)
+        print(f"OK: suite {suite.name}: {len(suite.cases)} cases, {len(suite.variants)} variants "
+              f"({', '.join(v.name for v in suite.variants)}), {suite.config.runs} run(s)")
+        return 0
+    if path.is_dir():
+        from ..cases.gold import load_gold_dir
+
+        cases, skipped = load_gold_dir(path)
+        resolve_graders(SuiteConfig(), cases)
+        extra = f"; {len(skipped)} document(s) without a gold file would be skipped" if skipped else ""
+        print(f"OK: gold directory {path}: {len(cases)} cases{extra}")
+        return 0
+    cases = load_cases(path)
+    resolve_graders(SuiteConfig(), [c for c in cases if c.graders or c.has_expected])
+    no_grader = sum(1 for c in cases if not c.graders and not c.has_expected)
+    note = f" ({no_grader} name no grader and no expected value: a suite must supply graders)" if no_grader else ""
+    print(f"OK: {len(cases)} cases in {path}{note}")
+    return 0
+
+
+def looks_like_suite(path) -> bool:
+    """A case document holds case objects; a suite names case files (a path or a list of paths)."""
+    from ..suite.load import read_suite_file
+
+    try:
+        data, _ = read_suite_file(path)
+    except Exception:
+        return False
+    cases = data.get("cases")
+    if isinstance(cases, list):
+        return bool(cases) and all(isinstance(c, str) for c in cases)
+    return True

@@ -1,0 +1,208 @@
+"""One attempt end to end: build the request, call the subject (deadline, cache, budget), grade.
+
+The runner never raises for a subject or grader failure: those become `error` attempts. It
+holds no attempt after handing it on: `finish` (the engine's) logs it before anything else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..cases.conversation import check_history, turn_messages
+from ..errors import BudgetExceeded, SubjectError
+from ..graders.grade import Grade, GradeContext, attempt_status, grade_attempt
+from ..hashing import sha256_json
+from ..judges.client import BoundJudge
+from ..subjects.values import Measurements, Output, SubjectRequest
+from ..suite.suite import Suite
+
+
+@dataclass
+class RunState:
+    """Mutable progress shared by the workers and the caller (signals, checkpoints)."""
+
+    stopping: bool = False
+    stop_reason: str | None = None
+    in_flight: int = 0
+    in_flight_keys: set = field(default_factory=set)
+    interrupted: set = field(default_factory=set)
+
+    def stop(self, reason: str) -> None:
+        if not self.stopping:
+            self.stopping, self.stop_reason = True, reason
+
+
+def not_run_record(case, variant_name: str, run: int, reason: str, status: str = "not-run") -> dict:
+    """The record of a planned attempt that never finished (stopped run, interrupted)."""
+    return {"case_id": case.id, "variant": variant_name, "run": run, "status": status,
+            "input_hash": case.input_hash, "output": None, "output_hash": None, "error": reason,
+            "measurements": Measurements().to_dict(), "grades": []}
+
+
+def error_record(case, variant_name: str, run: int, reason: str) -> dict:
+    """The record of an attempt that failed before any subject was called."""
+    return not_run_record(case, variant_name, run, reason, status="error")
+
+
+class AttemptRunner:
+    """Executes attempts of one suite: subject call, deadline, cache, budget stop, grading."""
+
+    def __init__(self, suite: Suite, state: RunState, *, timeout_s: float, ledger: Any = None,
+                 cache: Any = None, judge: Any = None, limits: dict[str, asyncio.Semaphore] | None = None):
+        self.suite, self.state, self.timeout_s = suite, state, timeout_s
+        self.ledger, self.cache, self.judge = ledger, cache, judge
+        self.limits = limits or {}
+        self.turns: dict[str, list[int]] = {}
+        for index, case in enumerate(suite.cases):
+            if case.conversation is not None:
+                self.turns.setdefault(case.conversation["id"], []).append(index)
+
+    async def conversation(self, ci: int, vi: int, run: int, finish: Callable[[dict], None],
+                           lookup: Callable[[str, str, int], dict | None]) -> bool:
+        """Run a conversation's turns in order: each turn's input holds the actual earlier
+        replies. An execution failure stops the later turns (not-run); a failed expectation
+        does not. Turns already finished (`lookup` finds them: a resumed run) are reused, not
+        repeated. Returns False when the budget stopped the run."""
+        conv = self.suite.cases[ci].conversation
+        variant = self.suite.variants[vi]
+        replies: list[str] = []
+        broken: str | None = None
+        for k, index in enumerate(self.turns[conv["id"]]):
+            case = self.suite.cases[index]
+            done = lookup(case.id, variant.name, run)
+            if done is not None:
+                if done["status"] in ("error", "not-run", "interrupted"):
+                    broken = broken or conv["turns"][k]["id"]
+                replies.append(((done.get("output") or {}).get("text")) or "")
+                continue
+            if broken is not None:
+                finish(not_run_record(case, variant.name, run,
+                                      f"not run: turn {broken!r} of this conversation failed"))
+                continue
+            if self.state.stopping:
+                return True
+            messages = turn_messages(conv, k, replies)
+            problem = check_history(conv, k, messages, conv["limits"])
+            if problem is not None:
+                record = error_record(case, variant.name, run,
+                                      f"turn not sent: {problem} (history is never shortened to fit)")
+            else:
+                record = await self.attempt(index, vi, run, input_override=messages)
+                if record is None:
+                    return False
+            record["turn"] = {"conversation": conv["id"], "index": k, "id": conv["turns"][k]["id"]}
+            record["chain_input_hash"] = sha256_json(messages)
+            finish(record)
+            if record["status"] == "error":
+                broken = conv["turns"][k]["id"]
+            replies.append(((record.get("output") or {}).get("text")) or "")
+        return True
+
+    async def attempt(self, ci: int, vi: int, run: int, input_override: Any = None) -> dict | None:
+        """Execute and grade one attempt; returns its record, or None when the budget stopped
+        the run before this attempt sent any request (it stays not-run)."""
+        case = self.suite.cases[ci]
+        variant = self.suite.variants[vi]
+        params = variant.params
+        if case.conversation is not None and case.conversation["shared"].get("seed") is not None:
+            params = {**params, "seed": case.conversation["shared"]["seed"]}
+        value = case.input if input_override is None else input_override
+        if isinstance(value, list):
+            # Each request gets its own messages: a subject that appends to them must not change
+            # the case (or the next run's input).
+            value = [dict(m) if isinstance(m, dict) else m for m in value]
+        request = SubjectRequest(case.id, value, variant.skill, run, params, self.timeout_s, variant.name,
+                                 self.ledger)
+        key = (case.id, variant.name, run)
+        output, measurements, error, extra = await self._execute(case, variant, request, key)
+        if output is None and error is None:
+            return None
+        grades: list[Grade] = []
+        if output is not None:
+            judge = BoundJudge(self.judge, key) if self.judge is not None else None
+            ctx = GradeContext(case, output, measurements, judge, run, error)
+            grades, grade_error = await grade_attempt(self.suite.graders[case.id], ctx)
+            if self.ledger is not None and (self.ledger.exhausted or self.ledger.halted):
+                # A judge call ran the budget out or hit a quota: its grade says "not judged";
+                # the run stops too.
+                self.state.stop(f"budget: {self.ledger.exhausted}" if self.ledger.exhausted
+                                else str(self.ledger.halted))
+            error = error or grade_error
+            out = output.to_dict()
+            output_hash = sha256_json(out)
+        else:
+            out = output_hash = None
+        record = {
+            "case_id": case.id, "variant": variant.name, "run": run,
+            "status": attempt_status(grades, error), "input_hash": case.input_hash,
+            "output": out, "output_hash": output_hash, "error": error,
+            "measurements": measurements.to_dict(), "grades": [g.to_dict() for g in grades],
+        }
+        if extra:
+            record["subject_info"] = extra
+        return record
+
+    async def _execute(self, case, variant, request: SubjectRequest, key: tuple):
+        """(output, measurements, error, extra); (None, _, None, _) when the budget stopped the
+        run before this attempt sent anything."""
+        limit = self.limits.get(variant.name)
+        self.state.in_flight += 1
+        self.state.in_flight_keys.add(key)
+        start = time.perf_counter()
+        output: Output | None = None
+        measurements = Measurements()
+        error = extra = None
+        try:
+            if case.input_error is not None:
+                raise SubjectError(case.input_error, kind="input")
+            if limit is not None:
+                async with limit:
+                    result = await self._call(variant.subject, request)
+            else:
+                result = await self._call(variant.subject, request)
+            output, measurements, extra = result.output, result.measurements, result.extra
+        except BudgetExceeded as exc:
+            self.state.stop(f"budget: {exc}")
+            if not (self.ledger and self.ledger.by_attempt.get(key)):
+                return None, measurements, None, None
+            halted = getattr(self.ledger, "halted", None) is not None
+            error = f"{'the run stopped' if halted else 'budget ran out'} during this attempt: {exc}"
+        except TimeoutError:
+            error = f"timeout after {self.timeout_s * 1000:.0f} ms"
+        except SubjectError as exc:
+            error = str(exc)
+            # A subject that sent requests before failing says how many (and how long).
+            if isinstance(getattr(exc, "measurements", None), Measurements):
+                measurements = exc.measurements
+            if exc.stop_run:
+                self.state.stop(str(exc))
+                if self.ledger is not None:
+                    self.ledger.halt(str(exc))
+        except Exception as exc:  # a subject bug is a visible error attempt
+            error = f"{type(exc).__name__}: {exc}"
+        finally:
+            self.state.in_flight -= 1
+            self.state.in_flight_keys.discard(key)
+        if measurements.latency_ms is None and variant.subject.timed_by_harness:
+            measurements.latency_ms = round((time.perf_counter() - start) * 1000, 3)
+        return output, measurements, error, extra
+
+    async def _call(self, subject, request: SubjectRequest):
+        key = None
+        if self.cache is not None and subject.kind not in ("mock", "recorded"):
+            key = self.cache.key(subject.spec, request)
+            hit = self.cache.get(key)
+            if hit is not None:
+                return hit
+        if getattr(subject, "inline", False):
+            # A sync function on the loop cannot be interrupted: it checks its own deadline.
+            result = await subject.run(request)
+        else:
+            async with asyncio.timeout(self.timeout_s):
+                result = await subject.run(request)
+        if key is not None:
+            self.cache.put(key, subject.kind, result)
+        return result

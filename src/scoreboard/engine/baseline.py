@@ -1,0 +1,20 @@
+"""The baseline report of the regression gate, read once before anything runs and reduced to
+what the gate compares (each variant's per-case pass counts), so it is not held whole."""
+
+from __future__ import annotations
+
+from ..errors import ConfigError
+from ..record.io import load_report
+from ..stats.gates import case_outcomes
+
+
+def load_baseline(suite) -> dict | None:
+    """{"plan", "run_id", "outcomes"} of the baseline the suite or flags name, or None."""
+    path = suite.config.gates.baseline
+    if not path:
+        return None
+    if suite.config.gates.max_regression is None:
+        raise ConfigError("--baseline needs --max-regression DELTA", field="max_regression")
+    report = load_report(path)
+    return {"plan": report["plan"], "run_id": (report.get("run") or {}).get("id"),
+            "outcomes": case_outcomes(report["attempts"])}

@@ -1,0 +1,118 @@
+"""Executors run attempts; the engine keeps the attempt log, the ledger and the budget.
+
+An executor is handed the work (which planned attempts to run, in dispatch order) and a
+`finish` callback. It calls `finish(record)` once per finished attempt, in any order, from the
+engine's event loop; the engine logs the record before anything else happens and keeps
+nothing of it in memory. Nothing above the executor may assume an attempt ran in this
+process: whatever the engine needs later (a conversation's earlier reply, pairwise judging,
+the report) it reads back from the log through `Work.lookup`.
+
+`LocalExecutor` (asyncio workers in this process) is the default. Another executor (a cluster)
+is one module implementing `Executor`, chosen with `--executor`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator, Protocol
+
+from ..suite.suite import Suite
+from .attempt import AttemptRunner, RunState
+
+
+@dataclass
+class Work:
+    """What an executor needs: the suite (subjects and graders by spec), the run's shared
+    services (ledger, cache, judge), the attempts still to run, and the engine's callbacks."""
+
+    suite: Suite
+    state: RunState
+    #: (case index, variant index, run) to dispatch, consumed once, lazily (a million attempts
+    #: are not a million tuples held at once)
+    units: Iterable[tuple[int, int, int]]
+    concurrency: int
+    timeout_s: float
+    finish: Callable[[dict], None]
+    lookup: Callable[[str, str, int], dict | None]
+    ledger: Any = None
+    cache: Any = None
+    judge: Any = None
+
+
+class Executor(Protocol):
+    """Runs a run's attempts and hands each finished one to `work.finish`."""
+
+    name: str
+
+    async def execute(self, work: Work) -> None:
+        """Run every unit of `work` (or until `work.state.stopping`); return when all are done."""
+
+
+def dispatch_units(suite: Suite, finished: Callable[[int, int, int], bool]) -> Iterator[tuple[int, int, int]]:
+    """(case index, variant index, run) still to run, run by run (so an early stop leaves whole
+    runs), variants interleaved; a conversation is one unit, at its first turn."""
+    first_turn: dict[str, int] = {}
+    turns: dict[str, list[int]] = {}
+    for ci, case in enumerate(suite.cases):
+        if case.conversation is not None:
+            first_turn.setdefault(case.conversation["id"], ci)
+            turns.setdefault(case.conversation["id"], []).append(ci)
+    for r in range(suite.config.runs):
+        for ci, case in enumerate(suite.cases):
+            conv = case.conversation
+            if conv is not None and first_turn[conv["id"]] != ci:
+                continue
+            for vi in range(len(suite.variants)):
+                members = turns[conv["id"]] if conv is not None else (ci,)
+                if not all(finished(i, vi, r) for i in members):
+                    yield ci, vi, r
+
+
+def variant_limits(suite: Suite, concurrency: int) -> dict[str, asyncio.Semaphore]:
+    """A semaphore per variant whose subject allows fewer attempts at once than the run."""
+    return {v.name: asyncio.Semaphore(v.subject.default_max_concurrency) for v in suite.variants
+            if v.subject.default_max_concurrency and v.subject.default_max_concurrency < concurrency}
+
+
+class LocalExecutor:
+    """asyncio workers in this process pulling from one shared iterator (no task per attempt)."""
+
+    name = "local"
+
+    async def execute(self, work: Work) -> None:
+        runner = AttemptRunner(work.suite, work.state, timeout_s=work.timeout_s, ledger=work.ledger,
+                               cache=work.cache, judge=work.judge,
+                               limits=variant_limits(work.suite, work.concurrency))
+        iterator = iter(work.units)
+        # Workers pull from one shared iterator; one that finds it empty ends at once.
+        workers = [asyncio.create_task(self._worker(runner, iterator, work)) for _ in range(work.concurrency)]
+        await asyncio.gather(*workers)
+
+    @staticmethod
+    async def _worker(runner: AttemptRunner, iterator: Iterator, work: Work) -> None:
+        cases = work.suite.cases
+        for ci, vi, r in iterator:
+            if work.state.stopping:
+                return
+            if cases[ci].conversation is not None:
+                if not await runner.conversation(ci, vi, r, work.finish, work.lookup):
+                    return
+                continue
+            record = await runner.attempt(ci, vi, r)
+            if record is None:  # the budget ran out before this attempt sent anything
+                return
+            work.finish(record)
+
+
+EXECUTORS: dict[str, Callable[[], Executor]] = {"local": LocalExecutor}
+
+
+def get_executor(name: str | None) -> Executor:
+    """The executor registered under `name` (default local)."""
+    from ..errors import ConfigError
+
+    factory = EXECUTORS.get(name or "local")
+    if factory is None:
+        raise ConfigError(f"unknown executor {name!r} (known: {', '.join(EXECUTORS)})", field="executor")
+    return factory()

@@ -1,0 +1,90 @@
+"""The renderings written beside a run's JSON report, the GitHub step summary, and the argv a
+report may record."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Callable, Iterable
+
+from ..record.constants import EXTENSIONS
+from ..record.files import replace_atomic, write_new
+from ..suite.suite import Suite
+
+
+def report_targets(output_json: str | None, formats) -> list[Path]:
+    """The files an exactly placed report would create (checked before anything runs)."""
+    if not output_json:
+        return []
+    target = Path(output_json)
+    stem = target.with_suffix("") if target.suffix == ".json" else target
+    return [target] + [stem.with_name(stem.name + EXTENSIONS[f]) for f in formats if f != "json"]
+
+
+def view_of_run(head: dict, attempts: Iterable[dict]):
+    """The renderers' view of a run: its head, and its attempts read once, in report order."""
+    from ..record.view import build_view
+
+    passes = sum(v.get("passed", 0) for v in head["summary"]["variants"].values())
+    return build_view(head, attempts, passes_total=passes)
+
+
+def render_reports(json_path: Path, head: dict, attempts: Callable[[], Iterable[dict]], formats, *,
+                   replace: bool = False, junit_path: str | None = None) -> dict[str, Path]:
+    """Write each format beside the JSON report; `junit_path` writes JUnit to a file of its own.
+    `attempts()` yields the report's attempts in order (read back from the attempt log)."""
+    wanted = [f for f in formats if f != "json"]
+    if not wanted and not junit_path:
+        return {}
+    from ..record.render import render
+
+    view = view_of_run(head, attempts())
+    paths: dict[str, Path] = {}
+    stem = json_path.with_suffix("")
+    for fmt in wanted:
+        path = stem.with_name(stem.name + EXTENSIONS[fmt])
+        text = render(view, fmt)
+        (replace_atomic if replace else write_new)(path, text)
+        paths[fmt] = path
+    if junit_path:
+        paths["junit"] = write_new(junit_path, render(view, "junit"))
+    return paths
+
+
+def github_summary(head: dict, attempts: Callable[[], Iterable[dict]]) -> None:
+    """Append the Markdown summary to $GITHUB_STEP_SUMMARY when running in GitHub Actions."""
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not target:
+        return
+    from ..record.markdown import render_markdown
+
+    view = view_of_run(head, attempts())
+    try:
+        with open(target, "a", encoding="utf-8") as handle:
+            handle.write(render_markdown(view, failures=3) + "\n")
+    except OSError as exc:
+        print(f"scoreboard: warning: cannot append to GITHUB_STEP_SUMMARY: {exc}", file=sys.stderr)
+
+
+def scrub_argv(argv: list[str], suite: Suite) -> list[str]:
+    """`argv` without the literal values of secret-looking headers given in a subject spec on
+    the command line (`--subject '{"headers": {"Authorization": "Bearer sk-..."}}'`): the
+    report records specs with those values hidden, and must not carry them in argv either."""
+    from ..redact import ENV_REF, SENSITIVE_NAME
+
+    secrets: set[str] = set()
+    subjects = [v.subject for v in suite.variants] + ([suite.judge] if suite.judge is not None else [])
+    for subject in subjects:
+        headers = (getattr(subject, "options", None) or {}).get("headers") or {}
+        for name, value in headers.items():
+            if isinstance(value, str) and SENSITIVE_NAME.search(name) and not ENV_REF.search(value):
+                secrets.update(part for part in (value, *value.split()) if len(part) >= 8)
+    if not secrets:
+        return list(argv)
+    out = []
+    for arg in argv:
+        for secret in sorted(secrets, key=len, reverse=True):
+            arg = arg.replace(secret, "***")
+        out.append(arg)
+    return out

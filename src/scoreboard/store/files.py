@@ -1,0 +1,145 @@
+"""Report files as the store: the layout of a run on disk, and listing and reading runs.
+
+    <output_dir>/<suite>/<UTC stamp>/run.json        what the run was started with (resume reads it)
+    <output_dir>/<suite>/<UTC stamp>/attempts.jsonl  the attempt log
+    <output_dir>/<suite>/<UTC stamp>.json            the report (md, html, junit.xml beside it)
+
+Folders are created 0700, files 0600, nothing is overwritten except a run's own checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from ..errors import ConfigError
+from ..record.files import reserve_run
+from .base import RunEntry
+
+#: how much of a report's start is read to list it (its run block comes before the plan)
+_HEAD_BYTES = 1 << 16
+
+
+@dataclass
+class RunFolder:
+    """Where one run's files are: the folder (run.json, attempts.jsonl) and the reports beside it."""
+
+    stem: Path
+
+    @property
+    def run_id(self) -> str:
+        return self.stem.name
+
+    @property
+    def meta_path(self) -> Path:
+        return self.stem / "run.json"
+
+    @property
+    def log_path(self) -> Path:
+        return self.stem / "attempts.jsonl"
+
+    def report_path(self, extension: str) -> Path:
+        return self.stem.with_name(self.stem.name + extension)
+
+
+def new_run_folder(output_dir: str | os.PathLike, suite: str, output_json: str | None = None) -> RunFolder:
+    """Reserve a fresh run folder: `<output_dir>/<suite>/<stamp>`, or the stem of `output_json`."""
+    if not output_json:
+        return RunFolder(reserve_run(Path(output_dir) / suite))
+    target = Path(output_json)
+    if target.exists():
+        raise ConfigError("refusing to overwrite an existing file", file=str(target))
+    stem = target.with_suffix("") if target.suffix == ".json" else target
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        stem.mkdir(mode=0o700)
+    except FileExistsError:
+        raise ConfigError("the run folder for this output already exists", file=str(stem)) from None
+    return RunFolder(stem)
+
+
+def open_run_folder(run_dir: str | os.PathLike) -> tuple[RunFolder, dict]:
+    """An existing run folder and its run.json (for --resume); one-line errors when it is not one."""
+    folder = RunFolder(Path(run_dir).resolve())
+    try:
+        meta = json.loads(folder.meta_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError("not a run folder (no run.json)", file=str(folder.stem), field="resume") from None
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"run.json is not readable JSON: {exc}", file=str(folder.meta_path)) from None
+    if not isinstance(meta, dict):
+        raise ConfigError("run.json is not a JSON object", file=str(folder.meta_path))
+    return folder, meta
+
+
+def report_head(path: Path) -> dict | None:
+    """The `run` block of a report, read from the start of the file (reports are written with
+    schema, run and plan first), or None when it cannot be read that way."""
+    try:
+        with open(path, "rb") as handle:
+            start = handle.read(_HEAD_BYTES).decode("utf-8", errors="ignore")
+    except OSError:
+        return None
+    at = start.find('"run":')
+    if at < 0:
+        return None
+    try:
+        value, _ = json.JSONDecoder().raw_decode(start, at + len('"run":'))
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+class FileStore:
+    """The default store: the report files under an output folder. Runs are written by the
+    engine as files, so begin/attempt/finish have nothing more to do."""
+
+    name = "files"
+
+    def __init__(self, root: str | os.PathLike = "eval-results"):
+        self.root = Path(root)
+
+    def begin(self, meta: dict) -> None:
+        """Nothing to do: run.json is the record of the start."""
+
+    def attempt(self, record: dict) -> None:
+        """Nothing to do: the attempt log holds every attempt."""
+
+    def finish(self, head: dict, paths: dict[str, Path]) -> None:
+        """Nothing to do: the report files are the record."""
+
+    def runs(self, suite: str | None = None) -> Iterator[RunEntry]:
+        """Every run folder under the root (or under root/suite), newest first."""
+        suites = [self.root / suite] if suite else sorted(p for p in self.root.glob("*") if p.is_dir())
+        entries = []
+        for directory in suites:
+            for meta_path in directory.glob("*/run.json"):
+                folder = RunFolder(meta_path.parent)
+                try:
+                    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    continue
+                report = folder.report_path(".json")
+                head = report_head(report) if report.exists() else None
+                entries.append(RunEntry(
+                    run_id=folder.run_id, suite=str(meta.get("suite") or directory.name),
+                    status=(head or {}).get("status") or ("incomplete" if not report.exists() else None),
+                    started_at=meta.get("started_at"), report=report if report.exists() else None,
+                    folder=folder.stem, variants=[v.get("name") for v in (meta.get("plan") or {}).get("variants") or []]))
+        entries.sort(key=lambda e: (e.started_at or "", e.run_id), reverse=True)
+        yield from entries
+
+    def read(self, run_id: str) -> dict:
+        """The report of a run by id (its folder name) or by path."""
+        from ..record.io import load_report
+
+        candidate = Path(run_id)
+        if candidate.suffix == ".json" and candidate.exists():
+            return load_report(candidate)
+        for entry in self.runs():
+            if entry.run_id == run_id and entry.report is not None:
+                return load_report(entry.report)
+        raise ConfigError(f"no run {run_id!r} with a report under {self.root}", field="run")

@@ -1,0 +1,88 @@
+"""Memory flat in the number of attempts: a run of 200,000 offline attempts finishes inside a
+memory ceiling set with setrlimit in a subprocess (the engine that kept every attempt needed
+about 8 KB per attempt: 1.6 GB here), and its report is whole."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+CASES = 100_000
+#: address space the run may use: well under what keeping 200,000 attempts would take
+CEILING = 1200 * 1024 * 1024
+
+SUBJECT = textwrap.dedent('''
+    def good(text):
+        n = int(text.split()[1])
+        return {"id": n, "label": "even" if n % 2 == 0 else "odd"}
+
+    def sloppy(text):
+        n = int(text.split()[1])
+        return {"id": n, "label": "even" if n % 3 else "odd"}
+''')
+
+SUITE = textwrap.dedent('''
+    name: stream
+    cases: cases.jsonl
+    concurrency: 8
+    formats: [json, md]
+    graders:
+      - json-fields: {fields: [id, label]}
+    variants:
+      good: {subject: "python:stream_subject:good"}
+      sloppy: {subject: "python:stream_subject:sloppy"}
+''')
+
+RUN = textwrap.dedent('''
+    import resource, sys
+    resource.setrlimit(resource.RLIMIT_AS, ({ceiling}, {ceiling}))
+    from scoreboard.cli import main
+    sys.exit(main(["run", "suite.yaml", "--no-progress", "--output-dir", "out"]))
+''')
+
+
+def tail_json(path: Path, key: str) -> dict:
+    """The report's `key` section, decoded from the end of the file (the attempts before it are
+    never loaded here either)."""
+    with open(path, "rb") as handle:
+        handle.seek(0, os.SEEK_END)
+        size = handle.tell()
+        handle.seek(max(0, size - (8 << 20)))
+        tail = handle.read().decode("utf-8", errors="replace")
+    at = tail.rfind(f'],"{key}":')
+    assert at >= 0, f"no {key} section at the end of the report"
+    value, _ = json.JSONDecoder().raw_decode(tail, at + len(f'],"{key}":'))
+    return value
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_200000_attempts_run_inside_a_memory_ceiling(tmp_path):
+    (tmp_path / "stream_subject.py").write_text(SUBJECT)
+    (tmp_path / "suite.yaml").write_text(SUITE)
+    with open(tmp_path / "cases.jsonl", "w") as handle:
+        for i in range(CASES):
+            expected = {"id": i, "label": "even" if i % 2 == 0 else "odd"}
+            handle.write(json.dumps({"id": f"c{i:06d}", "input": f"item {i}", "expected": expected}) + "\n")
+    # Predictable address space: one BLAS thread and few malloc arenas.
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MALLOC_ARENA_MAX": "2",
+           "PYTHONPATH": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-c", RUN.format(ceiling=CEILING)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=580)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (report,) = (tmp_path / "out" / "stream").glob("*.json")
+    (log,) = (tmp_path / "out" / "stream").glob("*/attempts.jsonl")
+    summary = tail_json(report, "summary")
+    assert {name: v["attempts"] for name, v in summary["variants"].items()} == {"good": CASES, "sloppy": CASES}
+    assert summary["variants"]["good"]["passed"] == CASES
+    with open(log, "rb") as handle:
+        assert sum(1 for _ in handle) == 2 * CASES
+    # The Markdown rendering was made from the same run without holding its attempts.
+    md = report.with_suffix(".md").read_text(encoding="utf-8")
+    assert "sloppy" in md and "good" in md
