@@ -8,6 +8,7 @@ bits, say) fall back to the stdlib encoder.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 try:
@@ -15,14 +16,32 @@ try:
 except ImportError:  # optional speed-up; behaviour is the same without it
     _orjson = None
 
-_std = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+class LazyList(Sequence):
+    """A list whose items are made when read, not held (a plan's cases): it serialises as a JSON
+    array, and a streaming writer writes it item by item instead of as one whole."""
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, (str, bytes)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, LazyList):
+        return list(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+_std = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_default).encode
 
 
 def dumps_line(value: Any) -> bytes:
     """Compact UTF-8 JSON plus a newline."""
     if _orjson is not None:
         try:
-            return _orjson.dumps(value, option=_orjson.OPT_APPEND_NEWLINE)
+            return _orjson.dumps(value, default=_default, option=_orjson.OPT_APPEND_NEWLINE)
         except TypeError:
             pass
     return (_std(value) + "\n").encode("utf-8")

@@ -105,8 +105,12 @@ def test_a_big_run_keeps_what_did_not_pass_and_an_even_sample_of_passes(big, par
     step = 29_895 / len(ranks)
     assert ranks[0] < step and ranks[-1] > 29_895 - 2 * step
     assert max(b - a for a, b in zip(ranks, ranks[1:])) <= 2 * step
+    shown_cases = sorted({a.case_id for a in part.report.attempts})
     assert part.omitted == {"attempts": 30_000, "kept": CAP, "cap": CAP, "passes_omitted": 29_895 - len(ranks),
-                            "not_passed_omitted": 0, "note": part.omitted["note"]}
+                            "not_passed_omitted": 0, "note": part.omitted["note"],
+                            "cases": 5000, "cases_shown": len(shown_cases)}
+    # A run with more cases than the cap: the typed plan holds the cases of the attempts kept.
+    assert [c.id for c in part.report.plan.cases] == shown_cases and part.total_cases == 5000
     assert "JSON report holds every attempt" in part.omitted["note"]
     # Counts come from every attempt, whatever was kept.
     assert part.tallies == full.tallies == tallies_by_hand(attempts)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from itertools import chain
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -24,7 +25,7 @@ from typing import Any, Callable, Iterator
 from ..jsonio import dumps_line, loads
 from ..record.files import replace_atomic, write_new
 from ..record.io import SCHEMA, is_synthetic, versions
-from ..record.stream import report_chunks
+from ..record.stream import json_chunks, report_chunks
 from ..stats.gates import all_pass_gate, baseline_gates, fail_under_gates
 from ..stats.summary import Summarizer
 from ..store.files import FileStore, RunFolder, new_run_folder, open_run_folder
@@ -155,7 +156,7 @@ class _Run:
             self.folder = new_run_folder(self.suite.config.output_dir, self.suite.name, options.output_json)
             self.started_at = now_iso()
             meta = self.meta()
-            write_new(self.folder.meta_path, dumps_line(meta))
+            write_new(self.folder.meta_path, chain(json_chunks(meta), [b"\n"]))
         self.store.begin(meta)
         requests = self.restore() if options.resume_dir else []
         self.log = AttemptLog(self.folder.log_path)

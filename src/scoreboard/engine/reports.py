@@ -24,10 +24,12 @@ def report_targets(output_json: str | None, formats) -> list[Path]:
 
 def view_of_run(head: dict, attempts: Iterable[dict]):
     """The renderers' view of a run: its head, and its attempts read once, in report order."""
-    from ..record.view import build_view
+    from ..record.view import build_view, cap_for
 
-    passes = sum(v.get("passed", 0) for v in head["summary"]["variants"].values())
-    return build_view(head, attempts, passes_total=passes)
+    variants = head["summary"]["variants"].values()
+    passes = sum(v.get("passed", 0) for v in variants)
+    total = sum(v.get("attempts", 0) for v in variants)
+    return build_view(head, attempts, cap=cap_for(total), passes_total=passes)
 
 
 def render_reports(json_path: Path, head: dict, attempts: Callable[[], Iterable[dict]], formats, *,

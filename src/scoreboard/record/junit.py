@@ -90,7 +90,7 @@ def render_junit(view: ReportView) -> str:
     run, plan = report.run, report.plan
     suite = str(run.suite or "scoreboard")
     variants = [v.name for v in plan.variants]
-    case_ids = [c.id for c in plan.cases]
+    case_ids = [case_id for case_id, _ in view.cases()]
     known_variants, known_cases = set(variants), set(case_ids)
     for case_id, variant in view.tallies:  # every attempt's case and variant, in report order
         if variant not in known_variants:

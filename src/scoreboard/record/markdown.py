@@ -64,12 +64,12 @@ def render_markdown(view: ReportView, *, failures: int = 3) -> str:
     lines = [f"# scoreboard report: {run.suite}", ""]
     lines.append(f"- **Status**: {run.status}")
     lines.append(f"- **Started**: {run.started_at} · **Finished**: {run.finished_at}")
-    lines.append(f"- **Cases**: {len(plan.cases)} · **Variants**: {', '.join(variants)} · "
+    lines.append(f"- **Cases**: {view.total_cases or len(plan.cases)} · **Variants**: {', '.join(variants)} · "
                  f"**Runs**: {plan.runs}")
     if plan.split:
         lines.append(f"- **Split**: {plan.split}")
     lines.append(f"- **Fixture hash**: `{plan.fixture_hash}`")
-    if _synthetic(plan):
+    if run.synthetic if "synthetic" in run.model_fields_set else _synthetic(plan):
         lines.append("- **Data**: every case is synthetic; accuracy here does not measure production performance.")
     if view.omitted:
         lines.append(_omitted_line(view))
@@ -248,15 +248,15 @@ def _cases(view: ReportView, variants: list[str]) -> list[str]:
     # Counted from every attempt (view.tallies), so right even when attempts were left out.
     out = ["## Cases", "", "| case | category | " + " | ".join(cell(v) for v in variants) + " |",
            "|---|---|" + "---|" * len(variants)]
-    for c in view.report.plan.cases:
+    for case_id, category in view.cases():
         cells = []
         for name in variants:
-            t = view.tallies.get((c.id, name))
+            t = view.tallies.get((case_id, name))
             passed, judged, errors = (t.passed, t.judged, t.errors) if t is not None else (0, 0, 0)
             mark = "➖" if not judged else "✅" if passed == judged else "❌" if passed == 0 else "⚠️"
             extra = f" ({errors} error{'s' if errors != 1 else ''})" if errors else ""
             cells.append(f"{mark} {passed}/{judged}{extra}")
-        out.append(f"| {cell(c.id)} | {cell(c.category or '')} | " + " | ".join(cells) + " |")
+        out.append(f"| {cell(case_id)} | {cell(category or '')} | " + " | ".join(cells) + " |")
     out.append("")
     return out
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator
 
-from ..jsonio import dumps_line
+from ..jsonio import LazyList, dumps_line
 
 #: the report's sections in the order they are written; `attempts` is streamed in between
 BEFORE = ("schema", "run", "plan")
@@ -15,7 +15,33 @@ AFTER = ("summary", "gates", "requests", "pairwise", "reviews", "verification")
 def _member(key: str, value, first: bool = False) -> Iterator[bytes | memoryview]:
     """`"key":value` as chunks; the value's bytes are not copied again (a plan can be large)."""
     yield (b"" if first else b",") + dumps_line(key)[:-1] + b":"
-    yield memoryview(dumps_line(value))[:-1]
+    yield from json_chunks(value)
+
+
+def _holds_lazy(value: dict, depth: int = 2) -> bool:
+    return any(isinstance(v, LazyList) or (depth > 1 and isinstance(v, dict) and _holds_lazy(v, depth - 1))
+               for v in value.values())
+
+
+def json_chunks(value) -> Iterator[bytes | memoryview]:
+    """`value` as JSON in chunks: a LazyList (and a mapping holding one) is written item by item,
+    so its items are never all made at once; anything else in one piece."""
+    if isinstance(value, LazyList):
+        yield b"["
+        batch: list[bytes] = []
+        for i, item in enumerate(value):
+            batch.append((b"," if i else b"") + dumps_line(item)[:-1])
+            if len(batch) >= 512:
+                yield b"".join(batch)
+                batch = []
+        yield b"".join(batch) + b"]"
+    elif isinstance(value, dict) and _holds_lazy(value):
+        yield b"{"
+        for i, (key, item) in enumerate(value.items()):
+            yield from _member(key, item, first=i == 0)
+        yield b"}"
+    else:
+        yield memoryview(dumps_line(value))[:-1]
 
 
 def report_chunks(head: dict, attempt_lines: Iterable[bytes]) -> Iterator[bytes | memoryview]:

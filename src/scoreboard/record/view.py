@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import gc
 import heapq
-from collections.abc import Iterable
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,9 +24,11 @@ from ..errors import ConfigError
 from .io import invalid_report, parse_report
 from .schema import Attempt, Report
 
-#: attempts kept as typed models in one view: validating 10,000 costs 0.1-0.25 s and about 80 MB
-#: (benchmarks/view_bench.py), and the HTML page carries that many well inside its size budget.
+#: a run with at most this many attempts is rendered whole (every attempt a typed model: about
+#: 11 KB each, 0.1-0.25 s to validate 10,000; benchmarks/view_bench.py)
 ATTEMPT_CAP = 10_000
+#: a larger run keeps this many: every attempt that did not pass first, then a sample of passes
+SAMPLE_CAP = 2_000
 
 OMITTED_NOTE = ("this rendering shows every attempt that did not pass (up to the cap) and an evenly "
                 "spread sample of passes; the JSON report holds every attempt")
@@ -61,19 +64,103 @@ class CaseTally:
         return self.failed + self.errors + self.interrupted
 
 
+class CaseTallies(Mapping):
+    """(case_id, variant) -> CaseTally for every pair with an attempt, counted in flat arrays (a
+    few bytes per pair, not an object), iterated in report order; pairs outside the plan last."""
+
+    def __init__(self, case_ids: list[str], variants: list[str]):
+        self.case_ids, self.variants = case_ids, variants
+        self.case_pos = {cid: i for i, cid in enumerate(case_ids)}
+        self.var_pos = {name: i for i, name in enumerate(variants)}
+        size = len(case_ids) * len(variants)
+        self.rows = [array("q", bytes(8 * size)) for _ in range(len(_SLOT) + 1)]
+        self.latency = array("d", bytes(8 * size))
+        self.latency_known = bytearray(size)
+        self.extra: dict[tuple[str, str], list] = {}
+
+    def count(self, key: tuple[str, str], slot: int, latency: Any) -> None:
+        ci, vi = self.case_pos.get(key[0]), self.var_pos.get(key[1])
+        if ci is None or vi is None:
+            row = self.extra.get(key)
+            if row is None:
+                row = self.extra[key] = [0] * (len(_SLOT) + 1) + [None]
+            row[0] += 1
+            row[slot + 1] += 1
+            if _number(latency):
+                row[-1] = latency if row[-1] is None else row[-1] + latency
+            return
+        i = ci * len(self.variants) + vi
+        self.rows[0][i] += 1
+        self.rows[slot + 1][i] += 1
+        if _number(latency):
+            self.latency[i] += latency
+            self.latency_known[i] = 1
+
+    def __getitem__(self, key: tuple[str, str]) -> CaseTally:
+        row = self.extra.get(key)
+        if row is not None:
+            return CaseTally(*row[:-1], latency_ms_total=row[-1])
+        i = self._index(key)
+        if i is None or not self.rows[0][i]:
+            raise KeyError(key)
+        return CaseTally(*(r[i] for r in self.rows),
+                         latency_ms_total=self.latency[i] if self.latency_known[i] else None)
+
+    def _index(self, key) -> int | None:
+        ci, vi = self.case_pos.get(key[0]), self.var_pos.get(key[1])
+        return None if ci is None or vi is None else ci * len(self.variants) + vi
+
+    def __contains__(self, key: object) -> bool:
+        if key in self.extra:
+            return True
+        i = self._index(key) if isinstance(key, tuple) and len(key) == 2 else None
+        return i is not None and self.rows[0][i] > 0
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        runs, n_var = self.rows[0], len(self.variants)
+        for i in range(len(runs)):
+            if runs[i]:
+                yield self.case_ids[i // n_var], self.variants[i % n_var]
+        yield from self.extra
+
+    def __len__(self) -> int:
+        return sum(1 for n in self.rows[0] if n) + len(self.extra)
+
+    def not_passed(self) -> int:
+        """Attempts that failed, errored or were interrupted, over every pair."""
+        slots = [_SLOT["failed"], _SLOT["error"], _SLOT["interrupted"]]
+        return (sum(sum(self.rows[s + 1]) for s in slots)
+                + sum(row[s + 1] for row in self.extra.values() for s in slots))
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 @dataclass
 class ReportView:
-    """The typed report with the attempts kept (all of them when `complete`), and tallies of all."""
+    """The typed report with the attempts kept (all of them when `complete`), and tallies of all.
+    When attempts were left out of a run with many cases, `report.plan.cases` holds only the
+    cases of the attempts kept; `total_cases` says how many the plan has."""
 
     report: Report
     complete: bool
     total_attempts: int
-    tallies: dict[tuple[str, str], CaseTally] = field(default_factory=dict)
+    tallies: Mapping = field(default_factory=dict)
     #: what was left out and why; None when complete
     omitted: dict | None = None
+    total_cases: int = 0
+    #: (case id, category) of every plan case, in plan order, even when report.plan.cases is cut
+    case_list: list[tuple[str, str | None]] = field(default_factory=list)
+
+    def cases(self) -> list[tuple[str, str | None]]:
+        """(case id, category) of every case of the plan."""
+        return self.case_list or [(c.id, c.category) for c in self.report.plan.cases]
 
     def failures_total(self) -> int:
         """Attempts that failed, errored or were interrupted, over the whole run."""
+        if isinstance(self.tallies, CaseTallies):
+            return self.tallies.not_passed()
         return sum(t.not_passed for t in self.tallies.values())
 
 
@@ -103,7 +190,7 @@ class _PassSample:
         return [self.kept[i * n // room] for i in range(room)]
 
 
-def _tally(counts: dict[tuple[str, str], list], attempt: Any) -> bool:
+def _tally(tallies: CaseTallies, attempt: Any) -> bool:
     """Count one attempt; False when it is too malformed to count (validation will say why)."""
     try:
         key = (attempt["case_id"], attempt["variant"])
@@ -112,13 +199,7 @@ def _tally(counts: dict[tuple[str, str], list], attempt: Any) -> bool:
         hash(key)
     except (KeyError, TypeError, AttributeError):
         return False
-    row = counts.get(key)
-    if row is None:
-        row = counts[key] = [0] * (len(_SLOT) + 1) + [None]
-    row[0] += 1
-    row[slot + 1] += 1
-    if isinstance(latency, (int, float)) and not isinstance(latency, bool):
-        row[-1] = latency if row[-1] is None else row[-1] + latency
+    tallies.count(key, slot, latency)
     return True
 
 
@@ -127,14 +208,17 @@ def build_view(head: dict, attempts: Iterable[dict], *, cap: int = ATTEMPT_CAP,
     """The renderers' view of a report: `head` is the report without "attempts", `attempts` its
     attempts in report order (read once). `passes_total` (from the summary) spreads the sample
     of passes evenly over the whole run; `source` names the report in a validation error."""
-    counts: dict[tuple[str, str], list] = {}
+    plan = head.get("plan") if isinstance(head.get("plan"), dict) else {}
+    plan_cases = plan.get("cases") if isinstance(plan.get("cases"), Sequence) else []
+    case_ids = [c.get("id") for c in plan_cases if isinstance(c, dict)]
+    tallies = CaseTallies(case_ids, [v.get("name") for v in plan.get("variants") or () if isinstance(v, dict)])
     others: list[tuple[int, Any]] = []  # attempts that did not pass, up to the cap
     others_omitted = 0
     passes = _PassSample(cap, passes_total)
     total = 0
     for seq, a in enumerate(attempts):
         total += 1
-        if not _tally(counts, a):
+        if not _tally(tallies, a):
             _validate([(seq, a)], source)  # raises, naming the attempt's bad field
             raise ConfigError("not an attempt", file=source, field=f"attempts[{seq}]")
         if a["status"] == "passed":
@@ -145,16 +229,29 @@ def build_view(head: dict, attempts: Iterable[dict], *, cap: int = ATTEMPT_CAP,
             others_omitted += 1
     chosen = passes.take(max(0, cap - len(others)))
     kept = list(heapq.merge(others, chosen, key=lambda pair: pair[0]))
-    report = parse_report({**{k: v for k, v in head.items() if k != "attempts"}, "attempts": []}, source)
-    report.attempts = _validate(kept, source)
     complete = len(kept) == total
+    shown = {k: v for k, v in head.items() if k != "attempts"}
+    cases_shown = len(plan_cases)
+    if not complete and len(plan_cases) > cap:
+        # A run with many cases: the typed plan holds the cases of the attempts kept, not all.
+        wanted = {a.get("case_id") for _, a in kept}
+        cases = [c for c in plan_cases if isinstance(c, dict) and c.get("id") in wanted]
+        shown["plan"] = {**plan, "cases": cases}
+        cases_shown = len(cases)
+    elif plan_cases and not isinstance(plan_cases, list):
+        shown["plan"] = {**plan, "cases": list(plan_cases)}
+    report = parse_report({**shown, "attempts": []}, source)
+    report.attempts = _validate(kept, source)
     omitted = None
     if not complete:
         omitted = {"attempts": total, "kept": len(kept), "cap": cap,
                    "passes_omitted": passes.seen - len(chosen), "not_passed_omitted": others_omitted,
                    "note": OMITTED_NOTE}
-    tallies = {key: CaseTally(*row[:-1], latency_ms_total=row[-1]) for key, row in counts.items()}
-    return ReportView(report, complete, total, tallies, omitted)
+        if cases_shown < len(plan_cases):
+            omitted["cases"] = len(plan_cases)
+            omitted["cases_shown"] = cases_shown
+    case_list = [(c.get("id"), c.get("category")) for c in plan_cases if isinstance(c, dict)]
+    return ReportView(report, complete, total, tallies, omitted, total_cases=len(plan_cases), case_list=case_list)
 
 
 _ATTEMPTS = TypeAdapter(list[Attempt])
@@ -176,11 +273,17 @@ def _validate(kept: list[tuple[int, Any]], source: str) -> list[Attempt]:
             gc.enable()
 
 
-def view_of(report: dict, *, cap: int = ATTEMPT_CAP, source: str = "report") -> ReportView:
+def cap_for(total: int) -> int:
+    """How many attempts a view of `total` keeps: all up to ATTEMPT_CAP, else SAMPLE_CAP."""
+    return total if total <= ATTEMPT_CAP else SAMPLE_CAP
+
+
+def view_of(report: dict, *, cap: int | None = None, source: str = "report") -> ReportView:
     """The view of a whole report already in memory (`scoreboard report`, `compare`)."""
     attempts = report.get("attempts") or []
     passes = sum(1 for a in attempts if isinstance(a, dict) and a.get("status") == "passed")
-    return build_view(report, attempts, cap=cap, passes_total=passes, source=source)
+    return build_view(report, attempts, cap=cap_for(len(attempts)) if cap is None else cap,
+                      passes_total=passes, source=source)
 
 
 def as_view(value: ReportView | dict) -> ReportView:

@@ -8,6 +8,7 @@ from pathlib import Path
 from ..cases.case import Case
 from ..graders.base import Grader
 from ..hashing import sha256_json, sha256_json_items
+from ..jsonio import LazyList
 from ..subjects.base import Subject
 from .config import SuiteConfig
 
@@ -50,13 +51,7 @@ class Suite:
         """The plan as recorded in the report: cases (with the graders each gets and its input
         hash), variants, runs, seed. `fixture_hash` covers exactly the planned cases as recorded,
         so it can be recomputed from the report alone."""
-        cases = []
-        specs = self.grader_specs()
-        for case in self.cases:
-            entry = case.to_dict()
-            entry["graders"] = specs[case.id]
-            entry["input_hash"] = case.input_hash
-            cases.append(entry)
+        cases = PlanCases(self.cases, self.grader_specs())
         return {"fixture_hash": fixture_hash(cases), "suite_hash": self.suite_hash(),
                 "cases": cases, "variants": [v.describe() for v in self.variants],
                 "runs": self.config.runs, "seed": self.config.seed,
@@ -86,6 +81,31 @@ class Suite:
         keep["graders"] = self.grader_specs()
         keep["judge"] = self.judge.spec if self.judge is not None else None
         return sha256_json(keep)
+
+
+class PlanCases(LazyList):
+    """The plan's cases as the report records them (each with its graders and input hash),
+    made from the suite's cases when read: a run of many cases does not hold them twice."""
+
+    def __init__(self, cases: list[Case], specs: dict[str, list]):
+        self.cases, self.specs = cases, specs
+
+    def __len__(self) -> int:
+        return len(self.cases)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self._entry(c) for c in self.cases[index]]
+        return self._entry(self.cases[index])
+
+    def __iter__(self):
+        return map(self._entry, self.cases)
+
+    def _entry(self, case: Case) -> dict:
+        entry = case.to_dict()
+        entry["graders"] = self.specs[case.id]
+        entry["input_hash"] = case.input_hash
+        return entry
 
 
 def fixture_hash(plan_cases: list[dict]) -> str:
