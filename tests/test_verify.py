@@ -59,6 +59,21 @@ def test_untouched_report_verifies(report):
     assert result.not_recomputable == []
 
 
+def test_a_field_outside_the_schema_is_named_by_its_path(report, tmp_path):
+    assert verify_report(report).schema_errors == []
+    report["attempts"][4]["measurements"]["latency_ms"] = "fast"
+    report["summary"]["variants"]["basic"]["pass_rate"] = "high"
+    result = verify_report(report)
+    assert not result.ok
+    bad = {m["path"]: m for m in result.schema_errors}
+    assert "attempts[4].measurements.latency_ms" in bad and "summary.variants.basic.pass_rate" in bad
+    assert bad["attempts[4].measurements.latency_ms"]["found"] == "fast"
+    (tmp_path / "bad.json").write_text(json.dumps(report), encoding="utf-8")
+    proc = scoreboard(["verify", str(tmp_path / "bad.json")], tmp_path)
+    assert proc.returncode == 1 and "outside the report schema" in proc.stdout
+    assert "attempts[4].measurements.latency_ms: does not fit the report schema" in proc.stdout
+
+
 def test_changed_output_character_is_an_output_hash_mismatch(report):
     a = report["attempts"][4]
     a["output"]["text"] = a["output"]["text"].replace("invoice", "invoicf", 1)

@@ -2,27 +2,32 @@
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "load_suite", "run", "run_async", "Case", "Output", "Result", "Grade",
-           "GradeContext", "Measurements", "SubjectRequest", "ScoreboardError", "ConfigError",
-           "SubjectError"]
+#: public name -> the module that defines it (imported on first use: `import scoreboard` stays fast)
+_EXPORTS = {
+    "load_suite": "scoreboard.suite.load", "Suite": "scoreboard.suite.suite", "Variant": "scoreboard.suite.suite",
+    "run": "scoreboard.engine.pipeline", "run_async": "scoreboard.engine.pipeline",
+    "RunOptions": "scoreboard.engine.pipeline", "Outcome": "scoreboard.engine.pipeline",
+    "Carried": "scoreboard.engine.pipeline",
+    "Executor": "scoreboard.engine.executor", "LocalExecutor": "scoreboard.engine.executor",
+    "Store": "scoreboard.store.base", "FileStore": "scoreboard.store.files",
+    "Case": "scoreboard.cases.case",
+    "Output": "scoreboard.subjects.values", "Result": "scoreboard.subjects.values",
+    "Measurements": "scoreboard.subjects.values", "SubjectRequest": "scoreboard.subjects.values",
+    "Subject": "scoreboard.subjects.base",
+    "Grade": "scoreboard.graders.grade", "GradeContext": "scoreboard.graders.grade",
+    "Grader": "scoreboard.graders.base",
+    "Report": "scoreboard.record.schema", "read_report": "scoreboard.record.io",
+    "verify_report": "scoreboard.record.verify",
+    "ScoreboardError": "scoreboard.errors", "ConfigError": "scoreboard.errors", "SubjectError": "scoreboard.errors",
+}
+
+__all__ = ["__version__", *_EXPORTS]
 
 
 def __getattr__(name: str):
-    # Lazy re-exports keep `import scoreboard` (and `scoreboard --help`) fast.
-    if name in ("Case", "Output", "Result", "Grade", "GradeContext", "Measurements", "SubjectRequest"):
-        from .subjects import values as core
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(name)
+    import importlib
 
-        return getattr(core, name)
-    if name in ("ScoreboardError", "ConfigError", "SubjectError"):
-        from . import errors
-
-        return getattr(errors, name)
-    if name == "load_suite":
-        from .suite.load import load_suite
-
-        return load_suite
-    if name in ("run", "run_async"):
-        from .engine import pipeline as evaluate
-
-        return getattr(evaluate, name)
-    raise AttributeError(name)
+    return getattr(importlib.import_module(module), name)

@@ -67,6 +67,21 @@ def first_error(exc: ValidationError) -> tuple[str, str]:
     return ".".join(str(p) for p in loc), msg
 
 
+def error_list(exc: ValidationError) -> list[tuple[tuple, str, Any]]:
+    """(location, message, value) of every error, union branch tags left out and the branches
+    of one union at one place merged into one entry."""
+    errors = exc.errors()
+    points = _union_points(errors)
+    out: dict[tuple, tuple[list[str], Any]] = {}
+    for err in errors:
+        loc = _clean_loc(tuple(err.get("loc", ())), points)
+        msg = err.get("msg", "invalid value")
+        msgs, _ = out.setdefault(loc, ([], err.get("input")))
+        if msg not in msgs:
+            msgs.append(msg)
+    return [(loc, " or ".join(msgs), value) for loc, (msgs, value) in out.items()]
+
+
 def first_error_parts(exc: ValidationError) -> tuple[tuple, str]:
     """(location as keys and indexes, message) of a pydantic error, union branch tags left out."""
     errors = exc.errors()

@@ -23,7 +23,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("a", help="first report (e.g. the baseline)")
     p.add_argument("b", help="second report (e.g. the candidate)")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
-    p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML page (created exclusively)")
+    p.add_argument("--output", "--html", dest="html", metavar="FILE.html",
+                   help="also write the comparison as a self-contained HTML page (created exclusively; "
+                        "--html is the older spelling)")
 
 
 def _tallies(report: Report, variant: str, cases: set[str]) -> tuple[dict, dict]:

@@ -27,6 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--encoding", choices=("cl100k_base", "o200k_base"), default="cl100k_base",
                    help="OpenAI tokenizer to count with (default %(default)s)")
     p.add_argument("--json", action="store_true", help="print the measurement as JSON")
+    p.add_argument("--output", metavar="FILE.json", help="also save the measurement as JSON to FILE (created exclusively)")
 
 
 def _rows(setup) -> list[tuple[str, ...]]:
@@ -61,10 +62,15 @@ def main(args: argparse.Namespace) -> int:
         setups = [measure(args.paths, args.encoding)]
         comparison = None
     report = footprint_report(setups, args.encoding, comparison)
-    if args.json:
-        import json
+    import json
 
-        sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    if args.output:
+        from ..record.files import write_new
+
+        write_new(args.output, text)
+    if args.json:
+        sys.stdout.write(text)
         return 0
     out = sys.stdout
     headers = ("file", "kind", "bytes", "tokens", "detail")
@@ -82,4 +88,6 @@ def main(args: argparse.Namespace) -> int:
                   file=out)
     print(f"tokens: OpenAI {args.encoding} via {report['tokenizer']}; approximate for non-OpenAI models "
           f"(Claude, Gemini, ...)", file=out)
+    if args.output:
+        print(f"json: {args.output}", file=out)
     return 0

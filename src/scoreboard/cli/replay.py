@@ -208,9 +208,9 @@ def main(args: argparse.Namespace) -> int:
     from ..subjects.live_agent import LiveAgentSubject
     from .score import case_rows, finish, output_of, report_formats
 
+    formats = report_formats(args.format)  # bad flags before any file is read
     transcript = load_replay_cases(args.transcript)
     settings = resolve_settings(args, transcript)
-    formats = report_formats(args.format)
     for case in transcript.cases:  # the prompt actually sent is every case's input
         case.input = settings["prompt"]
         case.input_hash = sha256_json(case.input)

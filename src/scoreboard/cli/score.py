@@ -206,8 +206,8 @@ def main(args: argparse.Namespace) -> int:
     from ..engine.pipeline import RunOptions, run
     from ..subjects.recorded import RecordedSubject
 
+    formats = report_formats(args.format)  # bad flags before any file is read
     transcript = load_source(args)
-    formats = report_formats(args.format)
     subject = RecordedSubject.holding(transcript.recorded(), {"transcript": transcript.source})
     suite = transcript_suite(transcript, subject, variant="recorded", output_dir=args.output_dir,
                              formats=formats, name=args.name)

@@ -39,6 +39,8 @@ NOTE = "Hashes prove internal consistency only; they do not authenticate a provi
 FINISHED = frozenset({"passed", "failed", "error", "unassessed"})
 RUN_STATUSES = ("completed", "stopped", "running")
 TOLERANCE = 1e-9
+#: schema errors listed one by one before the rest are left to the checks below
+SCHEMA_ERRORS = 5
 
 #: what each check covers (the `check` key of a mismatch)
 CHECKS = ("structure", "plan", "hash", "grade", "status", "summary", "gates", "lifecycle",
@@ -54,6 +56,8 @@ class Verification:
     mismatches: list[dict] = field(default_factory=list)
     not_recomputable: list[dict] = field(default_factory=list)
     checked: dict = field(default_factory=dict)
+    #: fields that do not fit the report's typed schema (each a failure of verification too)
+    schema_errors: list[dict] = field(default_factory=list)
 
     @property
     def partial(self) -> bool:
@@ -63,8 +67,8 @@ class Verification:
     def to_dict(self) -> dict:
         return {"ok": self.ok, "status": self.status, "partial": self.partial,
                 "complete": self.ok and self.status == "completed",
-                "mismatches": self.mismatches, "not_recomputable": self.not_recomputable,
-                "checked": self.checked, "note": NOTE}
+                "mismatches": self.mismatches, "schema_errors": self.schema_errors,
+                "not_recomputable": self.not_recomputable, "checked": self.checked, "note": NOTE}
 
 
 def _num(value: Any) -> bool:
@@ -129,6 +133,7 @@ class _Verifier:
     def __init__(self, report: dict):
         self.report = report
         self.mismatches: list[dict] = []
+        self.schema_errors: list[dict] = []
         self.skipped: dict[str, dict] = {}
         self.checked: Counter = Counter()
         self._graders: dict[str, Any] = {}
@@ -148,6 +153,23 @@ class _Verifier:
         entry["grades"] += 1
 
     # ---- structure
+    def schema(self) -> None:
+        """The report against its typed schema (scoreboard schema): each field that does not
+        fit is a structure mismatch named by its JSON path (the first few are listed)."""
+        from pydantic import ValidationError
+
+        from ..validation import error_list
+        from .io import json_path
+        from .schema import Report
+
+        try:
+            Report.model_validate(self.report)
+        except ValidationError as exc:
+            for loc, message, found in error_list(exc)[:SCHEMA_ERRORS]:
+                shown = found if isinstance(found, (str, int, float, bool, type(None))) else type(found).__name__
+                self.schema_errors.append(mismatch(json_path(loc) or "report", message, shown,
+                                                   "does not fit the report schema", "schema"))
+
     def structure(self) -> bool:
         r = self.report
         plan, attempts, run = r.get("plan"), r.get("attempts"), r.get("run")
@@ -463,6 +485,7 @@ def _grade(grader, ctx):
 def verify_report(report: dict) -> Verification:
     """Recompute everything the report alone allows and name every difference."""
     v = _Verifier(report)
+    v.schema()
     if v.structure():
         v.plan()
         v.attempts()
@@ -471,8 +494,9 @@ def verify_report(report: dict) -> Verification:
         v.requests()
         v.conversations()
     status = (report.get("run") or {}).get("status") if isinstance(report.get("run"), dict) else None
-    return Verification(ok=not v.mismatches, status=status, mismatches=v.mismatches,
-                        not_recomputable=list(v.skipped.values()), checked=dict(v.checked))
+    return Verification(ok=not v.mismatches and not v.schema_errors, status=status, mismatches=v.mismatches,
+                        not_recomputable=list(v.skipped.values()), checked=dict(v.checked),
+                        schema_errors=v.schema_errors)
 
 
 def describe_value(value: Any, limit: int = 72) -> str:
@@ -492,12 +516,15 @@ def render_text(path: str, result: Verification, *, limit: int = 50) -> str:
         counts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in sorted(result.checked.items()))
         lines.append(f"{path}: verified, no mismatch ({state}; checked {counts})")
     else:
-        lines.append(f"{path}: FAILED: {n} mismatch{'es' if n != 1 else ''} ({state})")
+        extra = f", {len(result.schema_errors)} field(s) outside the report schema" if result.schema_errors else ""
+        lines.append(f"{path}: FAILED: {n} mismatch{'es' if n != 1 else ''}{extra} ({state})")
         for m in result.mismatches[:limit]:
             lines.append(f"  {m['path']}: {m['what']}: expected {describe_value(m['expected'])}, "
                          f"found {describe_value(m['found'])}")
         if n > limit:
             lines.append(f"  … and {n - limit} more (--json lists them all)")
+        for m in result.schema_errors:
+            lines.append(f"  {m['path']}: {m['what']}: {m['expected']} (found {describe_value(m['found'])})")
     for s in result.not_recomputable:
         label = s.get("grader") or f"gate {s.get('gate')}"
         count = f" ({s['grades']} grades, first {s['first']})" if s.get("grades") else f" ({s['first']})"
