@@ -123,8 +123,12 @@ def print_outcome(outcome, *, to_stderr: bool) -> None:
     from ..record.io import parse_report
     from ..record.terminal import print_summary
 
-    head = parse_report({**outcome.head, "attempts": []}, str(outcome.paths.get("json", "report")))
-    print_summary(head, outcome.paths, out_stream(to_stderr))
+    typed = getattr(outcome, "record", None)
+    if typed is None:  # no rendering was made: type the head, without the plan's cases it does not show
+        head = outcome.head
+        typed = parse_report({**head, "plan": {**head["plan"], "cases": []}, "attempts": []},
+                             str(outcome.paths.get("json", "report")))
+    print_summary(typed, outcome.paths, out_stream(to_stderr))
 
 
 def emit_report(outcome) -> None:

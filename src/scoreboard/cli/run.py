@@ -56,7 +56,8 @@ def main(args: argparse.Namespace) -> int:
     flags = suite_flags(args)
     suite = load_suite(args.suite, flags, dry_run=args.dry_run)
     options = RunOptions(argv=sys.argv[1:], progress=not args.no_progress, junit_path=args.junit,
-                         flags=flags, dry_run=args.dry_run, output_json=args.output, executor=args.executor)
+                         flags=flags, dry_run=args.dry_run, output_json=args.output, executor=args.executor,
+                         hold_report=False)
     return finish(args, run(suite, options))
 
 
@@ -80,5 +81,5 @@ def _resumed(args: argparse.Namespace):
     suite = load_suite(meta.get("suite_source"), flags, dry_run=bool(meta.get("dry_run")))
     options = RunOptions(argv=sys.argv[1:], progress=not args.no_progress, junit_path=args.junit, flags=flags,
                          dry_run=bool(meta.get("dry_run")), resume_dir=str(folder.stem),
-                         executor=meta.get("executor"))
+                         executor=meta.get("executor"), hold_report=False)
     return suite, options

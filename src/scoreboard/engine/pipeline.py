@@ -15,10 +15,11 @@ is; the JSON report is streamed from the log.
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
-from itertools import chain
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from itertools import chain
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -88,6 +89,9 @@ class RunOptions:
     #: called after the attempts ran, with a lookup of finished attempts; returns more fields
     #: for the run block (replay's diff reads the live run from the attempt record this way)
     finalize: Callable[[Callable[[str, str, int], dict | None]], dict] | None = None
+    #: hold a small run's whole report in the Outcome (library callers); the CLI reads the file
+    #: only if it needs to
+    hold_report: bool = True
 
 
 @dataclass
@@ -98,6 +102,8 @@ class Outcome:
     paths: dict[str, Path]
     exit_code: int
     _report: dict | None = None
+    #: the typed report the renderings were made from (its attempts possibly a sample), or None
+    record: Any = None
 
     @property
     def report(self) -> dict:
@@ -138,6 +144,7 @@ class _Run:
         self.executor = get_executor(options.executor)
         self.formats = tuple(options.formats or cfg.formats or DEFAULT_FORMATS)
         self.reused = 0
+        self.view = None
         self.cache = None
         self.judge = None
 
@@ -348,6 +355,9 @@ async def run_async(suite: Suite, options: RunOptions | None = None) -> Outcome:
     if options.carried is not None:
         r.checkpoint.min_gap = float("inf")  # nothing here waits on a model unless judges run
     r.pairwise = None
+    # What exists now (cases, plan, graders, subjects) lives for the whole run: moved out of the
+    # cyclic collector's way, it is not traversed again at every full collection.
+    gc.freeze()
     try:
         await r.execute()
         if options.finalize is not None:
@@ -355,12 +365,14 @@ async def run_async(suite: Suite, options: RunOptions | None = None) -> Outcome:
         status, r.stop_reason = r.conclude()
         head = r.head(status, final=True)
         paths = write_record(r, head, json_path)
-        github_summary(head, r.attempts)
+        github_summary(head, r.attempts, r.view)
     finally:
         r.index.close()
+        gc.unfreeze()
     r.store.finish(head, paths)
     outcome = Outcome(head, paths, exit_code_for(head, r.summary))
-    if sum(t.attempts for t in r.summary.tallies.values()) <= EAGER_REPORT_ATTEMPTS:
+    outcome.record = r.view.report if r.view is not None else None
+    if options.hold_report and sum(t.attempts for t in r.summary.tallies.values()) <= EAGER_REPORT_ATTEMPTS:
         outcome.report  # noqa: B018  (small: read now, so it outlives the files)
     return outcome
 
@@ -376,8 +388,9 @@ def write_record(r: _Run, head: dict, json_path: Path) -> dict[str, Path]:
         write_new(json_path, chunks)
     paths = {"json": json_path}
     others = [f for f in r.formats if f != "json"]
-    paths.update(render_reports(json_path, head, r.attempts, others, replace=replace,
-                                junit_path=r.options.junit_path))
+    rendered, r.view = render_reports(json_path, head, r.attempts, others, replace=replace,
+                                      junit_path=r.options.junit_path)
+    paths.update(rendered)
     return paths
 
 

@@ -33,12 +33,13 @@ def view_of_run(head: dict, attempts: Iterable[dict]):
 
 
 def render_reports(json_path: Path, head: dict, attempts: Callable[[], Iterable[dict]], formats, *,
-                   replace: bool = False, junit_path: str | None = None) -> dict[str, Path]:
+                   replace: bool = False, junit_path: str | None = None):
     """Write each format beside the JSON report; `junit_path` writes JUnit to a file of its own.
-    `attempts()` yields the report's attempts in order (read back from the attempt log)."""
+    `attempts()` yields the report's attempts in order (read back from the attempt log).
+    Returns (paths, the view rendered; None when only JSON was asked for)."""
     wanted = [f for f in formats if f != "json"]
     if not wanted and not junit_path:
-        return {}
+        return {}, None
     from ..record.render import render
 
     view = view_of_run(head, attempts())
@@ -51,17 +52,17 @@ def render_reports(json_path: Path, head: dict, attempts: Callable[[], Iterable[
         paths[fmt] = path
     if junit_path:
         paths["junit"] = write_new(junit_path, render(view, "junit"))
-    return paths
+    return paths, view
 
 
-def github_summary(head: dict, attempts: Callable[[], Iterable[dict]]) -> None:
+def github_summary(head: dict, attempts: Callable[[], Iterable[dict]], view=None) -> None:
     """Append the Markdown summary to $GITHUB_STEP_SUMMARY when running in GitHub Actions."""
     target = os.environ.get("GITHUB_STEP_SUMMARY")
     if not target:
         return
     from ..record.markdown import render_markdown
 
-    view = view_of_run(head, attempts())
+    view = view if view is not None else view_of_run(head, attempts())
     try:
         with open(target, "a", encoding="utf-8") as handle:
             handle.write(render_markdown(view, failures=3) + "\n")

@@ -210,8 +210,10 @@ def build_view(head: dict, attempts: Iterable[dict], *, cap: int = ATTEMPT_CAP,
     of passes evenly over the whole run; `source` names the report in a validation error."""
     plan = head.get("plan") if isinstance(head.get("plan"), dict) else {}
     plan_cases = plan.get("cases") if isinstance(plan.get("cases"), Sequence) else []
-    case_ids = [c.get("id") for c in plan_cases if isinstance(c, dict)]
-    tallies = CaseTallies(case_ids, [v.get("name") for v in plan.get("variants") or () if isinstance(v, dict)])
+    # One pass over the cases (they may be made as they are read): ids and categories.
+    case_list = [(c.get("id"), c.get("category")) for c in plan_cases if isinstance(c, dict)]
+    tallies = CaseTallies([cid for cid, _ in case_list],
+                          [v.get("name") for v in plan.get("variants") or () if isinstance(v, dict)])
     others: list[tuple[int, Any]] = []  # attempts that did not pass, up to the cap
     others_omitted = 0
     passes = _PassSample(cap, passes_total)
@@ -250,7 +252,6 @@ def build_view(head: dict, attempts: Iterable[dict], *, cap: int = ATTEMPT_CAP,
         if cases_shown < len(plan_cases):
             omitted["cases"] = len(plan_cases)
             omitted["cases_shown"] = cases_shown
-    case_list = [(c.get("id"), c.get("category")) for c in plan_cases if isinstance(c, dict)]
     return ReportView(report, complete, total, tallies, omitted, total_cases=len(plan_cases), case_list=case_list)
 
 

@@ -184,8 +184,10 @@ class Summarizer:
 
     def __init__(self, plan: dict, reviews: dict | None = None):
         self.plan, self.reviews = plan, reviews
-        categories = {c["id"]: c.get("category") for c in plan["cases"]}
-        index = CaseIndex([c["id"] for c in plan["cases"]])
+        categories: dict[str, str | None] = {}
+        for c in plan["cases"]:  # one pass: the plan's cases may be made as they are read
+            categories[c["id"]] = c.get("category")
+        index = CaseIndex(list(categories))
         self.tallies = {v["name"]: Tally(index, categories) for v in plan["variants"]}
         self.judges = JudgeAccumulator(plan)
         self.review_acc = ReviewAccumulator(plan) if reviews else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..cases.case import Case
 from ..graders.base import Grader
@@ -51,7 +52,9 @@ class Suite:
         """The plan as recorded in the report: cases (with the graders each gets and its input
         hash), variants, runs, seed. `fixture_hash` covers exactly the planned cases as recorded,
         so it can be recomputed from the report alone."""
-        cases = PlanCases(self.cases, self.grader_specs())
+        cases: Any = PlanCases(self.cases, self.grader_specs())
+        if len(cases) <= EAGER_PLAN_CASES:
+            cases = list(cases)  # small: made once, not again at every read
         return {"fixture_hash": fixture_hash(cases), "suite_hash": self.suite_hash(),
                 "cases": cases, "variants": [v.describe() for v in self.variants],
                 "runs": self.config.runs, "seed": self.config.seed,
@@ -81,6 +84,11 @@ class Suite:
         keep["graders"] = self.grader_specs()
         keep["judge"] = self.judge.spec if self.judge is not None else None
         return sha256_json(keep)
+
+
+#: a plan of up to this many cases is made once and held; a larger one is made when read
+#: (held, its dicts would double what the cases take; made at every read, they cost CPU)
+EAGER_PLAN_CASES = 20_000
 
 
 class PlanCases(LazyList):
