@@ -13,10 +13,7 @@ Matching hashes prove internal consistency only: they do not authenticate a prov
 from __future__ import annotations
 
 import asyncio
-import json
-import math
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
@@ -33,82 +30,17 @@ from .chains import (
     mismatch,
     verify_conversation,
 )
-
-NOTE = "Hashes prove internal consistency only; they do not authenticate a provider or a run."
+from .diff import TOLERANCE, deep_diff, is_number  # noqa: F401  (re-exported)
+from .verification import NOTE, Verification, describe_value, render_text  # noqa: F401  (re-exported)
 
 FINISHED = frozenset({"passed", "failed", "error", "unassessed"})
 RUN_STATUSES = ("completed", "stopped", "running")
-TOLERANCE = 1e-9
 #: schema errors listed one by one before the rest are left to the checks below
 SCHEMA_ERRORS = 5
 
 #: what each check covers (the `check` key of a mismatch)
 CHECKS = ("structure", "plan", "hash", "grade", "status", "summary", "gates", "lifecycle",
           "requests", "conversation")
-
-
-@dataclass
-class Verification:
-    """The outcome of verifying one report."""
-
-    ok: bool
-    status: str | None
-    mismatches: list[dict] = field(default_factory=list)
-    not_recomputable: list[dict] = field(default_factory=list)
-    checked: dict = field(default_factory=dict)
-    #: fields that do not fit the report's typed schema (each a failure of verification too)
-    schema_errors: list[dict] = field(default_factory=list)
-
-    @property
-    def partial(self) -> bool:
-        """A checkpoint of a run still in progress: consistent at best, never complete."""
-        return self.status == "running"
-
-    def to_dict(self) -> dict:
-        return {"ok": self.ok, "status": self.status, "partial": self.partial,
-                "complete": self.ok and self.status == "completed",
-                "mismatches": self.mismatches, "schema_errors": self.schema_errors,
-                "not_recomputable": self.not_recomputable, "checked": self.checked, "note": NOTE}
-
-
-def _num(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def deep_diff(expected: Any, found: Any, path: str, tol: float = TOLERANCE) -> list[tuple[str, Any, Any, str]]:
-    """Leaf differences (path, expected, found, kind); numbers equal within `tol`."""
-    try:
-        if canonical_json(expected) == canonical_json(found):
-            return []
-    except (TypeError, ValueError):  # NaN or a non-JSON value: compare piece by piece
-        pass
-    return _diff(expected, found, path, tol)
-
-
-def _diff(expected: Any, found: Any, path: str, tol: float) -> list[tuple[str, Any, Any, str]]:
-    if isinstance(expected, dict) and isinstance(found, dict):
-        out = []
-        for key in expected:
-            if key not in found:
-                out.append((jpath(path, key), expected[key], None, "missing"))
-            else:
-                out.extend(_diff(expected[key], found[key], jpath(path, key), tol))
-        out.extend((jpath(path, k), None, found[k], "unexpected") for k in found if k not in expected)
-        return out
-    if isinstance(expected, list) and isinstance(found, list):
-        if len(expected) != len(found):
-            return [(path, f"{len(expected)} items", f"{len(found)} items", "length")]
-        out = []
-        for i, (e, f) in enumerate(zip(expected, found)):
-            out.extend(_diff(e, f, jpath(path, i), tol))
-        return out
-    if _num(expected) and _num(found):
-        if math.isclose(expected, found, rel_tol=tol, abs_tol=tol):
-            return []
-        return [(path, expected, found, "differs")]
-    if type(expected) is type(found) and expected == found:
-        return []
-    return [(path, expected, found, "differs")]
 
 
 def attempt_key(record: dict) -> tuple:
@@ -418,15 +350,15 @@ class _Verifier:
         budget = req.get("budget") or {}
         limit = budget.get("max_requests") if isinstance(budget, dict) else None
         self.checked["requests"] += 1
-        if _num(sent) and _num(limit) and sent > limit:
+        if is_number(sent) and is_number(limit) and sent > limit:
             self.add("requests.sent", f"<= {limit}", sent, "more requests sent than the budget allows", "requests")
         ended = [req.get(k) for k in ("completed", "failed")]
-        if _num(sent) and all(_num(x) for x in ended) and sum(ended) > sent:
+        if is_number(sent) and all(is_number(x) for x in ended) and sum(ended) > sent:
             self.add("requests", f"completed + failed <= sent ({sent})", sum(ended),
                      "more requests ended than were sent", "requests")
         known = [((a.get("measurements") or {}).get("requests")) for a in self.report["attempts"]]
-        total = sum(x for x in known if _num(x))
-        if _num(sent) and total > sent:
+        total = sum(x for x in known if is_number(x))
+        if is_number(sent) and total > sent:
             self.add("requests.sent", f">= {total} (attempts' measured requests)", sent,
                      "attempts measured more requests than the run sent", "requests")
 
@@ -497,39 +429,3 @@ def verify_report(report: dict) -> Verification:
     return Verification(ok=not v.mismatches and not v.schema_errors, status=status, mismatches=v.mismatches,
                         not_recomputable=list(v.skipped.values()), checked=dict(v.checked),
                         schema_errors=v.schema_errors)
-
-
-def describe_value(value: Any, limit: int = 72) -> str:
-    """A short printable form of an expected/found value."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def render_text(path: str, result: Verification, *, limit: int = 50) -> str:
-    """The human form of a verification."""
-    lines = []
-    n = len(result.mismatches)
-    state = {"completed": "completed", "stopped": "stopped (not every planned attempt ran)",
-             "running": "partial, not complete (a checkpoint of a run still in progress)"}.get(
-        result.status or "", f"status {result.status!r}")
-    if result.ok:
-        counts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in sorted(result.checked.items()))
-        lines.append(f"{path}: verified, no mismatch ({state}; checked {counts})")
-    else:
-        extra = f", {len(result.schema_errors)} field(s) outside the report schema" if result.schema_errors else ""
-        lines.append(f"{path}: FAILED: {n} mismatch{'es' if n != 1 else ''}{extra} ({state})")
-        for m in result.mismatches[:limit]:
-            lines.append(f"  {m['path']}: {m['what']}: expected {describe_value(m['expected'])}, "
-                         f"found {describe_value(m['found'])}")
-        if n > limit:
-            lines.append(f"  … and {n - limit} more (--json lists them all)")
-        for m in result.schema_errors:
-            lines.append(f"  {m['path']}: {m['what']}: {m['expected']} (found {describe_value(m['found'])})")
-    for s in result.not_recomputable:
-        label = s.get("grader") or f"gate {s.get('gate')}"
-        count = f" ({s['grades']} grades, first {s['first']})" if s.get("grades") else f" ({s['first']})"
-        lines.append(f"not recomputable offline: {label}{count}: {s['why']}")
-    if result.status == "running":
-        lines.append("partial, not complete: internally consistent at best; this is not a completed evaluation")
-    lines.append(NOTE)
-    return "\n".join(lines) + "\n"

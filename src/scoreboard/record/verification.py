@@ -1,0 +1,69 @@
+"""The outcome of `verify` and its human form."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+NOTE = "Hashes prove internal consistency only; they do not authenticate a provider or a run."
+
+
+@dataclass
+class Verification:
+    """The outcome of verifying one report."""
+
+    ok: bool
+    status: str | None
+    mismatches: list[dict] = field(default_factory=list)
+    not_recomputable: list[dict] = field(default_factory=list)
+    checked: dict = field(default_factory=dict)
+    #: fields that do not fit the report's typed schema (each a failure of verification too)
+    schema_errors: list[dict] = field(default_factory=list)
+
+    @property
+    def partial(self) -> bool:
+        """A checkpoint of a run still in progress: consistent at best, never complete."""
+        return self.status == "running"
+
+    def to_dict(self) -> dict:
+        return {"ok": self.ok, "status": self.status, "partial": self.partial,
+                "complete": self.ok and self.status == "completed",
+                "mismatches": self.mismatches, "schema_errors": self.schema_errors,
+                "not_recomputable": self.not_recomputable, "checked": self.checked, "note": NOTE}
+
+
+def describe_value(value: Any, limit: int = 72) -> str:
+    """A short printable form of an expected/found value."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def render_text(path: str, result: Verification, *, limit: int = 50) -> str:
+    """The human form of a verification."""
+    lines = []
+    n = len(result.mismatches)
+    state = {"completed": "completed", "stopped": "stopped (not every planned attempt ran)",
+             "running": "partial, not complete (a checkpoint of a run still in progress)"}.get(
+        result.status or "", f"status {result.status!r}")
+    if result.ok:
+        counts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in sorted(result.checked.items()))
+        lines.append(f"{path}: verified, no mismatch ({state}; checked {counts})")
+    else:
+        extra = f", {len(result.schema_errors)} field(s) outside the report schema" if result.schema_errors else ""
+        lines.append(f"{path}: FAILED: {n} mismatch{'es' if n != 1 else ''}{extra} ({state})")
+        for m in result.mismatches[:limit]:
+            lines.append(f"  {m['path']}: {m['what']}: expected {describe_value(m['expected'])}, "
+                         f"found {describe_value(m['found'])}")
+        if n > limit:
+            lines.append(f"  … and {n - limit} more (--json lists them all)")
+        for m in result.schema_errors:
+            lines.append(f"  {m['path']}: {m['what']}: {m['expected']} (found {describe_value(m['found'])})")
+    for s in result.not_recomputable:
+        label = s.get("grader") or f"gate {s.get('gate')}"
+        count = f" ({s['grades']} grades, first {s['first']})" if s.get("grades") else f" ({s['first']})"
+        lines.append(f"not recomputable offline: {label}{count}: {s['why']}")
+    if result.status == "running":
+        lines.append("partial, not complete: internally consistent at best; this is not a completed evaluation")
+    lines.append(NOTE)
+    return "\n".join(lines) + "\n"
