@@ -10,7 +10,6 @@ from scipy.stats import binomtest
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 
 from scoreboard.stats.comparison import EXPLORATORY, differs_in
-from scoreboard.stats.intervals import bootstrap_interval
 from scoreboard.stats.summary import summarize
 from tests.test_stats import att, plan_for
 
@@ -61,35 +60,47 @@ def test_mcnemar_matches_statsmodels():
     assert c["mcnemar"]["p"] == pytest.approx(ref.pvalue, rel=1e-12)
 
 
-def test_paired_bootstrap_reproducible_and_seeded():
+def t_reference(diffs):
+    """scipy's Student t interval of the mean of per-case differences."""
+    from scipy import stats as st
+
+    d = np.asarray(diffs, dtype=float)
+    return st.t.interval(0.95, len(d) - 1, loc=d.mean(), scale=st.sem(d))
+
+
+def test_mean_difference_uses_a_t_interval_and_no_seed():
     rnd = random.Random(0)
     a = [[rnd.choice([P, F]) for _ in range(3)] for _ in range(40)]
     b = [[rnd.choice([P, F, F]) for _ in range(3)] for _ in range(40)]
     (one,) = compare({"a": a, "b": b}, runs=3, seed=4)
-    (again,) = compare({"a": a, "b": b}, runs=3, seed=4)
     (other,) = compare({"a": a, "b": b}, runs=3, seed=5)
     ci = one["mean_difference_ci"]
-    assert ci == again["mean_difference_ci"]
-    assert ci != other["mean_difference_ci"]
-    assert ci["method"] == "paired-bootstrap" and ci["level"] == 0.95
+    assert ci == other["mean_difference_ci"]  # deterministic: no resampling
+    assert ci["method"] == "student-t" and ci["level"] == 0.95 and ci["unit"] == "case" and not ci["adjusted"]
+    diffs = [sum(x == P for x in ra) / 3 - sum(x == P for x in rb) / 3 for ra, rb in zip(a, b)]
+    assert (ci["low"], ci["high"]) == pytest.approx(t_reference(diffs), abs=1e-12)
     assert ci["low"] <= one["mean_difference"] <= ci["high"]
 
 
-def test_paired_bootstrap_resamples_per_case_differences():
+def test_mean_difference_of_single_runs_against_scipy():
     (c,) = compare({"a": one_run(A), "b": one_run(B)}, seed=4)
     ci = c["mean_difference_ci"]
     diffs = [1.0] * 14 + [-1.0] * 3 + [0.0] * 23
-    assert (ci["low"], ci["high"]) == bootstrap_interval(diffs, seed=4)
+    assert (ci["low"], ci["high"]) == pytest.approx(t_reference(diffs), abs=1e-12)
     assert ci["low"] <= c["mean_difference"] <= ci["high"]
 
 
-def test_paired_bootstrap_is_the_case_bootstrap():
-    # Compared with naive resampling of case indices at many resamples.
-    diffs = np.array([1.0] * 14 + [-1.0] * 3 + [0.0] * 23 + [0.5, -1 / 3])
-    fast = bootstrap_interval(list(diffs), seed=0, resamples=40000)
-    idx = np.random.default_rng(9).integers(0, len(diffs), size=(40000, len(diffs)))
-    naive = np.percentile(diffs[idx].mean(1), [2.5, 97.5])
-    assert fast == pytest.approx(tuple(naive), abs=0.01)
+def test_detectable_difference_is_the_paired_t_tests():
+    (c,) = compare({"a": one_run(A), "b": one_run(B)})
+    mde = c["detectable_difference"]
+    diffs = np.array([1.0] * 14 + [-1.0] * 3 + [0.0] * 23)
+    from statsmodels.stats.power import TTestPower
+
+    # statsmodels' power of a one-sample t test at that effect size is 80%.
+    effect = mde["value"] / diffs.std(ddof=1)
+    power = TTestPower().power(effect_size=effect, nobs=len(diffs), alpha=0.05, alternative="two-sided")
+    assert power == pytest.approx(0.8, abs=0.01)
+    assert (mde["power"], mde["alpha"], mde["sd_from"], mde["cases"]) == (0.8, 0.05, "this run", 40)
 
 
 def test_repeats_are_averaged_per_case_first():
@@ -119,7 +130,9 @@ def test_no_discordant_pairs_and_all_ties():
     assert (c["a_wins"], c["b_wins"], c["ties"], c["discordant"]) == (0, 0, 3, 0)
     assert c["sign_test_p"] == 1.0 and c["mcnemar"]["p"] == 1.0
     assert c["mean_difference"] == 0.0
-    assert (c["mean_difference_ci"]["low"], c["mean_difference_ci"]["high"]) == (0.0, 0.0)
+    # Three ties do not prove the variants equal: never a zero-width interval.
+    ci = c["mean_difference_ci"]
+    assert ci["adjusted"] and ci["low"] < 0 < ci["high"] and ci["high"] - ci["low"] > 0.5
     assert "small sample: fewer than 10 discordant pairs" in c["flags"]
     assert "small sample: fewer than 30 cases" in c["flags"]
 
@@ -129,7 +142,8 @@ def test_single_case():
     assert (c["cases"], c["a_wins"], c["b_wins"]) == (1, 1, 0)
     assert c["sign_test_p"] == pytest.approx(binomtest(1, 1, 0.5).pvalue)
     assert c["mean_difference"] == 1.0
-    assert c["mean_difference_ci"]["low"] == c["mean_difference_ci"]["high"] == 1.0
+    ci = c["mean_difference_ci"]  # one case: as wide as the scale allows, not [1, 1]
+    assert ci["adjusted"] and ci["low"] < 0.5 and ci["high"] == 1.0
 
 
 def test_variant_with_only_errors_is_still_compared():
@@ -197,8 +211,9 @@ def test_field_comparisons():
     assert (date["a_wins"], date["b_wins"], date["ties"]) == (4, 0, 2)
     assert date["mean_difference"] == pytest.approx((1 + 0.5 * 3) / 6)
     assert date["sign_test_p"] == pytest.approx(binomtest(4, 4, 0.5).pvalue)
-    assert date["mean_difference_ci"]["method"] == "paired-bootstrap"
-    assert EXPLORATORY in c["flags"]
+    assert date["mean_difference_ci"]["method"] == "student-t"
+    # Two fields: their figures are exploratory; the pair's own headline figures are not.
+    assert EXPLORATORY in c["field_flags"] and EXPLORATORY not in c["flags"]
 
 
 def test_same_path_from_two_graders_is_kept_apart():

@@ -316,12 +316,15 @@ def test_pointwise_is_blind_and_summarised_per_dimension_with_dq(judge_srv, tmp_
     assert zebra["pointwise"] == {"accuracy": 3.0, "style": 2.0}
     assert yak["pointwise"] == {"accuracy": 1.0, "style": 0.0}
     ci = zebra["pointwise_ci"]["accuracy"]
-    assert ci["low"] == ci["high"] == 3.0 and ci["level"] == 0.95 and ci["unit"] == "case"
+    # Four cases that all scored 3 do not make the mean certain: never a zero-width interval.
+    assert ci["high"] == 3.0 and ci["low"] < 3.0 and ci["level"] == 0.95 and ci["unit"] == "case"
+    assert ci["method"] == "student-t" and ci["adjusted"] is True
     (dq,) = judges["dq"]
     assert (dq["a"], dq["b"], dq["cases"]) == ("zebra-variant", "yak-variant", 4)
     assert dq["dq"] == pytest.approx(2.0)  # (3+2)/2 - (1+0)/2
-    assert dq["ci"]["low"] == pytest.approx(2.0) and dq["ci"]["high"] == pytest.approx(2.0)
-    assert dq["ci"]["method"] == "paired-bootstrap" and dq["small_sample"] is True
+    assert dq["ci"]["low"] < 2.0 < dq["ci"]["high"] and dq["ci"]["high"] - dq["ci"]["low"] > 0.5
+    assert dq["ci"]["method"] == "student-t" and dq["small_sample"] is True
+    assert "small sample: fewer than 30 cases" in dq["flags"]
     statuses = {a["variant"]: a["status"] for a in report["attempts"]}
     assert statuses == {"zebra-variant": "passed", "yak-variant": "failed"}
 

@@ -129,10 +129,10 @@ def test_judge_agreement_against_a_hand_computation(judged_report, tmp_path):
     assert agreement["corrected_pass_rate"]["value"] == pytest.approx(float(corrected))
     ci = agreement["corrected_pass_rate"]["ci"]
     assert 0 <= ci["low"] <= float(corrected) <= ci["high"] <= 1
-    assert ci["level"] == 0.95 and ci["method"] == "bootstrap"
+    assert ci["level"] == 0.95 and ci["method"] == "case-bootstrap"
     assert "bootstrap" in agreement["method"] and "Rogan-Gladen" in agreement["formula"]
     assert agreement["by_variant"]["mock"]["corrected_pass_rate"]["value"] == pytest.approx(float(corrected))
-    assert agreement["small_sample"] is False and "note" not in agreement
+    assert agreement["cases"] == 30 and agreement["small_sample"] is False and "note" not in agreement
 
     counts = new["summary"]["reviews"]
     assert counts["human"]["entries"] == 32 and counts["human"]["outputs"] == 30
@@ -155,8 +155,8 @@ def test_fewer_than_30_reviewed_outputs_are_flagged(judged_report, tmp_path):
     reviews = write(tmp_path / "r.json", human_reviews(report, range(12)))  # a bare list works too
     new, _ = import_reviews(str(judged_report), str(reviews), str(tmp_path / "new.json"))
     agreement = new["summary"]["judge_agreement"]
-    assert agreement["n"] == 12 and agreement["small_sample"] is True
-    assert agreement["note"] == "fewer than 30 reviewed outputs: treat as indicative"
+    assert agreement["n"] == 12 and agreement["cases"] == 12 and agreement["small_sample"] is True
+    assert agreement["note"] == "fewer than 30 reviewed cases: treat as indicative"
 
 
 def test_rates_against_fixed_data():

@@ -9,12 +9,9 @@ import pytest
 from scipy.stats import binomtest
 from statsmodels.stats.proportion import proportion_confint
 
-from scoreboard.stats.intervals import (
-    binom_two_sided_p,
-    bootstrap_interval,
-    wilson_interval,
-)
+from scoreboard.stats.intervals import binom_two_sided_p
 from scoreboard.stats.measurements import measurement_summary
+from scoreboard.stats.methods import wilson
 from scoreboard.stats.summary import summarize
 
 MEAS_KEYS = ("latency_ms", "input_tokens", "output_tokens", "cost_usd", "requests")
@@ -49,15 +46,17 @@ def pattern(outcomes, variant="a"):
 
 @pytest.mark.parametrize("k,n", [(0, 1), (1, 1), (0, 10), (10, 10), (7, 10), (3, 30), (29, 30), (450, 1000)])
 def test_wilson_matches_statsmodels(k, n):
-    low, high = wilson_interval(k, n)
+    low, high = wilson(k / n, n)
     ref_low, ref_high = proportion_confint(k, n, alpha=0.05, method="wilson")
     assert low == pytest.approx(ref_low, abs=1e-12)
     assert high == pytest.approx(ref_high, abs=1e-12)
     assert 0.0 <= low <= k / n <= high <= 1.0
 
 
-def test_wilson_of_nothing_is_none():
-    assert wilson_interval(0, 0) is None
+def test_pass_rate_of_nothing_is_none():
+    from scoreboard.stats.methods import pass_rate_interval
+
+    assert pass_rate_interval([]) is None and pass_rate_interval([(0, 0)]) is None
 
 
 def test_single_run_uses_wilson_on_cases():
@@ -66,35 +65,49 @@ def test_single_run_uses_wilson_on_cases():
     assert s["cases"] == 10
     assert s["pass_rate"] == pytest.approx(0.7)
     ci = s["pass_rate_ci"]
-    assert ci["method"] == "wilson" and ci["unit"] == "case" and ci["level"] == 0.95
+    assert ci["method"] == "wilson-effective-n" and ci["unit"] == "case" and ci["level"] == 0.95
+    assert ci["effective_cases"] == 10
     ref = proportion_confint(7, 10, alpha=0.05, method="wilson")
     assert (ci["low"], ci["high"]) == pytest.approx(ref, abs=1e-12)
 
 
-# --- cluster bootstrap --------------------------------------------------------------------------
+# --- repeats: Wilson on the effective number of cases -------------------------------------------
 
 def consistent(n_pass, n_fail, runs):
     return [["passed"] * runs] * n_pass + [["failed"] * runs] * n_fail
 
 
-def test_repeats_use_cluster_bootstrap_and_are_reproducible():
+def effective_by_hand(counts):
+    """The cluster-robust variance of the ratio sum(x)/sum(m) over cases, by hand."""
+    n = len(counts)
+    total = sum(m for _, m in counts)
+    p = sum(x for x, _ in counts) / total
+    var = n / (n - 1) * sum((x - p * m) ** 2 for x, m in counts) / total ** 2
+    return p, min(total, max(1.0, p * (1 - p) / var))
+
+
+def test_repeats_use_wilson_on_the_effective_number_of_cases():
     outcomes = [["passed", "failed", "passed"], ["passed"] * 3, ["failed"] * 3, ["failed", "passed", "error"]] * 5
     attempts = pattern(outcomes)
     one = summarize(plan_for(20, runs=3, seed=11), attempts)["variants"]["a"]["pass_rate_ci"]
-    again = summarize(plan_for(20, runs=3, seed=11), attempts)["variants"]["a"]["pass_rate_ci"]
     other = summarize(plan_for(20, runs=3, seed=12), attempts)["variants"]["a"]["pass_rate_ci"]
-    assert one["method"] == "cluster-bootstrap" and one["unit"] == "case" and one["level"] == 0.95
-    assert one == again
-    assert (one["low"], one["high"]) != (other["low"], other["high"])
-    assert one["low"] <= 7 / 12 <= one["high"]
+    assert one["method"] == "wilson-effective-n" and one["unit"] == "case" and one["level"] == 0.95
+    assert one == other  # no resampling: the seed changes nothing
+    counts = [(2, 3), (3, 3), (0, 3), (1, 3)] * 5
+    p, n_eff = effective_by_hand(counts)
+    assert p == pytest.approx(0.5) and one["effective_cases"] == pytest.approx(n_eff)
+    assert 20 <= n_eff < 60  # repeats add some evidence, never a full case's worth each
+    # statsmodels' Wilson on the same (fractional) count and size
+    ref = proportion_confint(p * n_eff, n_eff, alpha=0.05, method="wilson")
+    assert (one["low"], one["high"]) == pytest.approx(ref, abs=1e-12)
 
 
 @pytest.mark.parametrize("status", ["passed", "failed"])
 def test_unanimous_repeats_fall_back_to_wilson_on_cases(status):
-    # A bootstrap of 30 cases that all passed every run would claim [100%, 100%].
+    # 30 cases that all passed every run hold no spread to measure: Wilson on the cases.
     ci = summarize(plan_for(30, runs=3), pattern([[status] * 3] * 30))["variants"]["a"]["pass_rate_ci"]
     k = 30 if status == "passed" else 0
-    assert ci["method"] == "wilson" and ci["unit"] == "case"
+    assert ci["method"] == "wilson-effective-n" and ci["unit"] == "case" and ci["effective_cases"] == 30
     assert (ci["low"], ci["high"]) == pytest.approx(proportion_confint(k, 30, method="wilson"), abs=1e-12)
     assert ci["high"] - ci["low"] > 0.1
 
@@ -106,38 +119,40 @@ def test_missing_seed_means_seed_zero():
     assert with_zero == without
 
 
-def test_cluster_bootstrap_keeps_repeats_together():
+def test_consistent_repeats_count_as_one_case_each():
     # Every case is perfectly consistent over 3 runs: the repeats carry no new information, so the
-    # interval must be exactly the one of the 20 cases judged once each (same seed), and wider than
-    # an attempt-level Wilson interval that wrongly counts 60 independent attempts.
+    # interval is exactly the one of the 20 cases judged once each, and wider than an
+    # attempt-level Wilson interval that wrongly counts 60 independent attempts.
     runs3 = summarize(plan_for(20, runs=3, seed=5), pattern(consistent(12, 8, 3)))["variants"]["a"]
     ci = runs3["pass_rate_ci"]
     assert runs3["pass_rate"] == pytest.approx(0.6)
-    assert ci["method"] == "cluster-bootstrap"
+    # Consistent cases: the between-case variance is the case-level binomial variance with the
+    # small-sample factor n/(n-1), so the effective number is n - 1 = 19 cases' worth.
+    assert ci["method"] == "wilson-effective-n" and ci["effective_cases"] == pytest.approx(19)
     naive_low, naive_high = proportion_confint(36, 60, alpha=0.05, method="wilson")
     assert ci["high"] - ci["low"] > naive_high - naive_low
-    per_case = bootstrap_interval([1.0] * 12 + [0.0] * 8, seed=5)
-    assert (ci["low"], ci["high"]) == pytest.approx(per_case, abs=1e-12)
+    once = summarize(plan_for(20, runs=1), pattern(consistent(12, 8, 1)))["variants"]["a"]["pass_rate_ci"]
+    assert ci["high"] - ci["low"] == pytest.approx(once["high"] - once["low"], rel=0.03)
 
 
-def test_bootstrap_interval_matches_naive_case_resampling():
-    # The multinomial shortcut is the same bootstrap as drawing case indices: with many resamples
-    # both percentile intervals agree closely.
-    rng = np.random.default_rng(123)
-    passes = rng.integers(0, 4, size=60).astype(float)
-    tries = np.full(60, 3.0)
-    tries[:10] = 2.0
-    passes = np.minimum(passes, tries)
-    fast = bootstrap_interval(list(passes), list(tries), seed=1, resamples=40000)
-    idx = np.random.default_rng(2).integers(0, 60, size=(40000, 60))
-    stat = passes[idx].sum(1) / tries[idx].sum(1)
-    naive = np.percentile(stat, [2.5, 97.5])
-    assert fast == pytest.approx(tuple(naive), abs=0.01)
+def test_no_interval_is_zero_width_when_outcomes_vary():
+    # The regressions the simulation found: one case 1 of 3; 20 cases at 1/2 each; 3 of 20 passes.
+    one = summarize(plan_for(1, runs=3), pattern([["passed", "failed", "failed"]]))["variants"]["a"]
+    assert one["pass_rate_ci"]["low"] < 1 / 3 < one["pass_rate_ci"]["high"]
+    assert one["pass_rate_ci"]["high"] - one["pass_rate_ci"]["low"] > 0.3
+    halves = summarize(plan_for(20, runs=2), pattern([["passed", "failed"]] * 20))["variants"]["a"]["pass_rate_ci"]
+    assert halves["low"] < 0.5 < halves["high"] and halves["high"] - halves["low"] > 0.1
+    few = [["passed", "failed"]] * 3 + [["failed", "failed"]] * 7
+    ci = summarize(plan_for(10, runs=2), pattern(few))["variants"]["a"]["pass_rate_ci"]
+    assert ci["low"] > 0  # passes were observed: the rate is not 0
 
 
-def test_bootstrap_of_constant_is_degenerate():
-    assert bootstrap_interval([1.0, 1.0, 1.0], seed=0) == (1.0, 1.0)
-    assert bootstrap_interval([], seed=0) is None
+def test_every_variant_gets_the_same_method():
+    attempts = pattern([["passed"] * 3] * 10) + [
+        {**a, "variant": "b"} for a in pattern([["passed", "failed", "passed"]] * 10)]
+    s = summarize(plan_for(10, variants=("a", "b"), runs=3), attempts)
+    assert {v["pass_rate_ci"]["method"] for v in s["variants"].values()} == {"wilson-effective-n"}
+    assert s["methods"]["version"] == 2 and "wilson-effective-n" in s["methods"]
 
 
 # --- stability, flaky cases, edge cases ---------------------------------------------------------

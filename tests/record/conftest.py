@@ -100,6 +100,8 @@ def add_stats(report: dict) -> dict:
             "mcnemar": {"b01": 7, "b10": 1, "p": 0.0771},
             "mean_difference": -0.2917, "mean_difference_ci": {"low": -0.45, "high": -0.1234, "level": 0.95,
                                                                "method": "paired-bootstrap"},
+            "detectable_difference": {"value": 0.25, "power": 0.8, "alpha": 0.05, "difference_sd": 0.4,
+                                      "sd_from": "this run", "cases": 12, "test": "paired t"},
             "fields": {"total": {"cases": 12, "a_wins": 0, "b_wins": 6, "ties": 6, "sign_test_p": 0.03125,
                                  "mean_difference": -0.3056, "mean_difference_ci": {"low": -0.5278, "high": -0.1111},
                                  "odd_extra": 0.5},

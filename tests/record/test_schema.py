@@ -15,7 +15,13 @@ from jsonschema import Draft202012Validator
 
 from scoreboard.errors import ConfigError
 from scoreboard.record.io import load_report, parse_report, read_report
-from scoreboard.record.schema import JUDGE_GRADER_NAMES, MEASUREMENT_KEYS, SCHEMA, SCHEMAS, Report
+from scoreboard.record.schema import (
+    JUDGE_GRADER_NAMES,
+    MEASUREMENT_KEYS,
+    SCHEMA,
+    SCHEMAS,
+    Report,
+)
 from tests.record.conftest import make_report
 from tests.servers.fake_provider import FakeProvider
 
@@ -104,7 +110,7 @@ def test_every_shape_the_commands_write_validates(shapes):
     assert [v.name for v in demo.plan.variants] == ["basic", "careful"]
     assert len(demo.attempts) == len(demo.plan.cases) * 2 * demo.plan.runs
     assert {a.status for a in demo.attempts} <= {"passed", "failed"}
-    assert demo.summary.variants["careful"].pass_rate_ci.method in ("wilson", "cluster-bootstrap")
+    assert demo.summary.variants["careful"].pass_rate_ci.method == "wilson-effective-n"
     assert typed["rescored"].run.rescore.source_run_id == demo.run.id
     assert typed["verified"].verification.ok is True
     judged = typed["judged"]

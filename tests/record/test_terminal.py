@@ -24,11 +24,18 @@ def test_variants_comparisons_gates_and_files(demo_report):
     judged = basic["passed"] + basic["failed"] + basic["errors"]
     assert lines[1] == (f"  basic: pass rate {basic['pass_rate'] * 100:.1f}% [95% CI {ci['low'] * 100:.1f}%–"
                         f"{ci['high'] * 100:.1f}%] ({basic['passed']}/{judged}, 3 errors)")
-    assert lines[2].startswith("  careful: pass rate ") and "error" not in lines[2]
-    assert lines[3] == f"  {demo_report['summary']['comparisons'][0]['headline']}"
-    assert lines[4].startswith("  gate FAILED: basic: pass rate vs 80.0%")
-    assert lines[5] == "  gate passed: careful: pass rate vs 80.0%"
-    assert lines[6:] == ["  json: out/r.json", "  md: out/r.md"]
+    # Three runs per case: pass@3 and pass^3 follow each variant's line.
+    assert lines[2].startswith("    pass@3 ") and ", pass^3 " in lines[2] and lines[2].endswith("(by case)")
+    assert lines[3].startswith("  careful: pass rate ") and "error" not in lines[3]
+    assert lines[4].startswith("    pass@3 ")
+    comparison = demo_report["summary"]["comparisons"][0]
+    assert lines[5] == f"  {comparison['headline']}"
+    detectable = comparison["detectable_difference"]["value"] * 100
+    assert lines[6] == f"    could detect differences of {detectable:.0f} points or more (80% power, paired t)"
+    gates = [ln for ln in lines if ln.startswith("  gate ")]
+    assert gates[0].startswith("  gate FAILED: basic: pass rate vs 80.0%")
+    assert gates[1] == "  gate passed: careful: pass rate vs 80.0%"
+    assert lines[-2:] == ["  json: out/r.json", "  md: out/r.md"]
 
 
 def test_counts_other_than_errors_and_a_stop_reason():

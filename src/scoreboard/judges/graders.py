@@ -18,6 +18,17 @@ from ..graders.grade import Grade, GradeContext
 DEFAULT_DIMENSIONS = ["correctness", "completeness", "clarity", "usefulness"]
 
 
+def median(values: list) -> float | int:
+    """The median of a judge's repeated scores: the middle one, or the mean of the middle two
+    (an integer stays an integer when the runs agree)."""
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[mid]
+    low, high = ordered[mid - 1], ordered[mid]
+    return low if low == high else (low + high) / 2
+
+
 def _text(value: Any) -> str:
     from .client import render_value
 
@@ -147,11 +158,11 @@ class RubricScoreGrader(_JudgeGrader):
                          "(best).", reference="EXPECTED (reference)", answer="ACTUAL")
         judgment = await ctx.judge.ask(prompt, name="score", schema=schema, key=lambda a: int(a["score"]))
         extra = _judge_extra(judgment)
-        if judgment.value is None:
-            return Grade(self.name, None, None, "judge split evenly across its runs: no majority", None, extra)
-        score = judgment.value
+        # Several runs: their median score (a split never leaves the grade unassessed).
+        score = median(judgment.answers)
         passed = score >= self.options["threshold"]
-        reason = f"judge score {score}/{high} (pass at {self.options['threshold']}): {judgment.explanations[0] if judgment.explanations else ''}"
+        reason = (f"judge score {score:g}/{high} (pass at {self.options['threshold']}): "
+                  f"{judgment.explanations[0] if judgment.explanations else ''}")
         return Grade(self.name, passed, (score - low) / (high - low), reason, None, extra)
 
 
@@ -195,11 +206,11 @@ class PointwiseGrader(_JudgeGrader):
         judgment = await ctx.judge.ask(prompt, name="scores", schema=schema,
                                        key=lambda a: {d: int(a["scores"][d]) for d in dims})
         extra = _judge_extra(judgment, dimension_order=dims, order_seed=order_seed)
-        if judgment.value is None:
-            return Grade(self.name, None, None, "judge split evenly across its runs: no majority", None, extra)
-        scores = {d: judgment.value[d] for d in self.options["dimensions"]}
+        # Several runs are combined per dimension (their median), never by a majority over the
+        # whole vector of scores: one run off by one on one dimension is not a split.
+        scores = {d: median([a[d] for a in judgment.answers]) for d in self.options["dimensions"]}
         mean = sum(scores.values()) / len(scores)
         extra["scores"] = scores
         passed = mean >= self.options["threshold"]
-        text = ", ".join(f"{d} {s}" for d, s in scores.items())
+        text = ", ".join(f"{d} {s:g}" for d, s in scores.items())
         return Grade(self.name, passed, mean / 3, f"mean {mean:.2f}/3 ({text})", None, extra)

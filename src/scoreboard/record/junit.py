@@ -111,9 +111,11 @@ def render_junit(view: ReportView) -> str:
         if run.started_at:
             ts.set("timestamp", clean(str(run.started_at).removesuffix("Z")))
         props = ET.SubElement(ts, "properties")
-        rate = summary[variant].pass_rate if variant in summary else None
+        vs = summary.get(variant)
+        rate = vs.pass_rate if vs is not None else None
+        unassessed = vs.unassessed if vs is not None and vs.unassessed else None
         for key, value in (("variant", variant), ("run_status", run.status), ("fixture_hash", plan.fixture_hash),
-                           ("pass_rate", rate), ("stop_reason", run.stop_reason),
+                           ("pass_rate", rate), ("not_assessed", unassessed), ("stop_reason", run.stop_reason),
                            ("attempts_omitted", (view.omitted or {}).get("note"))):
             if value is not None:
                 ET.SubElement(props, "property", name=key, value=clean(value))

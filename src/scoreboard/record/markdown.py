@@ -75,11 +75,14 @@ def render_markdown(view: ReportView, *, failures: int = 3) -> str:
         lines.append(_omitted_line(view))
     lines.append("")
     lines += ["## Summary", "",
-              "| variant | pass rate (95% CI) | passed / judged | errors | not run | mean run | min run |",
-              "|---|---|---|---|---|---|---|"]
+              "| variant | pass rate (95% CI) | passed / judged | errors | not assessed | not run | mean run "
+              "| min run |",
+              "|---|---|---|---|---|---|---|---|"]
     for name in variants:
         lines.append(_summary_row(name, vs.get(name)))
     lines.append("")
+    lines += _pass_at_k(variants, vs)
+    lines += _methods(summary)
     lines += _comparisons(summary)
     lines += _judges(summary.judges, summary.judge_agreement)
     lines += _gates(report.gates)
@@ -101,10 +104,42 @@ def render_markdown(view: ReportView, *, failures: int = 3) -> str:
 
 def _summary_row(name: str, s: VariantSummary | None) -> str:
     if s is None:
-        return f"| {cell(name)} | n/a | 0 / 0 | 0 | 0 | n/a | n/a |"
+        return f"| {cell(name)} | n/a | 0 / 0 | 0 | 0 | 0 | n/a | n/a |"
     judged = s.passed + s.failed + s.errors
     return (f"| {cell(name)} | {fmt_rate(s.pass_rate)}{_interval(s)} | {s.passed} / {judged} | {s.errors} | "
-            f"{s.not_run} | {fmt_rate(s.mean_pass_rate)} | {fmt_rate(s.min_pass_rate)} |")
+            f"{s.unassessed} | {s.not_run} | {fmt_rate(s.mean_pass_rate)} | {fmt_rate(s.min_pass_rate)} |")
+
+
+def _pass_at_k(variants: list[str], vs: dict[str, VariantSummary]) -> list[str]:
+    rows = []
+    for name in variants:
+        s = vs.get(name)
+        if s is None or not s.pass_at_k:
+            continue
+        for k, fig in s.pass_at_k.items():
+            hat = (s.pass_hat_k or {}).get(k)
+            rows.append(f"| {cell(name)} | {k} | {_k_cell(fig)} | {_k_cell(hat)} |")
+    if not rows:
+        return []
+    return ["pass@k (at least one of k runs passes) and pass^k (all k runs pass), unbiased per case, "
+            "averaged over cases, 95% CI by case:", "", "| variant | k | pass@k | pass^k |", "|---|---|---|---|",
+            *rows, ""]
+
+
+def _k_cell(fig) -> str:
+    if fig is None:
+        return "n/a"
+    ci = fig.ci
+    interval = f" ({fmt_rate(ci.low)}–{fmt_rate(ci.high)})" if ci is not None and ci.low is not None else ""
+    return f"{fmt_rate(fig.value)}{interval}"
+
+
+def _methods(summary: Summary) -> list[str]:
+    methods = summary.methods
+    if methods is None:
+        return []
+    words = [f"- {cell(name)}: {text}" for name, text in (methods.model_extra or {}).items()]
+    return ["Intervals (the case is the unit):", "", *words, ""]
 
 
 def _omitted_line(view: ReportView) -> str:
@@ -122,8 +157,9 @@ def _comparisons(summary: Summary) -> list[str]:
     if not comps:
         return []
     out = ["## Paired comparison", "",
-           "| A vs B | cases | A wins | B wins | ties | mean diff (95% CI) | sign test p | McNemar p |",
-           "|---|---|---|---|---|---|---|---|"]
+           "| A vs B | cases | A wins | B wins | ties | mean diff (95% CI) | sign test p | McNemar p "
+           "| detectable (80% power) |",
+           "|---|---|---|---|---|---|---|---|---|"]
     for c in comps:
         diff = c.mean_difference
         ci = c.mean_difference_ci
@@ -133,13 +169,25 @@ def _comparisons(summary: Summary) -> list[str]:
         p = c.sign_test_p
         m = c.mcnemar.p if c.mcnemar is not None else None
         out.append(f"| {cell(c.a)} vs {cell(c.b)} | {c.cases} | {c.a_wins} | {c.b_wins} "
-                   f"| {c.ties} | {diff_s} | {'n/a' if p is None else f'{p:.4g}'} | "
-                   f"{'n/a' if m is None else f'{m:.4g}'} |")
+                   f"| {c.ties} | {diff_s} | {'n/a' if p is None else f'{p:.2g}'} | "
+                   f"{'n/a' if m is None else f'{m:.2g}'} | {_detectable(c.detectable_difference)} |")
     out.append("")
-    for flag in sorted({f for c in comps for f in c.flags}):
-        out.append(f"- ⚠️ {flag}")
+    for c in comps:  # each flag with the pair it concerns
+        for flag in c.flags:
+            out.append(f"- ⚠️ {cell(c.a)} vs {cell(c.b)}: {flag}")
+        for flag in c.field_flags:
+            out.append(f"- {cell(c.a)} vs {cell(c.b)}, per-field figures: {flag}")
+        d = c.detectable_difference
+        if d is not None and d.value is not None:
+            out.append(f"- {cell(c.a)} vs {cell(c.b)}: this run could detect differences of "
+                       f"{d.value * 100:.0f} points or more (80% power, alpha {d.alpha:g}, paired t over "
+                       f"{d.cases} cases; spread of differences from {d.sd_from})")
     out.append("")
     return out
+
+
+def _detectable(d) -> str:
+    return "n/a" if d is None or d.value is None else f"±{d.value * 100:.0f} points"
 
 
 def _judges(judges: JudgeSummary | None, agreement: JudgeAgreement | None) -> list[str]:
@@ -147,13 +195,15 @@ def _judges(judges: JudgeSummary | None, agreement: JudgeAgreement | None) -> li
         return []
     out = ["## Model-graded evaluation", ""]
     if judges:
-        out += ["Judge usage is counted apart from the subjects'. A judge failure is *not assessed*, never a pass or a fail.",
-                "", "| variant | judged | judge failures | judge requests | judge tokens (in/out) | judge cost USD | self-agreement |",
-                "|---|---|---|---|---|---|---|"]
+        out += ["Judge usage is counted apart from the subjects'. A judge failure, or a judge whose runs "
+                "split evenly, is *not assessed*, never a pass or a fail.",
+                "", "| variant | judged | judge failures | no majority | judge requests | judge tokens (in/out) "
+                "| judge cost USD | self-agreement |",
+                "|---|---|---|---|---|---|---|---|"]
         for name, v in judges.variants.items():
             u = v.usage
             agree = v.self_agreement
-            out.append(f"| {cell(name)} | {v.judged} | {v.judge_failures} | "
+            out.append(f"| {cell(name)} | {v.judged} | {v.judge_failures} | {v.no_majority} | "
                        f"{_fmt_measure(u.get('requests'))} | {_fmt_measure(u.get('input_tokens'))} / "
                        f"{_fmt_measure(u.get('output_tokens'))} | {_fmt_measure(u.get('cost_usd'))} | "
                        f"{'n/a' if agree is None else f'{agree:.0%}'} |")
@@ -161,7 +211,7 @@ def _judges(judges: JudgeSummary | None, agreement: JudgeAgreement | None) -> li
         dims = {d for v in judges.variants.values() for d in (v.pointwise or {})}
         if dims:
             names = list(judges.variants)
-            out += ["Blind pointwise scores (0-3, mean):", "", "| dimension | " + " | ".join(cell(n) for n in names) + " |",
+            out += ["Blind pointwise scores (0-3, mean over cases, each case's runs averaged first):", "", "| dimension | " + " | ".join(cell(n) for n in names) + " |",
                     "|---|" + "---|" * len(names)]
             for d in sorted(dims):
                 vals = [(judges.variants[n].pointwise or {}).get(d) for n in names]
@@ -170,14 +220,15 @@ def _judges(judges: JudgeSummary | None, agreement: JudgeAgreement | None) -> li
         for dq in judges.dq or ():
             ci = dq.ci
             ci_s = f" (95% CI {ci.low:+.2f} to {ci.high:+.2f})" if ci is not None and ci.low is not None else ""
-            small = "; small sample: fewer than 30 cases" if dq.small_sample else ""
-            out.append(f"- **dQ {cell(dq.a)} − {cell(dq.b)}**: {dq.dq:+.2f}{ci_s} on {dq.cases} cases{small}")
+            flags = "".join(f"; {f}" for f in dq.flags) or ("; small sample: fewer than 30 cases"
+                                                            if dq.small_sample else "")
+            out.append(f"- **dQ {cell(dq.a)} − {cell(dq.b)}**: {dq.dq:+.2f}{ci_s} on {dq.cases} cases{flags}")
         for pw in judges.pairwise or ():
             pc = pw.position_consistency
             out.append(f"- **pairwise {cell(pw.a)} vs {cell(pw.b)}**: {pw.a_wins} wins, {pw.b_wins} losses, "
                        f"{pw.ties} ties over {pw.cases} cases; position consistency "
                        f"{'n/a' if pc is None else f'{pc:.0%}'}; {pw.judge_failures} judge failures "
-                       f"({pw.note})")
+                       f"({pw.note})" + "".join(f"; {f}" for f in pw.flags))
         out.append("")
     if agreement:
         out += ["### Judge agreement with human reviews", ""]
@@ -255,21 +306,40 @@ def _cases(view: ReportView, variants: list[str]) -> list[str]:
             passed, judged, errors = (t.passed, t.judged, t.errors) if t is not None else (0, 0, 0)
             mark = "➖" if not judged else "✅" if passed == judged else "❌" if passed == 0 else "⚠️"
             extra = f" ({errors} error{'s' if errors != 1 else ''})" if errors else ""
+            if t is not None and t.unassessed:
+                extra += f" ({t.unassessed} not assessed)"
             cells.append(f"{mark} {passed}/{judged}{extra}")
         out.append(f"| {cell(case_id)} | {cell(category or '')} | " + " | ".join(cells) + " |")
     out.append("")
     return out
 
 
+def _first_of_distinct_cases(attempts: list, limit: int) -> list:
+    """Up to `limit` attempts, one per case first (three runs of one case say less than three cases)."""
+    seen: set[str] = set()
+    first = [a for a in attempts if not (a.case_id in seen or seen.add(a.case_id))]
+    rest = [a for a in attempts if a not in first]
+    return (first + rest)[:limit]
+
+
 def _failures(view: ReportView, limit: int) -> list[str]:
     total = view.failures_total()
+    unassessed = [a for a in view.report.attempts if a.status == "unassessed"]
+    not_assessed_total = sum(getattr(t, "unassessed", 0) for t in view.tallies.values())
+    out = _failure_list(view, [a for a in view.report.attempts if a.status in FAILED], total, limit,
+                        "Failures", "failures")
+    if not_assessed_total:
+        out += _failure_list(view, unassessed, not_assessed_total, limit, "Not assessed", "not-assessed attempts")
+    return out
+
+
+def _failure_list(view: ReportView, attempts: list, total: int, limit: int, title: str, noun: str) -> list[str]:
     if not total:
-        return ["## Failures", "", "None.", ""]
+        return [f"## {title}", "", "None.", ""]
     report = view.report
-    failed = [a for a in report.attempts if a.status in FAILED]
-    shown = failed[:limit]
+    shown = _first_of_distinct_cases(attempts, limit)
     expected = {c.id: c.expected for c in report.plan.cases}
-    out = [f"## Failures ({total}; first {len(shown)} expanded)", ""]
+    out = [f"## {title} ({total}; first {len(shown)} expanded)", ""]
     for a in shown:
         out.append(f"### {a.case_id} · {a.variant} · run {a.run} · {a.status}")
         out.append("")
@@ -288,6 +358,6 @@ def _failures(view: ReportView, limit: int) -> list[str]:
         if a.output is not None and a.output.text is not None:
             out += ["Output:", "", _block(a.output.text), ""]
     if total > len(shown):
-        out.append(f"{total - len(shown)} more failures are in the JSON report.")
+        out.append(f"{total - len(shown)} more {noun} are in the JSON report.")
         out.append("")
     return out

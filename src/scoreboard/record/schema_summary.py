@@ -51,6 +51,43 @@ class Interval(Closed):
     small_sample: StrictBool | None = None
     resamples: StrictInt | None = None
     undefined_draws: StrictInt | None = None
+    #: Wilson on the effective number of cases: how many cases' worth of evidence the data held
+    effective_cases: Num | None = None
+    #: Student t with no spread: the Agresti-Min pseudo-cases were added
+    adjusted: StrictBool | None = None
+
+
+class Detectable(Closed):
+    """The smallest true difference the paired t test detects with `power` at `alpha`."""
+
+    value: Num | None
+    power: Num
+    alpha: Num
+    difference_sd: Num | None = None
+    sd_from: StrictStr
+    cases: StrictInt
+    test: StrictStr
+
+
+class KFigure(Closed):
+    """pass@k or pass^k: the mean over cases of the unbiased per-case estimate."""
+
+    value: Num
+    cases: StrictInt
+    ci: Interval | None = None
+
+
+class FieldsOver(Closed):
+    """Field accuracy's denominator in attempts, and the errored attempts beside it."""
+
+    graded_attempts: StrictInt
+    errored_attempts: StrictInt
+
+
+class Methods(Open):
+    """The version of the statistics and, per method name, what it is in words."""
+
+    version: StrictInt
 
 
 class MeasurementSummary(Closed):
@@ -137,6 +174,11 @@ class VariantSummary(Closed):
     field_accuracy: dict[str, StrictFloat] = {}
     by_category: dict[str, CategoryRate] = {}
     measurements: dict[str, MeasurementSummary] = {}
+    #: attempts whose provider reported more usage than a request allowed (absent: none)
+    usage_over_bound: StrictInt | None = None
+    pass_at_k: dict[str, KFigure] | None = None
+    pass_hat_k: dict[str, KFigure] | None = None
+    field_accuracy_over: FieldsOver | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -159,6 +201,7 @@ class FieldComparison(Open):
     sign_test_p: StrictFloat | None = None
     mean_difference: StrictFloat | None = None
     mean_difference_ci: Interval | None = None
+    detectable_difference: Detectable | None = None
 
 
 class Comparison(Closed):
@@ -176,7 +219,9 @@ class Comparison(Closed):
     mcnemar: McNemar | None = None
     mean_difference: StrictFloat | None = None
     mean_difference_ci: Interval | None = None
+    detectable_difference: Detectable | None = None
     fields: dict[str, FieldComparison] = {}
+    field_flags: list[StrictStr] = []
     flags: list[StrictStr] = []
     headline: StrictStr = ""
 
@@ -195,6 +240,7 @@ class JudgeVariant(Closed):
 
     judged: StrictInt
     judge_failures: StrictInt
+    no_majority: StrictInt = 0
     usage: dict[str, MeasurementSummary] = {}
     self_agreement: StrictFloat | None = None
     pointwise: dict[str, StrictFloat] | None = None
@@ -209,8 +255,10 @@ class QualityDifference(Closed):
     cases: StrictInt
     dq: StrictFloat
     ci: Interval | None = None
+    detectable_difference: Detectable | None = None
     scale: StrictStr = ""
     small_sample: StrictBool = False
+    flags: list[StrictStr] = []
 
 
 class PairwiseSummary(Closed):
@@ -228,6 +276,8 @@ class PairwiseSummary(Closed):
     sign_test_p: StrictFloat | None = None
     usage: dict[str, MeasurementSummary] = {}
     note: StrictStr = ""
+    small_sample: StrictBool = False
+    flags: list[StrictStr] = []
 
 
 class JudgeSummary(Closed):
@@ -286,6 +336,7 @@ class JudgeAgreement(Closed):
     graders: list[StrictStr]
     n: StrictInt
     unit: StrictStr
+    cases: StrictInt | None = None
     excluded: dict[str, StrictInt]
     confusion: dict[str, dict[str, StrictInt]]
     observed_agreement: StrictFloat
@@ -316,3 +367,4 @@ class Summary(Closed):
     judges: JudgeSummary | None = None
     reviews: ReviewSummary | None = None
     judge_agreement: JudgeAgreement | None = None
+    methods: Methods | None = None

@@ -13,6 +13,13 @@ _COUNTS = (("errors", "error", "errors"), ("not_run", "not run", "not run"),
            ("interrupted", "interrupted", "interrupted"), ("unassessed", "unassessed", "unassessed"))
 
 
+def _k(fig) -> str:
+    if fig is None:
+        return "n/a"
+    ci = fig.ci
+    return fmt_rate(fig.value) + (f" [{fmt_rate(ci.low)}–{fmt_rate(ci.high)}]" if ci is not None else "")
+
+
 def print_summary(report: Report, paths: dict[str, Path], out: TextIO) -> None:
     """Print the run's outcome to `out`: one line per variant, then what else the summary says."""
     run, summary = report.run, report.summary
@@ -24,22 +31,37 @@ def print_summary(report: Report, paths: dict[str, Path], out: TextIO) -> None:
         extra = "".join(f", {n} {one if n == 1 else many}" for key, one, many in _COUNTS
                         for n in [getattr(s, key)] if n)
         print(f"  {name}: pass rate {fmt_rate(s.pass_rate)}{interval} ({s.passed}/{judged}{extra})", file=out)
+        if s.pass_at_k:
+            k = max(s.pass_at_k, key=int)
+            hat = (s.pass_hat_k or {}).get(k)
+            print(f"    pass@{k} {_k(s.pass_at_k[k])}, pass^{k} {_k(hat)} (by case)", file=out)
     for comp in summary.comparisons:
         if comp.headline:
             print(f"  {comp.headline}", file=out)
+        d = comp.detectable_difference
+        if d is not None and d.value is not None:
+            print(f"    could detect differences of {d.value * 100:.0f} points or more (80% power, paired t)", file=out)
+        for flag in comp.flags:
+            if not flag.startswith("small sample") or flag not in comp.headline:
+                print(f"    note: {flag}", file=out)
     judges = summary.judges
     for dq in (judges.dq if judges is not None else None) or ():
         ci = dq.ci
         interval = f" (95% CI {ci.low:+.2f} to {ci.high:+.2f})" if ci is not None and ci.low is not None else ""
+        flags = "".join(f"; {f}" for f in dq.flags)
         print(f"  dQ {dq.a} - {dq.b}: {dq.dq:+.2f}{interval} on {dq.cases} cases "
-              f"(blind pointwise quality, 0-3)", file=out)
+              f"(blind pointwise quality, 0-3{flags})", file=out)
     for pw in (judges.pairwise if judges is not None else None) or ():
         pc = pw.position_consistency
+        flags = "".join(f"; {f}" for f in pw.flags)
         print(f"  pairwise {pw.a} vs {pw.b}: {pw.a_wins} wins, {pw.b_wins} losses, {pw.ties} ties; "
-              f"position consistency {'n/a' if pc is None else f'{pc:.0%}'}", file=out)
+              f"position consistency {'n/a' if pc is None else f'{pc:.0%}'}{flags}", file=out)
     failures = sum(v.judge_failures for v in judges.variants.values()) if judges is not None else 0
     if failures:
         print(f"  judge failures (not assessed): {failures}", file=out)
+    split = sum(v.no_majority for v in judges.variants.values()) if judges is not None else 0
+    if split:
+        print(f"  judge runs split evenly (not assessed): {split}", file=out)
     for gate in report.gates:
         print(f"  gate {'passed' if gate.passed else 'FAILED'}: {gate.description or gate.gate}", file=out)
     if run.stop_reason:

@@ -60,7 +60,7 @@ def render_text(path: str, result: Verification, *, limit: int = 50) -> str:
         for m in result.schema_errors:
             lines.append(f"  {m['path']}: {m['what']}: {m['expected']} (found {describe_value(m['found'])})")
     for s in result.not_recomputable:
-        label = s.get("grader") or f"gate {s.get('gate')}"
+        label = s.get("grader") or (f"gate {s.get('gate')}" if s.get("gate") else s.get("first", "figure"))
         count = f" ({s['grades']} grades, first {s['first']})" if s.get("grades") else f" ({s['first']})"
         lines.append(f"not recomputable offline: {label}{count}: {s['why']}")
     if result.status == "running":

@@ -15,17 +15,17 @@ KINDS = ("human", "model")
 #: model graders that grade one attempt (pairwise judging is recorded apart)
 JUDGE_GRADERS = tuple(sorted(_MODEL_GRADERS - {"pairwise"}))
 SMALL_SAMPLE = 30
-SMALL_NOTE = "fewer than 30 reviewed outputs: treat as indicative"
+SMALL_NOTE = "fewer than 30 reviewed cases: treat as indicative"
 RESAMPLES = 2000
 LEVEL = 0.95
 REVIEWS_NOTE = ("human and model reviews are separate records and counts; no aggregate score is made "
                 "from them. Matching hashes bind a review to an output; they do not authenticate the "
                 "reviewer, the rubric or the review")
 RG_FORMULA = "(p + Sp - 1) / (Se + Sp - 1), clipped to [0, 1] (Rogan-Gladen)"
-CI_METHOD = ("seeded percentile bootstrap (plan seed, 2000 resamples): each resample draws the reviewed "
-             "outputs with replacement (recomputing Se and Sp) and, independently, the cases with all "
-             "their judged attempts (recomputing p); resamples where Se + Sp - 1 <= 0 leave the "
-             "correction undefined and are dropped (counted in undefined_draws)")
+CI_METHOD = ("seeded percentile bootstrap over cases (plan seed, 2000 resamples): each resample draws "
+             "cases with replacement, each with all its reviewed outputs and all its judged attempts, "
+             "and recomputes Se, Sp and p together from them; resamples where Se + Sp - 1 <= 0 leave "
+             "the correction undefined and are dropped (counted in undefined_draws)")
 
 
 class ReviewAccumulator:
@@ -141,7 +141,7 @@ def judge_agreement(plan: dict, attempts: list[dict], reviews: dict) -> dict | N
     for e in reviews.get("human") or ():
         if e.get("verdict") is not None:
             human_by_output[(e["case_id"], e["output_hash"])].append(bool(e["verdict"]))
-    pairs: list[tuple[bool, bool]] = []
+    pairs: list[tuple[bool, bool, str]] = []  # (judge verdict, human verdict, case id)
     excluded = {"human_split": 0, "judge_split": 0, "no_judge_verdict": 0}
     for key in sorted(human_by_output):
         human = _majority(human_by_output[key])
@@ -154,21 +154,22 @@ def judge_agreement(plan: dict, attempts: list[dict], reviews: dict) -> dict | N
         elif judge is None:
             excluded["judge_split"] += 1
         else:
-            pairs.append((judge, human))
+            pairs.append((judge, human, key[0]))
     if not pairs:
         return None
-    tp = sum(1 for j, h in pairs if j and h)
-    fp = sum(1 for j, h in pairs if j and not h)
-    fn = sum(1 for j, h in pairs if not j and h)
-    tn = sum(1 for j, h in pairs if not j and not h)
+    tp = sum(1 for j, h, _ in pairs if j and h)
+    fp = sum(1 for j, h, _ in pairs if j and not h)
+    fn = sum(1 for j, h, _ in pairs if not j and h)
+    tn = sum(1 for j, h, _ in pairs if not j and not h)
     n = len(pairs)
+    cases = len({c for _, _, c in pairs})
     se = tp / (tp + fn) if tp + fn else None
     sp = tn / (tn + fp) if tn + fp else None
     seed = bootstrap_seed(plan)
     graders = sorted({g["grader"] for a, _ in judged for g in a.get("grades") or ()
                       if g.get("grader") in JUDGE_GRADERS and g.get("passed") is not None})
     out: dict[str, Any] = {
-        "graders": graders, "n": n, "unit": "reviewed output (case id + output hash)",
+        "graders": graders, "n": n, "unit": "reviewed output (case id + output hash)", "cases": cases,
         "excluded": excluded,
         "confusion": {"judge_pass": {"human_pass": tp, "human_fail": fp},
                       "judge_fail": {"human_pass": fn, "human_fail": tn}},
@@ -189,8 +190,9 @@ def judge_agreement(plan: dict, attempts: list[dict], reviews: dict) -> dict | N
     out["truth"] = "the human verdict (majority of the human reviewers of an output)"
     out["formula"] = RG_FORMULA
     out["method"] = CI_METHOD
-    out["small_sample"] = n < SMALL_SAMPLE
-    if n < SMALL_SAMPLE:
+    # Repeated runs of a case give several outputs, not several cases: the flag counts cases.
+    out["small_sample"] = cases < SMALL_SAMPLE
+    if cases < SMALL_SAMPLE:
         out["note"] = SMALL_NOTE
     return out
 
@@ -219,36 +221,38 @@ def _corrected(per_case: dict[str, list[int]], pairs: list[tuple[bool, bool]], s
     return block
 
 
-def _rg_interval(per_case: dict[str, list[int]], pairs: list[tuple[bool, bool]], seed) -> dict | None:
-    """The seeded bootstrap interval of the Rogan-Gladen correction (see CI_METHOD)."""
+def _rg_interval(per_case: dict[str, list[int]], pairs: list[tuple[bool, bool, str]], seed) -> dict | None:
+    """The seeded bootstrap interval of the Rogan-Gladen correction (see CI_METHOD): cases are
+    drawn, and Se, Sp and p recomputed together from what the drawn cases hold."""
     import numpy as np
 
     if not per_case or not pairs:
         return None
+    ids = sorted(set(per_case) | {c for _, _, c in pairs})
+    pos = {cid: i for i, cid in enumerate(ids)}
+    # per case: TP, FN, TN, FP of its reviewed outputs; judge passes and judged attempts
+    table = np.zeros((len(ids), 6))
+    for j, h, cid in pairs:
+        table[pos[cid], (0 if j else 1) if h else (3 if j else 2)] += 1
+    for cid, (passed, judged) in per_case.items():
+        table[pos[cid], 4] += passed
+        table[pos[cid], 5] += judged
     rng = np.random.default_rng(seed)
-    judge = np.array([j for j, _ in pairs], dtype=bool)
-    human = np.array([h for _, h in pairs], dtype=bool)
-    idx = rng.integers(0, len(pairs), size=(RESAMPLES, len(pairs)))
-    j, h = judge[idx], human[idx]
-    tp = (j & h).sum(axis=1)
-    fn = (~j & h).sum(axis=1)
-    tn = (~j & ~h).sum(axis=1)
-    fp = (j & ~h).sum(axis=1)
-    counts = np.array(list(per_case.values()), dtype=float)
-    cases = rng.integers(0, len(counts), size=(RESAMPLES, len(counts)))
-    p = counts[cases, 0].sum(axis=1) / counts[cases, 1].sum(axis=1)
+    draws = rng.multinomial(len(ids), np.full(len(ids), 1 / len(ids)), size=RESAMPLES).astype(float)
+    tp, fn, tn, fp, passed, judged = (draws @ table).T
     with np.errstate(divide="ignore", invalid="ignore"):
+        p = passed / judged
         se = tp / (tp + fn)
         sp = tn / (tn + fp)
         youden = se + sp - 1
         value = np.clip((p + sp - 1) / youden, 0.0, 1.0)
-    ok = np.isfinite(se) & np.isfinite(sp) & (youden > 0)
+    ok = np.isfinite(se) & np.isfinite(sp) & np.isfinite(p) & (youden > 0)
     defined = value[ok]
     undefined = int(RESAMPLES - ok.sum())
     if defined.size == 0:
-        return {"low": None, "high": None, "level": LEVEL, "method": "bootstrap", "resamples": RESAMPLES,
+        return {"low": None, "high": None, "level": LEVEL, "method": "case-bootstrap", "resamples": RESAMPLES,
                 "undefined_draws": undefined}
     tail = 100 * (1 - LEVEL) / 2
     low, high = np.percentile(defined, [tail, 100 - tail])
     return {"low": round(float(low), 12), "high": round(float(high), 12), "level": LEVEL,
-            "method": "bootstrap", "resamples": RESAMPLES, "undefined_draws": undefined}
+            "method": "case-bootstrap", "resamples": RESAMPLES, "undefined_draws": undefined}

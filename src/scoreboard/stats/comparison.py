@@ -18,7 +18,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .intervals import LEVEL, binom_two_sided_p, bootstrap_interval
+from .intervals import binom_two_sided_p
+from .methods import ASSUMED_DIFFERENCE_SD, POWER, detectable_difference, mean_interval
 
 SMALL_CASES = 30
 SMALL_DISCORDANT = 10
@@ -54,15 +55,34 @@ def paired_stats(a: dict[str, list[int]], b: dict[str, list[int]], seed: Any) ->
         "cases": n, "a_wins": a_wins, "b_wins": b_wins, "ties": n - a_wins - b_wins,
         "sign_test_p": binom_two_sided_p(a_wins, a_wins + b_wins),
         "mean_difference": math.fsum(diffs) / n if n else None,
-        "mean_difference_ci": _ci(diffs, seed),
+        "mean_difference_ci": mean_interval(diffs, -1.0, 1.0),
+        "detectable_difference": power_figures(diffs),
     }
 
 
-def _ci(diffs: list[float], seed: Any) -> dict | None:
-    interval = bootstrap_interval(diffs, seed=seed)
-    if interval is None:
+def difference_sd(diffs: list[float]) -> float | None:
+    """The spread of per-case differences (sample SD), None with fewer than two cases."""
+    n = len(diffs)
+    if n < 2:
         return None
-    return {"low": interval[0], "high": interval[1], "level": LEVEL, "method": "paired-bootstrap"}
+    mean = math.fsum(diffs) / n
+    return math.sqrt(math.fsum((d - mean) ** 2 for d in diffs) / (n - 1))
+
+
+def power_figures(diffs: list[float], alpha: float = 0.05, scale: float = 1.0) -> dict | None:
+    """What this comparison could detect: the smallest true difference its paired t test finds
+    with 80% power at `alpha`, from its own spread of per-case differences (the stated
+    assumption, scaled to the figure's range, when they did not differ at all)."""
+    n = len(diffs)
+    if n < 2:
+        return None
+    sd = difference_sd(diffs)
+    assumed = not sd
+    if assumed:
+        sd = ASSUMED_DIFFERENCE_SD * scale
+    return {"value": detectable_difference(sd, n, alpha, POWER), "power": POWER, "alpha": alpha,
+            "difference_sd": sd, "sd_from": "assumption" if assumed else "this run", "cases": n,
+            "test": "paired t"}
 
 
 def mcnemar(a: dict[str, list[int]], b: dict[str, list[int]]) -> dict:
@@ -95,7 +115,9 @@ def headline(a: str, b: str, stats: dict, flags: list[str]) -> str:
     return text
 
 
-def _flags(cases: int, discordant: int, multiple: bool) -> list[str]:
+def comparison_flags(cases: int, discordant: int, multiple: bool, mcnemar_discordant: int | None = None,
+                     ) -> list[str]:
+    """The flags of one pair's comparison, in words: each names the figure it concerns."""
     flags = []
     if cases == 0:
         flags.append("no case was judged in both variants")
@@ -103,6 +125,9 @@ def _flags(cases: int, discordant: int, multiple: bool) -> list[str]:
         flags.append(f"small sample: fewer than {SMALL_CASES} cases")
     if discordant < SMALL_DISCORDANT:
         flags.append(f"small sample: fewer than {SMALL_DISCORDANT} discordant pairs")
+    if mcnemar_discordant is not None and mcnemar_discordant < SMALL_DISCORDANT and discordant >= SMALL_DISCORDANT:
+        # McNemar counts cases whose majority outcome differs, which can be far fewer.
+        flags.append(f"McNemar: small sample, fewer than {SMALL_DISCORDANT} cases with a different majority outcome")
     if multiple:
         flags.append(EXPLORATORY)
     return flags
@@ -123,13 +148,18 @@ def compare_variants(variants: list[dict], tallies: dict[str, dict], field_talli
             if fs["cases"]:  # a field graded on no common case is not tested, so not listed
                 fields[key] = fs
         discordant = stats["a_wins"] + stats["b_wins"]
-        flags = _flags(stats["cases"], discordant, len(pairs) > 1 or len(fields) > 1)
+        mc = mcnemar(tallies.get(a, {}), tallies.get(b, {}))
+        # Several pairs are several tests: each pair's p-values are exploratory. Several fields
+        # within a pair are too, but that note belongs to the per-field figures only.
+        flags = comparison_flags(stats["cases"], discordant, len(pairs) > 1, mc["b01"] + mc["b10"])
         out.append({
             "a": a, "b": b, "differs_in": differs_in(va, vb),
             "cases": stats["cases"], "a_wins": stats["a_wins"], "b_wins": stats["b_wins"],
             "ties": stats["ties"], "discordant": discordant, "sign_test_p": stats["sign_test_p"],
-            "mcnemar": mcnemar(tallies.get(a, {}), tallies.get(b, {})),
+            "mcnemar": mc,
             "mean_difference": stats["mean_difference"], "mean_difference_ci": stats["mean_difference_ci"],
-            "fields": fields, "flags": flags, "headline": headline(a, b, stats, flags),
+            "detectable_difference": stats["detectable_difference"],
+            "fields": fields, "field_flags": [EXPLORATORY] if len(fields) > 1 else [],
+            "flags": flags, "headline": headline(a, b, stats, flags),
         })
     return out

@@ -1,9 +1,9 @@
-"""Statistical primitives: rates, Wilson and bootstrap intervals, the exact binomial test."""
+"""Statistical primitives: rates, the exact binomial test, the seed of a report's bootstraps.
+The interval methods are in stats/methods.py."""
 
 from __future__ import annotations
 
 import math
-from statistics import NormalDist
 from typing import Any
 
 LEVEL = 0.95
@@ -13,51 +13,6 @@ RESAMPLES = 2000
 def rate(num: int, den: int) -> float | None:
     """num/den, or None when there is nothing to divide (never a fake 0)."""
     return num / den if den else None
-
-
-def wilson_interval(passed: int, n: int, level: float = LEVEL) -> tuple[float, float] | None:
-    """Wilson score interval for passed/n (same as statsmodels proportion_confint method="wilson")."""
-    if n <= 0:
-        return None
-    z = NormalDist().inv_cdf(0.5 + level / 2)
-    p = passed / n
-    z2n = z * z / n
-    centre = (p + z2n / 2) / (1 + z2n)
-    half = z / (1 + z2n) * math.sqrt(p * (1 - p) / n + z2n / (4 * n))
-    # At 0 or n passes the bound is exactly 0 or 1; the formula leaves rounding dust there.
-    low = 0.0 if passed == 0 else max(0.0, centre - half)
-    high = 1.0 if passed == n else min(1.0, centre + half)
-    return low, high
-
-
-def bootstrap_interval(values: list[float], weights: list[float] | None = None, *, seed: Any,
-                       resamples: int = RESAMPLES, level: float = LEVEL) -> tuple[float, float] | None:
-    """Percentile interval of a case bootstrap: resample the n cases with replacement, statistic
-    sum(values)/sum(weights) over the drawn cases (the plain mean of `values` when weights is None).
-
-    Drawing n cases uniformly with replacement and summing their values depends only on how often
-    each distinct (value, weight) pair is drawn, and those counts are Multinomial(n, share of
-    cases holding each pair). Drawing the counts directly is the same bootstrap, exactly, at a
-    cost of resamples x distinct pairs instead of resamples x n (a few hundred microseconds
-    for 10,000 pass/fail cases, instead of seconds).
-    """
-    import numpy as np
-
-    n = len(values)
-    if n == 0:
-        return None
-    # (value, weight) pairs as complex numbers: np.unique sorts those lexicographically, in 1-D.
-    pairs = np.asarray(values, dtype=float) + 1j * np.asarray(1.0 if weights is None else weights, dtype=float)
-    uniq, counts = np.unique(pairs, return_counts=True)
-    rng = np.random.default_rng(seed)
-    draws = rng.multinomial(n, counts / n, size=resamples).astype(float)
-    num = draws @ uniq.real
-    stat = num / n if weights is None else num / (draws @ uniq.imag)
-    tail = 100 * (1 - level) / 2
-    low, high = np.percentile(stat, [tail, 100 - tail])
-    # Sums of non-integer per-case values may differ in the last bits between BLAS builds;
-    # rounding keeps a report re-verifiable on another machine (integer sums are exact anyway).
-    return round(float(low), 12), round(float(high), 12)
 
 
 def binom_two_sided_p(k: int, n: int) -> float:

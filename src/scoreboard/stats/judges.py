@@ -10,8 +10,10 @@ from collections import defaultdict
 from typing import Any
 
 from ..record.constants import JUDGE_GRADER_NAMES as _MODEL_GRADERS
-from .intervals import LEVEL, binom_two_sided_p, bootstrap_interval, bootstrap_seed
+from .comparison import comparison_flags, power_figures
+from .intervals import binom_two_sided_p, bootstrap_seed
 from .measurements import MeasureAccumulator, measurement_summary
+from .methods import mean_interval
 
 #: model graders that grade one attempt (pairwise judging is recorded apart)
 JUDGE_GRADERS = tuple(sorted(_MODEL_GRADERS - {"pairwise"}))
@@ -34,6 +36,7 @@ class JudgeAccumulator:
         self.usage: dict[str, dict[str, MeasureAccumulator]] = {v: defaultdict(MeasureAccumulator) for v in names}
         self.failures: dict[str, int] = defaultdict(int)
         self.judged: dict[str, int] = defaultdict(int)
+        self.no_majority: dict[str, int] = defaultdict(int)
         self.agreement: dict[str, list[float]] = defaultdict(list)
         # variant -> dimension -> [sum, count] of the integer scores
         self.dims: dict[str, dict[str, list[int]]] = {v: defaultdict(lambda: [0, 0]) for v in names}
@@ -54,8 +57,11 @@ class JudgeAccumulator:
             info = g.get("judge") or {}
             if g.get("judge_failure"):
                 self.failures[v] += 1
-            elif g.get("passed") is not None or info:
+            elif g.get("passed") is not None:
                 self.judged[v] += 1
+            elif info:
+                # The judge answered but its runs split evenly: not assessed, counted apart.
+                self.no_majority[v] += 1
             u = info.get("usage")
             if u:
                 for key in ("requests", "input_tokens", "output_tokens", "cost_usd"):
@@ -78,10 +84,15 @@ class JudgeAccumulator:
         for v in self.variants:
             agreement = self.agreement[v]
             block = {"judged": self.judged[v], "judge_failures": self.failures[v],
+                     "no_majority": self.no_majority[v],
                      "usage": {k: acc.summary() for k, acc in sorted(self.usage[v].items())},
                      "self_agreement": (math.fsum(agreement) / len(agreement)) if agreement else None}
             if self.dims[v]:
-                block["pointwise"] = {d: s / n for d, (s, n) in sorted(self.dims[v].items())}
+                # The case is the unit of the mean as of its interval: runs of a case are
+                # averaged first, then the cases.
+                means = {d: [s / n for s, n in per_case.values() if n]
+                         for d, per_case in sorted(self.dim_cases[v].items())}
+                block["pointwise"] = {d: math.fsum(m) / len(m) for d, m in means.items() if m}
                 block["pointwise_ci"] = {d: _case_mean_interval(per_case, seed)
                                          for d, per_case in sorted(self.dim_cases[v].items())}
             out["variants"][v] = block
@@ -94,12 +105,12 @@ class JudgeAccumulator:
                     continue
                 diffs = [sum(quality[a][c]) / len(quality[a][c]) - sum(quality[b][c]) / len(quality[b][c])
                          for c in common]
-                ci = bootstrap_interval(diffs, seed=seed)
                 dq.append({"a": a, "b": b, "cases": len(common), "dq": math.fsum(diffs) / len(diffs),
-                           "ci": None if ci is None else {"low": ci[0], "high": ci[1], "level": LEVEL,
-                                                          "method": "paired-bootstrap"},
+                           "ci": mean_interval(diffs, -3.0, 3.0),
+                           "detectable_difference": power_figures(diffs, scale=3.0),
                            "scale": "0-3 mean over dimensions",
-                           "small_sample": len(common) < 30})
+                           "small_sample": len(common) < 30,
+                           "flags": _dq_flags(len(common), len(self.variants))})
         if dq:
             out["dq"] = dq
         if pairwise:
@@ -119,15 +130,23 @@ def judge_summary(plan: dict, attempts, pairwise: dict | None = None) -> dict | 
     return acc.summary(pairwise)
 
 
-def _case_mean_interval(per_case: dict[str, list[int]], seed) -> dict | None:
+def _case_mean_interval(per_case: dict[str, list[int]], seed=None) -> dict | None:
     """95% interval of a dimension's mean score with the case as the unit: each case's runs
-    are averaged, then the cases are resampled (a percentile bootstrap)."""
+    are averaged, then a t interval over the cases (stats.methods)."""
     means = [s / n for s, n in per_case.values() if n]
-    ci = bootstrap_interval(means, seed=seed)
+    ci = mean_interval(means, 0.0, 3.0)
     if ci is None:
         return None
-    return {"low": ci[0], "high": ci[1], "level": LEVEL, "method": "case-bootstrap", "unit": "case",
-            "cases": len(means), "small_sample": len(means) < 30}
+    return {**ci, "small_sample": len(means) < 30}
+
+
+def _dq_flags(cases: int, variants: int) -> list[str]:
+    flags = []
+    if cases < 30:
+        flags.append("small sample: fewer than 30 cases")
+    if variants > 2:
+        flags.append("exploratory, no correction for multiple comparisons")
+    return flags
 
 
 def pairwise_summary(plan: dict, pairwise: dict) -> list[dict]:
@@ -157,5 +176,7 @@ def pairwise_summary(plan: dict, pairwise: dict) -> list[dict]:
                     "position_consistency": consistent / asked if asked else None,
                     "sign_test_p": binom_two_sided_p(a_wins, a_wins + b_wins),
                     "usage": {k: measurement_summary(v) for k, v in sorted(usage.items())},
-                    "note": "a verdict that flips when the order is swapped counts as a tie"})
+                    "note": "a verdict that flips when the order is swapped counts as a tie",
+                    "small_sample": len(per_case) < 30,
+                    "flags": comparison_flags(len(per_case), a_wins + b_wins, len(by_pair) > 1)})
     return out

@@ -7,6 +7,7 @@ extra cases. numpy is imported inside the functions that need it, so `scoreboard
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from typing import Any
 
@@ -16,9 +17,11 @@ from ..record.constants import MEASUREMENT_KEYS
 from .agreement import ReviewAccumulator, apply_reviews
 from .comparison import compare_variants
 from .counts import CaseCounts, CaseIndex
-from .intervals import LEVEL, bootstrap_interval, bootstrap_seed, rate, wilson_interval
+from .intervals import bootstrap_seed, rate
 from .judges import JudgeAccumulator
 from .measurements import MeasureAccumulator
+from .methods import METHODS, STATS_VERSION, mean_interval, pass_at_k, pass_hat_k
+from .methods import pass_rate_interval as rate_interval
 
 JUDGED = ("passed", "failed", "error")
 
@@ -59,7 +62,11 @@ class Tally:
         self.measures: dict[str, MeasureAccumulator] = {key: MeasureAccumulator() for key in MEASUREMENT_KEYS}
         self._measures = list(self.measures.items())
         self.unknown_tokens = 0
+        #: attempts whose provider reported more usage than a request allowed (engine/ledger.py)
+        self.over_bound = 0
         self.graders: set[str] = set()
+        #: attempts with at least one field-level grade (field accuracy's denominator, in attempts)
+        self.field_attempts = 0
 
     def add(self, a: dict) -> None:
         """Count one attempt."""
@@ -78,37 +85,45 @@ class Tally:
             for key, acc in self._measures:
                 acc.add(m.get(key))
             self.unknown_tokens += m.get("input_tokens") is None or m.get("output_tokens") is None
+            self.over_bound += bool((a.get("subject_info") or {}).get("usage_over_bound"))
+        fielded = False
         for g in a["grades"]:
             self.graders.add(g["grader"])
+            fielded = fielded or bool(g.get("fields"))
             for f in g.get("fields") or ():
                 pair = (g["grader"], f["path"])
                 counts = self.fields.get(pair)
                 if counts is None:
                     counts = self.fields[pair] = CaseCounts(self.index)
                 counts.add(cid, bool(f.get("passed")))
+        self.field_attempts += fielded
 
     def keyed_fields(self, keys: dict[tuple[str, str], str]) -> dict[str, CaseCounts]:
         """Field tallies under their field_accuracy keys."""
         return {keys[pair]: per for pair, per in self.fields.items()}
 
 
-def pass_rate_interval(tallies: dict[str, list[int]], seed: Any) -> dict | None:
-    """95% interval of the pass rate with the case as the unit: Wilson when every case was judged
-    once, else a cluster bootstrap that resamples cases with all their repeats.
+def pass_rate_interval(tallies, seed: Any = None) -> dict | None:
+    """95% interval of the pass rate with the case as the unit (stats.methods: Wilson on the
+    effective number of cases, the same method for every variant)."""
+    return rate_interval([(p, n) for p, n in tallies.values()])
 
-    When every case passed every run (or failed every run) the bootstrap has nothing to resample
-    and would claim [1, 1]; each case is then one consistent outcome, so Wilson on the cases is
-    the case-level interval, and it is used instead of a falsely certain one."""
-    if not tallies:
-        return None
-    counts = list(tallies.values())
-    if all(n == 1 for _, n in counts) or all(p == n for p, n in counts) or not any(p for p, _ in counts):
-        low, high = wilson_interval(sum(p == n for p, n in counts), len(counts))
-        method = "wilson"
-    else:
-        low, high = bootstrap_interval([p for p, _ in counts], [n for _, n in counts], seed=seed)
-        method = "cluster-bootstrap"
-    return {"low": low, "high": high, "level": LEVEL, "method": method, "unit": "case"}
+
+def pass_at_k_figures(cases, runs: int) -> tuple[dict, dict]:
+    """pass@k and pass^k for k = 1..runs: the unbiased per-case estimators averaged over the
+    cases judged at least k times, each with a t interval by case."""
+    at, hat = {}, {}
+    if runs < 2:
+        return at, hat
+    counts = list(cases.values())
+    for k in range(1, runs + 1):
+        per_at = [pass_at_k(c, n, k) for c, n in counts if n >= k]
+        per_hat = [pass_hat_k(c, n, k) for c, n in counts if n >= k]
+        for out, values in ((at, per_at), (hat, per_hat)):
+            if values:
+                out[str(k)] = {"value": math.fsum(values) / len(values), "cases": len(values),
+                               "ci": mean_interval(values, 0.0, 1.0)}
+    return at, hat
 
 
 def variant_summary(tally: Tally, runs: int, keys: dict[tuple[str, str], str], seed: Any = 0) -> dict:
@@ -121,14 +136,15 @@ def variant_summary(tally: Tally, runs: int, keys: dict[tuple[str, str], str], s
     run_rates = [p["pass_rate"] for p in per_run if p["pass_rate"] is not None]
     stability = {cid: p / n for cid, (p, n) in cases.items()}
     field_hits = {key: per.totals() for key, per in tally.keyed_fields(keys).items()}
-    return {
+    at_k, hat_k = pass_at_k_figures(cases, runs)
+    out = {
         "attempts": tally.attempts,
         "cases": len(cases),
         "passed": counts["passed"], "failed": counts["failed"], "errors": counts["error"],
         "unassessed": counts["unassessed"], "not_run": counts["not-run"],
         "interrupted": counts["interrupted"],
         "pass_rate": rate(counts["passed"], judged),
-        "pass_rate_ci": pass_rate_interval(cases, seed),
+        "pass_rate_ci": pass_rate_interval(cases),
         "per_run": per_run,
         "mean_pass_rate": sum(run_rates) / len(run_rates) if run_rates else None,
         "min_pass_rate": min(run_rates) if run_rates else None,
@@ -138,7 +154,14 @@ def variant_summary(tally: Tally, runs: int, keys: dict[tuple[str, str], str], s
         "by_category": {k: {"attempts": v[1], "passed": v[0], "pass_rate": rate(v[0], v[1])}
                         for k, v in sorted(tally.by_cat.items())},
         "measurements": {key: acc.summary() for key, acc in tally.measures.items()},
+        **({"usage_over_bound": tally.over_bound} if tally.over_bound else {}),
     }
+    if runs > 1:
+        out["pass_at_k"], out["pass_hat_k"] = at_k, hat_k
+    # Field accuracy is over the attempts whose output was graded field by field; an attempt
+    # that errored has no output, so it is counted beside the figure, never silently left out.
+    out["field_accuracy_over"] = {"graded_attempts": tally.field_attempts, "errored_attempts": counts["error"]}
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -226,7 +249,8 @@ class Summarizer:
         comparisons = compare_variants(plan["variants"], {n: t.cases for n, t in tallies.items()},
                                        {n: t.keyed_fields(keys) for n, t in tallies.items()}, seed)
         summary = {"variants": variants, "comparisons": comparisons,
-                   "not_measured": not_measured(plan, tallies, comparisons)}
+                   "not_measured": not_measured(plan, tallies, comparisons),
+                   "methods": {"version": STATS_VERSION, **METHODS}}
         judges = self.judges.summary(pairwise)
         if judges is not None:
             summary["judges"] = judges

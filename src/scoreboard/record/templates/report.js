@@ -275,7 +275,8 @@
       var s = VS[name] || {};
       var judged = (s.passed || 0) + (s.failed || 0) + (s.errors || 0);
       var ci = s.pass_rate_ci;
-      var method = ci && (ci.method || ci.unit) ? [ci.method, ci.unit ? "by " + ci.unit : null].filter(Boolean).join(", ") : null;
+      var words = summary.methods && ci && typeof summary.methods[ci.method] === "string" ? summary.methods[ci.method] : null;
+      var method = words || (ci && (ci.method || ci.unit) ? [ci.method, ci.unit ? "by " + ci.unit : null].filter(Boolean).join(", ") : null);
       var flaky = Array.isArray(s.flaky_cases) ? s.flaky_cases.length : null;
       var kv = el("dl", { class: "kv num" });
       function row(k, v, testid) { kv.appendChild(el("dt", { text: k })); kv.appendChild(el("dd", { "data-testid": testid, text: v })); }
@@ -291,6 +292,18 @@
       }
       if (typeof s.cases === "number") row("cases", String(s.cases), "cases-" + name);
       if (flaky !== null) row("flaky cases", String(flaky), "flaky-" + name);
+      ["pass_at_k", "pass_hat_k"].forEach(function (key) {
+        var figs = s[key];
+        if (!figs || typeof figs !== "object") return;
+        Object.keys(figs).forEach(function (k) {
+          var f = figs[k] || {};
+          var label = (key === "pass_at_k" ? "pass@" : "pass^") + k;
+          row(label, fmtRate(f.value) + (f.ci ? " (" + fmtRate(f.ci.low) + "\u2013" + fmtRate(f.ci.high) + ")" : ""),
+              label.replace(/[@^]/, key === "pass_at_k" ? "-at-" : "-all-") + "-" + name);
+        });
+      });
+      var over = s.field_accuracy_over;
+      if (over && over.errored_attempts) row("errored, fields not graded", String(over.errored_attempts), "fields-errored-" + name);
       var v = (plan.variants || [])[vi] || {};
       var subject = v.subject && typeof v.subject === "object" ? v.subject : null;
       var describe = subject ? [subject.type, subject.model || subject.function || subject.command || subject.url].filter(function (x) { return typeof x === "string"; }).join(": ") : "";
@@ -348,9 +361,13 @@
         c.discordant !== undefined ? stat("discordant", c.discordant, "cmp-discordant") : null,
         stat("mean difference (A\u2212B)", diffText, "cmp-mean-difference", diffCi ? diffLevel + diffCi : null),
         stat("sign test p", fmtP(c.sign_test_p), "cmp-sign-p"),
-        stat("McNemar p", fmtP(mcP), "cmp-mcnemar-p", mc && mc.b01 !== undefined ? "only A passed " + mc.b10 + " \u00b7 only B passed " + mc.b01 : null));
-      var flags = Array.isArray(c.flags) && c.flags.length ? el("ul", { class: "flags", "data-testid": "cmp-flags" },
-        c.flags.map(function (f) { return el("li", null, mark("warn", "caution"), el("span", { text: flagWords(f) })); })) : null;
+        stat("McNemar p", fmtP(mcP), "cmp-mcnemar-p", mc && mc.b01 !== undefined ? "only A passed " + mc.b10 + " \u00b7 only B passed " + mc.b01 : null),
+        c.detectable_difference && typeof c.detectable_difference.value === "number" ?
+          stat("detectable difference", "\u00b1" + Math.round(c.detectable_difference.value * 100) + " points", "cmp-detectable",
+               "80% power, paired t, spread from " + c.detectable_difference.sd_from) : null);
+      var flagList = (Array.isArray(c.flags) ? c.flags : []).concat((Array.isArray(c.field_flags) ? c.field_flags : []).map(function (f) { return "per-field figures: " + f; }));
+      var flags = flagList.length ? el("ul", { class: "flags", "data-testid": "cmp-flags" },
+        flagList.map(function (f) { return el("li", null, mark("warn", "caution"), el("span", { text: flagWords(f) })); })) : null;
       var differs = c.differs_in;
       var differsNode = differs && (!Array.isArray(differs) || differs.length) ? el("p", { class: "muted", "data-testid": "cmp-differs-in" },
         "The variants differ in: " + (Array.isArray(differs) ? differs.join(", ") : typeof differs === "string" ? differs : JSON.stringify(differs)) + ".") : null;
@@ -373,7 +390,7 @@
     if (!fields || typeof fields !== "object") return null;
     var paths = Object.keys(fields).sort();
     if (!paths.length) return null;
-    var known = ["cases", "a_wins", "b_wins", "ties", "mean_difference", "mean_difference_ci", "sign_test_p"];
+    var known = ["cases", "a_wins", "b_wins", "ties", "mean_difference", "mean_difference_ci", "sign_test_p", "detectable_difference"];
     var extra = [];
     paths.forEach(function (p) {
       var f = fields[p];
@@ -428,7 +445,7 @@
     if (j && j.variants) {
       var names = Object.keys(j.variants);
       parts.push(el("div", { class: "table-wrap" }, el("table", null,
-        el("thead", null, el("tr", null, ["variant", "judged", "judge failures", "self-agreement", "judge requests", "judge cost (USD)"]
+        el("thead", null, el("tr", null, ["variant", "judged", "judge failures", "no majority", "self-agreement", "judge requests", "judge cost (USD)"]
           .map(function (h, i) { return el("th", { class: i ? "r" : null, text: h }); }))),
         el("tbody", null, names.map(function (n) {
           var v = j.variants[n] || {}, u = v.usage || {};
@@ -436,6 +453,7 @@
             el("td", { text: n }),
             el("td", { class: "r num", text: fmtNum(v.judged) }),
             el("td", { class: "r num", "data-testid": "judge-failures-" + n, text: fmtNum(v.judge_failures) }),
+            el("td", { class: "r num", "data-testid": "judge-no-majority-" + n, text: fmtNum(v.no_majority || 0) }),
             el("td", { class: "r num", text: v.self_agreement === null || v.self_agreement === undefined ? "n/a" : fmtRate(v.self_agreement) }),
             measureCell("judge-" + n, "requests", u.requests, 0),
             measureCell("judge-" + n, "cost_usd", u.cost_usd, 4));
@@ -444,7 +462,7 @@
       names.forEach(function (n) { Object.keys(j.variants[n].pointwise || {}).forEach(function (d) { dims[d] = true; }); });
       var dimNames = Object.keys(dims).sort();
       if (dimNames.length) {
-        parts.push(el("h3", { text: "Blind pointwise scores (0-3, mean)" }), el("div", { class: "table-wrap" }, el("table", null,
+        parts.push(el("h3", { text: "Blind pointwise scores (0-3, mean over cases)" }), el("div", { class: "table-wrap" }, el("table", null,
           el("thead", null, el("tr", null, el("th", { text: "dimension" }), names.map(function (n) { return el("th", { class: "r", text: n }); }))),
           el("tbody", null, dimNames.map(function (d) {
             return el("tr", null, el("td", { text: d }), names.map(function (n) {
@@ -458,13 +476,15 @@
     ((j && j.dq) || []).forEach(function (q) {
       var range = q.ci && typeof q.ci.low === "number" ? " (95% CI " + (q.ci.low >= 0 ? "+" : "") + q.ci.low.toFixed(2) + " to " + (q.ci.high >= 0 ? "+" : "") + q.ci.high.toFixed(2) + ")" : "";
       items.push(el("li", { "data-testid": "dq-" + q.a + "-" + q.b }, el("strong", { text: "dQ " + q.a + " − " + q.b + ": " }),
-        (q.dq >= 0 ? "+" : "") + q.dq.toFixed(2) + range + " on " + q.cases + " cases" + (q.small_sample ? " (small sample: fewer than 30 cases)" : "")));
+        (q.dq >= 0 ? "+" : "") + q.dq.toFixed(2) + range + " on " + q.cases + " cases" +
+        (Array.isArray(q.flags) && q.flags.length ? " (" + q.flags.join("; ") + ")" : q.small_sample ? " (small sample: fewer than 30 cases)" : "")));
     });
     ((j && j.pairwise) || []).forEach(function (w) {
       items.push(el("li", { "data-testid": "pairwise-" + w.a + "-" + w.b }, el("strong", { text: "pairwise " + w.a + " vs " + w.b + ": " }),
         w.a_wins + " wins, " + w.b_wins + " losses, " + w.ties + " ties over " + w.cases + " cases; position consistency " +
         (w.position_consistency === null || w.position_consistency === undefined ? "n/a" : fmtRate(w.position_consistency)) +
-        " (a verdict that flips when the order is swapped counts as a tie)"));
+        " (a verdict that flips when the order is swapped counts as a tie)" +
+        (Array.isArray(w.flags) && w.flags.length ? "; " + w.flags.join("; ") : "")));
     });
     if (items.length) parts.push(el("ul", { class: "plain" }, items));
     if (agree) {

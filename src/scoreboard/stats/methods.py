@@ -1,0 +1,163 @@
+"""The interval and power methods of a report, one per figure, the same for every variant.
+
+Chosen by simulation (benchmarks/calibration.py; the tables are in benchmarks/README.md):
+
+- **Pass rate: Wilson on the effective number of cases.** Each case ran m_i times and passed
+  x_i times; the rate is sum(x) / sum(m). With one run per case this is the plain Wilson score
+  interval on the cases. With repeats, the repeats of a case are not independent evidence: the
+  rate's variance is taken between cases (the cluster-robust variance of a ratio,
+  n/(n-1) * sum((x_i - p m_i)^2) / (sum m)^2), the effective number of cases is
+  p(1-p) / that variance (kept between 1 and sum(m)), and Wilson is taken on it. When every
+  case passed every run (or failed every run) there is no spread to measure: Wilson on the
+  number of cases, the one-sided bound a consistent outcome allows. Never zero width.
+- **Means of per-case values (paired differences, dQ, pass@k, pointwise scores): Student t on
+  the per-case values** (df = cases - 1), clipped to the scale. When every case has the same
+  value the spread is 0 and t would claim certainty: then half a pseudo-case is added at each
+  end of the scale and one at its middle (the Agresti-Min adjustment of matched proportions),
+  so the interval is honest about how few cases there are. Never zero width.
+- **Power: the paired t test's minimum detectable effect** at 80% power and the gate's alpha,
+  from the spread of per-case differences (a pilot's, this run's, or a stated assumption).
+"""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+
+LEVEL = 0.95
+#: the name and the words of each method, as every rendering states them
+PASS_RATE_METHOD = "wilson-effective-n"
+MEAN_METHOD = "student-t"
+METHODS = {
+    PASS_RATE_METHOD: "Wilson score interval on the effective number of cases (repeats of a case count "
+                      "as one case's worth of evidence, scaled by how much cases differ)",
+    MEAN_METHOD: "Student t interval on per-case values (df = cases - 1); with no spread, half a "
+                 "pseudo-case at each end of the scale (Agresti-Min)",
+}
+#: the version of the summary's statistics; a report computed by another version is not
+#: recomputed by `verify` (it says so instead of calling the difference a mismatch)
+STATS_VERSION = 2
+#: stated assumption when no pilot gives the spread of per-case differences: a binary outcome
+#: whose variants disagree on half the cases (the largest spread a 0/1 difference has at 0)
+ASSUMED_DIFFERENCE_SD = 0.5 ** 0.5
+POWER = 0.8
+
+
+def _z(level: float = LEVEL) -> float:
+    return NormalDist().inv_cdf(0.5 + level / 2)
+
+
+def t_quantile(q: float, df: float) -> float:
+    """Student t quantile (scipy's t.ppf)."""
+    from scipy.stats import t
+
+    return float(t.ppf(q, df))
+
+
+def wilson(p: float, n: float, level: float = LEVEL) -> tuple[float, float]:
+    """Wilson score interval of a proportion p observed on n (possibly fractional) units."""
+    z = _z(level)
+    z2n = z * z / n
+    centre = (p + z2n / 2) / (1 + z2n)
+    half = z / (1 + z2n) * math.sqrt(max(0.0, p * (1 - p) / n + z2n / (4 * n)))
+    low = 0.0 if p <= 0 else max(0.0, centre - half)
+    high = 1.0 if p >= 1 else min(1.0, centre + half)
+    return low, high
+
+
+def effective_cases(counts: list[tuple[int, int]]) -> float:
+    """The effective number of cases of a pass rate over cases that ran several times."""
+    n = len(counts)
+    total = sum(m for _, m in counts)
+    passed = sum(x for x, _ in counts)
+    if n <= 1 or all(m == 1 for _, m in counts):
+        return float(total) if all(m == 1 for _, m in counts) else float(n)
+    p = passed / total
+    if p in (0.0, 1.0):
+        return float(n)
+    variance = n / (n - 1) * math.fsum((x - p * m) ** 2 for x, m in counts) / total ** 2
+    if variance <= 0:
+        return float(total)
+    return min(float(total), max(1.0, p * (1 - p) / variance))
+
+
+def pass_rate_interval(counts: list[tuple[int, int]], level: float = LEVEL) -> dict | None:
+    """The pass rate's interval, case as the unit: {low, high, level, method, unit, effective_cases}."""
+    counts = [(x, m) for x, m in counts if m]
+    if not counts:
+        return None
+    total = sum(m for _, m in counts)
+    p = sum(x for x, _ in counts) / total
+    n_eff = effective_cases(counts)
+    low, high = wilson(p, n_eff, level)
+    return {"low": low, "high": high, "level": level, "method": PASS_RATE_METHOD, "unit": "case",
+            "effective_cases": round(n_eff, 6)}
+
+
+def mean_interval(values: list[float], low_end: float, high_end: float, level: float = LEVEL,
+                  ) -> dict | None:
+    """Student t interval of the mean of per-case values on the scale [low_end, high_end]."""
+    n = len(values)
+    if n == 0:
+        return None
+    mean = math.fsum(values) / n
+    spread = math.fsum((v - mean) ** 2 for v in values)
+    adjusted = n < 2 or spread <= 1e-24
+    if adjusted:
+        # No spread to measure: the Agresti-Min pseudo-cases (1/2 at each end, 1 at the middle).
+        weights = [1.0] * n + [0.5, 0.5, 1.0]
+        points = list(values) + [low_end, high_end, (low_end + high_end) / 2]
+        w = sum(weights)
+        centre = math.fsum(a * b for a, b in zip(weights, points)) / w
+        var = math.fsum(a * (b - centre) ** 2 for a, b in zip(weights, points)) / (w - 1)
+        se = math.sqrt(var / w)
+    else:
+        centre = mean
+        se = math.sqrt(spread / (n - 1) / n)
+    t = t_quantile(0.5 + level / 2, max(1, n - 1))
+    return {"low": max(low_end, centre - t * se), "high": min(high_end, centre + t * se), "level": level,
+            "method": MEAN_METHOD, "unit": "case", "cases": n, "adjusted": adjusted}
+
+
+def detectable_difference(sd: float, cases: int, alpha: float = 0.05, power: float = POWER) -> float | None:
+    """The smallest true mean difference a two-sided paired t test on `cases` cases detects
+    with the given power: (t(1-alpha/2) + t(power)) * sd / sqrt(cases), df = cases - 1."""
+    if cases < 2 or sd is None:
+        return None
+    df = cases - 1
+    return (t_quantile(1 - alpha / 2, df) + t_quantile(power, df)) * sd / math.sqrt(cases)
+
+
+def cases_needed(delta: float, sd: float, alpha: float = 0.05, power: float = POWER, limit: int = 1_000_000,
+                 ) -> int | None:
+    """The fewest cases at which `delta` is detectable (see detectable_difference)."""
+    if delta <= 0 or sd is None:
+        return None
+    if sd == 0:
+        return 2
+    low, high = 2, 2
+    while (detectable_difference(sd, high, alpha, power) or math.inf) > delta:
+        low, high = high, high * 2
+        if high > limit:
+            return None
+    while low < high:
+        mid = (low + high) // 2
+        if (detectable_difference(sd, mid, alpha, power) or math.inf) <= delta:
+            high = mid
+        else:
+            low = mid + 1
+    return high
+
+
+def pass_at_k(passed: int, runs: int, k: int) -> float | None:
+    """Unbiased pass@k of one case (Chen et al. 2021): 1 - C(n-c, k) / C(n, k)."""
+    if k < 1 or runs < k:
+        return None
+    return 1.0 - math.comb(runs - passed, k) / math.comb(runs, k)
+
+
+def pass_hat_k(passed: int, runs: int, k: int) -> float | None:
+    """Unbiased pass^k of one case (every one of k runs passes): C(c, k) / C(n, k)."""
+    if k < 1 or runs < k:
+        return None
+    return math.comb(passed, k) / math.comb(runs, k)
