@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 
@@ -27,7 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from scoreboard.stats.comparison import mcnemar, paired_stats  # noqa: E402
-from scoreboard.stats.methods import mean_interval, pass_at_k, pass_rate_interval  # noqa: E402
+from scoreboard.stats.methods import mean_interval, pass_at_k, pass_rate_interval, share_interval  # noqa: E402
 
 PS = (0.1, 0.5, 0.9)
 NS = (10, 30, 100)
@@ -108,7 +107,7 @@ def pass_at_k_coverage(rng, p, n, runs, icc, k, sims) -> float:
     hits = 0
     for _ in range(sims):
         x = rng.binomial(runs, case_probabilities(rng, p, icc, n))
-        ci = mean_interval([pass_at_k(int(c), runs, k) for c in x], 0.0, 1.0)
+        ci = share_interval([pass_at_k(int(c), runs, k) for c in x])
         hits += ci["low"] <= truth <= ci["high"]
     return hits / sims
 

@@ -293,3 +293,42 @@ def test_not_measured_model_comparison_when_confounded():
     assert len(model) == 1 and "subject and skill" in model[0]["why"]
     plan["variants"][1]["subject"] = {"type": "mock"}
     assert "model comparison" not in whats(summarize(plan, attempts))
+
+
+# --- pass@k and pass^k --------------------------------------------------------------------------
+
+def test_pass_at_k_and_pass_hat_k_are_unbiased_per_case_and_averaged():
+    from math import comb
+
+    outcomes = [["passed", "passed", "failed"], ["failed"] * 3, ["passed"] * 3, ["passed", "failed", "failed"]]
+    s = summarize(plan_for(4, runs=3), pattern(outcomes))["variants"]["a"]
+    passes = [2, 0, 3, 1]
+    for k in (1, 2, 3):
+        at = sum(1 - comb(3 - c, k) / comb(3, k) for c in passes) / 4
+        hat = sum(comb(c, k) / comb(3, k) for c in passes) / 4
+        assert s["pass_at_k"][str(k)]["value"] == pytest.approx(at)
+        assert s["pass_hat_k"][str(k)]["value"] == pytest.approx(hat)
+        for block in (s["pass_at_k"][str(k)], s["pass_hat_k"][str(k)]):
+            ci = block["ci"]
+            assert ci["low"] <= block["value"] <= ci["high"] and ci["high"] - ci["low"] > 0
+            assert ci["unit"] == "case" and block["cases"] == 4
+    # pass@1 is the mean per-case pass rate; pass@k grows with k and pass^k shrinks.
+    assert s["pass_at_k"]["1"]["value"] == pytest.approx(6 / 12)
+    assert s["pass_at_k"]["3"]["value"] > s["pass_at_k"]["1"]["value"] > s["pass_hat_k"]["3"]["value"]
+
+
+def test_no_pass_at_k_with_one_run():
+    s = summarize(plan_for(3), pattern([["passed"]] * 3))["variants"]["a"]
+    assert "pass_at_k" not in s and "pass_hat_k" not in s
+
+
+def test_field_accuracy_says_its_denominator_and_keeps_errors_beside_it():
+    attempts = [att("c0", "a", 0, "passed", fields=[{"path": "x", "passed": True}, {"path": "y", "passed": False}],
+                    grader="fields"),
+                att("c1", "a", 0, "error")]
+    s = summarize(plan_for(2), attempts)["variants"]["a"]
+    assert s["field_accuracy"] == {"x": 1.0, "y": 0.0}
+    assert s["field_accuracy_over"] == {"graded_attempts": 1, "errored_attempts": 1}
+    overall = s["field_accuracy_overall"]
+    assert (overall["value"], overall["correct"], overall["total"]) == (0.5, 1, 2)
+    assert overall["ci"]["low"] < 0.5 < overall["ci"]["high"]

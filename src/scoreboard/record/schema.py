@@ -262,6 +262,8 @@ class Gate(Closed):
     value: Num | None = None
     passed: StrictBool
     description: StrictStr
+    #: fail-under-metric gates: the summary figure gated (pass@3, fields, field:PATH...)
+    metric: StrictStr | None = None
     # baseline gates only
     baseline_variant: StrictStr | None = None
     baseline_run: StrictStr | None = None

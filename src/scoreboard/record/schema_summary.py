@@ -84,6 +84,15 @@ class FieldsOver(Closed):
     errored_attempts: StrictInt
 
 
+class FieldsOverall(Closed):
+    """Every graded field of every case: correct / total, with an interval by case."""
+
+    value: Num
+    correct: StrictInt
+    total: StrictInt
+    ci: Interval | None = None
+
+
 class Methods(Open):
     """The version of the statistics and, per method name, what it is in words."""
 
@@ -179,6 +188,7 @@ class VariantSummary(Closed):
     pass_at_k: dict[str, KFigure] | None = None
     pass_hat_k: dict[str, KFigure] | None = None
     field_accuracy_over: FieldsOver | None = None
+    field_accuracy_overall: FieldsOverall | None = None
 
 
 # ---------------------------------------------------------------------------------------------

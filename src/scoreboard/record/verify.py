@@ -333,19 +333,26 @@ class _Verifier:
         return summary
 
     def gates(self, summary: dict | None) -> None:
-        from ..stats.gates import all_pass_gate, fail_under_gates, failing_cases
+        from ..stats.gates import all_pass_gate, fail_under_gates, failing_cases, metric_gates
 
         gates = self.report.get("gates") or []
         for i, g in enumerate(gates):
             path = jpath("gates", i)
             kind = g.get("gate") if isinstance(g, dict) else None
-            if summary is None or kind not in ("fail-under", "all-pass"):
+            if summary is None or kind not in ("fail-under", "all-pass", "fail-under-metric"):
                 self.skipped.setdefault(f"gate:{kind}", {"grader": None, "gate": kind, "grades": 0, "first": path,
                                                          "why": "gate cannot be recomputed from the report"})
                 continue
             if kind == "fail-under":
                 want = fail_under_gates(summary, {g.get("variant"): g.get("threshold")}, [g.get("variant")])
                 want = want[0] if want else None
+            elif kind == "fail-under-metric":
+                try:
+                    found = metric_gates(summary, {f"{g.get('variant')}:{g.get('metric')}": g.get("threshold")},
+                                         [g.get("variant")])
+                except Exception:  # a tampered metric name: named as a mismatch below
+                    found = []
+                want = found[0] if found else None
             else:
                 want = all_pass_gate(*failing_cases(self.report["attempts"]))
             self.checked["gates"] += 1

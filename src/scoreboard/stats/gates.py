@@ -57,6 +57,43 @@ def fail_under_gates(summary: dict, setting: Any, variants: list[str]) -> list[d
     return gates
 
 
+#: what `--fail-under-metric NAME=VALUE` may name: a figure of each variant's summary
+METRIC_HELP = "pass_rate, pass@K, pass^K, fields (overall field accuracy) or field:PATH"
+
+
+def metric_value(summary_variant: dict, name: str) -> tuple[float | None, str]:
+    """(value, what it is) of a named figure of one variant's summary; ConfigError when the name
+    is not one a gate can read."""
+    if name == "pass_rate":
+        return summary_variant.get("pass_rate"), "pass rate"
+    if name.startswith(("pass@", "pass^")) and name[5:].isdigit():
+        block = summary_variant.get("pass_at_k" if name[4] == "@" else "pass_hat_k") or {}
+        return (block.get(name[5:]) or {}).get("value"), name
+    if name == "fields":
+        return (summary_variant.get("field_accuracy_overall") or {}).get("value"), "field accuracy"
+    if name.startswith("field:") and len(name) > 6:
+        return (summary_variant.get("field_accuracy") or {}).get(name[6:]), f"accuracy of {name[6:]}"
+    raise ConfigError(f"unknown metric {name!r} (known: {METRIC_HELP})", field="fail_under_metric")
+
+
+def metric_gates(summary: dict, setting: dict[str, float] | None, variants: list[str]) -> list[dict]:
+    """One gate per (variant, metric): `setting` maps a metric name, or VARIANT:NAME for one
+    variant, to the least value it may have (an unknown value fails the gate: nothing was shown)."""
+    gates = []
+    for key, threshold in (setting or {}).items():
+        # "VARIANT:NAME" sets one variant's floor; a bare NAME every variant's.
+        target = next((v for v in sorted(variants, key=len, reverse=True) if key.startswith(v + ":")), None)
+        name = key[len(target) + 1:] if target else key
+        for variant in [target] if target else variants:
+            value, what = metric_value((summary.get("variants") or {}).get(variant) or {}, name)
+            passed = value is not None and value >= threshold
+            shown = "n/a" if value is None else f"{value:.1%}"
+            gates.append({"gate": "fail-under-metric", "variant": variant, "metric": name,
+                          "threshold": threshold, "value": value, "passed": passed,
+                          "description": f"{variant}: {what} {shown} {'≥' if passed else '<'} {threshold:.1%}"})
+    return gates
+
+
 def all_pass_gate(ran: int, failing: list[str]) -> dict:
     """`score`'s rule: every case must pass (and there must be at least one). `ran` counts the
     cases with an attempt that ran; `failing` lists those with any attempt that did not pass."""

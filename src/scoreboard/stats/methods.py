@@ -10,8 +10,10 @@ Chosen by simulation (benchmarks/calibration.py; the tables are in benchmarks/RE
   p(1-p) / that variance (kept between 1 and sum(m)), and Wilson is taken on it. When every
   case passed every run (or failed every run) there is no spread to measure: Wilson on the
   number of cases, the one-sided bound a consistent outcome allows. Never zero width.
-- **Means of per-case values (paired differences, dQ, pass@k, pointwise scores): Student t on
-  the per-case values** (df = cases - 1), clipped to the scale. When every case has the same
+- **Shares of per-case values in [0, 1] (pass@k, pass^k): Wilson on the effective number of
+  cases** too, the effective number from the spread of the per-case values.
+- **Means of per-case values (paired differences, dQ, pointwise scores): Student t on the
+  per-case values** (df = cases - 1), clipped to the scale. When every case has the same
   value the spread is 0 and t would claim certainty: then half a pseudo-case is added at each
   end of the scale and one at its middle (the Agresti-Min adjustment of matched proportions),
   so the interval is honest about how few cases there are. Never zero width.
@@ -90,6 +92,24 @@ def pass_rate_interval(counts: list[tuple[int, int]], level: float = LEVEL) -> d
     p = sum(x for x, _ in counts) / total
     n_eff = effective_cases(counts)
     low, high = wilson(p, n_eff, level)
+    return {"low": low, "high": high, "level": level, "method": PASS_RATE_METHOD, "unit": "case",
+            "effective_cases": round(n_eff, 6)}
+
+
+def share_interval(values: list[float], level: float = LEVEL) -> dict | None:
+    """The interval of a mean of per-case shares in [0, 1] (pass@k, pass^k): Wilson on the
+    effective number of cases, as for the pass rate, which keeps its coverage near 0 and 1
+    where a t interval on skewed shares does not."""
+    n = len(values)
+    if n == 0:
+        return None
+    mean = math.fsum(values) / n
+    spread = math.fsum((v - mean) ** 2 for v in values)
+    if n < 2 or mean <= 0 or mean >= 1 or spread <= 0:
+        n_eff = float(n)
+    else:
+        n_eff = min(float(10 * n), max(1.0, mean * (1 - mean) / (spread / (n - 1) / n)))
+    low, high = wilson(mean, n_eff, level)
     return {"low": low, "high": high, "level": level, "method": PASS_RATE_METHOD, "unit": "case",
             "effective_cases": round(n_eff, 6)}
 

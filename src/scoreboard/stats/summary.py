@@ -20,7 +20,7 @@ from .counts import CaseCounts, CaseIndex
 from .intervals import bootstrap_seed, rate
 from .judges import JudgeAccumulator
 from .measurements import MeasureAccumulator
-from .methods import METHODS, STATS_VERSION, mean_interval, pass_at_k, pass_hat_k
+from .methods import METHODS, STATS_VERSION, pass_at_k, pass_hat_k, share_interval
 from .methods import pass_rate_interval as rate_interval
 
 JUDGED = ("passed", "failed", "error")
@@ -67,6 +67,8 @@ class Tally:
         self.graders: set[str] = set()
         #: attempts with at least one field-level grade (field accuracy's denominator, in attempts)
         self.field_attempts = 0
+        #: case_id -> (fields correct, fields graded) over every field: overall field accuracy
+        self.fields_all = CaseCounts(cases)
 
     def add(self, a: dict) -> None:
         """Count one attempt."""
@@ -96,6 +98,7 @@ class Tally:
                 if counts is None:
                     counts = self.fields[pair] = CaseCounts(self.index)
                 counts.add(cid, bool(f.get("passed")))
+                self.fields_all.add(cid, bool(f.get("passed")))
         self.field_attempts += fielded
 
     def keyed_fields(self, keys: dict[tuple[str, str], str]) -> dict[str, CaseCounts]:
@@ -111,7 +114,7 @@ def pass_rate_interval(tallies, seed: Any = None) -> dict | None:
 
 def pass_at_k_figures(cases, runs: int) -> tuple[dict, dict]:
     """pass@k and pass^k for k = 1..runs: the unbiased per-case estimators averaged over the
-    cases judged at least k times, each with a t interval by case."""
+    cases judged at least k times, each with an interval by case (stats.methods.share_interval)."""
     at, hat = {}, {}
     if runs < 2:
         return at, hat
@@ -122,7 +125,7 @@ def pass_at_k_figures(cases, runs: int) -> tuple[dict, dict]:
         for out, values in ((at, per_at), (hat, per_hat)):
             if values:
                 out[str(k)] = {"value": math.fsum(values) / len(values), "cases": len(values),
-                               "ci": mean_interval(values, 0.0, 1.0)}
+                               "ci": share_interval(values)}
     return at, hat
 
 
@@ -161,6 +164,12 @@ def variant_summary(tally: Tally, runs: int, keys: dict[tuple[str, str], str], s
     # Field accuracy is over the attempts whose output was graded field by field; an attempt
     # that errored has no output, so it is counted beside the figure, never silently left out.
     out["field_accuracy_over"] = {"graded_attempts": tally.field_attempts, "errored_attempts": counts["error"]}
+    correct, total = tally.fields_all.totals()
+    if total:
+        # Every field of every case, the case as the unit of the interval (fields of one
+        # document are not independent evidence either).
+        out["field_accuracy_overall"] = {"value": correct / total, "correct": correct, "total": total,
+                                         "ci": rate_interval(list(tally.fields_all.values()))}
     return out
 
 
