@@ -328,15 +328,22 @@ def test_surrogate_escapes_rejected(tmp_path):
 
 
 @pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
-def test_endless_files_are_bounded(tmp_path):
-    """stat() says 0 bytes for a device or pipe: the limits still hold."""
-    with pytest.raises(ConfigError, match="max_file_bytes"):
+def test_endless_files_are_refused(tmp_path):
+    """stat() says 0 bytes for a device or pipe, and reading one never ends (or blocks): only
+    regular files are read, so a device is refused before any byte is read."""
+    with pytest.raises(ConfigError, match="is a device, not a regular file"):
         load_cases("/dev/zero", Limits(max_file_bytes=1000))
+    os.symlink("/dev/zero", tmp_path / "zero")
     path = tmp_path / "cases.jsonl"
-    path.write_text('{"id": "z", "input": "@/dev/zero", "expected": "x"}\n')
-    with pytest.raises(ConfigError) as info:
-        load_cases(path, Limits(max_input_bytes=1000))
-    assert (info.value.case_id, info.value.field) == ("z", "input") and "max_input_bytes" in str(info.value)
+    for rel in ("/dev/zero", "zero"):
+        path.write_text(json.dumps({"id": "z", "input": "@" + rel, "expected": "x"}) + "\n")
+        with pytest.raises(ConfigError) as info:
+            load_cases(path, Limits(max_input_bytes=1000))
+        assert (info.value.case_id, info.value.field) == ("z", "input")
+    # Allowed to reach /dev (root "/"), the device is still refused as not a regular file.
+    with pytest.raises(ConfigError, match="is a device") as info:
+        load_cases(path, Limits(max_input_bytes=1000), root="/")
+    assert (info.value.case_id, info.value.field) == ("z", "input")
 
 
 def test_unreadable_input_path_is_one_line(tmp_path):

@@ -9,6 +9,22 @@ class ScoreboardError(Exception):
     exit_code = 1
 
 
+def shorten(text: str, limit: int = 200) -> str:
+    """`text` cut to `limit` characters with an ellipsis: a value echoed in an error (a case id,
+    a path, a field) comes from user files and may be 100,000 characters long."""
+    text = str(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+#: the most characters of one error line's message part (the location parts have their own)
+MAX_MESSAGE = 1000
+
+
+def one_line(text: str) -> str:
+    """Line breaks escaped, so an error stays the one line the CLI promises."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
 class ConfigError(ScoreboardError):
     """Invalid usage or input (flags, case files, suites, reports): exit 1, nothing runs."""
 
@@ -19,14 +35,16 @@ class ConfigError(ScoreboardError):
         self.file, self.line, self.case_id, self.field = file, line, case_id, field
         parts = []
         if file:
-            parts.append(f"{file}:{line}" if line else str(file))
+            shown = shorten(file, 240)
+            parts.append(f"{shown}:{line}" if line else shown)
         if case_id is not None:
-            parts.append(f"case {case_id!r}")
+            parts.append(f"case {shorten(case_id, 80)!r}")
         if field:
-            parts.append(f"field {field!r}")
+            parts.append(f"field {shorten(field, 120)!r}")
         prefix = ", ".join(parts)
         self.detail = message
-        super().__init__(f"{prefix}: {message}" if prefix else message)
+        message = shorten(message, MAX_MESSAGE)
+        super().__init__(one_line(f"{prefix}: {message}" if prefix else message))
 
 
 class SubjectError(ScoreboardError):

@@ -13,6 +13,7 @@ import pytest
 
 from scoreboard.cases import load_cases
 from scoreboard.cases.csv_import import build_records, import_csv, parse_map
+from scoreboard.errors import ConfigError
 from scoreboard.cli import import_csv as command
 from scoreboard.errors import ConfigError
 
@@ -240,18 +241,34 @@ def test_at_file_inputs_are_rewritten_relative_to_the_output(tmp_path):
     data = tmp_path / "sheets"
     (data / "docs").mkdir(parents=True)
     (data / "docs" / "inv1.txt").write_text("invoice one", encoding="utf-8")
-    (tmp_path / "elsewhere").mkdir()
-    absolute = tmp_path / "elsewhere" / "abs.txt"
-    absolute.write_text("absolute doc", encoding="utf-8")
-    src = write_csv(data / "c.csv", f'q,a\n@docs/inv1.txt,"{{""k"": 1}}"\n@{absolute},"{{""k"": 2}}"\n')
+    (data / "docs" / "inv2.txt").write_text("invoice two", encoding="utf-8")
+    src = write_csv(data / "c.csv", 'q,a\n@docs/inv1.txt,"{""k"": 1}"\n@docs/inv2.txt,"{""k"": 2}"\n')
     out = tmp_path / "cases" / "nested" / "o.jsonl"
     code, _, stderr = run_import(["--csv", str(src), "--map", "input=q,expected=a", "--out", str(out)])
     assert code == 0, stderr
     records = read_jsonl(out)
     assert records[0]["input"] == "@../../sheets/docs/inv1.txt"
-    assert records[1]["input"] == f"@{absolute}"
-    cases = load_cases(out)
-    assert cases[0].input == "invoice one" and cases[1].input == "absolute doc"
+    assert records[1]["input"] == "@../../sheets/docs/inv2.txt"
+    # The written paths climb out of the case file's folder: they load under a root holding both.
+    cases = load_cases(out, root=tmp_path)
+    assert cases[0].input == "invoice one" and cases[1].input == "invoice two"
+    with pytest.raises(ConfigError, match="climbs out"):
+        load_cases(out)
+
+
+def test_absolute_and_escaping_at_file_inputs_are_refused(tmp_path):
+    """A sheet's `@` paths follow the case-file rule: relative, inside the sheet's folder."""
+    data = tmp_path / "sheets"
+    data.mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    absolute = tmp_path / "elsewhere" / "abs.txt"
+    absolute.write_text("absolute doc", encoding="utf-8")
+    for cell, words in ((f"@{absolute}", "absolute path"), ("@../elsewhere/abs.txt", "climbs out")):
+        src = write_csv(data / "c.csv", f'q,a\n{cell},"{{""k"": 2}}"\n')
+        out = tmp_path / "o.jsonl"
+        code, _, stderr = run_import(["--csv", str(src), "--map", "input=q,expected=a", "--out", str(out)])
+        assert code == 1 and words in stderr and "row 2, column 'q'" in stderr, stderr
+        assert len(stderr.splitlines()) == 1 and not out.exists()
 
 
 def test_at_file_relative_paths_with_relative_arguments(tmp_path):
@@ -267,7 +284,7 @@ def test_at_file_relative_paths_with_relative_arguments(tmp_path):
     finally:
         os.chdir(cwd)
     assert result.records[0]["input"] == "@../in/doc.txt"
-    assert load_cases(tmp_path / "out" / "o.jsonl")[0].input == "text"
+    assert load_cases(tmp_path / "out" / "o.jsonl", root=tmp_path)[0].input == "text"
 
 
 def test_missing_at_file_fails_early(tmp_path):

@@ -9,7 +9,7 @@ it is sent, and the turns after it are not run.
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any, Callable, Union
 
 from pydantic import Field
 
@@ -118,9 +118,23 @@ def check_history(conversation: dict, index: int, messages: list[dict], limits: 
 _HISTORY_KEYS = {"messages", "history", "assistant", "replies"}
 
 
+def _read_documents(shared: dict, read_at: Callable[[str, str], str] | None) -> None:
+    """`@path` documents become the text of that file, read as an `@` input is (confined to
+    the case file's folder or --root); other documents are the text given."""
+    docs = shared.get("documents")
+    if not docs or read_at is None:
+        return
+    keys = docs.keys() if isinstance(docs, dict) else range(len(docs))
+    for key in list(keys):
+        value = docs[key]
+        if isinstance(value, str) and value.startswith("@"):
+            docs[key] = read_at(value[1:], f"conversation.documents.{key}")
+
+
 def expand_conversation(raw: dict, record: Any, *, file: str, line: int | None,
-                        limits: ConversationLimits) -> list[Case]:
-    """Validate a conversation case record and turn it into one Case per turn."""
+                        limits: ConversationLimits, read_at: Callable[[str, str], str] | None = None) -> list[Case]:
+    """Validate a conversation case record and turn it into one Case per turn (`read_at`
+    reads an `@path` document: (path, field) -> text)."""
     case_id = record.id
     shared_raw = raw.get("conversation") or {}
     if not isinstance(shared_raw, dict):
@@ -132,6 +146,7 @@ def expand_conversation(raw: dict, record: Any, *, file: str, line: int | None,
                           file=file, line=line, case_id=case_id, field="turns")
     shared = parse_model(SharedInput, shared_raw, file=file, line=line, case_id=case_id,
                          prefix="conversation").model_dump(exclude_none=True)
+    _read_documents(shared, read_at)
     if record.input is not None:
         raise ConfigError("a conversation case takes 'conversation' and 'turns', not 'input'", file=file,
                           line=line, case_id=case_id, field="input")

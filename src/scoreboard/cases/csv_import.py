@@ -8,14 +8,16 @@ multiline cell stays one row), so a user can find the row to fix.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, shorten
 from ..graders.base import short
+from ..safefile import FileRefused, resolve_inside
 from ..suite.config import Limits
 from .case import Case
 
@@ -85,28 +87,27 @@ def _grader_spec(grader: Any) -> tuple[str, Any]:
 
 def _read_rows(path: Path, limits: Limits) -> list[list[str]]:
     shown = str(path)
-    from .loader import check_input_file
+    from .loader import read_user_file
 
-    check_input_file(path, "CSV", limits.max_file_bytes)
+    data = read_user_file(path, "CSV", limits.max_file_bytes)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"not valid UTF-8 (byte {exc.start}); save the sheet as CSV UTF-8",
+                          file=shown) from None
     rows: list[list[str]] = []
     # One cell may hold a whole document; the csv module's default cap (128 KiB) is lower
     # than the input limit, so it is raised for this read and restored afterwards.
     old_limit = csv.field_size_limit()
     csv.field_size_limit(max(old_limit, limits.max_file_bytes))
     try:
-        with open(path, encoding="utf-8-sig", newline="") as handle:
-            reader = csv.reader(handle, strict=True)
-            try:
-                for row in reader:
-                    rows.append(row)
-            except csv.Error as exc:
-                raise ConfigError(f"row {len(rows) + 1} (line {reader.line_num}): malformed CSV: {exc}",
-                                  file=shown) from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"not valid UTF-8 (byte {exc.start}); save the sheet as CSV UTF-8",
-                          file=shown) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read CSV file: {exc.strerror}", file=shown) from None
+        reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+        try:
+            for row in reader:
+                rows.append(row)
+        except csv.Error as exc:
+            raise ConfigError(f"row {len(rows) + 1} (line {reader.line_num}): malformed CSV: {exc}",
+                              file=shown) from None
     finally:
         csv.field_size_limit(old_limit)
     return rows
@@ -130,15 +131,16 @@ def _rewrite_input(cell: str, csv_dir: Path, out_dir: Path, where: str, shown: s
     rel = cell[1:]
     if not rel.strip():
         raise ConfigError(f"{where}: '@' must be followed by a file path", file=shown)
-    target = Path(rel) if os.path.isabs(rel) else csv_dir / rel
-    if not target.is_file():
-        raise ConfigError(f"{where}: input file {rel!r} not found (relative to {csv_dir})", file=shown)
-    if os.path.isabs(rel):
-        return cell
+    # The same rule as a case file's `@` inputs: relative, inside the sheet's folder, a
+    # regular file (the case file written here is read under that rule again).
     try:
-        return "@" + Path(os.path.relpath(target, out_dir)).as_posix()
-    except ValueError:  # another drive on Windows: only an absolute path reaches it
-        return "@" + str(target)
+        resolve_inside(rel, csv_dir, csv_dir)
+    except FileRefused as exc:
+        if exc.missing:
+            raise ConfigError(f"{where}: input file {shorten(rel, 120)!r} not found (relative to {csv_dir})",
+                              file=shown) from None
+        raise ConfigError(f"{where}: input file {shorten(rel, 120)!r} {exc.reason}", file=shown) from None
+    return "@" + Path(os.path.relpath(csv_dir / rel, out_dir)).as_posix()
 
 
 def build_records(csv_path: str | os.PathLike, out_path: str | os.PathLike, mapping: dict[str, str], *,

@@ -14,7 +14,6 @@ error naming the file, so one bad scan never hides the rest of the set.
 from __future__ import annotations
 
 import io
-import json
 import os
 import re
 from pathlib import Path
@@ -23,6 +22,8 @@ from pydantic import Field, field_validator
 
 from ..errors import ConfigError
 from ..hashing import sha256_json
+from ..safefile import FileRefused, read_file, resolve_inside
+from ..safeparse import ParseError, parse_json
 from ..suite.config import Limits
 from ..validation import Strict, parse_model
 from .case import Case
@@ -51,13 +52,29 @@ def _is_gold_name(name: str) -> bool:
     return name.lower().endswith(GOLD_SUFFIX) and len(name) > len(GOLD_SUFFIX)
 
 
-def _entries(directory: Path) -> list[Path]:
-    """Plain files directly in `directory`, hidden ones excluded, sorted by name."""
+def _relevant(name: str) -> bool:
+    return not name.startswith(".") and (_is_gold_name(name) or name.lower().endswith(DOCUMENT_SUFFIXES))
+
+
+def _entries(directory: Path, root: Path) -> list[Path]:
+    """The documents and gold files directly in `directory` (hidden ones and subfolders left
+    out), sorted by name. Each must be a regular file whose real location lies inside `root`:
+    a symlink leading outside, or a FIFO or device named like a document, is refused."""
     try:
         names = sorted(os.listdir(directory))
     except OSError as exc:
         raise ConfigError(f"cannot read gold directory: {exc.strerror}", file=str(directory)) from None
-    return [directory / n for n in names if not n.startswith(".") and (directory / n).is_file()]
+    out = []
+    for name in names:
+        if not _relevant(name):
+            continue
+        try:
+            resolve_inside(name, directory, root, folder_ok=True)
+        except FileRefused as exc:
+            raise ConfigError(f"gold directory entry {exc.reason}", file=str(directory / name)) from None
+        if not (directory / name).is_dir():  # one level only: subfolders are not cases
+            out.append(directory / name)
+    return out
 
 
 def is_gold_dir(path: str | os.PathLike) -> bool:
@@ -77,26 +94,25 @@ def _key_line(text: str, key: str) -> int | None:
     return text.count("\n", 0, match.start()) + 1 if match else None
 
 
-def _read_gold(path: Path, limits: Limits) -> GoldRecord:
-    shown = str(path)
+def _read(path: Path, root: Path, limit: int, limit_name: str, what: str) -> bytes:
     try:
-        size = path.stat().st_size
-        if size > limits.max_file_bytes:
-            raise ConfigError(f"file is {size} bytes, over the limit of {limits.max_file_bytes} "
-                              "(limits.max_file_bytes)", file=shown)
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"cannot read gold file: {exc.strerror}", file=shown) from None
+        return read_file(path, limit=limit, limit_name=limit_name, root=root)
+    except FileRefused as exc:
+        raise ConfigError(f"{what} {exc.reason}", file=str(path)) from None
+
+
+def _read_gold(path: Path, limits: Limits, root: Path) -> GoldRecord:
+    shown = str(path)
+    data = _read(path, root, limits.max_file_bytes, "limits.max_file_bytes", "gold file")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise ConfigError(f"not valid UTF-8 (byte {exc.start})", file=shown, line=line) from None
     try:
-        raw = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise ConfigError(f"invalid JSON: {getattr(exc, 'msg', exc)}", file=shown,
-                          line=getattr(exc, "lineno", None)) from None
+        raw = parse_json(text, limits)
+    except ParseError as exc:
+        raise ConfigError(exc.message, file=shown, line=exc.line, field=exc.field) from None
     if not isinstance(raw, dict):
         raise ConfigError(f'expected a JSON object {{"fields": {{...}}}}, got {type(raw).__name__}',
                           file=shown, line=1)
@@ -108,7 +124,7 @@ def _read_gold(path: Path, limits: Limits) -> GoldRecord:
         raise ConfigError(exc.detail, file=shown, line=line, field=exc.field) from None
 
 
-def _pdf_text(path: Path) -> tuple[str, str | None]:
+def _pdf_text(path: Path, data: bytes) -> tuple[str, str | None]:
     """(text, None), or ("", reason) when the PDF cannot be read; pages joined with "\\n"."""
     try:
         import logging
@@ -118,10 +134,6 @@ def _pdf_text(path: Path) -> tuple[str, str | None]:
         raise ConfigError(PDF_HINT, file=str(path)) from None
     # pypdf logs warnings about damaged files to stderr; the reason is recorded in the report.
     logging.getLogger("pypdf").setLevel(logging.ERROR)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        return "", exc.strerror or str(exc)
     # pypdf raises many types (and sometimes RecursionError) on damaged files: any of them is
     # a reason to record, not a crash, because an unreadable scan is data about the gold set.
     try:
@@ -143,31 +155,19 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _text_document(path: Path, limits: Limits) -> str:
-    shown = str(path)
+def _text_document(path: Path, limits: Limits, root: Path) -> str:
+    data = _read(path, root, limits.max_input_bytes, "limits.max_input_bytes", "document")
     try:
-        size = path.stat().st_size
-        if size > limits.max_input_bytes:
-            raise ConfigError(f"document is {size} bytes, over the limit of {limits.max_input_bytes} "
-                              "(limits.max_input_bytes)", file=shown)
-        return path.read_bytes().decode("utf-8-sig")
-    except OSError as exc:
-        raise ConfigError(f"cannot read document: {exc.strerror}", file=shown) from None
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"document is not valid UTF-8 (byte {exc.start})", file=shown) from None
+        raise ConfigError(f"document is not valid UTF-8 (byte {exc.start})", file=str(path)) from None
 
 
-def _document_input(path: Path, limits: Limits) -> tuple[str, str | None]:
+def _document_input(path: Path, limits: Limits, root: Path) -> tuple[str, str | None]:
     if path.suffix.lower() != ".pdf":
-        return _text_document(path, limits), None
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        return "", exc.strerror or str(exc)
-    if size > limits.max_file_bytes:
-        raise ConfigError(f"PDF is {size} bytes, over the limit of {limits.max_file_bytes} "
-                          "(limits.max_file_bytes)", file=str(path))
-    text, error = _pdf_text(path)
+        return _text_document(path, limits, root), None
+    data = _read(path, root, limits.max_file_bytes, "limits.max_file_bytes", "PDF")
+    text, error = _pdf_text(path, data)
     if error is not None:
         return "", f"cannot read PDF {path.name}: {error}"
     size = len(text.encode("utf-8"))
@@ -206,14 +206,18 @@ def _pair(files: list[Path]) -> tuple[list[tuple[Path, Path]], list[dict]]:
     return pairs, skipped
 
 
-def load_gold_dir(path: str | os.PathLike, limits: Limits | None = None) -> tuple[list[Case], list[dict]]:
-    """Cases from a gold directory (sorted by document name) and the documents skipped."""
+def load_gold_dir(path: str | os.PathLike, limits: Limits | None = None, *,
+                  root: str | os.PathLike | None = None) -> tuple[list[Case], list[dict]]:
+    """Cases from a gold directory (sorted by document name) and the documents skipped. Its
+    entries must lie inside `root`: the directory itself unless a suite named it (then the
+    suite's folder) or the user gave --root."""
     limits = limits or Limits()
     directory = Path(path)
     if not directory.is_dir():
         raise ConfigError("gold directory not found" if not directory.exists()
                           else "not a directory, expected a gold directory", file=str(directory))
-    pairs, skipped = _pair(_entries(directory))
+    root = Path(root) if root is not None else directory
+    pairs, skipped = _pair(_entries(directory, root))
     if not pairs:
         raise ConfigError(f"no document with a NAME{GOLD_SUFFIX} file in gold directory",
                           file=str(directory))
@@ -223,13 +227,13 @@ def load_gold_dir(path: str | os.PathLike, limits: Limits | None = None) -> tupl
     cases: list[Case] = []
     seen: dict[str, Path] = {}
     for document, gold_path in pairs:
-        gold = _read_gold(gold_path, limits)
+        gold = _read_gold(gold_path, limits, root)
         case_id = gold.document_id or document.name[: -len(document.suffix)]
         if case_id in seen:
             raise ConfigError(f"duplicate case id (also from {seen[case_id].name})", file=str(gold_path),
                               case_id=case_id, field="document_id")
         seen[case_id] = gold_path
-        text, error = _document_input(document, limits)
+        text, error = _document_input(document, limits, root)
         case = Case(id=case_id, input=text, expected=gold.fields, category=gold.doc_class,
                     metadata={"document": document.name, "gold": gold_path.name},
                     source=str(gold_path), input_error=error)

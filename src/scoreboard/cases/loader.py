@@ -11,8 +11,10 @@ import os
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..errors import ConfigError
+from ..errors import ConfigError, shorten
 from ..hashing import sha256_json
+from ..safefile import FileRefused, read_file, read_inside
+from ..safeparse import ParseError, check_tree, parse_json, parse_yaml
 from ..suite.config import Limits
 from ..validation import parse_model
 from .case import MISSING, Case
@@ -22,90 +24,85 @@ from .schema import CaseRecord, case_graders
 _DOC_KEYS = {"cases", "version", "name", "description"}
 
 
-def _read_bounded(path: Path, limit: int, shown: str, **where: Any) -> bytes:
-    """At most limit + 1 bytes: stat() sizes do not bound pipes and devices (/dev/zero)."""
+def refused(what: str, name: str, exc: FileRefused, **where: Any) -> ConfigError:
+    """One line for a path that may not be read: "<what> 'name' <reason>"."""
+    return ConfigError(f"{what} {shorten(name, 120)!r} {exc.reason}", **where)
+
+
+def read_user_file(path: Path, what: str, limit: int, limit_name: str = "limits.max_file_bytes", *,
+                   root: Path | None = None) -> bytes:
+    """The bytes of a file a user named (`what`: "case", "CSV", ...): a regular file within
+    `limit`; with `root`, one named inside another file, which must also lie inside root.
+    Anything else is one ConfigError naming the file."""
     try:
-        with path.open("rb") as handle:
-            return handle.read(limit + 1)
-    except (FileNotFoundError, IsADirectoryError):
-        raise
-    except OSError as exc:
-        raise ConfigError(f"cannot read {'input' if where else 'case'} file: {exc.strerror or exc}",
-                          file=shown, **where) from None
+        return read_file(path, limit=limit, limit_name=limit_name, root=root)
+    except FileRefused as exc:
+        raise ConfigError(f"{what} file {exc.reason}", file=str(path)) from None
 
 
-def check_input_file(path: Path, what: str, max_bytes: int) -> None:
-    """A file a user named exists, is not a folder and is within limits.max_file_bytes;
-    otherwise one ConfigError naming it (`what`: "case", "CSV", ...)."""
-    shown = str(path)
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        raise ConfigError(f"{what} file not found", file=shown) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read {what} file: {exc.strerror}", file=shown) from None
-    if path.is_dir():
-        raise ConfigError(f"is a directory, expected a {what} file", file=shown)
-    if size > max_bytes:
-        raise ConfigError(f"file is {size} bytes, over the limit of {max_bytes} "
-                          "(limits.max_file_bytes)", file=shown)
-
-
-def _read_text(path: Path, limits: Limits) -> str:
-    shown = str(path)
-    check_input_file(path, "case", limits.max_file_bytes)
-    data = _read_bounded(path, limits.max_file_bytes, shown)
-    if len(data) > limits.max_file_bytes:  # a pipe or device: stat() said 0 bytes
-        raise ConfigError(f"file is over the limit of {limits.max_file_bytes} bytes (limits.max_file_bytes)",
-                          file=shown)
+def _read_text(path: Path, limits: Limits, root: Path | None) -> str:
+    data = read_user_file(path, "case", limits.max_file_bytes, root=root)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise ConfigError(f"not valid UTF-8 (byte {exc.start})", file=shown, line=line) from None
+        raise ConfigError(f"not valid UTF-8 (byte {exc.start})", file=str(path), line=line) from None
 
 
-def _jsonl_records(text: str, shown: str) -> Iterator[tuple[int, Any]]:
+def _parse_problem(exc: ParseError, shown: str, line: int | None, record: Any = None) -> ConfigError:
+    """A bounded-parsing refusal as one line, naming the case by its id when it has one."""
+    case_id = record.get("id") if isinstance(record, dict) and isinstance(record.get("id"), str) else None
+    return ConfigError(exc.message, file=shown, line=exc.line or line, case_id=case_id, field=exc.field)
+
+
+def _jsonl_records(text: str, shown: str, limits: Limits) -> Iterator[tuple[int, Any]]:
     # Split on "\n" only: str.splitlines() also breaks at U+2028, U+0085, form feed..., which
     # JSON allows unescaped inside strings. A trailing "\r" (CRLF) is JSON whitespace.
     for number, raw in enumerate(text.split("\n"), start=1):
         if not raw.strip():
             continue
         try:
-            value = json.loads(raw)
-        except (ValueError, RecursionError) as exc:
-            raise ConfigError(f"invalid JSON: {getattr(exc, 'msg', exc)}", file=shown, line=number) from None
+            value = parse_json(raw, limits, check=False)
+        except ParseError as exc:
+            raise ConfigError(exc.message, file=shown, line=number) from None
+        try:
+            check_tree(value, limits)
+        except ParseError as exc:
+            raise _parse_problem(exc, shown, number, value) from None
         yield number, value
 
 
-def _document_records(text: str, shown: str, is_yaml: bool) -> Iterator[tuple[int | None, Any]]:
+def _in_document(exc: ParseError, doc: Any, lines: list, shown: str) -> ConfigError:
+    """A refusal inside `cases: [...]` names the case (line, id) and the field within it."""
+    path = exc.path
+    if len(path) >= 2 and path[0] == "cases" and isinstance(path[1], int) and isinstance(doc, dict):
+        items = doc.get("cases")
+        record = items[path[1]] if isinstance(items, list) and path[1] < len(items) else None
+        line = lines[path[1]] if path[1] < len(lines) else None
+        rest = ParseError(exc.message, line=exc.line, path=path[2:])
+        return _parse_problem(rest, shown, line, record)
+    return ConfigError(exc.message, file=shown, line=exc.line, field=exc.field)
+
+
+def _document_records(text: str, shown: str, is_yaml: bool, limits: Limits) -> Iterator[tuple[int | None, Any]]:
     lines: list[int | None] = []
     if is_yaml:
-        import yaml
-
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         try:
-            node = yaml.compose(text, Loader=loader)
-            doc = yaml.load(text, Loader=loader)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            raise ConfigError(f"invalid YAML: {problem}", file=shown,
-                              line=mark.line + 1 if mark else None) from None
-        except RecursionError:
-            raise ConfigError("invalid YAML: nested too deeply", file=shown) from None
-        if isinstance(node, __import__("yaml").MappingNode):
-            for key, value in node.value:
-                if getattr(key, "value", None) == "cases" and hasattr(value, "value") and isinstance(value.value, list):
-                    lines = [item.start_mark.line + 1 for item in value.value]
+            doc, item_lines = parse_yaml(text, limits)
+        except ParseError as exc:
+            raise _in_document(exc, exc.partial, [], shown) from None
+        lines = list(item_lines.get("cases", []))
     else:
         try:
-            doc = json.loads(text)
-        except (ValueError, RecursionError) as exc:
-            line = getattr(exc, "lineno", None)
-            raise ConfigError(f"invalid JSON: {getattr(exc, 'msg', exc)}", file=shown, line=line) from None
+            doc = parse_json(text, limits, check=False)
+        except ParseError as exc:
+            raise ConfigError(exc.message, file=shown, line=exc.line) from None
         if isinstance(doc, dict) and isinstance(doc.get("cases"), list):
             lines = _json_case_lines(text)
+        try:
+            check_tree(doc, limits)
+        except ParseError as exc:
+            raise _in_document(exc, doc, lines, shown) from None
     if not isinstance(doc, dict) or "cases" not in doc:
         raise ConfigError('expected a document {"cases": [...]} or one JSON object per line', file=shown)
     unknown = sorted(set(doc) - _DOC_KEYS)
@@ -153,7 +150,7 @@ def _json_case_lines(text: str) -> list[int | None]:
             i = skip(i)
             if i < len(text) and text[i] == ",":
                 i = skip(i + 1)
-        return found  # a repeated "cases" key: json.loads keeps the last, and so does this
+        return found
     except (ValueError, IndexError, RecursionError):
         return []
 
@@ -170,30 +167,33 @@ def _format_of(path: Path, text: str) -> str:
         if stripped.startswith("{") and '"cases"' in stripped[:4096] and "\n" in stripped.strip():
             return "json"
         try:
-            json.loads(text)
+            parse_json(text, check=False)
             return "json"
-        except (ValueError, RecursionError):
+        except ParseError:
             return "jsonl"
     return "jsonl"
 
 
-def load_case_records(path: str | os.PathLike, limits: Limits | None = None) -> list[tuple[int | None, dict]]:
+def load_case_records(path: str | os.PathLike, limits: Limits | None = None, *,
+                      inside: str | os.PathLike | None = None) -> list[tuple[int | None, dict]]:
     """Raw case objects with their line numbers (None where a format gives none)."""
-    return list(iter_case_records(path, limits))
+    return list(iter_case_records(path, limits, inside=inside))
 
 
-def iter_case_records(path: str | os.PathLike, limits: Limits | None = None) -> Iterator[tuple[int | None, dict]]:
+def iter_case_records(path: str | os.PathLike, limits: Limits | None = None, *,
+                      inside: str | os.PathLike | None = None) -> Iterator[tuple[int | None, dict]]:
     """Raw case objects with their line numbers, one at a time (a JSONL file's objects are
-    parsed as they are consumed, so they need not all be held at once)."""
+    parsed as they are consumed, so they need not all be held at once). `inside`: the root
+    the file itself must lie in (it was named in another file), None for a path the user typed."""
     limits = limits or Limits()
     path = Path(path)
     shown = str(path)
-    text = _read_text(path, limits)
+    text = _read_text(path, limits, None if inside is None else Path(inside))
     fmt = _format_of(path, text)
     if fmt == "jsonl":
-        records = _jsonl_records(text, shown)
+        records = _jsonl_records(text, shown, limits)
     else:
-        records = _document_records(text, shown, is_yaml=(fmt == "yaml"))
+        records = _document_records(text, shown, fmt == "yaml", limits)
     for position, (line, value) in enumerate(records):
         if position >= limits.max_cases:
             raise ConfigError(f"more than {limits.max_cases} cases (limits.max_cases)", file=shown, line=line)
@@ -204,47 +204,37 @@ def iter_case_records(path: str | os.PathLike, limits: Limits | None = None) -> 
         yield line, value
 
 
-def _resolve_input(raw: Any, base: Path, shown: str, line: int | None, case_id: str, limits: Limits) -> Any:
+def read_at_file(rel: str, base: Path, root: Path, limits: Limits, **where: Any) -> str:
+    """The text of an `@` file named in a case file: confined to root, a regular UTF-8 file
+    within limits.max_input_bytes; anything else is one ConfigError at `where`."""
+    try:
+        data = read_inside(rel, base, root, limit=limits.max_input_bytes, limit_name="limits.max_input_bytes")
+    except FileRefused as exc:
+        if exc.missing:
+            raise ConfigError(f"input file {shorten(rel, 120)!r} not found (relative to {base})", **where) from None
+        raise refused("input file", rel, exc, **where) from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ConfigError(f"input file {shorten(rel, 120)!r} is not valid UTF-8", **where) from None
+
+
+def _resolve_input(raw: Any, base: Path, root: Path, shown: str, line: int | None, case_id: str,
+                   limits: Limits) -> Any:
+    where = {"file": shown, "line": line, "case_id": case_id, "field": "input"}
     if isinstance(raw, str):
         if raw.startswith("@"):
-            rel = raw[1:]
-            target = (base / rel) if not os.path.isabs(rel) else Path(rel)
-            try:
-                size = target.stat().st_size
-                if size > limits.max_input_bytes:
-                    raise ConfigError(f"input file {rel!r} is {size} bytes, over the limit of "
-                                      f"{limits.max_input_bytes} (limits.max_input_bytes)",
-                                      file=shown, line=line, case_id=case_id, field="input")
-                data = _read_bounded(target, limits.max_input_bytes, shown, line=line, case_id=case_id,
-                                     field="input")
-                if len(data) > limits.max_input_bytes:
-                    raise ConfigError(f"input file {rel!r} is over the limit of {limits.max_input_bytes} "
-                                      "bytes (limits.max_input_bytes)",
-                                      file=shown, line=line, case_id=case_id, field="input")
-                text = data.decode("utf-8-sig")
-            except FileNotFoundError:
-                raise ConfigError(f"input file {rel!r} not found (relative to {base})",
-                                  file=shown, line=line, case_id=case_id, field="input") from None
-            except IsADirectoryError:
-                raise ConfigError(f"input file {rel!r} is a directory",
-                                  file=shown, line=line, case_id=case_id, field="input") from None
-            except UnicodeDecodeError:
-                raise ConfigError(f"input file {rel!r} is not valid UTF-8",
-                                  file=shown, line=line, case_id=case_id, field="input") from None
-            except OSError as exc:  # permissions, a name too long, ...
-                raise ConfigError(f"cannot read input file {rel!r}: {exc.strerror or exc}",
-                                  file=shown, line=line, case_id=case_id, field="input") from None
-            return text
+            return read_at_file(raw[1:], base, root, limits, **where)
         size = len(raw.encode("utf-8"))
         if size > limits.max_input_bytes:
             raise ConfigError(f"input is {size} bytes, over the limit of {limits.max_input_bytes} "
-                              "(limits.max_input_bytes)", file=shown, line=line, case_id=case_id, field="input")
+                              "(limits.max_input_bytes)", **where)
         return raw
     messages = [m.model_dump() for m in raw]
     size = sum(len(m["content"].encode("utf-8")) for m in messages)
     if size > limits.max_input_bytes:
         raise ConfigError(f"input is {size} bytes, over the limit of {limits.max_input_bytes} "
-                          "(limits.max_input_bytes)", file=shown, line=line, case_id=case_id, field="input")
+                          "(limits.max_input_bytes)", **where)
     return messages
 
 
@@ -286,15 +276,19 @@ def _check_text(raw: dict, shown: str, line: int | None, case_id: str | None) ->
             stack.extend((f"{where}.{index}", item) for index, item in enumerate(value))
 
 
-def load_cases(path: str | os.PathLike, limits: Limits | None = None) -> list[Case]:
-    """Load and validate every case of one file (ids unique, inputs resolved, hashes set)."""
+def load_cases(path: str | os.PathLike, limits: Limits | None = None, *, root: str | os.PathLike | None = None,
+               inside: str | os.PathLike | None = None) -> list[Case]:
+    """Load and validate every case of one file (ids unique, inputs resolved, hashes set).
+    `@` files must lie inside `root` (default: the case file's folder); `inside`: the root the
+    case file itself must lie in, when another file named it."""
     limits = limits or Limits()
     path = Path(path)
     shown = str(path)
     base = path.parent
+    root = Path(root) if root is not None else base
     seen: dict[str, int | None] = {}
     cases: list[Case] = []
-    for line, raw in iter_case_records(path, limits):
+    for line, raw in iter_case_records(path, limits, inside=inside):
         case_id = raw.get("id") if isinstance(raw.get("id"), str) else None
         _check_text(raw, shown, line, case_id)
         record = parse_model(CaseRecord, raw, file=shown, line=line, case_id=case_id)
@@ -307,11 +301,16 @@ def load_cases(path: str | os.PathLike, limits: Limits | None = None) -> list[Ca
             if path.stat().st_size > limits.conversation.max_file_bytes:
                 raise ConfigError(f"a file with conversations may hold at most {limits.conversation.max_file_bytes} "
                                   "bytes (limits.conversation.max_file_bytes)", file=shown, case_id=record.id)
-            cases.extend(expand_conversation(raw, record, file=shown, line=line, limits=limits.conversation))
+            def read_at(rel: str, field: str, line: int | None = line, case_id: str = record.id) -> str:
+                return read_at_file(rel, base, root, limits, file=shown, line=line, case_id=case_id, field=field)
+
+            cases.extend(expand_conversation(raw, record, file=shown, line=line, limits=limits.conversation,
+                                             read_at=read_at))
             continue
         if record.input is None and not record.turns:
             raise ConfigError("required field is missing", file=shown, line=line, case_id=record.id, field="input")
-        value = _resolve_input(record.input, base, shown, line, record.id, limits) if record.input is not None else None
+        value = _resolve_input(record.input, base, root, shown, line, record.id, limits) \
+            if record.input is not None else None
         case = Case(
             id=record.id, input=value,
             expected=raw["expected"] if "expected" in raw else MISSING,

@@ -51,7 +51,17 @@ def add_suite_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--require-significance", action="store_true", default=None,
                    help="fail the baseline gate only when the paired test is significant")
     p.add_argument("--alpha", type=float, help="significance level for --require-significance (default 0.05)")
-    p.add_argument("--dry-run", action="store_true", help="every subject and judge replaced by the mock subject")
+    p.add_argument("--dry-run", action="store_true",
+                   help="check the suite as a real run would, then replace every subject and judge by the mock")
+    add_root_flag(p)
+
+
+def add_root_flag(p: argparse.ArgumentParser) -> None:
+    """--root: the folder that paths named inside files (@ inputs, a suite's cases and skills...)
+    must stay in; by default each file's own folder."""
+    p.add_argument("--root", metavar="DIR",
+                   help="paths named inside case and suite files must stay in DIR "
+                        "(default: the folder of the file that names them)")
 
 
 def add_format_flag(p: argparse.ArgumentParser, default: str) -> None:
@@ -106,7 +116,7 @@ def suite_flags(args: argparse.Namespace) -> dict:
              "judge_runs": args.judge_runs, "pairwise": args.pairwise, "max_requests": args.max_requests,
              "max_cost_usd": args.max_cost, "max_tokens": args.max_tokens, "baseline": args.baseline,
              "max_regression": args.max_regression, "require_significance": args.require_significance,
-             "alpha": args.alpha}
+             "alpha": args.alpha, "root": args.root}
     for key in ("output_dir", "cache", "grace_seconds"):
         flags[key] = getattr(args, {"grace_seconds": "grace"}.get(key, key), None)
     flags["formats"] = parse_formats(getattr(args, "format", None))

@@ -1,10 +1,13 @@
 """`scoreboard validate FILE`: check a case file, a gold directory or a whole suite without
 running anything (exit 0 when valid, 1 with a one-line error naming the file, line, case and
-field when not)."""
+field when not). A suite is checked as `run` would check it before its first attempt: cases,
+graders, subjects and judge built, gate variants known, the baseline a readable report."""
 
 from __future__ import annotations
 
 import argparse
+
+from .common import add_root_flag
 
 NAME = "validate"
 HELP = "check a case file or suite without running anything"
@@ -13,6 +16,7 @@ DESCRIPTION = __doc__
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="case file (JSONL, JSON or YAML), gold directory, or suite file")
+    add_root_flag(p)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -20,28 +24,47 @@ def main(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ..cases import load_cases
+    from ..errors import ConfigError
+    from ..safefile import FileRefused, check_regular
     from ..suite.config import SuiteConfig
-    from ..suite.load import load_suite, resolve_graders
+    from ..suite.load import resolve_graders
+    from ..suite.paths import Places
 
     path = Path(args.file)
+    root = Places.make(Path.cwd(), None, args.root).root
+    try:  # before guessing what the file holds: a FIFO or device is refused, never opened
+        check_regular(path, folder_ok=True)
+    except FileRefused as exc:
+        raise ConfigError(exc.reason, file=str(path)) from None
     if path.suffix.lower() in (".yaml", ".yml", ".toml", ".json") and looks_like_suite(path):
-        suite = load_suite(path)
-        print(f"OK: suite {suite.name}: {len(suite.cases)} cases, {len(suite.variants)} variants "
-              f"({', '.join(v.name for v in suite.variants)}), {suite.config.runs} run(s)")
-        return 0
+        return _validate_suite(path, args.root)
     if path.is_dir():
         from ..cases.gold import load_gold_dir
 
-        cases, skipped = load_gold_dir(path)
+        cases, skipped = load_gold_dir(path, root=root)
         resolve_graders(SuiteConfig(), cases)
         extra = f"; {len(skipped)} document(s) without a gold file would be skipped" if skipped else ""
         print(f"OK: gold directory {path}: {len(cases)} cases{extra}")
         return 0
-    cases = load_cases(path)
+    cases = load_cases(path, root=root)
     resolve_graders(SuiteConfig(), [c for c in cases if c.graders or c.has_expected])
     no_grader = sum(1 for c in cases if not c.graders and not c.has_expected)
     note = f" ({no_grader} name no grader and no expected value: a suite must supply graders)" if no_grader else ""
     print(f"OK: {len(cases)} cases in {path}{note}")
+    return 0
+
+
+def _validate_suite(path, root: str | None) -> int:
+    """Every check a run makes before its first attempt, the cross-references included."""
+    from ..engine.baseline import load_baseline
+    from ..engine.pipeline import check_gate_settings
+    from ..suite.load import load_suite
+
+    suite = load_suite(path, {"root": root})
+    check_gate_settings(suite)
+    load_baseline(suite)
+    print(f"OK: suite {suite.name}: {len(suite.cases)} cases, {len(suite.variants)} variants "
+          f"({', '.join(v.name for v in suite.variants)}), {suite.config.runs} run(s)")
     return 0
 
 

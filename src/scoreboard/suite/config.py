@@ -6,6 +6,7 @@ from typing import Any, Literal, Union
 
 from pydantic import Field, field_validator
 
+from ..safeparse import Bounds
 from ..validation import Strict
 
 
@@ -22,11 +23,15 @@ class ConversationLimits(Strict):
 
 
 class Limits(Strict):
-    """Bounds on what a case file may hold; each configurable per suite."""
+    """Bounds on what a case file may hold; each configurable per suite. `max_depth` and
+    `max_number_chars` bound every JSON/YAML/TOML document read from a user file (see
+    safeparse.py); a suite file itself is read under the defaults (its limits are inside it)."""
 
     max_file_bytes: int = Field(16 * 1024 * 1024, gt=0)
     max_cases: int = Field(100_000, gt=0)
     max_input_bytes: int = Field(1024 * 1024, gt=0)
+    max_depth: int = Field(Bounds.max_depth, ge=2, le=1000)
+    max_number_chars: int = Field(Bounds.max_number_chars, ge=1, le=4300)
     conversation: ConversationLimits = Field(default_factory=ConversationLimits)
 
 

@@ -5,7 +5,6 @@ A flag given on the command line overrides the suite file's setting of the same 
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
@@ -16,60 +15,69 @@ from ..errors import ConfigError
 from ..graders.base import Grader
 from ..graders.registry import build_grader
 from ..hashing import canonical_json
+from ..safefile import FileRefused, read_regular
+from ..safeparse import ParseError, parse_json, parse_toml, parse_yaml
 from ..subjects.base import Subject
 from ..subjects.registry import build_subject, parse_subject_spec
 from ..validation import parse_model
-from .config import SuiteConfig
+from .config import Limits, SuiteConfig
+from .paths import Places
 from .suite import Suite, Variant
 
 
 def read_suite_file(path: str | os.PathLike) -> tuple[dict, Path]:
-    """Parse a YAML/TOML/JSON suite file into a dict (not yet validated)."""
+    """Parse a YAML/TOML/JSON suite file into a dict (not yet validated). It is read under the
+    default limits (the limits a suite sets are inside it), as a regular file, bounded."""
     path = Path(path)
     shown = str(path)
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except FileNotFoundError:
-        raise ConfigError("suite file not found", file=shown) from None
-    except IsADirectoryError:
+    if path.is_dir():
         candidate = path / "suite.yaml"
         if candidate.exists():
             return read_suite_file(candidate)
-        raise ConfigError("is a directory without suite.yaml", file=shown) from None
+        raise ConfigError("is a directory without suite.yaml", file=shown)
+    limits = Limits()
+    try:
+        raw = read_regular(path, limit=limits.max_file_bytes, limit_name="limits.max_file_bytes")
+    except FileRefused as exc:
+        raise ConfigError(f"suite file {exc.reason}", file=shown) from None
+    try:
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ConfigError("suite file is not valid UTF-8", file=shown) from None
     suffix = path.suffix.lower()
     try:
         if suffix == ".toml":
-            import tomllib
-
-            data = tomllib.loads(text)
+            data = parse_toml(text, limits)
         elif suffix == ".json":
-            data = json.loads(text)
+            data = parse_json(text, limits)
         else:
-            import yaml
-
-            data = yaml.safe_load(text)
-    except Exception as exc:  # each parser has its own error type; all are user errors here
-        line = getattr(getattr(exc, "problem_mark", None), "line", None)
-        line = line + 1 if line is not None else getattr(exc, "lineno", None)
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ConfigError(f"cannot parse suite file: {first}", file=shown, line=line) from None
+            data, _ = parse_yaml(text, limits)
+    except ParseError as exc:
+        raise ConfigError(exc.message, file=shown, line=exc.line, field=exc.field) from None
     if not isinstance(data, dict):
         raise ConfigError("a suite file must be a mapping of settings", file=shown)
     return data, path.parent
 
 
-def load_skill(path_text: str, base_dir: Path) -> tuple[str, str]:
-    """A directory loads its SKILL.md; a file loads that file. Returns (text, shown path)."""
+def load_skill(path_text: str, base_dir: Path, places: Places | None = None, *,
+               from_flag: bool = True) -> tuple[str, str]:
+    """A directory loads its SKILL.md; a file loads that file. Returns (text, shown path).
+    A skill named in a suite file (from_flag False) must lie inside the suite's root."""
+    places = places or Places(base_dir, None, None)
     path = Path(path_text)
-    if not path.is_absolute():
+    if from_flag and not path.is_absolute():
         path = base_dir / path
-    target = path / "SKILL.md" if path.is_dir() else path
+    name = str(path) if from_flag else path_text
+    places.resolve(name, "skill", from_flag=from_flag, folder_ok=True)
+    target = base_dir / path if not from_flag else path
+    if target.is_dir():
+        name = os.path.join(name, "SKILL.md")
+        target = target / "SKILL.md"
+        places.resolve(name, "skill", from_flag=from_flag)
+    data = places.read(target, "skill", from_flag=from_flag, limit=Limits().max_file_bytes,
+                       limit_name="limits.max_file_bytes")
     try:
-        return target.read_text(encoding="utf-8-sig"), path_text
-    except FileNotFoundError:
-        raise ConfigError(f"skill not found: {target}", field="skill") from None
+        return data.decode("utf-8-sig"), path_text
     except UnicodeDecodeError:
         raise ConfigError(f"skill is not valid UTF-8: {target}", field="skill") from None
 
@@ -185,9 +193,8 @@ def prepare_subject_spec(spec: Any, cfg: SuiteConfig) -> Any:
 
 def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None, *,
                dry_run: bool = False) -> Suite:
-    """Resolve a suite file plus flag overrides into a Suite: every error before anything runs."""
-    from ..cases import load_cases
-
+    """Resolve a suite file plus flag overrides into a Suite: every error before anything runs.
+    `flags["root"]` (--root) is the folder every path named inside a file must stay in."""
     flags = {k: v for k, v in (flags or {}).items() if v is not None}
     data: dict = {}
     base_dir = Path.cwd()
@@ -195,38 +202,63 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
     if path is not None:
         data, base_dir = read_suite_file(path)
         source = str(path)
+    places = Places.make(base_dir, source, flags.get("root"))
     cfg = parse_model(SuiteConfig, data, file=source)
     if "output_dir" in data and not Path(cfg.output_dir).is_absolute():
         # Paths in a suite file are relative to the suite file (an --output-dir flag, to the cwd).
         cfg.output_dir = str(base_dir / cfg.output_dir)
     cfg, overrides = _merge_flags(cfg, flags, source)
-    # Paths named on the command line are relative to the working directory, not the suite.
-    case_base = Path.cwd() if "cases" in overrides else base_dir
     case_paths = cfg.cases if isinstance(cfg.cases, list) else ([cfg.cases] if cfg.cases else [])
     if not case_paths:
         raise ConfigError("no cases: give --cases FILE or 'cases:' in the suite", file=source, field="cases")
+    all_cases, skipped = _load_all_cases(cfg, case_paths, places, from_flag="cases" in overrides)
+    cases = _filter_cases(cfg, all_cases, source)
+    _check_baseline(cfg, places, from_flag="baseline" in flags)
+    graders = resolve_graders(cfg, cases)
+    name = cfg.name or (Path(source).stem if source and Path(source).stem != "suite"
+                        else (Path(source).parent.name if source else Path(case_paths[0]).stem))
+    variants = _variants(cfg, flags, places, dry_run)
+    if cfg.judge is not None:
+        _check_data_file(cfg.judge, places, "judge" in flags)
+    judge = build_judge(cfg, graders, base_dir if "judge" not in flags else Path.cwd(), dry_run)
+    return Suite(_safe_name(name), cfg, cases, variants, graders, base_dir, source, all_cases, skipped, judge)
+
+
+def _load_all_cases(cfg: SuiteConfig, case_paths: list[str], places: Places,
+                    from_flag: bool) -> tuple[list[Case], list[dict]]:
+    """Every case of every file or gold directory, ids unique across them. Paths named on the
+    command line are relative to the working directory (the user's choice, not confined);
+    those in the suite file, to its folder, inside its root."""
+    from ..cases import load_cases
+    from ..cases.gold import is_gold_dir, load_gold_dir
+
+    case_base = Path.cwd() if from_flag else places.suite_dir
     all_cases: list[Case] = []
     seen: dict[str, str] = {}
     skipped: list[dict] = []
     for rel in case_paths:
-        p = Path(rel)
-        target = p if p.is_absolute() else case_base / p
+        places.resolve(rel, "cases", from_flag=from_flag, folder_ok=True)
+        target = Path(rel) if from_flag or Path(rel).is_absolute() else case_base / rel
         if target.is_dir():
-            from ..cases.gold import is_gold_dir, load_gold_dir
-
             if not is_gold_dir(target):
                 raise ConfigError("a case folder must hold documents with NAME.gold.json files beside them",
                                   file=str(target), field="cases")
-            loaded, skipped_here = load_gold_dir(target, cfg.limits)
+            root = places.root if from_flag else places.root_for(places.suite_dir)
+            loaded, skipped_here = load_gold_dir(target, cfg.limits, root=root)
             skipped += [{**item, "source": str(target)} for item in skipped_here]
         else:
-            loaded = load_cases(target, cfg.limits)
+            loaded = load_cases(target, cfg.limits, root=places.root, inside=places.inside(from_flag))
         for case in loaded:
             if case.id in seen:
                 raise ConfigError(f"duplicate case id (also in {seen[case.id]})", file=case.source,
                                   line=case.line, case_id=case.id, field="id")
             seen[case.id] = f"{case.source}:{case.line}" if case.line else (case.source or "")
             all_cases.append(case)
+    return all_cases, skipped
+
+
+def _filter_cases(cfg: SuiteConfig, all_cases: list[Case], source: str | None) -> list[Case]:
+    """The split, --category and --case filters; none may leave nothing to run."""
     cases = select_split(all_cases, cfg.split)
     if cfg.category:
         cases = [c for c in cases if c.category in cfg.category]
@@ -243,26 +275,54 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
                  or (c.conversation is not None and c.conversation["id"] in whole)]
     if not cases:
         raise ConfigError("the filters leave no case to run", file=source, field="category")
+    return cases
 
-    graders = resolve_graders(cfg, cases)
-    name = cfg.name or (Path(source).stem if source and Path(source).stem != "suite"
-                        else (Path(source).parent.name if source else Path(case_paths[0]).stem))
+
+def _check_baseline(cfg: SuiteConfig, places: Places, from_flag: bool) -> None:
+    """The baseline report is a regular file; named in the suite file, it is relative to the
+    suite's folder and inside its root. (The gate reads it when the run starts.)"""
+    baseline = cfg.gates.baseline
+    if not baseline:
+        return
+    places.resolve(baseline, "gates.baseline", from_flag=from_flag)
+    if not from_flag:
+        cfg.gates.baseline = str(places.suite_dir / baseline)
+
+
+def _check_data_file(spec: Any, places: Places, from_flag: bool) -> None:
+    """A `recorded` subject's outputs file is data: confined like a case file when the suite
+    names it, and a regular file either way (a FIFO would block the subject's read)."""
+    parsed = parse_subject_spec(spec)
+    if parsed.get("type") == "recorded" and isinstance(parsed.get("path"), str):
+        places.resolve(parsed["path"], "subject.path", from_flag=from_flag)
+
+
+def _variants(cfg: SuiteConfig, flags: dict, places: Places, dry_run: bool) -> list[Variant]:
+    """Each variant's subject built and checked exactly as a run needs it (a dry run too, so
+    it refuses what a real run refuses), then, for a dry run, swapped for the mock subject."""
     variants = []
     for vc in variant_configs(cfg, flags):
-        subject_spec = {"type": "mock"} if dry_run else prepare_subject_spec(vc["subject"], cfg)
-        subject = build_subject(subject_spec, base_dir if "subject" not in flags else Path.cwd())
+        subject_flag = "subject" in flags
+        base = Path.cwd() if subject_flag else places.suite_dir
+        _check_data_file(vc["subject"], places, subject_flag)
+        subject = build_subject(prepare_subject_spec(vc["subject"], cfg), base)
         skill_text = skill_path = None
         if vc.get("skill"):
-            skill_text, skill_path = load_skill(vc["skill"], base_dir if "skill" not in flags else Path.cwd())
+            skill_flag = "skill" in flags
+            skill_text, skill_path = load_skill(vc["skill"], Path.cwd() if skill_flag else places.suite_dir,
+                                                places, from_flag=skill_flag)
         variants.append(Variant(vc["name"], subject, skill_text, skill_path, vc.get("params") or {}))
     for variant in variants:
         variant.subject.check()
-    judge = build_judge(cfg, graders, base_dir if "judge" not in flags else Path.cwd(), dry_run)
-    return Suite(_safe_name(name), cfg, cases, variants, graders, base_dir, source, all_cases, skipped, judge)
+    if dry_run:
+        for variant in variants:
+            variant.subject = build_subject({"type": "mock"}, places.suite_dir)
+    return variants
 
 
 def build_judge(cfg: SuiteConfig, graders: dict[str, list[Grader]], base_dir: Path, dry_run: bool) -> Subject | None:
-    """The judge subject; model graders or pairwise judging without one fail before running."""
+    """The judge subject; model graders or pairwise judging without one fail before running.
+    A dry run builds and checks the real judge first, then swaps in the mock."""
     from ..graders.registry import JUDGE_GRADERS
 
     needing = sorted({g.name for gs in graders.values() for g in gs if g.name in JUDGE_GRADERS})
@@ -273,14 +333,12 @@ def build_judge(cfg: SuiteConfig, graders: dict[str, list[Grader]], base_dir: Pa
             raise ConfigError(f"{needing[0]!r} needs a judge: set 'judge:' in the suite or --judge SPEC",
                               field="judge")
         return None
-    if dry_run:
-        return build_subject({"type": "mock"}, base_dir)
     spec = parse_subject_spec(cfg.judge)
     if spec["type"] in PRICED_KINDS and "price" not in spec and spec.get("model") in cfg.prices:
         spec["price"] = cfg.prices[spec["model"]].model_dump()
     judge = build_subject(spec, base_dir)
     judge.check()
-    return judge
+    return build_subject({"type": "mock"}, base_dir) if dry_run else judge
 
 
 def _safe_name(name: str) -> str:

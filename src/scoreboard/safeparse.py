@@ -1,0 +1,313 @@
+"""Bounded parsing of user documents (JSON, YAML, TOML): what a shared file can make us build.
+
+A 1 KB YAML file with nine levels of aliases expands to gigabytes once anything walks it, a
+JSON number of a million digits costs quadratic time to convert, and NaN or 1e400 load fine but
+break every hash and report later. So, for every document read from a user file:
+
+- YAML is built from the parser's event stream, never through PyYAML's constructor: anchors
+  and aliases are refused (the only way a small document becomes a large value), and so are
+  merge keys and tags other than the plain standard ones (no `!!python/...`). A timestamp
+  stays the text it was written as (a date is not a JSON value).
+- Nesting deeper than `max_depth` and number literals longer than `max_number_chars` are refused;
+  NaN, Infinity and numbers out of a double's range (1e400) are refused, naming their field.
+- A key given twice in one mapping is refused, naming it (JSON and YAML both keep the last one
+  silently); a key that is not a string (YAML reads unquoted `yes`, `on`, `true` as booleans)
+  is refused, with the hint to quote it.
+
+Errors are ParseError(message, line, path): the caller adds the file (and case) to the message.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """The parsing limits (a suite's `limits:` carries the same two fields)."""
+
+    max_depth: int = 64
+    max_number_chars: int = 100
+
+
+class ParseError(Exception):
+    """A document that may not be loaded; `path` locates the value (keys and indexes)."""
+
+    def __init__(self, message: str, *, line: int | None = None, path: tuple = ()):
+        super().__init__(message)
+        self.message, self.line, self.path = message, line, tuple(path)
+        self.partial: Any = None
+
+    @property
+    def field(self) -> str | None:
+        """The path as dotted text (None at the top of the document)."""
+        return ".".join(str(p) for p in self.path) or None
+
+
+class _Refused:
+    """A number refused while the JSON parser ran (it cannot say where): the walk names its field."""
+
+    __slots__ = ("why",)
+
+    def __init__(self, why: str):
+        self.why = why
+
+
+class _Duplicate(dict):
+    """An object in which a key appeared twice (found by the walk, so the path is named)."""
+
+    __slots__ = ("key",)
+
+
+def _bounds(limits: Any) -> tuple[int, int]:
+    limits = limits if limits is not None else Bounds()
+    return int(limits.max_depth), int(limits.max_number_chars)
+
+
+def _long(text: str, max_chars: int) -> _Refused:
+    return _Refused(f"a number of {len(text)} characters is over the limit of {max_chars} "
+                    "(limits.max_number_chars)")
+
+
+@lru_cache(maxsize=8)
+def _decoder(max_chars: int) -> json.JSONDecoder:
+    def pairs(items: list) -> dict:
+        out = dict(items)
+        if len(out) != len(items):
+            seen: set = set()
+            for key, _ in items:
+                if key in seen:
+                    dup = _Duplicate(out)
+                    dup.key = key
+                    return dup
+                seen.add(key)
+        return out
+
+    def integer(text: str) -> Any:
+        return _long(text, max_chars) if len(text) > max_chars else int(text)
+
+    def real(text: str) -> Any:
+        if len(text) > max_chars:
+            return _long(text, max_chars)
+        value = float(text)
+        return value if math.isfinite(value) else _Refused(f"number {text} is out of range (not a finite double)")
+
+    def constant(text: str) -> Any:
+        return _Refused(f"{text} is not a JSON number (NaN and Infinity are not allowed)")
+
+    return json.JSONDecoder(object_pairs_hook=pairs, parse_int=integer, parse_float=real,
+                            parse_constant=constant)
+
+
+def parse_json(text: str, limits: Any = None, *, check: bool = True) -> Any:
+    """One JSON document, bounded (see the module's docstring). With check=False the caller
+    runs check_tree itself (to name a case before the field), and must."""
+    max_depth, max_chars = _bounds(limits)
+    try:
+        value = _decoder(max_chars).decode(text)
+    except RecursionError:
+        raise ParseError(f"invalid JSON: nested deeper than {max_depth} levels (limits.max_depth)") from None
+    except ValueError as exc:
+        raise ParseError(f"invalid JSON: {getattr(exc, 'msg', exc)}", line=getattr(exc, "lineno", None)) from None
+    if check:
+        check_tree(value, limits)
+    return value
+
+
+def _key_problem(key: Any) -> str:
+    hint = (" (YAML reads unquoted yes/no/on/off/true/false as booleans: quote it)"
+            if isinstance(key, bool) or key is None else " (quote it)")
+    return f"key {key!r} is not a string{hint}"
+
+
+def check_tree(value: Any, limits: Any = None, *, top: tuple = ()) -> None:
+    """Walk a parsed value (iteratively: it may be deep) and raise ParseError at the first
+    refused number, duplicate or non-string key, non-finite float or level past max_depth."""
+    max_depth, max_chars = _bounds(limits)
+    max_bits = int(max_chars * 3.33) + 1  # a decimal digit is ~3.32 bits
+    stack: list[tuple[Any, int, tuple]] = [(value, 0, top)]
+    while stack:
+        item, depth, path = stack.pop()
+        if isinstance(item, dict):
+            if depth >= max_depth:
+                raise ParseError(f"nested deeper than {max_depth} levels (limits.max_depth)", path=path)
+            if isinstance(item, _Duplicate):
+                raise ParseError(f"duplicate key {item.key!r}", path=path)
+            for key, sub in item.items():
+                if not isinstance(key, str):
+                    raise ParseError(_key_problem(key), path=path)
+                if isinstance(sub, (dict, list, _Refused, float, int)):
+                    stack.append((sub, depth + 1, path + (key,)))
+        elif isinstance(item, list):
+            if depth >= max_depth:
+                raise ParseError(f"nested deeper than {max_depth} levels (limits.max_depth)", path=path)
+            stack.extend((sub, depth + 1, path + (index,)) for index, sub in enumerate(item)
+                         if isinstance(sub, (dict, list, _Refused, float, int)))
+        elif isinstance(item, _Refused):
+            raise ParseError(item.why, path=path)
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise ParseError("is not a finite number (NaN and Infinity are not allowed)", path=path)
+        elif isinstance(item, int) and not isinstance(item, bool) and item.bit_length() > max_bits:
+            raise ParseError(f"a number over {max_chars} digits (limits.max_number_chars)", path=path)
+
+
+def parse_toml(text: str, limits: Any = None) -> Any:
+    """A TOML document (tomllib already refuses duplicate keys), then the same walk."""
+    import tomllib
+
+    try:
+        value = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ParseError(f"invalid TOML: {str(exc).splitlines()[0]}", line=getattr(exc, "lineno", None)) from None
+    except RecursionError:
+        raise ParseError("invalid TOML: nested too deeply") from None
+    check_tree(value, limits)
+    return value
+
+
+def parse_yaml(text: str, limits: Any = None) -> tuple[Any, dict[str, list[int]]]:
+    """One YAML document, bounded; and the line of each item of every top-level list (so a
+    case in `cases:` is named by its line)."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    builder = _YamlBuilder(*_bounds(limits))
+    try:
+        return builder.build(yaml.parse(text, Loader=loader))
+    except ParseError as exc:
+        exc.partial = builder.root  # what was built before the problem (to name a case by its id)
+        raise
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or (str(exc).splitlines() or ["invalid YAML"])[0]
+        raise ParseError(f"invalid YAML: {problem}", line=mark.line + 1 if mark else None) from None
+    except RecursionError:
+        raise ParseError("invalid YAML: nested too deeply") from None
+
+
+_STD = "tag:yaml.org,2002:"
+_PLAIN_TAGS = {_STD + name for name in ("str", "int", "float", "bool", "null", "timestamp", "seq", "map")}
+_NO_KEY = object()
+
+
+class _Frame:
+    __slots__ = ("value", "path", "key", "index", "lines")
+
+    def __init__(self, value: Any, path: tuple, lines: list | None):
+        self.value, self.path, self.key, self.index, self.lines = value, path, _NO_KEY, 0, lines
+
+
+class _YamlBuilder:
+    """Values from PyYAML's event stream, one event at a time (no recursion, no aliases), with
+    the scalars typed by PyYAML's own resolver and constructors so values match safe_load's."""
+
+    def __init__(self, max_depth: int, max_chars: int):
+        import yaml
+
+        self.yaml, self.max_depth, self.max_chars = yaml, max_depth, max_chars
+        self.resolver = yaml.resolver.Resolver()
+        self.constructor = yaml.constructor.SafeConstructor()
+        self.stack: list[_Frame] = []
+        self.lines: dict[str, list[int]] = {}
+        self.root: Any = None
+
+    def build(self, events: Any) -> tuple[Any, dict[str, list[int]]]:
+        y = self.yaml
+        documents = 0
+        for event in events:
+            if isinstance(event, y.DocumentStartEvent):
+                documents += 1
+                if documents > 1:
+                    raise ParseError("invalid YAML: expected a single document", line=event.start_mark.line + 1)
+                continue
+            if not isinstance(event, (y.NodeEvent, y.CollectionEndEvent)):
+                continue  # stream and document ends
+            line = event.start_mark.line + 1
+            if isinstance(event, y.CollectionEndEvent):
+                self.stack.pop()
+                continue
+            if isinstance(event, y.AliasEvent):
+                raise ParseError(f"YAML aliases (*{event.anchor}) are not allowed: write the value out",
+                                 line=line, path=self._path())
+            if event.anchor is not None:
+                raise ParseError(f"YAML anchors (&{event.anchor}) are not allowed: write the value out",
+                                 line=line, path=self._path())
+            if isinstance(event, y.ScalarEvent):
+                value = self._scalar(event, line)
+            else:
+                wanted = _STD + ("map" if isinstance(event, y.MappingStartEvent) else "seq")
+                if event.tag not in (None, "!", wanted):
+                    raise ParseError(f"YAML tag {event.tag} is not allowed", line=line, path=self._path())
+                if len(self.stack) >= self.max_depth:
+                    raise ParseError(f"nested deeper than {self.max_depth} levels (limits.max_depth)",
+                                     line=line, path=self._path())
+                value = {} if isinstance(event, y.MappingStartEvent) else []
+            path = self._place(value, line)
+            if not self.stack and path == ():
+                self.root = value
+            if isinstance(value, (dict, list)):
+                lines = None
+                if isinstance(value, list) and len(path) == 1 and isinstance(path[0], str):
+                    lines = self.lines.setdefault(path[0], [])
+                self.stack.append(_Frame(value, path, lines))
+        return self.root, self.lines
+
+    def _path(self) -> tuple:
+        if not self.stack:
+            return ()
+        top = self.stack[-1]
+        if isinstance(top.value, list):
+            return top.path + (top.index,)
+        return top.path if top.key is _NO_KEY else top.path + (top.key,)
+
+    def _place(self, value: Any, line: int) -> tuple:
+        """Put a value where the stream says it goes; its path (None for a key)."""
+        if not self.stack:
+            return ()
+        top = self.stack[-1]
+        if isinstance(top.value, list):
+            if top.lines is not None:
+                top.lines.append(line)
+            top.value.append(value)
+            top.index += 1
+            return top.path + (top.index - 1,)
+        if top.key is _NO_KEY:
+            if isinstance(value, (dict, list)):
+                raise ParseError("a mapping key must be a plain value", line=line, path=top.path)
+            if not isinstance(value, str):
+                raise ParseError(_key_problem(value), line=line, path=top.path)
+            if value in top.value:
+                raise ParseError(f"duplicate key {value!r}", line=line, path=top.path)
+            top.key = value
+            return None  # type: ignore[return-value]
+        key, top.key = top.key, _NO_KEY
+        top.value[key] = value
+        return top.path + (key,)
+
+    def _scalar(self, event: Any, line: int) -> Any:
+        tag = event.tag
+        if tag is None or tag == "!":
+            tag = self.resolver.resolve(self.yaml.ScalarNode, event.value, event.implicit)
+        elif tag not in _PLAIN_TAGS:
+            raise ParseError(f"YAML tag {tag} is not allowed", line=line, path=self._path())
+        if tag == _STD + "merge":
+            raise ParseError("YAML merge keys (<<) are not allowed", line=line, path=self._path())
+        if tag in (_STD + "int", _STD + "float") and len(event.value) > self.max_chars:
+            raise ParseError(f"a number of {len(event.value)} characters is over the limit of "
+                             f"{self.max_chars} (limits.max_number_chars)", line=line, path=self._path())
+        if tag not in _PLAIN_TAGS or tag == _STD + "timestamp":
+            return event.value  # a date stays its text; "=" and the like are strings
+        node = self.yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
+        try:
+            value = self.constructor.yaml_constructors[tag](self.constructor, node)
+        except (ValueError, self.yaml.YAMLError) as exc:
+            raise ParseError(f"invalid YAML value {event.value[:40]!r}: {exc}", line=line, path=self._path()) from None
+        if isinstance(value, float) and not math.isfinite(value):
+            why = ("is not a finite number (NaN and Infinity are not allowed)" if "." == event.value.lstrip("+-")[:1]
+                   else f"number {event.value} is out of range (not a finite double)")
+            raise ParseError(why, line=line, path=self._path())
+        return value

@@ -1,0 +1,69 @@
+"""Where a suite's paths resolve, and which of them are confined (see safefile.py).
+
+A path written in a suite file (`cases:`, `skill:`, a `recorded:` subject's file,
+`gates.baseline`) is relative to the suite's folder and must stay inside the root: that folder,
+or `--root DIR`. A path given as a flag is relative to the working directory and is the user's
+own choice: it is not confined, but it must still be a regular file (or folder) so nothing
+blocks or reads a device.
+
+Code a suite names (`python:` modules, `command:` programs) is not confined: importing or
+running it gives it the user's permissions whatever path it lives at, so a suite that names
+code is trusted like a script. Confinement protects the user from the data files a suite or
+case file names, not from code the user chose to run.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ConfigError, shorten
+from ..safefile import FileRefused, check_regular, read_file, resolve_inside
+
+
+@dataclass(frozen=True)
+class Places:
+    """The suite file's folder (the working directory without one), its name as shown in
+    errors, and --root (None: each file's own folder is its root)."""
+
+    suite_dir: Path
+    source: str | None
+    root: Path | None
+
+    @classmethod
+    def make(cls, suite_dir: Path, source: str | None, root: str | None) -> "Places":
+        """Places for a suite; a --root that is not a folder is one ConfigError."""
+        if root is None:
+            return cls(suite_dir, source, None)
+        if "\x00" in root or not os.path.isdir(root):
+            raise ConfigError("--root must name an existing folder", field="root")
+        return cls(suite_dir, source, Path(os.path.realpath(root)))
+
+    def root_for(self, folder: Path) -> Path:
+        """The root of the paths a file in `folder` names."""
+        return self.root if self.root is not None else folder
+
+    def resolve(self, name: str, field: str, *, from_flag: bool, folder_ok: bool = False) -> Path:
+        """A path named by the suite file (confined) or by a flag (relative to the working
+        directory, not confined); either must be a regular file (or a folder, with folder_ok)."""
+        try:
+            if from_flag:
+                return check_regular(Path(name), folder_ok=folder_ok)
+            resolve_inside(name, self.suite_dir, self.root_for(self.suite_dir), folder_ok=folder_ok)
+        except FileRefused as exc:
+            raise ConfigError(f"{field} {shorten(name, 120)!r} {exc.reason}",
+                              file=None if from_flag else self.source, field=field) from None
+        return Path(name) if from_flag else self.suite_dir / name
+
+    def inside(self, from_flag: bool) -> Path | None:
+        """The root a file named by the suite must lie in when it is read (None for a flag's)."""
+        return None if from_flag else self.root_for(self.suite_dir)
+
+    def read(self, path: Path, field: str, *, from_flag: bool, limit: int, limit_name: str) -> bytes:
+        """The bytes of a path `resolve` accepted, read again under the same rule."""
+        try:
+            return read_file(path, limit=limit, limit_name=limit_name, root=self.inside(from_flag))
+        except FileRefused as exc:
+            raise ConfigError(f"{field} {shorten(str(path), 120)!r} {exc.reason}",
+                              file=None if from_flag else self.source, field=field) from None
