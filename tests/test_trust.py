@@ -576,12 +576,22 @@ def test_api_key_is_never_written(tmp_path, fake_provider):
         assert SECRET not in text
 
 
-def test_literal_key_in_a_command_line_spec_stays_out_of_reports(tmp_path, fake_provider):
+def test_literal_key_in_a_command_line_spec_is_refused_and_a_variable_stays_out_of_reports(tmp_path,
+                                                                                          fake_provider):
     srv = fake_provider
     write_cases(tmp_path, 2)
     subject = json.dumps(spec(srv.base_url, headers={"Authorization": f"Bearer {SECRET}"}))
+    refused = cli(tmp_path, "run", "--cases", "cases.jsonl", "--subject", subject, "--output-dir", "out",
+                  "--name", "trust", "--no-progress", "--json")
+    # The flags are saved in run.json (--resume rebuilds the run from them) and show in ps: a key
+    # written out there is refused before anything runs, with a hint.
+    assert refused.returncode == 1, refused.stderr
+    assert "subject.headers.Authorization" in refused.stderr and "environment variable" in refused.stderr
+    assert SECRET not in refused.stdout and SECRET not in refused.stderr
+    assert srv.requests == [] and not (tmp_path / "out").exists()
+    subject = json.dumps(spec(srv.base_url, headers={"Authorization": "Bearer ${SB_TRUST_KEY}"}))
     proc = cli(tmp_path, "run", "--cases", "cases.jsonl", "--subject", subject, "--output-dir", "out",
-               "--name", "trust", "--no-progress", "--json")
+               "--name", "trust", "--no-progress", "--json", env={**os.environ, "SB_TRUST_KEY": SECRET})
     assert proc.returncode == 0, proc.stderr
     assert all(r["headers"]["authorization"] == f"Bearer {SECRET}" for r in srv.requests)
     assert SECRET not in proc.stdout and SECRET not in proc.stderr
@@ -589,8 +599,8 @@ def test_literal_key_in_a_command_line_spec_stays_out_of_reports(tmp_path, fake_
     for suffix in (".json", ".md", ".html"):
         assert SECRET not in folder.with_name(folder.name + suffix).read_text(), suffix
     assert SECRET not in (folder / "attempts.jsonl").read_text()
-    # run.json keeps the flags so --resume can rebuild the run (owner-only folder); its argv is scrubbed.
-    assert all(SECRET not in arg for arg in json.loads((folder / "run.json").read_text())["argv"])
+    # run.json keeps the flags so --resume can rebuild the run: the variable's name, never its value.
+    assert SECRET not in (folder / "run.json").read_text()
 
 
 # --------------------------------------------------------------------------- prices

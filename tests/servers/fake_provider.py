@@ -45,6 +45,14 @@ the route default. Keys (combinable where it makes sense):
     truncate: true  stream: some events then the connection closes without the terminal event;
                     non-stream: half the JSON (Content-Length of the whole) then close.
                     With hang: true as well, a stream sends some events then stalls.
+A hostile server (tests of bounded answers and secrets):
+    echo_credentials: true   answer `status` (default 401) with an error body that repeats the
+                    credentials the request carried (Authorization, x-api-key, api-key headers)
+    oversize: N     a 200 answer of N bytes, written 1 MiB at a time (never held whole): one JSON
+                    body of the route's shape, or SSE chunk events when the request streams; no
+                    Content-Length unless declare_length: true
+    Under-reported limits: `usage` (above) may report any number of tokens, and `cost` any cost,
+    whatever the request's max_tokens said.
 A plain string is shorthand for {"reply": s}, a plain int for {"status": n}.
 """
 
@@ -531,6 +539,13 @@ class FakeServerBase:
             return self._drop(request)
         if b.get("hang") and not (b.get("truncate") and streaming):
             return await self._hang(request)
+        if b.get("echo_credentials"):
+            h = request.headers
+            creds = {k: h[k] for k in ("Authorization", "x-api-key", "api-key") if k in h}
+            return web.json_response({"error": {"message": f"invalid credentials {creds}", "type": "auth",
+                                                "received": creds}}, status=int(b.get("status", 401)))
+        if b.get("oversize"):
+            return await self._oversize(request, route, int(b["oversize"]), streaming, b)
         headers = self._headers(b)
         status = int(b.get("status", 200))
         if "json" in b:
@@ -545,6 +560,34 @@ class FakeServerBase:
             return web.Response(text='{"id": "broken", "choices": [{"message": {"content": "unterminated',
                                 status=200, headers=headers, content_type="application/json")
         return None
+
+    async def _oversize(self, request: web.Request, route: str | None, size: int, streaming: bool,
+                        b: Behaviour) -> web.StreamResponse:
+        """A `size`-byte answer written a piece at a time; the client may hang up at any point."""
+        resp = web.StreamResponse(status=200, headers=self._headers(b))
+        resp.content_type = "text/event-stream" if streaming else "application/json"
+        piece = b"x" * (1 << 20)
+        if streaming:
+            head, tail = b'data: {"choices":[{"index":0,"delta":{"content":"', b'"}}]}\n\n'
+            events = max(1, size // (len(piece) + len(head) + len(tail)))
+            parts = [(head, piece, tail)] * events
+        else:
+            head, tail = {"messages": (b'{"content":[{"type":"text","text":"', b'"}],"stop_reason":"end_turn"}'),
+                          "generic": (b'{"output":{"text":"', b'"}}')}.get(
+                route or "", (b'{"choices":[{"message":{"content":"', b'"},"finish_reason":"stop"}]}'))
+            body = max(0, size - len(head) - len(tail))
+            parts = [(head, b"", b"")] + [(b"", piece, b"")] * (body // len(piece)) + \
+                [(b"", piece[: body % len(piece)], tail)]
+        if b.get("declare_length"):
+            resp.content_length = sum(len(a) + len(m) + len(z) for a, m, z in parts)
+        try:
+            await resp.prepare(request)
+            for a, m, z in parts:
+                await resp.write(a + m + z)
+            await resp.write_eof()
+        except (ConnectionError, RuntimeError):  # the client stopped reading: expected
+            return _closed_response()
+        return resp
 
     async def _json_reply(self, request: web.Request, payload: Any, b: Behaviour,
                           status: int = 200) -> web.StreamResponse:

@@ -51,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 1
     from ..errors import ScoreboardError
+    from ..redact import scrub_known  # the error line is written too: no known credential in it
 
     args.debug = getattr(args, "debug", False) or args.debug_top
     try:
@@ -58,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     except ScoreboardError as exc:
         if args.debug:
             raise
-        print(f"scoreboard: error: {exc}", file=sys.stderr)
+        print(scrub_known(f"scoreboard: error: {exc}"), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("scoreboard: interrupted", file=sys.stderr)
@@ -68,6 +69,6 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, not a traceback
         if args.debug:
             raise
-        print(f"scoreboard: internal error: {type(exc).__name__}: {exc} (rerun with --debug for a traceback)",
-              file=sys.stderr)
+        print(scrub_known(f"scoreboard: internal error: {type(exc).__name__}: {exc} (rerun with --debug for a "
+                          "traceback)"), file=sys.stderr)
         return 2

@@ -16,6 +16,8 @@ from ..errors import BudgetExceeded, SubjectError
 from ..graders.grade import Grade, GradeContext, attempt_status, grade_attempt
 from ..hashing import sha256_json
 from ..judges.client import BoundJudge
+from ..redact import KNOWN
+from ..subjects.base import DEFAULT_MAX_RESPONSE_BYTES, text_over_limit, too_large
 from ..subjects.values import Measurements, Output, SubjectRequest
 from ..suite.suite import Suite
 
@@ -122,16 +124,16 @@ class AttemptRunner:
             return None
         grades: list[Grade] = []
         if output is not None:
+            out = output.to_dict()
+            clean = KNOWN.scrub_value(out)
+            if clean is not out:
+                # An echoed credential is replaced before anything sees the output, so graders,
+                # the hash and verify all read what is written.
+                out, output = clean, Output.from_dict(clean)
             judge = BoundJudge(self.judge, key) if self.judge is not None else None
             ctx = GradeContext(case, output, measurements, judge, run, error)
             grades, grade_error = await grade_attempt(self.suite.graders[case.id], ctx)
-            if self.ledger is not None and (self.ledger.exhausted or self.ledger.halted):
-                # A judge call ran the budget out or hit a quota: its grade says "not judged";
-                # the run stops too.
-                self.state.stop(f"budget: {self.ledger.exhausted}" if self.ledger.exhausted
-                                else str(self.ledger.halted))
             error = error or grade_error
-            out = output.to_dict()
             output_hash = sha256_json(out)
         else:
             out = output_hash = None
@@ -143,6 +145,15 @@ class AttemptRunner:
         }
         if extra:
             record["subject_info"] = extra
+        if self.ledger is not None:
+            over = self.ledger.take_over_bound(key)
+            if over:  # the subject's or its judge's provider reported more than it was allowed
+                record["subject_info"] = {**(extra or {}), "usage_over_bound": over}
+            if self.ledger.exhausted or self.ledger.halted:
+                # A judge call ran the budget out or hit a quota (its grade says "not judged"), or
+                # a provider's reported spend broke a budget: the run stops too.
+                self.state.stop(f"budget: {self.ledger.exhausted}" if self.ledger.exhausted
+                                else str(self.ledger.halted))
         return record
 
     async def _execute(self, case, variant, request: SubjectRequest, key: tuple):
@@ -203,6 +214,9 @@ class AttemptRunner:
         else:
             async with asyncio.timeout(self.timeout_s):
                 result = await subject.run(request)
+        limit = getattr(subject, "max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES)
+        if text_over_limit(result.output, limit):  # an answer no reader bounded on its way in
+            raise SubjectError(too_large(f"the {subject.kind} subject's output", limit), kind="too-large")
         if key is not None:
             self.cache.put(key, subject.kind, result)
         return result

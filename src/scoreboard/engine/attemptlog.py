@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..jsonio import dumps_line
+from ..redact import KNOWN
 
 _CHUNK = 1 << 20
 
@@ -26,8 +27,11 @@ class AttemptLog:
         self.size = os.fstat(self._fd).st_size
 
     def append(self, record: dict) -> tuple[int, int]:
-        """Write one record as a line; returns (offset, length) of the line in the file."""
+        """Write one record as a line (no credential the run knows in it); returns (offset,
+        length) of the line in the file."""
         data = dumps_line(record)
+        if KNOWN:  # an echoed key in an error, an output or a grade's reason stops here
+            data = KNOWN.scrub_bytes(data)
         offset = self.size
         view = memoryview(data)
         while view:

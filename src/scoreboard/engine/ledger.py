@@ -2,6 +2,11 @@
 against the budget before it is sent, recorded as pending in the attempt log, and completed
 after. A budget is never exceeded under any concurrency, because reservation and the check
 happen in one step on the event loop (no await between them).
+
+That guarantee rests on the provider reporting no more than the request allowed. One that
+reports more (400,016 tokens for a request bounded at 1,000; $12 against a $0.05 budget) is
+flagged on its attempt ("provider reported more usage than the request allowed"), and when the
+spend it reports breaks a budget the run stops: no later request is reserved.
 """
 
 from __future__ import annotations
@@ -42,6 +47,10 @@ class Ticket:
     reserved_tokens: int = 0
     reserved_cost: float = 0.0
     started: float = field(default_factory=time.monotonic)
+    #: what the request may spend (None: unknown): usage reported above it is flagged
+    bound_tokens: int | None = None
+    bound_cost: float | None = None
+    bound_output: int | None = None
 
 
 class Ledger:
@@ -67,11 +76,15 @@ class Ledger:
         self.restored_unresolved = 0
         #: pending records of an earlier part of the run that never ended: possibly billed
         self.possibly_billed: list[dict] = []
+        #: requests whose reported usage passed their bound, by attempt (taken by the runner)
+        self.over_bound: dict[tuple, list[dict]] = {}
 
     def reserve(self, attempt: tuple, *, role: str = "subject", subject: str = "",
-                max_tokens: int | None = None, max_cost: float | None = None) -> Ticket:
+                max_tokens: int | None = None, max_cost: float | None = None,
+                max_output_tokens: int | None = None) -> Ticket:
         """Reserve one request or raise BudgetExceeded. `max_tokens`/`max_cost` bound what this
-        request can spend (needed when the budget limits tokens or cost)."""
+        request can spend (needed when the budget limits tokens or cost); `max_output_tokens`
+        is the request's own cap on output (its max_tokens parameter), when it has one."""
         if self.halted is not None:
             raise BudgetExceeded(f"the run stopped ({self.halted}); no later request is sent")
         b = self.budget
@@ -87,7 +100,8 @@ class Ledger:
                 self._exhaust("cost budget set but this request's cost bound is unknown (no price)")
             if self.cost_spent + self._reserved_cost + max_cost > b.max_cost_usd + 1e-12:
                 self._exhaust(f"cost budget of ${b.max_cost_usd:g} would be exceeded")
-        ticket = Ticket(next(self._ids), attempt, role, subject, max_tokens or 0, max_cost or 0.0)
+        ticket = Ticket(next(self._ids), attempt, role, subject, max_tokens or 0, max_cost or 0.0,
+                        bound_tokens=max_tokens, bound_cost=max_cost, bound_output=max_output_tokens)
         self.sent += 1
         self._reserved_tokens += ticket.reserved_tokens
         self._reserved_cost += ticket.reserved_cost
@@ -120,12 +134,36 @@ class Ledger:
             self.cost_spent += cost_usd
         elif ticket.reserved_cost:
             self.cost_spent += ticket.reserved_cost
+        over = over_bound(ticket, input_tokens, output_tokens, cost_usd)
+        if over is not None:
+            self.over_bound.setdefault(ticket.attempt, []).append(over)
+            broken = self._broken_budget()
+            if broken is not None:
+                self.exhausted = self.exhausted or broken
+                self.halt(broken)
         if self.log is not None:
-            self.log.append({"kind": "request", "id": ticket.id, "state": "completed" if ok else "failed",
-                             "attempt": list(ticket.attempt), "status": status,
-                             "input_tokens": input_tokens, "output_tokens": output_tokens,
-                             "cost_usd": cost_usd, "error": error,
-                             "elapsed_ms": round((time.monotonic() - ticket.started) * 1000, 3)})
+            end = {"kind": "request", "id": ticket.id, "state": "completed" if ok else "failed",
+                   "attempt": list(ticket.attempt), "status": status,
+                   "input_tokens": input_tokens, "output_tokens": output_tokens,
+                   "cost_usd": cost_usd, "error": error,
+                   "elapsed_ms": round((time.monotonic() - ticket.started) * 1000, 3)}
+            if over is not None:
+                end["over_bound"] = over
+            self.log.append(end)
+
+    def _broken_budget(self) -> str | None:
+        """Why the spend now recorded breaks a budget (None: it does not)."""
+        b = self.budget
+        if b.max_tokens is not None and self.tokens_spent > b.max_tokens:
+            return (f"token budget of {b.max_tokens} broken: {self.tokens_spent:,} tokens spent "
+                    f"({OVER_BOUND})")
+        if b.max_cost_usd is not None and self.cost_spent > b.max_cost_usd + 1e-12:
+            return f"cost budget of ${b.max_cost_usd:g} broken: ${self.cost_spent:g} spent ({OVER_BOUND})"
+        return None
+
+    def take_over_bound(self, attempt: tuple) -> list[dict]:
+        """The over-bound requests of an attempt (forgotten here once taken)."""
+        return self.over_bound.pop(attempt, [])
 
     def restore(self, records: list[dict]) -> None:
         """Count the requests an earlier (stopped or killed) part of this run already made, so
@@ -177,6 +215,25 @@ class Ledger:
                 "budget": self.budget.to_dict(), "exhausted": self.exhausted,
                 "pending_unresolved": self.restored_unresolved,
                 "possibly_billed": list(self.possibly_billed)}
+
+
+OVER_BOUND = "provider reported more usage than the request allowed"
+
+
+def over_bound(ticket: Ticket, input_tokens: int | None, output_tokens: int | None,
+               cost_usd: float | None) -> dict | None:
+    """What a provider reported above the request's bounds (None: nothing)."""
+    found: dict = {}
+    tokens = None if input_tokens is None and output_tokens is None else (input_tokens or 0) + (output_tokens or 0)
+    if ticket.bound_tokens is not None and tokens is not None and tokens > ticket.bound_tokens:
+        found.update(reported_tokens=tokens, bound_tokens=ticket.bound_tokens)
+    if ticket.bound_output is not None and output_tokens is not None and output_tokens > ticket.bound_output:
+        found.update(reported_output_tokens=output_tokens, max_output_tokens=ticket.bound_output)
+    if ticket.bound_cost is not None and cost_usd is not None and cost_usd > ticket.bound_cost + 1e-12:
+        found.update(reported_cost_usd=cost_usd, bound_cost_usd=ticket.bound_cost)
+    if not found:
+        return None
+    return {"message": OVER_BOUND, "request": ticket.id, "role": ticket.role, **found}
 
 
 def request_records_summary(records: list[dict]) -> dict:

@@ -26,7 +26,8 @@ from ..jsonio import dumps_line, loads
 from ..record.files import replace_atomic, write_new
 from ..record.io import SCHEMA, is_synthetic, versions
 from ..record.stream import json_chunks, report_chunks
-from ..stats.gates import all_pass_gate, baseline_gates, fail_under_gates
+from ..redact import KNOWN, literal_credentials, remember
+from ..stats.gates import all_pass_gate, baseline_gates, fail_under_gates, metric_gates
 from ..stats.summary import Summarizer
 from ..store.files import FileStore, RunFolder, new_run_folder, open_run_folder
 from ..suite.suite import Suite
@@ -231,6 +232,8 @@ class _Run:
         summary = self.summary.summary(self.pairwise if final else None)
         variants = [v["name"] for v in self.plan["variants"]]
         gates = fail_under_gates(summary, suite.config.fail_under, variants) if final else []
+        if final:
+            gates.extend(metric_gates(summary, suite.config.fail_under_metrics, variants))
         if final and options.require_all_pass:
             gates.append(all_pass_gate(*self.summary.failing_cases()))
         if final and self.baseline is not None:
@@ -277,6 +280,8 @@ async def run_async(suite: Suite, options: RunOptions | None = None) -> Outcome:
     """Run a suite and write its reports; the async core behind every command that writes one."""
     options = options or RunOptions()
     check_gate_settings(suite)
+    check_flag_credentials(options.flags)
+    remember_credentials(suite)
     r = _Run(suite, options)
     r.baseline = load_baseline(suite)
     r.open()
@@ -298,7 +303,7 @@ async def run_async(suite: Suite, options: RunOptions | None = None) -> Outcome:
         if options.finalize is not None:
             r.finalized = options.finalize(r.lookup)
         status, r.stop_reason = r.conclude()
-        head = r.head(status, final=True)
+        head = KNOWN.scrub_value(r.head(status, final=True))
         paths = write_record(r, head, json_path)
         github_summary(head, r.attempts, r.view)
     finally:
@@ -338,6 +343,28 @@ def exit_code_for(head: dict, summary: Summarizer) -> int:
     if any(not g["passed"] for g in head.get("gates", [])):
         return 3
     return 0
+
+
+def check_flag_credentials(flags: dict | None) -> None:
+    """A credential written out on the command line is refused: the flags are saved in run.json
+    (so --resume can rebuild the run) and show in `ps`, and a key must be in neither."""
+    from ..errors import ConfigError
+
+    where = literal_credentials(flags or {})
+    if where is not None:
+        raise ConfigError("a credential given literally on the command line is refused (the flags are "
+                          "saved in run.json for --resume and show in ps): put it in an environment "
+                          'variable and name it, as "${VAR}" in the header, api_key_env or '
+                          "bearer_token_env; a URL takes no user:password@", field=where)
+
+
+def remember_credentials(suite: Suite) -> None:
+    """Tell the run-wide scrubber every credential the suite's subjects and judge will use."""
+    subjects = [v.subject for v in suite.variants] + ([suite.judge] if suite.judge is not None else [])
+    for subject in subjects:
+        secrets = getattr(subject, "secrets", None)
+        if secrets is not None:
+            remember(*secrets())
 
 
 def check_resumable(meta: dict, plan: dict, folder: RunFolder) -> None:

@@ -10,6 +10,7 @@ from typing import Callable, Iterable
 
 from ..record.constants import EXTENSIONS
 from ..record.files import replace_atomic, write_new
+from ..redact import scrub_known
 from ..suite.suite import Suite
 
 
@@ -64,17 +65,20 @@ def github_summary(head: dict, attempts: Callable[[], Iterable[dict]], view=None
 
     view = view if view is not None else view_of_run(head, attempts())
     try:
-        with open(target, "a", encoding="utf-8") as handle:
-            handle.write(render_markdown(view, failures=3) + "\n")
+        # Created owner-only when it is not there yet, like every file a run writes.
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as handle:
+            handle.write(scrub_known(render_markdown(view, failures=3)) + "\n")
     except OSError as exc:
         print(f"scoreboard: warning: cannot append to GITHUB_STEP_SUMMARY: {exc}", file=sys.stderr)
 
 
 def scrub_argv(argv: list[str], suite: Suite) -> list[str]:
     """`argv` without the literal values of secret-looking headers given in a subject spec on
-    the command line (`--subject '{"headers": {"Authorization": "Bearer sk-..."}}'`): the
-    report records specs with those values hidden, and must not carry them in argv either."""
-    from ..redact import ENV_REF, SENSITIVE_NAME
+    the command line (`--subject '{"headers": {"Authorization": "Bearer sk-..."}}'`), nor any
+    credential the run-wide scrubber knows: the report records specs with those values hidden,
+    and must not carry them in argv either."""
+    from ..redact import ENV_REF, KNOWN, SENSITIVE_NAME
 
     secrets: set[str] = set()
     subjects = [v.subject for v in suite.variants] + ([suite.judge] if suite.judge is not None else [])
@@ -83,11 +87,9 @@ def scrub_argv(argv: list[str], suite: Suite) -> list[str]:
         for name, value in headers.items():
             if isinstance(value, str) and SENSITIVE_NAME.search(name) and not ENV_REF.search(value):
                 secrets.update(part for part in (value, *value.split()) if len(part) >= 8)
-    if not secrets:
-        return list(argv)
     out = []
     for arg in argv:
         for secret in sorted(secrets, key=len, reverse=True):
             arg = arg.replace(secret, "***")
-        out.append(arg)
+        out.append(KNOWN.scrub(arg))
     return out

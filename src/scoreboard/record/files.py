@@ -1,4 +1,5 @@
-"""Report files: created exclusively, written atomically (temp + fsync + link), mode 0600."""
+"""Report files: created exclusively, written atomically (temp + fsync + link), mode 0600, in
+folders this creates 0700; no credential the run knows is written (redact.KNOWN)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..errors import ConfigError
+from ..redact import KNOWN
 
 
 def utc_stamp(now: datetime | None = None) -> str:
@@ -16,16 +18,35 @@ def utc_stamp(now: datetime | None = None) -> str:
     return (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
 
 
+def make_private_dirs(directory: str | os.PathLike) -> Path:
+    """Create `directory` and any missing parent owner-only (0700); existing ones are left as
+    they are (a folder the user made is theirs)."""
+    directory = Path(directory)
+    missing = []
+    for folder in (directory, *directory.parents):
+        if folder.exists():
+            break
+        missing.append(folder)
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=0o700)
+        except FileExistsError:  # made meanwhile (a sibling run)
+            pass
+    return directory
+
+
 def _write_temp(directory: Path, data: bytes | Iterable[bytes], sync: bool = True) -> str:
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".part")
+    scrub = KNOWN.scrub_bytes if KNOWN else None
     try:
         os.fchmod(fd, 0o600)
         with os.fdopen(fd, "wb", buffering=1 << 20) as handle:
             if isinstance(data, (bytes, bytearray)):
-                handle.write(data)
+                handle.write(scrub(bytes(data)) if scrub else data)
             else:  # streamed: a large report is never held whole in memory
                 for chunk in data:
-                    handle.write(chunk)
+                    # each chunk is whole JSON values or lines, so a secret never straddles two
+                    handle.write(scrub(bytes(chunk)) if scrub else chunk)
             handle.flush()
             if sync:
                 os.fsync(handle.fileno())
@@ -52,7 +73,7 @@ def write_new(path: str | os.PathLike, data: str | bytes | Iterable[bytes]) -> P
     """Create `path` with `data` (text, bytes or an iterable of byte chunks): atomically, never
     replacing an existing file, mode 0600."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(path.parent)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     tmp = _write_temp(path.parent, raw)
     try:
@@ -70,7 +91,7 @@ def replace_atomic(path: str | os.PathLike, data: str | bytes | Iterable[bytes],
     `sync=False` skips the fsync: the rename is still atomic for a crash of this process,
     which is what a checkpoint guards against; the final report is always synced."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(path.parent)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     tmp = _write_temp(path.parent, raw, sync)
     os.replace(tmp, path)
@@ -80,8 +101,7 @@ def replace_atomic(path: str | os.PathLike, data: str | bytes | Iterable[bytes],
 def reserve_run(directory: str | os.PathLike, suffixes: tuple[str, ...] = (".json", ".md", ".html", ".xml")) -> Path:
     """Reserve a fresh `<dir>/<UTC stamp>` stem: its run folder is made exclusively, so two
     runs in the same second get `...Z` and `...Z-2` and never share files."""
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
+    directory = make_private_dirs(directory)
     stamp = utc_stamp()
     for n in range(1, 10_000):
         stem = directory / (stamp if n == 1 else f"{stamp}-{n}")

@@ -369,6 +369,15 @@ class _Verifier:
         self.checked["requests"] += 1
         if is_number(sent) and is_number(limit) and sent > limit:
             self.add("requests.sent", f"<= {limit}", sent, "more requests sent than the budget allows", "requests")
+        for spent_key, limit_key, what in (("tokens_spent", "max_tokens", "tokens"),
+                                           ("cost_spent_usd", "max_cost_usd", "cost")):
+            # Reservations keep the spend within budget unless a provider reported more usage
+            # than its request allowed: the record then shows a broken budget.
+            spent, cap = req.get(spent_key), budget.get(limit_key) if isinstance(budget, dict) else None
+            if is_number(spent) and is_number(cap) and spent > cap + 1e-9:
+                self.add(f"requests.{spent_key}", f"<= {cap}", spent,
+                         f"more {what} spent than the budget allows (provider reported more usage than "
+                         "the request allowed)", "requests")
         ended = [req.get(k) for k in ("completed", "failed")]
         if is_number(sent) and all(is_number(x) for x in ended) and sum(ended) > sent:
             self.add("requests", f"completed + failed <= sent ({sent})", sum(ended),

@@ -4,16 +4,23 @@ The key covers the subject's saved settings, the rendered input, the skill, the 
 the run index, so a change to any of them is a miss. A hit makes no request: it records
 requests = 0, cost 0 and `cached: true`; the original usage is kept under `cached_from`.
 Off by default (`--cache`).
+
+Like every file a run writes, the database is owner-only (0600, its WAL and shared-memory files
+take its mode) in a folder created 0700, and holds no credential the run knows: outputs are
+scrubbed before they are stored.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 from pathlib import Path
 
 from ..hashing import sha256_json
+from ..record.files import make_private_dirs
+from ..redact import KNOWN
 from ..subjects.values import Measurements, Output, Result, SubjectRequest
 
 MIGRATIONS = [
@@ -27,7 +34,10 @@ class ResponseCache:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(self.path.parent)
+        # Made here, owner-only, before SQLite opens it: SQLite creates its journal files with
+        # the database's mode.
+        os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
         self.db = sqlite3.connect(self.path, isolation_level=None)
         self.db.execute("PRAGMA journal_mode=WAL")
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
@@ -54,9 +64,10 @@ class ResponseCache:
         return Result(Output.from_dict(json.loads(row[0])), m, {"cached_from": original})
 
     def put(self, key: str, subject_kind: str, result: Result) -> None:
+        output = KNOWN.scrub(json.dumps(result.output.to_dict(), ensure_ascii=False)) if KNOWN else \
+            json.dumps(result.output.to_dict(), ensure_ascii=False)
         self.db.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?)",
-                        (key, subject_kind, json.dumps(result.output.to_dict(), ensure_ascii=False),
-                         json.dumps(result.measurements.to_dict()), time.time()))
+                        (key, subject_kind, output, json.dumps(result.measurements.to_dict()), time.time()))
 
     def close(self) -> None:
         self.db.close()

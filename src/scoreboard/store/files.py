@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..errors import ConfigError
-from ..record.files import reserve_run
+from ..record.files import make_private_dirs, reserve_run
 from .base import RunEntry
 
 #: how much of a report's start is read to list it (its run block comes before the plan)
@@ -53,7 +53,7 @@ def new_run_folder(output_dir: str | os.PathLike, suite: str, output_json: str |
     if target.exists():
         raise ConfigError("refusing to overwrite an existing file", file=str(target))
     stem = target.with_suffix("") if target.suffix == ".json" else target
-    stem.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(stem.parent)
     try:
         stem.mkdir(mode=0o700)
     except FileExistsError:

@@ -12,7 +12,8 @@ Error kinds raised as SubjectError.kind: "quota" (402 / quota 429 / billing: sto
 "rate-limit" (429 after the last retry), "server-error" (5xx / 408 / 409 after the last
 retry), "connection" (could not connect / connection dropped before an answer, after the last
 retry), "auth" (401 / 403), "client-error" (other 4xx), "invalid-response" (malformed JSON,
-truncated body or stream, unexpected shape, missing path), "config" (missing env variable).
+truncated body or stream, unexpected shape, missing path), "too-large" (a body or stream past
+`max_response_bytes`: read no further), "config" (missing env variable).
 Secrets (API keys, tokens, env values put in headers) are scrubbed from every message.
 """
 
@@ -27,9 +28,10 @@ from typing import ClassVar
 import aiohttp
 
 from ..errors import ConfigError, SubjectError
-from ..redact import ENV_REF, SENSITIVE_NAME, expand_env  # noqa: F401  (re-exported)
+from ..redact import ENV_REF, SENSITIVE_NAME, expand_env, remember, split_userinfo  # noqa: F401
 from ..redact import scrub_all as scrub
 from . import pricing
+from ._bounded import read_body
 from ._limits import RETRY_DEFAULTS, Limiter, _positive, parse_retries  # noqa: F401  (re-exported)
 from ._pool import Pool
 from ._wire import (  # noqa: F401  (re-exported for the subject kinds)
@@ -43,12 +45,14 @@ from ._wire import (  # noqa: F401  (re-exported for the subject kinds)
     retry_after_s,
     sse_data,
 )
-from .base import Subject
+from .base import Subject, too_large
 from .values import Measurements, Output, Result, SubjectRequest
 
 _perf = time.perf_counter
 
 COMMON_OPTIONS = {"headers", "price", "max_concurrency", "requests_per_minute", "retries"}
+#: how much of an error body is read: its message is cut to a few hundred characters anyway
+ERROR_BODY_BYTES = 1 << 16
 class HTTPSubject(Subject):
     """Base of the HTTP subjects: subclasses build the body and parse the answer."""
 
@@ -61,6 +65,7 @@ class HTTPSubject(Subject):
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop of the limiter
         self._limiter: Limiter | None = None
         self._secrets: set[str] = set()
+        self._userinfo: str | None = None  # the Authorization a URL's user:password@ gave
         super().__init__(spec, base_dir)
         self._pool = Pool(self._max_concurrency)
 
@@ -77,7 +82,17 @@ class HTTPSubject(Subject):
         self._max_concurrency = _positive(spec, "max_concurrency", kind)
         self._rpm = _positive(spec, "requests_per_minute", kind, (int, float))
         self._retry = parse_retries(spec.get("retries"), kind)
-        return {k: v for k, v in spec.items() if k != "type"}
+        options = {k: v for k, v in spec.items() if k != "type"}
+        for key in ("base_url", "url"):
+            if isinstance(options.get(key), str):
+                # user:password@ in a URL becomes a Basic Authorization header; the URL kept
+                # (saved in the report, sent in errors) has none.
+                options[key], credential = split_userinfo(options[key])
+                if credential:
+                    self._userinfo = credential
+                    self._secrets.add(credential)
+        self._secrets.update(v for k, v in headers.items() if SENSITIVE_NAME.search(k) and not ENV_REF.search(v))
+        return options
 
     @property
     def spec(self) -> dict:
@@ -98,6 +113,25 @@ class HTTPSubject(Subject):
         return sorted({name for v in self.options.get("headers", {}).values()
                        for name in ENV_REF.findall(v) if name not in os.environ})
 
+    def key_env(self) -> str | None:
+        """The environment variable the subject reads its key from (None: none)."""
+        return None
+
+    def secrets(self) -> set[str]:
+        """The key, literal credential headers, secret ${VAR} values and URL userinfo."""
+        found = set(self._secrets)
+        env = self.key_env()
+        if env and os.environ.get(env):
+            found.add(os.environ[env])
+        for name, value in self.options.get("headers", {}).items():
+            if SENSITIVE_NAME.search(name) or any(SENSITIVE_NAME.search(v) for v in ENV_REF.findall(value)):
+                found.add(ENV_REF.sub(lambda m: os.environ.get(m.group(1), ""), value))
+        return {v for v in found if v}
+
+    def userinfo_headers(self) -> dict[str, str]:
+        """Authorization from the URL's userinfo (an explicit key or header overrides it)."""
+        return {"Authorization": self._userinfo} if self._userinfo else {}
+
     # ------------------------------------------------------------------ hooks
 
     def env_secret(self, env: str) -> str | None:
@@ -105,6 +139,7 @@ class HTTPSubject(Subject):
         value = os.environ.get(env)
         if value:
             self._secrets.add(value)
+            remember(value)
         return value or None
 
     def option_headers(self, names=None) -> dict[str, str]:
@@ -121,7 +156,7 @@ class HTTPSubject(Subject):
 
     def static_headers(self) -> dict[str, str]:
         """Headers sent with every request; read at run time (keys come from the environment)."""
-        return self.option_headers()
+        return {**self.userinfo_headers(), **self.option_headers()}
 
     def request_headers(self) -> dict[str, str] | None:
         """Headers computed per request (None: none)."""
@@ -190,7 +225,7 @@ class HTTPSubject(Subject):
         n_bytes = len(data)
         tok_bound = n_bytes + out_bound if out_bound is not None else None
         cost_bound = pricing.cost_bound(price, n_bytes, out_bound)
-        reply, n = await self._send(request, data, stream, tok_bound, cost_bound, price, t0)
+        reply, n = await self._send(request, data, stream, (tok_bound, cost_bound, out_bound), price, t0)
         cost = reply.cost if reply.cost is not None else pricing.cost_usd(price, reply.input_tokens,
                                                                            reply.output_tokens)
         measurements = Measurements(latency_ms=round((_perf() - t0) * 1000, 3),
@@ -200,8 +235,10 @@ class HTTPSubject(Subject):
         return Result(output, measurements, {"finish_reason": reply.status, "model": reply.model,
                                              "retries": n - 1})
 
-    async def _send(self, request: SubjectRequest, data: bytes, stream: bool, tok_bound, cost_bound,
+    async def _send(self, request: SubjectRequest, data: bytes, stream: bool, bounds: tuple,
                     price, t0: float) -> tuple[Reply, int]:
+        """Send with retries; `bounds` = (tokens, cost, output tokens) one request may spend."""
+        tok_bound, cost_bound, out_bound = bounds
         loop = asyncio.get_running_loop()
         session = self._pool.session(loop, self.static_headers)
         if self._loop is not loop:  # the limiter's futures belong to one loop
@@ -218,7 +255,8 @@ class HTTPSubject(Subject):
             if ledger is not None:
                 try:
                     ticket = ledger.reserve(request.attempt, role=request.role, subject=self.label,
-                                            max_tokens=tok_bound, max_cost=cost_bound)
+                                            max_tokens=tok_bound, max_cost=cost_bound,
+                                            max_output_tokens=out_bound)
                 except BaseException:
                     limiter.release()
                     raise
@@ -227,9 +265,12 @@ class HTTPSubject(Subject):
                 async with session.request(self.method, url, data=payload, headers=headers,
                                            allow_redirects=False) as resp:
                     status = resp.status
-                    raw = await resp.read()
+                    raw, over = await read_body(resp, self.max_response_bytes if status < 300
+                                                else min(ERROR_BODY_BYTES, self.max_response_bytes))
                 if status >= 300:
                     raise self.status_error(status, raw, resp.headers)
+                if over:
+                    raise self.fail(too_large("the response", self.max_response_bytes), kind="too-large")
                 reply = self.parse_stream(raw) if stream else self.parse_body(raw)
             except SubjectError as exc:
                 err = exc

@@ -6,7 +6,8 @@ Both run locked down: no tools, no MCP, no web search, no session persistence, n
 instruction files (CLAUDE.md / AGENTS.md), no telemetry, no retries (fail fast). API-key
 variables are removed from the child's environment unless `keep_api_keys: true`, so the
 user's subscription login is used; variables named in the subject's `env` option are always
-passed. stderr is never recorded (arbitrary diagnostics must not land in reports).
+passed. stderr is never recorded (arbitrary diagnostics must not land in reports); stdout is
+read up to `max_response_bytes` (past it the process group is killed: an execution error).
 
 One CLI call is one request in the run's ledger: reserved before the process starts and
 completed after it, with the usage the CLI printed (unknown when it printed none).
@@ -19,19 +20,19 @@ import json
 import os
 import re
 import shutil
-import signal
 import tempfile
 from pathlib import Path
 from typing import Any, ClassVar
 
 from ..agents.exports import ExportedRun, parse_claude_json, parse_codex
 from ..errors import ConfigError, SubjectError
+from ..redact import PROVIDER_KEY_VARS as API_KEY_VARS
+from ._bounded import run_process
 from ._http import ENV_REF, expand_env, scrub
-from .base import Subject, check_keys
+from .base import Subject, check_keys, too_large
 from .values import Measurements, Output, Result, SubjectRequest
 
-#: variables that make a CLI bill an API key instead of the user's subscription login
-API_KEY_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "CODEX_API_KEY")
+# API_KEY_VARS: variables that make a CLI bill an API key instead of the user's subscription login
 TMP_ROOT = ".scoreboard-tmp"
 _COMMON = {"binary", "model", "keep_api_keys", "env", "extra_args"}
 _SENSITIVE = re.compile(r"auth|key|token|secret|password", re.I)
@@ -92,6 +93,18 @@ class AgentCLISubject(Subject):
                           for n in ENV_REF.findall(str(v)) if n not in os.environ})
         if missing:
             raise ConfigError(f"{self.kind}: environment variable {missing[0]} used in 'env' is not set")
+
+    def secrets(self) -> set[str]:
+        """Secret-looking `env` values (expanded), the provider keys in the environment, and
+        codex's `api_key_env`."""
+        found: set[str] = {os.environ[n] for n in API_KEY_VARS if os.environ.get(n)}
+        for name, value in self.options.get("env", {}).items():
+            if _SENSITIVE.search(name) or any(_SENSITIVE.search(v) for v in ENV_REF.findall(str(value))):
+                found.add(_expand(str(value), set()))
+        env = self.options.get("api_key_env")
+        if env and os.environ.get(env):
+            found.add(os.environ[env])
+        return found
 
     def binary_path(self) -> str:
         name = self.options.get("binary") or self.default_binary
@@ -160,7 +173,8 @@ class AgentCLISubject(Subject):
             if ledger is not None:
                 ticket = ledger.reserve(request.attempt, role=request.role, subject=self.label)
             try:
-                stdout, returncode = await _run_process(argv, env, work)
+                done = await run_process(argv, env=env, cwd=work, limit=self.max_response_bytes,
+                                         pipe_grace_s=_PIPE_GRACE_S, kill_after=True)
             except BaseException as exc:
                 if ticket is not None:
                     reason = "cancelled" if isinstance(exc, (asyncio.CancelledError, TimeoutError)) \
@@ -170,7 +184,10 @@ class AgentCLISubject(Subject):
                     raise self.fail(_spawn_error(exc, binary), secrets, kind="config") from None
                 raise
             try:
-                result = self.result(stdout, returncode, secrets)
+                if done.over_limit:
+                    raise self.fail(f"{too_large('its output', self.max_response_bytes)} (the CLI was killed)",
+                                    secrets, kind="too-large")
+                result = self.result(done.stdout.decode("utf-8", "replace"), done.returncode, secrets)
             except SubjectError as err:
                 if ticket is not None:
                     ledger.complete(ticket, ok=False, status=err.status, error=str(err))
@@ -378,7 +395,7 @@ def _last_json(stdout: str) -> Any:
 def _make_root(kind: str) -> Path:
     base = Path.cwd() / TMP_ROOT
     for _ in range(3):  # a sibling call may remove the (empty) parent between the two steps
-        base.mkdir(exist_ok=True)
+        base.mkdir(mode=0o700, exist_ok=True)
         try:
             return Path(tempfile.mkdtemp(prefix=f"{kind}-", dir=base))
         except FileNotFoundError:
@@ -400,33 +417,3 @@ def _spawn_error(exc: OSError, binary: str) -> str:
     if getattr(exc, "errno", None) == 7:  # E2BIG
         return "the prompt or skill is too long to pass on the command line"
     return f"could not start {binary}: {exc.strerror or type(exc).__name__}"
-
-
-async def _run_process(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[str, int]:
-    """(stdout, exit status); stdin is closed, stderr discarded; the whole process group is
-    killed when this is cancelled and after the CLI exits (nothing it started outlives it)."""
-    proc = await asyncio.create_subprocess_exec(
-        *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL, env=env, cwd=str(cwd), start_new_session=True)
-    reader = asyncio.ensure_future(proc.stdout.read())
-    try:
-        await proc.wait()
-        try:  # a straggler holding stdout open must not hang the attempt
-            stdout = await asyncio.wait_for(asyncio.shield(reader), _PIPE_GRACE_S)
-        except TimeoutError:
-            _kill_group(proc.pid)
-            stdout = await reader
-    except BaseException:
-        _kill_group(proc.pid)
-        reader.cancel()
-        await asyncio.shield(proc.wait())
-        raise
-    _kill_group(proc.pid)
-    return stdout.decode("utf-8", "replace"), proc.returncode
-
-
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass

@@ -69,8 +69,9 @@ class AnthropicSubject(OpenAISubject):
         return options
 
     def static_headers(self) -> dict[str, str]:
-        key = self.env_secret(self.options.get("api_key_env", self.default_key_env))
-        headers = {"anthropic-version": self.options.get("anthropic_version", "2023-06-01")}
+        key = self.env_secret(self.key_env())
+        headers = {"anthropic-version": self.options.get("anthropic_version", "2023-06-01"),
+                   **self.userinfo_headers()}
         if key:
             headers["x-api-key"] = key
         headers.update(self.option_headers())

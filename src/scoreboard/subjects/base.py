@@ -9,6 +9,25 @@ from typing import Any, ClassVar
 from ..errors import ConfigError, SubjectError
 from .values import Output, Result, SubjectRequest
 
+#: the largest answer a subject may give (HTTP body, stream, stdout), unless its spec says
+#: `max_response_bytes`: a larger one is read only that far and becomes an execution error
+DEFAULT_MAX_RESPONSE_BYTES = 4 << 20
+
+
+def response_limit(value: Any, kind: str) -> int:
+    """The `max_response_bytes` option (a positive integer; absent: the default)."""
+    if value is None:
+        return DEFAULT_MAX_RESPONSE_BYTES
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"subject {kind!r}: 'max_response_bytes' must be a positive integer",
+                          field="subject.max_response_bytes")
+    return value
+
+
+def too_large(what: str, limit: int) -> str:
+    """The message of an answer cut at its limit."""
+    return f"{what} is larger than max_response_bytes ({limit:,} bytes); read stopped there"
+
 
 class Subject:
     """Base of every subject kind. Built from a spec dict; `run` never sees the reference."""
@@ -26,7 +45,12 @@ class Subject:
 
     def __init__(self, spec: dict, base_dir: Path):
         self.base_dir = base_dir
-        self.options = self.parse(spec)
+        # Every kind takes the limit, so it is read here and kept in the saved spec when given.
+        limit = spec.get("max_response_bytes")
+        self.max_response_bytes = response_limit(limit, self.kind)
+        self.options = self.parse({k: v for k, v in spec.items() if k != "max_response_bytes"})
+        if limit is not None:
+            self.options["max_response_bytes"] = limit
 
     def parse(self, spec: dict) -> dict:
         """Validate the spec (minus `type`); return the options kept on the subject."""
@@ -39,6 +63,10 @@ class Subject:
 
     def check(self) -> None:
         """Fail before anything runs when the subject cannot work (missing CLI, module...)."""
+
+    def secrets(self) -> set[str]:
+        """The credentials this subject sends or passes on (read now), for the run's scrubber."""
+        return set()
 
     def prepare(self, concurrency: int) -> None:
         """Size what the subject holds for `concurrency` run() calls at once (called before
@@ -95,3 +123,12 @@ def check_keys(options: dict, allowed: set[str], kind: str) -> None:
     if unknown:
         raise ConfigError(f"subject {kind!r}: unknown field (allowed: {', '.join(sorted(allowed))})",
                           field=f"subject.{unknown[0]}")
+
+
+def text_over_limit(output: Output, limit: int) -> bool:
+    """Whether an output's text is larger than `limit` bytes in UTF-8 (a function's or a
+    file's answer, which no reader bounded on the way in)."""
+    text = output.text
+    if not text or len(text) * 4 <= limit:  # at most 4 bytes a character: surely within
+        return False
+    return len(text) > limit or len(text.encode("utf-8", "surrogatepass")) > limit

@@ -1,19 +1,20 @@
 """`command` subject: any executable. The input goes in an `{input}` argument or on stdin;
 stdout is the output; a nonzero exit is an execution error; a timeout kills the whole
-process group. stderr is not persisted (unless `keep_stderr`), so arbitrary diagnostics
-never land in reports."""
+process group. stdout is read up to `max_response_bytes` (past it the group is killed and the
+attempt is an error naming the limit). stderr is not persisted (unless `keep_stderr`: its tail),
+so arbitrary diagnostics never land in reports."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import signal
 import tempfile
 from pathlib import Path
 
 from ..errors import ConfigError, SubjectError
-from .base import Subject, check_keys
+from ..redact import PROVIDER_KEY_VARS, SENSITIVE_NAME, scrub_all
+from ._bounded import run_process
+from .base import Subject, check_keys, too_large
 from .values import Output, Result, SubjectRequest
 
 
@@ -51,6 +52,11 @@ class CommandSubject(Subject):
         elif shutil.which(program) is None:
             raise ConfigError(f"command subject: {program!r} not found on PATH", field="subject.argv")
 
+    def secrets(self) -> set[str]:
+        """Secret-looking `env` values, and the provider keys the child inherits."""
+        found = {str(v) for k, v in self.options.get("env", {}).items() if SENSITIVE_NAME.search(k)}
+        return found | {os.environ[n] for n in PROVIDER_KEY_VARS if os.environ.get(n)}
+
     async def run(self, request: SubjectRequest) -> Result:
         text = request.input if isinstance(request.input, str) else json.dumps(request.input, ensure_ascii=False)
         skill_file = None
@@ -69,35 +75,27 @@ class CommandSubject(Subject):
             final = [a.replace("{input}", text).replace("{skill_file}", skill_file or "")
                      .replace("{run}", str(request.run)) for a in argv]
             cwd = self.options.get("cwd")
+            limit = self.max_response_bytes
             try:
-                proc = await asyncio.create_subprocess_exec(
-                    *final, stdin=asyncio.subprocess.DEVNULL if uses_placeholder else asyncio.subprocess.PIPE,
-                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
-                    cwd=str(self.base_dir / cwd) if cwd else None, start_new_session=True)
+                done = await run_process(final, env=env, cwd=self.base_dir / cwd if cwd else None, limit=limit,
+                                         stdin=None if uses_placeholder else text.encode("utf-8"),
+                                         keep_stderr=bool(self.options.get("keep_stderr")))
             except FileNotFoundError:
                 raise SubjectError(f"command not found: {final[0]}") from None
             except PermissionError:
                 raise SubjectError(f"command is not executable: {final[0]}") from None
-            try:
-                stdout, stderr = await proc.communicate(None if uses_placeholder else text.encode("utf-8"))
-            except BaseException:
-                # Timeout or cancellation: the whole group goes, not just the direct child.
-                _kill_group(proc)
-                await proc.wait()
-                raise
-            if proc.returncode != 0:
+            if done.over_limit:
+                raise SubjectError(f"command: {too_large('its stdout', limit)} (the process was killed)",
+                                   kind="too-large")
+            if done.returncode != 0:
                 detail = ""
-                if self.options.get("keep_stderr") and stderr:
-                    detail = ": " + stderr.decode("utf-8", "replace").strip()[-300:]
-                raise SubjectError(f"command exited with status {proc.returncode}{detail}")
-            return Result(Output(text=stdout.decode("utf-8", "replace")))
+                if self.options.get("keep_stderr") and done.stderr:
+                    detail = ": " + done.stderr.decode("utf-8", "replace").strip()[-300:]
+                raise SubjectError(scrub_all(f"command exited with status {done.returncode}{detail}",
+                                             self.secrets()))
+            return Result(Output(text=done.stdout.decode("utf-8", "replace")))
         finally:
             if skill_file:
                 os.unlink(skill_file)
 
 
-def _kill_group(proc: asyncio.subprocess.Process) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass

@@ -129,8 +129,12 @@ class HttpSubject(HTTPSubject):
             raise ConfigError(f"subject 'http': environment variable {missing[0]} is not set",
                               field="subject.bearer_token_env" if env == missing[0] else "subject.headers")
 
+    def key_env(self) -> str | None:
+        return self.options.get("bearer_token_env")
+
     def static_headers(self) -> dict[str, str]:
-        return {k: v for k, v in self.options.get("headers", {}).items() if k not in self._dynamic}
+        return {**self.userinfo_headers(),
+                **{k: v for k, v in self.options.get("headers", {}).items() if k not in self._dynamic}}
 
     def request_headers(self) -> dict[str, str] | None:
         env = self.options.get("bearer_token_env")

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SubjectError
-from ..redact import REDACTED, scrub
-from .base import Subject
+from ..redact import REDACTED, remember, scrub, split_userinfo
+from ._bounded import read_body
+from .base import Subject, response_limit, too_large
 from .values import Measurements, Output, Result
 
 #: the environment variable replay reads its token from (named in errors)
@@ -28,12 +29,23 @@ class LiveAgentSubject(Subject):
     def __init__(self, settings: dict):
         super().__init__({"type": self.kind}, Path.cwd())
         self.settings = settings
+        self.max_response_bytes = response_limit(settings.get("max_response_bytes"), self.kind)
         self._task: asyncio.Future | None = None
+        remember(*self.secrets())
+
+    def secrets(self) -> set[str]:
+        """The token, and any user:password@ in the worker's URL."""
+        found = {self.settings["token"]} if self.settings.get("token") else set()
+        for key in ("url", "worker"):
+            credential = split_userinfo(str(self.settings.get(key) or ""))[1]
+            if credential:
+                found.add(credential)
+        return found
 
     @property
     def spec(self) -> dict:
         s = self.settings
-        return {"type": self.kind, "url": s["url"], "agent": s["agent"], "room": s["room"],
+        return {"type": self.kind, "url": split_userinfo(s["url"])[0], "agent": s["agent"], "room": s["room"],
                 "timeout_ms": s["timeout_ms"], "token": REDACTED}
 
     def check(self) -> None:
@@ -73,14 +85,15 @@ class LiveAgentSubject(Subject):
         import aiohttp
 
         s = self.settings
-        url, token = s["url"], s["token"]
+        token = s["token"]
+        url = split_userinfo(s["url"])[0]  # as messages name it: no user:password@
         headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
         timeout = aiohttp.ClientTimeout(total=s["timeout_ms"] / 1000)
         try:
             async with aiohttp.ClientSession(timeout=timeout) as session:
-                async with session.post(url, json=self.body(), headers=headers) as resp:
+                async with session.post(s["url"], json=self.body(), headers=headers) as resp:
                     status, reason = resp.status, resp.reason or ""
-                    raw = await resp.read()
+                    raw, over = await read_body(resp, self.max_response_bytes)
         except asyncio.TimeoutError:
             raise SubjectError(f"timed out after {s['timeout_ms']} ms waiting for the run from POST {url}",
                                kind="timeout") from None
@@ -94,6 +107,9 @@ class LiveAgentSubject(Subject):
                                f"(check --token or {TOKEN_ENV})", kind="auth", status=status)
         if status >= 400:
             raise SubjectError(f"HTTP {status} {reason} from POST {url}: {snippet}", kind="http", status=status)
+        if over:
+            raise SubjectError(f"{too_large(f'the run payload from POST {url}', self.max_response_bytes)}",
+                               kind="too-large")
         return parse_run_payload(text, url)
 
 

@@ -90,9 +90,12 @@ class OpenAISubject(HTTPSubject):
             raise ConfigError(f"subject {self.kind!r}: environment variable {missing[0]} used in "
                               "headers is not set", field="subject.headers")
 
+    def key_env(self) -> str | None:
+        return self.options.get("api_key_env", self.default_key_env)
+
     def static_headers(self) -> dict[str, str]:
-        key = self.env_secret(self.options.get("api_key_env", self.default_key_env))
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        key = self.env_secret(self.key_env())
+        headers = {"Authorization": f"Bearer {key}"} if key else self.userinfo_headers()
         headers.update(self.option_headers())
         return headers
 

@@ -1,0 +1,147 @@
+"""Answers read only up to a limit: HTTP bodies (plain and streamed) and child processes' output.
+
+A hostile or broken server or program can answer with gigabytes; holding them all (and then
+copies for decoding, parsing and the report) took 1.5 GB for three 100 MB answers. So every
+reader stops at the subject's `max_response_bytes`: what lies past it is never read, the
+connection is dropped (aiohttp closes a connection whose body was not read to the end) or the
+process group is killed, and the caller turns it into an execution error naming the limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+
+_CHUNK = 1 << 16
+#: how often a program's end is looked for while its stdout is still open
+_POLL_S = 0.1
+#: how much of stderr is kept (its tail) when a subject keeps it for error messages
+STDERR_TAIL = 1 << 16
+
+
+async def read_body(resp, limit: int) -> tuple[bytes, bool]:
+    """(the body of an aiohttp response up to `limit` bytes, whether it had more). The limit
+    holds after decompression: a small gzip body may stand for a huge one."""
+    length = resp.content_length
+    encoded = (resp.headers.get("Content-Encoding") or "identity").lower() != "identity"
+    if length is not None and length > limit and not encoded:
+        return b"", True  # declared too large: not read at all
+    if length is not None and not encoded:
+        return await resp.read(), False  # the declared length is within the limit: one read
+    buf = bytearray()
+    async for chunk in resp.content.iter_chunked(_CHUNK):
+        buf += chunk
+        if len(buf) > limit:
+            return bytes(buf[:limit]), True
+    return bytes(buf), False
+
+
+async def read_pipe(stream, limit: int, on_over=None) -> tuple[bytes, bool]:
+    """(what a pipe gave, up to `limit` bytes; whether it had more). Past the limit `on_over()`
+    is called (it kills the writer) and the pipe is drained to its end unkept: asyncio reports a
+    process ended only once its pipes are closed."""
+    buf = bytearray()
+    while True:
+        chunk = await stream.read(_CHUNK)
+        if not chunk:
+            return bytes(buf), False
+        buf += chunk
+        if len(buf) > limit:
+            del buf[limit:]
+            if on_over is not None:
+                on_over()
+            while await stream.read(_CHUNK):
+                pass
+            return bytes(buf), True
+
+
+async def read_tail(stream, keep: int) -> bytes:
+    """The last `keep` bytes of a pipe, read to its end (the rest is dropped as it comes)."""
+    buf = bytearray()
+    while True:
+        chunk = await stream.read(_CHUNK)
+        if not chunk:
+            return bytes(buf)
+        buf += chunk
+        if len(buf) > 2 * keep:
+            del buf[:-keep]
+
+
+def kill_group(pgid: int) -> None:
+    """SIGKILL a process group (a child started with start_new_session)."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+@dataclass
+class Finished:
+    """How a child process ended: its stdout (up to the limit), the tail of its stderr when kept,
+    its exit status, and whether stdout went past the limit (the group was then killed)."""
+
+    stdout: bytes
+    stderr: bytes
+    returncode: int | None
+    over_limit: bool
+
+
+async def _feed(proc, data: bytes) -> None:
+    try:
+        proc.stdin.write(data)
+        await proc.stdin.drain()
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # a program that does not read its input: its output still counts
+    finally:
+        try:
+            proc.stdin.close()
+        except (BrokenPipeError, ConnectionResetError):  # pragma: no cover - platform dependent
+            pass
+
+
+async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | Path | None, limit: int,
+                      stdin: bytes | None = None, keep_stderr: bool = False,
+                      pipe_grace_s: float | None = None, kill_after: bool = False) -> Finished:
+    """Run a program in its own process group with bounded output.
+
+    stdout is read up to `limit` bytes: past it the group is killed at once. stderr is kept
+    (its last STDERR_TAIL bytes) only when asked, else discarded. With `pipe_grace_s`, a
+    straggler holding stdout open after the program exited is waited for that long, then killed.
+    `kill_after` kills the group once the program ended (nothing it started outlives it). On
+    cancellation (a timeout) the whole group is killed before this re-raises."""
+    proc = await asyncio.create_subprocess_exec(
+        *argv, stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE if keep_stderr else asyncio.subprocess.DEVNULL,
+        env=env, cwd=str(cwd) if cwd else None, start_new_session=True)
+    out = asyncio.ensure_future(read_pipe(proc.stdout, limit, lambda: kill_group(proc.pid)))
+    err = asyncio.ensure_future(read_tail(proc.stderr, STDERR_TAIL)) if keep_stderr else None
+    feed = asyncio.ensure_future(_feed(proc, stdin)) if stdin is not None else None
+    readers = [t for t in (out, err, feed) if t is not None]
+    try:
+        if pipe_grace_s is not None:
+            # asyncio's wait() returns only once the pipes are closed (Python 3.11), so the end
+            # of the program itself is seen in `returncode`.
+            while not out.done() and proc.returncode is None:
+                await asyncio.wait([out], timeout=_POLL_S)
+            if not out.done():
+                done, _ = await asyncio.wait([out], timeout=pipe_grace_s)
+                if not done:  # a straggler holds stdout open
+                    kill_group(proc.pid)
+        await proc.wait()  # past the limit, read_pipe has killed the group
+        stdout, over = await out
+        stderr = await err if err is not None else b""
+        if feed is not None:
+            await feed
+    except BaseException:
+        kill_group(proc.pid)
+        for task in readers:
+            task.cancel()
+        await asyncio.shield(proc.wait())
+        raise
+    if kill_after or over:
+        kill_group(proc.pid)
+    return Finished(stdout, stderr, proc.returncode, over)
