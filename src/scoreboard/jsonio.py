@@ -60,21 +60,26 @@ def loads(data: bytes | str) -> Any:
 def read_entries_file(path: str, what: str) -> tuple[str | None, list]:
     """A `{"version"?, "entries": [...]}` document (or a bare list of entries), e.g. the
     comparisons or reviews imported into a report; (version, entries) or a one-line ConfigError."""
-    from pathlib import Path
-
     from .errors import ConfigError
+    from .safefile import DEFAULT_MAX_FILE_BYTES, FileRefused, read_regular
+    from .safeparse import Bounds, ParseError, check_tree, parse_json
 
+    # A regular file only (a FIFO would block), bounded, parsed without duplicate keys,
+    # NaN or Infinity (the limits are the defaults of a suite's `limits:`).
     try:
-        doc = json.loads(Path(path).read_bytes().decode("utf-8-sig"))
-    except FileNotFoundError:
-        raise ConfigError(f"{what} file not found", file=path) from None
-    except IsADirectoryError:
-        raise ConfigError(f"is a directory, expected a {what} JSON file", file=path) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read {what} file: {exc}", file=path) from None
-    except ValueError as exc:
-        raise ConfigError(f"{what} file is not valid JSON: {getattr(exc, 'msg', exc)}", file=path,
-                          line=getattr(exc, "lineno", None)) from None
+        text = read_regular(path, limit=DEFAULT_MAX_FILE_BYTES, limit_name="limits.max_file_bytes").decode("utf-8-sig")
+    except FileRefused as exc:
+        raise ConfigError(f"{what} file {exc.reason}", file=path) from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{what} file is not valid UTF-8", file=path) from None
+    try:
+        doc = parse_json(text, Bounds(), check=False)
+    except ParseError as exc:
+        raise ConfigError(f"{what} file: {exc.message}", file=path, line=exc.line) from None
+    try:
+        check_tree(doc, Bounds())
+    except ParseError as exc:
+        raise _entry_problem(exc, doc, path) from None
     version = None
     if isinstance(doc, dict):
         unknown = sorted(set(doc) - {"version", "entries"})
@@ -87,3 +92,20 @@ def read_entries_file(path: str, what: str) -> tuple[str | None, list]:
     if not isinstance(doc, list):
         raise ConfigError('expected {"entries": [...]} or a list of entries', file=path, field="entries")
     return version, doc
+
+
+def _entry_problem(exc, doc: Any, path: str):
+    """A refusal inside `entries` named as the entry validators name theirs: entries[i].field
+    and the entry's case."""
+    from .errors import ConfigError
+
+    where = list(exc.path)
+    entries = doc.get("entries") if isinstance(doc, dict) else doc
+    if isinstance(doc, dict) and where[:1] == ["entries"]:
+        where = where[1:]
+    if where and isinstance(where[0], int) and isinstance(entries, list) and where[0] < len(entries):
+        entry = entries[where[0]]
+        cid = entry.get("case_id") if isinstance(entry, dict) and isinstance(entry.get("case_id"), str) else None
+        field = f"entries[{where[0]}]" + "".join(f".{p}" for p in where[1:])
+        return ConfigError(exc.message, file=path, case_id=cid, field=field)
+    return ConfigError(exc.message, file=path, field=exc.field)

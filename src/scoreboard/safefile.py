@@ -25,6 +25,8 @@ _O_READ = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+#: the default of a suite's limits.max_file_bytes, for files read before any suite is known
+DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024
 #: pseudo filesystems whose files lie about their size and expose the process (environ, mem)
 _PSEUDO_ROOTS = ("/proc", "/sys")
 
@@ -109,12 +111,22 @@ def resolve_inside(name: str, base: str | os.PathLike, root: str | os.PathLike, 
         raise FileRefused("is an absolute path (paths in a file are relative to its folder)")
     root_real = os.path.realpath(root)
     base_real = os.path.realpath(base)
-    real = os.path.realpath(os.path.join(base_real, name))
+    joined = os.path.join(base_real, name)
+    real = os.path.realpath(joined)
     if not _inside(real, root_real):
-        lexical = os.path.normpath(os.path.join(base_real, name))
+        lexical = os.path.normpath(joined)
         how = "climbs out of" if not _inside(lexical, root_real) else "is a symlink that leads outside"
         raise FileRefused(f"{how} the root {root_real} (give --root DIR to widen it)")
-    _check_mode(_stat(real), real, folder_ok=folder_ok)
+    # The kernel's own resolution must find the same file: realpath() reads "file.txt/." as
+    # "file.txt", which no open() would.
+    st = _stat(joined)
+    try:
+        same = os.path.samestat(st, os.stat(real))
+    except OSError:
+        same = False
+    if not same:
+        raise FileRefused("changed while being checked")
+    _check_mode(st, real, folder_ok=folder_ok)
     return Path(real)
 
 

@@ -97,7 +97,7 @@ def _decoder(max_chars: int) -> json.JSONDecoder:
         return value if math.isfinite(value) else _Refused(f"number {text} is out of range (not a finite double)")
 
     def constant(text: str) -> Any:
-        return _Refused(f"{text} is not a JSON number (NaN and Infinity are not allowed)")
+        return _Refused(f"{text} is not a finite number (JSON has no NaN or Infinity)")
 
     return json.JSONDecoder(object_pairs_hook=pairs, parse_int=integer, parse_float=real,
                             parse_constant=constant)
@@ -130,13 +130,14 @@ def check_tree(value: Any, limits: Any = None, *, top: tuple = ()) -> None:
     max_depth, max_chars = _bounds(limits)
     max_bits = int(max_chars * 3.33) + 1  # a decimal digit is ~3.32 bits
     stack: list[tuple[Any, int, tuple]] = [(value, 0, top)]
+    duplicate: ParseError | None = None  # reported last: a value's own problem is named first
     while stack:
         item, depth, path = stack.pop()
         if isinstance(item, dict):
             if depth >= max_depth:
                 raise ParseError(f"nested deeper than {max_depth} levels (limits.max_depth)", path=path)
-            if isinstance(item, _Duplicate):
-                raise ParseError(f"duplicate key {item.key!r}", path=path)
+            if isinstance(item, _Duplicate) and duplicate is None:
+                duplicate = ParseError(f"duplicate key {item.key!r}", path=path)
             for key, sub in item.items():
                 if not isinstance(key, str):
                     raise ParseError(_key_problem(key), path=path)
@@ -153,6 +154,8 @@ def check_tree(value: Any, limits: Any = None, *, top: tuple = ()) -> None:
             raise ParseError("is not a finite number (NaN and Infinity are not allowed)", path=path)
         elif isinstance(item, int) and not isinstance(item, bool) and item.bit_length() > max_bits:
             raise ParseError(f"a number over {max_chars} digits (limits.max_number_chars)", path=path)
+    if duplicate is not None:
+        raise duplicate
 
 
 def parse_toml(text: str, limits: Any = None) -> Any:
@@ -195,7 +198,7 @@ _NO_KEY = object()
 
 
 class _Frame:
-    __slots__ = ("value", "path", "key", "index", "lines")
+    __slots__ = ("index", "key", "lines", "path", "value")
 
     def __init__(self, value: Any, path: tuple, lines: list | None):
         self.value, self.path, self.key, self.index, self.lines = value, path, _NO_KEY, 0, lines

@@ -9,7 +9,8 @@ it is sent, and the turns after it are not run.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Union
+from collections.abc import Callable
+from typing import Any, Union
 
 from pydantic import Field
 

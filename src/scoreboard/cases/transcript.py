@@ -28,7 +28,6 @@ Case ids are the tag, else the id, else `case-<n>` (1-based); a repeated one get
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +39,8 @@ from ..errors import ConfigError
 from ..graders.base import Grader
 from ..graders.registry import build_grader
 from ..hashing import sha256_bytes, sha256_json
+from ..safefile import DEFAULT_MAX_FILE_BYTES, FileRefused, read_regular
+from ..safeparse import Bounds, ParseError, parse_json
 from ..validation import first_error
 from .case import Case
 
@@ -225,29 +226,25 @@ def read_json_file(path: Path, what: str = "transcript") -> tuple[Any, bytes]:
     """(parsed JSON, raw bytes); one-line ConfigError for a missing or unparseable file."""
     shown = str(path)
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise ConfigError(f"{what} file not found", file=shown) from None
-    except IsADirectoryError:
-        raise ConfigError(f"is a directory, expected a {what} file", file=shown) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read {what}: {exc.strerror or exc}", file=shown) from None
+        raw = read_regular(path, limit=DEFAULT_MAX_FILE_BYTES, limit_name="limits.max_file_bytes")
+    except FileRefused as exc:
+        raise ConfigError(f"{what} file {exc.reason}", file=shown) from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ConfigError(f"{what} is not valid UTF-8", file=shown) from None
     try:
-        return json.loads(text), raw
-    except ValueError as exc:
-        line = getattr(exc, "lineno", None)
-        raise ConfigError(f"invalid JSON: {getattr(exc, 'msg', exc)}", file=shown, line=line) from None
+        return parse_json(text, Bounds()), raw
+    except ParseError as exc:
+        raise ConfigError(exc.message, file=shown, line=exc.line, field=exc.field) from None
 
 
 def looks_like_transcript(path: Path) -> bool:
     """True when the file is a JSON object with `cases` or `runs` (the transcript shape)."""
     try:
-        data = json.loads(path.read_bytes().decode("utf-8-sig"))
-    except (OSError, ValueError):
+        raw = read_regular(path, limit=DEFAULT_MAX_FILE_BYTES, limit_name="limits.max_file_bytes")
+        data = parse_json(raw.decode("utf-8-sig"), Bounds())
+    except (FileRefused, ParseError, ValueError):
         return False
     return isinstance(data, dict) and ("cases" in data or "runs" in data)
 

@@ -5,7 +5,6 @@ parsing them, and printing an outcome. One vocabulary: every command that writes
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -89,12 +88,16 @@ def parse_spec(raw: str | None, flag: str):
     """A spec flag's value: JSON when it looks like JSON, else the string."""
     if raw is None:
         return None
+    from ..safeparse import ParseError, parse_json
+
     raw = raw.strip()
     if raw.startswith(("{", "[", '"')):
-        try:
-            return json.loads(raw)
-        except ValueError as exc:
-            raise ConfigError(f"--{flag} JSON is invalid: {exc}", field=flag.replace("-", "_")) from None
+        try:  # bounded as any user JSON: no duplicate keys, NaN or endless numbers
+            return parse_json(raw)
+        except ParseError as exc:
+            where = f" at {exc.field}" if exc.field else ""
+            raise ConfigError(f"--{flag} JSON is invalid{where}: {exc.message}",
+                              field=flag.replace("-", "_")) from None
     return raw
 
 

@@ -6,6 +6,7 @@ from typing import Any, Literal, Union
 
 from pydantic import Field, field_validator
 
+from ..safefile import DEFAULT_MAX_FILE_BYTES
 from ..safeparse import Bounds
 from ..validation import Strict
 
@@ -27,7 +28,7 @@ class Limits(Strict):
     `max_number_chars` bound every JSON/YAML/TOML document read from a user file (see
     safeparse.py); a suite file itself is read under the defaults (its limits are inside it)."""
 
-    max_file_bytes: int = Field(16 * 1024 * 1024, gt=0)
+    max_file_bytes: int = Field(DEFAULT_MAX_FILE_BYTES, gt=0)
     max_cases: int = Field(100_000, gt=0)
     max_input_bytes: int = Field(1024 * 1024, gt=0)
     max_depth: int = Field(Bounds.max_depth, ge=2, le=1000)

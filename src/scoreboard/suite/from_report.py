@@ -6,7 +6,6 @@ one pipeline, with the attempts that must not change entering as carried attempt
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -176,22 +175,16 @@ def recorded_variants(source: Source) -> list[RecordedVariant]:
 def read_graders_file(path: str, case_ids: list[str]) -> dict[str, list]:
     """--graders FILE: a list of specs for every case, or {default: [...], cases: {id: [...]}}.
     Returns the specs of each case it covers (cases it does not cover keep their own)."""
-    try:
-        text = Path(path).read_bytes().decode("utf-8-sig")
-    except FileNotFoundError:
-        raise ConfigError("graders file not found", file=path) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read graders file: {exc}", file=path) from None
-    try:
-        if path.lower().endswith(".json"):
-            data = json.loads(text)
-        else:
-            import yaml
+    from ..safeparse import ParseError, parse_json, parse_yaml
+    from .config import Limits
+    from .paths import read_document
 
-            data = yaml.safe_load(text)
-    except Exception as exc:  # each parser has its own error type; all are user errors here
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ConfigError(f"cannot parse graders file: {first}", file=path) from None
+    text = read_document(path, "graders")
+    try:
+        data = parse_json(text, Limits()) if path.lower().endswith(".json") else parse_yaml(text, Limits())[0]
+    except ParseError as exc:
+        raise ConfigError(f"cannot parse graders file: {exc.message}", file=path, line=exc.line,
+                          field=exc.field) from None
     if isinstance(data, list):
         data = {"default": data}
     if not isinstance(data, dict):

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ from ..graders.registry import build_grader
 from ..hashing import canonical_json
 from ..safefile import FileRefused, read_regular
 from ..safeparse import ParseError, parse_json, parse_toml, parse_yaml
+from ..stats.gates import fail_under_gates
 from ..subjects.base import Subject
 from ..subjects.registry import build_subject, parse_subject_spec
 from ..validation import parse_model
@@ -218,9 +221,12 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
     name = cfg.name or (Path(source).stem if source and Path(source).stem != "suite"
                         else (Path(source).parent.name if source else Path(case_paths[0]).stem))
     variants = _variants(cfg, flags, places, dry_run)
+    with _in_file(None if "fail_under" in flags else source):  # a gate naming no variant fails now
+        fail_under_gates({"variants": {}}, cfg.fail_under, [v.name for v in variants])
     if cfg.judge is not None:
         _check_data_file(cfg.judge, places, "judge" in flags)
-    judge = build_judge(cfg, graders, base_dir if "judge" not in flags else Path.cwd(), dry_run)
+    with _in_file(None if "judge" in flags else source):
+        judge = build_judge(cfg, graders, base_dir if "judge" not in flags else Path.cwd(), dry_run)
     return Suite(_safe_name(name), cfg, cases, variants, graders, base_dir, source, all_cases, skipped, judge)
 
 
@@ -284,6 +290,10 @@ def _check_baseline(cfg: SuiteConfig, places: Places, from_flag: bool) -> None:
     baseline = cfg.gates.baseline
     if not baseline:
         return
+    if cfg.gates.max_regression is None:
+        raise ConfigError("a baseline needs max_regression (--max-regression DELTA)",
+                          file=None if from_flag else places.source,
+                          field="max_regression" if from_flag else "gates.max_regression")
     places.resolve(baseline, "gates.baseline", from_flag=from_flag)
     if not from_flag:
         cfg.gates.baseline = str(places.suite_dir / baseline)
@@ -301,11 +311,13 @@ def _variants(cfg: SuiteConfig, flags: dict, places: Places, dry_run: bool) -> l
     """Each variant's subject built and checked exactly as a run needs it (a dry run too, so
     it refuses what a real run refuses), then, for a dry run, swapped for the mock subject."""
     variants = []
+    subject_flag = "subject" in flags
+    source = None if subject_flag else places.source
     for vc in variant_configs(cfg, flags):
-        subject_flag = "subject" in flags
         base = Path.cwd() if subject_flag else places.suite_dir
         _check_data_file(vc["subject"], places, subject_flag)
-        subject = build_subject(prepare_subject_spec(vc["subject"], cfg), base)
+        with _in_file(source):
+            subject = build_subject(prepare_subject_spec(vc["subject"], cfg), base)
         skill_text = skill_path = None
         if vc.get("skill"):
             skill_flag = "skill" in flags
@@ -313,11 +325,23 @@ def _variants(cfg: SuiteConfig, flags: dict, places: Places, dry_run: bool) -> l
                                                 places, from_flag=skill_flag)
         variants.append(Variant(vc["name"], subject, skill_text, skill_path, vc.get("params") or {}))
     for variant in variants:
-        variant.subject.check()
+        with _in_file(source):
+            variant.subject.check()
     if dry_run:
         for variant in variants:
             variant.subject = build_subject({"type": "mock"}, places.suite_dir)
     return variants
+
+
+@contextmanager
+def _in_file(source: str | None) -> Iterator[None]:
+    """A subject's spec error names the suite file it came from (the subject cannot)."""
+    try:
+        yield
+    except ConfigError as exc:
+        if source is None or exc.file is not None:
+            raise
+        raise ConfigError(exc.detail, line=exc.line, case_id=exc.case_id, field=exc.field, file=source) from None
 
 
 def build_judge(cfg: SuiteConfig, graders: dict[str, list[Grader]], base_dir: Path, dry_run: bool) -> Subject | None:

@@ -32,7 +32,7 @@ class Places:
     root: Path | None
 
     @classmethod
-    def make(cls, suite_dir: Path, source: str | None, root: str | None) -> "Places":
+    def make(cls, suite_dir: Path, source: str | None, root: str | None) -> Places:
         """Places for a suite; a --root that is not a folder is one ConfigError."""
         if root is None:
             return cls(suite_dir, source, None)
@@ -67,3 +67,19 @@ class Places:
         except FileRefused as exc:
             raise ConfigError(f"{field} {shorten(str(path), 120)!r} {exc.reason}",
                               file=None if from_flag else self.source, field=field) from None
+
+
+def read_document(path: str | os.PathLike, what: str) -> str:
+    """The text of a document a flag names (a graders, comparisons or reviews file): a regular
+    UTF-8 file within the default limits.max_file_bytes; else one ConfigError naming it."""
+    from .config import Limits
+
+    limit = Limits().max_file_bytes
+    try:
+        data = read_file(path, limit=limit, limit_name="limits.max_file_bytes")
+    except FileRefused as exc:
+        raise ConfigError(f"{what} file {exc.reason}", file=str(path)) from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{what} file is not valid UTF-8", file=str(path)) from None
