@@ -26,12 +26,17 @@ def test_variants_comparisons_gates_and_files(demo_report):
                         f"{ci['high'] * 100:.1f}%] ({basic['passed']}/{judged}, 3 errors)")
     # Three runs per case: pass@3 and pass^3 follow each variant's line.
     assert lines[2].startswith("    pass@3 ") and ", pass^3 " in lines[2] and lines[2].endswith("(by case)")
-    assert lines[3].startswith("  careful: pass rate ") and "error" not in lines[3]
-    assert lines[4].startswith("    pass@3 ")
+    # Overall field accuracy with its denominator; the errored attempts are named beside it.
+    fo = basic["field_accuracy_overall"]
+    graded = basic["field_accuracy_over"]["graded_attempts"]
+    assert lines[3].startswith(f"    fields {fo['value'] * 100:.1f}% [") and lines[3].endswith(
+        f"({fo['correct']}/{fo['total']} fields over {graded} graded attempts; 3 errored, not graded)")
+    assert lines[4].startswith("  careful: pass rate ") and "error" not in lines[4]
+    assert lines[5].startswith("    pass@3 ") and lines[6].startswith("    fields ") and "errored" not in lines[6]
     comparison = demo_report["summary"]["comparisons"][0]
-    assert lines[5] == f"  {comparison['headline']}"
+    assert lines[7] == f"  {comparison['headline']}"
     detectable = comparison["detectable_difference"]["value"] * 100
-    assert lines[6] == f"    could detect differences of {detectable:.0f} points or more (80% power, paired t)"
+    assert lines[8] == f"    could detect differences of {detectable:.0f} points or more (80% power, paired t)"
     gates = [ln for ln in lines if ln.startswith("  gate ")]
     assert gates[0].startswith("  gate FAILED: basic: pass rate vs 80.0%")
     assert gates[1] == "  gate passed: careful: pass rate vs 80.0%"

@@ -33,6 +33,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     only matter while a run writes or waits (--resume, --format, --junit, --cache, --grace...)
     are not accepted."""
     add_suite_flags(parser)
+    parser.add_argument("--pilot", metavar="REPORT", help="a pilot run's report: the spread of its per-case "
+                        "differences sets what the planned comparison could detect (default: a stated assumption)")
+    parser.add_argument("--detect", action="append", type=float, metavar="DIFF",
+                        help="how many cases a difference of DIFF (0-1, e.g. 0.1 = 10 points) needs; repeatable "
+                             "(default 0.05, 0.1, 0.2)")
     parser.add_argument("--output", metavar="FILE", help="save the plan as JSON to FILE (created exclusively)")
     parser.add_argument("--json", action="store_true", help="print the plan as JSON")
 
@@ -139,6 +144,16 @@ def render(plan: dict) -> str:
     cap = plan["budget"].get("max_requests")
     if cap is not None:
         lines.append(f"  request budget: {cap}" + (" (the run may stop there)" if plan["budget_may_stop_run"] else ""))
+    power = plan.get("power")
+    if power:
+        mde = power["detectable_difference"]
+        shown = "n/a (fewer than 2 cases)" if mde is None else f"{mde * 100:.0f} points or more"
+        lines.append(f"  power: with {power['cases']} cases a paired comparison detects differences of {shown} "
+                     f"(80% power, alpha {power['alpha']:g}; spread of differences {power['difference_sd']:.3f}, "
+                     f"{power['sd_from']})")
+        needs = [f"{n['difference'] * 100:g} points: {'more than a million' if n['cases'] is None else n['cases']} "
+                 "cases" for n in power["cases_needed"]]
+        lines.append("  cases needed: " + "; ".join(needs))
     lines.append("  no model was called")
     return "\n".join(lines) + "\n"
 
@@ -153,10 +168,23 @@ def main(args: argparse.Namespace) -> int:
     from ..record.files import write_new
     from ..suite.load import load_suite
 
+    from ..errors import ConfigError
+    from ..record.io import load_report
+    from ..stats.power import planned_power
+
+    for diff in args.detect or ():
+        if not 0 < diff <= 1:
+            raise ConfigError(f"--detect takes a difference between 0 and 1 (0.1 = 10 points), got {diff:g}",
+                              field="detect")
     suite = load_suite(args.suite, suite_flags(args), dry_run=args.dry_run)
     check_gate_settings(suite)
     load_baseline(suite)
+    pilot = load_report(args.pilot) if args.pilot else None
     plan = build_plan(suite)
+    plan["power"] = planned_power(len(suite.cases), alpha=suite.config.gates.alpha, pilot=pilot,
+                                  differences=args.detect)
+    if args.pilot:
+        plan["power"]["pilot"] = args.pilot
     text = json.dumps(plan, ensure_ascii=False, indent=1) + "\n"
     if args.output:
         write_new(args.output, text)

@@ -119,3 +119,16 @@ def is_synthetic(plan: dict) -> bool:
 def fmt_rate(value: Any) -> str:
     """A rate as a percentage, or 'n/a' when there was nothing to measure."""
     return "n/a" if value is None else f"{value * 100:.1f}%"
+
+
+def fields_over(s) -> str:
+    """The denominator of a variant's overall field accuracy in words: what was graded, and the
+    errored attempts beside it."""
+    fo = s.field_accuracy_overall
+    text = f"{fo.correct}/{fo.total} fields"
+    over = s.field_accuracy_over
+    if over is not None:
+        text += f" over {over.graded_attempts} graded attempts"
+        if over.errored_attempts:
+            text += f"; {over.errored_attempts} errored, not graded"
+    return text

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .io import fmt_rate
+from .io import fields_over, fmt_rate
 from .schema import Gate, Plan
 from .schema_summary import (
     JudgeAgreement,
@@ -291,6 +291,18 @@ def _fields(variants: list[str], vs: dict[str, VariantSummary]) -> list[str]:
             r = accuracy[name].get(path)
             cells.append("n/a" if r is None else f"{icon(r)} {fmt_rate(r)}")
         out.append(f"| {cell(path)} | " + " | ".join(cells) + " |")
+    overall = {name: vs[name] for name in variants if name in vs and vs[name].field_accuracy_overall is not None}
+    if overall:
+        cells = []
+        for name in variants:
+            fo = overall[name].field_accuracy_overall if name in overall else None
+            ci = fo.ci if fo is not None else None
+            interval = f" [{fmt_rate(ci.low)}–{fmt_rate(ci.high)}]" if ci is not None and ci.low is not None else ""
+            cells.append("n/a" if fo is None else f"{icon(fo.value)} {fmt_rate(fo.value)}{interval}")
+        out.append("| **all fields** | " + " | ".join(cells) + " |")
+        out.append("")
+        for name, s in overall.items():
+            out.append(f"- {cell(name)}: {fields_over(s)}")
     out.append("")
     return out
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TextIO
 
-from .io import fmt_rate
+from .io import fields_over, fmt_rate
 from .schema import Report
 
 # (count in the variant summary, singular label, plural label), shown only when non-zero
@@ -35,6 +35,8 @@ def print_summary(report: Report, paths: dict[str, Path], out: TextIO) -> None:
             k = max(s.pass_at_k, key=int)
             hat = (s.pass_hat_k or {}).get(k)
             print(f"    pass@{k} {_k(s.pass_at_k[k])}, pass^{k} {_k(hat)} (by case)", file=out)
+        if s.field_accuracy_overall is not None:
+            print(f"    fields {_k(s.field_accuracy_overall)} ({fields_over(s)})", file=out)
     for comp in summary.comparisons:
         if comp.headline:
             print(f"  {comp.headline}", file=out)

@@ -7,6 +7,27 @@ from typing import Any
 from ..errors import ConfigError
 
 
+def parse_fail_under_metric(values: list[str] | None) -> dict[str, float] | None:
+    """`--fail-under-metric pass@3=0.8` (every variant) or `careful:fields=0.9` (one variant)."""
+    if not values:
+        return None
+    out: dict[str, float] = {}
+    for raw in values:
+        name, sep, num = raw.rpartition("=")
+        try:
+            value = float(num)
+        except ValueError:
+            value = None
+        if not sep or not name or value is None:
+            raise ConfigError(f"--fail-under-metric takes NAME=VALUE or VARIANT:NAME=VALUE, got {raw!r}",
+                              field="fail_under_metrics")
+        if not 0 <= value <= 1:
+            raise ConfigError(f"--fail-under-metric value must be between 0 and 1, got {value}",
+                              field="fail_under_metrics")
+        out[name] = value
+    return out
+
+
 def parse_fail_under(values: list[str] | None) -> float | dict[str, float] | None:
     """`--fail-under 0.9` (all variants) or `--fail-under careful=0.9` (repeatable)."""
     if not values:
@@ -73,7 +94,7 @@ def metric_value(summary_variant: dict, name: str) -> tuple[float | None, str]:
         return (summary_variant.get("field_accuracy_overall") or {}).get("value"), "field accuracy"
     if name.startswith("field:") and len(name) > 6:
         return (summary_variant.get("field_accuracy") or {}).get(name[6:]), f"accuracy of {name[6:]}"
-    raise ConfigError(f"unknown metric {name!r} (known: {METRIC_HELP})", field="fail_under_metric")
+    raise ConfigError(f"unknown metric {name!r} (known: {METRIC_HELP})", field="fail_under_metrics")
 
 
 def metric_gates(summary: dict, setting: dict[str, float] | None, variants: list[str]) -> list[dict]:

@@ -93,6 +93,8 @@ class SuiteConfig(Strict):
     output_dir: str = "eval-results"
     formats: list[Literal["json", "md", "html", "junit"]] | None = None
     fail_under: Union[float, dict[str, float], None] = None
+    #: least values of other summary figures: {"pass@3": 0.8, "careful:fields": 0.9, "field:total": 0.95}
+    fail_under_metrics: dict[str, float] | None = None
     limits: Limits = Field(default_factory=Limits)
     seed: int = 0
     checkpoint_every: int = Field(100, ge=1)

@@ -19,7 +19,7 @@ from ..graders.registry import build_grader
 from ..hashing import canonical_json
 from ..safefile import FileRefused, read_regular
 from ..safeparse import ParseError, parse_json, parse_toml, parse_yaml
-from ..stats.gates import fail_under_gates
+from ..stats.gates import fail_under_gates, metric_gates
 from ..subjects.base import Subject
 from ..subjects.registry import build_subject, parse_subject_spec
 from ..validation import parse_model
@@ -149,7 +149,7 @@ def variant_configs(cfg: SuiteConfig, flags: dict) -> list[dict]:
 
 
 OVERRIDABLE = ("name", "cases", "runs", "concurrency", "timeout_ms", "category", "case",
-               "output_dir", "formats", "fail_under", "seed", "graders", "model", "split", "cache",
+               "output_dir", "formats", "fail_under", "fail_under_metrics", "seed", "graders", "model", "split", "cache",
                "judge", "judge_runs", "grace_seconds", "pairwise")
 NESTED = {"max_requests": ("budget", "max_requests"), "max_cost_usd": ("budget", "max_cost_usd"),
           "max_tokens": ("budget", "max_tokens"), "baseline": ("gates", "baseline"),
@@ -223,6 +223,8 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
     variants = _variants(cfg, flags, places, dry_run)
     with _in_file(None if "fail_under" in flags else source):  # a gate naming no variant fails now
         fail_under_gates({"variants": {}}, cfg.fail_under, [v.name for v in variants])
+    with _in_file(None if "fail_under_metrics" in flags else source):  # and so does an unknown metric
+        metric_gates({"variants": {}}, cfg.fail_under_metrics, [v.name for v in variants])
     if cfg.judge is not None:
         _check_data_file(cfg.judge, places, "judge" in flags)
     with _in_file(None if "judge" in flags else source):

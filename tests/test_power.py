@@ -1,0 +1,73 @@
+"""Power before spending: the detectable difference and the cases a difference needs, checked
+against statsmodels; `scoreboard plan` reports them from a stated assumption or a pilot."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from statsmodels.stats.power import TTestPower
+
+from scoreboard.stats.methods import cases_needed, detectable_difference
+from scoreboard.stats.power import ASSUMPTION, pilot_spread, planned_power
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "invoices" / "suite.yaml"
+
+
+@pytest.mark.parametrize("sd,n", [(0.7, 30), (0.5, 10), (0.3, 200), (1.2, 55)])
+def test_detectable_difference_has_80_percent_power(sd, n):
+    mde = detectable_difference(sd, n, 0.05, 0.8)
+    power = TTestPower().power(effect_size=mde / sd, nobs=n, alpha=0.05, alternative="two-sided")
+    assert power == pytest.approx(0.8, abs=0.006)
+
+
+@pytest.mark.parametrize("delta,sd", [(0.1, 0.7), (0.2, 0.5), (0.05, 0.3)])
+def test_cases_needed_is_the_smallest_sample_with_the_power(delta, sd):
+    n = cases_needed(delta, sd, 0.05, 0.8)
+    ref = TTestPower().solve_power(effect_size=delta / sd, alpha=0.05, power=0.8, alternative="two-sided")
+    assert n - 1 < ref <= n + 1
+    assert detectable_difference(sd, n, 0.05, 0.8) <= delta < detectable_difference(sd, n - 1, 0.05, 0.8)
+
+
+def test_planned_power_states_its_assumption_or_its_pilot():
+    assumed = planned_power(30, alpha=0.05)
+    assert assumed["sd_from"] == ASSUMPTION and assumed["difference_sd"] == pytest.approx(0.5 ** 0.5)
+    assert [n["difference"] for n in assumed["cases_needed"]] == [0.05, 0.1, 0.2]
+    pilot = {"plan": {"variants": [{"name": "a"}, {"name": "b"}]},
+             "attempts": [{"case_id": f"c{i}", "variant": v, "run": 0,
+                           "status": "passed" if (v == "a" or i % 3) else "failed"} for i in range(12) for v in "ab"]}
+    sd, source = pilot_spread(pilot)
+    diffs = [0.0 if i % 3 else 1.0 for i in range(12)]
+    mean = sum(diffs) / 12
+    assert sd == pytest.approx((sum((d - mean) ** 2 for d in diffs) / 11) ** 0.5)
+    assert source == "pilot: a vs b on 12 cases"
+    measured = planned_power(12, alpha=0.1, pilot=pilot, differences=[0.25])
+    assert measured["difference_sd"] == pytest.approx(sd) and measured["alpha"] == 0.1
+    assert measured["cases_needed"] == [{"difference": 0.25, "cases": cases_needed(0.25, sd, 0.1, 0.8)}]
+
+
+def test_plan_prints_power_and_takes_a_pilot(tmp_path):
+    env = dict(os.environ)
+    run = subprocess.run([sys.executable, "-m", "scoreboard", "run", str(EXAMPLE), "--format", "json",
+                          "--output-dir", str(tmp_path / "out"), "--no-progress"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    (pilot,) = (tmp_path / "out" / "invoices").glob("*.json")
+    proc = subprocess.run([sys.executable, "-m", "scoreboard", "plan", str(EXAMPLE), "--pilot", str(pilot),
+                           "--detect", "0.3", "--json"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    power = json.loads(proc.stdout)["power"]
+    assert power["sd_from"].startswith("pilot: basic vs careful on 30 cases") and power["cases"] == 30
+    assert power["cases_needed"][0]["difference"] == 0.3 and power["detectable_difference"] > 0
+    text = subprocess.run([sys.executable, "-m", "scoreboard", "plan", str(EXAMPLE)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120).stdout
+    assert "power: with 30 cases a paired comparison detects differences of" in text and "assumed:" in text
+    bad = subprocess.run([sys.executable, "-m", "scoreboard", "plan", str(EXAMPLE), "--detect", "5"], cwd=tmp_path,
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 1 and bad.stderr.strip().splitlines() == [
+        "scoreboard: error: field 'detect': --detect takes a difference between 0 and 1 (0.1 = 10 points), got 5"]
