@@ -633,3 +633,25 @@ def test_prices_give_a_known_cost_and_none_is_not_zero(tmp_path, fake_provider):
     cost = report["summary"]["variants"]["m"]["measurements"]["cost_usd"]
     assert cost["total"] is None and cost["known_count"] == 0 and cost["unknown_count"] == 3
     assert any(item["what"] == "cost" for item in report["summary"]["not_measured"])
+    # The requests block says so too: no price, no cost total (null, never 0.0).
+    req = report["requests"]
+    assert req["sent"] == 3 and req["cost_spent_usd"] is None and req["cost_unknown_requests"] == 3
+    assert req["cost_known_usd"] == 0 and req["tokens_partial"] is False
+
+
+def test_failed_requests_make_the_token_total_partial(tmp_path, fake_provider):
+    srv = fake_provider
+    write_cases(tmp_path, 2)
+    srv.push("chat", *([{"status": 500}] * 3))  # the first attempt fails every retry: usage unknown
+    write_suite(tmp_path, spec(srv.base_url), formats=["json"])
+    done = cli(tmp_path, "run", "suite.json", "--no-progress", "--json", "--concurrency", "1")
+    assert done.returncode == 2, done.stderr
+    report = json.loads(done.stdout)
+    req = report["requests"]
+    assert req["sent"] == 4 and req["failed"] == 3 and req["unknown_usage"] == 3
+    assert req["tokens_partial"] is True and req["tokens_missing_requests"] == 3
+    tokens = report["summary"]["variants"]["m"]["measurements"]["input_tokens"]
+    assert req["tokens_spent"] > 0 and tokens["unknown_count"] == 1
+    assert req["cost_spent_usd"] is None
+    folder = run_dir(tmp_path)
+    assert cli(tmp_path, "verify", str(folder.with_name(folder.name + ".json"))).returncode == 0

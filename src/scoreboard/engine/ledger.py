@@ -68,6 +68,10 @@ class Ledger:
         self._reserved_tokens = 0
         self._reserved_cost = 0.0
         self.unknown_usage = 0
+        #: requests whose tokens (or cost) are unknown and were not charged a bound either: the
+        #: totals then miss them (tokens_spent says partial, cost_spent_usd is null)
+        self.tokens_missing = 0
+        self.cost_missing = 0
         self.by_attempt: dict[tuple, int] = {}
         self.by_role: dict[str, int] = {}
         self.exhausted: str | None = None
@@ -124,16 +128,7 @@ class Ledger:
             self.completed += 1
         else:
             self.failed += 1
-        if input_tokens is None and output_tokens is None:
-            self.unknown_usage += 1
-            # Unknown usage still spends budget: count the reserved bound, never zero.
-            self.tokens_spent += ticket.reserved_tokens
-        else:
-            self.tokens_spent += (input_tokens or 0) + (output_tokens or 0)
-        if cost_usd is not None:
-            self.cost_spent += cost_usd
-        elif ticket.reserved_cost:
-            self.cost_spent += ticket.reserved_cost
+        self._count_usage(input_tokens, output_tokens, cost_usd, ticket.bound_tokens, ticket.bound_cost)
         over = over_bound(ticket, input_tokens, output_tokens, cost_usd)
         if over is not None:
             self.over_bound.setdefault(ticket.attempt, []).append(over)
@@ -150,6 +145,24 @@ class Ledger:
             if over is not None:
                 end["over_bound"] = over
             self.log.append(end)
+
+    def _count_usage(self, input_tokens: int | None, output_tokens: int | None, cost_usd: float | None,
+                     bound_tokens: int | None, bound_cost: float | None) -> None:
+        """Add one ended request's usage to the totals. Unknown usage still spends budget: its
+        bound counts, never zero; with no bound either, the total is marked as missing it."""
+        if input_tokens is None and output_tokens is None:
+            self.unknown_usage += 1
+            if bound_tokens is None:
+                self.tokens_missing += 1
+            self.tokens_spent += bound_tokens or 0
+        else:
+            self.tokens_spent += (input_tokens or 0) + (output_tokens or 0)
+        if cost_usd is not None:
+            self.cost_spent += cost_usd
+        elif bound_cost is not None:
+            self.cost_spent += bound_cost
+        else:
+            self.cost_missing += 1
 
     def _broken_budget(self) -> str | None:
         """Why the spend now recorded breaks a budget (None: it does not)."""
@@ -177,16 +190,10 @@ class Ledger:
             attempt = tuple(r["attempt"])
             self.by_attempt[attempt] = self.by_attempt.get(attempt, 0) + 1
             self.by_role[r.get("role", "subject")] = self.by_role.get(r.get("role", "subject"), 0) + 1
-            end = ends.get(r["id"])
-            if end is None or (end.get("input_tokens") is None and end.get("output_tokens") is None):
-                self.unknown_usage += 1
-                self.tokens_spent += r.get("bound_tokens") or 0
-            else:
-                self.tokens_spent += (end.get("input_tokens") or 0) + (end.get("output_tokens") or 0)
-            if end is not None and end.get("cost_usd") is not None:
-                self.cost_spent += end["cost_usd"]
-            else:
-                self.cost_spent += r.get("bound_cost") or 0.0
+            end = ends.get(r["id"]) or {}
+            self._count_usage(end.get("input_tokens"), end.get("output_tokens"), end.get("cost_usd"),
+                              r.get("bound_tokens"), r.get("bound_cost"))
+            end = end or None
             if end is None:
                 self.restored_unresolved += 1
                 self.possibly_billed.append({"id": r["id"], "attempt": r["attempt"], "role": r.get("role"),
@@ -211,7 +218,13 @@ class Ledger:
     def summary(self) -> dict:
         return {"sent": self.sent, "completed": self.completed, "failed": self.failed,
                 "unknown_usage": self.unknown_usage, "by_role": dict(sorted(self.by_role.items())),
-                "tokens_spent": self.tokens_spent, "cost_spent_usd": round(self.cost_spent, 10),
+                # What is known is never passed off as the whole: tokens of requests with unknown
+                # usage are their bounds, or missing (partial); a cost nobody knows makes the
+                # total unknown (null, never 0.0), its known part beside it.
+                "tokens_spent": self.tokens_spent, "tokens_partial": self.tokens_missing > 0,
+                "tokens_missing_requests": self.tokens_missing,
+                "cost_spent_usd": None if self.cost_missing else round(self.cost_spent, 10),
+                "cost_known_usd": round(self.cost_spent, 10), "cost_unknown_requests": self.cost_missing,
                 "budget": self.budget.to_dict(), "exhausted": self.exhausted,
                 "pending_unresolved": self.restored_unresolved,
                 "possibly_billed": list(self.possibly_billed)}

@@ -136,8 +136,16 @@ class Requests(Closed):
     failed: StrictInt
     unknown_usage: StrictInt = 0
     by_role: dict[str, StrictInt] = {}
+    #: known usage plus the bound of each request whose usage is unknown
     tokens_spent: StrictInt = 0
-    cost_spent_usd: Num = 0.0
+    #: true when some request's usage is unknown and had no bound: tokens_spent misses it
+    tokens_partial: StrictBool = False
+    tokens_missing_requests: StrictInt = 0
+    #: null when some request's cost is unknown (no price) and had no bound: never 0.0 for unknown
+    cost_spent_usd: Num | None = 0.0
+    #: the known part of the cost (known costs plus bounds charged), beside cost_spent_usd
+    cost_known_usd: Num | None = None
+    cost_unknown_requests: StrictInt = 0
     budget: Budget | None = None
     exhausted: StrictStr | None = None
     pending_unresolved: StrictInt = 0

@@ -374,6 +374,8 @@ class _Verifier:
             # Reservations keep the spend within budget unless a provider reported more usage
             # than its request allowed: the record then shows a broken budget.
             spent, cap = req.get(spent_key), budget.get(limit_key) if isinstance(budget, dict) else None
+            if spent is None and spent_key == "cost_spent_usd":
+                spent = req.get("cost_known_usd")  # the known part already above the cap breaks it
             if is_number(spent) and is_number(cap) and spent > cap + 1e-9:
                 self.add(f"requests.{spent_key}", f"<= {cap}", spent,
                          f"more {what} spent than the budget allows (provider reported more usage than "
