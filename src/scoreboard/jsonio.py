@@ -62,7 +62,7 @@ def read_entries_file(path: str, what: str) -> tuple[str | None, list]:
     comparisons or reviews imported into a report; (version, entries) or a one-line ConfigError."""
     from .errors import ConfigError
     from .safefile import DEFAULT_MAX_FILE_BYTES, FileRefused, read_regular
-    from .safeparse import Bounds, ParseError, check_tree, parse_json
+    from .safeparse import Bounds, ParseError, parse_json
 
     # A regular file only (a FIFO would block), bounded, parsed without duplicate keys,
     # NaN or Infinity (the limits are the defaults of a suite's `limits:`).
@@ -73,13 +73,11 @@ def read_entries_file(path: str, what: str) -> tuple[str | None, list]:
     except UnicodeDecodeError:
         raise ConfigError(f"{what} file is not valid UTF-8", file=path) from None
     try:
-        doc = parse_json(text, Bounds(), check=False)
+        doc = parse_json(text, Bounds())
     except ParseError as exc:
-        raise ConfigError(f"{what} file: {exc.message}", file=path, line=exc.line) from None
-    try:
-        check_tree(doc, Bounds())
-    except ParseError as exc:
-        raise _entry_problem(exc, doc, path) from None
+        if exc.partial is None:
+            raise ConfigError(f"{what} file: {exc.message}", file=path, line=exc.line) from None
+        raise _entry_problem(exc, exc.partial, path) from None
     version = None
     if isinstance(doc, dict):
         unknown = sorted(set(doc) - {"version", "entries"})

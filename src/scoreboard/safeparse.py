@@ -68,7 +68,13 @@ def _bounds(limits: Any) -> tuple[int, int]:
     return int(limits.max_depth), int(limits.max_number_chars)
 
 
+#: how many refused numbers and duplicate keys the JSON hooks have made: a parse that made
+#: none, of a text with fewer brackets than max_depth, needs no walk (most case lines)
+_MARKS = [0]
+
+
 def _long(text: str, max_chars: int) -> _Refused:
+    _MARKS[0] += 1
     return _Refused(f"a number of {len(text)} characters is over the limit of {max_chars} "
                     "(limits.max_number_chars)")
 
@@ -81,6 +87,7 @@ def _decoder(max_chars: int) -> json.JSONDecoder:
             seen: set = set()
             for key, _ in items:
                 if key in seen:
+                    _MARKS[0] += 1
                     dup = _Duplicate(out)
                     dup.key = key
                     return dup
@@ -94,9 +101,13 @@ def _decoder(max_chars: int) -> json.JSONDecoder:
         if len(text) > max_chars:
             return _long(text, max_chars)
         value = float(text)
-        return value if math.isfinite(value) else _Refused(f"number {text} is out of range (not a finite double)")
+        if math.isfinite(value):
+            return value
+        _MARKS[0] += 1
+        return _Refused(f"number {text} is out of range (not a finite double)")
 
     def constant(text: str) -> Any:
+        _MARKS[0] += 1
         return _Refused(f"{text} is not a finite number (JSON has no NaN or Infinity)")
 
     return json.JSONDecoder(object_pairs_hook=pairs, parse_int=integer, parse_float=real,
@@ -104,17 +115,23 @@ def _decoder(max_chars: int) -> json.JSONDecoder:
 
 
 def parse_json(text: str, limits: Any = None, *, check: bool = True) -> Any:
-    """One JSON document, bounded (see the module's docstring). With check=False the caller
-    runs check_tree itself (to name a case before the field), and must."""
+    """One JSON document, bounded (see the module's docstring). A refusal found after parsing
+    carries the parsed value as `partial` (to name a case by its id); check=False only parses
+    (refused numbers left as markers: for sniffing a format, never for use)."""
     max_depth, max_chars = _bounds(limits)
+    marks = _MARKS[0]
     try:
         value = _decoder(max_chars).decode(text)
     except RecursionError:
         raise ParseError(f"invalid JSON: nested deeper than {max_depth} levels (limits.max_depth)") from None
     except ValueError as exc:
         raise ParseError(f"invalid JSON: {getattr(exc, 'msg', exc)}", line=getattr(exc, "lineno", None)) from None
-    if check:
-        check_tree(value, limits)
+    if check and (_MARKS[0] != marks or text.count("[") + text.count("{") > max_depth):
+        try:
+            check_tree(value, limits)
+        except ParseError as exc:
+            exc.partial = value
+            raise
     return value
 
 

@@ -11,6 +11,7 @@ instead of hanging it or the machine.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import resource
@@ -41,7 +42,7 @@ def _ceiling() -> None:
 def scoreboard(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "SB_HOSTILE_SECRET": SECRET}
     return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=TIMEOUT, preexec_fn=_ceiling)
+                          text=True, timeout=TIMEOUT, preexec_fn=_ceiling, check=False)
 
 
 def jsonl(*records: dict) -> str:
@@ -56,7 +57,7 @@ def alias_bomb(indent: str) -> str:
     """Nine levels of nine aliases each: about 1 KB, 9**9 (387 million) strings once expanded."""
     lines = [f'{indent}a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
     names = "abcdefghi"
-    for prev, name in zip(names, names[1:]):
+    for prev, name in itertools.pairwise(names):
         lines.append(f"{indent}{name}: &{name} [" + ", ".join([f"*{prev}"] * 9) + "]")
     return "\n".join(lines) + "\n"
 
@@ -152,8 +153,8 @@ HOSTILE = [
             run_args("s.yaml"), "s.yaml", "description.a", ("anchors",)),
     Hostile("yaml-python-tag", {"c.yaml": "cases:\n  - id: a\n    input: x\n    expected: !!python/object/apply:os.getcwd []\n"},
             run_args("--cases", "c.yaml", "--subject", "mock"), "c.yaml", "expected", ("tag",)),
-    Hostile("nan-expected", {"c.jsonl": '{"id": "a", "input": "x", "expected": NaN}\n'},
-            run_args("--cases", "c.jsonl", "--subject", "mock"), "c.jsonl", "expected", ("NaN", "finite")),
+    Hostile("nan-expected", {"c.jsonl": jsonl(OK_CASE) + '{"id": "a", "input": "x", "expected": NaN}\n'},
+            run_args("--cases", "c.jsonl", "--subject", "mock"), "c.jsonl:2, case 'a'", "expected", ("NaN", "finite")),
     Hostile("infinity-expected", {"c.jsonl": '{"id": "a", "input": "x", "expected": {"t": -Infinity}}\n'},
             run_args("--cases", "c.jsonl", "--subject", "mock"), "c.jsonl", "expected.t", ("Infinity",)),
     Hostile("1e400-expected", {"c.jsonl": '{"id": "a", "input": "x", "expected": [1, 1e400]}\n'},
@@ -173,8 +174,13 @@ HOSTILE = [
                                                  "cases: c.jsonl\nsubject: mock\ngraders:\n  - contains:\n"
                                                  "      patterns: [x]\n      on: true\n"},
             run_args("s.yaml"), "s.yaml", "graders.0.contains", ("not a string",)),
-    Hostile("duplicate-key-json-case", {"c.jsonl": '{"id": "a", "input": "x", "expected": "x", "expected": "y"}\n'},
-            run_args("--cases", "c.jsonl", "--subject", "mock"), "c.jsonl", None, ("duplicate key 'expected'",)),
+    Hostile("duplicate-key-json-case", {"c.jsonl": jsonl(OK_CASE, OK_CASE | {"id": "b"})
+                                        + '{"id": "a", "input": "x", "expected": "x", "expected": "y"}\n'},
+            run_args("--cases", "c.jsonl", "--subject", "mock"), "c.jsonl:3, case 'a'", None,
+            ("duplicate key 'expected'",)),
+    Hostile("nan-in-json-document", {"c.json": '{"cases": [\n  {"id": "ok", "input": "x", "expected": "x"},\n'
+                                     '  {"id": "a", "input": "x", "expected": [Infinity]}\n]}\n'},
+            run_args("--cases", "c.json", "--subject", "mock"), "c.json:3, case 'a'", "expected.0", ("finite",)),
     Hostile("duplicate-key-json-nested", {"c.jsonl": '{"id": "a", "input": "x", "expected": {"k": 1, "k": 2}}\n'},
             run_args("--cases", "c.jsonl", "--subject", "mock"), "c.jsonl", "expected", ("duplicate key 'k'",)),
     Hostile("duplicate-key-yaml-case", {"c.yaml": "cases:\n  - id: a\n    input: x\n    input: y\n    expected: x\n"},
@@ -312,7 +318,7 @@ def test_a_100000_character_case_id_is_not_echoed_whole(tree):
 def test_with_root_a_case_file_may_reach_a_sibling_folder(tree):
     """--root widens the root: `@../docs/x.txt` from cases/ loads under --root ., and a run
     writes its report; without it the same file is refused."""
-    tmp, work = tree
+    _, work = tree
     (work / "docs").mkdir()
     (work / "docs" / "x.txt").write_text("the document", encoding="utf-8")
     (work / "cases").mkdir()

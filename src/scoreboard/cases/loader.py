@@ -14,7 +14,7 @@ from typing import Any, Iterator
 from ..errors import ConfigError, shorten
 from ..hashing import sha256_json
 from ..safefile import FileRefused, read_file, read_inside
-from ..safeparse import ParseError, check_tree, parse_json, parse_yaml
+from ..safeparse import ParseError, parse_json, parse_yaml
 from ..suite.config import Limits
 from ..validation import parse_model
 from .case import MISSING, Case
@@ -62,13 +62,10 @@ def _jsonl_records(text: str, shown: str, limits: Limits) -> Iterator[tuple[int,
         if not raw.strip():
             continue
         try:
-            value = parse_json(raw, limits, check=False)
+            value = parse_json(raw, limits)
         except ParseError as exc:
-            raise ConfigError(exc.message, file=shown, line=number) from None
-        try:
-            check_tree(value, limits)
-        except ParseError as exc:
-            raise _parse_problem(exc, shown, number, value) from None
+            exc.line = None  # a line number within this one line: the file's is `number`
+            raise _parse_problem(exc, shown, number, exc.partial) from None
         yield number, value
 
 
@@ -94,15 +91,13 @@ def _document_records(text: str, shown: str, is_yaml: bool, limits: Limits) -> I
         lines = list(item_lines.get("cases", []))
     else:
         try:
-            doc = parse_json(text, limits, check=False)
+            doc = parse_json(text, limits)
         except ParseError as exc:
-            raise ConfigError(exc.message, file=shown, line=exc.line) from None
+            partial = exc.partial
+            found = _json_case_lines(text) if isinstance(partial, dict) and isinstance(partial.get("cases"), list) else []
+            raise _in_document(exc, partial, found, shown) from None
         if isinstance(doc, dict) and isinstance(doc.get("cases"), list):
             lines = _json_case_lines(text)
-        try:
-            check_tree(doc, limits)
-        except ParseError as exc:
-            raise _in_document(exc, doc, lines, shown) from None
     if not isinstance(doc, dict) or "cases" not in doc:
         raise ConfigError('expected a document {"cases": [...]} or one JSON object per line', file=shown)
     unknown = sorted(set(doc) - _DOC_KEYS)
