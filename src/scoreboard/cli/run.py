@@ -40,7 +40,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--grace", type=float, metavar="S",
                    help="seconds to wait for in-flight attempts after SIGINT/SIGTERM")
     g.add_argument("--executor", metavar="NAME", help="where attempts run: local (default, asyncio in this "
-                   "process); other executors register a name")
+                   "process) or ray (Ray actors: a local Ray instance, or a cluster with --ray-address); "
+                   "with --resume, the executor that finishes the run")
+    g.add_argument("--ray-address", metavar="HOST:PORT", help="the Ray cluster for --executor ray (default: "
+                   "a local Ray instance started for the run)")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -54,10 +57,11 @@ def main(args: argparse.Namespace) -> int:
     if args.output and args.output_dir:
         raise ConfigError("give --output or --output-dir, not both", field="output")
     flags = suite_flags(args)
+    settings = executor_settings(args)
     suite = load_suite(args.suite, flags, dry_run=args.dry_run)
     options = RunOptions(argv=sys.argv[1:], progress=not args.no_progress, junit_path=args.junit,
                          flags=flags, dry_run=args.dry_run, output_json=args.output, executor=args.executor,
-                         hold_report=False)
+                         executor_settings=settings, hold_report=False)
     return finish(args, run(suite, options))
 
 
@@ -70,9 +74,10 @@ def _resumed(args: argparse.Namespace):
     from ..store.files import open_run_folder
     from ..suite.load import load_suite
 
-    if args.suite or suite_flags(args) or args.dry_run or args.output or args.executor:
-        raise ConfigError("--resume takes only the run folder: the run continues with its own settings",
-                          field="resume")
+    if args.suite or suite_flags(args) or args.dry_run or args.output:
+        raise ConfigError("--resume takes only the run folder (and --executor): the run continues with its own "
+                          "settings", field="resume")
+    settings = executor_settings(args)
     folder, meta = open_run_folder(args.resume)
     # Relative paths in the saved flags meant the original working directory.
     if meta.get("cwd") and os.path.isdir(meta["cwd"]):
@@ -81,5 +86,17 @@ def _resumed(args: argparse.Namespace):
     suite = load_suite(meta.get("suite_source"), flags, dry_run=bool(meta.get("dry_run")))
     options = RunOptions(argv=sys.argv[1:], progress=not args.no_progress, junit_path=args.junit, flags=flags,
                          dry_run=bool(meta.get("dry_run")), resume_dir=str(folder.stem),
-                         executor=meta.get("executor"), hold_report=False)
+                         executor=args.executor or meta.get("executor"), executor_settings=settings,
+                         hold_report=False)
     return suite, options
+
+
+def executor_settings(args: argparse.Namespace) -> dict:
+    """The executor's own flags (--ray-address), refused for an executor that takes none."""
+    from ..errors import ConfigError
+
+    if args.ray_address is None:
+        return {}
+    if args.executor != "ray":
+        raise ConfigError("--ray-address goes with --executor ray", field="ray_address")
+    return {"address": args.ray_address}

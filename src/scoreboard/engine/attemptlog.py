@@ -32,13 +32,14 @@ class AttemptLog:
         data = dumps_line(record)
         if KNOWN:  # an echoed key in an error, an output or a grade's reason stops here
             data = KNOWN.scrub_bytes(data)
-        offset = self.size
         view = memoryview(data)
         while view:
             written = os.write(self._fd, view)
             view = view[written:]
-        self.size += len(data)
-        return offset, len(data)
+        # Where the line landed, from the file itself: another process (the Ray executor's
+        # ledger service) may append request records to the same log.
+        self.size = os.lseek(self._fd, 0, os.SEEK_CUR)
+        return self.size - len(data), len(data)
 
     def sync(self) -> None:
         os.fsync(self._fd)

@@ -38,6 +38,8 @@ class Work:
     ledger: Any = None
     cache: Any = None
     judge: Any = None
+    #: how to load the same suite elsewhere: {source, flags, cwd, dry_run}
+    origin: dict | None = None
 
 
 class Executor(Protocol):
@@ -103,16 +105,3 @@ class LocalExecutor:
             if record is None:  # the budget ran out before this attempt sent anything
                 return
             work.finish(record)
-
-
-EXECUTORS: dict[str, Callable[[], Executor]] = {"local": LocalExecutor}
-
-
-def get_executor(name: str | None) -> Executor:
-    """The executor registered under `name` (default local)."""
-    from ..errors import ConfigError
-
-    factory = EXECUTORS.get(name or "local")
-    if factory is None:
-        raise ConfigError(f"unknown executor {name!r} (known: {', '.join(EXECUTORS)})", field="executor")
-    return factory()

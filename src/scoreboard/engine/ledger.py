@@ -118,6 +118,12 @@ class Ledger:
                              "bound_tokens": max_tokens, "bound_cost": max_cost})
         return ticket
 
+    async def acquire(self, attempt: tuple, **bounds: Any) -> Ticket:
+        """`reserve` for callers on an event loop. Here it reserves at once (no await between
+        the check and the reservation); a ledger in another process (the Ray executor's) awaits
+        its reply instead of blocking the loop."""
+        return self.reserve(attempt, **bounds)
+
     def complete(self, ticket: Ticket, *, ok: bool, status: int | None = None,
                  input_tokens: int | None = None, output_tokens: int | None = None,
                  cost_usd: float | None = None, error: str | None = None) -> None:
@@ -205,6 +211,30 @@ class Ledger:
         ids = [r["id"] for r in records if r.get("kind") == "request"]
         if ids:
             self._ids = itertools.count(max(ids) + 1)
+
+    #: the counters a ledger hands to another one (the Ray executor's ledger service and back)
+    _STATE = ("sent", "completed", "failed", "tokens_spent", "cost_spent", "unknown_usage", "tokens_missing",
+              "cost_missing", "by_attempt", "by_role", "exhausted", "halted", "restored_unresolved",
+              "possibly_billed", "over_bound")
+
+    def snapshot(self) -> dict:
+        """Everything this ledger has counted (no reservation may be outstanding), with the next
+        request id; `absorb` makes another ledger continue from it."""
+        state = {name: getattr(self, name) for name in self._STATE}
+        state["by_attempt"] = [[list(k), v] for k, v in self.by_attempt.items()]
+        state["over_bound"] = [[list(k), v] for k, v in self.over_bound.items()]
+        state["next_id"] = next(self._ids)
+        self._ids = itertools.count(state["next_id"])
+        return state
+
+    def absorb(self, state: dict) -> None:
+        """Continue from another ledger's snapshot (replacing what this one counted)."""
+        for name in self._STATE:
+            value = state[name]
+            if name in ("by_attempt", "over_bound"):
+                value = {tuple(k): v for k, v in value}
+            setattr(self, name, value)
+        self._ids = itertools.count(state["next_id"])
 
     def halt(self, reason: str) -> None:
         """Refuse every later reservation (a provider said quota or billing: retries and

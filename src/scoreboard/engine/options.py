@@ -47,6 +47,8 @@ class RunOptions:
     output_json: str | None = None
     carried: Carried | None = None
     executor: str | None = None
+    #: the executor's own settings (the Ray executor's cluster address)
+    executor_settings: dict = field(default_factory=dict)
     store: Any = None
     #: called after the attempts ran, with a lookup of finished attempts; returns more fields
     #: for the run block (replay's diff reads the live run from the attempt record this way)

@@ -35,7 +35,8 @@ from .attempt import RunState, not_run_record
 from .attemptlog import AttemptLog, drop_torn_tail, scan_attempt_log
 from .baseline import load_baseline
 from .checkpoints import Checkpointer
-from .executor import Work, dispatch_units, get_executor
+from .executor import Work, dispatch_units
+from .executors import get_executor
 from .index import DONE_STATUSES, AttemptIndex
 from .ledger import Budget, Ledger
 from .options import Carried, Outcome, RunOptions  # noqa: F401  (re-exported)
@@ -77,7 +78,7 @@ class _Run:
         self.index = AttemptIndex([c.id for c in suite.cases], [v.name for v in suite.variants], cfg.runs)
         self.summary = Summarizer(self.plan, reviews=self.carried.reviews)
         self.store = options.store or FileStore(cfg.output_dir)
-        self.executor = get_executor(options.executor)
+        self.executor = get_executor(options.executor, options.executor_settings)
         self.formats = tuple(options.formats or cfg.formats or DEFAULT_FORMATS)
         self.reused = 0
         self.view = None
@@ -177,8 +178,10 @@ class _Run:
             prepare = getattr(subject, "prepare", None)
             if prepare is not None:
                 prepare(concurrency)
+        origin = {"source": str(Path(suite.source).resolve()) if suite.source else None,
+                  "flags": self.options.flags, "cwd": os.getcwd(), "dry_run": self.options.dry_run}
         work = Work(suite, self.state, units, concurrency, cfg.timeout_ms / 1000, self.finish, self.lookup,
-                    ledger=self.ledger, cache=self.cache, judge=self.judge)
+                    ledger=self.ledger, cache=self.cache, judge=self.judge, origin=origin)
         loop = asyncio.get_running_loop()
         task = asyncio.ensure_future(self.executor.execute(work))
         grace = self.options.grace_s if self.options.grace_s is not None else cfg.grace_seconds
@@ -283,6 +286,9 @@ async def run_async(suite: Suite, options: RunOptions | None = None) -> Outcome:
     check_flag_credentials(options.flags)
     remember_credentials(suite)
     r = _Run(suite, options)
+    check_executor = getattr(r.executor, "check", None)
+    if check_executor is not None:  # before anything is written: what the executor cannot run
+        check_executor(suite, options)
     r.baseline = load_baseline(suite)
     r.open()
     cfg = suite.config
@@ -360,11 +366,7 @@ def check_flag_credentials(flags: dict | None) -> None:
 
 def remember_credentials(suite: Suite) -> None:
     """Tell the run-wide scrubber every credential the suite's subjects and judge will use."""
-    subjects = [v.subject for v in suite.variants] + ([suite.judge] if suite.judge is not None else [])
-    for subject in subjects:
-        secrets = getattr(subject, "secrets", None)
-        if secrets is not None:
-            remember(*secrets())
+    remember(*suite.secrets())
 
 
 def check_resumable(meta: dict, plan: dict, folder: RunFolder) -> None:

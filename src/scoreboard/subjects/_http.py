@@ -254,7 +254,7 @@ class HTTPSubject(Subject):
             ticket = None
             if ledger is not None:
                 try:
-                    ticket = ledger.reserve(request.attempt, role=request.role, subject=self.label,
+                    ticket = await ledger.acquire(request.attempt, role=request.role, subject=self.label,
                                             max_tokens=tok_bound, max_cost=cost_bound,
                                             max_output_tokens=out_bound)
                 except BaseException:

@@ -171,7 +171,7 @@ class AgentCLISubject(Subject):
             argv = self.command(binary, request, prompt, root)
             env = self.child_env(root, secrets)
             if ledger is not None:
-                ticket = ledger.reserve(request.attempt, role=request.role, subject=self.label)
+                ticket = await ledger.acquire(request.attempt, role=request.role, subject=self.label)
             try:
                 done = await run_process(argv, env=env, cwd=work, limit=self.max_response_bytes,
                                          pipe_grace_s=_PIPE_GRACE_S, kill_after=True)

@@ -48,6 +48,22 @@ class Suite:
     #: the judge subject for model graders and pairwise judging (None: no judge)
     judge: Subject | None = None
 
+    def secrets(self) -> set[str]:
+        """Every credential the suite's subjects and judge will send (for the run's scrubber)."""
+        found: set[str] = set()
+        for subject in [v.subject for v in self.variants] + ([self.judge] if self.judge is not None else []):
+            secrets = getattr(subject, "secrets", None)
+            if secrets is not None:
+                found.update(secrets())
+        return found
+
+    def identity(self) -> str:
+        """A hash of what the suite runs: its cases, settings and variants (a suite loaded again
+        elsewhere, by an executor's worker, must have the same)."""
+        plan = self.plan()
+        return sha256_json({"fixture_hash": plan["fixture_hash"], "suite_hash": plan["suite_hash"],
+                            "variants": plan["variants"], "judge": plan["judge"]})
+
     def plan(self) -> dict:
         """The plan as recorded in the report: cases (with the graders each gets and its input
         hash), variants, runs, seed. `fixture_hash` covers exactly the planned cases as recorded,

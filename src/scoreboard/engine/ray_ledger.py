@@ -1,0 +1,187 @@
+"""The run's ledger for the Ray executor: one service (a Ray actor on the driver's node) that
+reserves and completes every request of every worker, and each worker's view of it with the
+Ledger interface the subjects use. Reservation and the budget check happen in the service, one
+call at a time, so no schedule of workers can overspend; the service writes the request records
+(pending before sending, completed after) to the run's attempt log."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+from ..errors import BudgetExceeded
+from ..redact import KNOWN
+from .attemptlog import AttemptLog
+from .ledger import Budget, Ledger, Ticket, over_bound
+
+WORKER_LOST = "worker lost mid-attempt: usage unknown"
+
+
+class LedgerService:
+    """The run's ledger in one process (a Ray actor on the driver's node): workers reserve and
+    complete requests here, one call at a time, so the budget holds for any schedule."""
+
+    def __init__(self, budget: dict, log_path: str, state: dict):
+        self.log = AttemptLog(log_path)
+        self.ledger = Ledger(Budget(**budget), self.log)
+        self.ledger.absorb(state)
+        self.open: dict[int, Ticket] = {}
+        #: the worker's name of each reservation not yet acknowledged by a completion
+        self.nonces: dict[str, int] = {}
+
+    def reserve(self, attempt: list, bounds: dict, nonce: str) -> dict:
+        try:
+            ticket = self.ledger.reserve(tuple(attempt), **bounds)
+        except BudgetExceeded as exc:
+            return {"exceeded": str(exc), "exhausted": self.ledger.exhausted, "halted": self.ledger.halted}
+        self.open[ticket.id] = ticket
+        self.nonces[nonce] = ticket.id
+        return {"id": ticket.id}
+
+    def reserve_many(self, items: list[list]) -> list[dict]:
+        """Several reservations in one call, in order (a worker's requests of one moment)."""
+        return [self.reserve(attempt, bounds, nonce) for attempt, bounds, nonce in items]
+
+    def complete_many(self, items: list[list]) -> None:
+        for ticket_id, outcome in items:
+            self.complete(ticket_id, outcome)
+
+    def withdraw(self, nonce: str) -> None:
+        """The worker stopped waiting for this reservation (its attempt timed out or was
+        cancelled): the request was never sent, and is closed as cancelled."""
+        ticket_id = self.nonces.pop(nonce, None)
+        if ticket_id is not None:
+            self.complete(ticket_id, {"ok": False, "error": "cancelled"})
+
+    def complete(self, ticket_id: int, outcome: dict) -> None:
+        ticket = self.open.pop(ticket_id, None)
+        self.nonces.pop(outcome.pop("nonce", None), None)
+        if ticket is not None:
+            self.ledger.complete(ticket, **outcome)
+
+    def halt(self, reason: str) -> None:
+        self.ledger.halt(reason)
+
+    def requests_of(self, attempt: list) -> int:
+        return self.ledger.by_attempt.get(tuple(attempt), 0)
+
+    def abandon(self, attempts: list[list]) -> int:
+        """Close the requests lost workers left open: possibly billed, usage unknown."""
+        keys = {tuple(a) for a in attempts}
+        lost = [t for t in self.open.values() if t.attempt in keys]
+        for ticket in lost:
+            del self.open[ticket.id]
+            self.ledger.complete(ticket, ok=False, error=WORKER_LOST)
+            self.ledger.possibly_billed.append({"id": ticket.id, "attempt": list(ticket.attempt),
+                                                "role": ticket.role, "usage": "unknown"})
+        return len(lost)
+
+    def state(self) -> dict:
+        """The counts, handed back to the driver (requests still open are closed first)."""
+        self.abandon([list(t.attempt) for t in self.open.values()])
+        return self.ledger.snapshot()
+
+    def close(self) -> None:
+        self.log.close()
+
+
+class WorkerLedger:
+    """A worker's view of the ledger service, with the Ledger interface the subjects use:
+    `acquire` awaits the service's reservation, `complete` tells it how a request ended.
+
+    Calls of one moment travel together: the reservations and completions made before the
+    worker's event loop comes round again go in one call each (completions first, so the
+    budget they release is there for the reservations), and one worker's calls reach the
+    service in the order they were made."""
+
+    def __init__(self, service: Any):
+        self.service = service
+        self.by_attempt: dict[tuple, int] = {}
+        self.over_bound: dict[tuple, list[dict]] = {}
+        self.nonces: dict[int, str] = {}
+        self.exhausted: str | None = None
+        self.halted: str | None = None
+        self._reserves: list[tuple] = []
+        self._completes: list[list] = []
+        self._scheduled = False
+
+    async def acquire(self, attempt: tuple, *, role: str = "subject", subject: str = "",
+                      max_tokens: int | None = None, max_cost: float | None = None,
+                      max_output_tokens: int | None = None) -> Ticket:
+        if self.halted is not None:
+            raise BudgetExceeded(f"the run stopped ({self.halted}); no later request is sent")
+        bounds = {"role": role, "subject": subject, "max_tokens": max_tokens, "max_cost": max_cost,
+                  "max_output_tokens": max_output_tokens}
+        loop = asyncio.get_running_loop()
+        item = (list(attempt), bounds, uuid.uuid4().hex, loop.create_future())
+        self._reserves.append(item)
+        self._schedule(loop)
+        try:
+            reply = await item[3]
+        except asyncio.CancelledError:
+            if item in self._reserves:  # not sent yet: nothing to take back
+                self._reserves.remove(item)
+            else:  # reaches the service after the reservation
+                self.service.withdraw.remote(item[2])
+            raise
+        if "exceeded" in reply:
+            self.exhausted = self.exhausted or reply["exhausted"]
+            self.halted = self.halted or reply["halted"]
+            raise BudgetExceeded(reply["exceeded"])
+        self.by_attempt[attempt] = self.by_attempt.get(attempt, 0) + 1
+        ticket = Ticket(reply["id"], attempt, role, subject, max_tokens or 0, max_cost or 0.0,
+                        bound_tokens=max_tokens, bound_cost=max_cost, bound_output=max_output_tokens)
+        self.nonces[ticket.id] = item[2]
+        return ticket
+
+    def reserve(self, attempt: tuple, **bounds: Any) -> Ticket:
+        raise RuntimeError("a worker's ledger reserves through `await acquire(...)`")
+
+    def complete(self, ticket: Ticket, *, ok: bool, status: int | None = None,
+                 input_tokens: int | None = None, output_tokens: int | None = None,
+                 cost_usd: float | None = None, error: str | None = None) -> None:
+        over = over_bound(ticket, input_tokens, output_tokens, cost_usd)
+        if over is not None:
+            self.over_bound.setdefault(ticket.attempt, []).append(over)
+        outcome = {"ok": ok, "status": status, "input_tokens": input_tokens, "output_tokens": output_tokens,
+                   "cost_usd": cost_usd, "error": KNOWN.scrub(error) if error and KNOWN else error,
+                   "nonce": self.nonces.pop(ticket.id, None)}
+        self._completes.append([ticket.id, outcome])
+        self._schedule(asyncio.get_running_loop())
+
+    def _schedule(self, loop: asyncio.AbstractEventLoop) -> None:
+        if not self._scheduled:
+            self._scheduled = True
+            loop.call_soon(self.send)
+
+    def send(self) -> None:
+        """Send what waits: the completions, then the reservations."""
+        self._scheduled = False
+        completes, self._completes = self._completes, []
+        if completes:
+            self.service.complete_many.remote(completes)
+        reserves, self._reserves = self._reserves, []
+        if reserves:
+            ref = self.service.reserve_many.remote([item[:3] for item in reserves])
+            asyncio.ensure_future(self._deliver(ref, reserves))
+
+    @staticmethod
+    async def _deliver(ref, reserves: list[tuple]) -> None:
+        try:
+            replies = await ref
+        except BaseException as exc:  # the service is gone: every waiting request fails with it
+            for item in reserves:
+                if not item[3].done():
+                    item[3].set_exception(exc)
+            return
+        for item, reply in zip(reserves, replies):
+            if not item[3].done():
+                item[3].set_result(reply)
+
+    def take_over_bound(self, attempt: tuple) -> list[dict]:
+        return self.over_bound.pop(attempt, [])
+
+    def halt(self, reason: str) -> None:
+        self.halted = self.halted or reason
+        self.service.halt.remote(reason)
