@@ -47,6 +47,9 @@ class Suite:
     skipped: list[dict] = field(default_factory=list)
     #: the judge subject for model graders and pairwise judging (None: no judge)
     judge: Subject | None = None
+    #: what loading noticed that is not an error (an unset API key when nothing calls a model,
+    #: a structured `expected` graded by the default `exact`), one line each
+    warnings: list[str] = field(default_factory=list)
 
     def plan(self) -> dict:
         """The plan as recorded in the report: cases (with the graders each gets and its input
