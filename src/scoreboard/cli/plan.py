@@ -150,7 +150,7 @@ def render(plan: dict) -> str:
     if power:
         mde = power["detectable_difference"]
         shown = "n/a (fewer than 2 cases)" if mde is None else f"{mde * 100:.0f} points or more"
-        lines.append(f"  power: with {power['cases']} cases a paired comparison detects differences of {shown} "
+        lines.append(f"  power: with {plural(power['cases'], 'case')} a paired comparison detects differences of {shown} "
                      f"(80% power, alpha {power['alpha']:g}; spread of differences {power['difference_sd']:.3f}, "
                      f"{power['sd_from']})")
         needs = [f"{n['difference'] * 100:g} points: {'more than a million' if n['cases'] is None else n['cases']} "

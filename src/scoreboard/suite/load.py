@@ -580,7 +580,8 @@ def implicit_exact_warning(source: str, cases: list[Case]) -> str:
     """The warning for cases graded by the default `exact` although `expected` is structured."""
     first = cases[0]
     where = f"{source}:{first.line}" if first.line else source
-    many = f"{len(cases)} cases (the first: {first.id!r})" if len(cases) > 1 else f"case {first.id!r}"
-    return (f"{where}: {many} name no grader and expect a JSON object or list: graded by 'exact', so the "
+    many = f"{len(cases)} cases (the first: {first.id!r}) name no grader and expect" if len(cases) > 1 \
+        else f"case {first.id!r} names no grader and expects"
+    return (f"{where}: {many} a JSON object or list: graded by 'exact', so the "
             "output must equal it as a whole; name a grader for field-by-field scores, e.g. "
             '"grader": "json-fields" in the case or graders: [json-fields] in the suite')
