@@ -27,7 +27,7 @@ def cli(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedP
     full = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY",
                                                              "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")}
     full.update(env or {})
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=full,
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=full, check=False,
                           capture_output=True, text=True, timeout=120)
 
 
@@ -115,7 +115,7 @@ def test_base_url_comes_from_the_sdk_variable_when_the_spec_has_none(tmp_path, f
 
 
 def test_a_missing_baseline_is_the_same_clear_error_for_validate_plan_dry_run_and_run(tmp_path):
-    suite = suite_in(tmp_path / "evals", subject="mock", gates={"baseline": "reports/main.json", "max_regression": 0.05})
+    suite_in(tmp_path / "evals", subject="mock", gates={"baseline": "reports/main.json", "max_regression": 0.05})
     seen = set()
     for command in (("validate",), ("plan",), ("run", "--dry-run"), ("run",)):
         (line,) = errors_of(cli(tmp_path, *command, "evals/suite.json"))

@@ -86,7 +86,7 @@ class Collector:
                 raise ConfigErrors(self.errors, capped=True)
             self.errors.append(one)
 
-    def each(self) -> "_Step":
+    def each(self) -> _Step:
         return _Step(self)
 
     def done(self) -> None:

@@ -117,7 +117,7 @@ def _message(err: dict, siblings: list[dict], loc: tuple, model: type[BaseModel]
         if text not in wanted:
             wanted.append(text)
     if len(wanted) > 1:  # "must be a list or must be text" -> "must be a list or text"
-        rest = [w[len("must be "):] if w.startswith("must be ") else w for w in wanted[1:]]
+        rest = [w.removeprefix("must be ") for w in wanted[1:]]
         msg = " or ".join([wanted[0], *rest])
     else:
         msg = wanted[0]
