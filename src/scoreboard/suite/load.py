@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..cases.case import Case
-from ..errors import Collector, ConfigError, ConfigErrors, shorten
+from ..errors import Collector, ConfigError, shorten
 from ..graders.base import Grader
 from ..graders.registry import build_grader
 from ..hashing import canonical_json
@@ -23,6 +23,17 @@ from ..stats.gates import fail_under_gates, metric_gates
 from ..subjects.base import Subject
 from ..subjects.registry import build_subject, parse_subject_spec
 from ..validation import parse_model
+from .checks import (
+    AS_CASES,
+    NESTED,
+    blame_flags,
+    case_document_hint,
+    check_budget_bounds,
+    check_subject,
+    implicit_exact_warning,
+    in_variant,
+    jsonl_inside,
+)
 from .config import Limits, SuiteConfig
 from .paths import Places
 from .suite import Suite, Variant
@@ -49,7 +60,7 @@ def read_suite_file(path: str | os.PathLike) -> tuple[dict, Path]:
         raise ConfigError("suite file is not valid UTF-8", file=shown) from None
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".ndjson"):
-        raise ConfigError(f"this is a case file (JSONL), not a suite: {_AS_CASES.format(path=shown)}", file=shown)
+        raise ConfigError(f"this is a case file (JSONL), not a suite: {AS_CASES.format(path=shown)}", file=shown)
     try:
         if suffix == ".toml":
             data = parse_toml(text, limits)
@@ -58,44 +69,16 @@ def read_suite_file(path: str | os.PathLike) -> tuple[dict, Path]:
         else:
             data, _ = parse_yaml(text, limits)
     except ParseError as exc:
-        if _jsonl_inside(text):
+        if jsonl_inside(text):
             raise ConfigError("this holds one JSON object per line, a case file (JSONL), not a suite: "
-                              + _AS_CASES.format(path=shown), file=shown) from None
+                              + AS_CASES.format(path=shown), file=shown) from None
         raise ConfigError(exc.message, file=shown, line=exc.line, field=exc.field) from None
-    hint = _case_document_hint(data)
+    hint = case_document_hint(data)
     if hint:
-        raise ConfigError(f"{hint}, not a suite: {_AS_CASES.format(path=shown)}", file=shown)
+        raise ConfigError(f"{hint}, not a suite: {AS_CASES.format(path=shown)}", file=shown)
     if not isinstance(data, dict):
         raise ConfigError("a suite file must be a mapping of settings", file=shown)
     return data, path.parent
-
-
-#: what to type instead when a case file is given where a suite file is expected
-_AS_CASES = "give it with --cases and name a subject: scoreboard run --cases {path} --subject SPEC"
-
-
-def _jsonl_inside(text: str) -> bool:
-    """The first line is a whole JSON object with an id: JSONL given as a suite file."""
-    from ..safeparse import parse_json as parse
-
-    first = next((line for line in text.split("\n") if line.strip()), "")
-    try:
-        value = parse(first)
-    except ParseError:
-        return False
-    return isinstance(value, dict) and "id" in value
-
-
-def _case_document_hint(data: Any) -> str | None:
-    """Case objects where suite settings were expected: one case, a list of cases, or a case
-    document {"cases": [{...}]} (a suite's `cases:` names files)."""
-    from ..cases.loader import one_case_hint
-
-    if isinstance(data, dict) and isinstance(data.get("cases"), list) and data["cases"] \
-            and all(isinstance(c, dict) for c in data["cases"]):
-        return "this is a case document (its cases are objects; a suite's 'cases:' names case files)"
-    hint = one_case_hint(data)
-    return hint.split(";")[0] if hint else None
 
 
 def load_skill(path_text: str, base_dir: Path, places: Places | None = None, *,
@@ -187,24 +170,8 @@ def variant_configs(cfg: SuiteConfig, flags: dict) -> list[dict]:
 OVERRIDABLE = ("name", "cases", "runs", "concurrency", "timeout_ms", "category", "case",
                "output_dir", "formats", "fail_under", "fail_under_metrics", "seed", "graders", "model", "split", "cache",
                "judge", "judge_runs", "grace_seconds", "pairwise")
-NESTED = {"max_requests": ("budget", "max_requests"), "max_cost_usd": ("budget", "max_cost_usd"),
-          "max_tokens": ("budget", "max_tokens"), "baseline": ("gates", "baseline"),
-          "max_regression": ("gates", "max_regression"),
-          "require_significance": ("gates", "require_significance"), "alpha": ("gates", "alpha")}
 #: subject kinds whose spec takes a `price` (the suite's price table fills it in by model)
 PRICED_KINDS = {"openai", "anthropic", "http"}
-
-
-#: the command-line flag of each suite setting a flag can give (errors name the flag, not the file)
-FLAG_NAMES = {"name": "--name", "cases": "--cases", "runs": "--runs", "concurrency": "--concurrency",
-              "timeout_ms": "--timeout", "category": "--category", "case": "--case",
-              "output_dir": "--output-dir", "formats": "--format", "fail_under": "--fail-under",
-              "fail_under_metrics": "--fail-under-metric", "seed": "--seed", "graders": "--grader",
-              "model": "--model", "split": "--split", "cache": "--cache", "judge": "--judge",
-              "judge_runs": "--judge-runs", "grace_seconds": "--grace", "pairwise": "--pairwise",
-              "max_requests": "--max-requests", "max_cost_usd": "--max-cost", "max_tokens": "--max-tokens",
-              "baseline": "--baseline", "max_regression": "--max-regression",
-              "require_significance": "--require-significance", "alpha": "--alpha"}
 
 
 def _merge_flags(cfg: SuiteConfig, flags: dict, source: str | None) -> tuple[SuiteConfig, dict]:
@@ -219,23 +186,7 @@ def _merge_flags(cfg: SuiteConfig, flags: dict, source: str | None) -> tuple[Sui
     try:
         return parse_model(SuiteConfig, merged, file=source, every=True), overrides
     except ConfigError as exc:
-        raise _blame_flags(exc, overrides, nested) from None
-
-
-def _blame_flags(exc: ConfigError, overrides: dict, nested: dict) -> ConfigError:
-    """An error in a setting a flag gave names the flag (`--runs 0` is not the suite file's)."""
-    by_path = {(k,): FLAG_NAMES[k] for k in overrides if k in FLAG_NAMES}
-    by_path.update({NESTED[k]: FLAG_NAMES[k] for k in nested})
-    out = []
-    for one in getattr(exc, "errors", None) or [exc]:
-        parts = tuple((one.field or "").split("."))
-        flag = next((name for path, name in by_path.items() if parts[:len(path)] == path), None)
-        if flag is None:
-            out.append(one)
-            continue
-        rest = ".".join(parts[len(next(p for p, n in by_path.items() if n == flag)):])
-        out.append(ConfigError(one.detail, flag=flag, field=rest or None))
-    return out[0] if len(out) == 1 else ConfigErrors(out)
+        raise blame_flags(exc, overrides, nested) from None
 
 
 def select_split(cases: list[Case], split: str | None) -> list[Case]:
@@ -415,6 +366,7 @@ def _variants(cfg: SuiteConfig, flags: dict, places: Places, dry_run: bool, *, e
     it refuses what a real run refuses), then, for a dry run, swapped for the mock subject.
     Every variant is checked (each error names its variant); `offline`: an unset API key is a
     warning, since nothing will call the model."""
+    local = errors is None  # a caller's collector raises with everything else it gathered
     errors = errors if errors is not None else Collector(cap=1)
     variants = []
     subject_flag = "subject" in flags
@@ -423,7 +375,7 @@ def _variants(cfg: SuiteConfig, flags: dict, places: Places, dry_run: bool, *, e
     with errors.each():
         configs = variant_configs(cfg, flags)
     for vc in configs:
-        with errors.each(), _in_file(source), _in_variant(vc["name"]):
+        with errors.each(), _in_file(source), in_variant(vc["name"]):
             base = Path.cwd() if subject_flag else places.suite_dir
             _check_data_file(vc["subject"], places, subject_flag)
             subject = build_subject(prepare_subject_spec(vc["subject"], cfg), base)
@@ -435,60 +387,12 @@ def _variants(cfg: SuiteConfig, flags: dict, places: Places, dry_run: bool, *, e
             check_subject(subject, warnings, offline, f"variant {vc['name']!r}")
             check_budget_bounds(subject, cfg, vc.get("params") or {}, flags)
             variants.append(Variant(vc["name"], subject, skill_text, skill_path, vc.get("params") or {}))
-    errors.done()
+    if local:
+        errors.done()
     if dry_run:
         for variant in variants:
             variant.subject = build_subject({"type": "mock"}, places.suite_dir)
     return variants
-
-
-def check_subject(subject: Subject, warnings: list[str] | None, offline: bool, who: str) -> None:
-    """subject.check(); when nothing will call the model (`offline`), a missing credential is a
-    warning (validate and plan need no API key), not an error."""
-    if not offline or not hasattr(subject, "check_credentials"):
-        subject.check()
-        return
-    subject.check_setup()
-    try:
-        subject.check_credentials()
-    except ConfigError as exc:
-        if warnings is None:
-            return
-        # One line per missing variable, naming every variant that needs it.
-        head = f"{exc.detail}; a real run needs it (used by "
-        for i, line in enumerate(warnings):
-            if line.startswith(head):
-                warnings[i] = f"{line[:-1]}, {who})"
-                return
-        warnings.append(f"{head}{who})")
-
-
-def check_budget_bounds(subject: Subject, cfg: SuiteConfig, params: dict, flags: dict | None = None) -> None:
-    """A cost or token budget reserves each request's most before sending it; a subject whose
-    requests have no such bound (no price for its model, no max_tokens) could never send one,
-    so it fails now, saying what to add."""
-    gaps = getattr(subject, "budget_gaps", None)
-    budget = cfg.budget
-    if gaps is None or (budget.max_cost_usd is None and budget.max_tokens is None):
-        return
-    tokens, cost = gaps(params)
-    for key, gap, what in (("max_tokens", tokens, "token"), ("max_cost_usd", cost, "cost")):
-        if getattr(budget, key) is not None and gap:
-            flag = FLAG_NAMES[key] if key in (flags or {}) else None
-            raise ConfigError(f"a {what} budget needs the most each request can spend before it is sent, "
-                              f"but {gap}", flag=flag, field=None if flag else f"budget.{key}")
-
-
-@contextmanager
-def _in_variant(name: str) -> Iterator[None]:
-    """A subject or skill error names the variant it belongs to."""
-    try:
-        yield
-    except ConfigError as exc:
-        if exc.detail.startswith("variant "):
-            raise
-        raise ConfigError(f"variant {name!r}: {exc.detail}", file=exc.file, line=exc.line,
-                          case_id=exc.case_id, field=exc.field, flag=exc.flag) from None
 
 
 @contextmanager
@@ -574,14 +478,3 @@ def resolve_graders(cfg: SuiteConfig, cases: list[Case], *, errors: Collector | 
     if warnings is not None:
         warnings.extend(implicit_exact_warning(source, found) for source, found in implicit.items())
     return out
-
-
-def implicit_exact_warning(source: str, cases: list[Case]) -> str:
-    """The warning for cases graded by the default `exact` although `expected` is structured."""
-    first = cases[0]
-    where = f"{source}:{first.line}" if first.line else source
-    many = f"{len(cases)} cases (the first: {first.id!r}) name no grader and expect" if len(cases) > 1 \
-        else f"case {first.id!r} names no grader and expects"
-    return (f"{where}: {many} a JSON object or list: graded by 'exact', so the "
-            "output must equal it as a whole; name a grader for field-by-field scores, e.g. "
-            '"grader": "json-fields" in the case or graders: [json-fields] in the suite')
