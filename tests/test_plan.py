@@ -62,7 +62,7 @@ def test_plan_counts_and_makes_no_request(fake_provider, judge_srv, tmp_path):
     assert fake_provider.requests == [] and judge_srv.requests == []
     assert not (tmp_path / "out").exists()  # nothing written either
     text = done.stdout
-    assert "3 cases" in text and "2 variant(s) x 2 run(s) = 12 attempts" in text
+    assert "3 cases" in text and "2 variants x 2 runs = 12 attempts" in text
     suite = load_suite(path)
     for case in suite.cases:
         assert f"{case.id}  {case.input_hash}" in text

@@ -218,7 +218,7 @@ def _bad(report: dict):
         "matches no output of this case"
     yield "duplicate", [good, {**good, "notes": "again"}], r"'entries\[1\]'", "duplicate of entries\\[0\\]"
     yield "kind", [{**good, "reviewer_kind": "robot"}], r"entries\[0\]\.reviewer_kind", "human"
-    yield "rating", [{**good, "ratings": {"correctness": 3.5}}], r"entries\[0\]\.ratings\.correctness", "integer"
+    yield "rating", [{**good, "ratings": {"correctness": 3.5}}], r"entries\[0\]\.ratings\.correctness", "whole number"
     yield "bool rating", [{**good, "ratings": {"correctness": True}}], r"entries\[0\]\.ratings\.correctness", ""
     yield "verdict", [{**good, "verdict": "yes"}], r"entries\[0\]\.verdict", ""
     yield "notes", [{k: v for k, v in good.items() if k != "notes"}], r"entries\[0\]\.notes", "required"

@@ -184,6 +184,7 @@ def test_kill_9_then_resume_repeats_no_finished_attempt(tmp_path, external):
     report = report_of(folder)
     assert report["run"]["status"] == "completed"
     assert report["run"]["resumed"]["attempts_reused"] == len(done_before)
+    assert f"resumed: {len(done_before)} attempts reused from the run's log" in resumed.stdout
     assert sorted(keys(report)) == sorted(plan_keys(report)) and len(keys(report)) == 40
     assert all(a["status"] == "passed" for a in report["attempts"])
     assert folder.with_name(folder.name + ".md").exists()

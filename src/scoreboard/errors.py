@@ -31,9 +31,11 @@ class ConfigError(ScoreboardError):
     exit_code = 1
 
     def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
-                 case_id: str | None = None, field: str | None = None):
-        self.file, self.line, self.case_id, self.field = file, line, case_id, field
+                 case_id: str | None = None, field: str | None = None, flag: str | None = None):
+        self.file, self.line, self.case_id, self.field, self.flag = file, line, case_id, field, flag
         parts = []
+        if flag:  # the command-line flag that caused it (then no file is to blame)
+            parts.append(f"flag {flag}")
         if file:
             shown = shorten(file, 240)
             parts.append(f"{shown}:{line}" if line else shown)
@@ -45,6 +47,68 @@ class ConfigError(ScoreboardError):
         self.detail = message
         message = shorten(message, MAX_MESSAGE)
         super().__init__(one_line(f"{prefix}: {message}" if prefix else message))
+
+
+#: the most errors one command reports before it stops looking (validate, a suite's load)
+MAX_ERRORS = 20
+
+
+class ConfigErrors(ConfigError):
+    """Several input errors found in one pass, each its own line (the first is this error's
+    own message, so code that catches one ConfigError still reads a sensible one)."""
+
+    def __init__(self, errors: list[ConfigError], *, capped: bool = False):
+        first = errors[0]
+        super().__init__(first.detail, file=first.file, line=first.line, case_id=first.case_id,
+                         field=first.field, flag=first.flag)
+        self.errors, self.capped = list(errors), capped
+
+    def lines(self) -> list[str]:
+        """One line per error; a last line says when the search stopped at the cap."""
+        out = [str(e) for e in self.errors]
+        if self.capped:
+            out.append(f"stopped after {len(self.errors)} errors; fix these and run again to see any others")
+        return out
+
+
+class Collector:
+    """Gathers the input errors of one pass up to MAX_ERRORS, so a user sees every mistake at
+    once instead of one per run. `with collector.each():` around a step records its error and
+    goes on; `done()` raises them all (one ConfigError alone stays itself)."""
+
+    def __init__(self, cap: int = MAX_ERRORS):
+        self.cap = cap
+        self.errors: list[ConfigError] = []
+
+    def add(self, exc: ConfigError) -> None:
+        for one in getattr(exc, "errors", None) or [exc]:
+            if len(self.errors) >= self.cap:
+                raise ConfigErrors(self.errors, capped=True)
+            self.errors.append(one)
+
+    def each(self) -> _Step:
+        return _Step(self)
+
+    def done(self) -> None:
+        if len(self.errors) == 1:
+            raise self.errors[0]
+        if self.errors:
+            raise ConfigErrors(self.errors)
+
+
+class _Step:
+    def __init__(self, collector: Collector):
+        self.collector = collector
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        if exc is not None and isinstance(exc, ConfigError) and not (
+                isinstance(exc, ConfigErrors) and exc.capped):
+            self.collector.add(exc)
+            return True
+        return False
 
 
 class SubjectError(ScoreboardError):

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .errors import ConfigError
+from .errors import ConfigError, ConfigErrors
 
 
 class Strict(BaseModel):
@@ -21,12 +21,23 @@ class Strict(BaseModel):
 _UNION_TAG = re.compile(r"^(?:str|int|float|bool|bytes|none|[A-Za-z_]\w*\[.*\])$")
 
 
+def _model_names() -> set[str]:
+    """Names of our pydantic models: pydantic tags a union branch that is a model by its name."""
+    names, stack = set(), [Strict]
+    while stack:
+        cls = stack.pop()
+        names.add(cls.__name__)
+        stack.extend(cls.__subclasses__())
+    return names
+
+
 def _union_points(errors: list[dict]) -> dict[tuple, set]:
     seen: dict[tuple, set] = {}
+    models = _model_names()
     for e in errors:
         loc = tuple(e.get("loc", ()))
         for i, part in enumerate(loc):
-            if isinstance(part, str) and _UNION_TAG.match(part):
+            if isinstance(part, str) and (_UNION_TAG.match(part) or part in models):
                 seen.setdefault(loc[:i], set()).add(part)
     return {prefix: parts for prefix, parts in seen.items() if len(parts) > 1}
 
@@ -82,43 +93,167 @@ def error_list(exc: ValidationError) -> list[tuple[tuple, str, Any]]:
     return [(loc, " or ".join(msgs), value) for loc, (msgs, value) in out.items()]
 
 
-def first_error_parts(exc: ValidationError) -> tuple[tuple, str]:
-    """(location as keys and indexes, message) of a pydantic error, union branch tags left out."""
+def first_error_parts(exc: ValidationError, model: type[BaseModel] | None = None) -> tuple[tuple, str]:
+    """(location as keys and indexes, message) of a pydantic error, union branch tags left out,
+    phrased in the project's words ("must be at least 1 (got 0)", not pydantic's "Input should
+    be ..."). With `model`, an unknown field gets a "did you mean" from the fields allowed there."""
     errors = exc.errors()
     points = _union_points(errors)
     err, siblings = _pick_error(errors, points)
     loc = _clean_loc(tuple(err.get("loc", ())), points)
+    return loc, _message(err, siblings, loc, model)
+
+
+def _message(err: dict, siblings: list[dict], loc: tuple, model: type[BaseModel] | None) -> str:
     kind = err.get("type", "")
     if kind == "extra_forbidden":
-        return loc, "unknown field"
+        hint = did_you_mean(loc[-1], fields_at(model, loc[:-1])) if model is not None and loc else ""
+        return "unknown field" + hint
     if kind == "missing":
-        return loc, "required field is missing"
-    msg = err.get("msg", "invalid value")
-    if len(siblings) > 1:
-        wanted = []
-        for e in siblings:
-            text = e.get("msg", "invalid value")
-            text = text[len("Input should be "):] if text.startswith("Input should be ") else text
-            if text not in wanted:
-                wanted.append(text)
-        msg = "Input should be " + " or ".join(wanted)
-    if (kind.startswith("literal_error") or kind.endswith("_type") or kind == "union_tag_invalid"
-            or len(siblings) > 1):
+        return "required field is missing"
+    wanted: list[str] = []
+    for e in siblings if len(siblings) > 1 else [err]:
+        text = phrase(e)
+        if text not in wanted:
+            wanted.append(text)
+    if len(wanted) > 1:  # "must be a list or must be text" -> "must be a list or text"
+        rest = [w.removeprefix("must be ") for w in wanted[1:]]
+        msg = " or ".join([wanted[0], *rest])
+    else:
+        msg = wanted[0]
+    if kind not in _NO_VALUE_SHOWN:
         got = err.get("input")
         got_s = repr(got)
         if len(got_s) > 60:
             got_s = got_s[:57] + "..."
         msg = f"{msg} (got {got_s})"
-    return loc, " ".join(msg.split())
+    return " ".join(msg.split())
+
+
+#: pydantic error types -> what the value must be, in the words the README uses
+_PHRASES = {
+    "greater_than_equal": "must be at least {ge}", "greater_than": "must be more than {gt}",
+    "less_than_equal": "must be at most {le}", "less_than": "must be less than {lt}",
+    "int_type": "must be a whole number", "int_parsing": "must be a whole number",
+    "int_from_float": "must be a whole number", "float_type": "must be a number",
+    "float_parsing": "must be a number", "finite_number": "must be a finite number",
+    "string_type": "must be text (a string)", "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false", "list_type": "must be a list",
+    "dict_type": "must be a mapping (an object)", "model_type": "must be a mapping (an object)",
+    "model_attributes_type": "must be a mapping (an object)", "none_required": "must be null",
+    "too_short": "must hold at least {min_length} item(s)", "too_long": "must hold at most {max_length} item(s)",
+    "string_too_short": "must be at least {min_length} character(s) long",
+    "string_too_long": "must be at most {max_length} characters long",
+    "literal_error": "must be one of {expected}", "enum": "must be one of {expected}",
+}
+#: errors whose offending value is not repeated after the message
+_NO_VALUE_SHOWN = {"missing", "extra_forbidden", "value_error", "assertion_error"}
+
+
+def phrase(err: dict) -> str:
+    """One pydantic error's message in the project's own words (never "Input should be ...",
+    which reads as if it were about a case's `input` field)."""
+    kind = err.get("type", "")
+    ctx = err.get("ctx") or {}
+    if kind == "string_too_short" and ctx.get("min_length") == 1:
+        return "must not be empty"
+    template = _PHRASES.get(kind)
+    if template is not None:
+        try:
+            return template.format(**{k: _show(v) for k, v in ctx.items()})
+        except (KeyError, IndexError, ValueError):
+            pass
+    msg = str(err.get("msg", "invalid value"))
+    for prefix in ("Value error, ", "Assertion failed, "):
+        if msg.startswith(prefix):
+            return msg[len(prefix):]
+    if msg.startswith("Input should be "):
+        return "must be " + msg[len("Input should be "):]
+    return msg.replace("Input ", "The value ", 1) if msg.startswith("Input ") else msg
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def did_you_mean(name: Any, choices: Any) -> str:
+    """" (did you mean 'expected'?)" when `name` is close to one of `choices`, else ""."""
+    import difflib
+
+    if not isinstance(name, str) or not choices:
+        return ""
+    close = difflib.get_close_matches(name, sorted(str(c) for c in choices), n=1, cutoff=0.75)
+    if not close:
+        close = [c for c in sorted(str(c) for c in choices) if c.lower() == name.lower().replace("-", "_")]
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def fields_at(model: type[BaseModel] | None, path: tuple) -> set[str]:
+    """The field names a model allows at `path` (keys and indexes into nested models, lists and
+    mappings); empty when the place is not a model."""
+    import typing
+
+    def options(tp: Any) -> list:
+        if typing.get_origin(tp) in (typing.Union, getattr(__import__("types"), "UnionType", typing.Union)):
+            return [o for arg in typing.get_args(tp) for o in options(arg)]
+        return [tp]
+
+    current = options(model)
+    for part in path:
+        nxt: list = []
+        for tp in current:
+            origin = typing.get_origin(tp)
+            if isinstance(tp, type) and issubclass(tp, BaseModel) and isinstance(part, str):
+                info = tp.model_fields.get(part)
+                if info is not None:
+                    nxt += options(info.annotation)
+            elif origin in (list, tuple) and isinstance(part, int):
+                nxt += [o for arg in typing.get_args(tp)[:1] for o in options(arg)]
+            elif origin is dict and typing.get_args(tp):
+                nxt += options(typing.get_args(tp)[1])
+        current = nxt
+    names: set[str] = set()
+    for tp in current:
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            names |= set(tp.model_fields)
+    return names
+
+
+def all_errors(exc: ValidationError, model: type[BaseModel] | None = None) -> list[tuple[tuple, str]]:
+    """(location, message) of every error of a validation, in the project's words: one entry
+    per place (the branches of one union merged), in the order pydantic found them."""
+    errors = exc.errors()
+    points = _union_points(errors)
+    by_loc: dict[tuple, list[dict]] = {}
+    for err in errors:
+        by_loc.setdefault(_clean_loc(tuple(err.get("loc", ())), points), []).append(err)
+    out = []
+    for loc, group in by_loc.items():
+        # A value that got into one branch of a union: that branch's own errors speak for it.
+        deeper = [other for other in by_loc if len(other) > len(loc) and other[:len(loc)] == loc]
+        if deeper and all(tuple(e["loc"])[-1] in points.get(tuple(e["loc"])[:-1], ()) for e in group):
+            continue
+        out.append((loc, _message(group[0], group, loc, model)))
+    return out
 
 
 def parse_model(model: type[BaseModel], data: Any, *, file: str | None = None,
-                line: int | None = None, case_id: str | None = None, prefix: str = "") -> Any:
-    """Validate `data` against `model`; a failure is one ConfigError naming the field."""
+                line: int | None = None, case_id: str | None = None, prefix: str = "",
+                every: bool = False) -> Any:
+    """Validate `data` against `model`; a failure is one ConfigError naming the field (with
+    `every`, a ConfigErrors naming each field that failed, a line each)."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        loc, msg = first_error(exc)
-        if prefix:
-            loc = f"{prefix}.{loc}" if loc else prefix
-        raise ConfigError(msg, file=file, line=line, case_id=case_id, field=loc or None) from None
+        found = all_errors(exc, model) if every else [first_error_parts(exc, model)]
+        problems = []
+        for loc_parts, msg in found:
+            loc = ".".join(str(p) for p in loc_parts)
+            if prefix:
+                loc = f"{prefix}.{loc}" if loc else prefix
+            problems.append(ConfigError(msg, file=file, line=line, case_id=case_id, field=loc or None))
+        if len(problems) == 1:
+            raise problems[0] from None
+        raise ConfigErrors(problems) from None

@@ -124,7 +124,7 @@ def test_unknown_gold_key_names_file_line_and_field(tmp_path):
 @pytest.mark.parametrize("text, message, line", [
     ('{"fields": {"k": 1},\n  "doc_class": }', "invalid JSON", 2),
     ('{"document_id": "x"}', "required field is missing", None),
-    ('{"fields": [1, 2]}', "dict", 1),
+    ('{"fields": [1, 2]}', "must be a mapping", 1),
     ('[1]', "expected a JSON object", 1),
     ('{"fields": {}, "document_id": "  "}', "nonempty", 1),
 ])

@@ -110,7 +110,7 @@ def test_cases_without_runs_default_to_an_empty_list(tmp_path):
 
 @pytest.mark.parametrize("name, needles", [
     ("invalid_unknown_field.json", ["invalid_unknown_field.json", "case 'b'", "cases[1].expectedStatuss", "unknown field"]),
-    ("invalid_wrong_type.json", ["case 'a'", "cases[0].maxCost", "valid number"]),
+    ("invalid_wrong_type.json", ["case 'a'", "cases[0].maxCost", "must be a number"]),
     ("invalid_missing_run_field.json", ["runs[0].latency_ms", "run 'r1'", "required field is missing"]),
     ("invalid_no_cases.json", ["field 'cases'", "required field is missing"]),
     ("invalid_no_expectation.json", ["case 'a'", "sets no expectation"]),

@@ -172,9 +172,9 @@ def _set(data: dict, path: tuple, value) -> None:
 
 @pytest.mark.parametrize("where,value,shown,words", [
     (("attempts", 3, "measurements", "latency_ms"), "fast", "attempts[3].measurements.latency_ms", "number"),
-    (("attempts", 5, "measurements", "input_tokens"), 1.5, "attempts[5].measurements.input_tokens", "integer"),
-    (("attempts", 0, "grades", 0, "passed"), "yes", "attempts[0].grades[0].passed", "boolean"),
-    (("attempts", 2, "grades", 0, "fields", 1, "passed"), 1, "attempts[2].grades[0].fields[1].passed", "boolean"),
+    (("attempts", 5, "measurements", "input_tokens"), 1.5, "attempts[5].measurements.input_tokens", "whole number"),
+    (("attempts", 0, "grades", 0, "passed"), "yes", "attempts[0].grades[0].passed", "true or false"),
+    (("attempts", 2, "grades", 0, "fields", 1, "passed"), 1, "attempts[2].grades[0].fields[1].passed", "true or false"),
     (("attempts", 4, "status"), "great", "attempts[4].status", "great"),
     (("attempts", 2, "colour"), "red", "attempts[2].colour", "unknown field"),
     (("run", "status"), "done", "run.status", "done"),
@@ -182,7 +182,7 @@ def _set(data: dict, path: tuple, value) -> None:
     (("plan", "cases", 1, "id"), 7, "plan.cases[1].id", "string"),
     (("summary", "variants", "basic", "pass_rate"), "high", "summary.variants.basic.pass_rate", "number"),
     (("summary", "comparisons", 0, "mcnemar", "extra"), 0, "summary.comparisons[0].mcnemar.extra", "unknown field"),
-    (("gates", 0, "passed"), "no", "gates[0].passed", "boolean"),
+    (("gates", 0, "passed"), "no", "gates[0].passed", "true or false"),
 ])
 def test_a_bad_field_is_one_line_naming_its_json_path(tmp_path, where, value, shown, words):
     report = make_report(3, runs=2)

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..errors import ConfigError, shorten
+from ..errors import Collector, ConfigError, shorten
 from ..hashing import sha256_json
 from ..safefile import FileRefused, read_file, read_inside
 from ..safeparse import ParseError, parse_json, parse_yaml
@@ -55,7 +55,8 @@ def _parse_problem(exc: ParseError, shown: str, line: int | None, record: Any = 
     return ConfigError(exc.message, file=shown, line=exc.line or line, case_id=case_id, field=exc.field)
 
 
-def _jsonl_records(text: str, shown: str, limits: Limits) -> Iterator[tuple[int, Any]]:
+def _jsonl_records(text: str, shown: str, limits: Limits,
+                   errors: Collector | None = None) -> Iterator[tuple[int, Any]]:
     # Split on "\n" only: str.splitlines() also breaks at U+2028, U+0085, form feed..., which
     # JSON allows unescaped inside strings. A trailing "\r" (CRLF) is JSON whitespace.
     for number, raw in enumerate(text.split("\n"), start=1):
@@ -65,8 +66,37 @@ def _jsonl_records(text: str, shown: str, limits: Limits) -> Iterator[tuple[int,
             value = parse_json(raw, limits)
         except ParseError as exc:
             exc.line = None  # a line number within this one line: the file's is `number`
-            raise _parse_problem(exc, shown, number, exc.partial) from None
+            if exc.partial is None:  # not JSON at all: perhaps a case written over several lines
+                exc.message += _split_object_hint(raw, exc)
+            problem = _parse_problem(exc, shown, number, exc.partial)
+            if errors is None:
+                raise problem from None
+            errors.add(problem)  # the other lines are still checked
+            continue
         yield number, value
+
+
+def _split_object_hint(raw: str, exc: ParseError) -> str:
+    """A case written over several lines (as a JSON document would be) is not JSONL."""
+    stripped = raw.strip()
+    if stripped.startswith("{") and not stripped.endswith("}") or stripped in ("}", "]", "},") \
+            or stripped.startswith(('"', "[")) and not stripped.startswith("[{"):
+        return (" (in JSONL each case is one whole JSON object on one line; write a case over several "
+                'lines only in a JSON document {"cases": [...]})')
+    return ""
+
+
+def one_case_hint(doc: Any) -> str | None:
+    """What to write instead when a document holds case objects in the wrong shape: one case
+    object, or a bare list of them (a case document is {"cases": [...]})."""
+    case_keys = {"id", "input", "expected", "turns", "conversation"}
+    if isinstance(doc, dict) and "cases" not in doc and "id" in doc and set(doc) & (case_keys - {"id"}):
+        return ('this file holds one case object; a case document is {"cases": [{...}, ...]}, '
+                "or write JSONL: one case object per line")
+    if isinstance(doc, list) and doc and all(isinstance(c, dict) and "id" in c for c in doc):
+        return ('this file holds a bare list of cases; wrap it as {"cases": [...]}, '
+                "or write JSONL: one case object per line")
+    return None
 
 
 def _in_document(exc: ParseError, doc: Any, lines: list, shown: str) -> ConfigError:
@@ -99,7 +129,8 @@ def _document_records(text: str, shown: str, is_yaml: bool, limits: Limits) -> I
         if isinstance(doc, dict) and isinstance(doc.get("cases"), list):
             lines = _json_case_lines(text)
     if not isinstance(doc, dict) or "cases" not in doc:
-        raise ConfigError('expected a document {"cases": [...]} or one JSON object per line', file=shown)
+        raise ConfigError(one_case_hint(doc) or 'expected a document {"cases": [...]} or one JSON object per line',
+                          file=shown)
     unknown = sorted(set(doc) - _DOC_KEYS)
     if unknown:
         raise ConfigError("unknown field", file=shown, field=str(unknown[0]))
@@ -176,7 +207,8 @@ def load_case_records(path: str | os.PathLike, limits: Limits | None = None, *,
 
 
 def iter_case_records(path: str | os.PathLike, limits: Limits | None = None, *,
-                      inside: str | os.PathLike | None = None) -> Iterator[tuple[int | None, dict]]:
+                      inside: str | os.PathLike | None = None,
+                      errors: Collector | None = None) -> Iterator[tuple[int | None, dict]]:
     """Raw case objects with their line numbers, one at a time (a JSONL file's objects are
     parsed as they are consumed, so they need not all be held at once). `inside`: the root
     the file itself must lie in (it was named in another file), None for a path the user typed."""
@@ -186,7 +218,7 @@ def iter_case_records(path: str | os.PathLike, limits: Limits | None = None, *,
     text = _read_text(path, limits, None if inside is None else Path(inside))
     fmt = _format_of(path, text)
     if fmt == "jsonl":
-        records = _jsonl_records(text, shown, limits)
+        records = _jsonl_records(text, shown, limits, errors)
     else:
         records = _document_records(text, shown, fmt == "yaml", limits)
     for position, (line, value) in enumerate(records):
@@ -272,10 +304,11 @@ def _check_text(raw: dict, shown: str, line: int | None, case_id: str | None) ->
 
 
 def load_cases(path: str | os.PathLike, limits: Limits | None = None, *, root: str | os.PathLike | None = None,
-               inside: str | os.PathLike | None = None) -> list[Case]:
+               inside: str | os.PathLike | None = None, errors: Collector | None = None) -> list[Case]:
     """Load and validate every case of one file (ids unique, inputs resolved, hashes set).
     `@` files must lie inside `root` (default: the case file's folder); `inside`: the root the
-    case file itself must lie in, when another file named it."""
+    case file itself must lie in, when another file named it. With `errors`, every invalid case
+    is gathered there (up to its cap) and the valid ones are returned."""
     limits = limits or Limits()
     path = Path(path)
     shown = str(path)
@@ -283,38 +316,49 @@ def load_cases(path: str | os.PathLike, limits: Limits | None = None, *, root: s
     root = Path(root) if root is not None else base
     seen: dict[str, int | None] = {}
     cases: list[Case] = []
-    for line, raw in iter_case_records(path, limits, inside=inside):
-        case_id = raw.get("id") if isinstance(raw.get("id"), str) else None
-        _check_text(raw, shown, line, case_id)
-        record = parse_model(CaseRecord, raw, file=shown, line=line, case_id=case_id)
-        if record.id in seen:
-            first = seen[record.id]
-            where = f" (first on line {first})" if first else ""
-            raise ConfigError(f"duplicate case id{where}", file=shown, line=line, case_id=record.id, field="id")
-        seen[record.id] = line
-        if record.turns is not None or record.conversation is not None:
-            if path.stat().st_size > limits.conversation.max_file_bytes:
-                raise ConfigError(f"a file with conversations may hold at most {limits.conversation.max_file_bytes} "
-                                  "bytes (limits.conversation.max_file_bytes)", file=shown, case_id=record.id)
-            def read_at(rel: str, field: str, line: int | None = line, case_id: str = record.id) -> str:
-                return read_at_file(rel, base, root, limits, file=shown, line=line, case_id=case_id, field=field)
-
-            cases.extend(expand_conversation(raw, record, file=shown, line=line, limits=limits.conversation,
-                                             read_at=read_at))
+    before = len(errors.errors) if errors is not None else 0
+    for line, raw in iter_case_records(path, limits, inside=inside, errors=errors):
+        if errors is None:
+            _load_one(raw, line, path, shown, base, root, limits, seen, cases)
             continue
-        if record.input is None and not record.turns:
-            raise ConfigError("required field is missing", file=shown, line=line, case_id=record.id, field="input")
-        value = _resolve_input(record.input, base, root, shown, line, record.id, limits) \
-            if record.input is not None else None
-        case = Case(
-            id=record.id, input=value,
-            expected=raw["expected"] if "expected" in raw else MISSING,
-            graders=case_graders(record, raw), category=record.category, tags=record.tags,
-            metadata=record.metadata, synthetic=record.synthetic, rubric=record.rubric,
-            notes=record.notes, split=record.split, turns=record.turns, source=shown, line=line,
-        )
-        case.input_hash = sha256_json(case.input)
-        cases.append(case)
-    if not cases:
+        with errors.each():
+            _load_one(raw, line, path, shown, base, root, limits, seen, cases)
+    if not cases and (errors is None or len(errors.errors) == before):
         raise ConfigError("no cases in file", file=shown)
     return cases
+
+
+def _load_one(raw: dict, line: int | None, path: Path, shown: str, base: Path, root: Path, limits: Limits,
+              seen: dict[str, int | None], cases: list[Case]) -> None:
+    """Validate one case record and append its case(s) to `cases`."""
+    case_id = raw.get("id") if isinstance(raw.get("id"), str) else None
+    _check_text(raw, shown, line, case_id)
+    record = parse_model(CaseRecord, raw, file=shown, line=line, case_id=case_id, every=True)
+    if record.id in seen:
+        first = seen[record.id]
+        where = f" (first on line {first})" if first else ""
+        raise ConfigError(f"duplicate case id{where}", file=shown, line=line, case_id=record.id, field="id")
+    seen[record.id] = line
+    if record.turns is not None or record.conversation is not None:
+        if path.stat().st_size > limits.conversation.max_file_bytes:
+            raise ConfigError(f"a file with conversations may hold at most {limits.conversation.max_file_bytes} "
+                              "bytes (limits.conversation.max_file_bytes)", file=shown, case_id=record.id)
+        def read_at(rel: str, field: str, line: int | None = line, case_id: str = record.id) -> str:
+            return read_at_file(rel, base, root, limits, file=shown, line=line, case_id=case_id, field=field)
+
+        cases.extend(expand_conversation(raw, record, file=shown, line=line, limits=limits.conversation,
+                                         read_at=read_at))
+        return
+    if record.input is None and not record.turns:
+        raise ConfigError("required field is missing", file=shown, line=line, case_id=record.id, field="input")
+    value = _resolve_input(record.input, base, root, shown, line, record.id, limits) \
+        if record.input is not None else None
+    case = Case(
+        id=record.id, input=value,
+        expected=raw["expected"] if "expected" in raw else MISSING,
+        graders=case_graders(record, raw), category=record.category, tags=record.tags,
+        metadata=record.metadata, synthetic=record.synthetic, rubric=record.rubric,
+        notes=record.notes, split=record.split, turns=record.turns, source=shown, line=line,
+    )
+    case.input_hash = sha256_json(case.input)
+    cases.append(case)

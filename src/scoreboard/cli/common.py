@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..record.constants import FORMATS as REPORT_FORMATS
+from ..words import plural
 
 FORMAT_HELP = f"report formats: {', '.join(REPORT_FORMATS)} (comma-separated or repeated)"
 
@@ -164,3 +165,33 @@ def finish(args: argparse.Namespace, outcome) -> int:
     if args.json:
         emit_report(outcome)
     return outcome.exit_code
+
+
+def graders_line(suite) -> str:
+    """Which grader each case uses, so the default is never applied silently:
+    "graders: exact (12 cases: the default, no grader named); json-fields (3 cases)"."""
+    implicit = not suite.config.graders
+    counts: dict[str, int] = {}
+    default_exact = 0
+    for case in suite.cases:
+        graders = suite.graders.get(case.id) or []
+        if implicit and not case.graders and [g.name for g in graders] == ["exact"]:
+            default_exact += 1
+            continue
+        key = ", ".join(g.name for g in graders) or "none"
+        counts[key] = counts.get(key, 0) + 1
+    parts = [f"{name} ({plural(n, 'case')})" for name, n in counts.items()]
+    if default_exact:
+        parts.insert(0, f"exact ({plural(default_exact, 'case')}: the default, no grader named)")
+    return "graders: " + "; ".join(parts)
+
+
+def print_preamble(suite, out, *, dry_run: bool = False) -> None:
+    """What a user should know before a run's numbers: warnings, the graders in use, and a dry
+    run's mark (its outputs come from the mock subject, not the system under test)."""
+    for warning in getattr(suite, "warnings", None) or ():
+        print(f"scoreboard: warning: {warning}", file=sys.stderr)
+    if dry_run:
+        print("DRY RUN (mock subject): every subject and judge is the mock; no model was called, "
+              "and gates are skipped", file=out)
+    print(graders_line(suite), file=out)

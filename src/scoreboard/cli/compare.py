@@ -2,7 +2,9 @@
 
 Cases are matched by id and input hash; cases whose inputs differ are listed and left out,
 never silently compared. Variants are matched by name; when each report has exactly one
-variant, those two are compared whatever their names.
+variant, those two are compared whatever their names; `--pair OLD=NEW` pairs A's variant OLD
+with B's variant NEW (repeatable). Nothing compared (no variant pair, no shared case) is an
+error: exit 1, nothing written.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import argparse
 import json
 import sys
 from typing import TYPE_CHECKING
+
+from ..words import plural
 
 if TYPE_CHECKING:
     from ..record.schema import Report
@@ -22,6 +26,9 @@ HELP = "compare two saved reports on their shared cases (paired, case by case)"
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("a", help="first report (e.g. the baseline)")
     p.add_argument("b", help="second report (e.g. the candidate)")
+    p.add_argument("--pair", action="append", metavar="A_VARIANT=B_VARIANT",
+                   help="compare A's variant A_VARIANT with B's variant B_VARIANT (repeatable; "
+                        "default: variants of the same name, or the only variant of each)")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.add_argument("--output", "--html", dest="html", metavar="FILE.html",
                    help="also write the comparison as a self-contained HTML page (created exclusively; "
@@ -55,8 +62,30 @@ def _side(report: Report) -> dict:
     return {"run_id": report.run.id, "suite": report.run.suite, "fixture_hash": report.plan.fixture_hash}
 
 
-def compare_reports(a: Report, b: Report) -> dict:
-    """The comparison of two reports (typed, as read_report gives them) as a JSON-ready dict."""
+def parse_pairs(values: list[str] | None, names_a: list[str], names_b: list[str]) -> list[tuple[str, str]] | None:
+    """--pair OLD=NEW values, each name checked against its report's variants (None: not given)."""
+    from ..errors import ConfigError
+    from ..validation import did_you_mean
+
+    if not values:
+        return None
+    pairs = []
+    for value in values:
+        old, sep, new = value.partition("=")
+        if not sep or not old or not new:
+            raise ConfigError(f"--pair takes A_VARIANT=B_VARIANT, got {value!r}", flag="--pair")
+        for name, names, side in ((old, names_a, "A"), (new, names_b, "B")):
+            if name not in names:
+                raise ConfigError(f"report {side} has no variant {name!r}{did_you_mean(name, names)} "
+                                  f"(its variants: {', '.join(names)})", flag="--pair")
+        if (old, new) not in pairs:
+            pairs.append((old, new))
+    return pairs
+
+
+def compare_reports(a: Report, b: Report, pairs: list[tuple[str, str]] | None = None) -> dict:
+    """The comparison of two reports (typed, as read_report gives them) as a JSON-ready dict;
+    `pairs` (A's variant, B's variant) replaces matching by name."""
     from ..stats.comparison import EXPLORATORY, compare_variants
     from ..stats.intervals import rate
 
@@ -68,7 +97,8 @@ def compare_reports(a: Report, b: Report) -> dict:
     only_b = sorted(set(hash_b) - set(hash_a))
     names_a = [v.name for v in a.plan.variants]
     names_b = [v.name for v in b.plan.variants]
-    pairs = [(n, n) for n in names_a if n in names_b]
+    if pairs is None:
+        pairs = [(n, n) for n in names_a if n in names_b]
     if not pairs and len(names_a) == 1 and len(names_b) == 1:
         pairs = [(names_a[0], names_b[0])]
     # A plan with no seed bootstraps with 0, as the summary of that report did.
@@ -106,7 +136,7 @@ def render_text(result: dict) -> str:
                      f"{'…' if len(result['inputs_differ']) > 10 else ''})")
     for key, label in (("only_in_a", "only in A"), ("only_in_b", "only in B")):
         if result[key]:
-            lines.append(f"{label}: {len(result[key])} case(s)")
+            lines.append(f"{label}: {plural(len(result[key]), 'case')}")
     for side in ("a", "b"):
         if result["unmatched_variants"][side]:
             lines.append(f"variants in {side.upper()} with no counterpart: {', '.join(result['unmatched_variants'][side])}")
@@ -122,9 +152,23 @@ def render_text(result: dict) -> str:
             lines.append(f"  mean paired difference A-B: {c['mean_difference']:+.3f}{extra}; McNemar p={c['mcnemar']['p']:.3g}")
         for flag in c["flags"]:
             lines.append(f"  ⚠ {flag}")
-    if not result["comparisons"]:
-        lines.append("no variant pair to compare (names differ and the reports do not hold one variant each)")
     return "\n".join(lines) + "\n"
+
+
+def nothing_compared(result: dict) -> None:
+    """Exit 1 (nothing written) when no variant pair or no shared case was compared, saying how
+    to pair variants: a comparison of nothing must not pass as one."""
+    from ..errors import ConfigError
+
+    if not result["comparisons"]:
+        left = result["unmatched_variants"]
+        raise ConfigError("nothing compared: no variant of A has a counterpart in B (A has "
+                          f"{', '.join(left['a']) or 'none'}; B has {', '.join(left['b']) or 'none'}); pair them "
+                          f"by name: --pair {(left['a'] or ['A'])[0]}={(left['b'] or ['B'])[0]}")
+    if not result["shared_cases"]:
+        differ = len(result["inputs_differ"])
+        raise ConfigError("nothing compared: the reports share no case with the same id and input hash"
+                          + (f" ({differ} share an id but their inputs differ)" if differ else ""))
 
 
 def render_html(result: dict) -> str:
@@ -162,7 +206,9 @@ def main(args: argparse.Namespace) -> int:
 
     a = read_report(args.a)
     b = read_report(args.b)
-    result = compare_reports(a, b)
+    pairs = parse_pairs(args.pair, [v.name for v in a.plan.variants], [v.name for v in b.plan.variants])
+    result = compare_reports(a, b, pairs)
+    nothing_compared(result)
     if args.html:
         write_new(args.html, render_html(result))
     if args.json:

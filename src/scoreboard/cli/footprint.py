@@ -13,6 +13,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..words import plural
+
 NAME = "footprint"
 HELP = "measure the context an agent setup costs (instruction files, prompts, tool schemas, CLI output)"
 DESCRIPTION = __doc__
@@ -35,7 +37,7 @@ def _rows(setup) -> list[tuple[str, ...]]:
     totals = setup.totals()
     if len(totals["by_kind"]) > 1:
         for kind, t in totals["by_kind"].items():
-            rows.append((f"  {kind} ({t['files']} files)", "subtotal", f"{t['bytes']:,}", f"{t['tokens']:,}", ""))
+            rows.append((f"  {kind} ({plural(t['files'], 'file')})", "subtotal", f"{t['bytes']:,}", f"{t['tokens']:,}", ""))
     rows.append(("total", "", f"{totals['total']['bytes']:,}", f"{totals['total']['tokens']:,}", ""))
     return rows
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..words import plural
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of `import csv`."""
@@ -38,5 +40,5 @@ def main(args: argparse.Namespace) -> int:
     fields = parse_fields(args.fields)
     result = import_csv(args.csv, args.out, mapping, fields=fields, grader=args.grader,
                         category_column=args.category_column)
-    print(f"wrote {len(result.records)} cases to {result.path}")
+    print(f"wrote {plural(len(result.records), 'case')} to {result.path}")
     return 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..words import plural
 from .common import add_format_flag, emit_report, parse_formats
 
 HELP = "attach human or model reviews of a report's outputs, bound by hashes (no request is made)"
@@ -46,7 +47,7 @@ def main(args: argparse.Namespace) -> int:
                                    formats=parse_formats(args.format))
     out = sys.stderr if args.json else sys.stdout
     info = report["run"]["reviews_imported"][-1]
-    print(f"imported {info['entries']} reviews from {args.reviews} ({info['human']} human, {info['model']} model); "
+    print(f"imported {plural(info['entries'], 'review')} from {args.reviews} ({info['human']} human, {info['model']} model); "
           "no request was made", file=out)
     agreement = report["summary"].get("judge_agreement")
     if agreement:

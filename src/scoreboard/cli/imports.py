@@ -14,6 +14,7 @@ import argparse
 import importlib
 from typing import Callable
 
+from ..words import plural
 from .common import add_format_flag, finish, out_stream, parse_formats
 
 NAME = "import"
@@ -70,7 +71,7 @@ def comparisons_main(args: argparse.Namespace) -> int:
     outcome = import_comparisons(args.report, args.comparisons, args.output, allow_judge=args.allow_judge,
                                  formats=parse_formats(args.format), argv=sys.argv[1:])
     info = outcome.head["run"]["imported"]
-    print(f"imported {info['entries']} outputs from {args.comparisons} as {', '.join(info['variants'])}; "
+    print(f"imported {plural(info['entries'], 'output')} from {args.comparisons} as {', '.join(info['variants'])}; "
           "no request was made", file=out_stream(args.json))
     return finish(args, outcome)
 

@@ -59,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     except ScoreboardError as exc:
         if args.debug:
             raise
-        print(scrub_known(f"scoreboard: error: {exc}"), file=sys.stderr)
+        for line in exc.lines() if hasattr(exc, "lines") else [str(exc)]:  # several input errors: a line each
+            print(scrub_known(f"scoreboard: error: {line}"), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("scoreboard: interrupted", file=sys.stderr)

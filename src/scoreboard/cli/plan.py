@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..words import plural
 from .common import add_suite_flags, suite_flags
 
 NAME = "plan"
@@ -117,15 +118,16 @@ def build_plan(suite) -> dict:
 
 def render(plan: dict) -> str:
     """The plan in a few human lines."""
-    lines = [f"{plan['suite']}: {plan['cases']['count']} cases (split: {plan['split']}), "
-             f"{len(plan['variants'])} variant(s) x {plan['runs']} run(s) = {plan['attempts']} attempts"]
+    lines = [f"{plan['suite']}: {plural(plan['cases']['count'], 'case')} (split: {plan['split']}), "
+             f"{plural(len(plan['variants']), 'variant')} x {plural(plan['runs'], 'run')} = "
+             f"{plural(plan['attempts'], 'attempt')}"]
     lines.append("  cases:")
     width = max((len(c["id"]) for c in plan["cases"]["items"]), default=0)
     for c in plan["cases"]["items"]:
         lines.append(f"    {c['id']:<{width}}  {c['input_hash']}  ({', '.join(c['graders'])})")
     lines.append("  variants:")
     for v in plan["variants"]:
-        where = (f"remote, up to {v['requests_per_attempt']} request(s) per attempt" if v["requests_per_attempt"]
+        where = (f"remote, up to {plural(v['requests_per_attempt'], 'request')} per attempt" if v["requests_per_attempt"]
                  else "local, no model request")
         lines.append(f"    {v['name']}: {v['kind']} ({where})")
     judge = plan["judge"]
@@ -148,7 +150,7 @@ def render(plan: dict) -> str:
     if power:
         mde = power["detectable_difference"]
         shown = "n/a (fewer than 2 cases)" if mde is None else f"{mde * 100:.0f} points or more"
-        lines.append(f"  power: with {power['cases']} cases a paired comparison detects differences of {shown} "
+        lines.append(f"  power: with {plural(power['cases'], 'case')} a paired comparison detects differences of {shown} "
                      f"(80% power, alpha {power['alpha']:g}; spread of differences {power['difference_sd']:.3f}, "
                      f"{power['sd_from']})")
         needs = [f"{n['difference'] * 100:g} points: {'more than a million' if n['cases'] is None else n['cases']} "
@@ -176,7 +178,9 @@ def main(args: argparse.Namespace) -> int:
         if not 0 < diff <= 1:
             raise ConfigError(f"--detect takes a difference between 0 and 1 (0.1 = 10 points), got {diff:g}",
                               field="detect")
-    suite = load_suite(args.suite, suite_flags(args), dry_run=args.dry_run)
+    suite = load_suite(args.suite, suite_flags(args), dry_run=args.dry_run, offline=True)
+    for warning in suite.warnings:
+        print(f"scoreboard: warning: {warning}", file=sys.stderr)
     check_gate_settings(suite)
     load_baseline(suite)
     pilot = load_report(args.pilot) if args.pilot else None

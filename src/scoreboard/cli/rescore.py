@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..words import plural
 from .common import add_format_flag, finish, judge_spec, out_stream, parse_formats
 
 NAME = "rescore"
@@ -55,5 +56,5 @@ def main(args: argparse.Namespace) -> int:
     info = outcome.head["run"]["rescore"]
     changed = info["changed_cases"]
     print(f"rescored {args.report} (run {info['source_run_id']}): graders changed for {len(changed)} of "
-          f"{len(info['previous_graders'])} cases; no subject request was made", file=out_stream(args.json))
+          f"{plural(len(info['previous_graders']), 'case')}; no subject request was made", file=out_stream(args.json))
     return finish(args, outcome)

@@ -14,7 +14,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import add_format_flag, add_suite_flags, finish, suite_flags
+from .common import (
+    add_format_flag,
+    add_suite_flags,
+    finish,
+    out_stream,
+    plural,
+    print_preamble,
+    suite_flags,
+)
 
 NAME = "run"
 HELP = "run a suite and write reports"
@@ -53,7 +61,13 @@ def main(args: argparse.Namespace) -> int:
     from ..suite.load import load_suite
 
     if args.resume:
-        return finish(args, run(*_resumed(args)))
+        suite, options = _resumed(args)
+        print_preamble(suite, out_stream(args.json), dry_run=options.dry_run)
+        outcome = run(suite, options)
+        reused = (outcome.head["run"].get("resumed") or {}).get("attempts_reused") or 0
+        print(f"resumed: {plural(reused, 'attempt')} reused from the run's log (not run again)",
+              file=out_stream(args.json))
+        return finish(args, outcome)
     if args.output and args.output_dir:
         raise ConfigError("give --output or --output-dir, not both", field="output")
     flags = suite_flags(args)
@@ -62,6 +76,7 @@ def main(args: argparse.Namespace) -> int:
     options = RunOptions(argv=sys.argv[1:], progress=not args.no_progress, junit_path=args.junit,
                          flags=flags, dry_run=args.dry_run, output_json=args.output, executor=args.executor,
                          executor_settings=settings, hold_report=False)
+    print_preamble(suite, out_stream(args.json), dry_run=args.dry_run)
     return finish(args, run(suite, options))
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..words import plural
 from .common import add_root_flag
 
 NAME = "validate"
@@ -20,11 +21,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    """Load what FILE holds exactly as a run would; print what it found."""
+    """Load what FILE holds exactly as a run would; print what it found. Every error is
+    reported (up to a cap), one line each, not only the first."""
     from pathlib import Path
 
     from ..cases import load_cases
-    from ..errors import ConfigError
+    from ..errors import Collector, ConfigError
     from ..safefile import FileRefused, check_regular
     from ..suite.config import SuiteConfig
     from ..suite.load import resolve_graders
@@ -38,33 +40,49 @@ def main(args: argparse.Namespace) -> int:
         raise ConfigError(exc.reason, file=str(path)) from None
     if path.suffix.lower() in (".yaml", ".yml", ".toml", ".json") and looks_like_suite(path):
         return _validate_suite(path, args.root)
+    errors, warnings = Collector(), []
     if path.is_dir():
         from ..cases.gold import load_gold_dir
 
         cases, skipped = load_gold_dir(path, root=root)
-        resolve_graders(SuiteConfig(), cases)
-        extra = f"; {len(skipped)} document(s) without a gold file would be skipped" if skipped else ""
-        print(f"OK: gold directory {path}: {len(cases)} cases{extra}")
+        resolve_graders(SuiteConfig(), cases, errors=errors, warnings=warnings)
+        errors.done()
+        _warn(warnings)
+        extra = f"; {plural(len(skipped), 'document')} without a gold file would be skipped" if skipped else ""
+        print(f"OK: gold directory {path}: {plural(len(cases), 'case')}{extra}")
         return 0
-    cases = load_cases(path, root=root)
-    resolve_graders(SuiteConfig(), [c for c in cases if c.graders or c.has_expected])
+    cases = load_cases(path, root=root, errors=errors)
+    resolve_graders(SuiteConfig(), [c for c in cases if c.graders or c.has_expected], errors=errors,
+                    warnings=warnings)
+    errors.done()
+    _warn(warnings)
     no_grader = sum(1 for c in cases if not c.graders and not c.has_expected)
-    note = f" ({no_grader} name no grader and no expected value: a suite must supply graders)" if no_grader else ""
-    print(f"OK: {len(cases)} cases in {path}{note}")
+    note = (f" ({plural(no_grader, 'case')} name no grader and no expected value: a suite must supply graders)"
+            if no_grader else "")
+    print(f"OK: {plural(len(cases), 'case')} in {path}{note}")
     return 0
 
 
+def _warn(warnings: list[str]) -> None:
+    import sys
+
+    for warning in warnings:
+        print(f"scoreboard: warning: {warning}", file=sys.stderr)
+
+
 def _validate_suite(path, root: str | None) -> int:
-    """Every check a run makes before its first attempt, the cross-references included."""
+    """Every check a run makes before its first attempt, the cross-references included; an
+    unset API key is a warning (validating calls no model)."""
     from ..engine.baseline import load_baseline
     from ..engine.pipeline import check_gate_settings
     from ..suite.load import load_suite
 
-    suite = load_suite(path, {"root": root})
+    suite = load_suite(path, {"root": root}, offline=True)
     check_gate_settings(suite)
     load_baseline(suite)
-    print(f"OK: suite {suite.name}: {len(suite.cases)} cases, {len(suite.variants)} variants "
-          f"({', '.join(v.name for v in suite.variants)}), {suite.config.runs} run(s)")
+    _warn(suite.warnings)
+    print(f"OK: suite {suite.name}: {plural(len(suite.cases), 'case')}, {plural(len(suite.variants), 'variant')} "
+          f"({', '.join(v.name for v in suite.variants)}), {plural(suite.config.runs, 'run')}")
     return 0
 
 

@@ -85,7 +85,7 @@ class Ledger:
 
     def reserve(self, attempt: tuple, *, role: str = "subject", subject: str = "",
                 max_tokens: int | None = None, max_cost: float | None = None,
-                max_output_tokens: int | None = None) -> Ticket:
+                max_output_tokens: int | None = None, unbounded: str | None = None) -> Ticket:
         """Reserve one request or raise BudgetExceeded. `max_tokens`/`max_cost` bound what this
         request can spend (needed when the budget limits tokens or cost); `max_output_tokens`
         is the request's own cap on output (its max_tokens parameter), when it has one."""
@@ -96,12 +96,14 @@ class Ledger:
             self._exhaust(f"request budget of {b.max_requests} used up")
         if b.max_tokens is not None:
             if max_tokens is None:
-                self._exhaust("token budget set but this request's token bound is unknown")
+                self._exhaust("token budget set but this request's token bound is unknown"
+                              + (f" ({unbounded})" if unbounded else ""))
             if self.tokens_spent + self._reserved_tokens + max_tokens > b.max_tokens:
                 self._exhaust(f"token budget of {b.max_tokens} would be exceeded")
         if b.max_cost_usd is not None:
             if max_cost is None:
-                self._exhaust("cost budget set but this request's cost bound is unknown (no price)")
+                self._exhaust("cost budget set but this request's cost bound is unknown "
+                              f"({unbounded or 'no price, or no max_tokens'})")
             if self.cost_spent + self._reserved_cost + max_cost > b.max_cost_usd + 1e-12:
                 self._exhaust(f"cost budget of ${b.max_cost_usd:g} would be exceeded")
         ticket = Ticket(next(self._ids), attempt, role, subject, max_tokens or 0, max_cost or 0.0,

@@ -9,4 +9,8 @@ MEASUREMENT_KEYS = ("latency_ms", "input_tokens", "output_tokens", "cost_usd", "
 JUDGE_GRADER_NAMES = frozenset({"llm-judge", "rubric-score", "pointwise", "pairwise"})
 #: the renderings of a report, and the file extension of each
 FORMATS = ("json", "md", "html", "junit")
+#: how every rendering marks a dry run (outputs from the mock subject, gates skipped)
+DRY_RUN_MARK = "DRY RUN (mock subject)"
+DRY_RUN_NOTE = ("every subject and judge was replaced by the mock subject: these outputs are not the system's, "
+                "no model was called, and gates were skipped")
 EXTENSIONS = {"json": ".json", "md": ".md", "html": ".html", "junit": ".junit.xml"}

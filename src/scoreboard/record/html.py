@@ -209,7 +209,8 @@ def render_html(view: ReportView) -> str:
         if len(payload.encode("utf-8")) <= SIZE_BUDGET:
             break
     suite = view.report.run.suite or "report"
-    parts = {"TITLE": html.escape(f"scoreboard report: {suite}"), "CSS": _template("report.css"),
+    dry = "DRY RUN (mock subject): " if view.report.run.dry_run else ""
+    parts = {"TITLE": html.escape(f"{dry}scoreboard report: {suite}"), "CSS": _template("report.css"),
              "JS": _template("report.js"), "DATA": payload}
     # One pass, so nothing inside the data is ever treated as a slot.
     return _SLOT.sub(lambda m: parts[m.group(1)], _template("report.html"))

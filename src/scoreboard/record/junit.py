@@ -9,6 +9,7 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from typing import Any
 
+from .constants import DRY_RUN_MARK, DRY_RUN_NOTE
 from .schema import Attempt
 from .view import CaseTally, ReportView, as_view
 
@@ -102,12 +103,13 @@ def render_junit(view: ReportView) -> str:
     grouped: dict[tuple[str, str], list[Attempt]] = defaultdict(list)
     for a in report.attempts:
         grouped[(a.variant, a.case_id)].append(a)
-    root = ET.Element("testsuites", name=clean(suite))
+    mark = f"{DRY_RUN_MARK} " if run.dry_run else ""  # a CI tab shows a dry run for what it is
+    root = ET.Element("testsuites", name=clean(mark + suite))
     totals = dict(tests=0, failures=0, errors=0, skipped=0)
     summary = report.summary.variants
     for variant in variants:
         classname = f"{suite}.{variant}"
-        ts = ET.SubElement(root, "testsuite", name=clean(classname))
+        ts = ET.SubElement(root, "testsuite", name=clean(mark + classname))
         if run.started_at:
             ts.set("timestamp", clean(str(run.started_at).removesuffix("Z")))
         props = ET.SubElement(ts, "properties")
@@ -116,7 +118,8 @@ def render_junit(view: ReportView) -> str:
         unassessed = vs.unassessed if vs is not None and vs.unassessed else None
         for key, value in (("variant", variant), ("run_status", run.status), ("fixture_hash", plan.fixture_hash),
                            ("pass_rate", rate), ("not_assessed", unassessed), ("stop_reason", run.stop_reason),
-                           ("attempts_omitted", (view.omitted or {}).get("note"))):
+                           ("attempts_omitted", (view.omitted or {}).get("note")),
+                           ("dry_run", f"{DRY_RUN_MARK}: {DRY_RUN_NOTE}" if run.dry_run else None)):
             if value is not None:
                 ET.SubElement(props, "property", name=key, value=clean(value))
         counts = dict(tests=0, failures=0, errors=0, skipped=0)

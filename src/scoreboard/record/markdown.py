@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .constants import DRY_RUN_MARK, DRY_RUN_NOTE
 from .io import fields_over, fmt_rate
 from .schema import Gate, Plan
 from .schema_summary import (
@@ -62,6 +63,8 @@ def render_markdown(view: ReportView, *, failures: int = 3) -> str:
     variants = [v.name for v in plan.variants]
     vs = summary.variants
     lines = [f"# scoreboard report: {run.suite}", ""]
+    if run.dry_run:
+        lines += [f"> **{DRY_RUN_MARK}**: {DRY_RUN_NOTE}.", ""]
     lines.append(f"- **Status**: {run.status}")
     lines.append(f"- **Started**: {run.started_at} · **Finished**: {run.finished_at}")
     lines.append(f"- **Cases**: {view.total_cases or len(plan.cases)} · **Variants**: {', '.join(variants)} · "

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TextIO
 
+from .constants import DRY_RUN_MARK
 from .io import fields_over, fmt_rate
 from .schema import Report
 
@@ -23,7 +24,8 @@ def _k(fig) -> str:
 def print_summary(report: Report, paths: dict[str, Path], out: TextIO) -> None:
     """Print the run's outcome to `out`: one line per variant, then what else the summary says."""
     run, summary = report.run, report.summary
-    print(f"{run.suite}: {run.status} ({run.id})", file=out)
+    print(f"{run.suite}: {run.status} ({run.id})" + (f" - {DRY_RUN_MARK}: gates skipped" if run.dry_run else ""),
+          file=out)
     for name, s in summary.variants.items():
         judged = s.passed + s.failed + s.errors
         ci = s.pass_rate_ci

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ConfigError
+from ..words import plural
 
 
 def parse_fail_under_metric(values: list[str] | None) -> dict[str, float] | None:
@@ -208,7 +209,7 @@ def baseline_gates(baseline: dict, plan: dict, outcomes: dict[str, dict[str, lis
                 f"(change {delta:+.1%}, allowed drop {cfg.max_regression:.1%}; sign test p={p_text}"
                 f"{', significance required at ' + format(cfg.alpha, 'g') if cfg.require_significance else ''})")
         if differ:
-            desc += f"; {len(differ)} case(s) with changed inputs left out"
+            desc += f"; {plural(len(differ), 'case')} with changed inputs left out"
         gates.append({"gate": "baseline", "variant": name, "baseline_variant": base_name,
                       "baseline_run": baseline.get("run_id"), "threshold": cfg.max_regression,
                       "value": delta, "baseline_rate": base_rate, "current_rate": cur_rate,

@@ -30,6 +30,7 @@ import aiohttp
 from ..errors import ConfigError, SubjectError
 from ..redact import ENV_REF, SENSITIVE_NAME, expand_env, remember, split_userinfo  # noqa: F401
 from ..redact import scrub_all as scrub
+from ..words import plural
 from . import pricing
 from ._bounded import read_body
 from ._limits import RETRY_DEFAULTS, Limiter, _positive, parse_retries  # noqa: F401  (re-exported)
@@ -131,6 +132,35 @@ class HTTPSubject(Subject):
     def userinfo_headers(self) -> dict[str, str]:
         """Authorization from the URL's userinfo (an explicit key or header overrides it)."""
         return {"Authorization": self._userinfo} if self._userinfo else {}
+
+    def check(self) -> None:
+        self.check_setup()
+        self.check_credentials()
+
+    def check_setup(self) -> None:
+        """Everything a run needs but credentials (validate and plan stop here)."""
+
+    def check_credentials(self) -> None:
+        """The credentials a request sends, read from the environment now."""
+
+    #: how a spec of this kind bounds a request's output tokens (for a budget's error)
+    bound_hint: ClassVar[str] = "bound the request's output tokens"
+
+    def budget_gaps(self, params: dict) -> tuple[str | None, str | None]:
+        """(why a request's tokens cannot be bounded, why its cost cannot be), None when they
+        can: a token or cost budget reserves each request's most before it is sent."""
+        _, out_bound, _ = self.build(SubjectRequest(case_id="", input="", params=params))
+        model = self.options.get("model")
+        tokens = None if out_bound is not None else \
+            f"{self.label}'s requests set no bound on output tokens: {self.bound_hint}"
+        if tokens is not None:
+            return tokens, tokens
+        if pricing.price_for(self._price, model) is None:
+            named = f"model {model!r}" if model else f"subject {self.kind!r}"
+            return None, (f"{named} has no price: add it to the suite's prices: "
+                          f"({model or 'MODEL'}: {{input_per_mtok: USD, output_per_mtok: USD}}) "
+                          "or the subject's price")
+        return None, None
 
     # ------------------------------------------------------------------ hooks
 
@@ -256,7 +286,10 @@ class HTTPSubject(Subject):
                 try:
                     ticket = await ledger.acquire(request.attempt, role=request.role, subject=self.label,
                                             max_tokens=tok_bound, max_cost=cost_bound,
-                                            max_output_tokens=out_bound)
+                                            max_output_tokens=out_bound,
+                                            unbounded=None if cost_bound is not None else
+                                            ("no price for its model" if out_bound is not None
+                                             else "no max_tokens: its output is unbounded"))
                 except BaseException:
                     limiter.release()
                     raise
@@ -325,6 +358,6 @@ class HTTPSubject(Subject):
             if delay is not None:
                 err.args = (f"{err} (no retry: the run stopped)",)
             if n > 1:
-                err.args = (f"{err} (after {n} requests)",)
+                err.args = (f"{err} (after {plural(n, 'request')})",)
             err.measurements = Measurements(latency_ms=round((_perf() - t0) * 1000, 3), requests=n)
             raise err

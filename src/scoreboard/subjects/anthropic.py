@@ -54,9 +54,12 @@ class AnthropicSubject(OpenAISubject):
     has_model: ClassVar[bool] = True
     default_base_url = DEFAULT_BASE_URL
     default_key_env = "ANTHROPIC_API_KEY"
+    base_url_env = "ANTHROPIC_BASE_URL"
+    bound_hint = "set max_tokens in the subject (default 1024) or params.max_tokens"
 
     def parse(self, spec: dict) -> dict:
         check_keys(spec, OPTIONS, self.kind)
+        spec = self.base_url_from_env(spec)
         validate_model_options(spec, self.kind)
         max_tokens = spec.get("max_tokens")
         if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)

@@ -121,8 +121,10 @@ def check_keys(options: dict, allowed: set[str], kind: str) -> None:
     """Reject unknown keys in a subject spec."""
     unknown = sorted(set(options) - allowed - {"type"})
     if unknown:
-        raise ConfigError(f"subject {kind!r}: unknown field (allowed: {', '.join(sorted(allowed))})",
-                          field=f"subject.{unknown[0]}")
+        from ..validation import did_you_mean
+
+        raise ConfigError(f"subject {kind!r}: unknown field{did_you_mean(unknown[0], allowed)} "
+                          f"(allowed: {', '.join(sorted(allowed))})", field=f"subject.{unknown[0]}")
 
 
 def text_over_limit(output: Output, limit: int) -> bool:

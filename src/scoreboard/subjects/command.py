@@ -1,6 +1,7 @@
 """`command` subject: any executable. The input goes in an `{input}` argument or on stdin;
 stdout is the output; a nonzero exit is an execution error; a timeout kills the whole
-process group. stdout is read up to `max_response_bytes` (past it the group is killed and the
+process group. The program runs in the folder of the suite file that names it (the working
+directory for --subject), so `./v1.sh` there means the suite's own script. stdout is read up to `max_response_bytes` (past it the group is killed and the
 attempt is an error naming the limit). stderr is not persisted (unless `keep_stderr`: its tail),
 so arbitrary diagnostics never land in reports."""
 
@@ -14,15 +15,17 @@ from pathlib import Path
 from ..errors import ConfigError, SubjectError
 from ..redact import PROVIDER_KEY_VARS, SENSITIVE_NAME, scrub_all
 from ._bounded import run_process
-from .base import Subject, check_keys, too_large
-from .values import Output, Result, SubjectRequest
+from .base import Subject, check_keys, to_result, too_large
+from .values import Result, SubjectRequest
 
 
 class CommandSubject(Subject):
     kind = "command"
 
     def parse(self, spec: dict) -> dict:
-        check_keys(spec, {"argv", "env", "cwd", "keep_stderr"}, self.kind)
+        check_keys(spec, {"argv", "env", "cwd", "keep_stderr", "model_free"}, self.kind)
+        if not isinstance(spec.get("model_free", False), bool):
+            raise ConfigError("command subject: 'model_free' must be true or false", field="subject.model_free")
         argv = spec.get("argv")
         if isinstance(argv, str):
             import shlex
@@ -42,15 +45,25 @@ class CommandSubject(Subject):
         program = self.options["argv"][0]
         if "{" in program:
             return  # a placeholder in the program itself is only known per attempt
-        cwd = self.base_dir / self.options["cwd"] if self.options.get("cwd") else None
+        cwd = self.workdir()
         if os.sep in program:
-            path = Path(program) if os.path.isabs(program) else (cwd or Path.cwd()) / program
+            path = Path(program) if os.path.isabs(program) else cwd / program
+            where = "" if os.path.isabs(program) else f" in {os.path.abspath(cwd)}"
             if not path.exists():
-                raise ConfigError(f"command subject: {program!r} not found", field="subject.argv")
+                raise ConfigError(f"command subject: {program!r} not found{where} (a command's paths are "
+                                  "relative to the folder of the suite file that names it, or to the current "
+                                  "directory for --subject)", field="subject.argv")
             if not os.access(path, os.X_OK):
-                raise ConfigError(f"command subject: {program!r} is not executable", field="subject.argv")
+                raise ConfigError(f"command subject: {program!r}{where} is not executable (chmod +x, or "
+                                  f"name its interpreter first, e.g. 'bash {program}')", field="subject.argv")
         elif shutil.which(program) is None:
             raise ConfigError(f"command subject: {program!r} not found on PATH", field="subject.argv")
+
+    def workdir(self) -> Path:
+        """Where the program runs, and what its relative paths mean: the folder of the suite
+        file that names it (the working directory for --subject), or `cwd` under it."""
+        cwd = self.options.get("cwd")
+        return self.base_dir / cwd if cwd else self.base_dir
 
     def secrets(self) -> set[str]:
         """Secret-looking `env` values, and the provider keys the child inherits."""
@@ -74,10 +87,9 @@ class CommandSubject(Subject):
             uses_placeholder = any("{input}" in a for a in argv)
             final = [a.replace("{input}", text).replace("{skill_file}", skill_file or "")
                      .replace("{run}", str(request.run)) for a in argv]
-            cwd = self.options.get("cwd")
             limit = self.max_response_bytes
             try:
-                done = await run_process(final, env=env, cwd=self.base_dir / cwd if cwd else None, limit=limit,
+                done = await run_process(final, env=env, cwd=self.workdir(), limit=limit,
                                          stdin=None if uses_placeholder else text.encode("utf-8"),
                                          keep_stderr=bool(self.options.get("keep_stderr")))
             except FileNotFoundError:
@@ -93,7 +105,8 @@ class CommandSubject(Subject):
                     detail = ": " + done.stderr.decode("utf-8", "replace").strip()[-300:]
                 raise SubjectError(scrub_all(f"command exited with status {done.returncode}{detail}",
                                              self.secrets()))
-            return Result(Output(text=done.stdout.decode("utf-8", "replace")))
+            # model_free: the program calls no model, so tokens, cost and requests are a known zero
+            return to_result(done.stdout.decode("utf-8", "replace"), model_free=bool(self.options.get("model_free")))
         finally:
             if skill_file:
                 os.unlink(skill_file)

@@ -118,7 +118,13 @@ class HttpSubject(HTTPSubject):
         self._body = options.get("body", DEFAULT_BODY)
         return options
 
-    def check(self) -> None:
+    bound_hint = "set max_output_tokens in the subject"
+
+    def check_setup(self) -> None:
+        """Nothing beyond the spec's own checks: the endpoint is only reached by a run."""
+
+    def check_credentials(self) -> None:
+        """The bearer token and ${VAR} headers a request will send: set in the environment."""
         import os
 
         missing = self.env_headers_missing()

@@ -62,9 +62,21 @@ class OpenAISubject(HTTPSubject):
     has_model: ClassVar[bool] = True
     default_base_url = DEFAULT_BASE_URL
     default_key_env = "OPENAI_API_KEY"
+    #: where a spec without base_url points, as the official SDK reads it (then the default host)
+    base_url_env = "OPENAI_BASE_URL"
+    bound_hint = "set params.max_tokens (or max_completion_tokens) in the subject or the variant"
+
+    def base_url_from_env(self, spec: dict) -> dict:
+        """No base_url: the one in the environment variable the provider's SDK reads, if set
+        (so a suite runs against a local or proxy server unchanged); the resolved URL is what
+        the report records."""
+        if spec.get("base_url") is None and os.environ.get(self.base_url_env):
+            return {**spec, "base_url": os.environ[self.base_url_env]}
+        return spec
 
     def parse(self, spec: dict) -> dict:
         check_keys(spec, OPTIONS, self.kind)
+        spec = self.base_url_from_env(spec)
         validate_model_options(spec, self.kind)
         options = self.parse_common(spec)
         tools = options.get("tools")
@@ -74,9 +86,13 @@ class OpenAISubject(HTTPSubject):
                                 for t in tools if isinstance(t, dict)]
         return options
 
-    def check(self) -> None:
+    def check_setup(self) -> None:
+        """What a run needs besides credentials (validate and plan need nothing more)."""
         if not self.options.get("model"):
             raise ConfigError(f"subject {self.kind!r} needs 'model'", field="subject.model")
+
+    def check_credentials(self) -> None:
+        """The API key (and ${VAR} headers) a request will send: set in the environment."""
         env = self.options.get("api_key_env", self.default_key_env)
         required = self.options.get("api_key_required")
         if required is None:  # the provider's own host always needs a key; local servers may not

@@ -18,8 +18,8 @@ _RECORD_KEYS = {"case_id", "id", "run", "output", "text", "json", "tool_calls", 
 
 
 class RecordedSubject(Subject):
-    """File shapes: `{case_id: output}`; a JSON list or JSONL of records
-    `{case_id, run?, output | text | json, tool_calls?, status?, latency_ms?, ...}`."""
+    """File shapes: `{case_id: output}` (each value the output as produced); a JSON list or JSONL
+    of records `{case_id, run?, output | text / json, tool_calls?, status?, latency_ms?, ...}`."""
 
     kind = "recorded"
     timed_by_harness = False
@@ -97,25 +97,56 @@ def _measurements(record: dict) -> Measurements:
                         requests=m.get("requests"), cached=bool(m.get("cached")))
 
 
+#: the keys of a report's attempt output: an `output` object with exactly these keys is read as
+#: that envelope (outputs copied from a report keep working); any other object is a JSON output
+ENVELOPE_KEYS = frozenset({"text", "json", "tool_calls", "status"})
+
+
+def output_value(value: Any) -> Output:
+    """An `output` as the system produced it: a string is its text, null is no text, any other
+    JSON value is a JSON output (its text the compact JSON). Never unpacked as an envelope,
+    except the exact shape of a report's attempt output, {text, json, tool_calls, status}."""
+    if isinstance(value, str) or value is None:
+        return Output(text=value)
+    if isinstance(value, dict) and set(value) == ENVELOPE_KEYS and isinstance(value["text"], (str, type(None))) \
+            and isinstance(value["tool_calls"], list) and isinstance(value["status"], (str, type(None))):
+        return Output.from_dict(value)
+    return Output(text=json.dumps(value, ensure_ascii=False), json=value)
+
+
 def _normalise(raw: Any, shown: str, where: str) -> dict:
+    """One record. The envelope is the record itself: `text` (the output text), `json` (a
+    JSON output, exactly the value given), `tool_calls`, `status`; or `output`, the output value
+    as the system produced it. `output` beside `text`/`json` is ambiguous and refused."""
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}: a record must be an object", file=shown)
     unknown = sorted(set(raw) - _RECORD_KEYS)
     if unknown:
-        raise ConfigError(f"{where}: unknown field", file=shown, field=unknown[0])
+        from ..validation import did_you_mean
+
+        raise ConfigError(f"{where}: unknown field{did_you_mean(unknown[0], _RECORD_KEYS)}", file=shown,
+                          field=unknown[0])
     case_id = raw.get("case_id", raw.get("id"))
     if not isinstance(case_id, str) or not case_id:
         raise ConfigError(f"{where}: needs a string 'case_id'", file=shown, field="case_id")
-    value = raw.get("output", raw.get("text"))
-    if "json" in raw and value is None:
+    given = [k for k in ("text", "json") if k in raw]
+    if "output" in raw and given:
+        raise ConfigError(f"{where}: give the output once: as 'output' (the value as produced), or as "
+                          "'text' and/or 'json', not both", file=shown, field=given[0])
+    if not isinstance(raw.get("text"), (str, type(None))):
+        raise ConfigError(f"{where}: 'text' must be a string (a JSON output goes in 'json')", file=shown,
+                          field="text")
+    if "output" in raw:
+        output = output_value(raw["output"])
+    elif "json" in raw:
         value = raw["json"]
-    if isinstance(value, dict) and set(value) <= {"text", "json", "tool_calls", "status"} and value:
-        output = Output.from_dict(value)
-    elif isinstance(value, str) or value is None:
-        output = Output(text=value)
+        text = raw.get("text")
+        output = Output(text=text if text is not None else json.dumps(value, ensure_ascii=False), json=value)
     else:
-        output = Output(text=json.dumps(value, ensure_ascii=False), json=value)
+        output = Output(text=raw.get("text"))
     if raw.get("tool_calls"):
+        if not isinstance(raw["tool_calls"], list):
+            raise ConfigError(f"{where}: 'tool_calls' must be a list", file=shown, field="tool_calls")
         output.tool_calls = list(raw["tool_calls"])
     if raw.get("status") is not None:
         output.status = raw["status"]

@@ -51,7 +51,29 @@ def parse_subject_spec(spec: Any) -> dict:
     if kind in SUBJECTS:
         return {"type": kind, **({"model": rest} if rest else {})}
     known = ", ".join(sorted(SUBJECTS))
-    raise ConfigError(f"unknown subject kind {kind!r} in {spec!r} (known: {known})", field="subject")
+    raise ConfigError(f"unknown subject kind {kind!r} in {spec!r}{spec_hint(text, kind)} (known: {known})",
+                      field="subject")
+
+
+def spec_hint(text: str, kind: str) -> str:
+    """What the user probably meant by a subject spec with no known kind: a program path
+    (`./v1.sh` -> `command:./v1.sh {input}`), a model name, or a misspelt kind."""
+    from ..validation import did_you_mean
+
+    if ":" not in text:
+        program = shlex.split(text)[0] if text.strip() else text
+        if "/" in program or program.endswith((".sh", ".py", ".js", ".rb", ".pl", ".exe")):
+            argv = text if "{input}" in text else f"{text} {{input}}"
+            if program.endswith(".py") and " " not in text:
+                module = Path(program).stem
+                return (f"; a program is run as 'command:{argv}' (or 'command:python3 {argv}'), and a function "
+                        f"in a Python module as 'python:{module}:FUNCTION'")
+            return f"; a program is run as 'command:{argv}' (the input in place of {{input}}, else on stdin)"
+        if text.startswith(("gpt-", "o1", "o3", "o4", "chatgpt-")):
+            return f"; a model is named with its API, e.g. 'openai:{text}'"
+        if text.startswith("claude-"):
+            return f"; a model is named with its API, e.g. 'anthropic:{text}'"
+    return did_you_mean(kind, SUBJECTS)
 
 
 def subject_class(kind: str) -> type[Subject]:

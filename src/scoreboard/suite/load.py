@@ -8,12 +8,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
 from ..cases.case import Case
-from ..errors import ConfigError
+from ..errors import Collector, ConfigError, shorten
 from ..graders.base import Grader
 from ..graders.registry import build_grader
 from ..hashing import canonical_json
@@ -23,6 +23,17 @@ from ..stats.gates import fail_under_gates, metric_gates
 from ..subjects.base import Subject
 from ..subjects.registry import build_subject, parse_subject_spec
 from ..validation import parse_model
+from .checks import (
+    AS_CASES,
+    NESTED,
+    blame_flags,
+    case_document_hint,
+    check_budget_bounds,
+    check_subject,
+    implicit_exact_warning,
+    in_variant,
+    jsonl_inside,
+)
 from .config import Limits, SuiteConfig
 from .paths import Places
 from .suite import Suite, Variant
@@ -48,6 +59,8 @@ def read_suite_file(path: str | os.PathLike) -> tuple[dict, Path]:
     except UnicodeDecodeError:
         raise ConfigError("suite file is not valid UTF-8", file=shown) from None
     suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".ndjson"):
+        raise ConfigError(f"this is a case file (JSONL), not a suite: {AS_CASES.format(path=shown)}", file=shown)
     try:
         if suffix == ".toml":
             data = parse_toml(text, limits)
@@ -56,7 +69,13 @@ def read_suite_file(path: str | os.PathLike) -> tuple[dict, Path]:
         else:
             data, _ = parse_yaml(text, limits)
     except ParseError as exc:
+        if jsonl_inside(text):
+            raise ConfigError("this holds one JSON object per line, a case file (JSONL), not a suite: "
+                              + AS_CASES.format(path=shown), file=shown) from None
         raise ConfigError(exc.message, file=shown, line=exc.line, field=exc.field) from None
+    hint = case_document_hint(data)
+    if hint:
+        raise ConfigError(f"{hint}, not a suite: {AS_CASES.format(path=shown)}", file=shown)
     if not isinstance(data, dict):
         raise ConfigError("a suite file must be a mapping of settings", file=shown)
     return data, path.parent
@@ -151,10 +170,6 @@ def variant_configs(cfg: SuiteConfig, flags: dict) -> list[dict]:
 OVERRIDABLE = ("name", "cases", "runs", "concurrency", "timeout_ms", "category", "case",
                "output_dir", "formats", "fail_under", "fail_under_metrics", "seed", "graders", "model", "split", "cache",
                "judge", "judge_runs", "grace_seconds", "pairwise")
-NESTED = {"max_requests": ("budget", "max_requests"), "max_cost_usd": ("budget", "max_cost_usd"),
-          "max_tokens": ("budget", "max_tokens"), "baseline": ("gates", "baseline"),
-          "max_regression": ("gates", "max_regression"),
-          "require_significance": ("gates", "require_significance"), "alpha": ("gates", "alpha")}
 #: subject kinds whose spec takes a `price` (the suite's price table fills it in by model)
 PRICED_KINDS = {"openai", "anthropic", "http"}
 
@@ -168,7 +183,10 @@ def _merge_flags(cfg: SuiteConfig, flags: dict, source: str | None) -> tuple[Sui
     for key, value in nested.items():
         section, name = NESTED[key]
         merged[section] = {**(merged.get(section) or {}), name: value}
-    return parse_model(SuiteConfig, merged, file=source), overrides
+    try:
+        return parse_model(SuiteConfig, merged, file=source, every=True), overrides
+    except ConfigError as exc:
+        raise blame_flags(exc, overrides, nested) from None
 
 
 def select_split(cases: list[Case], split: str | None) -> list[Case]:
@@ -195,9 +213,11 @@ def prepare_subject_spec(spec: Any, cfg: SuiteConfig) -> Any:
 
 
 def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None, *,
-               dry_run: bool = False) -> Suite:
-    """Resolve a suite file plus flag overrides into a Suite: every error before anything runs.
-    `flags["root"]` (--root) is the folder every path named inside a file must stay in."""
+               dry_run: bool = False, offline: bool = False) -> Suite:
+    """Resolve a suite file plus flag overrides into a Suite: every error before anything runs
+    (each one found, up to MAX_ERRORS, one line each). `flags["root"]` (--root) is the folder
+    every path named inside a file must stay in. `offline` (validate, plan; a dry run too):
+    nothing will call a model, so an unset API key is a warning in `suite.warnings`, not an error."""
     flags = {k: v for k, v in (flags or {}).items() if v is not None}
     data: dict = {}
     base_dir = Path.cwd()
@@ -206,7 +226,7 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
         data, base_dir = read_suite_file(path)
         source = str(path)
     places = Places.make(base_dir, source, flags.get("root"))
-    cfg = parse_model(SuiteConfig, data, file=source)
+    cfg = parse_model(SuiteConfig, data, file=source, every=True)
     if "output_dir" in data and not Path(cfg.output_dir).is_absolute():
         # Paths in a suite file are relative to the suite file (an --output-dir flag, to the cwd).
         cfg.output_dir = str(base_dir / cfg.output_dir)
@@ -214,26 +234,42 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
     case_paths = cfg.cases if isinstance(cfg.cases, list) else ([cfg.cases] if cfg.cases else [])
     if not case_paths:
         raise ConfigError("no cases: give --cases FILE or 'cases:' in the suite", file=source, field="cases")
-    all_cases, skipped = _load_all_cases(cfg, case_paths, places, from_flag="cases" in overrides)
-    cases = _filter_cases(cfg, all_cases, source)
-    _check_baseline(cfg, places, from_flag="baseline" in flags)
-    graders = resolve_graders(cfg, cases)
+    errors, warnings = Collector(), []
+    all_cases: list[Case] = []
+    skipped: list[dict] = []
+    cases: list[Case] = []
+    with errors.each():
+        all_cases, skipped = _load_all_cases(cfg, case_paths, places, from_flag="cases" in overrides,
+                                             errors=errors)
+        if not errors.errors:
+            cases = _filter_cases(cfg, all_cases, source)
+    with errors.each():
+        _check_baseline(cfg, places, from_flag="baseline" in flags)
+    graders = resolve_graders(cfg, cases, errors=errors, warnings=warnings) if cases else {}
     name = cfg.name or (Path(source).stem if source and Path(source).stem != "suite"
                         else (Path(source).parent.name if source else Path(case_paths[0]).stem))
-    variants = _variants(cfg, flags, places, dry_run)
-    with _in_file(None if "fail_under" in flags else source):  # a gate naming no variant fails now
-        fail_under_gates({"variants": {}}, cfg.fail_under, [v.name for v in variants])
-    with _in_file(None if "fail_under_metrics" in flags else source):  # and so does an unknown metric
-        metric_gates({"variants": {}}, cfg.fail_under_metrics, [v.name for v in variants])
-    if cfg.judge is not None:
-        _check_data_file(cfg.judge, places, "judge" in flags)
-    with _in_file(None if "judge" in flags else source):
-        judge = build_judge(cfg, graders, base_dir if "judge" not in flags else Path.cwd(), dry_run)
-    return Suite(_safe_name(name), cfg, cases, variants, graders, base_dir, source, all_cases, skipped, judge)
+    variants = _variants(cfg, flags, places, dry_run, errors=errors, warnings=warnings,
+                         offline=offline or dry_run)
+    names = [v.name for v in variants]
+    with errors.each(), _in_file(None if "fail_under" in flags else source):  # a gate naming no variant fails now
+        fail_under_gates({"variants": {}}, cfg.fail_under, names)
+    with errors.each(), _in_file(None if "fail_under_metrics" in flags else source):  # and an unknown metric
+        metric_gates({"variants": {}}, cfg.fail_under_metrics, names)
+    judge = None
+    with errors.each():
+        if cfg.judge is not None:
+            _check_data_file(cfg.judge, places, "judge" in flags)
+        with _in_file(None if "judge" in flags else source):
+            judge = build_judge(cfg, graders, base_dir if "judge" not in flags else Path.cwd(), dry_run,
+                                warnings=warnings, offline=offline or dry_run)
+    errors.done()
+    suite = Suite(_safe_name(name), cfg, cases, variants, graders, base_dir, source, all_cases, skipped, judge)
+    suite.warnings = warnings
+    return suite
 
 
 def _load_all_cases(cfg: SuiteConfig, case_paths: list[str], places: Places,
-                    from_flag: bool) -> tuple[list[Case], list[dict]]:
+                    from_flag: bool, errors: Collector | None = None) -> tuple[list[Case], list[dict]]:
     """Every case of every file or gold directory, ids unique across them. Paths named on the
     command line are relative to the working directory (the user's choice, not confined);
     those in the suite file, to its folder, inside its root."""
@@ -255,11 +291,16 @@ def _load_all_cases(cfg: SuiteConfig, case_paths: list[str], places: Places,
             loaded, skipped_here = load_gold_dir(target, cfg.limits, root=root)
             skipped += [{**item, "source": str(target)} for item in skipped_here]
         else:
-            loaded = load_cases(target, cfg.limits, root=places.root, inside=places.inside(from_flag))
+            loaded = load_cases(target, cfg.limits, root=places.root, inside=places.inside(from_flag),
+                                errors=errors)
         for case in loaded:
             if case.id in seen:
-                raise ConfigError(f"duplicate case id (also in {seen[case.id]})", file=case.source,
-                                  line=case.line, case_id=case.id, field="id")
+                duplicate = ConfigError(f"duplicate case id (also in {seen[case.id]})", file=case.source,
+                                        line=case.line, case_id=case.id, field="id")
+                if errors is None:
+                    raise duplicate
+                errors.add(duplicate)
+                continue
             seen[case.id] = f"{case.source}:{case.line}" if case.line else (case.source or "")
             all_cases.append(case)
     return all_cases, skipped
@@ -296,6 +337,16 @@ def _check_baseline(cfg: SuiteConfig, places: Places, from_flag: bool) -> None:
         raise ConfigError("a baseline needs max_regression (--max-regression DELTA)",
                           file=None if from_flag else places.source,
                           field="max_regression" if from_flag else "gates.max_regression")
+    target = Path(baseline) if from_flag or Path(baseline).is_absolute() else places.suite_dir / baseline
+    if not target.exists() and not target.is_symlink():
+        # validate, plan, a dry run and a run all stop here alike, saying where they looked
+        where = "" if Path(baseline).is_absolute() else \
+            f" in {os.path.abspath(target.parent)}" + ("" if from_flag else " (relative to the suite file)")
+        raise ConfigError(f"baseline report {shorten(baseline, 120)!r} not found{where}; a baseline is the JSON "
+                          f"report of an earlier run: save one with `scoreboard run ... --output "
+                          f"{baseline if from_flag else os.path.relpath(target)}`",
+                          file=None if from_flag else places.source, flag="--baseline" if from_flag else None,
+                          field=None if from_flag else "gates.baseline")
     places.resolve(baseline, "gates.baseline", from_flag=from_flag)
     if not from_flag:
         cfg.gates.baseline = str(places.suite_dir / baseline)
@@ -309,26 +360,35 @@ def _check_data_file(spec: Any, places: Places, from_flag: bool) -> None:
         places.resolve(parsed["path"], "subject.path", from_flag=from_flag)
 
 
-def _variants(cfg: SuiteConfig, flags: dict, places: Places, dry_run: bool) -> list[Variant]:
+def _variants(cfg: SuiteConfig, flags: dict, places: Places, dry_run: bool, *, errors: Collector | None = None,
+              warnings: list[str] | None = None, offline: bool = False) -> list[Variant]:
     """Each variant's subject built and checked exactly as a run needs it (a dry run too, so
-    it refuses what a real run refuses), then, for a dry run, swapped for the mock subject."""
+    it refuses what a real run refuses), then, for a dry run, swapped for the mock subject.
+    Every variant is checked (each error names its variant); `offline`: an unset API key is a
+    warning, since nothing will call the model."""
+    local = errors is None  # a caller's collector raises with everything else it gathered
+    errors = errors if errors is not None else Collector(cap=1)
     variants = []
     subject_flag = "subject" in flags
     source = None if subject_flag else places.source
-    for vc in variant_configs(cfg, flags):
-        base = Path.cwd() if subject_flag else places.suite_dir
-        _check_data_file(vc["subject"], places, subject_flag)
-        with _in_file(source):
+    configs: list[dict] = []
+    with errors.each():
+        configs = variant_configs(cfg, flags)
+    for vc in configs:
+        with errors.each(), _in_file(source), in_variant(vc["name"]):
+            base = Path.cwd() if subject_flag else places.suite_dir
+            _check_data_file(vc["subject"], places, subject_flag)
             subject = build_subject(prepare_subject_spec(vc["subject"], cfg), base)
-        skill_text = skill_path = None
-        if vc.get("skill"):
-            skill_flag = "skill" in flags
-            skill_text, skill_path = load_skill(vc["skill"], Path.cwd() if skill_flag else places.suite_dir,
-                                                places, from_flag=skill_flag)
-        variants.append(Variant(vc["name"], subject, skill_text, skill_path, vc.get("params") or {}))
-    for variant in variants:
-        with _in_file(source):
-            variant.subject.check()
+            skill_text = skill_path = None
+            if vc.get("skill"):
+                skill_flag = "skill" in flags
+                skill_text, skill_path = load_skill(vc["skill"], Path.cwd() if skill_flag else places.suite_dir,
+                                                    places, from_flag=skill_flag)
+            check_subject(subject, warnings, offline, f"variant {vc['name']!r}")
+            check_budget_bounds(subject, cfg, vc.get("params") or {}, flags)
+            variants.append(Variant(vc["name"], subject, skill_text, skill_path, vc.get("params") or {}))
+    if local:
+        errors.done()
     if dry_run:
         for variant in variants:
             variant.subject = build_subject({"type": "mock"}, places.suite_dir)
@@ -341,12 +401,13 @@ def _in_file(source: str | None) -> Iterator[None]:
     try:
         yield
     except ConfigError as exc:
-        if source is None or exc.file is not None:
+        if source is None or exc.file is not None or exc.flag is not None:
             raise
         raise ConfigError(exc.detail, line=exc.line, case_id=exc.case_id, field=exc.field, file=source) from None
 
 
-def build_judge(cfg: SuiteConfig, graders: dict[str, list[Grader]], base_dir: Path, dry_run: bool) -> Subject | None:
+def build_judge(cfg: SuiteConfig, graders: dict[str, list[Grader]], base_dir: Path, dry_run: bool, *,
+                warnings: list[str] | None = None, offline: bool = False) -> Subject | None:
     """The judge subject; model graders or pairwise judging without one fail before running.
     A dry run builds and checks the real judge first, then swaps in the mock."""
     from ..graders.registry import JUDGE_GRADERS
@@ -363,7 +424,8 @@ def build_judge(cfg: SuiteConfig, graders: dict[str, list[Grader]], base_dir: Pa
     if spec["type"] in PRICED_KINDS and "price" not in spec and spec.get("model") in cfg.prices:
         spec["price"] = cfg.prices[spec["model"]].model_dump()
     judge = build_subject(spec, base_dir)
-    judge.check()
+    check_subject(judge, warnings, offline or dry_run, "the judge")
+    check_budget_bounds(judge, cfg, {})
     return build_subject({"type": "mock"}, base_dir) if dry_run else judge
 
 
@@ -372,8 +434,11 @@ def _safe_name(name: str) -> str:
     return cleaned or "suite"
 
 
-def resolve_graders(cfg: SuiteConfig, cases: list[Case]) -> dict[str, list[Grader]]:
-    """Build each distinct grader spec once and check every case against its graders."""
+def resolve_graders(cfg: SuiteConfig, cases: list[Case], *, errors: Collector | None = None,
+                    warnings: list[str] | None = None) -> dict[str, list[Grader]]:
+    """Build each distinct grader spec once and check every case against its graders (with
+    `errors`, every case's problem is gathered). A case whose `expected` is an object and that
+    names no grader gets `exact` silently no more: `warnings` says so, once per file."""
     cache: dict[str, Grader] = {}
 
     def build(spec: Any, case: Case | None) -> Grader:
@@ -392,17 +457,24 @@ def resolve_graders(cfg: SuiteConfig, cases: list[Case]) -> dict[str, list[Grade
 
     defaults = [build(s, None) for s in (cfg.graders or [])]
     out: dict[str, list[Grader]] = {}
+    implicit: dict[str, list[Case]] = {}
+    step = errors.each if errors is not None else nullcontext
     for case in cases:
-        if case.graders:
-            graders = [build(s, case) for s in case.graders]
-        elif defaults:
-            graders = defaults
-        elif case.has_expected:
-            graders = [build("exact", case)]
-        else:
-            raise ConfigError("no grader: give 'grader' or 'graders' in the case, or graders in the suite",
-                              file=case.source, line=case.line, case_id=case.id, field="graders")
-        for grader in graders:
-            grader.check_case(case)
-        out[case.id] = graders
+        with step():
+            if case.graders:
+                graders = [build(s, case) for s in case.graders]
+            elif defaults:
+                graders = defaults
+            elif case.has_expected:
+                graders = [build("exact", case)]
+                if isinstance(case.expected, (dict, list)) and case.turns is None:
+                    implicit.setdefault(case.source or "", []).append(case)
+            else:
+                raise ConfigError("no grader: give 'grader' or 'graders' in the case, or graders in the suite",
+                                  file=case.source, line=case.line, case_id=case.id, field="graders")
+            for grader in graders:
+                grader.check_case(case)
+            out[case.id] = graders
+    if warnings is not None:
+        warnings.extend(implicit_exact_warning(source, found) for source, found in implicit.items())
     return out

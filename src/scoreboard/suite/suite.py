@@ -47,6 +47,9 @@ class Suite:
     skipped: list[dict] = field(default_factory=list)
     #: the judge subject for model graders and pairwise judging (None: no judge)
     judge: Subject | None = None
+    #: what loading noticed that is not an error (an unset API key when nothing calls a model,
+    #: a structured `expected` graded by the default `exact`), one line each
+    warnings: list[str] = field(default_factory=list)
 
     def secrets(self) -> set[str]:
         """Every credential the suite's subjects and judge will send (for the run's scrubber)."""

@@ -182,7 +182,7 @@
   /* ---------- sections ---------- */
 
   var app = document.getElementById("app");
-  document.title = "scoreboard report: " + (run.suite || "report");
+  document.title = (run.dry_run ? "DRY RUN (mock subject): " : "") + "scoreboard report: " + (run.suite || "report");
 
   function header() {
     var status = run.status || "unknown";
@@ -194,6 +194,7 @@
       el("div", { class: "header" },
         el("h1", { "data-testid": "run-suite", text: run.suite || "(unnamed suite)" }),
         el("span", { class: "badge " + statusKind, "data-testid": "run-status", text: status }),
+        run.dry_run ? el("span", { class: "badge warn", "data-testid": "dry-run-badge", text: "DRY RUN (mock subject)" }) : null,
         gates.length ? el("span", { class: "badge " + (failedGates ? "bad" : "ok"), "data-testid": "gates-badge",
           text: failedGates ? plural(failedGates, "gate") + " failed" : "all gates passed" }) : null)
     ];
@@ -211,6 +212,12 @@
     if (plan.split) item("Split", String(plan.split), "run-split");
     if (run.versions && run.versions.scoreboard) item("scoreboard", run.versions.scoreboard + " \u00b7 Python " + (run.versions.python || "?"), "run-versions");
     nodes.push(meta);
+    if (run.dry_run) {
+      nodes.push(el("div", { class: "callout warn", "data-testid": "dry-run-note" },
+        el("strong", { text: "DRY RUN (mock subject). " }),
+        "Every subject and judge was replaced by the mock subject: these outputs are not the system's, " +
+        "no model was called, and gates were skipped."));
+    }
     if (run.synthetic) {
       nodes.push(el("div", { class: "callout warn", "data-testid": "synthetic-note" },
         el("strong", { text: "Synthetic data. " }),

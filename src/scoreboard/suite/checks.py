@@ -1,0 +1,139 @@
+"""The checks and hints a suite's loading adds to its errors: which flag caused an error, a
+case file given where a suite was expected, a model subject that a budget cannot bound, an
+API key that only a real run needs, the default grader applied to a structured `expected`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ..cases.case import Case
+from ..errors import ConfigError, ConfigErrors
+from ..safeparse import ParseError
+from ..subjects.base import Subject
+from .config import SuiteConfig
+
+#: what to type instead when a case file is given where a suite file is expected
+AS_CASES = "give it with --cases and name a subject: scoreboard run --cases {path} --subject SPEC"
+
+
+def jsonl_inside(text: str) -> bool:
+    """The first line is a whole JSON object with an id: JSONL given as a suite file."""
+    from ..safeparse import parse_json as parse
+
+    first = next((line for line in text.split("\n") if line.strip()), "")
+    try:
+        value = parse(first)
+    except ParseError:
+        return False
+    return isinstance(value, dict) and "id" in value
+
+
+def case_document_hint(data: Any) -> str | None:
+    """Case objects where suite settings were expected: one case, a list of cases, or a case
+    document {"cases": [{...}]} (a suite's `cases:` names files)."""
+    from ..cases.loader import one_case_hint
+
+    if isinstance(data, dict) and isinstance(data.get("cases"), list) and data["cases"] \
+            and all(isinstance(c, dict) for c in data["cases"]):
+        return "this is a case document (its cases are objects; a suite's 'cases:' names case files)"
+    hint = one_case_hint(data)
+    return hint.split(";")[0] if hint else None
+
+
+
+#: flags that set a setting inside a section of the suite file
+NESTED = {"max_requests": ("budget", "max_requests"), "max_cost_usd": ("budget", "max_cost_usd"),
+          "max_tokens": ("budget", "max_tokens"), "baseline": ("gates", "baseline"),
+          "max_regression": ("gates", "max_regression"),
+          "require_significance": ("gates", "require_significance"), "alpha": ("gates", "alpha")}
+#: the command-line flag of each suite setting a flag can give (errors name the flag, not the file)
+FLAG_NAMES = {"name": "--name", "cases": "--cases", "runs": "--runs", "concurrency": "--concurrency",
+              "timeout_ms": "--timeout", "category": "--category", "case": "--case",
+              "output_dir": "--output-dir", "formats": "--format", "fail_under": "--fail-under",
+              "fail_under_metrics": "--fail-under-metric", "seed": "--seed", "graders": "--grader",
+              "model": "--model", "split": "--split", "cache": "--cache", "judge": "--judge",
+              "judge_runs": "--judge-runs", "grace_seconds": "--grace", "pairwise": "--pairwise",
+              "max_requests": "--max-requests", "max_cost_usd": "--max-cost", "max_tokens": "--max-tokens",
+              "baseline": "--baseline", "max_regression": "--max-regression",
+              "require_significance": "--require-significance", "alpha": "--alpha"}
+
+
+
+def blame_flags(exc: ConfigError, overrides: dict, nested: dict) -> ConfigError:
+    """An error in a setting a flag gave names the flag (`--runs 0` is not the suite file's)."""
+    by_path = {(k,): FLAG_NAMES[k] for k in overrides if k in FLAG_NAMES}
+    by_path.update({NESTED[k]: FLAG_NAMES[k] for k in nested})
+    out = []
+    for one in getattr(exc, "errors", None) or [exc]:
+        parts = tuple((one.field or "").split("."))
+        flag = next((name for path, name in by_path.items() if parts[:len(path)] == path), None)
+        if flag is None:
+            out.append(one)
+            continue
+        rest = ".".join(parts[len(next(p for p, n in by_path.items() if n == flag)):])
+        out.append(ConfigError(one.detail, flag=flag, field=rest or None))
+    return out[0] if len(out) == 1 else ConfigErrors(out)
+
+
+
+def check_subject(subject: Subject, warnings: list[str] | None, offline: bool, who: str) -> None:
+    """subject.check(); when nothing will call the model (`offline`), a missing credential is a
+    warning (validate and plan need no API key), not an error."""
+    if not offline or not hasattr(subject, "check_credentials"):
+        subject.check()
+        return
+    subject.check_setup()
+    try:
+        subject.check_credentials()
+    except ConfigError as exc:
+        if warnings is None:
+            return
+        # One line per missing variable, naming every variant that needs it.
+        head = f"{exc.detail}; a real run needs it (used by "
+        for i, line in enumerate(warnings):
+            if line.startswith(head):
+                warnings[i] = f"{line[:-1]}, {who})"
+                return
+        warnings.append(f"{head}{who})")
+
+
+def check_budget_bounds(subject: Subject, cfg: SuiteConfig, params: dict, flags: dict | None = None) -> None:
+    """A cost or token budget reserves each request's most before sending it; a subject whose
+    requests have no such bound (no price for its model, no max_tokens) could never send one,
+    so it fails now, saying what to add."""
+    gaps = getattr(subject, "budget_gaps", None)
+    budget = cfg.budget
+    if gaps is None or (budget.max_cost_usd is None and budget.max_tokens is None):
+        return
+    tokens, cost = gaps(params)
+    for key, gap, what in (("max_tokens", tokens, "token"), ("max_cost_usd", cost, "cost")):
+        if getattr(budget, key) is not None and gap:
+            flag = FLAG_NAMES[key] if key in (flags or {}) else None
+            raise ConfigError(f"a {what} budget needs the most each request can spend before it is sent, "
+                              f"but {gap}", flag=flag, field=None if flag else f"budget.{key}")
+
+
+@contextmanager
+def in_variant(name: str) -> Iterator[None]:
+    """A subject or skill error names the variant it belongs to."""
+    try:
+        yield
+    except ConfigError as exc:
+        if exc.detail.startswith("variant "):
+            raise
+        raise ConfigError(f"variant {name!r}: {exc.detail}", file=exc.file, line=exc.line,
+                          case_id=exc.case_id, field=exc.field, flag=exc.flag) from None
+
+
+
+def implicit_exact_warning(source: str, cases: list[Case]) -> str:
+    """The warning for cases graded by the default `exact` although `expected` is structured."""
+    first = cases[0]
+    where = f"{source}:{first.line}" if first.line else source
+    many = f"{len(cases)} cases (the first: {first.id!r}) name no grader and expect" if len(cases) > 1 \
+        else f"case {first.id!r} names no grader and expects"
+    return (f"{where}: {many} a JSON object or list: graded by 'exact', so the "
+            "output must equal it as a whole; name a grader for field-by-field scores, e.g. "
+            '"grader": "json-fields" in the case or graders: [json-fields] in the suite')
