@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .io import fields_over, fmt_rate
+from .io import fields_over, fmt_p, fmt_rate, models_text, stability_words
 from .schema import Gate, Plan
 from .schema_summary import (
     JudgeAgreement,
@@ -66,6 +66,7 @@ def render_markdown(view: ReportView, *, failures: int = 3) -> str:
     lines.append(f"- **Started**: {run.started_at} · **Finished**: {run.finished_at}")
     lines.append(f"- **Cases**: {view.total_cases or len(plan.cases)} · **Variants**: {', '.join(variants)} · "
                  f"**Runs**: {plan.runs}")
+    lines.append(_model_line(plan))
     if plan.split:
         lines.append(f"- **Split**: {plan.split}")
     lines.append(f"- **Fixture hash**: `{plan.fixture_hash}`")
@@ -97,9 +98,15 @@ def render_markdown(view: ReportView, *, failures: int = 3) -> str:
                   for item in plan.skipped]
         lines.append("")
     lines += _fields(variants, vs)
+    lines += _documents(view, variants)
     lines += _cases(view, variants)
     lines += _failures(view, failures)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _model_line(plan: Plan) -> str:
+    """The model each variant's subject names (once when they all name the same one)."""
+    return f"- **Model**: {cell(models_text(plan))}"
 
 
 def _summary_row(name: str, s: VariantSummary | None) -> str:
@@ -156,32 +163,58 @@ def _comparisons(summary: Summary) -> list[str]:
     comps = summary.comparisons
     if not comps:
         return []
-    out = ["## Paired comparison", "",
-           "| A vs B | cases | A wins | B wins | ties | mean diff (95% CI) | sign test p | McNemar p "
-           "| detectable (80% power) |",
-           "|---|---|---|---|---|---|---|---|---|"]
-    for c in comps:
-        diff = c.mean_difference
-        ci = c.mean_difference_ci
-        diff_s = "n/a" if diff is None else f"{diff:+.3f}"
-        if ci is not None and ci.low is not None:
-            diff_s += f" ({ci.low:+.3f} to {ci.high:+.3f})"
-        p = c.sign_test_p
-        m = c.mcnemar.p if c.mcnemar is not None else None
-        out.append(f"| {cell(c.a)} vs {cell(c.b)} | {c.cases} | {c.a_wins} | {c.b_wins} "
-                   f"| {c.ties} | {diff_s} | {'n/a' if p is None else f'{p:.2g}'} | "
-                   f"{'n/a' if m is None else f'{m:.2g}'} | {_detectable(c.detectable_difference)} |")
-    out.append("")
-    for c in comps:  # each flag with the pair it concerns
+    out = ["## Paired comparison", ""]
+    for c in comps:  # the headline sentence, then each flag of that pair once
+        if c.headline:
+            out.append(f"**{cell(c.headline)}**")
+            out.append("")
         for flag in c.flags:
             out.append(f"- ⚠️ {cell(c.a)} vs {cell(c.b)}: {flag}")
-        for flag in c.field_flags:
-            out.append(f"- {cell(c.a)} vs {cell(c.b)}, per-field figures: {flag}")
+        if c.flags:
+            out.append("")
+    out += [("| A vs B | cases | A wins | B wins | ties | mean diff A−B, points (95% CI) | sign test p | McNemar p "
+             "| detectable (80% power) |"),
+            "|---|---|---|---|---|---|---|---|---|"]
+    for c in comps:
+        m = c.mcnemar.p if c.mcnemar is not None else None
+        out.append(f"| {cell(c.a)} vs {cell(c.b)} | {c.cases} | {c.a_wins} | {c.b_wins} "
+                   f"| {c.ties} | {_diff(c.mean_difference, c.mean_difference_ci)} | {fmt_p(c.sign_test_p)} | "
+                   f"{fmt_p(m)} | {_detectable(c.detectable_difference)} |")
+    out.append("")
+    for c in comps:
         d = c.detectable_difference
         if d is not None and d.value is not None:
             out.append(f"- {cell(c.a)} vs {cell(c.b)}: this run could detect differences of "
                        f"{d.value * 100:.0f} points or more (80% power, alpha {d.alpha:g}, paired t over "
                        f"{d.cases} cases; spread of differences from {d.sd_from})")
+    out.append("")
+    for c in comps:
+        out += _field_comparison(c)
+    return out
+
+
+def _diff(diff: float | None, ci) -> str:
+    """A mean paired difference in points (percentage points of pass rate or accuracy)."""
+    text = "n/a" if diff is None else f"{diff * 100:+.1f}"
+    if ci is not None and ci.low is not None:
+        text += f" ({ci.low * 100:+.1f} to {ci.high * 100:+.1f})"
+    return text
+
+
+def _field_comparison(c) -> list[str]:
+    """The per-field paired figures of one pair; the exploratory note belongs to them alone."""
+    fields = c.fields or {}
+    if not fields:
+        return []
+    title = f"Per field, {cell(c.a)} vs {cell(c.b)}"
+    if c.field_flags:
+        title += f" ({'; '.join(c.field_flags)})"
+    out = [f"{title}:", "", "| field | cases | A wins | B wins | ties | mean diff A−B, points (95% CI) | sign test p |",
+           "|---|---|---|---|---|---|---|"]
+    for path in sorted(fields):
+        f = fields[path]
+        out.append(f"| {cell(path)} | {f.cases} | {f.a_wins} | {f.b_wins} | {f.ties} | "
+                   f"{_diff(f.mean_difference, f.mean_difference_ci)} | {fmt_p(f.sign_test_p)} |")
     out.append("")
     return out
 
@@ -208,6 +241,7 @@ def _judges(judges: JudgeSummary | None, agreement: JudgeAgreement | None) -> li
                        f"{_fmt_measure(u.get('output_tokens'))} | {_fmt_measure(u.get('cost_usd'))} | "
                        f"{'n/a' if agree is None else f'{agree:.0%}'} |")
         out.append("")
+        out += _rubric_scores(judges)
         dims = {d for v in judges.variants.values() for d in (v.pointwise or {})}
         if dims:
             names = list(judges.variants)
@@ -239,6 +273,23 @@ def _judges(judges: JudgeSummary | None, agreement: JudgeAgreement | None) -> li
             out.append(f"- {cell(key)}: {cell(value)}")
         out.append("")
     return out
+
+
+def rubric_text(r) -> str:
+    """A mean rubric score with its interval: `3.80 (95% CI 3.41–4.19) over 30 cases`."""
+    ci = r.ci
+    interval = f" (95% CI {ci.low:.2f}–{ci.high:.2f})" if ci is not None and ci.low is not None else ""
+    small = "; small sample: fewer than 30 cases" if r.small_sample else ""
+    return f"{r.mean:.2f}{interval} over {r.cases} case{'s' if r.cases != 1 else ''}{small}"
+
+
+def _rubric_scores(judges: JudgeSummary) -> list[str]:
+    rows = [f"| {cell(name)} | {cell(scale)} | {rubric_text(r)} |"
+            for name, v in judges.variants.items() for scale, r in (v.rubric_scores or {}).items()]
+    if not rows:
+        return []
+    return ["Rubric scores (rubric-score grader: mean over cases, each case's runs averaged first; Student t "
+            "interval by case):", "", "| variant | scale | mean score |", "|---|---|---|", *rows, ""]
 
 
 def _gates(gates: list[Gate]) -> list[str]:
@@ -307,6 +358,31 @@ def _fields(variants: list[str], vs: dict[str, VariantSummary]) -> list[str]:
     return out
 
 
+def _documents(view: ReportView, variants: list[str]) -> list[str]:
+    """Per document (case): fields correct / fields graded / accuracy, over every run; only when
+    some output was graded field by field."""
+    rows = []
+    for case_id, _ in view.cases():
+        tallies = [view.tallies.get((case_id, name)) for name in variants]
+        if not any(t is not None and t.fields_total for t in tallies):
+            continue
+        cells = []
+        for t in tallies:
+            if t is None or not t.fields_total:
+                cells += ["n/a", "n/a"]
+            else:
+                cells += [f"{t.fields_correct}/{t.fields_total}", f"{t.fields_correct / t.fields_total:.0%}"]
+        rows.append(f"| {cell(case_id)} | " + " | ".join(cells) + " |")
+    if not rows:
+        return []
+    if len(variants) == 1:
+        head = "| document | correct / total | accuracy |"
+    else:
+        head = "| document | " + " | ".join(f"{cell(v)} correct / total | {cell(v)} accuracy" for v in variants) + " |"
+    return ["## Per-document results", "", "Fields graded correct over fields graded, every run of the document counted.",
+            "", head, "|---|" + "---|---|" * len(variants), *rows, ""]
+
+
 def _cases(view: ReportView, variants: list[str]) -> list[str]:
     # Counted from every attempt (view.tallies), so right even when attempts were left out.
     out = ["## Cases", "", "| case | category | " + " | ".join(cell(v) for v in variants) + " |",
@@ -327,34 +403,65 @@ def _cases(view: ReportView, variants: list[str]) -> list[str]:
 
 
 def _first_of_distinct_cases(attempts: list, limit: int) -> list:
-    """Up to `limit` attempts, one per case first (three runs of one case say less than three cases)."""
+    """The first attempt of each of up to `limit` different cases (three runs of one case say
+    less than three cases): never two attempts of one case."""
     seen: set[str] = set()
-    first = [a for a in attempts if not (a.case_id in seen or seen.add(a.case_id))]
-    rest = [a for a in attempts if a not in first]
-    return (first + rest)[:limit]
+    out = []
+    for a in attempts:
+        if a.case_id not in seen:
+            seen.add(a.case_id)
+            out.append(a)
+            if len(out) == limit:
+                break
+    return out
+
+
+def _runs_line(view: ReportView, case_id: str, variants: list[str], status: str) -> str:
+    """How every variant fared on one case over its runs, counted from every attempt."""
+    parts = []
+    for name in variants:
+        t = view.tallies.get((case_id, name))
+        if t is None or not t.runs:
+            continue
+        if status == "unassessed":
+            parts.append(f"{cell(name)}: {t.unassessed} of {t.runs} run{'s' if t.runs != 1 else ''} not assessed")
+        else:
+            parts.append(f"{cell(name)}: {stability_words(t.passed, t.judged)}")
+    return "- **Runs of this case**: " + "; ".join(parts) if parts else ""
 
 
 def _failures(view: ReportView, limit: int) -> list[str]:
     total = view.failures_total()
     unassessed = [a for a in view.report.attempts if a.status == "unassessed"]
     not_assessed_total = sum(getattr(t, "unassessed", 0) for t in view.tallies.values())
-    out = _failure_list(view, [a for a in view.report.attempts if a.status in FAILED], total, limit,
-                        "Failures", "failures")
+    failing_cases = len({cid for (cid, _), t in view.tallies.items() if t.not_passed})
+    out = _failure_list(view, [a for a in view.report.attempts if a.status in FAILED], total, failing_cases,
+                        limit, "Failures", "failed")
     if not_assessed_total:
-        out += _failure_list(view, unassessed, not_assessed_total, limit, "Not assessed", "not-assessed attempts")
+        cases = len({cid for (cid, _), t in view.tallies.items() if t.unassessed})
+        out += _failure_list(view, unassessed, not_assessed_total, cases, limit, "Not assessed", "unassessed")
     return out
 
 
-def _failure_list(view: ReportView, attempts: list, total: int, limit: int, title: str, noun: str) -> list[str]:
+def _failure_list(view: ReportView, attempts: list, total: int, cases: int, limit: int, title: str,
+                  status: str) -> list[str]:
+    """Up to `limit` different cases expanded, each by its first attempt of this kind."""
     if not total:
         return [f"## {title}", "", "None.", ""]
     report = view.report
+    variants = [v.name for v in report.plan.variants]
     shown = _first_of_distinct_cases(attempts, limit)
     expected = {c.id: c.expected for c in report.plan.cases}
-    out = [f"## {title} ({total}; first {len(shown)} expanded)", ""]
+    attempts_word = "attempt" if total == 1 else "attempts"
+    cases_word = "case" if cases == 1 else "cases"
+    expanded = f"first {len(shown)} {'case' if len(shown) == 1 else 'cases'} expanded"
+    out = [f"## {title} ({total} {attempts_word} in {cases} {cases_word}; {expanded})", ""]
     for a in shown:
         out.append(f"### {a.case_id} · {a.variant} · run {a.run} · {a.status}")
         out.append("")
+        runs = _runs_line(view, a.case_id, variants, status)
+        if runs:
+            out.append(runs)
         if a.error:
             out.append(f"- **Error**: {a.error}")
         for g in a.grades:
@@ -369,7 +476,9 @@ def _failure_list(view: ReportView, attempts: list, total: int, limit: int, titl
             out += ["Expected:", "", _block(expected[a.case_id]), ""]
         if a.output is not None and a.output.text is not None:
             out += ["Output:", "", _block(a.output.text), ""]
-    if total > len(shown):
-        out.append(f"{total - len(shown)} more {noun} are in the JSON report.")
+    if cases > len(shown):
+        left = cases - len(shown)
+        out.append(f"{left} more {'case' if left == 1 else 'cases'} with {status} attempts: see the Cases table "
+                   f"above; the JSON report holds every attempt.")
         out.append("")
     return out

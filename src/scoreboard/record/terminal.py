@@ -43,10 +43,16 @@ def print_summary(report: Report, paths: dict[str, Path], out: TextIO) -> None:
         d = comp.detectable_difference
         if d is not None and d.value is not None:
             print(f"    could detect differences of {d.value * 100:.0f} points or more (80% power, paired t)", file=out)
-        for flag in comp.flags:
-            if not flag.startswith("small sample") or flag not in comp.headline:
-                print(f"    note: {flag}", file=out)
+        for flag in comp.flags:  # each once, here (the headline carries none)
+            print(f"    note: {flag}", file=out)
     judges = summary.judges
+    for name, jv in (judges.variants if judges is not None else {}).items():
+        for scale, r in (jv.rubric_scores or {}).items():
+            ci = r.ci
+            interval = f" [95% CI {ci.low:.2f}–{ci.high:.2f}]" if ci is not None and ci.low is not None else ""
+            small = " (small sample: fewer than 30 cases)" if r.small_sample else ""
+            print(f"  {name}: rubric score {r.mean:.2f}{interval} on {scale} over {r.cases} "
+                  f"case{'s' if r.cases != 1 else ''}{small}", file=out)
     for dq in (judges.dq if judges is not None else None) or ():
         ci = dq.ci
         interval = f" (95% CI {ci.low:+.2f} to {ci.high:+.2f})" if ci is not None and ci.low is not None else ""
