@@ -165,3 +165,15 @@ def test_browser_marks_a_pass_rate_only_by_its_gates(opened, tmp_path):
     assert basic.count() == 1 and basic.get_attribute("data-mark") == "bad"
     assert "gate failed" in basic.get_attribute("title")
     assert careful.count() == 1 and careful.get_attribute("data-mark") == "ok"
+
+
+def test_browser_shows_the_mean_rubric_score_with_its_interval(opened, tmp_path):
+    report = make_report(4)
+    report["summary"]["judges"] = {"variants": {"basic": {"judged": 4, "judge_failures": 0, "rubric_scores": {
+        "1-5": {"mean": 3.25, "cases": 4, "scores": 8, "small_sample": True,
+                "ci": {"low": 2.1, "high": 4.4, "method": "student-t", "unit": "case"}}}}}}
+    page = opened.open(write(tmp_path, report))
+    assert not opened.errors
+    assert page.get_by_test_id("rubric-mean-basic").inner_text() == "3.25"
+    assert page.get_by_test_id("rubric-ci-basic").inner_text() == "2.10–4.40"
+    assert "small sample" in page.get_by_test_id("rubric-basic-1-5").inner_text()
