@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import add_format_flag, add_suite_flags, finish, suite_flags
+from .common import add_format_flag, add_suite_flags, finish, out_stream, suite_flags
 
 NAME = "run"
 HELP = "run a suite and write reports"
@@ -33,6 +33,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--junit", metavar="FILE", help="also write JUnit XML to FILE")
     g.add_argument("--json", action="store_true", help="print the report JSON on stdout (human lines go to stderr)")
     g.add_argument("--no-progress", action="store_true", help="no progress output")
+    g.add_argument("--verbose", "-v", action="store_true",
+                   help="after the run, one line per attempt grouped by category: PASS/FAIL, milliseconds, "
+                        "and why each failure failed (the patterns a pattern grader missed or found)")
     g = p.add_argument_group("running")
     g.add_argument("--resume", metavar="RUN_DIR",
                    help="finish a stopped or killed run (its folder); finished attempts are not repeated")
@@ -50,7 +53,7 @@ def main(args: argparse.Namespace) -> int:
     from ..suite.load import load_suite
 
     if args.resume:
-        return finish(args, run(*_resumed(args)))
+        return _finish(args, run(*_resumed(args)))
     if args.output and args.output_dir:
         raise ConfigError("give --output or --output-dir, not both", field="output")
     flags = suite_flags(args)
@@ -58,7 +61,17 @@ def main(args: argparse.Namespace) -> int:
     options = RunOptions(argv=sys.argv[1:], progress=not args.no_progress, junit_path=args.junit,
                          flags=flags, dry_run=args.dry_run, output_json=args.output, executor=args.executor,
                          hold_report=False)
-    return finish(args, run(suite, options))
+    return _finish(args, run(suite, options))
+
+
+def _finish(args: argparse.Namespace, outcome) -> int:
+    """With --verbose, the per-attempt lines first (stderr with --json); then the usual end."""
+    if getattr(args, "verbose", False):
+        from ..record.terminal import print_cases
+
+        report = outcome.report
+        print_cases(report["plan"], report["attempts"], out_stream(args.json))
+    return finish(args, outcome)
 
 
 def _resumed(args: argparse.Namespace):
