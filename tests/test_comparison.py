@@ -48,7 +48,12 @@ def test_counts_and_sign_test_match_scipy():
     assert c["sign_test_p"] == pytest.approx(binomtest(14, 17, 0.5).pvalue, rel=1e-12)
     assert c["mean_difference"] == pytest.approx((14 - 3) / 40)
     assert c["flags"] == []
-    assert c["headline"].startswith("careful vs basic: careful better on 14 cases, worse on 3, 23 ties; sign test p=")
+    # The headline in points, with the paired difference's Student t interval (scipy's) and the
+    # sign test's p-value in the one p format.
+    low, high = t_reference([1] * 14 + [-1] * 3 + [0] * 23)
+    p = binomtest(14, 17, 0.5).pvalue
+    assert c["headline"] == (f"careful +27.5 points (95% CI {low * 100:.1f}–{high * 100:.1f}) over basic, "
+                             f"sign test p={p:.4f}; better on 14 cases, worse on 3, 23 ties")
 
 
 def test_mcnemar_matches_statsmodels():
@@ -184,7 +189,36 @@ def test_pairs_in_plan_order_and_exploratory_flag():
 def test_large_sample_has_no_small_sample_flags():
     (c,) = compare({"a": one_run([P] * 12 + [F] * 20), "b": one_run([F] * 12 + [F] * 20)})
     assert c["flags"] == []
-    assert "(" not in c["headline"]
+    assert "small sample" not in c["headline"]
+
+
+def test_headline_names_the_leader_from_its_side_and_keeps_flags_out():
+    # b ahead: the sentence is said from b's side, the interval turned round with it.
+    (c,) = compare({"basic": one_run([F] * 5 + [P] * 3), "careful": one_run([P] * 8)})
+    low, high = t_reference([1] * 5 + [0] * 3)
+    high = min(high, 1.0)  # the interval is clipped to the scale of a difference of rates
+    assert c["headline"] == (f"careful +62.5 points (95% CI {low * 100:.1f}–{high * 100:.1f}) over basic, "
+                             f"sign test p=0.0625; better on 5 cases, worse on 0, 3 ties")
+    # The small-sample flags stay in `flags`, said once by each rendering, never in the headline.
+    assert any(f.startswith("small sample") for f in c["flags"]) and "small sample" not in c["headline"]
+
+
+def test_headline_with_an_interval_across_zero_and_a_level_pair():
+    (c,) = compare({"a": one_run([P, F, P, F, P, P]), "b": one_run([F, P, P, F, F, P])})
+    low, high = t_reference([1, -1, 0, 0, 1, 0])
+    assert c["headline"].startswith(f"a +16.7 points (95% CI {low * 100:.1f} to {high * 100:.1f}) over b, sign test p=")
+    (even,) = compare({"a": one_run([P, F, P]), "b": one_run([F, P, P])})
+    assert even["headline"].startswith("a and b even: 0.0 points apart (95% CI ")
+    assert even["headline"].endswith("sign test p=1.0000; a better on 1 case, worse on 1, 1 tie")
+
+
+@pytest.mark.parametrize("p,text", [(1.0, "p=1.0000"), (0.0312, "p=0.0312"), (0.00012207, "p=0.0001"),
+                                    (0.00005, "p=0.0001"), (0.0000499, "p<0.0001"), (0.0, "p<0.0001")])
+def test_one_p_value_format(p, text):
+    from scoreboard.stats.comparison import format_p, p_text
+
+    assert p_text(p) == text and format_p(p) == text[1:].lstrip("=")
+    assert format_p(None) == "n/a"
 
 
 def field_attempt(case, variant, run, values):

@@ -146,11 +146,23 @@ def test_integer_values_and_tolerance(ctx):
     assert not one(ctx, {"type": "integer"}, 3, 4)["passed"]
 
 
-def test_integer_rejects_fractions_bools_strings(ctx):
+def test_integer_rejects_fractions_bools_and_text_that_is_no_integer(ctx):
     f = {"type": "integer", "tolerance": 5}
     assert one(ctx, f, 2, 1.5)["reason"] == "expected an integer, got 1.5"
     assert one(ctx, f, 1, True)["reason"] == "expected an integer, got bool"
-    assert one(ctx, f, 1, "1")["reason"] == "expected an integer, got string"
+    assert one(ctx, f, 1, "twelve")["reason"] == 'expected an integer, got "twelve"'
+    assert one(ctx, f, 12, "12.7")["reason"] == 'expected an integer, got "12.7"'
+
+
+def test_integer_is_compared_after_int_coercion_as_origin_002(ctx):
+    # origin 002: abs(int(extracted) - int(gold)) <= tolerance, so "12" equals 12.
+    assert one(ctx, {"type": "integer"}, 12, "12")["passed"]
+    assert one(ctx, {"type": "integer"}, 12, " 12 ")["passed"]
+    assert one(ctx, {"type": "integer"}, "12", 12)["passed"]  # a gold value written as text too
+    assert one(ctx, {"type": "integer", "tolerance": 5}, 60, "64")["passed"]
+    assert one(ctx, {"type": "integer", "tolerance": 5}, 60, "66")["reason"] == \
+        'expected 60, got "66" (off by 6, tolerance 5)'
+    grader({"path": "v", "type": "integer"}).check_case(Case(id="c", input="x", expected={"v": "12"}))
 
 
 # --- date ---------------------------------------------------------------------------------
@@ -323,3 +335,123 @@ def test_check_case_reference_of_wrong_type(spec, value):
     with pytest.raises(ConfigError, match="not a valid") as info:
         g.check_case(Case(id="c", input="x", expected={"v": value}))
     assert info.value.field == "expected.v"
+
+
+# --- origin 002: composite fields, multisets, {field: {value: ...}} extractions -------------
+
+RENEWAL = {"path": "renewal_terms", "type": "object", "fields": [
+    {"path": "auto_renew", "type": "bool"},
+    {"path": "term_length_months", "type": "integer"},
+    {"path": "notice_period_days", "type": "integer", "tolerance": 5}]}
+GOLD_RENEWAL = {"auto_renew": True, "term_length_months": 12, "notice_period_days": 60}
+
+
+def test_composite_field_is_one_field_with_per_subfield_rules(ctx):
+    f = {k: v for k, v in RENEWAL.items() if k != "path"}
+    record = one(ctx, f, GOLD_RENEWAL, {"auto_renew": True, "term_length_months": "12", "notice_period_days": 64})
+    assert record["passed"]  # int() coercion and the ±5 tolerance of notice_period_days
+    record = one(ctx, f, GOLD_RENEWAL, {"auto_renew": True, "term_length_months": 12, "notice_period_days": 66})
+    assert record["reason"] == "notice_period_days: expected 60, got 66 (off by 6, tolerance 5)"
+    record = one(ctx, f, GOLD_RENEWAL, {"auto_renew": False, "term_length_months": 24, "notice_period_days": 60})
+    assert record["reason"] == ("auto_renew: expected true, got false; term_length_months: expected 12, got 24 "
+                                "(off by 12, tolerance 0)")
+    # Both null is a match (origin 002's match_renewal_terms); one null is not.
+    assert one(ctx, f, None, None)["passed"]
+    assert one(ctx, f, None, GOLD_RENEWAL)["reason"].startswith("expected null, got ")
+    assert one(ctx, f, GOLD_RENEWAL, None)["reason"] == "expected an object, got null"
+    # A subfield missing on either side reads as null, as 002's .get() does.
+    loose = {**GOLD_RENEWAL, "notice_period_days": None}
+    assert one(ctx, f, loose, {"auto_renew": True, "term_length_months": 12})["passed"]
+    assert one(ctx, f, GOLD_RENEWAL, {"auto_renew": True, "term_length_months": 12})["reason"] == \
+        "notice_period_days: expected 60, got null"
+    # One field in the score, however many subfields.
+    g = grader(dict(RENEWAL))
+    grade = g.grade(ctx(json.dumps({"renewal_terms": GOLD_RENEWAL}), {"renewal_terms": GOLD_RENEWAL}))
+    assert grade.passed and len(grade.fields) == 1 and grade.fields[0]["path"] == "renewal_terms"
+
+
+def test_composite_options_and_reference_checked():
+    spec = build_grader({"fields": [RENEWAL]}).options["fields"][0]
+    assert spec["fields"][2] == {"path": "notice_period_days", "type": "integer", "tolerance": 5}
+    with pytest.raises(ConfigError, match="needs 'fields'"):
+        build_grader({"fields": [{"path": "r", "type": "object"}]})
+    with pytest.raises(ConfigError, match="subfield 'a' is listed twice"):
+        build_grader({"fields": [{"path": "r", "type": "object", "fields": [{"path": "a", "type": "bool"}] * 2}]})
+    with pytest.raises(ConfigError, match="'output_path' does not apply .* inside an object"):
+        build_grader({"fields": [{"path": "r", "type": "object", "fields": [
+            {"path": "a", "type": "bool", "output_path": "x"}]}]})
+    g = build_grader({"fields": [RENEWAL]})
+    with pytest.raises(ConfigError, match="not a valid object") as info:
+        g.check_case(Case(id="c", input="x", expected={"renewal_terms": {"notice_period_days": "sixty"}}))
+    assert info.value.field == "expected.renewal_terms"
+
+
+def test_multiset_counts_duplicates_and_ignores_order(ctx):
+    for f in ({"type": "multiset"}, {"type": "list", "ordered": False}):
+        assert one(ctx, f, ["Acme Corp", "Customer Inc"], ["Customer Inc", "Acme Corp"])["passed"]
+        record = one(ctx, f, ["a", "a", "b"], ["a", "b"])
+        assert record["reason"] == 'missing ["a"]'  # a set would call these equal
+        assert one(ctx, f, ["a", "b"], ["b", "a", "a"])["reason"] == 'unexpected ["a"]'
+    norm = {"type": "multiset", "normalize": ["casefold", "strip"]}  # origin 002's normalize_str
+    assert one(ctx, norm, ["Acme Corp", "Customer Inc"], [" customer inc", "ACME CORP "])["passed"]
+    assert build_grader({"fields": [{"path": "p", "type": "multiset"}]}).options["fields"][0] == \
+        {"path": "p", "type": "list", "normalize": [], "ordered": False}
+
+
+def test_empty_against_empty_matches_only_when_the_rule_says_so(ctx):
+    # origin 002's match_parties: `if not extracted or not gold: return False`.
+    record = one(ctx, {"type": "multiset"}, [], [])
+    assert not record["passed"] and record["reason"] == "both empty: not a match (empty_matches is false)"
+    assert one(ctx, {"type": "multiset", "empty_matches": True}, [], [])["passed"]
+    # A set and an ordered list keep their rule (empty equals empty) unless told otherwise.
+    assert one(ctx, {"type": "set"}, [], [])["passed"] and one(ctx, {"type": "list"}, [], [])["passed"]
+    assert not one(ctx, {"type": "set", "empty_matches": False}, [], [])["passed"]
+    assert not one(ctx, {"type": "list", "empty_matches": False}, [], [])["passed"]
+    # Only a non-default choice is written into the spec, so earlier specs stay equal.
+    opts = build_grader({"fields": [{"path": "a", "type": "set", "empty_matches": True},
+                                    {"path": "b", "type": "multiset", "empty_matches": True}]}).options
+    assert opts["fields"][0] == {"path": "a", "type": "set", "normalize": []}
+    assert opts["fields"][1]["empty_matches"] is True
+    with pytest.raises(ConfigError, match="'empty_matches' must be true or false"):
+        build_grader({"fields": [{"path": "a", "type": "set", "empty_matches": "yes"}]})
+
+
+# origin 002's gold file and an extraction in its `{field: {value: ...}}` shape (parties plain).
+GOLD_002 = {"parties": ["Acme Corp", "Customer Inc"], "effective_date": "2024-03-15", "term_length_months": 12,
+            "renewal_terms": GOLD_RENEWAL, "governing_law": "Delaware"}
+RULES_002 = [{"path": "parties", "type": "multiset", "normalize": ["casefold", "strip"]},
+             {"path": "effective_date", "type": "date", "tolerance": 1},
+             {"path": "term_length_months", "type": "integer"},
+             RENEWAL,
+             {"path": "governing_law", "type": "string", "normalize": ["casefold", "strip"]}]
+
+
+def test_extraction_shaped_field_value_is_graded_against_plain_gold(ctx):
+    extraction = {"parties": ["customer inc", "Acme Corp"],
+                  "effective_date": {"value": "2024-03-16", "confidence": 0.9},
+                  "term_length_months": {"value": "12"},
+                  "renewal_terms": {"value": {"auto_renew": True, "term_length_months": 12, "notice_period_days": 57}},
+                  "governing_law": {"value": " delaware"}}
+    g = build_grader({"fields": {"fields": RULES_002, "value_key": "value"}})
+    grade = g.grade(ctx(json.dumps(extraction), GOLD_002))
+    assert grade.passed, grade.reason
+    assert [f["actual"] for f in grade.fields][1:3] == ["2024-03-16", "12"]
+    assert grade.reason == "5/5 fields match"
+    wrong = {**extraction, "governing_law": {"value": "New York"}, "effective_date": {"value": "2024-03-18"}}
+    grade = g.grade(ctx(json.dumps(wrong), GOLD_002))
+    assert grade.score == pytest.approx(3 / 5)  # origin 002: correct / total fields
+    # Without value_key the wrapped values are objects, not the gold's types.
+    plain = build_grader({"fields": RULES_002}).grade(ctx(json.dumps(extraction), GOLD_002))
+    assert plain.fields[1]["reason"] == "expected an ISO date string, got object"
+
+
+def test_output_path_names_where_a_field_is_in_the_output(ctx):
+    g = build_grader({"fields": [{"path": "total", "type": "number", "output_path": "result.amount.value"}]})
+    assert g.grade(ctx(json.dumps({"result": {"amount": {"value": 9.5}}}), {"total": 9.5})).passed
+    grade = g.grade(ctx(json.dumps({"result": {}}), {"total": 9.5}))
+    assert grade.fields[0]["reason"] == "missing (output path 'result.amount.value')"
+    assert grade.fields[0]["path"] == "total"
+    with pytest.raises(ConfigError, match="'output_path' is a non-empty dot path"):
+        build_grader({"fields": [{"path": "total", "type": "number", "output_path": ""}]})
+    with pytest.raises(ConfigError, match="value_key is one key name"):
+        build_grader({"fields": {"fields": [{"path": "t", "type": "bool"}], "value_key": "a.b"}})

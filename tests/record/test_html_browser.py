@@ -93,16 +93,16 @@ def test_comparison_gates_and_not_measured_in_words(opened, demo_report, tmp_pat
     assert box.get_by_test_id("cmp-a-wins").inner_text() == str(c["a_wins"])
     assert box.get_by_test_id("cmp-b-wins").inner_text() == str(c["b_wins"])
     assert box.get_by_test_id("cmp-ties").inner_text() == str(c["ties"])
-    assert box.get_by_test_id("cmp-mean-difference").inner_text() == "-0.292"
-    assert box.get_by_test_id("cmp-sign-p").inner_text() == "0.07031"
+    assert box.get_by_test_id("cmp-mean-difference").inner_text() == "-29.2"
+    assert box.get_by_test_id("cmp-sign-p").inner_text() == "0.0703"
     assert box.get_by_test_id("cmp-mcnemar-p").inner_text() == "0.0771"
     assert box.get_by_test_id("cmp-headline").inner_text() == c["headline"]
     flags = box.get_by_test_id("cmp-flags").inner_text()
     assert "comparison is weak" in flags and "Few cases differ" in flags
     assert "subject.function" in box.get_by_test_id("cmp-differs-in").inner_text()
-    assert "95% interval -0.450 to -0.123" in box.inner_text()
+    assert "95% interval -45.0 to -12.3" in box.inner_text()
     total = [td.inner_text() for td in box.get_by_test_id("cmp-field-total").locator("td").all()]
-    assert total == ["total", "12", "0", "6", "6", "-0.306\n-0.528 to -0.111", "0.03125", "0.5"]
+    assert total == ["total", "12", "0", "6", "6", "-30.6\n-52.8 to -11.1", "0.0313", "0.5"]
     not_measured = page.get_by_test_id("not-measured").inner_text()
     assert "cost: the subject reports no token usage" in not_measured
     gates = page.locator('[data-testid="gate-row"]')

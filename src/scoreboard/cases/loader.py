@@ -13,7 +13,7 @@ from typing import Any, Iterator
 
 from ..errors import Collector, ConfigError, shorten
 from ..hashing import sha256_json
-from ..safefile import FileRefused, read_file, read_inside
+from ..safefile import FileRefused, read_file, read_inside, resolve_inside
 from ..safeparse import ParseError, parse_json, parse_yaml
 from ..suite.config import Limits
 from ..validation import parse_model
@@ -246,12 +246,35 @@ def read_at_file(rel: str, base: Path, root: Path, limits: Limits, **where: Any)
         raise ConfigError(f"input file {shorten(rel, 120)!r} is not valid UTF-8", **where) from None
 
 
+#: the longest plain input that is looked up as a file name (longer text is never a path)
+PATH_INPUT_CHARS = 1024
+
+
+def names_input_file(text: str, base: Path, root: Path) -> bool:
+    """Whether a plain input (no `@`) names a regular file under the case file's folder, inside
+    the root: then it is read as that file (origin 000: "input accepts text or a UTF-8 file path
+    relative to the JSONL file"). Text that names nothing there, names a folder, or points
+    outside the root (an absolute path, a `..` that climbs out, a symlink leading away) stays
+    text: only an `@` input is an error when its file cannot be read."""
+    if not text or len(text) > PATH_INPUT_CHARS or text != text.strip() or "\n" in text or "\x00" in text:
+        return False
+    if os.path.isabs(text) or not os.path.lexists(os.path.join(base, text)):  # one stat for plain text
+        return False
+    try:
+        resolve_inside(text, base, root)
+    except (FileRefused, OSError, ValueError):
+        return False
+    return True
+
+
 def _resolve_input(raw: Any, base: Path, root: Path, shown: str, line: int | None, case_id: str,
                    limits: Limits) -> Any:
     where = {"file": shown, "line": line, "case_id": case_id, "field": "input"}
     if isinstance(raw, str):
         if raw.startswith("@"):
             return read_at_file(raw[1:], base, root, limits, **where)
+        if names_input_file(raw, base, root):
+            return read_at_file(raw, base, root, limits, **where)
         size = len(raw.encode("utf-8"))
         if size > limits.max_input_bytes:
             raise ConfigError(f"input is {size} bytes, over the limit of {limits.max_input_bytes} "

@@ -49,8 +49,12 @@ def add_suite_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fail-under-metric", action="append", metavar="NAME=VALUE",
                    help="exit 3 when a variant's figure is below VALUE: NAME is pass_rate, pass@K, pass^K, fields "
                         "(overall field accuracy) or field:PATH; VARIANT:NAME=VALUE for one variant; repeatable")
+    p.add_argument("--fail-under-fields", action="append", metavar="RATE",  # issue 13: origin 002's gate
+                   help="exit 3 when a variant's overall field accuracy is below RATE; VARIANT=RATE for one "
+                        "variant (the same as --fail-under-metric fields=RATE)")
     p.add_argument("--baseline", metavar="REPORT", help="baseline report for the regression gate")
-    p.add_argument("--max-regression", type=float, metavar="DELTA", help="allowed pass-rate drop against --baseline")
+    p.add_argument("--max-regression", type=float, metavar="DELTA",
+                   help="allowed drop of pass rate (and of field accuracy, where fields were graded) against --baseline")
     p.add_argument("--require-significance", action="store_true", default=None,
                    help="fail the baseline gate only when the paired test is significant")
     p.add_argument("--alpha", type=float, help="significance level for --require-significance (default 0.05)")
@@ -112,14 +116,15 @@ def judge_spec(raw: str | None):
 
 def suite_flags(args: argparse.Namespace) -> dict:
     """The suite flags given on the command line, as suite settings (None: not given)."""
-    from ..stats.gates import parse_fail_under, parse_fail_under_metric
+    from ..stats.gates import fields_gate, parse_fail_under, parse_fail_under_metric
 
     graders = [parse_spec(raw, "grader") for raw in args.grader] if args.grader else None
     flags = {"cases": args.cases, "skill": args.skill, "vs": args.vs, "subject": args.subject,
              "vs_subject": args.vs_subject, "graders": graders, "runs": args.runs,
              "concurrency": args.concurrency, "timeout_ms": args.timeout, "category": args.category,
              "case": args.case, "name": args.name, "fail_under": parse_fail_under(args.fail_under),
-             "fail_under_metrics": parse_fail_under_metric(args.fail_under_metric),
+             "fail_under_metrics": fields_gate(parse_fail_under_metric(args.fail_under_metric),
+                                               getattr(args, "fail_under_fields", None)),
              "seed": args.seed, "model": args.model, "split": args.split, "judge": judge_spec(args.judge),
              "judge_runs": args.judge_runs, "pairwise": args.pairwise, "max_requests": args.max_requests,
              "max_cost_usd": args.max_cost, "max_tokens": args.max_tokens, "baseline": args.baseline,

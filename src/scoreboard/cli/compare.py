@@ -129,6 +129,8 @@ def compare_reports(a: Report, b: Report, pairs: list[tuple[str, str]] | None = 
 
 
 def render_text(result: dict) -> str:
+    from ..stats.comparison import p_text
+
     lines = [f"A: {result['a']['suite']} ({result['a']['run_id']})", f"B: {result['b']['suite']} ({result['b']['run_id']})",
              f"shared cases (same id and input hash): {result['shared_cases']}"]
     if result["inputs_differ"]:
@@ -149,7 +151,7 @@ def render_text(result: dict) -> str:
         ci = c.get("mean_difference_ci") or {}
         if c.get("mean_difference") is not None:
             extra = f" (95% CI {ci['low']:+.3f} to {ci['high']:+.3f})" if ci.get("low") is not None else ""
-            lines.append(f"  mean paired difference A-B: {c['mean_difference']:+.3f}{extra}; McNemar p={c['mcnemar']['p']:.3g}")
+            lines.append(f"  mean paired difference A-B: {c['mean_difference']:+.3f}{extra}; McNemar {p_text(c['mcnemar']['p'])}")
         for flag in c["flags"]:
             lines.append(f"  ⚠ {flag}")
     return "\n".join(lines) + "\n"
@@ -175,6 +177,8 @@ def render_html(result: dict) -> str:
     """A small self-contained page (no network resource); every value is escaped."""
     from html import escape
 
+    from ..stats.comparison import format_p
+
     rows = []
     for c in result["comparisons"]:
         ci = c.get("mean_difference_ci") or {}
@@ -183,7 +187,7 @@ def render_html(result: dict) -> str:
             diff += f" ({ci['low']:+.3f} to {ci['high']:+.3f})"
         rows.append("<tr>" + "".join(f"<td>{escape(str(v))}</td>" for v in (
             f"{c['a']} vs {c['b']}", c["cases"], c["a_wins"], c["b_wins"], c["ties"], diff,
-            f"{c['sign_test_p']:.3g}", f"{c['mcnemar']['p']:.3g}", "; ".join(c["flags"]))) + "</tr>")
+            format_p(c["sign_test_p"]), format_p(c["mcnemar"]["p"]), "; ".join(c["flags"]))) + "</tr>")
     differ = "".join(f"<li>{escape(cid)}</li>" for cid in result["inputs_differ"])
     return f"""<!doctype html><html><head><meta charset="utf-8"><title>scoreboard compare</title>
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">

@@ -41,6 +41,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--junit", metavar="FILE", help="also write JUnit XML to FILE")
     g.add_argument("--json", action="store_true", help="print the report JSON on stdout (human lines go to stderr)")
     g.add_argument("--no-progress", action="store_true", help="no progress output")
+    g.add_argument("--verbose", "-v", action="store_true",
+                   help="after the run, one line per attempt grouped by category: PASS/FAIL, milliseconds, "
+                        "and why each failure failed (the patterns a pattern grader missed or found)")
     g = p.add_argument_group("running")
     g.add_argument("--resume", metavar="RUN_DIR",
                    help="finish a stopped or killed run (its folder); finished attempts are not repeated")
@@ -67,7 +70,7 @@ def main(args: argparse.Namespace) -> int:
         reused = (outcome.head["run"].get("resumed") or {}).get("attempts_reused") or 0
         print(f"resumed: {plural(reused, 'attempt')} reused from the run's log (not run again)",
               file=out_stream(args.json))
-        return finish(args, outcome)
+        return _finish(args, outcome)
     if args.output and args.output_dir:
         raise ConfigError("give --output or --output-dir, not both", field="output")
     flags = suite_flags(args)
@@ -77,7 +80,17 @@ def main(args: argparse.Namespace) -> int:
                          flags=flags, dry_run=args.dry_run, output_json=args.output, executor=args.executor,
                          executor_settings=settings, hold_report=False)
     print_preamble(suite, out_stream(args.json), dry_run=args.dry_run)
-    return finish(args, run(suite, options))
+    return _finish(args, run(suite, options))
+
+
+def _finish(args: argparse.Namespace, outcome) -> int:
+    """With --verbose, the per-attempt lines first (stderr with --json); then the usual end."""
+    if getattr(args, "verbose", False):
+        from ..record.terminal import print_cases
+
+        report = outcome.report
+        print_cases(report["plan"], report["attempts"], out_stream(args.json))
+    return finish(args, outcome)
 
 
 def _resumed(args: argparse.Namespace):

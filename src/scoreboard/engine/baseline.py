@@ -1,15 +1,15 @@
 """The baseline report of the regression gate, read once before anything runs and reduced to
-what the gate compares (each variant's per-case pass counts), so it is not held whole."""
+what the gates compare (each variant's per-case pass counts and field counts), so it is not held whole."""
 
 from __future__ import annotations
 
 from ..errors import ConfigError
 from ..record.io import load_report
-from ..stats.gates import case_outcomes
+from ..stats.gates import case_field_counts, case_outcomes
 
 
 def load_baseline(suite) -> dict | None:
-    """{"plan", "run_id", "outcomes"} of the baseline the suite or flags name, or None."""
+    """{"plan", "run_id", "outcomes", "field_outcomes"} of the baseline the suite or flags name, or None."""
     path = suite.config.gates.baseline
     if not path:
         return None
@@ -17,4 +17,4 @@ def load_baseline(suite) -> dict | None:
         raise ConfigError("--baseline needs --max-regression DELTA", field="max_regression")
     report = load_report(path)
     return {"plan": report["plan"], "run_id": (report.get("run") or {}).get("id"),
-            "outcomes": case_outcomes(report["attempts"])}
+            "outcomes": case_outcomes(report["attempts"]), "field_outcomes": case_field_counts(report["attempts"])}

@@ -71,10 +71,31 @@ def dispatch_units(suite: Suite, finished: Callable[[int, int, int], bool]) -> I
                     yield ci, vi, r
 
 
+def variant_limit(subject, given: int | None, concurrency: int) -> int:
+    """Attempts at once for one subject: --concurrency (or the kind's own default when it was
+    not given, else the run's), never above the kind's cap."""
+    want = given if given else (subject.default_concurrency or concurrency)
+    cap = subject.default_max_concurrency
+    return min(want, cap) if cap else want
+
+
 def variant_limits(suite: Suite, concurrency: int) -> dict[str, asyncio.Semaphore]:
-    """A semaphore per variant whose subject allows fewer attempts at once than the run."""
-    return {v.name: asyncio.Semaphore(v.subject.default_max_concurrency) for v in suite.variants
-            if v.subject.default_max_concurrency and v.subject.default_max_concurrency < concurrency}
+    """A semaphore per variant whose subject allows fewer attempts at once than the run;
+    variants whose subjects name one concurrency group (the agent CLIs) share one semaphore,
+    so the limit counts their processes together."""
+    given = suite.config.concurrency
+    shared: dict[str, asyncio.Semaphore] = {}
+    out = {}
+    for v in suite.variants:
+        limit = variant_limit(v.subject, given, concurrency)
+        group = v.subject.concurrency_group
+        if limit >= concurrency and group is None:
+            continue
+        if group is None:
+            out[v.name] = asyncio.Semaphore(limit)
+        else:
+            out[v.name] = shared.setdefault(group, asyncio.Semaphore(limit))
+    return out
 
 
 class LocalExecutor:

@@ -27,7 +27,7 @@ from ..record.files import replace_atomic, write_new
 from ..record.io import SCHEMA, is_synthetic, versions
 from ..record.stream import json_chunks, report_chunks
 from ..redact import KNOWN, literal_credentials, remember
-from ..stats.gates import all_pass_gate, baseline_gates, fail_under_gates, metric_gates
+from ..stats.gates import all_pass_gate, baseline_field_gates, baseline_gates, fail_under_gates, metric_gates
 from ..stats.summary import Summarizer
 from ..store.files import FileStore, RunFolder, new_run_folder, open_run_folder
 from ..suite.suite import Suite
@@ -241,6 +241,8 @@ class _Run:
             gates.append(all_pass_gate(*self.summary.failing_cases()))
         if final and self.baseline is not None:
             gates.extend(baseline_gates(self.baseline, self.plan, self.summary.case_outcomes(), suite.config.gates))
+            gates.extend(baseline_field_gates(self.baseline, self.plan, self.summary.field_outcomes(),  # issue 13
+                                              suite.config.gates))
         if options.dry_run:
             gates = []  # the mock's outputs say nothing of the system: no gate judges them (run.dry_run says so)
         run = {"id": self.folder.run_id, "suite": suite.name, "status": status, "started_at": self.started_at,

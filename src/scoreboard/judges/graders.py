@@ -160,6 +160,9 @@ class RubricScoreGrader(_JudgeGrader):
         extra = _judge_extra(judgment)
         # Several runs: their median score (a split never leaves the grade unassessed).
         score = median(judgment.answers)
+        # The score on its own scale, for the per-variant mean (the grade's `score` is 0-1).
+        extra["rubric_score"] = score
+        extra["scale"] = [low, high]
         passed = score >= self.options["threshold"]
         reason = (f"judge score {score:g}/{high} (pass at {self.options['threshold']}): "
                   f"{judgment.explanations[0] if judgment.explanations else ''}")

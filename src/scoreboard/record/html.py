@@ -17,6 +17,7 @@ import re
 from importlib import resources
 from typing import Any
 
+from .io import models_text
 from .schema import Attempt, PlanCase
 from .view import CaseTally, ReportView, as_view
 
@@ -177,8 +178,13 @@ def page_data(view: ReportView, level: int = 0) -> dict:
         # The page counts each case's runs from these figures, not from the attempts it holds.
         for entry in cases:
             entry["n"] = [_counts(view.tallies.get((entry["id"], name))) for name in variants]
+    for entry in cases:  # per-document field counts over every run: [correct, graded] or null
+        counts = [_field_counts(view.tallies.get((entry["id"], name))) for name in variants]
+        if any(counts):
+            entry["fd"] = counts
     plan_out = {k: value for k, value in plan.model_dump(include=PLAN_KEYS).items() if value is not None}
     plan_out["variants"] = plan_variants
+    plan_out["model_text"] = models_text(plan)
     data = {"version": DATA_VERSION, "run": report.run.model_dump(by_alias=True, exclude_unset=True),
             "plan": plan_out, "summary": report.summary.model_dump(exclude_unset=True),
             "gates": [g.model_dump(exclude_unset=True) for g in report.gates], "cases": cases}
@@ -192,6 +198,10 @@ def page_data(view: ReportView, level: int = 0) -> dict:
 
 VARIANT_KEYS = {"name", "subject", "skill_path", "params"}
 PLAN_KEYS = {"fixture_hash", "suite_hash", "runs", "split"}
+
+
+def _field_counts(t: CaseTally | None) -> list[int] | None:
+    return [t.fields_correct, t.fields_total] if t is not None and t.fields_total else None
 
 
 def _counts(t: CaseTally | None) -> list[int]:

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import ConfigError
+from ..stats.comparison import format_p as fmt_p
 from ..validation import first_error_parts
 from .schema import (  # SCHEMA(S) re-exported: the version written, those read
     SCHEMA,
@@ -25,7 +26,8 @@ from .schema import (  # SCHEMA(S) re-exported: the version written, those read
 )
 
 __all__ = ["SCHEMA", "SCHEMAS", "load_report", "read_report", "parse_report", "invalid_report", "json_path",
-           "dumps_report", "versions", "is_synthetic", "fmt_rate"]
+           "dumps_report", "versions", "is_synthetic", "fmt_rate", "fmt_p", "variant_model", "model_words",
+           "stability_words", "models_text"]
 
 
 def versions() -> dict:
@@ -132,3 +134,44 @@ def fields_over(s) -> str:
         if over.errored_attempts:
             text += f"; {over.errored_attempts} errored, not graded"
     return text
+
+
+def variant_model(variant) -> str | None:
+    """The model a variant's subject names (its spec's `model`, or an imported variant's), else None."""
+    model = getattr(variant, "model", None)
+    if isinstance(model, str) and model:
+        return model
+    named = (getattr(variant, "subject", None) or {}).get("model")
+    return named if isinstance(named, str) and named else None
+
+
+def model_words(variant) -> str:
+    """A variant's model for a report header: its name, or that its subject names none."""
+    model = variant_model(variant)
+    if model is not None:
+        return model
+    kind = (getattr(variant, "subject", None) or {}).get("type")
+    return f"none named ({kind} subject)" if isinstance(kind, str) and kind else "none named"
+
+
+def stability_words(passed: int, judged: int) -> str:
+    """How one case fared over its judged runs, in words: "fails every run", "passes 2 of 3 runs"."""
+    if not judged:
+        return "no judged run"
+    if passed == judged:
+        return "passes every run" if judged > 1 else "passes"
+    if passed == 0:
+        return "fails every run" if judged > 1 else "fails"
+    return f"passes {passed} of {judged} runs"
+
+
+def models_text(plan) -> str:
+    """The model of each variant of a typed plan, for a report header: one name when every
+    variant names the same model; `none named (subjects: python)` when none names one."""
+    named = {variant_model(v) for v in plan.variants}
+    if len(plan.variants) > 1 and len(named) == 1 and None not in named:
+        return f"{named.pop()} (every variant)"
+    if named == {None} and plan.variants:
+        kinds = sorted({str(v.subject.get("type") or "unknown") for v in plan.variants})
+        return f"none named (subjects: {', '.join(kinds)})"
+    return " · ".join(f"{v.name}: {model_words(v)}" for v in plan.variants)

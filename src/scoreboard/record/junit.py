@@ -10,6 +10,7 @@ from collections import defaultdict
 from typing import Any
 
 from .constants import DRY_RUN_MARK, DRY_RUN_NOTE
+from .io import variant_model
 from .schema import Attempt
 from .view import CaseTally, ReportView, as_view
 
@@ -116,8 +117,13 @@ def render_junit(view: ReportView) -> str:
         vs = summary.get(variant)
         rate = vs.pass_rate if vs is not None else None
         unassessed = vs.unassessed if vs is not None and vs.unassessed else None
-        for key, value in (("variant", variant), ("run_status", run.status), ("fixture_hash", plan.fixture_hash),
-                           ("pass_rate", rate), ("not_assessed", unassessed), ("stop_reason", run.stop_reason),
+        planned = next((v for v in plan.variants if v.name == variant), None)
+        fields = vs.field_accuracy_overall if vs is not None else None
+        for key, value in (("variant", variant), ("model", variant_model(planned) if planned else None),
+                           ("run_status", run.status), ("fixture_hash", plan.fixture_hash),
+                           ("pass_rate", rate), ("field_accuracy", fields.value if fields is not None else None),
+                           ("fields_correct", f"{fields.correct}/{fields.total}" if fields is not None else None),
+                           ("not_assessed", unassessed), ("stop_reason", run.stop_reason),
                            ("attempts_omitted", (view.omitted or {}).get("note")),
                            ("dry_run", f"{DRY_RUN_MARK}: {DRY_RUN_NOTE}" if run.dry_run else None)):
             if value is not None:

@@ -6,31 +6,22 @@ import json
 from typing import Any
 
 from .constants import DRY_RUN_MARK, DRY_RUN_NOTE
-from .io import fields_over, fmt_rate
+from .io import fmt_p, fmt_rate, models_text, stability_words
+from .markdown_parts import (
+    cell,
+    documents_section,
+    fields_section,
+    fmt_measure,
+    judges_section,
+)
 from .schema import Gate, Plan
 from .schema_summary import (
-    JudgeAgreement,
-    JudgeSummary,
-    MeasurementSummary,
     Summary,
     VariantSummary,
 )
 from .view import ReportView, as_view
 
 FAILED = ("failed", "error", "interrupted")
-
-
-def icon(rate: float | None) -> str:
-    """✅ at or above 90%, ⚠️ at or above 70%, ❌ below."""
-    if rate is None:
-        return "➖"
-    return "✅" if rate >= 0.9 else "⚠️" if rate >= 0.7 else "❌"
-
-
-def cell(text: Any) -> str:
-    """A value made safe for one Markdown table cell."""
-    s = "" if text is None else str(text)
-    return s.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
 def _block(value: Any, limit: int = 2000) -> str:
@@ -69,6 +60,7 @@ def render_markdown(view: ReportView, *, failures: int = 3) -> str:
     lines.append(f"- **Started**: {run.started_at} · **Finished**: {run.finished_at}")
     lines.append(f"- **Cases**: {view.total_cases or len(plan.cases)} · **Variants**: {', '.join(variants)} · "
                  f"**Runs**: {plan.runs}")
+    lines.append(_model_line(plan))
     if plan.split:
         lines.append(f"- **Split**: {plan.split}")
     lines.append(f"- **Fixture hash**: `{plan.fixture_hash}`")
@@ -87,7 +79,7 @@ def render_markdown(view: ReportView, *, failures: int = 3) -> str:
     lines += _pass_at_k(variants, vs)
     lines += _methods(summary)
     lines += _comparisons(summary)
-    lines += _judges(summary.judges, summary.judge_agreement)
+    lines += judges_section(summary.judges, summary.judge_agreement)
     lines += _gates(report.gates)
     lines += _measurements(variants, vs)
     if summary.not_measured:
@@ -99,10 +91,16 @@ def render_markdown(view: ReportView, *, failures: int = 3) -> str:
         lines += [f"- {cell(item.get('document') or item.get('id') or item)}: {item.get('reason', 'skipped')}"
                   for item in plan.skipped]
         lines.append("")
-    lines += _fields(variants, vs)
+    lines += fields_section(variants, vs)
+    lines += documents_section(view, variants)
     lines += _cases(view, variants)
     lines += _failures(view, failures)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _model_line(plan: Plan) -> str:
+    """The model each variant's subject names (once when they all name the same one)."""
+    return f"- **Model**: {cell(models_text(plan))}"
 
 
 def _summary_row(name: str, s: VariantSummary | None) -> str:
@@ -159,89 +157,64 @@ def _comparisons(summary: Summary) -> list[str]:
     comps = summary.comparisons
     if not comps:
         return []
-    out = ["## Paired comparison", "",
-           "| A vs B | cases | A wins | B wins | ties | mean diff (95% CI) | sign test p | McNemar p "
-           "| detectable (80% power) |",
-           "|---|---|---|---|---|---|---|---|---|"]
-    for c in comps:
-        diff = c.mean_difference
-        ci = c.mean_difference_ci
-        diff_s = "n/a" if diff is None else f"{diff:+.3f}"
-        if ci is not None and ci.low is not None:
-            diff_s += f" ({ci.low:+.3f} to {ci.high:+.3f})"
-        p = c.sign_test_p
-        m = c.mcnemar.p if c.mcnemar is not None else None
-        out.append(f"| {cell(c.a)} vs {cell(c.b)} | {c.cases} | {c.a_wins} | {c.b_wins} "
-                   f"| {c.ties} | {diff_s} | {'n/a' if p is None else f'{p:.2g}'} | "
-                   f"{'n/a' if m is None else f'{m:.2g}'} | {_detectable(c.detectable_difference)} |")
-    out.append("")
-    for c in comps:  # each flag with the pair it concerns
+    out = ["## Paired comparison", ""]
+    for c in comps:  # the headline sentence, then each flag of that pair once
+        if c.headline:
+            out.append(f"**{cell(c.headline)}**")
+            out.append("")
         for flag in c.flags:
             out.append(f"- ⚠️ {cell(c.a)} vs {cell(c.b)}: {flag}")
-        for flag in c.field_flags:
-            out.append(f"- {cell(c.a)} vs {cell(c.b)}, per-field figures: {flag}")
+        if c.flags:
+            out.append("")
+    out += [("| A vs B | cases | A wins | B wins | ties | mean diff A−B, points (95% CI) | sign test p | McNemar p "
+             "| detectable (80% power) |"),
+            "|---|---|---|---|---|---|---|---|---|"]
+    for c in comps:
+        m = c.mcnemar.p if c.mcnemar is not None else None
+        out.append(f"| {cell(c.a)} vs {cell(c.b)} | {c.cases} | {c.a_wins} | {c.b_wins} "
+                   f"| {c.ties} | {_diff(c.mean_difference, c.mean_difference_ci)} | {fmt_p(c.sign_test_p)} | "
+                   f"{fmt_p(m)} | {_detectable(c.detectable_difference)} |")
+    out.append("")
+    for c in comps:
         d = c.detectable_difference
         if d is not None and d.value is not None:
             out.append(f"- {cell(c.a)} vs {cell(c.b)}: this run could detect differences of "
                        f"{d.value * 100:.0f} points or more (80% power, alpha {d.alpha:g}, paired t over "
                        f"{d.cases} cases; spread of differences from {d.sd_from})")
     out.append("")
+    for c in comps:
+        out += _field_comparison(c)
+    return out
+
+
+def _diff(diff: float | None, ci) -> str:
+    """A mean paired difference in points (percentage points of pass rate or accuracy)."""
+    text = "n/a" if diff is None else f"{diff * 100:+.1f}"
+    if ci is not None and ci.low is not None:
+        text += f" ({ci.low * 100:+.1f} to {ci.high * 100:+.1f})"
+    return text
+
+
+def _field_comparison(c) -> list[str]:
+    """The per-field paired figures of one pair; the exploratory note belongs to them alone."""
+    fields = c.fields or {}
+    if not fields:
+        return []
+    title = f"Per field, {cell(c.a)} vs {cell(c.b)}"
+    if c.field_flags:
+        title += f" ({'; '.join(c.field_flags)})"
+    out = [f"{title}:", "", "| field | cases | A wins | B wins | ties | mean diff A−B, points (95% CI) | sign test p |",
+           "|---|---|---|---|---|---|---|"]
+    for path in sorted(fields):
+        f = fields[path]
+        out.append(f"| {cell(path)} | {f.cases} | {f.a_wins} | {f.b_wins} | {f.ties} | "
+                   f"{_diff(f.mean_difference, f.mean_difference_ci)} | {fmt_p(f.sign_test_p)} |")
+    out.append("")
     return out
 
 
 def _detectable(d) -> str:
     return "n/a" if d is None or d.value is None else f"±{d.value * 100:.0f} points"
-
-
-def _judges(judges: JudgeSummary | None, agreement: JudgeAgreement | None) -> list[str]:
-    if not judges and not agreement:
-        return []
-    out = ["## Model-graded evaluation", ""]
-    if judges:
-        out += ["Judge usage is counted apart from the subjects'. A judge failure, or a judge whose runs "
-                "split evenly, is *not assessed*, never a pass or a fail.",
-                "", "| variant | judged | judge failures | no majority | judge requests | judge tokens (in/out) "
-                "| judge cost USD | self-agreement |",
-                "|---|---|---|---|---|---|---|---|"]
-        for name, v in judges.variants.items():
-            u = v.usage
-            agree = v.self_agreement
-            out.append(f"| {cell(name)} | {v.judged} | {v.judge_failures} | {v.no_majority} | "
-                       f"{_fmt_measure(u.get('requests'))} | {_fmt_measure(u.get('input_tokens'))} / "
-                       f"{_fmt_measure(u.get('output_tokens'))} | {_fmt_measure(u.get('cost_usd'))} | "
-                       f"{'n/a' if agree is None else f'{agree:.0%}'} |")
-        out.append("")
-        dims = {d for v in judges.variants.values() for d in (v.pointwise or {})}
-        if dims:
-            names = list(judges.variants)
-            out += ["Blind pointwise scores (0-3, mean over cases, each case's runs averaged first):", "", "| dimension | " + " | ".join(cell(n) for n in names) + " |",
-                    "|---|" + "---|" * len(names)]
-            for d in sorted(dims):
-                vals = [(judges.variants[n].pointwise or {}).get(d) for n in names]
-                out.append(f"| {cell(d)} | " + " | ".join("n/a" if x is None else f"{x:.2f}" for x in vals) + " |")
-            out.append("")
-        for dq in judges.dq or ():
-            ci = dq.ci
-            ci_s = f" (95% CI {ci.low:+.2f} to {ci.high:+.2f})" if ci is not None and ci.low is not None else ""
-            flags = "".join(f"; {f}" for f in dq.flags) or ("; small sample: fewer than 30 cases"
-                                                            if dq.small_sample else "")
-            out.append(f"- **dQ {cell(dq.a)} − {cell(dq.b)}**: {dq.dq:+.2f}{ci_s} on {dq.cases} cases{flags}")
-        for pw in judges.pairwise or ():
-            pc = pw.position_consistency
-            out.append(f"- **pairwise {cell(pw.a)} vs {cell(pw.b)}**: {pw.a_wins} wins, {pw.b_wins} losses, "
-                       f"{pw.ties} ties over {pw.cases} cases; position consistency "
-                       f"{'n/a' if pc is None else f'{pc:.0%}'}; {pw.judge_failures} judge failures "
-                       f"({pw.note})" + "".join(f"; {f}" for f in pw.flags))
-        out.append("")
-    if agreement:
-        out += ["### Judge agreement with human reviews", ""]
-        # Every figure of the block, in the order the statistics wrote them.
-        for key, value in agreement.model_dump(exclude_unset=True).items():
-            if isinstance(value, (dict, list)):
-                value = json.dumps(value, ensure_ascii=False)
-            out.append(f"- {cell(key)}: {cell(value)}")
-        out.append("")
-    return out
 
 
 def _gates(gates: list[Gate]) -> list[str]:
@@ -255,16 +228,6 @@ def _gates(gates: list[Gate]) -> list[str]:
     return out
 
 
-def _fmt_measure(m: MeasurementSummary | None) -> str:
-    if m is None:
-        return "unknown"
-    if m.total is None:
-        if not m.known_count:
-            return "unknown"
-        return f"unknown ({m.known_count} known, subtotal {m.known_subtotal:g}; {m.unknown_count} unknown)"
-    return f"{m.total:g}"
-
-
 def _measurements(variants: list[str], vs: dict[str, VariantSummary]) -> list[str]:
     out = ["## Measurements", "", "| variant | latency p50 ms | latency p95 ms | input tokens | output tokens | cost USD | requests |",
            "|---|---|---|---|---|---|---|"]
@@ -274,38 +237,9 @@ def _measurements(variants: list[str], vs: dict[str, VariantSummary]) -> list[st
         lat = m.get("latency_ms")
         p50 = "unknown" if lat is None or lat.median is None else f"{lat.median:.1f}"
         p95 = "unknown" if lat is None or lat.p95 is None else f"{lat.p95:.1f}"
-        out.append(f"| {cell(name)} | {p50} | {p95} | {_fmt_measure(m.get('input_tokens'))} | "
-                   f"{_fmt_measure(m.get('output_tokens'))} | {_fmt_measure(m.get('cost_usd'))} | "
-                   f"{_fmt_measure(m.get('requests'))} |")
-    out.append("")
-    return out
-
-
-def _fields(variants: list[str], vs: dict[str, VariantSummary]) -> list[str]:
-    accuracy = {name: vs[name].field_accuracy if name in vs else {} for name in variants}
-    paths = sorted({p for name in variants for p in accuracy[name]})
-    if not paths:
-        return []
-    out = ["## Per-field accuracy", "", "| field | " + " | ".join(cell(v) for v in variants) + " |",
-           "|---|" + "---|" * len(variants)]
-    for path in paths:
-        cells = []
-        for name in variants:
-            r = accuracy[name].get(path)
-            cells.append("n/a" if r is None else f"{icon(r)} {fmt_rate(r)}")
-        out.append(f"| {cell(path)} | " + " | ".join(cells) + " |")
-    overall = {name: vs[name] for name in variants if name in vs and vs[name].field_accuracy_overall is not None}
-    if overall:
-        cells = []
-        for name in variants:
-            fo = overall[name].field_accuracy_overall if name in overall else None
-            ci = fo.ci if fo is not None else None
-            interval = f" [{fmt_rate(ci.low)}–{fmt_rate(ci.high)}]" if ci is not None and ci.low is not None else ""
-            cells.append("n/a" if fo is None else f"{icon(fo.value)} {fmt_rate(fo.value)}{interval}")
-        out.append("| **all fields** | " + " | ".join(cells) + " |")
-        out.append("")
-        for name, s in overall.items():
-            out.append(f"- {cell(name)}: {fields_over(s)}")
+        out.append(f"| {cell(name)} | {p50} | {p95} | {fmt_measure(m.get('input_tokens'))} | "
+                   f"{fmt_measure(m.get('output_tokens'))} | {fmt_measure(m.get('cost_usd'))} | "
+                   f"{fmt_measure(m.get('requests'))} |")
     out.append("")
     return out
 
@@ -330,34 +264,65 @@ def _cases(view: ReportView, variants: list[str]) -> list[str]:
 
 
 def _first_of_distinct_cases(attempts: list, limit: int) -> list:
-    """Up to `limit` attempts, one per case first (three runs of one case say less than three cases)."""
+    """The first attempt of each of up to `limit` different cases (three runs of one case say
+    less than three cases): never two attempts of one case."""
     seen: set[str] = set()
-    first = [a for a in attempts if not (a.case_id in seen or seen.add(a.case_id))]
-    rest = [a for a in attempts if a not in first]
-    return (first + rest)[:limit]
+    out = []
+    for a in attempts:
+        if a.case_id not in seen:
+            seen.add(a.case_id)
+            out.append(a)
+            if len(out) == limit:
+                break
+    return out
+
+
+def _runs_line(view: ReportView, case_id: str, variants: list[str], status: str) -> str:
+    """How every variant fared on one case over its runs, counted from every attempt."""
+    parts = []
+    for name in variants:
+        t = view.tallies.get((case_id, name))
+        if t is None or not t.runs:
+            continue
+        if status == "unassessed":
+            parts.append(f"{cell(name)}: {t.unassessed} of {t.runs} run{'s' if t.runs != 1 else ''} not assessed")
+        else:
+            parts.append(f"{cell(name)}: {stability_words(t.passed, t.judged)}")
+    return "- **Runs of this case**: " + "; ".join(parts) if parts else ""
 
 
 def _failures(view: ReportView, limit: int) -> list[str]:
     total = view.failures_total()
     unassessed = [a for a in view.report.attempts if a.status == "unassessed"]
     not_assessed_total = sum(getattr(t, "unassessed", 0) for t in view.tallies.values())
-    out = _failure_list(view, [a for a in view.report.attempts if a.status in FAILED], total, limit,
-                        "Failures", "failures")
+    failing_cases = len({cid for (cid, _), t in view.tallies.items() if t.not_passed})
+    out = _failure_list(view, [a for a in view.report.attempts if a.status in FAILED], total, failing_cases,
+                        limit, "Failures", "failed")
     if not_assessed_total:
-        out += _failure_list(view, unassessed, not_assessed_total, limit, "Not assessed", "not-assessed attempts")
+        cases = len({cid for (cid, _), t in view.tallies.items() if t.unassessed})
+        out += _failure_list(view, unassessed, not_assessed_total, cases, limit, "Not assessed", "unassessed")
     return out
 
 
-def _failure_list(view: ReportView, attempts: list, total: int, limit: int, title: str, noun: str) -> list[str]:
+def _failure_list(view: ReportView, attempts: list, total: int, cases: int, limit: int, title: str,
+                  status: str) -> list[str]:
+    """Up to `limit` different cases expanded, each by its first attempt of this kind."""
     if not total:
         return [f"## {title}", "", "None.", ""]
     report = view.report
+    variants = [v.name for v in report.plan.variants]
     shown = _first_of_distinct_cases(attempts, limit)
     expected = {c.id: c.expected for c in report.plan.cases}
-    out = [f"## {title} ({total}; first {len(shown)} expanded)", ""]
+    attempts_word = "attempt" if total == 1 else "attempts"
+    cases_word = "case" if cases == 1 else "cases"
+    expanded = f"first {len(shown)} {'case' if len(shown) == 1 else 'cases'} expanded"
+    out = [f"## {title} ({total} {attempts_word} in {cases} {cases_word}; {expanded})", ""]
     for a in shown:
         out.append(f"### {a.case_id} · {a.variant} · run {a.run} · {a.status}")
         out.append("")
+        runs = _runs_line(view, a.case_id, variants, status)
+        if runs:
+            out.append(runs)
         if a.error:
             out.append(f"- **Error**: {a.error}")
         for g in a.grades:
@@ -372,7 +337,9 @@ def _failure_list(view: ReportView, attempts: list, total: int, limit: int, titl
             out += ["Expected:", "", _block(expected[a.case_id]), ""]
         if a.output is not None and a.output.text is not None:
             out += ["Output:", "", _block(a.output.text), ""]
-    if total > len(shown):
-        out.append(f"{total - len(shown)} more {noun} are in the JSON report.")
+    if cases > len(shown):
+        left = cases - len(shown)
+        out.append(f"{left} more {'case' if left == 1 else 'cases'} with {status} attempts: see the Cases table "
+                   f"above; the JSON report holds every attempt.")
         out.append("")
     return out

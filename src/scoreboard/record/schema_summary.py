@@ -253,6 +253,16 @@ class NotMeasured(Closed):
 # Model-graded evaluation
 
 
+class RubricScore(Closed):
+    """A variant's mean rubric-score on its scale, case as the unit, with its interval."""
+
+    mean: StrictFloat
+    cases: StrictInt
+    scores: StrictInt
+    ci: Interval | None = None
+    small_sample: StrictBool = False
+
+
 class JudgeVariant(Closed):
     """Judge usage (apart from the subjects'), failures, self-agreement, pointwise means."""
 
@@ -263,6 +273,8 @@ class JudgeVariant(Closed):
     self_agreement: StrictFloat | None = None
     pointwise: dict[str, StrictFloat] | None = None
     pointwise_ci: dict[str, Interval | None] | None = None
+    #: rubric-score means by scale ("1-5"): each case's runs averaged, then the cases
+    rubric_scores: dict[str, RubricScore] | None = None
 
 
 class QualityDifference(Closed):

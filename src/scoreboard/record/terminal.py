@@ -1,7 +1,9 @@
-"""The few lines a command prints when a run ends: pass rates, comparisons, judges, gates, files."""
+"""The few lines a command prints when a run ends: pass rates, comparisons, judges, gates, files;
+and, with --verbose, one line per attempt grouped by category (origin 003's console)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
 
@@ -45,10 +47,16 @@ def print_summary(report: Report, paths: dict[str, Path], out: TextIO) -> None:
         d = comp.detectable_difference
         if d is not None and d.value is not None:
             print(f"    could detect differences of {d.value * 100:.0f} points or more (80% power, paired t)", file=out)
-        for flag in comp.flags:
-            if not flag.startswith("small sample") or flag not in comp.headline:
-                print(f"    note: {flag}", file=out)
+        for flag in comp.flags:  # each once, here (the headline carries none)
+            print(f"    note: {flag}", file=out)
     judges = summary.judges
+    for name, jv in (judges.variants if judges is not None else {}).items():
+        for scale, r in (jv.rubric_scores or {}).items():
+            ci = r.ci
+            interval = f" [95% CI {ci.low:.2f}–{ci.high:.2f}]" if ci is not None and ci.low is not None else ""
+            small = " (small sample: fewer than 30 cases)" if r.small_sample else ""
+            print(f"  {name}: rubric score {r.mean:.2f}{interval} on {scale} over {r.cases} "
+                  f"case{'s' if r.cases != 1 else ''}{small}", file=out)
     for dq in (judges.dq if judges is not None else None) or ():
         ci = dq.ci
         interval = f" (95% CI {ci.low:+.2f} to {ci.high:+.2f})" if ci is not None and ci.low is not None else ""
@@ -72,3 +80,64 @@ def print_summary(report: Report, paths: dict[str, Path], out: TextIO) -> None:
         print(f"  stopped: {run.stop_reason}", file=out)
     for fmt, path in paths.items():
         print(f"  {fmt}: {path}", file=out)
+
+
+RULE = "-" * 70
+_WORDS = {"passed": ("✓", "PASS"), "failed": ("✗", "FAIL"), "error": ("✗", "ERROR"),
+          "interrupted": ("✗", "INTERRUPTED"), "unassessed": ("–", "NOT ASSESSED"), "not-run": ("–", "NOT RUN")}
+
+
+def _ms(attempt: dict) -> str:
+    latency = (attempt.get("measurements") or {}).get("latency_ms")
+    return "unknown ms" if not isinstance(latency, (int, float)) or isinstance(latency, bool) else f"{latency:.0f}ms"
+
+
+def _why(attempt: dict) -> list[str]:
+    """What did not pass in one attempt: its error, then each grader that did not pass with its
+    reason (a pattern grader names the patterns it missed or found)."""
+    out = []
+    if attempt.get("error"):
+        out.append(f"error: {attempt['error']}")
+    for g in attempt.get("grades") or ():
+        if g.get("passed") is not True:
+            verdict = "not assessed" if g.get("passed") is None else "failed"
+            out.append(f"{g.get('grader')}: {g.get('reason') or verdict}")
+    return out
+
+
+def print_cases(plan: dict, attempts: Iterable[dict], out: TextIO) -> None:
+    """One line per attempt, grouped by category (plan order, uncategorised last): mark, case
+    (and variant, run when there are several), PASS/FAIL, milliseconds; below a line that did
+    not pass, why, one reason a line."""
+    cases = plan.get("cases") or []
+    order = {c.get("id"): i for i, c in enumerate(cases)}
+    category = {c.get("id"): c.get("category") for c in cases}
+    variants = [v.get("name") for v in plan.get("variants") or ()]
+    vpos = {name: i for i, name in enumerate(variants)}
+    several_runs = (plan.get("runs") or 1) > 1
+    groups: dict[str | None, list[dict]] = {}
+    for a in attempts:
+        groups.setdefault(category.get(a.get("case_id")), []).append(a)
+    names = sorted(groups, key=lambda c: (c is None, min(order.get(a.get("case_id"), len(order)) for a in groups[c])))
+    rows = []
+    for name in names:
+        rows.append((name or "(no category)", None))
+        for a in sorted(groups[name], key=lambda a: (order.get(a.get("case_id"), len(order)),
+                                                      vpos.get(a.get("variant"), len(vpos)), a.get("run", 0))):
+            label = str(a.get("case_id"))
+            extra = [str(a.get("variant"))] if len(variants) > 1 else []
+            extra += [f"run {a.get('run')}"] if several_runs else []
+            if extra:
+                label += f" [{', '.join(extra)}]"
+            rows.append((label, a))
+    width = min(60, max([len(label) for label, a in rows if a is not None] or [0]))
+    for index, (label, a) in enumerate(rows):
+        if a is None:
+            print(f"{chr(10) if index else ''}{label}\n{RULE}", file=out)
+            continue
+        mark, word = _WORDS.get(a.get("status"), ("?", str(a.get("status")).upper()))
+        print(f"{mark} {label:<{width}} {word:<5} {_ms(a)}", file=out)
+        if a.get("status") != "passed":
+            for reason in _why(a):
+                print(f"  ✗ {reason}", file=out)
+    print(file=out)

@@ -52,6 +52,9 @@ class CaseTally:
     interrupted: int = 0
     #: sum of the known latencies (None when none is known)
     latency_ms_total: float | None = None
+    #: fields graded correct and fields graded over every run (None: no field was graded)
+    fields_correct: int | None = None
+    fields_total: int | None = None
 
     @property
     def judged(self) -> int:
@@ -76,18 +79,22 @@ class CaseTallies(Mapping):
         self.rows = [array("q", bytes(8 * size)) for _ in range(len(_SLOT) + 1)]
         self.latency = array("d", bytes(8 * size))
         self.latency_known = bytearray(size)
+        # fields correct / graded per pair: allocated on the first attempt with field grades
+        self.field_counts: tuple[array, array] | None = None
         self.extra: dict[tuple[str, str], list] = {}
 
-    def count(self, key: tuple[str, str], slot: int, latency: Any) -> None:
+    def count(self, key: tuple[str, str], slot: int, latency: Any, fields: tuple[int, int] | None = None) -> None:
         ci, vi = self.case_pos.get(key[0]), self.var_pos.get(key[1])
         if ci is None or vi is None:
             row = self.extra.get(key)
             if row is None:
-                row = self.extra[key] = [0] * (len(_SLOT) + 1) + [None]
+                row = self.extra[key] = [0] * (len(_SLOT) + 1) + [None, None, None]
             row[0] += 1
             row[slot + 1] += 1
             if _number(latency):
-                row[-1] = latency if row[-1] is None else row[-1] + latency
+                row[-3] = latency if row[-3] is None else row[-3] + latency
+            if fields is not None:
+                row[-2], row[-1] = (row[-2] or 0) + fields[0], (row[-1] or 0) + fields[1]
             return
         i = ci * len(self.variants) + vi
         self.rows[0][i] += 1
@@ -95,16 +102,27 @@ class CaseTallies(Mapping):
         if _number(latency):
             self.latency[i] += latency
             self.latency_known[i] = 1
+        if fields is not None:
+            if self.field_counts is None:
+                size = len(self.latency_known)
+                self.field_counts = (array("q", bytes(8 * size)), array("q", [-1]) * size)
+            correct, graded = self.field_counts
+            correct[i] += fields[0]
+            graded[i] = max(graded[i], 0) + fields[1]
 
     def __getitem__(self, key: tuple[str, str]) -> CaseTally:
         row = self.extra.get(key)
         if row is not None:
-            return CaseTally(*row[:-1], latency_ms_total=row[-1])
+            return CaseTally(*row[:-3], latency_ms_total=row[-3], fields_correct=row[-2], fields_total=row[-1])
         i = self._index(key)
         if i is None or not self.rows[0][i]:
             raise KeyError(key)
+        correct = total = None
+        if self.field_counts is not None and self.field_counts[1][i] >= 0:
+            correct, total = self.field_counts[0][i], self.field_counts[1][i]
         return CaseTally(*(r[i] for r in self.rows),
-                         latency_ms_total=self.latency[i] if self.latency_known[i] else None)
+                         latency_ms_total=self.latency[i] if self.latency_known[i] else None,
+                         fields_correct=correct, fields_total=total)
 
     def _index(self, key) -> int | None:
         ci, vi = self.case_pos.get(key[0]), self.var_pos.get(key[1])
@@ -197,10 +215,21 @@ def _tally(tallies: CaseTallies, attempt: Any) -> bool:
         slot = _SLOT[attempt["status"]]
         latency = (attempt.get("measurements") or {}).get("latency_ms")
         hash(key)
+        fields = _field_counts(attempt)
     except (KeyError, TypeError, AttributeError):
         return False
-    tallies.count(key, slot, latency)
+    tallies.count(key, slot, latency, fields)
     return True
+
+
+def _field_counts(attempt: dict) -> tuple[int, int] | None:
+    """(fields correct, fields graded) of one attempt over all its graders; None when none was graded."""
+    correct = total = 0
+    for g in attempt.get("grades") or ():
+        for f in g.get("fields") or ():
+            total += 1
+            correct += f.get("passed") is True
+    return (correct, total) if total else None
 
 
 def build_view(head: dict, attempts: Iterable[dict], *, cap: int = ATTEMPT_CAP,

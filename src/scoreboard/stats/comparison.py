@@ -98,21 +98,53 @@ def mcnemar(a: dict[str, list[int]], b: dict[str, list[int]]) -> dict:
     return {"b01": b01, "b10": b10, "p": binom_two_sided_p(b01, b01 + b10)}
 
 
-def _p(p: float) -> str:
-    return f"{p:.2g}"
+def format_p(p: float | None) -> str:
+    """A p-value as every rendering shows it: four decimals, or "<0.0001" below that."""
+    if p is None:
+        return "n/a"
+    return "<0.0001" if p < 0.00005 else f"{p:.4f}"
 
 
-def headline(a: str, b: str, stats: dict, flags: list[str]) -> str:
-    """One plain-English line for a pair."""
+def p_text(p: float | None) -> str:
+    """`p=0.0312`, `p<0.0001`: a p-value with its sign, one format everywhere."""
+    shown = format_p(p)
+    return f"p{shown}" if shown.startswith("<") else f"p={shown}"
+
+
+def _points(value: float) -> str:
+    return f"{value * 100:.1f}"
+
+
+def _points_range(low: float, high: float) -> str:
+    # An en dash between two negative numbers reads as a minus sign: "to" once either is below 0.
+    if low < 0 or high < 0:
+        return f"{_points(low)} to {_points(high)}"
+    return f"{_points(low)}–{_points(high)}"
+
+
+def headline(a: str, b: str, stats: dict) -> str:
+    """One plain sentence for a pair: who is ahead by how many points (the mean over cases of
+    the per-case difference in pass rate), its interval, the sign test, the case counts.
+    Flags are not repeated here: every rendering lists them once beside the headline."""
     if not stats["cases"]:
         return f"{a} vs {b}: no case was judged in both variants, nothing to compare"
-    n = stats["a_wins"]
-    text = (f"{a} vs {b}: {a} better on {n} case{'s' if n != 1 else ''}, worse on {stats['b_wins']}, "
-            f"{stats['ties']} tie{'s' if stats['ties'] != 1 else ''}; sign test p={_p(stats['sign_test_p'])}")
-    small = [f for f in flags if f.startswith("small sample")]
-    if small:
-        text += f" ({'; '.join(small)})"
-    return text
+    diff, ci = stats["mean_difference"], stats.get("mean_difference_ci") or {}
+    low, high = ci.get("low"), ci.get("high")
+    if diff < 0:  # b is ahead: say it from b's side, the interval turned round with it
+        lead, other, diff = b, a, -diff
+        low, high = (None, None) if low is None else (-high, -low)
+        wins, losses = stats["b_wins"], stats["a_wins"]
+    else:
+        lead, other, wins, losses = a, b, stats["a_wins"], stats["b_wins"]
+    interval = f" (95% CI {_points_range(low, high)})" if low is not None else ""
+    ties = stats["ties"]
+    counts = (f"better on {wins} case{'s' if wins != 1 else ''}, worse on {losses}, "
+              f"{ties} tie{'s' if ties != 1 else ''}")
+    if diff == 0:
+        return f"{a} and {b} even: 0.0 points apart{interval}, sign test {p_text(stats['sign_test_p'])}; " \
+               f"{a} {counts}"
+    return f"{lead} +{_points(diff)} points{interval} over {other}, sign test {p_text(stats['sign_test_p'])}; " \
+           f"{counts}"
 
 
 def comparison_flags(cases: int, discordant: int, multiple: bool, mcnemar_discordant: int | None = None,
@@ -160,6 +192,6 @@ def compare_variants(variants: list[dict], tallies: dict[str, dict], field_talli
             "mean_difference": stats["mean_difference"], "mean_difference_ci": stats["mean_difference_ci"],
             "detectable_difference": stats["detectable_difference"],
             "fields": fields, "field_flags": [EXPLORATORY] if len(fields) > 1 else [],
-            "flags": flags, "headline": headline(a, b, stats, flags),
+            "flags": flags, "headline": headline(a, b, stats),
         })
     return out

@@ -6,6 +6,8 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..words import plural
+from .comparison import p_text
+from .intervals import binom_two_sided_p
 
 
 def parse_fail_under_metric(values: list[str] | None) -> dict[str, float] | None:
@@ -26,6 +28,28 @@ def parse_fail_under_metric(values: list[str] | None) -> dict[str, float] | None
             raise ConfigError(f"--fail-under-metric value must be between 0 and 1, got {value}",
                               field="fail_under_metrics")
         out[name] = value
+    return out
+
+
+def fields_gate(metrics: dict[str, float] | None, values: list[str] | None) -> dict[str, float] | None:
+    """`--fail-under-fields 0.9` (every variant) or `careful=0.9` (one variant), added to the
+    metric gates as `fields` / `careful:fields`: the overall field accuracy's floor."""
+    if not values:
+        return metrics
+    out = dict(metrics or {})
+    for raw in values:
+        name, sep, num = raw.rpartition("=")
+        try:
+            value = float(num)
+        except ValueError:
+            value = None
+        if value is None or (sep and not name):
+            raise ConfigError(f"--fail-under-fields takes RATE or VARIANT=RATE, got {raw!r}",
+                              field="fail_under_fields")
+        if not 0 <= value <= 1:
+            raise ConfigError(f"--fail-under-fields rate must be between 0 and 1, got {value}",
+                              field="fail_under_fields")
+        out[f"{name}:fields" if sep else "fields"] = value
     return out
 
 
@@ -98,6 +122,14 @@ def metric_value(summary_variant: dict, name: str) -> tuple[float | None, str]:
     raise ConfigError(f"unknown metric {name!r} (known: {METRIC_HELP})", field="fail_under_metrics")
 
 
+def _is_metric(name: str) -> bool:
+    try:
+        metric_value({}, name)
+    except ConfigError:
+        return False
+    return True
+
+
 def metric_gates(summary: dict, setting: dict[str, float] | None, variants: list[str]) -> list[dict]:
     """One gate per (variant, metric): `setting` maps a metric name, or VARIANT:NAME for one
     variant, to the least value it may have (an unknown value fails the gate: nothing was shown)."""
@@ -106,6 +138,10 @@ def metric_gates(summary: dict, setting: dict[str, float] | None, variants: list
         # "VARIANT:NAME" sets one variant's floor; a bare NAME every variant's.
         target = next((v for v in sorted(variants, key=len, reverse=True) if key.startswith(v + ":")), None)
         name = key[len(target) + 1:] if target else key
+        prefix, colon, rest = key.partition(":")
+        if target is None and colon and prefix != "field" and _is_metric(rest):
+            raise ConfigError(f"gate on {rest!r} names an unknown variant {prefix!r} (variants: {', '.join(variants)})",
+                              field="fail_under_metrics")
         for variant in [target] if target else variants:
             value, what = metric_value((summary.get("variants") or {}).get(variant) or {}, name)
             passed = value is not None and value >= threshold
@@ -148,6 +184,19 @@ def case_outcomes(attempts) -> dict[str, dict[str, list[int]]]:
             slot = out.setdefault(a["variant"], {}).setdefault(a["case_id"], [0, 0])
             slot[0] += a["status"] == "passed"
             slot[1] += 1
+    return out
+
+
+def case_field_counts(attempts) -> dict[str, dict[str, list[int]]]:
+    """variant -> case_id -> [fields correct, fields graded] over every run (attempts with no
+    field-level grade are left out: an errored attempt has no fields to count)."""
+    out: dict[str, dict[str, list[int]]] = {}
+    for a in attempts:
+        fields = [f for g in a.get("grades") or () for f in g.get("fields") or ()]
+        if fields:
+            slot = out.setdefault(a["variant"], {}).setdefault(a["case_id"], [0, 0])
+            slot[0] += sum(1 for f in fields if f.get("passed") is True)
+            slot[1] += len(fields)
     return out
 
 
@@ -204,9 +253,8 @@ def baseline_gates(baseline: dict, plan: dict, outcomes: dict[str, dict[str, lis
         regressed = -delta > cfg.max_regression + 1e-12
         significant = p_value is not None and p_value < cfg.alpha
         failed = regressed and (significant if cfg.require_significance else True)
-        p_text = "n/a" if p_value is None else f"{p_value:.3g}"
         desc = (f"{name} vs baseline {base_name}: {cur_rate:.1%} vs {base_rate:.1%} on {len(pairs)} shared cases "
-                f"(change {delta:+.1%}, allowed drop {cfg.max_regression:.1%}; sign test p={p_text}"
+                f"(change {delta:+.1%}, allowed drop {cfg.max_regression:.1%}; sign test {p_text(p_value)}"
                 f"{', significance required at ' + format(cfg.alpha, 'g') if cfg.require_significance else ''})")
         if differ:
             desc += f"; {plural(len(differ), 'case')} with changed inputs left out"
@@ -214,6 +262,56 @@ def baseline_gates(baseline: dict, plan: dict, outcomes: dict[str, dict[str, lis
                       "baseline_run": baseline.get("run_id"), "threshold": cfg.max_regression,
                       "value": delta, "baseline_rate": base_rate, "current_rate": cur_rate,
                       "shared_cases": len(pairs), "inputs_differ": differ, "worse": worse, "better": better,
+                      "sign_test_p": p_value, "significant": significant, "passed": not failed,
+                      "description": desc})
+    return gates
+
+
+def baseline_field_gates(baseline: dict, plan: dict, fields: dict, cfg) -> list[dict]:
+    """The baseline gate over field accuracy, beside the pass-rate one: fail a variant whose
+    overall field accuracy (fields correct over fields graded, every run) on the shared cases
+    dropped by more than max_regression (with require_significance, only when the sign test on
+    the per-case accuracies is significant too). `baseline["field_outcomes"]` and `fields` map
+    variant -> case_id -> [correct, graded] (see case_field_counts). A variant whose baseline
+    graded no field has no such gate."""
+    base_fields = baseline.get("field_outcomes") or {}
+    base_names = [v["name"] for v in baseline["plan"]["variants"]]
+    gates = []
+    for v in plan["variants"]:
+        name = v["name"]
+        base_name = name if name in base_names else (base_names[0] if len(base_names) == 1 else None)
+        if base_name is None or not base_fields.get(base_name):
+            continue
+        before = {cid: (c, n) for cid, (c, n) in base_fields[base_name].items() if n}
+        after = {cid: (c, n) for cid, (c, n) in (fields.get(name) or {}).items() if n}
+        pairs, differ = shared_case_outcomes(baseline["plan"], {c: [1, 1] for c in before}, plan,
+                                             {c: [1, 1] for c in after})
+        shared = sorted(pairs)
+        common = {"gate": "baseline-fields", "variant": name, "baseline_variant": base_name,
+                  "baseline_run": baseline.get("run_id"), "threshold": cfg.max_regression}
+        if not shared:
+            gates.append({**common, "passed": False, "value": None,
+                          "description": f"{name}: no shared case with field grades in both this run and the "
+                                         f"baseline to compare field accuracy"})
+            continue
+        base_rate = sum(before[c][0] for c in shared) / sum(before[c][1] for c in shared)
+        cur_rate = sum(after[c][0] for c in shared) / sum(after[c][1] for c in shared)
+        delta = cur_rate - base_rate
+        # Per case, exact: a/b against c/d without float rounding.
+        worse = sum(1 for c in shared if after[c][0] * before[c][1] < before[c][0] * after[c][1])
+        better = sum(1 for c in shared if after[c][0] * before[c][1] > before[c][0] * after[c][1])
+        p_value = binom_two_sided_p(worse, worse + better) if worse + better else None
+        regressed = -delta > cfg.max_regression + 1e-12
+        significant = p_value is not None and p_value < cfg.alpha
+        failed = regressed and (significant if cfg.require_significance else True)
+        desc = (f"{name} vs baseline {base_name}: field accuracy {cur_rate:.1%} vs {base_rate:.1%} on "
+                f"{len(shared)} shared cases (change {delta:+.1%}, allowed drop {cfg.max_regression:.1%}; "
+                f"sign test {p_text(p_value)}"
+                f"{', significance required at ' + format(cfg.alpha, 'g') if cfg.require_significance else ''})")
+        if differ:
+            desc += f"; {len(differ)} case(s) with changed inputs left out"
+        gates.append({**common, "value": delta, "baseline_rate": base_rate, "current_rate": cur_rate,
+                      "shared_cases": len(shared), "inputs_differ": differ, "worse": worse, "better": better,
                       "sign_test_p": p_value, "significant": significant, "passed": not failed,
                       "description": desc})
     return gates

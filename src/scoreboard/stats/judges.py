@@ -45,6 +45,9 @@ class JudgeAccumulator:
             v: defaultdict(lambda: defaultdict(lambda: [0, 0])) for v in names}
         # variant -> case -> run -> mean score of that attempt (summed in run order, as the report lists them)
         self.quality: dict[str, dict[str, dict[int, float]]] = {v: defaultdict(dict) for v in names}
+        # variant -> (low, high) scale -> case -> [sum, count] of rubric-score scores on their scale
+        self.rubric: dict[str, dict[tuple, dict[str, list[float]]]] = {
+            v: defaultdict(lambda: defaultdict(lambda: [0.0, 0])) for v in names}
         self.any_judge = False
 
     def add(self, a: dict) -> None:
@@ -74,6 +77,12 @@ class JudgeAccumulator:
                         slot[0] += s
                         slot[1] += 1
                 self.quality[v][a["case_id"]][a["run"]] = sum(g["scores"].values()) / len(g["scores"])
+            scale = g.get("scale")
+            if g["grader"] == "rubric-score" and _number(g.get("rubric_score")) and isinstance(scale, list) \
+                    and len(scale) == 2 and all(_number(x) for x in scale):
+                slot = self.rubric[v][(scale[0], scale[1])][a["case_id"]]
+                slot[0] += g["rubric_score"]
+                slot[1] += 1
 
     def summary(self, pairwise: dict | None = None) -> dict | None:
         """None when no model grader ran; else usage, failures, agreement, pointwise, dQ, pairwise."""
@@ -95,6 +104,9 @@ class JudgeAccumulator:
                 block["pointwise"] = {d: math.fsum(m) / len(m) for d, m in means.items() if m}
                 block["pointwise_ci"] = {d: _case_mean_interval(per_case, seed)
                                          for d, per_case in sorted(self.dim_cases[v].items())}
+            if self.rubric[v]:
+                block["rubric_scores"] = {f"{low:g}-{high:g}": rubric_mean(per_case, low, high)
+                                          for (low, high), per_case in sorted(self.rubric[v].items())}
             out["variants"][v] = block
         quality = {v: {c: _in_run_order(runs) for c, runs in per.items()} for v, per in self.quality.items()}
         dq = []
@@ -116,6 +128,18 @@ class JudgeAccumulator:
         if pairwise:
             out["pairwise"] = pairwise_summary(self.plan, pairwise)
         return out
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def rubric_mean(per_case: dict[str, list[float]], low: float, high: float) -> dict:
+    """The mean rubric score of a variant on its scale (1-5), the case as the unit: each case's
+    judged runs are averaged first, then a Student t interval over the cases (stats.methods)."""
+    means = [s / n for s, n in per_case.values() if n]
+    return {"mean": math.fsum(means) / len(means), "cases": len(means), "scores": sum(n for _, n in per_case.values()),
+            "ci": mean_interval(means, float(low), float(high)), "small_sample": len(means) < 30}
 
 
 def _in_run_order(runs: dict[int, float]) -> list[float]:

@@ -37,8 +37,9 @@ METHODS = {
                  "pseudo-case at each end of the scale (Agresti-Min)",
 }
 #: the version of the summary's statistics; a report computed by another version is not
-#: recomputed by `verify` (it says so instead of calling the difference a mismatch)
-STATS_VERSION = 2
+#: recomputed by `verify` (it says so instead of calling the difference a mismatch); 3: the
+#: comparison headline in points with its interval, rubric scores as means per variant
+STATS_VERSION = 3
 #: stated assumption when no pilot gives the spread of per-case differences: a binary outcome
 #: whose variants disagree on half the cases (the largest spread a 0/1 difference has at 0)
 ASSUMED_DIFFERENCE_SD = 0.5 ** 0.5

@@ -238,6 +238,10 @@ class Summarizer:
         """variant -> case_id -> (passed, judged) (what the baseline gate compares)."""
         return {name: t.cases for name, t in self.tallies.items()}
 
+    def field_outcomes(self) -> dict[str, CaseCounts]:
+        """variant -> case_id -> (fields correct, fields graded) (what the field baseline gate compares)."""
+        return {name: t.fields_all for name, t in self.tallies.items()}
+
     def failing_cases(self) -> tuple[int, list[str]]:
         """(cases that ran, sorted ids of those with any attempt that did not pass)."""
         ran: dict[str, bool] = {}

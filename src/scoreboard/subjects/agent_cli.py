@@ -47,7 +47,11 @@ class AgentCLISubject(Subject):
 
     remote: ClassVar[bool] = True
     has_model: ClassVar[bool] = True
-    default_max_concurrency: ClassVar[int | None] = 8  # each process holds 150-200 MB
+    # Origin 000: --concurrency defaults to 1 and is at most 8 for the local agent CLIs (each
+    # process holds 150-200 MB), counted over every agent CLI variant of the run together.
+    default_max_concurrency: ClassVar[int | None] = 8
+    default_concurrency: ClassVar[int | None] = 1
+    concurrency_group: ClassVar[str | None] = "agent-cli"
     default_binary: ClassVar[str] = ""
     install_hint: ClassVar[str] = ""
     extra_options: ClassVar[set[str]] = set()

@@ -35,6 +35,10 @@ class Subject:
     kind: ClassVar[str] = ""
     #: default cap on concurrent attempts for this kind (None: the run's concurrency)
     default_max_concurrency: ClassVar[int | None] = None
+    #: attempts at once for this kind when --concurrency is not given (None: the run's default)
+    default_concurrency: ClassVar[int | None] = None
+    #: variants whose subjects share a group share one concurrency limit (None: each its own)
+    concurrency_group: ClassVar[str | None] = None
     #: True when the subject calls a remote model (suites naming one are not offline)
     remote: ClassVar[bool] = False
     #: True when the subject calls a named model (`--model` overrides its `model` option)

@@ -55,11 +55,19 @@
   /* ---------- formatting ---------- */
 
   function fmtRate(v) { return v === null || v === undefined ? "n/a" : (v * 100).toFixed(1) + "%"; }
-  function fmtSigned(v) { return (v >= 0 ? "+" : "") + v.toFixed(3); }
+  /* A difference of rates in points (percentage points), as the Markdown and terminal show it. */
+  function fmtSigned(v) { var x = v * 100; return (x >= 0 ? "+" : "") + x.toFixed(1); }
+  /* One p-value format in every rendering: four decimals, or "<0.0001" below that. */
   function fmtP(p) {
     if (p === null || p === undefined) return "n/a";
-    if (p === 0) return "0";
-    return p >= 1e-4 ? String(Number(p.toPrecision(4))) : p.toExponential(3);
+    return p < 0.00005 ? "<0.0001" : p.toFixed(4);
+  }
+  /* How one case fared over its judged runs, in the Markdown's words. */
+  function stabilityWords(passed, judged) {
+    if (!judged) return "no judged run";
+    if (passed === judged) return judged > 1 ? "passes every run" : "passes";
+    if (passed === 0) return judged > 1 ? "fails every run" : "fails";
+    return "passes " + passed + " of " + judged + " runs";
   }
   function fmtNum(v, digits) {
     if (v === null || v === undefined) return "unknown";
@@ -204,6 +212,7 @@
         el("dd", { "data-testid": testid, title: title || (typeof value === "string" ? value : null) }, value)));
     }
     item("Variants", variants.join(", ") || "none", "run-variants");
+    if (typeof plan.model_text === "string") item("Model", plan.model_text, "run-model");
     item("Cases", cases.length.toLocaleString("en-US"), "run-cases");
     item("Runs per case", plan.runs === undefined ? "n/a" : String(plan.runs), "run-runs");
     item("Started", run.started_at || "n/a", "run-started");
@@ -277,6 +286,16 @@
     return lvl + " interval " + fmtRate(ci.low) + "\u2013" + fmtRate(ci.high);
   }
 
+  /* A pass rate carries a mark only when a gate judged its variant: red when one failed, green
+     when all passed; with no gate there is no verdict to show, so no mark (never red by a threshold). */
+  function gateMark(name) {
+    var mine = (DATA.gates || []).filter(function (g) { return g.variant === name; });
+    if (!mine.length) return null;
+    var failed = mine.filter(function (g) { return !g.passed; });
+    return failed.length ? mark("bad", failed.map(function (g) { return "gate failed: " + (g.description || g.gate); }).join("; "))
+      : mark("ok", plural(mine.length, "gate") + " passed");
+  }
+
   function summarySection() {
     var cards = variants.map(function (name, vi) {
       var s = VS[name] || {};
@@ -318,7 +337,7 @@
       return el("div", { class: "card", "data-testid": "variant-card-" + name },
         el("div", { class: "name" }, swatch(vi), el("span", { class: "label", text: name, title: name })),
         describe ? el("div", { class: "muted small", text: describe }) : null,
-        el("div", { class: "big num" }, mark(level(s.pass_rate)), el("span", { "data-testid": "pass-rate-" + name, text: fmtRate(s.pass_rate) })),
+        el("div", { class: "big num" }, gateMark(name), el("span", { "data-testid": "pass-rate-" + name, text: fmtRate(s.pass_rate) })),
         el("div", { class: "ci num" },
           ciText(ci) ? el("span", { "data-testid": "pass-rate-ci-" + name, text: ciText(ci) }) : el("span", { "data-testid": "pass-rate-ci-" + name, text: "no interval in this report" }),
           method ? el("span", { class: "small", text: " (" + method + ")" }) : null),
@@ -326,7 +345,7 @@
         kv);
     });
     return el("section", { "data-testid": "summary" },
-      el("h2", null, "Pass rate", el("span", { class: "muted", text: "judged attempts that passed; markers at 70% and 90%" })),
+      el("h2", null, "Pass rate", el("span", { class: "muted", text: "judged attempts that passed; ticks at 70% and 90%; a mark only where a gate judged the variant" })),
       el("div", { class: "cards" }, cards));
   }
 
@@ -366,13 +385,14 @@
         stat(c.b + " better", c.b_wins, "cmp-b-wins"),
         stat("ties", c.ties, "cmp-ties"),
         c.discordant !== undefined ? stat("discordant", c.discordant, "cmp-discordant") : null,
-        stat("mean difference (A\u2212B)", diffText, "cmp-mean-difference", diffCi ? diffLevel + diffCi : null),
+        stat("mean difference (A\u2212B, points)", diffText, "cmp-mean-difference", diffCi ? diffLevel + diffCi : null),
         stat("sign test p", fmtP(c.sign_test_p), "cmp-sign-p"),
         stat("McNemar p", fmtP(mcP), "cmp-mcnemar-p", mc && mc.b01 !== undefined ? "only A passed " + mc.b10 + " \u00b7 only B passed " + mc.b01 : null),
         c.detectable_difference && typeof c.detectable_difference.value === "number" ?
           stat("detectable difference", "\u00b1" + Math.round(c.detectable_difference.value * 100) + " points", "cmp-detectable",
                "80% power, paired t, spread from " + c.detectable_difference.sd_from) : null);
-      var flagList = (Array.isArray(c.flags) ? c.flags : []).concat((Array.isArray(c.field_flags) ? c.field_flags : []).map(function (f) { return "per-field figures: " + f; }));
+      /* Each flag once, beside the headline (which carries none); the per-field note sits with its table. */
+      var flagList = Array.isArray(c.flags) ? c.flags : [];
       var flags = flagList.length ? el("ul", { class: "flags", "data-testid": "cmp-flags" },
         flagList.map(function (f) { return el("li", null, mark("warn", "caution"), el("span", { text: flagWords(f) })); })) : null;
       var differs = c.differs_in;
@@ -415,10 +435,12 @@
       if (typeof v === "object") return ciRange(v) || JSON.stringify(v);
       return String(v);
     }
-    var heads = ["field", "cases", c.a + " better", c.b + " better", "ties", "mean difference (95% interval)", "sign test p"]
+    var heads = ["field", "cases", c.a + " better", c.b + " better", "ties", "mean difference, points (95% interval)", "sign test p"]
       .concat(extra.map(function (k) { return k.replace(/_/g, " "); }));
+    var fieldFlags = Array.isArray(c.field_flags) ? c.field_flags : [];
     return el("details", { class: "field-cmp", open: paths.length <= 12 },
       el("summary", { class: "muted", text: "Per field (" + plural(paths.length, "field") + ")" }),
+      fieldFlags.length ? el("p", { class: "muted small", "data-testid": "cmp-field-flags" }, mark("warn", "caution"), " " + fieldFlags.map(flagWords).join("; ")) : null,
       el("div", { class: "table-wrap" }, el("table", { "data-testid": "cmp-fields" },
         el("thead", null, el("tr", null, heads.map(function (h, i) { return el("th", { class: i ? "r" : null, text: h }); }))),
         el("tbody", null, paths.map(function (p) {
@@ -465,6 +487,22 @@
             measureCell("judge-" + n, "requests", u.requests, 0),
             measureCell("judge-" + n, "cost_usd", u.cost_usd, 4));
         })))));
+      var rubricRows = [];
+      names.forEach(function (n) {
+        var rs = j.variants[n].rubric_scores || {};
+        Object.keys(rs).forEach(function (scale) {
+          var r = rs[scale] || {}, ci = r.ci;
+          rubricRows.push(el("tr", { "data-testid": "rubric-" + n + "-" + scale }, el("td", { text: n }), el("td", { text: scale }),
+            el("td", { class: "r num", "data-testid": "rubric-mean-" + n, text: typeof r.mean === "number" ? r.mean.toFixed(2) : "n/a" }),
+            el("td", { class: "r num", "data-testid": "rubric-ci-" + n, text: ci && typeof ci.low === "number" ? ci.low.toFixed(2) + "\u2013" + ci.high.toFixed(2) : "n/a" }),
+            el("td", { class: "r num", text: fmtNum(r.cases) + (r.small_sample ? " (small sample: fewer than 30 cases)" : "") })));
+        });
+      });
+      if (rubricRows.length) {
+        parts.push(el("h3", { text: "Rubric scores (mean over cases, each case's runs averaged first)" }), el("div", { class: "table-wrap" }, el("table", { "data-testid": "rubric-scores" },
+          el("thead", null, el("tr", null, ["variant", "scale", "mean score", "95% interval (Student t by case)", "cases"].map(function (h, i) { return el("th", { class: i > 1 ? "r" : null, text: h }); }))),
+          el("tbody", null, rubricRows))));
+      }
       var dims = {};
       names.forEach(function (n) { Object.keys(j.variants[n].pointwise || {}).forEach(function (d) { dims[d] = true; }); });
       var dimNames = Object.keys(dims).sort();
@@ -559,7 +597,62 @@
     var chart = svg("svg", { class: "chart", viewBox: "0 0 " + width + " " + height, role: "img", "aria-label": "Per-field accuracy by variant", "data-testid": "field-chart" }, g);
     var legend = el("div", { class: "legend" }, variants.map(function (name, vi) { return el("span", null, swatch(vi), name); }));
     return el("section", { "data-testid": "field-accuracy" },
-      el("h2", null, "Per-field accuracy", el("span", { class: "muted", text: "share of graded fields that matched" })), legend, chart);
+      el("h2", null, "Per-field accuracy", el("span", { class: "muted", text: "share of graded fields that matched" })),
+      overallFields(), legend, chart);
+  }
+
+  /* Overall field accuracy per variant: fields correct over fields graded, interval by case. */
+  function overallFields() {
+    var rows = variants.map(function (name) {
+      var s = VS[name] || {}, fo = s.field_accuracy_overall, over = s.field_accuracy_over || {};
+      if (!fo) return null;
+      var ci = fo.ci;
+      var denom = fo.correct + "/" + fo.total + " fields" + (typeof over.graded_attempts === "number" ? " over " + plural(over.graded_attempts, "graded attempt") : "") +
+        (over.errored_attempts ? "; " + over.errored_attempts + " errored, not graded" : "");
+      return el("tr", { "data-testid": "fields-overall-" + name }, el("td", { text: name }),
+        el("td", { class: "r num", "data-testid": "fields-overall-value-" + name, text: fmtRate(fo.value) }),
+        el("td", { class: "r num", "data-testid": "fields-overall-ci-" + name, text: ci && typeof ci.low === "number" ? fmtRate(ci.low) + "\u2013" + fmtRate(ci.high) : "n/a" }),
+        el("td", { class: "muted", text: denom }));
+    }).filter(Boolean);
+    if (!rows.length) return null;
+    return el("div", { class: "table-wrap" }, el("table", { "data-testid": "fields-overall" },
+      el("thead", null, el("tr", null, ["variant", "all fields", "95% interval (by case)", "over"].map(function (h, i) { return el("th", { class: i && i < 3 ? "r" : null, text: h }); }))),
+      el("tbody", null, rows)));
+  }
+
+  /* Per document (case): fields correct / graded / accuracy over every run, worst first. */
+  function documentsSection() {
+    var docs = cases.filter(function (c) { return Array.isArray(c.fd); });
+    if (!docs.length) return null;
+    function acc(c) {
+      var worst = 2;
+      c.fd.forEach(function (x) { if (Array.isArray(x) && x[1]) worst = Math.min(worst, x[0] / x[1]); });
+      return worst;
+    }
+    var sorted = docs.slice().sort(function (a, b) { return acc(a) - acc(b); });
+    var limit = 200;
+    var tbody = el("tbody");
+    function fill(n) {
+      tbody.replaceChildren();
+      sorted.slice(0, n).forEach(function (c) {
+        tbody.appendChild(el("tr", { "data-testid": "document-row", "data-case-id": c.id }, el("td", { class: "id", text: c.id }),
+          variants.map(function (name, vi) {
+            var x = c.fd[vi];
+            if (!Array.isArray(x) || !x[1]) return [el("td", { class: "r muted", text: "n/a" }), el("td", { class: "r muted", text: "n/a" })];
+            return [el("td", { class: "r num", "data-testid": "document-counts-" + name, text: x[0] + "/" + x[1] }),
+              el("td", { class: "r num", "data-testid": "document-accuracy-" + name, text: Math.round(100 * x[0] / x[1]) + "%" })];
+          })));
+      });
+    }
+    fill(limit);
+    var more = sorted.length > limit ? el("button", { type: "button", "data-testid": "documents-more", text: "Show all " + sorted.length.toLocaleString("en-US") + " documents" }) : null;
+    if (more) more.addEventListener("click", function () { fill(sorted.length); more.remove(); });
+    return el("section", { "data-testid": "documents" },
+      el("h2", null, "Per-document results", el("span", { class: "muted", text: "fields graded correct over fields graded, every run counted; lowest accuracy first" })),
+      el("div", { class: "table-wrap" }, el("table", { "data-testid": "documents-table" },
+        el("thead", null, el("tr", null, el("th", { text: "document" }), variants.map(function (v) {
+          return [el("th", { class: "r", text: v + " correct / total" }), el("th", { class: "r", text: v + " accuracy" })];
+        }))), tbody)), more);
   }
 
   function categorySection() {
@@ -576,7 +669,7 @@
             var b = ((VS[v] || {}).by_category || {})[cat];
             if (!b) return el("td", { class: "r muted", text: "\u2014" });
             return el("td", { class: "r num", "data-testid": "category-" + v + "-" + cat },
-              mark(level(b.pass_rate)), " " + fmtRate(b.pass_rate), el("span", { class: "sub", text: b.passed + " / " + b.attempts }));
+              fmtRate(b.pass_rate), el("span", { class: "sub", text: b.passed + " / " + b.attempts }));
           }));
         })))));
   }
@@ -648,11 +741,10 @@
       el("td", { class: "muted", text: c.cat || "" }),
       f.per.map(function (t, vi) {
         var kind = !t.judged ? "none" : t.passed === t.judged ? "ok" : t.passed === 0 ? "bad" : "warn";
-        var stability = ((VS[variants[vi]] || {}).case_stability || {})[c.id];
         return el("td", { "data-testid": "case-cell-" + variants[vi] },
           el("div", { class: "vcell" }, mark(kind), el("span", { class: "num", text: t.passed + "/" + t.judged }),
             t.runs.length > 1 ? el("span", { class: "dots" }, t.runs.map(function (a) { return el("span", { class: "dot " + a.s, title: "run " + a.r + ": " + (STATUS_WORDS[a.s] || a.s) }); })) : null,
-            t.flaky ? el("span", { class: "tag", title: typeof stability === "number" ? "stability " + fmtRate(stability) : "runs disagree", text: "flaky" }) : null,
+            t.flaky ? el("span", { class: "tag", title: stabilityWords(t.passed, t.judged), text: "flaky" }) : null,
             t.errors ? el("span", { class: "tag err", text: plural(t.errors, "error") }) : null));
       }));
     tr.addEventListener("click", function (ev) {
@@ -768,9 +860,8 @@
   function variantPane(c, t, vi) {
     var name = variants[vi];
     var pane = el("div", { class: "pane", "data-testid": "variant-pane-" + name });
-    var stability = ((VS[name] || {}).case_stability || {})[c.id];
     pane.appendChild(el("h3", null, swatch(vi), name,
-      typeof stability === "number" ? el("span", { class: "muted small", text: "stability " + fmtRate(stability) }) : null));
+      t.judged ? el("span", { class: "muted small", "data-testid": "case-stability", text: stabilityWords(t.passed, t.judged) }) : null));
     if (t.total > t.runs.length) {
       pane.appendChild(el("p", { class: "muted small", "data-testid": "runs-omitted",
         text: t.runs.length + " of " + plural(t.total, "run") + " shown here; the JSON report holds the others." }));
@@ -848,7 +939,7 @@
   /* ---------- page ---------- */
 
   var sections = [header(), summarySection(), comparisonSection(), judgesSection(), notMeasuredSection(), gatesSection(),
-    fieldsSection(), categorySection(), measurementsSection(), casesSection()];
+    fieldsSection(), documentsSection(), categorySection(), measurementsSection(), casesSection()];
   sections.forEach(function (s) { if (s) app.appendChild(s); });
   computeView();
   renderRows();

@@ -1,0 +1,163 @@
+"""Sections of the Markdown report that stand on their own: model-graded figures (judges,
+rubric scores, dQ, pairwise, agreement), per-field and per-document accuracy, and the cell
+helpers every section uses."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .io import fields_over, fmt_rate
+from .schema_summary import (
+    JudgeAgreement,
+    JudgeSummary,
+    MeasurementSummary,
+    VariantSummary,
+)
+from .view import ReportView
+
+
+def icon(rate: float | None) -> str:
+    """✅ at or above 90%, ⚠️ at or above 70%, ❌ below."""
+    if rate is None:
+        return "➖"
+    return "✅" if rate >= 0.9 else "⚠️" if rate >= 0.7 else "❌"
+
+
+def cell(text: Any) -> str:
+    """A value made safe for one Markdown table cell."""
+    s = "" if text is None else str(text)
+    return s.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+
+
+def judges_section(judges: JudgeSummary | None, agreement: JudgeAgreement | None) -> list[str]:
+    if not judges and not agreement:
+        return []
+    out = ["## Model-graded evaluation", ""]
+    if judges:
+        out += ["Judge usage is counted apart from the subjects'. A judge failure, or a judge whose runs "
+                "split evenly, is *not assessed*, never a pass or a fail.",
+                "", "| variant | judged | judge failures | no majority | judge requests | judge tokens (in/out) "
+                "| judge cost USD | self-agreement |",
+                "|---|---|---|---|---|---|---|---|"]
+        for name, v in judges.variants.items():
+            u = v.usage
+            agree = v.self_agreement
+            out.append(f"| {cell(name)} | {v.judged} | {v.judge_failures} | {v.no_majority} | "
+                       f"{fmt_measure(u.get('requests'))} | {fmt_measure(u.get('input_tokens'))} / "
+                       f"{fmt_measure(u.get('output_tokens'))} | {fmt_measure(u.get('cost_usd'))} | "
+                       f"{'n/a' if agree is None else f'{agree:.0%}'} |")
+        out.append("")
+        out += _rubric_scores(judges)
+        dims = {d for v in judges.variants.values() for d in (v.pointwise or {})}
+        if dims:
+            names = list(judges.variants)
+            out += ["Blind pointwise scores (0-3, mean over cases, each case's runs averaged first):", "", "| dimension | " + " | ".join(cell(n) for n in names) + " |",
+                    "|---|" + "---|" * len(names)]
+            for d in sorted(dims):
+                vals = [(judges.variants[n].pointwise or {}).get(d) for n in names]
+                out.append(f"| {cell(d)} | " + " | ".join("n/a" if x is None else f"{x:.2f}" for x in vals) + " |")
+            out.append("")
+        for dq in judges.dq or ():
+            ci = dq.ci
+            ci_s = f" (95% CI {ci.low:+.2f} to {ci.high:+.2f})" if ci is not None and ci.low is not None else ""
+            flags = "".join(f"; {f}" for f in dq.flags) or ("; small sample: fewer than 30 cases"
+                                                            if dq.small_sample else "")
+            out.append(f"- **dQ {cell(dq.a)} − {cell(dq.b)}**: {dq.dq:+.2f}{ci_s} on {dq.cases} cases{flags}")
+        for pw in judges.pairwise or ():
+            pc = pw.position_consistency
+            out.append(f"- **pairwise {cell(pw.a)} vs {cell(pw.b)}**: {pw.a_wins} wins, {pw.b_wins} losses, "
+                       f"{pw.ties} ties over {pw.cases} cases; position consistency "
+                       f"{'n/a' if pc is None else f'{pc:.0%}'}; {pw.judge_failures} judge failures "
+                       f"({pw.note})" + "".join(f"; {f}" for f in pw.flags))
+        out.append("")
+    if agreement:
+        out += ["### Judge agreement with human reviews", ""]
+        # Every figure of the block, in the order the statistics wrote them.
+        for key, value in agreement.model_dump(exclude_unset=True).items():
+            if isinstance(value, (dict, list)):
+                value = json.dumps(value, ensure_ascii=False)
+            out.append(f"- {cell(key)}: {cell(value)}")
+        out.append("")
+    return out
+
+
+def rubric_text(r) -> str:
+    """A mean rubric score with its interval: `3.80 (95% CI 3.41–4.19) over 30 cases`."""
+    ci = r.ci
+    interval = f" (95% CI {ci.low:.2f}–{ci.high:.2f})" if ci is not None and ci.low is not None else ""
+    small = "; small sample: fewer than 30 cases" if r.small_sample else ""
+    return f"{r.mean:.2f}{interval} over {r.cases} case{'s' if r.cases != 1 else ''}{small}"
+
+
+def _rubric_scores(judges: JudgeSummary) -> list[str]:
+    rows = [f"| {cell(name)} | {cell(scale)} | {rubric_text(r)} |"
+            for name, v in judges.variants.items() for scale, r in (v.rubric_scores or {}).items()]
+    if not rows:
+        return []
+    return ["Rubric scores (rubric-score grader: mean over cases, each case's runs averaged first; Student t "
+            "interval by case):", "", "| variant | scale | mean score |", "|---|---|---|", *rows, ""]
+
+
+def fmt_measure(m: MeasurementSummary | None) -> str:
+    if m is None:
+        return "unknown"
+    if m.total is None:
+        if not m.known_count:
+            return "unknown"
+        return f"unknown ({m.known_count} known, subtotal {m.known_subtotal:g}; {m.unknown_count} unknown)"
+    return f"{m.total:g}"
+
+
+def fields_section(variants: list[str], vs: dict[str, VariantSummary]) -> list[str]:
+    accuracy = {name: vs[name].field_accuracy if name in vs else {} for name in variants}
+    paths = sorted({p for name in variants for p in accuracy[name]})
+    if not paths:
+        return []
+    out = ["## Per-field accuracy", "", "| field | " + " | ".join(cell(v) for v in variants) + " |",
+           "|---|" + "---|" * len(variants)]
+    for path in paths:
+        cells = []
+        for name in variants:
+            r = accuracy[name].get(path)
+            cells.append("n/a" if r is None else f"{icon(r)} {fmt_rate(r)}")
+        out.append(f"| {cell(path)} | " + " | ".join(cells) + " |")
+    overall = {name: vs[name] for name in variants if name in vs and vs[name].field_accuracy_overall is not None}
+    if overall:
+        cells = []
+        for name in variants:
+            fo = overall[name].field_accuracy_overall if name in overall else None
+            ci = fo.ci if fo is not None else None
+            interval = f" [{fmt_rate(ci.low)}–{fmt_rate(ci.high)}]" if ci is not None and ci.low is not None else ""
+            cells.append("n/a" if fo is None else f"{icon(fo.value)} {fmt_rate(fo.value)}{interval}")
+        out.append("| **all fields** | " + " | ".join(cells) + " |")
+        out.append("")
+        for name, s in overall.items():
+            out.append(f"- {cell(name)}: {fields_over(s)}")
+    out.append("")
+    return out
+
+
+def documents_section(view: ReportView, variants: list[str]) -> list[str]:
+    """Per document (case): fields correct / fields graded / accuracy, over every run; only when
+    some output was graded field by field."""
+    rows = []
+    for case_id, _ in view.cases():
+        tallies = [view.tallies.get((case_id, name)) for name in variants]
+        if not any(t is not None and t.fields_total for t in tallies):
+            continue
+        cells = []
+        for t in tallies:
+            if t is None or not t.fields_total:
+                cells += ["n/a", "n/a"]
+            else:
+                cells += [f"{t.fields_correct}/{t.fields_total}", f"{t.fields_correct / t.fields_total:.0%}"]
+        rows.append(f"| {cell(case_id)} | " + " | ".join(cells) + " |")
+    if not rows:
+        return []
+    if len(variants) == 1:
+        head = "| document | correct / total | accuracy |"
+    else:
+        head = "| document | " + " | ".join(f"{cell(v)} correct / total | {cell(v)} accuracy" for v in variants) + " |"
+    return ["## Per-document results", "", "Fields graded correct over fields graded, every run of the document counted.",
+            "", head, "|---|" + "---|---|" * len(variants), *rows, ""]
