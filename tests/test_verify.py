@@ -170,10 +170,23 @@ def test_missing_planned_attempt_in_completed_report(report):
 
 
 def test_requests_over_budget(report):
-    report["requests"] = {"sent": 5, "completed": 5, "failed": 0, "budget": {"max_requests": 3}}
+    report["plan"]["budget"] = {"max_requests": 3, "max_cost_usd": None, "max_tokens": None}
+    report["requests"] = {"sent": 5, "completed": 5, "failed": 0, "budget": dict(report["plan"]["budget"])}
     result = verify_report(report)
     assert [m["path"] for m in result.mismatches] == ["requests.sent"]
     assert result.mismatches[0]["found"] == 5
+
+
+def test_spend_is_held_to_the_plans_budget(report):
+    """A ledger budget raised to hide an overspend is itself named: plan.budget is what counts."""
+    report["plan"]["budget"] = {"max_requests": 3, "max_cost_usd": None, "max_tokens": 100}
+    report["requests"] = {"sent": 5, "completed": 5, "failed": 0, "tokens_spent": 150,
+                          "budget": {"max_requests": 10, "max_cost_usd": None, "max_tokens": 1000}}
+    result = verify_report(report)
+    assert [m["path"] for m in result.mismatches] == ["requests.budget.max_requests",
+                                                      "requests.budget.max_tokens", "requests.sent",
+                                                      "requests.tokens_spent"]
+    assert result.mismatches[2]["expected"] == "<= 3"
 
 
 def test_measured_requests_above_sent(report):

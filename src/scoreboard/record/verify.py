@@ -364,7 +364,15 @@ class _Verifier:
         if not isinstance(req, dict):
             return
         sent = req.get("sent")
-        budget = req.get("budget") or {}
+        # The plan's budget is what the run promised before it spent anything: the spend is held
+        # to it, and the ledger's own copy must say the same (a raised copy hides nothing).
+        planned = (self.report.get("plan") or {}).get("budget")
+        budget = planned if isinstance(planned, dict) else (req.get("budget") or {})
+        if isinstance(planned, dict) and isinstance(req.get("budget"), dict):
+            for key in ("max_requests", "max_cost_usd", "max_tokens"):
+                if planned.get(key) != req["budget"].get(key):
+                    self.add(f"requests.budget.{key}", planned.get(key), req["budget"].get(key),
+                             "the budget the requests were held to differs from plan.budget", "requests")
         limit = budget.get("max_requests") if isinstance(budget, dict) else None
         self.checked["requests"] += 1
         if is_number(sent) and is_number(limit) and sent > limit:
