@@ -14,7 +14,7 @@ from typing import Any, Callable
 from ..cases.conversation import check_history, turn_messages
 from ..errors import BudgetExceeded, SubjectError
 from ..graders.grade import Grade, GradeContext, attempt_status, grade_attempt
-from ..hashing import sha256_json
+from ..hashing import output_text_hash, sha256_json
 from ..judges.client import BoundJudge
 from ..redact import KNOWN
 from ..subjects.base import DEFAULT_MAX_RESPONSE_BYTES, text_over_limit, too_large
@@ -143,6 +143,9 @@ class AttemptRunner:
             "output": out, "output_hash": output_hash, "error": error,
             "measurements": measurements.to_dict(), "grades": [g.to_dict() for g in grades],
         }
+        text_hash = output_text_hash(out)
+        if text_hash is not None:
+            record["output_text_hash"] = text_hash
         if extra:
             record["subject_info"] = extra
         if self.ledger is not None:

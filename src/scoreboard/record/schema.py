@@ -97,6 +97,8 @@ class Attempt(Closed):
     input_hash: StrictStr | None = None
     output: Output | None = None
     output_hash: StrictStr | None = None
+    #: SHA-256 of the canonical JSON string of output.text alone (present when there is text)
+    output_text_hash: StrictStr | None = None
     error: StrictStr | None = None
     measurements: Measurements = Measurements()
     grades: list[Grade] = []

@@ -20,7 +20,7 @@ from typing import Any
 from ..cases.case import Case
 from ..graders.grade import GradeContext
 from ..graders.registry import JUDGE_GRADERS
-from ..hashing import canonical_json, sha256_json
+from ..hashing import canonical_json, output_text_hash, sha256_json
 from ..subjects.values import Output
 from .chains import (
     UNFINISHED,
@@ -230,6 +230,9 @@ class _Verifier:
         if a.get("output_hash") != want_hash:
             self.add(p("output_hash"), want_hash, a.get("output_hash"),
                      "output hash does not match the recorded output", "hash")
+        if "output_text_hash" in a and a["output_text_hash"] != output_text_hash(output):
+            self.add(p("output_text_hash"), output_text_hash(output), a["output_text_hash"],
+                     "output text hash does not match the recorded output's text", "hash")
         grades = a.get("grades") or []
         st = a["status"]
         if st in UNFINISHED:
