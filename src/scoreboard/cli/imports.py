@@ -71,7 +71,6 @@ def comparisons_main(args: argparse.Namespace) -> int:
     import sys
 
     from ..engine.reruns import import_comparisons
-
     from ..errors import ConfigError
 
     for flag in ("max_entries", "max_output_chars"):

@@ -23,7 +23,7 @@ a rubric or the review itself.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Literal
 
 from pydantic import Field, StrictBool, StrictInt
 
@@ -39,7 +39,7 @@ from ..validation import Strict, parse_model
 MAX_REVIEWS = 500
 #: the rating dimensions a review may give, each an integer 1-5 or null (not assessed)
 DIMENSIONS = ("correctness", "usefulness", "coherence", "creativity")
-Rating = Optional[Annotated[StrictInt, Field(ge=1, le=5)]]
+Rating = Annotated[StrictInt, Field(ge=1, le=5)] | None
 
 
 class Ratings(Strict):
