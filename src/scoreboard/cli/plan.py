@@ -98,6 +98,7 @@ def build_plan(suite) -> dict:
     recorded = suite.plan()  # the hashes a run's report will carry
     plan = {
         "schema": SCHEMA, "suite": suite.name, "source": suite.source,
+        "scoreboard_version": recorded["scoreboard_version"],
         "fixture_hash": recorded["fixture_hash"], "suite_hash": recorded["suite_hash"],
         "split": cfg.split or "default (cases marked heldout excluded)",
         "cases": {"count": len(cases), "items": cases},
@@ -111,6 +112,9 @@ def build_plan(suite) -> dict:
         "budget_may_stop_run": cap is not None and cap < total,
         "skipped": suite.skipped,
         "model_calls_made": 0,
+        # The normalised fixtures exactly as the run's report will record them: fixture_hash is
+        # their hash, so the plan file alone shows what a run will send and grade against.
+        "fixtures": list(recorded["cases"]),
     }
     return plan
 

@@ -157,6 +157,8 @@ class Plan(Closed):
 
     fixture_hash: StrictStr | None = None
     suite_hash: StrictStr | None = None
+    #: the scoreboard version that made the plan (absent in reports made before it was recorded)
+    scoreboard_version: StrictStr | None = None
     cases: list[PlanCase]
     variants: list[PlanVariant]
     runs: StrictInt
