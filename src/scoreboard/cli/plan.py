@@ -158,6 +158,10 @@ def render(plan: dict) -> str:
         needs = [f"{n['difference'] * 100:g} points: {'more than a million' if n['cases'] is None else n['cases']} "
                  "cases" for n in power["cases_needed"]]
         lines.append("  cases needed: " + "; ".join(needs))
+    live = plan.get("live") or {}
+    if live.get("required"):
+        lines.append("  live: this suite requires --live (its requests spend provider credits); to run it live:")
+        lines.append(f"    {live['command']}")
     lines.append("  no model was called")
     return "\n".join(lines) + "\n"
 
@@ -175,6 +179,7 @@ def main(args: argparse.Namespace) -> int:
     from ..errors import ConfigError
     from ..record.io import load_report
     from ..stats.power import planned_power
+    from ..suite.live import check_live_plan, live_command
 
     for diff in args.detect or ():
         if not 0 < diff <= 1:
@@ -182,9 +187,14 @@ def main(args: argparse.Namespace) -> int:
                               field="detect")
     suite = load_suite(args.suite, suite_flags(args), dry_run=args.dry_run)
     check_gate_settings(suite)
+    check_live_plan(suite)
     load_baseline(suite)
     pilot = load_report(args.pilot) if args.pilot else None
     plan = build_plan(suite)
+    plan["live"] = {"required": suite.config.require_live}
+    if suite.config.require_live:
+        plan["live"].update(command=live_command(sys.argv[1:]), max_cases=suite.config.limits.live.max_cases,
+                            max_requests=suite.config.limits.live.max_requests)
     plan["power"] = planned_power(len(suite.cases), alpha=suite.config.gates.alpha, pilot=pilot,
                                   differences=args.detect)
     if args.pilot:

@@ -57,7 +57,8 @@ def main(args: argparse.Namespace) -> int:
     suite = load_suite(args.suite, flags, dry_run=args.dry_run)
     options = RunOptions(argv=sys.argv[1:], progress=not args.no_progress, junit_path=args.junit,
                          flags=flags, dry_run=args.dry_run, output_json=args.output, executor=args.executor,
-                         hold_report=False)
+                         hold_report=False, live=bool(args.live),
+                         extra_run={"live": True} if args.live else None)
     return finish(args, run(suite, options))
 
 
@@ -79,7 +80,9 @@ def _resumed(args: argparse.Namespace):
         os.chdir(meta["cwd"])
     flags = meta.get("flags") or {}
     suite = load_suite(meta.get("suite_source"), flags, dry_run=bool(meta.get("dry_run")))
+    live = bool(flags.get("live"))
     options = RunOptions(argv=sys.argv[1:], progress=not args.no_progress, junit_path=args.junit, flags=flags,
                          dry_run=bool(meta.get("dry_run")), resume_dir=str(folder.stem),
-                         executor=meta.get("executor"), hold_report=False)
+                         executor=meta.get("executor"), hold_report=False, live=live,
+                         extra_run={"live": True} if live else None)
     return suite, options

@@ -31,6 +31,7 @@ from ..redact import KNOWN, literal_credentials, remember
 from ..stats.gates import all_pass_gate, baseline_gates, fail_under_gates, metric_gates
 from ..stats.summary import Summarizer
 from ..store.files import FileStore, RunFolder, new_run_folder, open_run_folder
+from ..suite.live import check_live_opt_in, check_live_plan
 from ..suite.suite import Suite
 from .attempt import RunState, not_run_record
 from .attemptlog import AttemptLog, drop_torn_tail, scan_attempt_log
@@ -281,6 +282,8 @@ async def run_async(suite: Suite, options: RunOptions | None = None) -> Outcome:
     """Run a suite and write its reports; the async core behind every command that writes one."""
     options = options or RunOptions()
     check_gate_settings(suite)
+    check_live_plan(suite)  # origin 004: a live comparison plan is bounded, and sends only with --live
+    check_live_opt_in(suite, live=options.live, dry_run=options.dry_run)
     check_flag_credentials(options.flags)
     remember_credentials(suite)
     r = _Run(suite, options)

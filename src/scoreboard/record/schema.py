@@ -244,6 +244,8 @@ class RunInfo(Closed):
     executor: StrictStr | None = None
     #: v2: the run used --dry-run (mock subjects, nothing sent)
     dry_run: StrictBool = False
+    #: the run was started with --live (present only then)
+    live: StrictBool | None = None
     transcript: dict[str, Any] | None = None
     replay: dict[str, Any] | None = None
     rescore: Rescore | None = None
