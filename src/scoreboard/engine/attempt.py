@@ -109,15 +109,14 @@ class AttemptRunner:
         case = self.suite.cases[ci]
         variant = self.suite.variants[vi]
         params = variant.params
-        if case.conversation is not None and case.conversation["shared"].get("seed") is not None:
-            params = {**params, "seed": case.conversation["shared"]["seed"]}
+        seed = case.conversation["shared"].get("seed") if case.conversation is not None else None
         value = case.input if input_override is None else input_override
         if isinstance(value, list):
             # Each request gets its own messages: a subject that appends to them must not change
             # the case (or the next run's input).
             value = [dict(m) if isinstance(m, dict) else m for m in value]
         request = SubjectRequest(case.id, value, variant.skill, run, params, self.timeout_s, variant.name,
-                                 self.ledger)
+                                 self.ledger, seed=seed)
         key = (case.id, variant.name, run)
         output, measurements, error, extra = await self._execute(case, variant, request, key)
         if output is None and error is None:

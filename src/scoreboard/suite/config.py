@@ -19,6 +19,9 @@ class ConversationLimits(Strict):
     max_assistant_chars: int = Field(24000, ge=1)
     max_messages: int = Field(40, ge=2)
     max_notes_chars: int = Field(12000, ge=0)
+    max_note_paragraphs: int = Field(40, ge=0)
+    #: offered options on one assistant message of a chat-message case
+    max_options: int = Field(20, ge=0)
     max_conversation_chars: int = Field(50000, ge=1)
     max_file_bytes: int = Field(2 * 1024 * 1024, gt=0)
 
