@@ -88,8 +88,9 @@ def import_comparisons(report_path: str, comparisons_path: str, output: str, *, 
     report = source.report
     if any(c.get("conversation") is not None for c in report["plan"]["cases"]):
         # A turn's output made elsewhere answered a different history than this report's turns.
-        raise ConfigError("comparisons cannot be imported into a report with conversations yet",
-                          file=report_path, field="plan.cases")
+        raise ConfigError("a conversation turn answers its own history: export the turns first (scoreboard "
+                          "export turns REPORT.json --output TURNS.json), then import comparisons into that "
+                          "report", file=report_path, field="plan.cases")
     version, entries = read_comparisons(comparisons_path, report["plan"], max_entries=max_entries,
                                         max_output_chars=max_output_chars)
     sha = sha256_bytes(Path(comparisons_path).read_bytes())

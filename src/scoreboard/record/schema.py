@@ -212,6 +212,24 @@ class Imported(SourceReport):
     variants: list[StrictStr]
 
 
+class ExportedTurn(Closed):
+    """Where one exported case came from: a conversation turn of the source report."""
+
+    case_id: StrictStr
+    conversation: StrictStr
+    turn: StrictStr
+    index: StrictInt
+    chain_input_hash: StrictStr | None = None
+
+
+class Exported(SourceReport):
+    """`export turns`: one variant's conversation turns as independent cases."""
+
+    variant: StrictStr
+    run: StrictInt
+    turns: list[ExportedTurn]
+
+
 class ReviewsImport(Closed):
     """One `import reviews` that added entries to this report."""
 
@@ -250,6 +268,7 @@ class RunInfo(Closed):
     replay: dict[str, Any] | None = None
     rescore: Rescore | None = None
     imported: Imported | None = None
+    exported: Exported | None = None
     cache: CacheInfo | None = None
     resumed: Resumed | None = None
     reviews_imported: list[ReviewsImport] | None = None
