@@ -88,18 +88,18 @@ def test_comparisons_and_reviews_import_for_exported_turns(conv_report, tmp_path
     assert done.returncode == 0, done.stderr
     turns = load(tmp_path / "turns.json")
     entries = [{"case_id": c["id"], "input_hash": c["input_hash"], "provider": "acme", "model": "m1",
-                "model_version": "2026-01", "settings": {"temperature": 0}, "output": "47 birds; it rained; nothing",
+                "model_version": "2026-01", "settings": {"temperature": 0}, "output": "47 birds; it rained; nothing; blue",
                 "generated_at": "2026-01-02T03:04:05Z"} for c in turns["plan"]["cases"]]
     (tmp_path / "comparisons.json").write_text(json.dumps({"entries": entries}))
     done = cli(tmp_path, "import", "comparisons", "turns.json", "comparisons.json", "--output", "compared.json")
     assert done.returncode == 0, done.stderr
     compared = load(tmp_path / "compared.json")
     assert verify_report(compared).ok
-    rates = {name: v["pass_rate"]["value"] for name, v in compared["summary"]["variants"].items()}
-    assert rates["acme/m1"] == 1.0 and rates["one"] == pytest.approx(3 / 4)
+    rates = {name: v["pass_rate"] for name, v in compared["summary"]["variants"].items()}
+    assert rates["acme/m1"] == 1.0 and rates["one"] == 0.5
     # The imported output can be reviewed by its text hash (SHA-256 of the canonical JSON of the text).
     imported = [a for a in compared["attempts"] if a["variant"] == "acme/m1"][0]
-    assert imported["output_text_hash"] == sha256_json("47 birds; it rained; nothing")
+    assert imported["output_text_hash"] == sha256_json("47 birds; it rained; nothing; blue")
     review = {"case_id": imported["case_id"], "input_hash": imported["input_hash"],
               "output_hash": imported["output_text_hash"], "reviewer_id": "ana", "reviewer_kind": "human",
               "rubric_version": "v1", "ratings": {"correctness": 5, "creativity": None}, "notes": "right"}
