@@ -130,15 +130,15 @@ def check_messages(messages: list[dict], limits: ConversationLimits) -> tuple[st
     for i, m in enumerate(messages):
         size = len(m["content"])
         if m["role"] == "user" and size > limits.max_question_chars:
-            return (f".{i}.content", f"user message has {size} characters, over max_question_chars "
-                    f"{limits.max_question_chars} (limits.conversation)")
+            return f".{i}.content", (f"user message has {size} characters, over max_question_chars "
+                                     f"{limits.max_question_chars} (limits.conversation)")
         if m["role"] == "assistant" and size > limits.max_assistant_chars:
-            return (f".{i}.content", f"assistant message has {size} characters, over max_assistant_chars "
-                    f"{limits.max_assistant_chars} (limits.conversation)")
+            return f".{i}.content", (f"assistant message has {size} characters, over max_assistant_chars "
+                                     f"{limits.max_assistant_chars} (limits.conversation)")
         options = m.get("options") or []
         if len(options) > limits.max_options:
-            return (f".{i}.options", f"{len(options)} options, over max_options {limits.max_options} "
-                    "(limits.conversation)")
+            return f".{i}.options", (f"{len(options)} options, over max_options {limits.max_options} "
+                                     "(limits.conversation)")
         if any(len(o) > limits.max_assistant_chars for o in options):
             return f".{i}.options", f"an option is over max_assistant_chars {limits.max_assistant_chars}"
     total = sum(len(m["content"]) + sum(len(o) for o in m.get("options") or ()) for m in messages)
