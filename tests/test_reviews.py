@@ -80,7 +80,7 @@ def entry(report: dict, i: int, **over) -> dict:
     (a,) = [a for a in report["attempts"] if a["case_id"] == cid(i)]
     out = {"case_id": a["case_id"], "input_hash": a["input_hash"], "output_hash": a["output_hash"],
            "reviewer_id": "ann", "reviewer_kind": "human", "rubric_version": "quality-v1",
-           "ratings": {"correctness": 4, "clarity": None}, "verdict": i in HUMAN_PASS, "notes": "checked"}
+           "ratings": {"correctness": 4, "coherence": None}, "verdict": i in HUMAN_PASS, "notes": "checked"}
     out.update(over)
     return out
 
@@ -138,7 +138,10 @@ def test_judge_agreement_against_a_hand_computation(judged_report, tmp_path):
     assert counts["human"]["entries"] == 32 and counts["human"]["outputs"] == 30
     assert counts["human"]["reviewers"] == 3 and counts["human"]["with_verdict"] == 31
     assert counts["model"]["entries"] == 10 and counts["model"]["reviewers"] == 1
-    assert counts["human"]["ratings"]["clarity"] == {"rated": 0, "unassessed": 32}
+    assert counts["human"]["ratings"]["coherence"] == {"rated": 0, "unassessed": 32}
+    # Every entry carries the four named dimensions; one left out is not assessed (null).
+    assert set(counts["human"]["ratings"]) == {"correctness", "usefulness", "coherence", "creativity"}
+    assert counts["human"]["ratings"]["creativity"] == {"rated": 0, "unassessed": 32}
     # No aggregate score is made from the reviews.
     for kind in ("human", "model"):
         assert not {"score", "mean", "pass_rate"} & set(counts[kind])
@@ -179,7 +182,7 @@ def test_judge_agreement_is_absent_without_a_judge_or_human_verdicts(judged_repo
     assert judge_agreement(plain["plan"], plain["attempts"], {"human": human_reviews(plain), "model": []}) is None
 
 
-def test_human_reviews_make_semantic_quality_measured(plain_report, tmp_path):
+def test_human_reviews_of_every_output_make_semantic_quality_measured(plain_report, tmp_path):
     report = load(plain_report)
     what = [n["what"] for n in report["summary"]["not_measured"]]
     assert "semantic quality" in what
@@ -189,8 +192,13 @@ def test_human_reviews_make_semantic_quality_measured(plain_report, tmp_path):
     assert "judge_agreement" not in new["summary"] and new["summary"]["reviews"]["model"]["entries"] == 3
     human = write(tmp_path / "h.json", human_reviews(report, range(3)))
     new, _ = import_reviews(str(plain_report), str(human), str(tmp_path / "h-new.json"))
-    assert "semantic quality" not in [n["what"] for n in new["summary"]["not_measured"]]
+    (item,) = [n for n in new["summary"]["not_measured"] if n["what"] == "semantic quality"]
+    assert item["why"].startswith(f"human reviews cover 3 of {N_CASES} outputs (model reviews 0)")
     assert new["summary"]["reviews"]["outputs_in_report"] == N_CASES
+    # Reviews of every output, and only then, make it measured.
+    rest = write(tmp_path / "h2.json", human_reviews(report, range(3, N_CASES)))
+    whole, _ = import_reviews(str(tmp_path / "h-new.json"), str(rest), str(tmp_path / "h-all.json"))
+    assert "semantic quality" not in [n["what"] for n in whole["summary"]["not_measured"]]
 
 
 def test_reviews_can_be_added_to_a_report_that_holds_reviews(judged_report, tmp_path):
@@ -220,6 +228,12 @@ def _bad(report: dict):
     yield "kind", [{**good, "reviewer_kind": "robot"}], r"entries\[0\]\.reviewer_kind", "human"
     yield "rating", [{**good, "ratings": {"correctness": 3.5}}], r"entries\[0\]\.ratings\.correctness", "whole number"
     yield "bool rating", [{**good, "ratings": {"correctness": True}}], r"entries\[0\]\.ratings\.correctness", ""
+    yield "rating above 5", [{**good, "ratings": {"usefulness": 6}}], r"entries\[0\]\.ratings\.usefulness", "5"
+    yield "rating below 1", [{**good, "ratings": {"coherence": 0}}], r"entries\[0\]\.ratings\.coherence", "1"
+    yield "unnamed dimension", [{**good, "ratings": {"clarity": 3}}], r"entries\[0\]\.ratings\.clarity", \
+        "unknown field"
+    yield "same kind twice", [good, {**good, "notes": "again", "verdict": False}], r"'entries\[1\]'", \
+        "reviewer kind"
     yield "verdict", [{**good, "verdict": "yes"}], r"entries\[0\]\.verdict", ""
     yield "notes", [{k: v for k, v in good.items() if k != "notes"}], r"entries\[0\]\.notes", "required"
     yield "top level", {"entries": [good], "extra": 1}, r"'extra'", "unknown field"
@@ -265,3 +279,46 @@ def test_cli_import_reviews(judged_report, tmp_path):
     done = scoreboard(["import", "reviews", str(judged_report), str(reviews), "--output", "j.json", "--json"],
                       tmp_path)
     assert done.returncode == 0 and json.loads(done.stdout)["reviews"]["human"]
+
+
+def test_one_label_may_review_once_as_a_person_and_once_as_a_model(judged_report, tmp_path):
+    """The same reviewer label as human and as model: two separate records, counted apart."""
+    report = load(judged_report)
+    both = [entry(report, 0), entry(report, 0, reviewer_kind="model", verdict=False,
+                                    ratings={"correctness": 2, "usefulness": 5, "coherence": 1, "creativity": None})]
+    path = write(tmp_path / "both.json", both)
+    new, _ = import_reviews(str(judged_report), str(path), str(tmp_path / "both-new.json"))
+    assert [e["reviewer_id"] for e in new["reviews"]["human"]] == ["ann"]
+    assert [e["reviewer_id"] for e in new["reviews"]["model"]] == ["ann"]
+    assert new["reviews"]["model"][0]["ratings"] == {"correctness": 2, "usefulness": 5, "coherence": 1,
+                                                     "creativity": None}
+    counts = new["summary"]["reviews"]
+    assert counts["human"]["entries"] == counts["model"]["entries"] == 1
+
+
+def test_a_review_may_bind_by_the_output_text_hash(plain_report, tmp_path):
+    """An output's text hash (SHA-256 of the canonical JSON of its text) binds a review to it,
+    as the whole-output hash does; the entry is kept bound to the whole output's hash."""
+    from scoreboard.hashing import sha256_json
+
+    report = load(plain_report)
+    (a,) = [a for a in report["attempts"] if a["case_id"] == cid(2)]
+    assert a["output_text_hash"] == sha256_json(a["output"]["text"]) != a["output_hash"]
+    path = write(tmp_path / "t.json", [entry(report, 2, output_hash=a["output_text_hash"])])
+    new, _ = import_reviews(str(plain_report), str(path), str(tmp_path / "t-new.json"))
+    assert new["reviews"]["human"][0]["output_hash"] == a["output_hash"]
+    assert new["summary"]["reviews"]["human"]["outputs"] == 1
+
+
+def test_reviews_file_bounds(plain_report, tmp_path):
+    from scoreboard.judges.reviews import MAX_REVIEWS, read_reviews
+
+    report = load(plain_report)
+    assert MAX_REVIEWS == 500
+    many = write(tmp_path / "many.json", human_reviews(report, range(6)))
+    with pytest.raises(ConfigError, match=r"6 entries, more than the 5 allowed \(--max-entries\)"):
+        read_reviews(str(many), report, max_entries=5)
+    assert len(read_reviews(str(many), report, max_entries=6)[1]) == 6
+    done = scoreboard(["import", "reviews", str(plain_report), str(many), "--output", "x.json",
+                       "--max-entries", "5"], tmp_path)
+    assert done.returncode == 1 and "--max-entries" in done.stderr and not (tmp_path / "x.json").exists()

@@ -136,6 +136,7 @@ def test_duplicated_attempt_is_named(report):
 def test_completed_report_with_not_run_attempt(report):
     a = report["attempts"][20]
     a.update(status="not-run", output=None, output_hash=None, error="not run", grades=[])
+    a.pop("output_text_hash")
     resummarize(report)
     result = verify_report(report)
     assert [m["path"] for m in result.mismatches] == ["attempts[20].status"]
@@ -156,6 +157,7 @@ def test_stopped_report_with_not_run_attempts_verifies(report):
     for a in report["attempts"][-5:]:
         a.update(status="not-run", output=None, output_hash=None, error="request budget of 100 used up",
                  grades=[], measurements={k: None for k in a["measurements"]})
+        a.pop("output_text_hash")
     resummarize(report)
     assert verify_report(report).ok
 
@@ -170,10 +172,23 @@ def test_missing_planned_attempt_in_completed_report(report):
 
 
 def test_requests_over_budget(report):
-    report["requests"] = {"sent": 5, "completed": 5, "failed": 0, "budget": {"max_requests": 3}}
+    report["plan"]["budget"] = {"max_requests": 3, "max_cost_usd": None, "max_tokens": None}
+    report["requests"] = {"sent": 5, "completed": 5, "failed": 0, "budget": dict(report["plan"]["budget"])}
     result = verify_report(report)
     assert [m["path"] for m in result.mismatches] == ["requests.sent"]
     assert result.mismatches[0]["found"] == 5
+
+
+def test_spend_is_held_to_the_plans_budget(report):
+    """A ledger budget raised to hide an overspend is itself named: plan.budget is what counts."""
+    report["plan"]["budget"] = {"max_requests": 3, "max_cost_usd": None, "max_tokens": 100}
+    report["requests"] = {"sent": 5, "completed": 5, "failed": 0, "tokens_spent": 150,
+                          "budget": {"max_requests": 10, "max_cost_usd": None, "max_tokens": 1000}}
+    result = verify_report(report)
+    assert [m["path"] for m in result.mismatches] == ["requests.budget.max_requests",
+                                                      "requests.budget.max_tokens", "requests.sent",
+                                                      "requests.tokens_spent"]
+    assert result.mismatches[2]["expected"] == "<= 3"
 
 
 def test_measured_requests_above_sent(report):
@@ -268,6 +283,7 @@ def test_edited_earlier_reply_breaks_the_chain(conversation_report):
     a = report["attempts"][index]
     a["output"]["text"] += "!"  # an edited reply, with its hash recomputed to hide the edit
     a["output_hash"] = sha256_json(a["output"])
+    a["output_text_hash"] = sha256_json(a["output"]["text"])
     later = [i for i, b in enumerate(report["attempts"]) if b["case_id"] in ("tea/t2", "tea/t3") and b["run"] == 1]
     result = verify_report(report)
     # every later turn of that run carried the original reply in its input

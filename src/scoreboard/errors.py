@@ -133,3 +133,10 @@ class BudgetExceeded(ScoreboardError):
     """A run budget (requests, cost, tokens) ran out; the run stops dispatching."""
 
     exit_code = 2
+
+
+class ReportWriteError(ScoreboardError):
+    """A run's report could not be written once the run had started (a checkpoint or the final
+    report): an execution failure, exit 2; the attempt log stays for --resume."""
+
+    exit_code = 2

@@ -34,3 +34,11 @@ def sha256_json_items(items: Iterable[Any]) -> str:
 def sha256_bytes(data: bytes) -> str:
     """SHA-256 (hex) of raw bytes."""
     return hashlib.sha256(data).hexdigest()
+
+
+def output_text_hash(output: dict | None) -> str | None:
+    """SHA-256 of the canonical JSON string of an output's text, unchanged (whitespace and line
+    ends kept): the hash other tools give an answer. None when the output has no text. The
+    report's `output_hash` covers the whole output ({text, json, tool_calls, status}) instead."""
+    text = output.get("text") if isinstance(output, dict) else None
+    return sha256_json(text) if isinstance(text, str) else None

@@ -75,7 +75,7 @@ def judged_run(folder: Path) -> Path:
 def reviews_for(report: dict) -> list[dict]:
     return [{"case_id": a["case_id"], "input_hash": a["input_hash"], "output_hash": a["output_hash"],
              "reviewer_id": "ann", "reviewer_kind": "human", "rubric_version": "v1",
-             "ratings": {"correctness": 4, "clarity": None}, "verdict": a["case_id"] in GOOD, "notes": "checked"}
+             "ratings": {"correctness": 4, "coherence": None}, "verdict": a["case_id"] in GOOD, "notes": "checked"}
             for a in report["attempts"] if a["variant"] == "one"]
 
 

@@ -373,7 +373,7 @@ def test_cli_errors_are_classified(tmp_path):
     cases = {"Not logged in · Please run /login": ("auth", None, False),
              "Invalid API key · Fix external API key (API status 401)": ("auth", 401, False),
              "API Error: 500 Internal server error (API status 500)": ("server-error", 500, False),
-             "unexpected status 429 Too Many Requests": ("rate-limit", 429, False),
+             "unexpected status 429 Too Many Requests": ("rate-limit", 429, True),
              "Your credit balance is too low to access the Anthropic API": ("quota", None, True)}
     for detail, (kind, status, stop) in cases.items():
         err = subject.error_of(detail, {"secret"})

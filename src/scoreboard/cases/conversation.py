@@ -21,6 +21,8 @@ from ..validation import Strict, parse_model
 from .case import MISSING, Case
 from .schema import case_graders
 
+DEFAULT_STYLE = "balanced"
+
 
 class SharedInput(Strict):
     """What every turn sees: the conversation's topic, notes or documents, style and seed."""
@@ -28,7 +30,9 @@ class SharedInput(Strict):
     topic: str | None = None
     notes: str | None = None
     documents: list[str] | dict[str, str] | None = None
-    style: str | None = None
+    #: the response detail every turn asks for unless a turn sets its own (recorded, hashed, sent)
+    style: str = Field(DEFAULT_STYLE, min_length=1)
+    #: fixes a subject's sampling where it takes a seed (passed to it; see SubjectRequest.seed)
     seed: int | None = None
 
 
@@ -91,7 +95,9 @@ def turn_messages(conversation: dict, index: int, replies: list[str]) -> list[di
     messages: list[dict] = []
     for k in range(index + 1):
         turn = turns[k]
-        style = turn.get("style") or shared.get("style")
+        # A turn's own style is always said; the shared one only when it is not the default
+        # (a subject asked nothing answers in the balanced default).
+        style = turn.get("style") or (shared.get("style") if shared.get("style") != DEFAULT_STYLE else None)
         text = turn["question"] if not style else f"{turn['question']}\n\n(Style: {style})"
         if k == 0:
             block = context_block(shared)
@@ -113,6 +119,32 @@ def check_history(conversation: dict, index: int, messages: list[dict], limits: 
     total = sum(len(m["content"]) for m in messages)
     if total > limits["max_conversation_chars"]:
         return f"conversation has {total} characters, over max_conversation_chars {limits['max_conversation_chars']}"
+    return None
+
+
+def check_messages(messages: list[dict], limits: ConversationLimits) -> tuple[str, str] | None:
+    """(field suffix, problem) of a chat-message input that breaks the conversation limits (None
+    when it fits): they bound a case's supplied history as they bound a conversation's."""
+    if len(messages) > limits.max_messages:
+        return "", f"{len(messages)} messages, over max_messages {limits.max_messages} (limits.conversation)"
+    for i, m in enumerate(messages):
+        size = len(m["content"])
+        if m["role"] == "user" and size > limits.max_question_chars:
+            return f".{i}.content", (f"user message has {size} characters, over max_question_chars "
+                                     f"{limits.max_question_chars} (limits.conversation)")
+        if m["role"] == "assistant" and size > limits.max_assistant_chars:
+            return f".{i}.content", (f"assistant message has {size} characters, over max_assistant_chars "
+                                     f"{limits.max_assistant_chars} (limits.conversation)")
+        options = m.get("options") or []
+        if len(options) > limits.max_options:
+            return f".{i}.options", (f"{len(options)} options, over max_options {limits.max_options} "
+                                     "(limits.conversation)")
+        if any(len(o) > limits.max_assistant_chars for o in options):
+            return f".{i}.options", f"an option is over max_assistant_chars {limits.max_assistant_chars}"
+    total = sum(len(m["content"]) + sum(len(o) for o in m.get("options") or ()) for m in messages)
+    if total > limits.max_conversation_chars:
+        return "", (f"conversation has {total} characters, over max_conversation_chars "
+                    f"{limits.max_conversation_chars} (limits.conversation)")
     return None
 
 
@@ -157,6 +189,11 @@ def expand_conversation(raw: dict, record: Any, *, file: str, line: int | None,
                           case_id=case_id, field="turns")
     if len(shared.get("notes", "")) > limits.max_notes_chars:
         raise ConfigError(f"notes over max_notes_chars {limits.max_notes_chars}", file=file, line=line,
+                          case_id=case_id, field="conversation.notes")
+    paragraphs = len(note_paragraphs(shared.get("notes")))
+    if paragraphs > limits.max_note_paragraphs:
+        raise ConfigError(f"notes have {paragraphs} paragraphs, over max_note_paragraphs "
+                          f"{limits.max_note_paragraphs} (limits.conversation)", file=file, line=line,
                           case_id=case_id, field="conversation.notes")
     turns, seen = [], set()
     for i, t in enumerate(turns_raw):

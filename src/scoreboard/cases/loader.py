@@ -18,7 +18,7 @@ from ..safeparse import ParseError, parse_json, parse_yaml
 from ..suite.config import Limits
 from ..validation import parse_model
 from .case import MISSING, Case
-from .conversation import expand_conversation
+from .conversation import check_messages, expand_conversation
 from .schema import CaseRecord, case_graders
 
 _DOC_KEYS = {"cases", "version", "name", "description"}
@@ -280,11 +280,15 @@ def _resolve_input(raw: Any, base: Path, root: Path, shown: str, line: int | Non
             raise ConfigError(f"input is {size} bytes, over the limit of {limits.max_input_bytes} "
                               "(limits.max_input_bytes)", **where)
         return raw
-    messages = [m.model_dump() for m in raw]
+    messages = [m.model_dump(exclude_none=True) for m in raw]
     size = sum(len(m["content"].encode("utf-8")) for m in messages)
     if size > limits.max_input_bytes:
         raise ConfigError(f"input is {size} bytes, over the limit of {limits.max_input_bytes} "
                           "(limits.max_input_bytes)", **where)
+    problem = check_messages(messages, limits.conversation)
+    if problem is not None:
+        field, message = problem
+        raise ConfigError(message, **{**where, "field": f"input{field}"})
     return messages
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Union
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from ..validation import Strict
 
@@ -12,6 +12,14 @@ from ..validation import Strict
 class Message(Strict):
     role: Literal["system", "user", "assistant", "tool"]
     content: str
+    #: the options an assistant message offered (so a later "the second one" can be tested)
+    options: list[str] | None = None
+
+    @model_validator(mode="after")
+    def _options_on_assistant(self) -> Message:
+        if self.options is not None and self.role != "assistant":
+            raise ValueError("only an assistant message may carry options")
+        return self
 
 
 class CaseRecord(Strict):

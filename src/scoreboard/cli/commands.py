@@ -3,4 +3,4 @@
 everything heavy is imported inside its main()."""
 
 MODULES: list[str] = ["run", "validate", "report", "compare", "score", "replay", "footprint", "rescore",
-                      "verify", "imports", "plan", "schema"]
+                      "verify", "imports", "export", "plan", "schema"]

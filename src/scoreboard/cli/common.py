@@ -60,6 +60,8 @@ def add_suite_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--alpha", type=float, help="significance level for --require-significance (default 0.05)")
     p.add_argument("--dry-run", action="store_true",
                    help="check the suite as a real run would, then replace every subject and judge by the mock")
+    p.add_argument("--live", action="store_true", default=None,
+                   help="send requests that spend provider credits (required when the suite says require_live: true)")
     add_root_flag(p)
 
 
@@ -129,7 +131,7 @@ def suite_flags(args: argparse.Namespace) -> dict:
              "judge_runs": args.judge_runs, "pairwise": args.pairwise, "max_requests": args.max_requests,
              "max_cost_usd": args.max_cost, "max_tokens": args.max_tokens, "baseline": args.baseline,
              "max_regression": args.max_regression, "require_significance": args.require_significance,
-             "alpha": args.alpha, "root": args.root}
+             "alpha": args.alpha, "root": args.root, "live": args.live}
     for key in ("output_dir", "cache", "grace_seconds"):
         flags[key] = getattr(args, {"grace_seconds": "grace"}.get(key, key), None)
     flags["formats"] = parse_formats(getattr(args, "format", None))

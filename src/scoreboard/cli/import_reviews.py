@@ -16,10 +16,13 @@ DESCRIPTION = """Attach reviews of a report's outputs made elsewhere, by people 
 
 REVIEWS.json is {"version"?: "...", "entries": [...]} or a bare list of entries, each
 {case_id, input_hash, output_hash, reviewer_id, reviewer_kind: "human" | "model",
-rubric_version, ratings: {name: integer or null}, verdict?: true | false, notes}. Copy case_id,
-input_hash and output_hash from the report (output_hash of one of that case's attempts). An
-unknown field, a case or hash that does not match the report, or a duplicate (same case, output
-hash, reviewer and rubric version) stops the import: exit 1, nothing written.
+rubric_version, ratings, verdict?: true | false, notes}; ratings name only correctness,
+usefulness, coherence and creativity, each an integer 1-5 or null (not assessed; one left out is
+null). At most 500 entries (--max-entries). Copy case_id, input_hash and output_hash from the
+report: an attempt's output_hash, or its output_text_hash (SHA-256 of the canonical JSON string
+of the output text alone). An unknown field, a case or hash that does not match the report, or a
+duplicate (same case, output hash, reviewer id, reviewer kind and rubric version: one label may
+review once as human and once as model) stops the import: exit 1, nothing written.
 
 The new report keeps human and model reviews apart (report.reviews.human / .model, counted
 apart in summary.reviews); no aggregate score is made from them. When judge verdicts and human
@@ -34,6 +37,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("report", metavar="REPORT.json", help="the report whose outputs were reviewed")
     p.add_argument("reviews", metavar="REVIEWS.json", help="the reviews")
     p.add_argument("--output", required=True, metavar="NEW.json", help="the new report (created exclusively)")
+    p.add_argument("--max-entries", type=int, metavar="N", default=500,
+                   help="the most entries the reviews file may hold (default 500)")
     add_format_flag(p, "json")
     p.add_argument("--json", action="store_true", help="print the new report JSON on stdout (human lines go to stderr)")
 
@@ -43,8 +48,12 @@ def main(args: argparse.Namespace) -> int:
     import sys
 
     from ..engine.reruns import import_reviews
+    if args.max_entries < 1:
+        from ..errors import ConfigError
+
+        raise ConfigError(f"--max-entries takes a positive number, got {args.max_entries}", field="max_entries")
     report, paths = import_reviews(args.report, args.reviews, args.output, argv=sys.argv[1:],
-                                   formats=parse_formats(args.format))
+                                   formats=parse_formats(args.format), max_entries=args.max_entries)
     out = sys.stderr if args.json else sys.stdout
     info = report["run"]["reviews_imported"][-1]
     print(f"imported {plural(info['entries'], 'review')} from {args.reviews} ({info['human']} human, {info['model']} model); "

@@ -45,8 +45,9 @@ COMPARISONS_DESCRIPTION = """Import outputs produced elsewhere for the same case
 COMPARISONS.json is {"version"?: "...", "entries": [...]} or a bare list of entries, each
 {case_id, input_hash, provider, model, model_version, settings, output, generated_at}: copy
 case_id and input_hash from the report; settings holds string, finite-number, boolean or null
-values; output is the text (kept exactly) or {text, json, tool_calls, status}; generated_at is
-an ISO 8601 timestamp. Each (provider, model, model_version, settings) becomes a variant named
+values (at most 20); output is the text (kept exactly, at most 24,000 characters:
+--max-output-chars) or {text, json, tool_calls, status}; generated_at is an ISO 8601 timestamp.
+At most 100 entries (--max-entries). Each (provider, model, model_version, settings) becomes a variant named
 provider/model (marked "imported": true in the plan), graded with the report's graders; the
 report's own attempts are carried over unchanged. Any invalid entry: exit 1, nothing written.
 
@@ -59,6 +60,10 @@ def add_comparisons_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("comparisons", metavar="COMPARISONS.json", help="the outputs made elsewhere")
     p.add_argument("--output", required=True, metavar="NEW.json", help="the new report (created exclusively)")
     p.add_argument("--allow-judge", action="store_true", help="allow graders that call a model")
+    p.add_argument("--max-entries", type=int, metavar="N", default=100,
+                   help="the most entries the comparisons file may hold (default 100)")
+    p.add_argument("--max-output-chars", type=int, metavar="N", default=24_000,
+                   help="the most characters of one imported output (default 24000)")
     add_format_flag(p, "json")
     p.add_argument("--json", action="store_true", help="print the report JSON on stdout (human lines go to stderr)")
 
@@ -67,9 +72,15 @@ def comparisons_main(args: argparse.Namespace) -> int:
     import sys
 
     from ..engine.reruns import import_comparisons
+    from ..errors import ConfigError
 
+    for flag in ("max_entries", "max_output_chars"):
+        if getattr(args, flag) < 1:
+            raise ConfigError(f"--{flag.replace('_', '-')} takes a positive number, got {getattr(args, flag)}",
+                              field=flag)
     outcome = import_comparisons(args.report, args.comparisons, args.output, allow_judge=args.allow_judge,
-                                 formats=parse_formats(args.format), argv=sys.argv[1:])
+                                 formats=parse_formats(args.format), argv=sys.argv[1:],
+                                 max_entries=args.max_entries, max_output_chars=args.max_output_chars)
     info = outcome.head["run"]["imported"]
     print(f"imported {plural(info['entries'], 'output')} from {args.comparisons} as {', '.join(info['variants'])}; "
           "no request was made", file=out_stream(args.json))

@@ -99,6 +99,7 @@ def build_plan(suite) -> dict:
     recorded = suite.plan()  # the hashes a run's report will carry
     plan = {
         "schema": SCHEMA, "suite": suite.name, "source": suite.source,
+        "scoreboard_version": recorded["scoreboard_version"],
         "fixture_hash": recorded["fixture_hash"], "suite_hash": recorded["suite_hash"],
         "split": cfg.split or "default (cases marked heldout excluded)",
         "cases": {"count": len(cases), "items": cases},
@@ -112,6 +113,9 @@ def build_plan(suite) -> dict:
         "budget_may_stop_run": cap is not None and cap < total,
         "skipped": suite.skipped,
         "model_calls_made": 0,
+        # The normalised fixtures exactly as the run's report will record them: fixture_hash is
+        # their hash, so the plan file alone shows what a run will send and grade against.
+        "fixtures": list(recorded["cases"]),
     }
     return plan
 
@@ -156,6 +160,10 @@ def render(plan: dict) -> str:
         needs = [f"{n['difference'] * 100:g} points: {'more than a million' if n['cases'] is None else n['cases']} "
                  "cases" for n in power["cases_needed"]]
         lines.append("  cases needed: " + "; ".join(needs))
+    live = plan.get("live") or {}
+    if live.get("required"):
+        lines.append("  live: this suite requires --live (its requests spend provider credits); to run it live:")
+        lines.append(f"    {live['command']}")
     lines.append("  no model was called")
     return "\n".join(lines) + "\n"
 
@@ -173,6 +181,7 @@ def main(args: argparse.Namespace) -> int:
     from ..errors import ConfigError
     from ..record.io import load_report
     from ..stats.power import planned_power
+    from ..suite.live import check_live_plan, live_command
 
     for diff in args.detect or ():
         if not 0 < diff <= 1:
@@ -182,9 +191,14 @@ def main(args: argparse.Namespace) -> int:
     for warning in suite.warnings:
         print(f"scoreboard: warning: {warning}", file=sys.stderr)
     check_gate_settings(suite)
+    check_live_plan(suite)
     load_baseline(suite)
     pilot = load_report(args.pilot) if args.pilot else None
     plan = build_plan(suite)
+    plan["live"] = {"required": suite.config.require_live}
+    if suite.config.require_live:
+        plan["live"].update(command=live_command(sys.argv[1:]), max_cases=suite.config.limits.live.max_cases,
+                            max_requests=suite.config.limits.live.max_requests)
     plan["power"] = planned_power(len(suite.cases), alpha=suite.config.gates.alpha, pilot=pilot,
                                   differences=args.detect)
     if args.pilot:

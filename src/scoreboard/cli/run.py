@@ -78,7 +78,8 @@ def main(args: argparse.Namespace) -> int:
     suite = load_suite(args.suite, flags, dry_run=args.dry_run)
     options = RunOptions(argv=sys.argv[1:], progress=not args.no_progress, junit_path=args.junit,
                          flags=flags, dry_run=args.dry_run, output_json=args.output, executor=args.executor,
-                         executor_settings=settings, hold_report=False)
+                         executor_settings=settings, hold_report=False, live=bool(args.live),
+                         extra_run={"live": True} if args.live else None)
     print_preamble(suite, out_stream(args.json), dry_run=args.dry_run)
     return _finish(args, run(suite, options))
 
@@ -112,10 +113,11 @@ def _resumed(args: argparse.Namespace):
         os.chdir(meta["cwd"])
     flags = meta.get("flags") or {}
     suite = load_suite(meta.get("suite_source"), flags, dry_run=bool(meta.get("dry_run")))
+    live = bool(flags.get("live"))
     options = RunOptions(argv=sys.argv[1:], progress=not args.no_progress, junit_path=args.junit, flags=flags,
                          dry_run=bool(meta.get("dry_run")), resume_dir=str(folder.stem),
                          executor=args.executor or meta.get("executor"), executor_settings=settings,
-                         hold_report=False)
+                         hold_report=False, live=live, extra_run={"live": True} if live else None)
     return suite, options
 
 

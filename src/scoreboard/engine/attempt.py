@@ -14,7 +14,7 @@ from typing import Any, Callable
 from ..cases.conversation import check_history, turn_messages
 from ..errors import BudgetExceeded, SubjectError
 from ..graders.grade import Grade, GradeContext, attempt_status, grade_attempt
-from ..hashing import sha256_json
+from ..hashing import output_text_hash, sha256_json
 from ..judges.client import BoundJudge
 from ..redact import KNOWN
 from ..subjects.base import DEFAULT_MAX_RESPONSE_BYTES, text_over_limit, too_large
@@ -109,15 +109,14 @@ class AttemptRunner:
         case = self.suite.cases[ci]
         variant = self.suite.variants[vi]
         params = variant.params
-        if case.conversation is not None and case.conversation["shared"].get("seed") is not None:
-            params = {**params, "seed": case.conversation["shared"]["seed"]}
+        seed = case.conversation["shared"].get("seed") if case.conversation is not None else None
         value = case.input if input_override is None else input_override
         if isinstance(value, list):
             # Each request gets its own messages: a subject that appends to them must not change
             # the case (or the next run's input).
             value = [dict(m) if isinstance(m, dict) else m for m in value]
         request = SubjectRequest(case.id, value, variant.skill, run, params, self.timeout_s, variant.name,
-                                 self.ledger)
+                                 self.ledger, seed=seed)
         key = (case.id, variant.name, run)
         output, measurements, error, extra = await self._execute(case, variant, request, key)
         if output is None and error is None:
@@ -143,6 +142,9 @@ class AttemptRunner:
             "output": out, "output_hash": output_hash, "error": error,
             "measurements": measurements.to_dict(), "grades": [g.to_dict() for g in grades],
         }
+        text_hash = output_text_hash(out)
+        if text_hash is not None:
+            record["output_text_hash"] = text_hash
         if extra:
             record["subject_info"] = extra
         if self.ledger is not None:

@@ -1,5 +1,9 @@
 """Checkpoints: the JSON report (status "running") rewritten every N attempts and T seconds, so
-a reader can follow a long run; the attempt log, not the checkpoint, is what --resume uses."""
+a reader can follow a long run; the attempt log, not the checkpoint, is what --resume uses.
+
+A checkpoint that cannot be written (a full disk, a path taken meanwhile) stops the run: no
+later request is sent (`on_failure`), the last checkpoint that was written stays as it was, and
+the run ends as stopped (exit 2), never as invalid input."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Callable, Iterable
 
+from ..errors import ScoreboardError
 from ..record.files import replace_atomic, write_new
 from ..record.stream import report_chunks
 
@@ -16,8 +21,11 @@ class Checkpointer:
     have passed, never more than ~10% of the run's time."""
 
     def __init__(self, path: Path, make: Callable[[], tuple[dict, Iterable[bytes]]], *, every: int,
-                 seconds: float, exists: bool = False):
+                 seconds: float, exists: bool = False, on_failure: Callable[[str], None] | None = None):
         self.path, self.make = path, make
+        self.on_failure = on_failure
+        #: why the last write failed (None: no write failed); no checkpoint is tried after one
+        self.failed: str | None = None
         self.every, self.seconds = every, seconds
         self.count = 0
         self.last = time.monotonic()
@@ -29,6 +37,8 @@ class Checkpointer:
 
     def maybe(self) -> None:
         self.count += 1
+        if self.failed is not None:
+            return
         now = time.monotonic()
         gap = now - self.last
         if gap < max(self.min_gap, 10 * self.cost):
@@ -40,11 +50,18 @@ class Checkpointer:
         started = time.monotonic()
         head, lines = self.make()
         chunks = report_chunks(head, lines)
-        if self.written:
-            replace_atomic(self.path, chunks, sync=False)
-        else:
-            write_new(self.path, chunks)
-            self.written = True
+        try:
+            if self.written:
+                replace_atomic(self.path, chunks, sync=False)
+            else:
+                write_new(self.path, chunks)
+                self.written = True
+        except (OSError, ScoreboardError) as exc:
+            detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            self.failed = f"checkpoint write failed ({self.path}: {detail})"
+            if self.on_failure is not None:
+                self.on_failure(self.failed)
+            return
         done = time.monotonic()
         self.cost = done - started
         self.last = done

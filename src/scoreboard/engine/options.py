@@ -37,6 +37,8 @@ class RunOptions:
     #: the flags this run was started with (saved so `--resume` can rebuild the same suite)
     flags: dict = field(default_factory=dict)
     dry_run: bool = False
+    #: the run was started with --live (a suite with require_live: true sends nothing without it)
+    live: bool = False
     resume_dir: str | None = None
     junit_path: str | None = None
     #: score's rule: exit 3 unless every case passes

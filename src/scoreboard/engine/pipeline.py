@@ -22,6 +22,7 @@ from itertools import chain
 from pathlib import Path
 from typing import Iterator
 
+from ..errors import ConfigError, ReportWriteError
 from ..jsonio import dumps_line, loads
 from ..record.files import replace_atomic, write_new
 from ..record.io import SCHEMA, is_synthetic, versions
@@ -30,6 +31,7 @@ from ..redact import KNOWN, literal_credentials, remember
 from ..stats.gates import all_pass_gate, baseline_field_gates, baseline_gates, fail_under_gates, metric_gates
 from ..stats.summary import Summarizer
 from ..store.files import FileStore, RunFolder, new_run_folder, open_run_folder
+from ..suite.live import check_live_opt_in, check_live_plan
 from ..suite.suite import Suite
 from .attempt import RunState, not_run_record
 from .attemptlog import AttemptLog, drop_torn_tail, scan_attempt_log
@@ -287,6 +289,8 @@ async def run_async(suite: Suite, options: RunOptions | None = None) -> Outcome:
     """Run a suite and write its reports; the async core behind every command that writes one."""
     options = options or RunOptions()
     check_gate_settings(suite)
+    check_live_plan(suite)  # origin 004: a live comparison plan is bounded, and sends only with --live
+    check_live_opt_in(suite, live=options.live, dry_run=options.dry_run)
     check_flag_credentials(options.flags)
     remember_credentials(suite)
     r = _Run(suite, options)
@@ -301,7 +305,8 @@ async def run_async(suite: Suite, options: RunOptions | None = None) -> Outcome:
     json_path = r.folder.report_path(".json")
     r.checkpoint = Checkpointer(json_path, r.checkpoint_report, every=cfg.checkpoint_every,
                                 seconds=cfg.checkpoint_seconds,
-                                exists=bool(options.resume_dir) and json_path.exists())
+                                exists=bool(options.resume_dir) and json_path.exists(),
+                                on_failure=lambda reason: _stop_on_write_failure(r, reason))
     if options.carried is not None:
         r.checkpoint.min_gap = float("inf")  # nothing here waits on a model unless judges run
     r.pairwise = None
@@ -314,7 +319,10 @@ async def run_async(suite: Suite, options: RunOptions | None = None) -> Outcome:
             r.finalized = options.finalize(r.lookup)
         status, r.stop_reason = r.conclude()
         head = KNOWN.scrub_value(r.head(status, final=True))
-        paths = write_record(r, head, json_path)
+        try:
+            paths = write_record(r, head, json_path)
+        except (OSError, ConfigError) as exc:
+            raise _write_failed(r, json_path, exc) from None
         github_summary(head, r.attempts, r.view)
     finally:
         r.index.close()
@@ -342,6 +350,21 @@ def write_record(r: _Run, head: dict, json_path: Path) -> dict[str, Path]:
                                       junit_path=r.options.junit_path)
     paths.update(rendered)
     return paths
+
+
+def _stop_on_write_failure(r: _Run, reason: str) -> None:
+    """A checkpoint could not be written: no later request is sent, the run ends stopped."""
+    r.state.stop(reason)
+    r.ledger.halt(reason)
+
+
+def _write_failed(r: _Run, json_path: Path, exc: BaseException) -> ReportWriteError:
+    """The final report could not be written: an execution failure (exit 2), not bad input."""
+    detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    kept = " (the last checkpoint there is partial)" if r.checkpoint.written else ""
+    return ReportWriteError(f"{json_path}: the report could not be written ({detail}){kept}; the attempt "
+                            f"log {r.folder.log_path} is intact: finish with scoreboard run --resume "
+                            f"{r.folder.stem}")
 
 
 def exit_code_for(head: dict, summary: Summarizer) -> int:

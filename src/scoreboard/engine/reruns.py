@@ -11,9 +11,15 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..hashing import canonical_json, sha256_bytes
-from ..judges.reviews import KINDS, attach_reviews, read_reviews
+from ..judges.reviews import KINDS, MAX_REVIEWS, attach_reviews, read_reviews
 from ..record.chains import UNFINISHED
-from ..suite.comparisons import IMPORT_NOTE, comparison_variants, read_comparisons
+from ..suite.comparisons import (
+    IMPORT_NOTE,
+    MAX_ENTRIES,
+    MAX_OUTPUT_CHARS,
+    comparison_variants,
+    read_comparisons,
+)
 from ..suite.from_report import (
     INTEGRITY_CHECKS,
     NO_REQUEST_NOTE,
@@ -71,7 +77,8 @@ def rescore(report_path: str, *, graders_file: str | None = None, allow_judge: b
 
 
 def import_comparisons(report_path: str, comparisons_path: str, output: str, *, allow_judge: bool = False,
-                       formats: list[str] | None = None, argv: list[str] | None = None) -> Outcome:
+                       formats: list[str] | None = None, argv: list[str] | None = None,
+                       max_entries: int = MAX_ENTRIES, max_output_chars: int = MAX_OUTPUT_CHARS) -> Outcome:
     """Write a new report: the source's attempts unchanged plus one imported variant per
     (provider, model, model_version, settings), graded with the report's graders."""
     if Path(output).exists():
@@ -81,9 +88,11 @@ def import_comparisons(report_path: str, comparisons_path: str, output: str, *, 
     report = source.report
     if any(c.get("conversation") is not None for c in report["plan"]["cases"]):
         # A turn's output made elsewhere answered a different history than this report's turns.
-        raise ConfigError("comparisons cannot be imported into a report with conversations yet",
-                          file=report_path, field="plan.cases")
-    version, entries = read_comparisons(comparisons_path, report["plan"])
+        raise ConfigError("a conversation turn answers its own history: export the turns first (scoreboard "
+                          "export turns REPORT.json --output TURNS.json), then import comparisons into that "
+                          "report", file=report_path, field="plan.cases")
+    version, entries = read_comparisons(comparisons_path, report["plan"], max_entries=max_entries,
+                                        max_output_chars=max_output_chars)
     sha = sha256_bytes(Path(comparisons_path).read_bytes())
     variants = recorded_variants(source)
     imported, absent = comparison_variants(source, entries, file=comparisons_path, sha256=sha,
@@ -99,7 +108,7 @@ def import_comparisons(report_path: str, comparisons_path: str, output: str, *, 
 
 
 def import_reviews(report_path: str, reviews_path: str, output: str, *, argv: list[str] | None = None,
-                   formats: list[str] | None = None) -> tuple[dict, dict[str, Path]]:
+                   formats: list[str] | None = None, max_entries: int = MAX_REVIEWS) -> tuple[dict, dict[str, Path]]:
     """Validate REVIEWS against REPORT and write a new report holding them (every attempt carried
     unchanged, the summary recomputed with the reviews). Nothing is written when any entry is
     invalid. Returns the new report and its files."""
@@ -112,7 +121,7 @@ def import_reviews(report_path: str, reviews_path: str, output: str, *, argv: li
         raise ConfigError("refusing to overwrite an existing file", file=output)
     source = load_source(report_path, blocking=INTEGRITY_CHECKS)
     report = source.report
-    version, entries = read_reviews(reviews_path, report)
+    version, entries = read_reviews(reviews_path, report, max_entries=max_entries)
     specs = {c["id"]: c.get("graders") or [] for c in report["plan"]["cases"]}
     suite = suite_from_report(source, specs, recorded_variants(source), allow_judge=False, formats=formats,
                               regrade=False)

@@ -4,7 +4,8 @@
 
 A reviews file is {"version"?: str, "entries": [...]} or a bare list of entries, each
 {case_id, input_hash, output_hash, reviewer_id, reviewer_kind: "human" | "model",
-rubric_version, ratings: {name: integer or null}, verdict?: true | false, notes}. A review is
+rubric_version, ratings: {correctness?, usefulness?, coherence?, creativity?: 1-5 or null},
+verdict?: true | false, notes}: at most 500 entries (MAX_REVIEWS). A review is
 bound to the report by hashes: the case's input hash and the output hash of one of that
 case's attempts. Human and model reviews are kept apart (report["reviews"]["human"] and
 ["model"], counted apart in summary["reviews"]); no aggregate score is made from them.
@@ -22,15 +23,32 @@ a rubric or the review itself.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, StrictBool, StrictInt
 
 from ..errors import ConfigError
+from ..hashing import output_text_hash
 from ..stats.agreement import KINDS
 
 #: graders whose verdicts are a model's judgment (the judge in `judge_agreement`)
 from ..validation import Strict, parse_model
+
+
+#: the most entries one reviews file may hold (--max-entries changes it)
+MAX_REVIEWS = 500
+#: the rating dimensions a review may give, each an integer 1-5 or null (not assessed)
+DIMENSIONS = ("correctness", "usefulness", "coherence", "creativity")
+Rating = Annotated[StrictInt, Field(ge=1, le=5)] | None
+
+
+class Ratings(Strict):
+    """The four named dimensions, each 1-5 or null (not assessed); an omitted one is null."""
+
+    correctness: Rating = None
+    usefulness: Rating = None
+    coherence: Rating = None
+    creativity: Rating = None
 
 
 class ReviewEntry(Strict):
@@ -42,12 +60,14 @@ class ReviewEntry(Strict):
     reviewer_id: str = Field(min_length=1)
     reviewer_kind: Literal["human", "model"]
     rubric_version: str = Field(min_length=1)
-    ratings: dict[str, StrictInt | None]
+    ratings: Ratings
     verdict: StrictBool | None = None
     notes: str = Field(min_length=1)
 
     def identity(self) -> tuple:
-        return (self.case_id, self.output_hash, self.reviewer_id, self.rubric_version)
+        # The kind is part of who reviewed: one label may appear once as a person and once as a
+        # model (their judgments stay separate records).
+        return (self.case_id, self.output_hash, self.reviewer_id, self.reviewer_kind, self.rubric_version)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -60,20 +80,30 @@ def _read_doc(path: str) -> tuple[str | None, list]:
     return read_entries_file(path, "reviews")
 
 
-def read_reviews(path: str, report: dict) -> tuple[str | None, list[dict]]:
+def read_reviews(path: str, report: dict, *, max_entries: int = MAX_REVIEWS) -> tuple[str | None, list[dict]]:
     """Validate a reviews file against a report: the first problem is one ConfigError naming
     the file, the entry, the case and the field. Returns (version, entries as dicts)."""
     version, doc = _read_doc(path)
+    if len(doc) > max_entries:
+        raise ConfigError(f"{len(doc)} entries, more than the {max_entries} allowed (--max-entries)",
+                          file=path, field="entries")
     plan_hashes = {c["id"]: c.get("input_hash") for c in report["plan"]["cases"]}
     outputs: dict[str, set[str]] = defaultdict(set)
+    # An output's text hash (SHA-256 of the canonical JSON of its text alone) binds a review too:
+    # it is the output hash other tools give. It resolves to the output hash of the whole output.
+    by_text: dict[tuple[str, str], set[str]] = defaultdict(set)
     for a in report["attempts"]:
         if a.get("output_hash"):
             outputs[a["case_id"]].add(a["output_hash"])
+            text_hash = output_text_hash(a.get("output"))
+            if text_hash is not None:
+                by_text[(a["case_id"], text_hash)].add(a["output_hash"])
     held = report.get("reviews") or {}
     seen: dict[tuple, str] = {}
     for kind in KINDS:
         for e in held.get(kind) or ():
-            seen[(e["case_id"], e["output_hash"], e["reviewer_id"], e["rubric_version"])] = "an entry already in the report"
+            seen[(e["case_id"], e["output_hash"], e["reviewer_id"], kind, e["rubric_version"])] = \
+                "an entry already in the report"
     entries: list[dict] = []
     for i, raw in enumerate(doc):
         cid = raw.get("case_id") if isinstance(raw, dict) and isinstance(raw.get("case_id"), str) else None
@@ -85,11 +115,20 @@ def read_reviews(path: str, report: dict) -> tuple[str | None, list[dict]]:
             raise ConfigError(f"input hash does not match the report's case (expected {plan_hashes[entry.case_id]})",
                               file=path, case_id=cid, field=f"{where}.input_hash")
         if entry.output_hash not in outputs[entry.case_id]:
-            raise ConfigError("output hash matches no output of this case in the report (copy it from an "
-                              "attempt's output_hash)", file=path, case_id=cid, field=f"{where}.output_hash")
+            whole = by_text.get((entry.case_id, entry.output_hash), set())
+            if len(whole) > 1:
+                raise ConfigError("output text hash matches outputs that differ beyond their text (JSON, tool "
+                                  "calls or status): give the attempt's output_hash", file=path, case_id=cid,
+                                  field=f"{where}.output_hash")
+            if not whole:
+                raise ConfigError("output hash matches no output of this case in the report (copy an "
+                                  "attempt's output_hash or output_text_hash)", file=path, case_id=cid,
+                                  field=f"{where}.output_hash")
+            entry.output_hash = next(iter(whole))
         key = entry.identity()
         if key in seen:
-            raise ConfigError(f"duplicate of {seen[key]} (same case, output hash, reviewer and rubric version)",
+            raise ConfigError(f"duplicate of {seen[key]} (same case, output hash, reviewer, reviewer kind and "
+                              "rubric version)",
                               file=path, case_id=cid, field=where)
         seen[key] = where
         entries.append(entry.model_dump(exclude_none=False))

@@ -97,6 +97,8 @@ class Attempt(Closed):
     input_hash: StrictStr | None = None
     output: Output | None = None
     output_hash: StrictStr | None = None
+    #: SHA-256 of the canonical JSON string of output.text alone (present when there is text)
+    output_text_hash: StrictStr | None = None
     error: StrictStr | None = None
     measurements: Measurements = Measurements()
     grades: list[Grade] = []
@@ -155,6 +157,8 @@ class Plan(Closed):
 
     fixture_hash: StrictStr | None = None
     suite_hash: StrictStr | None = None
+    #: the scoreboard version that made the plan (absent in reports made before it was recorded)
+    scoreboard_version: StrictStr | None = None
     cases: list[PlanCase]
     variants: list[PlanVariant]
     runs: StrictInt
@@ -208,6 +212,24 @@ class Imported(SourceReport):
     variants: list[StrictStr]
 
 
+class ExportedTurn(Closed):
+    """Where one exported case came from: a conversation turn of the source report."""
+
+    case_id: StrictStr
+    conversation: StrictStr
+    turn: StrictStr
+    index: StrictInt
+    chain_input_hash: StrictStr | None = None
+
+
+class Exported(SourceReport):
+    """`export turns`: one variant's conversation turns as independent cases."""
+
+    variant: StrictStr
+    run: StrictInt
+    turns: list[ExportedTurn]
+
+
 class ReviewsImport(Closed):
     """One `import reviews` that added entries to this report."""
 
@@ -240,10 +262,13 @@ class RunInfo(Closed):
     executor: StrictStr | None = None
     #: v2: the run used --dry-run (mock subjects, nothing sent)
     dry_run: StrictBool = False
+    #: the run was started with --live (present only then)
+    live: StrictBool | None = None
     transcript: dict[str, Any] | None = None
     replay: dict[str, Any] | None = None
     rescore: Rescore | None = None
     imported: Imported | None = None
+    exported: Exported | None = None
     cache: CacheInfo | None = None
     resumed: Resumed | None = None
     reviews_imported: list[ReviewsImport] | None = None

@@ -20,7 +20,7 @@ from typing import Any
 from ..cases.case import Case
 from ..graders.grade import GradeContext
 from ..graders.registry import JUDGE_GRADERS
-from ..hashing import canonical_json, sha256_json
+from ..hashing import canonical_json, output_text_hash, sha256_json
 from ..subjects.values import Output
 from .chains import (
     UNFINISHED,
@@ -230,6 +230,9 @@ class _Verifier:
         if a.get("output_hash") != want_hash:
             self.add(p("output_hash"), want_hash, a.get("output_hash"),
                      "output hash does not match the recorded output", "hash")
+        if "output_text_hash" in a and a["output_text_hash"] != output_text_hash(output):
+            self.add(p("output_text_hash"), output_text_hash(output), a["output_text_hash"],
+                     "output text hash does not match the recorded output's text", "hash")
         grades = a.get("grades") or []
         st = a["status"]
         if st in UNFINISHED:
@@ -364,7 +367,15 @@ class _Verifier:
         if not isinstance(req, dict):
             return
         sent = req.get("sent")
-        budget = req.get("budget") or {}
+        # The plan's budget is what the run promised before it spent anything: the spend is held
+        # to it, and the ledger's own copy must say the same (a raised copy hides nothing).
+        planned = (self.report.get("plan") or {}).get("budget")
+        budget = planned if isinstance(planned, dict) else (req.get("budget") or {})
+        if isinstance(planned, dict) and isinstance(req.get("budget"), dict):
+            for key in ("max_requests", "max_cost_usd", "max_tokens"):
+                if planned.get(key) != req["budget"].get(key):
+                    self.add(f"requests.budget.{key}", planned.get(key), req["budget"].get(key),
+                             "the budget the requests were held to differs from plan.budget", "requests")
         limit = budget.get("max_requests") if isinstance(budget, dict) else None
         self.checked["requests"] += 1
         if is_number(sent) and is_number(limit) and sent > limit:

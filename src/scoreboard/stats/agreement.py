@@ -57,11 +57,28 @@ def apply_reviews(summary: dict, plan: dict, acc: ReviewAccumulator, reviews: di
         return
     attempts = acc.attempts()
     summary["reviews"] = review_counts(attempts, reviews)
-    if reviews.get("human"):
-        summary["not_measured"] = [n for n in summary.get("not_measured", []) if n.get("what") != "semantic quality"]
+    _semantic_coverage(summary, attempts, reviews)
     agreement = judge_agreement(plan, attempts, reviews)
     if agreement is not None:
         summary["judge_agreement"] = agreement
+
+
+def _semantic_coverage(summary: dict, attempts: list[dict], reviews: dict) -> None:
+    """Human reviews make semantic quality measured only once they cover every output of the
+    report (a model's ratings are model-assessed, kept apart, and never stand in for them); until
+    then it stays in not_measured, saying how many outputs were reviewed."""
+    outputs = {(a["case_id"], a["output_hash"]) for a in attempts if a.get("output_hash")}
+    by_kind = {kind: {(e["case_id"], e["output_hash"]) for e in reviews.get(kind) or ()} & outputs
+               for kind in KINDS}
+    items = summary.get("not_measured", [])
+    if outputs and by_kind["human"] >= outputs:
+        summary["not_measured"] = [n for n in items if n.get("what") != "semantic quality"]
+        return
+    for item in items:
+        if item.get("what") == "semantic quality":
+            item["why"] = (f"human reviews cover {len(by_kind['human'])} of {len(outputs)} outputs (model "
+                           f"reviews {len(by_kind['model'])}) and no judge ran: semantic quality is measured "
+                           "only when people have reviewed every output")
 
 
 def review_counts(attempts: list[dict], reviews: dict) -> dict:

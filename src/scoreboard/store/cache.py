@@ -49,8 +49,11 @@ class ResponseCache:
 
     @staticmethod
     def key(subject_spec: dict, request: SubjectRequest) -> str:
-        return sha256_json({"subject": subject_spec, "input": request.input, "skill": request.skill,
-                            "params": request.params, "run": request.run})
+        key = {"subject": subject_spec, "input": request.input, "skill": request.skill,
+               "params": request.params, "run": request.run}
+        if request.seed is not None:  # keys of seedless requests stay what they were
+            key["seed"] = request.seed
+        return sha256_json(key)
 
     def get(self, key: str) -> Result | None:
         row = self.db.execute("SELECT output, measurements FROM responses WHERE key = ?", (key,)).fetchone()

@@ -9,7 +9,7 @@ before it is sent and completed after, whatever happens (an error, a bug, the ru
 cancelling it), so nothing stays pending.
 
 Error kinds raised as SubjectError.kind: "quota" (402 / quota 429 / billing: stop_run=True),
-"rate-limit" (429 after the last retry), "server-error" (5xx / 408 / 409 after the last
+"rate-limit" (429 after the last retry: stop_run=True, a rate signal that stops the run), "server-error" (5xx / 408 / 409 after the last
 retry), "connection" (could not connect / connection dropped before an answer, after the last
 retry), "auth" (401 / 403), "client-error" (other 4xx), "invalid-response" (malformed JSON,
 truncated body or stream, unexpected shape, missing path), "too-large" (a body or stream past
@@ -54,6 +54,13 @@ _perf = time.perf_counter
 COMMON_OPTIONS = {"headers", "price", "max_concurrency", "requests_per_minute", "retries"}
 #: how much of an error body is read: its message is cut to a few hundred characters anyway
 ERROR_BODY_BYTES = 1 << 16
+def rate_limit_stop(err: SubjectError) -> SubjectError:
+    """The same 429, now stopping the run (kind "rate-limit", stop_run=True)."""
+    stopped = SubjectError(f"{err} (rate limited after every retry: stopping the run, no later request "
+                           "is sent)", kind="rate-limit", status=429, stop_run=True)
+    return stopped
+
+
 class HTTPSubject(Subject):
     """Base of the HTTP subjects: subclasses build the body and parse the answer."""
 
@@ -357,6 +364,10 @@ class HTTPSubject(Subject):
             # later request may go out).
             if delay is not None:
                 err.args = (f"{err} (no retry: the run stopped)",)
+            elif err.status == 429 and not err.stop_run:
+                # A rate limit that outlasted every retry is the provider's signal to stop, not a
+                # failure of this case: no later request is sent (as for 402 / quota).
+                err = rate_limit_stop(err)
             if n > 1:
                 err.args = (f"{err} (after {plural(n, 'request')})",)
             err.measurements = Measurements(latency_ms=round((_perf() - t0) * 1000, 3), requests=n)

@@ -246,7 +246,9 @@ class AgentCLISubject(Subject):
         if status in (401, 403) or "log in" in detail.lower() or "/login" in detail:
             return self.fail(detail, secrets, kind="auth", status=status)
         if status == 429:
-            return self.fail(detail, secrets, kind="rate-limit", status=status, retryable=True)
+            # The CLI retried already; a 429 that outlasted it stops the run like a quota does.
+            return self.fail(f"{detail} (rate limited: stopping the run, no later request is sent)", secrets,
+                             kind="rate-limit", status=status, stop_run=True)
         if status is not None and (status >= 500 or status in (408, 409)):
             return self.fail(detail, secrets, kind="server-error", status=status, retryable=True)
         return self.fail(detail, secrets, kind="error", status=status)

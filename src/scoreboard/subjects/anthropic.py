@@ -17,7 +17,7 @@ from ._http import (
 )
 from .base import check_keys
 from .openai import OpenAISubject, validate_model_options
-from .values import SubjectRequest
+from .values import SubjectRequest, wire_messages
 
 OPTIONS = COMMON_OPTIONS | {"base_url", "model", "api_key_env", "api_key_required", "anthropic_version",
                             "max_tokens", "params", "tools", "tool_choice", "stream"}
@@ -92,7 +92,7 @@ class AnthropicSubject(OpenAISubject):
         elif isinstance(inp, list) and inp and all(isinstance(m, dict) and "role" in m for m in inp):
             # the Messages API takes system text apart from the turns
             system += [_text(m.get("content")) for m in inp if m["role"] == "system"]
-            messages = [m for m in inp if m["role"] != "system"]
+            messages = [m for m in wire_messages(inp) if m["role"] != "system"]
         else:
             messages = [{"role": "user", "content": json.dumps(inp, ensure_ascii=False)}]
         body: dict[str, Any] = {"model": options.get("model"),

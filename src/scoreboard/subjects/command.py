@@ -79,6 +79,9 @@ class CommandSubject(Subject):
             env.update({k: str(v) for k, v in self.options.get("env", {}).items()})
             env["SCOREBOARD_RUN"] = str(request.run)
             env["SCOREBOARD_CASE_ID"] = request.case_id
+            seed = "" if request.seed is None else str(request.seed)
+            if request.seed is not None:
+                env["SCOREBOARD_SEED"] = seed
             if request.skill is not None:
                 fd, skill_file = tempfile.mkstemp(prefix="scoreboard-skill-", suffix=".md")
                 with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -86,7 +89,7 @@ class CommandSubject(Subject):
                 env["SCOREBOARD_SKILL_FILE"] = skill_file
             uses_placeholder = any("{input}" in a for a in argv)
             final = [a.replace("{input}", text).replace("{skill_file}", skill_file or "")
-                     .replace("{run}", str(request.run)) for a in argv]
+                     .replace("{run}", str(request.run)).replace("{seed}", seed) for a in argv]
             limit = self.max_response_bytes
             try:
                 done = await run_process(final, env=env, cwd=self.workdir(), limit=limit,

@@ -161,9 +161,10 @@ class HttpSubject(HTTPSubject):
         inp = request.input
         text = inp if isinstance(inp, str) else json.dumps(inp, ensure_ascii=False)
         skill = request.skill
-        exact = {"{{input}}": inp, "{{skill}}": skill, "{{run}}": request.run, "{{case_id}}": request.case_id}
+        exact = {"{{input}}": inp, "{{skill}}": skill, "{{run}}": request.run, "{{case_id}}": request.case_id,
+                 "{{seed}}": request.seed}
         inline = (("{{input}}", text), ("{{skill}}", skill or ""), ("{{run}}", str(request.run)),
-                  ("{{case_id}}", request.case_id))
+                  ("{{case_id}}", request.case_id), ("{{seed}}", "" if request.seed is None else str(request.seed)))
         return render(self._body, exact, inline), self.options.get("max_output_tokens"), False
 
     def _get(self, data: Any, key: str) -> Any:

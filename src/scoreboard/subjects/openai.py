@@ -19,7 +19,7 @@ from ._http import (
     sse_data,
 )
 from .base import check_keys
-from .values import SubjectRequest
+from .values import SubjectRequest, wire_messages
 
 OPTIONS = COMMON_OPTIONS | {"base_url", "model", "api_key_env", "api_key_required", "params", "tools",
                             "tool_choice", "stream"}
@@ -33,7 +33,7 @@ def chat_messages(request: SubjectRequest) -> list[dict]:
     if isinstance(inp, str):
         messages = [{"role": "user", "content": inp}]
     elif isinstance(inp, list) and inp and all(isinstance(m, dict) and "role" in m for m in inp):
-        messages = inp
+        messages = wire_messages(inp)
     else:
         messages = [{"role": "user", "content": json.dumps(inp, ensure_ascii=False)}]
     if request.skill:
@@ -126,6 +126,8 @@ class OpenAISubject(HTTPSubject):
             body.update(params)
         if request.params:
             body.update(request.params)
+        if request.seed is not None:  # the input's own seed (a conversation's) is the request's
+            body["seed"] = request.seed
         tools = options.get("tools")
         if tools:
             body["tools"] = tools

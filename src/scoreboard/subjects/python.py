@@ -1,7 +1,8 @@
 """`python` subject: a function `pkg.module:function`, sync or async.
 
 The function receives, positionally and as many as it declares, the rendered input, the
-skill text and the run index. A sync function runs on the event loop (fast; the timeout is
+skill text and the run index; one that declares `seed` also gets the input's own seed (a
+conversation's `seed`) as `seed=`, when the input gives one. A sync function runs on the event loop (fast; the timeout is
 checked when it returns) unless `thread: true` moves it to a worker thread.
 """
 
@@ -40,7 +41,12 @@ class PythonSubject(Subject):
         if any(p.kind is p.VAR_POSITIONAL for p in params):
             self._nargs = 3
         else:
-            self._nargs = min(3, sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)))
+            self._nargs = min(3, sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                                     and p.name != "seed"))
+        # A function that declares `seed` (or **kwargs) gets the input's own seed as seed=.
+        self._takes_seed = any(p.kind is p.VAR_KEYWORD or (p.name == "seed" and p.kind in
+                                                          (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
+                               for p in params)
         self._model_free = bool(self.options.get("model_free"))
         self._thread = bool(self.options.get("thread"))
         # Runs on the event loop without awaiting: the runner skips its timeout scope for it.
@@ -69,13 +75,14 @@ class PythonSubject(Subject):
         if not hasattr(self, "_fn"):
             self.check()
         args = (request.input, request.skill, request.run)[: self._nargs]
+        kwargs = {"seed": request.seed} if self._takes_seed and request.seed is not None else {}
         if self._async:
-            value = await self._fn(*args)
+            value = await self._fn(*args, **kwargs)
         elif self._thread:
-            value = await asyncio.to_thread(self._fn, *args)
+            value = await asyncio.to_thread(self._fn, *args, **kwargs)
         else:
             start = time.perf_counter()
-            value = self._fn(*args)
+            value = self._fn(*args, **kwargs)
             if request.timeout_s is not None and time.perf_counter() - start > request.timeout_s:
                 raise SubjectError(f"timeout: function ran {time.perf_counter() - start:.1f}s, over the "
                                    f"{request.timeout_s:g}s limit", kind="timeout")

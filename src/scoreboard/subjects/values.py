@@ -25,11 +25,30 @@ class SubjectRequest:
     ledger: Any = None
     #: "subject" or "judge": whose usage a request counts as
     role: str = "subject"
+    #: the input's own seed (a conversation's `seed`), None when it gives none; each subject kind
+    #: passes it on its own way (openai `seed`, python `seed=`, command {seed}/SCOREBOARD_SEED,
+    #: http {{seed}})
+    seed: int | None = None
 
     @property
     def attempt(self) -> tuple:
         """(case_id, variant, run): the attempt this request belongs to."""
         return (self.case_id, self.variant, self.run)
+
+
+def wire_messages(messages: list[dict]) -> list[dict]:
+    """Chat messages as a chat API takes them ({role, content} only): the options an assistant
+    message offered are written into its content, numbered, so a model sees what was offered."""
+    out = []
+    for m in messages:
+        options = m.get("options") if isinstance(m, dict) else None
+        if options is None:
+            out.append(m)
+            continue
+        listed = "\n".join(f"{i}. {o}" for i, o in enumerate(options, start=1))
+        content = f"{m.get('content') or ''}\n\nOptions:\n{listed}" if listed else m.get("content")
+        out.append({k: v for k, v in m.items() if k != "options"} | {"content": content})
+    return out
 
 
 _UNPARSED: Any = object()

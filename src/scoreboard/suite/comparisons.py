@@ -28,7 +28,9 @@ from .load import unique_name
 IMPORT_NOTE = ("outputs made elsewhere and imported; no request was made. Matching hashes establish "
                "internal consistency only: they do not authenticate the provider, model version, "
                "prompt or execution")
-MAX_ENTRIES = 100_000
+#: default bounds of a comparisons file (--max-entries, --max-output-chars change them)
+MAX_ENTRIES = 100
+MAX_OUTPUT_CHARS = 24_000
 MAX_SETTINGS = 20
 
 Setting = Union[StrictStr, StrictBool, StrictInt, StrictFloat, None]
@@ -82,19 +84,34 @@ class ComparisonEntry(Strict):
         return out.to_dict()
 
 
-def read_comparisons(path: str, plan: dict) -> tuple[str | None, list[ComparisonEntry]]:
-    """Validate a comparisons file against the report's plan; the first problem is one ConfigError."""
+def output_chars(entry: ComparisonEntry) -> int:
+    """The size of an imported output: its text, else its JSON, in characters."""
+    out = entry.output
+    if isinstance(out, str):
+        return len(out)
+    text = len(out.text) if out.text is not None else 0
+    return max(text, len(canonical_json(out.json_)) if out.json_ is not None else 0)
+
+
+def read_comparisons(path: str, plan: dict, *, max_entries: int = MAX_ENTRIES,
+                     max_output_chars: int = MAX_OUTPUT_CHARS) -> tuple[str | None, list[ComparisonEntry]]:
+    """Validate a comparisons file against the report's plan (at most `max_entries` entries,
+    each output at most `max_output_chars` characters); the first problem is one ConfigError."""
     from ..jsonio import read_entries_file
 
     version, doc = read_entries_file(path, "comparisons")
-    if len(doc) > MAX_ENTRIES:
-        raise ConfigError(f"more than {MAX_ENTRIES} entries", file=path, field="entries")
+    if len(doc) > max_entries:
+        raise ConfigError(f"{len(doc)} entries, more than the {max_entries} allowed (--max-entries)",
+                          file=path, field="entries")
     hashes = {c["id"]: c.get("input_hash") for c in plan["cases"]}
     seen: dict[tuple, int] = {}
     entries = []
     for i, raw in enumerate(doc):
         cid = raw.get("case_id") if isinstance(raw, dict) and isinstance(raw.get("case_id"), str) else None
         entry = parse_model(ComparisonEntry, raw, file=path, case_id=cid, prefix=f"entries[{i}]")
+        if output_chars(entry) > max_output_chars:
+            raise ConfigError(f"output has {output_chars(entry)} characters, over the {max_output_chars} "
+                              "allowed (--max-output-chars)", file=path, case_id=cid, field=f"entries[{i}].output")
         if entry.case_id not in hashes:
             raise ConfigError("case id not in the report's plan", file=path, case_id=cid, field=f"entries[{i}].case_id")
         if entry.input_hash != hashes[entry.case_id]:

@@ -19,8 +19,19 @@ class ConversationLimits(Strict):
     max_assistant_chars: int = Field(24000, ge=1)
     max_messages: int = Field(40, ge=2)
     max_notes_chars: int = Field(12000, ge=0)
+    max_note_paragraphs: int = Field(40, ge=0)
+    #: offered options on one assistant message of a chat-message case
+    max_options: int = Field(20, ge=0)
     max_conversation_chars: int = Field(50000, ge=1)
     max_file_bytes: int = Field(2 * 1024 * 1024, gt=0)
+
+
+class LiveLimits(Strict):
+    """Bounds of a live comparison plan (a suite with `require_live: true`): how many case ids
+    it may select, and the request budget it must set (origin 004: 1-10 ids, 1-20 requests)."""
+
+    max_cases: int = Field(10, ge=1)
+    max_requests: int = Field(20, ge=1)
 
 
 class Limits(Strict):
@@ -34,6 +45,7 @@ class Limits(Strict):
     max_depth: int = Field(Bounds.max_depth, ge=2, le=1000)
     max_number_chars: int = Field(Bounds.max_number_chars, ge=1, le=4300)
     conversation: ConversationLimits = Field(default_factory=ConversationLimits)
+    live: LiveLimits = Field(default_factory=LiveLimits)
 
 
 class BudgetConfig(Strict):
@@ -110,6 +122,8 @@ class SuiteConfig(Strict):
     judge: Union[str, dict, None] = None
     judge_runs: int = Field(1, ge=1, le=15)
     pairwise: Union[bool, "PairwiseConfig", None] = None
+    #: a run sends requests only with an explicit --live (see suite/live.py)
+    require_live: bool = False
 
     @field_validator("category", "case", mode="before")
     @classmethod

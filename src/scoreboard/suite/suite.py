@@ -71,10 +71,13 @@ class Suite:
         """The plan as recorded in the report: cases (with the graders each gets and its input
         hash), variants, runs, seed. `fixture_hash` covers exactly the planned cases as recorded,
         so it can be recomputed from the report alone."""
+        from .. import __version__
+
         cases: Any = PlanCases(self.cases, self.grader_specs())
         if len(cases) <= EAGER_PLAN_CASES:
             cases = list(cases)  # small: made once, not again at every read
         return {"fixture_hash": fixture_hash(cases), "suite_hash": self.suite_hash(),
+                "scoreboard_version": __version__,
                 "cases": cases, "variants": [v.describe() for v in self.variants],
                 "runs": self.config.runs, "seed": self.config.seed,
                 "split": self.config.split or "default (cases marked heldout excluded)",
