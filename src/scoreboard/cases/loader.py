@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ..errors import ConfigError, shorten
 from ..hashing import sha256_json
@@ -307,7 +308,7 @@ def load_cases(path: str | os.PathLike, limits: Limits | None = None, *, root: s
             cases.extend(expand_conversation(raw, record, file=shown, line=line, limits=limits.conversation,
                                              read_at=read_at))
             continue
-        if record.input is None and not record.turns:
+        if record.input is None and record.vars is None and not record.turns:
             raise ConfigError("required field is missing", file=shown, line=line, case_id=record.id, field="input")
         value = _resolve_input(record.input, base, root, shown, line, record.id, limits) \
             if record.input is not None else None
@@ -317,6 +318,8 @@ def load_cases(path: str | os.PathLike, limits: Limits | None = None, *, root: s
             graders=case_graders(record, raw), category=record.category, tags=record.tags,
             metadata=record.metadata, synthetic=record.synthetic, rubric=record.rubric,
             notes=record.notes, split=record.split, turns=record.turns, source=shown, line=line,
+            vars=record.vars, threshold=record.threshold, transform=record.transform,
+            replace_defaults=record.replace, expand=record.expand,
         )
         case.input_hash = sha256_json(case.input)
         cases.append(case)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from datetime import date, datetime
-from typing import Any, Callable
+from typing import Any
 
 from ..cases.case import Case
 from ..errors import ConfigError

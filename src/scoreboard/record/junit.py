@@ -114,9 +114,12 @@ def render_junit(view: ReportView) -> str:
         vs = summary.get(variant)
         rate = vs.pass_rate if vs is not None else None
         unassessed = vs.unassessed if vs is not None and vs.unassessed else None
+        from .figures import figure_rows
+
+        figures = tuple((label.replace(" ", "_"), text) for label, text in figure_rows(vs))
         for key, value in (("variant", variant), ("run_status", run.status), ("fixture_hash", plan.fixture_hash),
                            ("pass_rate", rate), ("not_assessed", unassessed), ("stop_reason", run.stop_reason),
-                           ("attempts_omitted", (view.omitted or {}).get("note"))):
+                           ("attempts_omitted", (view.omitted or {}).get("note")), *figures):
             if value is not None:
                 ET.SubElement(props, "property", name=key, value=clean(value))
         counts = dict(tests=0, failures=0, errors=0, skipped=0)

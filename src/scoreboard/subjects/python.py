@@ -1,7 +1,8 @@
 """`python` subject: a function `pkg.module:function`, sync or async.
 
 The function receives, positionally and as many as it declares, the rendered input, the
-skill text and the run index. A sync function runs on the event loop (fast; the timeout is
+skill text, the run index and the variant's params (a dict; also passed as the keyword
+`params` to a function that declares it keyword-only). A sync function runs on the event loop (fast; the timeout is
 checked when it returns) unless `thread: true` moves it to a worker thread.
 """
 
@@ -38,9 +39,10 @@ class PythonSubject(Subject):
         except (TypeError, ValueError):
             params = ()
         if any(p.kind is p.VAR_POSITIONAL for p in params):
-            self._nargs = 3
+            self._nargs = 4
         else:
-            self._nargs = min(3, sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)))
+            self._nargs = min(4, sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)))
+        self._params_kw = any(p.kind is p.KEYWORD_ONLY and p.name == "params" for p in params)
         self._model_free = bool(self.options.get("model_free"))
         self._thread = bool(self.options.get("thread"))
         # Runs on the event loop without awaiting: the runner skips its timeout scope for it.
@@ -68,14 +70,15 @@ class PythonSubject(Subject):
     async def run(self, request: SubjectRequest):
         if not hasattr(self, "_fn"):
             self.check()
-        args = (request.input, request.skill, request.run)[: self._nargs]
+        args = (request.input, request.skill, request.run, dict(request.params or {}))[: self._nargs]
+        kwargs = {"params": dict(request.params or {})} if self._params_kw else {}
         if self._async:
-            value = await self._fn(*args)
+            value = await self._fn(*args, **kwargs)
         elif self._thread:
-            value = await asyncio.to_thread(self._fn, *args)
+            value = await asyncio.to_thread(self._fn, *args, **kwargs)
         else:
             start = time.perf_counter()
-            value = self._fn(*args)
+            value = self._fn(*args, **kwargs)
             if request.timeout_s is not None and time.perf_counter() - start > request.timeout_s:
                 raise SubjectError(f"timeout: function ran {time.perf_counter() - start:.1f}s, over the "
                                    f"{request.timeout_s:g}s limit", kind="timeout")

@@ -15,6 +15,7 @@ from typing import Any
 from ..cases.case import Case
 from ..errors import ConfigError
 from ..graders.base import Grader
+from ..graders.code import check_case_code
 from ..graders.registry import build_grader
 from ..hashing import canonical_json
 from ..safefile import FileRefused, read_regular
@@ -26,6 +27,7 @@ from ..validation import parse_model
 from .config import Limits, SuiteConfig
 from .paths import Places
 from .suite import Suite, Variant
+from .templates import load_template
 
 
 def read_suite_file(path: str | os.PathLike) -> tuple[dict, Path]:
@@ -112,7 +114,12 @@ def _subject_name(spec: Any) -> str:
 
 
 def variant_configs(cfg: SuiteConfig, flags: dict) -> list[dict]:
-    """Variants from flags (which replace the suite's) or from the suite file."""
+    """Variants from flags (which replace the suite's) or from the suite file, crossed with the
+    suite's prompt axis (`prompts:`) when it has one."""
+    return cross_prompts(cfg, _variant_configs(cfg, flags))
+
+
+def _variant_configs(cfg: SuiteConfig, flags: dict) -> list[dict]:
     taken: set[str] = set()
     skills = [s for s in (flags.get("skill"), flags.get("vs")) if s]
     subjects = [s for s in (flags.get("subject"), flags.get("vs_subject")) if s]
@@ -140,7 +147,7 @@ def variant_configs(cfg: SuiteConfig, flags: dict) -> list[dict]:
                                   field=f"variants.{name or index}.subject")
             label = name or (_skill_name(v.skill) if v.skill else _subject_name(subject))
             out.append({"name": unique_name(label, taken), "subject": subject, "skill": v.skill,
-                        "params": v.params})
+                        "params": v.params, "prompt": v.prompt})
         return out
     if cfg.subject is not None:
         return [{"name": unique_name(_subject_name(cfg.subject), taken), "subject": cfg.subject}]
@@ -215,16 +222,20 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
     if not case_paths:
         raise ConfigError("no cases: give --cases FILE or 'cases:' in the suite", file=source, field="cases")
     all_cases, skipped = _load_all_cases(cfg, case_paths, places, from_flag="cases" in overrides)
+    all_cases = apply_defaults(cfg, all_cases, places)  # issue 14: defaults, expand
     cases = _filter_cases(cfg, all_cases, source)
     _check_baseline(cfg, places, from_flag="baseline" in flags)
-    graders = resolve_graders(cfg, cases)
+    with code_base(places.suite_dir):
+        graders = resolve_graders(cfg, cases)
     name = cfg.name or (Path(source).stem if source and Path(source).stem != "suite"
                         else (Path(source).parent.name if source else Path(case_paths[0]).stem))
     variants = _variants(cfg, flags, places, dry_run)
+    render_inputs(cfg, cases, variants)  # issue 14: prompt templates
     with _in_file(None if "fail_under" in flags else source):  # a gate naming no variant fails now
         fail_under_gates({"variants": {}}, cfg.fail_under, [v.name for v in variants])
     with _in_file(None if "fail_under_metrics" in flags else source):  # and so does an unknown metric
-        metric_gates({"variants": {}}, cfg.fail_under_metrics, [v.name for v in variants])
+        metric_gates({"variants": {}}, cfg.fail_under_metrics, [v.name for v in variants],
+                     declared_names(cfg, graders))
     if cfg.judge is not None:
         _check_data_file(cfg.judge, places, "judge" in flags)
     with _in_file(None if "judge" in flags else source):
@@ -325,7 +336,13 @@ def _variants(cfg: SuiteConfig, flags: dict, places: Places, dry_run: bool) -> l
             skill_flag = "skill" in flags
             skill_text, skill_path = load_skill(vc["skill"], Path.cwd() if skill_flag else places.suite_dir,
                                                 places, from_flag=skill_flag)
-        variants.append(Variant(vc["name"], subject, skill_text, skill_path, vc.get("params") or {}))
+        own = vc.get("prompt")
+        prompt = own if own is not None else cfg.prompt
+        template = None
+        if prompt is not None:
+            field = vc.get("prompt_field") or (f"variants.{vc['name']}.prompt" if own is not None else "prompt")
+            template = load_template(prompt, vc.get("prompt_name") or "prompt", places, field=field)
+        variants.append(Variant(vc["name"], subject, skill_text, skill_path, vc.get("params") or {}, template))
     for variant in variants:
         with _in_file(source):
             variant.subject.check()
@@ -373,7 +390,9 @@ def _safe_name(name: str) -> str:
 
 
 def resolve_graders(cfg: SuiteConfig, cases: list[Case]) -> dict[str, list[Grader]]:
-    """Build each distinct grader spec once and check every case against its graders."""
+    """Build each distinct grader spec once and check every case against its graders. A case's
+    graders add to the suite defaults' unless it says `replace`; its transform (or the defaults')
+    is folded into each grader's spec; a case with no grader at all is recorded, not graded."""
     cache: dict[str, Grader] = {}
 
     def build(spec: Any, case: Case | None) -> Grader:
@@ -390,19 +409,188 @@ def resolve_graders(cfg: SuiteConfig, cases: list[Case]) -> dict[str, list[Grade
             cache[key] = grader
         return grader
 
-    defaults = [build(s, None) for s in (cfg.graders or [])]
+    fallback = [build(s, None) for s in (cfg.graders or [])]
+    base = list(cfg.defaults.graders or [])
+    for spec in base:
+        build(spec, None)
+    shared: dict[str, list[Grader]] = {}
     out: dict[str, list[Grader]] = {}
     for case in cases:
-        if case.graders:
-            graders = [build(s, case) for s in case.graders]
-        elif defaults:
-            graders = defaults
-        elif case.has_expected:
-            graders = [build("exact", case)]
-        else:
-            raise ConfigError("no grader: give 'grader' or 'graders' in the case, or graders in the suite",
-                              file=case.source, line=case.line, case_id=case.id, field="graders")
+        where = dict(file=case.source, line=case.line, case_id=case.id, field="graders")
+        if case.graders is not None:
+            check_case_code(case.graders, cfg.allow_case_code, where)
+        transform = case.transform if case.transform is not None else cfg.defaults.transform
+        if case.transform is not None:
+            check_case_code(case.transform, cfg.allow_case_code, {**where, "field": "transform"})
+        own = case.graders
+        if own is None and not base and transform is None and case.graders is None:
+            if fallback:
+                graders = fallback
+            elif case.has_expected:
+                graders = [build("exact", case)]
+            else:
+                graders = []  # recorded, never graded
+            for grader in graders:
+                grader.check_case(case)
+            out[case.id] = graders
+            continue
+        if own is None:
+            own = list(cfg.graders or []) or (["exact"] if case.has_expected and not base else [])
+        specs = list(own) if case.replace_defaults else base + list(own)
+        if transform is not None:
+            specs = [with_transform(s, transform) for s in specs]
+        key = canonical_json(specs)
+        graders = shared.get(key)
+        if graders is None:
+            graders = shared[key] = [build(s, case) for s in specs]
         for grader in graders:
             grader.check_case(case)
         out[case.id] = graders
     return out
+
+
+# --- issue 14: defaults, expansion, prompt templates --------------------------------------------
+@contextmanager
+def code_base(folder: Path) -> Iterator[None]:
+    """Python graders named while loading resolve against the suite's folder."""
+    from ..graders.code import CODE_BASE
+
+    token = CODE_BASE.set(folder)
+    try:
+        yield
+    finally:
+        CODE_BASE.reset(token)
+
+
+def with_transform(spec: Any, transform: Any) -> Any:
+    """A grader spec with the case's transform applied before its own."""
+    from ..graders.registry import split_spec
+
+    name, value = split_spec(spec)
+    out = dict(spec) if isinstance(spec, dict) else {name: value}
+    own = out.get("transform")
+    first = transform if isinstance(transform, list) else [transform]
+    out["transform"] = first + ((own if isinstance(own, list) else [own]) if own is not None else [])
+    return out
+
+
+def apply_defaults(cfg: SuiteConfig, cases: list[Case], places: Places) -> list[Case]:
+    """Defaults' vars and metadata under each case's own, its threshold and scoring function,
+    then list-valued vars expanded into one case per value where asked (`expand`)."""
+    from ..hashing import sha256_json
+    from .templates import expand_case
+
+    d = cfg.defaults
+    scoring = None
+    if d.scoring is not None:
+        from ..graders.code import parse_code_target
+
+        with code_base(places.suite_dir):
+            try:
+                target = parse_code_target(d.scoring, "scoring")
+            except ConfigError as exc:
+                raise ConfigError(exc.detail, file=places.source, field="defaults.scoring") from None
+        scoring = {k: v for k, v in target.items() if k != "_fn"}
+    out: list[Case] = []
+    seen: set[str] = set()
+    for case in cases:
+        if d.vars and case.conversation is None:
+            own = case.vars if isinstance(case.vars, dict) else ({} if case.vars is None else None)
+            if own is None:
+                raise ConfigError("vars must be a mapping when the suite has defaults.vars", file=case.source,
+                                  line=case.line, case_id=case.id, field="vars")
+            case.vars = {**d.vars, **own}
+        if d.metadata:
+            case.metadata = {**d.metadata, **case.metadata}
+        if case.threshold is None:
+            case.threshold = d.threshold
+        case.scoring = scoring
+        expanded = expand_case(case, case.expand if case.expand is not None else (d.expand or []))
+        for item in expanded:
+            if item is not case:
+                if item.id in seen:
+                    raise ConfigError("an expanded case id is taken", file=case.source, line=case.line,
+                                      case_id=item.id, field="expand")
+                item.input_hash = sha256_json(item.input)
+            seen.add(item.id)
+            out.append(item)
+    return out
+
+
+def declared_names(cfg: SuiteConfig, graders: dict[str, list[Grader]]) -> set[str]:
+    """Figures a gate may name before anything ran: metrics the graders declare, derived
+    metrics, the case score and the reducers (`reducer:NAME`); derived expressions are checked."""
+    from ..stats.metrics import ExpressionError, parse_expression, reducer_name
+
+    names = {getattr(g, "metric", None) for gs in graders.values() for g in gs} - {None}
+    for name, expr in (cfg.derived_metrics or {}).items():
+        try:
+            parse_expression(expr)
+        except ExpressionError as exc:
+            raise ConfigError(str(exc), field=f"derived_metrics.{name}") from None
+        names.add(name)
+    names.add("score")
+    for r in cfg.reducers or []:
+        if not isinstance(r, str) and r.kind == "at_least" and r.k is None:
+            raise ConfigError("the at_least reducer needs k", field="reducers")
+        names.add("reducer:" + reducer_name(r if isinstance(r, str) else r.model_dump(exclude_none=True)))
+    return names
+
+
+def cross_prompts(cfg: SuiteConfig, configs: list[dict]) -> list[dict]:
+    """The prompt axis: each of the suite's `prompts` with each variant (a variant per pair,
+    named after the prompt, or PROMPT/VARIANT when there are several variants)."""
+    from .templates import prompt_names
+
+    if not cfg.prompts:
+        return configs
+    if cfg.prompt is not None:
+        raise ConfigError("give 'prompt' or 'prompts', not both", field="prompts")
+    if any(c.get("prompt") is not None for c in configs):
+        raise ConfigError("a variant's own 'prompt' cannot be crossed with the suite's 'prompts'",
+                          field="prompts")
+    out, taken = [], set()
+    for pname, spec in prompt_names(cfg.prompts):
+        for c in configs:
+            name = pname if len(configs) == 1 else f"{pname}/{c['name']}"
+            out.append({**c, "name": unique_name(name, taken), "prompt": spec, "prompt_name": pname,
+                        "prompt_field": f"prompts.{pname}"})
+    return out
+
+
+def render_inputs(cfg: SuiteConfig, cases: list[Case], variants: list[Variant]) -> None:
+    """Each case's input through its variants' prompts: one rendered input when every variant
+    renders the same template, else one per variant (`case.inputs`). A case with vars and no
+    input needs a prompt."""
+    from ..hashing import sha256_json
+    from .templates import render
+
+    limit = cfg.limits.max_input_bytes
+    templates = [v.prompt for v in variants]
+    if all(t is None for t in templates):
+        for case in cases:
+            if case.input is None and case.conversation is None:
+                raise ConfigError("the case has vars but no input, and the suite names no prompt to render "
+                                  "them into", file=case.source, line=case.line, case_id=case.id, field="vars")
+        return
+    same = all(t is not None for t in templates) and len({t.describe()["sha256"] for t in templates}) == 1
+    for case in cases:
+        if case.conversation is not None:
+            raise ConfigError("prompt templates do not apply to conversation cases", file=case.source,
+                              line=case.line, case_id=case.id, field="conversation")
+        if same:
+            case.input = render(templates[0], case, limit)
+            case.input_hash = sha256_json(case.input)
+            continue
+        inputs = {}
+        for v in variants:
+            if v.prompt is not None:
+                inputs[v.name] = render(v.prompt, case, limit)
+            elif case.input is None:
+                raise ConfigError(f"variant {v.name!r} has no prompt and the case has no input", file=case.source,
+                                  line=case.line, case_id=case.id, field="input")
+            else:
+                inputs[v.name] = case.input
+        case.inputs = inputs
+        case.input_hash = sha256_json(inputs)
+# --- end issue 14 -----------------------------------------------------------------------------
