@@ -12,7 +12,8 @@ Embeddings come from:
   `POST /v1/embeddings`. Those requests go to the server the suite names; they are not counted in
   the run's request budget, and `verify` lists these grades as not recomputable offline.
 
-The grade's score is the similarity clipped to [0, 1] (a cosine can be negative).
+The grade's score is the similarity clipped to [0, 1] (a cosine can be negative). An embedding
+request that fails leaves the grade not assessed (the similarity is unknown, never 0).
 """
 
 from __future__ import annotations
@@ -153,7 +154,12 @@ class SimilarGrader(_Reference):
             return self.unassessed("no reference text")
         if ctx.output.text is None:
             return self.fail("no output text")
-        vectors = await self._embed([ctx.output.text, *refs])
+        try:
+            vectors = await self._embed([ctx.output.text, *refs])
+        except ConfigError:
+            raise
+        except Exception as exc:  # the embeddings server failed: the similarity is unknown, not 0
+            return self.unassessed(f"embedding failed: {type(exc).__name__}: {short(str(exc), 160)}")
         sims = [cosine(vectors[0], v) for v in vectors[1:]]
         best = max(sims)
         t = self.options["threshold"]

@@ -18,6 +18,7 @@ values, the case as the unit everywhere.
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import operator
 from collections import Counter
@@ -41,6 +42,7 @@ class ExpressionError(ValueError):
     min, max, abs, sqrt."""
 
 
+@functools.lru_cache(maxsize=256)
 def parse_expression(text: str) -> ast.Expression:
     """A derived metric's expression, checked to hold only arithmetic over names."""
     try:
