@@ -62,11 +62,16 @@ def cosine(a: list[float], b: list[float]) -> float:
 
 
 def embed_local(texts: list[str]) -> list[list[float]]:
-    """Embeddings of `texts` by the offline model."""
+    """Embeddings of `texts` by the offline model, one text at a time: a text batched with
+    others of other lengths comes out different in the last digits (padding), and `verify` must
+    get the same figure from the same text."""
     model = local_model()
+    out = []
     with _LOCK:  # one encode at a time: torch already uses every core
-        vectors = model.encode(texts, convert_to_numpy=True, show_progress_bar=False)
-    return [[float(x) for x in v] for v in vectors]
+        for text in texts:
+            vector = model.encode([text], convert_to_numpy=True, show_progress_bar=False)[0]
+            out.append([float(x) for x in vector])
+    return out
 
 
 async def embed_openai(texts: list[str], embedder: dict) -> list[list[float]]:
@@ -139,7 +144,11 @@ class SimilarGrader(_Reference):
         missing = [t for t in dict.fromkeys(texts) if (kind, t) not in _CACHE]
         if missing:
             if embedder["type"] == "local":
-                vectors = await asyncio.to_thread(embed_local, missing)
+                try:
+                    loop = asyncio.get_running_loop()
+                except RuntimeError:  # no loop: verify drives the grade step by step
+                    loop = None
+                vectors = await asyncio.to_thread(embed_local, missing) if loop else embed_local(missing)
             else:
                 vectors = await embed_openai(missing, embedder)
             if len(_CACHE) > _CACHE_MAX:
