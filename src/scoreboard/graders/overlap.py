@@ -142,8 +142,10 @@ class LevenshteinGrader(_Reference):
         return {"threshold": t}
 
     def compare(self, text: str, refs: list[str]) -> Grade:
-        from rapidfuzz.distance import Levenshtein
-
+        try:
+            from rapidfuzz.distance import Levenshtein
+        except ImportError:
+            raise ConfigError("levenshtein needs rapidfuzz: pip install 'scoreboard[overlap]'") from None
         distance = Levenshtein.distance(text, refs[0])
         bound = self.options["threshold"]
         if distance <= bound:

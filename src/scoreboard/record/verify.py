@@ -259,7 +259,7 @@ class _Verifier:
             return
         recomputed_error, complete = self.grades(i, a, plan_case)
         want_error = recomputed_error if complete else a.get("error")
-        result = self.outcome(a, plan_case, [g for g in grades if isinstance(g, dict)], want_error)
+        result = self.outcome(i, plan_case, [g for g in grades if isinstance(g, dict)], want_error)
         if result is None:
             return
         want_error = result.get("error", want_error)
@@ -270,7 +270,7 @@ class _Verifier:
             self.add(p("status"), want_status, st, "status does not follow from the grades and error", "status")
         self.scored(i, a, plan_case, result)
 
-    def outcome(self, a: dict, plan_case: dict, grades: list[dict], error: str | None) -> dict | None:
+    def outcome(self, i: int, plan_case: dict, grades: list[dict], error: str | None) -> dict | None:
         """issue 14: the attempt's outcome from its grades, threshold and scoring function (None
         when the scoring function cannot run here: listed as not recomputable)."""
         from ..errors import ScoreboardError
@@ -281,7 +281,7 @@ class _Verifier:
             try:
                 scorer = load_scorer(plan_case["scoring"])
             except ScoreboardError as exc:
-                self.skip("scoring", jpath("attempts", a.get("_index", 0)), f"scoring function not available: {exc}")
+                self.skip("scoring", jpath("attempts", i, "status"), f"scoring function not available: {exc}")
                 return None
         coro = score_attempt(grades, error, plan_case.get("threshold"), scorer)
         try:
