@@ -61,7 +61,7 @@ class Modified(Grader):
 
         inner = self.inner.spec
         out = dict(inner) if isinstance(inner, dict) else {inner: None}
-        if "weight" in self.__dict__ and self.weight != 1:
+        if self.weight != 1:
             out["weight"] = self.weight
         if self.metric is not None:
             out["metric"] = self.metric

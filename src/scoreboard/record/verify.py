@@ -223,7 +223,7 @@ class _Verifier:
 
     def attempt(self, i: int, a: dict, plan_case: dict, run_status: str | None) -> None:
         self.checked["attempts"] += 1
-        p = lambda *parts: jpath("attempts", i, *parts)  # noqa: E731
+        p = lambda *parts: jpath("attempts", i, *parts)
         inputs = plan_case.get("inputs")
         want_input = sha256_json(inputs[a["variant"]]) if isinstance(inputs, dict) and a["variant"] in inputs \
             else plan_case.get("input_hash")
@@ -384,7 +384,12 @@ class _Verifier:
         return summary
 
     def gates(self, summary: dict | None) -> None:
-        from ..stats.gates import all_pass_gate, fail_under_gates, failing_cases, metric_gates
+        from ..stats.gates import (
+            all_pass_gate,
+            fail_under_gates,
+            failing_cases,
+            metric_gates,
+        )
 
         gates = self.report.get("gates") or []
         for i, g in enumerate(gates):
