@@ -161,3 +161,37 @@ def test_python_code_in_case_files_needs_the_suite_to_allow_it(tmp_path):
     suite_text = (tmp_path / "suite.yaml").read_text() + "allow_case_code: true\n"
     (tmp_path / "suite.yaml").write_text(suite_text)
     assert [g.name for g in load_suite(path).graders["a"]] == ["python"]
+
+
+def test_case_transform_is_folded_into_every_grader_spec(tmp_path):
+    path = write(tmp_path, {"defaults": {"transform": "trim"}},
+                 [{"id": "a", "input": "  ANSWER: B  ", "expected": "B",
+                   "transform": {"last-match": "ANSWER: (\\w)"},
+                   "graders": ["exact", {"starts-with": {"value": "B"}, "transform": "lower"}]},
+                  {"id": "b", "input": "  yes ", "expected": "yes"}])
+    suite = load_suite(path)
+    specs = {cid: [g.spec for g in gs] for cid, gs in suite.graders.items()}
+    # the case's own transform replaces the defaults'; it runs before a grader's own
+    assert specs["a"][0]["transform"] == [{"kind": "last-match", "pattern": "ANSWER: (\\w)"}]
+    assert specs["a"][1]["transform"] == [{"kind": "last-match", "pattern": "ANSWER: (\\w)"}, {"kind": "lower"}]
+    assert specs["b"] == [{"exact": None, "transform": [{"kind": "trim"}]}]
+    report = run(suite, RunOptions(formats=("json",), progress=False)).report
+    status = {a["case_id"]: a["status"] for a in report["attempts"]}
+    assert status == {"a": "failed", "b": "passed"}  # a: "B" lowered no longer starts with "B"
+    assert verify_report(report).ok
+
+
+def test_rescore_refuses_a_python_grader_whose_code_changed(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "checks.py").write_text("def ok(output):\n    return True\n")
+    path = write(tmp_path, {"graders": ["python-file:checks.py:ok"]}, [{"id": "a", "input": "x"}])
+    report = run(load_suite(path), RunOptions(formats=("json",), progress=False))
+    json_path = report.paths["json"]
+    (tmp_path / "checks.py").write_text("def ok(output):\n    return False\n")
+    done = subprocess.run([sys.executable, "-m", "scoreboard", "rescore", str(json_path), "--output",
+                           str(tmp_path / "again.json")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "code changed" in done.stderr
+    checked = verify_report(json.loads(Path(json_path).read_text()))
+    assert checked.ok and any("code changed" in (s.get("why") or "") for s in checked.not_recomputable)
