@@ -15,7 +15,7 @@ from typing import Any
 from ..cases.conversation import check_history, turn_messages
 from ..errors import BudgetExceeded, SubjectError
 from ..graders.grade import Grade, GradeContext, grade_attempt
-from ..graders.scoring import load_scorer, record_fields, score_attempt, scored_case
+from ..graders.scoring import load_scorer, outcome, record_fields, score_attempt, scored_case
 from ..hashing import sha256_json
 from ..judges.client import BoundJudge
 from ..redact import KNOWN
@@ -143,7 +143,10 @@ class AttemptRunner:
             out = output_hash = None
         grade_dicts = [g.to_dict() for g in grades]
         # issue 14: weights, a threshold, named metrics, a scoring function (graders/scoring.py)
-        result = await score_attempt(grade_dicts, error, case.threshold, load_scorer(case.scoring))
+        if case.scoring is None:  # the common case: no coroutine, no function to load
+            result = outcome(grade_dicts, error, case.threshold)
+        else:
+            result = await score_attempt(grade_dicts, error, case.threshold, load_scorer(case.scoring))
         error = result.get("error", error)
         if scored_case(case, grade_dicts):
             scored = record_fields(result, True)

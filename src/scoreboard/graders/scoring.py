@@ -60,7 +60,7 @@ def named_scores(grades: list[dict]) -> dict[str, float]:
 def outcome(grades: list[dict], error: str | None, threshold: float | None = None) -> dict:
     """{status, score, metrics} of one attempt from its grade dicts (before any scoring
     function). `score` is None when unknown; `metrics` holds named scores."""
-    metrics = named_scores(grades)
+    metrics = named_scores(grades) if any("metric" in g or "named_scores" in g for g in grades) else {}
     if error is not None:
         return {"status": "error", "score": None, "metrics": metrics}
     if not grades:
