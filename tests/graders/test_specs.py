@@ -33,6 +33,22 @@ EXAMPLES = {
     "llm-judge": ({"llm-judge": {"rubric": "Must name the total."}}, "42"),
     "rubric-score": ({"rubric-score": {"scale": [1, 5], "threshold": 4}}, "42"),
     "pointwise": ({"pointwise": {"dimensions": ["correctness", "clarity"]}}, "42"),
+    # issue 14
+    "python": ({"python": "len(output or '') < 500"}, None),
+    "starts-with": ({"starts-with": {"value": "pl", "ignore_case": True, "fold": "lower"}}, None),
+    "contains-json": ({"contains-json": {"schema": {"type": "object", "required": ["a"]}}}, None),
+    "is-json": ({"is-json": {"schema": {"type": "object"}}}, None),
+    "equals": ({"equals": {"tolerance": 0.5}}, 42),
+    "levenshtein": ({"levenshtein": {"threshold": 3}}, "plain words"),
+    "rouge-n": ({"rouge-n": {"n": 2, "threshold": 0.5}}, "plain words here"),
+    "bleu": ({"bleu": {"value": ["plain words", "other words"], "threshold": 0.3}}, None),
+    "f1": ({"f1": {"threshold": 0.4}}, ["plain words", "words"]),
+    "fuzzy-match": ("fuzzy-match", "Plain words."),
+    "similar": ({"similar": {"value": "x", "embedder": {"type": "openai", "base_url": "http://127.0.0.1:9/v1",
+                                                          "model": "m"}}}, None),
+    "classify": ({"classify": {"choices": ["A", "B", "C"], "choice_scores": {"A": 1, "B": 0.5, "C": 0},
+                               "prompt": "Rate {{ output }} against {{ expected }}"}}, "42"),
+    "g-eval": ({"g-eval": {"criteria": ["clear", "correct"]}}, "42"),
 }
 
 ODD_OUTPUTS = [

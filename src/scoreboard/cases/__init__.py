@@ -2,4 +2,4 @@
 
 from .loader import load_case_records, load_cases
 
-__all__ = ["load_cases", "load_case_records"]
+__all__ = ["load_case_records", "load_cases"]

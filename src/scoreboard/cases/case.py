@@ -44,6 +44,32 @@ class Case:
     #: for a turn of a conversation: the whole conversation (shared input, turns, limits)
     conversation: dict | None = None
     turn_index: int = 0
+    #: template variables (any JSON): rendered into the variant's prompt (suite/templates.py)
+    vars: Any = None
+    #: per-variant rendered inputs, when variants render different prompts ({variant: input})
+    inputs: dict | None = None
+    #: the case passes when the weighted mean of its grade scores reaches it (promptfoo's rule)
+    threshold: float | None = None
+    #: a custom scoring function's spec (graders/scoring.py), or None
+    scoring: Any = None
+    #: load-time only (folded into the grader specs, not recorded as such)
+    transform: Any = None
+    replace_defaults: bool = False
+    expand: list | None = None
+
+    def input_for(self, variant: str) -> Any:
+        """The input the given variant's subject receives (its rendered prompt, when it has one)."""
+        if self.inputs is not None and variant in self.inputs:
+            return self.inputs[variant]
+        return self.input
+
+    def hash_for(self, variant: str) -> str:
+        """The hash of the input the given variant receives."""
+        if self.inputs is not None and variant in self.inputs:
+            from ..hashing import sha256_json
+
+            return sha256_json(self.inputs[variant])
+        return self.input_hash
 
     @property
     def has_expected(self) -> bool:
@@ -64,6 +90,14 @@ class Case:
             out["metadata"] = self.metadata
         if self.graders is not None:
             out["graders"] = self.graders
+        if self.vars is not None:
+            out["vars"] = self.vars
+        if self.inputs is not None:
+            out["inputs"] = self.inputs
+        if self.threshold is not None:
+            out["threshold"] = self.threshold
+        if self.scoring is not None:
+            out["scoring"] = self.scoring
         if self.conversation is not None:
             out["conversation"] = self.conversation["id"]
             out["turn_index"] = self.turn_index

@@ -10,7 +10,7 @@ it is sent, and the turns after it are not run.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Union
+from typing import Any
 
 from pydantic import Field
 
@@ -40,9 +40,9 @@ class Turn(Strict):
     id: str = Field(min_length=1)
     question: str = Field(min_length=1)
     expected: Any = None
-    grader: Union[str, dict, None] = None
-    graders: list[Union[str, dict]] | None = None
-    fields: list[Union[str, dict]] | None = None
+    grader: str | dict | None = None
+    graders: list[str | dict] | None = None
+    fields: list[str | dict] | None = None
     evidence_notes: str | None = None
     style: str | None = None
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ..errors import Collector, ConfigError, shorten
 from ..hashing import sha256_json
@@ -376,7 +377,7 @@ def _load_one(raw: dict, line: int | None, path: Path, shown: str, base: Path, r
         cases.extend(expand_conversation(raw, record, file=shown, line=line, limits=limits.conversation,
                                          read_at=read_at))
         return
-    if record.input is None and not record.turns:
+    if record.input is None and record.vars is None and not record.turns:
         raise ConfigError("required field is missing", file=shown, line=line, case_id=record.id, field="input")
     value = _resolve_input(record.input, base, root, shown, line, record.id, limits) \
         if record.input is not None else None
@@ -386,6 +387,8 @@ def _load_one(raw: dict, line: int | None, path: Path, shown: str, base: Path, r
         graders=case_graders(record, raw), category=record.category, tags=record.tags,
         metadata=record.metadata, synthetic=record.synthetic, rubric=record.rubric,
         notes=record.notes, split=record.split, turns=record.turns, source=shown, line=line,
+        vars=record.vars, threshold=record.threshold, transform=record.transform,
+        replace_defaults=record.replace, expand=record.expand,
     )
     case.input_hash = sha256_json(case.input)
     cases.append(case)

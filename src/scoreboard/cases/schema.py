@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -26,20 +26,30 @@ class CaseRecord(Strict):
     """One case as written in a case file."""
 
     id: str = Field(min_length=1)
-    input: Union[str, list[Message], None] = None
+    input: str | list[Message] | None = None
     expected: Any = None
-    grader: Union[str, dict, None] = None
-    graders: list[Union[str, dict]] | None = None
-    fields: list[Union[str, dict]] | None = None
+    grader: str | dict | None = None
+    graders: list[str | dict] | None = None
+    fields: list[str | dict] | None = None
     category: str | None = None
     tags: list[str] = Field(default_factory=list)
     metadata: dict = Field(default_factory=dict)
     synthetic: bool | None = None
-    rubric: Union[str, dict, None] = None
+    rubric: str | dict | None = None
     notes: str | None = None
     split: str | None = None
     turns: list[dict] | None = None
     conversation: dict | None = None
+    #: template variables (any JSON), rendered into the suite's or variant's prompt
+    vars: Any = None
+    #: the case passes when the weighted mean score of its graders reaches this (0..1)
+    threshold: float | None = Field(None, ge=0, le=1)
+    #: applied to the output before every grader of this case (graders/transforms.py)
+    transform: Any = None
+    #: the case's graders replace the suite defaults' graders instead of adding to them
+    replace: bool = False
+    #: var names whose list value makes one case per value
+    expand: list[str] | None = None
 
     @field_validator("id")
     @classmethod
@@ -69,4 +79,6 @@ def case_graders(record: CaseRecord, raw: dict) -> list | None:
                 specs.append({"json-fields": {"fields": paths}})
         if typed:
             specs.append({"fields": {"fields": typed}})
+    if not specs and record.graders is not None:
+        return []  # `graders: []`: recorded, never graded
     return specs or None

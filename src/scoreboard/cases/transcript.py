@@ -122,7 +122,7 @@ class RunRecord:
     format: str | None = None
 
     @classmethod
-    def from_model(cls, run: TranscriptRun, source: str | None = None) -> "RunRecord":
+    def from_model(cls, run: TranscriptRun, source: str | None = None) -> RunRecord:
         return cls(id=run.id, tag=run.tag, status=run.status, output=run.output,
                    tool_calls=[{"name": c.name, **({"args": c.args} if c.args is not None else {})}
                                for c in run.tool_calls],

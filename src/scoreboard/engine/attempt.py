@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..cases.conversation import check_history, turn_messages
 from ..errors import BudgetExceeded, SubjectError
-from ..graders.grade import Grade, GradeContext, attempt_status, grade_attempt
+from ..graders.grade import Grade, GradeContext, grade_attempt
+from ..graders.scoring import load_scorer, outcome, record_fields, score_attempt, scored_case
 from ..hashing import output_text_hash, sha256_json
 from ..judges.client import BoundJudge
 from ..redact import KNOWN
@@ -40,7 +42,7 @@ class RunState:
 def not_run_record(case, variant_name: str, run: int, reason: str, status: str = "not-run") -> dict:
     """The record of a planned attempt that never finished (stopped run, interrupted)."""
     return {"case_id": case.id, "variant": variant_name, "run": run, "status": status,
-            "input_hash": case.input_hash, "output": None, "output_hash": None, "error": reason,
+            "input_hash": case.hash_for(variant_name), "output": None, "output_hash": None, "error": reason,
             "measurements": Measurements().to_dict(), "grades": []}
 
 
@@ -110,7 +112,7 @@ class AttemptRunner:
         variant = self.suite.variants[vi]
         params = variant.params
         seed = case.conversation["shared"].get("seed") if case.conversation is not None else None
-        value = case.input if input_override is None else input_override
+        value = case.input_for(variant.name) if input_override is None else input_override
         if isinstance(value, list):
             # Each request gets its own messages: a subject that appends to them must not change
             # the case (or the next run's input).
@@ -122,6 +124,7 @@ class AttemptRunner:
         if output is None and error is None:
             return None
         grades: list[Grade] = []
+        scored: dict = {}
         if output is not None:
             out = output.to_dict()
             clean = KNOWN.scrub_value(out)
@@ -130,17 +133,29 @@ class AttemptRunner:
                 # the hash and verify all read what is written.
                 out, output = clean, Output.from_dict(clean)
             judge = BoundJudge(self.judge, key) if self.judge is not None else None
-            ctx = GradeContext(case, output, measurements, judge, run, error)
+            ctx = GradeContext(case, output, measurements, judge, run, error,
+                               (variant.subject.spec or {}).get("tools") if isinstance(variant.subject.spec, dict) else None)
             grades, grade_error = await grade_attempt(self.suite.graders[case.id], ctx)
             error = error or grade_error
             output_hash = sha256_json(out)
         else:
             out = output_hash = None
+        grade_dicts = [g.to_dict() for g in grades]
+        # issue 14: weights, a threshold, named metrics, a scoring function (graders/scoring.py)
+        if case.scoring is None:  # the common case: no coroutine, no function to load
+            result = outcome(grade_dicts, error, case.threshold)
+        else:
+            result = await score_attempt(grade_dicts, error, case.threshold, load_scorer(case.scoring))
+        error = result.get("error", error)
+        if scored_case(case, grade_dicts):
+            scored = record_fields(result, True)
+        elif result["metrics"]:
+            scored = record_fields(result, False)
         record = {
             "case_id": case.id, "variant": variant.name, "run": run,
-            "status": attempt_status(grades, error), "input_hash": case.input_hash,
+            "status": result["status"], "input_hash": case.hash_for(variant.name),
             "output": out, "output_hash": output_hash, "error": error,
-            "measurements": measurements.to_dict(), "grades": [g.to_dict() for g in grades],
+            "measurements": measurements.to_dict(), "grades": grade_dicts, **scored,
         }
         text_hash = output_text_hash(out)
         if text_hash is not None:

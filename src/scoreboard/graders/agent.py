@@ -8,6 +8,7 @@ from typing import Any
 
 from .base import Grader, check_keys, option_error, short
 from .grade import Grade, GradeContext
+from .tool_args import call_name, check_calls, parse_arg_checks
 
 
 def _names(grader: str, key: str, value: Any) -> list[str]:
@@ -16,16 +17,6 @@ def _names(grader: str, key: str, value: Any) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(n, str) and n for n in value):
         raise option_error(grader, f"{key!r} must be a list of tool names, got {short(value)}")
     return list(value)
-
-
-def call_name(call: Any) -> str | None:
-    """The tool name of one recorded call ({"name"} or OpenAI-style {"function": {"name"}})."""
-    if not isinstance(call, dict):
-        return None
-    name = call.get("name")
-    if name is None and isinstance(call.get("function"), dict):
-        name = call["function"].get("name")
-    return name if isinstance(name, str) else None
 
 
 def _is_subsequence(wanted: list[str], seen: list[str | None]) -> bool:
@@ -46,20 +37,21 @@ class ToolCallsGrader(Grader):
         if not isinstance(value, dict):
             raise option_error(cls.name, f"options are {{required?, forbidden?, ordered?}}, "
                                          f"got {short(value)}")
-        check_keys(cls.name, value, ("required", "forbidden", "ordered"))
+        check_keys(cls.name, value, ("required", "forbidden", "ordered", "args", "args_mode", "validate"))
+        extra = parse_arg_checks(value)
         required = _names(cls.name, "required", value.get("required"))
         forbidden = _names(cls.name, "forbidden", value.get("forbidden"))
         ordered = value.get("ordered", False)
         if not isinstance(ordered, bool):
             raise option_error(cls.name, f"'ordered' must be true or false, got {short(ordered)}")
-        if not required and not forbidden:
-            raise option_error(cls.name, "needs 'required' or 'forbidden' tool names")
+        if not required and not forbidden and not extra:
+            raise option_error(cls.name, "needs 'required' or 'forbidden' tool names, 'args' or 'validate'")
         if ordered and not required:
             raise option_error(cls.name, "'ordered' needs 'required' tool names")
         both = sorted(set(required) & set(forbidden))
         if both:
             raise option_error(cls.name, f"tool {both[0]!r} is both required and forbidden")
-        return {"required": required, "forbidden": sorted(set(forbidden)), "ordered": ordered}
+        return {"required": required, "forbidden": sorted(set(forbidden)), "ordered": ordered, **extra}
 
     def grade(self, ctx: GradeContext) -> Grade:
         """Check the recorded tool calls against the required/forbidden names."""
@@ -79,6 +71,8 @@ class ToolCallsGrader(Grader):
         used = [n for n in forbidden if counts[n]]
         if used:
             problems.append("forbidden used: " + ", ".join(used))
+        if "args" in self.options or self.options.get("validate"):
+            problems.extend(check_calls(self.options, calls if isinstance(calls, list) else [], ctx.tools))
         if problems:
             return self.fail("; ".join(problems))
         return self.ok(f"{len(names)} tool calls meet the requirements")

@@ -75,6 +75,34 @@ def _difference(expected: Any, actual: Any, path: str) -> str | None:
     return f"{where}expected {short(expected, 40)}, got {short(actual, 40)}"
 
 
+def loose_numbers(value: Any) -> Any:
+    """`value` with every integral float made an int (1.0 -> 1): equality then ignores the
+    int/float distinction (as JavaScript and promptfoo do), never bool against number."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2 ** 63:
+        return int(value)
+    if isinstance(value, dict):
+        return {k: loose_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [loose_numbers(v) for v in value]
+    return value
+
+
+def output_json(output: Any, fences: bool) -> tuple[bool, Any, str | None]:
+    """The output as JSON: with `fences`, one fenced ```json block is accepted (scoreboard's
+    rule); without, the whole text must parse (promptfoo's JSON.parse)."""
+    if fences or output.text is None:
+        return output.parsed_json()
+    import json
+
+    try:
+        return True, json.loads(output.text), None
+    except (ValueError, RecursionError) as exc:
+        return False, None, f"output is not valid JSON (fences not accepted): {exc}"
+
+
+EXACT_OPTIONS = ("fences", "numeric_types", "scalar_as_text")
+
+
 def strict_equal(a: Any, b: Any) -> bool:
     """JSON equality that never coerces: True != 1, 1 != 1.0, "1" != 1; arrays in order."""
     try:
@@ -96,16 +124,50 @@ def _equal(a: Any, b: Any) -> bool:
 
 
 class ExactGrader(Grader):
-    """Output text equals a string reference, or output JSON strictly equals a JSON reference."""
+    """Output text equals a string reference, or output JSON strictly equals a JSON reference.
+
+    Options (scoreboard's rule is the default; each alternative is another tool's):
+    `fences` (default true: one fenced ```json block is accepted; false: the whole text must be
+    JSON, as promptfoo's `equals`), `numeric_types` (default true: 1 != 1.0; false: equal
+    numbers are equal whatever their type, as promptfoo and OpenAI Evals), `scalar_as_text`
+    (default false: a number, bool or null expected is compared as parsed JSON, so " 42" equals
+    42; true: the output text must equal its JSON text exactly, as promptfoo's `equals`)."""
 
     name = "exact"
     needs_expected = True
+
+    @classmethod
+    def parse_options(cls, value: Any) -> dict:
+        """Only the options that differ from the defaults are kept (so "exact" stays "exact")."""
+        from .base import check_keys, option_error
+
+        if value in (None, {}, True):
+            return {}
+        if not isinstance(value, dict):
+            raise option_error(cls.name, f"options are {{fences?, numeric_types?, scalar_as_text?}}, got {short(value)}")
+        check_keys(cls.name, value, EXACT_OPTIONS)
+        defaults = {"fences": True, "numeric_types": True, "scalar_as_text": False}
+        out = {}
+        for key, flag in value.items():
+            if not isinstance(flag, bool):
+                raise option_error(cls.name, f"{key!r} must be true or false, got {short(flag)}")
+            if flag != defaults[key]:
+                out[key] = flag
+        return out
 
     def grade(self, ctx: GradeContext) -> Grade:
         """Compare the output with the case's expected value."""
         expected = ctx.expected
         if not ctx.case.has_expected:
             return self.unassessed("case has no expected value")
+        if self.options.get("scalar_as_text") and not isinstance(expected, (str, dict, list)):
+            import json
+
+            want = json.dumps(expected)
+            text = ctx.output.text
+            if text == want:
+                return self.ok("output equals the expected value's text")
+            return self.fail(f"expected text {short(want)}, got {short(text)}")
         if isinstance(expected, str):
             text = ctx.output.text
             if text is None:
@@ -113,9 +175,11 @@ class ExactGrader(Grader):
             if text == expected:
                 return self.ok("output equals expected text")
             return self.fail(f"expected {short(expected)}, got {short(text)}")
-        ok, value, error = ctx.output.parsed_json()
+        ok, value, error = output_json(ctx.output, self.options.get("fences", True))
         if not ok:
             return self.fail(error or "output is not JSON")
+        if self.options.get("numeric_types") is False:
+            expected, value = loose_numbers(expected), loose_numbers(value)
         found = difference(expected, value)
         if found is None:
             return self.ok("output equals expected JSON")

@@ -39,6 +39,8 @@ class GradeContext:
     judge: Any = None
     run: int = 0
     error: str | None = None
+    #: the tool definitions the variant offered its subject (OpenAI or Anthropic shape), if any
+    tools: Any = None
 
     @property
     def expected(self) -> Any:

@@ -14,13 +14,30 @@ _MAX_ERRORS = 3
 
 
 class JsonValidGrader(Grader):
-    """Passes when the output parses as JSON (one fenced ```json block accepted)."""
+    """Passes when the output parses as JSON (one fenced ```json block accepted unless
+    `fences: false`, promptfoo's is-json rule)."""
 
     name = "json-valid"
 
+    @classmethod
+    def parse_options(cls, value: Any) -> dict:
+        """{fences?: bool} (default true); only a non-default value is kept."""
+        from .base import check_keys
+
+        if value in (None, {}, True):
+            return {}
+        if not isinstance(value, dict):
+            raise option_error(cls.name, f"options are {{fences?}}, got {short(value)}")
+        check_keys(cls.name, value, ("fences",))
+        if not isinstance(value.get("fences", True), bool):
+            raise option_error(cls.name, "'fences' must be true or false")
+        return {} if value.get("fences", True) else {"fences": False}
+
     def grade(self, ctx: GradeContext) -> Grade:
         """Parse the output as JSON."""
-        ok, _, error = ctx.output.parsed_json()
+        from .exact import output_json
+
+        ok, _, error = output_json(ctx.output, self.options.get("fences", True))
         if ok:
             return self.ok("output is valid JSON")
         return self.fail(error or "output is not JSON")

@@ -61,7 +61,7 @@ class MaxTokensGrader(_MaxGrader):
         """Compare input + output tokens with the bound."""
         m, bound = ctx.measurements, self.options["max"]
         if m.input_tokens is None or m.output_tokens is None:
-            known = lambda v: "?" if v is None else str(v)  # noqa: E731
+            known = lambda v: "?" if v is None else str(v)
             return self.unassessed(f"tokens unknown (input {known(m.input_tokens)}, "
                                    f"output {known(m.output_tokens)})")
         total = m.input_tokens + m.output_tokens

@@ -29,6 +29,20 @@ GRADERS: dict[str, str] = {
     "llm-judge": "scoreboard.judges.graders:LlmJudgeGrader",
     "rubric-score": "scoreboard.judges.graders:RubricScoreGrader",
     "pointwise": "scoreboard.judges.graders:PointwiseGrader",
+    # issue 14: suites as people write them
+    "python": "scoreboard.graders.code:PythonGrader",
+    "starts-with": "scoreboard.graders.text:StartsWithGrader",
+    "contains-json": "scoreboard.graders.json_more:ContainsJsonGrader",
+    "is-json": "scoreboard.graders.json_more:IsJsonGrader",
+    "equals": "scoreboard.graders.json_more:EqualsGrader",
+    "levenshtein": "scoreboard.graders.overlap:LevenshteinGrader",
+    "rouge-n": "scoreboard.graders.overlap:RougeNGrader",
+    "bleu": "scoreboard.graders.overlap:BleuGrader",
+    "f1": "scoreboard.graders.overlap:F1Grader",
+    "fuzzy-match": "scoreboard.graders.overlap:FuzzyMatchGrader",
+    "similar": "scoreboard.graders.similar:SimilarGrader",
+    "classify": "scoreboard.judges.scaled:ClassifyGrader",
+    "g-eval": "scoreboard.judges.scaled:GEvalGrader",
 }
 
 #: graders that call a model: not recomputable offline, and `rescore` needs --allow-judge
@@ -52,21 +66,34 @@ def grader_class(name: str) -> type[Grader]:
 
 
 def split_spec(spec: Any) -> tuple[str, Any]:
-    """`"exact"` or `{"regex": ...}` -> (name, value)."""
+    """`"exact"` or `{"regex": ...}` -> (name, value); the modifiers `weight`, `metric` and
+    `transform` may stand beside the name (graders/modifiers.py); "python:mod:fn" and
+    "python-file:path.py:fn" name the python grader."""
+    from .modifiers import MODIFIERS
+
     if isinstance(spec, str):
+        if spec.startswith(("python:", "python-file:")):
+            return "python", spec
         return spec, None
-    if isinstance(spec, dict) and len(spec) == 1:
-        (name, value), = spec.items()
-        if isinstance(name, str):
-            return name, value
-    raise ConfigError(f"a grader spec is a name or a one-key mapping {{name: options}}, got {spec!r}",
-                      field="graders")
+    if isinstance(spec, dict):
+        names = [k for k in spec if k not in MODIFIERS]
+        if len(names) == 1 and isinstance(names[0], str):
+            return names[0], spec[names[0]]
+    raise ConfigError(f"a grader spec is a name or a one-key mapping {{name: options}} (with weight, "
+                      f"metric or transform beside it), got {spec!r}", field="graders")
 
 
 def build_grader(spec: Any) -> Grader:
     """Build a grader from its saved spec."""
+    from .modifiers import MODIFIERS, Modified, parse_modifiers
+
     name, value = split_spec(spec)
-    return grader_class(name)(value)
+    grader = grader_class(name)(value)
+    if isinstance(spec, dict) and any(k in spec for k in MODIFIERS):
+        modifiers = parse_modifiers(spec, name)
+        if modifiers:
+            return Modified(grader, modifiers)
+    return grader
 
 
 def register(name: str, target: str) -> None:

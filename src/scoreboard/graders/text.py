@@ -37,7 +37,7 @@ class _TextGrader(Grader):
         if isinstance(value, (str, list)):
             patterns = value
         elif isinstance(value, dict):
-            check_keys(cls.name, value, ("patterns", "values", "mode") + flags)
+            check_keys(cls.name, value, ("patterns", "values", "mode") + flags + (("fold",) if not cls.is_regex else ()))
             if "patterns" in value and "values" in value:
                 raise option_error(cls.name, "give 'patterns' or 'values', not both")
             patterns = value.get("patterns", value.get("values"))
@@ -66,6 +66,12 @@ class _TextGrader(Grader):
             if not isinstance(flag_value, bool):
                 raise option_error(cls.name, f"{flag!r} must be true or false, got {short(flag_value)}")
             out[flag] = flag_value
+        fold = settings.get("fold", "casefold")
+        if fold not in ("casefold", "lower"):
+            raise option_error(cls.name, f"fold must be 'casefold' or 'lower', got {short(fold)}")
+        if fold == "lower":
+            # promptfoo's icontains lowercases (JavaScript toLowerCase): "STRASSE" does not contain "ß"
+            out["fold"] = "lower"
         if cls.is_regex and "patterns" in out:
             for pattern in out["patterns"]:
                 cls._compile(pattern, out)
@@ -91,7 +97,7 @@ class _TextGrader(Grader):
         if self.is_regex:
             return [(p, self._compile(p, self.options)) for p in patterns]
         if self.options["ignore_case"]:
-            return [(p, p.casefold()) for p in patterns]
+            return [(p, self._fold(p)) for p in patterns]
         return [(p, p) for p in patterns]
 
     def check_case(self, case: Case) -> None:
@@ -133,8 +139,11 @@ class _TextGrader(Grader):
                 if match is not None:
                     found.append((pattern, match.group(0)))
             return found
-        haystack = text.casefold() if self.options["ignore_case"] else text
+        haystack = self._fold(text) if self.options["ignore_case"] else text
         return [(p, p) for p, needle in matchers if needle in haystack]
+
+    def _fold(self, text: str) -> str:
+        return text.lower() if self.options.get("fold") == "lower" else text.casefold()
 
     def _label(self, pattern: str) -> str:
         return f"/{pattern}/" if self.is_regex else short(pattern, 60)
@@ -195,3 +204,59 @@ class NotRegexGrader(_TextGrader):
     name = "not-regex"
     is_regex = True
     negated = True
+
+
+class StartsWithGrader(Grader):
+    """The output text starts with the value (promptfoo's starts-with: exact prefix, no
+    trimming); `ignore_case` folds both sides with casefold (or `fold: lower`)."""
+
+    name = "starts-with"
+
+    @classmethod
+    def parse_options(cls, value: Any) -> dict:
+        """A prefix string or {value, ignore_case?, fold?}; without a value, the expected text."""
+        if isinstance(value, str):
+            value = {"value": value}
+        if value in (None, True):
+            value = {}
+        if not isinstance(value, dict):
+            raise option_error(cls.name, f"options are a prefix or {{value, ignore_case?}}, got {short(value)}")
+        check_keys(cls.name, value, ("value", "ignore_case", "fold"))
+        out: dict = {}
+        if "value" in value:
+            if not isinstance(value["value"], str) or not value["value"]:
+                raise option_error(cls.name, f"'value' must be a non-empty string, got {short(value['value'])}")
+            out["value"] = value["value"]
+        if value.get("ignore_case", False) is not False:
+            if value["ignore_case"] is not True:
+                raise option_error(cls.name, "'ignore_case' must be true or false")
+            out["ignore_case"] = True
+        fold = value.get("fold", "casefold")
+        if fold not in ("casefold", "lower"):
+            raise option_error(cls.name, f"fold must be 'casefold' or 'lower', got {short(fold)}")
+        if fold == "lower":
+            out["fold"] = "lower"
+        return out
+
+    def check_case(self, case: Case) -> None:
+        if "value" not in self.options and not (case.has_expected and isinstance(case.expected, str)
+                                               and case.expected):
+            raise ConfigError(f"grader {self.name!r} needs a 'value' or a string 'expected'",
+                              file=case.source, line=case.line, case_id=case.id, field="expected")
+
+    def grade(self, ctx: GradeContext) -> Grade:
+        """Compare the start of the output text."""
+        prefix = self.options.get("value", ctx.expected if ctx.case.has_expected else None)
+        if not isinstance(prefix, str):
+            return self.unassessed("no prefix to compare")
+        text = ctx.output.text
+        if text is None:
+            return self.fail("no output text")
+        if self.options.get("ignore_case"):
+            fold = str.lower if self.options.get("fold") == "lower" else str.casefold
+            text, prefix_cmp = fold(text), fold(prefix)
+        else:
+            prefix_cmp = prefix
+        if text.startswith(prefix_cmp):
+            return self.ok(f"output starts with {short(prefix, 40)}")
+        return self.fail(f"expected output to start with {short(prefix, 40)}")

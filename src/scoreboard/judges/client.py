@@ -13,8 +13,9 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import BudgetExceeded, SubjectError
 from ..subjects.values import SubjectRequest
@@ -27,7 +28,7 @@ class JudgeFailure(Exception):
     """The judge gave no usable answer (after one retry), timed out or refused. `usage` is
     what the failed judgment still spent."""
 
-    def __init__(self, message: str, usage: "Usage | None" = None):
+    def __init__(self, message: str, usage: Usage | None = None):
         super().__init__(message)
         self.usage = usage
 

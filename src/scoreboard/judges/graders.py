@@ -113,14 +113,24 @@ class LlmJudgeGrader(_JudgeGrader):
     """The judge compares the actual answer with the expected one under the case's rubric."""
 
     name = "llm-judge"
+    allowed = ("rubric", "prompt")
     SCHEMA = {"type": "object", "additionalProperties": False, "required": ["verdict", "explanation"],
               "properties": {"verdict": {"type": "boolean"}, "explanation": {"type": "string"}}}
 
+    @classmethod
+    def normalise(cls, options: dict) -> dict:
+        from .prompts import check_prompt
+
+        check_prompt(cls.name, options)
+        return options
+
     async def judged(self, ctx: GradeContext) -> Grade:
-        prompt = _prompt(ctx, self.options, "Decide whether the ACTUAL answer is correct for the TASK, using "
-                         "the EXPECTED answer as the reference.", reference="EXPECTED", answer="ACTUAL",
-                         closing='Give "verdict" (true when the actual answer is acceptable) and a one- or '
-                                 'two-sentence "explanation".')
+        from .prompts import custom_prompt
+
+        closing = 'Give "verdict" (true when the actual answer is acceptable) and a one- or two-sentence "explanation".'
+        prompt = custom_prompt(ctx, self.options, closing) or _prompt(
+            ctx, self.options, "Decide whether the ACTUAL answer is correct for the TASK, using "
+            "the EXPECTED answer as the reference.", reference="EXPECTED", answer="ACTUAL", closing=closing)
         judgment = await ctx.judge.ask(prompt, name="verdict", schema=self.SCHEMA, key=lambda a: bool(a["verdict"]))
         extra = _judge_extra(judgment)
         explanation = judgment.explanations[0] if judgment.explanations else ""
@@ -135,10 +145,13 @@ class RubricScoreGrader(_JudgeGrader):
     """An integer score on a scale (default 1-5); passes at or above the threshold."""
 
     name = "rubric-score"
-    allowed = ("rubric", "scale", "threshold")
+    allowed = ("rubric", "scale", "threshold", "prompt")
 
     @classmethod
     def normalise(cls, options: dict) -> dict:
+        from .prompts import check_prompt
+
+        check_prompt(cls.name, options)
         scale = options.get("scale", [1, 5])
         if (not isinstance(scale, list) or len(scale) != 2 or not all(isinstance(v, int) and not isinstance(v, bool)
                                                                        for v in scale) or scale[0] >= scale[1]):
@@ -154,8 +167,12 @@ class RubricScoreGrader(_JudgeGrader):
         schema = {"type": "object", "additionalProperties": False, "required": ["score", "explanation"],
                   "properties": {"score": {"type": "integer", "minimum": low, "maximum": high},
                                  "explanation": {"type": "string"}}}
-        prompt = _prompt(ctx, self.options, f"Score the ACTUAL answer to the TASK from {low} (worst) to {high} "
-                         "(best).", reference="EXPECTED (reference)", answer="ACTUAL")
+        from .prompts import custom_prompt
+
+        prompt = custom_prompt(ctx, self.options, f'Give "score" from {low} (worst) to {high} (best) and a short '
+                               '"explanation".') or _prompt(
+            ctx, self.options, f"Score the ACTUAL answer to the TASK from {low} (worst) to {high} "
+            "(best).", reference="EXPECTED (reference)", answer="ACTUAL")
         judgment = await ctx.judge.ask(prompt, name="score", schema=schema, key=lambda a: int(a["score"]))
         extra = _judge_extra(judgment)
         # Several runs: their median score (a split never leaves the grade unassessed).

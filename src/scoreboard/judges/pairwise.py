@@ -7,7 +7,8 @@ rate. Variant names never reach the judge. Runs after all attempts, from their o
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import BudgetExceeded
 from .client import Judge, JudgeFailure, render_value

@@ -47,7 +47,8 @@ def case_from_plan(entry: dict) -> Case:
                 graders=entry.get("graders"), category=entry.get("category"),
                 tags=list(entry.get("tags") or []), metadata=dict(entry.get("metadata") or {}),
                 synthetic=entry.get("synthetic"), rubric=entry.get("rubric"), notes=entry.get("notes"),
-                split=entry.get("split"), turns=entry.get("turns"))
+                split=entry.get("split"), turns=entry.get("turns"), vars=entry.get("vars"),
+                inputs=entry.get("inputs"), threshold=entry.get("threshold"), scoring=entry.get("scoring"))
     case.input_hash = entry.get("input_hash") or sha256_json(case.input)
     if entry.get("input_error") is not None:
         case.input_error = entry["input_error"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 #: the measurements of an attempt; each may be null (unknown), never a stand-in 0
 MEASUREMENT_KEYS = ("latency_ms", "input_tokens", "output_tokens", "cost_usd", "requests")
 #: graders that call a model: not recomputable offline; `rescore` needs --allow-judge
-JUDGE_GRADER_NAMES = frozenset({"llm-judge", "rubric-score", "pointwise", "pairwise"})
+JUDGE_GRADER_NAMES = frozenset({"llm-judge", "rubric-score", "pointwise", "pairwise", "classify", "g-eval"})
 #: the renderings of a report, and the file extension of each
 FORMATS = ("json", "md", "html", "junit")
 #: how every rendering marks a dry run (outputs from the mock subject, gates skipped)

@@ -10,6 +10,7 @@ from collections import defaultdict
 from typing import Any
 
 from .constants import DRY_RUN_MARK, DRY_RUN_NOTE
+from .figures import figure_rows
 from .io import variant_model
 from .schema import Attempt
 from .view import CaseTally, ReportView, as_view
@@ -117,6 +118,7 @@ def render_junit(view: ReportView) -> str:
         vs = summary.get(variant)
         rate = vs.pass_rate if vs is not None else None
         unassessed = vs.unassessed if vs is not None and vs.unassessed else None
+        figures = tuple((label.replace(" ", "_"), text) for label, text in figure_rows(vs))
         planned = next((v for v in plan.variants if v.name == variant), None)
         fields = vs.field_accuracy_overall if vs is not None else None
         for key, value in (("variant", variant), ("model", variant_model(planned) if planned else None),
@@ -125,7 +127,7 @@ def render_junit(view: ReportView) -> str:
                            ("fields_correct", f"{fields.correct}/{fields.total}" if fields is not None else None),
                            ("not_assessed", unassessed), ("stop_reason", run.stop_reason),
                            ("attempts_omitted", (view.omitted or {}).get("note")),
-                           ("dry_run", f"{DRY_RUN_MARK}: {DRY_RUN_NOTE}" if run.dry_run else None)):
+                           ("dry_run", f"{DRY_RUN_MARK}: {DRY_RUN_NOTE}" if run.dry_run else None), *figures):
             if value is not None:
                 ET.SubElement(props, "property", name=key, value=clean(value))
         counts = dict(tests=0, failures=0, errors=0, skipped=0)

@@ -77,6 +77,7 @@ def render_markdown(view: ReportView, *, failures: int = 3) -> str:
         lines.append(_summary_row(name, vs.get(name)))
     lines.append("")
     lines += _pass_at_k(variants, vs)
+    lines += _figures(variants, vs, summary)
     lines += _methods(summary)
     lines += _comparisons(summary)
     lines += judges_section(summary.judges, summary.judge_agreement)
@@ -125,6 +126,21 @@ def _pass_at_k(variants: list[str], vs: dict[str, VariantSummary]) -> list[str]:
     return ["pass@k (at least one of k runs passes) and pass^k (all k runs pass), unbiased per case, "
             "averaged over cases, 95% CI by case:", "", "| variant | k | pass@k | pass^k |", "|---|---|---|---|",
             *rows, ""]
+
+
+def _figures(variants: list[str], vs: dict[str, VariantSummary], summary: Summary) -> list[str]:
+    """issue 14: case scores, named and derived metrics, reducers, not-graded counts, comparisons."""
+    from .figures import comparison_rows, figure_rows
+
+    rows = [f"| {cell(name)} | {cell(label)} | {cell(text)} |" for name in variants for label, text in figure_rows(vs.get(name))]
+    pairs = [line for comp in summary.comparisons for line in comparison_rows(comp)]
+    if not rows and not pairs:
+        return []
+    out = ["## Scores and metrics", ""]
+    if rows:
+        out += ["| variant | figure | value |", "|---|---|---|", *rows, ""]
+    out += [f"- {line}" for line in pairs]
+    return out + ([""] if pairs else [])
 
 
 def _k_cell(fig) -> str:

@@ -27,7 +27,7 @@ __all__ = ["SCHEMA", "SCHEMAS", "MEASUREMENT_KEYS", "JUDGE_GRADER_NAMES", "Repor
            "PlanCase", "PlanVariant", "Attempt", "Output", "Measurements", "Grade", "FieldResult", "Gate",
            "Requests", "Summary", "Pairwise", "PairwiseJudgment", "Reviews", "Review", "Verification"]
 
-AttemptStatus = Literal["passed", "failed", "error", "unassessed", "not-run", "interrupted"]
+AttemptStatus = Literal["passed", "failed", "error", "unassessed", "not-run", "interrupted", "not-graded"]
 RunStatus = Literal["completed", "stopped", "running"]
 
 
@@ -107,6 +107,10 @@ class Attempt(Closed):
     turn: Turn | None = None
     #: the hash of the messages a conversation turn was sent (its history included)
     chain_input_hash: StrictStr | None = None
+    #: issue 14: the weighted mean of the grade scores (when the case is scored), named metrics
+    score: Num | None = None
+    metrics: dict[str, Num] | None = None
+    scoring_reason: StrictStr | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -132,6 +136,11 @@ class PlanCase(Closed):
     input_hash: StrictStr | None = None
     conversation: StrictStr | None = None
     turn_index: StrictInt | None = None
+    # issue 14: template vars, per-variant rendered inputs, threshold, scoring function
+    vars: Any = None
+    inputs: dict[str, Any] | None = None
+    threshold: Num | None = None
+    scoring: dict[str, Any] | None = None
 
 
 class PlanVariant(Closed):
@@ -149,6 +158,8 @@ class PlanVariant(Closed):
     model_version: StrictStr | None = None
     settings: dict[str, Any] | None = None
     generated_at: dict[str, StrictStr] | None = None
+    #: issue 14: the prompt template this variant rendered its cases' vars into
+    prompt: dict[str, Any] | None = None
 
 
 
@@ -169,6 +180,9 @@ class Plan(Closed):
     skipped: list[dict[str, Any]] = []
     judge: dict[str, Any] | None = None
     judge_runs: StrictInt | None = None
+    #: issue 14: {name: expression over named metrics}; per-case reducers over runs
+    derived_metrics: dict[str, StrictStr] | None = None
+    reducers: list[Any] | None = None
 
 
 # ---------------------------------------------------------------------------------------------

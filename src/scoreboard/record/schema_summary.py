@@ -77,6 +77,27 @@ class KFigure(Closed):
     ci: Interval | None = None
 
 
+class MetricFigure(Closed):
+    """issue 14: a mean over cases of per-case means in [0, 1] (a named metric, the case score, a
+    reducer's figure), with its interval by case; value null when no attempt gave one."""
+
+    value: Num | None
+    cases: StrictInt
+    attempts: StrictInt | None = None
+    ci: Interval | None = None
+
+
+class DerivedFigure(Closed):
+    """issue 14: an expression over named metrics (its value from their means), with a case
+    bootstrap interval; null when undefined."""
+
+    value: Num | None
+    expression: StrictStr
+    cases: StrictInt
+    ci: Interval | None = None
+    note: StrictStr | None = None
+
+
 class FieldsOver(Closed):
     """Field accuracy's denominator in attempts, and the errored attempts beside it."""
 
@@ -197,6 +218,12 @@ class VariantSummary(Closed):
     pass_hat_k: dict[str, KFigure] | None = None
     field_accuracy_over: FieldsOver | None = None
     field_accuracy_overall: FieldsOverall | None = None
+    # issue 14: record-only attempts, case scores, named and derived metrics, reducers over runs
+    not_graded: StrictInt | None = None
+    score: MetricFigure | None = None
+    metrics: dict[str, MetricFigure] | None = None
+    derived_metrics: dict[str, DerivedFigure] | None = None
+    reducers: dict[str, MetricFigure | None] | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -242,6 +269,9 @@ class Comparison(Closed):
     field_flags: list[StrictStr] = []
     flags: list[StrictStr] = []
     headline: StrictStr = ""
+    #: issue 14: named metrics and the case score, compared case by case like the pass rate
+    metrics: dict[str, FieldComparison] | None = None
+    score: FieldComparison | None = None
 
 
 class NotMeasured(Closed):

@@ -8,12 +8,14 @@ from pathlib import Path
 from typing import TextIO
 
 from .constants import DRY_RUN_MARK
+from .figures import comparison_rows, figure_rows
 from .io import fields_over, fmt_rate
 from .schema import Report
 
 # (count in the variant summary, singular label, plural label), shown only when non-zero
 _COUNTS = (("errors", "error", "errors"), ("not_run", "not run", "not run"),
-           ("interrupted", "interrupted", "interrupted"), ("unassessed", "unassessed", "unassessed"))
+           ("interrupted", "interrupted", "interrupted"), ("unassessed", "unassessed", "unassessed"),
+           ("not_graded", "not graded", "not graded"))
 
 
 def _k(fig) -> str:
@@ -41,6 +43,8 @@ def print_summary(report: Report, paths: dict[str, Path], out: TextIO) -> None:
             print(f"    pass@{k} {_k(s.pass_at_k[k])}, pass^{k} {_k(hat)} (by case)", file=out)
         if s.field_accuracy_overall is not None:
             print(f"    fields {_k(s.field_accuracy_overall)} ({fields_over(s)})", file=out)
+        for label, text in figure_rows(s):  # issue 14: score, metrics, reducers, not graded
+            print(f"    {label}: {text}", file=out)
     for comp in summary.comparisons:
         if comp.headline:
             print(f"  {comp.headline}", file=out)
@@ -49,6 +53,8 @@ def print_summary(report: Report, paths: dict[str, Path], out: TextIO) -> None:
             print(f"    could detect differences of {d.value * 100:.0f} points or more (80% power, paired t)", file=out)
         for flag in comp.flags:  # each once, here (the headline carries none)
             print(f"    note: {flag}", file=out)
+        for line in comparison_rows(comp):
+            print(f"    {line}", file=out)
     judges = summary.judges
     for name, jv in (judges.variants if judges is not None else {}).items():
         for scale, r in (jv.rubric_scores or {}).items():

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter, defaultdict
-from types import SimpleNamespace
 from typing import Any
 
 from ..cases.case import Case
@@ -33,7 +32,7 @@ from .chains import (
 from .diff import TOLERANCE, deep_diff, is_number  # noqa: F401  (re-exported)
 from .verification import NOTE, Verification, describe_value, render_text  # noqa: F401  (re-exported)
 
-FINISHED = frozenset({"passed", "failed", "error", "unassessed"})
+FINISHED = frozenset({"passed", "failed", "error", "unassessed", "not-graded"})
 RUN_STATUSES = ("completed", "stopped", "running")
 #: schema errors listed one by one before the rest are left to the checks below
 SCHEMA_ERRORS = 5
@@ -49,11 +48,13 @@ def attempt_key(record: dict) -> tuple:
 
 
 def grader_name(spec: Any) -> str | None:
-    if isinstance(spec, str):
-        return spec
-    if isinstance(spec, dict) and len(spec) == 1:
-        return next(iter(spec))
-    return None
+    from ..errors import ScoreboardError
+    from ..graders.registry import split_spec
+
+    try:
+        return split_spec(spec)[0]
+    except ScoreboardError:
+        return None
 
 
 # --------------------------------------------------------------------------------------------
@@ -145,7 +146,8 @@ class _Verifier:
             if c["id"] in seen:
                 self.add(jpath("plan.cases", i, "id"), "a unique case id", c["id"], "duplicate case id", "plan")
             seen.add(c["id"])
-            want = sha256_json(c.get("input"))
+            # per-variant rendered prompts (issue 14): the case's hash covers every variant's input
+            want = sha256_json(c["inputs"]) if isinstance(c.get("inputs"), dict) else sha256_json(c.get("input"))
             self.checked["input_hashes"] += 1
             if c.get("input_hash") != want:
                 self.add(jpath("plan.cases", i, "input_hash"), want, c.get("input_hash"),
@@ -221,10 +223,13 @@ class _Verifier:
 
     def attempt(self, i: int, a: dict, plan_case: dict, run_status: str | None) -> None:
         self.checked["attempts"] += 1
-        p = lambda *parts: jpath("attempts", i, *parts)  # noqa: E731
-        if a.get("input_hash") != plan_case.get("input_hash"):
-            self.add(p("input_hash"), plan_case.get("input_hash"), a.get("input_hash"),
-                     "input hash differs from its plan case's", "hash")
+        p = lambda *parts: jpath("attempts", i, *parts)
+        inputs = plan_case.get("inputs")
+        want_input = sha256_json(inputs[a["variant"]]) if isinstance(inputs, dict) and a["variant"] in inputs \
+            else plan_case.get("input_hash")
+        if a.get("input_hash") != want_input:
+            self.add(p("input_hash"), want_input, a.get("input_hash"),
+                     "input hash differs from the input its variant was sent", "hash")
         output = a.get("output")
         want_hash = sha256_json(output) if output is not None else None
         if a.get("output_hash") != want_hash:
@@ -257,14 +262,58 @@ class _Verifier:
             return
         recomputed_error, complete = self.grades(i, a, plan_case)
         want_error = recomputed_error if complete else a.get("error")
+        result = self.outcome(i, plan_case, [g for g in grades if isinstance(g, dict)], want_error)
+        if result is None:
+            return
+        want_error = result.get("error", want_error)
         if complete and a.get("error") != want_error:
             self.add(p("error"), want_error, a.get("error"), "error differs from the recomputed grading", "status")
-        from ..graders.grade import attempt_status
-
-        want_status = attempt_status([SimpleNamespace(passed=g.get("passed")) for g in grades
-                                      if isinstance(g, dict)], want_error)
+        want_status = result["status"]
         if st != want_status:
             self.add(p("status"), want_status, st, "status does not follow from the grades and error", "status")
+        self.scored(i, a, plan_case, result)
+
+    def outcome(self, i: int, plan_case: dict, grades: list[dict], error: str | None) -> dict | None:
+        """issue 14: the attempt's outcome from its grades, threshold and scoring function (None
+        when the scoring function cannot run here: listed as not recomputable)."""
+        from ..errors import ScoreboardError
+        from ..graders.scoring import load_scorer, score_attempt
+
+        scorer = None
+        if plan_case.get("scoring") is not None:
+            try:
+                scorer = load_scorer(plan_case["scoring"])
+            except ScoreboardError as exc:
+                self.skip("scoring", jpath("attempts", i, "status"), f"scoring function not available: {exc}")
+                return None
+        coro = score_attempt(grades, error, plan_case.get("threshold"), scorer)
+        try:
+            return _run(coro)
+        except _NeedsLoop:
+            pass
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(score_attempt(grades, error, plan_case.get("threshold"), scorer))
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(1) as pool:
+            return pool.submit(asyncio.run, score_attempt(grades, error, plan_case.get("threshold"), scorer)).result()
+
+    def scored(self, i: int, a: dict, plan_case: dict, result: dict) -> None:
+        """The attempt's recorded score and metrics against the recomputed ones."""
+        from ..graders.scoring import record_fields, scored_case
+
+        case = self.cases[plan_case["id"]]
+        grades = [g for g in a.get("grades") or [] if isinstance(g, dict)]
+        want = record_fields(result, scored_case(case, grades)) if (scored_case(case, grades) or result["metrics"]) \
+            else {}
+        for key in ("score", "metrics", "scoring_reason"):
+            if want.get(key) != a.get(key) and not (key == "score" and isinstance(want.get(key), float)
+                                                     and isinstance(a.get(key), (int, float))
+                                                     and abs(want[key] - a[key]) <= 1e-9):
+                self.add(jpath("attempts", i, key), want.get(key), a.get(key),
+                         f"{key} differs from the one recomputed from the grades", "status")
 
     def grades(self, i: int, a: dict, plan_case: dict) -> tuple[str | None, bool]:
         """Recompute the attempt's grades; returns (grader error, every grade recomputed)."""
@@ -275,7 +324,9 @@ class _Verifier:
                      "one grade per planned grader", "grade")
             return None, False
         case = self.cases[plan_case["id"]]
-        ctx = GradeContext(case, Output.from_dict(a["output"]), measurements_of(a), None, a["run"], None)
+        variant = next((v for v in self.report["plan"]["variants"] if v.get("name") == a.get("variant")), {})
+        tools = (variant.get("subject") or {}).get("tools") if isinstance(variant.get("subject"), dict) else None
+        ctx = GradeContext(case, Output.from_dict(a["output"]), measurements_of(a), None, a["run"], None, tools)
         error: str | None = None
         complete = True
         for j, spec in enumerate(specs):
@@ -336,7 +387,12 @@ class _Verifier:
         return summary
 
     def gates(self, summary: dict | None) -> None:
-        from ..stats.gates import all_pass_gate, fail_under_gates, failing_cases, metric_gates
+        from ..stats.gates import (
+            all_pass_gate,
+            fail_under_gates,
+            failing_cases,
+            metric_gates,
+        )
 
         gates = self.report.get("gates") or []
         for i, g in enumerate(gates):

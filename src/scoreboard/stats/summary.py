@@ -69,6 +69,10 @@ class Tally:
         self.field_attempts = 0
         #: case_id -> (fields correct, fields graded) over every field: overall field accuracy
         self.fields_all = CaseCounts(cases)
+        # issue 14: named metrics and case scores as case -> [sum, attempts]; runs for reducers
+        self.metric_sums: dict[str, dict[str, list]] = {}
+        self.score_sums: dict[str, list] = {}
+        self.run_values: dict[str, list[float]] | None = None
 
     def add(self, a: dict) -> None:
         """Count one attempt."""
@@ -100,6 +104,29 @@ class Tally:
                 counts.add(cid, bool(f.get("passed")))
                 self.fields_all.add(cid, bool(f.get("passed")))
         self.field_attempts += fielded
+        if status in JUDGED or status == "unassessed":
+            self._add_scores(a, cid, status)
+
+    def _add_scores(self, a: dict, cid: str, status: str) -> None:
+        """issue 14: named metrics, the case score, and the value a reducer reads."""
+        for name, value in (a.get("metrics") or {}).items():
+            slot = self.metric_sums.setdefault(name, {}).setdefault(cid, [0.0, 0])
+            slot[0] += value
+            slot[1] += 1
+        score = a.get("score")
+        if score is not None:
+            slot = self.score_sums.setdefault(cid, [0.0, 0])
+            slot[0] += score
+            slot[1] += 1
+        if self.run_values is not None:
+            if "score" in a:
+                value = score
+            else:
+                value = 1.0 if status == "passed" else (0.0 if status in ("failed", "error") else None)
+            if status == "error":
+                value = 0.0
+            if value is not None:
+                self.run_values.setdefault(cid, []).append(value)
 
     def keyed_fields(self, keys: dict[tuple[str, str], str]) -> dict[str, CaseCounts]:
         """Field tallies under their field_accuracy keys."""
@@ -129,7 +156,45 @@ def pass_at_k_figures(cases, runs: int) -> tuple[dict, dict]:
     return at, hat
 
 
-def variant_summary(tally: Tally, runs: int, keys: dict[tuple[str, str], str], seed: Any = 0) -> dict:
+def score_figures(tally: Tally, counts: dict, extra: dict, seed: Any) -> dict:
+    """issue 14: not-graded count, the case score, named and derived metrics, reducers (each key
+    only when it says something, so reports without them stay as they were)."""
+    from .metrics import derived_figure, mean_figure, reducer_figure, reducer_name
+
+    out: dict = {}
+    if counts["not-graded"]:
+        out["not_graded"] = counts["not-graded"]
+    if tally.score_sums:
+        out["score"] = mean_figure({c: tuple(v) for c, v in tally.score_sums.items()})
+    names = sorted(set(tally.metric_sums) | set(extra.get("declared") or ()))
+    if names:
+        out["metrics"] = {n: mean_figure({c: tuple(v) for c, v in tally.metric_sums.get(n, {}).items()})
+                          or {"value": None, "cases": 0, "attempts": 0, "ci": None} for n in names}
+    if extra.get("derived_metrics"):
+        sums = {n: {c: tuple(v) for c, v in per.items()} for n, per in tally.metric_sums.items()}
+        out["derived_metrics"] = {n: derived_figure(expr, sums, seed) for n, expr in extra["derived_metrics"].items()}
+    if extra.get("reducers"):
+        out["reducers"] = {reducer_name(r): reducer_figure(tally.run_values or {}, r) for r in extra["reducers"]}
+    return out
+
+
+def declared_metrics(plan_cases) -> set[str]:
+    """Metric names the plan's grader specs declare (`metric` beside a grader)."""
+    names: set[str] = set()
+    seen: set[int] = set()
+    for c in plan_cases:
+        specs = c.get("graders") or []
+        if id(specs) in seen:
+            continue
+        seen.add(id(specs))
+        for spec in specs:
+            if isinstance(spec, dict) and isinstance(spec.get("metric"), str):
+                names.add(spec["metric"])
+    return names
+
+
+def variant_summary(tally: Tally, runs: int, keys: dict[tuple[str, str], str], seed: Any = 0,
+                    plan_extra: dict | None = None) -> dict:
     """Counts, pass rates (overall with a case-level CI, per run, mean, min), case stability,
     field accuracy (over attempts), by category, measurements."""
     counts, cases = tally.counts, tally.cases
@@ -164,6 +229,7 @@ def variant_summary(tally: Tally, runs: int, keys: dict[tuple[str, str], str], s
     # Field accuracy is over the attempts whose output was graded field by field; an attempt
     # that errored has no output, so it is counted beside the figure, never silently left out.
     out["field_accuracy_over"] = {"graded_attempts": tally.field_attempts, "errored_attempts": counts["error"]}
+    out.update(score_figures(tally, counts, plan_extra or {}, seed))
     correct, total = tally.fields_all.totals()
     if total:
         # Every field of every case, the case as the unit of the interval (fields of one
@@ -217,10 +283,21 @@ class Summarizer:
     def __init__(self, plan: dict, reviews: dict | None = None):
         self.plan, self.reviews = plan, reviews
         categories: dict[str, str | None] = {}
+        declared: set[str] = set()
+        seen_specs: set[int] = set()
         for c in plan["cases"]:  # one pass: the plan's cases may be made as they are read
             categories[c["id"]] = c.get("category")
+            specs = c.get("graders") or []
+            if id(specs) not in seen_specs:
+                seen_specs.add(id(specs))
+                declared |= declared_metrics([c])
         index = CaseIndex(list(categories))
         self.tallies = {v["name"]: Tally(index, categories) for v in plan["variants"]}
+        self.extra = {"declared": declared, "derived_metrics": plan.get("derived_metrics"),
+                      "reducers": plan.get("reducers")}
+        if plan.get("reducers"):
+            for t in self.tallies.values():
+                t.run_values = {}
         self.judges = JudgeAccumulator(plan)
         self.review_acc = ReviewAccumulator(plan) if reviews else None
 
@@ -258,18 +335,46 @@ class Summarizer:
         tallies = self.tallies
         # Keys over every variant, so one path reads the same in every block.
         keys = field_keys({pair for t in tallies.values() for pair in t.fields})
-        variants = {name: variant_summary(t, plan["runs"], keys, seed) for name, t in tallies.items()}
+        variants = {name: variant_summary(t, plan["runs"], keys, seed, self.extra) for name, t in tallies.items()}
         comparisons = compare_variants(plan["variants"], {n: t.cases for n, t in tallies.items()},
                                        {n: t.keyed_fields(keys) for n, t in tallies.items()}, seed)
+        compare_metrics(comparisons, tallies)
         summary = {"variants": variants, "comparisons": comparisons,
                    "not_measured": not_measured(plan, tallies, comparisons),
                    "methods": {"version": STATS_VERSION, **METHODS}}
+        if plan.get("derived_metrics"):
+            from .metrics import BOOTSTRAP_METHOD, BOOTSTRAP_WORDS
+
+            summary["methods"][BOOTSTRAP_METHOD] = BOOTSTRAP_WORDS
         judges = self.judges.summary(pairwise)
         if judges is not None:
             summary["judges"] = judges
         if self.review_acc is not None:
             apply_reviews(summary, plan, self.review_acc, self.reviews)
         return summary
+
+
+def compare_metrics(comparisons: list[dict], tallies: dict[str, Tally]) -> None:
+    """issue 14: each pair's named metrics (and case score) compared case by case, like a pass rate."""
+    from .metrics import compare_means
+
+    for comp in comparisons:
+        ta, tb = tallies.get(comp["a"]), tallies.get(comp["b"])
+        if ta is None or tb is None:
+            continue
+        figures = {}
+        for name in sorted(set(ta.metric_sums) & set(tb.metric_sums)):
+            pair = compare_means({c: tuple(v) for c, v in ta.metric_sums[name].items()},
+                                 {c: tuple(v) for c, v in tb.metric_sums[name].items()})
+            if pair["cases"]:
+                figures[name] = pair
+        if ta.score_sums and tb.score_sums:
+            pair = compare_means({c: tuple(v) for c, v in ta.score_sums.items()},
+                                 {c: tuple(v) for c, v in tb.score_sums.items()})
+            if pair["cases"]:
+                comp["score"] = pair
+        if figures:
+            comp["metrics"] = figures
 
 
 def summarize(plan: dict, attempts, pairwise: dict | None = None, reviews: dict | None = None) -> dict:

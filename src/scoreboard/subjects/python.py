@@ -1,8 +1,10 @@
 """`python` subject: a function `pkg.module:function`, sync or async.
 
 The function receives, positionally and as many as it declares, the rendered input, the
-skill text and the run index; one that declares `seed` also gets the input's own seed (a
-conversation's `seed`) as `seed=`, when the input gives one. A sync function runs on the event loop (fast; the timeout is
+skill text, the run index and the variant's params (a dict; also passed as the keyword
+`params` to a function that declares it keyword-only); one that declares `seed` also gets the
+input's own seed (a conversation's `seed`) as `seed=`, when the input gives one. A sync
+function runs on the event loop (fast; the timeout is
 checked when it returns) unless `thread: true` moves it to a worker thread.
 """
 
@@ -39,14 +41,15 @@ class PythonSubject(Subject):
         except (TypeError, ValueError):
             params = ()
         if any(p.kind is p.VAR_POSITIONAL for p in params):
-            self._nargs = 3
+            self._nargs = 4
         else:
-            self._nargs = min(3, sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            self._nargs = min(4, sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
                                      and p.name != "seed"))
         # A function that declares `seed` (or **kwargs) gets the input's own seed as seed=.
         self._takes_seed = any(p.kind is p.VAR_KEYWORD or (p.name == "seed" and p.kind in
                                                           (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
                                for p in params)
+        self._params_kw = any(p.kind is p.KEYWORD_ONLY and p.name == "params" for p in params)
         self._model_free = bool(self.options.get("model_free"))
         self._thread = bool(self.options.get("thread"))
         # Runs on the event loop without awaiting: the runner skips its timeout scope for it.
@@ -74,8 +77,10 @@ class PythonSubject(Subject):
     async def run(self, request: SubjectRequest):
         if not hasattr(self, "_fn"):
             self.check()
-        args = (request.input, request.skill, request.run)[: self._nargs]
-        kwargs = {"seed": request.seed} if self._takes_seed and request.seed is not None else {}
+        args = (request.input, request.skill, request.run, dict(request.params or {}))[: self._nargs]
+        kwargs = {"params": dict(request.params or {})} if self._params_kw else {}
+        if self._takes_seed and request.seed is not None:
+            kwargs["seed"] = request.seed
         if self._async:
             value = await self._fn(*args, **kwargs)
         elif self._thread:

@@ -52,7 +52,7 @@ class ComparisonEntry(Strict):
     model: str = Field(min_length=1)
     model_version: str = Field(min_length=1)
     settings: dict[str, Setting]
-    output: Union[str, OutputRecord]
+    output: str | OutputRecord
     generated_at: str
 
     @field_validator("settings")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
@@ -79,13 +79,40 @@ class PairwiseConfig(Strict):
 
 
 class VariantConfig(Strict):
-    """A named subject configuration: subject + optional skill + params."""
+    """A named subject configuration: subject + optional skill + params (+ its own prompt)."""
 
     name: str | None = None
-    subject: Union[str, dict, None] = None
+    subject: str | dict | None = None
     skill: str | None = None
     params: dict = Field(default_factory=dict)
     description: str | None = None
+    #: this variant's prompt template (text, chat messages or "@file"), rendered with case vars
+    prompt: str | list[dict] | None = None
+
+
+# --- suites as people write them (issue 14): defaults, prompts, metrics, reducers ------------
+class Defaults(Strict):
+    """What every case starts from: graders (a case's add to them unless it says `replace`),
+    vars and metadata (a case's keys win), a threshold, a transform, vars to expand."""
+
+    graders: list[str | dict] | None = None
+    vars: dict | None = None
+    metadata: dict | None = None
+    threshold: float | None = Field(None, ge=0, le=1)
+    transform: Any = None
+    expand: list[str] | None = None
+    #: a custom scoring function: "python:module:function" or "python-file:path.py:function"
+    scoring: str | dict | None = None
+
+
+class Reducer(Strict):
+    """A per-case reduction of a variant's repeated runs: mean, max, median, mode, or
+    at_least (k runs scoring at least `value`)."""
+
+    kind: Literal["mean", "max", "median", "mode", "at_least"]
+    k: int | None = Field(None, ge=1)
+    value: float = Field(1.0, ge=0, le=1)
+# --- end issue 14 block ------------------------------------------------------------------------
 
 
 class SuiteConfig(Strict):
@@ -93,10 +120,10 @@ class SuiteConfig(Strict):
 
     name: str | None = None
     description: str | None = None
-    cases: Union[str, list[str], None] = None
-    graders: list[Union[str, dict]] | None = None
-    subject: Union[str, dict, None] = None
-    variants: Union[dict[str, VariantConfig], list[VariantConfig], None] = None
+    cases: str | list[str] | None = None
+    graders: list[str | dict] | None = None
+    subject: str | dict | None = None
+    variants: dict[str, VariantConfig] | list[VariantConfig] | None = None
     runs: int = Field(1, ge=1, le=1000)
     concurrency: int | None = Field(None, ge=1, le=10_000)
     timeout_ms: int = Field(120_000, gt=0)
@@ -104,7 +131,7 @@ class SuiteConfig(Strict):
     case: list[str] | None = None
     output_dir: str = "eval-results"
     formats: list[Literal["json", "md", "html", "junit"]] | None = None
-    fail_under: Union[float, dict[str, float], None] = None
+    fail_under: float | dict[str, float] | None = None
     #: least values of other summary figures: {"pass@3": 0.8, "careful:fields": 0.9, "field:total": 0.95}
     fail_under_metrics: dict[str, float] | None = None
     limits: Limits = Field(default_factory=Limits)
@@ -119,11 +146,24 @@ class SuiteConfig(Strict):
     cache_path: str = ".scoreboard-cache/responses.sqlite"
     grace_seconds: float = Field(30.0, ge=0)
     gates: GateConfig = Field(default_factory=GateConfig)
-    judge: Union[str, dict, None] = None
+    judge: str | dict | None = None
     judge_runs: int = Field(1, ge=1, le=15)
-    pairwise: Union[bool, "PairwiseConfig", None] = None
+    pairwise: bool | PairwiseConfig | None = None
     #: a run sends requests only with an explicit --live (see suite/live.py)
     require_live: bool = False
+    # --- issue 14: templates, defaults, metrics, reducers (see Defaults, Reducer above)
+    #: one prompt template for every variant (text, chat messages or "@file")
+    prompt: str | list[dict] | None = None
+    #: several prompts: a prompt axis crossed with the variants ({name: template} or a list)
+    prompts: dict[str, str | list[dict]] | list[str | list[dict]] | None = None
+    defaults: Defaults = Field(default_factory=Defaults)
+    #: {name: expression over named metrics}, e.g. {f1: "2 * precision * recall / (precision + recall)"}
+    derived_metrics: dict[str, str] | None = None
+    #: per-case reducers over repeated runs: ["max", "mode", {kind: at_least, k: 2}]
+    reducers: list[Literal["mean", "max", "median", "mode"] | Reducer] | None = None
+    #: python graders (and transforms, scoring) named in case files run only with this set
+    allow_case_code: bool = False
+    # --- end issue 14
 
     @field_validator("category", "case", mode="before")
     @classmethod

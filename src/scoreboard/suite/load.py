@@ -15,6 +15,7 @@ from typing import Any
 from ..cases.case import Case
 from ..errors import Collector, ConfigError, shorten
 from ..graders.base import Grader
+from ..graders.code import check_case_code
 from ..graders.registry import build_grader
 from ..hashing import canonical_json
 from ..safefile import FileRefused, read_regular
@@ -23,6 +24,15 @@ from ..stats.gates import fail_under_gates, metric_gates
 from ..subjects.base import Subject
 from ..subjects.registry import build_subject, parse_subject_spec
 from ..validation import parse_model
+from .authoring import (
+    apply_defaults,
+    code_base,
+    cross_prompts,
+    declared_names,
+    render_inputs,
+    unique_name,
+    with_transform,
+)
 from .checks import (
     AS_CASES,
     NESTED,
@@ -37,6 +47,7 @@ from .checks import (
 from .config import Limits, SuiteConfig
 from .paths import Places
 from .suite import Suite, Variant
+from .templates import load_template
 
 
 def read_suite_file(path: str | os.PathLike) -> tuple[dict, Path]:
@@ -104,14 +115,6 @@ def load_skill(path_text: str, base_dir: Path, places: Places | None = None, *,
         raise ConfigError(f"skill is not valid UTF-8: {target}", field="skill") from None
 
 
-def unique_name(name: str, taken: set[str]) -> str:
-    base, n = name, 2
-    while name in taken:
-        name, n = f"{base}-{n}", n + 1
-    taken.add(name)
-    return name
-
-
 def _skill_name(path_text: str) -> str:
     """careful/ -> careful, careful/SKILL.md -> careful, terse.md -> terse."""
     p = Path(path_text.rstrip("/"))
@@ -131,7 +134,12 @@ def _subject_name(spec: Any) -> str:
 
 
 def variant_configs(cfg: SuiteConfig, flags: dict) -> list[dict]:
-    """Variants from flags (which replace the suite's) or from the suite file."""
+    """Variants from flags (which replace the suite's) or from the suite file, crossed with the
+    suite's prompt axis (`prompts:`) when it has one."""
+    return cross_prompts(cfg, _variant_configs(cfg, flags))
+
+
+def _variant_configs(cfg: SuiteConfig, flags: dict) -> list[dict]:
     taken: set[str] = set()
     skills = [s for s in (flags.get("skill"), flags.get("vs")) if s]
     subjects = [s for s in (flags.get("subject"), flags.get("vs_subject")) if s]
@@ -159,7 +167,7 @@ def variant_configs(cfg: SuiteConfig, flags: dict) -> list[dict]:
                                   field=f"variants.{name or index}.subject")
             label = name or (_skill_name(v.skill) if v.skill else _subject_name(subject))
             out.append({"name": unique_name(label, taken), "subject": subject, "skill": v.skill,
-                        "params": v.params})
+                        "params": v.params, "prompt": v.prompt})
         return out
     if cfg.subject is not None:
         return [{"name": unique_name(_subject_name(cfg.subject), taken), "subject": cfg.subject}]
@@ -242,19 +250,26 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
         all_cases, skipped = _load_all_cases(cfg, case_paths, places, from_flag="cases" in overrides,
                                              errors=errors)
         if not errors.errors:
+            all_cases = apply_defaults(cfg, all_cases, places)  # issue 14: defaults, expand
             cases = _filter_cases(cfg, all_cases, source)
     with errors.each():
         _check_baseline(cfg, places, from_flag="baseline" in flags)
-    graders = resolve_graders(cfg, cases, errors=errors, warnings=warnings) if cases else {}
+    graders: dict[str, list[Grader]] = {}
+    if cases:
+        with code_base(places.suite_dir):
+            graders = resolve_graders(cfg, cases, errors=errors, warnings=warnings)
     name = cfg.name or (Path(source).stem if source and Path(source).stem != "suite"
                         else (Path(source).parent.name if source else Path(case_paths[0]).stem))
     variants = _variants(cfg, flags, places, dry_run, errors=errors, warnings=warnings,
                          offline=offline or dry_run)
+    with errors.each():
+        if cases and not errors.errors:
+            render_inputs(cfg, cases, variants)  # issue 14: prompt templates
     names = [v.name for v in variants]
     with errors.each(), _in_file(None if "fail_under" in flags else source):  # a gate naming no variant fails now
         fail_under_gates({"variants": {}}, cfg.fail_under, names)
     with errors.each(), _in_file(None if "fail_under_metrics" in flags else source):  # and an unknown metric
-        metric_gates({"variants": {}}, cfg.fail_under_metrics, names)
+        metric_gates({"variants": {}}, cfg.fail_under_metrics, names, declared_names(cfg, graders))
     judge = None
     with errors.each():
         if cfg.judge is not None:
@@ -384,9 +399,15 @@ def _variants(cfg: SuiteConfig, flags: dict, places: Places, dry_run: bool, *, e
                 skill_flag = "skill" in flags
                 skill_text, skill_path = load_skill(vc["skill"], Path.cwd() if skill_flag else places.suite_dir,
                                                     places, from_flag=skill_flag)
+            own = vc.get("prompt")
+            prompt = own if own is not None else cfg.prompt
+            template = None
+            if prompt is not None:
+                field = vc.get("prompt_field") or (f"variants.{vc['name']}.prompt" if own is not None else "prompt")
+                template = load_template(prompt, vc.get("prompt_name") or "prompt", places, field=field)
             check_subject(subject, warnings, offline, f"variant {vc['name']!r}")
             check_budget_bounds(subject, cfg, vc.get("params") or {}, flags)
-            variants.append(Variant(vc["name"], subject, skill_text, skill_path, vc.get("params") or {}))
+            variants.append(Variant(vc["name"], subject, skill_text, skill_path, vc.get("params") or {}, template))
     if local:
         errors.done()
     if dry_run:
@@ -437,8 +458,11 @@ def _safe_name(name: str) -> str:
 def resolve_graders(cfg: SuiteConfig, cases: list[Case], *, errors: Collector | None = None,
                     warnings: list[str] | None = None) -> dict[str, list[Grader]]:
     """Build each distinct grader spec once and check every case against its graders (with
-    `errors`, every case's problem is gathered). A case whose `expected` is an object and that
-    names no grader gets `exact` silently no more: `warnings` says so, once per file."""
+    `errors`, every case's problem is gathered). A case's graders add to the suite defaults'
+    unless it says `replace`; its transform (or the defaults') is folded into each grader's
+    spec; a case with no grader and no expected value is recorded, not graded. A case whose
+    `expected` is an object and that names no grader gets `exact` silently no more: `warnings`
+    says so, once per file."""
     cache: dict[str, Grader] = {}
 
     def build(spec: Any, case: Case | None) -> Grader:
@@ -455,23 +479,45 @@ def resolve_graders(cfg: SuiteConfig, cases: list[Case], *, errors: Collector | 
             cache[key] = grader
         return grader
 
-    defaults = [build(s, None) for s in (cfg.graders or [])]
+    fallback = [build(s, None) for s in (cfg.graders or [])]
+    base = list(cfg.defaults.graders or [])
+    for spec in base:
+        build(spec, None)
+    shared: dict[str, list[Grader]] = {}
     out: dict[str, list[Grader]] = {}
     implicit: dict[str, list[Case]] = {}
     step = errors.each if errors is not None else nullcontext
     for case in cases:
         with step():
-            if case.graders:
-                graders = [build(s, case) for s in case.graders]
-            elif defaults:
-                graders = defaults
-            elif case.has_expected:
-                graders = [build("exact", case)]
-                if isinstance(case.expected, (dict, list)) and case.turns is None:
-                    implicit.setdefault(case.source or "", []).append(case)
-            else:
-                raise ConfigError("no grader: give 'grader' or 'graders' in the case, or graders in the suite",
-                                  file=case.source, line=case.line, case_id=case.id, field="graders")
+            where = dict(file=case.source, line=case.line, case_id=case.id, field="graders")
+            if case.graders is not None:
+                check_case_code(case.graders, cfg.allow_case_code, where)
+            transform = case.transform if case.transform is not None else cfg.defaults.transform
+            if case.transform is not None:
+                check_case_code(case.transform, cfg.allow_case_code, {**where, "field": "transform"})
+            own = case.graders
+            if own is None and not base and transform is None:  # as before issue 14
+                if fallback:
+                    graders = fallback
+                elif case.has_expected:
+                    graders = [build("exact", case)]
+                    if isinstance(case.expected, (dict, list)) and case.turns is None:
+                        implicit.setdefault(case.source or "", []).append(case)
+                else:
+                    graders = []  # recorded, never graded
+                for grader in graders:
+                    grader.check_case(case)
+                out[case.id] = graders
+                continue
+            if own is None:
+                own = list(cfg.graders or []) or (["exact"] if case.has_expected and not base else [])
+            specs = list(own) if case.replace_defaults else base + list(own)
+            if transform is not None:
+                specs = [with_transform(s, transform) for s in specs]
+            key = canonical_json(specs)
+            graders = shared.get(key)
+            if graders is None:
+                graders = shared[key] = [build(s, case) for s in specs]
             for grader in graders:
                 grader.check_case(case)
             out[case.id] = graders

@@ -23,12 +23,17 @@ class Variant:
     skill: str | None = None
     skill_path: str | None = None
     params: dict = field(default_factory=dict)
+    #: the prompt template its cases' vars are rendered into (suite/templates.py), or None
+    prompt: Any = None
 
     def describe(self) -> dict:
         """The saved form of the variant, as the report's plan records it."""
-        return {"name": self.name, "subject": self.subject.spec, "skill_path": self.skill_path,
-                "skill_hash": sha256_json(self.skill) if self.skill is not None else None,
-                "params": self.params}
+        out = {"name": self.name, "subject": self.subject.spec, "skill_path": self.skill_path,
+               "skill_hash": sha256_json(self.skill) if self.skill is not None else None,
+               "params": self.params}
+        if self.prompt is not None:
+            out["prompt"] = self.prompt.describe()
+        return out
 
 
 @dataclass
@@ -83,7 +88,17 @@ class Suite:
                 "split": self.config.split or "default (cases marked heldout excluded)",
                 "budget": self.config.budget.model_dump(), "skipped": self.skipped,
                 "judge": self.judge.spec if self.judge is not None else None,
-                "judge_runs": self.config.judge_runs}
+                "judge_runs": self.config.judge_runs, **self._plan_extra()}
+
+    def _plan_extra(self) -> dict:
+        """issue 14: the summary's derived metrics and reducers, recorded so verify recomputes them."""
+        out: dict = {}
+        cfg = self.config
+        if cfg.derived_metrics:
+            out["derived_metrics"] = dict(cfg.derived_metrics)
+        if cfg.reducers:
+            out["reducers"] = [r if isinstance(r, str) else r.model_dump(exclude_none=True) for r in cfg.reducers]
+        return out
 
     def grader_specs(self) -> dict[str, list]:
         """Each case's grader specs. Cases that share a list of graders share one list of specs

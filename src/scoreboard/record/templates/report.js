@@ -328,6 +328,15 @@
               label.replace(/[@^]/, key === "pass_at_k" ? "-at-" : "-all-") + "-" + name);
         });
       });
+      // issue 14: case score, named and derived metrics, reducers, record-only attempts
+      function fig(f) { return f && typeof f.value === "number" ? fmtRate(f.value) + (f.ci && typeof f.ci.low === "number" ? " (" + fmtRate(f.ci.low) + "\u2013" + fmtRate(f.ci.high) + ")" : "") : "n/a"; }
+      if (s.not_graded) row("not graded", String(s.not_graded), "not-graded-" + name);
+      if (s.score) row("score", fig(s.score), "score-" + name);
+      [["metrics", "metric "], ["derived_metrics", "derived "], ["reducers", "reducer "]].forEach(function (pair) {
+        var block = s[pair[0]];
+        if (!block || typeof block !== "object") return;
+        Object.keys(block).forEach(function (k) { row(pair[1] + k, fig(block[k]), pair[0] + "-" + k + "-" + name); });
+      });
       var over = s.field_accuracy_over;
       if (over && over.errored_attempts) row("errored, fields not graded", String(over.errored_attempts), "fields-errored-" + name);
       var v = (plan.variants || [])[vi] || {};

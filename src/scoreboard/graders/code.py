@@ -1,0 +1,340 @@
+"""Custom graders in Python: `python:module:function`, `python-file:path.py:function`, and
+inline expressions `{"python": "len(output) < 500"}`.
+
+**Isolation and time limit.** A grader function is code the suite's author chose to run, like a
+`python:` subject: it runs in this process with the user's permissions (it is not sandboxed).
+A sync function runs in a worker thread and an async one on the event loop, each under the
+grader's `timeout_s` (default 30 s): past it the grade is a visible grader error ("timed
+out"); a sync function that never returns keeps its thread until it ends, since Python cannot
+kill a thread. An inline expression is evaluated with a restricted namespace: no builtins but
+a small list of pure ones (len, min, max, abs, round, sum, any, all, sorted, str, int, float,
+bool, list, dict, set, tuple, range, re, json, math), no names or attributes starting with
+"_", no lambda: it keeps accidents out, it is not a security boundary. Case files are data: a case file may name Python only when the
+suite sets `allow_case_code: true` (suite/load.py checks).
+
+**Saved form.** The spec saved in the report names the function's file (absolute) and the
+SHA-256 of its source, so `rescore` and `verify` refuse to pretend when the code changed.
+
+**Results** follow promptfoo's script assertions: `True`/`False`; a number (the score, in
+[0, 1]; it passes when > 0, or when >= the grader's `threshold`); or a mapping
+`{pass, score, reason, named_scores}` (`pass` may be null: not assessed). An exception is a
+grader error on that attempt.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import builtins
+import contextvars
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import json
+import math
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from .base import Grader, check_keys, option_error, short
+from .grade import Grade, GradeContext
+
+#: the folder python graders resolve against while a suite is being loaded
+CODE_BASE: contextvars.ContextVar[Path | None] = contextvars.ContextVar("code_base", default=None)
+
+_SAFE_BUILTINS = {name: getattr(builtins, name)
+                  for name in ("len", "min", "max", "abs", "round", "sum", "any", "all", "sorted", "str",
+                               "int", "float", "bool", "list", "dict", "set", "tuple", "range", "enumerate",
+                               "zip", "isinstance", "reversed")}
+_SAFE_BUILTINS.update({"True": True, "False": False, "None": None})
+DEFAULT_TIMEOUT_S = 30.0
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _import_file(path: Path, what: str):
+    name = "scoreboard_user_" + hashlib.sha256(str(path).encode()).hexdigest()[:16]
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise option_error(what, f"cannot load {str(path)!r} as a Python file")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # the user's file raised while importing
+        raise option_error(what, f"importing {str(path)!r} raised {type(exc).__name__}: {exc}") from None
+    sys.modules[name] = module
+    return module
+
+
+def load_callable(options: dict, what: str):
+    """(function, source file) for {"function": "mod:fn", "path"?} or {"file", "function"}."""
+    if "file" in options:
+        path = Path(options["file"])
+        if not path.is_file():
+            raise option_error(what, f"python file {str(path)!r} not found")
+        module = _import_file(path, what)
+        attr = options["function"]
+        source: Path | None = path
+    else:
+        module_name, _, attr = options["function"].rpartition(":")
+        folder = options.get("path")
+        if folder and folder not in sys.path:
+            sys.path.insert(0, folder)
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise option_error(what, f"cannot import module {module_name!r}: {exc}") from None
+        except Exception as exc:
+            raise option_error(what, f"importing {module_name!r} raised {type(exc).__name__}: {exc}") from None
+        found = getattr(module, "__file__", None)
+        source = Path(found) if found else None
+    fn = getattr(module, attr, None)
+    if fn is None or not callable(fn):
+        raise option_error(what, f"no function {attr!r} in {getattr(module, '__name__', '?')!r}")
+    return fn, source
+
+
+def parse_code_target(value: Any, what: str) -> dict:
+    """A function target in canonical saved form: {"function": "mod:fn", "path", "sha256"} or
+    {"file": "/abs/x.py", "function": "fn", "sha256"}. Strings: "python:mod:fn",
+    "python-file:path.py:fn" (relative to the suite's folder while loading)."""
+    if isinstance(value, str):
+        if value.startswith("python-file:"):
+            file, sep, fn = value[len("python-file:"):].rpartition(":")
+            if not sep or not file or not fn:
+                raise option_error(what, f"'python-file:' takes PATH.py:FUNCTION, got {short(value)}")
+            value = {"file": file, "function": fn}
+        elif value.startswith("python:"):
+            value = {"function": value[len("python:"):]}
+        else:
+            raise option_error(what, f"a function is 'python:module:function' or "
+                                     f"'python-file:path.py:function', got {short(value)}")
+    if not isinstance(value, dict):
+        raise option_error(what, f"a function target is a string or a mapping, got {short(value)}")
+    check_keys(what, value, ("function", "file", "path", "sha256"))
+    out = dict(value)
+    fn = out.get("function")
+    if not isinstance(fn, str) or not fn:
+        raise option_error(what, "needs 'function'")
+    base = CODE_BASE.get()
+    if "file" in out:
+        path = Path(out["file"])
+        if not path.is_absolute():
+            path = (base or Path.cwd()) / path
+        out["file"] = str(path.resolve())
+        if not Path(out["file"]).is_file():
+            raise option_error(what, f"python file {out['file']!r} not found")
+    else:
+        module, sep, attr = fn.rpartition(":")
+        if not sep or not module or not attr:
+            raise option_error(what, f"a python function is 'module:function', got {short(fn)}")
+        if "path" not in out:
+            out["path"] = str((base or Path.cwd()).resolve())
+    fn_obj, source = load_callable(out, what)
+    current = _sha(source) if source is not None and source.is_file() else None
+    recorded = out.get("sha256")
+    if recorded is not None and current != recorded:
+        raise option_error(what, f"the code changed since it was recorded (sha256 {str(recorded)[:12]}… "
+                                 f"now {str(current)[:12]}…)")
+    out["sha256"] = current
+    out["_fn"] = fn_obj
+    return out
+
+
+def _check_expression(tree: ast.AST, what: str) -> None:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+            raise option_error(what, f"an expression may not use the attribute {node.attr!r}")
+        if isinstance(node, ast.Name) and node.id.startswith("_"):
+            raise option_error(what, f"an expression may not use the name {node.id!r}")
+        if isinstance(node, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
+            raise option_error(what, f"an expression may not use {type(node).__name__}")
+
+
+def compile_expression(text: str, what: str):
+    """A one-line Python expression compiled for `evaluate`, checked for what it may not use."""
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as exc:
+        raise option_error(what, f"invalid expression {short(text)}: {exc.msg}") from None
+    _check_expression(tree, what)
+    return compile(tree, "<grader expression>", "eval")
+
+
+def expression_names(ctx: GradeContext, output: Any = None) -> dict:
+    """The names an inline expression sees."""
+    context = grader_context(ctx)
+    names = {"__builtins__": _SAFE_BUILTINS, "re": re, "json": json, "math": math, "context": context}
+    names.update({k: v for k, v in context.items() if k != "context"})
+    if output is not None:
+        names["output"] = output
+    return names
+
+
+def grader_context(ctx: GradeContext) -> dict:
+    """The context a Python grader receives (a plain dict, as promptfoo passes one)."""
+    ok, parsed, _ = ctx.output.parsed_json()
+    case = ctx.case
+    return {"output": ctx.output.text, "json": parsed if ok else None, "text": ctx.output.text,
+            "expected": case.expected if case.has_expected else None, "vars": case.vars or {},
+            "metadata": case.metadata, "input": case.input, "case_id": case.id, "run": ctx.run,
+            "tool_calls": ctx.output.tool_calls, "status": ctx.output.status,
+            "measurements": ctx.measurements.to_dict(), "rubric": case.rubric}
+
+
+async def call_user(fn: Any, args: tuple, timeout_s: float) -> Any:
+    """Call a user function (sync in a worker thread, async on the loop) under a time limit.
+    Without a running loop (verify driving a grade step by step) it is called directly."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        result = fn(*args)
+        return asyncio.run(result) if inspect.isawaitable(result) else result
+    try:
+        if inspect.iscoroutinefunction(fn):
+            return await asyncio.wait_for(fn(*args), timeout_s)
+        result = await asyncio.wait_for(asyncio.to_thread(fn, *args), timeout_s)
+        if inspect.isawaitable(result):
+            result = await asyncio.wait_for(result, timeout_s)
+        return result
+    except TimeoutError:
+        raise TimeoutError(f"timed out after {timeout_s:g} s") from None
+
+
+def _nargs(fn: Any, most: int) -> int:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return most
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return most
+    return min(most, sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)))
+
+
+def normalise_result(value: Any, threshold: float | None, name: str) -> Grade:
+    """A Python grader's return value as a Grade (promptfoo's script-result rules)."""
+    if isinstance(value, bool):
+        return Grade(name, value, 1.0 if value else 0.0, "python returned " + str(value).lower())
+    if isinstance(value, (int, float)):
+        score = float(value)
+        if not math.isfinite(score) or not 0 <= score <= 1:
+            raise ValueError(f"returned {value!r}: a score must be a number in [0, 1]")
+        passed = score >= threshold if threshold is not None else score > 0
+        return Grade(name, passed, score, f"python returned score {score:g}")
+    if isinstance(value, dict):
+        known = {"pass", "pass_", "passed", "score", "reason", "named_scores", "namedScores"}
+        extra_keys = sorted(set(value) - known)
+        if extra_keys:
+            raise ValueError(f"returned a mapping with unknown key {extra_keys[0]!r} "
+                             "(known: pass, score, reason, named_scores)")
+        passed = value.get("pass", value.get("passed", value.get("pass_")))
+        score = value.get("score")
+        if score is not None:
+            if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score) \
+                    or not 0 <= score <= 1:
+                raise ValueError(f"returned score {score!r}: a score must be a number in [0, 1]")
+            score = float(score)
+        if passed is None and "pass" not in value and "passed" not in value and score is not None:
+            passed = score >= threshold if threshold is not None else score > 0
+        if passed is not None and not isinstance(passed, bool):
+            raise ValueError(f"returned pass {passed!r}: must be true, false or null")
+        if passed is not None and score is None:
+            score = 1.0 if passed else 0.0
+        reason = str(value.get("reason") or "")
+        if threshold is not None and score is not None and score < threshold and passed:
+            passed = False
+            reason = f"score {score:g} is less than threshold {threshold:g}" + (f": {reason}" if reason else "")
+        named = value.get("named_scores", value.get("namedScores"))
+        extra = None
+        if named is not None:
+            if not isinstance(named, dict) or not all(
+                    isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool)
+                    and math.isfinite(v) and 0 <= v <= 1 for k, v in named.items()):
+                raise ValueError("named_scores must map names to numbers in [0, 1]")
+            extra = {"named_scores": {k: float(v) for k, v in named.items()}}
+        return Grade(name, passed, score if passed is not None else None, reason, None, extra)
+    if value is None:
+        raise ValueError("returned None: return a bool, a number in [0, 1] or {pass, score, reason}")
+    raise ValueError(f"returned {type(value).__name__}: return a bool, a number in [0, 1] or "
+                     "{pass, score, reason}")
+
+
+class PythonGrader(Grader):
+    """A Python function or an inline expression; see the module's docstring."""
+
+    name = "python"
+
+    @classmethod
+    def parse_options(cls, value: Any) -> dict:
+        """{"expr": "..."} (a bare string: an inline expression), or a function target with
+        optional `threshold` and `timeout_s`."""
+        if isinstance(value, str) and not value.startswith(("python:", "python-file:")):
+            value = {"expr": value}
+        elif isinstance(value, str):
+            value = parse_code_target(value, cls.name)
+        if not isinstance(value, dict):
+            raise option_error(cls.name, f"options are an expression, a function or a mapping, got {short(value)}")
+        check_keys(cls.name, value, ("expr", "function", "file", "path", "sha256", "threshold", "timeout_s", "_fn"))
+        out: dict = {}
+        if "expr" in value:
+            if not isinstance(value["expr"], str) or not value["expr"].strip():
+                raise option_error(cls.name, "'expr' must be a Python expression")
+            out["expr"] = value["expr"]
+        elif "_fn" in value:
+            out.update(value)
+        else:
+            target = {k: value[k] for k in ("function", "file", "path", "sha256") if k in value}
+            out.update(parse_code_target(target, cls.name))
+        threshold = value.get("threshold")
+        if threshold is not None:
+            if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
+                raise option_error(cls.name, f"'threshold' is a number in [0, 1], got {short(threshold)}")
+            out["threshold"] = threshold
+        timeout = value.get("timeout_s", DEFAULT_TIMEOUT_S)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 3600:
+            raise option_error(cls.name, f"'timeout_s' is a number of seconds in (0, 3600], got {short(timeout)}")
+        if timeout != DEFAULT_TIMEOUT_S:
+            out["timeout_s"] = timeout
+        return out
+
+    def __init__(self, value: Any = None):
+        super().__init__(value)
+        self._fn = self.options.pop("_fn", None)
+        self._code = compile_expression(self.options["expr"], self.name) if "expr" in self.options else None
+
+    async def grade(self, ctx: GradeContext) -> Grade:
+        """Call the function (output, context) or evaluate the expression."""
+        timeout = self.options.get("timeout_s", DEFAULT_TIMEOUT_S)
+        threshold = self.options.get("threshold")
+        if self._code is not None:
+            names = expression_names(ctx, ctx.output.text)
+            value = await call_user(eval, (self._code, names), timeout)
+        else:
+            args = (ctx.output.text, grader_context(ctx))[: _nargs(self._fn, 2)]
+            value = await call_user(self._fn, args, timeout)
+        return normalise_result(value, threshold, self.name)
+
+
+def code_spec(spec: Any) -> bool:
+    """Whether a grader or transform spec runs Python (for allow_case_code)."""
+    if isinstance(spec, str):
+        return spec.startswith(("python:", "python-file:")) or spec == "python"
+    if isinstance(spec, dict):
+        return any(k == "python" or code_spec(k) or code_spec(v) for k, v in spec.items())
+    if isinstance(spec, list):
+        return any(code_spec(s) for s in spec)
+    return False
+
+
+def check_case_code(spec: Any, allowed: bool, where: dict) -> None:
+    """A case file naming Python is refused unless the suite allows it."""
+    if not allowed and code_spec(spec):
+        raise ConfigError("a case file may name Python code (a python grader, transform or scoring "
+                          "function) only when the suite sets allow_case_code: true", **where)

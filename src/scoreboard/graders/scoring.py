@@ -1,0 +1,145 @@
+"""A case's outcome from its grades: weights, a threshold, named metrics, a scoring function.
+
+promptfoo's rules (its AssertionsResult), kept exactly:
+
+- the case's score is the weighted mean of its grade scores (weight 1 unless a spec says);
+- with a `threshold`, the case passes when that score reaches it (a failed grader does not fail
+  the case by itself); without one, every grader must pass (scoreboard's rule as before);
+- a named metric is the weighted mean of the scores of the grades naming it; a grade's own
+  `named_scores` (a Python grader's) count with the grade's weight;
+- a custom scoring function receives the named scores and {threshold, score, grades} and returns
+  a bool, a number or {pass, score, reason}; an exception is an error on that attempt.
+
+Where promptfoo has no "not assessed", scoreboard does: a grade that could not decide (a judge
+failure) leaves the weighted score unknown, so the case is unassessed, never silently scored
+without it. A case with no grader is "not-graded".
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+
+def weighted_score(grades: list[dict]) -> tuple[float | None, bool]:
+    """(weighted mean score, every weighted grade assessed). Weight 0 grades do not count."""
+    total = weight = 0.0
+    complete = True
+    for g in grades:
+        w = g.get("weight", 1)
+        if not w:
+            continue
+        s = g.get("score")
+        if s is None or g.get("passed") is None:
+            complete = False
+            continue
+        total += s * w
+        weight += w
+    return (total / weight if weight > 0 else None), complete
+
+
+def named_scores(grades: list[dict]) -> dict[str, float]:
+    """Each named metric's weighted mean over the grades naming it (promptfoo's namedScores)."""
+    sums: dict[str, list[float]] = {}
+    for g in grades:
+        w = g.get("weight", 1)
+        s = g.get("score")
+        if g.get("metric") and s is not None:
+            slot = sums.setdefault(g["metric"], [0.0, 0.0])
+            slot[0] += s * w
+            slot[1] += w
+        for name, value in (g.get("named_scores") or {}).items():
+            if name == g.get("metric"):
+                continue
+            slot = sums.setdefault(name, [0.0, 0.0])
+            slot[0] += value * w
+            slot[1] += w
+    return {k: (v[0] / v[1] if v[1] > 0 else 0.0) for k, v in sorted(sums.items())}
+
+
+def outcome(grades: list[dict], error: str | None, threshold: float | None = None) -> dict:
+    """{status, score, metrics} of one attempt from its grade dicts (before any scoring
+    function). `score` is None when unknown; `metrics` holds named scores."""
+    metrics = named_scores(grades) if any("metric" in g or "named_scores" in g for g in grades) else {}
+    if error is not None:
+        return {"status": "error", "score": None, "metrics": metrics}
+    if not grades:
+        return {"status": "not-graded", "score": None, "metrics": metrics}
+    score, complete = weighted_score(grades)
+    if threshold is not None:
+        if not complete or score is None:
+            status = "unassessed"
+        else:
+            status = "passed" if score >= threshold - 1e-12 else "failed"
+        return {"status": status, "score": score if complete else None, "metrics": metrics}
+    if any(g.get("passed") is False for g in grades):
+        status = "failed"
+    elif all(g.get("passed") is True for g in grades):
+        status = "passed"
+    else:
+        status = "unassessed"
+    return {"status": status, "score": score if complete else None, "metrics": metrics}
+
+
+def apply_scoring(result: dict, value: Any, threshold: float | None) -> dict:
+    """The outcome after a scoring function returned `value` (bool, number or mapping)."""
+    from .code import normalise_result
+
+    grade = normalise_result(value, threshold, "scoring")
+    status = "unassessed" if grade.passed is None else ("passed" if grade.passed else "failed")
+    out = {**result, "status": status, "score": grade.score}
+    if grade.reason:
+        out["scoring_reason"] = grade.reason
+    return out
+
+
+async def score_attempt(grades: list[dict], error: str | None, threshold: float | None,
+                        scorer: Any = None) -> dict:
+    """The attempt's outcome, with the case's scoring function applied when it has one."""
+    result = outcome(grades, error, threshold)
+    if scorer is None or result["status"] in ("error", "not-graded"):
+        return result
+    from .code import DEFAULT_TIMEOUT_S, call_user
+
+    context = {"threshold": threshold, "score": result["score"], "grades": grades}
+    try:
+        value = await call_user(scorer, (dict(result["metrics"]), context), DEFAULT_TIMEOUT_S)
+        return apply_scoring(result, value, threshold)
+    except Exception as exc:  # a scoring bug is data: an error on this attempt
+        return {**result, "status": "error", "score": None,
+                "error": f"scoring function raised {type(exc).__name__}: {exc}"}
+
+
+def record_fields(result: dict, has_scoring: bool) -> dict:
+    """The keys an attempt record gains: `score` (when the case is scored by weight/threshold,
+    a scoring function or metrics) and `metrics` (named scores), only when they say something."""
+    out: dict = {}
+    if has_scoring or result["metrics"]:
+        out["score"] = result["score"] if result["score"] is None or math.isfinite(result["score"]) else None
+    if result["metrics"]:
+        out["metrics"] = result["metrics"]
+    if result.get("scoring_reason"):
+        out["scoring_reason"] = result["scoring_reason"]
+    return out
+
+
+_SCORERS: dict[str, Any] = {}
+
+
+def load_scorer(spec: Any) -> Any:
+    """The scoring function a case's saved `scoring` spec names (loaded once), or None."""
+    if spec is None:
+        return None
+    from ..hashing import canonical_json
+    from .code import parse_code_target
+
+    key = canonical_json(spec)
+    if key not in _SCORERS:
+        _SCORERS[key] = parse_code_target(dict(spec) if isinstance(spec, dict) else spec, "scoring")["_fn"]
+    return _SCORERS[key]
+
+
+def scored_case(case: Any, grades: list[dict]) -> bool:
+    """Whether an attempt of this case records a score (threshold, scoring, weights, metrics)."""
+    return case.threshold is not None or case.scoring is not None or any(
+        "weight" in g or "metric" in g or g.get("named_scores") for g in grades)

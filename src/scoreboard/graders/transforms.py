@@ -1,0 +1,186 @@
+"""Answer extraction before grading: a `transform` on a grader or a case.
+
+The raw output stays in the record; a grader sees the transformed one. A transform is a name or
+a one-key mapping, or a list of them applied in order:
+
+- `{"last-match": REGEX}`: the last match's first group (the whole match without groups);
+- `{"first-match": REGEX}`: the first match, likewise (Inspect's `pattern` scorer takes the first);
+- `"choice"` / `{"choice": {"choices": 4, "multiple": false}}`: the letter(s) after the last
+  `ANSWER:` line, with Inspect's `multiple_choice` parsing (strict "ANSWER: X" on its own line
+  first, then anywhere; uppercased; a trailing period dropped); several letters sorted and
+  joined ("AC");
+- `{"json-path": "a.b.0"}`: the JSON value at a dot path of the output;
+- `"strip-fences"`: the content of the output's one fenced code block;
+- `"trim"`, `"lower"`, `"casefold"`;
+- `"python:module:function"` / `"python-file:path.py:function"`: a function (output text, context)
+  returning the new output (text, or a JSON value).
+
+A transform that cannot apply (no match, no ANSWER line, no such path) makes the grade a failure
+naming the transform (Inspect scores an unmatched pattern as incorrect), never an error.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from ..subjects.values import Output
+from .base import MISSING_PATH, get_path, option_error, short
+
+_FENCE = re.compile(r"```[^\n`]*\n(.*?)\n?```", re.DOTALL)
+_STRICT_ANSWER = re.compile(r"(?i)^ANSWER\s*:\s*([A-Za-z\d ,]+)\s*(?:$|\n|\.)", re.MULTILINE)
+_LOOSE_ANSWER = re.compile(r"(?i)ANSWER\s*:\s*([A-Za-z\d ,]+)(?:[^\w]|\n|$|\.)")
+_SIMPLE = ("choice", "strip-fences", "trim", "lower", "casefold")
+
+
+class TransformFailed(Exception):
+    """The transform found nothing to extract: the grade fails with this reason."""
+
+
+def _answer_character(index: int) -> str:
+    return chr(ord("A") + index) if index < 26 else str(index - 25)
+
+
+def parse_choice_answer(text: str, choices: int | None, multiple: bool) -> str | None:
+    """Inspect's multiple_choice answer parsing: the letter(s) of the last ANSWER line, or None."""
+    matches = _STRICT_ANSWER.findall(text) or _LOOSE_ANSWER.findall(text)
+    if not matches:
+        return None
+    matched = matches[-1].strip().rstrip(".").upper()
+    allowed = {_answer_character(i) for i in range(choices if choices else 26)}
+    if multiple:
+        matched = matched.replace(" AND ", ",").replace(" ", "")
+        split_comma = {x for x in matched.split(",") if x}
+        if split_comma.issubset(allowed):
+            return "".join(sorted(split_comma))
+        split_nothing = set(matched)
+        if split_nothing.issubset(allowed):
+            return "".join(sorted(split_nothing))
+        return None
+    tokens = [t for t in matched.split(",") if t]
+    if len(tokens) == 1 and tokens[0] in allowed:
+        return tokens[0]
+    return None
+
+
+def _one(spec: Any, what: str) -> dict:
+    """One transform in canonical form {"kind": ..., ...}."""
+    from .code import parse_code_target
+
+    if isinstance(spec, str):
+        if spec.startswith(("python:", "python-file:")):
+            return {"kind": "python", "target": parse_code_target(spec, what)}
+        if spec in _SIMPLE:
+            return {"kind": spec}
+        raise option_error(what, f"unknown transform {short(spec)} (known: last-match, first-match, choice, "
+                                 f"json-path, strip-fences, trim, lower, casefold, python:..., python-file:...)")
+    if isinstance(spec, dict) and "kind" in spec:  # already canonical (rebuilt from a saved spec)
+        if spec["kind"] == "python":
+            target = {k: v for k, v in spec["target"].items() if k != "_fn"}
+            return {"kind": "python", "target": parse_code_target(target, what)}
+        return dict(spec)
+    if not isinstance(spec, dict) or len(spec) != 1:
+        raise option_error(what, f"a transform is a name or a one-key mapping, got {short(spec)}")
+    (kind, arg), = spec.items()
+    if kind in ("last-match", "first-match"):
+        if not isinstance(arg, str) or not arg:
+            raise option_error(what, f"{kind!r} takes a regular expression, got {short(arg)}")
+        try:
+            re.compile(arg)
+        except re.error as exc:
+            raise option_error(what, f"invalid regex {arg!r} in {kind!r}: {exc}") from None
+        return {"kind": kind, "pattern": arg}
+    if kind == "choice":
+        arg = arg if isinstance(arg, dict) else {}
+        choices, multiple = arg.get("choices"), arg.get("multiple", False)
+        if choices is not None and (isinstance(choices, bool) or not isinstance(choices, int) or choices < 1):
+            raise option_error(what, f"'choice' takes choices: a number >= 1, got {short(choices)}")
+        if not isinstance(multiple, bool):
+            raise option_error(what, "'choice' takes multiple: true or false")
+        return {"kind": "choice", "choices": choices, "multiple": multiple}
+    if kind == "json-path":
+        if not isinstance(arg, str) or not arg:
+            raise option_error(what, f"'json-path' takes a dot path, got {short(arg)}")
+        return {"kind": "json-path", "path": arg}
+    if kind == "python":
+        return {"kind": "python", "target": parse_code_target(arg, what)}
+    if kind in _SIMPLE and arg in (None, True, {}):
+        return {"kind": kind}
+    raise option_error(what, f"unknown transform {kind!r}")
+
+
+def parse_transforms(spec: Any, what: str = "transform") -> list[dict]:
+    """A transform spec (one or a list) in canonical form."""
+    items = spec if isinstance(spec, list) else [spec]
+    return [_one(item, what) for item in items]
+
+
+def saved(transforms: list[dict]) -> list[dict]:
+    """The transforms as the report saves them (loaded functions left out)."""
+    out = []
+    for t in transforms:
+        if t["kind"] == "python":
+            t = {**t, "target": {k: v for k, v in t["target"].items() if k != "_fn"}}
+        out.append(t)
+    return out
+
+
+def _text_output(value: Any, base: Output) -> Output:
+    if isinstance(value, str):
+        return Output(text=value, tool_calls=base.tool_calls, status=base.status)
+    return Output(text=json.dumps(value, ensure_ascii=False), json=value, tool_calls=base.tool_calls,
+                  status=base.status)
+
+
+async def apply_transforms(transforms: list[dict], output: Output, ctx: Any) -> Output:
+    """The output after every transform in order; TransformFailed when one finds nothing."""
+    for t in transforms:
+        output = await _apply(t, output, ctx)
+    return output
+
+
+async def _apply(t: dict, output: Output, ctx: Any) -> Output:
+    kind = t["kind"]
+    if kind == "json-path":
+        ok, value, error = output.parsed_json()
+        if not ok:
+            raise TransformFailed(f"transform json-path: {error}")
+        found = get_path(value, t["path"])
+        if found is MISSING_PATH:
+            raise TransformFailed(f"transform json-path: no value at {t['path']!r}")
+        return _text_output(found, output)
+    if kind == "python":
+        from .code import DEFAULT_TIMEOUT_S, call_user, grader_context, load_callable
+        from .grade import GradeContext
+
+        fn = t["target"].get("_fn") or load_callable(t["target"], "transform")[0]
+        t["target"]["_fn"] = fn
+        tctx = GradeContext(ctx.case, output, ctx.measurements, None, ctx.run, None)
+        value = await call_user(fn, (output.text, grader_context(tctx)), DEFAULT_TIMEOUT_S)
+        if value is None:
+            raise TransformFailed("transform python returned None")
+        return _text_output(value, output)
+    text = output.text
+    if text is None:
+        raise TransformFailed(f"transform {kind}: no output text")
+    if kind in ("last-match", "first-match"):
+        matches = list(re.finditer(t["pattern"], text))
+        if not matches:
+            raise TransformFailed(f"transform {kind}: /{t['pattern']}/ not found in the output")
+        m = matches[-1] if kind == "last-match" else matches[0]
+        group = next((g for g in m.groups() if g is not None), None) if m.re.groups else m.group(0)
+        return _text_output(group if group is not None else "", output)
+    if kind == "choice":
+        answer = parse_choice_answer(text, t.get("choices"), t.get("multiple", False))
+        if answer is None:
+            raise TransformFailed("transform choice: no valid 'ANSWER: <letter>' in the output")
+        return _text_output(answer, output)
+    if kind == "strip-fences":
+        blocks = _FENCE.findall(text)
+        return _text_output(blocks[0] if len(blocks) == 1 else text, output)
+    if kind == "trim":
+        return _text_output(text.strip(), output)
+    if kind == "lower":
+        return _text_output(text.lower(), output)
+    return _text_output(text.casefold(), output)

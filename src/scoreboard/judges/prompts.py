@@ -1,0 +1,56 @@
+"""Custom judge prompts: a Jinja2 template (the sandbox of templating.py) rendered with the
+attempt's `output`, `expected`, `input`, `vars`, `metadata` and `rubric`; the answer format the
+grader needs is appended after it."""
+
+from __future__ import annotations
+
+import json
+
+from ..graders.base import option_error, short
+from ..graders.grade import GradeContext
+from .client import render_value as _text
+
+
+def _rubric(ctx: GradeContext, options: dict) -> str:
+    rubric = options.get("rubric") or ctx.case.rubric
+    if isinstance(rubric, dict):
+        rubric = json.dumps(rubric, ensure_ascii=False, indent=1)
+    return str(rubric) if rubric else ""
+
+
+def prompt_names(ctx: GradeContext, options: dict) -> dict:
+    """What a custom judge prompt may use."""
+    case = ctx.case
+    output = ctx.output.text if ctx.output.text is not None else _text(ctx.output.json)
+    return {"output": output, "expected": _text(case.expected) if case.has_expected else "",
+            "input": _text(case.input),
+            "vars": case.vars or {}, "metadata": case.metadata, "rubric": _rubric(ctx, options)}
+
+
+def custom_prompt(ctx: GradeContext, options: dict, closing: str) -> str | None:
+    """The judge's custom prompt rendered for this attempt (None without one)."""
+    template = options.get("prompt")
+    if not template:
+        return None
+    from ..templating import render_text
+
+    return render_text(template, prompt_names(ctx, options)) + ("\n\n" + closing if closing else "")
+
+
+def check_prompt(name: str, options: dict) -> None:
+    """A custom prompt must be a template that compiles."""
+    template = options.get("prompt")
+    if template is None:
+        return
+    if not isinstance(template, str) or not template.strip():
+        raise option_error(name, f"'prompt' is a template text, got {short(template)}")
+    from jinja2 import TemplateSyntaxError
+
+    from ..templating import environment
+
+    try:
+        environment().from_string(template)
+    except TemplateSyntaxError as exc:
+        raise option_error(name, f"prompt template syntax error on its line {exc.lineno}: {exc.message}") from None
+
+

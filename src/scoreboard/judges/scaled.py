@@ -1,0 +1,116 @@
+"""Judges with their own prompts and scales.
+
+- A custom `prompt` (any judge grader here, and `llm-judge` / `rubric-score`): a Jinja2 template
+  rendered in the sandbox with `output`, `expected`, `input`, `vars`, `metadata` and `rubric`;
+  the answer format the grader needs is appended to it.
+- `classify` (OpenAI Evals' ModelBasedClassify, promptfoo's factuality): the judge picks one of
+  named `choices`; `choice_scores` maps each to a score in [0, 1] (default: the first choice 1,
+  the rest 0); the grade passes when the choice is in `pass` (default: a score >= `threshold`,
+  0.5). Factuality's five classes: `choices: [A, B, C, D, E]`,
+  `choice_scores: {A: 1, B: 1, C: 1, D: 0, E: 1}`.
+- `g-eval` (promptfoo's g-eval): each of `criteria` is scored 0-10 by the judge, normalised to
+  [0, 1]; the grade's score is their mean and it passes at `threshold` (default 0.7).
+
+Strictness as for every judge: an answer that does not parse is retried once, then the grade is
+not assessed.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..graders.base import option_error, short
+from ..graders.grade import Grade, GradeContext
+from .graders import _judge_extra, _JudgeGrader, _prompt, median
+from .prompts import check_prompt, custom_prompt
+
+
+class ClassifyGrader(_JudgeGrader):
+    """The judge picks one of the named choices; each choice has a score."""
+
+    name = "classify"
+    allowed = ("rubric", "prompt", "choices", "choice_scores", "pass", "threshold")
+
+    @classmethod
+    def normalise(cls, options: dict) -> dict:
+        check_prompt(cls.name, options)
+        choices = options.get("choices")
+        if not isinstance(choices, list) or len(choices) < 2 or not all(isinstance(c, str) and c for c in choices) \
+                or len(set(choices)) != len(choices):
+            raise option_error(cls.name, f"'choices' is a list of at least two distinct names, got {short(choices)}")
+        scores = options.get("choice_scores", {c: (1.0 if i == 0 else 0.0) for i, c in enumerate(choices)})
+        if not isinstance(scores, dict) or set(scores) != set(choices) or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and 0 <= v <= 1
+                for v in scores.values()):
+            raise option_error(cls.name, "'choice_scores' maps every choice to a score in [0, 1]")
+        out = {**options, "choices": choices, "choice_scores": scores}
+        if "pass" in options:
+            passing = options["pass"]
+            if not isinstance(passing, list) or not set(passing) <= set(choices) or not passing:
+                raise option_error(cls.name, "'pass' lists the choices that pass")
+        else:
+            t = options.get("threshold", 0.5)
+            if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= 1:
+                raise option_error(cls.name, f"'threshold' is a number in [0, 1], got {short(t)}")
+            out["threshold"] = t
+        return out
+
+    async def judged(self, ctx: GradeContext) -> Grade:
+        choices = self.options["choices"]
+        schema = {"type": "object", "additionalProperties": False, "required": ["choice", "explanation"],
+                  "properties": {"choice": {"type": "string", "enum": choices}, "explanation": {"type": "string"}}}
+        closing = f'Give "choice" (one of {", ".join(choices)}) and a short "explanation".'
+        prompt = custom_prompt(ctx, self.options, closing) or _prompt(
+            ctx, self.options, "Classify the ACTUAL answer to the TASK, using the EXPECTED answer as the reference.",
+            reference="EXPECTED", answer="ACTUAL", closing=closing)
+        judgment = await ctx.judge.ask(prompt, name="choice", schema=schema, key=lambda a: a["choice"])
+        extra = _judge_extra(judgment)
+        if judgment.value is None:
+            return Grade(self.name, None, None, "judge split evenly across its runs: no majority", None, extra)
+        choice = judgment.value
+        score = float(self.options["choice_scores"][choice])
+        passed = choice in self.options["pass"] if "pass" in self.options else score >= self.options["threshold"]
+        extra["choice"] = choice
+        why = judgment.explanations[0] if judgment.explanations else ""
+        return Grade(self.name, passed, score, f"judge chose {choice} (score {score:g}): {why}", None, extra)
+
+
+class GEvalGrader(_JudgeGrader):
+    """Each criterion scored 0-10 by the judge; the mean of the normalised scores."""
+
+    name = "g-eval"
+    allowed = ("criteria", "prompt", "threshold", "rubric")
+
+    @classmethod
+    def normalise(cls, options: dict) -> dict:
+        check_prompt(cls.name, options)
+        criteria = options.get("criteria")
+        if isinstance(criteria, str):
+            criteria = [criteria]
+        if not isinstance(criteria, list) or not criteria or not all(isinstance(c, str) and c.strip() for c in criteria):
+            raise option_error(cls.name, f"'criteria' is a criterion or a list of them, got {short(criteria)}")
+        t = options.get("threshold", 0.7)
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= 1:
+            raise option_error(cls.name, f"'threshold' is a number in [0, 1], got {short(t)}")
+        return {**options, "criteria": criteria, "threshold": t}
+
+    async def judged(self, ctx: GradeContext) -> Grade:
+        schema = {"type": "object", "additionalProperties": False, "required": ["score", "explanation"],
+                  "properties": {"score": {"type": "integer", "minimum": 0, "maximum": 10},
+                                 "explanation": {"type": "string"}}}
+        scores, reasons, asks = [], [], []
+        for criterion in self.options["criteria"]:
+            closing = f'Score how well the answer meets this criterion from 0 (not at all) to 10 (fully): ' \
+                      f'"{criterion}". Give "score" and a short "explanation".'
+            prompt = custom_prompt(ctx, {**self.options, "rubric": criterion}, closing) or _prompt(
+                ctx, {**self.options, "rubric": criterion}, "Evaluate the ANSWER to the TASK against the RUBRIC.",
+                reference="REFERENCE", answer="ANSWER", closing=closing)
+            judgment = await ctx.judge.ask(prompt, name="score", schema=schema, key=lambda a: int(a["score"]))
+            value = median(judgment.answers)
+            scores.append(value / 10)
+            reasons.append(f"{criterion}: {value:g}/10")
+            asks.append(_judge_extra(judgment)["judge"])
+        mean = math.fsum(scores) / len(scores)
+        passed = mean >= self.options["threshold"]
+        extra = {"judge": asks[0] if len(asks) == 1 else {"criteria": asks}, "criteria_scores": scores}
+        return Grade(self.name, passed, mean, f"mean {mean:.2f} ({'; '.join(reasons)})", None, extra)

@@ -1,0 +1,55 @@
+"""issue 14: the words every rendering uses for a variant's case score, named and derived
+metrics, reducers and record-only attempts (terminal, Markdown, HTML read the same figures)."""
+
+from __future__ import annotations
+
+from .io import fmt_rate
+
+
+def _ci(ci) -> str:
+    if ci is None or ci.low is None:
+        return ""
+    return f" [95% CI {fmt_rate(ci.low)}–{fmt_rate(ci.high)}]"
+
+
+def figure_rows(s) -> list[tuple[str, str]]:
+    """(label, text) for each of a VariantSummary's issue-14 figures, in a fixed order."""
+    rows: list[tuple[str, str]] = []
+    if s is None:
+        return rows
+    if s.not_graded:
+        rows.append(("not graded", f"{s.not_graded} attempts recorded without a grader (no pass or fail)"))
+    if s.score is not None:
+        rows.append(("score", f"{fmt_rate(s.score.value)}{_ci(s.score.ci)} (weighted grade score, mean by case, "
+                              f"{s.score.cases} cases)"))
+    for name, fig in (s.metrics or {}).items():
+        if fig.value is None:
+            rows.append((f"metric {name}", "n/a (no attempt was scored on it)"))
+        else:
+            rows.append((f"metric {name}", f"{fmt_rate(fig.value)}{_ci(fig.ci)} (mean by case, {fig.cases} cases, "
+                                           f"{fig.attempts} attempts)"))
+    for name, fig in (s.derived_metrics or {}).items():
+        value = "n/a (undefined)" if fig.value is None else fmt_rate(fig.value)
+        note = f" ({fig.note})" if fig.note else ""
+        rows.append((f"derived {name}", f"{value}{_ci(fig.ci)} = {fig.expression}{note}"))
+    for name, fig in (s.reducers or {}).items():
+        if fig is None:
+            rows.append((f"reducer {name}", "n/a"))
+        else:
+            rows.append((f"reducer {name}", f"{fmt_rate(fig.value)}{_ci(fig.ci)} (per case over runs, "
+                                            f"{fig.cases} cases)"))
+    return rows
+
+
+def comparison_rows(comp) -> list[str]:
+    """One line per compared metric of a pair (and the case score)."""
+    out = []
+    items = ([("score", comp.score)] if comp.score is not None else []) + list((comp.metrics or {}).items())
+    for name, fig in items:
+        ci = fig.mean_difference_ci
+        interval = f" (95% CI {ci.low:+.3f} to {ci.high:+.3f})" if ci is not None and ci.low is not None else ""
+        diff = "n/a" if fig.mean_difference is None else f"{fig.mean_difference:+.3f}"
+        p = "n/a" if fig.sign_test_p is None else f"{fig.sign_test_p:.2g}"
+        out.append(f"{comp.a} vs {comp.b}, {name}: difference {diff}{interval}; {comp.a} higher on {fig.a_wins} "
+                   f"cases, lower on {fig.b_wins}, {fig.ties} ties; sign test p={p}")
+    return out

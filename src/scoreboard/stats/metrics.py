@@ -1,0 +1,220 @@
+"""Named metrics, derived metrics, case scores and reducers over runs: pure functions of per-case
+values, the case as the unit everywhere.
+
+- A named metric (a grader's `metric`, a Python grader's `named_scores`) has one value per
+  attempt in [0, 1]; each case's attempts are averaged first, then the cases: the variant's
+  figure, with a Student t interval on the per-case values (stats.methods.mean_interval).
+- Two variants' metric is compared like a pass rate: per-case differences of those means,
+  wins/losses/ties, the exact sign test, the mean difference with its t interval, and what the
+  comparison could detect.
+- A derived metric is an expression over the variant's named metrics (F1 from precision and
+  recall): its value is the expression of their means, its interval a percentile bootstrap that
+  resamples cases (every metric of a resampled case moves with it).
+- A reducer takes each case's runs to one value (mean, max, median, mode, or at_least k runs
+  with a score >= value, Inspect's reducers); the variant's figure is the mean over cases with
+  the Wilson interval on the effective number of cases (as pass@k).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import math
+import operator
+from collections import Counter
+from typing import Any
+
+from .comparison import power_figures
+from .intervals import RESAMPLES, binom_two_sided_p
+from .methods import LEVEL, mean_interval, share_interval
+
+BOOTSTRAP_METHOD = "bootstrap-percentile"
+BOOTSTRAP_WORDS = ("percentile bootstrap resampling cases (each resampled case brings all its metrics), "
+                   f"{RESAMPLES} resamples, seeded by the plan")
+
+_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+           ast.Pow: operator.pow}
+_FUNCS = {"min": min, "max": max, "abs": abs, "sqrt": math.sqrt}
+
+
+class ExpressionError(ValueError):
+    """A derived-metric expression uses something other than numbers, names, + - * / ** and
+    min, max, abs, sqrt."""
+
+
+@functools.lru_cache(maxsize=256)
+def parse_expression(text: str) -> ast.Expression:
+    """A derived metric's expression, checked to hold only arithmetic over names."""
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as exc:
+        raise ExpressionError(f"invalid expression {text!r}: {exc.msg}") from None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Expression, ast.Load, ast.Name, ast.UnaryOp, ast.USub, ast.UAdd)):
+            continue
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+            continue
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
+                and not isinstance(node.value, bool):
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCS \
+                and not node.keywords:
+            continue
+        if isinstance(node, tuple(_BINOPS)):
+            continue
+        raise ExpressionError(f"expression {text!r} may use numbers, metric names, + - * / ** and "
+                              f"min, max, abs, sqrt only (found {type(node).__name__})")
+    return tree
+
+
+def expression_names(text: str) -> set[str]:
+    """The metric names an expression reads."""
+    tree = parse_expression(text)
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - set(_FUNCS)
+
+
+def evaluate(text: str, values: dict[str, float | None]) -> float | None:
+    """The expression's value; None when a name is unknown or the arithmetic is undefined."""
+    tree = parse_expression(text)
+
+    def ev(node: ast.AST) -> float:
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant):
+            return float(node.value)
+        if isinstance(node, ast.Name):
+            value = values.get(node.id)
+            if value is None:
+                raise KeyError(node.id)
+            return float(value)
+        if isinstance(node, ast.UnaryOp):
+            return -ev(node.operand) if isinstance(node.op, ast.USub) else ev(node.operand)
+        if isinstance(node, ast.BinOp):
+            return _BINOPS[type(node.op)](ev(node.left), ev(node.right))
+        if isinstance(node, ast.Call):
+            return float(_FUNCS[node.func.id](*[ev(a) for a in node.args]))
+        raise ExpressionError(type(node).__name__)
+
+    try:
+        out = ev(tree)
+    except (KeyError, ZeroDivisionError, OverflowError, ValueError, TypeError):
+        return None
+    return out if math.isfinite(out) else None
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def case_means(per_case: dict[str, tuple[float, int]]) -> dict[str, float]:
+    """case -> mean over its attempts, from (sum, count)."""
+    return {cid: s / n for cid, (s, n) in per_case.items() if n}
+
+
+def mean_figure(per_case: dict[str, tuple[float, int]]) -> dict | None:
+    """{value, cases, attempts, ci}: the mean over cases of each case's mean, t interval on [0, 1]."""
+    means = case_means(per_case)
+    if not means:
+        return None
+    values = list(means.values())
+    return {"value": math.fsum(values) / len(values), "cases": len(values),
+            "attempts": sum(n for _, n in per_case.values()), "ci": mean_interval(values, 0.0, 1.0)}
+
+
+def compare_means(a: dict[str, tuple[float, int]], b: dict[str, tuple[float, int]]) -> dict:
+    """Paired per-case comparison of a metric between two variants (common cases only)."""
+    ma, mb = case_means(a), case_means(b)
+    common = [cid for cid in ma if cid in mb]
+    diffs = [ma[cid] - mb[cid] for cid in common]
+    wins = sum(1 for d in diffs if d > 1e-12)
+    losses = sum(1 for d in diffs if d < -1e-12)
+    n = len(common)
+    return {"cases": n, "a_wins": wins, "b_wins": losses, "ties": n - wins - losses,
+            "sign_test_p": binom_two_sided_p(wins, wins + losses),
+            "mean_difference": math.fsum(diffs) / n if n else None,
+            "mean_difference_ci": mean_interval(diffs, -1.0, 1.0),
+            "detectable_difference": power_figures(diffs)}
+
+
+def derived_figure(expression: str, metrics: dict[str, dict[str, tuple[float, int]]], seed: Any) -> dict:
+    """{value, expression, cases, ci}: the expression over the metrics' means; the interval a case
+    bootstrap (None when the value is undefined or fewer than two cases hold the metrics)."""
+    names = expression_names(expression)
+    means = {name: case_means(metrics.get(name, {})) for name in names}
+    values = {name: (math.fsum(m.values()) / len(m) if m else None) for name, m in means.items()}
+    value = evaluate(expression, values)
+    cases = sorted(set().union(*[set(m) for m in means.values()])) if means else []
+    out: dict = {"value": value, "expression": expression, "cases": len(cases), "ci": None}
+    if value is None or len(cases) < 2:
+        return out
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    draws, undefined = [], 0
+    index = {cid: i for i, cid in enumerate(cases)}
+    columns = {name: np.array([m.get(cid, np.nan) for cid in cases]) for name, m in means.items()}
+    for _ in range(RESAMPLES):
+        pick = rng.integers(0, len(index), len(index))
+        sample = {}
+        for name, col in columns.items():
+            chosen = col[pick]
+            chosen = chosen[~np.isnan(chosen)]
+            sample[name] = float(chosen.mean()) if chosen.size else None
+        v = evaluate(expression, sample)
+        if v is None:
+            undefined += 1
+        else:
+            draws.append(v)
+    if draws and max(draws) - min(draws) <= 1e-12:
+        # every resample gave the same value: no spread between cases to measure, so no interval
+        # (a zero-width one would claim certainty that a handful of cases cannot give)
+        out["note"] = "no spread between cases: the bootstrap gives no interval"
+    elif draws:
+        low, high = np.percentile(draws, [100 * (1 - LEVEL) / 2, 100 * (1 + LEVEL) / 2])
+        out["ci"] = {"low": float(low), "high": float(high), "level": LEVEL, "method": BOOTSTRAP_METHOD,
+                     "unit": "case", "cases": len(cases), "resamples": RESAMPLES, "undefined_draws": undefined}
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Reducers over runs
+
+
+def reducer_name(spec: Any) -> str:
+    """The key a reducer's figure is shown under: mean, max, median, mode, at_least_2[@0.5]."""
+    if isinstance(spec, str):
+        return spec
+    kind = spec.get("kind")
+    if kind == "at_least":
+        value = spec.get("value", 1.0)
+        return f"at_least_{spec.get('k')}" + ("" if value == 1.0 else f"@{value:g}")
+    return str(kind)
+
+
+def reduce_runs(values: list[float], spec: Any) -> float | None:
+    """One case's runs reduced to one value (Inspect's reducers)."""
+    if not values:
+        return None
+    kind = spec if isinstance(spec, str) else spec.get("kind")
+    if kind == "mean":
+        return math.fsum(values) / len(values)
+    if kind == "max":
+        return max(values)
+    if kind == "median":
+        ordered = sorted(values)
+        mid = len(ordered) // 2
+        return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+    if kind == "mode":
+        return Counter(values).most_common(1)[0][0]
+    if kind == "at_least":
+        k, threshold = spec.get("k") or 1, spec.get("value", 1.0)
+        return 1.0 if sum(1 for v in values if v >= threshold) >= k else 0.0
+    raise ValueError(f"unknown reducer {kind!r}")
+
+
+def reducer_figure(per_case_runs: dict[str, list[float]], spec: Any) -> dict | None:
+    """{value, cases, ci}: the reducer's per-case values averaged over cases, with the Wilson
+    interval on the effective number of cases (as pass@k)."""
+    values = [v for v in (reduce_runs(runs, spec) for runs in per_case_runs.values()) if v is not None]
+    if not values:
+        return None
+    return {"value": math.fsum(values) / len(values), "cases": len(values), "ci": share_interval(values)}

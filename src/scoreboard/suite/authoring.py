@@ -1,0 +1,171 @@
+"""Suites as people write them (issue 14): the suite `defaults:` every case starts from, list
+vars expanded into cases, the prompt axis crossed with the variants, and each case's input
+rendered through its variants' prompt templates (suite/templates.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ..cases.case import Case
+from ..errors import ConfigError
+from ..graders.base import Grader
+from .config import SuiteConfig
+from .paths import Places
+from .suite import Variant
+
+
+def unique_name(name: str, taken: set[str]) -> str:
+    """`name`, or `name-2`, `name-3`... when taken; the result is marked taken."""
+    base, n = name, 2
+    while name in taken:
+        name, n = f"{base}-{n}", n + 1
+    taken.add(name)
+    return name
+
+
+@contextmanager
+def code_base(folder: Path) -> Iterator[None]:
+    """Python graders named while loading resolve against the suite's folder."""
+    from ..graders.code import CODE_BASE
+
+    token = CODE_BASE.set(folder)
+    try:
+        yield
+    finally:
+        CODE_BASE.reset(token)
+
+
+def with_transform(spec: Any, transform: Any) -> Any:
+    """A grader spec with the case's transform applied before its own."""
+    from ..graders.registry import split_spec
+
+    name, value = split_spec(spec)
+    out = dict(spec) if isinstance(spec, dict) else {name: value}
+    own = out.get("transform")
+    first = transform if isinstance(transform, list) else [transform]
+    out["transform"] = first + ((own if isinstance(own, list) else [own]) if own is not None else [])
+    return out
+
+
+def apply_defaults(cfg: SuiteConfig, cases: list[Case], places: Places) -> list[Case]:
+    """Defaults' vars and metadata under each case's own, its threshold and scoring function,
+    then list-valued vars expanded into one case per value where asked (`expand`)."""
+    from ..hashing import sha256_json
+    from .templates import expand_case
+
+    d = cfg.defaults
+    scoring = None
+    if d.scoring is not None:
+        from ..graders.code import parse_code_target
+
+        with code_base(places.suite_dir):
+            try:
+                target = parse_code_target(d.scoring, "scoring")
+            except ConfigError as exc:
+                raise ConfigError(exc.detail, file=places.source, field="defaults.scoring") from None
+        scoring = {k: v for k, v in target.items() if k != "_fn"}
+    out: list[Case] = []
+    seen: set[str] = set()
+    for case in cases:
+        if d.vars and case.conversation is None:
+            own = case.vars if isinstance(case.vars, dict) else ({} if case.vars is None else None)
+            if own is None:
+                raise ConfigError("vars must be a mapping when the suite has defaults.vars", file=case.source,
+                                  line=case.line, case_id=case.id, field="vars")
+            case.vars = {**d.vars, **own}
+        if d.metadata:
+            case.metadata = {**d.metadata, **case.metadata}
+        if case.threshold is None:
+            case.threshold = d.threshold
+        case.scoring = scoring
+        expanded = expand_case(case, case.expand if case.expand is not None else (d.expand or []))
+        for item in expanded:
+            if item is not case:
+                if item.id in seen:
+                    raise ConfigError("an expanded case id is taken", file=case.source, line=case.line,
+                                      case_id=item.id, field="expand")
+                item.input_hash = sha256_json(item.input)
+            seen.add(item.id)
+            out.append(item)
+    return out
+
+
+def declared_names(cfg: SuiteConfig, graders: dict[str, list[Grader]]) -> set[str]:
+    """Figures a gate may name before anything ran: metrics the graders declare, derived
+    metrics, the case score and the reducers (`reducer:NAME`); derived expressions are checked."""
+    from ..stats.metrics import ExpressionError, parse_expression, reducer_name
+
+    names = {getattr(g, "metric", None) for gs in graders.values() for g in gs} - {None}
+    for name, expr in (cfg.derived_metrics or {}).items():
+        try:
+            parse_expression(expr)
+        except ExpressionError as exc:
+            raise ConfigError(str(exc), field=f"derived_metrics.{name}") from None
+        names.add(name)
+    names.add("score")
+    for r in cfg.reducers or []:
+        if not isinstance(r, str) and r.kind == "at_least" and r.k is None:
+            raise ConfigError("the at_least reducer needs k", field="reducers")
+        names.add("reducer:" + reducer_name(r if isinstance(r, str) else r.model_dump(exclude_none=True)))
+    return names
+
+
+def cross_prompts(cfg: SuiteConfig, configs: list[dict]) -> list[dict]:
+    """The prompt axis: each of the suite's `prompts` with each variant (a variant per pair,
+    named after the prompt, or PROMPT/VARIANT when there are several variants)."""
+    from .templates import prompt_names
+
+    if not cfg.prompts:
+        return configs
+    if cfg.prompt is not None:
+        raise ConfigError("give 'prompt' or 'prompts', not both", field="prompts")
+    if any(c.get("prompt") is not None for c in configs):
+        raise ConfigError("a variant's own 'prompt' cannot be crossed with the suite's 'prompts'",
+                          field="prompts")
+    out, taken = [], set()
+    for pname, spec in prompt_names(cfg.prompts):
+        for c in configs:
+            name = pname if len(configs) == 1 else f"{pname}/{c['name']}"
+            out.append({**c, "name": unique_name(name, taken), "prompt": spec, "prompt_name": pname,
+                        "prompt_field": f"prompts.{pname}"})
+    return out
+
+
+def render_inputs(cfg: SuiteConfig, cases: list[Case], variants: list[Variant]) -> None:
+    """Each case's input through its variants' prompts: one rendered input when every variant
+    renders the same template, else one per variant (`case.inputs`). A case with vars and no
+    input needs a prompt."""
+    from ..hashing import sha256_json
+    from .templates import render
+
+    limit = cfg.limits.max_input_bytes
+    templates = [v.prompt for v in variants]
+    if all(t is None for t in templates):
+        for case in cases:
+            if case.input is None and case.conversation is None:
+                raise ConfigError("the case has vars but no input, and the suite names no prompt to render "
+                                  "them into", file=case.source, line=case.line, case_id=case.id, field="vars")
+        return
+    same = all(t is not None for t in templates) and len({t.describe()["sha256"] for t in templates}) == 1
+    for case in cases:
+        if case.conversation is not None:
+            raise ConfigError("prompt templates do not apply to conversation cases", file=case.source,
+                              line=case.line, case_id=case.id, field="conversation")
+        if same:
+            case.input = render(templates[0], case, limit)
+            case.input_hash = sha256_json(case.input)
+            continue
+        inputs = {}
+        for v in variants:
+            if v.prompt is not None:
+                inputs[v.name] = render(v.prompt, case, limit)
+            elif case.input is None:
+                raise ConfigError(f"variant {v.name!r} has no prompt and the case has no input", file=case.source,
+                                  line=case.line, case_id=case.id, field="input")
+            else:
+                inputs[v.name] = case.input
+        case.inputs = inputs
+        case.input_hash = sha256_json(inputs)

@@ -1,0 +1,172 @@
+"""Prompt templates: text or chat messages rendered with a case's `vars` by Jinja2's sandbox.
+
+A template is written in a suite (`prompt:`, `prompts:`, a variant's `prompt:`) inline, as a
+list of chat messages `{role, content}`, or as `"@relative/path"` (a `.json`/`.yaml` file holds
+chat messages, any other file is text), read under the suite's confinement rules. Rendering
+uses Jinja2's ImmutableSandboxedEnvironment with StrictUndefined: a variable the case does not
+define is an error naming the case and the variable, never an empty string. What is rendered
+is what the subject receives, what is hashed and what the report records. The case's `vars`
+(a mapping) are the template's top-level names; `vars` and `input` are there too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, shorten
+from ..templating import environment
+from .paths import Places
+
+_ROLES = ("system", "user", "assistant", "tool")
+
+
+@dataclass
+class Template:
+    """A compiled prompt: `source` is its saved form (text or messages), `file` where it came from."""
+
+    name: str
+    source: Any
+    file: str | None
+    compiled: Any
+
+    def describe(self) -> dict:
+        """The saved form, as a plan variant records it."""
+        from ..hashing import sha256_json
+
+        out = {"name": self.name, "template": self.source, "sha256": sha256_json(self.source)}
+        if self.file:
+            out["file"] = self.file
+        return out
+
+
+def _compile(text: str, name: str, where: dict) -> Any:
+    from jinja2 import TemplateSyntaxError
+
+    try:
+        return environment().from_string(text)
+    except TemplateSyntaxError as exc:
+        raise ConfigError(f"prompt {name!r}: template syntax error on its line {exc.lineno}: {exc.message}",
+                          **where) from None
+
+
+def _messages(value: Any, name: str, where: dict) -> list[dict]:
+    if not isinstance(value, list) or not value:
+        raise ConfigError(f"prompt {name!r}: chat messages are a non-empty list of {{role, content}}", **where)
+    for i, m in enumerate(value):
+        if not isinstance(m, dict) or set(m) != {"role", "content"} or m["role"] not in _ROLES \
+                or not isinstance(m["content"], str):
+            raise ConfigError(f"prompt {name!r}: message {i + 1} must be {{role: {'|'.join(_ROLES)}, "
+                              f"content: text}}, got {shorten(repr(m), 80)}", **where)
+    return [dict(m) for m in value]
+
+
+def load_template(spec: Any, name: str, places: Places, *, field: str, from_flag: bool = False) -> Template:
+    """A template from its suite form: text, a list of messages, or "@path" (confined)."""
+    where = {"file": places.source, "field": field}
+    file = None
+    if isinstance(spec, str) and spec.startswith("@"):
+        from .config import Limits
+
+        rel = spec[1:]
+        path = places.resolve(rel, field, from_flag=from_flag)
+        data = places.read(path, field, from_flag=from_flag, limit=Limits().max_input_bytes,
+                           limit_name="limits.max_input_bytes")
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise ConfigError(f"prompt file {shorten(rel, 120)!r} is not valid UTF-8", **where) from None
+        file = rel
+        if Path(rel).suffix.lower() in (".json", ".yaml", ".yml"):
+            from ..safeparse import ParseError, parse_json, parse_yaml
+
+            try:
+                spec = parse_json(text) if rel.lower().endswith(".json") else parse_yaml(text)[0]
+            except ParseError as exc:
+                raise ConfigError(f"prompt file {rel!r}: {exc.message}", **where) from None
+            spec = _messages(spec, name, where)
+        else:
+            spec = text
+    if isinstance(spec, str):
+        return Template(name, spec, file, _compile(spec, name, where))
+    messages = _messages(spec, name, where)
+    compiled = [(m["role"], _compile(m["content"], name, where)) for m in messages]
+    return Template(name, messages, file, compiled)
+
+
+def render(template: Template, case: Any, max_bytes: int) -> Any:
+    """The case's input through the template: text, or chat messages. Errors name the case and
+    the variable (StrictUndefined) or the sandbox's refusal."""
+    from jinja2 import UndefinedError
+    from jinja2.sandbox import SecurityError
+
+    where = {"file": case.source, "line": case.line, "case_id": case.id}
+    names: dict = dict(case.vars) if isinstance(case.vars, dict) else {}
+    names["vars"] = case.vars if case.vars is not None else {}
+    if case.input is not None:
+        names.setdefault("input", case.input)
+    try:
+        if isinstance(template.compiled, list):
+            out: Any = [{"role": role, "content": t.render(names)} for role, t in template.compiled]
+            size = sum(len(m["content"].encode("utf-8")) for m in out)
+        else:
+            out = template.compiled.render(names)
+            size = len(out.encode("utf-8"))
+    except UndefinedError as exc:
+        missing = str(exc.message or exc).split("'")
+        var = missing[1] if len(missing) > 2 else "?"
+        raise ConfigError(f"prompt {template.name!r} uses {var!r}, which this case does not define "
+                          f"({exc.message})", field=f"vars.{var}", **where) from None
+    except SecurityError as exc:
+        raise ConfigError(f"prompt {template.name!r}: refused by the template sandbox: {exc}",
+                          field="vars", **where) from None
+    except Exception as exc:  # a filter on the wrong type, a division by zero in the template
+        raise ConfigError(f"prompt {template.name!r} could not be rendered: {type(exc).__name__}: {exc}",
+                          field="vars", **where) from None
+    if size > max_bytes:
+        raise ConfigError(f"rendered prompt {template.name!r} is {size} bytes, over the limit of {max_bytes} "
+                          "(limits.max_input_bytes)", field="input", **where)
+    return out
+
+
+def prompt_names(prompts: Any) -> list[tuple[str, Any]]:
+    """(name, template spec) of a suite's `prompts:` ({name: template} or a list: prompt-1, ...,
+    or an "@file"'s stem)."""
+    if isinstance(prompts, dict):
+        return list(prompts.items())
+    out, taken = [], set()
+    for i, spec in enumerate(prompts or []):
+        name = Path(spec[1:]).stem if isinstance(spec, str) and spec.startswith("@") else f"prompt-{i + 1}"
+        base, n = name, 2
+        while name in taken:
+            name, n = f"{base}-{n}", n + 1
+        taken.add(name)
+        out.append((name, spec))
+    return out
+
+
+def expand_case(case: Any, names: list[str]) -> list[Any]:
+    """One case per value of each list-valued var in `names` (their product), ids
+    `ID[var=value]`; a var that is not a list leaves the case as it is."""
+    import copy
+    import itertools
+
+    if not names or not isinstance(case.vars, dict):
+        return [case]
+    axes = [(n, case.vars[n]) for n in names if isinstance(case.vars.get(n), list) and case.vars[n]]
+    if not axes:
+        return [case]
+    out = []
+    for combo in itertools.product(*[list(enumerate(values)) for _, values in axes]):
+        clone = copy.copy(case)
+        clone.vars = dict(case.vars)
+        labels = []
+        for (var, _), (index, value) in zip(axes, combo):
+            clone.vars[var] = value
+            shown = value if isinstance(value, (str, int, float)) and not isinstance(value, bool) else index
+            labels.append(f"{var}={shorten(str(shown), 40)}")
+        clone.id = f"{case.id}[{','.join(labels)}]"
+        clone.metadata = dict(case.metadata)
+        out.append(clone)
+    return out

@@ -1,0 +1,39 @@
+"""issue 14 figures in the HTML page, in a real headless Chromium: case score, named and derived
+metrics, reducers and not-graded counts, as the report holds them."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from scoreboard.engine.options import RunOptions
+from scoreboard.engine.pipeline import run
+from scoreboard.record.html import render_html
+from scoreboard.record.view import view_of
+from scoreboard.suite.load import load_suite
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "suites"
+
+
+def test_metrics_show_on_the_variant_cards(opened, tmp_path):
+    shutil.copytree(EXAMPLE, tmp_path / "suites")
+    suite = load_suite(tmp_path / "suites" / "suite.yaml", {"output_dir": str(tmp_path / "out")})
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:  # the sync Playwright API holds this thread's event loop
+        report = pool.submit(lambda: run(suite, RunOptions(progress=False, formats=("json",))).report).result()
+    page_path = tmp_path / "r.html"
+    page_path.write_text(render_html(view_of(report)), encoding="utf-8")
+    page = opened.open(page_path)
+    careful = report["summary"]["variants"]["careful"]
+    terse = report["summary"]["variants"]["terse"]
+
+    def shown(testid: str) -> str:
+        return page.get_by_test_id(testid).first.inner_text().strip()
+
+    assert shown("metrics-precision-careful").startswith(f"{careful['metrics']['precision']['value'] * 100:.1f}%")
+    assert shown("metrics-recall-terse").startswith("0.0%")
+    assert shown("derived_metrics-f1-careful").startswith("100.0%")
+    assert shown("reducers-max-terse").startswith(f"{terse['reducers']['max']['value'] * 100:.1f}%")
+    assert shown("not-graded-careful") == "2"
+    assert shown("score-terse").startswith(f"{terse['score']['value'] * 100:.1f}%")
