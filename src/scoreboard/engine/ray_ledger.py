@@ -108,11 +108,11 @@ class WorkerLedger:
 
     async def acquire(self, attempt: tuple, *, role: str = "subject", subject: str = "",
                       max_tokens: int | None = None, max_cost: float | None = None,
-                      max_output_tokens: int | None = None) -> Ticket:
+                      max_output_tokens: int | None = None, unbounded: str | None = None) -> Ticket:
         if self.halted is not None:
             raise BudgetExceeded(f"the run stopped ({self.halted}); no later request is sent")
         bounds = {"role": role, "subject": subject, "max_tokens": max_tokens, "max_cost": max_cost,
-                  "max_output_tokens": max_output_tokens}
+                  "max_output_tokens": max_output_tokens, "unbounded": unbounded}
         loop = asyncio.get_running_loop()
         item = (list(attempt), bounds, uuid.uuid4().hex, loop.create_future())
         self._reserves.append(item)
