@@ -39,6 +39,8 @@ class GradeContext:
     judge: Any = None
     run: int = 0
     error: str | None = None
+    #: an agent task's observations (checks, canaries, payload delivery; tasks/runtime.py)
+    task: dict | None = None
 
     @property
     def expected(self) -> Any:

@@ -272,7 +272,10 @@ class _Verifier:
                      "one grade per planned grader", "grade")
             return None, False
         case = self.cases[plan_case["id"]]
-        ctx = GradeContext(case, Output.from_dict(a["output"]), measurements_of(a), None, a["run"], None)
+        from ..graders.task import delivery_rule
+
+        task = _task_record(a, plan_case)
+        ctx = GradeContext(case, Output.from_dict(a["output"]), measurements_of(a), None, a["run"], None, task=task)
         error: str | None = None
         complete = True
         for j, spec in enumerate(specs):
@@ -283,6 +286,7 @@ class _Verifier:
                 complete = False
                 continue
             (grade,), err = _grade(grader, ctx)
+            (grade,) = delivery_rule([grade], task)  # as the runner applies it (agent tasks)
             error = error or err
             self.checked["grades"] += 1
             self.diff(grade.to_dict(), recorded[j], path, "grade differs from the recomputed grade", "grade")
@@ -422,6 +426,15 @@ def _run(coro):
 
 class _NeedsLoop(Exception):
     pass
+
+
+def _task_record(attempt: dict, plan_case: dict) -> dict | None:
+    """An agent task attempt's observations (what its graders read), None for other cases."""
+    meta = plan_case.get("metadata") if isinstance(plan_case.get("metadata"), dict) else {}
+    if not isinstance(meta.get("task"), dict) or meta["task"].get("kind") != "task":
+        return None
+    task = (attempt.get("subject_info") or {}).get("task")
+    return task if isinstance(task, dict) else None
 
 
 def _grade(grader, ctx):

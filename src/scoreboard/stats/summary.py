@@ -22,6 +22,7 @@ from .judges import JudgeAccumulator
 from .measurements import MeasureAccumulator
 from .methods import METHODS, STATS_VERSION, pass_at_k, pass_hat_k, share_interval
 from .methods import pass_rate_interval as rate_interval
+from .tasks import TaskAccumulator, is_task_case
 
 JUDGED = ("passed", "failed", "error")
 
@@ -217,10 +218,14 @@ class Summarizer:
     def __init__(self, plan: dict, reviews: dict | None = None):
         self.plan, self.reviews = plan, reviews
         categories: dict[str, str | None] = {}
+        task_cases: set[str] = set()
         for c in plan["cases"]:  # one pass: the plan's cases may be made as they are read
             categories[c["id"]] = c.get("category")
+            if is_task_case(c):
+                task_cases.add(c["id"])
         index = CaseIndex(list(categories))
         self.tallies = {v["name"]: Tally(index, categories) for v in plan["variants"]}
+        self.tasks = TaskAccumulator(plan, task_cases)
         self.judges = JudgeAccumulator(plan)
         self.review_acc = ReviewAccumulator(plan) if reviews else None
 
@@ -230,6 +235,7 @@ class Summarizer:
         if tally is None:
             return
         tally.add(attempt)
+        self.tasks.add(attempt)
         self.judges.add(attempt)
         if self.review_acc is not None:
             self.review_acc.add(attempt)
@@ -260,6 +266,9 @@ class Summarizer:
         summary = {"variants": variants, "comparisons": comparisons,
                    "not_measured": not_measured(plan, tallies, comparisons),
                    "methods": {"version": STATS_VERSION, **METHODS}}
+        tasks = self.tasks.summary()
+        if tasks is not None:  # agent tasks: utility and attack success (stats/tasks.py)
+            summary["tasks"] = tasks
         judges = self.judges.summary(pairwise)
         if judges is not None:
             summary["judges"] = judges

@@ -20,6 +20,8 @@ from .values import Output, Result, SubjectRequest
 
 class CommandSubject(Subject):
     kind = "command"
+    #: runs in an agent task's workspace and sandbox (any command-line agent)
+    agent_workspace = True
 
     def parse(self, spec: dict) -> dict:
         check_keys(spec, {"argv", "env", "cwd", "keep_stderr"}, self.kind)
@@ -52,6 +54,18 @@ class CommandSubject(Subject):
         elif shutil.which(program) is None:
             raise ConfigError(f"command subject: {program!r} not found on PATH", field="subject.argv")
 
+    def agent_programs(self) -> list[str]:
+        """The files named in argv (the program, a script): an agent task runs them from its
+        workspace, so they are passed as absolute paths and shown read-only in the sandbox."""
+        return [str(p) for p in (self._file_arg(a) for a in self.options["argv"]) if p is not None]
+
+    def _file_arg(self, arg: str) -> Path | None:
+        if "{" in arg or arg.startswith("-") or (os.sep not in arg and not arg.endswith((".py", ".sh", ".js"))):
+            return None
+        base = self.base_dir / self.options["cwd"] if self.options.get("cwd") else self.base_dir
+        path = Path(arg) if os.path.isabs(arg) else base / arg
+        return Path(os.path.realpath(path)) if path.is_file() else None
+
     def secrets(self) -> set[str]:
         """Secret-looking `env` values, and the provider keys the child inherits."""
         found = {str(v) for k, v in self.options.get("env", {}).items() if SENSITIVE_NAME.search(k)}
@@ -75,9 +89,15 @@ class CommandSubject(Subject):
             final = [a.replace("{input}", text).replace("{skill_file}", skill_file or "")
                      .replace("{run}", str(request.run)) for a in argv]
             cwd = self.options.get("cwd")
+            where = self.base_dir / cwd if cwd else None
+            ws = request.workspace
+            if ws is not None:  # an agent task: in its workspace, inside its sandbox
+                env.update(ws.env)
+                final = [str(p) if (p := self._file_arg(a)) is not None else a for a in final]
+                where, final = Path(ws.path), ws.argv(final)
             limit = self.max_response_bytes
             try:
-                done = await run_process(final, env=env, cwd=self.base_dir / cwd if cwd else None, limit=limit,
+                done = await run_process(final, env=env, cwd=where, limit=limit,
                                          stdin=None if uses_placeholder else text.encode("utf-8"),
                                          keep_stderr=bool(self.options.get("keep_stderr")))
             except FileNotFoundError:
@@ -93,9 +113,39 @@ class CommandSubject(Subject):
                     detail = ": " + done.stderr.decode("utf-8", "replace").strip()[-300:]
                 raise SubjectError(scrub_all(f"command exited with status {done.returncode}{detail}",
                                              self.secrets()))
-            return Result(Output(text=done.stdout.decode("utf-8", "replace")))
+            text = done.stdout.decode("utf-8", "replace")
+            if ws is not None:
+                return agent_result(text, ws.max_tool_output_bytes)
+            return Result(Output(text=text))
         finally:
             if skill_file:
                 os.unlink(skill_file)
 
 
+
+
+def agent_result(stdout: str, cap: int) -> Result:
+    """A command agent's answer. A program that prints one JSON object {"text", "tool_calls":
+    [{"name", "args", "command"?, "exit_code"?, "output"?}]} reports its trajectory (outputs cut
+    at `cap` bytes); any other output is its final message, its trajectory unknown."""
+    value = None
+    stripped = stdout.strip()
+    if stripped.startswith("{"):
+        try:
+            value = json.loads(stripped)
+        except ValueError:
+            value = None
+    calls = value.get("tool_calls") if isinstance(value, dict) else None
+    if not isinstance(value, dict) or not isinstance(value.get("text"), (str, type(None))) \
+            or not isinstance(calls, list) or not all(isinstance(c, dict) for c in calls):
+        return Result(Output(text=stdout), extra={"agent": {"trajectory_known": False, "tool_output_cap_bytes": cap}})
+    kept = []
+    for call in calls:
+        call = {k: v for k, v in call.items() if k in ("name", "args", "command", "exit_code", "output", "is_error")}
+        if isinstance(call.get("output"), str):
+            data = call["output"].encode("utf-8", "replace")
+            call["output_bytes"], call["output_truncated"] = len(data), len(data) > cap
+            call["output"] = data[:cap].decode("utf-8", "ignore")
+        kept.append(call)
+    return Result(Output(text=value.get("text"), tool_calls=kept, status="completed"),
+                  extra={"agent": {"trajectory_known": True, "tool_output_cap_bytes": cap}})

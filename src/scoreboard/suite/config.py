@@ -110,6 +110,8 @@ class SuiteConfig(Strict):
     judge: Union[str, dict, None] = None
     judge_runs: int = Field(1, ge=1, le=15)
     pairwise: Union[bool, "PairwiseConfig", None] = None
+    #: agent tasks: refuse to run where no sandbox works (else attempts say "not isolated")
+    require_isolation: bool = False
 
     @field_validator("category", "case", mode="before")
     @classmethod
