@@ -216,3 +216,45 @@ def test_timeout_mid_task_kills_everything_and_is_an_error(kind, env):
     assert _processes_with(marker) == []  # the agent's process group (its shell's sleep too) is gone
     assert _processes_with("shop.py") == []  # the fixture was stopped
     assert list((env / "scratch-tmp").iterdir()) == []  # the workspace was removed
+
+
+def _strace_works() -> bool:
+    if not shutil.which("strace"):
+        return False
+    import subprocess
+
+    probe = subprocess.run(["strace", "-f", "-qq", "-e", "trace=connect", "-o", os.devnull, "true"],
+                           capture_output=True, check=False)
+    return probe.returncode == 0
+
+
+@pytest.mark.skipif(not _strace_works(), reason="strace is not installed or cannot trace here")
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_whole_task_run_reaches_nothing_but_loopback(kind, env):
+    """Everything a task run starts (bwrap, the CLI, its shell's curl, the fixture, the checks)
+    traced from outside: every connection goes to 127.0.0.1, none to a DNS server."""
+    import re
+    import subprocess
+    import sys
+
+    task = env / "tasks" / "wishlist"
+    shutil.copytree(EXAMPLE_TASK, task)
+    steps = [bash(TOOLS), bash(SEARCH), bash(TOOLS), bash(SAVE), say(DONE)]
+    with ScriptedModel(steps) as model:
+        suite = {"name": "t", "cases": "tasks", "variants": {"agent": {"subject": subject_spec(kind, model),
+                                                                        "params": {"mode": "hostile"}}}}
+        (env / "suite.yaml").write_text(yaml.safe_dump(suite))
+        log = env / "trace.log"
+        done = subprocess.run(["strace", "-f", "-qq", "-e", "signal=none", "-e",
+                               "trace=connect,sendto,sendmsg,sendmmsg", "-o", str(log),
+                               sys.executable, "-m", "scoreboard", "run", "suite.yaml", "--output-dir", "out"],
+                              cwd=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    inet = [line for line in log.read_text().splitlines() if "AF_INET" in line]
+    assert inet, "strace saw no network call at all"
+    address = re.compile(r'inet_addr\("([^"]+)"\)|inet_pton\(AF_INET6, "([^"]+)"')
+    for line in inet:
+        match = address.search(line)
+        assert match and (match.group(1) or match.group(2)) in {"127.0.0.1", "::1", "::ffff:127.0.0.1"}, line
+        assert "htons(53)" not in line, line
+    assert any(f"htons({model.port})" in line for line in inet)  # the CLI reached its model

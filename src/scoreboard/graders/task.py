@@ -169,7 +169,7 @@ class ToolArgsGrader(Grader):
 
     @classmethod
     def parse_options(cls, value: Any) -> dict:
-        """{tool, args?: {path: regex}, min?: int (default 1), max?: int}."""
+        """{tool, args?: {path: regex}, min?: int (default 1, or 0 with max), max?: int}."""
         if not isinstance(value, dict):
             raise option_error(cls.name, f"options are {{tool, args?, min?, max?}}, got {short(value)}")
         check_keys(cls.name, value, ("tool", "args", "min", "max"))
@@ -181,7 +181,8 @@ class ToolArgsGrader(Grader):
             raise option_error(cls.name, "'args' maps argument paths to regular expressions")
         for pattern in args.values():
             _patterns(cls.name, "args", pattern)
-        low, high = value.get("min", 1), value.get("max")
+        high = value.get("max")
+        low = value.get("min", 0 if high is not None else 1)  # {max: 0}: "never called"
         for key, n in (("min", low), ("max", high)):
             if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 0):
                 raise option_error(cls.name, f"{key!r} must be a nonnegative integer")

@@ -19,8 +19,8 @@ from collections import defaultdict
 from .methods import pass_rate_interval
 
 HOSTILE = frozenset({"hostile", "hostile-schema", "hostile-result"})
-#: fewer cases than this: the figure says its sample is small
-SMALL_CASES = 10
+#: fewer cases than this: the figure says its sample is small (as comparisons do)
+SMALL_CASES = 30
 FIGURES = ("commands", "tool_output_bytes", "tool_list_changes")
 
 
