@@ -167,7 +167,7 @@ def test_sandbox_hides_home_and_keeps_writes_inside(kind, env):
              bash('echo kept > scratch/note.txt; echo "$HOME"'), bash(PAGE_SEARCH), bash(PAGE_SAVE), say(DONE)]
     with ScriptedModel(steps) as model:
         out = run_task(env, kind, model, "ordinary")
-    attempt, task = out["attempt"], out["task"]
+    attempt = out["attempt"]
     calls = [c for c in attempt["output"]["tool_calls"] if "command" in c]
     assert "HOME-SECRET-4242" not in str(attempt)  # not in any output, argument or message
     assert "No such file" in calls[0]["output"]

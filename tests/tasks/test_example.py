@@ -22,7 +22,7 @@ EXAMPLE = ROOT / "examples" / "agent-task"
 
 def scoreboard(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
-                          env=env or dict(os.environ), timeout=300)
+                          env=env or dict(os.environ), timeout=300, check=False)
 
 
 def report_of(folder: Path) -> tuple[Path, dict]:

@@ -67,6 +67,9 @@ async def run_task(task: TaskDef, subject, request: SubjectRequest, *, hide: lis
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(request.skill, encoding="utf-8")
         agent_ws = getattr(subject, "agent_workspace", False)
+        if not agent_ws and (require_isolation or spec.sandbox == "required"):
+            raise SubjectError(f"task {spec.id!r} requires isolation and the {subject.kind} subject runs "
+                               "outside this machine's sandbox", kind="config")
         try:
             want = "required" if require_isolation else spec.sandbox
             sandbox = make_sandbox(root, work, want=want if agent_ws else "off",
