@@ -58,7 +58,6 @@ class Environment(Strict):
     command: list[str] = Field(min_length=1)
     ready: Ready
     audit: str | None = None
-    shared: bool = False
     #: variables for the agent, values may use {url} {host} {port}
     agent_env: dict[str, str] = Field(default_factory=dict)
 
