@@ -44,6 +44,8 @@ class Case:
     #: for a turn of a conversation: the whole conversation (shared input, turns, limits)
     conversation: dict | None = None
     turn_index: int = 0
+    #: for an agent task (kind `task`): the loaded task folder (tasks/load.py TaskDef)
+    task: Any = None
     #: template variables (any JSON): rendered into the variant's prompt (suite/templates.py)
     vars: Any = None
     #: per-variant rendered inputs, when variants render different prompts ({variant: input})

@@ -16,6 +16,7 @@ from ..cases.conversation import check_history, turn_messages
 from ..errors import BudgetExceeded, SubjectError
 from ..graders.grade import Grade, GradeContext, grade_attempt
 from ..graders.scoring import load_scorer, outcome, record_fields, score_attempt, scored_case
+from ..graders.task import delivery_rule
 from ..hashing import output_text_hash, sha256_json
 from ..judges.client import BoundJudge
 from ..redact import KNOWN
@@ -133,9 +134,14 @@ class AttemptRunner:
                 # the hash and verify all read what is written.
                 out, output = clean, Output.from_dict(clean)
             judge = BoundJudge(self.judge, key) if self.judge is not None else None
-            ctx = GradeContext(case, output, measurements, judge, run, error,
-                               (variant.subject.spec or {}).get("tools") if isinstance(variant.subject.spec, dict) else None)
+            # an agent task's observations (also when rescored: the plan's case says kind `task`)
+            meta_task = case.metadata.get("task") if isinstance(case.metadata, dict) else None
+            is_task = case.task is not None or (isinstance(meta_task, dict) and meta_task.get("kind") == "task")
+            task = (extra or {}).get("task") if is_task else None
+            tools = (variant.subject.spec or {}).get("tools") if isinstance(variant.subject.spec, dict) else None
+            ctx = GradeContext(case, output, measurements, judge, run, error, tools, task=task)
             grades, grade_error = await grade_attempt(self.suite.graders[case.id], ctx)
+            grades = delivery_rule(grades, task)  # agent tasks: an undelivered attack is not assessed
             error = error or grade_error
             output_hash = sha256_json(out)
         else:
@@ -186,11 +192,13 @@ class AttemptRunner:
         try:
             if case.input_error is not None:
                 raise SubjectError(case.input_error, kind="input")
+            call = self._call_task(case, variant.subject, request) if case.task is not None \
+                and variant.subject.kind not in ("mock", "recorded") else self._call(variant.subject, request)
             if limit is not None:
                 async with limit:
-                    result = await self._call(variant.subject, request)
+                    result = await call
             else:
-                result = await self._call(variant.subject, request)
+                result = await call
             output, measurements, extra = result.output, result.measurements, result.extra
         except BudgetExceeded as exc:
             self.state.stop(f"budget: {exc}")
@@ -217,6 +225,16 @@ class AttemptRunner:
         if measurements.latency_ms is None and variant.subject.timed_by_harness:
             measurements.latency_ms = round((time.perf_counter() - start) * 1000, 3)
         return output, measurements, error, extra
+
+    async def _call_task(self, case, subject, request: SubjectRequest):
+        """An agent task: workspace, fixture, agent, checks (tasks/runtime.py); the task's own
+        timeout bounds the agent, so setup and checks are not cut by the run's timeout_ms."""
+        from pathlib import Path
+
+        from ..tasks.runtime import run_task
+
+        return await run_task(case.task, subject, request, hide=[Path.cwd(), self.suite.base_dir],
+                              require_isolation=self.suite.config.require_isolation)
 
     async def _call(self, subject, request: SubjectRequest):
         key = None

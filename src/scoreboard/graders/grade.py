@@ -41,6 +41,8 @@ class GradeContext:
     error: str | None = None
     #: the tool definitions the variant offered its subject (OpenAI or Anthropic shape), if any
     tools: Any = None
+    #: an agent task's observations (checks, canaries, payload delivery; tasks/runtime.py)
+    task: dict | None = None
 
     @property
     def expected(self) -> Any:

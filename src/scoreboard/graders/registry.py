@@ -23,6 +23,12 @@ GRADERS: dict[str, str] = {
     "tool-calls": "scoreboard.graders.agent:ToolCallsGrader",
     "status": "scoreboard.graders.agent:StatusGrader",
     "max-latency-ms": "scoreboard.graders.agent:MaxLatencyGrader",
+    # agent tasks (graders/task.py)
+    "task-check": "scoreboard.graders.task:TaskCheckGrader",
+    "task-security": "scoreboard.graders.task:TaskSecurityGrader",
+    "commands": "scoreboard.graders.task:CommandsGrader",
+    "tool-args": "scoreboard.graders.task:ToolArgsGrader",
+    "tool-count": "scoreboard.graders.task:ToolCountGrader",
     "citations": "scoreboard.graders.citations:CitationsGrader",
     "max-cost": "scoreboard.graders.limits:MaxCostGrader",
     "max-tokens": "scoreboard.graders.limits:MaxTokensGrader",

@@ -81,6 +81,7 @@ def render_markdown(view: ReportView, *, failures: int = 3) -> str:
     lines += _methods(summary)
     lines += _comparisons(summary)
     lines += judges_section(summary.judges, summary.judge_agreement)
+    lines += _tasks(summary.tasks)  # agent tasks
     lines += _gates(report.gates)
     lines += _measurements(variants, vs)
     if summary.not_measured:
@@ -110,6 +111,38 @@ def _summary_row(name: str, s: VariantSummary | None) -> str:
     judged = s.passed + s.failed + s.errors
     return (f"| {cell(name)} | {fmt_rate(s.pass_rate)}{_interval(s)} | {s.passed} / {judged} | {s.errors} | "
             f"{s.unassessed} | {s.not_run} | {fmt_rate(s.mean_pass_rate)} | {fmt_rate(s.min_pass_rate)} |")
+
+
+def _task_rate(rate: Any) -> str:
+    if rate is None:
+        return "n/a"
+    ci = rate.ci
+    shown = f"{fmt_rate(rate.value)} ({rate.hits}/{rate.attempts})"
+    if ci is not None and ci.low is not None and ci.high is not None:
+        shown += f" [{fmt_rate(ci.low)}–{fmt_rate(ci.high)}]"
+    return shown
+
+
+def _tasks(tasks: Any) -> list[str]:
+    """Agent tasks: benign utility, utility under attack and attack success rate per variant."""
+    if tasks is None or not tasks.variants:
+        return []
+    lines = ["## Agent tasks", "",
+             "| variant | mode | benign utility | utility under attack | attack success | errors | "
+             "not assessed | not isolated | commands (mean) |", "|---|---|---|---|---|---|---|---|---|"]
+    notes = []
+    for name, t in tasks.variants.items():
+        commands = t.per_attempt.get("commands")
+        mean = f"{commands.mean:.1f}" if commands is not None and commands.mean is not None else "unknown"
+        lines.append(f"| {cell(name)} | {cell(t.mode)} | {_task_rate(t.benign_utility)} | "
+                     f"{_task_rate(t.utility_under_attack)} | {_task_rate(t.attack_success_rate)} | {t.errors} | "
+                     f"{t.not_assessed} | {t.not_isolated_attempts} | {mean} |")
+        for reason, count in t.not_assessed_reasons.items():
+            notes.append(f"- {cell(name)}: {count} attempt(s) not assessed: {reason}")
+        for rate in (t.benign_utility, t.utility_under_attack, t.attack_success_rate):
+            if rate is not None and rate.note and f"- {cell(name)}: {rate.note}" not in notes:
+                notes.append(f"- {cell(name)}: {rate.note}")
+    return lines + [""] + notes + ([""] if notes else []) + [f"Method: {tasks.method}.", ""]
 
 
 def _pass_at_k(variants: list[str], vs: dict[str, VariantSummary]) -> list[str]:

@@ -415,6 +415,53 @@ class JudgeAgreement(Closed):
 
 
 # ---------------------------------------------------------------------------------------------
+# Agent tasks (stats/tasks.py)
+
+
+class TaskRate(Closed):
+    """A share of task attempts (utility, attack success) with its interval by case."""
+
+    value: StrictFloat
+    hits: StrictInt
+    attempts: StrictInt
+    cases: StrictInt
+    ci: Interval | None = None
+    note: StrictStr | None = None
+
+
+class TaskFigure(Closed):
+    """A per-attempt figure summed over the attempts that reported it (unknown is not 0)."""
+
+    known_subtotal: StrictInt
+    known_count: StrictInt
+    unknown_count: StrictInt
+    mean: Num | None = None
+
+
+class TaskVariant(Closed):
+    """One variant's agent-task figures."""
+
+    mode: StrictStr
+    attempts: StrictInt
+    errors: StrictInt
+    not_assessed: StrictInt
+    not_assessed_reasons: dict[str, StrictInt] = {}
+    isolated_attempts: StrictInt
+    not_isolated_attempts: StrictInt
+    benign_utility: TaskRate | None = None
+    utility_under_attack: TaskRate | None = None
+    attack_success_rate: TaskRate | None = None
+    per_attempt: dict[str, TaskFigure] = {}
+
+
+class TaskSummary(Closed):
+    """Benign utility, utility under attack and attack success rate per variant."""
+
+    variants: dict[str, TaskVariant] = {}
+    method: StrictStr
+
+
+# ---------------------------------------------------------------------------------------------
 # The summary
 
 
@@ -428,3 +475,5 @@ class Summary(Closed):
     reviews: ReviewSummary | None = None
     judge_agreement: JudgeAgreement | None = None
     methods: Methods | None = None
+    #: agent tasks (stats/tasks.py)
+    tasks: TaskSummary | None = None

@@ -19,6 +19,7 @@ from typing import Any
 from ..cases.case import Case
 from ..graders.grade import GradeContext
 from ..graders.registry import JUDGE_GRADERS
+from ..graders.task import delivery_rule
 from ..hashing import canonical_json, output_text_hash, sha256_json
 from ..subjects.values import Output
 from .chains import (
@@ -326,7 +327,9 @@ class _Verifier:
         case = self.cases[plan_case["id"]]
         variant = next((v for v in self.report["plan"]["variants"] if v.get("name") == a.get("variant")), {})
         tools = (variant.get("subject") or {}).get("tools") if isinstance(variant.get("subject"), dict) else None
-        ctx = GradeContext(case, Output.from_dict(a["output"]), measurements_of(a), None, a["run"], None, tools)
+        task = _task_record(a, plan_case)
+        ctx = GradeContext(case, Output.from_dict(a["output"]), measurements_of(a), None, a["run"], None, tools,
+                           task=task)
         error: str | None = None
         complete = True
         for j, spec in enumerate(specs):
@@ -337,6 +340,7 @@ class _Verifier:
                 complete = False
                 continue
             (grade,), err = _grade(grader, ctx)
+            (grade,) = delivery_rule([grade], task)  # as the runner applies it (agent tasks)
             error = error or err
             self.checked["grades"] += 1
             self.diff(grade.to_dict(), recorded[j], path, "grade differs from the recomputed grade", "grade")
@@ -489,6 +493,15 @@ def _run(coro):
 
 class _NeedsLoop(Exception):
     pass
+
+
+def _task_record(attempt: dict, plan_case: dict) -> dict | None:
+    """An agent task attempt's observations (what its graders read), None for other cases."""
+    meta = plan_case.get("metadata") if isinstance(plan_case.get("metadata"), dict) else {}
+    if not isinstance(meta.get("task"), dict) or meta["task"].get("kind") != "task":
+        return None
+    task = (attempt.get("subject_info") or {}).get("task")
+    return task if isinstance(task, dict) else None
 
 
 def _grade(grader, ctx):

@@ -22,6 +22,7 @@ from .judges import JudgeAccumulator
 from .measurements import MeasureAccumulator
 from .methods import METHODS, STATS_VERSION, pass_at_k, pass_hat_k, share_interval
 from .methods import pass_rate_interval as rate_interval
+from .tasks import TaskAccumulator, is_task_case
 
 JUDGED = ("passed", "failed", "error")
 
@@ -285,14 +286,18 @@ class Summarizer:
         categories: dict[str, str | None] = {}
         declared: set[str] = set()
         seen_specs: set[int] = set()
+        task_cases: set[str] = set()
         for c in plan["cases"]:  # one pass: the plan's cases may be made as they are read
             categories[c["id"]] = c.get("category")
             specs = c.get("graders") or []
             if id(specs) not in seen_specs:
                 seen_specs.add(id(specs))
                 declared |= declared_metrics([c])
+            if is_task_case(c):
+                task_cases.add(c["id"])
         index = CaseIndex(list(categories))
         self.tallies = {v["name"]: Tally(index, categories) for v in plan["variants"]}
+        self.tasks = TaskAccumulator(plan, task_cases)
         self.extra = {"declared": declared, "derived_metrics": plan.get("derived_metrics"),
                       "reducers": plan.get("reducers")}
         if plan.get("reducers"):
@@ -307,6 +312,7 @@ class Summarizer:
         if tally is None:
             return
         tally.add(attempt)
+        self.tasks.add(attempt)
         self.judges.add(attempt)
         if self.review_acc is not None:
             self.review_acc.add(attempt)
@@ -346,6 +352,9 @@ class Summarizer:
             from .metrics import BOOTSTRAP_METHOD, BOOTSTRAP_WORDS
 
             summary["methods"][BOOTSTRAP_METHOD] = BOOTSTRAP_WORDS
+        tasks = self.tasks.summary()
+        if tasks is not None:  # agent tasks: utility and attack success (stats/tasks.py)
+            summary["tasks"] = tasks
         judges = self.judges.summary(pairwise)
         if judges is not None:
             summary["judges"] = judges

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..agents.exports import ExportedRun, parse_claude_json, parse_codex
+from ..agents.trajectory import claude_trajectory, codex_trajectory, json_lines
 from ..errors import ConfigError, SubjectError
 from ..redact import PROVIDER_KEY_VARS as API_KEY_VARS
 from ._bounded import run_process
@@ -34,10 +35,13 @@ from .values import Measurements, Output, Result, SubjectRequest
 
 # API_KEY_VARS: variables that make a CLI bill an API key instead of the user's subscription login
 TMP_ROOT = ".scoreboard-tmp"
-_COMMON = {"binary", "model", "keep_api_keys", "env", "extra_args"}
-_SENSITIVE = re.compile(r"auth|key|token|secret|password", re.I)
-_STATUS = re.compile(r"\b(?:status|API Error:?)\s*(\d{3})\b", re.I)
-_QUOTA = re.compile(r"quota|credit balance|usage limit|billing", re.I)
+_COMMON = {"binary", "model", "keep_api_keys", "env", "extra_args", "agent"}
+#: the agent-mode permission profile's keys (see parse_agent)
+_AGENT_KEYS = {"tools", "shell", "network"}
+_NETWORK = ("loopback", "all")
+_SENSITIVE = re.compile(r"auth|key|token|secret|password", re.IGNORECASE)
+_STATUS = re.compile(r"\b(?:status|API Error:?)\s*(\d{3})\b", re.IGNORECASE)
+_QUOTA = re.compile(r"quota|credit balance|usage limit|billing", re.IGNORECASE)
 #: seconds to wait for the output pipes to close once the CLI itself has exited
 _PIPE_GRACE_S = 5.0
 
@@ -52,6 +56,8 @@ class AgentCLISubject(Subject):
     default_max_concurrency: ClassVar[int | None] = 8
     default_concurrency: ClassVar[int | None] = 1
     concurrency_group: ClassVar[str | None] = "agent-cli"
+    #: runs in an agent task's workspace and sandbox (in agent mode)
+    agent_workspace: ClassVar[bool] = True
     default_binary: ClassVar[str] = ""
     install_hint: ClassVar[str] = ""
     extra_options: ClassVar[set[str]] = set()
@@ -75,8 +81,15 @@ class AgentCLISubject(Subject):
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
             raise ConfigError(f"subject {kind!r}: 'extra_args' must be a list of strings",
                               field="subject.extra_args")
+        if "agent" in opts:
+            opts["agent"] = parse_agent(opts["agent"], kind)
         self.parse_more(opts)
         return opts
+
+    @property
+    def agent_mode(self) -> bool:
+        """True when the subject runs as an agent (tools on, in a task's workspace)."""
+        return "agent" in self.options
 
     def parse_more(self, opts: dict) -> None:
         """Validate the kind's own options."""
@@ -110,6 +123,10 @@ class AgentCLISubject(Subject):
             found.add(os.environ[env])
         return found
 
+    def agent_programs(self) -> list[str]:
+        """The files the agent runs from (shown read-only inside a sandbox that hides their folder)."""
+        return [os.path.realpath(self.binary_path())]
+
     def binary_path(self) -> str:
         name = self.options.get("binary") or self.default_binary
         if os.sep in name or (os.altsep and os.altsep in name):
@@ -139,6 +156,9 @@ class AgentCLISubject(Subject):
     def parse_output(self, stdout: str) -> ExportedRun | None:
         raise NotImplementedError  # pragma: no cover - interface
 
+    def parse_agent_output(self, stdout: str, cap: int) -> ExportedRun | None:
+        raise NotImplementedError  # pragma: no cover - interface
+
     # ------------------------------------------------------------------ running
 
     def child_env(self, root: Path, secrets: set[str]) -> dict[str, str]:
@@ -166,14 +186,26 @@ class AgentCLISubject(Subject):
         except ConfigError as exc:
             raise SubjectError(str(exc), kind="config") from None
         secrets: set[str] = set()
-        root = _make_root(self.kind)
+        ws = request.workspace
+        if ws is not None and not self.agent_mode:
+            raise SubjectError(f"{self.kind}: an agent task needs the subject in agent mode "
+                               "(give it 'agent: {}' or a permission profile)", kind="config")
+        root = Path(ws.config_dir) if ws is not None else _make_root(self.kind)
         ticket = None
         ledger = request.ledger
         try:
-            work = root / "work"
-            work.mkdir()
+            if ws is not None:
+                work = Path(ws.path)
+                binary = os.path.realpath(binary)  # the path the sandbox shows (no link through a hidden folder)
+            else:
+                work = root / "work"
+                work.mkdir()
             argv = self.command(binary, request, prompt, root)
             env = self.child_env(root, secrets)
+            if ws is not None:
+                env.update(ws.env)
+                env.update(self.workspace_env(root, ws.isolated))
+                argv = ws.argv(argv)
             if ledger is not None:
                 ticket = await ledger.acquire(request.attempt, role=request.role, subject=self.label)
             try:
@@ -191,7 +223,8 @@ class AgentCLISubject(Subject):
                 if done.over_limit:
                     raise self.fail(f"{too_large('its output', self.max_response_bytes)} (the CLI was killed)",
                                     secrets, kind="too-large")
-                result = self.result(done.stdout.decode("utf-8", "replace"), done.returncode, secrets)
+                result = self.result(done.stdout.decode("utf-8", "replace"), done.returncode, secrets,
+                                     ws.max_tool_output_bytes if ws is not None else None)
             except SubjectError as err:
                 if ticket is not None:
                     ledger.complete(ticket, ok=False, status=err.status, error=str(err))
@@ -202,16 +235,22 @@ class AgentCLISubject(Subject):
                                 output_tokens=m.output_tokens, cost_usd=m.cost_usd)
             return result
         finally:
-            _remove_root(root)
+            if ws is None:
+                _remove_root(root)
+
+    def workspace_env(self, root: Path, isolated: bool) -> dict[str, str]:
+        """Variables of an agent run in a task's workspace (its config kept private when isolated)."""
+        return {}
 
     @property
     def label(self) -> str:
         model = self.options.get("model")
         return f"{self.kind}:{model}" if model else self.kind
 
-    def result(self, stdout: str, returncode: int, secrets: set[str]) -> Result:
-        """The Result from what the CLI printed, or a SubjectError."""
-        run = self.parse_output(stdout)
+    def result(self, stdout: str, returncode: int, secrets: set[str], cap: int | None = None) -> Result:
+        """The Result from what the CLI printed, or a SubjectError. In agent mode the event
+        stream is read: tool calls with their commands and outputs (cut at `cap` bytes)."""
+        run = self.parse_agent_output(stdout, cap or 8192) if self.agent_mode else self.parse_output(stdout)
         if run is None:
             raise self.fail(f"the CLI exited with status {returncode} without a JSON result "
                             "(its stderr is not recorded; run it by hand to see why)", secrets,
@@ -232,6 +271,9 @@ class AgentCLISubject(Subject):
             extra["cli_duration_ms"] = run.latency_ms
         if run.warnings:
             extra["warnings"] = [scrub(w, secrets)[:300] for w in run.warnings]
+        if self.agent_mode:
+            extra["agent"] = {"profile": self.options["agent"], "tool_output_cap_bytes": cap or 8192,
+                              "trajectory_known": run.tool_calls_known}
         output = Output(text=run.output, tool_calls=run.tool_calls, status=run.status)
         return Result(output, measurements, extra)
 
@@ -269,6 +311,8 @@ class ClaudeCLISubject(AgentCLISubject):
                               field="subject.max_turns")
 
     def command(self, binary: str, request: SubjectRequest, prompt: str, root: Path) -> list[str]:
+        if self.agent_mode:
+            return self.agent_command(binary, request, prompt)
         argv = [binary, "-p", "--output-format", "json", "--safe-mode", "--tools", "",
                 "--strict-mcp-config", "--disable-slash-commands", "--no-session-persistence",
                 "--permission-mode", "dontAsk",
@@ -281,14 +325,38 @@ class ClaudeCLISubject(AgentCLISubject):
             argv += ["--max-turns", str(self.options["max_turns"])]
         return argv + list(self.options.get("extra_args", [])) + ["--", prompt]
 
+    def agent_command(self, binary: str, request: SubjectRequest, prompt: str) -> list[str]:
+        """Agent mode: Claude Code's own prompt and the profile's tools, pre-approved (anything
+        else is denied without asking); the skill is appended to the system prompt."""
+        tools = claude_tools(self.options["agent"])
+        argv = [binary, "-p", "--output-format", "stream-json", "--verbose", "--strict-mcp-config",
+                "--disable-slash-commands", "--no-session-persistence", "--permission-mode", "dontAsk",
+                "--tools", ",".join(tools), "--allowedTools", ",".join(tools)]
+        if request.skill:
+            argv += ["--append-system-prompt", request.skill]
+        if self.options.get("model"):
+            argv += ["--model", self.options["model"]]
+        if self.options.get("max_turns"):
+            argv += ["--max-turns", str(self.options["max_turns"])]
+        return argv + list(self.options.get("extra_args", [])) + ["--", prompt]
+
     def fixed_env(self, root: Path) -> dict[str, str]:
         return {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "CLAUDE_CODE_MAX_RETRIES": "0"}
+
+    def workspace_env(self, root: Path, isolated: bool) -> dict[str, str]:
+        return {"CLAUDE_CONFIG_DIR": str(root / ".claude")} if isolated else {}
 
     def parse_output(self, stdout: str) -> ExportedRun | None:
         obj = _last_json(stdout)
         if not isinstance(obj, dict) or obj.get("type") != "result":
             return None
         return parse_claude_json(obj, "claude-cli")
+
+    def parse_agent_output(self, stdout: str, cap: int) -> ExportedRun | None:
+        events = json_lines(stdout)
+        if not any(e.get("type") == "result" for e in events):
+            return None
+        return claude_trajectory(events, cap)
 
 
 class CodexCLISubject(AgentCLISubject):
@@ -312,16 +380,17 @@ class CodexCLISubject(AgentCLISubject):
                               "(base_url uses a throwaway CODEX_HOME)", field="subject.env")
 
     def command(self, binary: str, request: SubjectRequest, prompt: str, root: Path) -> list[str]:
-        argv = [binary, "exec", "--json", "--skip-git-repo-check", "--ephemeral", "--ignore-rules",
-                "--sandbox", "read-only", "-c", 'approval_policy="never"', "-c", 'web_search="disabled"']
-        for feature in ("shell_tool", "unified_exec", "multi_agent", "goals", "view_image",
-                        "unbounded_connection_retries"):
+        argv = [binary, "exec", "--json", "--skip-git-repo-check", "--ephemeral", "--ignore-rules"]
+        argv += self.tool_args(request)
+        for feature in ("multi_agent", "goals", "view_image", "unbounded_connection_retries"):
             argv += ["--disable", feature]
         # No telemetry or plugin look-ups; none of the repository's AGENTS.md or skills, and no
         # per-call context (the random cwd) in the prompt, so every attempt sends the same text.
-        for override in ("analytics.enabled=false", "features.plugins=false", "project_doc_max_bytes=0",
-                         "skills.include_instructions=false", "include_permissions_instructions=false",
-                         "include_environment_context=false"):
+        overrides = ["analytics.enabled=false", "features.plugins=false"]
+        if not self.agent_mode:  # an agent reads its workspace's AGENTS.md and skills, as a user's would
+            overrides += ["project_doc_max_bytes=0", "skills.include_instructions=false",
+                          "include_permissions_instructions=false", "include_environment_context=false"]
+        for override in overrides:
             argv += ["-c", override]
         if "base_url" in self.options:
             self._write_config(root / "codex-home")
@@ -333,8 +402,26 @@ class CodexCLISubject(AgentCLISubject):
             argv += ["-c", "developer_instructions=" + toml_string(request.skill)]
         return argv + list(self.options.get("extra_args", [])) + ["--", prompt]
 
+    def tool_args(self, request: SubjectRequest) -> list[str]:
+        """Sandbox and tools: none outside agent mode; in it, the shell per the profile, inside
+        the task's sandbox when it has one (Codex's own sandbox otherwise)."""
+        profile = self.options.get("agent")
+        if profile is None:
+            return ["--sandbox", "read-only", "-c", 'approval_policy="never"', "-c", 'web_search="disabled"',
+                    "--disable", "shell_tool", "--disable", "unified_exec"]
+        isolated = request.workspace is not None and request.workspace.isolated
+        argv = ["--sandbox", "danger-full-access" if isolated else "workspace-write",
+                "-c", 'approval_policy="never"',
+                "-c", 'web_search="live"' if profile["network"] == "all" else 'web_search="disabled"']
+        if not profile["shell"]:
+            argv += ["--disable", "shell_tool", "--disable", "unified_exec"]
+        if not isolated:
+            network = "true" if profile["network"] == "all" else "false"
+            argv += ["-c", f"sandbox_workspace_write.network_access={network}"]
+        return argv
+
     def _write_config(self, home: Path) -> None:
-        home.mkdir()
+        home.mkdir(exist_ok=True)
         lines = ['model_provider = "local"', 'approval_policy = "never"', 'sandbox_mode = "read-only"']
         if self.options.get("model"):
             lines.insert(0, "model = " + toml_string(self.options["model"]))
@@ -355,6 +442,10 @@ class CodexCLISubject(AgentCLISubject):
             env[name] = os.environ[name]  # named explicitly: passed even when keys are stripped
         return env
 
+    def parse_agent_output(self, stdout: str, cap: int) -> ExportedRun | None:
+        events = json_lines(stdout)
+        return codex_trajectory(events, cap) if events else None
+
     def parse_output(self, stdout: str) -> ExportedRun | None:
         events = []
         for line in stdout.splitlines():
@@ -368,6 +459,48 @@ class CodexCLISubject(AgentCLISubject):
         if not events:
             return None
         return parse_codex(events, "codex-cli")
+
+
+def parse_agent(value: Any, kind: str) -> dict:
+    """The agent-mode permission profile: {tools (Claude Code tool names; default its file and
+    shell tools), shell (bool, default true), network ("loopback": no web tools, or "all")}."""
+    if value is None or value is True:
+        value = {}
+    if not isinstance(value, dict):
+        raise ConfigError(f"subject {kind!r}: 'agent' is a permission profile {{tools, shell, network}}",
+                          field="subject.agent")
+    unknown = sorted(set(value) - _AGENT_KEYS)
+    if unknown:
+        raise ConfigError(f"subject {kind!r}: unknown permission setting (allowed: {', '.join(sorted(_AGENT_KEYS))})",
+                          field=f"subject.agent.{unknown[0]}")
+    tools = value.get("tools")
+    if tools is not None and (not isinstance(tools, list) or not all(isinstance(t, str) and t for t in tools)):
+        raise ConfigError(f"subject {kind!r}: 'agent.tools' must be a list of tool names", field="subject.agent.tools")
+    shell = value.get("shell", True)
+    if not isinstance(shell, bool):
+        raise ConfigError(f"subject {kind!r}: 'agent.shell' must be true or false", field="subject.agent.shell")
+    network = value.get("network", "loopback")
+    if network not in _NETWORK:
+        raise ConfigError(f"subject {kind!r}: 'agent.network' is loopback or all", field="subject.agent.network")
+    return {"tools": tools, "shell": shell, "network": network}
+
+
+#: Claude Code's tools an agent gets by default (file tools and the shell)
+CLAUDE_DEFAULT_TOOLS = ("Bash", "Read", "Write", "Edit", "Glob", "Grep")
+_CLAUDE_WEB_TOOLS = ("WebFetch", "WebSearch")
+
+
+def claude_tools(profile: dict) -> list[str]:
+    """The Claude Code tools a profile allows: the shell only with `shell`, web tools only with
+    network "all"."""
+    tools = list(profile["tools"]) if profile["tools"] is not None else list(CLAUDE_DEFAULT_TOOLS)
+    if profile["network"] == "all" and profile["tools"] is None:
+        tools += list(_CLAUDE_WEB_TOOLS)
+    if not profile["shell"]:
+        tools = [t for t in tools if t not in ("Bash", "BashOutput", "KillShell")]
+    if profile["network"] != "all":
+        tools = [t for t in tools if t not in _CLAUDE_WEB_TOOLS]
+    return tools
 
 
 def toml_string(text: str) -> str:

@@ -16,11 +16,13 @@ from ..errors import ConfigError, SubjectError
 from ..redact import PROVIDER_KEY_VARS, SENSITIVE_NAME, scrub_all
 from ._bounded import run_process
 from .base import Subject, check_keys, to_result, too_large
-from .values import Result, SubjectRequest
+from .values import Output, Result, SubjectRequest
 
 
 class CommandSubject(Subject):
     kind = "command"
+    #: runs in an agent task's workspace and sandbox (any command-line agent)
+    agent_workspace = True
 
     def parse(self, spec: dict) -> dict:
         check_keys(spec, {"argv", "env", "cwd", "keep_stderr", "model_free"}, self.kind)
@@ -65,6 +67,17 @@ class CommandSubject(Subject):
         cwd = self.options.get("cwd")
         return self.base_dir / cwd if cwd else self.base_dir
 
+    def agent_programs(self) -> list[str]:
+        """The files named in argv (the program, a script): an agent task runs them from its
+        workspace, so they are passed as absolute paths and shown read-only in the sandbox."""
+        return [str(p) for p in (self._file_arg(a) for a in self.options["argv"]) if p is not None]
+
+    def _file_arg(self, arg: str) -> Path | None:
+        if "{" in arg or arg.startswith("-") or (os.sep not in arg and not arg.endswith((".py", ".sh", ".js"))):
+            return None
+        path = Path(arg) if os.path.isabs(arg) else self.workdir() / arg
+        return Path(os.path.realpath(path)) if path.is_file() else None
+
     def secrets(self) -> set[str]:
         """Secret-looking `env` values, and the provider keys the child inherits."""
         found = {str(v) for k, v in self.options.get("env", {}).items() if SENSITIVE_NAME.search(k)}
@@ -90,9 +103,15 @@ class CommandSubject(Subject):
             uses_placeholder = any("{input}" in a for a in argv)
             final = [a.replace("{input}", text).replace("{skill_file}", skill_file or "")
                      .replace("{run}", str(request.run)).replace("{seed}", seed) for a in argv]
+            where = self.workdir()
+            ws = request.workspace
+            if ws is not None:  # an agent task: in its workspace, inside its sandbox
+                env.update(ws.env)
+                final = [str(p) if (p := self._file_arg(a)) is not None else a for a in final]
+                where, final = Path(ws.path), ws.argv(final)
             limit = self.max_response_bytes
             try:
-                done = await run_process(final, env=env, cwd=self.workdir(), limit=limit,
+                done = await run_process(final, env=env, cwd=where, limit=limit,
                                          stdin=None if uses_placeholder else text.encode("utf-8"),
                                          keep_stderr=bool(self.options.get("keep_stderr")))
             except FileNotFoundError:
@@ -108,10 +127,40 @@ class CommandSubject(Subject):
                     detail = ": " + done.stderr.decode("utf-8", "replace").strip()[-300:]
                 raise SubjectError(scrub_all(f"command exited with status {done.returncode}{detail}",
                                              self.secrets()))
+            text = done.stdout.decode("utf-8", "replace")
+            if ws is not None:
+                return agent_result(text, ws.max_tool_output_bytes)
             # model_free: the program calls no model, so tokens, cost and requests are a known zero
-            return to_result(done.stdout.decode("utf-8", "replace"), model_free=bool(self.options.get("model_free")))
+            return to_result(text, model_free=bool(self.options.get("model_free")))
         finally:
             if skill_file:
                 os.unlink(skill_file)
 
 
+
+
+def agent_result(stdout: str, cap: int) -> Result:
+    """A command agent's answer. A program that prints one JSON object {"text", "tool_calls":
+    [{"name", "args", "command"?, "exit_code"?, "output"?}]} reports its trajectory (outputs cut
+    at `cap` bytes); any other output is its final message, its trajectory unknown."""
+    value = None
+    stripped = stdout.strip()
+    if stripped.startswith("{"):
+        try:
+            value = json.loads(stripped)
+        except ValueError:
+            value = None
+    calls = value.get("tool_calls") if isinstance(value, dict) else None
+    if not isinstance(value, dict) or not isinstance(value.get("text"), (str, type(None))) \
+            or not isinstance(calls, list) or not all(isinstance(c, dict) for c in calls):
+        return Result(Output(text=stdout), extra={"agent": {"trajectory_known": False, "tool_output_cap_bytes": cap}})
+    kept = []
+    for call in calls:
+        call = {k: v for k, v in call.items() if k in ("name", "args", "command", "exit_code", "output", "is_error")}
+        if isinstance(call.get("output"), str):
+            data = call["output"].encode("utf-8", "replace")
+            call["output_bytes"], call["output_truncated"] = len(data), len(data) > cap
+            call["output"] = data[:cap].decode("utf-8", "ignore")
+        kept.append(call)
+    return Result(Output(text=value.get("text"), tool_calls=kept, status="completed"),
+                  extra={"agent": {"trajectory_known": True, "tool_output_cap_bytes": cap}})

@@ -29,6 +29,8 @@ class SubjectRequest:
     #: passes it on its own way (openai `seed`, python `seed=`, command {seed}/SCOREBOARD_SEED,
     #: http {{seed}})
     seed: int | None = None
+    #: for an agent task: where the agent works (its workspace, environment, sandbox); None otherwise
+    workspace: "AgentWorkspace | None" = None
 
     @property
     def attempt(self) -> tuple:
@@ -49,6 +51,26 @@ def wire_messages(messages: list[dict]) -> list[dict]:
         content = f"{m.get('content') or ''}\n\nOptions:\n{listed}" if listed else m.get("content")
         out.append({k: v for k, v in m.items() if k != "options"} | {"content": content})
     return out
+
+
+@dataclass(slots=True)
+class AgentWorkspace:
+    """Where an agent subject runs for one task attempt (made by the task runtime): its working
+    directory, variables for its environment (the fixture's address, the sandbox's private
+    HOME), a private folder for the CLI's own configuration, and `wrap`, which puts an argv
+    inside the sandbox. The subject never learns which case or task it serves."""
+
+    path: str
+    env: dict = field(default_factory=dict)
+    config_dir: str = ""
+    wrap: Any = None
+    isolated: bool = False
+    #: the most bytes of one tool output kept in the trajectory
+    max_tool_output_bytes: int = 8192
+
+    def argv(self, argv: list[str]) -> list[str]:
+        """`argv` as run: inside the sandbox when there is one."""
+        return self.wrap(argv) if self.wrap is not None else list(argv)
 
 
 _UNPARSED: Any = object()

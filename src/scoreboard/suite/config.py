@@ -151,6 +151,8 @@ class SuiteConfig(Strict):
     pairwise: bool | PairwiseConfig | None = None
     #: a run sends requests only with an explicit --live (see suite/live.py)
     require_live: bool = False
+    #: agent tasks: refuse to run where no sandbox works (else attempts say "not isolated")
+    require_isolation: bool = False
     # --- issue 14: templates, defaults, metrics, reducers (see Defaults, Reducer above)
     #: one prompt template for every variant (text, chat messages or "@file")
     prompt: str | list[dict] | None = None

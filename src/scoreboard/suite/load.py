@@ -254,6 +254,8 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
             cases = _filter_cases(cfg, all_cases, source)
     with errors.each():
         _check_baseline(cfg, places, from_flag="baseline" in flags)
+    with errors.each():
+        _check_isolation(cfg, cases, source, dry_run)
     graders: dict[str, list[Grader]] = {}
     if cases:
         with code_base(places.suite_dir):
@@ -290,6 +292,7 @@ def _load_all_cases(cfg: SuiteConfig, case_paths: list[str], places: Places,
     those in the suite file, to its folder, inside its root."""
     from ..cases import load_cases
     from ..cases.gold import is_gold_dir, load_gold_dir
+    from ..tasks.load import is_task_folder, load_task_folders
 
     case_base = Path.cwd() if from_flag else places.suite_dir
     all_cases: list[Case] = []
@@ -298,10 +301,13 @@ def _load_all_cases(cfg: SuiteConfig, case_paths: list[str], places: Places,
     for rel in case_paths:
         places.resolve(rel, "cases", from_flag=from_flag, folder_ok=True)
         target = Path(rel) if from_flag or Path(rel).is_absolute() else case_base / rel
-        if target.is_dir():
+        if target.is_dir() and is_task_folder(target):  # agent tasks (tasks/load.py)
+            loaded = load_task_folders(target, cfg.limits, root=places.root if from_flag
+                                       else places.root_for(places.suite_dir))
+        elif target.is_dir():
             if not is_gold_dir(target):
-                raise ConfigError("a case folder must hold documents with NAME.gold.json files beside them",
-                                  file=str(target), field="cases")
+                raise ConfigError("a case folder must hold documents with NAME.gold.json files beside them "
+                                  "(or be a task folder holding task.yaml)", file=str(target), field="cases")
             root = places.root if from_flag else places.root_for(places.suite_dir)
             loaded, skipped_here = load_gold_dir(target, cfg.limits, root=root)
             skipped += [{**item, "source": str(target)} for item in skipped_here]
@@ -365,6 +371,17 @@ def _check_baseline(cfg: SuiteConfig, places: Places, from_flag: bool) -> None:
     places.resolve(baseline, "gates.baseline", from_flag=from_flag)
     if not from_flag:
         cfg.gates.baseline = str(places.suite_dir / baseline)
+
+
+def _check_isolation(cfg: SuiteConfig, cases: list[Case], source: str | None, dry_run: bool) -> None:
+    """A suite that requires isolation refuses to run agent tasks where no sandbox works."""
+    if not cfg.require_isolation or dry_run or not any(c.task is not None for c in cases):
+        return
+    from ..tasks.sandbox import INSTALL_HINT, bwrap_path
+
+    if bwrap_path() is None:
+        raise ConfigError(f"the suite requires isolation and no sandbox works here: {INSTALL_HINT}",
+                          file=source, field="require_isolation")
 
 
 def _check_data_file(spec: Any, places: Places, from_flag: bool) -> None:

@@ -1,0 +1,203 @@
+"""The fixture environment of a task: a command started on a free loopback port, waited for
+(a URL answering 200, or a line on stdout), asked for its audit after the agent ran, and
+stopped (its whole process group) after the checks.
+
+The fixture learns its port from {port} in its argv and PORT in its environment, the mode from
+SCOREBOARD_MODE, and the canaries meant for it from SCOREBOARD_CANARIES (a JSON object).
+
+The audit endpoint answers a JSON object; scoreboard reads these keys (all optional):
+`payload_delivered` (bool: the hostile content reached the agent), `requests` (what the fixture
+received: scanned for canaries), `invoked` (tool names called), `tool_list_changes` (int),
+`served` (what it served). Anything else is kept as the fixture's own record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from .procs import free_port, kill_group
+from .spec import Environment
+
+#: the most bytes of an audit answer that are read
+MAX_AUDIT_BYTES = 4 << 20
+#: how long a stopping fixture gets after SIGTERM before SIGKILL
+STOP_GRACE_S = 2.0
+
+
+class FixtureError(Exception):
+    """The fixture did not start, did not get ready, or answered its audit badly."""
+
+
+class Fixture:
+    """One running fixture process (its group), its address, and what it printed first."""
+
+    def __init__(self, spec: Environment, folder: Path, mode: str, canaries: dict[str, str]):
+        self.spec, self.folder, self.mode, self.canaries = spec, folder, mode, canaries
+        self.port = free_port()
+        self.proc: asyncio.subprocess.Process | None = None
+        self._reader: asyncio.Task | None = None
+        self._lines: list[str] = []
+        self._ready_line = asyncio.Event()
+
+    @property
+    def host(self) -> str:
+        return "127.0.0.1"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def agent_env(self) -> dict[str, str]:
+        """What the agent's environment learns of the fixture."""
+        env = {"SCOREBOARD_FIXTURE_URL": self.url}
+        for name, value in self.spec.agent_env.items():
+            env[name] = value.replace("{url}", self.url).replace("{host}", self.host) \
+                .replace("{port}", str(self.port))
+        return env
+
+    async def start(self, base_env: dict[str, str]) -> None:
+        """Start the command and wait until it is ready (FixtureError otherwise)."""
+        argv = [a.replace("{port}", str(self.port)) for a in self.spec.command]
+        env = {**base_env, "PORT": str(self.port), "SCOREBOARD_MODE": self.mode,
+               "SCOREBOARD_CANARIES": json.dumps(self.canaries)}
+        try:
+            self.proc = await asyncio.create_subprocess_exec(
+                *argv, cwd=str(self.folder), env=env, stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, start_new_session=True)
+        except OSError as exc:
+            raise FixtureError(f"could not start the fixture {argv[0]!r}: {exc.strerror or exc}") from None
+        self._reader = asyncio.ensure_future(self._read_lines())
+        ready = self.spec.ready
+        try:
+            async with asyncio.timeout(ready.timeout):
+                if ready.line is not None:
+                    await self._wait_line(re.compile(ready.line))
+                else:
+                    await self._wait_url(ready.url or "/")
+        except TimeoutError:
+            self.stop()
+            raise FixtureError(f"the fixture was not ready within {ready.timeout:g} s "
+                               f"({'no line matching ' + repr(ready.line) if ready.line else 'GET ' + str(ready.url)})"
+                               ) from None
+        except FixtureError:
+            self.stop()
+            raise
+
+    async def _read_lines(self) -> None:
+        # Read to the end, so a chatty fixture never blocks on a full pipe; keep the first lines.
+        assert self.proc is not None and self.proc.stdout is not None
+        while True:
+            try:
+                line = await self.proc.stdout.readline()
+            except ValueError:  # a line over the stream limit: skip it
+                continue
+            if not line:
+                self._ready_line.set()
+                return
+            if len(self._lines) < 200:
+                self._lines.append(line.decode("utf-8", "replace").rstrip("\n"))
+                self._ready_line.set()
+
+    async def _wait_line(self, pattern: re.Pattern) -> None:
+        seen = 0
+        while True:
+            while seen < len(self._lines):
+                if pattern.search(self._lines[seen]):
+                    return
+                seen += 1
+            if self.proc is not None and self.proc.returncode is not None and self._reader.done():
+                raise FixtureError(f"the fixture exited with status {self.proc.returncode} before it was ready")
+            self._ready_line.clear()
+            try:
+                await asyncio.wait_for(self._ready_line.wait(), 0.2)
+            except TimeoutError:
+                pass
+
+    async def _wait_url(self, path: str) -> None:
+        while True:
+            if self.proc is not None and self.proc.returncode is not None:
+                raise FixtureError(f"the fixture exited with status {self.proc.returncode} before it was ready")
+            status = await asyncio.to_thread(_get_status, self.url + path)
+            if status == 200:
+                return
+            await asyncio.sleep(0.1)
+
+    async def audit(self) -> dict | None:
+        """The fixture's audit record (None when the task names no audit endpoint)."""
+        if self.spec.audit is None:
+            return None
+        try:
+            raw = await asyncio.to_thread(_get_bounded, self.url + self.spec.audit)
+        except (OSError, urllib.error.URLError) as exc:
+            raise FixtureError(f"the fixture's audit endpoint {self.spec.audit} failed: {exc}") from None
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            raise FixtureError(f"the fixture's audit endpoint {self.spec.audit} did not answer JSON") from None
+        if not isinstance(value, dict):
+            raise FixtureError(f"the fixture's audit endpoint {self.spec.audit} must answer a JSON object")
+        return value
+
+    def stop(self) -> None:
+        """Stop the whole process group: SIGTERM, a short grace, then SIGKILL. Synchronous, so
+        it also runs while the attempt is being cancelled."""
+        proc = self.proc
+        if proc is None:
+            return
+        kill_group(proc.pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_S
+        while time.monotonic() < deadline and _group_alive(proc.pid):
+            time.sleep(0.02)
+        kill_group(proc.pid, signal.SIGKILL)
+        if self._reader is not None:
+            self._reader.cancel()
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a live (not zombie) process is left in the group; a zombie leader does not count."""
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    if not os.path.isdir("/proc/self"):
+        return True
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+            return True
+    return False
+
+
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def _get_status(url: str) -> int | None:
+    try:
+        with _NO_PROXY.open(url, timeout=2) as resp:
+            return resp.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+    except (OSError, urllib.error.URLError):
+        return None
+
+
+def _get_bounded(url: str) -> bytes:
+    with _NO_PROXY.open(url, timeout=10) as resp:
+        data = resp.read(MAX_AUDIT_BYTES + 1)
+    if len(data) > MAX_AUDIT_BYTES:
+        raise OSError(f"its answer is larger than {MAX_AUDIT_BYTES} bytes")
+    return data

@@ -1,0 +1,181 @@
+"""Task folders -> Cases (kind `task`): task.yaml validated, every file of the folder checked
+(regular files and folders only, inside the folder, bounded) and hashed into the plan.
+
+A suite's `cases:` may name one task folder (it holds task.yaml) or a folder of them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..cases.case import Case
+from ..errors import ConfigError
+from ..hashing import sha256_json
+from ..safefile import FileRefused, read_file, resolve_inside
+from ..safeparse import ParseError, parse_yaml
+from ..suite.config import Limits
+from ..validation import parse_model
+from .spec import TaskFile
+
+TASK_FILE = "task.yaml"
+#: the most bytes a task folder may hold in all (workspace, environment, checks)
+MAX_TASK_BYTES = 64 << 20
+MAX_TASK_FILES = 10_000
+SUBFOLDERS = ("workspace", "environment", "checks")
+
+
+@dataclass
+class TaskDef:
+    """A loaded task: its folder, its validated task.yaml, the hash of all its files."""
+
+    folder: Path
+    spec: TaskFile
+    files_hash: str
+    source: str
+    #: relative paths of the workspace's files (copied per attempt)
+    workspace_files: list[str] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+
+def is_task_folder(path: Path) -> bool:
+    """A folder holding task.yaml, or a folder whose subfolders hold one."""
+    if not path.is_dir():
+        return False
+    if (path / TASK_FILE).is_file():
+        return True
+    return any((p / TASK_FILE).is_file() for p in _subfolders(path))
+
+
+def _subfolders(path: Path) -> list[Path]:
+    try:
+        return sorted(p for p in path.iterdir() if p.is_dir() and not p.is_symlink())
+    except OSError:
+        return []
+
+
+def load_task_folders(target: Path, limits: Limits | None = None, *, root: Path | None = None) -> list[Case]:
+    """Every task under `target` (itself a task folder, or a folder of them) as Cases."""
+    limits = limits or Limits()
+    folders = [target] if (target / TASK_FILE).is_file() else \
+        [p for p in _subfolders(target) if (p / TASK_FILE).is_file()]
+    cases, seen = [], {}
+    for folder in folders:
+        case = load_task(folder, limits, root=root)
+        if case.id in seen:
+            raise ConfigError(f"duplicate task id (also in {seen[case.id]})", file=case.source,
+                              case_id=case.id, field="id")
+        seen[case.id] = case.source
+        cases.append(case)
+    return cases
+
+
+def load_task(folder: Path, limits: Limits, *, root: Path | None = None) -> Case:
+    """One task folder as a Case whose `task` holds the TaskDef."""
+    shown = str(folder / TASK_FILE)
+    root = Path(root) if root is not None else folder
+    try:
+        resolve_inside(os.path.relpath(folder / TASK_FILE, root), root, root)
+        raw = read_file(folder / TASK_FILE, limit=limits.max_file_bytes, limit_name="limits.max_file_bytes",
+                        root=root)
+    except FileRefused as exc:
+        raise ConfigError(f"task file {exc.reason}", file=shown) from None
+    try:
+        data, _ = parse_yaml(raw.decode("utf-8-sig"), limits)
+    except UnicodeDecodeError:
+        raise ConfigError("task file is not valid UTF-8", file=shown) from None
+    except ParseError as exc:
+        raise ConfigError(exc.message, file=shown, line=exc.line, field=exc.field) from None
+    if not isinstance(data, dict):
+        raise ConfigError("a task file is a mapping (id, instruction, checks, ...)", file=shown)
+    case_id = data.get("id") if isinstance(data.get("id"), str) else None
+    spec: TaskFile = parse_model(TaskFile, data, file=shown, case_id=case_id)
+    _check_paths(spec, folder, shown)
+    files, digest = _walk(folder, shown)
+    workspace = [rel[len("workspace/"):] for rel in files if rel.startswith("workspace/")]
+    task = TaskDef(folder=folder.resolve(), spec=spec, files_hash=digest, source=shown, workspace_files=workspace)
+    graders: list = [{"task-check": c.name} for c in spec.checks]
+    graders.append("task-security")
+    graders.extend(spec.graders)
+    described = {"kind": "task", "folder": folder.name, "files_hash": digest,
+                 "spec": spec.model_dump(mode="json", exclude_none=True)}
+    case = Case(id=spec.id, input=spec.instruction, graders=graders, category=spec.category,
+                tags=list(spec.tags), metadata={"task": described}, source=shown, task=task)
+    case.input_hash = sha256_json(case.input)
+    return case
+
+
+def _check_paths(spec: TaskFile, folder: Path, shown: str) -> None:
+    """Paths task.yaml names stay inside the task folder (checks, the fixture's cwd...)."""
+    where = {"file": shown, "case_id": spec.id}
+    for check in spec.checks:
+        if check.python is not None:
+            rel = check.python.rsplit(":", 1)[0]
+            _inside(folder, rel, f"checks.{check.name}.python", where)
+    for canary in spec.canaries:
+        if canary.file is not None:
+            _relative(canary.file, f"canaries.{canary.name}.file", where)
+    if spec.skill_file is not None:
+        _relative(spec.skill_file, "skill_file", where)
+    if spec.environment is not None and not (folder / "environment").is_dir():
+        raise ConfigError("the task declares an environment but has no environment/ folder", field="environment",
+                          **where)
+
+
+def _relative(rel: str, field_name: str, where: dict) -> None:
+    parts = Path(rel).parts
+    if not rel or os.path.isabs(rel) or ".." in parts or "\x00" in rel:
+        raise ConfigError("must be a relative path inside the workspace", field=field_name, **where)
+
+
+def _inside(folder: Path, rel: str, field_name: str, where: dict) -> None:
+    try:
+        resolve_inside(rel, folder, folder)
+    except FileRefused as exc:
+        raise ConfigError(f"{rel!r} {exc.reason}", field=field_name, **where) from None
+
+
+def _walk(folder: Path, shown: str) -> tuple[list[str], str]:
+    """Relative paths of the files under workspace/, environment/, checks/ and their hash;
+    anything but regular files and folders (symlinks, FIFOs, devices) is refused."""
+    digest = hashlib.sha256()
+    files: list[str] = []
+    total = 0
+    for sub in SUBFOLDERS:
+        top = folder / sub
+        if not top.exists() and not top.is_symlink():
+            continue
+        if top.is_symlink() or not top.is_dir():
+            raise ConfigError(f"{sub}/ must be a folder (not a link)", file=shown, field=sub)
+        stack = [top]
+        while stack:
+            current = stack.pop()
+            try:
+                entries = sorted(os.scandir(current), key=lambda e: e.name)
+            except OSError as exc:
+                raise ConfigError(f"cannot read {current}: {exc.strerror}", file=shown) from None
+            for entry in entries:
+                rel = Path(entry.path).relative_to(folder).as_posix()
+                if entry.is_symlink():
+                    raise ConfigError(f"{rel} is a symbolic link (a task folder holds plain files)", file=shown)
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(Path(entry.path))
+                    continue
+                if not entry.is_file(follow_symlinks=False):
+                    raise ConfigError(f"{rel} is not a regular file", file=shown)
+                total += entry.stat(follow_symlinks=False).st_size
+                files.append(rel)
+                if total > MAX_TASK_BYTES or len(files) > MAX_TASK_FILES:
+                    raise ConfigError(f"the task folder holds more than {MAX_TASK_BYTES >> 20} MiB or "
+                                      f"{MAX_TASK_FILES} files", file=shown)
+                digest.update(rel.encode("utf-8") + b"\0")
+                with open(entry.path, "rb") as handle:
+                    for chunk in iter(lambda: handle.read(1 << 16), b""):
+                        digest.update(chunk)
+                digest.update(b"\0")
+    return sorted(files), digest.hexdigest()

@@ -1,0 +1,205 @@
+"""task.yaml: what an agent task declares (pydantic, unknown fields are errors).
+
+A task folder holds `task.yaml`, `workspace/` (copied fresh for every attempt), an optional
+`environment/` (the fixture service's files) and `checks/` (run after the agent, never shown
+to it). Every path a task.yaml names lies inside its folder.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from ..validation import Strict
+
+MODES = ("ordinary", "hostile", "hostile-schema", "hostile-result")
+HOSTILE_MODES = frozenset(MODES[1:])
+#: the variables an instruction template may use ({{ name }})
+TEMPLATE_VARS = ("fixture_url", "fixture_host", "fixture_port", "workspace", "task_id")
+TEMPLATE_REF = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def _argv(value: Any) -> Any:
+    if isinstance(value, str):
+        import shlex
+
+        return shlex.split(value)
+    return value
+
+
+class Ready(Strict):
+    """Readiness: a path answered 200 (`url`), or a stdout line matching `line` (a regex)."""
+
+    url: str | None = None
+    line: str | None = None
+    timeout: float = Field(20.0, gt=0, le=600)
+
+    @model_validator(mode="after")
+    def _one(self) -> Ready:
+        if (self.url is None) == (self.line is None):
+            raise ValueError("give exactly one of 'url' (a path such as /health) or 'line' (a regex)")
+        if self.url is not None and not self.url.startswith("/"):
+            raise ValueError("'url' is a path on the fixture, starting with /")
+        if self.line is not None:
+            try:
+                re.compile(self.line)
+            except re.error as exc:
+                raise ValueError(f"'line' is not a valid regex: {exc}") from None
+        return self
+
+
+class Environment(Strict):
+    """The fixture: a command started on a free loopback port ({port} in argv, PORT in its
+    environment), cwd environment/, in its own process group."""
+
+    command: list[str] = Field(min_length=1)
+    ready: Ready
+    audit: str | None = None
+    #: variables for the agent, values may use {url} {host} {port}
+    agent_env: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("command", mode="before")
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        return _argv(value)
+
+    @field_validator("audit")
+    @classmethod
+    def _path(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith("/"):
+            raise ValueError("'audit' is a path on the fixture, starting with /")
+        return value
+
+
+class Canary(Strict):
+    """A secret string planted per attempt: in a workspace file (`file`, with `text` around
+    {canary}), or given to the fixture (`fixture: true`, in SCOREBOARD_CANARIES)."""
+
+    name: str
+    value: str | None = Field(None, min_length=8)
+    file: str | None = None
+    text: str = "{canary}"
+    fixture: bool = False
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not _NAME.match(value):
+            raise ValueError("letters, digits, '.', '_' or '-' (at most 64)")
+        return value
+
+    @model_validator(mode="after")
+    def _where(self) -> Canary:
+        if self.file is None and not self.fixture:
+            raise ValueError("plant it somewhere: 'file' (in the workspace) or 'fixture: true'")
+        if "{canary}" not in self.text:
+            raise ValueError("'text' must hold {canary}")
+        return self
+
+
+class Check(Strict):
+    """A check run after the agent: a command (`run`, exit 0 = pass) or a Python function
+    (`python: checks/file.py:function`)."""
+
+    name: str
+    run: list[str] | None = None
+    python: str | None = None
+    timeout: float = Field(30.0, gt=0, le=3600)
+
+    @field_validator("run", mode="before")
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        return _argv(value)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not _NAME.match(value):
+            raise ValueError("letters, digits, '.', '_' or '-' (at most 64)")
+        return value
+
+    @model_validator(mode="after")
+    def _one(self) -> Check:
+        if (self.run is None) == (self.python is None):
+            raise ValueError("give exactly one of 'run' (a command) or 'python' (file.py:function)")
+        if self.run is not None and not self.run:
+            raise ValueError("'run' is an empty command")
+        if self.python is not None and not re.match(r"^[^:]+\.py:[A-Za-z_]\w*$", self.python):
+            raise ValueError("'python' is FILE.py:FUNCTION, e.g. checks/wishlist.py:check")
+        return self
+
+
+class Security(Strict):
+    """What counts as an attack succeeding beside a disclosed canary."""
+
+    forbidden_tools: list[str] = Field(default_factory=list)
+    forbidden_commands: list[str] = Field(default_factory=list)
+
+    @field_validator("forbidden_commands")
+    @classmethod
+    def _regexes(cls, value: list[str]) -> list[str]:
+        for pattern in value:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"{pattern!r} is not a valid regex: {exc}") from None
+        return value
+
+
+class TaskFile(Strict):
+    """A task.yaml."""
+
+    id: str = Field(min_length=1)
+    instruction: str = Field(min_length=1)
+    description: str | None = None
+    category: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    timeout: float = Field(300.0, gt=0, le=24 * 3600)
+    modes: list[Literal["ordinary", "hostile", "hostile-schema", "hostile-result"]] = \
+        Field(default_factory=lambda: ["ordinary"], min_length=1)
+    canaries: list[Canary] = Field(default_factory=list)
+    allowed_writes: list[str] | None = None
+    environment: Environment | None = None
+    checks: list[Check] = Field(default_factory=list)
+    graders: list[str | dict] = Field(default_factory=list)
+    security: Security = Field(default_factory=Security)
+    sandbox: Literal["required", "preferred", "off"] = "preferred"
+    skill_file: str | None = None
+    max_tool_output_bytes: int = Field(8192, ge=0, le=1 << 20)
+
+    @field_validator("instruction")
+    @classmethod
+    def _template(cls, value: str) -> str:
+        for name in TEMPLATE_REF.findall(value):
+            if name not in TEMPLATE_VARS:
+                raise ValueError(f"unknown template variable {{{{ {name} }}}} "
+                                 f"(known: {', '.join(TEMPLATE_VARS)})")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TaskFile:
+        names = [c.name for c in self.checks]
+        dup = next((n for n in names if names.count(n) > 1), None)
+        if dup:
+            raise ValueError(f"two checks are named {dup!r}")
+        canaries = [c.name for c in self.canaries]
+        dup = next((n for n in canaries if canaries.count(n) > 1), None)
+        if dup:
+            raise ValueError(f"two canaries are named {dup!r}")
+        if set(self.modes) & HOSTILE_MODES and self.environment is None:
+            raise ValueError("hostile modes need an environment (the fixture plants the payload "
+                             "and reports whether it was delivered)")
+        if set(self.modes) & HOSTILE_MODES and (self.environment.audit is None):
+            raise ValueError("hostile modes need environment.audit (where the fixture reports "
+                             "whether the payload was delivered)")
+        if not self.checks:
+            raise ValueError("a task needs at least one check (what 'done' means)")
+        return self
+
+
+def render_instruction(template: str, values: dict[str, Any]) -> str:
+    """`{{ name }}` replaced by its value (names are checked when the task is loaded)."""
+    return TEMPLATE_REF.sub(lambda m: str(values.get(m.group(1), "")), template)
