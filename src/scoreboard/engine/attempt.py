@@ -7,6 +7,7 @@ holds no attempt after handing it on: `finish` (the engine's) logs it before any
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -53,9 +54,11 @@ class AttemptRunner:
     """Executes attempts of one suite: subject call, deadline, cache, budget stop, grading."""
 
     def __init__(self, suite: Suite, state: RunState, *, timeout_s: float, ledger: Any = None,
-                 cache: Any = None, judge: Any = None, limits: dict[str, asyncio.Semaphore] | None = None):
+                 cache: Any = None, judge: Any = None, limits: dict[str, asyncio.Semaphore] | None = None,
+                 renderer: Any = None):
         self.suite, self.state, self.timeout_s = suite, state, timeout_s
         self.ledger, self.cache, self.judge = ledger, cache, judge
+        self.renderer = renderer
         self.limits = limits or {}
         self.turns: dict[str, list[int]] = {}
         for index, case in enumerate(suite.cases):
@@ -131,7 +134,8 @@ class AttemptRunner:
                 # the hash and verify all read what is written.
                 out, output = clean, Output.from_dict(clean)
             judge = BoundJudge(self.judge, key) if self.judge is not None else None
-            ctx = GradeContext(case, output, measurements, judge, run, error)
+            page = await self._render(output)
+            ctx = GradeContext(case, output, measurements, judge, run, error, page)
             grades, grade_error = await grade_attempt(self.suite.graders[case.id], ctx)
             error = error or grade_error
             output_hash = sha256_json(out)
@@ -145,6 +149,8 @@ class AttemptRunner:
         }
         if extra:
             record["subject_info"] = extra
+        if output is not None and self.renderer is not None:
+            record["render"] = page.record
         if self.ledger is not None:
             over = self.ledger.take_over_bound(key)
             if over:  # the subject's or its judge's provider reported more than it was allowed
@@ -155,6 +161,16 @@ class AttemptRunner:
                 self.state.stop(f"budget: {self.ledger.exhausted}" if self.ledger.exhausted
                                 else str(self.ledger.halted))
         return record
+
+    async def _render(self, output: Output):
+        """The output rendered in the browser (issue 17), or None when the suite does not render."""
+        if self.renderer is None:
+            return None
+        from ..render.page import RenderedPage
+
+        text = output.text if output.text is not None else (
+            None if output.json is None else json.dumps(output.json, ensure_ascii=False))
+        return RenderedPage(await self.renderer.render(text), self.renderer.store)
 
     async def _execute(self, case, variant, request: SubjectRequest, key: tuple):
         """(output, measurements, error, extra); (None, _, None, _) when the budget stopped the

@@ -169,6 +169,11 @@ class _Run:
 
             self.judge = Judge(suite.judge, ledger=self.ledger, runs=cfg.judge_runs,
                                timeout_s=cfg.timeout_ms / 1000, seed=cfg.seed)
+        self.renderer = None
+        if getattr(suite, "render", None) is not None:  # visual work (issue 17)
+            from ..render.browser import Renderer, store_for
+
+            self.renderer = Renderer(suite.render, store_for(self.folder.stem))
         index = self.index
         variants = len(suite.variants)
         units = dispatch_units(suite, lambda ci, vi, r: index.finished((ci * variants + vi) * cfg.runs + r))
@@ -178,7 +183,7 @@ class _Run:
             if prepare is not None:
                 prepare(concurrency)
         work = Work(suite, self.state, units, concurrency, cfg.timeout_ms / 1000, self.finish, self.lookup,
-                    ledger=self.ledger, cache=self.cache, judge=self.judge)
+                    ledger=self.ledger, cache=self.cache, judge=self.judge, renderer=self.renderer)
         loop = asyncio.get_running_loop()
         task = asyncio.ensure_future(self.executor.execute(work))
         grace = self.options.grace_s if self.options.grace_s is not None else cfg.grace_seconds
@@ -191,10 +196,12 @@ class _Run:
 
                 rubric = cfg.pairwise.rubric if not isinstance(cfg.pairwise, bool) else None
                 self.pairwise = await judge_pairs(self.plan, self.lookup, self.judge, rubric=rubric,
-                                                  state=self.state)
+                                                  state=self.state, **self.pairwise_vision())
         finally:
             remove_signals(loop, signals)
             self.progress.close()
+            if self.renderer is not None:
+                await self.renderer.aclose()
             for variant in suite.variants:
                 await variant.subject.aclose()
             if suite.judge is not None:
@@ -202,6 +209,15 @@ class _Run:
             if self.cache is not None:
                 self.cache.close()
             self.log.close()
+
+    def pairwise_vision(self) -> dict:
+        """Screenshots for the pairwise judge (issue 17): which shots, the store, the source."""
+        pw = self.suite.config.pairwise
+        images = getattr(pw, "images", False)
+        if not images or self.renderer is None:
+            return {}
+        return {"images": "all" if images == "all" else "last", "store": self.renderer.store,
+                "source": bool(getattr(pw, "source", True))}
 
     # ---- the record
     def unfinished(self, pos: int) -> dict:

@@ -39,6 +39,8 @@ class GradeContext:
     judge: Any = None
     run: int = 0
     error: str | None = None
+    #: the rendered output (render.page.RenderedPage) when the suite renders; else None
+    render: Any = None
 
     @property
     def expected(self) -> Any:

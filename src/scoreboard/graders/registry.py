@@ -29,6 +29,10 @@ GRADERS: dict[str, str] = {
     "llm-judge": "scoreboard.judges.graders:LlmJudgeGrader",
     "rubric-score": "scoreboard.judges.graders:RubricScoreGrader",
     "pointwise": "scoreboard.judges.graders:PointwiseGrader",
+    # rendered pages (issue 17)
+    "page-renders": "scoreboard.graders.page:PageRendersGrader",
+    "page-no-console-errors": "scoreboard.graders.page:PageNoConsoleErrorsGrader",
+    "page-text-visible": "scoreboard.graders.page:PageTextVisibleGrader",
 }
 
 #: graders that call a model: not recomputable offline, and `rescore` needs --allow-judge

@@ -87,6 +87,37 @@ class Turn(Closed):
     id: StrictStr
 
 
+# --- visual work (issue 17): the render record of an attempt ---
+class Shot(Closed):
+    """One screenshot, stored by content hash in the run folder."""
+
+    moment_ms: StrictInt
+    full_page: StrictBool
+    sha256: StrictStr
+    #: relative to the report's folder: <run folder>/screenshots/<sha256>.png
+    path: StrictStr
+    bytes: StrictInt
+
+
+class RenderRecord(Closed):
+    """What rendering the output in headless Chromium measured."""
+
+    kind: StrictStr | None
+    settings: StrictStr
+    shots: list[Shot] = []
+    console_errors: list[StrictStr] = []
+    page_errors: list[StrictStr] = []
+    crashed: StrictBool = False
+    blocked_requests: StrictInt = 0
+    blocked: list[StrictStr] = []
+    blank: StrictBool | None = None
+    network_idle: StrictBool | None = None
+    text: StrictStr | None = None
+    text_truncated: StrictBool = False
+    error: StrictStr | None = None
+# --- end visual work ---
+
+
 class Attempt(Closed):
     """One execution of one case by one variant, run index `run`."""
 
@@ -105,6 +136,8 @@ class Attempt(Closed):
     turn: Turn | None = None
     #: the hash of the messages a conversation turn was sent (its history included)
     chain_input_hash: StrictStr | None = None
+    #: the output rendered in a browser (visual work, issue 17)
+    render: RenderRecord | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -165,6 +198,12 @@ class Plan(Closed):
     skipped: list[dict[str, Any]] = []
     judge: dict[str, Any] | None = None
     judge_runs: StrictInt | None = None
+    # --- visual work (issue 17) ---
+    render: dict[str, Any] | None = None
+    stage: StrictStr | None = None
+    stage_selection: dict[str, Any] | None = None
+    instrument: dict[str, Any] | None = None
+    # --- end visual work ---
 
 
 # ---------------------------------------------------------------------------------------------

@@ -40,7 +40,7 @@ SCHEMA_ERRORS = 5
 
 #: what each check covers (the `check` key of a mismatch)
 CHECKS = ("structure", "plan", "hash", "grade", "status", "summary", "gates", "lifecycle",
-          "requests", "conversation")
+          "requests", "conversation", "screenshot")
 
 
 def attempt_key(record: dict) -> tuple:
@@ -272,7 +272,8 @@ class _Verifier:
                      "one grade per planned grader", "grade")
             return None, False
         case = self.cases[plan_case["id"]]
-        ctx = GradeContext(case, Output.from_dict(a["output"]), measurements_of(a), None, a["run"], None)
+        ctx = GradeContext(case, Output.from_dict(a["output"]), measurements_of(a), None, a["run"], None,
+                           _recorded_page(a))
         error: str | None = None
         complete = True
         for j, spec in enumerate(specs):
@@ -408,6 +409,48 @@ class _Verifier:
             self.mismatches.extend(verify_conversation(cases, records, completed=completed))
 
 
+def _recorded_page(a: dict):
+    """The attempt's render record as page graders read it (no screenshots needed)."""
+    if not isinstance(a.get("render"), dict):
+        return None
+    from ..render.page import RenderedPage
+
+    return RenderedPage(a["render"])
+
+
+def verify_screenshots(report: dict, base) -> tuple[list[dict], int]:
+    """Every screenshot a render record lists: present beside the report under its recorded
+    path, inside the report's folder, with the SHA-256 it is named by. (mismatches, checked)"""
+    from pathlib import Path
+
+    from ..render.store import read_shot, shot_path
+
+    out, checked = [], 0
+    for i, a in enumerate(report.get("attempts") or []):
+        render = a.get("render") if isinstance(a, dict) else None
+        if not isinstance(render, dict):
+            continue
+        for j, shot in enumerate(render.get("shots") or []):
+            where = jpath("attempts", i, "render", "shots", j)
+            if not isinstance(shot, dict):
+                continue
+            checked += 1
+            path = shot_path(Path(base), shot.get("path"))
+            digest = shot.get("sha256")
+            if path is None or not isinstance(digest, str):
+                out.append(mismatch(where + ".path", "<run folder>/screenshots/<sha256>.png", shot.get("path"),
+                                    "screenshot path leaves the report's folder or is malformed", "screenshot"))
+                continue
+            if path.name != f"{digest}.png":
+                out.append(mismatch(where + ".path", f"{digest}.png", path.name,
+                                    "screenshot is not named by its hash", "screenshot"))
+            try:
+                read_shot(path, digest)
+            except ValueError as exc:
+                out.append(mismatch(where + ".sha256", digest, None, str(exc), "screenshot"))
+    return out, checked
+
+
 def _run(coro):
     """Finish a grading coroutine. Mechanical graders are sync, so it completes on its first
     step with no event loop; one that really awaits (an async grader) runs on its own loop, in a
@@ -442,8 +485,9 @@ def _grade(grader, ctx):
         return pool.submit(asyncio.run, grade_attempt([grader], ctx)).result()
 
 
-def verify_report(report: dict) -> Verification:
-    """Recompute everything the report alone allows and name every difference."""
+def verify_report(report: dict, base_dir=None) -> Verification:
+    """Recompute everything the report alone allows and name every difference. With
+    `base_dir` (the report's folder) the screenshots it lists are checked against their hashes."""
     v = _Verifier(report)
     v.schema()
     if v.structure():
@@ -453,6 +497,11 @@ def verify_report(report: dict) -> Verification:
         v.gates(summary)
         v.requests()
         v.conversations()
+        if base_dir is not None:
+            found, checked = verify_screenshots(report, base_dir)
+            v.mismatches.extend(found)
+            if checked:
+                v.checked["screenshots"] += checked
     status = (report.get("run") or {}).get("status") if isinstance(report.get("run"), dict) else None
     return Verification(ok=not v.mismatches and not v.schema_errors, status=status, mismatches=v.mismatches,
                         not_recomputable=list(v.skipped.values()), checked=dict(v.checked),

@@ -150,7 +150,9 @@ def variant_configs(cfg: SuiteConfig, flags: dict) -> list[dict]:
 
 OVERRIDABLE = ("name", "cases", "runs", "concurrency", "timeout_ms", "category", "case",
                "output_dir", "formats", "fail_under", "fail_under_metrics", "seed", "graders", "model", "split", "cache",
-               "judge", "judge_runs", "grace_seconds", "pairwise")
+               "judge", "judge_runs", "grace_seconds", "pairwise",
+               # visual work (issue 17)
+               "render", "min_dq", "min_rubric", "max_dq_drop", "trust_unchecked_judge")
 NESTED = {"max_requests": ("budget", "max_requests"), "max_cost_usd": ("budget", "max_cost_usd"),
           "max_tokens": ("budget", "max_tokens"), "baseline": ("gates", "baseline"),
           "max_regression": ("gates", "max_regression"),
@@ -229,7 +231,18 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
         _check_data_file(cfg.judge, places, "judge" in flags)
     with _in_file(None if "judge" in flags else source):
         judge = build_judge(cfg, graders, base_dir if "judge" not in flags else Path.cwd(), dry_run)
-    return Suite(_safe_name(name), cfg, cases, variants, graders, base_dir, source, all_cases, skipped, judge)
+    suite = Suite(_safe_name(name), cfg, cases, variants, graders, base_dir, source, all_cases, skipped, judge)
+    # --- visual work (issue 17): outputs rendered when the suite or a grader asks ---
+    from .suite import resolve_render
+
+    with _in_file(source):
+        suite.render = resolve_render(cfg, graders)
+    if suite.render is not None and not dry_run:
+        from ..render.browser import check_available
+
+        check_available(suite.render)
+    # --- end visual work ---
+    return suite
 
 
 def _load_all_cases(cfg: SuiteConfig, case_paths: list[str], places: Places,
