@@ -41,20 +41,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="seconds to wait for in-flight attempts after SIGINT/SIGTERM")
     g.add_argument("--executor", metavar="NAME", help="where attempts run: local (default, asyncio in this "
                    "process); other executors register a name")
+    g.add_argument("--stage", choices=("check", "screen", "heldout", "judge"),
+                   help="run one stage: check (the judge's instrument check on calibration controls), screen "
+                        "(the suite's stages.screen subset), heldout (the held-out cases); judge is "
+                        "`scoreboard rescore REPORT --allow-judge`")
 
 
 def main(args: argparse.Namespace) -> int:
     """Load the suite (or the stopped run) and run it."""
     from ..engine.pipeline import RunOptions, run
     from ..errors import ConfigError
-    from ..suite.load import load_suite
+    from ..suite.stages import load_staged
 
     if args.resume:
         return finish(args, run(*_resumed(args)))
     if args.output and args.output_dir:
         raise ConfigError("give --output or --output-dir, not both", field="output")
     flags = suite_flags(args)
-    suite = load_suite(args.suite, flags, dry_run=args.dry_run)
+    suite = load_staged(args.suite, flags, dry_run=args.dry_run)
     options = RunOptions(argv=sys.argv[1:], progress=not args.no_progress, junit_path=args.junit,
                          flags=flags, dry_run=args.dry_run, output_json=args.output, executor=args.executor,
                          hold_report=False)
@@ -68,7 +72,7 @@ def _resumed(args: argparse.Namespace):
     from ..engine.pipeline import RunOptions
     from ..errors import ConfigError
     from ..store.files import open_run_folder
-    from ..suite.load import load_suite
+    from ..suite.stages import load_staged
 
     if args.suite or suite_flags(args) or args.dry_run or args.output or args.executor:
         raise ConfigError("--resume takes only the run folder: the run continues with its own settings",
@@ -78,7 +82,7 @@ def _resumed(args: argparse.Namespace):
     if meta.get("cwd") and os.path.isdir(meta["cwd"]):
         os.chdir(meta["cwd"])
     flags = meta.get("flags") or {}
-    suite = load_suite(meta.get("suite_source"), flags, dry_run=bool(meta.get("dry_run")))
+    suite = load_staged(meta.get("suite_source"), flags, dry_run=bool(meta.get("dry_run")))
     options = RunOptions(argv=sys.argv[1:], progress=not args.no_progress, junit_path=args.junit, flags=flags,
                          dry_run=bool(meta.get("dry_run")), resume_dir=str(folder.stem),
                          executor=meta.get("executor"), hold_report=False)

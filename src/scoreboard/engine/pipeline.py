@@ -28,6 +28,7 @@ from ..record.io import SCHEMA, is_synthetic, versions
 from ..record.stream import json_chunks, report_chunks
 from ..redact import KNOWN, literal_credentials, remember
 from ..stats.gates import all_pass_gate, baseline_gates, fail_under_gates, metric_gates
+from ..stats.gates import dq_gates, refuse_unchecked, rubric_gates  # visual work (issue 17)
 from ..stats.summary import Summarizer
 from ..store.files import FileStore, RunFolder, new_run_folder, open_run_folder
 from ..suite.suite import Suite
@@ -56,6 +57,9 @@ def now_iso() -> str:
 def check_gate_settings(suite: Suite) -> None:
     """Gate settings that name unknown variants fail before anything runs."""
     fail_under_gates({"variants": {}}, suite.config.fail_under, [v.name for v in suite.variants])
+    names = [v.name for v in suite.variants]
+    dq_gates({}, suite.config.min_dq, names)  # visual work (issue 17): pairs name known variants
+    rubric_gates({}, suite.config.min_rubric, names)
 
 
 def run_concurrency(suite: Suite) -> int:
@@ -101,6 +105,12 @@ class _Run:
             meta = self.meta()
             write_new(self.folder.meta_path, chain(json_chunks(meta), [b"\n"]))
         self.store.begin(meta)
+        # visual work (issue 17): the judge's instrument check, as this run found it
+        self.instrument = None
+        if getattr(self.suite, "stage", None) != "check":
+            from .instrument import instrument_status
+
+            self.instrument = instrument_status(self.suite, self.suite.config.trust_unchecked_judge)
         requests = self.restore() if options.resume_dir else []
         self.log = AttemptLog(self.folder.log_path)
         self.index.open(self.folder.log_path)
@@ -254,6 +264,10 @@ class _Run:
             gates.append(all_pass_gate(*self.summary.failing_cases()))
         if final and self.baseline is not None:
             gates.extend(baseline_gates(self.baseline, self.plan, self.summary.case_outcomes(), suite.config.gates))
+        if final:  # visual work (issue 17): dQ and rubric means gate; an unchecked judge's gates refuse
+            gates.extend(dq_gates(summary, suite.config.min_dq, variants))
+            gates.extend(rubric_gates(summary, suite.config.min_rubric, variants))
+            gates = refuse_unchecked(gates, self.instrument)
         run = {"id": self.folder.run_id, "suite": suite.name, "status": status, "started_at": self.started_at,
                "finished_at": now_iso() if final else None, "argv": self.argv, "versions": versions(),
                "synthetic": is_synthetic(self.plan), "stop_reason": self.stop_reason if final else None,
@@ -266,6 +280,8 @@ class _Run:
             head["pairwise"] = self.pairwise
         if self.carried.reviews is not None:
             head["reviews"] = self.carried.reviews
+        if self.instrument is not None:
+            head["instrument"] = self.instrument
         return head
 
     def extra_run(self) -> dict:
@@ -321,6 +337,12 @@ async def run_async(suite: Suite, options: RunOptions | None = None) -> Outcome:
         status, r.stop_reason = r.conclude()
         head = KNOWN.scrub_value(r.head(status, final=True))
         paths = write_record(r, head, json_path)
+        if getattr(suite, "stage", None) == "check":  # visual work (issue 17): keep the check's result
+            from .instrument import save_check
+
+            kept = save_check(suite, head, json_path)
+            if kept is not None:
+                paths["check"] = kept
         github_summary(head, r.attempts, r.view)
     finally:
         r.index.close()

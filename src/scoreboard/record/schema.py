@@ -314,6 +314,8 @@ class Gate(Closed):
     better: StrictInt | None = None
     sign_test_p: StrictFloat | None = None
     significant: StrictBool | None = None
+    #: visual work (issue 17): why a gate on an unchecked judge's figures refused to pass
+    refused: StrictStr | None = None
 
 
 class JudgeUsage(Closed):
@@ -367,6 +369,21 @@ class Reviews(Closed):
     model: list[Review] = []
 
 
+class InstrumentStatus(Closed):
+    """The judge's instrument check as a run found it (visual work, issue 17)."""
+
+    judge_hash: StrictStr
+    status: Literal["passed", "failed", "never-run"]
+    trusted: StrictBool = False
+    checked_at: StrictStr | None = None
+    check_run: StrictStr | None = None
+    check_report: StrictStr | None = None
+    reasons: list[StrictStr] = []
+    accuracy: Num | None = None
+    self_agreement: Num | None = None
+    position_first_share: Num | None = None
+
+
 class Verification(Closed):
     """What `verify --output` recomputed and found."""
 
@@ -398,6 +415,7 @@ class Report(Closed):
     pairwise: Pairwise | None = None
     reviews: Reviews | None = None
     verification: Verification | None = None
+    instrument: InstrumentStatus | None = None
 
     def dump(self, **kwargs: Any) -> dict:
         """The report as JSON-ready data: only the keys it was given, under their JSON names."""

@@ -253,6 +253,51 @@ class NotMeasured(Closed):
 # Model-graded evaluation
 
 
+class RubricMean(Closed):
+    mean: Num
+    scale: list[StrictInt]
+    cases: StrictInt
+    ci: Interval | None = None
+
+
+class InstrumentShare(Closed):
+    value: Num | None
+    count: StrictInt
+    of: StrictInt
+    ci: Interval | None = None
+    ties: StrictInt | None = None
+    unjudged_pairs: StrictInt | None = None
+    note: StrictStr | None = None
+    unit: StrictStr | None = None
+
+
+class InstrumentPosition(Closed):
+    first_share: Num | None
+    answers: StrictInt
+    first: StrictInt
+    p: Num | None
+    alpha: Num
+    biased: StrictBool
+    test: StrictStr
+
+
+class InstrumentSummary(Closed):
+    """The judge's instrument check (the check stage): see stats/instrument.py."""
+
+    judge_hash: StrictStr
+    grader: Any = None
+    repeats: StrictInt
+    conditions: list[StrictStr]
+    reasons: list[StrictStr] = []
+    accuracy: InstrumentShare | None = None
+    self_agreement: InstrumentShare | None = None
+    judge_failures: StrictInt | None = None
+    position: InstrumentPosition | None = None
+    pairwise_accuracy: InstrumentShare | None = None
+    passed: StrictBool
+    status: StrictStr
+
+
 class JudgeVariant(Closed):
     """Judge usage (apart from the subjects'), failures, self-agreement, pointwise means."""
 
@@ -263,6 +308,8 @@ class JudgeVariant(Closed):
     self_agreement: StrictFloat | None = None
     pointwise: dict[str, StrictFloat] | None = None
     pointwise_ci: dict[str, Interval | None] | None = None
+    #: rubric-score: the mean score on the rubric's own scale (case = unit), with its interval
+    rubric: RubricMean | None = None
 
 
 class QualityDifference(Closed):
@@ -386,3 +433,4 @@ class Summary(Closed):
     reviews: ReviewSummary | None = None
     judge_agreement: JudgeAgreement | None = None
     methods: Methods | None = None
+    instrument: InstrumentSummary | None = None

@@ -23,7 +23,14 @@ def _k(fig) -> str:
 def print_summary(report: Report, paths: dict[str, Path], out: TextIO) -> None:
     """Print the run's outcome to `out`: one line per variant, then what else the summary says."""
     run, summary = report.run, report.summary
-    print(f"{run.suite}: {run.status} ({run.id})", file=out)
+    stage = f", stage {report.plan.stage}" if report.plan.stage else ""
+    print(f"{run.suite}: {run.status} ({run.id}{stage})", file=out)
+    # visual work (issue 17): dQ, rubric means and the judge check first; a check stage's verdict
+    from .visual import check_lines, lead_lines
+
+    lead = lead_lines(report)
+    for line in lead + check_lines(report):
+        print(f"  {line}", file=out)
     for name, s in summary.variants.items():
         judged = s.passed + s.failed + s.errors
         ci = s.pass_rate_ci
@@ -37,7 +44,7 @@ def print_summary(report: Report, paths: dict[str, Path], out: TextIO) -> None:
             print(f"    pass@{k} {_k(s.pass_at_k[k])}, pass^{k} {_k(hat)} (by case)", file=out)
         if s.field_accuracy_overall is not None:
             print(f"    fields {_k(s.field_accuracy_overall)} ({fields_over(s)})", file=out)
-    for comp in summary.comparisons:
+    for comp in summary.comparisons if report.plan.stage != "check" else ():
         if comp.headline:
             print(f"  {comp.headline}", file=out)
         d = comp.detectable_difference
@@ -47,7 +54,7 @@ def print_summary(report: Report, paths: dict[str, Path], out: TextIO) -> None:
             if not flag.startswith("small sample") or flag not in comp.headline:
                 print(f"    note: {flag}", file=out)
     judges = summary.judges
-    for dq in (judges.dq if judges is not None else None) or ():
+    for dq in (judges.dq if judges is not None and not lead and report.plan.stage != "check" else None) or ():
         ci = dq.ci
         interval = f" (95% CI {ci.low:+.2f} to {ci.high:+.2f})" if ci is not None and ci.low is not None else ""
         flags = "".join(f"; {f}" for f in dq.flags)

@@ -340,7 +340,7 @@ class _Verifier:
         for i, g in enumerate(gates):
             path = jpath("gates", i)
             kind = g.get("gate") if isinstance(g, dict) else None
-            if summary is None or kind not in ("fail-under", "all-pass", "fail-under-metric"):
+            if summary is None or kind not in ("fail-under", "all-pass", "fail-under-metric", "min-dq", "min-rubric"):
                 self.skipped.setdefault(f"gate:{kind}", {"grader": None, "gate": kind, "grades": 0, "first": path,
                                                          "why": "gate cannot be recomputed from the report"})
                 continue
@@ -354,8 +354,14 @@ class _Verifier:
                 except Exception:  # a tampered metric name: named as a mismatch below
                     found = []
                 want = found[0] if found else None
+            elif kind in ("min-dq", "min-rubric"):  # visual work (issue 17)
+                want = _visual_gate(summary, g)
             else:
                 want = all_pass_gate(*failing_cases(self.report["attempts"]))
+            if want is not None:
+                from ..stats.gates import refuse_unchecked
+
+                want = refuse_unchecked([want], self.report.get("instrument"))[0]
             self.checked["gates"] += 1
             self.diff(want, g, path, "gate differs from the recomputed gate", "gates")
 
@@ -407,6 +413,20 @@ class _Verifier:
                 self.checked["conversations"] += 1
             completed = (self.report.get("run") or {}).get("status") == "completed"
             self.mismatches.extend(verify_conversation(cases, records, completed=completed))
+
+
+def _visual_gate(summary: dict, g: dict) -> dict | None:
+    """A min-dq or min-rubric gate recomputed from the summary (None when it cannot be)."""
+    from ..stats.gates import dq_gates, rubric_gates
+
+    try:
+        if g.get("gate") == "min-dq":
+            pair = str(g.get("metric") or "")[3:]
+            a, _, b = pair.partition("/")
+            return dq_gates(summary, {pair: g.get("threshold")}, [a, b])[0]
+        return rubric_gates(summary, {g.get("variant"): g.get("threshold")}, [g.get("variant")])[0]
+    except Exception:  # noqa: BLE001 - a tampered gate is named as a mismatch by the diff
+        return None
 
 
 def _recorded_page(a: dict):

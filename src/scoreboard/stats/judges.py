@@ -46,6 +46,9 @@ class JudgeAccumulator:
         # variant -> case -> run -> mean score of that attempt (summed in run order, as the report lists them)
         self.quality: dict[str, dict[str, dict[int, float]]] = {v: defaultdict(dict) for v in names}
         self.any_judge = False
+        # variant -> case -> [sum, count] of rubric-score scores on their own scale (issue 17)
+        self.rubric: dict[str, dict[str, list[float]]] = {v: defaultdict(lambda: [0.0, 0]) for v in names}
+        self.rubric_scale: dict[str, list[int]] = {}
 
     def add(self, a: dict) -> None:
         """Count the judge grades of one attempt."""
@@ -68,6 +71,11 @@ class JudgeAccumulator:
                     self.usage[v][key].add(u.get(key))
             if info.get("self_agreement") is not None:
                 self.agreement[v].append(info["self_agreement"])
+            if g["grader"] == "rubric-score" and g.get("rubric_score") is not None and g.get("scale"):
+                slot = self.rubric[v][a["case_id"]]
+                slot[0] += g["rubric_score"]
+                slot[1] += 1
+                self.rubric_scale.setdefault(v, list(g["scale"]))
             if g["grader"] == "pointwise" and g.get("scores"):
                 for d, s in g["scores"].items():
                     for slot in (self.dims[v][d], self.dim_cases[v][d][a["case_id"]]):
@@ -95,6 +103,12 @@ class JudgeAccumulator:
                 block["pointwise"] = {d: math.fsum(m) / len(m) for d, m in means.items() if m}
                 block["pointwise_ci"] = {d: _case_mean_interval(per_case, seed)
                                          for d, per_case in sorted(self.dim_cases[v].items())}
+            if self.rubric[v]:
+                means = [total / n for total, n in self.rubric[v].values() if n]
+                low, high = self.rubric_scale[v]
+                ci = mean_interval(means, float(low), float(high))
+                block["rubric"] = {"mean": math.fsum(means) / len(means), "scale": [low, high], "cases": len(means),
+                                   "ci": {**ci, "small_sample": len(means) < 30} if ci else None}
             out["variants"][v] = block
         quality = {v: {c: _in_run_order(runs) for c, runs in per.items()} for v, per in self.quality.items()}
         dq = []
