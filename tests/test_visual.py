@@ -94,6 +94,26 @@ def test_vision_judge_sees_screenshots_blind(fake_provider, tmp_path):
     assert report["instrument"]["status"] == "never-run"
     assert proc.stdout.splitlines()[1].startswith("  dQ polished - plain: +3.00")  # dQ leads
     assert "judge check never ran" in proc.stdout
+    assert "## Quality first" in path.with_suffix(".md").read_text()
+    # The HTML report: dQ first, thumbnails drawn from the stored shots, each opening full size.
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        page = browser.new_page()
+        page.goto(path.with_suffix(".html").as_uri())
+        page.wait_for_selector("html[data-ready=true]")
+        assert "dQ polished - plain" in page.inner_text("[data-testid=lead]")
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        page.locator("[data-testid=case-row]").first.click()
+        thumbs = page.locator("[data-testid=thumbnail]")
+        assert thumbs.count() >= 1
+        assert page.evaluate("document.querySelector('[data-testid=thumbnail]').naturalWidth") == 240
+        href = page.evaluate("document.querySelector('[data-testid=thumbnail]').parentElement.href")
+        assert Path(href.removeprefix("file://")).is_file()
+        browser.close()
+    html = path.with_suffix(".html").read_text()
+    assert html.count("data:image/png;base64,") == 6
 
 
 def test_anthropic_judge_gets_image_blocks(fake_provider, tmp_path):
