@@ -24,7 +24,7 @@ VARIANTS = ("polished", "plain")
 
 def scoreboard(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=dict(os.environ),
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600, check=False)
 
 
 def make_suite(tmp_path: Path, judge: dict, **over) -> Path:
@@ -222,7 +222,7 @@ def test_page_graders_read_the_rendered_page(tmp_path):
     (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
     proc = scoreboard(["run", "suite.yaml", "--no-progress"], tmp_path)
     assert proc.returncode == 0, proc.stderr
-    path, report = report_of(proc, tmp_path)
+    _, report = report_of(proc, tmp_path)
     ok, broken = report["attempts"]
     assert (ok["variant"], broken["variant"]) == ("ok", "broken")
     assert [g["passed"] for g in ok["grades"]] == [True, True, True]
@@ -281,7 +281,7 @@ def test_landing_pages_example_runs_offline(tmp_path):
     suite = (target / "suite.yaml").read_text().replace("127.0.0.1:8791", f"127.0.0.1:{port}")
     (target / "suite.yaml").write_text(suite)
     proc = subprocess.run(["bash", str(target / "run_offline.sh")], env=env, capture_output=True, text=True,
-                          timeout=900, cwd=root)
+                          timeout=900, cwd=root, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "instrument check PASSED" in proc.stdout and "stage screen" in proc.stdout
     assert "gate passed: dQ polished - plain: +3.00" in proc.stdout

@@ -3,6 +3,7 @@ builds a styled page with a hero illustration and feature cards; `plain` writes 
 
 import html
 
+
 def polished(input):
     t = html.escape(input)
     return f"""<!doctype html><html><head><meta charset="utf-8"><title>{t}</title><style>

@@ -63,7 +63,7 @@ def answer(body: dict) -> str:
         qa, qb = sum(quality(images[:na])), sum(quality(images[na:]))
         return json.dumps({"winner": "A" if qa > qb else "B" if qb > qa else "tie", "explanation": "pixels"})
     q = quality(images)
-    dims = re.search(r"^DIMENSIONS: (.+)$", text, re.M)
+    dims = re.search(r"^DIMENSIONS: (.+)$", text, re.MULTILINE)
     if dims:
         names = [d.strip() for d in dims.group(1).split(",")]
         ranked = sorted(names)

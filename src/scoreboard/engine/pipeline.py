@@ -27,8 +27,15 @@ from ..record.files import replace_atomic, write_new
 from ..record.io import SCHEMA, is_synthetic, versions
 from ..record.stream import json_chunks, report_chunks
 from ..redact import KNOWN, literal_credentials, remember
-from ..stats.gates import all_pass_gate, baseline_gates, fail_under_gates, metric_gates
-from ..stats.gates import dq_gates, refuse_unchecked, rubric_gates  # visual work (issue 17)
+from ..stats.gates import (  # dq, rubric, refuse: visual work (issue 17)
+    all_pass_gate,
+    baseline_gates,
+    dq_gates,
+    fail_under_gates,
+    metric_gates,
+    refuse_unchecked,
+    rubric_gates,
+)
 from ..stats.summary import Summarizer
 from ..store.files import FileStore, RunFolder, new_run_folder, open_run_folder
 from ..suite.suite import Suite

@@ -61,8 +61,9 @@ def check_lines(report: Report) -> list[str]:
     inst = report.summary.instrument
     if inst is None:
         return []
-    out = [f"instrument check {'PASSED' if inst.passed else 'FAILED'} (judge {inst.judge_hash[:12]}, "
-           f"{len(inst.conditions) - 1} degraded conditions, {inst.repeats} repeats)"]
+    head = (f"instrument check {'PASSED' if inst.passed else 'FAILED'} (judge {inst.judge_hash[:12]}, "
+            f"{len(inst.conditions) - 1} degraded conditions, {inst.repeats} repeats)")
+    out = [head]
     if inst.accuracy is not None:
         a = inst.accuracy
         ci = f" [95% CI {_pct(a.ci.low)}–{_pct(a.ci.high)}]" if a.ci is not None else ""
