@@ -33,6 +33,10 @@ EXAMPLES = {
     "llm-judge": ({"llm-judge": {"rubric": "Must name the total."}}, "42"),
     "rubric-score": ({"rubric-score": {"scale": [1, 5], "threshold": 4}}, "42"),
     "pointwise": ({"pointwise": {"dimensions": ["correctness", "clarity"]}}, "42"),
+    # rendered pages (issue 17): with no render they are not assessed
+    "page-renders": ("page-renders", None),
+    "page-no-console-errors": ({"page-no-console-errors": {"blocked": "fail"}}, None),
+    "page-text-visible": ({"page-text-visible": {"patterns": ["Sign up"], "mode": "any"}}, None),
 }
 
 ODD_OUTPUTS = [
