@@ -49,6 +49,10 @@ EXAMPLES = {
     "classify": ({"classify": {"choices": ["A", "B", "C"], "choice_scores": {"A": 1, "B": 0.5, "C": 0},
                                "prompt": "Rate {{ output }} against {{ expected }}"}}, "42"),
     "g-eval": ({"g-eval": {"criteria": ["clear", "correct"]}}, "42"),
+    # rendered pages (issue 17): with no render they are not assessed
+    "page-renders": ("page-renders", None),
+    "page-no-console-errors": ({"page-no-console-errors": {"blocked": "fail"}}, None),
+    "page-text-visible": ({"page-text-visible": {"patterns": ["Sign up"], "mode": "any"}}, None),
 }
 
 ODD_OUTPUTS = [

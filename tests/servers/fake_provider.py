@@ -988,3 +988,95 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+# --------------------------------------------------------------------------- vision judges
+# (issue 17, visual work) A scripted judge that scores what it is shown: the screenshots in a
+# request (OpenAI image_url data URLs, Anthropic base64 image blocks), measured pixel by pixel.
+# Use as a reply callable: srv.set_default("chat", {"reply": VisionJudge()}).
+
+def request_images(req: Any) -> list[bytes]:
+    """PNG bytes of every image in a Chat Completions or Messages request, in order."""
+    import base64
+
+    out: list[bytes] = []
+    for m in (req.get("messages") or []) if isinstance(req, dict) else []:
+        content = m.get("content") if isinstance(m, dict) else None
+        for part in content if isinstance(content, list) else []:
+            if not isinstance(part, dict):
+                continue
+            if part.get("type") == "image_url":
+                url = (part.get("image_url") or {}).get("url", "")
+                if url.startswith("data:image/png;base64,"):
+                    out.append(base64.b64decode(url.split(",", 1)[1]))
+            elif part.get("type") == "image" and (part.get("source") or {}).get("type") == "base64":
+                out.append(base64.b64decode(part["source"]["data"]))
+    return out
+
+
+def page_measures(png: bytes) -> list[int]:
+    """Three 0-3 measures of a screenshot: spread (share of pixel rows holding anything off the
+    background colour), colour (share of strongly saturated pixels), ink (share of dark pixels)."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as image:
+        rgb = np.asarray(image.convert("RGB"), dtype=np.int32)
+    flat = (rgb[..., 0] << 16) | (rgb[..., 1] << 8) | rgb[..., 2]
+    values, counts = np.unique(flat, return_counts=True)
+    rows = float((flat != values[counts.argmax()]).any(axis=1).mean())
+    saturated = float(((rgb.max(axis=2) - rgb.min(axis=2)) > 80).mean())
+    dark = float((rgb.mean(axis=2) < 90).mean())
+
+    def bucket(x, edges):
+        return sum(x >= e for e in edges)
+
+    return [bucket(rows, (0.05, 0.3, 0.6)), bucket(saturated, (0.01, 0.08, 0.15)), bucket(dark, (0.002, 0.02, 0.05))]
+
+
+class VisionJudge:
+    """Answers pointwise, pairwise, llm-judge and rubric-score prompts from the screenshots.
+
+    mode "pixels": scores from page_measures (a judge that can tell a page from a worse one);
+    "constant": the same middling answer whatever it sees (cannot tell good from degraded);
+    "first": measures pointwise, but in pairwise always picks the answer shown first."""
+
+    def __init__(self, mode: str = "pixels"):
+        self.mode = mode
+        self.calls = 0
+        self.images_seen: list[int] = []
+
+    def quality(self, pngs: list[bytes]) -> list[int]:
+        if self.mode == "constant" or not pngs:
+            return [2, 2, 2]
+        per = [page_measures(p) for p in pngs]
+        return [min(col) for col in zip(*per)]
+
+    def __call__(self, req: Any) -> str:
+        self.calls += 1
+        prompt = extract_prompt(req)
+        images = request_images(req)
+        self.images_seen.append(len(images))
+        m = re.search(r"the first (\d+) show ANSWER A, the next (\d+) show ANSWER B", prompt)
+        if m:
+            na = int(m.group(1))
+            if self.mode == "first":
+                winner = "A"
+            else:
+                qa, qb = sum(self.quality(images[:na])), sum(self.quality(images[na:]))
+                winner = "A" if qa > qb else "B" if qb > qa else "tie"
+            return json.dumps({"winner": winner, "explanation": "measured"})
+        q = self.quality(images)
+        dims = re.search(r"^DIMENSIONS: (.+)$", prompt, re.M)
+        if dims:
+            names = [d.strip() for d in dims.group(1).split(",")]
+            ranked = sorted(names)  # by name, whatever order the prompt lists them in
+            return json.dumps({"scores": {d: q[ranked.index(d) % 3] for d in names}, "explanation": "measured"})
+        if '"verdict"' in prompt:
+            return json.dumps({"verdict": sum(q) >= 6, "explanation": "measured"})
+        scale = re.search(r"from (\d+) \(worst\) to (\d+) \(best\)", prompt)
+        low, high = (int(scale.group(1)), int(scale.group(2))) if scale else (1, 5)
+        return json.dumps({"score": low + round((high - low) * sum(q) / 9), "explanation": "measured"})
+# --------------------------------------------------------------------------- end vision judges

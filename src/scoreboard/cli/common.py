@@ -62,6 +62,17 @@ def add_suite_flags(p: argparse.ArgumentParser) -> None:
                    help="check the suite as a real run would, then replace every subject and judge by the mock")
     p.add_argument("--live", action="store_true", default=None,
                    help="send requests that spend provider credits (required when the suite says require_live: true)")
+    # --- visual work (issue 17): rendering, dQ gates, the judge's instrument check ---
+    g = p.add_argument_group("open-ended and visual work")
+    g.add_argument("--render", action="store_true", default=None,
+                   help="render every output in headless Chromium (screenshots stored by hash in the run folder)")
+    g.add_argument("--min-dq", action="append", metavar="[A/B=]VALUE",
+                   help="exit 3 when dQ (first variant minus second, 0-3 scale) is below VALUE; A/B=VALUE for one pair")
+    g.add_argument("--min-rubric", action="append", metavar="[VARIANT=]VALUE",
+                   help="exit 3 when a variant's rubric-score mean (on its scale) is below VALUE")
+    g.add_argument("--trust-unchecked-judge", action="store_true", default=None,
+                   help="let gates on a judge's figures pass although its instrument check failed or never ran")
+    # --- end visual work ---
     add_root_flag(p)
 
 
@@ -132,6 +143,14 @@ def suite_flags(args: argparse.Namespace) -> dict:
              "max_cost_usd": args.max_cost, "max_tokens": args.max_tokens, "baseline": args.baseline,
              "max_regression": args.max_regression, "require_significance": args.require_significance,
              "alpha": args.alpha, "root": args.root, "live": args.live}
+    # visual work (issue 17)
+    from ..stats.gates import parse_named_floats
+
+    flags.update({"render": getattr(args, "render", None),
+                  "min_dq": parse_named_floats(getattr(args, "min_dq", None), "min-dq", -3.0, 3.0),
+                  "min_rubric": parse_named_floats(getattr(args, "min_rubric", None), "min-rubric", -1e9, 1e9),
+                  "trust_unchecked_judge": getattr(args, "trust_unchecked_judge", None),
+                  "stage": getattr(args, "stage", None)})
     for key in ("output_dir", "cache", "grace_seconds"):
         flags[key] = getattr(args, {"grace_seconds": "grace"}.get(key, key), None)
     flags["formats"] = parse_formats(getattr(args, "format", None))

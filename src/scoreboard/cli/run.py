@@ -55,13 +55,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "with --resume, the executor that finishes the run")
     g.add_argument("--ray-address", metavar="HOST:PORT", help="the Ray cluster for --executor ray (default: "
                    "a local Ray instance started for the run)")
+    g.add_argument("--stage", choices=("check", "screen", "heldout", "judge"),
+                   help="run one stage: check (the judge's instrument check on calibration controls), screen "
+                        "(the suite's stages.screen subset), heldout (the held-out cases); judge is "
+                        "`scoreboard rescore REPORT --allow-judge`")
 
 
 def main(args: argparse.Namespace) -> int:
     """Load the suite (or the stopped run) and run it."""
     from ..engine.pipeline import RunOptions, run
     from ..errors import ConfigError
-    from ..suite.load import load_suite
+    from ..suite.stages import load_staged
 
     if args.resume:
         suite, options = _resumed(args)
@@ -75,7 +79,7 @@ def main(args: argparse.Namespace) -> int:
         raise ConfigError("give --output or --output-dir, not both", field="output")
     flags = suite_flags(args)
     settings = executor_settings(args)
-    suite = load_suite(args.suite, flags, dry_run=args.dry_run)
+    suite = load_staged(args.suite, flags, dry_run=args.dry_run)
     options = RunOptions(argv=sys.argv[1:], progress=not args.no_progress, junit_path=args.junit,
                          flags=flags, dry_run=args.dry_run, output_json=args.output, executor=args.executor,
                          executor_settings=settings, hold_report=False, live=bool(args.live),
@@ -101,7 +105,7 @@ def _resumed(args: argparse.Namespace):
     from ..engine.pipeline import RunOptions
     from ..errors import ConfigError
     from ..store.files import open_run_folder
-    from ..suite.load import load_suite
+    from ..suite.stages import load_staged
 
     if args.suite or suite_flags(args) or args.dry_run or args.output:
         raise ConfigError("--resume takes only the run folder (and --executor): the run continues with its own "
@@ -112,7 +116,7 @@ def _resumed(args: argparse.Namespace):
     if meta.get("cwd") and os.path.isdir(meta["cwd"]):
         os.chdir(meta["cwd"])
     flags = meta.get("flags") or {}
-    suite = load_suite(meta.get("suite_source"), flags, dry_run=bool(meta.get("dry_run")))
+    suite = load_staged(meta.get("suite_source"), flags, dry_run=bool(meta.get("dry_run")))
     live = bool(flags.get("live"))
     options = RunOptions(argv=sys.argv[1:], progress=not args.no_progress, junit_path=args.junit, flags=flags,
                          dry_run=bool(meta.get("dry_run")), resume_dir=str(folder.stem),

@@ -45,7 +45,7 @@ def main(args: argparse.Namespace) -> int:
     if args.output and Path(args.output).exists():
         raise ConfigError("refusing to overwrite an existing file", file=args.output)
     report = load_report(args.report)
-    result = verify_report(report)
+    result = verify_report(report, base_dir=Path(args.report).resolve().parent)
     saved = None
     if args.output and result.ok:
         revalidated = {k: v for k, v in report.items() if k != "verification"}

@@ -7,6 +7,7 @@ holds no attempt after handing it on: `finish` (the engine's) logs it before any
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -56,9 +57,11 @@ class AttemptRunner:
     """Executes attempts of one suite: subject call, deadline, cache, budget stop, grading."""
 
     def __init__(self, suite: Suite, state: RunState, *, timeout_s: float, ledger: Any = None,
-                 cache: Any = None, judge: Any = None, limits: dict[str, asyncio.Semaphore] | None = None):
+                 cache: Any = None, judge: Any = None, limits: dict[str, asyncio.Semaphore] | None = None,
+                 renderer: Any = None):
         self.suite, self.state, self.timeout_s = suite, state, timeout_s
         self.ledger, self.cache, self.judge = ledger, cache, judge
+        self.renderer = renderer
         self.limits = limits or {}
         self.turns: dict[str, list[int]] = {}
         for index, case in enumerate(suite.cases):
@@ -139,7 +142,8 @@ class AttemptRunner:
             is_task = case.task is not None or (isinstance(meta_task, dict) and meta_task.get("kind") == "task")
             task = (extra or {}).get("task") if is_task else None
             tools = (variant.subject.spec or {}).get("tools") if isinstance(variant.subject.spec, dict) else None
-            ctx = GradeContext(case, output, measurements, judge, run, error, tools, task=task)
+            page = await self._render(output)
+            ctx = GradeContext(case, output, measurements, judge, run, error, tools, task=task, render=page)
             grades, grade_error = await grade_attempt(self.suite.graders[case.id], ctx)
             grades = delivery_rule(grades, task)  # agent tasks: an undelivered attack is not assessed
             error = error or grade_error
@@ -168,6 +172,8 @@ class AttemptRunner:
             record["output_text_hash"] = text_hash
         if extra:
             record["subject_info"] = extra
+        if output is not None and self.renderer is not None:
+            record["render"] = page.record
         if self.ledger is not None:
             over = self.ledger.take_over_bound(key)
             if over:  # the subject's or its judge's provider reported more than it was allowed
@@ -178,6 +184,16 @@ class AttemptRunner:
                 self.state.stop(f"budget: {self.ledger.exhausted}" if self.ledger.exhausted
                                 else str(self.ledger.halted))
         return record
+
+    async def _render(self, output: Output):
+        """The output rendered in the browser (issue 17), or None when the suite does not render."""
+        if self.renderer is None:
+            return None
+        from ..render.page import RenderedPage
+
+        text = output.text if output.text is not None else (
+            None if output.json is None else json.dumps(output.json, ensure_ascii=False))
+        return RenderedPage(await self.renderer.render(text), self.renderer.store)
 
     async def _execute(self, case, variant, request: SubjectRequest, key: tuple):
         """(output, measurements, error, extra); (None, _, None, _) when the budget stopped the

@@ -40,6 +40,8 @@ class Work:
     judge: Any = None
     #: how to load the same suite elsewhere: {source, flags, cwd, dry_run}
     origin: dict | None = None
+    #: renders outputs to screenshots (render.browser.Renderer) when the suite renders
+    renderer: Any = None
 
 
 class Executor(Protocol):
@@ -105,7 +107,7 @@ class LocalExecutor:
 
     async def execute(self, work: Work) -> None:
         runner = AttemptRunner(work.suite, work.state, timeout_s=work.timeout_s, ledger=work.ledger,
-                               cache=work.cache, judge=work.judge,
+                               cache=work.cache, judge=work.judge, renderer=work.renderer,
                                limits=variant_limits(work.suite, work.concurrency))
         iterator = iter(work.units)
         # Workers pull from one shared iterator; one that finds it empty ends at once.

@@ -28,7 +28,16 @@ from ..record.files import replace_atomic, write_new
 from ..record.io import SCHEMA, is_synthetic, versions
 from ..record.stream import json_chunks, report_chunks
 from ..redact import KNOWN, literal_credentials, remember
-from ..stats.gates import all_pass_gate, baseline_field_gates, baseline_gates, fail_under_gates, metric_gates
+from ..stats.gates import (  # dq, rubric, refuse: visual work (issue 17)
+    all_pass_gate,
+    baseline_field_gates,
+    baseline_gates,
+    dq_gates,
+    fail_under_gates,
+    metric_gates,
+    refuse_unchecked,
+    rubric_gates,
+)
 from ..stats.summary import Summarizer
 from ..store.files import FileStore, RunFolder, new_run_folder, open_run_folder
 from ..suite.live import check_live_opt_in, check_live_plan
@@ -59,6 +68,9 @@ def now_iso() -> str:
 def check_gate_settings(suite: Suite) -> None:
     """Gate settings that name unknown variants fail before anything runs."""
     fail_under_gates({"variants": {}}, suite.config.fail_under, [v.name for v in suite.variants])
+    names = [v.name for v in suite.variants]
+    dq_gates({}, suite.config.min_dq, names)  # visual work (issue 17): pairs name known variants
+    rubric_gates({}, suite.config.min_rubric, names)
 
 
 def run_concurrency(suite: Suite) -> int:
@@ -104,6 +116,12 @@ class _Run:
             meta = self.meta()
             write_new(self.folder.meta_path, chain(json_chunks(meta), [b"\n"]))
         self.store.begin(meta)
+        # visual work (issue 17): the judge's instrument check, as this run found it
+        self.instrument = None
+        if getattr(self.suite, "stage", None) != "check":
+            from .instrument import instrument_status
+
+            self.instrument = instrument_status(self.suite, self.suite.config.trust_unchecked_judge)
         requests = self.restore() if options.resume_dir else []
         self.log = AttemptLog(self.folder.log_path)
         self.index.open(self.folder.log_path)
@@ -172,6 +190,11 @@ class _Run:
 
             self.judge = Judge(suite.judge, ledger=self.ledger, runs=cfg.judge_runs,
                                timeout_s=cfg.timeout_ms / 1000, seed=cfg.seed)
+        self.renderer = None
+        if getattr(suite, "render", None) is not None:  # visual work (issue 17)
+            from ..render.browser import Renderer, store_for
+
+            self.renderer = Renderer(suite.render, store_for(self.folder.stem))
         index = self.index
         variants = len(suite.variants)
         units = dispatch_units(suite, lambda ci, vi, r: index.finished((ci * variants + vi) * cfg.runs + r))
@@ -183,7 +206,8 @@ class _Run:
         origin = {"source": str(Path(suite.source).resolve()) if suite.source else None,
                   "flags": self.options.flags, "cwd": os.getcwd(), "dry_run": self.options.dry_run}
         work = Work(suite, self.state, units, concurrency, cfg.timeout_ms / 1000, self.finish, self.lookup,
-                    ledger=self.ledger, cache=self.cache, judge=self.judge, origin=origin)
+                    ledger=self.ledger, cache=self.cache, judge=self.judge, origin=origin,
+                    renderer=self.renderer)
         loop = asyncio.get_running_loop()
         task = asyncio.ensure_future(self.executor.execute(work))
         grace = self.options.grace_s if self.options.grace_s is not None else cfg.grace_seconds
@@ -196,10 +220,12 @@ class _Run:
 
                 rubric = cfg.pairwise.rubric if not isinstance(cfg.pairwise, bool) else None
                 self.pairwise = await judge_pairs(self.plan, self.lookup, self.judge, rubric=rubric,
-                                                  state=self.state)
+                                                  state=self.state, **self.pairwise_vision())
         finally:
             remove_signals(loop, signals)
             self.progress.close()
+            if self.renderer is not None:
+                await self.renderer.aclose()
             for variant in suite.variants:
                 await variant.subject.aclose()
             if suite.judge is not None:
@@ -207,6 +233,15 @@ class _Run:
             if self.cache is not None:
                 self.cache.close()
             self.log.close()
+
+    def pairwise_vision(self) -> dict:
+        """Screenshots for the pairwise judge (issue 17): which shots, the store, the source."""
+        pw = self.suite.config.pairwise
+        images = getattr(pw, "images", False)
+        if not images or self.renderer is None:
+            return {}
+        return {"images": "all" if images == "all" else "last", "store": self.renderer.store,
+                "source": bool(getattr(pw, "source", True))}
 
     # ---- the record
     def unfinished(self, pos: int) -> dict:
@@ -245,6 +280,10 @@ class _Run:
             gates.extend(baseline_gates(self.baseline, self.plan, self.summary.case_outcomes(), suite.config.gates))
             gates.extend(baseline_field_gates(self.baseline, self.plan, self.summary.field_outcomes(),  # issue 13
                                               suite.config.gates))
+        if final:  # visual work (issue 17): dQ and rubric means gate; an unchecked judge's gates refuse
+            gates.extend(dq_gates(summary, suite.config.min_dq, variants))
+            gates.extend(rubric_gates(summary, suite.config.min_rubric, variants))
+            gates = refuse_unchecked(gates, self.instrument)
         if options.dry_run:
             gates = []  # the mock's outputs say nothing of the system: no gate judges them (run.dry_run says so)
         run = {"id": self.folder.run_id, "suite": suite.name, "status": status, "started_at": self.started_at,
@@ -259,6 +298,8 @@ class _Run:
             head["pairwise"] = self.pairwise
         if self.carried.reviews is not None:
             head["reviews"] = self.carried.reviews
+        if self.instrument is not None:
+            head["instrument"] = self.instrument
         return head
 
     def extra_run(self) -> dict:
@@ -323,6 +364,12 @@ async def run_async(suite: Suite, options: RunOptions | None = None) -> Outcome:
             paths = write_record(r, head, json_path)
         except (OSError, ConfigError) as exc:
             raise _write_failed(r, json_path, exc) from None
+        if getattr(suite, "stage", None) == "check":  # visual work (issue 17): keep the check's result
+            from .instrument import save_check
+
+            kept = save_check(suite, head, json_path)
+            if kept is not None:
+                paths["check"] = kept
         github_summary(head, r.attempts, r.view)
     finally:
         r.index.close()

@@ -44,6 +44,7 @@ def render_reports(json_path: Path, head: dict, attempts: Callable[[], Iterable[
     from ..record.render import render
 
     view = view_of_run(head, attempts())
+    view.base_dir = json_path.parent  # screenshots are named from beside the report (issue 17)
     paths: dict[str, Path] = {}
     stem = json_path.with_suffix("")
     for fmt in wanted:

@@ -43,6 +43,8 @@ class GradeContext:
     tools: Any = None
     #: an agent task's observations (checks, canaries, payload delivery; tasks/runtime.py)
     task: dict | None = None
+    #: the rendered output (render.page.RenderedPage) when the suite renders; else None
+    render: Any = None
 
     @property
     def expected(self) -> Any:

@@ -49,6 +49,10 @@ GRADERS: dict[str, str] = {
     "similar": "scoreboard.graders.similar:SimilarGrader",
     "classify": "scoreboard.judges.scaled:ClassifyGrader",
     "g-eval": "scoreboard.judges.scaled:GEvalGrader",
+    # rendered pages (issue 17)
+    "page-renders": "scoreboard.graders.page:PageRendersGrader",
+    "page-no-console-errors": "scoreboard.graders.page:PageNoConsoleErrorsGrader",
+    "page-text-visible": "scoreboard.graders.page:PageTextVisibleGrader",
 }
 
 #: graders that call a model: not recomputable offline, and `rescore` needs --allow-judge

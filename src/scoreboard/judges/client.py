@@ -113,8 +113,9 @@ class Judge:
         return self.subject.spec
 
     async def ask(self, attempt: tuple, prompt: str, *, name: str, schema: dict,
-                  key: Callable[[dict], Any]) -> Judgment:
-        """Ask `runs` times; `key` maps an answer to the value the majority is taken over."""
+                  key: Callable[[dict], Any], images: list[bytes] | None = None) -> Judgment:
+        """Ask `runs` times; `key` maps an answer to the value the majority is taken over.
+        `images` (PNG bytes) are shown with the prompt, in the provider's own form."""
         from jsonschema import Draft202012Validator
 
         validator = Draft202012Validator(schema)
@@ -122,7 +123,7 @@ class Judge:
         answers, explanations, failures = [], [], []
         for k in range(self.runs):
             try:
-                answer = await self._ask_once(attempt, k, prompt, name, schema, validator, usage)
+                answer = await self._ask_once(attempt, k, prompt, name, schema, validator, usage, images)
             except JudgeFailure as exc:
                 failures.append(str(exc))
                 continue
@@ -140,7 +141,7 @@ class Judge:
         return Judgment(value, answers, explanations, agreement, usage, failures)
 
     async def _ask_once(self, attempt: tuple, k: int, prompt: str, name: str, schema: dict,
-                        validator, usage: Usage) -> dict:
+                        validator, usage: Usage, images: list[bytes] | None = None) -> dict:
         params = structured_params(self.subject.kind, name, schema)
         text = f"{prompt}\n\nAnswer with one JSON object matching this JSON schema:\n{json.dumps(schema)}"
         last_error = None
@@ -148,7 +149,8 @@ class Judge:
             if last_error is not None:
                 text = (f"{text}\n\nYour previous answer could not be used ({last_error}). "
                         "Answer again with only the JSON object.")
-            request = SubjectRequest(case_id=attempt[0], input=text, skill=SYSTEM, run=attempt[2],
+            sent = vision_input(self.subject.kind, text, images) if images else text
+            request = SubjectRequest(case_id=attempt[0], input=sent, skill=SYSTEM, run=attempt[2],
                                      params=params, timeout_s=self.timeout_s, variant=attempt[1],
                                      ledger=self.ledger, role="judge")
             try:
@@ -174,6 +176,26 @@ class Judge:
         raise JudgeFailure(f"judge answer unusable after a retry: {last_error}")
 
 
+#: judge kinds that can be shown screenshots (python and mock judges get the OpenAI form)
+VISION_KINDS = ("openai", "anthropic", "python", "mock")
+
+
+def vision_input(kind: str, text: str, images: list[bytes]) -> list[dict]:
+    """One user message holding the prompt and PNG screenshots: OpenAI `image_url` data URLs
+    after the text, or Anthropic base64 image blocks before it (as its guide advises)."""
+    import base64
+
+    encoded = [base64.b64encode(png).decode("ascii") for png in images]
+    if kind == "anthropic":
+        parts: list[dict] = [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": e}}
+                             for e in encoded]
+        return [{"role": "user", "content": [*parts, {"type": "text", "text": text}]}]
+    if kind not in VISION_KINDS:
+        raise JudgeFailure(f"a {kind!r} judge cannot be shown screenshots (use an openai or anthropic judge)")
+    parts = [{"type": "image_url", "image_url": {"url": f"data:image/png;base64,{e}"}} for e in encoded]
+    return [{"role": "user", "content": [{"type": "text", "text": text}, *parts]}]
+
+
 def render_value(value: Any, limit: int = 100_000) -> str:
     """Text of an input, reference or output as shown to a judge (long ones are marked cut)."""
     if value is None:
@@ -188,5 +210,6 @@ class BoundJudge:
     def __init__(self, judge: Judge, attempt: tuple):
         self.judge, self.attempt = judge, attempt
 
-    async def ask(self, prompt: str, *, name: str, schema: dict, key: Callable[[dict], Any]) -> Judgment:
-        return await self.judge.ask(self.attempt, prompt, name=name, schema=schema, key=key)
+    async def ask(self, prompt: str, *, name: str, schema: dict, key: Callable[[dict], Any],
+                  images: list[bytes] | None = None) -> Judgment:
+        return await self.judge.ask(self.attempt, prompt, name=name, schema=schema, key=key, images=images)

@@ -54,7 +54,15 @@ def _prompt(ctx: GradeContext, options: dict, intro: str, *, reference: str, ans
     if rubric:
         parts.append(f"RUBRIC:\n{rubric}")
     parts += list(extra)
-    parts.append(f"{answer}:\n{_text(ctx.output.text if ctx.output.text is not None else ctx.output.json)}")
+    source = _text(ctx.output.text if ctx.output.text is not None else ctx.output.json)
+    if options.get("images"):  # visual work (issue 17): the judge sees the rendered page
+        shown = "the attached screenshot(s) of it rendered in a browser"
+        if options.get("source", True):
+            parts.append(f"{answer} (its source; {shown} follow):\n{source}")
+        else:
+            parts.append(f"{answer}: shown only as {shown}; judge what the page shows.")
+    else:
+        parts.append(f"{answer}:\n{source}")
     if closing:
         parts.append(closing)
     return "\n\n".join(parts)
@@ -81,12 +89,49 @@ class _JudgeGrader(Grader):
             value = {"rubric": value}
         if not isinstance(value, dict):
             raise option_error(cls.name, f"options are a mapping, got {short(value)}")
-        check_keys(cls.name, value, cls.allowed)
-        return cls.normalise(dict(value))
+        check_keys(cls.name, value, (*cls.allowed, "images", "source"))
+        value = dict(value)
+        visual = cls.parse_visual(value)
+        return {**cls.normalise(value), **visual}
 
     @classmethod
     def normalise(cls, options: dict) -> dict:
         return options
+
+    # --- visual work (issue 17): screenshots to the judge, with or without the source ---
+    @classmethod
+    def parse_visual(cls, value: dict) -> dict:
+        """`images` (true / "last": the last viewport shot; "all": every shot) and `source`."""
+        visual = {k: value.pop(k) for k in ("images", "source") if k in value}
+        images = visual.get("images", False)
+        if images not in (False, True, "last", "all"):
+            raise option_error(cls.name, f"images is true, 'last' or 'all', got {short(images)}")
+        if not isinstance(visual.get("source", True), bool):
+            raise option_error(cls.name, "source is true or false")
+        if "source" in visual and not images:
+            raise option_error(cls.name, "source applies only with images")
+        if images:
+            visual["images"] = "all" if images == "all" else "last"
+        else:
+            visual.pop("images", None)
+        return visual
+
+    @property
+    def needs_render(self) -> bool:
+        return bool(self.options.get("images"))
+
+    def screenshots(self, ctx: GradeContext) -> tuple[list[bytes] | None, list[str], str | None]:
+        """(PNG bytes, their hashes, None) for the judge, or (None, [], why not)."""
+        page = ctx.render
+        if page is None:
+            return None, [], "the output was not rendered"
+        if not page.ok:
+            return None, [], f"no screenshot to judge: {page.record.get('error') or 'the page did not render'}"
+        try:
+            return page.images(self.options["images"]), [s["sha256"] for s in page.shots(self.options["images"])], None
+        except ValueError as exc:
+            return None, [], str(exc)
+    # --- end visual work ---
 
     async def grade(self, ctx: GradeContext) -> Grade:
         if ctx.judge is None:
@@ -95,8 +140,19 @@ class _JudgeGrader(Grader):
             return self.fail("no output to judge")
         from .client import JudgeFailure
 
+        shown: list[str] = []
+        if self.options.get("images"):
+            images, shown, why = self.screenshots(ctx)
+            if images is None:
+                return self.unassessed(why)
+            from dataclasses import replace
+
+            ctx = replace(ctx, judge=_ShowImages(ctx.judge, images))
         try:
-            return await self.judged(ctx)
+            grade = await self.judged(ctx)
+            if shown and grade.extra and "judge" in grade.extra:
+                grade.extra["judge"]["screenshots"] = shown
+            return grade
         except JudgeFailure as exc:
             extra = {"judge_failure": True}
             if exc.usage is not None:
@@ -234,3 +290,13 @@ class PointwiseGrader(_JudgeGrader):
         passed = mean >= self.options["threshold"]
         text = ", ".join(f"{d} {s:g}" for d, s in scores.items())
         return Grade(self.name, passed, mean / 3, f"mean {mean:.2f}/3 ({text})", None, extra)
+
+
+class _ShowImages:
+    """The bound judge, with the attempt's screenshots shown at every ask."""
+
+    def __init__(self, judge, images: list[bytes]):
+        self.judge, self.images = judge, images
+
+    async def ask(self, prompt: str, **kwargs):
+        return await self.judge.ask(prompt, images=self.images, **kwargs)

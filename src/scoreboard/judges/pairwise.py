@@ -18,7 +18,8 @@ SCHEMA = {"type": "object", "additionalProperties": False, "required": ["winner"
                          "explanation": {"type": "string"}}}
 
 
-def _prompt(case: dict, first: str, second: str, rubric: str | None) -> str:
+def _prompt(case: dict, first: str, second: str, rubric: str | None, shots: tuple[int, int] | None = None,
+            source: bool = True) -> str:
     parts = ["Two answers to the same TASK follow. Decide which is better, or whether they are "
              "equally good. Their order is arbitrary; the authors are not named.",
              f"TASK:\n{render_value(case.get('input'))}"]
@@ -26,8 +27,15 @@ def _prompt(case: dict, first: str, second: str, rubric: str | None) -> str:
         parts.append(f"REFERENCE:\n{render_value(case['expected'])}")
     if rubric or case.get("rubric"):
         parts.append(f"RUBRIC:\n{rubric or render_value(case.get('rubric'))}")
-    parts += [f"ANSWER A:\n{first}", f"ANSWER B:\n{second}",
-              'Give "winner" ("A", "B" or "tie") and a one- or two-sentence "explanation".']
+    if shots is None:
+        parts += [f"ANSWER A:\n{first}", f"ANSWER B:\n{second}"]
+    else:  # visual work (issue 17): the answers as rendered pages
+        na, nb = shots
+        parts.append(f"The attached screenshots show the answers rendered in a browser: the first {na} "
+                     f"show ANSWER A, the next {nb} show ANSWER B.")
+        if source:
+            parts += [f"ANSWER A (source):\n{first}", f"ANSWER B (source):\n{second}"]
+    parts.append('Give "winner" ("A", "B" or "tie") and a one- or two-sentence "explanation".')
     return "\n\n".join(parts)
 
 
@@ -38,12 +46,27 @@ def _text(attempt: dict) -> str | None:
     return None if out.get("json") is None else render_value(out["json"])
 
 
+def _shots(attempt: dict, store, which: str) -> list[bytes]:
+    """The attempt's screenshots for the judge (ValueError when there are none to show)."""
+    from ..render.page import RenderedPage
+
+    page = RenderedPage(attempt.get("render"), store)
+    if not page.ok:
+        raise ValueError(f"no screenshot to judge: {page.record.get('error') or 'the output was not rendered'}")
+    return page.images(which)
+
+
 async def judge_pairs(plan: dict, lookup: Callable[[str, str, int], dict | None], judge: Judge, *,
-                      rubric: str | None = None, state=None) -> dict:
+                      rubric: str | None = None, state=None, images: str | None = None, store=None,
+                      source: bool = True) -> dict:
     """Ask the judge about every (case, run, pair of variants) where both produced output;
-    `lookup(case_id, variant, run)` reads a finished attempt back (from the attempt log)."""
+    `lookup(case_id, variant, run)` reads a finished attempt back (from the attempt log).
+    With `images` each answer is shown as its screenshots (from `store`), with or without its
+    source. In an instrument check only the good control is compared, with each degraded one."""
     variants = [v["name"] for v in plan["variants"]]
     pairs = [(variants[i], variants[j]) for i in range(len(variants)) for j in range(i + 1, len(variants))]
+    if plan.get("stage") == "check":
+        pairs = [(a, b) for a, b in pairs if a == variants[0]]
     judgments: list[dict] = []
     stopped = None
     for case in plan["cases"]:
@@ -59,11 +82,25 @@ async def judge_pairs(plan: dict, lookup: Callable[[str, str, int], dict | None]
                     continue
                 entry: dict[str, Any] = {"case_id": case["id"], "run": run, "a": a, "b": b}
                 forward = None
+                pa = pb = None
+                if images:
+                    try:
+                        pa, pb = _shots(ra, store, images), _shots(rb, store, images)
+                    except ValueError as exc:
+                        entry.update(verdict=None, failure=str(exc), usage=[])
+                        judgments.append(entry)
+                        continue
+                shots_ab = (len(pa), len(pb)) if images else None
+                shots_ba = (len(pb), len(pa)) if images else None
                 try:
-                    forward = await judge.ask((case["id"], "pairwise", run), _prompt(case, ta, tb, rubric),
-                                              name="winner", schema=SCHEMA, key=lambda x: x["winner"])
-                    backward = await judge.ask((case["id"], "pairwise", run), _prompt(case, tb, ta, rubric),
-                                               name="winner", schema=SCHEMA, key=lambda x: x["winner"])
+                    forward = await judge.ask((case["id"], "pairwise", run),
+                                              _prompt(case, ta, tb, rubric, shots_ab, source),
+                                              name="winner", schema=SCHEMA, key=lambda x: x["winner"],
+                                              images=(pa + pb) if images else None)
+                    backward = await judge.ask((case["id"], "pairwise", run),
+                                               _prompt(case, tb, ta, rubric, shots_ba, source),
+                                               name="winner", schema=SCHEMA, key=lambda x: x["winner"],
+                                               images=(pb + pa) if images else None)
                 except JudgeFailure as exc:
                     # What the failed comparison still spent is usage too (unknown stays unknown).
                     spent = [forward.usage.to_dict()] if forward is not None else []

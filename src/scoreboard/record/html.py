@@ -10,6 +10,7 @@ of rows at a time.
 
 from __future__ import annotations
 
+import contextvars
 import html
 import json
 import math
@@ -133,7 +134,50 @@ def _attempt(a: Attempt, variant_index: dict[str, int], shrink: _Shrink) -> dict
         grades.append(grade)
     if grades:
         out["g"] = grades
+    if a.render is not None and _THUMBS.get() is not None:  # visual work (issue 17)
+        out["rd"] = _render_summary(a.render, _THUMBS.get())
     return out
+
+
+# --- visual work (issue 17): screenshots as thumbnails that open full size ---
+_THUMBS: contextvars.ContextVar = contextvars.ContextVar("thumbs", default=None)
+#: thumbnails embedded in one page at most (each a few KB); later shots are listed as links
+MAX_THUMBS = 300
+_SHOT_PATH = re.compile(r"^[A-Za-z0-9._-]+/screenshots/[0-9a-f]{64}\.png$")
+
+
+class _Thumbs:
+    """Thumbnails of the screenshots beside the report, made once each, checked against their hash."""
+
+    def __init__(self, base_dir):
+        self.base_dir, self.made = base_dir, {}
+
+    def get(self, shot) -> str | None:
+        if self.base_dir is None or not _SHOT_PATH.match(shot.path):
+            return None
+        if shot.sha256 not in self.made:
+            if len(self.made) >= MAX_THUMBS:
+                return None
+            try:
+                import base64
+                from pathlib import Path
+
+                from ..render.pixels import thumbnail
+                from ..render.store import read_shot
+
+                png = thumbnail(read_shot(Path(self.base_dir) / shot.path, shot.sha256))
+                self.made[shot.sha256] = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+            except Exception:  # noqa: BLE001 - a missing or changed shot is shown without a thumbnail
+                self.made[shot.sha256] = None
+        return self.made[shot.sha256]
+
+
+def _render_summary(r, thumbs: _Thumbs) -> dict:
+    shots = [{"h": s.sha256, "m": s.moment_ms, "fp": s.full_page,
+              "p": s.path if _SHOT_PATH.match(s.path) else None, "th": thumbs.get(s)} for s in r.shots]
+    return {"k": r.kind, "sh": shots, "ce": len(r.console_errors) + len(r.page_errors), "bl": r.blocked_requests,
+            "blank": r.blank, "err": r.error}
+# --- end visual work ---
 
 
 def _case(c: PlanCase, shrink: _Shrink) -> dict:
@@ -193,6 +237,11 @@ def page_data(view: ReportView, level: int = 0) -> dict:
                              "value_limit": shrink.value_limit, "passing_values_kept": shrink.keep_passing}
     if view.omitted:
         data["omitted"] = {**view.omitted, "shown": len(report.attempts)}
+    from .visual import check_lines, lead_lines  # visual work (issue 17): dQ and the judge check first
+
+    lead = lead_lines(report) + check_lines(report)
+    if lead:
+        data["lead"] = lead
     return data
 
 
@@ -214,10 +263,14 @@ def _counts(t: CaseTally | None) -> list[int]:
 def render_html(view: ReportView) -> str:
     """The whole report as one self-contained HTML page (works from file://, loads nothing)."""
     view = as_view(view)
-    for level in range(len(LEVELS)):
-        payload = embed_json(page_data(view, level))
-        if len(payload.encode("utf-8")) <= SIZE_BUDGET:
-            break
+    token = _THUMBS.set(_Thumbs(getattr(view, "base_dir", None)))  # visual work (issue 17)
+    try:
+        for level in range(len(LEVELS)):
+            payload = embed_json(page_data(view, level))
+            if len(payload.encode("utf-8")) <= SIZE_BUDGET:
+                break
+    finally:
+        _THUMBS.reset(token)
     suite = view.report.run.suite or "report"
     dry = "DRY RUN (mock subject): " if view.report.run.dry_run else ""
     parts = {"TITLE": html.escape(f"{dry}scoreboard report: {suite}"), "CSS": _template("report.css"),

@@ -68,7 +68,14 @@ def render_markdown(view: ReportView, *, failures: int = 3) -> str:
         lines.append("- **Data**: every case is synthetic; accuracy here does not measure production performance.")
     if view.omitted:
         lines.append(_omitted_line(view))
+    if plan.stage:
+        lines.append(f"- **Stage**: {plan.stage}")
     lines.append("")
+    from .visual import check_lines, lead_lines  # visual work (issue 17): dQ and the judge check first
+
+    lead = lead_lines(report) + check_lines(report)
+    if lead:
+        lines += ["## Quality first", "", *(f"- {line}" for line in lead), ""]
     lines += ["## Summary", "",
               "| variant | pass rate (95% CI) | passed / judged | errors | not assessed | not run | mean run "
               "| min run |",

@@ -87,6 +87,37 @@ class Turn(Closed):
     id: StrictStr
 
 
+# --- visual work (issue 17): the render record of an attempt ---
+class Shot(Closed):
+    """One screenshot, stored by content hash in the run folder."""
+
+    moment_ms: StrictInt
+    full_page: StrictBool
+    sha256: StrictStr
+    #: relative to the report's folder: <run folder>/screenshots/<sha256>.png
+    path: StrictStr
+    bytes: StrictInt
+
+
+class RenderRecord(Closed):
+    """What rendering the output in headless Chromium measured."""
+
+    kind: StrictStr | None
+    settings: StrictStr
+    shots: list[Shot] = []
+    console_errors: list[StrictStr] = []
+    page_errors: list[StrictStr] = []
+    crashed: StrictBool = False
+    blocked_requests: StrictInt = 0
+    blocked: list[StrictStr] = []
+    blank: StrictBool | None = None
+    network_idle: StrictBool | None = None
+    text: StrictStr | None = None
+    text_truncated: StrictBool = False
+    error: StrictStr | None = None
+# --- end visual work ---
+
+
 class Attempt(Closed):
     """One execution of one case by one variant, run index `run`."""
 
@@ -111,6 +142,8 @@ class Attempt(Closed):
     score: Num | None = None
     metrics: dict[str, Num] | None = None
     scoring_reason: StrictStr | None = None
+    #: the output rendered in a browser (visual work, issue 17)
+    render: RenderRecord | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -183,6 +216,12 @@ class Plan(Closed):
     #: issue 14: {name: expression over named metrics}; per-case reducers over runs
     derived_metrics: dict[str, StrictStr] | None = None
     reducers: list[Any] | None = None
+    # --- visual work (issue 17) ---
+    render: dict[str, Any] | None = None
+    stage: StrictStr | None = None
+    stage_selection: dict[str, Any] | None = None
+    instrument: dict[str, Any] | None = None
+    # --- end visual work ---
 
 
 # ---------------------------------------------------------------------------------------------
@@ -314,6 +353,8 @@ class Gate(Closed):
     better: StrictInt | None = None
     sign_test_p: StrictFloat | None = None
     significant: StrictBool | None = None
+    #: visual work (issue 17): why a gate on an unchecked judge's figures refused to pass
+    refused: StrictStr | None = None
 
 
 class JudgeUsage(Closed):
@@ -367,6 +408,21 @@ class Reviews(Closed):
     model: list[Review] = []
 
 
+class InstrumentStatus(Closed):
+    """The judge's instrument check as a run found it (visual work, issue 17)."""
+
+    judge_hash: StrictStr
+    status: Literal["passed", "failed", "never-run"]
+    trusted: StrictBool = False
+    checked_at: StrictStr | None = None
+    check_run: StrictStr | None = None
+    check_report: StrictStr | None = None
+    reasons: list[StrictStr] = []
+    accuracy: Num | None = None
+    self_agreement: Num | None = None
+    position_first_share: Num | None = None
+
+
 class Verification(Closed):
     """What `verify --output` recomputed and found."""
 
@@ -398,6 +454,7 @@ class Report(Closed):
     pairwise: Pairwise | None = None
     reviews: Reviews | None = None
     verification: Verification | None = None
+    instrument: InstrumentStatus | None = None
 
     def dump(self, **kwargs: Any) -> dict:
         """The report as JSON-ready data: only the keys it was given, under their JSON names."""

@@ -293,6 +293,51 @@ class RubricScore(Closed):
     small_sample: StrictBool = False
 
 
+class RubricMean(Closed):
+    mean: Num
+    scale: list[Num]
+    cases: StrictInt
+    ci: Interval | None = None
+
+
+class InstrumentShare(Closed):
+    value: Num | None
+    count: StrictInt
+    of: StrictInt
+    ci: Interval | None = None
+    ties: StrictInt | None = None
+    unjudged_pairs: StrictInt | None = None
+    note: StrictStr | None = None
+    unit: StrictStr | None = None
+
+
+class InstrumentPosition(Closed):
+    first_share: Num | None
+    answers: StrictInt
+    first: StrictInt
+    p: Num | None
+    alpha: Num
+    biased: StrictBool
+    test: StrictStr
+
+
+class InstrumentSummary(Closed):
+    """The judge's instrument check (the check stage): see stats/instrument.py."""
+
+    judge_hash: StrictStr
+    grader: Any = None
+    repeats: StrictInt
+    conditions: list[StrictStr]
+    reasons: list[StrictStr] = []
+    accuracy: InstrumentShare | None = None
+    self_agreement: InstrumentShare | None = None
+    judge_failures: StrictInt | None = None
+    position: InstrumentPosition | None = None
+    pairwise_accuracy: InstrumentShare | None = None
+    passed: StrictBool
+    status: StrictStr
+
+
 class JudgeVariant(Closed):
     """Judge usage (apart from the subjects'), failures, self-agreement, pointwise means."""
 
@@ -305,6 +350,8 @@ class JudgeVariant(Closed):
     pointwise_ci: dict[str, Interval | None] | None = None
     #: rubric-score means by scale ("1-5"): each case's runs averaged, then the cases
     rubric_scores: dict[str, RubricScore] | None = None
+    #: rubric-score: the mean score on the rubric's own scale (case = unit), with its interval
+    rubric: RubricMean | None = None
 
 
 class QualityDifference(Closed):
@@ -477,3 +524,4 @@ class Summary(Closed):
     methods: Methods | None = None
     #: agent tasks (stats/tasks.py)
     tasks: TaskSummary | None = None
+    instrument: InstrumentSummary | None = None

@@ -9,7 +9,7 @@ from ..jsonio import LazyList, dumps_line
 
 #: the report's sections in the order they are written; `attempts` is streamed in between
 BEFORE = ("schema", "run", "plan")
-AFTER = ("summary", "gates", "requests", "pairwise", "reviews", "verification")
+AFTER = ("summary", "gates", "requests", "pairwise", "reviews", "verification", "instrument")
 
 
 def _member(key: str, value, first: bool = False) -> Iterator[bytes | memoryview]:

@@ -9,6 +9,7 @@ from typing import TextIO
 
 from .constants import DRY_RUN_MARK
 from .figures import comparison_rows, figure_rows
+from .visual import check_lines, lead_lines
 from .io import fields_over, fmt_rate
 from .schema import Report
 
@@ -28,8 +29,13 @@ def _k(fig) -> str:
 def print_summary(report: Report, paths: dict[str, Path], out: TextIO) -> None:
     """Print the run's outcome to `out`: one line per variant, then what else the summary says."""
     run, summary = report.run, report.summary
-    print(f"{run.suite}: {run.status} ({run.id})" + (f" - {DRY_RUN_MARK}: gates skipped" if run.dry_run else ""),
+    stage = f", stage {report.plan.stage}" if report.plan.stage else ""
+    print(f"{run.suite}: {run.status} ({run.id}{stage})" + (f" - {DRY_RUN_MARK}: gates skipped" if run.dry_run else ""),
           file=out)
+    # visual work (issue 17): dQ, rubric means and the judge check first; a check stage's verdict
+    lead = lead_lines(report)
+    for line in lead + check_lines(report):
+        print(f"  {line}", file=out)
     for name, s in summary.variants.items():
         judged = s.passed + s.failed + s.errors
         ci = s.pass_rate_ci
@@ -45,7 +51,7 @@ def print_summary(report: Report, paths: dict[str, Path], out: TextIO) -> None:
             print(f"    fields {_k(s.field_accuracy_overall)} ({fields_over(s)})", file=out)
         for label, text in figure_rows(s):  # issue 14: score, metrics, reducers, not graded
             print(f"    {label}: {text}", file=out)
-    for comp in summary.comparisons:
+    for comp in summary.comparisons if report.plan.stage != "check" else ():
         if comp.headline:
             print(f"  {comp.headline}", file=out)
         d = comp.detectable_difference
@@ -63,7 +69,7 @@ def print_summary(report: Report, paths: dict[str, Path], out: TextIO) -> None:
             small = " (small sample: fewer than 30 cases)" if r.small_sample else ""
             print(f"  {name}: rubric score {r.mean:.2f}{interval} on {scale} over {r.cases} "
                   f"case{'s' if r.cases != 1 else ''}{small}", file=out)
-    for dq in (judges.dq if judges is not None else None) or ():
+    for dq in (judges.dq if judges is not None and not lead and report.plan.stage != "check" else None) or ():
         ci = dq.ci
         interval = f" (95% CI {ci.low:+.2f} to {ci.high:+.2f})" if ci is not None and ci.low is not None else ""
         flags = "".join(f"; {f}" for f in dq.flags)

@@ -40,7 +40,7 @@ SCHEMA_ERRORS = 5
 
 #: what each check covers (the `check` key of a mismatch)
 CHECKS = ("structure", "plan", "hash", "grade", "status", "summary", "gates", "lifecycle",
-          "requests", "conversation")
+          "requests", "conversation", "screenshot")
 
 
 def attempt_key(record: dict) -> tuple:
@@ -329,7 +329,7 @@ class _Verifier:
         tools = (variant.get("subject") or {}).get("tools") if isinstance(variant.get("subject"), dict) else None
         task = _task_record(a, plan_case)
         ctx = GradeContext(case, Output.from_dict(a["output"]), measurements_of(a), None, a["run"], None, tools,
-                           task=task)
+                           task=task, render=_recorded_page(a))
         error: str | None = None
         complete = True
         for j, spec in enumerate(specs):
@@ -402,7 +402,7 @@ class _Verifier:
         for i, g in enumerate(gates):
             path = jpath("gates", i)
             kind = g.get("gate") if isinstance(g, dict) else None
-            if summary is None or kind not in ("fail-under", "all-pass", "fail-under-metric"):
+            if summary is None or kind not in ("fail-under", "all-pass", "fail-under-metric", "min-dq", "min-rubric"):
                 self.skipped.setdefault(f"gate:{kind}", {"grader": None, "gate": kind, "grades": 0, "first": path,
                                                          "why": "gate cannot be recomputed from the report"})
                 continue
@@ -416,8 +416,14 @@ class _Verifier:
                 except Exception:  # a tampered metric name: named as a mismatch below
                     found = []
                 want = found[0] if found else None
+            elif kind in ("min-dq", "min-rubric"):  # visual work (issue 17)
+                want = _visual_gate(summary, g)
             else:
                 want = all_pass_gate(*failing_cases(self.report["attempts"]))
+            if want is not None:
+                from ..stats.gates import refuse_unchecked
+
+                want = refuse_unchecked([want], self.report.get("instrument"))[0]
             self.checked["gates"] += 1
             self.diff(want, g, path, "gate differs from the recomputed gate", "gates")
 
@@ -479,6 +485,62 @@ class _Verifier:
             self.mismatches.extend(verify_conversation(cases, records, completed=completed))
 
 
+def _visual_gate(summary: dict, g: dict) -> dict | None:
+    """A min-dq or min-rubric gate recomputed from the summary (None when it cannot be)."""
+    from ..stats.gates import dq_gates, rubric_gates
+
+    try:
+        if g.get("gate") == "min-dq":
+            pair = str(g.get("metric") or "")[3:]
+            a, _, b = pair.partition("/")
+            return dq_gates(summary, {pair: g.get("threshold")}, [a, b])[0]
+        return rubric_gates(summary, {g.get("variant"): g.get("threshold")}, [g.get("variant")])[0]
+    except Exception:  # noqa: BLE001 - a tampered gate is named as a mismatch by the diff
+        return None
+
+
+def _recorded_page(a: dict):
+    """The attempt's render record as page graders read it (no screenshots needed)."""
+    if not isinstance(a.get("render"), dict):
+        return None
+    from ..render.page import RenderedPage
+
+    return RenderedPage(a["render"])
+
+
+def verify_screenshots(report: dict, base) -> tuple[list[dict], int]:
+    """Every screenshot a render record lists: present beside the report under its recorded
+    path, inside the report's folder, with the SHA-256 it is named by. (mismatches, checked)"""
+    from pathlib import Path
+
+    from ..render.store import read_shot, shot_path
+
+    out, checked = [], 0
+    for i, a in enumerate(report.get("attempts") or []):
+        render = a.get("render") if isinstance(a, dict) else None
+        if not isinstance(render, dict):
+            continue
+        for j, shot in enumerate(render.get("shots") or []):
+            where = jpath("attempts", i, "render", "shots", j)
+            if not isinstance(shot, dict):
+                continue
+            checked += 1
+            path = shot_path(Path(base), shot.get("path"))
+            digest = shot.get("sha256")
+            if path is None or not isinstance(digest, str):
+                out.append(mismatch(where + ".path", "<run folder>/screenshots/<sha256>.png", shot.get("path"),
+                                    "screenshot path leaves the report's folder or is malformed", "screenshot"))
+                continue
+            if path.name != f"{digest}.png":
+                out.append(mismatch(where + ".path", f"{digest}.png", path.name,
+                                    "screenshot is not named by its hash", "screenshot"))
+            try:
+                read_shot(path, digest)
+            except ValueError as exc:
+                out.append(mismatch(where + ".sha256", digest, None, str(exc), "screenshot"))
+    return out, checked
+
+
 def _run(coro):
     """Finish a grading coroutine. Mechanical graders are sync, so it completes on its first
     step with no event loop; one that really awaits (an async grader) runs on its own loop, in a
@@ -522,8 +584,9 @@ def _grade(grader, ctx):
         return pool.submit(asyncio.run, grade_attempt([grader], ctx)).result()
 
 
-def verify_report(report: dict) -> Verification:
-    """Recompute everything the report alone allows and name every difference."""
+def verify_report(report: dict, base_dir=None) -> Verification:
+    """Recompute everything the report alone allows and name every difference. With
+    `base_dir` (the report's folder) the screenshots it lists are checked against their hashes."""
     v = _Verifier(report)
     v.schema()
     if v.structure():
@@ -533,6 +596,11 @@ def verify_report(report: dict) -> Verification:
         v.gates(summary)
         v.requests()
         v.conversations()
+        if base_dir is not None:
+            found, checked = verify_screenshots(report, base_dir)
+            v.mismatches.extend(found)
+            if checked:
+                v.checked["screenshots"] += checked
     status = (report.get("run") or {}).get("status") if isinstance(report.get("run"), dict) else None
     return Verification(ok=not v.mismatches and not v.schema_errors, status=status, mismatches=v.mismatches,
                         not_recomputable=list(v.skipped.values()), checked=dict(v.checked),

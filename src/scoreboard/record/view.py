@@ -172,6 +172,8 @@ class ReportView:
     total_cases: int = 0
     #: (case id, category) of every plan case, in plan order, even when report.plan.cases is cut
     case_list: list[tuple[str, str | None]] = field(default_factory=list)
+    #: the report's folder, when known: renderings read screenshots from beside it (issue 17)
+    base_dir: Any = None
 
     def cases(self) -> list[tuple[str, str | None]]:
         """(case id, category) of every case of the plan."""

@@ -332,3 +332,98 @@ def baseline_field_gates(baseline: dict, plan: dict, fields: dict, cfg) -> list[
                       "sign_test_p": p_value, "significant": significant, "passed": not failed,
                       "description": desc})
     return gates
+
+
+# --- visual work (issue 17): dQ and rubric means as gates; gates on an unchecked judge ---
+def parse_named_floats(values: list[str] | None, flag: str, low: float, high: float) -> dict[str, float] | None:
+    """`--min-dq 0.2` (every pair: key "*") or `--min-dq careful/basic=0.2`; likewise --min-rubric."""
+    if not values:
+        return None
+    out: dict[str, float] = {}
+    for raw in values:
+        name, sep, num = raw.rpartition("=")
+        try:
+            value = float(num)
+        except ValueError:
+            raise ConfigError(f"--{flag} takes VALUE or NAME=VALUE, got {raw!r}", field=flag.replace("-", "_")) from None
+        if not low <= value <= high:
+            raise ConfigError(f"--{flag} value must be between {low:g} and {high:g}, got {value:g}",
+                              field=flag.replace("-", "_"))
+        out[name if sep else "*"] = value
+    return out
+
+
+def dq_gates(summary: dict, setting: dict[str, float] | None, variants: list[str]) -> list[dict]:
+    """One gate per dQ pair: dQ (first minus second, as the report states it) must reach the
+    value. `A/B` names one pair in that direction (the report's B/A pair is negated)."""
+    if not setting:
+        return []
+    pairs = ((summary.get("judges") or {}).get("dq")) or []
+    gates = []
+    for key, threshold in setting.items():
+        if key == "*":
+            targets = [(p["a"], p["b"]) for p in pairs] or [(a, b) for i, a in enumerate(variants)
+                                                            for b in variants[i + 1:]]
+        else:
+            a, sep, b = key.partition("/")
+            if not sep or a not in variants or b not in variants or a == b:
+                raise ConfigError(f"--min-dq names a pair as A/B of two variants ({', '.join(variants)}), got {key!r}",
+                                  field="min_dq")
+            targets = [(a, b)]
+        for a, b in targets:
+            found = next((p for p in pairs if (p["a"], p["b"]) in ((a, b), (b, a))), None)
+            value = ci = None
+            if found is not None:
+                sign = 1 if found["a"] == a else -1
+                value = sign * found["dq"]
+                if found.get("ci") and found["ci"].get("low") is not None:
+                    bounds = sorted([sign * found["ci"]["low"], sign * found["ci"]["high"]])
+                    ci = f" [95% CI {bounds[0]:+.2f} to {bounds[1]:+.2f}]"
+            passed = value is not None and value >= threshold - 1e-12
+            shown = "n/a (no pointwise scores on shared cases)" if value is None else f"{value:+.2f}{ci or ''}"
+            gates.append({"gate": "min-dq", "variant": a, "metric": f"dq:{a}/{b}", "threshold": threshold,
+                          "value": value, "passed": passed,
+                          "description": f"dQ {a} - {b}: {shown} {'≥' if passed else '<'} {threshold:+.2f}"})
+    return gates
+
+
+def rubric_gates(summary: dict, setting: dict[str, float] | None, variants: list[str]) -> list[dict]:
+    """One gate per variant whose rubric-score mean (on the rubric's own scale) must reach the value."""
+    if not setting:
+        return []
+    unknown = sorted(set(setting) - set(variants) - {"*"})
+    if unknown:
+        raise ConfigError(f"--min-rubric names an unknown variant {unknown[0]!r}", field="min_rubric")
+    per = ((summary.get("judges") or {}).get("variants")) or {}
+    gates = []
+    for v in variants:
+        threshold = setting.get(v, setting.get("*"))
+        if threshold is None:
+            continue
+        value = ((per.get(v) or {}).get("rubric") or {}).get("mean")
+        passed = value is not None and value >= threshold - 1e-12
+        shown = "n/a" if value is None else f"{value:.2f}"
+        gates.append({"gate": "min-rubric", "variant": v, "metric": "rubric", "threshold": threshold,
+                      "value": value, "passed": passed,
+                      "description": f"{v}: rubric-score mean {shown} {'≥' if passed else '<'} {threshold:g}"})
+    return gates
+
+
+#: gates that read a judge's figures when the suite's graders include a judge
+JUDGE_GATES = ("fail-under", "fail-under-metric", "min-dq", "min-rubric", "baseline", "baseline-dq")
+
+
+def refuse_unchecked(gates: list[dict], instrument: dict | None) -> list[dict]:
+    """Gates on a judge's figures refuse to pass when its instrument check failed or never ran
+    (unless the run trusted it: --trust-unchecked-judge). `instrument` is the report's block."""
+    if not instrument or instrument.get("status") == "passed" or instrument.get("trusted"):
+        return gates
+    why = (f"the judge's instrument check {'failed' if instrument.get('status') == 'failed' else 'never ran'}"
+           " (run --stage check, or --trust-unchecked-judge)")
+    out = []
+    for g in gates:
+        if g.get("gate") in JUDGE_GATES:
+            g = {**g, "passed": False, "refused": why, "description": f"{g['description']}; refused: {why}"}
+        out.append(g)
+    return out
+# --- end visual work ---

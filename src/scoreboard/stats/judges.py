@@ -107,6 +107,11 @@ class JudgeAccumulator:
             if self.rubric[v]:
                 block["rubric_scores"] = {f"{low:g}-{high:g}": rubric_mean(per_case, low, high)
                                           for (low, high), per_case in sorted(self.rubric[v].items())}
+                if len(self.rubric[v]) == 1:  # one scale: the figure gates and the lead read (issue 17)
+                    ((low, high), _), = self.rubric[v].items()
+                    (r,) = block["rubric_scores"].values()
+                    block["rubric"] = {"mean": r["mean"], "scale": [low, high], "cases": r["cases"],
+                                       "ci": {**r["ci"], "small_sample": r["small_sample"]} if r["ci"] else None}
             out["variants"][v] = block
         quality = {v: {c: _in_run_order(runs) for c, runs in per.items()} for v, per in self.quality.items()}
         dq = []

@@ -305,6 +305,12 @@ class Summarizer:
                 t.run_values = {}
         self.judges = JudgeAccumulator(plan)
         self.review_acc = ReviewAccumulator(plan) if reviews else None
+        # visual work (issue 17): the judge's instrument check, in the check stage
+        self.instrument = None
+        if plan.get("instrument"):
+            from .instrument import InstrumentAccumulator
+
+            self.instrument = InstrumentAccumulator(plan)
 
     def add(self, attempt: dict) -> None:
         """Count one attempt (attempts of variants outside the plan are left out)."""
@@ -316,6 +322,8 @@ class Summarizer:
         self.judges.add(attempt)
         if self.review_acc is not None:
             self.review_acc.add(attempt)
+        if self.instrument is not None:
+            self.instrument.add(attempt)
 
     def case_outcomes(self) -> dict[str, CaseCounts]:
         """variant -> case_id -> (passed, judged) (what the baseline gate compares)."""
@@ -360,6 +368,8 @@ class Summarizer:
             summary["judges"] = judges
         if self.review_acc is not None:
             apply_reviews(summary, plan, self.review_acc, self.reviews)
+        if self.instrument is not None:
+            summary["instrument"] = self.instrument.summary(pairwise)
         return summary
 
 

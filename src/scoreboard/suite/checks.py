@@ -57,8 +57,9 @@ FLAG_NAMES = {"name": "--name", "cases": "--cases", "runs": "--runs", "concurren
               "judge_runs": "--judge-runs", "grace_seconds": "--grace", "pairwise": "--pairwise",
               "max_requests": "--max-requests", "max_cost_usd": "--max-cost", "max_tokens": "--max-tokens",
               "baseline": "--baseline", "max_regression": "--max-regression",
-              "require_significance": "--require-significance", "alpha": "--alpha"}
-
+              "require_significance": "--require-significance", "alpha": "--alpha",
+              "render": "--render", "min_dq": "--min-dq", "min_rubric": "--min-rubric",
+              "trust_unchecked_judge": "--trust-unchecked-judge"}
 
 
 def blame_flags(exc: ConfigError, overrides: dict, nested: dict) -> ConfigError:

@@ -10,6 +10,12 @@ from ..safefile import DEFAULT_MAX_FILE_BYTES
 from ..safeparse import Bounds
 from ..validation import Strict
 
+# --- visual work (issue 17): render, instrument check, stages ---
+from ..render.settings import RenderSettings
+from .visual_config import InstrumentConfig, StagesConfig
+
+# --- end visual work ---
+
 
 class ConversationLimits(Strict):
     """Bounds on conversation fixtures (from the chat fixtures this grew from); configurable."""
@@ -76,6 +82,10 @@ class PairwiseConfig(Strict):
     """Pairwise judging of every pair of variants, asked in both orders."""
 
     rubric: str | None = None
+    # --- visual work (issue 17): screenshots to the judge, with or without the source ---
+    images: Literal["last", "all"] | bool = False
+    source: bool = True
+    # --- end visual work ---
 
 
 class VariantConfig(Strict):
@@ -166,6 +176,19 @@ class SuiteConfig(Strict):
     #: python graders (and transforms, scoring) named in case files run only with this set
     allow_case_code: bool = False
     # --- end issue 14
+    # --- visual work (issue 17): render outputs, check the judge, named stages, dQ gates ---
+    render: bool | RenderSettings | None = None
+    instrument: InstrumentConfig | None = None
+    stages: StagesConfig | None = None
+    #: least dQ: {"*": 0.2} every pair as recorded (first minus second), {"careful/basic": 0.2} one pair
+    min_dq: dict[str, float] | None = None
+    #: least rubric-score mean per variant ({"*": 3.5} or {"careful": 4})
+    min_rubric: dict[str, float] | None = None
+    #: baseline gate on quality: the most the pointwise quality may drop against the baseline (0-3)
+    max_dq_drop: float | None = Field(None, ge=0, le=3)
+    #: gates on a judge's figures pass even when its instrument check failed or never ran
+    trust_unchecked_judge: bool = False
+    # --- end visual work ---
 
     @field_validator("category", "case", mode="before")
     @classmethod

@@ -18,6 +18,7 @@ from ..graders.base import Grader
 from ..graders.code import check_case_code
 from ..graders.registry import build_grader
 from ..hashing import canonical_json
+from ..render.browser import check_available
 from ..safefile import FileRefused, read_regular
 from ..safeparse import ParseError, parse_json, parse_toml, parse_yaml
 from ..stats.gates import fail_under_gates, metric_gates
@@ -46,7 +47,7 @@ from .checks import (
 )
 from .config import Limits, SuiteConfig
 from .paths import Places
-from .suite import Suite, Variant
+from .suite import Suite, Variant, resolve_render
 from .templates import load_template
 
 
@@ -177,7 +178,9 @@ def _variant_configs(cfg: SuiteConfig, flags: dict) -> list[dict]:
 
 OVERRIDABLE = ("name", "cases", "runs", "concurrency", "timeout_ms", "category", "case",
                "output_dir", "formats", "fail_under", "fail_under_metrics", "seed", "graders", "model", "split", "cache",
-               "judge", "judge_runs", "grace_seconds", "pairwise")
+               "judge", "judge_runs", "grace_seconds", "pairwise",
+               # visual work (issue 17)
+               "render", "min_dq", "min_rubric", "max_dq_drop", "trust_unchecked_judge")
 #: subject kinds whose spec takes a `price` (the suite's price table fills it in by model)
 PRICED_KINDS = {"openai", "anthropic", "http"}
 
@@ -282,6 +285,12 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
     errors.done()
     suite = Suite(_safe_name(name), cfg, cases, variants, graders, base_dir, source, all_cases, skipped, judge)
     suite.warnings = warnings
+    # --- visual work (issue 17): outputs rendered when the suite or a grader asks ---
+    with _in_file(source):
+        suite.render = resolve_render(cfg, graders)
+        if suite.render is not None and not dry_run:
+            check_available(suite.render)
+    # --- end visual work ---
     return suite
 
 

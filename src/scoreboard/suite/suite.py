@@ -71,6 +71,16 @@ class Suite:
         plan = self.plan()
         return sha256_json({"fixture_hash": plan["fixture_hash"], "suite_hash": plan["suite_hash"],
                             "variants": plan["variants"], "judge": plan["judge"]})
+    # --- visual work (issue 17) ---
+    #: how outputs are rendered (None: they are not)
+    render: Any = None
+    #: the stage this suite runs (check, screen, heldout; None: the whole suite)
+    stage: str | None = None
+    #: how the screen stage chose its cases
+    stage_selection: dict | None = None
+    #: the instrument check's settings (the check stage only)
+    instrument: dict | None = None
+    # --- end visual work ---
 
     def plan(self) -> dict:
         """The plan as recorded in the report: cases (with the graders each gets and its input
@@ -88,7 +98,7 @@ class Suite:
                 "split": self.config.split or "default (cases marked heldout excluded)",
                 "budget": self.config.budget.model_dump(), "skipped": self.skipped,
                 "judge": self.judge.spec if self.judge is not None else None,
-                "judge_runs": self.config.judge_runs, **self._plan_extra()}
+                "judge_runs": self.config.judge_runs, **self._plan_extra(), **self.visual_plan()}
 
     def _plan_extra(self) -> dict:
         """issue 14: the summary's derived metrics and reducers, recorded so verify recomputes them."""
@@ -98,6 +108,19 @@ class Suite:
             out["derived_metrics"] = dict(cfg.derived_metrics)
         if cfg.reducers:
             out["reducers"] = [r if isinstance(r, str) else r.model_dump(exclude_none=True) for r in cfg.reducers]
+        return out
+
+    def visual_plan(self) -> dict:
+        """The plan's keys of visual work (issue 17), present only when used."""
+        out: dict[str, Any] = {}
+        if self.render is not None:
+            out["render"] = {**self.render.model_dump(exclude={"browser"}), "fingerprint": self.render.fingerprint()}
+        if self.stage is not None:
+            out["stage"] = self.stage
+        if self.stage_selection is not None:
+            out["stage_selection"] = self.stage_selection
+        if self.instrument is not None:
+            out["instrument"] = self.instrument
         return out
 
     def grader_specs(self) -> dict[str, list]:
@@ -157,3 +180,25 @@ def fixture_hash(plan_cases: list[dict]) -> str:
     """SHA-256 of the planned cases as recorded (each entry without its own input_hash), hashed
     one case at a time rather than as one string of the whole list."""
     return sha256_json_items({k: v for k, v in c.items() if k != "input_hash"} for c in plan_cases)
+
+
+def resolve_render(config: SuiteConfig, graders: dict[str, list[Grader]]):
+    """The render settings of a suite: its `render:` block, or the defaults when a grader or
+    pairwise judging needs rendered pages; None when nothing renders."""
+    from ..render.settings import RenderSettings
+
+    value = config.render
+    if value is False:
+        needing = sorted({g.name for gs in graders.values() for g in gs if getattr(g, "needs_render", False)})
+        if needing:
+            from ..errors import ConfigError
+
+            raise ConfigError(f"grader {needing[0]!r} needs rendered pages, and the suite says render: false",
+                              field="render")
+        return None
+    if isinstance(value, RenderSettings):
+        return value
+    pairwise = config.pairwise
+    wanted = value is True or any(getattr(g, "needs_render", False) for gs in graders.values() for g in gs) \
+        or bool(getattr(pairwise, "images", False))
+    return RenderSettings() if wanted else None

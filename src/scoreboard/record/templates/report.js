@@ -911,6 +911,7 @@
     } else if (a.s !== "not-run") {
       box.appendChild(el("p", { class: "muted", text: "No output." }));
     }
+    if (a.rd) box.appendChild(renderedView(a.rd));
     if (a.t !== undefined) {
       box.appendChild(el("details", null, el("summary", { class: "muted small", text: "tool calls" }), isOmitted(a.t) ? valueNode(a.t) : el("pre", { class: "text", text: valueText(a.t) })));
     }
@@ -932,6 +933,28 @@
     return box;
   }
 
+  /* visual work (issue 17): the rendered page as thumbnails that open full size */
+  var SHOT_PATH = /^[A-Za-z0-9._-]+\/screenshots\/[0-9a-f]{64}\.png$/;
+  function renderedView(rd) {
+    var facts = ["rendered as " + (rd.k || "nothing"), rd.ce + " console error(s)", rd.bl + " blocked request(s)"];
+    if (rd.blank) facts.push("blank page");
+    if (rd.err) facts.push(rd.err);
+    var box = el("div", { class: "rendered", "data-testid": "rendered" }, el("div", { class: "muted small", text: facts.join(" \u00b7 ") }));
+    (rd.sh || []).forEach(function (sh) {
+      var label = (sh.fp ? "full page" : "at " + sh.m + " ms") + " \u00b7 sha256 " + sh.h.slice(0, 12) + "\u2026";
+      var pic = sh.th ? el("img", { src: sh.th, alt: "screenshot " + label, "data-testid": "thumbnail", style: "max-width:240px;border:1px solid #ccc;display:block" })
+        : el("span", { class: "muted small", text: "(no thumbnail)" });
+      var link = sh.p && SHOT_PATH.test(sh.p) ? el("a", { href: sh.p, target: "_blank", rel: "noopener", title: "open full size" }, pic) : pic;
+      box.appendChild(el("figure", { style: "display:inline-block;margin:6px" }, link, el("figcaption", { class: "muted small", text: label })));
+    });
+    return box;
+  }
+  function leadSection() {
+    if (!DATA.lead || !DATA.lead.length) return null;
+    return el("section", { "data-testid": "lead" }, el("h2", { text: "Quality first" }),
+      el("ul", null, DATA.lead.map(function (line) { return el("li", { text: line }); })));
+  }
+
   function fieldDiff(fields) {
     return el("table", { class: "diff", "data-testid": "field-diff" },
       el("thead", null, el("tr", null, el("th", { text: "field" }), el("th", { text: "expected" }), el("th", { text: "actual" }), el("th"))),
@@ -947,7 +970,7 @@
 
   /* ---------- page ---------- */
 
-  var sections = [header(), summarySection(), comparisonSection(), judgesSection(), notMeasuredSection(), gatesSection(),
+  var sections = [header(), leadSection(), summarySection(), comparisonSection(), judgesSection(), notMeasuredSection(), gatesSection(),
     fieldsSection(), documentsSection(), categorySection(), measurementsSection(), casesSection()];
   sections.forEach(function (s) { if (s) app.appendChild(s); });
   computeView();

@@ -1,0 +1,83 @@
+"""What the renderings say first for open-ended and visual work (issue 17): dQ with its paired
+interval and the judge's instrument check, rubric-score means, and a check stage's verdict.
+Shared by the terminal, the Markdown and the HTML."""
+
+from __future__ import annotations
+
+from .schema import Report
+
+
+def _pct(x) -> str:
+    return "n/a" if x is None else f"{x:.1%}"
+
+
+def judge_check_text(report: Report) -> str | None:
+    """The judge's instrument check as this report found it, in words (None: no judge)."""
+    inst = report.instrument
+    if inst is None:
+        return None
+    if inst.status == "passed":
+        text = f"judge check passed ({inst.checked_at or 'date unknown'}"
+        if inst.accuracy is not None:
+            text += f"; good above degraded {_pct(inst.accuracy)}"
+        return text + ")"
+    why = "FAILED" if inst.status == "failed" else "never ran"
+    text = f"judge check {why}: these figures are unverified"
+    if inst.reasons:
+        text += f" ({'; '.join(inst.reasons)})"
+    if inst.trusted:
+        text += "; trusted by --trust-unchecked-judge"
+    return text
+
+
+def lead_lines(report: Report) -> list[str]:
+    """dQ per pair and rubric-score means per variant, with the judge check, for the top."""
+    judges = report.summary.judges
+    if judges is None or report.plan.stage == "check":
+        return []
+    check = judge_check_text(report)
+    out = []
+    for dq in judges.dq or ():
+        ci = dq.ci
+        interval = f" (95% CI {ci.low:+.2f} to {ci.high:+.2f}, {ci.method or 'interval'})" \
+            if ci is not None and ci.low is not None else " (no interval)"
+        flags = "".join(f"; {f}" for f in dq.flags)
+        out.append(f"dQ {dq.a} - {dq.b}: {dq.dq:+.2f}{interval} on {dq.cases} cases "
+                   f"(blind pointwise quality, 0-3{flags})")
+    for name, v in judges.variants.items():
+        if v.rubric is not None:
+            ci = v.rubric.ci
+            interval = f" [95% CI {ci.low:.2f}–{ci.high:.2f}]" if ci is not None and ci.low is not None else ""
+            small = "; small sample: fewer than 30 cases" if v.rubric.cases < 30 else ""
+            out.append(f"rubric-score {name}: mean {v.rubric.mean:.2f} on {v.rubric.scale[0]}-{v.rubric.scale[1]}"
+                       f"{interval} over {v.rubric.cases} cases{small}")
+    if out and check:
+        out.append(check)
+    return out
+
+
+def check_lines(report: Report) -> list[str]:
+    """A check stage's verdict: accuracy, self-agreement, position bias, reasons."""
+    inst = report.summary.instrument
+    if inst is None:
+        return []
+    head = (f"instrument check {'PASSED' if inst.passed else 'FAILED'} (judge {inst.judge_hash[:12]}, "
+            f"{len(inst.conditions) - 1} degraded conditions, {inst.repeats} repeats)")
+    out = [head]
+    if inst.accuracy is not None:
+        a = inst.accuracy
+        ci = f" [95% CI {_pct(a.ci.low)}–{_pct(a.ci.high)}]" if a.ci is not None else ""
+        out.append(f"good ranked above degraded: {a.count}/{a.of} pairs ({_pct(a.value)}{ci}; {a.ties or 0} ties)")
+    if inst.self_agreement is not None:
+        s = inst.self_agreement
+        out.append(f"self-agreement: {s.count}/{s.of} controls judged the same in every repeat ({_pct(s.value)})")
+    if inst.position is not None:
+        p = inst.position
+        shown = "n/a" if p.p is None else f"{p.p:.3g}"
+        out.append(f"pairwise: first position chosen in {_pct(p.first_share)} of {p.answers} answers "
+                   f"(p={shown}{', BIASED' if p.biased else ''})")
+    if inst.pairwise_accuracy is not None:
+        out.append(f"pairwise: good output chosen in {_pct(inst.pairwise_accuracy.value)} of "
+                   f"{inst.pairwise_accuracy.of} comparisons")
+    out += [f"reason: {r}" for r in inst.reasons]
+    return out

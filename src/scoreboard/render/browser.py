@@ -1,0 +1,257 @@
+"""Outputs rendered to PNG in headless Chromium through Playwright, with deterministic settings.
+
+Every page gets the same viewport and device scale factor, reduced motion, animations and
+transitions finished before each shot, a paused page clock set to a fixed time (timers run only
+when the renderer advances it), and a seeded Math.random / crypto.getRandomValues injected
+before any page script. The page is served from an origin of its own (`http://output.invalid/`):
+only the output's own files answer there; every other request (any host, any IP, WebSockets)
+is blocked and counted, and DNS resolves nothing. The settle rule: the network goes idle (or
+`network_idle_ms` passes), then the page clock runs `settle_ms`; with `moments_ms` a shot is
+taken at each moment instead. Console errors, uncaught exceptions, a crash, blocked requests
+and a blank page are measurements in the attempt's render record, never raised.
+
+Playwright is imported only when a suite renders; a missing one is a one-line install hint.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import mimetypes
+import os
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from .detect import PageSource, page_source
+from .pixels import is_blank
+from .settings import RenderSettings
+from .store import ShotStore
+
+ORIGIN = "http://output.invalid/"
+INSTALL_HINT = ("rendering outputs needs Playwright and a Chromium: pip install 'scoreboard[render]' "
+                "(then Debian's `apt-get install chromium`, or `playwright install chromium`)")
+DEFAULT_CHROMIUM = "/usr/bin/chromium"
+#: how many console errors, page errors and blocked URLs a record lists (all are counted)
+LISTED = 20
+MAX_MESSAGE = 500
+
+# mulberry32: a small seeded generator; the same seed gives every page the same numbers.
+SEED_SCRIPT = """(() => {
+  let s = %d >>> 0;
+  const next = () => { s = (s + 0x6D2B79F5) >>> 0; let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1); t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296; };
+  Math.random = next;
+  if (self.crypto && self.crypto.getRandomValues) {
+    self.crypto.getRandomValues = (a) => { const b = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+      for (let i = 0; i < b.length; i++) b[i] = Math.floor(next() * 256); return a; };
+  }
+})();"""
+TEXT_SCRIPT = ("() => document.body ? document.body.innerText : "
+               "(document.documentElement ? document.documentElement.textContent : '')")
+
+
+def chromium_path(settings: RenderSettings) -> str | None:
+    """The Chromium to launch: the setting, $SCOREBOARD_CHROMIUM, Debian's, else Playwright's own."""
+    chosen = settings.browser or os.environ.get("SCOREBOARD_CHROMIUM")
+    if chosen:
+        return chosen
+    return DEFAULT_CHROMIUM if os.path.exists(DEFAULT_CHROMIUM) else None
+
+
+def check_available(settings: RenderSettings) -> None:
+    """Fail before a run starts when Playwright or the named Chromium is missing (install hint)."""
+    import importlib.util
+
+    if importlib.util.find_spec("playwright") is None:
+        raise ConfigError(INSTALL_HINT, field="render")
+    chosen = chromium_path(settings)
+    if chosen is not None and not os.path.exists(chosen):
+        raise ConfigError(f"{INSTALL_HINT}; no Chromium at {chosen}", field="render.browser")
+
+
+def launch_args() -> list[str]:
+    args = ["--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--no-first-run", "--mute-audio", "--hide-scrollbars",
+            "--force-color-profile=srgb", "--disable-extensions",
+            "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+            # No name resolves: nothing a page names can be looked up, let alone reached.
+            "--host-resolver-rules=MAP * ~NOTFOUND"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        args.append("--no-sandbox")  # Chromium refuses its sandbox as root
+    return args
+
+
+class Renderer:
+    """One browser for a run; `render(text)` returns the attempt's render record."""
+
+    def __init__(self, settings: RenderSettings, store: ShotStore):
+        self.settings, self.store = settings, store
+        self._pw = self._browser = None
+        self._lock = asyncio.Lock()
+        self._slots = asyncio.Semaphore(settings.concurrency)
+
+    async def start(self) -> None:
+        """Launch the browser (once); ConfigError with the install hint when it cannot be."""
+        async with self._lock:
+            if self._browser is not None:
+                return
+            try:
+                from playwright.async_api import async_playwright
+            except ImportError:
+                raise ConfigError(INSTALL_HINT, field="render") from None
+            self._pw = await async_playwright().start()
+            try:
+                self._browser = await self._pw.chromium.launch(
+                    executable_path=chromium_path(self.settings), headless=True, args=launch_args())
+            except Exception as exc:  # noqa: BLE001 - any launch failure is the same hint
+                await self._pw.stop()
+                self._pw = None
+                raise ConfigError(f"{INSTALL_HINT}; launching Chromium failed: {str(exc).splitlines()[0]}",
+                                  field="render") from None
+
+    async def aclose(self) -> None:
+        if self._browser is not None:
+            await self._browser.close()
+            self._browser = None
+        if self._pw is not None:
+            await self._pw.stop()
+            self._pw = None
+
+    async def render(self, text: str | None) -> dict:
+        """The render record of one output (shots stored by hash); failures are recorded."""
+        settings = self.settings
+        source, why = page_source(text, settings.kinds)
+        record: dict[str, Any] = {"kind": source.kind if source else None, "settings": settings.fingerprint(),
+                                  "shots": [], "console_errors": [], "page_errors": [], "crashed": False,
+                                  "blocked_requests": 0, "blocked": [], "blank": None, "network_idle": None,
+                                  "text": None, "text_truncated": False, "error": why}
+        if source is None:
+            return record
+        await self.start()
+        async with self._slots:
+            try:
+                async with asyncio.timeout(settings.timeout_ms / 1000):
+                    await self._shoot(source, record)
+            except TimeoutError:
+                record["error"] = f"render timed out after {settings.timeout_ms} ms"
+            except Exception as exc:  # noqa: BLE001 - a page that breaks the browser is a measurement too
+                record["error"] = f"render failed: {type(exc).__name__}: {str(exc).splitlines()[0][:MAX_MESSAGE]}"
+        return record
+
+    async def _shoot(self, source: PageSource, record: dict) -> None:
+        s = self.settings
+        context = await self._browser.new_context(
+            viewport={"width": s.width, "height": s.height}, device_scale_factor=s.device_scale_factor,
+            reduced_motion="reduce", color_scheme="light", locale="en-US", timezone_id="UTC",
+            service_workers="block", accept_downloads=False)
+        try:
+            await context.add_init_script(SEED_SCRIPT % s.seed)
+            start = datetime.fromisoformat(s.clock)
+            await context.clock.install(time=start)
+            await context.clock.pause_at(start)
+            await context.route("**/*", lambda route: self._answer(route, source, record))
+            if hasattr(context, "route_web_socket"):
+                await context.route_web_socket("**/*", lambda ws: self._block_socket(ws, record))
+            page = await context.new_page()
+            page.on("console", lambda msg: _console(msg, record))
+            page.on("pageerror", lambda exc: _listed(record, "page_errors", str(exc)))
+            page.on("crash", lambda _page: record.__setitem__("crashed", True))
+            await page.goto(ORIGIN + "index.html", wait_until="load")
+            try:
+                await page.wait_for_load_state("networkidle", timeout=s.network_idle_ms or 1)
+                record["network_idle"] = True
+            except Exception:  # noqa: BLE001 - a page that keeps fetching is shot anyway, and says so
+                record["network_idle"] = False
+            now = 0
+            for moment in s.moments():
+                if moment > now:
+                    await page.clock.run_for(moment - now)
+                    now = moment
+                await self._keep(page, record, moment, full_page=False)
+            if s.full_page:
+                await self._keep(page, record, now, full_page=True)
+            text = await page.evaluate(TEXT_SCRIPT)
+            text = text if isinstance(text, str) else ""
+            record["text"] = text[:s.max_text_chars]
+            record["text_truncated"] = len(text) > s.max_text_chars
+        finally:
+            await context.close()
+
+    async def _keep(self, page, record: dict, moment: int, *, full_page: bool) -> None:
+        png = await page.screenshot(type="png", full_page=full_page, animations="disabled", caret="hide")
+        digest, path = self.store.put(png)
+        record["shots"].append({"moment_ms": moment, "full_page": full_page, "sha256": digest, "path": path,
+                                "bytes": len(png)})
+        if not full_page:
+            record["blank"] = is_blank(png)  # the last viewport shot decides
+
+    async def _answer(self, route, source: PageSource, record: dict) -> None:
+        url = route.request.url
+        if not url.startswith(ORIGIN):
+            record["blocked_requests"] += 1
+            _listed(record, "blocked", url[:300])
+            await route.abort("blockedbyclient")
+            return
+        path = url[len(ORIGIN):].split("?", 1)[0].split("#", 1)[0]
+        body, ctype = self._file(source, path)
+        if body is None:
+            await route.fulfill(status=404, body=b"not found", content_type="text/plain")
+        else:
+            await route.fulfill(status=200, body=body, content_type=ctype)
+
+    async def _block_socket(self, ws, record: dict) -> None:
+        record["blocked_requests"] += 1
+        _listed(record, "blocked", ws.url[:300])
+        await ws.close(code=1008, reason="blocked by the renderer")
+
+    def _file(self, source: PageSource, path: str) -> tuple[bytes | None, str]:
+        """The bytes the output's own origin serves at `path` (None: not one of its files)."""
+        from urllib.parse import unquote
+
+        path = unquote(path) or "index.html"
+        if source.folder is None:
+            return (source.html.encode("utf-8"), "text/html; charset=utf-8") if path == "index.html" else (None, "")
+        from ..safefile import FileRefused, read_inside
+
+        try:  # inside the folder, regular files only, bounded: never a path that climbs out
+            data = read_inside(path, source.folder, source.folder, limit=self.settings.max_file_bytes,
+                               limit_name="render.max_file_bytes")
+        except (FileRefused, OSError, ValueError):
+            return None, ""
+        ctype = mimetypes.guess_type(path)[0] or "application/octet-stream"
+        return data, ctype + ("; charset=utf-8" if ctype.startswith("text/") else "")
+
+
+def _listed(record: dict, key: str, text: str) -> None:
+    if len(record[key]) < LISTED:
+        record[key].append(text[:MAX_MESSAGE])
+
+
+def _console(msg, record: dict) -> None:
+    if msg.type != "error":
+        return
+    text = msg.text
+    if "ERR_BLOCKED_BY_CLIENT" in text:
+        return  # a request the renderer blocked: counted under blocked_requests
+    _listed(record, "console_errors", text)
+
+
+def settings_from(value: Any) -> RenderSettings:
+    """RenderSettings from a suite's `render:` value (true = the defaults)."""
+    if value is True or value is None:
+        return RenderSettings()
+    if isinstance(value, RenderSettings):
+        return value
+    return RenderSettings.model_validate(value)
+
+
+def store_for(run_folder: Path) -> ShotStore:
+    """The screenshot store of a run folder (`<run>/screenshots`, named from beside the report)."""
+    from .store import SUBDIR
+
+    return ShotStore(Path(run_folder) / SUBDIR, f"{Path(run_folder).name}/{SUBDIR}")
+
+
+__all__ = ["RenderSettings", "Renderer", "ShotStore", "chromium_path", "settings_from", "store_for"]

@@ -1,0 +1,50 @@
+"""Pixel measurements of a screenshot (Pillow + numpy): is it blank, how much of it is ink."""
+
+from __future__ import annotations
+
+import io
+
+#: a page is blank when at least this share of its pixels is one colour
+BLANK_SHARE = 0.999
+
+
+def _pixels(png: bytes):
+    try:
+        from PIL import Image
+    except ImportError:  # pragma: no cover - the render extra installs it
+        from ..errors import ConfigError
+
+        raise ConfigError("measuring screenshots needs Pillow: pip install 'scoreboard[render]'",
+                          field="render") from None
+    import numpy as np
+
+    with Image.open(io.BytesIO(png)) as image:
+        return np.asarray(image.convert("RGB"), dtype=np.uint8)
+
+
+def dominant_share(png: bytes) -> float:
+    """The share of pixels that have the most common colour (1.0: one flat colour)."""
+    import numpy as np
+
+    rgb = _pixels(png)
+    flat = (rgb[..., 0].astype(np.uint32) << 16) | (rgb[..., 1].astype(np.uint32) << 8) | rgb[..., 2]
+    _, counts = np.unique(flat, return_counts=True)
+    return float(counts.max() / flat.size) if flat.size else 1.0
+
+
+def is_blank(png: bytes) -> bool:
+    """A screenshot with (almost) nothing on it: 99.9% or more of its pixels one colour."""
+    return dominant_share(png) >= BLANK_SHARE
+
+
+def thumbnail(png: bytes, width: int = 240) -> bytes:
+    """A small PNG of the screenshot (for the HTML report)."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as image:
+        image = image.convert("RGB")
+        height = max(1, round(image.height * width / max(1, image.width)))
+        small = image.resize((width, height), Image.LANCZOS)
+        out = io.BytesIO()
+        small.save(out, format="PNG", optimize=True)
+        return out.getvalue()

@@ -1,0 +1,70 @@
+"""The renderer's settings (a suite's `render:` block): everything that decides what a screenshot
+looks like, so the same output renders to the same bytes, and the settings' hash is recorded."""
+
+from __future__ import annotations
+
+from pydantic import Field, field_validator
+
+from ..hashing import sha256_json
+from ..validation import Strict
+
+#: what a screenshot's page may be: an HTML document or fenced block, an SVG, Markdown (any
+#: other text), or a folder holding index.html
+KINDS = ("html", "svg", "markdown", "folder")
+
+
+class RenderSettings(Strict):
+    """Deterministic settings of one render: viewport, scale, clock, seed, settle rule, shots."""
+
+    width: int = Field(1024, ge=16, le=4096)
+    height: int = Field(768, ge=16, le=4096)
+    device_scale_factor: float = Field(1.0, gt=0, le=4)
+    #: also take one full-page shot (the whole scroll height) after the last moment
+    full_page: bool = False
+    #: the fixed time every page sees (Date.now, timers are driven by a paused clock)
+    clock: str = "2024-01-01T00:00:00Z"
+    #: seed of Math.random and crypto.getRandomValues inside the page
+    seed: int = 0
+    #: fixed (page-clock) delay after the network went idle before the first shot
+    settle_ms: int = Field(250, ge=0, le=600_000)
+    #: shots at these page-clock moments after load (e.g. [0, 1000, 3000]); default [settle_ms]
+    moments_ms: list[int] | None = None
+    #: how long to wait (real time) for the network to go idle before shooting anyway
+    network_idle_ms: int = Field(3000, ge=0, le=120_000)
+    #: the deadline of one render (real time)
+    timeout_ms: int = Field(30_000, gt=0, le=600_000)
+    #: pages rendered at once
+    concurrency: int = Field(2, ge=1, le=32)
+    #: which output kinds are rendered (others get a render record saying why not)
+    kinds: list[str] = Field(default_factory=lambda: list(KINDS))
+    #: characters of the page's visible text kept in the record (for rendered-page graders)
+    max_text_chars: int = Field(20_000, ge=0, le=1_000_000)
+    #: bytes of one file served from a folder output
+    max_file_bytes: int = Field(16 * 1024 * 1024, gt=0)
+    #: Chromium to drive (default: $SCOREBOARD_CHROMIUM, else /usr/bin/chromium, else Playwright's own)
+    browser: str | None = None
+
+    @field_validator("moments_ms")
+    @classmethod
+    def _moments(cls, value):
+        if value is None:
+            return value
+        if not value or len(value) > 20 or any(m < 0 or m > 600_000 for m in value):
+            raise ValueError("moments_ms is 1 to 20 page-clock moments between 0 and 600000 ms")
+        return sorted(set(value))
+
+    @field_validator("kinds")
+    @classmethod
+    def _kinds(cls, value):
+        bad = [k for k in value if k not in KINDS]
+        if bad:
+            raise ValueError(f"unknown kind {bad[0]!r} (known: {', '.join(KINDS)})")
+        return value
+
+    def moments(self) -> list[int]:
+        """The page-clock moments of the viewport shots."""
+        return list(self.moments_ms) if self.moments_ms else [self.settle_ms]
+
+    def fingerprint(self) -> str:
+        """Hash of every setting that changes the pixels (not where or how fast it runs)."""
+        return sha256_json(self.model_dump(exclude={"concurrency", "timeout_ms", "browser", "network_idle_ms"}))
