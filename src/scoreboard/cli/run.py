@@ -41,6 +41,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="seconds to wait for in-flight attempts after SIGINT/SIGTERM")
     g.add_argument("--executor", metavar="NAME", help="where attempts run: local (default, asyncio in this "
                    "process); other executors register a name")
+    # history store (issue 18)
+    g.add_argument("--store", metavar="PATH|URL|none", help="record the run in this history store: a SQLite file, "
+                   "a postgresql:// URL, or none (default: SCOREBOARD_STORE, else .scoreboard/history.sqlite "
+                   "beside the output folder)")
+    g.add_argument("--tag", action="append", metavar="TAG", help="tag the run in the history store; repeatable")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -57,8 +62,17 @@ def main(args: argparse.Namespace) -> int:
     suite = load_suite(args.suite, flags, dry_run=args.dry_run)
     options = RunOptions(argv=sys.argv[1:], progress=not args.no_progress, junit_path=args.junit,
                          flags=flags, dry_run=args.dry_run, output_json=args.output, executor=args.executor,
-                         hold_report=False)
+                         hold_report=False, store=_store(args, suite.config.output_dir))
     return finish(args, run(suite, options))
+
+
+def _store(args: argparse.Namespace, output_dir: str):
+    """The history store --store and --tag name (None: the run's default store)."""
+    if not args.store and not args.tag:
+        return None
+    from ..store.locate import run_store
+
+    return run_store(output_dir, args.store, tags=args.tag or ())
 
 
 def _resumed(args: argparse.Namespace):
@@ -81,5 +95,6 @@ def _resumed(args: argparse.Namespace):
     suite = load_suite(meta.get("suite_source"), flags, dry_run=bool(meta.get("dry_run")))
     options = RunOptions(argv=sys.argv[1:], progress=not args.no_progress, junit_path=args.junit, flags=flags,
                          dry_run=bool(meta.get("dry_run")), resume_dir=str(folder.stem),
-                         executor=meta.get("executor"), hold_report=False)
+                         executor=meta.get("executor"), hold_report=False,
+                         store=_store(args, suite.config.output_dir))
     return suite, options

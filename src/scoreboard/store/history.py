@@ -24,7 +24,6 @@ from .base import RunEntry
 from .db import Database, now_iso, open_database
 from .reportfile import ReportFile
 from .rows import (
-    JUDGED,
     attempt_position,
     attempt_row,
     case_row,
@@ -174,6 +173,8 @@ class HistoryStore:
                                      text([v["name"] for v in plan.get("variants") or ()]), text(head)))
             self._write_cases(db, self.key, plan)
             self._write_tags(db, self.key, self.tags)
+            db.execute("DELETE FROM variants WHERE run_key = ?", (self.key,))
+            db.executemany(_INSERT_VARIANT, variant_rows(self.key, plan, None))
 
     def _flush(self) -> None:
         batch, self._buffer = self._buffer, []
@@ -396,6 +397,3 @@ class HistoryStore:
 def _flag(value) -> int | None:
     return None if value is None else int(bool(value))
 
-
-def judged(status: str) -> bool:
-    return status in JUDGED

@@ -84,6 +84,7 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
         "CREATE INDEX grades_grader ON grades (run_key, grader, passed)",
         _CASE_RESULTS,
         "CREATE INDEX case_results_position ON case_results (run_key, position)",
+        "CREATE INDEX case_results_case ON case_results (case_id, input_hash)",
         _FIELD_RESULTS,
         "CREATE TABLE summaries (run_key TEXT PRIMARY KEY, summary TEXT NOT NULL)",
         _REVIEWS,
