@@ -111,6 +111,10 @@ class FieldTally:
 class HistoryStore:
     """A Store over a SQLite file or a PostgreSQL database (see module docstring)."""
 
+    #: attempts are written in batches of this many, or after this many seconds
+    flush_every = FLUSH_EVERY
+    flush_seconds = FLUSH_SECONDS
+
     def __init__(self, spec: str | Path, *, tags: Iterable[str] = (), db: Database | None = None):
         self.db = db or open_database(str(spec))
         self.name = self.db.kind
@@ -134,7 +138,7 @@ class HistoryStore:
         if self.failed or self.key is None:
             return
         self._buffer.append(record)
-        if len(self._buffer) >= FLUSH_EVERY or time.monotonic() - self._flushed_at >= FLUSH_SECONDS:
+        if len(self._buffer) >= self.flush_every or time.monotonic() - self._flushed_at >= self.flush_seconds:
             self._guard(self._flush)
 
     def finish(self, head: dict, paths: dict[str, Path]) -> None:
