@@ -12,6 +12,7 @@ import socket
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Self
 
 
 def pg_bin() -> Path | None:
@@ -55,7 +56,7 @@ class Postgres:
                               cwd=self.root, env={"PATH": os.environ.get("PATH", ""), "LC_ALL": "C.UTF-8"},
                               check=False, **kwargs)
 
-    def __enter__(self) -> Postgres:
+    def __enter__(self) -> Self:
         os.chmod(self.root, 0o700)
         if self.user is not None:
             os.chown(self.root, self.user.pw_uid, self.user.pw_gid)

@@ -16,7 +16,13 @@ from scoreboard.store.check import check_stored
 from scoreboard.store.db import migrate, schema_version
 from scoreboard.store.history import HistoryStore
 from scoreboard.store.migrations import MIGRATIONS
-from scoreboard.store.queries import RunFilter, case_page, case_tallies, get_run, list_runs
+from scoreboard.store.queries import (
+    RunFilter,
+    case_page,
+    case_tallies,
+    get_run,
+    list_runs,
+)
 from scoreboard.suite.load import load_suite
 
 N = 14
@@ -137,7 +143,7 @@ def test_run_list_filters_and_pages(store_spec, tmp_path):
     store = HistoryStore(store_spec)
     try:
         db = store.db
-        names = lambda f, **kw: [r["suite"] for r in list_runs(db, f, **kw)[0]]  # noqa: E731
+        names = lambda f, **kw: [r["suite"] for r in list_runs(db, f, **kw)[0]]
         assert names(RunFilter(suite="alpha")) == ["alpha", "alpha"]
         assert names(RunFilter(variant="three")) == ["beta", "beta"]
         assert names(RunFilter(tag="release")) == ["beta"]

@@ -133,7 +133,7 @@ def test_runs_trend_compare_case_and_review(browser, project):
         served.stop()
     assert errors == []
     assert not [m for m in console if "Content Security Policy" in m or "Refused" in m]
-    assert all(u.startswith(served.base) or u.startswith("data:") for u in requests), requests
+    assert all(u.startswith((served.base, "data:")) for u in requests), requests
 
     # the review is in the store, as the record `import reviews` reads ...
     store = HistoryStore(store_path)

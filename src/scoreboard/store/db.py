@@ -15,10 +15,11 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from ..errors import ConfigError
 from ..record.files import make_private_dirs
@@ -33,7 +34,7 @@ POSTGRES_HINT = "the PostgreSQL store needs psycopg: pip install 'scoreboard[pos
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def is_url(spec: str) -> bool:

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from ..errors import ConfigError
-from ..redact import scrub_known
+from ..redact import KNOWN, scrub_known
 from ..stats.counts import CaseCounts, CaseIndex
 from ..stats.summary import field_keys
 from .base import RunEntry
@@ -137,6 +137,8 @@ class HistoryStore:
         """An attempt finished: kept, written with the next batch."""
         if self.failed or self.key is None:
             return
+        if KNOWN:  # no credential the run knows reaches the store (as none reaches the log)
+            record = KNOWN.scrub_value(record)
         self._buffer.append(record)
         if len(self._buffer) >= self.flush_every or time.monotonic() - self._flushed_at >= self.flush_seconds:
             self._guard(self._flush)
@@ -163,6 +165,7 @@ class HistoryStore:
     def _begin(self, meta: dict) -> None:
         plan = meta.get("plan") or {}
         self.key = run_key(meta["suite"], meta["run_id"], meta.get("started_at"))
+        self._buffer, self._seen = [], 0  # one store may record several runs, one after another
         self._where = positions(plan)
         self._fields = FieldTally(plan)
         commit, branch, dirty = git_info(meta.get("cwd"))
@@ -224,7 +227,7 @@ class HistoryStore:
         with self.db.write() as db:
             for table in RUN_TABLES:
                 if table != "run_tags":
-                    db.execute(f"DELETE FROM {table} WHERE run_key = ?", (key,))  # noqa: S608 - fixed names
+                    db.execute(f"DELETE FROM {table} WHERE run_key = ?", (key,))
             db.execute("DELETE FROM runs WHERE key = ?", (key,))
             db.execute(_INSERT_RUN, (key, run["id"], run["suite"], run.get("status"), run.get("started_at"),
                                      run.get("finished_at"), now_iso(), held[4] if held else source, commit, branch,
@@ -278,7 +281,7 @@ class HistoryStore:
         summary = head.get("summary") or {}
         run = head.get("run") or {}
         for table in ("case_results", "field_results", "variants", "summaries"):
-            db.execute(f"DELETE FROM {table} WHERE run_key = ?", (key,))  # noqa: S608 - fixed names
+            db.execute(f"DELETE FROM {table} WHERE run_key = ?", (key,))
         db.executemany(_INSERT_VARIANT, variant_rows(key, head.get("plan") or {}, summary))
         db.execute(_CASE_RESULTS, (key,))
         rows = list(fields.rows(key))

@@ -132,12 +132,12 @@ def attach(db: Database, runs: list[dict]) -> None:
     keys = [r["key"] for r in runs]
     marks = ", ".join("?" * len(keys))
     figures: dict[str, list[dict]] = {k: [] for k in keys}
-    for row in db.all(f"SELECT {VARIANT_COLUMNS} FROM variants WHERE run_key IN ({marks}) "  # noqa: S608
+    for row in db.all(f"SELECT {VARIANT_COLUMNS} FROM variants WHERE run_key IN ({marks}) "
                       "ORDER BY run_key, position", keys):
         item = dict(zip(_VARIANT_NAMES, row))
         figures[item.pop("run_key")].append(item)
     tags: dict[str, list[str]] = {k: [] for k in keys}
-    for key, tag in db.all(f"SELECT run_key, tag FROM run_tags WHERE run_key IN ({marks}) ORDER BY tag", keys):  # noqa: S608
+    for key, tag in db.all(f"SELECT run_key, tag FROM run_tags WHERE run_key IN ({marks}) ORDER BY tag", keys):
         tags[key].append(tag)
     for r in runs:
         r["figures"] = figures[r["key"]]
@@ -146,7 +146,7 @@ def attach(db: Database, runs: list[dict]) -> None:
 
 def get_run(db: Database, key: str) -> dict | None:
     """A run's row, figures, tags, head and summary."""
-    row = db.one(f"SELECT {RUN_COLUMNS}, head FROM runs WHERE key = ?", (key,))  # noqa: S608
+    row = db.one(f"SELECT {RUN_COLUMNS}, head FROM runs WHERE key = ?", (key,))
     if row is None:
         return None
     run = run_dict(row[:-1])
@@ -278,11 +278,11 @@ def suites(db: Database) -> list[dict]:
 
 def suite_runs(db: Database, suite: str, limit: int = 60) -> list[dict]:
     """The suite's latest finished runs, oldest first, with their figures."""
-    rows = db.all(f"SELECT {RUN_COLUMNS} FROM runs WHERE suite = ? AND status <> 'running' "  # noqa: S608
+    rows = db.all(f"SELECT {RUN_COLUMNS} FROM runs WHERE suite = ? AND status <> 'running' "
                   "ORDER BY started_at DESC, key DESC LIMIT ?", (suite, limit))
     runs = [run_dict(r) for r in rows][::-1]
     attach(db, runs)
-    summaries = dict(db.all(f"SELECT run_key, summary FROM summaries WHERE run_key IN "  # noqa: S608
+    summaries = dict(db.all(f"SELECT run_key, summary FROM summaries WHERE run_key IN "
                             f"({', '.join('?' * len(runs))})", [r["key"] for r in runs])) if runs else {}
     for r in runs:
         r["summary"] = parse(summaries.get(r["key"]))

@@ -5,8 +5,9 @@ ijson (yajl's C parser) does the parsing; a small file is simply read whole."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ..errors import ConfigError
 from ..record.io import SCHEMAS, load_report

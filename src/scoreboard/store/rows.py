@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..hashing import sha256_json
 from ..jsonio import dumps_line, loads
@@ -129,7 +130,7 @@ def git_info(folder: str | None) -> tuple[str | None, str | None, bool | None]:
 
     def git(*args: str) -> str | None:
         try:
-            done = subprocess.run(["git", "-C", folder, *args], capture_output=True, text=True, timeout=10,
+            done = subprocess.run(["git", "-C", folder, *args], check=False, capture_output=True, text=True, timeout=10,
                                   stdin=subprocess.DEVNULL)
         except (OSError, subprocess.SubprocessError):
             return None

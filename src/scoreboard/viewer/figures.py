@@ -11,7 +11,13 @@ from typing import Any
 from ..stats.comparison import EXPLORATORY, compare_variants
 from ..stats.intervals import rate
 from ..store.db import Database
-from ..store.queries import case_hashes, case_tallies, field_tallies, get_run, suite_runs
+from ..store.queries import (
+    case_hashes,
+    case_tallies,
+    field_tallies,
+    get_run,
+    suite_runs,
+)
 
 ALPHA = 0.05
 #: cases listed per transition group (the counts always cover all of them)
