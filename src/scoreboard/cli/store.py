@@ -31,28 +31,33 @@ def _store_flag(p: argparse.ArgumentParser) -> None:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="store_command", metavar="COMMAND", parser_class=type(p))
     sub.required = True
-    s = sub.add_parser("import", help="store runs from report files (folders are searched for reports)")
+    s = sub.add_parser("import", help="store runs from report files (folders are searched for reports)",
+                       description="store runs from report files (folders are searched for reports)")
     s.add_argument("paths", nargs="+", metavar="PATH", help="a report JSON file or a folder such as eval-results/")
     s.add_argument("--tag", action="append", default=[], help="tag every imported run; repeatable")
     s.add_argument("--json", action="store_true", help="print what was done as JSON")
     _store_flag(s)
-    s = sub.add_parser("verify", help="check a stored run against its report file (and the report itself)")
+    s = sub.add_parser("verify", help="check a stored run against its report file (and the report itself)",
+                       description="check a stored run against its report file (and the report itself)")
     s.add_argument("run", metavar="RUN_OR_REPORT", help="a run (key, run id, SUITE/RUN_ID) or a report file")
     s.add_argument("--report", metavar="REPORT.json", help="the report to check against (default: where the run "
                    "was stored from)")
     s.add_argument("--json", action="store_true", help="print the check as JSON")
     _store_flag(s)
-    s = sub.add_parser("reviews", help="export stored reviews as the file `scoreboard import reviews` reads")
+    s = sub.add_parser("reviews", help="export stored reviews as the file `scoreboard import reviews` reads",
+                       description="export stored reviews as the file `scoreboard import reviews` reads")
     s.add_argument("--run", help="only reviews of this run's outputs")
     s.add_argument("--kind", choices=["human", "model"], help="only this reviewer kind")
     s.add_argument("--output", required=True, metavar="FILE.json", help="where to write them (created exclusively)")
     _store_flag(s)
-    s = sub.add_parser("tag", help="add (or --remove) tags on a stored run")
+    s = sub.add_parser("tag", help="add (or --remove) tags on a stored run",
+                       description="add (or --remove) tags on a stored run")
     s.add_argument("run", help="a run (key, run id or SUITE/RUN_ID)")
-    s.add_argument("tags", nargs="+", metavar="TAG")
+    s.add_argument("tags", nargs="+", metavar="TAG", help="the tags")
     s.add_argument("--remove", action="store_true", help="remove the tags instead")
     _store_flag(s)
-    s = sub.add_parser("info", help="where the store is, its schema version and what it holds")
+    s = sub.add_parser("info", help="where the store is, its schema version and what it holds",
+                       description="where the store is, its schema version and what it holds")
     s.add_argument("--json", action="store_true", help="print as JSON")
     _store_flag(s)
 
