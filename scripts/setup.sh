@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up scoreboard in ./.venv. With --test, also what the tests need: the test extras,
-# Debian's chromium (browser tests), strace (loopback-only checks) and the Claude Code and
+# Debian's chromium (browser tests), strace (loopback-only checks), postgresql (the history
+# store's tests start a throwaway server with its initdb/pg_ctl) and the Claude Code and
 # Codex CLIs from npm (agent-CLI subject tests) under ./.agent-clis.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +23,10 @@ if [ "$want_test" = 1 ]; then
   need=()
   [ -x /usr/bin/chromium ] || need+=(chromium)
   command -v strace >/dev/null 2>&1 || need+=(strace)
+  # history store (issue 18): the PostgreSQL tests need initdb and pg_ctl
+  if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+    need+=(postgresql)
+  fi
   if [ ${#need[@]} -gt 0 ]; then
     SUDO=""
     [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && SUDO=sudo

@@ -15,7 +15,6 @@ from scoreboard.cases import load_cases
 from scoreboard.cases.csv_import import build_records, import_csv, parse_map
 from scoreboard.errors import ConfigError
 from scoreboard.cli import import_csv as command
-from scoreboard.errors import ConfigError
 
 
 def _wired() -> bool:

@@ -3,4 +3,5 @@
 everything heavy is imported inside its main()."""
 
 MODULES: list[str] = ["run", "validate", "report", "compare", "score", "replay", "footprint", "rescore",
-                      "verify", "imports", "export", "plan", "schema"]
+                      "verify", "imports", "export", "plan", "schema",
+                      "history", "store", "view"]  # history, store, view: issue 18

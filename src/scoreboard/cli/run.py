@@ -59,6 +59,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="run one stage: check (the judge's instrument check on calibration controls), screen "
                         "(the suite's stages.screen subset), heldout (the held-out cases); judge is "
                         "`scoreboard rescore REPORT --allow-judge`")
+    # history store (issue 18)
+    g.add_argument("--store", metavar="PATH|URL|none", help="record the run in this history store: a SQLite file, "
+                   "a postgresql:// URL, or none (default: SCOREBOARD_STORE, else .scoreboard/history.sqlite "
+                   "beside the output folder)")
+    g.add_argument("--tag", action="append", metavar="TAG", help="tag the run in the history store; repeatable")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -83,7 +88,8 @@ def main(args: argparse.Namespace) -> int:
     options = RunOptions(argv=sys.argv[1:], progress=not args.no_progress, junit_path=args.junit,
                          flags=flags, dry_run=args.dry_run, output_json=args.output, executor=args.executor,
                          executor_settings=settings, hold_report=False, live=bool(args.live),
-                         extra_run={"live": True} if args.live else None)
+                         extra_run={"live": True} if args.live else None,
+                         store=_store(args, suite.config.output_dir))
     print_preamble(suite, out_stream(args.json), dry_run=args.dry_run)
     return _finish(args, run(suite, options))
 
@@ -96,6 +102,15 @@ def _finish(args: argparse.Namespace, outcome) -> int:
         report = outcome.report
         print_cases(report["plan"], report["attempts"], out_stream(args.json))
     return finish(args, outcome)
+
+
+def _store(args: argparse.Namespace, output_dir: str):
+    """The history store --store and --tag name (None: the run's default store)."""
+    if not args.store and not args.tag:
+        return None
+    from ..store.locate import run_store
+
+    return run_store(output_dir, args.store, tags=args.tag or ())
 
 
 def _resumed(args: argparse.Namespace):
@@ -121,7 +136,8 @@ def _resumed(args: argparse.Namespace):
     options = RunOptions(argv=sys.argv[1:], progress=not args.no_progress, junit_path=args.junit, flags=flags,
                          dry_run=bool(meta.get("dry_run")), resume_dir=str(folder.stem),
                          executor=args.executor or meta.get("executor"), executor_settings=settings,
-                         hold_report=False, live=live, extra_run={"live": True} if live else None)
+                         hold_report=False, live=live, extra_run={"live": True} if live else None,
+                         store=_store(args, suite.config.output_dir))
     return suite, options
 
 

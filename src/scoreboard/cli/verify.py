@@ -29,6 +29,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="save the revalidated report with a 'verification' section (created exclusively; "
                         "only when verification passes)")
     p.add_argument("--json", action="store_true", help="print the verification as JSON")
+    p.add_argument("--store", nargs="?", const="", metavar="PATH|URL",
+                   help="also check the run stored in this history store against the report (no value: the "
+                        "default store)")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -54,8 +57,11 @@ def main(args: argparse.Namespace) -> int:
                                        "not_recomputable": result.not_recomputable, "checked": result.checked,
                                        "note": result.to_dict()["note"]}
         saved = write_new(args.output, dumps_report(revalidated, indent=None))
+    stored = _stored(args)
     if args.json:
         out = {"report": args.report, **result.to_dict(), "saved": str(saved) if saved else None}
+        if stored is not None:
+            out["stored"] = stored.to_dict()
         sys.stdout.write(json.dumps(out, ensure_ascii=False, indent=1) + "\n")
     else:
         sys.stdout.write(render_text(args.report, result))
@@ -63,4 +69,23 @@ def main(args: argparse.Namespace) -> int:
             print(f"saved: {saved}")
         elif args.output:
             print(f"not saved: {args.output} (verification failed)")
-    return 0 if result.ok else 1
+        if stored is not None:
+            print(f"stored run in {args.store or 'the history store'}: "
+                  + ("matches the report" if stored.ok else f"{len(stored.mismatches)} mismatch(es)"))
+            for line in stored.mismatches:
+                print(f"  {line}")
+    return 0 if result.ok and (stored is None or stored.ok) else 1
+
+
+def _stored(args: argparse.Namespace):
+    """--store: the stored run of this report checked against it (history store, issue 18)."""
+    if args.store is None:
+        return None
+    from ..store.check import check_stored
+    from ..store.locate import open_existing
+
+    store = open_existing(args.store or None)
+    try:
+        return check_stored(store, args.report)
+    finally:
+        store.close()

@@ -39,7 +39,8 @@ from ..stats.gates import (  # dq, rubric, refuse: visual work (issue 17)
     rubric_gates,
 )
 from ..stats.summary import Summarizer
-from ..store.files import FileStore, RunFolder, new_run_folder, open_run_folder
+from ..store.files import RunFolder, new_run_folder, open_run_folder
+from ..store.locate import run_store
 from ..suite.live import check_live_opt_in, check_live_plan
 from ..suite.suite import Suite
 from .attempt import RunState, not_run_record
@@ -90,8 +91,12 @@ class _Run:
         self.state = RunState()
         cfg = suite.config
         self.index = AttemptIndex([c.id for c in suite.cases], [v.name for v in suite.variants], cfg.runs)
-        self.summary = Summarizer(self.plan, reviews=self.carried.reviews)
-        self.store = options.store or FileStore(cfg.output_dir)
+        # history store (issue 18): the store a run records into; reviews it holds of this plan's
+        # cases join the carried ones, and the summary keeps those bound to this run's outputs
+        self.store = options.store or run_store(cfg.output_dir)
+        held = getattr(self.store, "held_reviews", None)
+        reviews = held(self.plan, self.carried.reviews) if held is not None else self.carried.reviews
+        self.summary = Summarizer(self.plan, reviews=reviews)
         self.executor = get_executor(options.executor, options.executor_settings)
         self.formats = tuple(options.formats or cfg.formats or DEFAULT_FORMATS)
         self.reused = 0
@@ -296,8 +301,9 @@ class _Run:
             head["requests"] = self.ledger.summary()
         if self.pairwise is not None and final:
             head["pairwise"] = self.pairwise
-        if self.carried.reviews is not None:
-            head["reviews"] = self.carried.reviews
+        reviews = self.summary.bound_reviews()
+        if self.carried.reviews is not None or (reviews and any(reviews.values())):
+            head["reviews"] = reviews if reviews is not None else self.carried.reviews
         if self.instrument is not None:
             head["instrument"] = self.instrument
         return head
@@ -375,6 +381,8 @@ async def run_async(suite: Suite, options: RunOptions | None = None) -> Outcome:
         r.index.close()
         gc.unfreeze()
     r.store.finish(head, paths)
+    if options.store is None and hasattr(r.store, "close"):
+        r.store.close()  # the run opened it (history store, issue 18)
     outcome = Outcome(head, paths, exit_code_for(head, r.summary))
     outcome.record = r.view.report if r.view is not None else None
     if options.hold_report and sum(t.attempts for t in r.summary.tallies.values()) <= EAGER_REPORT_ATTEMPTS:

@@ -81,6 +81,16 @@ def _semantic_coverage(summary: dict, attempts: list[dict], reviews: dict) -> No
                            "only when people have reviewed every output")
 
 
+def bound_reviews(reviews: dict | None, attempts: list[dict]) -> dict | None:
+    """The reviews bound to an output of these attempts (same case id and output hash), in
+    their order; reviews of outputs the attempts do not hold are left out."""
+    if reviews is None:
+        return None
+    outputs = {(a["case_id"], a["output_hash"]) for a in attempts if a.get("output_hash")}
+    return {kind: [e for e in reviews.get(kind) or () if (e.get("case_id"), e.get("output_hash")) in outputs]
+            for kind in KINDS}
+
+
 def review_counts(attempts: list[dict], reviews: dict) -> dict:
     """Per reviewer kind: entries, outputs and cases reviewed, reviewers, verdicts given, and per
     rating how often it was rated or left unassessed (counts only: no score)."""

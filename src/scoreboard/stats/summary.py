@@ -14,7 +14,7 @@ from typing import Any
 # Graders whose verdicts speak to meaning rather than form; without one, semantic quality is unmeasured.
 from ..record.constants import JUDGE_GRADER_NAMES as JUDGE_GRADERS
 from ..record.constants import MEASUREMENT_KEYS
-from .agreement import ReviewAccumulator, apply_reviews
+from .agreement import ReviewAccumulator, apply_reviews, bound_reviews
 from .comparison import compare_variants
 from .counts import CaseCounts, CaseIndex
 from .intervals import bootstrap_seed, rate
@@ -311,6 +311,7 @@ class Summarizer:
             from .instrument import InstrumentAccumulator
 
             self.instrument = InstrumentAccumulator(plan)
+        self._bound = reviews
 
     def add(self, attempt: dict) -> None:
         """Count one attempt (attempts of variants outside the plan are left out)."""
@@ -367,10 +368,17 @@ class Summarizer:
         if judges is not None:
             summary["judges"] = judges
         if self.review_acc is not None:
-            apply_reviews(summary, plan, self.review_acc, self.reviews)
+            # Reviews bound to no output of these attempts (a store's reviews of other outputs of
+            # the same cases) are left out of the figures and of the report.
+            self._bound = bound_reviews(self.reviews, self.review_acc.attempts())
+            apply_reviews(summary, plan, self.review_acc, self._bound)
         if self.instrument is not None:
             summary["instrument"] = self.instrument.summary(pairwise)
         return summary
+
+    def bound_reviews(self) -> dict | None:
+        """The reviews the last summary counted (those bound to an output of its attempts)."""
+        return self._bound
 
 
 def compare_metrics(comparisons: list[dict], tallies: dict[str, Tally]) -> None:

@@ -1,0 +1,71 @@
+"""`scoreboard history`: the runs a history store holds, newest first, with filters.
+
+    scoreboard history [--suite S] [--variant V] [--status S] [--since DATE] [--until DATE]
+                       [--tag T] [--commit SHA] [--search TEXT] [--limit N] [--json] [--store PATH|URL]
+
+Each run: when, suite, run id, status, git commit (when run inside a repository), and each
+variant's pass rate with its 95% interval (the case as the unit, as the report states it).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+NAME = "history"
+HELP = "list the runs in the history store (pass rates with intervals, status, commit) with filters"
+DESCRIPTION = __doc__
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--store", metavar="PATH|URL", help="the history store (default: SCOREBOARD_STORE, else "
+                   ".scoreboard/history.sqlite)")
+    for name, helptext in (("suite", "only this suite"), ("variant", "only runs with this variant"),
+                           ("status", "completed, stopped or running"), ("since", "started on or after (ISO date)"),
+                           ("until", "started on or before (ISO date)"), ("tag", "only runs with this tag"),
+                           ("commit", "only runs at this git commit (a prefix)"),
+                           ("search", "text in the run id, suite, variants, commit or tags")):
+        p.add_argument(f"--{name}", help=helptext)
+    p.add_argument("--limit", type=int, default=20, help="how many runs (default 20, at most 500)")
+    p.add_argument("--json", action="store_true", help="print the runs as JSON")
+
+
+def _rate(f: dict) -> str:
+    if f.get("pass_rate") is None:
+        return "n/a"
+    text = f"{f['pass_rate'] * 100:.1f}%"
+    if f.get("ci_low") is not None:
+        text += f" [95% CI {f['ci_low'] * 100:.1f}%–{f['ci_high'] * 100:.1f}%]"
+    return text
+
+
+def main(args: argparse.Namespace) -> int:
+    import json
+    import sys
+
+    from ..store.locate import open_existing
+    from ..store.queries import RunFilter, clamp, list_runs
+
+    store = open_existing(args.store)
+    try:
+        f = RunFilter(suite=args.suite, variant=args.variant, status=args.status, since=args.since, until=args.until,
+                      tag=args.tag, commit=args.commit, search=args.search)
+        runs, more = list_runs(store.db, f, limit=clamp(args.limit, 20))
+    finally:
+        store.close()
+    if args.json:
+        sys.stdout.write(json.dumps({"store": store.location, "runs": runs, "more": more is not None},
+                                    ensure_ascii=False, indent=1) + "\n")
+        return 0
+    if not runs:
+        print(f"no runs in {store.location} match")
+        return 0
+    for r in runs:
+        commit = (r["git_commit"] or "")[:10] + (" (dirty)" if r["git_dirty"] else "")
+        tags = f"  tags: {', '.join(r['tags'])}" if r["tags"] else ""
+        print(f"{r['started_at'] or '?'}  {r['suite']}  {r['run_id']}  {r['status']}"
+              + (f"  commit {commit}" if commit else "") + tags)
+        for fig in r["figures"]:
+            print(f"    {fig['name']}: pass rate {_rate(fig)}")
+    if more:
+        print(f"(more runs: --limit {min(500, args.limit * 2)})")
+    return 0

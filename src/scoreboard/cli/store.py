@@ -1,0 +1,189 @@
+"""`scoreboard store`: the history store behind `history` and `view`.
+
+    scoreboard store import eval-results/ [more reports or folders]   back-fill runs from reports
+    scoreboard store verify RUN_OR_REPORT                              check a stored run against its report
+    scoreboard store reviews [--run RUN] [--kind human] --output FILE  export reviews (`import reviews` reads them)
+    scoreboard store tag RUN TAG [TAG ...] [--remove]                  label a run
+    scoreboard store info                                              where it is, schema version, counts
+
+Every sub-command takes --store PATH|URL (default: SCOREBOARD_STORE, else
+.scoreboard/history.sqlite). Importing is idempotent: a report already stored (same SHA-256)
+is left as it is; a changed report replaces its run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+NAME = "store"
+HELP = "the history store: import reports, verify a stored run, export reviews, tag runs"
+DESCRIPTION = __doc__
+
+
+def _store_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--store", metavar="PATH|URL", help="the history store (default: SCOREBOARD_STORE, else "
+                   ".scoreboard/history.sqlite)")
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="store_command", metavar="COMMAND", parser_class=type(p))
+    sub.required = True
+    s = sub.add_parser("import", help="store runs from report files (folders are searched for reports)",
+                       description="store runs from report files (folders are searched for reports)")
+    s.add_argument("paths", nargs="+", metavar="PATH", help="a report JSON file or a folder such as eval-results/")
+    s.add_argument("--tag", action="append", default=[], help="tag every imported run; repeatable")
+    s.add_argument("--json", action="store_true", help="print what was done as JSON")
+    _store_flag(s)
+    s = sub.add_parser("verify", help="check a stored run against its report file (and the report itself)",
+                       description="check a stored run against its report file (and the report itself)")
+    s.add_argument("run", metavar="RUN_OR_REPORT", help="a run (key, run id, SUITE/RUN_ID) or a report file")
+    s.add_argument("--report", metavar="REPORT.json", help="the report to check against (default: where the run "
+                   "was stored from)")
+    s.add_argument("--json", action="store_true", help="print the check as JSON")
+    _store_flag(s)
+    s = sub.add_parser("reviews", help="export stored reviews as the file `scoreboard import reviews` reads",
+                       description="export stored reviews as the file `scoreboard import reviews` reads")
+    s.add_argument("--run", help="only reviews of this run's outputs")
+    s.add_argument("--kind", choices=["human", "model"], help="only this reviewer kind")
+    s.add_argument("--output", required=True, metavar="FILE.json", help="where to write them (created exclusively)")
+    _store_flag(s)
+    s = sub.add_parser("tag", help="add (or --remove) tags on a stored run",
+                       description="add (or --remove) tags on a stored run")
+    s.add_argument("run", help="a run (key, run id or SUITE/RUN_ID)")
+    s.add_argument("tags", nargs="+", metavar="TAG", help="the tags")
+    s.add_argument("--remove", action="store_true", help="remove the tags instead")
+    _store_flag(s)
+    s = sub.add_parser("info", help="where the store is, its schema version and what it holds",
+                       description="where the store is, its schema version and what it holds")
+    s.add_argument("--json", action="store_true", help="print as JSON")
+    _store_flag(s)
+
+
+def report_files(paths: list[str]) -> list[Path]:
+    """Report files named, or found under folders (`*.json` whose start says scoreboard.report)."""
+    from ..errors import ConfigError
+
+    found: list[Path] = []
+    for name in paths:
+        path = Path(name)
+        if path.is_dir():
+            for candidate in sorted(path.rglob("*.json")):
+                if candidate.is_file() and not candidate.is_symlink() and _is_report(candidate):
+                    found.append(candidate)
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise ConfigError("no such file or folder", file=name)
+    return found
+
+
+def _is_report(path: Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            start = handle.read(256)
+    except OSError:
+        return False
+    return b'"scoreboard.report/' in start
+
+
+def main(args: argparse.Namespace) -> int:
+    from ..store.locate import open_existing, open_history
+
+    command = args.store_command
+    store = open_history(args.store, tags=getattr(args, "tag", None) or ()) if command == "import" \
+        else open_existing(args.store)
+    try:
+        return {"import": _import, "verify": _verify, "reviews": _reviews, "tag": _tag, "info": _info}[command](
+            store, args)
+    finally:
+        store.close()
+
+
+def _import(store, args) -> int:
+    import json
+
+    from ..errors import ConfigError
+
+    files = report_files(args.paths)
+    done: dict[str, list[str]] = {"stored": [], "replaced": [], "unchanged": [], "failed": []}
+    errors = []
+    for path in files:
+        try:
+            done[store.store_report(path)].append(str(path))
+        except ConfigError as exc:
+            done["failed"].append(str(path))
+            errors.append(str(exc))
+    if args.json:
+        sys.stdout.write(json.dumps({"store": store.location, **done, "errors": errors}, indent=1) + "\n")
+    else:
+        print(f"{store.location}: {len(done['stored'])} stored, {len(done['replaced'])} replaced, "
+              f"{len(done['unchanged'])} already stored (unchanged), {len(done['failed'])} not readable")
+        for line in errors:
+            print(f"  not stored: {line}", file=sys.stderr)
+    return 1 if errors else 0
+
+
+def _verify(store, args) -> int:
+    import json
+
+    from ..errors import ConfigError
+    from ..record.io import load_report
+    from ..record.verify import verify_report
+    from ..store.check import check_stored
+
+    report = args.report
+    if report is None and Path(args.run).is_file():
+        report = args.run
+    if report is None:
+        key = store.resolve(args.run)
+        row = store.db.one("SELECT report_path FROM runs WHERE key = ?", (key,))
+        report = row[0] if row and row[0] else None
+        if report is None or not Path(report).is_file():
+            raise ConfigError(f"the run's report is not here ({report or 'never written'}): give --report FILE",
+                              field="report")
+    check = check_stored(store, report)
+    own = verify_report(load_report(report))
+    if args.json:
+        sys.stdout.write(json.dumps({**check.to_dict(), "report_verification": own.to_dict()}, indent=1) + "\n")
+    else:
+        print(f"stored run {check.key or '(none)'} against {report}: "
+              + ("matches" if check.ok else f"{len(check.mismatches)} mismatch(es)"))
+        for line in check.mismatches:
+            print(f"  {line}")
+        print(f"  checked: {', '.join(f'{k} {v}' for k, v in check.checked.items())}")
+        print(f"  the report itself: {'verifies' if own.ok else f'{len(own.mismatches)} mismatch(es) (scoreboard verify {report})'}")
+    return 0 if check.ok and own.ok else 1
+
+
+def _reviews(store, args) -> int:
+    from ..jsonio import dumps_line
+    from ..record.files import write_new
+
+    key = store.resolve(args.run) if args.run else None
+    entries = store.reviews(run=key, kind=args.kind)
+    path = write_new(args.output, dumps_line({"version": "scoreboard-store", "entries": entries}))
+    print(f"{len(entries)} review(s) written to {path}")
+    return 0
+
+
+def _tag(store, args) -> int:
+    store.tag(args.run, args.tags, remove=args.remove)
+    print(f"{'removed' if args.remove else 'tagged'}: {', '.join(args.tags)}")
+    return 0
+
+
+def _info(store, args) -> int:
+    import json
+
+    from ..store.db import schema_version
+
+    counts = {t: store.db.one(f"SELECT COUNT(*) FROM {t}")[0] for t in ("runs", "attempts", "reviews")}
+    info = {"store": store.location, "kind": store.name, "schema_version": schema_version(store.db), **counts}
+    if args.json:
+        sys.stdout.write(json.dumps(info, indent=1) + "\n")
+    else:
+        print("  ".join(f"{k}: {v}" for k, v in info.items()))
+    return 0

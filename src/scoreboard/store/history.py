@@ -1,0 +1,406 @@
+"""The history store: every run recorded in a database as it happens (the Store seam of
+store/base.py), SQLite by default, PostgreSQL for a team.
+
+The report files stay the record. A run's rows are written as the engine reports them (the run
+at its start, attempts in batches as they finish, the summary and the report's SHA-256 once the
+report is written); when the rows and the report disagree at the end (a resumed run, a crash
+of an earlier process, attempts that never ran), the run is stored again from its report file.
+A store that fails while a run is under way says so on stderr and steps aside: the run goes on,
+and `scoreboard store import` can back-fill it from the report later.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from ..errors import ConfigError
+from ..redact import KNOWN, scrub_known
+from ..stats.counts import CaseCounts, CaseIndex
+from ..stats.summary import field_keys
+from .base import RunEntry
+from .db import Database, now_iso, open_database
+from .reportfile import ReportFile
+from .rows import (
+    attempt_position,
+    attempt_row,
+    case_row,
+    file_sha256,
+    git_info,
+    grade_rows,
+    head_of,
+    parse,
+    positions,
+    review_entry,
+    review_row,
+    run_key,
+    text,
+    total_attempts,
+    variant_rows,
+)
+
+FLUSH_EVERY = 2000
+FLUSH_SECONDS = 1.0
+
+_INSERT_RUN = ("INSERT INTO runs (key, run_id, suite, status, started_at, finished_at, recorded_at, source, "
+               "git_commit, git_branch, git_dirty, dry_run, synthetic, executor, planned, attempts, variants, head) "
+               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET "
+               "status = excluded.status, recorded_at = excluded.recorded_at")
+_INSERT_CASE = ("INSERT INTO cases (run_key, position, case_id, input_hash, category, data) VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (run_key, case_id) DO NOTHING")
+_INSERT_ATTEMPT = (
+    "INSERT INTO attempts (run_key, position, case_id, variant, run, status, input_hash, output_hash, error, "
+    "latency_ms, cost_usd, input_tokens, output_tokens, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (run_key, case_id, variant, run) DO UPDATE SET position = excluded.position, "
+    "status = excluded.status, input_hash = excluded.input_hash, output_hash = excluded.output_hash, "
+    "error = excluded.error, latency_ms = excluded.latency_ms, cost_usd = excluded.cost_usd, "
+    "input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens, record = excluded.record")
+_INSERT_GRADE = ("INSERT INTO grades (run_key, case_id, variant, run, idx, grader, passed, score, reason) "
+                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_key, case_id, variant, run, idx) DO UPDATE SET "
+                 "grader = excluded.grader, passed = excluded.passed, score = excluded.score, reason = excluded.reason")
+_INSERT_VARIANT = ("INSERT INTO variants (run_key, position, name, spec, attempts, passed, failed, errors, unassessed, "
+                   "not_run, pass_rate, ci_low, ci_high, ci_method, field_accuracy, fa_low, fa_high, cost_per_case) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+_CASE_RESULTS = (
+    "INSERT INTO case_results (run_key, variant, case_id, position, input_hash, category, hits, tries, passed, "
+    "failed, errors, other) SELECT a.run_key, a.variant, a.case_id, MIN(c.position), MIN(c.input_hash), "
+    "MIN(c.category), SUM(CASE WHEN a.status = 'passed' THEN 1 ELSE 0 END), "
+    "SUM(CASE WHEN a.status IN ('passed', 'failed', 'error') THEN 1 ELSE 0 END), "
+    "SUM(CASE WHEN a.status = 'passed' THEN 1 ELSE 0 END), SUM(CASE WHEN a.status = 'failed' THEN 1 ELSE 0 END), "
+    "SUM(CASE WHEN a.status = 'error' THEN 1 ELSE 0 END), "
+    "SUM(CASE WHEN a.status IN ('passed', 'failed', 'error') THEN 0 ELSE 1 END) "
+    "FROM attempts a JOIN cases c ON c.run_key = a.run_key AND c.case_id = a.case_id "
+    "WHERE a.run_key = ? GROUP BY a.run_key, a.variant, a.case_id")
+_INSERT_REVIEW = (
+    "INSERT INTO reviews (case_id, output_hash, reviewer_id, rubric_version, input_hash, reviewer_kind, ratings, "
+    "verdict, notes, run_key, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (case_id, output_hash, reviewer_id, rubric_version) DO UPDATE SET "
+    "input_hash = excluded.input_hash, reviewer_kind = excluded.reviewer_kind, ratings = excluded.ratings, "
+    "verdict = excluded.verdict, notes = excluded.notes, run_key = excluded.run_key, created_at = excluded.created_at")
+REVIEW_COLUMNS = ("case_id, output_hash, reviewer_id, rubric_version, input_hash, reviewer_kind, ratings, verdict, "
+                  "notes, run_key, created_at")
+#: tables holding one run's rows (what storing a run again replaces)
+RUN_TABLES = ("attempts", "grades", "case_results", "field_results", "variants", "summaries", "cases", "run_tags")
+
+
+class FieldTally:
+    """Per-case field hits of one run, kept as the summary keeps them (compact by case)."""
+
+    def __init__(self, plan: dict):
+        self.index = CaseIndex([c["id"] for c in plan.get("cases") or ()])
+        self.counts: dict[tuple[str, str, str], CaseCounts] = {}
+
+    def add(self, record: dict) -> None:
+        for g in record.get("grades") or ():
+            for f in g.get("fields") or ():
+                slot = (record["variant"], g["grader"], f["path"])
+                counts = self.counts.get(slot)
+                if counts is None:
+                    counts = self.counts[slot] = CaseCounts(self.index)
+                counts.add(record["case_id"], bool(f.get("passed")))
+
+    def rows(self, key: str) -> Iterator[tuple]:
+        names = field_keys({(grader, path) for _, grader, path in self.counts})
+        for (variant, grader, path), counts in self.counts.items():
+            for case_id, (hits, tries) in counts.items():
+                yield (key, variant, names[(grader, path)], case_id, hits, tries)
+
+
+class HistoryStore:
+    """A Store over a SQLite file or a PostgreSQL database (see module docstring)."""
+
+    #: attempts are written in batches of this many, or after this many seconds
+    flush_every = FLUSH_EVERY
+    flush_seconds = FLUSH_SECONDS
+
+    def __init__(self, spec: str | Path, *, tags: Iterable[str] = (), db: Database | None = None):
+        self.db = db or open_database(str(spec))
+        self.name = self.db.kind
+        self.location = self.db.location
+        self.tags = sorted(set(tags))
+        self.key: str | None = None
+        self.failed: str | None = None
+        self._buffer: list[dict] = []
+        self._flushed_at = time.monotonic()
+        self._seen = 0
+        self._where = None
+        self._fields: FieldTally | None = None
+
+    # ---- the Store seam: a run as it happens
+    def begin(self, meta: dict) -> None:
+        """A run started or resumed: its row, variants and cases."""
+        self._guard(self._begin, meta)
+
+    def attempt(self, record: dict) -> None:
+        """An attempt finished: kept, written with the next batch."""
+        if self.failed or self.key is None:
+            return
+        if KNOWN:  # no credential the run knows reaches the store (as none reaches the log)
+            record = KNOWN.scrub_value(record)
+        self._buffer.append(record)
+        if len(self._buffer) >= self.flush_every or time.monotonic() - self._flushed_at >= self.flush_seconds:
+            self._guard(self._flush)
+
+    def finish(self, head: dict, paths: dict[str, Path]) -> None:
+        """The report was written: the summary, the report's hash, and the rows checked against it."""
+        if self.failed or self.key is None:
+            return
+        self._guard(self._finish, head, paths)
+        if self.failed:
+            print(f"scoreboard: warning: the run was not fully stored in {self.location}; its report is the "
+                  f"record: `scoreboard store import {paths.get('json')}` stores it again", file=sys.stderr)
+
+    def _guard(self, step, *args) -> None:
+        if self.failed:
+            return
+        try:
+            step(*args)
+        except Exception as exc:  # noqa: BLE001 - the run goes on; the report files are the record
+            self.failed = scrub_known(f"{type(exc).__name__}: {exc}")
+            print(f"scoreboard: warning: history store {self.location}: {self.failed}; this run's report "
+                  "files are still written", file=sys.stderr)
+
+    def _begin(self, meta: dict) -> None:
+        plan = meta.get("plan") or {}
+        self.key = run_key(meta["suite"], meta["run_id"], meta.get("started_at"))
+        self._buffer, self._seen = [], 0  # one store may record several runs, one after another
+        self._where = positions(plan)
+        self._fields = FieldTally(plan)
+        commit, branch, dirty = git_info(meta.get("cwd"))
+        planned = len(plan.get("cases") or ()) * len(plan.get("variants") or ()) * int(plan.get("runs") or 1)
+        head = {"run": {"id": meta["run_id"], "suite": meta["suite"], "started_at": meta.get("started_at"),
+                        "argv": meta.get("argv"), "executor": meta.get("executor"), "dry_run": meta.get("dry_run")},
+                "plan": {k: v for k, v in plan.items() if k != "cases"}}
+        with self.db.write() as db:
+            db.execute(_INSERT_RUN, (self.key, meta["run_id"], meta["suite"], "running", meta.get("started_at"), None,
+                                     now_iso(), "live", commit, branch, _flag(dirty), _flag(meta.get("dry_run")),
+                                     None, meta.get("executor"), planned, None,
+                                     text([v["name"] for v in plan.get("variants") or ()]), text(head)))
+            self._write_cases(db, self.key, plan)
+            self._write_tags(db, self.key, self.tags)
+            db.execute("DELETE FROM variants WHERE run_key = ?", (self.key,))
+            db.executemany(_INSERT_VARIANT, variant_rows(self.key, plan, None))
+
+    def _flush(self) -> None:
+        batch, self._buffer = self._buffer, []
+        self._flushed_at = time.monotonic()
+        if batch:
+            with self.db.write() as db:
+                self._write_attempts(db, self.key, batch, self._where)
+            for record in batch:
+                self._fields.add(record)
+            self._seen += len(batch)
+
+    def _finish(self, head: dict, paths: dict[str, Path]) -> None:
+        self._flush()
+        report = Path(paths["json"])
+        stored = self.db.one("SELECT COUNT(*) FROM attempts WHERE run_key = ?", (self.key,))[0]
+        expected = total_attempts(head.get("summary"))
+        if stored != expected or self._seen != expected:
+            # Attempts this process did not see (a resumed run's, attempts that never ran):
+            # the report holds every one of them.
+            self.store_report(report, source="live", replace=True)
+            return
+        sha, size = file_sha256(report)
+        with self.db.write() as db:
+            self._write_end(db, self.key, head, self._fields)
+            db.execute("UPDATE runs SET report_path = ?, report_sha256 = ?, report_bytes = ? WHERE key = ?",
+                       (str(report.resolve()), sha, size, self.key))
+
+    # ---- writing a whole run from its report (import, and the end of a run that needs it)
+    def store_report(self, path: str | Path, *, source: str = "import", replace: bool = False) -> str:
+        """Store the run of a report file; returns "stored", "replaced" or "unchanged" (the same
+        report, by SHA-256, is already stored: nothing is written)."""
+        report = ReportFile(path)
+        sha, size = file_sha256(report.path)
+        run, plan = report.head["run"], report.head["plan"]
+        key = run_key(run["suite"], run["id"], run.get("started_at"))
+        held = self.db.one("SELECT report_sha256, git_commit, git_branch, git_dirty, source FROM runs WHERE key = ?",
+                           (key,))
+        if held is not None and held[0] == sha and not replace:
+            return "unchanged"
+        commit, branch, dirty = (held[1], held[2], held[3]) if held else (None, None, None)
+        where = positions(plan)
+        fields = FieldTally(plan)
+        with self.db.write() as db:
+            for table in RUN_TABLES:
+                if table != "run_tags":
+                    db.execute(f"DELETE FROM {table} WHERE run_key = ?", (key,))
+            db.execute("DELETE FROM runs WHERE key = ?", (key,))
+            db.execute(_INSERT_RUN, (key, run["id"], run["suite"], run.get("status"), run.get("started_at"),
+                                     run.get("finished_at"), now_iso(), held[4] if held else source, commit, branch,
+                                     dirty, _flag(run.get("dry_run")), _flag(run.get("synthetic")),
+                                     run.get("executor"), None, None,
+                                     text([v["name"] for v in plan.get("variants") or ()]), None))
+            self._write_cases(db, key, plan)
+            self._write_tags(db, key, self.tags)
+        batch: list[dict] = []
+        for record in report.attempts():
+            batch.append(record)
+            fields.add(record)
+            if len(batch) >= FLUSH_EVERY:
+                with self.db.write() as db:
+                    self._write_attempts(db, key, batch, where)
+                batch = []
+        with self.db.write() as db:
+            self._write_attempts(db, key, batch, where)
+            self._write_end(db, key, report.head, fields)
+            db.execute("UPDATE runs SET report_path = ?, report_sha256 = ?, report_bytes = ? WHERE key = ?",
+                       (str(report.path.resolve()), sha, size, key))
+            reviews = report.head.get("reviews") or {}
+            db.executemany(_INSERT_REVIEW, [review_row(e, key, now_iso()) for kind in ("human", "model")
+                                            for e in reviews.get(kind) or ()])
+        return "replaced" if held is not None else "stored"
+
+    # ---- rows
+    @staticmethod
+    def _write_cases(db: Database, key: str, plan: dict) -> None:
+        rows: list[tuple] = []
+        for i, case in enumerate(plan.get("cases") or ()):
+            rows.append(case_row(key, i, case))
+            if len(rows) >= FLUSH_EVERY:
+                db.executemany(_INSERT_CASE, rows)
+                rows = []
+        db.executemany(_INSERT_CASE, rows)
+
+    @staticmethod
+    def _write_tags(db: Database, key: str, tags: list[str]) -> None:
+        db.executemany("INSERT INTO run_tags (run_key, tag) VALUES (?, ?) ON CONFLICT (run_key, tag) DO NOTHING",
+                       [(key, t) for t in tags])
+
+    @staticmethod
+    def _write_attempts(db: Database, key: str, records: list[dict], where) -> None:
+        db.executemany(_INSERT_ATTEMPT, [attempt_row(key, attempt_position(r, where), r) for r in records])
+        db.executemany(_INSERT_GRADE, [row for r in records for row in grade_rows(key, r)])
+
+    @staticmethod
+    def _write_end(db: Database, key: str, head: dict, fields: FieldTally) -> None:
+        """Summary, per-variant figures, per-case and per-field tallies; the run's final state."""
+        summary = head.get("summary") or {}
+        run = head.get("run") or {}
+        for table in ("case_results", "field_results", "variants", "summaries"):
+            db.execute(f"DELETE FROM {table} WHERE run_key = ?", (key,))
+        db.executemany(_INSERT_VARIANT, variant_rows(key, head.get("plan") or {}, summary))
+        db.execute(_CASE_RESULTS, (key,))
+        rows = list(fields.rows(key))
+        db.executemany("INSERT INTO field_results (run_key, variant, field, case_id, hits, tries) "
+                       "VALUES (?, ?, ?, ?, ?, ?)", rows)
+        db.execute("INSERT INTO summaries (run_key, summary) VALUES (?, ?)", (key, text(summary)))
+        count = db.one("SELECT COUNT(*) FROM attempts WHERE run_key = ?", (key,))[0]
+        plan = head.get("plan") or {}
+        planned = len(plan.get("cases") or ()) * len(plan.get("variants") or ()) * int(plan.get("runs") or 1)
+        db.execute("UPDATE runs SET status = ?, finished_at = ?, synthetic = ?, executor = ?, dry_run = ?, "
+                   "planned = ?, attempts = ?, head = ? WHERE key = ?",
+                   (run.get("status"), run.get("finished_at"), _flag(run.get("synthetic")), run.get("executor"),
+                    _flag(run.get("dry_run")), planned, count, text(head_of(head)), key))
+
+    # ---- reading
+    def runs(self, suite: str | None = None) -> Iterator[RunEntry]:
+        """The runs this store holds, newest first."""
+        sql = "SELECT run_id, suite, status, started_at, report_path, variants FROM runs"
+        params: tuple = ()
+        if suite:
+            sql += " WHERE suite = ?"
+            params = (suite,)
+        for run_id, suite_, status, started, report, variants in self.db.all(
+                sql + " ORDER BY started_at DESC, key DESC", params):
+            path = Path(report) if report else None
+            yield RunEntry(run_id=run_id, suite=suite_, status=status, started_at=started, report=path,
+                           folder=path.with_suffix("") if path else Path(), variants=parse(variants) or [])
+
+    def resolve(self, run: str) -> str:
+        """A run's key from its key, its run id (when one suite holds it) or `SUITE/RUN_ID`."""
+        if self.db.one("SELECT 1 FROM runs WHERE key = ?", (run,)):
+            return run
+        suite, _, run_id = run.rpartition("/")
+        sql, params = "SELECT key FROM runs WHERE run_id = ?", [run_id]
+        if suite:
+            sql += " AND suite = ?"
+            params.append(suite)
+        keys = [row[0] for row in self.db.all(sql, params)]
+        if not keys:
+            raise ConfigError(f"no run {run!r} in the store {self.location}", field="run")
+        if len(keys) > 1:
+            raise ConfigError(f"run id {run!r} is in several suites: name it SUITE/{run_id}", field="run")
+        return keys[0]
+
+    def read(self, run_id: str) -> dict:
+        """The whole report of a stored run, assembled from its rows."""
+        key = self.resolve(run_id)
+        head = parse(self.db.one("SELECT head FROM runs WHERE key = ?", (key,))[0]) or {}
+        plan = dict(head.get("plan") or {})
+        plan["cases"] = [parse(row[0]) for row in self.db.rows(
+            "SELECT data FROM cases WHERE run_key = ? ORDER BY position", (key,))]
+        summary = self.db.one("SELECT summary FROM summaries WHERE run_key = ?", (key,))
+        report = {k: head[k] for k in ("schema", "run") if k in head}
+        report["plan"] = plan
+        report["attempts"] = list(self.attempt_records(key))
+        report["summary"] = parse(summary[0]) if summary else None
+        report.update({k: head[k] for k in ("gates", "requests", "pairwise", "reviews", "verification") if k in head})
+        return report
+
+    def attempt_records(self, key: str) -> Iterator[dict]:
+        """A stored run's attempts in report order, read in batches."""
+        for (record,) in self.db.rows("SELECT record FROM attempts WHERE run_key = ? ORDER BY position", (key,)):
+            yield parse(record)
+
+    # ---- reviews
+    def add_reviews(self, entries: list[dict], run: str | None = None) -> None:
+        """Store reviews (an existing one by the same reviewer, rubric version, case and output is replaced)."""
+        with self.db.write() as db:
+            db.executemany(_INSERT_REVIEW, [review_row(e, run, now_iso()) for e in entries])
+
+    def reviews(self, *, run: str | None = None, kind: str | None = None) -> list[dict]:
+        """Stored reviews as `import reviews` entries: all, or those of one run's outputs."""
+        sql = f"SELECT {REVIEW_COLUMNS} FROM reviews r"
+        where, params = [], []
+        if run is not None:
+            where.append("EXISTS (SELECT 1 FROM attempts a WHERE a.run_key = ? AND a.case_id = r.case_id "
+                         "AND a.output_hash = r.output_hash)")
+            params.append(run)
+        if kind:
+            where.append("r.reviewer_kind = ?")
+            params.append(kind)
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY r.created_at, r.case_id, r.output_hash, r.reviewer_id, r.rubric_version"
+        return [review_entry(row) for row in self.db.all(sql, params)]
+
+    def held_reviews(self, plan: dict, carried: dict | None) -> dict | None:
+        """The reviews a new run's report starts with: those it carries, plus the stored ones of
+        its cases (same case id and input hash; the summary keeps those bound to its outputs)."""
+        wanted = {c["id"]: c.get("input_hash") for c in plan.get("cases") or ()}
+        stored = [review_entry(row) for row in self.db.all(
+            f"SELECT {REVIEW_COLUMNS} FROM reviews ORDER BY created_at, case_id, output_hash, reviewer_id, "
+            "rubric_version")] if self._any_reviews() else []
+        stored = [e for e in stored if wanted.get(e["case_id"]) == e["input_hash"]]
+        if not stored:
+            return carried
+        out = {kind: list((carried or {}).get(kind) or ()) for kind in ("human", "model")}
+        have = {(e["case_id"], e["output_hash"], e["reviewer_id"], e["rubric_version"])
+                for kind in out for e in out[kind]}
+        for e in stored:
+            if (e["case_id"], e["output_hash"], e["reviewer_id"], e["rubric_version"]) not in have:
+                out[e["reviewer_kind"]].append(e)
+        return out
+
+    def _any_reviews(self) -> bool:
+        return self.db.one("SELECT 1 FROM reviews LIMIT 1") is not None
+
+    def tag(self, run: str, tags: list[str], remove: bool = False) -> None:
+        key = self.resolve(run)
+        with self.db.write() as db:
+            if remove:
+                db.executemany("DELETE FROM run_tags WHERE run_key = ? AND tag = ?", [(key, t) for t in tags])
+            else:
+                self._write_tags(db, key, tags)
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def _flag(value) -> int | None:
+    return None if value is None else int(bool(value))
+

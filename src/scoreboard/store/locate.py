@@ -1,0 +1,72 @@
+"""Which store a run records into, and which one `history`, `view` and `store` read.
+
+A spec is a PostgreSQL URL (`postgresql://...`), the path of a SQLite file, or `none` (report
+files only). Without one: `SCOREBOARD_STORE`, else `.scoreboard/history.sqlite` next to the
+output folder (`eval-results/`), so a project keeps its history beside its reports.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..errors import ConfigError
+from .db import shown_location
+from .files import FileStore
+from .history import HistoryStore
+
+ENV = "SCOREBOARD_STORE"
+OFF = ("none", "off", "files")
+DEFAULT_FILE = Path(".scoreboard") / "history.sqlite"
+
+
+def default_location(output_dir: str | os.PathLike = "eval-results") -> Path:
+    """`.scoreboard/history.sqlite` in the folder that holds the output folder."""
+    return Path(output_dir).parent / DEFAULT_FILE
+
+
+def store_spec(spec: str | None, output_dir: str | os.PathLike = "eval-results") -> str | None:
+    """The store a spec, the environment or the default names; None for `none`."""
+    chosen = spec or os.environ.get(ENV) or str(default_location(output_dir))
+    return None if chosen.strip().lower() in OFF else chosen
+
+
+def open_history(spec: str | None, output_dir: str | os.PathLike = "eval-results", *,
+                 tags: Iterable[str] = ()) -> HistoryStore:
+    """The history store to read or write; a one-line error when there is none or it cannot open."""
+    chosen = store_spec(spec, output_dir)
+    if chosen is None:
+        raise ConfigError("no history store (store is 'none'): name one with --store or SCOREBOARD_STORE",
+                          field="store")
+    return HistoryStore(chosen, tags=tags)
+
+
+def open_existing(spec: str | None) -> HistoryStore:
+    """A store to read: a SQLite file must already exist (reading never creates one)."""
+    chosen = store_spec(spec)
+    if chosen is None:
+        raise ConfigError("no history store (store is 'none')", field="store")
+    if not chosen.startswith(("postgresql://", "postgres://")) and not Path(chosen).is_file():
+        raise ConfigError("no history store here yet (a run records one; or give --store PATH or URL)",
+                          file=shown_location(chosen), field="store")
+    return HistoryStore(chosen)
+
+
+def run_store(output_dir: str | os.PathLike, spec: str | None = None, *, tags: Iterable[str] = ()):
+    """The store a run records into. A store named by --store or SCOREBOARD_STORE must open (a
+    one-line error before anything runs); the default one steps aside with a warning when it
+    cannot (a read-only folder), and the run keeps its report files."""
+    named = spec or os.environ.get(ENV)
+    chosen = store_spec(spec, output_dir)
+    if chosen is None:
+        return FileStore(output_dir)
+    if named:
+        return HistoryStore(chosen, tags=tags)
+    try:
+        return HistoryStore(chosen, tags=tags)
+    except ConfigError as exc:
+        print(f"scoreboard: warning: no history kept for this run ({exc}); its report files are written",
+              file=sys.stderr)
+        return FileStore(output_dir)

@@ -1,0 +1,91 @@
+"""The history store's schema: a plain ordered list of migrations (name, statements). A store
+records each one it applied in `schema_migrations`; a new one is appended, never edited.
+
+The SQL is the dialect SQLite and PostgreSQL share: TEXT, BIGINT, DOUBLE PRECISION, composite
+primary keys, `ON CONFLICT` upserts. JSON values are stored as text.
+
+Tables: runs (one row per run, keyed by suite + run id + start time), run_tags, variants (with
+the summary's headline figures), cases (the plan's cases), attempts (one row per attempt, its
+whole record as JSON), grades (one row per grade), case_results and field_results (per-case
+tallies the comparisons read), summaries (each run's summary), reviews (human and model reviews
+bound to output hashes).
+"""
+
+from __future__ import annotations
+
+_RUNS = """CREATE TABLE runs (
+  key TEXT PRIMARY KEY, run_id TEXT NOT NULL, suite TEXT NOT NULL, status TEXT,
+  started_at TEXT, finished_at TEXT, recorded_at TEXT NOT NULL, source TEXT NOT NULL,
+  report_path TEXT, report_sha256 TEXT, report_bytes BIGINT,
+  git_commit TEXT, git_branch TEXT, git_dirty BIGINT,
+  dry_run BIGINT, synthetic BIGINT, executor TEXT, planned BIGINT, attempts BIGINT,
+  variants TEXT NOT NULL, head TEXT)"""
+
+_VARIANTS = """CREATE TABLE variants (
+  run_key TEXT NOT NULL, position BIGINT NOT NULL, name TEXT NOT NULL, spec TEXT NOT NULL,
+  attempts BIGINT, passed BIGINT, failed BIGINT, errors BIGINT, unassessed BIGINT, not_run BIGINT,
+  pass_rate DOUBLE PRECISION, ci_low DOUBLE PRECISION, ci_high DOUBLE PRECISION, ci_method TEXT,
+  field_accuracy DOUBLE PRECISION, fa_low DOUBLE PRECISION, fa_high DOUBLE PRECISION,
+  cost_per_case DOUBLE PRECISION,
+  PRIMARY KEY (run_key, name))"""
+
+_CASES = """CREATE TABLE cases (
+  run_key TEXT NOT NULL, position BIGINT NOT NULL, case_id TEXT NOT NULL, input_hash TEXT,
+  category TEXT, data TEXT NOT NULL,
+  PRIMARY KEY (run_key, case_id))"""
+
+_ATTEMPTS = """CREATE TABLE attempts (
+  run_key TEXT NOT NULL, position BIGINT NOT NULL, case_id TEXT NOT NULL, variant TEXT NOT NULL,
+  run BIGINT NOT NULL, status TEXT NOT NULL, input_hash TEXT, output_hash TEXT, error TEXT,
+  latency_ms DOUBLE PRECISION, cost_usd DOUBLE PRECISION, input_tokens BIGINT, output_tokens BIGINT,
+  record TEXT NOT NULL,
+  PRIMARY KEY (run_key, case_id, variant, run))"""
+
+_GRADES = """CREATE TABLE grades (
+  run_key TEXT NOT NULL, case_id TEXT NOT NULL, variant TEXT NOT NULL, run BIGINT NOT NULL,
+  idx BIGINT NOT NULL, grader TEXT NOT NULL, passed BIGINT, score DOUBLE PRECISION, reason TEXT,
+  PRIMARY KEY (run_key, case_id, variant, run, idx))"""
+
+_CASE_RESULTS = """CREATE TABLE case_results (
+  run_key TEXT NOT NULL, variant TEXT NOT NULL, case_id TEXT NOT NULL, position BIGINT NOT NULL,
+  input_hash TEXT, category TEXT, hits BIGINT NOT NULL, tries BIGINT NOT NULL,
+  passed BIGINT NOT NULL, failed BIGINT NOT NULL, errors BIGINT NOT NULL, other BIGINT NOT NULL,
+  PRIMARY KEY (run_key, variant, case_id))"""
+
+_FIELD_RESULTS = """CREATE TABLE field_results (
+  run_key TEXT NOT NULL, variant TEXT NOT NULL, field TEXT NOT NULL, case_id TEXT NOT NULL,
+  hits BIGINT NOT NULL, tries BIGINT NOT NULL,
+  PRIMARY KEY (run_key, variant, field, case_id))"""
+
+_REVIEWS = """CREATE TABLE reviews (
+  case_id TEXT NOT NULL, output_hash TEXT NOT NULL, reviewer_id TEXT NOT NULL,
+  rubric_version TEXT NOT NULL, input_hash TEXT NOT NULL, reviewer_kind TEXT NOT NULL,
+  ratings TEXT NOT NULL, verdict BIGINT, notes TEXT NOT NULL, run_key TEXT, created_at TEXT NOT NULL,
+  PRIMARY KEY (case_id, output_hash, reviewer_id, rubric_version))"""
+
+MIGRATIONS: list[tuple[str, list[str]]] = [
+    ("runs, variants, cases, attempts, grades, results, summaries, reviews", [
+        _RUNS,
+        "CREATE INDEX runs_suite_started ON runs (suite, started_at)",
+        "CREATE INDEX runs_started ON runs (started_at)",
+        "CREATE INDEX runs_commit ON runs (git_commit)",
+        "CREATE INDEX runs_status ON runs (status)",
+        "CREATE TABLE run_tags (run_key TEXT NOT NULL, tag TEXT NOT NULL, PRIMARY KEY (run_key, tag))",
+        "CREATE INDEX run_tags_tag ON run_tags (tag)",
+        _VARIANTS,
+        "CREATE INDEX variants_name ON variants (name)",
+        _CASES,
+        "CREATE INDEX cases_position ON cases (run_key, position)",
+        _ATTEMPTS,
+        "CREATE INDEX attempts_position ON attempts (run_key, position)",
+        _GRADES,
+        _CASE_RESULTS,
+        "CREATE INDEX case_results_position ON case_results (run_key, position)",
+        "CREATE INDEX case_results_case ON case_results (case_id, input_hash)",
+        _FIELD_RESULTS,
+        "CREATE TABLE summaries (run_key TEXT PRIMARY KEY, summary TEXT NOT NULL)",
+        _REVIEWS,
+        "CREATE INDEX reviews_output ON reviews (output_hash)",
+        "CREATE INDEX reviews_run ON reviews (run_key)",
+    ]),
+]

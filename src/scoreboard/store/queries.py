@@ -1,0 +1,289 @@
+"""Reading a history store a page at a time: runs with filters, a run's cases, one case's
+attempts, per-case tallies for comparisons. Every list is keyset-paged on an indexed order, so
+a run of a million attempts opens as fast as a small one and nothing is read whole."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .db import Database
+from .rows import parse
+
+RUN_COLUMNS = ("key, run_id, suite, status, started_at, finished_at, recorded_at, source, report_path, "
+               "report_sha256, report_bytes, git_commit, git_branch, git_dirty, dry_run, synthetic, executor, "
+               "planned, attempts, variants")
+_RUN_NAMES = [c.strip() for c in RUN_COLUMNS.split(",")]
+VARIANT_COLUMNS = ("run_key, position, name, attempts, passed, failed, errors, unassessed, not_run, pass_rate, "
+                   "ci_low, ci_high, ci_method, field_accuracy, fa_low, fa_high, cost_per_case")
+_VARIANT_NAMES = [c.strip() for c in VARIANT_COLUMNS.split(",")]
+MAX_LIMIT = 500
+OUTCOMES = {
+    "failing": "(cr.failed + cr.errors) > 0",
+    "passing": "(cr.failed + cr.errors) = 0 AND cr.passed > 0",
+    "flaky": "cr.passed > 0 AND (cr.failed + cr.errors) > 0",
+    "errors": "cr.errors > 0",
+    "unjudged": "cr.tries = 0",
+}
+#: per-case tallies of a run still under way, from its attempts (a finished run has them stored)
+_LIVE_RESULTS = (
+    "(SELECT a.variant AS variant, a.case_id AS case_id, MIN(c.position) AS position, "
+    "MIN(c.input_hash) AS input_hash, MIN(c.category) AS category, "
+    "SUM(CASE WHEN a.status = 'passed' THEN 1 ELSE 0 END) AS hits, "
+    "SUM(CASE WHEN a.status IN ('passed', 'failed', 'error') THEN 1 ELSE 0 END) AS tries, "
+    "SUM(CASE WHEN a.status = 'passed' THEN 1 ELSE 0 END) AS passed, "
+    "SUM(CASE WHEN a.status = 'failed' THEN 1 ELSE 0 END) AS failed, "
+    "SUM(CASE WHEN a.status = 'error' THEN 1 ELSE 0 END) AS errors, "
+    "SUM(CASE WHEN a.status IN ('passed', 'failed', 'error') THEN 0 ELSE 1 END) AS other "
+    "FROM attempts a JOIN cases c ON c.run_key = a.run_key AND c.case_id = a.case_id "
+    "WHERE a.run_key = ? GROUP BY a.variant, a.case_id) cr")
+
+
+@dataclass
+class RunFilter:
+    """What a runs list is narrowed to (every field optional)."""
+
+    suite: str | None = None
+    variant: str | None = None
+    status: str | None = None
+    since: str | None = None
+    until: str | None = None
+    tag: str | None = None
+    commit: str | None = None
+    search: str | None = None
+
+
+def like(text: str) -> str:
+    """A LIKE pattern matching `text` anywhere, its wildcards taken literally."""
+    escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def clamp(limit: Any, default: int = 50) -> int:
+    try:
+        value = int(limit)
+    except (TypeError, ValueError):
+        return default
+    return max(1, min(MAX_LIMIT, value))
+
+
+def list_runs(db: Database, f: RunFilter, *, limit: int = 50, cursor: str | None = None) -> tuple[list[dict], str | None]:
+    """One page of runs, newest first, with their variants' figures and tags; and the cursor of
+    the next page (None at the end)."""
+    where, params = [], []
+    if f.suite:
+        where.append("r.suite = ?")
+        params.append(f.suite)
+    if f.status:
+        where.append("r.status = ?")
+        params.append(f.status)
+    if f.since:
+        where.append("r.started_at >= ?")
+        params.append(f.since)
+    if f.until:
+        # a date alone means the whole day
+        where.append("r.started_at <= ?")
+        params.append(f.until + ("T23:59:59Z" if len(f.until) == 10 else ""))
+    if f.commit:
+        where.append("r.git_commit LIKE ?")
+        params.append(f.commit.lower().replace("%", "").replace("_", "") + "%")
+    if f.variant:
+        where.append("EXISTS (SELECT 1 FROM variants v WHERE v.run_key = r.key AND v.name = ?)")
+        params.append(f.variant)
+    if f.tag:
+        where.append("EXISTS (SELECT 1 FROM run_tags t WHERE t.run_key = r.key AND t.tag = ?)")
+        params.append(f.tag)
+    if f.search:
+        pattern = like(f.search)
+        where.append("(LOWER(r.run_id) LIKE ? ESCAPE '\\' OR LOWER(r.suite) LIKE ? ESCAPE '\\' "
+                     "OR LOWER(COALESCE(r.git_commit, '')) LIKE ? ESCAPE '\\' OR LOWER(r.variants) LIKE ? ESCAPE '\\' "
+                     "OR EXISTS (SELECT 1 FROM run_tags t WHERE t.run_key = r.key AND LOWER(t.tag) LIKE ? ESCAPE '\\'))")
+        params.extend([pattern] * 5)
+    if cursor:
+        started, _, key = cursor.partition("|")
+        where.append("(COALESCE(r.started_at, '') < ? OR (COALESCE(r.started_at, '') = ? AND r.key < ?))")
+        params.extend([started, started, key])
+    sql = f"SELECT {', '.join('r.' + c for c in _RUN_NAMES)} FROM runs r"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    sql += " ORDER BY COALESCE(r.started_at, '') DESC, r.key DESC LIMIT ?"
+    rows = db.all(sql, [*params, limit + 1])
+    runs = [run_dict(row) for row in rows[:limit]]
+    attach(db, runs)
+    nxt = None
+    if len(rows) > limit:
+        last = runs[-1]
+        nxt = f"{last['started_at'] or ''}|{last['key']}"
+    return runs, nxt
+
+
+def run_dict(row: tuple) -> dict:
+    out = dict(zip(_RUN_NAMES, row))
+    out["variants"] = parse(out["variants"]) or []
+    for flag in ("git_dirty", "dry_run", "synthetic"):
+        out[flag] = None if out[flag] is None else bool(out[flag])
+    return out
+
+
+def attach(db: Database, runs: list[dict]) -> None:
+    """Each run's variant figures and tags (one query each for the whole page)."""
+    if not runs:
+        return
+    keys = [r["key"] for r in runs]
+    marks = ", ".join("?" * len(keys))
+    figures: dict[str, list[dict]] = {k: [] for k in keys}
+    for row in db.all(f"SELECT {VARIANT_COLUMNS} FROM variants WHERE run_key IN ({marks}) "
+                      "ORDER BY run_key, position", keys):
+        item = dict(zip(_VARIANT_NAMES, row))
+        figures[item.pop("run_key")].append(item)
+    tags: dict[str, list[str]] = {k: [] for k in keys}
+    for key, tag in db.all(f"SELECT run_key, tag FROM run_tags WHERE run_key IN ({marks}) ORDER BY tag", keys):
+        tags[key].append(tag)
+    for r in runs:
+        r["figures"] = figures[r["key"]]
+        r["tags"] = tags[r["key"]]
+
+
+def get_run(db: Database, key: str) -> dict | None:
+    """A run's row, figures, tags, head and summary."""
+    row = db.one(f"SELECT {RUN_COLUMNS}, head FROM runs WHERE key = ?", (key,))
+    if row is None:
+        return None
+    run = run_dict(row[:-1])
+    run["head"] = parse(row[-1]) or {}
+    attach(db, [run])
+    summary = db.one("SELECT summary FROM summaries WHERE run_key = ?", (key,))
+    run["summary"] = parse(summary[0]) if summary else None
+    run["categories"] = [c for (c,) in db.all("SELECT DISTINCT category FROM cases WHERE run_key = ? "
+                                              "AND category IS NOT NULL ORDER BY category", (key,))]
+    return run
+
+
+def results_source(db: Database, key: str) -> tuple[str, list]:
+    """The per-case tallies of a run: stored when it finished, else made from its attempts."""
+    if db.one("SELECT 1 FROM case_results WHERE run_key = ? LIMIT 1", (key,)):
+        return "(SELECT * FROM case_results WHERE run_key = ?) cr", [key]
+    return _LIVE_RESULTS, [key]
+
+
+def case_page(db: Database, key: str, *, variant: str | None = None, outcome: str | None = None,
+              search: str | None = None, category: str | None = None, cursor: Any = None,
+              limit: int = 50) -> tuple[list[dict], int | None]:
+    """One page of a run's cases in plan order, each with its per-variant tallies."""
+    source, params = results_source(db, key)
+    where, extra = [], []
+    if variant:
+        where.append("cr.variant = ?")
+        extra.append(variant)
+    if outcome in OUTCOMES:
+        where.append(OUTCOMES[outcome])
+    if search:
+        where.append("LOWER(cr.case_id) LIKE ? ESCAPE '\\'")
+        extra.append(like(search))
+    if category:
+        where.append("cr.category = ?")
+        extra.append(category)
+    if cursor not in (None, ""):
+        where.append("cr.position > ?")
+        extra.append(int(cursor))
+    sql = f"SELECT DISTINCT cr.position FROM {source}"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    sql += " ORDER BY cr.position LIMIT ?"
+    found = [p for (p,) in db.all(sql, [*params, *extra, limit + 1])]
+    shown = found[:limit]
+    if not shown:
+        return [], None
+    marks = ", ".join("?" * len(shown))
+    rows = db.all(f"SELECT cr.position, cr.case_id, cr.variant, cr.input_hash, cr.category, cr.hits, cr.tries, "
+                  f"cr.passed, cr.failed, cr.errors, cr.other FROM {source} WHERE cr.position IN ({marks}) "
+                  "ORDER BY cr.position, cr.variant", [*params, *shown])
+    cases: dict[int, dict] = {}
+    for pos, cid, var, ih, cat, hits, tries, passed, failed, errors, other in rows:
+        item = cases.setdefault(pos, {"position": pos, "case_id": cid, "input_hash": ih, "category": cat,
+                                      "variants": {}})
+        item["variants"][var] = {"hits": hits, "tries": tries, "passed": passed, "failed": failed,
+                                 "errors": errors, "other": other}
+    page = [cases[p] for p in shown]
+    return page, (shown[-1] if len(found) > limit else None)
+
+
+def attempt_page(db: Database, key: str, *, status: str | None = None, cursor: Any = None,
+                 limit: int = 50) -> tuple[list[dict], int | None]:
+    """One page of a run's attempts in report order (their records), optionally of one status."""
+    sql = "SELECT position, record FROM attempts WHERE run_key = ?"
+    params: list = [key]
+    if status:
+        sql += " AND status = ?"
+        params.append(status)
+    if cursor not in (None, ""):
+        sql += " AND position > ?"
+        params.append(int(cursor))
+    rows = db.all(sql + " ORDER BY position LIMIT ?", [*params, limit + 1])
+    page = [parse(r) for _, r in rows[:limit]]
+    return page, (rows[limit - 1][0] if len(rows) > limit else None)
+
+
+def case_detail(db: Database, key: str, case_id: str) -> dict | None:
+    """A case of a run: its plan entry and every attempt of it (all variants and runs)."""
+    row = db.one("SELECT data FROM cases WHERE run_key = ? AND case_id = ?", (key, case_id))
+    if row is None:
+        return None
+    attempts = [parse(r) for (r,) in db.all("SELECT record FROM attempts WHERE run_key = ? AND case_id = ? "
+                                            "ORDER BY position", (key, case_id))]
+    return {"case": parse(row[0]), "attempts": attempts}
+
+
+def case_history(db: Database, suite: str, case_id: str, input_hash: str | None, limit: int = 30) -> list[dict]:
+    """The same case (id and input hash) in the suite's runs, newest first: per-variant tallies."""
+    rows = db.all("SELECT r.key, r.run_id, r.started_at, cr.variant, cr.hits, cr.tries FROM case_results cr "
+                  "JOIN runs r ON r.key = cr.run_key WHERE cr.case_id = ? AND cr.input_hash = ? AND r.suite = ? "
+                  "ORDER BY r.started_at DESC, r.key DESC, cr.variant LIMIT ?",
+                  (case_id, input_hash, suite, limit * 8))
+    out: dict[str, dict] = {}
+    for key, run_id, started, variant, hits, tries in rows:
+        item = out.setdefault(key, {"key": key, "run_id": run_id, "started_at": started, "variants": {}})
+        item["variants"][variant] = {"hits": hits, "tries": tries}
+    return list(out.values())[:limit]
+
+
+def case_hashes(db: Database, key: str) -> dict[str, str | None]:
+    return {cid: ih for cid, ih in db.rows("SELECT case_id, input_hash FROM cases WHERE run_key = ?", (key,))}
+
+
+def case_tallies(db: Database, key: str) -> dict[str, dict[str, list[int]]]:
+    """variant -> case_id -> [hits, tries] (judged attempts) of a run."""
+    source, params = results_source(db, key)
+    out: dict[str, dict[str, list[int]]] = {}
+    for variant, cid, hits, tries in db.rows(f"SELECT cr.variant, cr.case_id, cr.hits, cr.tries FROM {source}",
+                                             params):
+        if tries:
+            out.setdefault(variant, {})[cid] = [int(hits), int(tries)]
+    return out
+
+
+def field_tallies(db: Database, key: str) -> dict[str, dict[str, dict[str, list[int]]]]:
+    """variant -> field -> case_id -> [hits, tries] of a finished run."""
+    out: dict[str, dict[str, dict[str, list[int]]]] = {}
+    for variant, field, cid, hits, tries in db.rows(
+            "SELECT variant, field, case_id, hits, tries FROM field_results WHERE run_key = ?", (key,)):
+        out.setdefault(variant, {}).setdefault(field, {})[cid] = [int(hits), int(tries)]
+    return out
+
+
+def suites(db: Database) -> list[dict]:
+    return [{"suite": s, "runs": n, "last": last} for s, n, last in db.all(
+        "SELECT suite, COUNT(*), MAX(started_at) FROM runs GROUP BY suite ORDER BY suite")]
+
+
+def suite_runs(db: Database, suite: str, limit: int = 60) -> list[dict]:
+    """The suite's latest finished runs, oldest first, with their figures."""
+    rows = db.all(f"SELECT {RUN_COLUMNS} FROM runs WHERE suite = ? AND status <> 'running' "
+                  "ORDER BY started_at DESC, key DESC LIMIT ?", (suite, limit))
+    runs = [run_dict(r) for r in rows][::-1]
+    attach(db, runs)
+    summaries = dict(db.all(f"SELECT run_key, summary FROM summaries WHERE run_key IN "
+                            f"({', '.join('?' * len(runs))})", [r["key"] for r in runs])) if runs else {}
+    for r in runs:
+        r["summary"] = parse(summaries.get(r["key"]))
+    return runs

@@ -1,0 +1,163 @@
+"""Report pieces as history rows: a run's key, the plan's cases, each attempt and its grades,
+each variant's headline figures (read from the summary the engine computed, never recomputed
+here), and the report's file hash. Also where a run was made: its git commit."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ..hashing import sha256_json
+from ..jsonio import dumps_line, loads
+
+#: the report sections stored in a run's head (the plan's cases, the attempts and the summary
+#: have tables of their own)
+HEAD_SECTIONS = ("schema", "run", "plan", "gates", "requests", "pairwise", "reviews", "verification")
+JUDGED = ("passed", "failed", "error")
+
+
+def run_key(suite: str, run_id: str, started_at: str | None) -> str:
+    """A run's identity in a store: the same run recorded live and imported from its report
+    gets the same key (which makes `store import` idempotent)."""
+    return sha256_json([suite, run_id, started_at or ""])[:32]
+
+
+def text(value: Any) -> str:
+    """Compact JSON text of a value."""
+    return dumps_line(value)[:-1].decode("utf-8")
+
+
+def parse(value: str | None) -> Any:
+    return None if value is None else loads(value)
+
+
+def positions(plan: dict) -> tuple[dict[str, int], dict[str, int], int]:
+    """(case position, variant position, runs) of a plan: an attempt's place in report order."""
+    cases = {c["id"]: i for i, c in enumerate(plan.get("cases") or ())}
+    variants = {v["name"]: i for i, v in enumerate(plan.get("variants") or ())}
+    return cases, variants, int(plan.get("runs") or 1)
+
+
+def attempt_position(record: dict, where: tuple[dict, dict, int]) -> int:
+    cases, variants, runs = where
+    ci = cases.get(record.get("case_id"), len(cases))
+    vi = variants.get(record.get("variant"), len(variants))
+    return (ci * max(len(variants), 1) + vi) * runs + int(record.get("run") or 0)
+
+
+def case_row(key: str, position: int, case: dict) -> tuple:
+    return (key, position, case["id"], case.get("input_hash"), case.get("category"), text(case))
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def attempt_row(key: str, position: int, record: dict) -> tuple:
+    m = record.get("measurements") or {}
+    error = record.get("error")
+    return (key, position, record["case_id"], record["variant"], int(record.get("run") or 0), record["status"],
+            record.get("input_hash"), record.get("output_hash"), None if error is None else str(error)[:2000],
+            _number(m.get("latency_ms")), _number(m.get("cost_usd")), _int(m.get("input_tokens")),
+            _int(m.get("output_tokens")), text(record))
+
+
+def _int(value: Any) -> int | None:
+    return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def grade_rows(key: str, record: dict) -> list[tuple]:
+    out = []
+    for i, g in enumerate(record.get("grades") or ()):
+        passed = g.get("passed")
+        out.append((key, record["case_id"], record["variant"], int(record.get("run") or 0), i, str(g.get("grader")),
+                    None if passed is None else int(bool(passed)), _number(g.get("score")),
+                    None if g.get("reason") is None else str(g.get("reason"))[:2000]))
+    return out
+
+
+def variant_rows(key: str, plan: dict, summary: dict | None) -> list[tuple]:
+    """Each variant's spec and headline figures as the summary states them (null when absent)."""
+    rows = []
+    blocks = (summary or {}).get("variants") or {}
+    for i, v in enumerate(plan.get("variants") or ()):
+        s = blocks.get(v["name"]) or {}
+        ci = s.get("pass_rate_ci") or {}
+        fa = s.get("field_accuracy_overall") or {}
+        fa_ci = fa.get("ci") or {}
+        rows.append((key, i, v["name"], text(v), s.get("attempts"), s.get("passed"), s.get("failed"),
+                     s.get("errors"), s.get("unassessed"), s.get("not_run"), s.get("pass_rate"), ci.get("low"),
+                     ci.get("high"), ci.get("method"), fa.get("value"), fa_ci.get("low"), fa_ci.get("high"),
+                     cost_per_case(s)))
+    return rows
+
+
+def cost_per_case(block: dict) -> float | None:
+    """A variant's cost per case when every attempt's cost is known; None (unknown) otherwise."""
+    cost = ((block.get("measurements") or {}).get("cost_usd")) or {}
+    cases = block.get("cases")
+    if cost.get("total") is None or not cases:
+        return None
+    return cost["total"] / cases
+
+
+def head_of(report_head: dict) -> dict:
+    """The sections a run's head keeps: the plan without its cases."""
+    head = {k: report_head[k] for k in HEAD_SECTIONS if k in report_head}
+    if "plan" in head:
+        head["plan"] = {k: v for k, v in head["plan"].items() if k != "cases"}
+    return head
+
+
+def file_sha256(path: str | Path) -> tuple[str, int]:
+    """SHA-256 and size of a file, read in blocks."""
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+            size += len(block)
+    return digest.hexdigest(), size
+
+
+def git_info(folder: str | None) -> tuple[str | None, str | None, bool | None]:
+    """(commit, branch, dirty) of the repository holding `folder`; Nones outside one."""
+    if not folder:
+        return None, None, None
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", "-C", folder, *args], check=False, capture_output=True, text=True, timeout=10,
+                                  stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    if not commit:
+        return None, None, None
+    branch = git("rev-parse", "--abbrev-ref", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return commit, branch if branch != "HEAD" else None, None if status is None else bool(status)
+
+
+def total_attempts(summary: dict | None) -> int:
+    return sum(int(v.get("attempts") or 0) for v in ((summary or {}).get("variants") or {}).values())
+
+
+def review_row(entry: dict, run_key_: str | None, created_at: str) -> tuple:
+    verdict = entry.get("verdict")
+    return (entry["case_id"], entry["output_hash"], entry["reviewer_id"], entry["rubric_version"],
+            entry["input_hash"], entry["reviewer_kind"], text(entry.get("ratings") or {}),
+            None if verdict is None else int(bool(verdict)), entry["notes"], run_key_, created_at)
+
+
+def review_entry(row: Iterable) -> dict:
+    """A stored review as the entry `import reviews` reads (the same record)."""
+    case_id, output_hash, reviewer_id, rubric, input_hash, kind, ratings, verdict, notes = list(row)[:9]
+    return {"case_id": case_id, "input_hash": input_hash, "output_hash": output_hash, "reviewer_id": reviewer_id,
+            "reviewer_kind": kind, "rubric_version": rubric, "ratings": loads(ratings),
+            "verdict": None if verdict is None else bool(verdict), "notes": notes}

@@ -1,0 +1,1 @@
+"""The local web viewer over the history store (`scoreboard view`)."""

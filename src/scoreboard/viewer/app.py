@@ -1,0 +1,285 @@
+"""`scoreboard view`: a local web app over a history store (aiohttp).
+
+The page is static and bundled (viewer/static: one HTML shell, one script, one stylesheet;
+nothing from a CDN); it asks this server for JSON a page at a time and draws what it gets. Every
+figure comes from stats/ through viewer/figures.py. Security: 127.0.0.1 by default, with the
+Host header checked (no DNS rebinding); any other address needs a token, checked on every
+request; a strict Content-Security-Policy (no inline script or style, nothing from elsewhere);
+review writes carry a per-session CSRF token; every user string is rendered by the page as text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import ipaddress
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from ..errors import ConfigError
+from ..jsonio import dumps_line
+from ..store.history import HistoryStore
+from ..store.queries import (
+    RunFilter,
+    attempt_page,
+    case_detail,
+    case_history,
+    case_page,
+    clamp,
+    get_run,
+    list_runs,
+    suites,
+)
+from .figures import compare_runs, trend
+from .reviews import ReviewError, review_from_form
+
+STATIC = Path(__file__).parent / "static"
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+       "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+ASSETS = {"app.js": "text/javascript", "app.css": "text/css"}
+DEFAULT_DIMENSIONS = ("correctness", "completeness", "clarity")
+TOKEN_COOKIE = "scoreboard_token"
+
+
+@dataclass
+class Settings:
+    """How the viewer serves: address, token (required off loopback), review dimensions."""
+
+    host: str = "127.0.0.1"
+    port: int = 0
+    token: str | None = None
+    dimensions: tuple[str, ...] = DEFAULT_DIMENSIONS
+    reviewer: str = "reviewer"
+    rubric_version: str = "v1"
+    csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_settings(settings: Settings) -> None:
+    if not is_loopback(settings.host) and not settings.token:
+        raise ConfigError(f"binding {settings.host} (not loopback) needs a token: set one with --token-env VAR",
+                          field="host")
+
+
+def json_response(value: Any, status: int = 200) -> web.Response:
+    return web.Response(body=dumps_line(value), status=status, content_type="application/json")
+
+
+def _error(status: int, message: str) -> web.Response:
+    return json_response({"error": message}, status)
+
+
+class Viewer:
+    """The app's handlers over one store."""
+
+    def __init__(self, store: HistoryStore, settings: Settings):
+        self.store, self.settings = store, settings
+        self.db = store.db
+        # one database connection: queries take turns (SQLite and psycopg connections are not
+        # shared between threads at once)
+        self.lock = asyncio.Lock()
+
+    async def call(self, fn, *args, **kwargs):
+        async with self.lock:
+            return await asyncio.to_thread(fn, *args, **kwargs)
+
+    # ---- middleware: token, host, headers
+    @web.middleware
+    async def guard(self, request: web.Request, handler):
+        s = self.settings
+        if s.token is None and not _host_ok(request.host):
+            return web.Response(status=421, text="unexpected Host header")
+        if s.token is not None:
+            given = request.query.get("token")
+            if request.path == "/" and given and hmac.compare_digest(given, s.token):
+                response = web.HTTPFound("/")
+                response.set_cookie(TOKEN_COOKIE, s.token, httponly=True, samesite="Strict")
+                raise response
+            offered = request.cookies.get(TOKEN_COOKIE) or request.headers.get("Authorization", "").removeprefix(
+                "Bearer ")
+            if not offered or not hmac.compare_digest(offered, s.token):
+                return web.Response(status=401, text="a token is required (open the URL the viewer printed)")
+        try:
+            response = await handler(request)
+        except web.HTTPException as exc:
+            response = exc
+        response.headers["Content-Security-Policy"] = CSP
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["Referrer-Policy"] = "no-referrer"
+        response.headers["X-Frame-Options"] = "DENY"
+        response.headers["Cache-Control"] = "no-store"
+        return response
+
+    # ---- pages
+    async def index(self, request: web.Request) -> web.Response:
+        return web.Response(body=(STATIC / "index.html").read_bytes(), content_type="text/html", charset="utf-8")
+
+    async def asset(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        if name not in ASSETS:
+            raise web.HTTPNotFound()
+        return web.Response(body=(STATIC / name).read_bytes(), content_type=ASSETS[name], charset="utf-8")
+
+    # ---- data
+    async def meta(self, request: web.Request) -> web.Response:
+        s = self.settings
+        listed = await self.call(suites, self.db)
+        return json_response({"store": self.store.location, "kind": self.store.name, "csrf": s.csrf,
+                              "dimensions": list(s.dimensions), "reviewer": s.reviewer,
+                              "rubric_version": s.rubric_version, "suites": listed})
+
+    async def runs(self, request: web.Request) -> web.Response:
+        q = request.query
+        f = RunFilter(**{k: (q.get(k) or None) for k in ("suite", "variant", "status", "since", "until", "tag",
+                                                          "commit", "search")})
+        page, nxt = await self.call(list_runs, self.db, f, limit=clamp(q.get("limit")), cursor=q.get("cursor"))
+        return json_response({"runs": page, "next": nxt})
+
+    async def run(self, request: web.Request) -> web.Response:
+        found = await self.call(get_run, self.db, request.match_info["key"])
+        if found is None:
+            return _error(404, "no such run")
+        return json_response(found)
+
+    async def cases(self, request: web.Request) -> web.Response:
+        q = request.query
+        page, nxt = await self.call(case_page, self.db, request.match_info["key"], variant=q.get("variant") or None,
+                                    outcome=q.get("outcome") or None, search=q.get("search") or None,
+                                    category=q.get("category") or None, cursor=_int(q.get("cursor")),
+                                    limit=clamp(q.get("limit")))
+        return json_response({"cases": page, "next": nxt})
+
+    async def attempts(self, request: web.Request) -> web.Response:
+        q = request.query
+        page, nxt = await self.call(attempt_page, self.db, request.match_info["key"], status=q.get("status") or None,
+                                    cursor=_int(q.get("cursor")), limit=clamp(q.get("limit")))
+        return json_response({"attempts": page, "next": nxt})
+
+    async def case(self, request: web.Request) -> web.Response:
+        key, case_id = request.match_info["key"], request.match_info["case_id"]
+        found = await self.call(self._case, key, case_id, request.query.get("with") or None)
+        if found is None:
+            return _error(404, "no such case in this run")
+        return json_response(found)
+
+    def _case(self, key: str, case_id: str, other: str | None) -> dict | None:
+        detail = case_detail(self.db, key, case_id)
+        if detail is None:
+            return None
+        run = get_run(self.db, key)
+        detail["run"] = {k: run[k] for k in ("key", "run_id", "suite", "started_at")}
+        if other:
+            more = case_detail(self.db, other, case_id)
+            other_run = get_run(self.db, other)
+            if more is not None and other_run is not None:
+                detail["other"] = {"run": {k: other_run[k] for k in ("key", "run_id", "suite", "started_at")},
+                                   "case": more["case"], "attempts": more["attempts"],
+                                   "same_input": more["case"].get("input_hash") == detail["case"].get("input_hash")}
+        hashes = sorted({a["output_hash"] for a in detail["attempts"] if a.get("output_hash")})
+        detail["reviews"] = [e for e in self.store.reviews() if e["case_id"] == case_id and e["output_hash"] in hashes]
+        detail["history"] = case_history(self.db, run["suite"], case_id, detail["case"].get("input_hash"))
+        return detail
+
+    async def trends(self, request: web.Request) -> web.Response:
+        suite = request.query.get("suite")
+        if not suite:
+            return _error(400, "name a suite")
+        return json_response(await self.call(trend, self.db, suite, clamp(request.query.get("limit"), 60)))
+
+    async def compare(self, request: web.Request) -> web.Response:
+        a, b = request.query.get("a"), request.query.get("b")
+        if not a or not b:
+            return _error(400, "name two runs (a and b)")
+        try:
+            return json_response(await self.call(compare_runs, self.db, a, b))
+        except KeyError:
+            return _error(404, "no such run")
+
+    async def add_review(self, request: web.Request) -> web.Response:
+        if not hmac.compare_digest(request.headers.get("X-CSRF-Token", ""), self.settings.csrf):
+            return _error(403, "missing or wrong CSRF token (reload the page)")
+        if request.content_type != "application/json":
+            return _error(415, "send JSON")
+        if (request.content_length or 0) > 256 * 1024:
+            return _error(413, "review too large")
+        try:
+            form = await request.json()
+            entry, key = await self.call(review_from_form, self.db, form, self.settings.dimensions)
+        except ValueError as exc:
+            return _error(400, f"not JSON: {exc}")
+        except ReviewError as exc:
+            return _error(400, str(exc))
+        await self.call(self.store.add_reviews, [entry], key)
+        return json_response({"stored": entry})
+
+    async def export_reviews(self, request: web.Request) -> web.Response:
+        run = request.query.get("run") or None
+        entries = await self.call(self.store.reviews, run=run, kind=request.query.get("kind") or None)
+        response = json_response({"version": "scoreboard-viewer", "entries": entries})
+        response.headers["Content-Disposition"] = 'attachment; filename="reviews.json"'
+        return response
+
+
+def _host_ok(host: str) -> bool:
+    name = host.rsplit(":", 1)[0] if not host.startswith("[") else host.split("]")[0] + "]"
+    return name in ("127.0.0.1", "localhost", "[::1]")
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(value) if value not in (None, "") else None
+    except ValueError:
+        return None
+
+
+def make_app(store: HistoryStore, settings: Settings) -> web.Application:
+    """The aiohttp application over a store."""
+    check_settings(settings)
+    viewer = Viewer(store, settings)
+    app = web.Application(middlewares=[viewer.guard], client_max_size=512 * 1024)
+    app.router.add_get("/", viewer.index)
+    app.router.add_get("/static/{name}", viewer.asset)
+    app.router.add_get("/api/meta", viewer.meta)
+    app.router.add_get("/api/runs", viewer.runs)
+    app.router.add_get("/api/runs/{key}", viewer.run)
+    app.router.add_get("/api/runs/{key}/cases", viewer.cases)
+    app.router.add_get("/api/runs/{key}/attempts", viewer.attempts)
+    app.router.add_get("/api/runs/{key}/cases/{case_id}", viewer.case)
+    app.router.add_get("/api/trends", viewer.trends)
+    app.router.add_get("/api/compare", viewer.compare)
+    app.router.add_post("/api/reviews", viewer.add_review)
+    app.router.add_get("/api/reviews/export", viewer.export_reviews)
+    app["viewer"] = viewer
+    return app
+
+
+async def serve(store: HistoryStore, settings: Settings, ready=None) -> None:
+    """Serve until cancelled; `ready(url)` is called once the socket listens."""
+    app = make_app(store, settings)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, settings.host, settings.port)
+    await site.start()
+    port = runner.addresses[0][1]  # the port the OS chose when asked for 0
+    shown = f"[{settings.host}]" if ":" in settings.host else settings.host
+    url = f"http://{shown}:{port}/"
+    if settings.token:
+        url += "?token=" + settings.token
+    if ready is not None:
+        ready(url)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()

@@ -1,0 +1,214 @@
+"""The viewer's figures, all from the statistics the reports use (stats/): a run compared with
+another (stats.comparison.compare_variants on per-case tallies, cases matched by id and input
+hash), and a suite's trend (each run's own summary figures with their intervals, and a marker
+where a run differs from the one before by the paired test). Nothing is estimated again in the
+browser: it draws these numbers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..stats.comparison import EXPLORATORY, compare_variants
+from ..stats.intervals import rate
+from ..store.db import Database
+from ..store.queries import (
+    case_hashes,
+    case_tallies,
+    field_tallies,
+    get_run,
+    suite_runs,
+)
+
+ALPHA = 0.05
+#: cases listed per transition group (the counts always cover all of them)
+LIST_CAP = 500
+
+
+def _pairs(names_a: list[str], names_b: list[str]) -> list[tuple[str, str]]:
+    pairs = [(n, n) for n in names_a if n in names_b]
+    if not pairs and len(names_a) == 1 and len(names_b) == 1:
+        pairs = [(names_a[0], names_b[0])]
+    return pairs
+
+
+def _majority(slot: list[int] | None) -> bool | None:
+    return None if not slot or not slot[1] else 2 * slot[0] > slot[1]
+
+
+def paired(ta: dict, tb: dict, fa: dict, fb: dict, seed: Any, label: tuple[str, str]) -> dict:
+    """The summary's own paired comparison of two per-case tallies (labelled A: and B:)."""
+    a, b = label
+    (comp,) = compare_variants([{"name": a}, {"name": b}], {a: ta, b: tb}, {a: fa, b: fb}, seed)
+    return comp
+
+
+def compare_runs(db: Database, key_a: str, key_b: str) -> dict:
+    """Run A against run B: the paired statistics per variant pair on the cases both hold (same
+    id and input hash), the cases newly failing, newly passing and still failing (majority
+    outcome over runs, as McNemar counts it), per-field and per-figure deltas, and the cases
+    that exist in only one run or whose inputs differ."""
+    run_a, run_b = get_run(db, key_a), get_run(db, key_b)
+    if run_a is None or run_b is None:
+        raise KeyError(key_a if run_a is None else key_b)
+    hash_a, hash_b = case_hashes(db, key_a), case_hashes(db, key_b)
+    shared = {cid for cid in hash_a if cid in hash_b and hash_a[cid] == hash_b[cid]}
+    differ = sorted(cid for cid in hash_a if cid in hash_b and hash_a[cid] != hash_b[cid])
+    only_a, only_b = sorted(set(hash_a) - set(hash_b)), sorted(set(hash_b) - set(hash_a))
+    names_a = [v["name"] for v in run_a["figures"]]
+    names_b = [v["name"] for v in run_b["figures"]]
+    pairs = _pairs(names_a, names_b)
+    tallies_a, tallies_b = case_tallies(db, key_a), case_tallies(db, key_b)
+    fields_a, fields_b = field_tallies(db, key_a), field_tallies(db, key_b)
+    seed = (run_a["head"].get("plan") or {}).get("seed") or 0
+    out = []
+    for va, vb in pairs:
+        ta = {c: v for c, v in tallies_a.get(va, {}).items() if c in shared}
+        tb = {c: v for c, v in tallies_b.get(vb, {}).items() if c in shared}
+        fa = {k: {c: v for c, v in per.items() if c in shared} for k, per in fields_a.get(va, {}).items()}
+        fb = {k: {c: v for c, v in per.items() if c in shared} for k, per in fields_b.get(vb, {}).items()}
+        comp = paired(ta, tb, fa, fb, seed, (f"A:{va}", f"B:{vb}"))
+        if len(pairs) > 1 and EXPLORATORY not in comp["flags"]:
+            comp["flags"].append(EXPLORATORY)
+        comp.update({"a": va, "b": vb,
+                     "a_pass_rate": rate(sum(h for h, _ in ta.values()), sum(n for _, n in ta.values())),
+                     "b_pass_rate": rate(sum(h for h, _ in tb.values()), sum(n for _, n in tb.values())),
+                     "transitions": transitions(ta, tb, hash_a),
+                     "figures": figure_deltas(_block(run_a, va), _block(run_b, vb))})
+        out.append(comp)
+    return {"a": _side(run_a), "b": _side(run_b), "shared_cases": len(shared), "inputs_differ": differ,
+            "only_in_a": only_a, "only_in_b": only_b,
+            "unmatched_variants": {"a": [n for n in names_a if n not in {p[0] for p in pairs}],
+                                   "b": [n for n in names_b if n not in {p[1] for p in pairs}]},
+            "comparisons": out, "alpha": ALPHA,
+            "matching": "cases matched by id and input hash; a case whose input differs is left out and listed"}
+
+
+def _side(run: dict) -> dict:
+    return {k: run[k] for k in ("key", "run_id", "suite", "status", "started_at", "git_commit")}
+
+
+def _block(run: dict, variant: str) -> dict:
+    return (((run.get("summary") or {}).get("variants") or {}).get(variant)) or {}
+
+
+def transitions(ta: dict, tb: dict, order: dict[str, Any]) -> dict:
+    """Cases whose majority outcome changed from A to B, and those failing in both."""
+    groups: dict[str, list[str]] = {"newly_failing": [], "newly_passing": [], "still_failing": []}
+    for cid in order:
+        a, b = _majority(ta.get(cid)), _majority(tb.get(cid))
+        if a is None or b is None:
+            continue
+        if a and not b:
+            groups["newly_failing"].append(cid)
+        elif b and not a:
+            groups["newly_passing"].append(cid)
+        elif not a and not b:
+            groups["still_failing"].append(cid)
+    return {name: {"count": len(ids), "cases": ids[:LIST_CAP], "truncated": len(ids) > LIST_CAP}
+            for name, ids in groups.items()}
+
+
+def figure_deltas(a: dict, b: dict) -> list[dict]:
+    """Each figure both summaries state, A's value, B's and B - A (unknown stays null)."""
+    rows = []
+
+    def add(name: str, va: Any, vb: Any) -> None:
+        if va is None and vb is None:
+            return
+        delta = vb - va if isinstance(va, (int, float)) and isinstance(vb, (int, float)) else None
+        rows.append({"figure": name, "a": va, "b": vb, "delta": delta})
+
+    add("pass rate", a.get("pass_rate"), b.get("pass_rate"))
+    add("field accuracy (all fields)", (a.get("field_accuracy_overall") or {}).get("value"),
+        (b.get("field_accuracy_overall") or {}).get("value"))
+    for key in sorted(set(a.get("field_accuracy") or {}) | set(b.get("field_accuracy") or {})):
+        add(f"field {key}", (a.get("field_accuracy") or {}).get(key), (b.get("field_accuracy") or {}).get(key))
+    for family, label in (("pass_at_k", "pass@"), ("pass_hat_k", "pass^")):
+        for k in sorted(set(a.get(family) or {}) | set(b.get(family) or {}), key=int):
+            add(f"{label}{k}", ((a.get(family) or {}).get(k) or {}).get("value"),
+                ((b.get(family) or {}).get(k) or {}).get("value"))
+    for name in sorted(set(a.get("metrics") or {}) | set(b.get("metrics") or {})):
+        add(f"metric {name}", _value((a.get("metrics") or {}).get(name)), _value((b.get("metrics") or {}).get(name)))
+    for m in ("latency_ms", "cost_usd", "input_tokens", "output_tokens"):
+        ma, mb = (a.get("measurements") or {}).get(m) or {}, (b.get("measurements") or {}).get(m) or {}
+        add(f"{m} mean (known values)", ma.get("mean"), mb.get("mean"))
+    return rows
+
+
+def _value(x: Any) -> Any:
+    return x.get("value") if isinstance(x, dict) else x
+
+
+def trend(db: Database, suite: str, limit: int = 60) -> dict:
+    """A suite's runs over time: per variant, each run's pass rate with its interval, field
+    accuracy, cost per case, named metrics; dQ per pair; and the paired test of each run
+    against the previous run holding the same variant (a marker when p < ALPHA)."""
+    runs = suite_runs(db, suite, limit)
+    series: dict[str, list[dict]] = {}
+    dq: dict[str, list[dict]] = {}
+    previous: dict[str, str] = {}
+    cache = _RunCache(db)
+    for r in runs:
+        summary = r.get("summary") or {}
+        for fig in r["figures"]:
+            name = fig["name"]
+            block = (summary.get("variants") or {}).get(name) or {}
+            point = {"key": r["key"], "run_id": r["run_id"], "started_at": r["started_at"],
+                     "git_commit": r["git_commit"], "status": r["status"], "pass_rate": fig["pass_rate"],
+                     "low": fig["ci_low"], "high": fig["ci_high"], "method": fig["ci_method"],
+                     "field_accuracy": fig["field_accuracy"], "fa_low": fig["fa_low"], "fa_high": fig["fa_high"],
+                     "cost_per_case": fig["cost_per_case"], "metrics": _metrics(block), "change": None}
+            if name in previous:
+                point["change"] = run_change(cache, previous[name], r["key"], name)
+            previous[name] = r["key"]
+            series.setdefault(name, []).append(point)
+        for item in ((summary.get("judges") or {}).get("dq")) or ():
+            ci = item.get("ci") or {}
+            dq.setdefault(f"{item['a']} vs {item['b']}", []).append(
+                {"key": r["key"], "run_id": r["run_id"], "started_at": r["started_at"], "dq": item.get("dq"),
+                 "low": ci.get("low"), "high": ci.get("high")})
+    return {"suite": suite, "runs": len(runs), "series": series, "dq": dq, "alpha": ALPHA,
+            "test": "two-sided exact sign test on per-case outcomes against the previous run (cases matched by "
+                    "id and input hash); a marker where p < 0.05, each test on its own (no correction)"}
+
+
+def _metrics(block: dict) -> dict:
+    out = {}
+    for name, value in (block.get("metrics") or {}).items():
+        if isinstance(value, dict):
+            ci = value.get("ci") or {}
+            out[name] = {"value": value.get("value"), "low": ci.get("low"), "high": ci.get("high")}
+        elif isinstance(value, (int, float)):
+            out[name] = {"value": value, "low": None, "high": None}
+    return out
+
+
+class _RunCache:
+    """Per-case tallies and input hashes of the runs one trend reads, each read once."""
+
+    def __init__(self, db: Database):
+        self.db = db
+        self.hashes: dict[str, dict] = {}
+        self.tallies: dict[str, dict] = {}
+
+    def of(self, key: str) -> tuple[dict, dict]:
+        if key not in self.hashes:
+            self.hashes[key] = case_hashes(self.db, key)
+            self.tallies[key] = case_tallies(self.db, key)
+        return self.hashes[key], self.tallies[key]
+
+
+def run_change(cache: _RunCache, key_prev: str, key: str, variant: str) -> dict:
+    """The paired test of a run against the previous one, for one variant (B = this run)."""
+    (ha, ta_all), (hb, tb_all) = cache.of(key_prev), cache.of(key)
+    shared = {c for c in ha if c in hb and ha[c] == hb[c]}
+    ta = {c: v for c, v in ta_all.get(variant, {}).items() if c in shared}
+    tb = {c: v for c, v in tb_all.get(variant, {}).items() if c in shared}
+    comp = paired(ta, tb, {}, {}, 0, ("previous", "this"))
+    return {"previous": key_prev, "cases": comp["cases"], "sign_test_p": comp["sign_test_p"],
+            "mcnemar_p": comp["mcnemar"]["p"],
+            "mean_difference": None if comp["mean_difference"] is None else -comp["mean_difference"],
+            "significant": bool(comp["cases"]) and comp["sign_test_p"] < ALPHA,
+            "direction": ("up" if comp["b_wins"] > comp["a_wins"] else "down" if comp["a_wins"] > comp["b_wins"]
+                          else "none"),
+            "flags": comp["flags"], "headline": comp["headline"]}

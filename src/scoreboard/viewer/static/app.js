@@ -1,0 +1,448 @@
+// scoreboard history viewer: draws what the server computed (figures come from scoreboard's
+// stats/ functions); every value from the store is set as text, never parsed as HTML.
+"use strict";
+
+const COLORS = ["#0969da", "#cf222e", "#1a7f37", "#8250df", "#bc4c00", "#1b7c83", "#6e7781", "#bf3989"];
+let META = null;
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === "class") node.className = v;
+    else if (k === "text") node.textContent = v;
+    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+
+function svg(tag, attrs, ...children) {
+  const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [k, v] of Object.entries(attrs || {})) if (v !== null && v !== undefined) node.setAttribute(k, String(v));
+  for (const c of children.flat()) if (c !== null && c !== undefined) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return node;
+}
+
+const pct = (x) => (x === null || x === undefined ? "n/a" : (100 * x).toFixed(1) + "%");
+const num = (x, d = 3) => (x === null || x === undefined ? "n/a" : Number(x).toPrecision(d));
+const pval = (p) => (p === null || p === undefined ? "n/a" : p < 0.001 ? p.toExponential(1) : p.toFixed(3));
+const short = (s) => (s ? String(s).slice(0, 10) : "");
+
+function rateText(f) {
+  if (!f || f.pass_rate === null || f.pass_rate === undefined) return "n/a";
+  const ci = f.ci_low !== null && f.ci_low !== undefined ? ` [${pct(f.ci_low)}–${pct(f.ci_high)}]` : "";
+  return pct(f.pass_rate) + ci;
+}
+
+async function api(path, options) {
+  const response = await fetch(path, Object.assign({ credentials: "same-origin" }, options || {}));
+  const body = await response.json().catch(() => ({ error: response.statusText }));
+  if (!response.ok) throw new Error(body.error || response.statusText);
+  return body;
+}
+
+function route() {
+  const hash = location.hash || "#/runs";
+  const [path, query] = hash.slice(1).split("?");
+  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  return { parts, params: new URLSearchParams(query || "") };
+}
+
+function go(parts, params) {
+  const q = params && [...params.keys()].length ? "?" + params.toString() : "";
+  location.hash = "#/" + parts.map(encodeURIComponent).join("/") + q;
+}
+
+function link(text, parts, params) {
+  const q = params && [...params.keys()].length ? "?" + params.toString() : "";
+  return el("a", { href: "#/" + parts.map(encodeURIComponent).join("/") + q, text });
+}
+
+function main(...children) {
+  const m = document.getElementById("main");
+  m.replaceChildren(...children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false));
+  return m;
+}
+
+function fail(error) {
+  main(el("div", { class: "error", role: "alert", text: String(error.message || error) }));
+}
+
+// ---------------------------------------------------------------- runs
+async function runsPage(params) {
+  const form = el("form", { class: "filters", id: "run-filters" });
+  const field = (name, label, input) => el("label", {}, label, input);
+  const suiteSel = el("select", { name: "suite" }, el("option", { value: "", text: "all suites" }),
+    META.suites.map((s) => el("option", { value: s.suite, text: `${s.suite} (${s.runs})` })));
+  const status = el("select", { name: "status" }, ["", "completed", "stopped", "running"].map((s) =>
+    el("option", { value: s, text: s || "any status" })));
+  const inputs = {
+    suite: suiteSel, status,
+    variant: el("input", { name: "variant", size: 10 }), tag: el("input", { name: "tag", size: 8 }),
+    commit: el("input", { name: "commit", size: 9 }), since: el("input", { name: "since", type: "date" }),
+    until: el("input", { name: "until", type: "date" }), search: el("input", { name: "search", type: "search", size: 16 }),
+  };
+  for (const [k, input] of Object.entries(inputs)) input.value = params.get(k) || "";
+  form.append(field("suite", "suite", suiteSel), field("variant", "variant", inputs.variant),
+    field("status", "status", status), field("since", "from", inputs.since), field("until", "to", inputs.until),
+    field("tag", "tag", inputs.tag), field("commit", "git commit", inputs.commit),
+    field("search", "search", inputs.search), el("button", { type: "submit", text: "Filter" }));
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const p = new URLSearchParams();
+    for (const [k, input] of Object.entries(inputs)) if (input.value) p.set(k, input.value);
+    go(["runs"], p);
+  });
+  const body = el("tbody", { id: "runs-body" });
+  const table = el("table", { id: "runs" }, el("thead", {}, el("tr", {},
+    ["", "started", "suite", "run", "status", "variants: pass rate [95% CI]", "commit", "tags", "attempts"].map((h) => el("th", { text: h })))), body);
+  const compareBtn = el("button", { id: "compare-selected", type: "button", text: "Compare the two selected runs" });
+  const more = el("button", { id: "runs-more", type: "button", text: "Load more" });
+  const count = el("span", { class: "muted" });
+  main(el("h1", { text: "Runs" }), form, el("p", {}, compareBtn, " ", count), table, more);
+  compareBtn.addEventListener("click", () => {
+    const picked = [...body.querySelectorAll("input[type=checkbox]:checked")].map((c) => c.value);
+    if (picked.length !== 2) { count.textContent = "select exactly two runs"; return; }
+    go(["compare", picked[1], picked[0]]);  // older run as A
+  });
+  let cursor = null;
+  async function load() {
+    const q = new URLSearchParams(params);
+    if (cursor) q.set("cursor", cursor);
+    const page = await api("/api/runs?" + q.toString());
+    for (const r of page.runs) {
+      const variants = r.figures.map((f) => el("div", {}, el("b", { text: f.name }), ": ", rateText(f)));
+      body.append(el("tr", { "data-run": r.key },
+        el("td", {}, el("input", { type: "checkbox", value: r.key, "aria-label": "select " + r.run_id })),
+        el("td", { text: r.started_at || "" }),
+        el("td", {}, link(r.suite, ["trends", r.suite])),
+        el("td", {}, link(r.run_id, ["run", r.key])),
+        el("td", { class: "status-" + r.status, text: r.status || "" }),
+        el("td", {}, variants.length ? variants : r.variants.join(", ")),
+        el("td", { title: r.git_commit || "", text: short(r.git_commit) + (r.git_dirty ? " (dirty)" : "") }),
+        el("td", {}, r.tags.map((t) => el("span", { class: "pill", text: t }))),
+        el("td", { text: r.attempts === null ? "" : r.attempts })));
+    }
+    cursor = page.next;
+    more.hidden = !cursor;
+    count.textContent = `${body.children.length} run(s) shown`;
+  }
+  more.addEventListener("click", () => load().catch(fail));
+  await load();
+}
+
+// ---------------------------------------------------------------- one run
+async function runPage(key, params) {
+  const run = await api("/api/runs/" + encodeURIComponent(key));
+  const variantsRows = run.figures.map((f) => el("tr", {},
+    el("td", { text: f.name }), el("td", { class: "rate", text: rateText(f) }), el("td", { text: f.ci_method || "" }),
+    el("td", { text: `${f.passed ?? "?"} / ${(f.passed ?? 0) + (f.failed ?? 0) + (f.errors ?? 0)}` }),
+    el("td", { text: f.field_accuracy === null ? "n/a" : `${pct(f.field_accuracy)} [${pct(f.fa_low)}–${pct(f.fa_high)}]` }),
+    el("td", { text: f.cost_per_case === null ? "unknown" : "$" + num(f.cost_per_case, 3) })));
+  const comparisons = ((run.summary || {}).comparisons || []).map((c) =>
+    el("div", { class: "card" }, el("div", { text: c.headline }), el("ul", { class: "flags" }, c.flags.map((f) => el("li", { text: f })))));
+  const head = el("table", {}, el("tbody", {},
+    [["suite", run.suite], ["run id", run.run_id], ["status", run.status], ["started", run.started_at],
+      ["finished", run.finished_at], ["git commit", (run.git_commit || "unknown") + (run.git_branch ? ` (${run.git_branch})` : "")],
+      ["report", run.report_path || "not written"], ["report SHA-256", run.report_sha256 || ""],
+      ["attempts", `${run.attempts ?? "?"} of ${run.planned ?? "?"} planned`], ["recorded", `${run.source} at ${run.recorded_at}`],
+      ["tags", run.tags.join(", ")]].map(([k, v]) => el("tr", {}, el("th", { text: k }), el("td", { text: v ?? "" })))));
+  const others = el("span");
+  const cmp = el("form", { class: "filters" }, el("label", {}, "compare with run", others));
+  const m = main(el("h1", {}, "Run ", el("span", { id: "run-id", text: run.run_id }), " of ", link(run.suite, ["trends", run.suite])),
+    head, el("h2", { text: "Variants" }),
+    el("table", { id: "variant-figures" }, el("thead", {}, el("tr", {}, ["variant", "pass rate [95% CI]", "interval", "passed / judged", "field accuracy", "cost per case"].map((h) => el("th", { text: h })))), el("tbody", {}, variantsRows)),
+    comparisons.length ? el("h2", { text: "Paired comparison in this run" }) : null, comparisons, cmp);
+  api("/api/runs?suite=" + encodeURIComponent(run.suite) + "&limit=50").then((page) => {
+    const sel = el("select", { id: "compare-with" }, el("option", { value: "", text: "choose a run" }),
+      page.runs.filter((r) => r.key !== key).map((r) => el("option", { value: r.key, text: `${r.run_id} (${r.status})` })));
+    sel.addEventListener("change", () => sel.value && go(["compare", sel.value, key]));
+    others.replaceWith(sel);
+  }).catch(fail);
+  m.append(el("h2", { text: "Cases" }));
+  await caseList(m, run, params);
+}
+
+async function caseList(m, run, params) {
+  const variant = el("select", { name: "variant" }, el("option", { value: "", text: "any variant" }), run.figures.map((f) => el("option", { value: f.name, text: f.name })));
+  const outcome = el("select", { name: "outcome", id: "outcome" }, ["", "failing", "passing", "flaky", "errors"].map((o) => el("option", { value: o, text: o || "any outcome" })));
+  const category = el("select", { name: "category" }, el("option", { value: "", text: "any category" }), run.categories.map((c) => el("option", { value: c, text: c })));
+  const search = el("input", { type: "search", name: "search", placeholder: "case id" });
+  for (const [k, input] of Object.entries({ variant, outcome, category, search })) input.value = params.get(k) || "";
+  const form = el("form", { class: "filters", id: "case-filters" }, variant, outcome, category, search, el("button", { type: "submit", text: "Filter" }));
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const p = new URLSearchParams();
+    for (const [k, input] of Object.entries({ variant, outcome, category, search })) if (input.value) p.set(k, input.value);
+    go(["run", run.key], p);
+  });
+  const names = run.figures.map((f) => f.name);
+  const body = el("tbody", { id: "cases-body" });
+  const more = el("button", { type: "button", id: "cases-more", text: "Load more" });
+  m.append(form, el("table", { id: "cases" }, el("thead", {}, el("tr", {}, ["case", "category", ...names].map((h) => el("th", { text: h })))), body), more);
+  let cursor = null;
+  async function load() {
+    const q = new URLSearchParams(params);
+    q.set("limit", "100");
+    if (cursor !== null) q.set("cursor", cursor);
+    const page = await api(`/api/runs/${encodeURIComponent(run.key)}/cases?` + q.toString());
+    for (const c of page.cases) {
+      body.append(el("tr", { "data-case": c.case_id }, el("td", {}, link(c.case_id, ["case", run.key, c.case_id])),
+        el("td", { text: c.category || "" }),
+        names.map((n) => {
+          const v = c.variants[n];
+          if (!v) return el("td", { class: "muted", text: "—" });
+          const cls = v.tries && v.hits === v.tries ? "ok" : v.hits === 0 ? "bad" : "warn";
+          return el("td", { class: cls, text: `${v.hits}/${v.tries} passed` + (v.other ? ` (+${v.other} other)` : "") });
+        })));
+    }
+    cursor = page.next;
+    more.hidden = cursor === null;
+  }
+  more.addEventListener("click", () => load().catch(fail));
+  await load();
+}
+
+// ---------------------------------------------------------------- trends
+function chart(title, series, opts) {
+  const W = 760, H = 240, L = 48, R = 12, T = 22, B = 30;
+  const names = Object.keys(series);
+  const labels = [];
+  for (const n of names) for (const p of series[n]) if (!labels.includes(p.x)) labels.push(p.x);
+  labels.sort();
+  let lo = opts.min, hi = opts.max;
+  if (lo === undefined || hi === undefined) {
+    const ys = names.flatMap((n) => series[n].flatMap((p) => [p.y, p.low, p.high])).filter((v) => v !== null && v !== undefined);
+    lo = Math.min(0, ...ys); hi = Math.max(...ys, lo + 1e-9);
+  }
+  const x = (label) => L + (labels.length <= 1 ? (W - L - R) / 2 : (labels.indexOf(label) * (W - L - R)) / (labels.length - 1));
+  const y = (v) => T + (H - T - B) * (1 - (v - lo) / (hi - lo || 1));
+  const root = svg("svg", { class: "chart", width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": title });
+  root.append(svg("text", { x: L, y: 14 }, title));
+  for (const t of [0, 0.25, 0.5, 0.75, 1]) {
+    const v = lo + t * (hi - lo);
+    root.append(svg("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), stroke: "#eee" }),
+      svg("text", { x: 4, y: y(v) + 4 }, opts.percent ? pct(v) : num(v, 3)));
+  }
+  labels.forEach((label, i) => {
+    if (labels.length < 12 || i % Math.ceil(labels.length / 10) === 0) root.append(svg("text", { x: x(label) - 20, y: H - 8 }, String(label).slice(5, 16)));
+  });
+  names.forEach((n, i) => {
+    const color = COLORS[i % COLORS.length];
+    const pts = series[n].filter((p) => p.y !== null && p.y !== undefined);
+    if (pts.length > 1) root.append(svg("polyline", { fill: "none", stroke: color, "stroke-width": 1.5, points: pts.map((p) => `${x(p.x)},${y(p.y)}`).join(" ") }));
+    for (const p of pts) {
+      const g = svg("g", { class: "point", "data-series": n });
+      if (p.low !== null && p.low !== undefined && p.high !== null && p.high !== undefined) {
+        g.append(svg("line", { class: "interval", x1: x(p.x), x2: x(p.x), y1: y(p.low), y2: y(p.high), stroke: color, "stroke-width": 6, "stroke-opacity": 0.25 }));
+      }
+      g.append(svg("circle", { cx: x(p.x), cy: y(p.y), r: 3.5, fill: color }));
+      if (p.marker) g.append(svg("circle", { class: "significant", cx: x(p.x), cy: y(p.y), r: 8, fill: "none", stroke: "#000", "stroke-width": 1.5 }));
+      g.append(svg("title", {}, p.title || ""));
+      root.append(g);
+    }
+  });
+  const legend = el("div", { class: "legend" }, names.map((n, i) => {
+    const sw = el("span", { class: "swatch" });
+    sw.style.background = COLORS[i % COLORS.length];
+    return el("span", {}, sw, n);
+  }));
+  return el("figure", {}, root, legend);
+}
+
+async function trendsPage(suite) {
+  const t = await api("/api/trends?suite=" + encodeURIComponent(suite));
+  const pass = {}, fields = {}, cost = {}, metrics = {};
+  const rows = [];
+  for (const [name, points] of Object.entries(t.series)) {
+    pass[name] = points.map((p) => ({
+      x: p.started_at, y: p.pass_rate, low: p.low, high: p.high, marker: p.change && p.change.significant,
+      title: `${name} ${p.run_id}: ${pct(p.pass_rate)} [${pct(p.low)}–${pct(p.high)}] (${p.method || ""})` +
+        (p.change ? `; vs previous run: sign test p=${pval(p.change.sign_test_p)} on ${p.change.cases} cases` : ""),
+    }));
+    if (points.some((p) => p.field_accuracy !== null)) fields[name] = points.map((p) => ({ x: p.started_at, y: p.field_accuracy, low: p.fa_low, high: p.fa_high, title: `${name} ${p.run_id}: ${pct(p.field_accuracy)}` }));
+    if (points.some((p) => p.cost_per_case !== null)) cost[name] = points.map((p) => ({ x: p.started_at, y: p.cost_per_case, title: `${name} ${p.run_id}: ${p.cost_per_case === null ? "unknown" : "$" + num(p.cost_per_case)}` }));
+    for (const p of points) for (const [m, v] of Object.entries(p.metrics || {})) {
+      (metrics[m] = metrics[m] || {})[name] = (metrics[m][name] || []).concat([{ x: p.started_at, y: v.value, low: v.low, high: v.high, title: `${name} ${m}: ${num(v.value)}` }]);
+    }
+    for (const p of points) {
+      const c = p.change;
+      rows.push(el("tr", { class: c && c.significant ? "significant-row" : "" },
+        el("td", { text: p.started_at }), el("td", {}, link(p.run_id, ["run", p.key])), el("td", { text: name }),
+        el("td", { text: `${pct(p.pass_rate)} [${pct(p.low)}–${pct(p.high)}]` }),
+        el("td", {}, c ? link(`p=${pval(c.sign_test_p)} (${c.cases} cases)` + (c.significant ? " significant" : ""), ["compare", c.previous, p.key]) : "first run"),
+        el("td", {}, c ? el("ul", { class: "flags" }, c.flags.map((f) => el("li", { text: f }))) : "")));
+    }
+  }
+  const dq = {};
+  for (const [pair, points] of Object.entries(t.dq || {})) dq[pair] = points.map((p) => ({ x: p.started_at, y: p.dq, low: p.low, high: p.high, title: `${pair}: dQ ${num(p.dq)}` }));
+  main(el("h1", {}, "Trends: ", el("span", { id: "trend-suite", text: suite })),
+    el("p", { class: "muted", text: `${t.runs} run(s). Bars are 95% intervals with the case as the unit; a ringed point differs from the previous run by the paired test (${t.test}).` }),
+    el("div", { id: "trend-pass" }, chart("pass rate", pass, { min: 0, max: 1, percent: true })),
+    Object.keys(fields).length ? chart("field accuracy (all fields)", fields, { min: 0, max: 1, percent: true }) : null,
+    Object.keys(cost).length ? chart("cost per case (USD, when every cost is known)", cost, {}) : null,
+    Object.entries(metrics).map(([m, s]) => chart("metric " + m, s, {})),
+    Object.keys(dq).length ? chart("dQ (pointwise quality difference)", dq, {}) : null,
+    el("h2", { text: "Run to run" }),
+    el("table", { id: "trend-table" }, el("thead", {}, el("tr", {}, ["started", "run", "variant", "pass rate [95% CI]", "vs previous run", "flags"].map((h) => el("th", { text: h })))), el("tbody", {}, rows)));
+}
+
+// ---------------------------------------------------------------- compare
+function caseLinks(ids, keyA, keyB) {
+  return el("ul", {}, ids.map((cid) => el("li", {}, link(cid, ["case", keyB, cid], new URLSearchParams({ with: keyA })))));
+}
+
+async function comparePage(a, b) {
+  const r = await api(`/api/compare?a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}`);
+  const side = (s, label) => el("div", {}, el("b", { text: label + ": " }), link(`${s.suite} ${s.run_id}`, ["run", s.key]), ` (${s.status}, ${s.started_at}, commit ${short(s.git_commit) || "unknown"})`);
+  const blocks = r.comparisons.map((c) => {
+    const ci = c.mean_difference_ci || {};
+    const groups = ["newly_failing", "newly_passing", "still_failing"].map((g) => el("div", { class: "card", "data-group": g },
+      el("h4", { text: `${g.replace("_", " ")}: ${c.transitions[g].count}` }), caseLinks(c.transitions[g].cases, a, b),
+      c.transitions[g].truncated ? el("p", { class: "muted", text: "list cut; the count covers all" }) : null));
+    const fieldRows = Object.entries(c.fields || {}).map(([k, f]) => el("tr", {}, el("td", { text: k }), el("td", { text: f.cases }),
+      el("td", { text: f.a_wins }), el("td", { text: f.b_wins }), el("td", { text: num(f.mean_difference) }), el("td", { text: pval(f.sign_test_p) })));
+    return el("section", { class: "pair" }, el("h2", { text: `${c.a} (A) vs ${c.b} (B)` }),
+      el("p", { class: "headline", text: c.headline }),
+      el("table", { class: "paired" }, el("tbody", {},
+        [["cases compared", c.cases], ["A pass rate", pct(c.a_pass_rate)], ["B pass rate", pct(c.b_pass_rate)],
+          ["A better / B better / ties", `${c.a_wins} / ${c.b_wins} / ${c.ties}`],
+          ["sign test p (two-sided, exact)", pval(c.sign_test_p)], ["McNemar p (exact)", pval(c.mcnemar.p)],
+          ["mean difference A−B [95% CI]", `${num(c.mean_difference)} [${num(ci.low)}, ${num(ci.high)}]` + (ci.method ? ` (${ci.method})` : "")],
+          ["could detect", c.detectable_difference && c.detectable_difference.value !== null ? pct(c.detectable_difference.value) + " or more (80% power, paired t; spread from " + c.detectable_difference.sd_from + ")" : "n/a"]]
+          .map(([k, v]) => el("tr", {}, el("th", { text: k }), el("td", { text: v }))))),
+      el("ul", { class: "flags" }, c.flags.map((f) => el("li", { text: f }))),
+      el("div", { class: "grid" }, groups),
+      fieldRows.length ? el("h3", { text: "Per field (paired, on the same cases)" }) : null,
+      fieldRows.length ? el("table", {}, el("thead", {}, el("tr", {}, ["field", "cases", "A better", "B better", "mean diff A−B", "sign test p"].map((h) => el("th", { text: h })))), el("tbody", {}, fieldRows)) : null,
+      el("h3", { text: "Figures (B − A)" }),
+      el("table", { class: "deltas" }, el("thead", {}, el("tr", {}, ["figure", "A", "B", "B − A"].map((h) => el("th", { text: h })))),
+        el("tbody", {}, c.figures.map((f) => el("tr", {}, el("td", { text: f.figure }), el("td", { text: num(f.a, 4) }), el("td", { text: num(f.b, 4) }), el("td", { text: num(f.delta, 3) }))))));
+  });
+  const listing = (title, ids, id) => el("div", { class: "card", id }, el("h4", { text: `${title}: ${ids.length}` }), el("ul", {}, ids.slice(0, 500).map((c) => el("li", { text: c }))));
+  main(el("h1", { text: "Compare two runs" }), side(r.a, "A"), side(r.b, "B"),
+    el("p", { class: "muted", text: `${r.matching}. Shared cases: ${r.shared_cases}.` }),
+    blocks.length ? blocks : el("p", { class: "notice", text: "no variant pair to compare (names differ and the runs do not hold one variant each)" }),
+    el("h2", { text: "Cases in only one run" }),
+    el("div", { class: "grid" }, listing("only in A", r.only_in_a, "only-a"), listing("only in B", r.only_in_b, "only-b"), listing("inputs differ (left out)", r.inputs_differ, "inputs-differ")));
+}
+
+// ---------------------------------------------------------------- a case
+function show(value) {
+  if (value === null || value === undefined) return el("span", { class: "muted", text: "null" });
+  return el("pre", { text: typeof value === "string" ? value : JSON.stringify(value, null, 2) });
+}
+
+function gradeView(g) {
+  const cls = g.passed === true ? "ok" : g.passed === false ? "bad" : "muted";
+  const judge = g.judge || {};
+  return el("div", { class: "grade" },
+    el("div", {}, el("b", { text: g.grader }), " ", el("span", { class: cls, text: g.passed === null ? "not assessed" : g.passed ? "passed" : "failed" }),
+      g.score !== null && g.score !== undefined ? ` score ${num(g.score)}` : ""),
+    g.reason ? el("div", { class: "reason", text: g.reason }) : null,
+    judge.explanation || judge.rationale ? el("div", { class: "rationale" }, el("i", { text: "judge: " }), String(judge.explanation || judge.rationale)) : null,
+    g.fields && g.fields.length ? el("table", { class: "field-diff" }, el("thead", {}, el("tr", {}, ["field", "expected", "actual", ""].map((h) => el("th", { text: h })))),
+      el("tbody", {}, g.fields.map((f) => el("tr", { class: f.passed ? "" : "field-wrong" }, el("td", { text: f.path }),
+        el("td", {}, show(f.expected)), el("td", {}, show(f.actual)), el("td", { class: f.passed ? "ok" : "bad", text: f.passed ? "✓" : "✗ " + (f.reason || "") }))))) : null);
+}
+
+function reviewForm(runKey, caseId, attempt, done) {
+  const verdict = el("select", { name: "verdict" }, [["", "no verdict"], ["pass", "pass"], ["fail", "fail"]].map(([v, t]) => el("option", { value: v, text: t })));
+  const ratings = META.dimensions.map((d) => el("label", {}, d + " ", el("select", { name: "rating-" + d, "data-dimension": d },
+    el("option", { value: "", text: "–" }), [1, 2, 3, 4, 5].map((n) => el("option", { value: n, text: n })))));
+  const reviewer = el("input", { name: "reviewer_id", value: META.reviewer, size: 12 });
+  const rubric = el("input", { name: "rubric_version", value: META.rubric_version, size: 6 });
+  const notes = el("textarea", { name: "notes", rows: 2, placeholder: "note (required)" });
+  const status = el("span", { class: "muted", role: "status" });
+  const form = el("form", { class: "review-form" }, el("div", { class: "row" }, verdict, ratings),
+    el("div", { class: "row" }, el("label", {}, "reviewer ", reviewer), el("label", {}, "rubric ", rubric)), notes,
+    el("div", { class: "row" }, el("button", { type: "submit", text: "Save review" }), status));
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const body = { run: runKey, case_id: caseId, output_hash: attempt.output_hash, verdict: verdict.value || null,
+      reviewer_id: reviewer.value, rubric_version: rubric.value, notes: notes.value, ratings: {} };
+    for (const s of form.querySelectorAll("select[data-dimension]")) if (s.value) body.ratings[s.dataset.dimension] = Number(s.value);
+    try {
+      await api("/api/reviews", { method: "POST", headers: { "Content-Type": "application/json", "X-CSRF-Token": META.csrf }, body: JSON.stringify(body) });
+      status.textContent = "saved";
+      status.className = "ok saved";
+      done();
+    } catch (e) { status.textContent = e.message; status.className = "bad"; }
+  });
+  return el("details", { class: "review" }, el("summary", { text: "Review this output" }), form);
+}
+
+function attemptCard(runKey, caseId, a, label, reload) {
+  const m = a.measurements || {};
+  const out = a.output || {};
+  const info = a.subject_info && Object.keys(a.subject_info).length ? a.subject_info : null;
+  const shots = (a.renders || []).filter((r) => typeof r.data_uri === "string" && r.data_uri.startsWith("data:image/png;base64,"));
+  return el("div", { class: "card attempt", "data-variant": a.variant, "data-run": a.run },
+    el("h4", {}, label ? label + " · " : "", `${a.variant} · run ${a.run} · `, el("span", { class: a.status === "passed" ? "ok" : "bad", text: a.status })),
+    a.error ? el("div", { class: "bad", text: "error: " + a.error }) : null,
+    el("div", { class: "muted", text: "output " + (a.output_hash ? a.output_hash.slice(0, 12) : "none") }),
+    out.text !== undefined && out.text !== null ? el("pre", { class: "output", text: out.text }) : show(out.json),
+    out.tool_calls && out.tool_calls.length ? el("details", {}, el("summary", { text: `tool calls (${out.tool_calls.length})` }), show(out.tool_calls)) : null,
+    a.transcript ? el("details", {}, el("summary", { text: "transcript" }), show(a.transcript)) : null,
+    shots.map((r) => el("img", { src: r.data_uri, alt: "rendered output", width: 320 })),
+    (a.grades || []).map(gradeView),
+    el("div", { class: "muted", text: `latency ${m.latency_ms ?? "unknown"} ms · tokens ${m.input_tokens ?? "?"}/${m.output_tokens ?? "?"} · cost ${m.cost_usd === null || m.cost_usd === undefined ? "unknown" : "$" + m.cost_usd}` }),
+    info ? el("details", {}, el("summary", { text: "subject info" }), show(info)) : null,
+    a.output_hash ? reviewForm(runKey, caseId, a, reload) : null);
+}
+
+async function casePage(key, caseId, params) {
+  const other = params.get("with");
+  const q = other ? "?with=" + encodeURIComponent(other) : "";
+  const d = await api(`/api/runs/${encodeURIComponent(key)}/cases/${encodeURIComponent(caseId)}` + q);
+  const reload = () => casePage(key, caseId, params).catch(fail);
+  const c = d.case;
+  const cards = d.attempts.map((a) => attemptCard(key, caseId, a, d.other ? "this run" : "", reload));
+  const otherCards = d.other ? d.other.attempts.map((a) => attemptCard(d.other.run.key, caseId, a, "run " + d.other.run.run_id, reload)) : [];
+  const reviews = d.reviews.map((r) => el("tr", {}, el("td", { text: r.reviewer_id }), el("td", { text: r.rubric_version }),
+    el("td", { text: r.output_hash.slice(0, 12) }), el("td", { text: r.verdict === null ? "none" : r.verdict ? "pass" : "fail" }),
+    el("td", { text: Object.entries(r.ratings).map(([k, v]) => `${k} ${v ?? "–"}`).join(", ") }), el("td", { text: r.notes })));
+  const history = d.history.map((h) => el("tr", {}, el("td", { text: h.started_at }), el("td", {}, link(h.run_id, ["case", h.key, caseId])),
+    el("td", { text: Object.entries(h.variants).map(([v, t]) => `${v} ${t.hits}/${t.tries}`).join(" · ") })));
+  main(el("h1", {}, "Case ", el("span", { id: "case-id", text: c.id }), " in ", link(`${d.run.suite} ${d.run.run_id}`, ["run", key])),
+    el("div", { class: "muted", text: `input hash ${c.input_hash || ""} · category ${c.category || "none"}` }),
+    d.other && !d.other.same_input ? el("p", { class: "notice", text: "the other run's input for this case differs (its input hash)" }) : null,
+    el("div", { class: "grid" }, el("div", { class: "card" }, el("h4", { text: "input" }), show(c.input)),
+      el("div", { class: "card" }, el("h4", { text: "expected" }), show(c.expected))),
+    el("h2", { text: d.other ? `Outputs: this run and ${d.other.run.run_id}, side by side` : "Outputs, side by side" }),
+    el("div", { class: "grid", id: "attempts" }, otherCards, cards),
+    el("h2", { text: "Reviews of these outputs" }),
+    reviews.length ? el("table", { id: "reviews" }, el("thead", {}, el("tr", {}, ["reviewer", "rubric", "output", "verdict", "ratings", "note"].map((h) => el("th", { text: h })))), el("tbody", {}, reviews))
+      : el("p", { class: "muted", text: "none yet" }),
+    el("p", {}, el("a", { href: "/api/reviews/export?run=" + encodeURIComponent(key), text: "Export this run's reviews (the file `scoreboard import reviews` reads)" })),
+    el("h2", { text: "This case across runs" }),
+    el("table", { id: "case-history" }, el("tbody", {}, history)));
+}
+
+// ---------------------------------------------------------------- start
+async function render() {
+  const { parts, params } = route();
+  try {
+    if (parts[0] === "run" && parts[1]) await runPage(parts[1], params);
+    else if (parts[0] === "trends" && parts[1]) await trendsPage(parts[1]);
+    else if (parts[0] === "compare" && parts[1] && parts[2]) await comparePage(parts[1], parts[2]);
+    else if (parts[0] === "case" && parts[1] && parts[2]) await casePage(parts[1], parts[2], params);
+    else await runsPage(params);
+  } catch (e) { fail(e); }
+  document.documentElement.dataset.ready = "true";
+}
+
+async function start() {
+  META = await api("/api/meta");
+  document.getElementById("store").textContent = `${META.kind}: ${META.store}`;
+  document.getElementById("nav-suites").replaceChildren(...META.suites.map((s) => el("a", { href: "#/trends/" + encodeURIComponent(s.suite), text: "trends: " + s.suite })));
+  window.addEventListener("hashchange", () => { document.documentElement.dataset.ready = "false"; render(); });
+  await render();
+}
+
+document.addEventListener("DOMContentLoaded", () => start().catch(fail));

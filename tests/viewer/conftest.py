@@ -1,0 +1,67 @@
+"""The viewer as a user meets it: the real `scoreboard view` command serving a real store,
+and Debian's headless Chromium through Playwright (never a downloaded browser)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+# No DNS look-ups: every name but loopback resolves to nothing.
+BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1"]
+
+
+def scoreboard(*args: str, cwd: Path, env: dict | None = None, timeout: int = 180) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})}, check=False)
+
+
+class Served:
+    """`scoreboard view` started as a process; `url` is the one it printed."""
+
+    def __init__(self, *args: str, cwd: Path, env: dict | None = None):
+        self.proc = subprocess.Popen([sys.executable, "-m", "scoreboard", "view", "--port", "0", *args], cwd=cwd,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     env={**os.environ, **(env or {})})
+        line = self.proc.stdout.readline()
+        match = re.search(r"(http://\S+)", line)
+        if not match:
+            self.proc.kill()
+            raise AssertionError(f"no URL printed: {line!r} {self.proc.stderr.read()}")
+        self.url = match.group(1)
+        self.base = self.url.split("?")[0].rstrip("/")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is not installed (scripts/setup.sh --test installs Debian's chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install 'scoreboard[browser]'")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=BROWSER_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def wait_ready(page, timeout: float = 30_000) -> None:
+    page.wait_for_selector("html[data-ready=true]", timeout=timeout)
+
+
+def settle(seconds: float = 0.05) -> None:
+    time.sleep(seconds)
