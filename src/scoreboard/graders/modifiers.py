@@ -8,6 +8,7 @@ extracted first. The saved spec keeps all three, so `rescore` and `verify` grade
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import math
 from typing import Any
@@ -81,7 +82,7 @@ class Modified(Grader):
                 output = await apply_transforms(self.transforms, ctx.output, ctx)
             except TransformFailed as exc:
                 return self._marked(Grade(self.name, False, 0.0, str(exc)))
-            ctx = GradeContext(ctx.case, output, ctx.measurements, ctx.judge, ctx.run, ctx.error)
+            ctx = dataclasses.replace(ctx, output=output)  # the tools, task and render kept
         grade = self.inner.grade(ctx)
         if inspect.isawaitable(grade):
             grade = await grade
