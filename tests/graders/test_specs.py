@@ -49,6 +49,12 @@ EXAMPLES = {
     "classify": ({"classify": {"choices": ["A", "B", "C"], "choice_scores": {"A": 1, "B": 0.5, "C": 0},
                                "prompt": "Rate {{ output }} against {{ expected }}"}}, "42"),
     "g-eval": ({"g-eval": {"criteria": ["clear", "correct"]}}, "42"),
+    # agent tasks (issue 16): with no task observations they are not assessed
+    "task-check": ({"task-check": "wishlist"}, None),
+    "task-security": ("task-security", None),
+    "commands": ({"commands": {"required": ["api/tools$"], "forbidden": ["rm -rf"], "ordered": True}}, None),
+    "tool-args": ({"tool-args": {"tool": "Read", "args": {"file_path": "^notes/"}, "max": 0}}, None),
+    "tool-count": ({"tool-count": {"min": 1, "max": 9}}, None),
     # rendered pages (issue 17): with no render they are not assessed
     "page-renders": ("page-renders", None),
     "page-no-console-errors": ({"page-no-console-errors": {"blocked": "fail"}}, None),

@@ -249,7 +249,9 @@ def test_requests_per_minute_spacing(fake_provider):
     asyncio.run(main())
     t = arrivals(fake_provider)
     assert len(t) == 5
-    assert t[-1] - t[0] >= 0.19 and all(b - a >= 0.035 for a, b in zip(t, t[1:]))
+    # Arrival times: a loaded machine may delay one arrival (never advance one), so the spacing
+    # is checked with slack; without the limiter the five arrive within a few milliseconds.
+    assert t[-1] - t[0] >= 0.15 and sum(b - a >= 0.035 for a, b in zip(t, t[1:])) >= 3
 
 
 # ----------------------------------------------------------------------- secrets

@@ -91,12 +91,7 @@ class _Run:
         self.state = RunState()
         cfg = suite.config
         self.index = AttemptIndex([c.id for c in suite.cases], [v.name for v in suite.variants], cfg.runs)
-        # history store (issue 18): the store a run records into; reviews it holds of this plan's
-        # cases join the carried ones, and the summary keeps those bound to this run's outputs
-        self.store = options.store or run_store(cfg.output_dir)
-        held = getattr(self.store, "held_reviews", None)
-        reviews = held(self.plan, self.carried.reviews) if held is not None else self.carried.reviews
-        self.summary = Summarizer(self.plan, reviews=reviews)
+        self.store = self.summary = None  # opened with the run (attach_store): nothing before the checks
         self.executor = get_executor(options.executor, options.executor_settings)
         self.formats = tuple(options.formats or cfg.formats or DEFAULT_FORMATS)
         self.reused = 0
@@ -105,6 +100,15 @@ class _Run:
         self.judge = None
 
     # ---- opening: a new run folder, or a stopped one to resume
+    def attach_store(self) -> None:
+        """History store (issue 18): the store a run records into, opened once every check has
+        passed (a refused run leaves no store behind); reviews it holds of this plan's cases
+        join the carried ones, and the summary keeps those bound to this run's outputs."""
+        self.store = self.options.store or run_store(self.suite.config.output_dir)
+        held = getattr(self.store, "held_reviews", None)
+        reviews = held(self.plan, self.carried.reviews) if held is not None else self.carried.reviews
+        self.summary = Summarizer(self.plan, reviews=reviews)
+
     def open(self) -> None:
         options = self.options
         if options.resume_dir:
@@ -120,6 +124,7 @@ class _Run:
             self.started_at = now_iso()
             meta = self.meta()
             write_new(self.folder.meta_path, chain(json_chunks(meta), [b"\n"]))
+        self.attach_store()
         self.store.begin(meta)
         # visual work (issue 17): the judge's instrument check, as this run found it
         self.instrument = None

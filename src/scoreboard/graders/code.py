@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..pyimport import import_from
 from .base import Grader, check_keys, option_error, short
 from .grade import Grade, GradeContext
 
@@ -85,10 +86,8 @@ def load_callable(options: dict, what: str):
     else:
         module_name, _, attr = options["function"].rpartition(":")
         folder = options.get("path")
-        if folder and folder not in sys.path:
-            sys.path.insert(0, folder)
         try:
-            module = importlib.import_module(module_name)
+            module = import_from(module_name, [folder] if folder else [])
         except ImportError as exc:
             raise option_error(what, f"cannot import module {module_name!r}: {exc}") from None
         except Exception as exc:

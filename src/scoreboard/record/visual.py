@@ -39,7 +39,8 @@ def lead_lines(report: Report) -> list[str]:
     out = []
     for dq in judges.dq or ():
         ci = dq.ci
-        interval = f" (95% CI {ci.low:+.2f} to {ci.high:+.2f}, {ci.method or 'interval'})" \
+        method = f", {ci.method}" if ci is not None and ci.method else ""  # else the report's methods say it
+        interval = f" (95% CI {ci.low:+.2f} to {ci.high:+.2f}{method})" \
             if ci is not None and ci.low is not None else " (no interval)"
         flags = "".join(f"; {f}" for f in dq.flags)
         out.append(f"dQ {dq.a} - {dq.b}: {dq.dq:+.2f}{interval} on {dq.cases} cases "

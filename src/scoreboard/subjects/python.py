@@ -11,12 +11,11 @@ checked when it returns) unless `thread: true` moves it to a worker thread.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import inspect
-import sys
 import time
 
 from ..errors import ConfigError, SubjectError
+from ..pyimport import import_from
 from .base import Subject, check_keys, require, to_result
 from .values import SubjectRequest
 
@@ -41,7 +40,7 @@ class PythonSubject(Subject):
         except (TypeError, ValueError):
             params = ()
         if any(p.kind is p.VAR_POSITIONAL for p in params):
-            self._nargs = 4
+            self._nargs = 3  # (input, skill, run) as always; params only to a function that names them
         else:
             self._nargs = min(4, sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
                                      and p.name != "seed"))
@@ -58,11 +57,9 @@ class PythonSubject(Subject):
     def _load(self):
         module_name, _, attr = self.options["function"].rpartition(":")
         extra = self.options.get("path")
-        for folder in filter(None, [str(self.base_dir / extra) if extra else None, str(self.base_dir)]):
-            if folder not in sys.path:
-                sys.path.insert(0, folder)
+        folders = [f for f in (str(self.base_dir / extra) if extra else None, str(self.base_dir)) if f]
         try:
-            module = importlib.import_module(module_name)
+            module = import_from(module_name, folders)
         except ImportError as exc:
             raise ConfigError(f"cannot import python subject module {module_name!r}: {exc}",
                               field="subject.function") from None
