@@ -1,0 +1,657 @@
+"""Provider batch APIs for the `openai` and `anthropic` subjects (`batch: true`).
+
+A batched subject answers `run()` like any other, but its requests do not go out one by one:
+they are collected into batches (`size` requests, or what came within `wait_s`), reserved in
+the run's ledger and written to the attempt log (their custom ids, attempts and body hashes)
+before anything is uploaded, then submitted (OpenAI: a JSONL file, then /v1/batches;
+Anthropic: /v1/messages/batches), polled with backoff, and matched back by custom id.
+
+A run polls for at most `poll_for_s` (default: until every batch ends). A request whose batch
+has not ended by then raises BatchPending: its attempt is recorded as `waiting`, and
+`scoreboard run --resume` claims the same submission again (by attempt, role and body hash)
+instead of submitting it twice. What the log holds (the Journal's records):
+
+    {"kind": "batch", "event": "submitting", "submission", "provider", "subject", "requests"}
+    {"kind": "batch", "event": "submitted", "submission", "batch_id", "input_file_id"}
+    {"kind": "batch", "event": "cancel", "submission", "batch_id", "reason"}
+    {"kind": "batch", "event": "ended", "submission", "batch_id", "status", "reason", "counts"}
+    {"kind": "batch-result", "custom_id", "submission", "ok", "body", "error"}
+
+A crash between "submitting" and "submitted" leaves a submission whose batch may exist. On
+resume, OpenAI's batches are found by the submission id in their metadata; a batch found is
+polled, none found was never created (its requests are submitted now, once). Anthropic's
+batches carry no metadata: their requests become errors that say they may have been billed,
+and are never sent again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import random
+import time
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..errors import BatchNotSent, BatchPending, BudgetExceeded, ConfigError, SubjectError
+from ..hashing import sha256_json
+
+BATCH_DEFAULTS = {"size": 1000, "wait_s": 2.0, "poll_s": 5.0, "poll_max_s": 300.0, "poll_for_s": None,
+                  "max_pending": 10_000}
+#: the most requests one batch may hold, per provider
+MAX_SIZE = {"openai": 50_000, "anthropic": 100_000}
+#: the poll interval once a batch is being cancelled (the run's grace period is short)
+CANCEL_POLL_S = 0.5
+BILLED_NOTE = "cancelled work may still be billed"
+
+
+def parse_batch(value: Any, kind: str) -> dict | None:
+    """The `batch` option: true (the defaults), false/absent (None), or a mapping of
+    {size, wait_s, poll_s, poll_max_s, poll_for_s, max_pending}."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        value = {}
+    if not isinstance(value, dict) or set(value) - set(BATCH_DEFAULTS):
+        raise ConfigError(f"subject {kind!r}: 'batch' is true or {{{', '.join(BATCH_DEFAULTS)}}}",
+                          field="subject.batch")
+    out = {**BATCH_DEFAULTS, **value}
+    for key in ("size", "max_pending"):
+        v = out[key]
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= (MAX_SIZE[kind] if key == "size"
+                                                                         else 1_000_000):
+            top = MAX_SIZE[kind] if key == "size" else 1_000_000
+            raise ConfigError(f"subject {kind!r}: batch.{key} must be an integer from 1 to {top:,}",
+                              field=f"subject.batch.{key}")
+    for key in ("wait_s", "poll_s", "poll_max_s", "poll_for_s"):
+        v = out[key]
+        if v is None and key == "poll_for_s":
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or (v == 0 and key == "poll_s"):
+            raise ConfigError(f"subject {kind!r}: batch.{key} must be a number of seconds >= 0"
+                              + (" (or null: until every batch ends)" if key == "poll_for_s" else ""),
+                              field=f"subject.batch.{key}")
+        out[key] = float(v)
+    out["poll_max_s"] = max(out["poll_max_s"], out["poll_s"])
+    return out
+
+
+def now_iso() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+# ---------------------------------------------------------------------------------------------
+# The journal: what a run knows of its batches (kept in the attempt log by the engine)
+
+
+class Journal:
+    """The batches of one run: submissions, which attempt each custom id belongs to, results not
+    yet claimed. `write` appends a record to the run's attempt log (None: kept in memory only)."""
+
+    def __init__(self, write: Callable[[dict], Any] | None = None, key: str | None = None):
+        self.write = write
+        #: prefix of this run's submission and custom ids (unique per run)
+        self.key = key or f"sb{random.getrandbits(32):08x}"
+        self.submissions: dict[str, dict] = {}
+        #: custom id -> (submission, attempt, role, body hash)
+        self.entries: dict[str, tuple] = {}
+        self._claimable: dict[tuple, deque] = defaultdict(deque)
+        #: settled requests no attempt has claimed yet: custom id -> {ok, body, error}
+        self.results: dict[str, dict] = {}
+        #: every custom id with a recorded result (claimed or not)
+        self.settled: set[str] = set()
+        #: submissions being polled in this process: submission -> the batcher's handle
+        self.active: dict[str, Any] = {}
+        self.interrupted: str | None = None
+        self._listeners: list[Callable[[str], None]] = []
+        self._seq = itertools.count(1)
+
+    def _log(self, record: dict) -> None:
+        if self.write is not None:
+            self.write(record)
+
+    def allocate(self, n: int) -> tuple[str, list[str]]:
+        """A new submission id and `n` custom ids (unique in the run; nothing written yet)."""
+        submission = f"{self.key}-{next(self._seq)}"
+        return submission, [f"{submission}-{i}" for i in range(n)]
+
+    def begin(self, submission: str, ids: list[str], provider: str, subject: str,
+              requests: list[tuple[tuple, str, str]]) -> None:
+        """Record a submission before anything is uploaded: its custom ids, one per (attempt,
+        role, body hash)."""
+        rows = [[cid, list(attempt), role, digest] for cid, (attempt, role, digest) in zip(ids, requests)]
+        self.submissions[submission] = {"submission": submission, "provider": provider, "subject": subject,
+                                        "batch_id": None, "state": "submitting", "requests": len(ids),
+                                        "submitted_at": now_iso()}
+        for cid, (attempt, role, digest) in zip(ids, requests):
+            self.entries[cid] = (submission, tuple(attempt), role, digest)
+        self._log({"kind": "batch", "event": "submitting", "submission": submission, "provider": provider,
+                   "subject": subject, "requests": rows, "at": now_iso()})
+
+    def submitted(self, submission: str, batch_id: str, input_file_id: str | None = None) -> None:
+        sub = self.submissions[submission]
+        sub.update(batch_id=batch_id, state="submitted")
+        self._log({"kind": "batch", "event": "submitted", "submission": submission, "batch_id": batch_id,
+                   "input_file_id": input_file_id, "at": now_iso()})
+
+    def cancelled(self, submission: str, reason: str) -> None:
+        sub = self.submissions[submission]
+        sub["cancel"] = reason
+        self._log({"kind": "batch", "event": "cancel", "submission": submission, "batch_id": sub["batch_id"],
+                   "reason": reason, "at": now_iso()})
+
+    def ended(self, submission: str, status: str, reason: str | None = None, counts: dict | None = None) -> None:
+        sub = self.submissions[submission]
+        sub.update(state="ended", status=status, reason=reason, counts=counts, ended_at=now_iso())
+        self._log({"kind": "batch", "event": "ended", "submission": submission, "batch_id": sub["batch_id"],
+                   "status": status, "reason": reason, "counts": counts, "at": now_iso()})
+
+    def settle(self, custom_id: str, ok: bool, body: Any, error: str | None, *, keep: bool) -> None:
+        """Record one request's result (kept for a later claim when no attempt waits on it)."""
+        result = {"ok": ok, "body": body, "error": error}
+        self.settled.add(custom_id)
+        self._log({"kind": "batch-result", "custom_id": custom_id,
+                   "submission": self.entries.get(custom_id, ("",))[0], **result})
+        if keep:
+            self.results[custom_id] = result
+
+    def claim(self, attempt: tuple, role: str, digest: str) -> str | None:
+        """The custom id of an earlier submission of this very request (None: never submitted)."""
+        queue = self._claimable.get((tuple(attempt), role, digest))
+        return queue.popleft() if queue else None
+
+    # ---- interrupts
+    def listen(self, callback: Callable[[str], None]) -> None:
+        self._listeners.append(callback)
+
+    def interrupt(self, reason: str) -> None:
+        """Ctrl+C: submitted batches are cancelled, queued requests are not sent."""
+        if self.interrupted is None:
+            self.interrupted = reason
+            for callback in list(self._listeners):
+                callback(reason)
+
+    # ---- resume
+    def restore(self, records: list[dict], done: Callable[[tuple], bool] | None = None) -> None:
+        """Rebuild from an earlier part of the run's log; requests of attempts already finished
+        (`done`) are never claimed again."""
+        seqs = [0]
+        for r in records:
+            kind, event = r.get("kind"), r.get("event")
+            if kind == "batch" and event == "submitting":
+                sub = r["submission"]
+                self.submissions[sub] = {"submission": sub, "provider": r.get("provider"),
+                                         "subject": r.get("subject"), "batch_id": None, "state": "submitting",
+                                         "requests": len(r.get("requests") or ()), "submitted_at": r.get("at")}
+                for cid, attempt, role, digest in r.get("requests") or ():
+                    self.entries[cid] = (sub, tuple(attempt), role, digest)
+                tail = sub.rsplit("-", 1)[-1]
+                if sub.startswith(self.key + "-") and tail.isdigit():
+                    seqs.append(int(tail))
+            elif kind == "batch" and r.get("submission") in self.submissions:
+                sub = self.submissions[r["submission"]]
+                if event == "submitted":
+                    sub.update(batch_id=r.get("batch_id"), state="submitted")
+                elif event == "cancel":
+                    sub["cancel"] = r.get("reason")
+                elif event == "ended":
+                    sub.update(state="ended", status=r.get("status"), reason=r.get("reason"),
+                               counts=r.get("counts"), ended_at=r.get("at"))
+            elif kind == "batch-result" and r.get("custom_id") in self.entries:
+                self.settled.add(r["custom_id"])
+                self.results[r["custom_id"]] = {"ok": r.get("ok"), "body": r.get("body"), "error": r.get("error")}
+        self._seq = itertools.count(max(seqs) + 1)
+        for cid, (sub, attempt, role, digest) in self.entries.items():
+            if done is not None and done(attempt):
+                self.results.pop(cid, None)
+                continue
+            state = self.submissions[sub]
+            if state["state"] == "ended" and cid not in self.results:
+                continue  # never created: submitted anew when its attempt runs
+            self._claimable[(attempt, role, digest)].append(cid)
+
+    def summary(self) -> list[dict]:
+        """The run's batches as the report's `run.batches` lists them."""
+        out = []
+        for sub in self.submissions.values():
+            entry = {k: sub.get(k) for k in ("provider", "subject", "batch_id", "submission", "state", "status",
+                                             "requests", "submitted_at", "ended_at", "reason", "counts", "cancel")}
+            out.append({k: v for k, v in entry.items() if v is not None})
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The batcher: one per subject
+
+
+@dataclass
+class _Entry:
+    attempt: tuple
+    role: str
+    digest: str
+    body: dict
+    bounds: tuple
+    future: asyncio.Future
+    custom_id: str | None = None
+
+
+@dataclass
+class _Sub:
+    """A submission being polled in this process."""
+
+    submission: str
+    batch_id: str | None
+    #: custom id -> ledger ticket (None: none held here)
+    tickets: dict[str, Any] = field(default_factory=dict)
+    futures: dict[str, asyncio.Future] = field(default_factory=dict)
+    detached: bool = False
+    ended: bool = False
+    cancel_sent: bool = False
+    task: asyncio.Task | None = None
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+@dataclass
+class Settled:
+    """One request's result as the subject receives it."""
+
+    ok: bool
+    body: Any
+    error: str | None
+    info: dict
+
+
+class Batcher:
+    """Collects a subject's requests into batches, submits, polls and hands results back."""
+
+    def __init__(self, api, settings: dict, label: str):
+        self.api, self.settings, self.label = api, settings, label
+        self._journal: Journal | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._queue: list[_Entry] = []
+        self._timer: asyncio.TimerHandle | None = None
+        self._deadline: float | None = None
+        self._tasks: set[asyncio.Task] = set()
+        self._ledger = None
+
+    # ---- per run
+    def _bind(self, ledger) -> Journal:
+        """The run's journal (the ledger's; a private one without a ledger), state reset per run."""
+        loop = asyncio.get_running_loop()
+        journal = getattr(ledger, "journal", None) if ledger is not None else None
+        if journal is None:
+            private = self._journal is not None and self._ledger is None and self._loop is loop
+            journal = self._journal if private else Journal()
+        if journal is not self._journal or loop is not self._loop:
+            self._journal, self._ledger, self._queue, self._loop = journal, ledger, [], loop
+            self._timer = None
+            poll_for = self.settings["poll_for_s"]
+            self._deadline = None if poll_for is None else loop.time() + poll_for
+            journal.listen(self._on_interrupt)
+        return journal
+
+    def _past_deadline(self) -> bool:
+        return self._deadline is not None and asyncio.get_running_loop().time() >= self._deadline
+
+    def _info(self, journal: Journal, custom_id: str, role: str) -> dict:
+        submission = journal.entries[custom_id][0]
+        sub = journal.submissions[submission]
+        return {"provider": self.api.provider, "batch_id": sub.get("batch_id"), "submission": submission,
+                "custom_id": custom_id, "role": role, "submitted_at": sub.get("submitted_at")}
+
+    # ---- the one entry point
+    async def call(self, attempt: tuple, role: str, body: dict, bounds: tuple, ledger) -> Settled:
+        """Send `body` in a batch (or find its earlier submission) and wait for its result.
+        Raises BatchPending when this run stops polling first, BatchNotSent on an interrupt
+        before submission, BudgetExceeded when the ledger refuses it."""
+        journal = self._bind(ledger)
+        digest = sha256_json(body)
+        custom_id = journal.claim(attempt, role, digest)
+        if custom_id is not None:
+            return await self._claimed(journal, custom_id, role)
+        if journal.interrupted is not None:
+            raise BatchNotSent(f"the run stopped ({journal.interrupted}) before this request was batched")
+        entry = _Entry(tuple(attempt), role, digest, body, bounds, asyncio.get_running_loop().create_future())
+        self._queue.append(entry)
+        if len(self._queue) >= self.settings["size"]:
+            self._flush_soon()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self.settings["wait_s"], self._flush_soon)
+        settled = await entry.future
+        return settled
+
+    async def _claimed(self, journal: Journal, custom_id: str, role: str) -> Settled:
+        """A request submitted earlier in this run (before a resume): its result, or a wait on it."""
+        info = self._info(journal, custom_id, role)
+        result = journal.results.pop(custom_id, None)
+        if result is not None:
+            return Settled(result["ok"], result["body"], result["error"], info)
+        submission = info["submission"]
+        if journal.submissions[submission]["state"] == "ended":
+            raise _Resubmit()  # its batch was never created
+        sub = journal.active.get(submission)
+        if sub is None:
+            sub = journal.active[submission] = _Sub(submission, info["batch_id"])
+            self._spawn(self._resume(journal, sub))
+        if sub.detached:
+            raise BatchPending(self._pending_text(info), info)
+        future = sub.futures.get(custom_id)
+        if future is None:
+            future = sub.futures[custom_id] = asyncio.get_running_loop().create_future()
+        return await future
+
+    # ---- submitting
+    def _flush_soon(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        entries, self._queue = self._queue, []
+        if entries:
+            self._spawn(self._submit(self._journal, entries))
+
+    def _spawn(self, coro) -> asyncio.Task:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _submit(self, journal: Journal, entries: list[_Entry]) -> None:
+        ledger = self._ledger
+        submission, ids = journal.allocate(len(entries))
+        tickets, kept, kept_ids = [], [], []
+        for entry, cid in zip(entries, ids):
+            if journal.interrupted is not None:
+                _fail(entry.future, BatchNotSent(f"the run stopped ({journal.interrupted}) before this "
+                                                 "request was submitted"))
+                continue
+            ticket = None
+            if ledger is not None:
+                tok, cost, out = entry.bounds
+                try:
+                    ticket = await ledger.acquire(entry.attempt, role=entry.role, subject=self.label,
+                                                  max_tokens=tok, max_cost=cost, max_output_tokens=out,
+                                                  batch={"custom_id": cid, "submission": submission})
+                except BudgetExceeded as exc:
+                    _fail(entry.future, exc)
+                    continue
+            tickets.append(ticket)
+            kept.append(entry)
+            kept_ids.append(cid)
+        if not kept:
+            return
+        ids = kept_ids
+        journal.begin(submission, ids, self.api.provider, self.label, [(e.attempt, e.role, e.digest) for e in kept])
+        sub = journal.active[submission] = _Sub(submission, None)
+        for entry, cid, ticket in zip(kept, ids, tickets):
+            entry.custom_id = cid
+            sub.futures[cid] = entry.future
+            if ticket is not None:
+                sub.tickets[cid] = ticket
+        try:
+            batch = await self.api.create(submission, [(cid, e.body) for cid, e in zip(ids, kept)])
+        except SubjectError as exc:
+            await self._create_failed(journal, sub, exc)
+            return
+        journal.submitted(submission, self.api.batch_id(batch), self.api.input_file(batch))
+        sub.batch_id = self.api.batch_id(batch)
+        await self._poll(journal, sub)
+
+    async def _create_failed(self, journal: Journal, sub: _Sub, exc: SubjectError) -> None:
+        """A create that failed: surely not created (an error status) -> errors, usage zero; maybe
+        created (no answer) -> looked up (OpenAI) or errors that say it may be billed."""
+        if exc.status is not None and exc.kind != "server-error":
+            self._settle_all(journal, sub, f"batch not created: {exc}", billed="no")
+            journal.ended(sub.submission, "not-created", str(exc))
+            return
+        await self._resume(journal, sub)
+
+    # ---- resuming a submission this process did not make (or whose create had no answer)
+    async def _resume(self, journal: Journal, sub: _Sub) -> None:
+        state = journal.submissions[sub.submission]
+        if state["state"] == "submitting":
+            found = None
+            try:
+                found = await self.api.find(sub.submission)
+            except SubjectError as exc:
+                if not self.api.can_find:
+                    found = None
+                else:
+                    self._settle_all(journal, sub, f"cannot tell whether batch submission {sub.submission} "
+                                     f"reached the provider ({exc}); not sent again: it may be billed",
+                                     billed="maybe")
+                    journal.ended(sub.submission, "unknown", str(exc))
+                    return
+            if found is None and self.api.can_find:
+                # never created: its requests are free to go out (once) in a new submission
+                self._settle_all(journal, sub, None, billed="no")
+                journal.ended(sub.submission, "not-created", "no batch carries this submission")
+                return
+            if found is None:
+                self._settle_all(journal, sub, f"the run stopped while submitting batch {sub.submission}; "
+                                 f"{self.api.provider} batches cannot be looked up by submission, so it may "
+                                 "exist and be billed: not sent again", billed="maybe")
+                journal.ended(sub.submission, "unknown", "submission interrupted before its batch id was recorded")
+                return
+            sub.batch_id = self.api.batch_id(found)
+            journal.submitted(sub.submission, sub.batch_id, self.api.input_file(found))
+        await self._poll(journal, sub)
+
+    # ---- polling
+    async def _poll(self, journal: Journal, sub: _Sub) -> None:
+        delay = self.settings["poll_s"]
+        fails = 0
+        while True:
+            if journal.interrupted is not None and not sub.cancel_sent:
+                await self._cancel(journal, sub)
+            try:
+                batch = await self.api.retrieve(sub.batch_id)
+                fails = 0
+            except SubjectError as exc:
+                fails += 1
+                if not exc.retryable or fails >= 5:
+                    self._settle_all(journal, sub, f"cannot read batch {sub.batch_id}: {exc}", billed="maybe")
+                    journal.ended(sub.submission, "unknown", str(exc))
+                    return
+                batch = None
+            if batch is not None:
+                status = self.api.status(batch)
+                if status.ended:
+                    await self._collect(journal, sub, batch, status)
+                    return
+            if self._past_deadline() and journal.interrupted is None:
+                self._detach(journal, sub)
+                return
+            wait = CANCEL_POLL_S if sub.cancel_sent else delay * random.uniform(0.9, 1.1)
+            if self._deadline is not None and journal.interrupted is None:
+                wait = min(wait, max(0.0, self._deadline - asyncio.get_running_loop().time()))
+            sub.wake.clear()
+            try:
+                await asyncio.wait_for(sub.wake.wait(), wait)
+            except TimeoutError:
+                pass
+            delay = min(delay * 2, self.settings["poll_max_s"])
+
+    def _detach(self, journal: Journal, sub: _Sub) -> None:
+        """This run polls no longer: every request still open in the batch is waiting."""
+        sub.detached = True
+        for cid, future in list(sub.futures.items()):
+            if not future.done():
+                info = self._info(journal, cid, journal.entries[cid][2])
+                future.set_exception(BatchPending(self._pending_text(info), info))
+        sub.futures.clear()
+
+    @staticmethod
+    def _pending_text(info: dict) -> str:
+        return f"waiting: batch {info['batch_id'] or info['submission']} ({info['provider']}) has not ended"
+
+    async def _cancel(self, journal: Journal, sub: _Sub) -> None:
+        sub.cancel_sent = True
+        reason = f"{journal.interrupted}; {BILLED_NOTE}"
+        journal.cancelled(sub.submission, reason)
+        try:
+            await self.api.cancel(sub.batch_id)
+        except SubjectError as exc:
+            journal.cancelled(sub.submission, f"cancel failed: {exc}")
+
+    async def _collect(self, journal: Journal, sub: _Sub, batch: dict, status) -> None:
+        """The batch ended: every result matched back by custom id; requests without one get the
+        batch's reason (expired, cancelled, failed)."""
+        seen: set[str] = set()
+        try:
+            async for custom_id, ok, body, error in self.api.results(batch):
+                if custom_id not in journal.entries or custom_id in seen:
+                    continue
+                seen.add(custom_id)
+                if not ok and sub.cancel_sent and "cancel" in (error or "").lower():
+                    error = f"{error} ({journal.interrupted}; {BILLED_NOTE})"
+                self._settle(journal, sub, custom_id, ok, body, error)
+        except SubjectError as exc:
+            self._settle_all(journal, sub, f"cannot read the results of batch {sub.batch_id}: {exc}",
+                             billed="maybe", skip=seen)
+            journal.ended(sub.submission, status.name, str(exc), status.counts)
+            return
+        reason = status.reason or status.name
+        if sub.cancel_sent:
+            reason = f"{reason} ({journal.interrupted}; {BILLED_NOTE})"
+        self._settle_all(journal, sub, f"batch {sub.batch_id} {status.name} without a result for this request: "
+                         f"{reason}", billed="maybe" if sub.cancel_sent else "unknown", skip=seen)
+        journal.ended(sub.submission, status.name, status.reason, status.counts)
+
+    # ---- settling
+    def _open_ids(self, journal: Journal, sub: _Sub) -> list[str]:
+        return [cid for cid, entry in journal.entries.items()
+                if entry[0] == sub.submission and cid not in journal.settled]
+
+    def _settle_all(self, journal: Journal, sub: _Sub, error: str | None, *, billed: str,
+                    skip: set[str] = frozenset()) -> None:
+        """Settle every open request of `sub` not in `skip` with `error` (None: never sent, so its
+        attempt may submit it again). `billed`: "no" (usage zero), "unknown" (usage unknown),
+        "maybe" (unknown, and listed among the requests that may have been billed)."""
+        sub.ended = True
+        ledger = self._ledger
+        for cid in self._open_ids(journal, sub):
+            if cid in skip:
+                continue
+            ticket = sub.tickets.pop(cid, None)
+            if ticket is None and ledger is not None:
+                ticket = ledger.batch_ticket(cid)
+            if ticket is not None:
+                zero = {"input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0} if billed == "no" else {}
+                ledger.complete(ticket, ok=False, error=error or "never submitted", **zero)
+                if billed == "maybe":
+                    _possibly_billed(ledger, ticket, cid)
+            future = sub.futures.pop(cid, None)
+            if error is None:
+                if future is not None and not future.done():
+                    future.set_exception(_Resubmit())
+                continue
+            journal.settle(cid, False, None, error, keep=future is None)
+            if future is not None and not future.done():
+                future.set_result(Settled(False, None, error, self._info(journal, cid, journal.entries[cid][2])))
+        journal.active.pop(sub.submission, None)
+
+    def _settle(self, journal: Journal, sub: _Sub, custom_id: str, ok: bool, body: Any, error: str | None) -> None:
+        ledger = self._ledger
+        ticket = sub.tickets.pop(custom_id, None)
+        if ticket is None and ledger is not None:
+            ticket = ledger.batch_ticket(custom_id)
+        future = sub.futures.pop(custom_id, None)
+        journal.settle(custom_id, ok, body, error, keep=future is None)
+        if ticket is not None:
+            usage = self.api.usage(body) if ok else (None, None, None)
+            ledger.complete(ticket, ok=ok, input_tokens=usage[0], output_tokens=usage[1], cost_usd=usage[2],
+                            error=error)
+            if not ok and sub.cancel_sent:
+                _possibly_billed(ledger, ticket, custom_id)
+        if future is not None and not future.done():
+            role = journal.entries[custom_id][2]
+            future.set_result(Settled(ok, body, error, self._info(journal, custom_id, role)))
+
+    # ---- interrupts and closing
+    def _on_interrupt(self, reason: str) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        queued, self._queue = self._queue, []
+        for entry in queued:
+            _fail(entry.future, BatchNotSent(f"the run stopped ({reason}) before this request was submitted"))
+        journal = self._journal
+        for sub in list(journal.active.values()) if journal is not None else ():
+            sub.wake.set()
+
+    async def aclose(self) -> None:
+        """Stop polling (what is still open stays in the log for --resume)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+
+class _Resubmit(Exception):
+    """A claimed submission turned out never to have been created: submit the request anew."""
+
+
+def _possibly_billed(ledger, ticket, custom_id: str) -> None:
+    ledger.possibly_billed.append({"id": ticket.id, "attempt": list(ticket.attempt), "role": ticket.role,
+                                   "usage": "unknown", "custom_id": custom_id})
+
+
+def _fail(future: asyncio.Future, exc: BaseException) -> None:
+    if not future.done():
+        future.set_exception(exc)
+
+
+async def batch_call(batcher: Batcher, attempt: tuple, role: str, body: dict, bounds: tuple, ledger) -> Settled:
+    """`Batcher.call`, once more when a claimed submission proves never to have been created."""
+    try:
+        return await batcher.call(attempt, role, body, bounds, ledger)
+    except _Resubmit:
+        pass
+    try:
+        return await batcher.call(attempt, role, body, bounds, ledger)
+    except _Resubmit:
+        raise SubjectError(f"{batcher.api.provider}: the batch holding this request was not created, twice",
+                           kind="batch-failed") from None
+
+
+async def run_batched(subject, request) -> "Result":
+    """A batched subject's run(): the request built as always, sent in a batch, the answer parsed
+    as a synchronous one would be; cost at the batch price (unknown without a batch_discount)."""
+    from . import pricing
+    from ._wire import dumps_body
+    from .values import Measurements, Output, Result
+
+    body, out_bound, _ = subject.build(request)
+    body.pop("stream", None)
+    body.pop("stream_options", None)
+    full = pricing.price_for(subject._price, subject.options.get("model"))  # noqa: SLF001
+    price = pricing.batch_price(full)
+    size = len(dumps_body(body))
+    tok_bound = size + out_bound if out_bound is not None else None
+    # Without a batch discount the full price bounds the reservation (never less than the bill).
+    cost_bound = pricing.cost_bound(price or full, size, out_bound)
+    settled = await batch_call(subject.batcher(), request.attempt, request.role, body,
+                               (tok_bound, cost_bound, out_bound), request.ledger)
+    info = settled.info
+    where = {"provider": info["provider"], "id": info["batch_id"], "custom_id": info["custom_id"]}
+    if not settled.ok:
+        error = settled.error or "failed"
+        batch_id = info["batch_id"] or info["submission"]
+        err = subject.fail(error if batch_id in error else f"batch {batch_id}: {error}", kind="batch-error")
+        err.measurements = Measurements(requests=1)
+        raise err
+    try:
+        reply = subject.parse_body(dumps_body(settled.body))
+    except SubjectError as exc:
+        exc.measurements = Measurements(requests=1)
+        raise
+    cost = pricing.cost_usd(price, reply.input_tokens, reply.output_tokens)
+    measurements = Measurements(input_tokens=reply.input_tokens, output_tokens=reply.output_tokens, cost_usd=cost,
+                                requests=1)
+    output = Output(text=reply.text, json=reply.json, tool_calls=reply.tool_calls, status=reply.status)
+    return Result(output, measurements, {"finish_reason": reply.status, "model": reply.model, "batch": where})
