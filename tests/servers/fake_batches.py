@@ -225,7 +225,7 @@ class FakeBatches(FakeServerBase):
                 fate = "cancel"
             elif self.fail_validation and provider == "openai":
                 fate = "failed"
-            elif self.expire_batches and (k >= self.expire_after or fate == "expire"):
+            elif self.expire_batches and fate != "error" and (k >= self.expire_after or fate == "expire"):
                 fate = "expire"
             out.append((cid, fate, self._answer(provider, body) if fate == "ok" else None))
         batch["results"] = out

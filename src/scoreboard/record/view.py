@@ -35,7 +35,7 @@ OMITTED_NOTE = ("this rendering shows every attempt that did not pass (up to the
 
 # status -> CaseTally counter
 _COUNTER = {"passed": "passed", "failed": "failed", "error": "errors", "unassessed": "unassessed",
-            "not-run": "not_run", "interrupted": "interrupted"}
+            "not-run": "not_run", "interrupted": "interrupted", "waiting": "waiting"}
 _SLOT = {status: i for i, status in enumerate(_COUNTER)}
 
 
@@ -50,6 +50,8 @@ class CaseTally:
     unassessed: int = 0
     not_run: int = 0
     interrupted: int = 0
+    #: runs waiting on a provider batch (a waiting run)
+    waiting: int = 0
     #: sum of the known latencies (None when none is known)
     latency_ms_total: float | None = None
 

@@ -10,9 +10,10 @@
   var COLORS = ["#4c78a8", "#f58518", "#54a24b", "#b279a2", "#e45756", "#72b7b2", "#9d755d", "#eeca3b"];
   var STATUS_WORDS = {
     passed: "passed", failed: "failed", error: "error", unassessed: "not assessed",
-    "not-run": "not run", interrupted: "interrupted"
+    "not-run": "not run", interrupted: "interrupted", waiting: "waiting on a batch"
   };
-  var STATUS_CLASS = { passed: "ok", failed: "bad", error: "warn", interrupted: "warn", unassessed: "none", "not-run": "none" };
+  var STATUS_CLASS = { passed: "ok", failed: "bad", error: "warn", interrupted: "warn", unassessed: "none", "not-run": "none",
+    waiting: "none" };
 
   var run = DATA.run || {};
   var plan = DATA.plan || {};
@@ -186,7 +187,7 @@
 
   function header() {
     var status = run.status || "unknown";
-    var statusKind = status === "completed" ? "ok" : status === "running" ? "warn" : "bad";
+    var statusKind = status === "completed" ? "ok" : status === "running" || status === "waiting" ? "warn" : "bad";
     var gates = DATA.gates || [];
     var failedGates = gates.filter(function (g) { return !g.passed; }).length;
     var nodes = [
@@ -221,6 +222,13 @@
         el("strong", { text: "This run was stopped" }),
         run.stop_reason ? ": " + run.stop_reason + ". " : ". ",
         "Attempts that never finished are counted as not run and are not in the pass rates."));
+    } else if (status === "waiting") {
+      var open = (run.batches || []).filter(function (b) { return b.state !== "ended"; });
+      nodes.push(el("div", { class: "callout warn", "data-testid": "waiting-note" },
+        el("strong", { text: "Waiting on provider batches. " }),
+        "Attempts whose requests are still in a batch are not finished and are not in the pass rates. Batches still open: " +
+        (open.map(function (b) { return b.batch_id || b.submission; }).join(", ") || "none") +
+        ". Collect them with scoreboard run --resume on this run's folder."));
     } else if (status === "running") {
       nodes.push(el("div", { class: "callout warn", "data-testid": "running-note" },
         el("strong", { text: "Run in progress. " }), "This is a checkpoint; the figures cover only the attempts finished so far."));
