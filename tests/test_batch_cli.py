@@ -178,17 +178,44 @@ def test_kill_9_between_create_and_record_never_submits_twice(tmp_path, srv, kin
     assert [e.get("event") for e in events if e.get("kind") == "batch"] == ["submitting"]
     assert sum(1 for e in events if e.get("kind") == "request") == 7  # reserved before anything was uploaded
     out = cli(tmp_path, "run", "--resume", str(run_dir(tmp_path)), "--no-progress")
+    assert out.returncode == 0, out.stdout + out.stderr
     rep = report(tmp_path)
-    assert len(srv.batches) == 1 and sorted(srv.prompts()) == sorted(c["input"] for c in CASES)  # never twice
-    if kind == "openai":  # found again by the submission id in its metadata, and collected
-        assert out.returncode == 0, out.stdout + out.stderr
-        assert statuses(rep) == {"passed": 7}
-        assert rep["run"]["batches"][0]["batch_id"] == next(iter(srv.batches))
-    else:  # Anthropic batches have no metadata: not sent again, and said to be possibly billed
-        assert out.returncode == 2
-        assert statuses(rep) == {"error": 7}
-        assert all("may exist and be billed" in a["error"] for a in rep["attempts"])
-        assert len(rep["requests"]["possibly_billed"]) == 7
+    # Found again (OpenAI: by the submission id in its metadata; Anthropic: among the batches made
+    # since, by the custom ids in its results) and collected, never sent twice.
+    assert len(srv.batches) == 1 and sorted(srv.prompts()) == sorted(c["input"] for c in CASES)
+    assert statuses(rep) == {"passed": 7}
+    assert rep["run"]["batches"][0]["batch_id"] == next(iter(srv.batches))
+    assert rep["requests"]["sent"] == 7 and rep["requests"]["completed"] == 7
+    verified(tmp_path)
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_kill_9_during_upload_submits_once_on_resume(tmp_path, srv, kind):
+    import threading
+
+    srv.stall_upload = threading.Event()
+    write_suite(tmp_path, srv, kind, batch={"size": 10, "wait_s": 0.1, "poll_s": 0.05, "settle_s": 0})
+    proc = subprocess.Popen([sys.executable, "-m", "scoreboard", "run", "suite.json", "--output-dir", "out",
+                             "--no-progress"], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        assert srv.uploading.wait(30), "nothing was uploaded"
+        os.kill(proc.pid, signal.SIGKILL)  # journaled and reserved, nothing created
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    srv.stall_upload, stalled = None, srv.stall_upload
+    stalled.set()
+    assert not srv.batches
+    out = cli(tmp_path, "run", "--resume", str(run_dir(tmp_path)), "--no-progress")
+    assert out.returncode == 0, out.stdout + out.stderr
+    rep = report(tmp_path)
+    assert len(srv.batches) == 1 and sorted(srv.prompts()) == sorted(c["input"] for c in CASES)
+    assert statuses(rep) == {"passed": 7}
+    ended = [b for b in rep["run"]["batches"] if b["status"] == "not-created"]
+    assert len(ended) == 1 and ended[0]["state"] == "ended"  # the first submission, said never created
+    # the interrupted submission's reservations were released: 7 requests sent, not 14
+    assert rep["requests"]["sent"] == 7 and rep["requests"]["completed"] == 7
     verified(tmp_path)
 
 

@@ -13,13 +13,15 @@ file lines):
 Anthropic (Message Batches, shapes of anthropic-sdk-python's `MessageBatch` and
 `MessageBatchIndividualResponse`):
     POST /v1/messages/batches           {requests: [{custom_id, params}]}
+    GET  /v1/messages/batches           ?limit&after_id -> {data, has_more, first_id, last_id}, newest first
     GET  /v1/messages/batches/{id}
     POST /v1/messages/batches/{id}/cancel
     GET  /v1/messages/batches/{id}/results
 
 Scripting (attributes of the server object; the server runs in a thread of the test process, so
 it outlives the scoreboard processes a test starts, stops and kills):
-    polls_to_end: N     a batch ends on its Nth retrieve (0: it has ended when created)
+    polls_to_end: N     a batch ends on its Nth look (a retrieve, or a list page showing it; 0: it
+                        has ended when created)
     hold: True          no batch ends until `release()` (or `end(batch_id)`)
     outcome(prompt) -> "ok" | "error" | "expire"    per request: answered, errored (HTTP 400 /
                         errored result), or expired (its batch ended before it ran)
@@ -28,6 +30,9 @@ it outlives the scoreboard processes a test starts, stops and kills):
     fail_validation: True   OpenAI batches end "failed" with a validation error (nothing runs)
     stall_create: threading.Event   a create makes the batch, then answers only once the event
                         is set (a client killed meanwhile never learns the batch id)
+    stall_upload: threading.Event   an OpenAI file upload (or an Anthropic create) answers only
+                        once the event is set, and makes nothing (a client killed meanwhile
+                        made no batch); `uploading` is set when one arrives
     create_status: N    the next create answers HTTP N without making a batch
     reply(body) -> str  the answer text (default: arithmetic "ANSWER: n", else an echo);
                         judge requests (OpenAI json_schema / Anthropic forced tool) get a JSON
@@ -48,10 +53,11 @@ import re
 import signal
 import threading
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from email.parser import BytesParser
 from email.policy import HTTP
-from typing import Any, Callable
+from typing import Any
 
 from aiohttp import web
 
@@ -83,6 +89,8 @@ class FakeBatches(FakeServerBase):
         self.expire_after = 0
         self.fail_validation = False
         self.stall_create: threading.Event | None = None
+        self.stall_upload: threading.Event | None = None
+        self.uploading = threading.Event()
         self.create_status: int | None = None
         self.judgment: Callable[[dict], dict] = default_judgment
         self.files: dict[str, bytes] = {}
@@ -116,6 +124,7 @@ class FakeBatches(FakeServerBase):
         r.add_get("/v1/batches/{id}", self._oa_get)
         r.add_post("/v1/batches/{id}/cancel", self._oa_cancel)
         r.add_post("/v1/messages/batches", self._an_create)
+        r.add_get("/v1/messages/batches", self._an_list)
         r.add_get("/v1/messages/batches/{id}", self._an_get)
         r.add_post("/v1/messages/batches/{id}/cancel", self._an_cancel)
         r.add_get("/v1/messages/batches/{id}/results", self._an_results)
@@ -124,7 +133,20 @@ class FakeBatches(FakeServerBase):
         return f"{prefix}_{next(self._ids):04d}"
 
     # ---- OpenAI
+    async def _stalled_upload(self) -> bool:
+        """True when this upload stalls (and then makes nothing)."""
+        event = self.stall_upload
+        if event is None:
+            return False
+        self.uploading.set()
+        while not event.is_set():
+            await asyncio.sleep(0.05)
+        return True
+
     async def _upload(self, request: web.Request) -> web.Response:
+        if await self._stalled_upload():
+            return web.json_response({"error": {"message": "upload abandoned", "type": "server_error"}},
+                                     status=500)
         # The recording middleware has read the body already (aiohttp keeps it): parse it here.
         raw = await request.read()
         message = BytesParser(policy=HTTP).parsebytes(
@@ -192,7 +214,8 @@ class FakeBatches(FakeServerBase):
     def _retrieved(self, batch: dict) -> None:
         with self._lock:
             batch["polls"] += 1
-            if batch["results"] is None and (batch["cancel"] or (not self.hold and batch["polls"] >= self.polls_to_end)):
+            due = not self.hold and batch["polls"] >= self.polls_to_end
+            if batch["results"] is None and (batch["cancel"] or due):
                 self._finish(batch)
 
     def _answer(self, provider: str, body: dict) -> dict:
@@ -302,6 +325,8 @@ class FakeBatches(FakeServerBase):
         after = request.query.get("after")
         with self._lock:
             mine = [b for b in self.batches.values() if b["provider"] == "openai"][::-1]  # newest first
+        for b in mine:
+            self._retrieved(b)
         if after:
             ids = [b["id"] for b in mine]
             mine = mine[ids.index(after) + 1:] if after in ids else []
@@ -335,6 +360,9 @@ class FakeBatches(FakeServerBase):
     # ---- Anthropic
     async def _an_create(self, request: web.Request) -> web.Response:
         body = await request.json()
+        if await self._stalled_upload():
+            return web.json_response({"type": "error", "error": {"type": "api_error", "message": "abandoned"}},
+                                     status=500)
         if self.create_status:
             status, self.create_status = self.create_status, None
             return web.json_response({"type": "error", "error": {"type": "api_error", "message": "scripted"}},
@@ -362,6 +390,21 @@ class FakeBatches(FakeServerBase):
                 "ended_at": _iso(b["ended_at"]) if b["ended_at"] else None, "archived_at": None,
                 "cancel_initiated_at": _iso(b["created_at"]) if b["cancel"] else None,
                 "results_url": f"{base}/v1/messages/batches/{b['id']}/results" if results is not None else None}
+
+    async def _an_list(self, request: web.Request) -> web.Response:
+        limit = int(request.query.get("limit", 20))
+        after = request.query.get("after_id")
+        with self._lock:
+            mine = [b for b in self.batches.values() if b["provider"] == "anthropic"][::-1]  # newest first
+        for b in mine:
+            self._retrieved(b)
+        if after:
+            ids = [b["id"] for b in mine]
+            mine = mine[ids.index(after) + 1:] if after in ids else []
+        page = mine[:limit]
+        return web.json_response({"data": [self._an_view(b, request) for b in page],
+                                  "first_id": page[0]["id"] if page else None,
+                                  "last_id": page[-1]["id"] if page else None, "has_more": len(mine) > limit})
 
     async def _an_get(self, request: web.Request) -> web.Response:
         b = self._batch(request, "anthropic")

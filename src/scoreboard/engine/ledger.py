@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import BudgetExceeded
-from ..subjects.batch import Journal
+from ..subjects.batch_journal import Journal
 
 
 @dataclass
@@ -171,6 +171,20 @@ class Ledger:
                 end["over_bound"] = over
             self.log.append(end)
 
+    def unsend(self, ticket: Ticket, reason: str) -> None:
+        """A reserved batched request that never left (its batch was never created): released
+        and no longer counted as sent; its attempt may send it again."""
+        if ticket.batch is not None:
+            self.batch_open.pop(ticket.batch, None)
+        self._reserved_tokens -= ticket.reserved_tokens
+        self._reserved_cost -= ticket.reserved_cost
+        self.sent -= 1
+        self.by_attempt[ticket.attempt] = self.by_attempt.get(ticket.attempt, 1) - 1
+        self.by_role[ticket.role] = self.by_role.get(ticket.role, 1) - 1
+        if self.log is not None:
+            self.log.append({"kind": "request", "id": ticket.id, "state": "not-sent", "attempt": list(ticket.attempt),
+                             "error": reason})
+
     def _count_usage(self, input_tokens: int | None, output_tokens: int | None, cost_usd: float | None,
                      bound_tokens: int | None, bound_cost: float | None) -> None:
         """Add one ended request's usage to the totals. Unknown usage still spends budget: its
@@ -218,17 +232,17 @@ class Ledger:
         for r in records:
             if r.get("kind") != "request" or r["state"] != "pending":
                 continue
+            end = ends.get(r["id"]) or {}
+            batch = r.get("batch") if isinstance(r.get("batch"), dict) else None
+            if end.get("state") == "not-sent" or (
+                    not end and batch is not None and batch.get("custom_id") not in self.journal.entries):
+                # Its batch was never created, or the run stopped before its submission was
+                # recorded (nothing uploaded): never sent; its attempt sends it when it runs again.
+                continue
             self.sent += 1
             attempt = tuple(r["attempt"])
             self.by_attempt[attempt] = self.by_attempt.get(attempt, 0) + 1
             self.by_role[r.get("role", "subject")] = self.by_role.get(r.get("role", "subject"), 0) + 1
-            end = ends.get(r["id"]) or {}
-            batch = r.get("batch") if isinstance(r.get("batch"), dict) else None
-            if not end and batch is not None and batch.get("custom_id") not in self.journal.entries:
-                # Reserved, but the run stopped before its batch was recorded: nothing was uploaded.
-                self.failed += 1
-                self._count_usage(0, 0, 0.0, r.get("bound_tokens"), r.get("bound_cost"))
-                continue
             if not end and batch is not None:
                 # Submitted and still unanswered: reserved again until its result is collected.
                 ticket = Ticket(r["id"], attempt, r.get("role", "subject"), r.get("subject", ""),
@@ -336,7 +350,8 @@ def request_records_summary(records: list[dict]) -> dict:
         else:
             ends[r["id"]] = r
     unresolved = [pending[i] for i in sorted(pending) if i not in ends]
-    return {"sent": len(pending), "completed": sum(1 for e in ends.values() if e["state"] == "completed"),
+    unsent = sum(1 for e in ends.values() if e["state"] == "not-sent")
+    return {"sent": len(pending) - unsent, "completed": sum(1 for e in ends.values() if e["state"] == "completed"),
             "failed": sum(1 for e in ends.values() if e["state"] == "failed"),
             "pending_unresolved": len(unresolved),
             "possibly_billed": [{"id": r["id"], "attempt": r["attempt"], "role": r.get("role"),

@@ -2,224 +2,40 @@
 
 A batched subject answers `run()` like any other, but its requests do not go out one by one:
 they are collected into batches (`size` requests, or what came within `wait_s`), reserved in
-the run's ledger and written to the attempt log (their custom ids, attempts and body hashes)
-before anything is uploaded, then submitted (OpenAI: a JSONL file, then /v1/batches;
-Anthropic: /v1/messages/batches), polled with backoff, and matched back by custom id.
+the run's ledger and written to the attempt log (their custom ids, attempts and body hashes;
+subjects/batch_journal.py) before anything is uploaded, then submitted (OpenAI: a JSONL file,
+then /v1/batches; Anthropic: /v1/messages/batches), polled with backoff, and matched back by
+custom id.
 
 A run polls for at most `poll_for_s` (default: until every batch ends). A request whose batch
 has not ended by then raises BatchPending: its attempt is recorded as `waiting`, and
 `scoreboard run --resume` claims the same submission again (by attempt, role and body hash)
-instead of submitting it twice. What the log holds (the Journal's records):
-
-    {"kind": "batch", "event": "submitting", "submission", "provider", "subject", "requests"}
-    {"kind": "batch", "event": "submitted", "submission", "batch_id", "input_file_id"}
-    {"kind": "batch", "event": "cancel", "submission", "batch_id", "reason"}
-    {"kind": "batch", "event": "ended", "submission", "batch_id", "status", "reason", "counts"}
-    {"kind": "batch-result", "custom_id", "submission", "ok", "body", "error"}
+instead of submitting it twice.
 
 A crash between "submitting" and "submitted" leaves a submission whose batch may exist. On
-resume, OpenAI's batches are found by the submission id in their metadata; a batch found is
-polled, none found was never created (its requests are submitted now, once). Anthropic's
-batches carry no metadata: their requests become errors that say they may have been billed,
-and are never sent again.
+resume it is reconciled before anything of it is sent again: OpenAI's batches are found by
+the submission id in their metadata; Anthropic's (which keep no metadata) among the batches
+created since the submission began with as many requests, by the custom ids in their results
+once they end. A batch found is polled; when none is found and the submission began more than
+`settle_s` ago (longer than a create call may take), it was never created and its requests go
+out now, once. Until then its attempts wait.
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import random
 import time
-from collections import defaultdict, deque
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any
 
-from ..errors import BatchNotSent, BatchPending, BudgetExceeded, ConfigError, SubjectError
+from ..errors import BatchNotSent, BatchPending, BudgetExceeded, SubjectError
 from ..hashing import sha256_json
+from .batch_api import NOT_FOUND, UNDECIDED
+from .batch_journal import BILLED_NOTE, CANCEL_POLL_S, Journal
 
-BATCH_DEFAULTS = {"size": 1000, "wait_s": 2.0, "poll_s": 5.0, "poll_max_s": 300.0, "poll_for_s": None,
-                  "max_pending": 10_000}
-#: the most requests one batch may hold, per provider
-MAX_SIZE = {"openai": 50_000, "anthropic": 100_000}
-#: the poll interval once a batch is being cancelled (the run's grace period is short)
-CANCEL_POLL_S = 0.5
-BILLED_NOTE = "cancelled work may still be billed"
-
-
-def parse_batch(value: Any, kind: str) -> dict | None:
-    """The `batch` option: true (the defaults), false/absent (None), or a mapping of
-    {size, wait_s, poll_s, poll_max_s, poll_for_s, max_pending}."""
-    if value is None or value is False:
-        return None
-    if value is True:
-        value = {}
-    if not isinstance(value, dict) or set(value) - set(BATCH_DEFAULTS):
-        raise ConfigError(f"subject {kind!r}: 'batch' is true or {{{', '.join(BATCH_DEFAULTS)}}}",
-                          field="subject.batch")
-    out = {**BATCH_DEFAULTS, **value}
-    for key in ("size", "max_pending"):
-        v = out[key]
-        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= (MAX_SIZE[kind] if key == "size"
-                                                                         else 1_000_000):
-            top = MAX_SIZE[kind] if key == "size" else 1_000_000
-            raise ConfigError(f"subject {kind!r}: batch.{key} must be an integer from 1 to {top:,}",
-                              field=f"subject.batch.{key}")
-    for key in ("wait_s", "poll_s", "poll_max_s", "poll_for_s"):
-        v = out[key]
-        if v is None and key == "poll_for_s":
-            continue
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or (v == 0 and key == "poll_s"):
-            raise ConfigError(f"subject {kind!r}: batch.{key} must be a number of seconds >= 0"
-                              + (" (or null: until every batch ends)" if key == "poll_for_s" else ""),
-                              field=f"subject.batch.{key}")
-        out[key] = float(v)
-    out["poll_max_s"] = max(out["poll_max_s"], out["poll_s"])
-    return out
-
-
-def now_iso() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-# ---------------------------------------------------------------------------------------------
-# The journal: what a run knows of its batches (kept in the attempt log by the engine)
-
-
-class Journal:
-    """The batches of one run: submissions, which attempt each custom id belongs to, results not
-    yet claimed. `write` appends a record to the run's attempt log (None: kept in memory only)."""
-
-    def __init__(self, write: Callable[[dict], Any] | None = None, key: str | None = None):
-        self.write = write
-        #: prefix of this run's submission and custom ids (unique per run)
-        self.key = key or f"sb{random.getrandbits(32):08x}"
-        self.submissions: dict[str, dict] = {}
-        #: custom id -> (submission, attempt, role, body hash)
-        self.entries: dict[str, tuple] = {}
-        self._claimable: dict[tuple, deque] = defaultdict(deque)
-        #: settled requests no attempt has claimed yet: custom id -> {ok, body, error}
-        self.results: dict[str, dict] = {}
-        #: every custom id with a recorded result (claimed or not)
-        self.settled: set[str] = set()
-        #: submissions being polled in this process: submission -> the batcher's handle
-        self.active: dict[str, Any] = {}
-        self.interrupted: str | None = None
-        self._listeners: list[Callable[[str], None]] = []
-        self._seq = itertools.count(1)
-
-    def _log(self, record: dict) -> None:
-        if self.write is not None:
-            self.write(record)
-
-    def allocate(self, n: int) -> tuple[str, list[str]]:
-        """A new submission id and `n` custom ids (unique in the run; nothing written yet)."""
-        submission = f"{self.key}-{next(self._seq)}"
-        return submission, [f"{submission}-{i}" for i in range(n)]
-
-    def begin(self, submission: str, ids: list[str], provider: str, subject: str,
-              requests: list[tuple[tuple, str, str]]) -> None:
-        """Record a submission before anything is uploaded: its custom ids, one per (attempt,
-        role, body hash)."""
-        rows = [[cid, list(attempt), role, digest] for cid, (attempt, role, digest) in zip(ids, requests)]
-        self.submissions[submission] = {"submission": submission, "provider": provider, "subject": subject,
-                                        "batch_id": None, "state": "submitting", "requests": len(ids),
-                                        "submitted_at": now_iso()}
-        for cid, (attempt, role, digest) in zip(ids, requests):
-            self.entries[cid] = (submission, tuple(attempt), role, digest)
-        self._log({"kind": "batch", "event": "submitting", "submission": submission, "provider": provider,
-                   "subject": subject, "requests": rows, "at": now_iso()})
-
-    def submitted(self, submission: str, batch_id: str, input_file_id: str | None = None) -> None:
-        sub = self.submissions[submission]
-        sub.update(batch_id=batch_id, state="submitted")
-        self._log({"kind": "batch", "event": "submitted", "submission": submission, "batch_id": batch_id,
-                   "input_file_id": input_file_id, "at": now_iso()})
-
-    def cancelled(self, submission: str, reason: str) -> None:
-        sub = self.submissions[submission]
-        sub["cancel"] = reason
-        self._log({"kind": "batch", "event": "cancel", "submission": submission, "batch_id": sub["batch_id"],
-                   "reason": reason, "at": now_iso()})
-
-    def ended(self, submission: str, status: str, reason: str | None = None, counts: dict | None = None) -> None:
-        sub = self.submissions[submission]
-        sub.update(state="ended", status=status, reason=reason, counts=counts, ended_at=now_iso())
-        self._log({"kind": "batch", "event": "ended", "submission": submission, "batch_id": sub["batch_id"],
-                   "status": status, "reason": reason, "counts": counts, "at": now_iso()})
-
-    def settle(self, custom_id: str, ok: bool, body: Any, error: str | None, *, keep: bool) -> None:
-        """Record one request's result (kept for a later claim when no attempt waits on it)."""
-        result = {"ok": ok, "body": body, "error": error}
-        self.settled.add(custom_id)
-        self._log({"kind": "batch-result", "custom_id": custom_id,
-                   "submission": self.entries.get(custom_id, ("",))[0], **result})
-        if keep:
-            self.results[custom_id] = result
-
-    def claim(self, attempt: tuple, role: str, digest: str) -> str | None:
-        """The custom id of an earlier submission of this very request (None: never submitted)."""
-        queue = self._claimable.get((tuple(attempt), role, digest))
-        return queue.popleft() if queue else None
-
-    # ---- interrupts
-    def listen(self, callback: Callable[[str], None]) -> None:
-        self._listeners.append(callback)
-
-    def interrupt(self, reason: str) -> None:
-        """Ctrl+C: submitted batches are cancelled, queued requests are not sent."""
-        if self.interrupted is None:
-            self.interrupted = reason
-            for callback in list(self._listeners):
-                callback(reason)
-
-    # ---- resume
-    def restore(self, records: list[dict], done: Callable[[tuple], bool] | None = None) -> None:
-        """Rebuild from an earlier part of the run's log; requests of attempts already finished
-        (`done`) are never claimed again."""
-        seqs = [0]
-        for r in records:
-            kind, event = r.get("kind"), r.get("event")
-            if kind == "batch" and event == "submitting":
-                sub = r["submission"]
-                self.submissions[sub] = {"submission": sub, "provider": r.get("provider"),
-                                         "subject": r.get("subject"), "batch_id": None, "state": "submitting",
-                                         "requests": len(r.get("requests") or ()), "submitted_at": r.get("at")}
-                for cid, attempt, role, digest in r.get("requests") or ():
-                    self.entries[cid] = (sub, tuple(attempt), role, digest)
-                tail = sub.rsplit("-", 1)[-1]
-                if sub.startswith(self.key + "-") and tail.isdigit():
-                    seqs.append(int(tail))
-            elif kind == "batch" and r.get("submission") in self.submissions:
-                sub = self.submissions[r["submission"]]
-                if event == "submitted":
-                    sub.update(batch_id=r.get("batch_id"), state="submitted")
-                elif event == "cancel":
-                    sub["cancel"] = r.get("reason")
-                elif event == "ended":
-                    sub.update(state="ended", status=r.get("status"), reason=r.get("reason"),
-                               counts=r.get("counts"), ended_at=r.get("at"))
-            elif kind == "batch-result" and r.get("custom_id") in self.entries:
-                self.settled.add(r["custom_id"])
-                self.results[r["custom_id"]] = {"ok": r.get("ok"), "body": r.get("body"), "error": r.get("error")}
-        self._seq = itertools.count(max(seqs) + 1)
-        for cid, (sub, attempt, role, digest) in self.entries.items():
-            if done is not None and done(attempt):
-                self.results.pop(cid, None)
-                continue
-            state = self.submissions[sub]
-            if state["state"] == "ended" and cid not in self.results:
-                continue  # never created: submitted anew when its attempt runs
-            self._claimable[(attempt, role, digest)].append(cid)
-
-    def summary(self) -> list[dict]:
-        """The run's batches as the report's `run.batches` lists them."""
-        out = []
-        for sub in self.submissions.values():
-            entry = {k: sub.get(k) for k in ("provider", "subject", "batch_id", "submission", "state", "status",
-                                             "requests", "submitted_at", "ended_at", "reason", "counts", "cancel")}
-            out.append({k: v for k, v in entry.items() if v is not None})
-        return out
-
+if TYPE_CHECKING:
+    from .values import Result
 
 # ---------------------------------------------------------------------------------------------
 # The batcher: one per subject
@@ -399,7 +215,7 @@ class Batcher:
 
     async def _create_failed(self, journal: Journal, sub: _Sub, exc: SubjectError) -> None:
         """A create that failed: surely not created (an error status) -> errors, usage zero; maybe
-        created (no answer) -> looked up (OpenAI) or errors that say it may be billed."""
+        created (no answer, a server error) -> reconciled like a submission found on resume."""
         if exc.status is not None and exc.kind != "server-error":
             self._settle_all(journal, sub, f"batch not created: {exc}", billed="no")
             journal.ended(sub.submission, "not-created", str(exc))
@@ -408,34 +224,57 @@ class Batcher:
 
     # ---- resuming a submission this process did not make (or whose create had no answer)
     async def _resume(self, journal: Journal, sub: _Sub) -> None:
-        state = journal.submissions[sub.submission]
-        if state["state"] == "submitting":
-            found = None
-            try:
-                found = await self.api.find(sub.submission)
-            except SubjectError as exc:
-                if not self.api.can_find:
-                    found = None
-                else:
-                    self._settle_all(journal, sub, f"cannot tell whether batch submission {sub.submission} "
-                                     f"reached the provider ({exc}); not sent again: it may be billed",
-                                     billed="maybe")
-                    journal.ended(sub.submission, "unknown", str(exc))
-                    return
-            if found is None and self.api.can_find:
-                # never created: its requests are free to go out (once) in a new submission
-                self._settle_all(journal, sub, None, billed="no")
-                journal.ended(sub.submission, "not-created", "no batch carries this submission")
-                return
+        if journal.submissions[sub.submission]["state"] == "submitting":
+            found = await self._reconcile(journal, sub)
             if found is None:
-                self._settle_all(journal, sub, f"the run stopped while submitting batch {sub.submission}; "
-                                 f"{self.api.provider} batches cannot be looked up by submission, so it may "
-                                 "exist and be billed: not sent again", billed="maybe")
-                journal.ended(sub.submission, "unknown", "submission interrupted before its batch id was recorded")
                 return
             sub.batch_id = self.api.batch_id(found)
             journal.submitted(sub.submission, sub.batch_id, self.api.input_file(found))
         await self._poll(journal, sub)
+
+    async def _reconcile(self, journal: Journal, sub: _Sub) -> dict | None:
+        """Whether a submission whose create had no recorded answer made a batch: the batch (then
+        polled), or None once its requests are settled (never created: free to go out again; or
+        errors), or its attempts wait (this run polls no longer)."""
+        state = journal.submissions[sub.submission]
+        ids = journal.ids_of(sub.submission)
+        delay, fails = self.settings["poll_s"], 0
+        while True:
+            try:
+                found = await self.api.find(sub.submission, ids, state.get("began") or 0.0)
+                fails = 0
+            except SubjectError as exc:
+                fails += 1
+                if not exc.retryable or fails >= 5:
+                    self._settle_all(journal, sub, f"cannot tell whether batch submission {sub.submission} "
+                                     f"reached {self.api.provider} ({exc}); not sent again: it may be billed",
+                                     billed="maybe")
+                    journal.ended(sub.submission, "unknown", str(exc))
+                    return None
+                found = UNDECIDED
+            if found is NOT_FOUND and time.time() - (state.get("began") or 0.0) >= self.settings["settle_s"]:
+                # never created: its requests are free to go out (once) in a new submission
+                self._settle_all(journal, sub, None, billed="no")
+                journal.ended(sub.submission, "not-created", "no batch holds this submission")
+                return None
+            if found is not NOT_FOUND and found is not UNDECIDED:
+                return found
+            # a create may still be on its way, or a candidate batch has not ended: wait
+            if journal.interrupted is not None or self._past_deadline():
+                self._detach(journal, sub)
+                return None
+            await self._sleep(sub, delay * random.uniform(0.9, 1.1))
+            delay = min(delay * 2, self.settings["poll_max_s"])
+
+    async def _sleep(self, sub: _Sub, wait: float) -> None:
+        """Wait `wait` seconds (less when this run's polling deadline comes first, or an interrupt)."""
+        if self._deadline is not None:
+            wait = min(wait, max(0.0, self._deadline - asyncio.get_running_loop().time()))
+        sub.wake.clear()
+        try:
+            await asyncio.wait_for(sub.wake.wait(), wait)
+        except TimeoutError:
+            pass
 
     # ---- polling
     async def _poll(self, journal: Journal, sub: _Sub) -> None:
@@ -462,14 +301,10 @@ class Batcher:
             if self._past_deadline() and journal.interrupted is None:
                 self._detach(journal, sub)
                 return
-            wait = CANCEL_POLL_S if sub.cancel_sent else delay * random.uniform(0.9, 1.1)
-            if self._deadline is not None and journal.interrupted is None:
-                wait = min(wait, max(0.0, self._deadline - asyncio.get_running_loop().time()))
-            sub.wake.clear()
-            try:
-                await asyncio.wait_for(sub.wake.wait(), wait)
-            except TimeoutError:
-                pass
+            if sub.cancel_sent:
+                await asyncio.sleep(CANCEL_POLL_S)
+            else:
+                await self._sleep(sub, delay * random.uniform(0.9, 1.1))
             delay = min(delay * 2, self.settings["poll_max_s"])
 
     def _detach(self, journal: Journal, sub: _Sub) -> None:
@@ -498,6 +333,7 @@ class Batcher:
         """The batch ended: every result matched back by custom id; requests without one get the
         batch's reason (expired, cancelled, failed)."""
         seen: set[str] = set()
+        ready: list[tuple[asyncio.Future, Settled]] = []
         try:
             async for custom_id, ok, body, error in self.api.results(batch):
                 if custom_id not in journal.entries or custom_id in seen:
@@ -505,11 +341,12 @@ class Batcher:
                 seen.add(custom_id)
                 if not ok and sub.cancel_sent and "cancel" in (error or "").lower():
                     error = f"{error} ({journal.interrupted}; {BILLED_NOTE})"
-                self._settle(journal, sub, custom_id, ok, body, error)
+                self._settle(journal, sub, custom_id, ok, body, error, ready)
         except SubjectError as exc:
             self._settle_all(journal, sub, f"cannot read the results of batch {sub.batch_id}: {exc}",
                              billed="maybe", skip=seen)
             journal.ended(sub.submission, status.name, str(exc), status.counts)
+            _hand(ready)
             return
         reason = status.reason or status.name
         if sub.cancel_sent:
@@ -517,6 +354,7 @@ class Batcher:
         self._settle_all(journal, sub, f"batch {sub.batch_id} {status.name} without a result for this request: "
                          f"{reason}", billed="maybe" if sub.cancel_sent else "unknown", skip=seen)
         journal.ended(sub.submission, status.name, status.reason, status.counts)
+        _hand(ready)
 
     # ---- settling
     def _open_ids(self, journal: Journal, sub: _Sub) -> list[str]:
@@ -536,9 +374,11 @@ class Batcher:
             ticket = sub.tickets.pop(cid, None)
             if ticket is None and ledger is not None:
                 ticket = ledger.batch_ticket(cid)
-            if ticket is not None:
+            if ticket is not None and error is None:
+                ledger.unsend(ticket, "its batch was never created")
+            elif ticket is not None:
                 zero = {"input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0} if billed == "no" else {}
-                ledger.complete(ticket, ok=False, error=error or "never submitted", **zero)
+                ledger.complete(ticket, ok=False, error=error, **zero)
                 if billed == "maybe":
                     _possibly_billed(ledger, ticket, cid)
             future = sub.futures.pop(cid, None)
@@ -551,7 +391,10 @@ class Batcher:
                 future.set_result(Settled(False, None, error, self._info(journal, cid, journal.entries[cid][2])))
         journal.active.pop(sub.submission, None)
 
-    def _settle(self, journal: Journal, sub: _Sub, custom_id: str, ok: bool, body: Any, error: str | None) -> None:
+    def _settle(self, journal: Journal, sub: _Sub, custom_id: str, ok: bool, body: Any, error: str | None,
+                ready: list) -> None:
+        """Record one result; its waiting attempt is handed it (in `ready`) once the batch is
+        recorded as ended, so a report never shows a batch open whose attempts finished."""
         ledger = self._ledger
         ticket = sub.tickets.pop(custom_id, None)
         if ticket is None and ledger is not None:
@@ -559,14 +402,17 @@ class Batcher:
         future = sub.futures.pop(custom_id, None)
         journal.settle(custom_id, ok, body, error, keep=future is None)
         if ticket is not None:
-            usage = self.api.usage(body) if ok else (None, None, None)
+            try:
+                usage = self.api.usage(body) if ok else (None, None, None)
+            except SubjectError:  # an answer that does not parse: its attempt says why
+                usage = (None, None, None)
             ledger.complete(ticket, ok=ok, input_tokens=usage[0], output_tokens=usage[1], cost_usd=usage[2],
                             error=error)
             if not ok and sub.cancel_sent:
                 _possibly_billed(ledger, ticket, custom_id)
         if future is not None and not future.done():
             role = journal.entries[custom_id][2]
-            future.set_result(Settled(ok, body, error, self._info(journal, custom_id, role)))
+            ready.append((future, Settled(ok, body, error, self._info(journal, custom_id, role))))
 
     # ---- interrupts and closing
     def _on_interrupt(self, reason: str) -> None:
@@ -601,6 +447,12 @@ def _possibly_billed(ledger, ticket, custom_id: str) -> None:
                                    "usage": "unknown", "custom_id": custom_id})
 
 
+def _hand(ready: list) -> None:
+    for future, settled in ready:
+        if not future.done():
+            future.set_result(settled)
+
+
 def _fail(future: asyncio.Future, exc: BaseException) -> None:
     if not future.done():
         future.set_exception(exc)
@@ -619,7 +471,7 @@ async def batch_call(batcher: Batcher, attempt: tuple, role: str, body: dict, bo
                            kind="batch-failed") from None
 
 
-async def run_batched(subject, request) -> "Result":
+async def run_batched(subject, request) -> Result:
     """A batched subject's run(): the request built as always, sent in a batch, the answer parsed
     as a synchronous one would be; cost at the batch price (unknown without a batch_discount)."""
     from . import pricing
@@ -629,7 +481,7 @@ async def run_batched(subject, request) -> "Result":
     body, out_bound, _ = subject.build(request)
     body.pop("stream", None)
     body.pop("stream_options", None)
-    full = pricing.price_for(subject._price, subject.options.get("model"))  # noqa: SLF001
+    full = pricing.price_for(subject._price, subject.options.get("model"))
     price = pricing.batch_price(full)
     size = len(dumps_body(body))
     tok_bound = size + out_bound if out_bound is not None else None

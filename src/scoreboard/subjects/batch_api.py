@@ -13,6 +13,12 @@ succeeded, message} | {type: errored, error} | {type: canceled} | {type: expired
 
 Management calls reuse the subject's session, headers, retries and answer bound; a batch is
 never created twice by a retry (only a 429, which the provider did not act on, is retried).
+
+Finding a submission again (`find`, after a crash before its batch id was recorded): OpenAI's
+batches carry the submission id in their metadata. Anthropic's keep none, so a candidate is a
+batch created since the submission began holding as many requests, and it is ours when the
+custom ids in its results are (custom ids are unique to a run); a candidate still running
+leaves the question open (UNDECIDED) until it ends.
 """
 
 from __future__ import annotations
@@ -20,8 +26,11 @@ from __future__ import annotations
 import asyncio
 import random
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import aclosing
 from dataclasses import dataclass
-from typing import Any, AsyncIterator
+from datetime import datetime
+from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -36,6 +45,13 @@ from .base import too_large
 META_BYTES = 1 << 20
 #: the longest time one management call may take
 CALL_TIMEOUT_S = 120.0
+#: how far a provider's clock may be behind ours when batches are matched by creation time
+SKEW_S = 600.0
+#: the most list pages read to find a submission again (100 batches a page)
+FIND_PAGES = 100
+#: what `find` answers besides a batch: no batch holds the submission / cannot tell yet
+NOT_FOUND = "not-found"
+UNDECIDED = "undecided"
 
 
 @dataclass
@@ -52,8 +68,6 @@ class BatchAPI:
     """What a Batcher needs of a provider; `subject` is the HTTP subject that batches."""
 
     provider = ""
-    #: whether a submission can be found again by its id (batch metadata)
-    can_find = False
 
     def __init__(self, subject):
         self.subject = subject
@@ -67,8 +81,8 @@ class BatchAPI:
         """One management request (retried on 429, and on 5xx / connection errors when `retry`)."""
         subject = self.subject
         loop = asyncio.get_running_loop()
-        session = subject._pool.session(loop, subject.static_headers)  # noqa: SLF001 - the subject's own pool
-        settings = subject._retry  # noqa: SLF001
+        session = subject._pool.session(loop, subject.static_headers)  # the subject's own pool
+        settings = subject._retry
         n = 0
         while True:
             n += 1
@@ -100,11 +114,28 @@ class BatchAPI:
                 0, min(settings["max_delay_s"], settings["base_delay_s"] * 2 ** (n - 1)))
             await asyncio.sleep(delay)
 
+    async def _pages(self, url: str, cursor: str, since: float) -> AsyncIterator[dict]:
+        """Batches newest first from a list endpoint, until one created before `since` - SKEW_S."""
+        after = None
+        for _ in range(FIND_PAGES):
+            page = await self._call("GET", url + "?limit=100" + (f"&{cursor}={after}" if after else ""))
+            data = page.get("data") if isinstance(page, dict) else None
+            for batch in data or ():
+                if not isinstance(batch, dict):
+                    continue
+                created = _epoch(batch.get("created_at"))
+                if created is not None and created < since - SKEW_S:
+                    return
+                yield batch
+            if not data or not page.get("has_more") or not isinstance(data[-1], dict):
+                return
+            after = data[-1].get("id")
+
     async def _lines(self, url: str, headers: dict | None = None) -> AsyncIterator[dict]:
         """The JSON lines of a results file, read as they arrive (never the whole file at once);
         each line is bounded by the subject's max_response_bytes."""
         subject = self.subject
-        session = subject._pool.session(asyncio.get_running_loop(), subject.static_headers)  # noqa: SLF001
+        session = subject._pool.session(asyncio.get_running_loop(), subject.static_headers)
         limit = subject.max_response_bytes
         async with session.get(url, headers=headers, allow_redirects=False) as resp:
             if resp.status >= 300:
@@ -125,7 +156,7 @@ class BatchAPI:
     def usage(self, body: Any) -> tuple[int | None, int | None, float | None]:
         """(input tokens, output tokens, cost at the batch price) of a successful answer."""
         reply = self.subject.parse_body(dumps_body(body))
-        price = pricing.batch_price(pricing.price_for(self.subject._price,  # noqa: SLF001
+        price = pricing.batch_price(pricing.price_for(self.subject._price,
                                                       self.subject.options.get("model")))
         return reply.input_tokens, reply.output_tokens, pricing.cost_usd(price, reply.input_tokens,
                                                                         reply.output_tokens)
@@ -166,9 +197,8 @@ class OpenAIBatchAPI(BatchAPI):
     """The OpenAI Batch API (/files + /batches), chat completions as the endpoint."""
 
     provider = "openai"
-    can_find = True
     ENDPOINT = "/v1/chat/completions"
-    ENDED = {"completed", "expired", "cancelled", "failed"}
+    ENDED = frozenset({"completed", "expired", "cancelled", "failed"})
 
     def base(self) -> str:
         return self.subject.options.get("base_url", self.subject.default_base_url).rstrip("/")
@@ -198,20 +228,12 @@ class OpenAIBatchAPI(BatchAPI):
                                        "metadata": {"scoreboard_submission": submission}})
         return _checked(batch, self.subject)
 
-    async def find(self, submission: str) -> dict | None:
-        """The batch whose metadata names `submission` (None: no batch does)."""
-        after = None
-        for _ in range(100):  # 10,000 batches at most: a submission is found among the newest
-            url = self.base() + "/batches?limit=100" + (f"&after={after}" if after else "")
-            page = await self._call("GET", url)
-            data = page.get("data") if isinstance(page, dict) else None
-            for batch in data or ():
-                if isinstance(batch, dict) and (batch.get("metadata") or {}).get("scoreboard_submission") == submission:
-                    return _checked(batch, self.subject)
-            if not data or not page.get("has_more"):
-                return None
-            after = data[-1].get("id")
-        return None
+    async def find(self, submission: str, custom_ids: list[str], since: float) -> dict | str:
+        """The batch whose metadata names `submission` (NOT_FOUND: no batch does)."""
+        async for batch in self._pages(self.base() + "/batches", "after", since):
+            if (batch.get("metadata") or {}).get("scoreboard_submission") == submission:
+                return _checked(batch, self.subject)
+        return NOT_FOUND
 
     async def retrieve(self, batch_id: str) -> dict:
         return _checked(await self._call("GET", f"{self.base()}/batches/{batch_id}"), self.subject)
@@ -256,7 +278,6 @@ class AnthropicBatchAPI(BatchAPI):
     """Anthropic Message Batches (/v1/messages/batches)."""
 
     provider = "anthropic"
-    can_find = False
 
     def base(self) -> str:
         return self.subject.options.get("base_url", self.subject.default_base_url).rstrip("/") + "/v1/messages/batches"
@@ -265,8 +286,24 @@ class AnthropicBatchAPI(BatchAPI):
         body = {"requests": [{"custom_id": cid, "params": params} for cid, params in requests]}
         return _checked(await self._call("POST", self.base(), json=body, retry=False), self.subject)
 
-    async def find(self, submission: str) -> dict | None:
-        return None
+    async def find(self, submission: str, custom_ids: list[str], since: float) -> dict | str:
+        """The batch holding `custom_ids`, among those created since `since` with as many
+        requests (NOT_FOUND: none is; UNDECIDED: a candidate has not ended, its results unread)."""
+        wanted, open_candidate = set(custom_ids), False
+        async for batch in self._pages(self.base(), "after_id", since):
+            counts = batch.get("request_counts")
+            total = sum(v for v in counts.values() if isinstance(v, int)) if isinstance(counts, dict) else None
+            if total is not None and total != len(wanted):
+                continue
+            if batch.get("processing_status") != "ended":
+                open_candidate = True
+                continue
+            async with aclosing(self.results(_checked(batch, self.subject))) as lines:
+                async for custom_id, *_ in lines:
+                    if custom_id in wanted:
+                        return batch
+                    break  # custom ids are unique to a run: one line tells whose batch it is
+        return UNDECIDED if open_candidate else NOT_FOUND
 
     async def retrieve(self, batch_id: str) -> dict:
         return _checked(await self._call("GET", f"{self.base()}/{batch_id}"), self.subject)
@@ -297,9 +334,22 @@ class AnthropicBatchAPI(BatchAPI):
             elif kind == "canceled":
                 yield custom_id, False, None, "canceled before this request was processed"
             elif kind == "expired":
-                yield custom_id, False, None, "expired (the batch's 24-hour window ended before this request was processed)"
+                yield custom_id, False, None, ("expired (the batch's 24-hour window ended before this request "
+                                               "was processed)")
             else:
                 yield custom_id, False, None, f"unknown result type {kind!r}"
+
+
+def _epoch(value: Any) -> float | None:
+    """A creation time as the providers give it (OpenAI: Unix seconds; Anthropic: RFC 3339)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return None
+    return None
 
 
 def _origin(url: str) -> tuple:

@@ -101,7 +101,7 @@ class OpenAISubject(HTTPSubject):
     def parse_batch(self, spec: dict) -> None:
         """The `batch` option; a batched subject does not stream and is not timed by the harness
         (its answer waits on the provider's batch, not on the model)."""
-        from .batch import parse_batch
+        from .batch_journal import parse_batch
 
         self._batch = parse_batch(spec.get("batch"), self.kind)
         if self._batch is not None:
