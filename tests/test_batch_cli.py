@@ -244,3 +244,49 @@ def test_sigint_cancels_submitted_batches(tmp_path, srv, kind):
     assert all("may still be billed" in b["cancel"] and b["status"] == "cancelled" for b in rep["run"]["batches"])
     assert len(rep["requests"]["possibly_billed"]) == 7
     verified(tmp_path)
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_batched_judge_waits_and_resumes_without_asking_twice(tmp_path, srv, kind):
+    srv.hold = True
+    cases = [{"id": f"j{i}", "input": f"Name a colour ({i})", "expected": "a colour",
+              "graders": [{"llm-judge": {"rubric": "Any colour is right."}}]} for i in range(4)]
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
+    judge = {"type": kind, "base_url": base_url(srv, kind), "model": "judge-1", "price": PRICE,
+             "batch": {"size": 10, "wait_s": 0.2, "poll_s": 0.05, "poll_for_s": 0}}
+    suite = {"name": "nightly", "cases": "cases.jsonl", "subject": {"type": "mock", "default": "blue"},
+             "judge": judge, "formats": ["json", "md"]}
+    (tmp_path / "suite.json").write_text(json.dumps(suite), encoding="utf-8")
+    first = cli(tmp_path, "run", "suite.json", "--output-dir", "out", "--no-progress")
+    assert first.returncode == 4, first.stdout + first.stderr
+    rep = report(tmp_path)
+    assert statuses(rep) == {"waiting": 4}
+    assert {a["subject_info"]["batch"]["role"] for a in rep["attempts"]} == {"judge"}
+    assert len(srv.submitted) == 4 and rep["requests"]["batch_pending"] == 4
+    verified(tmp_path)
+    srv.release()
+    second = cli(tmp_path, "run", "--resume", str(run_dir(tmp_path)), "--no-progress")
+    assert second.returncode == 0, second.stdout + second.stderr
+    rep = report(tmp_path)
+    assert statuses(rep) == {"passed": 4}
+    assert len(srv.submitted) == 4  # the judge was asked once per attempt, over both runs
+    forced = [s["body"].get("response_format") or s["body"].get("tool_choice") for s in srv.submitted]
+    assert all(forced)  # the judge's structured-output request went into the batch as built
+    judges = rep["summary"]["judges"]["variants"]
+    (usage,) = [v["usage"] for v in judges.values()]
+    assert usage["requests"]["total"] == 4 and usage["cost_usd"]["total"] is not None
+    verified(tmp_path)
+
+
+def test_pairwise_with_a_batched_judge_is_refused(tmp_path, srv):
+    path = write_suite(tmp_path, srv, "openai", batch=True,
+                       judge={"type": "openai", "base_url": base_url(srv, "openai"), "model": "j", "batch": True},
+                       pairwise={"rubric": "better"}, variants=None)
+    data = json.loads(path.read_text())
+    data.pop("variants")
+    data["variants"] = [{"name": "a", "subject": data["subject"]}, {"name": "b", "subject": data["subject"]}]
+    data.pop("subject")
+    path.write_text(json.dumps(data))
+    out = cli(tmp_path, "run", "suite.json", "--output-dir", "out", "--no-progress")
+    assert out.returncode == 1 and "pairwise judging does not batch" in out.stderr
+    assert not srv.requests and not (tmp_path / "out").exists()

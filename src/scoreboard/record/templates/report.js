@@ -132,11 +132,12 @@
     return Array.isArray(list) ? new Set(list) : null;
   });
   var facts = cases.map(function (c, index) {
-    var per = variants.map(function () { return { passed: 0, judged: 0, errors: 0, failed: 0, runs: [] }; });
+    var per = variants.map(function () { return { passed: 0, judged: 0, errors: 0, failed: 0, waiting: 0, runs: [] }; });
     (c.a || []).forEach(function (a) {
       var t = per[a.v];
       if (!t) return;
       t.runs.push(a);
+      if (a.s === "waiting") t.waiting++;
       if (a.s === "passed") t.passed++;
       if (JUDGED[a.s]) t.judged++;
       if (a.s === "error" || a.s === "interrupted") t.errors++;
@@ -294,6 +295,7 @@
       if (s.unassessed) row("not assessed", String(s.unassessed), "unassessed-" + name);
       if (s.not_run) row("not run", String(s.not_run), "not-run-" + name);
       if (s.interrupted) row("interrupted", String(s.interrupted), "interrupted-" + name);
+      if (s.waiting) row("waiting on a batch", String(s.waiting), "waiting-" + name);
       if ((plan.runs || 1) > 1) {
         row("mean of runs", fmtRate(s.mean_pass_rate), "mean-run-" + name);
         row("worst run", fmtRate(s.min_pass_rate), "min-run-" + name);
@@ -654,7 +656,8 @@
           el("div", { class: "vcell" }, mark(kind), el("span", { class: "num", text: t.passed + "/" + t.judged }),
             t.runs.length > 1 ? el("span", { class: "dots" }, t.runs.map(function (a) { return el("span", { class: "dot " + a.s, title: "run " + a.r + ": " + (STATUS_WORDS[a.s] || a.s) }); })) : null,
             t.flaky ? el("span", { class: "tag", title: typeof stability === "number" ? "stability " + fmtRate(stability) : "runs disagree", text: "flaky" }) : null,
-            t.errors ? el("span", { class: "tag err", text: plural(t.errors, "error") }) : null));
+            t.errors ? el("span", { class: "tag err", text: plural(t.errors, "error") }) : null,
+            t.waiting ? el("span", { class: "tag", title: "in a provider batch that has not ended", text: "waiting on a batch" }) : null));
       }));
     tr.addEventListener("click", function (ev) {
       if (ev.target && ev.target.closest && ev.target.closest("a")) return;
