@@ -250,3 +250,15 @@ def test_anthropic_reconcile_waits_for_a_candidate_then_knows_it_by_custom_ids(s
     assert [r.output.text for r in results] == ["ANSWER: 1", "ANSWER: 2"]
     assert journal.submissions["sbtest-1"]["batch_id"] == ours["id"] != theirs["id"]
     assert len(srv.batches) == 2  # nothing sent again
+
+
+def test_the_suite_price_table_carries_the_batch_discount(tmp_path, srv):
+    flags = suite_flags(tmp_path, srv, 2, FAST)
+    subject = {k: v for k, v in flags["subject"].items() if k != "price"}
+    suite = {"name": "prices", "cases": "cases.jsonl", "subject": subject, "formats": ["json"],
+             "output_dir": str(tmp_path / "out"), "prices": {"m": PRICE}}
+    (tmp_path / "suite.json").write_text(json.dumps(suite))
+    outcome = run(load_suite(tmp_path / "suite.json"), RunOptions(progress=False))
+    for a in outcome.report["attempts"]:
+        m = a["measurements"]
+        assert m["cost_usd"] == pytest.approx((m["input_tokens"] * 1.0 + m["output_tokens"] * 4.0) / 1e6)
