@@ -290,3 +290,28 @@ def test_pairwise_with_a_batched_judge_is_refused(tmp_path, srv):
     out = cli(tmp_path, "run", "suite.json", "--output-dir", "out", "--no-progress")
     assert out.returncode == 1 and "pairwise judging does not batch" in out.stderr
     assert not srv.requests and not (tmp_path / "out").exists()
+
+
+def test_a_conversation_waits_at_its_turn_and_resumes_from_there(tmp_path, srv):
+    srv.polls_to_end = 2
+    conv = {"id": "birds", "conversation": {"notes": "The survey counted 47 birds."},
+            "turns": [{"id": "t1", "question": "How many birds?", "graders": [{"contains": "birds"}]},
+                      {"id": "t2", "question": "And the weather?", "graders": [{"contains": "weather"}]}]}
+    path = write_suite(tmp_path, srv, "openai", batch={"size": 5, "wait_s": 0.1, "poll_s": 0.05, "poll_for_s": 0},
+                       cases=[conv])
+    first = cli(tmp_path, "run", str(path), "--output-dir", "out", "--no-progress")
+    assert first.returncode == 4, first.stdout + first.stderr
+    rep = report(tmp_path)
+    turns = {a["case_id"]: a for a in rep["attempts"]}
+    assert turns["birds/t1"]["status"] == "waiting" and turns["birds/t2"]["status"] == "not-run"
+    assert "waits on a provider batch" in turns["birds/t2"]["error"] and len(srv.submitted) == 1
+    verified(tmp_path)
+    for expected_waiting in (True, False):  # turn 1 collected, turn 2 submitted (waits), then collected
+        out = cli(tmp_path, "run", "--resume", str(run_dir(tmp_path)), "--no-progress")
+        assert out.returncode == (4 if expected_waiting else 0), out.stdout + out.stderr
+        verified(tmp_path)
+    rep = report(tmp_path)
+    assert statuses(rep) == {"passed": 2}
+    # each turn sent once; turn 2 carries turn 1's actual reply
+    assert [m["role"] for m in srv.submitted[1]["body"]["messages"]] == ["user", "assistant", "user"]
+    assert len(srv.submitted) == 2

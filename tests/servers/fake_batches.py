@@ -34,11 +34,15 @@ it outlives the scoreboard processes a test starts, stops and kills):
                         once the event is set, and makes nothing (a client killed meanwhile
                         made no batch); `uploading` is set when one arrives
     create_status: N    the next create answers HTTP N without making a batch
+    fail_results: N     the next N results downloads (OpenAI files, Anthropic results) answer 503
     reply(body) -> str  the answer text (default: arithmetic "ANSWER: n", else an echo);
                         judge requests (OpenAI json_schema / Anthropic forced tool) get a JSON
                         judgment from `judgment(body)` (default: {"verdict": true, ...})
-Seen by tests: `batches` (id -> state), `submitted` (every request body in submission order, with
-its custom id and batch id), `cancels`, `requests` (every HTTP request, as FakeServerBase records).
+Results come back in reverse request order (both providers say result order is not request
+order): a client must match them by custom id.
+Seen by tests: `batches` (id -> state), `submitted` (every request body in submission order,
+with its custom id and batch id), `cancels`, `requests` (every HTTP request, as FakeServerBase
+records).
 
     python -m tests.servers.fake_batches --port 0     # out of process; first line "PORT <n>"
 """
@@ -92,6 +96,7 @@ class FakeBatches(FakeServerBase):
         self.stall_upload: threading.Event | None = None
         self.uploading = threading.Event()
         self.create_status: int | None = None
+        self.fail_results = 0
         self.judgment: Callable[[dict], dict] = default_judgment
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict] = {}
@@ -287,7 +292,7 @@ class FakeBatches(FakeServerBase):
 
     def _oa_files(self, b: dict) -> tuple[bytes, bytes]:
         ok, bad = [], []
-        for cid, fate, answer in b["results"] or []:
+        for cid, fate, answer in reversed(b["results"] or []):  # not in request order, as providers warn
             line = {"id": self._new("batch_req"), "custom_id": cid}
             if fate == "ok":
                 ok.append({**line, "response": {"status_code": 200, "request_id": self._new("req"), "body": answer},
@@ -307,7 +312,16 @@ class FakeBatches(FakeServerBase):
         enc = lambda rows: "".join(json.dumps(r) + "\n" for r in rows).encode()  # noqa: E731
         return enc(ok), enc(bad)
 
+    def _results_fail(self) -> bool:
+        with self._lock:
+            if self.fail_results > 0:
+                self.fail_results -= 1
+                return True
+        return False
+
     async def _file_content(self, request: web.Request) -> web.Response:
+        if self._results_fail():
+            return web.json_response({"error": {"message": "scripted outage", "type": "server_error"}}, status=503)
         file_id = request.match_info["id"]
         batch_id, _, kind = file_id.rpartition("-")
         with self._lock:
@@ -426,12 +440,15 @@ class FakeBatches(FakeServerBase):
         return web.json_response(self._an_view(b, request))
 
     async def _an_results(self, request: web.Request) -> web.Response:
+        if self._results_fail():
+            return web.json_response({"type": "error", "error": {"type": "overloaded_error", "message": "outage"}},
+                                     status=503)
         b = self._batch(request, "anthropic")
         if b is None or b["results"] is None:
             return web.json_response({"type": "error", "error": {"type": "not_found_error", "message": "no"}},
                                      status=404)
         rows = []
-        for cid, fate, answer in b["results"]:
+        for cid, fate, answer in reversed(b["results"]):  # not in request order, as providers warn
             if fate == "ok":
                 result = {"type": "succeeded", "message": answer}
             elif fate == "error":

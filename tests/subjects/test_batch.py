@@ -262,3 +262,17 @@ def test_the_suite_price_table_carries_the_batch_discount(tmp_path, srv):
     for a in outcome.report["attempts"]:
         m = a["measurements"]
         assert m["cost_usd"] == pytest.approx((m["input_tokens"] * 1.0 + m["output_tokens"] * 4.0) / 1e6)
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_results_that_cannot_be_read_are_read_again_then_wait(srv, kind):
+    srv.fail_results = 2  # two downloads fail: the next poll reads them
+    subject = make(kind, srv, batch=FAST)
+    results = run_all(subject, questions(2))
+    assert [r.output.text for r in results] == ["ANSWER: 1", "ANSWER: 2"]
+    assert len(srv.batches) == 1
+    srv.fail_results = 10_000  # the results never come: the attempts wait, nothing is called an error
+    subject = make(kind, srv, batch=FAST)
+    results = run_all(subject, questions(2))
+    assert all(isinstance(r, BatchPending) for r in results), results
+    assert len(srv.batches) == 2

@@ -111,6 +111,10 @@ class AttemptRunner:
             if record["status"] == "waiting":  # its reply is not in yet: later turns wait for --resume
                 del record["turn"], record["chain_input_hash"]
                 finish(record)
+                for later in self.turns[conv["id"]][k + 1:]:
+                    finish(not_run_record(self.suite.cases[later], variant.name, run,
+                                          f"not run yet: turn {conv['turns'][k]['id']!r} of this conversation "
+                                          "waits on a provider batch (--resume sends the later turns)"))
                 return True
             finish(record)
             if record["status"] == "error":

@@ -27,15 +27,15 @@ import asyncio
 import random
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import BatchNotSent, BatchPending, BudgetExceeded, SubjectError
 from ..hashing import sha256_json
 from .batch_api import NOT_FOUND, UNDECIDED
 from .batch_journal import BILLED_NOTE, CANCEL_POLL_S, Journal
 
-if TYPE_CHECKING:
-    from .values import Result
+#: polls in a row that could not read a batch (or its results) before its attempts wait
+MAX_FAILS = 5
 
 # ---------------------------------------------------------------------------------------------
 # The batcher: one per subject
@@ -145,11 +145,11 @@ class Batcher:
             return Settled(result["ok"], result["body"], result["error"], info)
         submission = info["submission"]
         if journal.submissions[submission]["state"] == "ended":
-            raise _Resubmit()  # its batch was never created
+            raise Resubmit()  # its batch was never created
         sub = journal.active.get(submission)
         if sub is None:
             sub = journal.active[submission] = _Sub(submission, info["batch_id"])
-            self._spawn(self._resume(journal, sub))
+            self._spawn(self._guarded(journal, self._resume(journal, sub), sub=sub))
         if sub.detached:
             raise BatchPending(self._pending_text(info), info)
         future = sub.futures.get(custom_id)
@@ -164,7 +164,24 @@ class Batcher:
             self._timer = None
         entries, self._queue = self._queue, []
         if entries:
-            self._spawn(self._submit(self._journal, entries))
+            self._spawn(self._guarded(self._journal, self._submit(self._journal, entries), entries))
+
+    async def _guarded(self, journal: Journal, coro, entries: list[_Entry] | None = None,
+                       sub: _Sub | None = None) -> None:
+        """Run a submission's work; an unexpected failure is an error on each of its attempts
+        (never an attempt left waiting forever)."""
+        try:
+            await coro
+        except Exception as exc:  # a bug or an unforeseen answer: failures are data
+            text = f"batch handling failed: {type(exc).__name__}: {exc}"
+            names = {journal.entries[e.custom_id][0] for e in entries or () if e.custom_id in journal.entries}
+            subs = [sub] if sub is not None else [journal.active[n] for n in names if n in journal.active]
+            for s in subs:
+                self._settle_all(journal, s, f"{text}; it may be billed", billed="maybe")
+                if journal.submissions.get(s.submission, {}).get("state") != "ended":
+                    journal.ended(s.submission, "unknown", text)
+            for entry in entries or ():
+                _fail(entry.future, SubjectError(f"{self.api.provider}: {text}", kind="batch-failed"))
 
     def _spawn(self, coro) -> asyncio.Task:
         task = asyncio.ensure_future(coro)
@@ -285,19 +302,23 @@ class Batcher:
                 await self._cancel(journal, sub)
             try:
                 batch = await self.api.retrieve(sub.batch_id)
-                fails = 0
             except SubjectError as exc:
-                fails += 1
-                if not exc.retryable or fails >= 5:
+                if not exc.retryable:  # the batch is gone, or this key may not read it
                     self._settle_all(journal, sub, f"cannot read batch {sub.batch_id}: {exc}", billed="maybe")
                     journal.ended(sub.submission, "unknown", str(exc))
                     return
                 batch = None
             if batch is not None:
                 status = self.api.status(batch)
-                if status.ended:
-                    await self._collect(journal, sub, batch, status)
+                if status.ended and await self._collect(journal, sub, batch, status):
                     return
+            if batch is None or status.ended:  # not read, or its results not read: try again
+                fails += 1
+                if fails >= MAX_FAILS:  # it may still answer: its attempts wait, --resume reads it again
+                    self._detach(journal, sub)
+                    return
+            else:
+                fails = 0
             if self._past_deadline() and journal.interrupted is None:
                 self._detach(journal, sub)
                 return
@@ -329,25 +350,23 @@ class Batcher:
         except SubjectError as exc:
             journal.cancelled(sub.submission, f"cancel failed: {exc}")
 
-    async def _collect(self, journal: Journal, sub: _Sub, batch: dict, status) -> None:
+    async def _collect(self, journal: Journal, sub: _Sub, batch: dict, status) -> bool:
         """The batch ended: every result matched back by custom id; requests without one get the
-        batch's reason (expired, cancelled, failed)."""
+        batch's reason (expired, cancelled, failed). False when its results could not be read
+        to the end (those read are kept)."""
         seen: set[str] = set()
         ready: list[tuple[asyncio.Future, Settled]] = []
         try:
             async for custom_id, ok, body, error in self.api.results(batch):
-                if custom_id not in journal.entries or custom_id in seen:
-                    continue
+                if custom_id not in journal.entries or custom_id in seen or custom_id in journal.settled:
+                    continue  # not this run's, a repeat, or recorded before a crash (claimed from the log)
                 seen.add(custom_id)
                 if not ok and sub.cancel_sent and "cancel" in (error or "").lower():
                     error = f"{error} ({journal.interrupted}; {BILLED_NOTE})"
                 self._settle(journal, sub, custom_id, ok, body, error, ready)
-        except SubjectError as exc:
-            self._settle_all(journal, sub, f"cannot read the results of batch {sub.batch_id}: {exc}",
-                             billed="maybe", skip=seen)
-            journal.ended(sub.submission, status.name, str(exc), status.counts)
-            _hand(ready)
-            return
+        except SubjectError:
+            _hand(ready)  # what was read is recorded; the rest is read again (the caller retries)
+            return False
         reason = status.reason or status.name
         if sub.cancel_sent:
             reason = f"{reason} ({journal.interrupted}; {BILLED_NOTE})"
@@ -355,6 +374,7 @@ class Batcher:
                          f"{reason}", billed="maybe" if sub.cancel_sent else "unknown", skip=seen)
         journal.ended(sub.submission, status.name, status.reason, status.counts)
         _hand(ready)
+        return True
 
     # ---- settling
     def _open_ids(self, journal: Journal, sub: _Sub) -> list[str]:
@@ -384,7 +404,7 @@ class Batcher:
             future = sub.futures.pop(cid, None)
             if error is None:
                 if future is not None and not future.done():
-                    future.set_exception(_Resubmit())
+                    future.set_exception(Resubmit())
                 continue
             journal.settle(cid, False, None, error, keep=future is None)
             if future is not None and not future.done():
@@ -438,7 +458,7 @@ class Batcher:
             await asyncio.gather(*tasks, return_exceptions=True)
 
 
-class _Resubmit(Exception):
+class Resubmit(Exception):
     """A claimed submission turned out never to have been created: submit the request anew."""
 
 
@@ -456,54 +476,3 @@ def _hand(ready: list) -> None:
 def _fail(future: asyncio.Future, exc: BaseException) -> None:
     if not future.done():
         future.set_exception(exc)
-
-
-async def batch_call(batcher: Batcher, attempt: tuple, role: str, body: dict, bounds: tuple, ledger) -> Settled:
-    """`Batcher.call`, once more when a claimed submission proves never to have been created."""
-    try:
-        return await batcher.call(attempt, role, body, bounds, ledger)
-    except _Resubmit:
-        pass
-    try:
-        return await batcher.call(attempt, role, body, bounds, ledger)
-    except _Resubmit:
-        raise SubjectError(f"{batcher.api.provider}: the batch holding this request was not created, twice",
-                           kind="batch-failed") from None
-
-
-async def run_batched(subject, request) -> Result:
-    """A batched subject's run(): the request built as always, sent in a batch, the answer parsed
-    as a synchronous one would be; cost at the batch price (unknown without a batch_discount)."""
-    from . import pricing
-    from ._wire import dumps_body
-    from .values import Measurements, Output, Result
-
-    body, out_bound, _ = subject.build(request)
-    body.pop("stream", None)
-    body.pop("stream_options", None)
-    full = pricing.price_for(subject._price, subject.options.get("model"))
-    price = pricing.batch_price(full)
-    size = len(dumps_body(body))
-    tok_bound = size + out_bound if out_bound is not None else None
-    # Without a batch discount the full price bounds the reservation (never less than the bill).
-    cost_bound = pricing.cost_bound(price or full, size, out_bound)
-    settled = await batch_call(subject.batcher(), request.attempt, request.role, body,
-                               (tok_bound, cost_bound, out_bound), request.ledger)
-    info = settled.info
-    where = {"provider": info["provider"], "id": info["batch_id"], "custom_id": info["custom_id"]}
-    if not settled.ok:
-        error = settled.error or "failed"
-        batch_id = info["batch_id"] or info["submission"]
-        err = subject.fail(error if batch_id in error else f"batch {batch_id}: {error}", kind="batch-error")
-        err.measurements = Measurements(requests=1)
-        raise err
-    try:
-        reply = subject.parse_body(dumps_body(settled.body))
-    except SubjectError as exc:
-        exc.measurements = Measurements(requests=1)
-        raise
-    cost = pricing.cost_usd(price, reply.input_tokens, reply.output_tokens)
-    measurements = Measurements(input_tokens=reply.input_tokens, output_tokens=reply.output_tokens, cost_usd=cost,
-                                requests=1)
-    output = Output(text=reply.text, json=reply.json, tool_calls=reply.tool_calls, status=reply.status)
-    return Result(output, measurements, {"finish_reason": reply.status, "model": reply.model, "batch": where})

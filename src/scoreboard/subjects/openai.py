@@ -132,7 +132,7 @@ class OpenAISubject(HTTPSubject):
     async def run(self, request: SubjectRequest) -> Result:
         if self._batch is None:
             return await super().run(request)
-        from .batch import run_batched
+        from .batch_run import run_batched
 
         return await run_batched(self, request)
 
