@@ -192,7 +192,9 @@ class _Run:
         self.pairwise = self.carried.pairwise
         try:
             await _wait(task)
-            if self.judge is not None and cfg.pairwise and variants > 1 and not self.state.stopping:
+            # Pairs are judged once every output is in (not while attempts wait on batches).
+            if self.judge is not None and cfg.pairwise and variants > 1 and not self.state.stopping \
+                    and not self.index.count("waiting"):
                 from ..judges.pairwise import judge_pairs
 
                 rubric = cfg.pairwise.rubric if not isinstance(cfg.pairwise, bool) else None
@@ -237,12 +239,14 @@ class _Run:
         suite, options = self.suite, self.options
         summary = self.summary.summary(self.pairwise if final else None)
         variants = [v["name"] for v in self.plan["variants"]]
-        gates = fail_under_gates(summary, suite.config.fail_under, variants) if final else []
-        if final:
+        # A run waiting on provider batches is not judged by its gates yet (--resume does).
+        final_gates = final and status != "waiting"
+        gates = fail_under_gates(summary, suite.config.fail_under, variants) if final_gates else []
+        if final_gates:
             gates.extend(metric_gates(summary, suite.config.fail_under_metrics, variants))
-        if final and options.require_all_pass:
+        if final_gates and options.require_all_pass:
             gates.append(all_pass_gate(*self.summary.failing_cases()))
-        if final and self.baseline is not None:
+        if final_gates and self.baseline is not None:
             gates.extend(baseline_gates(self.baseline, self.plan, self.summary.case_outcomes(), suite.config.gates))
         run = {"id": self.folder.run_id, "suite": suite.name, "status": status, "started_at": self.started_at,
                "finished_at": now_iso() if final else None, "argv": self.argv, "versions": versions(),
