@@ -63,10 +63,11 @@ class BudgetConfig(Strict):
 
 
 class Price(Strict):
-    """USD per million tokens."""
+    """USD per million tokens; `batch_discount`: the fraction a provider batch API takes off both."""
 
     input_per_mtok: float = Field(ge=0)
     output_per_mtok: float = Field(ge=0)
+    batch_discount: float | None = Field(None, ge=0, lt=1)
 
 
 class GateConfig(Strict):

@@ -219,7 +219,7 @@ def prepare_subject_spec(spec: Any, cfg: SuiteConfig) -> Any:
     if cfg.model and getattr(cls, "has_model", False):
         parsed["model"] = cfg.model
     if parsed["type"] in PRICED_KINDS and "price" not in parsed and parsed.get("model") in cfg.prices:
-        parsed["price"] = cfg.prices[parsed["model"]].model_dump()
+        parsed["price"] = cfg.prices[parsed["model"]].model_dump(exclude_none=True)
     return parsed
 
 
@@ -469,7 +469,7 @@ def build_judge(cfg: SuiteConfig, graders: dict[str, list[Grader]], base_dir: Pa
         return None
     spec = parse_subject_spec(cfg.judge)
     if spec["type"] in PRICED_KINDS and "price" not in spec and spec.get("model") in cfg.prices:
-        spec["price"] = cfg.prices[spec["model"]].model_dump()
+        spec["price"] = cfg.prices[spec["model"]].model_dump(exclude_none=True)
     judge = build_subject(spec, base_dir)
     check_subject(judge, warnings, offline or dry_run, "the judge")
     check_budget_bounds(judge, cfg, {})
