@@ -43,6 +43,9 @@ GRADERS: dict[str, str] = {
     "similar": "scoreboard.graders.similar:SimilarGrader",
     "classify": "scoreboard.judges.scaled:ClassifyGrader",
     "g-eval": "scoreboard.judges.scaled:GEvalGrader",
+    # issue 15: promptfoo's JavaScript assertions and not- negations
+    "javascript": "scoreboard.graders.javascript:JavascriptGrader",
+    "not": "scoreboard.graders.negate:NotGrader",
 }
 
 #: graders that call a model: not recomputable offline, and `rescore` needs --allow-judge
