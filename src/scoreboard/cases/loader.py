@@ -284,12 +284,16 @@ def load_cases(path: str | os.PathLike, limits: Limits | None = None, *, root: s
     case file itself must lie in, when another file named it."""
     limits = limits or Limits()
     path = Path(path)
-    shown = str(path)
     base = path.parent
     root = Path(root) if root is not None else base
+    return cases_from_records(iter_case_records(path, limits, inside=inside), str(path), base, root, limits)
+
+
+def cases_from_records(records: Any, shown: str, base: Path, root: Path, limits: Limits) -> list[Case]:
+    """Validated Cases from (line, record) pairs read from `shown` (a case file or a dataset)."""
     seen: dict[str, int | None] = {}
     cases: list[Case] = []
-    for line, raw in iter_case_records(path, limits, inside=inside):
+    for line, raw in records:
         case_id = raw.get("id") if isinstance(raw.get("id"), str) else None
         _check_text(raw, shown, line, case_id)
         record = parse_model(CaseRecord, raw, file=shown, line=line, case_id=case_id)
@@ -299,7 +303,7 @@ def load_cases(path: str | os.PathLike, limits: Limits | None = None, *, root: s
             raise ConfigError(f"duplicate case id{where}", file=shown, line=line, case_id=record.id, field="id")
         seen[record.id] = line
         if record.turns is not None or record.conversation is not None:
-            if path.stat().st_size > limits.conversation.max_file_bytes:
+            if Path(shown).stat().st_size > limits.conversation.max_file_bytes:
                 raise ConfigError(f"a file with conversations may hold at most {limits.conversation.max_file_bytes} "
                                   "bytes (limits.conversation.max_file_bytes)", file=shown, case_id=record.id)
             def read_at(rel: str, field: str, line: int | None = line, case_id: str = record.id) -> str:

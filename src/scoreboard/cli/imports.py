@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
-from typing import Callable
+from collections.abc import Callable
 
 from .common import add_format_flag, finish, out_stream, parse_formats
 

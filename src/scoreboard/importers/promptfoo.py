@@ -142,7 +142,7 @@ def _prompts(value: Any, source: Source, report: Report) -> dict[str, Any]:
             pattern = item[len("file://"):]
             for name in source.glob(pattern, where):
                 raw += [(label or n, v, where) for n, v in _prompt_file(name, source, report, where)]
-        elif isinstance(item, str) or isinstance(item, list):
+        elif isinstance(item, (str, list)):
             raw.append((label or f"prompt-{i + 1}", item, where))
         else:
             report.skip(where, "a prompt is text, a file:// reference or chat messages")

@@ -5,7 +5,6 @@ dialect, `not-` by each handler's own inverse rule. What cannot be converted rai
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -166,7 +165,7 @@ def _not(spec: Any, inverse: bool) -> Any:
 
 def _equals(value, a, inverse, ctx, where):
     if isinstance(value, (dict, list)):
-        spec = {"exact": {"fences": False, "numeric_types": True}}
+        spec = {"exact": {"fences": False, "numeric_types": False}}
         return _not(spec, inverse), value
     if value is None:
         raise Skip("equals needs a value")
