@@ -350,6 +350,8 @@ def _similar(value, a, inverse, ctx, where):
 
 
 def _tools_call(value, a, inverse, ctx, where):
+    ctx.report.note(f"{where}: is-valid-openai-tools-call became tool-calls with validate: an answer with no tool "
+                    "call passes it, where promptfoo fails it")
     return _not({"tool-calls": {"validate": True}}, inverse), None
 
 
