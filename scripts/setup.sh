@@ -22,6 +22,7 @@ if [ "$want_test" = 1 ]; then
   need=()
   [ -x /usr/bin/chromium ] || need+=(chromium)
   command -v strace >/dev/null 2>&1 || need+=(strace)
+  command -v node >/dev/null 2>&1 || need+=(nodejs)  # the javascript grader (promptfoo's assertions)
   if [ ${#need[@]} -gt 0 ]; then
     SUDO=""
     [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && SUDO=sudo

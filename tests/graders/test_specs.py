@@ -49,6 +49,8 @@ EXAMPLES = {
     "classify": ({"classify": {"choices": ["A", "B", "C"], "choice_scores": {"A": 1, "B": 0.5, "C": 0},
                                "prompt": "Rate {{ output }} against {{ expected }}"}}, "42"),
     "g-eval": ({"g-eval": {"criteria": ["clear", "correct"]}}, "42"),
+    "javascript": ({"javascript": "typeof output === 'string' && output.length > 0"}, None),
+    "not": ({"not": {"contains": ["42"]}}, None),
 }
 
 ODD_OUTPUTS = [

@@ -33,6 +33,7 @@ class NotGrader(Grader):
 
         super().__init__(value)
         self.inner = build_grader(self.options["spec"])
+        self.options = {"spec": self.inner.spec}  # canonical: rebuilt from the saved spec, the same options
         if self.inner.name in JUDGE_GRADERS or self.inner.name == "not":
             raise option_error(self.name, f"{self.inner.name!r} cannot be inverted")
         for flag in ("needs_judge", "remote"):
