@@ -131,7 +131,8 @@ class SuiteConfig(Strict):
 
     name: str | None = None
     description: str | None = None
-    cases: str | list[str] | None = None
+    #: case files or gold folders, or dataset readers {format: inspect|hf, path, columns?} (cases/datasets.py)
+    cases: str | dict | list[str | dict] | None = None
     graders: list[str | dict] | None = None
     subject: str | dict | None = None
     variants: dict[str, VariantConfig] | list[VariantConfig] | None = None
