@@ -27,6 +27,7 @@ if [ "$want_test" = 1 ]; then
   if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
     need+=(postgresql)
   fi
+  command -v node >/dev/null 2>&1 || need+=(nodejs)  # the javascript grader (promptfoo's assertions)
   if [ ${#need[@]} -gt 0 ]; then
     SUDO=""
     [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && SUDO=sudo

@@ -140,3 +140,18 @@ class ReportWriteError(ScoreboardError):
     report): an execution failure, exit 2; the attempt log stays for --resume."""
 
     exit_code = 2
+
+
+class BatchPending(Exception):
+    """A request went to a provider batch that has not ended within the time this run polls it
+    (`batch.poll_for_s`): its attempt is recorded as `waiting`, not failed, and `--resume`
+    collects it later. `info` names the batch: provider, batch id, custom id, role."""
+
+    def __init__(self, message: str, info: dict):
+        super().__init__(message)
+        self.info = info
+
+
+class BatchNotSent(BudgetExceeded):
+    """The run stopped (an interrupt) before a queued batch request was submitted: nothing was
+    sent, so its attempt is not run, like one the budget stopped."""

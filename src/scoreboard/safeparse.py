@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -189,13 +190,15 @@ def parse_toml(text: str, limits: Any = None) -> Any:
     return value
 
 
-def parse_yaml(text: str, limits: Any = None) -> tuple[Any, dict[str, list[int]]]:
+def parse_yaml(text: str, limits: Any = None, *, core: bool = False) -> tuple[Any, dict[str, list[int]]]:
     """One YAML document, bounded; and the line of each item of every top-level list (so a
-    case in `cases:` is named by its line)."""
+    case in `cases:` is named by its line). `core`: plain scalars typed by YAML 1.2's core
+    schema as js-yaml reads them (promptfoo's configs: `yes` is text, `1e3` a number)."""
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     builder = _YamlBuilder(*_bounds(limits))
+    builder.core = core
     try:
         return builder.build(yaml.parse(text, Loader=loader))
     except ParseError as exc:
@@ -210,6 +213,11 @@ def parse_yaml(text: str, limits: Any = None) -> tuple[Any, dict[str, list[int]]
 
 
 _STD = "tag:yaml.org,2002:"
+_CORE_NULL = re.compile(r"~|null|Null|NULL|")
+_CORE_BOOL = re.compile(r"true|True|TRUE|false|False|FALSE")
+_CORE_INT = re.compile(r"[-+]?(?:0b[01_]+|0o[0-7_]+|0x[0-9a-fA-F_]+|[0-9][0-9_]*)")
+_CORE_FLOAT = re.compile(r"[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?|[-+]?\.[0-9_]+(?:[eE][-+]?[0-9]+)?"
+                         r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
 _PLAIN_TAGS = {_STD + name for name in ("str", "int", "float", "bool", "null", "timestamp", "seq", "map")}
 _NO_KEY = object()
 
@@ -308,7 +316,35 @@ class _YamlBuilder:
         top.value[key] = value
         return top.path + (key,)
 
+    core = False
+
+    def _core(self, text: str, line: int) -> Any:
+        """A plain scalar under YAML 1.2's core schema (js-yaml's default schema)."""
+        if _CORE_NULL.fullmatch(text):
+            return None
+        if _CORE_BOOL.fullmatch(text):
+            return text.lower() == "true"
+        number = _CORE_INT.fullmatch(text) or _CORE_FLOAT.fullmatch(text)
+        if number is None:
+            return text
+        if len(text) > self.max_chars:
+            raise ParseError(f"a number of {len(text)} characters is over the limit of {self.max_chars} "
+                             "(limits.max_number_chars)", line=line, path=self._path())
+        clean = text.replace("_", "")
+        if _CORE_INT.fullmatch(text):
+            sign = -1 if clean.startswith("-") else 1
+            body = clean.lstrip("+-")
+            base = {"0x": 16, "0o": 8, "0b": 2}.get(body[:2].lower(), 10)
+            return sign * int(body[2:] if base != 10 else body, base)
+        value = float(clean)
+        if not math.isfinite(value):
+            raise ParseError(f"number {text} is not a finite number (NaN and Infinity are not allowed)",
+                             line=line, path=self._path())
+        return value
+
     def _scalar(self, event: Any, line: int) -> Any:
+        if self.core and event.tag is None and event.implicit[0]:
+            return self._core(event.value, line)
         tag = event.tag
         if tag is None or tag == "!":
             tag = self.resolver.resolve(self.yaml.ScalarNode, event.value, event.implicit)

@@ -59,6 +59,8 @@ EXAMPLES = {
     "page-renders": ("page-renders", None),
     "page-no-console-errors": ({"page-no-console-errors": {"blocked": "fail"}}, None),
     "page-text-visible": ({"page-text-visible": {"patterns": ["Sign up"], "mode": "any"}}, None),
+    "javascript": ({"javascript": "typeof output === 'string' && output.length > 0"}, None),
+    "not": ({"not": {"contains": ["42"]}}, None),
 }
 
 ODD_OUTPUTS = [

@@ -339,24 +339,31 @@ def load_cases(path: str | os.PathLike, limits: Limits | None = None, *, root: s
     is gathered there (up to its cap) and the valid ones are returned."""
     limits = limits or Limits()
     path = Path(path)
-    shown = str(path)
     base = path.parent
     root = Path(root) if root is not None else base
+    return cases_from_records(iter_case_records(path, limits, inside=inside, errors=errors), str(path), base,
+                              root, limits, errors=errors)
+
+
+def cases_from_records(records: Any, shown: str, base: Path, root: Path, limits: Limits,
+                       errors: Collector | None = None) -> list[Case]:
+    """Validated Cases from (line, record) pairs read from `shown` (a case file or a dataset).
+    With `errors`, every invalid record is gathered there and the valid cases are returned."""
     seen: dict[str, int | None] = {}
     cases: list[Case] = []
     before = len(errors.errors) if errors is not None else 0
-    for line, raw in iter_case_records(path, limits, inside=inside, errors=errors):
+    for line, raw in records:
         if errors is None:
-            _load_one(raw, line, path, shown, base, root, limits, seen, cases)
+            _load_one(raw, line, shown, base, root, limits, seen, cases)
             continue
         with errors.each():
-            _load_one(raw, line, path, shown, base, root, limits, seen, cases)
+            _load_one(raw, line, shown, base, root, limits, seen, cases)
     if not cases and (errors is None or len(errors.errors) == before):
         raise ConfigError("no cases in file", file=shown)
     return cases
 
 
-def _load_one(raw: dict, line: int | None, path: Path, shown: str, base: Path, root: Path, limits: Limits,
+def _load_one(raw: dict, line: int | None, shown: str, base: Path, root: Path, limits: Limits,
               seen: dict[str, int | None], cases: list[Case]) -> None:
     """Validate one case record and append its case(s) to `cases`."""
     case_id = raw.get("id") if isinstance(raw.get("id"), str) else None
@@ -368,7 +375,7 @@ def _load_one(raw: dict, line: int | None, path: Path, shown: str, base: Path, r
         raise ConfigError(f"duplicate case id{where}", file=shown, line=line, case_id=record.id, field="id")
     seen[record.id] = line
     if record.turns is not None or record.conversation is not None:
-        if path.stat().st_size > limits.conversation.max_file_bytes:
+        if Path(shown).stat().st_size > limits.conversation.max_file_bytes:
             raise ConfigError(f"a file with conversations may hold at most {limits.conversation.max_file_bytes} "
                               "bytes (limits.conversation.max_file_bytes)", file=shown, case_id=record.id)
         def read_at(rel: str, field: str, line: int | None = line, case_id: str = record.id) -> str:

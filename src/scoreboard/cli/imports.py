@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
-from typing import Callable
+from collections.abc import Callable
 
 from ..words import plural
 from .common import add_format_flag, finish, out_stream, parse_formats
@@ -33,6 +33,18 @@ def lazy(module: str) -> tuple[Callable, Callable]:
 
     def main(args: argparse.Namespace) -> int:
         return importlib.import_module(f"scoreboard.cli.{module}").main(args)
+
+    return add, main
+
+
+def _suites(kind: str) -> tuple[Callable, Callable]:
+    """(add_arguments, main) of one importer in scoreboard.cli.import_suites."""
+
+    def add(parser: argparse.ArgumentParser) -> None:
+        getattr(importlib.import_module("scoreboard.cli.import_suites"), f"add_{kind}_arguments")(parser)
+
+    def main(args: argparse.Namespace) -> int:
+        return getattr(importlib.import_module("scoreboard.cli.import_suites"), f"{kind}_main")(args)
 
     return add, main
 
@@ -92,6 +104,9 @@ SUBCOMMANDS: dict[str, tuple[str, Callable, Callable]] = {
     "comparisons": (COMPARISONS_HELP, add_comparisons_arguments, comparisons_main),
     "csv": ("turn a spreadsheet of corrections into a JSONL case file", *lazy("import_csv")),
     "reviews": ("attach human or model reviews of a report's outputs, bound by hashes", *lazy("import_reviews")),
+    # issue 15: other tools' suites
+    "promptfoo": ("convert a promptfoo config into a scoreboard suite", *_suites("promptfoo")),
+    "openai-evals": ("convert OpenAI Evals registry entries into a scoreboard suite", *_suites("evals")),
 }
 
 

@@ -95,6 +95,8 @@ def looks_like_suite(path) -> bool:
     except Exception:
         return False
     cases = data.get("cases")
+    if isinstance(cases, dict):  # a dataset reader {format, path} (a case document never has one)
+        return "format" in cases
     if isinstance(cases, list):
-        return bool(cases) and all(isinstance(c, str) for c in cases)
+        return bool(cases) and all(isinstance(c, str) or (isinstance(c, dict) and "format" in c) for c in cases)
     return True

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cases.conversation import check_history, turn_messages
-from ..errors import BudgetExceeded, SubjectError
+from ..errors import BatchPending, BudgetExceeded, SubjectError
 from ..graders.grade import Grade, GradeContext, grade_attempt
 from ..graders.scoring import load_scorer, outcome, record_fields, score_attempt, scored_case
 from ..graders.task import delivery_rule
@@ -35,6 +35,8 @@ class RunState:
     in_flight: int = 0
     in_flight_keys: set = field(default_factory=set)
     interrupted: set = field(default_factory=set)
+    #: called with the reason when SIGINT/SIGTERM stops the run (submitted batches are cancelled)
+    on_interrupt: list = field(default_factory=list)
 
     def stop(self, reason: str) -> None:
         if not self.stopping:
@@ -46,6 +48,15 @@ def not_run_record(case, variant_name: str, run: int, reason: str, status: str =
     return {"case_id": case.id, "variant": variant_name, "run": run, "status": status,
             "input_hash": case.hash_for(variant_name), "output": None, "output_hash": None, "error": reason,
             "measurements": Measurements().to_dict(), "grades": []}
+
+
+def waiting_record(case, variant_name: str, run: int, pending: BatchPending) -> dict:
+    """The record of an attempt whose request (its subject's or its judge's) is in a provider
+    batch that has not ended: not finished, never counted as passed or failed; --resume
+    collects it. Nothing of it is kept here but where it waits."""
+    record = not_run_record(case, variant_name, run, None, status="waiting")
+    record["subject_info"] = {"batch": dict(pending.info)}
+    return record
 
 
 def error_record(case, variant_name: str, run: int, reason: str) -> dict:
@@ -103,6 +114,14 @@ class AttemptRunner:
                     return False
             record["turn"] = {"conversation": conv["id"], "index": k, "id": conv["turns"][k]["id"]}
             record["chain_input_hash"] = sha256_json(messages)
+            if record["status"] == "waiting":  # its reply is not in yet: later turns wait for --resume
+                del record["turn"], record["chain_input_hash"]
+                finish(record)
+                for later in self.turns[conv["id"]][k + 1:]:
+                    finish(not_run_record(self.suite.cases[later], variant.name, run,
+                                          f"not run yet: turn {conv['turns'][k]['id']!r} of this conversation "
+                                          "waits on a provider batch (--resume sends the later turns)"))
+                return True
             finish(record)
             if record["status"] == "error":
                 broken = conv["turns"][k]["id"]
@@ -111,7 +130,14 @@ class AttemptRunner:
 
     async def attempt(self, ci: int, vi: int, run: int, input_override: Any = None) -> dict | None:
         """Execute and grade one attempt; returns its record, or None when the budget stopped
-        the run before this attempt sent any request (it stays not-run)."""
+        the run before this attempt sent any request (it stays not-run). An attempt whose
+        subject or judge request waits on a provider batch is recorded `waiting`."""
+        try:
+            return await self._attempt(ci, vi, run, input_override)
+        except BatchPending as pending:
+            return waiting_record(self.suite.cases[ci], self.suite.variants[vi].name, run, pending)
+
+    async def _attempt(self, ci: int, vi: int, run: int, input_override: Any = None) -> dict | None:
         case = self.suite.cases[ci]
         variant = self.suite.variants[vi]
         params = variant.params
@@ -222,6 +248,8 @@ class AttemptRunner:
                 return None, measurements, None, None
             halted = getattr(self.ledger, "halted", None) is not None
             error = f"{'the run stopped' if halted else 'budget ran out'} during this attempt: {exc}"
+        except BatchPending:
+            raise
         except TimeoutError:
             error = f"timeout after {self.timeout_s * 1000:.0f} ms"
         except SubjectError as exc:
@@ -259,8 +287,9 @@ class AttemptRunner:
             hit = self.cache.get(key)
             if hit is not None:
                 return hit
-        if getattr(subject, "inline", False):
-            # A sync function on the loop cannot be interrupted: it checks its own deadline.
+        if getattr(subject, "inline", False) or getattr(subject, "batched", False):
+            # A sync function on the loop cannot be interrupted: it checks its own deadline. A
+            # batched request waits on the provider's batch (up to its poll_for_s), not on a model.
             result = await subject.run(request)
         else:
             async with asyncio.timeout(self.timeout_s):

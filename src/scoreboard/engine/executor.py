@@ -100,26 +100,82 @@ def variant_limits(suite: Suite, concurrency: int) -> dict[str, asyncio.Semaphor
     return out
 
 
+def batch_windows(suite: Suite, judge: Any, concurrency: int,
+                  limits: dict[str, asyncio.Semaphore]) -> dict[int, asyncio.Semaphore]:
+    """Variants whose attempts wait on provider batches (their subject's, or the judge's): how
+    many of their attempts may wait at once. A batch fills only when many requests are out
+    together, so such attempts do not hold a worker; a variant whose own subject does not batch
+    (only its judge does) still sends at most `concurrency` subject requests at once."""
+    judge_window = getattr(getattr(judge, "subject", None), "batch_window", None)
+    shared = None
+    windows = {}
+    for vi, variant in enumerate(suite.variants):
+        own = getattr(variant.subject, "batch_window", None)
+        if own or judge_window:
+            windows[vi] = asyncio.Semaphore(own or judge_window)
+            if not own and variant.name not in limits:
+                shared = shared or asyncio.Semaphore(concurrency)
+                limits[variant.name] = shared
+    return windows
+
+
 class LocalExecutor:
-    """asyncio workers in this process pulling from one shared iterator (no task per attempt)."""
+    """asyncio workers in this process pulling from one shared iterator (no task per attempt,
+    except for attempts that wait on a provider batch: see batch_windows)."""
 
     name = "local"
 
     async def execute(self, work: Work) -> None:
+        limits = variant_limits(work.suite, work.concurrency)
+        windows = batch_windows(work.suite, work.judge, work.concurrency, limits)
         runner = AttemptRunner(work.suite, work.state, timeout_s=work.timeout_s, ledger=work.ledger,
-                               cache=work.cache, judge=work.judge, renderer=work.renderer,
-                               limits=variant_limits(work.suite, work.concurrency))
+                               cache=work.cache, judge=work.judge, renderer=work.renderer, limits=limits)
         iterator = iter(work.units)
+        waiting: set[asyncio.Task] = set()
         # Workers pull from one shared iterator; one that finds it empty ends at once.
-        workers = [asyncio.create_task(self._worker(runner, iterator, work)) for _ in range(work.concurrency)]
-        await asyncio.gather(*workers)
+        workers = [asyncio.create_task(self._worker(runner, iterator, work, windows, waiting))
+                   for _ in range(work.concurrency)]
+        try:
+            await asyncio.gather(*workers)
+            while waiting:
+                await asyncio.gather(*list(waiting))
+        finally:
+            for task in waiting:
+                task.cancel()
+            if waiting:
+                await asyncio.gather(*list(waiting), return_exceptions=True)
 
     @staticmethod
-    async def _worker(runner: AttemptRunner, iterator: Iterator, work: Work) -> None:
+    async def _batched(runner: AttemptRunner, work: Work, unit: tuple, window: asyncio.Semaphore) -> None:
+        """One attempt that waits on a batch, in a task of its own (it holds a window slot)."""
+        ci, vi, r = unit
+        try:
+            if work.suite.cases[ci].conversation is not None:
+                await runner.conversation(ci, vi, r, work.finish, work.lookup)
+                return
+            record = await runner.attempt(ci, vi, r)
+            if record is not None:
+                work.finish(record)
+        finally:
+            window.release()
+
+    @classmethod
+    async def _worker(cls, runner: AttemptRunner, iterator: Iterator, work: Work,
+                      windows: dict[int, asyncio.Semaphore] | None = None, waiting: set | None = None) -> None:
         cases = work.suite.cases
         for ci, vi, r in iterator:
             if work.state.stopping:
                 return
+            window = windows.get(vi) if windows else None
+            if window is not None:
+                await window.acquire()
+                if work.state.stopping:
+                    window.release()
+                    return
+                task = asyncio.ensure_future(cls._batched(runner, work, (ci, vi, r), window))
+                waiting.add(task)
+                task.add_done_callback(waiting.discard)
+                continue
             if cases[ci].conversation is not None:
                 if not await runner.conversation(ci, vi, r, work.finish, work.lookup):
                     return

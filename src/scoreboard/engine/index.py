@@ -13,7 +13,8 @@ from array import array
 from typing import Iterator
 
 #: status -> one byte; 0 = nothing recorded for this attempt in this run
-CODES = {"passed": 1, "failed": 2, "error": 3, "unassessed": 4, "not-run": 5, "interrupted": 6, "not-graded": 7}
+CODES = {"passed": 1, "failed": 2, "error": 3, "unassessed": 4, "not-run": 5, "interrupted": 6, "not-graded": 7,
+         "waiting": 8}
 NAMES = {code: name for name, code in CODES.items()}
 #: attempt statuses that count as finished: a resumed run never repeats them
 DONE_STATUSES = ("passed", "failed", "error", "unassessed", "not-graded")

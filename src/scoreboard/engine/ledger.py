@@ -7,6 +7,11 @@ That guarantee rests on the provider reporting no more than the request allowed.
 reports more (400,016 tokens for a request bounded at 1,000; $12 against a $0.05 budget) is
 flagged on its attempt ("provider reported more usage than the request allowed"), and when the
 spend it reports breaks a budget the run stops: no later request is reserved.
+
+A batched request (subjects/batch.py) is reserved when its batch is submitted; its pending
+record carries its custom id, and it stays reserved until its result is collected, across
+resumes: `restore` holds it open again (never "possibly billed" while its batch may still
+answer), and the ledger's `journal` rebuilds what the run knows of its batches.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import BudgetExceeded
+from ..subjects.batch_journal import Journal
 
 
 @dataclass
@@ -51,6 +57,8 @@ class Ticket:
     bound_tokens: int | None = None
     bound_cost: float | None = None
     bound_output: int | None = None
+    #: the custom id of a batched request (None: sent on its own)
+    batch: str | None = None
 
 
 class Ledger:
@@ -82,10 +90,15 @@ class Ledger:
         self.possibly_billed: list[dict] = []
         #: requests whose reported usage passed their bound, by attempt (taken by the runner)
         self.over_bound: dict[tuple, list[dict]] = {}
+        #: batched requests reserved and not yet answered: custom id -> ticket
+        self.batch_open: dict[str, Ticket] = {}
+        #: the run's batches (submissions, custom ids, results): written to the same log
+        self.journal = Journal(log.append if log is not None else None)
 
     def reserve(self, attempt: tuple, *, role: str = "subject", subject: str = "",
                 max_tokens: int | None = None, max_cost: float | None = None,
-                max_output_tokens: int | None = None, unbounded: str | None = None) -> Ticket:
+                max_output_tokens: int | None = None, unbounded: str | None = None,
+                batch: dict | None = None) -> Ticket:
         """Reserve one request or raise BudgetExceeded. `max_tokens`/`max_cost` bound what this
         request can spend (needed when the budget limits tokens or cost); `max_output_tokens`
         is the request's own cap on output (its max_tokens parameter), when it has one."""
@@ -107,17 +120,22 @@ class Ledger:
             if self.cost_spent + self._reserved_cost + max_cost > b.max_cost_usd + 1e-12:
                 self._exhaust(f"cost budget of ${b.max_cost_usd:g} would be exceeded")
         ticket = Ticket(next(self._ids), attempt, role, subject, max_tokens or 0, max_cost or 0.0,
-                        bound_tokens=max_tokens, bound_cost=max_cost, bound_output=max_output_tokens)
+                        bound_tokens=max_tokens, bound_cost=max_cost, bound_output=max_output_tokens,
+                        batch=batch["custom_id"] if batch else None)
         self.sent += 1
         self._reserved_tokens += ticket.reserved_tokens
         self._reserved_cost += ticket.reserved_cost
         self.by_attempt[attempt] = self.by_attempt.get(attempt, 0) + 1
         self.by_role[role] = self.by_role.get(role, 0) + 1
+        if ticket.batch is not None:
+            self.batch_open[ticket.batch] = ticket
         if self.log is not None:
             # Written before the request is sent: a crash leaves it pending = possibly billed.
-            self.log.append({"kind": "request", "id": ticket.id, "state": "pending",
-                             "attempt": list(attempt), "role": role, "subject": subject,
-                             "bound_tokens": max_tokens, "bound_cost": max_cost})
+            record = {"kind": "request", "id": ticket.id, "state": "pending", "attempt": list(attempt),
+                      "role": role, "subject": subject, "bound_tokens": max_tokens, "bound_cost": max_cost}
+            if batch:
+                record["batch"] = batch
+            self.log.append(record)
         return ticket
 
     async def acquire(self, attempt: tuple, **bounds: Any) -> Ticket:
@@ -130,6 +148,8 @@ class Ledger:
                  input_tokens: int | None = None, output_tokens: int | None = None,
                  cost_usd: float | None = None, error: str | None = None) -> None:
         """Record how a reserved request ended and release its reservation."""
+        if ticket.batch is not None:
+            self.batch_open.pop(ticket.batch, None)
         self._reserved_tokens -= ticket.reserved_tokens
         self._reserved_cost -= ticket.reserved_cost
         if ok:
@@ -153,6 +173,20 @@ class Ledger:
             if over is not None:
                 end["over_bound"] = over
             self.log.append(end)
+
+    def unsend(self, ticket: Ticket, reason: str) -> None:
+        """A reserved batched request that never left (its batch was never created): released
+        and no longer counted as sent; its attempt may send it again."""
+        if ticket.batch is not None:
+            self.batch_open.pop(ticket.batch, None)
+        self._reserved_tokens -= ticket.reserved_tokens
+        self._reserved_cost -= ticket.reserved_cost
+        self.sent -= 1
+        self.by_attempt[ticket.attempt] = self.by_attempt.get(ticket.attempt, 1) - 1
+        self.by_role[ticket.role] = self.by_role.get(ticket.role, 1) - 1
+        if self.log is not None:
+            self.log.append({"kind": "request", "id": ticket.id, "state": "not-sent", "attempt": list(ticket.attempt),
+                             "error": reason})
 
     def _count_usage(self, input_tokens: int | None, output_tokens: int | None, cost_usd: float | None,
                      bound_tokens: int | None, bound_cost: float | None) -> None:
@@ -186,19 +220,42 @@ class Ledger:
         """The over-bound requests of an attempt (forgotten here once taken)."""
         return self.over_bound.pop(attempt, [])
 
-    def restore(self, records: list[dict]) -> None:
+    def batch_ticket(self, custom_id: str) -> Ticket | None:
+        """The open reservation of a batched request (None: answered, or not this run's)."""
+        return self.batch_open.get(custom_id)
+
+    def restore(self, records: list[dict], done=None) -> None:
         """Count the requests an earlier (stopped or killed) part of this run already made, so
         a resumed run's budget includes them. A pending request with no end may have been
-        billed: its bound counts as spent and its usage stays unknown."""
+        billed: its bound counts as spent and its usage stays unknown; a batched one stays
+        reserved, its batch may still answer. Batch records go to the journal (`done`: whether
+        an attempt is finished, so its batch requests are not claimed again)."""
+        self.journal.restore([r for r in records if r.get("kind") in ("batch", "batch-result")], done)
         ends = {r["id"]: r for r in records if r.get("kind") == "request" and r["state"] != "pending"}
         for r in records:
             if r.get("kind") != "request" or r["state"] != "pending":
+                continue
+            end = ends.get(r["id"]) or {}
+            batch = r.get("batch") if isinstance(r.get("batch"), dict) else None
+            if end.get("state") == "not-sent" or (
+                    not end and batch is not None and batch.get("custom_id") not in self.journal.entries):
+                # Its batch was never created, or the run stopped before its submission was
+                # recorded (nothing uploaded): never sent; its attempt sends it when it runs again.
                 continue
             self.sent += 1
             attempt = tuple(r["attempt"])
             self.by_attempt[attempt] = self.by_attempt.get(attempt, 0) + 1
             self.by_role[r.get("role", "subject")] = self.by_role.get(r.get("role", "subject"), 0) + 1
-            end = ends.get(r["id"]) or {}
+            if not end and batch is not None:
+                # Submitted and still unanswered: reserved again until its result is collected.
+                ticket = Ticket(r["id"], attempt, r.get("role", "subject"), r.get("subject", ""),
+                                r.get("bound_tokens") or 0, r.get("bound_cost") or 0.0,
+                                bound_tokens=r.get("bound_tokens"), bound_cost=r.get("bound_cost"),
+                                batch=batch["custom_id"])
+                self.batch_open[ticket.batch] = ticket
+                self._reserved_tokens += ticket.reserved_tokens
+                self._reserved_cost += ticket.reserved_cost
+                continue
             self._count_usage(end.get("input_tokens"), end.get("output_tokens"), end.get("cost_usd"),
                               r.get("bound_tokens"), r.get("bound_cost"))
             end = end or None
@@ -253,13 +310,16 @@ class Ledger:
                 # What is known is never passed off as the whole: tokens of requests with unknown
                 # usage are their bounds, or missing (partial); a cost nobody knows makes the
                 # total unknown (null, never 0.0), its known part beside it.
-                "tokens_spent": self.tokens_spent, "tokens_partial": self.tokens_missing > 0,
+                "tokens_spent": self.tokens_spent, "tokens_partial": self.tokens_missing > 0 or bool(self.batch_open),
                 "tokens_missing_requests": self.tokens_missing,
-                "cost_spent_usd": None if self.cost_missing else round(self.cost_spent, 10),
+                "cost_spent_usd": None if self.cost_missing or self.batch_open else round(self.cost_spent, 10),
                 "cost_known_usd": round(self.cost_spent, 10), "cost_unknown_requests": self.cost_missing,
                 "budget": self.budget.to_dict(), "exhausted": self.exhausted,
                 "pending_unresolved": self.restored_unresolved,
-                "possibly_billed": list(self.possibly_billed)}
+                "possibly_billed": list(self.possibly_billed),
+                # batched requests submitted and not yet answered (a waiting run): their usage is
+                # not known yet, so the totals above are partial
+                **({"batch_pending": len(self.batch_open)} if self.batch_open else {})}
 
 
 OVER_BOUND = "provider reported more usage than the request allowed"
@@ -293,7 +353,8 @@ def request_records_summary(records: list[dict]) -> dict:
         else:
             ends[r["id"]] = r
     unresolved = [pending[i] for i in sorted(pending) if i not in ends]
-    return {"sent": len(pending), "completed": sum(1 for e in ends.values() if e["state"] == "completed"),
+    unsent = sum(1 for e in ends.values() if e["state"] == "not-sent")
+    return {"sent": len(pending) - unsent, "completed": sum(1 for e in ends.values() if e["state"] == "completed"),
             "failed": sum(1 for e in ends.values() if e["state"] == "failed"),
             "pending_unresolved": len(unresolved),
             "possibly_billed": [{"id": r["id"], "attempt": r["attempt"], "role": r.get("role"),

@@ -46,6 +46,7 @@ from ..suite.suite import Suite
 from .attempt import RunState, not_run_record
 from .attemptlog import AttemptLog, drop_torn_tail, scan_attempt_log
 from .baseline import load_baseline
+from .batches import WAITING_EXIT, batch_run_info, check_batch_settings, done_predicate, journal_key
 from .checkpoints import Checkpointer
 from .executor import Work, dispatch_units
 from .executors import get_executor
@@ -136,7 +137,8 @@ class _Run:
         self.log = AttemptLog(self.folder.log_path)
         self.index.open(self.folder.log_path)
         self.ledger = Ledger(Budget(**self.suite.config.budget.model_dump()), self.log)
-        self.ledger.restore(requests)
+        self.ledger.journal.key = journal_key(self.folder.run_id)  # batch: true (engine/batches.py)
+        self.ledger.restore(requests, done=done_predicate(self.index))
         for record in self.carried.records:
             self.finish(record, frozen=True)
         for key in self.carried.absent:
@@ -156,7 +158,7 @@ class _Run:
         """Index the finished attempts of the resumed run's log; return its request records."""
         requests = []
         for offset, length, record in scan_attempt_log(self.folder.log_path):
-            if record.get("kind") == "request":
+            if record.get("kind") in ("request", "batch", "batch-result"):
                 requests.append(record)
             elif record.get("status") in DONE_STATUSES:
                 pos = self.index.pos(record.get("case_id"), record.get("variant"), record.get("run"))
@@ -221,11 +223,14 @@ class _Run:
         loop = asyncio.get_running_loop()
         task = asyncio.ensure_future(self.executor.execute(work))
         grace = self.options.grace_s if self.options.grace_s is not None else cfg.grace_seconds
+        self.state.on_interrupt.append(self.ledger.journal.interrupt)  # cancels submitted batches
         signals = install_signals(loop, self.state, task, grace)
         self.pairwise = self.carried.pairwise
         try:
             await _wait(task)
-            if self.judge is not None and cfg.pairwise and variants > 1 and not self.state.stopping:
+            # Pairs are judged once every output is in (not while attempts wait on batches).
+            if self.judge is not None and cfg.pairwise and variants > 1 and not self.state.stopping \
+                    and not self.index.count("waiting"):
                 from ..judges.pairwise import judge_pairs
 
                 rubric = cfg.pairwise.rubric if not isinstance(cfg.pairwise, bool) else None
@@ -281,12 +286,14 @@ class _Run:
         suite, options = self.suite, self.options
         summary = self.summary.summary(self.pairwise if final else None)
         variants = [v["name"] for v in self.plan["variants"]]
-        gates = fail_under_gates(summary, suite.config.fail_under, variants) if final else []
-        if final:
+        # A run waiting on provider batches is not judged by its gates yet (--resume does).
+        final_gates = final and status != "waiting"
+        gates = fail_under_gates(summary, suite.config.fail_under, variants) if final_gates else []
+        if final_gates:
             gates.extend(metric_gates(summary, suite.config.fail_under_metrics, variants))
-        if final and options.require_all_pass:
+        if final_gates and options.require_all_pass:
             gates.append(all_pass_gate(*self.summary.failing_cases()))
-        if final and self.baseline is not None:
+        if final_gates and self.baseline is not None:
             gates.extend(baseline_gates(self.baseline, self.plan, self.summary.case_outcomes(), suite.config.gates))
             gates.extend(baseline_field_gates(self.baseline, self.plan, self.summary.field_outcomes(),  # issue 13
                                               suite.config.gates))
@@ -301,6 +308,7 @@ class _Run:
                "synthetic": is_synthetic(self.plan), "stop_reason": self.stop_reason if final else None,
                "executor": self.executor.name, "dry_run": options.dry_run}
         run.update(self.extra_run())
+        run.update(batch_run_info(self.ledger.journal))
         head = {"schema": SCHEMA, "run": run, "plan": self.plan, "summary": summary, "gates": gates}
         if options.carried is None or self.judge is not None:
             head["requests"] = self.ledger.summary()
@@ -334,6 +342,8 @@ class _Run:
         status, reason = self.carried.status or "completed", self.carried.stop_reason
         if self.state.stopping and status == "completed":
             status, reason = "stopped", self.state.stop_reason
+        if self.index.count("waiting"):  # attempts wait on provider batches: finish with --resume
+            status = "waiting"
         return status, reason
 
 
@@ -343,6 +353,7 @@ async def run_async(suite: Suite, options: RunOptions | None = None) -> Outcome:
     check_gate_settings(suite)
     check_live_plan(suite)  # origin 004: a live comparison plan is bounded, and sends only with --live
     check_live_opt_in(suite, live=options.live, dry_run=options.dry_run)
+    check_batch_settings(suite, options)
     check_flag_credentials(options.flags)
     remember_credentials(suite)
     r = _Run(suite, options)
@@ -428,7 +439,10 @@ def _write_failed(r: _Run, json_path: Path, exc: BaseException) -> ReportWriteEr
 
 
 def exit_code_for(head: dict, summary: Summarizer) -> int:
-    """0 completed and gates passed; 2 execution errors or a stopped run; 3 a gate failed."""
+    """0 completed and gates passed; 2 execution errors or a stopped run; 3 a gate failed;
+    4 waiting on provider batches (finish with --resume)."""
+    if head["run"]["status"] == "waiting":
+        return WAITING_EXIT
     troubled = sum(t.counts["error"] + t.counts["interrupted"] + t.counts["not-run"]
                    for t in summary.tallies.values())
     if head["run"]["status"] != "completed" or troubled:

@@ -26,6 +26,8 @@ def install_signals(loop, state: RunState, task: asyncio.Future, grace_s: float)
                 os._exit(SECOND_INTERRUPT_EXIT)
             return
         state.stop(f"interrupted by {sig_name}")
+        for callback in state.on_interrupt:  # submitted batches are cancelled (subjects/batch.py)
+            callback(state.stop_reason)
         print(f"scoreboard: {sig_name}: no new attempts; waiting up to {grace_s:g}s for "
               f"{state.in_flight} in flight (interrupt again to exit now)", file=sys.stderr, flush=True)
 

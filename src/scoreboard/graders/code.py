@@ -322,11 +322,11 @@ class PythonGrader(Grader):
 
 
 def code_spec(spec: Any) -> bool:
-    """Whether a grader or transform spec runs Python (for allow_case_code)."""
+    """Whether a grader or transform spec runs code, Python or JavaScript (for allow_case_code)."""
     if isinstance(spec, str):
-        return spec.startswith(("python:", "python-file:")) or spec == "python"
+        return spec.startswith(("python:", "python-file:")) or spec in ("python", "javascript")
     if isinstance(spec, dict):
-        return any(k == "python" or code_spec(k) or code_spec(v) for k, v in spec.items())
+        return any(k in ("python", "javascript") or code_spec(k) or code_spec(v) for k, v in spec.items())
     if isinstance(spec, list):
         return any(code_spec(s) for s in spec)
     return False

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..cases.case import Case
+from ..errors import BatchPending
 from ..subjects.values import Measurements, Output
 
 
@@ -60,6 +61,8 @@ async def grade_attempt(graders, ctx: GradeContext) -> tuple[list[Grade], str | 
             grade = grader.grade(ctx)
             if type(grade) is not Grade and inspect.isawaitable(grade):
                 grade = await grade
+        except BatchPending:  # a judge's request waits on a provider batch: the attempt waits
+            raise
         except Exception as exc:  # a grader bug is data, never a lost attempt
             grade = Grade(grader.name, None, None, f"grader raised {type(exc).__name__}: {exc}")
             error = error or f"grader {grader.name!r} raised {type(exc).__name__}: {exc}"

@@ -20,6 +20,7 @@ without one, the case's `expected` text. Each grade's score is the figure itself
 
 from __future__ import annotations
 
+import math
 import re
 import string
 from collections import Counter
@@ -185,17 +186,62 @@ class RougeNGrader(_Reference):
         return self.ok(f"{label} >= {t:g}", score) if score >= t else self.fail(f"{label} < {t:g}", score)
 
 
+def promptfoo_bleu(candidate: str, references: list[str]) -> float:
+    """promptfoo's own BLEU (src/assertions/bleu.ts): lowercased whitespace tokens, clipped
+    n-gram precision 1..4 taking the best reference per order, zero precisions smoothed to 1e-7,
+    brevity penalty against the reference closest in length (the first on a tie)."""
+    cand = candidate.lower().strip().split()
+    ref_words = [r.lower().strip().split() for r in references]
+    if not candidate or not references:
+        raise ValueError("Invalid inputs")
+    closest = ref_words[0] and len(ref_words[0])
+    for words in ref_words[1:]:
+        if abs(len(words) - len(cand)) < abs(closest - len(cand)):
+            closest = len(words)
+    log_sum = 0.0
+    for n in range(1, 5):
+        grams = [tuple(cand[i:i + n]) for i in range(len(cand) - n + 1)]
+        counts: dict = {}
+        for g in grams:
+            counts[g] = counts.get(g, 0) + 1
+        best = 0
+        for words in ref_words:
+            ref_counts: dict = {}
+            for i in range(len(words) - n + 1):
+                g = tuple(words[i:i + n])
+                ref_counts[g] = ref_counts.get(g, 0) + 1
+            best = max(best, sum(min(c, ref_counts.get(g, 0)) for g, c in counts.items()))
+        p = best / len(grams) if grams else 0.0
+        log_sum += 0.25 * math.log(p if p != 0 else 1e-7)
+    bp = 1.0 if len(cand) > closest else math.exp(1 - len(cand) / closest)
+    return bp * math.exp(log_sum)
+
+
 class BleuGrader(_Reference):
-    """Sentence BLEU (sacrebleu) against one or more references."""
+    """Sentence BLEU (sacrebleu) against one or more references; `method: promptfoo` for
+    promptfoo's own BLEU (other numbers)."""
 
     name = "bleu"
     lists = True
+    keys = ("value", "threshold", "method")
 
     @classmethod
     def more(cls, value: dict) -> dict:
-        return {"threshold": _threshold(cls.name, value, 0.5)}
+        method = value.get("method", "sacrebleu")
+        if method not in ("sacrebleu", "promptfoo"):
+            raise option_error(cls.name, f"'method' is sacrebleu or promptfoo, got {short(method)}")
+        out = {"threshold": _threshold(cls.name, value, 0.5)}
+        if method == "promptfoo":
+            out["method"] = method
+        return out
 
     def compare(self, text: str, refs: list[str]) -> Grade:
+        if self.options.get("method") == "promptfoo":
+            score = promptfoo_bleu(text, refs) if text else 0.0
+            t = self.options["threshold"]
+            if score >= t:
+                return self.ok(f"BLEU (promptfoo) {score:.4f} >= {t:g}", score)
+            return self.fail(f"BLEU score {score:.4f} is less than threshold {t:g}", score)
         try:
             import sacrebleu
         except ImportError:

@@ -53,6 +53,9 @@ GRADERS: dict[str, str] = {
     "page-renders": "scoreboard.graders.page:PageRendersGrader",
     "page-no-console-errors": "scoreboard.graders.page:PageNoConsoleErrorsGrader",
     "page-text-visible": "scoreboard.graders.page:PageTextVisibleGrader",
+    # issue 15: promptfoo's JavaScript assertions and not- negations
+    "javascript": "scoreboard.graders.javascript:JavascriptGrader",
+    "not": "scoreboard.graders.negate:NotGrader",
 }
 
 #: graders that call a model: not recomputable offline, and `rescore` needs --allow-judge

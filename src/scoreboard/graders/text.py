@@ -37,7 +37,8 @@ class _TextGrader(Grader):
         if isinstance(value, (str, list)):
             patterns = value
         elif isinstance(value, dict):
-            check_keys(cls.name, value, ("patterns", "values", "mode") + flags + (("fold",) if not cls.is_regex else ()))
+            check_keys(cls.name, value, ("patterns", "values", "mode") + flags
+                       + (("fold",) if not cls.is_regex else ("dialect",)))
             if "patterns" in value and "values" in value:
                 raise option_error(cls.name, "give 'patterns' or 'values', not both")
             patterns = value.get("patterns", value.get("values"))
@@ -72,6 +73,14 @@ class _TextGrader(Grader):
         if fold == "lower":
             # promptfoo's icontains lowercases (JavaScript toLowerCase): "STRASSE" does not contain "ß"
             out["fold"] = "lower"
+        dialect = settings.get("dialect", "python")
+        if dialect not in ("python", "javascript"):
+            raise option_error(cls.name, f"dialect must be 'python' or 'javascript', got {short(dialect)}")
+        if dialect == "javascript":
+            # promptfoo's `new RegExp(value)`: no flags, JavaScript's dialect (graders/jsregex.py)
+            if any(out.get(f) for f in flags):
+                raise option_error(cls.name, "the javascript dialect takes no ignore_case, multiline or dotall")
+            out["dialect"] = "javascript"
         if cls.is_regex and "patterns" in out:
             for pattern in out["patterns"]:
                 cls._compile(pattern, out)
@@ -79,6 +88,13 @@ class _TextGrader(Grader):
 
     @classmethod
     def _compile(cls, pattern: str, options: dict) -> re.Pattern:
+        if options.get("dialect") == "javascript":
+            from .jsregex import translate
+
+            try:
+                return re.compile(translate(pattern))
+            except ValueError as exc:
+                raise option_error(cls.name, f"JavaScript regex {pattern!r} cannot be translated exactly: {exc}") from None
         flags = (re.IGNORECASE if options.get("ignore_case") else 0) | \
             (re.MULTILINE if options.get("multiline") else 0) | \
             (re.DOTALL if options.get("dotall") else 0)
@@ -134,6 +150,10 @@ class _TextGrader(Grader):
         """(pattern, what matched) for each pattern that occurs in `text`."""
         found = []
         if self.is_regex:
+            if self.options.get("dialect") == "javascript":
+                from .jsregex import utf16_units
+
+                text = utf16_units(text)  # JavaScript matches UTF-16 code units
             for pattern, regex in matchers:
                 match = regex.search(text)
                 if match is not None:

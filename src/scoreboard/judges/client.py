@@ -154,8 +154,12 @@ class Judge:
                                      params=params, timeout_s=self.timeout_s, variant=attempt[1],
                                      ledger=self.ledger, role="judge")
             try:
-                async with asyncio.timeout(self.timeout_s):
+                if getattr(self.subject, "batched", False):
+                    # A batched judge waits on the provider's batch (its poll_for_s), not on a model.
                     result = await self.subject.run(request)
+                else:
+                    async with asyncio.timeout(self.timeout_s):
+                        result = await self.subject.run(request)
             except TimeoutError:
                 usage.unknown()
                 raise JudgeFailure(f"judge timed out after {self.timeout_s:g}s") from None

@@ -16,7 +16,7 @@ from ..hashing import sha256_json
 from ..subjects.values import Measurements
 
 #: statuses of attempts that did not finish (a conversation's later turns must not have run)
-UNFINISHED = frozenset({"not-run", "interrupted", "pending"})
+UNFINISHED = frozenset({"not-run", "interrupted", "pending", "waiting"})
 
 
 def mismatch(path: str, expected: Any, found: Any, what: str, check: str) -> dict:

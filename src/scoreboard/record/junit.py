@@ -76,6 +76,10 @@ def _testcase(parent: ET.Element, case_id: str, classname: str, tally: CaseTally
         el = ET.SubElement(tc, kind, message=clean(message), type=clean(bad[0].status if bad else kind))
         el.text = clean("\n\n".join(details))
         return kind
+    if tally.waiting and tally.not_run + tally.waiting == runs:
+        ET.SubElement(tc, "skipped", message=clean(f"{tally.waiting} of {runs} runs waiting on a provider batch "
+                                                   "(finish with scoreboard run --resume)"))
+        return "skipped"
     if not runs or tally.not_run == runs:
         reason = next((a.error for a in attempts if a.error), None) or "not run"
         ET.SubElement(tc, "skipped", message=clean(reason))

@@ -46,6 +46,22 @@ def _synthetic(plan: Plan) -> bool:
     return bool(plan.cases) and all(c.synthetic is True for c in plan.cases)
 
 
+def _batches(run, variants: list[str], vs) -> list[str]:
+    """The provider batches of a batch: true run, and what still waits on them."""
+    if not run.batches:
+        return []
+    out = ["## Batches", "", "| provider | batch | requests | state | ended as | reason |", "|---|---|---|---|---|---|"]
+    for b in run.batches:
+        reason = "; ".join(x for x in (b.reason, b.cancel) if x)
+        out.append(f"| {b.provider} | `{cell(b.batch_id or b.submission)}` | {b.requests} | {b.state} | "
+                   f"{b.status or ''} | {cell(reason)} |")
+    waiting = [(name, vs[name].waiting) for name in variants if name in vs and vs[name].waiting]
+    if waiting:
+        out += ["", "Waiting on a batch: " + ", ".join(f"{name} {n}" for name, n in waiting) + " attempts."]
+    out.append("")
+    return out
+
+
 def render_markdown(view: ReportView, *, failures: int = 3) -> str:
     """The whole Markdown report: summary, comparison, fields, per-case table, first failures."""
     view = as_view(view)
@@ -57,6 +73,9 @@ def render_markdown(view: ReportView, *, failures: int = 3) -> str:
     if run.dry_run:
         lines += [f"> **{DRY_RUN_MARK}**: {DRY_RUN_NOTE}.", ""]
     lines.append(f"- **Status**: {run.status}")
+    if run.status == "waiting":
+        lines.append("- **Waiting**: some attempts wait on provider batches; they are not finished and not in "
+                     "the pass rates. Collect them with `scoreboard run --resume` on this run's folder.")
     lines.append(f"- **Started**: {run.started_at} · **Finished**: {run.finished_at}")
     lines.append(f"- **Cases**: {view.total_cases or len(plan.cases)} · **Variants**: {', '.join(variants)} · "
                  f"**Runs**: {plan.runs}")
@@ -100,6 +119,7 @@ def render_markdown(view: ReportView, *, failures: int = 3) -> str:
         lines += [f"- {cell(item.get('document') or item.get('id') or item)}: {item.get('reason', 'skipped')}"
                   for item in plan.skipped]
         lines.append("")
+    lines += _batches(run, variants, vs)
     lines += fields_section(variants, vs)
     lines += documents_section(view, variants)
     lines += _cases(view, variants)

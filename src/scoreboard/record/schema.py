@@ -27,8 +27,9 @@ __all__ = ["SCHEMA", "SCHEMAS", "MEASUREMENT_KEYS", "JUDGE_GRADER_NAMES", "Repor
            "PlanCase", "PlanVariant", "Attempt", "Output", "Measurements", "Grade", "FieldResult", "Gate",
            "Requests", "Summary", "Pairwise", "PairwiseJudgment", "Reviews", "Review", "Verification"]
 
-AttemptStatus = Literal["passed", "failed", "error", "unassessed", "not-run", "interrupted", "not-graded"]
-RunStatus = Literal["completed", "stopped", "running"]
+AttemptStatus = Literal["passed", "failed", "error", "unassessed", "not-run", "interrupted", "not-graded", "waiting"]
+#: "waiting": the run ended with attempts waiting on provider batches (finish with --resume)
+RunStatus = Literal["completed", "stopped", "running", "waiting"]
 
 
 
@@ -299,6 +300,28 @@ class ReviewsImport(Closed):
     requests: StrictInt = 0
 
 
+class BatchInfo(Closed):
+    """One provider batch a run submitted (batch: true): where its requests wait or ended."""
+
+    provider: StrictStr
+    subject: StrictStr | None = None
+    #: the provider's id (absent while the submission had no answer yet)
+    batch_id: StrictStr | None = None
+    #: this run's id of the submission (in the batch's metadata where the provider keeps some)
+    submission: StrictStr
+    #: submitting | submitted | ended
+    state: StrictStr
+    #: how it ended: completed, expired, cancelled, failed, ended, not-created, unknown
+    status: StrictStr | None = None
+    requests: StrictInt
+    submitted_at: StrictStr | None = None
+    ended_at: StrictStr | None = None
+    reason: StrictStr | None = None
+    counts: dict[str, StrictInt] | None = None
+    #: why it was cancelled (an interrupt), and that cancelled work may still be billed
+    cancel: StrictStr | None = None
+
+
 class RunInfo(Closed):
     """Who ran what, when, and how it ended; command-specific blocks when a command adds them."""
 
@@ -325,6 +348,8 @@ class RunInfo(Closed):
     cache: CacheInfo | None = None
     resumed: Resumed | None = None
     reviews_imported: list[ReviewsImport] | None = None
+    #: the provider batches this run submitted (batch: true)
+    batches: list[BatchInfo] | None = None
 
 
 # ---------------------------------------------------------------------------------------------

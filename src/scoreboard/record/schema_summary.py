@@ -147,6 +147,8 @@ class PossiblyBilled(Closed):
     attempt: list[Any]
     role: StrictStr | None = None
     usage: StrictStr
+    #: a batched request's custom id (its batch was cancelled, or its submission is unknown)
+    custom_id: StrictStr | None = None
 
 
 class Requests(Closed):
@@ -171,6 +173,8 @@ class Requests(Closed):
     exhausted: StrictStr | None = None
     pending_unresolved: StrictInt = 0
     possibly_billed: list[PossiblyBilled] = []
+    #: batched requests submitted and not answered yet (a waiting run): the totals are partial
+    batch_pending: StrictInt | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -202,6 +206,8 @@ class VariantSummary(Closed):
     unassessed: StrictInt = 0
     not_run: StrictInt = 0
     interrupted: StrictInt = 0
+    #: attempts waiting on a provider batch (a waiting run; absent: none)
+    waiting: StrictInt | None = None
     pass_rate: StrictFloat | None
     pass_rate_ci: Interval | None = None
     per_run: list[RunRate] = []

@@ -16,7 +16,8 @@ from .schema import Report
 # (count in the variant summary, singular label, plural label), shown only when non-zero
 _COUNTS = (("errors", "error", "errors"), ("not_run", "not run", "not run"),
            ("interrupted", "interrupted", "interrupted"), ("unassessed", "unassessed", "unassessed"),
-           ("not_graded", "not graded", "not graded"))
+           ("not_graded", "not graded", "not graded"),
+           ("waiting", "waiting on a batch", "waiting on batches"))
 
 
 def _k(fig) -> str:
@@ -41,7 +42,7 @@ def print_summary(report: Report, paths: dict[str, Path], out: TextIO) -> None:
         ci = s.pass_rate_ci
         interval = f" [95% CI {fmt_rate(ci.low)}–{fmt_rate(ci.high)}]" if ci is not None and ci.low is not None else ""
         extra = "".join(f", {n} {one if n == 1 else many}" for key, one, many in _COUNTS
-                        for n in [getattr(s, key)] if n)
+                        for n in [getattr(s, key) or 0] if n)
         print(f"  {name}: pass rate {fmt_rate(s.pass_rate)}{interval} ({s.passed}/{judged}{extra})", file=out)
         if s.pass_at_k:
             k = max(s.pass_at_k, key=int)
@@ -90,6 +91,12 @@ def print_summary(report: Report, paths: dict[str, Path], out: TextIO) -> None:
         print(f"  gate {'passed' if gate.passed else 'FAILED'}: {gate.description or gate.gate}", file=out)
     if run.stop_reason:
         print(f"  stopped: {run.stop_reason}", file=out)
+    if run.status == "waiting":
+        open_ids = [b.batch_id or b.submission for b in run.batches or () if b.state != "ended"]
+        folder = Path(paths["json"]).with_suffix("") if "json" in paths else "RUN_DIR"
+        print(f"  waiting on {len(open_ids)} provider batch{'es' if len(open_ids) != 1 else ''} "
+              f"({', '.join(open_ids[:5])}{', …' if len(open_ids) > 5 else ''}): collect with "
+              f"scoreboard run --resume {folder} (exit code 4)", file=out)
     for fmt, path in paths.items():
         print(f"  {fmt}: {path}", file=out)
 

@@ -44,7 +44,8 @@ def render_text(path: str, result: Verification, *, limit: int = 50) -> str:
     lines = []
     n = len(result.mismatches)
     state = {"completed": "completed", "stopped": "stopped (not every planned attempt ran)",
-             "running": "partial, not complete (a checkpoint of a run still in progress)"}.get(
+             "running": "partial, not complete (a checkpoint of a run still in progress)",
+             "waiting": "waiting on provider batches (finish with --resume)"}.get(
         result.status or "", f"status {result.status!r}")
     if result.ok:
         counts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in sorted(result.checked.items()))

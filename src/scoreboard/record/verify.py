@@ -34,7 +34,7 @@ from .diff import TOLERANCE, deep_diff, is_number  # noqa: F401  (re-exported)
 from .verification import NOTE, Verification, describe_value, render_text  # noqa: F401  (re-exported)
 
 FINISHED = frozenset({"passed", "failed", "error", "unassessed", "not-graded"})
-RUN_STATUSES = ("completed", "stopped", "running")
+RUN_STATUSES = ("completed", "stopped", "running", "waiting")
 #: schema errors listed one by one before the rest are left to the checks below
 SCHEMA_ERRORS = 5
 
@@ -211,7 +211,11 @@ class _Verifier:
                          [a["case_id"], a["variant"], a["run"]], "attempt out of canonical order", "lifecycle")
             previous_key = order
             self.attempt(i, a, cases[a["case_id"]], status)
-        if status in ("completed", "stopped"):
+        waiting = sum(1 for a in attempts if a.get("status") == "waiting")
+        if status == "waiting" and not waiting:
+            self.add("run.status", "completed or stopped", status, "a waiting run with no attempt waiting on a batch",
+                     "lifecycle")
+        if status in ("completed", "stopped", "waiting"):
             present = set(seen)
             for c in plan["cases"]:
                 for v in plan["variants"]:
@@ -251,6 +255,12 @@ class _Verifier:
                 self.add(p("status"), "a finished attempt", st, f"{st} attempt in a completed report", "lifecycle")
             if st == "pending" and run_status != "running":
                 self.add(p("status"), "a finished attempt", st, "pending attempt in a finished report", "lifecycle")
+            if st == "waiting" and run_status not in ("waiting", "running"):
+                self.add(p("status"), "a finished attempt", st, f"attempt waiting on a batch in a {run_status} report",
+                         "lifecycle")
+            if st == "waiting" and not ((a.get("subject_info") or {}).get("batch") or {}).get("submission"):
+                self.add(p("subject_info"), "the batch it waits on", a.get("subject_info"),
+                         "waiting attempt names no batch", "lifecycle")
             return
         if output is None:
             if st != "error":

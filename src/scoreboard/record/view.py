@@ -35,7 +35,8 @@ OMITTED_NOTE = ("this rendering shows every attempt that did not pass (up to the
 
 # status -> CaseTally counter
 _COUNTER = {"passed": "passed", "failed": "failed", "error": "errors", "unassessed": "unassessed",
-            "not-run": "not_run", "interrupted": "interrupted", "not-graded": "not_graded"}
+            "not-run": "not_run", "interrupted": "interrupted", "not-graded": "not_graded",
+            "waiting": "waiting"}
 _SLOT = {status: i for i, status in enumerate(_COUNTER)}
 
 
@@ -52,6 +53,8 @@ class CaseTally:
     interrupted: int = 0
     #: issue 14: attempts of a case with no grader (recorded, never graded)
     not_graded: int = 0
+    #: runs waiting on a provider batch (a waiting run)
+    waiting: int = 0
     #: sum of the known latencies (None when none is known)
     latency_ms_total: float | None = None
     #: fields graded correct and fields graded over every run (None: no field was graded)

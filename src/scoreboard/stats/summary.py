@@ -86,7 +86,7 @@ class Tally:
                 slot[0] += ok
                 slot[1] += 1
             self.cases.add(cid, ok)
-        if status != "not-run":  # a planned attempt that never ran measured nothing, not unknowns
+        if status not in ("not-run", "waiting"):  # nothing measured yet, not unknowns
             self.ran.add(cid, status == "passed")
             m = a["measurements"]
             for key, acc in self._measures:
@@ -212,6 +212,8 @@ def variant_summary(tally: Tally, runs: int, keys: dict[tuple[str, str], str], s
         "passed": counts["passed"], "failed": counts["failed"], "errors": counts["error"],
         "unassessed": counts["unassessed"], "not_run": counts["not-run"],
         "interrupted": counts["interrupted"],
+        # attempts waiting on a provider batch are not finished: counted here, nowhere else
+        **({"waiting": counts["waiting"]} if counts["waiting"] else {}),
         "pass_rate": rate(counts["passed"], judged),
         "pass_rate_ci": pass_rate_interval(cases),
         "per_run": per_run,

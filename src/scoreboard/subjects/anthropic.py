@@ -20,7 +20,7 @@ from .openai import OpenAISubject, validate_model_options
 from .values import SubjectRequest, wire_messages
 
 OPTIONS = COMMON_OPTIONS | {"base_url", "model", "api_key_env", "api_key_required", "anthropic_version",
-                            "max_tokens", "params", "tools", "tool_choice", "stream"}
+                            "max_tokens", "params", "tools", "tool_choice", "stream", "batch"}
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_MAX_TOKENS = 1024
 _TOOL_CHOICE = {"auto": {"type": "auto"}, "any": {"type": "any"}, "required": {"type": "any"},
@@ -61,6 +61,7 @@ class AnthropicSubject(OpenAISubject):
         check_keys(spec, OPTIONS, self.kind)
         spec = self.base_url_from_env(spec)
         validate_model_options(spec, self.kind)
+        self.parse_batch(spec)  # batch: true (subjects/batch.py)
         max_tokens = spec.get("max_tokens")
         if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
                                        or max_tokens < 1):

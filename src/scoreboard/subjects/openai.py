@@ -19,10 +19,10 @@ from ._http import (
     sse_data,
 )
 from .base import check_keys
-from .values import SubjectRequest, wire_messages
+from .values import Result, SubjectRequest, wire_messages
 
 OPTIONS = COMMON_OPTIONS | {"base_url", "model", "api_key_env", "api_key_required", "params", "tools",
-                            "tool_choice", "stream"}
+                            "tool_choice", "stream", "batch"}
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
@@ -78,6 +78,7 @@ class OpenAISubject(HTTPSubject):
         check_keys(spec, OPTIONS, self.kind)
         spec = self.base_url_from_env(spec)
         validate_model_options(spec, self.kind)
+        self.parse_batch(spec)
         options = self.parse_common(spec)
         tools = options.get("tools")
         if tools:
@@ -108,6 +109,54 @@ class OpenAISubject(HTTPSubject):
 
     def key_env(self) -> str | None:
         return self.options.get("api_key_env", self.default_key_env)
+
+    # ---- batch: true (subjects/batch.py) -------------------------------------------------------
+    _batch: dict | None = None
+    _batcher = None
+
+    def parse_batch(self, spec: dict) -> None:
+        """The `batch` option; a batched subject does not stream and is not timed by the harness
+        (its answer waits on the provider's batch, not on the model)."""
+        from .batch_journal import parse_batch
+
+        self._batch = parse_batch(spec.get("batch"), self.kind)
+        if self._batch is not None:
+            if spec.get("stream") or (spec.get("params") or {}).get("stream"):
+                raise ConfigError(f"subject {self.kind!r}: a batch does not stream (batch: true with stream: true)",
+                                  field="subject.stream")
+            self.timed_by_harness = False
+
+    @property
+    def batched(self) -> bool:
+        """True when requests go through the provider's batch API."""
+        return self._batch is not None
+
+    @property
+    def batch_window(self) -> int | None:
+        """How many attempts may wait on this subject's batches at once (None: not batched)."""
+        return self._batch["max_pending"] if self._batch is not None else None
+
+    def batcher(self):
+        if self._batcher is None:
+            from .batch import Batcher
+            from .batch_api import AnthropicBatchAPI, OpenAIBatchAPI
+
+            api = (AnthropicBatchAPI if self.kind == "anthropic" else OpenAIBatchAPI)(self)
+            self._batcher = Batcher(api, self._batch, self.label)
+        return self._batcher
+
+    async def run(self, request: SubjectRequest) -> Result:
+        if self._batch is None:
+            return await super().run(request)
+        from .batch_run import run_batched
+
+        return await run_batched(self, request)
+
+    async def aclose(self) -> None:
+        if self._batcher is not None:
+            await self._batcher.aclose()
+        await super().aclose()
+    # ---- end batch -------------------------------------------------------------------------------
 
     def static_headers(self) -> dict[str, str]:
         key = self.env_secret(self.key_env())

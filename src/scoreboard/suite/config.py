@@ -63,10 +63,11 @@ class BudgetConfig(Strict):
 
 
 class Price(Strict):
-    """USD per million tokens."""
+    """USD per million tokens; `batch_discount`: the fraction a provider batch API takes off both."""
 
     input_per_mtok: float = Field(ge=0)
     output_per_mtok: float = Field(ge=0)
+    batch_discount: float | None = Field(None, ge=0, lt=1)
 
 
 class GateConfig(Strict):
@@ -130,7 +131,8 @@ class SuiteConfig(Strict):
 
     name: str | None = None
     description: str | None = None
-    cases: str | list[str] | None = None
+    #: case files or gold folders, or dataset readers {format: inspect|hf, path, columns?} (cases/datasets.py)
+    cases: str | dict | list[str | dict] | None = None
     graders: list[str | dict] | None = None
     subject: str | dict | None = None
     variants: dict[str, VariantConfig] | list[VariantConfig] | None = None

@@ -219,7 +219,7 @@ def prepare_subject_spec(spec: Any, cfg: SuiteConfig) -> Any:
     if cfg.model and getattr(cls, "has_model", False):
         parsed["model"] = cfg.model
     if parsed["type"] in PRICED_KINDS and "price" not in parsed and parsed.get("model") in cfg.prices:
-        parsed["price"] = cfg.prices[parsed["model"]].model_dump()
+        parsed["price"] = cfg.prices[parsed["model"]].model_dump(exclude_none=True)
     return parsed
 
 
@@ -264,7 +264,8 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
         with code_base(places.suite_dir):
             graders = resolve_graders(cfg, cases, errors=errors, warnings=warnings)
     name = cfg.name or (Path(source).stem if source and Path(source).stem != "suite"
-                        else (Path(source).parent.name if source else Path(case_paths[0]).stem))
+                        else (Path(source).parent.name if source else (Path(case_paths[0]).stem
+                                                                       if isinstance(case_paths[0], str) else "dataset")))
     variants = _variants(cfg, flags, places, dry_run, errors=errors, warnings=warnings,
                          offline=offline or dry_run)
     with errors.each():
@@ -308,6 +309,15 @@ def _load_all_cases(cfg: SuiteConfig, case_paths: list[str], places: Places,
     seen: dict[str, str] = {}
     skipped: list[dict] = []
     for rel in case_paths:
+        if isinstance(rel, dict):  # issue 15: a dataset reader
+            loaded = _dataset_cases(rel, cfg, places, from_flag)
+            for case in loaded:
+                if case.id in seen:
+                    raise ConfigError(f"duplicate case id (also in {seen[case.id]})", file=case.source,
+                                      line=case.line, case_id=case.id, field="id")
+                seen[case.id] = f"{case.source}:{case.line}"
+                all_cases.append(case)
+            continue
         places.resolve(rel, "cases", from_flag=from_flag, folder_ok=True)
         target = Path(rel) if from_flag or Path(rel).is_absolute() else case_base / rel
         if target.is_dir() and is_task_folder(target):  # agent tasks (tasks/load.py)
@@ -334,6 +344,21 @@ def _load_all_cases(cfg: SuiteConfig, case_paths: list[str], places: Places,
             seen[case.id] = f"{case.source}:{case.line}" if case.line else (case.source or "")
             all_cases.append(case)
     return all_cases, skipped
+
+
+def _dataset_cases(spec: dict, cfg: SuiteConfig, places: Places, from_flag: bool) -> list[Case]:
+    """The cases of a `cases: {format: inspect|hf, path, ...}` entry, read inside the suite's root."""
+    from ..cases.datasets import load_dataset_records
+    from ..cases.loader import cases_from_records
+
+    base = Path.cwd() if from_flag else places.suite_dir
+    root = Path.cwd() if from_flag else places.root_for(places.suite_dir)
+    records = load_dataset_records(spec, base, root, cfg.limits.max_file_bytes, places.source)
+    if len(records) > cfg.limits.max_cases:
+        raise ConfigError(f"more than {cfg.limits.max_cases} records (limits.max_cases)", file=places.source,
+                          field="cases")
+    shown = str(base / spec["path"])
+    return cases_from_records(enumerate(records, start=1), shown, base, root, cfg.limits)
 
 
 def _filter_cases(cfg: SuiteConfig, all_cases: list[Case], source: str | None) -> list[Case]:
@@ -469,7 +494,7 @@ def build_judge(cfg: SuiteConfig, graders: dict[str, list[Grader]], base_dir: Pa
         return None
     spec = parse_subject_spec(cfg.judge)
     if spec["type"] in PRICED_KINDS and "price" not in spec and spec.get("model") in cfg.prices:
-        spec["price"] = cfg.prices[spec["model"]].model_dump()
+        spec["price"] = cfg.prices[spec["model"]].model_dump(exclude_none=True)
     judge = build_subject(spec, base_dir)
     check_subject(judge, warnings, offline or dry_run, "the judge")
     check_budget_bounds(judge, cfg, {})

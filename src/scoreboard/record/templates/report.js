@@ -10,9 +10,10 @@
   var COLORS = ["#4c78a8", "#f58518", "#54a24b", "#b279a2", "#e45756", "#72b7b2", "#9d755d", "#eeca3b"];
   var STATUS_WORDS = {
     passed: "passed", failed: "failed", error: "error", unassessed: "not assessed",
-    "not-run": "not run", interrupted: "interrupted"
+    "not-run": "not run", interrupted: "interrupted", waiting: "waiting on a batch"
   };
-  var STATUS_CLASS = { passed: "ok", failed: "bad", error: "warn", interrupted: "warn", unassessed: "none", "not-run": "none" };
+  var STATUS_CLASS = { passed: "ok", failed: "bad", error: "warn", interrupted: "warn", unassessed: "none", "not-run": "none",
+    waiting: "none" };
 
   var run = DATA.run || {};
   var plan = DATA.plan || {};
@@ -139,11 +140,12 @@
     return Array.isArray(list) ? new Set(list) : null;
   });
   var facts = cases.map(function (c, index) {
-    var per = variants.map(function () { return { passed: 0, judged: 0, errors: 0, failed: 0, runs: [] }; });
+    var per = variants.map(function () { return { passed: 0, judged: 0, errors: 0, failed: 0, waiting: 0, runs: [] }; });
     (c.a || []).forEach(function (a) {
       var t = per[a.v];
       if (!t) return;
       t.runs.push(a);
+      if (a.s === "waiting") t.waiting++;
       if (a.s === "passed") t.passed++;
       if (JUDGED[a.s]) t.judged++;
       if (a.s === "error" || a.s === "interrupted") t.errors++;
@@ -194,7 +196,7 @@
 
   function header() {
     var status = run.status || "unknown";
-    var statusKind = status === "completed" ? "ok" : status === "running" ? "warn" : "bad";
+    var statusKind = status === "completed" ? "ok" : status === "running" || status === "waiting" ? "warn" : "bad";
     var gates = DATA.gates || [];
     var failedGates = gates.filter(function (g) { return !g.passed; }).length;
     var nodes = [
@@ -237,6 +239,13 @@
         el("strong", { text: "This run was stopped" }),
         run.stop_reason ? ": " + run.stop_reason + ". " : ". ",
         "Attempts that never finished are counted as not run and are not in the pass rates."));
+    } else if (status === "waiting") {
+      var open = (run.batches || []).filter(function (b) { return b.state !== "ended"; });
+      nodes.push(el("div", { class: "callout warn", "data-testid": "waiting-note" },
+        el("strong", { text: "Waiting on provider batches. " }),
+        "Attempts whose requests are still in a batch are not finished and are not in the pass rates. Batches still open: " +
+        (open.map(function (b) { return b.batch_id || b.submission; }).join(", ") || "none") +
+        ". Collect them with scoreboard run --resume on this run's folder."));
     } else if (status === "running") {
       nodes.push(el("div", { class: "callout warn", "data-testid": "running-note" },
         el("strong", { text: "Run in progress. " }), "This is a checkpoint; the figures cover only the attempts finished so far."));
@@ -312,6 +321,7 @@
       if (s.unassessed) row("not assessed", String(s.unassessed), "unassessed-" + name);
       if (s.not_run) row("not run", String(s.not_run), "not-run-" + name);
       if (s.interrupted) row("interrupted", String(s.interrupted), "interrupted-" + name);
+      if (s.waiting) row("waiting on a batch", String(s.waiting), "waiting-" + name);
       if ((plan.runs || 1) > 1) {
         row("mean of runs", fmtRate(s.mean_pass_rate), "mean-run-" + name);
         row("worst run", fmtRate(s.min_pass_rate), "min-run-" + name);
@@ -754,7 +764,8 @@
           el("div", { class: "vcell" }, mark(kind), el("span", { class: "num", text: t.passed + "/" + t.judged }),
             t.runs.length > 1 ? el("span", { class: "dots" }, t.runs.map(function (a) { return el("span", { class: "dot " + a.s, title: "run " + a.r + ": " + (STATUS_WORDS[a.s] || a.s) }); })) : null,
             t.flaky ? el("span", { class: "tag", title: stabilityWords(t.passed, t.judged), text: "flaky" }) : null,
-            t.errors ? el("span", { class: "tag err", text: plural(t.errors, "error") }) : null));
+            t.errors ? el("span", { class: "tag err", text: plural(t.errors, "error") }) : null,
+            t.waiting ? el("span", { class: "tag", title: "in a provider batch that has not ended", text: "waiting on a batch" }) : null));
       }));
     tr.addEventListener("click", function (ev) {
       if (ev.target && ev.target.closest && ev.target.closest("a")) return;

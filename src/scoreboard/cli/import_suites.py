@@ -1,0 +1,52 @@
+"""`scoreboard import promptfoo CONFIG --output DIR` and `scoreboard import openai-evals
+REGISTRY.yaml --output DIR`: another tool's suite as scoreboard files. The conversion report is
+printed and saved as DIR/conversion-report.md; exit 0 when everything converted, 3 when
+anything was left out (listed item by item), 1 on invalid input (nothing written)."""
+
+from __future__ import annotations
+
+import argparse
+
+PROMPTFOO_DESCRIPTION = """Convert a promptfoo config (promptfooconfig.yaml) into DIR/suite.yaml and
+DIR/cases.jsonl (with the files it references copied into DIR), runnable with
+`scoreboard run DIR/suite.yaml`. Nothing is run. Exit 0: everything converted; 3: some items were
+not converted (see the report); 1: invalid input, nothing written."""
+
+EVALS_DESCRIPTION = """Convert OpenAI Evals registry entries (Match, Includes, FuzzyMatch, JsonMatch,
+ModelBasedClassify) and their samples JSONL into DIR/suite.yaml and DIR/cases.jsonl."""
+
+
+def add_promptfoo_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = PROMPTFOO_DESCRIPTION
+    parser.add_argument("config", metavar="CONFIG", help="promptfooconfig.yaml (or .json)")
+    parser.add_argument("--output", required=True, metavar="DIR", help="a new (or empty) folder")
+
+
+def add_evals_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = EVALS_DESCRIPTION
+    parser.add_argument("registry", metavar="REGISTRY.yaml", help="an evals registry file")
+    parser.add_argument("--eval", dest="eval_name", metavar="NAME", help="only this entry (default: every entry)")
+    parser.add_argument("--output", required=True, metavar="DIR", help="a new (or empty) folder")
+
+
+def _finish(out, report) -> int:
+    print(report.text(), end="")
+    print(f"wrote {out / 'suite.yaml'} ({report.counts.get('cases', 0)} cases); "
+          f"run it with: scoreboard run {out / 'suite.yaml'}")
+    if report.left_out:
+        print(f"{len(report.left_out)} items were not converted (listed above and in "
+              f"{out / 'conversion-report.md'})")
+        return 3
+    return 0
+
+
+def promptfoo_main(args: argparse.Namespace) -> int:
+    from ..importers.promptfoo import import_promptfoo
+
+    return _finish(*import_promptfoo(args.config, args.output))
+
+
+def evals_main(args: argparse.Namespace) -> int:
+    from ..importers.openai_evals import import_openai_evals
+
+    return _finish(*import_openai_evals(args.registry, args.output, only=args.eval_name))

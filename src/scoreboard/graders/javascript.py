@@ -1,0 +1,152 @@
+"""`javascript`: a promptfoo JavaScript assertion, run by Node.js in a subprocess.
+
+    {javascript: "output.includes('Paris')"}                     # an inline expression
+    {javascript: {code: "const n = output.length;\\nreturn n < 500;"}}  # a function body
+    {javascript: {file: checks.js, function: isPolite, threshold: 0.5, not: true, timeout_s: 10}}
+
+The contract is promptfoo's (src/assertions/javascript.ts): the code sees `output` (the text)
+and `context` ({prompt, vars, test: {vars, metadata}, config}); a single line is an expression
+(after leading `const`/`let`/`var` statements, the last expression is returned), several lines
+are a function body; a file exports a function `(output, context)` (module.exports, a named
+export, or the default export). It returns a boolean, a finite number (the score: passes when
+> 0, or at `threshold`) or a GradingResult `{pass, score, reason, namedScores}`; `not: true`
+inverts the verdict and keeps a returned score (promptfoo's `not-javascript`). A thrown error
+fails the grade with its message, as promptfoo does.
+
+The code runs with the user's permissions, like a python grader: it is trusted as a script.
+Each grade is one `node` process under `timeout_s` (default 30 s; past it the process group is
+killed and the grade is not assessed). Node.js must be on PATH: without it the suite fails to
+load with an error naming the grader. The saved spec holds a file's SHA-256, so `rescore`
+refuses a file that changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import math
+import os
+import shutil
+import signal
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from .base import Grader, check_keys, option_error, short
+from .grade import Grade, GradeContext
+
+_RUNNER = Path(__file__).with_name("js_assert.js")
+_MAX_OUT = 1024 * 1024
+DEFAULT_TIMEOUT_S = 30.0
+
+
+def node_path() -> str | None:
+    """The node executable on PATH (None when Node.js is not installed)."""
+    return shutil.which("node") or shutil.which("nodejs")
+
+
+class JavascriptGrader(Grader):
+    """A JavaScript expression, function body or file, run by Node.js (see the module)."""
+
+    name = "javascript"
+
+    @classmethod
+    def parse_options(cls, value: Any) -> dict:
+        """Code text, or {code | file [+ function], threshold?, not?, timeout_s?, sha256?}."""
+        from .code import CODE_BASE
+
+        if isinstance(value, str):
+            value = {"code": value}
+        if not isinstance(value, dict):
+            raise option_error(cls.name, f"options are code or a mapping, got {short(value)}")
+        check_keys(cls.name, value, ("code", "file", "function", "threshold", "not", "timeout_s", "sha256", "config"))
+        if ("code" in value) == ("file" in value):
+            raise option_error(cls.name, "give 'code' or 'file'")
+        out: dict = {}
+        if "code" in value:
+            if not isinstance(value["code"], str) or not value["code"].strip():
+                raise option_error(cls.name, "'code' is non-empty text")
+            out["code"] = value["code"]
+        else:
+            path = Path(str(value["file"]))
+            if not path.is_absolute():
+                path = (CODE_BASE.get() or Path.cwd()) / path
+            if not path.is_file():
+                raise option_error(cls.name, f"javascript file {str(path)!r} not found")
+            out["file"] = str(path.resolve())
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            if value.get("sha256") not in (None, digest):
+                raise option_error(cls.name, "the code changed since it was recorded")
+            out["sha256"] = digest
+            if value.get("function") is not None:
+                out["function"] = str(value["function"])
+        t = value.get("threshold")
+        if t is not None:
+            if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t):
+                raise option_error(cls.name, f"'threshold' is a number, got {short(t)}")
+            out["threshold"] = t
+        if value.get("not", False) is not False:
+            if value["not"] is not True:
+                raise option_error(cls.name, "'not' is true or false")
+            out["not"] = True
+        timeout = value.get("timeout_s", DEFAULT_TIMEOUT_S)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 3600:
+            raise option_error(cls.name, f"'timeout_s' is a number of seconds in (0, 3600], got {short(timeout)}")
+        if timeout != DEFAULT_TIMEOUT_S:
+            out["timeout_s"] = timeout
+        if value.get("config") is not None:
+            out["config"] = value["config"]
+        if node_path() is None:
+            raise ConfigError("the javascript grader needs Node.js: install it so `node` is on PATH "
+                              "(https://nodejs.org)", field="graders")
+        return out
+
+    async def grade(self, ctx: GradeContext) -> Grade:
+        """Run the assertion in a fresh node process; its verdict as a Grade."""
+        case = ctx.case
+        output = ctx.output.text if ctx.output.text is not None else ctx.output.json
+        prompt = case.input if isinstance(case.input, str) else json.dumps(case.input)
+        job = {k: self.options[k] for k in ("code", "file", "function", "threshold") if k in self.options}
+        job.update(inverse=self.options.get("not", False), output=output,
+                   context={"prompt": prompt, "vars": case.vars or {},
+                            "test": {"vars": case.vars or {}, "metadata": case.metadata},
+                            "config": self.options.get("config")})
+        node = node_path()
+        if node is None:
+            return self.unassessed("Node.js is not installed (node is not on PATH)")
+        try:
+            raw = await _run(node, json.dumps(job).encode(), self.options.get("timeout_s", DEFAULT_TIMEOUT_S))
+        except TimeoutError as exc:
+            return self.unassessed(str(exc))
+        try:
+            result = json.loads(raw.decode("utf-8", "replace").strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            return self.unassessed(f"node gave no result: {short(raw.decode('utf-8', 'replace'), 200)}")
+        if "error" in result:
+            return self.fail(short(str(result["error"]), 500))
+        score = result.get("score")
+        named = result.get("named_scores")
+        grade = Grade(self.name, bool(result["pass"]), float(score) if isinstance(score, (int, float)) else None,
+                      str(result.get("reason") or ""))
+        if isinstance(named, dict):
+            grade.extra = {"named_scores": {str(k): float(v) for k, v in named.items()
+                                            if isinstance(v, (int, float)) and not isinstance(v, bool)}}
+        return grade
+
+
+async def _run(node: str, stdin: bytes, timeout_s: float) -> bytes:
+    """stdout of the runner (at most 1 MiB), the process group killed after timeout_s."""
+    proc = await asyncio.create_subprocess_exec(node, str(_RUNNER), stdin=asyncio.subprocess.PIPE,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+                                                start_new_session=True)
+    try:
+        out, _ = await asyncio.wait_for(proc.communicate(stdin), timeout_s)
+    except TimeoutError:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        await proc.wait()
+        raise TimeoutError(f"javascript assertion timed out after {timeout_s:g} s") from None
+    return out[:_MAX_OUT]

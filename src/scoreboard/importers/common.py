@@ -1,0 +1,202 @@
+"""What every importer shares: reading the files a foreign config names (confined to its folder,
+regular files, bounded), the conversion report, JavaScript's way of printing values, and writing
+the converted suite into a fresh output folder (nothing there is ever overwritten)."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, shorten
+from ..safefile import (
+    DEFAULT_MAX_FILE_BYTES,
+    FileRefused,
+    read_inside,
+    read_regular,
+    resolve_inside,
+)
+from ..safeparse import ParseError, parse_json, parse_yaml
+
+#: the most files one glob may match (a hostile config cannot make us read a whole disk)
+MAX_GLOB_FILES = 10_000
+
+
+@dataclass
+class Report:
+    """What was converted and what was not: `left_out` items make the exit code 3."""
+
+    source: str
+    left_out: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def skip(self, where: str, what: str) -> None:
+        """An item not converted (named by where it was in the source)."""
+        self.left_out.append(f"{where}: {what}")
+
+    def note(self, text: str) -> None:
+        """Converted, with a difference the user should know (does not change the exit code)."""
+        if text not in self.notes:
+            self.notes.append(text)
+
+    def text(self) -> str:
+        """The report as Markdown (printed at the end and saved beside the suite)."""
+        lines = [f"# Conversion report: {self.source}", ""]
+        lines += [f"- {k}: {v}" for k, v in self.counts.items()]
+        lines += ["", f"## Not converted ({len(self.left_out)})", ""]
+        lines += [f"- {item}" for item in self.left_out] or ["- nothing: everything converted"]
+        if self.notes:
+            lines += ["", f"## Converted with a difference ({len(self.notes)})", ""]
+            lines += [f"- {n}" for n in self.notes]
+        return "\n".join(lines) + "\n"
+
+
+class Source:
+    """The folder of a foreign config: every path it names is relative to it and must stay in it."""
+
+    def __init__(self, config: Path):
+        self.config = config
+        self.folder = config.resolve().parent
+        self.shown = str(config)
+
+    def error(self, detail: str, field_name: str | None = None, line: int | None = None,
+              file: str | None = None) -> ConfigError:
+        return ConfigError(detail, file=file or self.shown, line=line, field=field_name)
+
+    def resolve(self, name: str, field_name: str) -> Path:
+        """The real path of a file the config names (confined to its folder)."""
+        try:
+            return resolve_inside(name, self.folder, self.folder)
+        except FileRefused as exc:
+            raise self.error(f"{shorten(name, 120)!r} {exc.reason}", field_name) from None
+
+    def read_bytes(self, name: str, field_name: str) -> bytes:
+        try:
+            return read_inside(name, self.folder, self.folder, limit=DEFAULT_MAX_FILE_BYTES,
+                               limit_name="limits.max_file_bytes")
+        except FileRefused as exc:
+            raise self.error(f"{shorten(name, 120)!r} {exc.reason}", field_name) from None
+
+    def read_text(self, name: str, field_name: str) -> str:
+        data = self.read_bytes(name, field_name)
+        try:
+            return data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise self.error(f"{shorten(name, 120)!r} is not valid UTF-8", field_name) from None
+
+    def read_data(self, name: str, field_name: str) -> Any:
+        """A JSON or YAML file named by the config, parsed bounded (YAML by the core schema)."""
+        text = self.read_text(name, field_name)
+        try:
+            if name.lower().endswith(".json"):
+                return parse_json(text)
+            return parse_yaml(text, core=True)[0]
+        except ParseError as exc:
+            where = f"{field_name}.{exc.field}" if exc.field else field_name
+            raise ConfigError(exc.message, file=str(self.folder / name), line=exc.line, field=where) from None
+
+    def glob(self, pattern: str, field_name: str) -> list[str]:
+        """Relative paths inside the folder matching a glob (sorted); a pattern may not leave it."""
+        if os.path.isabs(pattern) or ".." in Path(pattern).parts:
+            raise self.error(f"{shorten(pattern, 120)!r} leaves the config's folder", field_name)
+        if not any(c in pattern for c in "*?["):
+            return [pattern]
+        found: list[str] = []
+        regex = re.compile(fnmatch.translate(pattern.replace("**/", "__ANY__/")).replace("__ANY__/", "(?:.*/)?"))
+        for root, dirs, files in os.walk(self.folder):  # symlinked folders are not followed
+            rel_root = os.path.relpath(root, self.folder)
+            for name in files:
+                rel = name if rel_root == "." else os.path.join(rel_root, name)
+                if regex.fullmatch(rel):
+                    found.append(rel)
+                    if len(found) > MAX_GLOB_FILES:
+                        raise self.error(f"{pattern!r} matches more than {MAX_GLOB_FILES} files", field_name)
+        return sorted(found)
+
+
+def read_config(path: str) -> tuple[Any, Source]:
+    """A foreign config file the user named (YAML by the core schema, or JSON), bounded."""
+    source = Source(Path(path))
+    try:
+        raw = read_regular(path, limit=DEFAULT_MAX_FILE_BYTES, limit_name="limits.max_file_bytes")
+    except FileRefused as exc:
+        raise ConfigError(f"config file {exc.reason}", file=path) from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ConfigError("config file is not valid UTF-8", file=path) from None
+    try:
+        data = parse_json(text) if path.lower().endswith(".json") else parse_yaml(text, core=True)[0]
+    except ParseError as exc:
+        raise ConfigError(exc.message, file=path, line=exc.line, field=exc.field) from None
+    return data, source
+
+
+def js_string(value: Any) -> str:
+    """String(value) as JavaScript prints it: 1.0 -> "1", 1e21 -> "1e+21", true -> "true"."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        x = float(value)
+        if math.isnan(x):
+            return "NaN"
+        if math.isinf(x):
+            return "Infinity" if x > 0 else "-Infinity"
+        if x == 0:
+            return "0"
+        sign, digits, exp = Decimal(repr(x)).normalize().as_tuple()
+        ds = "".join(map(str, digits))
+        k, n = len(ds), exp + len(ds)
+        if k <= n <= 21:
+            out = ds + "0" * (n - k)
+        elif 0 < n <= 21:
+            out = ds[:n] + "." + ds[n:]
+        elif -6 < n <= 0:
+            out = "0." + "0" * (-n) + ds
+        else:
+            e = n - 1
+            mant = ds if k == 1 else ds[0] + "." + ds[1:]
+            out = f"{mant}e{'+' if e >= 0 else '-'}{abs(e)}"
+        return ("-" if sign else "") + out
+    if isinstance(value, list):
+        return ",".join("" if v is None else js_string(v) for v in value)
+    return "[object Object]"
+
+
+def write_output(out_dir: str, files: dict[str, str | bytes]) -> Path:
+    """Create DIR (it must not exist, or be empty) and write every file exclusively (0600)."""
+    target = Path(out_dir)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise ConfigError("the output folder exists and is not empty (nothing is overwritten)", file=out_dir,
+                          field="output")
+    target.mkdir(parents=True, exist_ok=True, mode=0o700)
+    for rel, content in files.items():
+        path = target / rel
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        data = content.encode() if isinstance(content, str) else content
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+    return target
+
+
+def jsonl(records: list[dict]) -> str:
+    """One JSON object per line."""
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+
+
+def slug(text: str, limit: int = 60) -> str:
+    """A readable case id from a description."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")
+    return cleaned[:limit] or "case"

@@ -1,0 +1,370 @@
+"""`scoreboard import promptfoo promptfooconfig.yaml --output DIR`: a promptfoo config as a
+scoreboard suite (DIR/suite.yaml, DIR/cases.jsonl, copied files, DIR/conversion-report.md).
+
+Prompts become templates (Nunjucks converted to Jinja2), providers become variants, tests
+(inline, CSV, JSON, JSONL, YAML, globs) become cases with their vars expanded as promptfoo's
+generateVarCombinations does (a list of strings is one case per value, crossed with every other
+such list), defaultTest is merged into each test as promptfoo's evaluator merges it, and each
+assertion becomes grader specs (promptfoo_asserts.py). Nothing is run and no model is called.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .common import Report, Source, js_string, jsonl, read_config, slug, write_output
+from .nunjucks import convert as convert_template
+from .promptfoo_asserts import PYTHON_HEADER, Context, Skip, convert
+from .promptfoo_providers import convert_providers
+from .promptfoo_tests import assertion_from_string, csv_test
+
+_KNOWN_KEYS = {"description", "prompts", "providers", "tests", "defaultTest", "derivedMetrics", "outputPath",
+               "sharing", "env", "evaluateOptions", "writeLatestResults", "metadata", "tags"}
+
+
+def import_promptfoo(config_path: str, out_dir: str) -> tuple[Path, Report]:
+    """Convert the config; write DIR; return (DIR, the conversion report)."""
+    data, source = read_config(config_path)
+    if not isinstance(data, dict):
+        raise source.error("a promptfoo config is a mapping")
+    report = Report(config_path)
+    for key in sorted(set(data) - _KNOWN_KEYS):
+        report.skip(key, "this setting is not converted")
+    for key in ("outputPath", "sharing", "env", "evaluateOptions", "writeLatestResults"):
+        if key in data:
+            report.note(f"{key}: a promptfoo run setting, not part of the suite")
+    ctx = Context(source, report)
+    suite: dict[str, Any] = {"name": slug(str(data.get("description") or Path(config_path).parent.name or "promptfoo")),
+                             "cases": "cases.jsonl"}
+    if data.get("description"):
+        suite["description"] = str(data["description"])
+    prompts = _prompts(data.get("prompts"), source, report)
+    if len(prompts) == 1:
+        suite["prompt"] = next(iter(prompts.values()))
+    elif prompts:
+        suite["prompts"] = prompts
+    variants, judge = convert_providers(data.get("providers"), source, report, ctx.copied)
+    suite["variants"] = variants
+    default = data.get("defaultTest") or {}
+    if isinstance(default, str):
+        default = _load_default(default, source)
+    if not isinstance(default, dict):
+        raise source.error("defaultTest is a mapping", "defaultTest")
+    cases = _cases(_tests(data.get("tests"), source, report), default, ctx)
+    if ctx.judged:
+        suite["judge"] = _judge(default, judge, report)
+    if ctx.select_best:
+        suite["pairwise"] = {"rubric": ctx.select_best[0]}
+        report.note("select-best: converted to pairwise judging of every pair of variants (both orders), "
+                    "a comparison in the report rather than a grade on each case")
+        if len(set(ctx.select_best)) > 1:
+            report.skip("select-best", "several different select-best criteria: only the first is used")
+    derived = _derived(data.get("derivedMetrics"), report)
+    if derived:
+        suite["derived_metrics"] = derived
+    if any(_uses_code(c) for c in cases):
+        suite["allow_case_code"] = True  # the cases name the converted python/javascript assertions
+    files: dict[str, str | bytes] = {"suite.yaml": _yaml(suite), "cases.jsonl": jsonl(cases)}
+    if ctx.python:
+        files["promptfoo_asserts.py"] = PYTHON_HEADER + "\n\n" + "\n\n".join(ctx.python)
+    for rel, text in ctx.copied.items():
+        files[rel] = text
+    report.counts.update({"prompts": len(prompts), "variants": len(variants), "cases": len(cases),
+                          "graders": sum(len(c.get("graders") or []) for c in cases)})
+    files["conversion-report.md"] = report.text()
+    return write_output(out_dir, files), report
+
+
+def _yaml(value: Any) -> str:
+    return yaml.safe_dump(value, sort_keys=False, allow_unicode=True, width=100)
+
+
+def _uses_code(case: dict) -> bool:
+    return any(isinstance(g, dict) and ("python" in g or "javascript" in g or
+                                        ("not" in g and isinstance(g["not"], dict) and "javascript" in g["not"]))
+               for g in case.get("graders") or [])
+
+
+def _load_default(value: str, source: Source) -> Any:
+    if not value.startswith("file://"):
+        raise source.error("defaultTest as text must be a file:// reference", "defaultTest")
+    return source.read_data(value[len("file://"):], "defaultTest")
+
+
+# ---- prompts
+
+def _template(text: str, where: str, report: Report) -> str | None:
+    converted, problems, notes = convert_template(text)
+    for n in notes:
+        report.note(f"{where}: {n}")
+    if problems:
+        report.skip(where, problems[0])
+        return None
+    return converted
+
+
+def _prompt_file(name: str, source: Source, report: Report, where: str) -> list[tuple[str, Any]]:
+    lower = name.lower()
+    if lower.endswith((".py", ".js", ".ts", ".mjs", ".cjs")):
+        report.skip(where, f"prompt function {name} (code that builds a prompt) is not converted")
+        return []
+    if lower.endswith((".json", ".yaml", ".yml")):
+        value = source.read_data(name, where)
+        if isinstance(value, list) and all(isinstance(m, dict) for m in value):
+            return [(Path(name).stem, value)]
+        report.skip(where, f"{name} is not a list of chat messages")
+        return []
+    text = source.read_text(name, where)
+    if lower.endswith(".txt") and "\n---\n" in text:  # promptfoo splits .txt files on ---
+        parts = [p.strip("\n") for p in text.split("\n---\n")]
+        return [(f"{Path(name).stem}-{i + 1}", p) for i, p in enumerate(parts)]
+    return [(Path(name).stem, text)]
+
+
+def _prompts(value: Any, source: Source, report: Report) -> dict[str, Any]:
+    if value is None:
+        return {}
+    items = value if isinstance(value, list) else [value]
+    raw: list[tuple[str, Any, str]] = []
+    for i, item in enumerate(items):
+        where = f"prompts.{i}"
+        label = None
+        if isinstance(item, dict):
+            label = item.get("label") or item.get("id")
+            item = item.get("raw", item.get("id"))
+        if isinstance(item, str) and item.startswith("file://"):
+            pattern = item[len("file://"):]
+            for name in source.glob(pattern, where):
+                raw += [(label or n, v, where) for n, v in _prompt_file(name, source, report, where)]
+        elif isinstance(item, (str, list)):
+            raw.append((label or f"prompt-{i + 1}", item, where))
+        else:
+            report.skip(where, "a prompt is text, a file:// reference or chat messages")
+    out: dict[str, Any] = {}
+    for name, body, where in raw:
+        if isinstance(body, str) and body.lstrip().startswith("[") and body.rstrip().endswith("]"):
+            try:  # a prompt that is a JSON list of messages is sent as chat messages
+                import json
+
+                parsed = json.loads(body)
+                if isinstance(parsed, list) and all(isinstance(m, dict) for m in parsed):
+                    body = parsed
+            except ValueError:
+                pass
+        if isinstance(body, list):
+            messages = []
+            for m in body:
+                content = _template(str(m.get("content", "")), where, report)
+                if content is None or set(m) - {"role", "content"}:
+                    if content is not None:
+                        report.skip(where, "a chat message with fields other than role and content")
+                    break
+                messages.append({"role": m.get("role"), "content": content})
+            else:
+                out[_unique(str(name), out)] = messages
+            continue
+        converted = _template(body, where, report)
+        if converted is not None:
+            out[_unique(str(name), out)] = converted
+    return out
+
+
+def _unique(name: str, taken: dict) -> str:
+    base, n = name, 2
+    while name in taken:
+        name, n = f"{base}-{n}", n + 1
+    return name
+
+
+# ---- tests
+
+def _tests(value: Any, source: Source, report: Report) -> list[tuple[str, dict]]:
+    """Every test as (where it came from, the test mapping)."""
+    if value is None:
+        return [("tests", {})]  # promptfoo runs one empty test when there are none
+    items = value if isinstance(value, list) else [value]
+    out: list[tuple[str, dict]] = []
+    for i, item in enumerate(items):
+        where = f"tests.{i}"
+        if isinstance(item, dict):
+            out.append((where, item))
+            continue
+        if not isinstance(item, str):
+            report.skip(where, "a test is a mapping or a file:// reference")
+            continue
+        pattern = item.removeprefix("file://")
+        for name in source.glob(pattern, where):
+            out += _test_file(name, source, report)
+    return out
+
+
+def _test_file(name: str, source: Source, report: Report) -> list[tuple[str, dict]]:
+    lower = name.lower()
+    if lower.endswith(".csv"):
+        text = source.read_text(name, name)
+        rows = list(csv.DictReader(io.StringIO(text, newline="")))
+        return [(f"{name}:{i + 2}", csv_test(row)) for i, row in enumerate(rows)]
+    if lower.endswith(".jsonl"):
+        from ..safeparse import ParseError, parse_json
+
+        out = []
+        for number, line in enumerate(source.read_text(name, name).split("\n"), start=1):
+            if not line.strip():
+                continue
+            try:
+                out.append((f"{name}:{number}", parse_json(line)))
+            except ParseError as exc:
+                raise source.error(exc.message, file=str(source.folder / name), line=number) from None
+        return out
+    if lower.endswith((".json", ".yaml", ".yml")):
+        value = source.read_data(name, name)
+        items = value if isinstance(value, list) else [value]
+        return [(f"{name}:{i}", t) for i, t in enumerate(items) if t is not None]
+    report.skip(name, "tests from this kind of file (code, spreadsheets, datasets) are not converted")
+    return []
+
+
+def _expand(vars_: dict) -> list[dict]:
+    """promptfoo's generateVarCombinations: each list of strings is one value per combination."""
+    keys = list(vars_)
+    choices = []
+    for k in keys:
+        v = vars_[k]
+        choices.append(v if isinstance(v, list) and v and isinstance(v[0], str) else [v])
+    return [dict(zip(keys, combo)) for combo in itertools.product(*choices)]
+
+
+def _load_vars(vars_: dict, source: Source, where: str) -> dict:
+    out = {}
+    for k, v in vars_.items():
+        if isinstance(v, str) and v.startswith("file://"):
+            name = v[len("file://"):]
+            if name.lower().endswith((".py", ".js", ".ts")):
+                raise Skip(f"var {k!r} comes from a script ({name})")
+            v = source.read_data(name, f"{where}.vars.{k}") if name.lower().endswith(
+                (".json", ".yaml", ".yml")) else source.read_text(name, f"{where}.vars.{k}")
+        elif isinstance(v, float) and v.is_integer() and abs(v) < 2 ** 53:
+            v = int(v)  # JavaScript has one number type: 1.0 prints as 1
+        out[k] = v
+    return out
+
+
+def _cases(tests: list[tuple[str, dict]], default: dict, ctx: Context) -> list[dict]:
+    cases: list[dict] = []
+    taken: set[str] = set()
+    for index, (where, test) in enumerate(tests):
+        if not isinstance(test, dict):
+            ctx.report.skip(where, "a test is a mapping")
+            continue
+        merged_vars = {**(default.get("vars") or {}), **(test.get("vars") or {})}
+        try:
+            loaded = _load_vars(merged_vars, ctx.source, where)
+        except Skip as exc:
+            ctx.report.skip(where, str(exc))
+            continue
+        options = {**(default.get("options") or {}), **(test.get("options") or {})}
+        asserts = ([] if options.get("disableDefaultAsserts") else list(default.get("assert") or [])) + \
+            list(test.get("assert") or [])
+        for key in ("transform", "transformVars", "prefix", "suffix", "provider", "rubricPrompt"):
+            if options.get(key) is not None:
+                ctx.report.skip(f"{where}.options.{key}", "not converted (JavaScript or a promptfoo run option)")
+        for extra in ("providerOutput", "scenarios", "provider", "providers", "prompts"):
+            if test.get(extra) is not None:
+                ctx.report.skip(f"{where}.{extra}", "not converted")
+        base = slug(str(test["description"])) if test.get("description") else f"test-{index + 1}"
+        combos = _expand(loaded)
+        for combo in combos:
+            cid = base if len(combos) == 1 else base + "[" + ",".join(
+                f"{k}={js_string(v)[:20]}" for k, v in combo.items()
+                if isinstance(loaded[k], list) and loaded[k] and isinstance(loaded[k][0], str)) + "]"
+            cid = _unique_id(cid, taken)
+            cases.append(_case(cid, combo, asserts, test, default, where, ctx))
+    return cases
+
+
+def _unique_id(cid: str, taken: set[str]) -> str:
+    base, n = cid, 2
+    while cid in taken:
+        cid, n = f"{base}-{n}", n + 1
+    taken.add(cid)
+    return cid
+
+
+def _case(cid: str, vars_: dict, asserts: list, test: dict, default: dict, where: str, ctx: Context) -> dict:
+    case: dict[str, Any] = {"id": cid, "vars": vars_}
+    graders: list = []
+    expected: Any = None
+    metric = test.get("metric")
+    for i, a in enumerate(asserts):
+        if isinstance(a, str):
+            a = assertion_from_string(a)
+        spot = f"{where}.assert.{i}" + (f" ({a.get('type')})" if isinstance(a, dict) else "")
+        if isinstance(a, dict) and a.get("type") == "assert-set":
+            ctx.report.skip(spot, "assert-set is not converted")
+            continue
+        if metric and isinstance(a, dict) and not a.get("metric"):
+            a = {**a, "metric": metric}
+        try:
+            spec, exp = convert(a, vars_, ctx, spot)
+        except Skip as exc:
+            ctx.report.skip(spot, str(exc))
+            continue
+        if spec is None:
+            continue
+        if exp is not None:
+            if expected is not None:
+                ctx.report.skip(spot, "a second equals assertion on one test (a case has one expected value)")
+                continue
+            expected = exp
+        graders.append(spec)
+    if expected is not None:
+        case["expected"] = expected
+    case["graders"] = graders
+    threshold = test.get("threshold", default.get("threshold"))
+    if threshold is not None:
+        if isinstance(threshold, (int, float)) and not isinstance(threshold, bool) and 0 <= threshold <= 1:
+            case["threshold"] = threshold
+        else:
+            ctx.report.skip(f"{where}.threshold", f"{threshold!r} is not a number in [0, 1]")
+    metadata = {**(default.get("metadata") or {}), **(test.get("metadata") or {})}
+    if test.get("description"):
+        metadata["description"] = str(test["description"])
+    metadata["promptfoo_source"] = where
+    case["metadata"] = metadata
+    return case
+
+
+def _judge(default: dict, provider_judge: Any, report: Report) -> Any:
+    options = default.get("options") or {}
+    if options.get("provider") is not None:
+        from .promptfoo_providers import provider_subject
+
+        spec = provider_subject(options["provider"])
+        if spec is not None:
+            return spec
+        report.skip("defaultTest.options.provider", "this grading provider is not converted")
+    report.note("judge: promptfoo's default grader is an OpenAI model; the suite's judge is set to OpenAI "
+                "gpt-4.1 (OPENAI_API_KEY): change `judge:` to use another")
+    return {"type": "openai", "model": "gpt-4.1"}
+
+
+def _derived(value: Any, report: Report) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for i, item in enumerate(value or []):
+        where = f"derivedMetrics.{i}"
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not isinstance(item.get("value"), str):
+            report.skip(where, "a derived metric is {name, value: expression} (functions are not converted)")
+            continue
+        if "__count" in item["value"]:
+            report.skip(where, "__count has no scoreboard equivalent")
+            continue
+        out[item["name"]] = item["value"].replace("^", "**")
+        report.note(f"{where}: scoreboard evaluates {item['name']!r} over each metric's mean per case; promptfoo "
+                    "over the metric sums")
+    return out

@@ -1,0 +1,478 @@
+"""Provider batch APIs for the `openai` and `anthropic` subjects (`batch: true`).
+
+A batched subject answers `run()` like any other, but its requests do not go out one by one:
+they are collected into batches (`size` requests, or what came within `wait_s`), reserved in
+the run's ledger and written to the attempt log (their custom ids, attempts and body hashes;
+subjects/batch_journal.py) before anything is uploaded, then submitted (OpenAI: a JSONL file,
+then /v1/batches; Anthropic: /v1/messages/batches), polled with backoff, and matched back by
+custom id.
+
+A run polls for at most `poll_for_s` (default: until every batch ends). A request whose batch
+has not ended by then raises BatchPending: its attempt is recorded as `waiting`, and
+`scoreboard run --resume` claims the same submission again (by attempt, role and body hash)
+instead of submitting it twice.
+
+A crash between "submitting" and "submitted" leaves a submission whose batch may exist. On
+resume it is reconciled before anything of it is sent again: OpenAI's batches are found by
+the submission id in their metadata; Anthropic's (which keep no metadata) among the batches
+created since the submission began with as many requests, by the custom ids in their results
+once they end. A batch found is polled; when none is found and the submission began more than
+`settle_s` ago (longer than a create call may take), it was never created and its requests go
+out now, once. Until then its attempts wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import BatchNotSent, BatchPending, BudgetExceeded, SubjectError
+from ..hashing import sha256_json
+from .batch_api import NOT_FOUND, UNDECIDED
+from .batch_journal import BILLED_NOTE, CANCEL_POLL_S, Journal
+
+#: polls in a row that could not read a batch (or its results) before its attempts wait
+MAX_FAILS = 5
+
+# ---------------------------------------------------------------------------------------------
+# The batcher: one per subject
+
+
+@dataclass
+class _Entry:
+    attempt: tuple
+    role: str
+    digest: str
+    body: dict
+    bounds: tuple
+    future: asyncio.Future
+    custom_id: str | None = None
+
+
+@dataclass
+class _Sub:
+    """A submission being polled in this process."""
+
+    submission: str
+    batch_id: str | None
+    #: custom id -> ledger ticket (None: none held here)
+    tickets: dict[str, Any] = field(default_factory=dict)
+    futures: dict[str, asyncio.Future] = field(default_factory=dict)
+    detached: bool = False
+    ended: bool = False
+    cancel_sent: bool = False
+    task: asyncio.Task | None = None
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+@dataclass
+class Settled:
+    """One request's result as the subject receives it."""
+
+    ok: bool
+    body: Any
+    error: str | None
+    info: dict
+
+
+class Batcher:
+    """Collects a subject's requests into batches, submits, polls and hands results back."""
+
+    def __init__(self, api, settings: dict, label: str):
+        self.api, self.settings, self.label = api, settings, label
+        self._journal: Journal | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._queue: list[_Entry] = []
+        self._timer: asyncio.TimerHandle | None = None
+        self._deadline: float | None = None
+        self._tasks: set[asyncio.Task] = set()
+        self._ledger = None
+
+    # ---- per run
+    def _bind(self, ledger) -> Journal:
+        """The run's journal (the ledger's; a private one without a ledger), state reset per run."""
+        loop = asyncio.get_running_loop()
+        journal = getattr(ledger, "journal", None) if ledger is not None else None
+        if journal is None:
+            private = self._journal is not None and self._ledger is None and self._loop is loop
+            journal = self._journal if private else Journal()
+        if journal is not self._journal or loop is not self._loop:
+            self._journal, self._ledger, self._queue, self._loop = journal, ledger, [], loop
+            self._timer = None
+            poll_for = self.settings["poll_for_s"]
+            self._deadline = None if poll_for is None else loop.time() + poll_for
+            journal.listen(self._on_interrupt)
+        return journal
+
+    def _past_deadline(self) -> bool:
+        return self._deadline is not None and asyncio.get_running_loop().time() >= self._deadline
+
+    def _info(self, journal: Journal, custom_id: str, role: str) -> dict:
+        submission = journal.entries[custom_id][0]
+        sub = journal.submissions[submission]
+        return {"provider": self.api.provider, "batch_id": sub.get("batch_id"), "submission": submission,
+                "custom_id": custom_id, "role": role, "submitted_at": sub.get("submitted_at")}
+
+    # ---- the one entry point
+    async def call(self, attempt: tuple, role: str, body: dict, bounds: tuple, ledger) -> Settled:
+        """Send `body` in a batch (or find its earlier submission) and wait for its result.
+        Raises BatchPending when this run stops polling first, BatchNotSent on an interrupt
+        before submission, BudgetExceeded when the ledger refuses it."""
+        journal = self._bind(ledger)
+        digest = sha256_json(body)
+        custom_id = journal.claim(attempt, role, digest)
+        if custom_id is not None:
+            return await self._claimed(journal, custom_id, role)
+        if journal.interrupted is not None:
+            raise BatchNotSent(f"the run stopped ({journal.interrupted}) before this request was batched")
+        entry = _Entry(tuple(attempt), role, digest, body, bounds, asyncio.get_running_loop().create_future())
+        self._queue.append(entry)
+        if len(self._queue) >= self.settings["size"]:
+            self._flush_soon()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self.settings["wait_s"], self._flush_soon)
+        settled = await entry.future
+        return settled
+
+    async def _claimed(self, journal: Journal, custom_id: str, role: str) -> Settled:
+        """A request submitted earlier in this run (before a resume): its result, or a wait on it."""
+        info = self._info(journal, custom_id, role)
+        result = journal.results.pop(custom_id, None)
+        if result is not None:
+            return Settled(result["ok"], result["body"], result["error"], info)
+        submission = info["submission"]
+        if journal.submissions[submission]["state"] == "ended":
+            raise Resubmit()  # its batch was never created
+        sub = journal.active.get(submission)
+        if sub is None:
+            sub = journal.active[submission] = _Sub(submission, info["batch_id"])
+            self._spawn(self._guarded(journal, self._resume(journal, sub), sub=sub))
+        if sub.detached:
+            raise BatchPending(self._pending_text(info), info)
+        future = sub.futures.get(custom_id)
+        if future is None:
+            future = sub.futures[custom_id] = asyncio.get_running_loop().create_future()
+        return await future
+
+    # ---- submitting
+    def _flush_soon(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        entries, self._queue = self._queue, []
+        if entries:
+            self._spawn(self._guarded(self._journal, self._submit(self._journal, entries), entries))
+
+    async def _guarded(self, journal: Journal, coro, entries: list[_Entry] | None = None,
+                       sub: _Sub | None = None) -> None:
+        """Run a submission's work; an unexpected failure is an error on each of its attempts
+        (never an attempt left waiting forever)."""
+        try:
+            await coro
+        except Exception as exc:  # a bug or an unforeseen answer: failures are data
+            text = f"batch handling failed: {type(exc).__name__}: {exc}"
+            names = {journal.entries[e.custom_id][0] for e in entries or () if e.custom_id in journal.entries}
+            subs = [sub] if sub is not None else [journal.active[n] for n in names if n in journal.active]
+            for s in subs:
+                self._settle_all(journal, s, f"{text}; it may be billed", billed="maybe")
+                if journal.submissions.get(s.submission, {}).get("state") != "ended":
+                    journal.ended(s.submission, "unknown", text)
+            for entry in entries or ():
+                _fail(entry.future, SubjectError(f"{self.api.provider}: {text}", kind="batch-failed"))
+
+    def _spawn(self, coro) -> asyncio.Task:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _submit(self, journal: Journal, entries: list[_Entry]) -> None:
+        ledger = self._ledger
+        submission, ids = journal.allocate(len(entries))
+        tickets, kept, kept_ids = [], [], []
+        for entry, cid in zip(entries, ids):
+            if journal.interrupted is not None:
+                _fail(entry.future, BatchNotSent(f"the run stopped ({journal.interrupted}) before this "
+                                                 "request was submitted"))
+                continue
+            ticket = None
+            if ledger is not None:
+                tok, cost, out = entry.bounds
+                try:
+                    ticket = await ledger.acquire(entry.attempt, role=entry.role, subject=self.label,
+                                                  max_tokens=tok, max_cost=cost, max_output_tokens=out,
+                                                  batch={"custom_id": cid, "submission": submission})
+                except BudgetExceeded as exc:
+                    _fail(entry.future, exc)
+                    continue
+            tickets.append(ticket)
+            kept.append(entry)
+            kept_ids.append(cid)
+        if not kept:
+            return
+        ids = kept_ids
+        journal.begin(submission, ids, self.api.provider, self.label, [(e.attempt, e.role, e.digest) for e in kept])
+        sub = journal.active[submission] = _Sub(submission, None)
+        for entry, cid, ticket in zip(kept, ids, tickets):
+            entry.custom_id = cid
+            sub.futures[cid] = entry.future
+            if ticket is not None:
+                sub.tickets[cid] = ticket
+        try:
+            batch = await self.api.create(submission, [(cid, e.body) for cid, e in zip(ids, kept)])
+        except SubjectError as exc:
+            await self._create_failed(journal, sub, exc)
+            return
+        journal.submitted(submission, self.api.batch_id(batch), self.api.input_file(batch))
+        sub.batch_id = self.api.batch_id(batch)
+        await self._poll(journal, sub)
+
+    async def _create_failed(self, journal: Journal, sub: _Sub, exc: SubjectError) -> None:
+        """A create that failed: surely not created (an error status) -> errors, usage zero; maybe
+        created (no answer, a server error) -> reconciled like a submission found on resume."""
+        if exc.status is not None and exc.kind != "server-error":
+            self._settle_all(journal, sub, f"batch not created: {exc}", billed="no")
+            journal.ended(sub.submission, "not-created", str(exc))
+            return
+        await self._resume(journal, sub)
+
+    # ---- resuming a submission this process did not make (or whose create had no answer)
+    async def _resume(self, journal: Journal, sub: _Sub) -> None:
+        if journal.submissions[sub.submission]["state"] == "submitting":
+            found = await self._reconcile(journal, sub)
+            if found is None:
+                return
+            sub.batch_id = self.api.batch_id(found)
+            journal.submitted(sub.submission, sub.batch_id, self.api.input_file(found))
+        await self._poll(journal, sub)
+
+    async def _reconcile(self, journal: Journal, sub: _Sub) -> dict | None:
+        """Whether a submission whose create had no recorded answer made a batch: the batch (then
+        polled), or None once its requests are settled (never created: free to go out again; or
+        errors), or its attempts wait (this run polls no longer)."""
+        state = journal.submissions[sub.submission]
+        ids = journal.ids_of(sub.submission)
+        delay, fails = self.settings["poll_s"], 0
+        while True:
+            try:
+                found = await self.api.find(sub.submission, ids, state.get("began") or 0.0)
+                fails = 0
+            except SubjectError as exc:
+                fails += 1
+                if not exc.retryable or fails >= 5:
+                    self._settle_all(journal, sub, f"cannot tell whether batch submission {sub.submission} "
+                                     f"reached {self.api.provider} ({exc}); not sent again: it may be billed",
+                                     billed="maybe")
+                    journal.ended(sub.submission, "unknown", str(exc))
+                    return None
+                found = UNDECIDED
+            if found is NOT_FOUND and time.time() - (state.get("began") or 0.0) >= self.settings["settle_s"]:
+                # never created: its requests are free to go out (once) in a new submission
+                self._settle_all(journal, sub, None, billed="no")
+                journal.ended(sub.submission, "not-created", "no batch holds this submission")
+                return None
+            if found is not NOT_FOUND and found is not UNDECIDED:
+                return found
+            # a create may still be on its way, or a candidate batch has not ended: wait
+            if journal.interrupted is not None or self._past_deadline():
+                self._detach(journal, sub)
+                return None
+            await self._sleep(sub, delay * random.uniform(0.9, 1.1))
+            delay = min(delay * 2, self.settings["poll_max_s"])
+
+    async def _sleep(self, sub: _Sub, wait: float) -> None:
+        """Wait `wait` seconds (less when this run's polling deadline comes first, or an interrupt)."""
+        if self._deadline is not None:
+            wait = min(wait, max(0.0, self._deadline - asyncio.get_running_loop().time()))
+        sub.wake.clear()
+        try:
+            await asyncio.wait_for(sub.wake.wait(), wait)
+        except TimeoutError:
+            pass
+
+    # ---- polling
+    async def _poll(self, journal: Journal, sub: _Sub) -> None:
+        delay = self.settings["poll_s"]
+        fails = 0
+        while True:
+            if journal.interrupted is not None and not sub.cancel_sent:
+                await self._cancel(journal, sub)
+            try:
+                batch = await self.api.retrieve(sub.batch_id)
+            except SubjectError as exc:
+                if not exc.retryable:  # the batch is gone, or this key may not read it
+                    self._settle_all(journal, sub, f"cannot read batch {sub.batch_id}: {exc}", billed="maybe")
+                    journal.ended(sub.submission, "unknown", str(exc))
+                    return
+                batch = None
+            if batch is not None:
+                status = self.api.status(batch)
+                if status.ended and await self._collect(journal, sub, batch, status):
+                    return
+            if batch is None or status.ended:  # not read, or its results not read: try again
+                fails += 1
+                if fails >= MAX_FAILS:  # it may still answer: its attempts wait, --resume reads it again
+                    self._detach(journal, sub)
+                    return
+            else:
+                fails = 0
+            if self._past_deadline() and journal.interrupted is None:
+                self._detach(journal, sub)
+                return
+            if sub.cancel_sent:
+                await asyncio.sleep(CANCEL_POLL_S)
+            else:
+                await self._sleep(sub, delay * random.uniform(0.9, 1.1))
+            delay = min(delay * 2, self.settings["poll_max_s"])
+
+    def _detach(self, journal: Journal, sub: _Sub) -> None:
+        """This run polls no longer: every request still open in the batch is waiting."""
+        sub.detached = True
+        for cid, future in list(sub.futures.items()):
+            if not future.done():
+                info = self._info(journal, cid, journal.entries[cid][2])
+                future.set_exception(BatchPending(self._pending_text(info), info))
+        sub.futures.clear()
+
+    @staticmethod
+    def _pending_text(info: dict) -> str:
+        return f"waiting: batch {info['batch_id'] or info['submission']} ({info['provider']}) has not ended"
+
+    async def _cancel(self, journal: Journal, sub: _Sub) -> None:
+        sub.cancel_sent = True
+        reason = f"{journal.interrupted}; {BILLED_NOTE}"
+        journal.cancelled(sub.submission, reason)
+        try:
+            await self.api.cancel(sub.batch_id)
+        except SubjectError as exc:
+            journal.cancelled(sub.submission, f"cancel failed: {exc}")
+
+    async def _collect(self, journal: Journal, sub: _Sub, batch: dict, status) -> bool:
+        """The batch ended: every result matched back by custom id; requests without one get the
+        batch's reason (expired, cancelled, failed). False when its results could not be read
+        to the end (those read are kept)."""
+        seen: set[str] = set()
+        ready: list[tuple[asyncio.Future, Settled]] = []
+        try:
+            async for custom_id, ok, body, error in self.api.results(batch):
+                if custom_id not in journal.entries or custom_id in seen or custom_id in journal.settled:
+                    continue  # not this run's, a repeat, or recorded before a crash (claimed from the log)
+                seen.add(custom_id)
+                if not ok and sub.cancel_sent and "cancel" in (error or "").lower():
+                    error = f"{error} ({journal.interrupted}; {BILLED_NOTE})"
+                self._settle(journal, sub, custom_id, ok, body, error, ready)
+        except SubjectError:
+            _hand(ready)  # what was read is recorded; the rest is read again (the caller retries)
+            return False
+        reason = status.reason or status.name
+        if sub.cancel_sent:
+            reason = f"{reason} ({journal.interrupted}; {BILLED_NOTE})"
+        self._settle_all(journal, sub, f"batch {sub.batch_id} {status.name} without a result for this request: "
+                         f"{reason}", billed="maybe" if sub.cancel_sent else "unknown", skip=seen)
+        journal.ended(sub.submission, status.name, status.reason, status.counts)
+        _hand(ready)
+        return True
+
+    # ---- settling
+    def _open_ids(self, journal: Journal, sub: _Sub) -> list[str]:
+        return [cid for cid, entry in journal.entries.items()
+                if entry[0] == sub.submission and cid not in journal.settled]
+
+    def _settle_all(self, journal: Journal, sub: _Sub, error: str | None, *, billed: str,
+                    skip: set[str] = frozenset()) -> None:
+        """Settle every open request of `sub` not in `skip` with `error` (None: never sent, so its
+        attempt may submit it again). `billed`: "no" (usage zero), "unknown" (usage unknown),
+        "maybe" (unknown, and listed among the requests that may have been billed)."""
+        sub.ended = True
+        ledger = self._ledger
+        for cid in self._open_ids(journal, sub):
+            if cid in skip:
+                continue
+            ticket = sub.tickets.pop(cid, None)
+            if ticket is None and ledger is not None:
+                ticket = ledger.batch_ticket(cid)
+            if ticket is not None and error is None:
+                ledger.unsend(ticket, "its batch was never created")
+            elif ticket is not None:
+                zero = {"input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0} if billed == "no" else {}
+                ledger.complete(ticket, ok=False, error=error, **zero)
+                if billed == "maybe":
+                    _possibly_billed(ledger, ticket, cid)
+            future = sub.futures.pop(cid, None)
+            if error is None:
+                if future is not None and not future.done():
+                    future.set_exception(Resubmit())
+                continue
+            journal.settle(cid, False, None, error, keep=future is None)
+            if future is not None and not future.done():
+                future.set_result(Settled(False, None, error, self._info(journal, cid, journal.entries[cid][2])))
+        journal.active.pop(sub.submission, None)
+
+    def _settle(self, journal: Journal, sub: _Sub, custom_id: str, ok: bool, body: Any, error: str | None,
+                ready: list) -> None:
+        """Record one result; its waiting attempt is handed it (in `ready`) once the batch is
+        recorded as ended, so a report never shows a batch open whose attempts finished."""
+        ledger = self._ledger
+        ticket = sub.tickets.pop(custom_id, None)
+        if ticket is None and ledger is not None:
+            ticket = ledger.batch_ticket(custom_id)
+        future = sub.futures.pop(custom_id, None)
+        journal.settle(custom_id, ok, body, error, keep=future is None)
+        if ticket is not None:
+            try:
+                usage = self.api.usage(body) if ok else (None, None, None)
+            except SubjectError:  # an answer that does not parse: its attempt says why
+                usage = (None, None, None)
+            ledger.complete(ticket, ok=ok, input_tokens=usage[0], output_tokens=usage[1], cost_usd=usage[2],
+                            error=error)
+            if not ok and sub.cancel_sent:
+                _possibly_billed(ledger, ticket, custom_id)
+        if future is not None and not future.done():
+            role = journal.entries[custom_id][2]
+            ready.append((future, Settled(ok, body, error, self._info(journal, custom_id, role))))
+
+    # ---- interrupts and closing
+    def _on_interrupt(self, reason: str) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        queued, self._queue = self._queue, []
+        for entry in queued:
+            _fail(entry.future, BatchNotSent(f"the run stopped ({reason}) before this request was submitted"))
+        journal = self._journal
+        for sub in list(journal.active.values()) if journal is not None else ():
+            sub.wake.set()
+
+    async def aclose(self) -> None:
+        """Stop polling (what is still open stays in the log for --resume)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+
+class Resubmit(Exception):
+    """A claimed submission turned out never to have been created: submit the request anew."""
+
+
+def _possibly_billed(ledger, ticket, custom_id: str) -> None:
+    ledger.possibly_billed.append({"id": ticket.id, "attempt": list(ticket.attempt), "role": ticket.role,
+                                   "usage": "unknown", "custom_id": custom_id})
+
+
+def _hand(ready: list) -> None:
+    for future, settled in ready:
+        if not future.done():
+            future.set_result(settled)
+
+
+def _fail(future: asyncio.Future, exc: BaseException) -> None:
+    if not future.done():
+        future.set_exception(exc)
