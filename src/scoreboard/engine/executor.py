@@ -112,7 +112,12 @@ class LocalExecutor:
         iterator = iter(work.units)
         # Workers pull from one shared iterator; one that finds it empty ends at once.
         workers = [asyncio.create_task(self._worker(runner, iterator, work)) for _ in range(work.concurrency)]
-        await asyncio.gather(*workers)
+        try:
+            await asyncio.gather(*workers)
+        finally:  # also when the run is cancelled (Ctrl+C past the grace period) or fails
+            for worker in workers:
+                worker.cancel()
+            runner.close()
 
     @staticmethod
     async def _worker(runner: AttemptRunner, iterator: Iterator, work: Work) -> None:
