@@ -35,7 +35,7 @@ def _work(body: dict) -> dict:
     shell, calls = [], []
 
     def sh(command: str) -> None:
-        done = subprocess.run(command, shell=True, cwd=ws, capture_output=True, text=True, timeout=30,
+        done = subprocess.run(command, shell=True, cwd=ws, capture_output=True, text=True, timeout=30, check=False,
                               env={**os.environ, **env})
         shell.append({"command": command, "exit_code": done.returncode, "output": done.stdout + done.stderr})
 

@@ -48,12 +48,13 @@ def _gone(marker: str, seconds: float = 5.0) -> bool:
 
 
 def _share(task: Path, marker: str) -> None:
-    """The task's fixture shared, started through a wrapper that logs each start (the log path
-    and a marker that names its processes are in the wrapper's argv)."""
+    """The task's fixture shared, started through a wrapper that logs each start in $START_LOG
+    (outside the task folder, whose files are hashed into the plan); `marker` in its argv
+    names its processes."""
     spec = yaml.safe_load((task / "task.yaml").read_text())
     spec["environment"]["shared"] = True
     spec["environment"]["command"] = ["sh", "start.sh", marker]
-    (task / "environment" / "start.sh").write_text('echo "$SCOREBOARD_MODE" >> starts.log\nexec python3 shop.py "$@"\n')
+    (task / "environment" / "start.sh").write_text('echo "$SCOREBOARD_MODE" >> "$START_LOG"\nexec python3 shop.py "$@"\n')
     (task / "task.yaml").write_text(yaml.safe_dump(spec))
 
 
@@ -62,6 +63,7 @@ def example(tmp_path, monkeypatch):
     target = tmp_path / "agent-task"
     shutil.copytree(EXAMPLE, target)
     monkeypatch.chdir(target)
+    monkeypatch.setenv("START_LOG", str(tmp_path / "starts.log"))
     return target
 
 
@@ -79,7 +81,7 @@ def test_one_fixture_serves_every_attempt_and_attribution_is_exact(example):
                             "variants": {"safe": {"subject": agent, "params": {"mode": "hostile"}},
                                          "obeys": {"subject": obeys, "params": {"mode": "hostile"}},
                                          "plain": {"subject": agent, "params": {"mode": "ordinary"}}}})
-    starts = (example / "tasks" / "wishlist" / "environment" / "starts.log").read_text().split()
+    starts = Path(os.environ["START_LOG"]).read_text().split()
     assert sorted(starts) == ["hostile", "ordinary"]  # one process per mode for nine attempts
     assert _gone(marker)  # stopped, its whole group, when the run ended
     attempts = report["attempts"]
@@ -203,17 +205,20 @@ def test_a_shared_fixture_that_cannot_start_fails_each_attempt_once_started(tmp_
     assert (tmp_path / "tasks" / "notes" / "environment" / "starts.log").read_text().split() == ["x"]
 
 
-@pytest.mark.parametrize("interrupts", [1, 2], ids=["grace-expired", "second-ctrl-c"])
-def test_ctrl_c_stops_the_shared_fixture(example, interrupts):
+@pytest.mark.parametrize("interrupts", [1, 2], ids=["grace-expired-then-resume", "second-ctrl-c"])
+def test_ctrl_c_stops_the_shared_fixture_and_resume_starts_its_own(example, interrupts):
     marker = f"shared-shop-int-{os.getpid()}-{interrupts}"
     _share(example / "tasks" / "wishlist", marker)
-    (example / "slow.py").write_text("import time, sys\nsys.stdin.read()\ntime.sleep(120)\n")
+    shopper = (example / "agents" / "shopper.py").read_text()
+    (example / "slow.py").write_text('import os, sys, time\nif os.environ.get("SLOW_AGENT"):\n'
+                                     '    sys.stdin.read()\n    time.sleep(120)\n' + shopper)
     suite = {"name": "agent-task", "cases": "tasks", "grace_seconds": 1, "runs": 2, "concurrency": 2,
              "variants": {"slow": {"subject": {"type": "command", "argv": ["python3", "slow.py"]},
                                    "params": {"mode": "ordinary"}}}}
     (example / "suite.yaml").write_text(yaml.safe_dump(suite))
     proc = subprocess.Popen([sys.executable, "-m", "scoreboard", "run", "suite.yaml", "--output-dir", "out"],
-                            cwd=example, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=example, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "SLOW_AGENT": "1"})
     try:
         deadline = time.monotonic() + 60
         while not _processes_with("slow.py") and time.monotonic() < deadline:
@@ -228,6 +233,14 @@ def test_ctrl_c_stops_the_shared_fixture(example, interrupts):
             proc.kill()
     assert proc.returncode == (130 if interrupts == 2 else 2), err
     assert _gone(marker), "the shared fixture outlived the run"
-    if interrupts == 1:
-        report = json.loads(next((example / "out").glob("agent-task/*.json")).read_text())
-        assert {a["status"] for a in report["attempts"]} <= {"interrupted", "not-run"}
+    if interrupts == 2:
+        return
+    (stamp,) = [p for p in (example / "out" / "agent-task").iterdir() if p.is_dir()]
+    report = json.loads(stamp.with_suffix(".json").read_text())
+    assert {a["status"] for a in report["attempts"]} <= {"interrupted", "not-run"}
+    done = subprocess.run([sys.executable, "-m", "scoreboard", "run", "--resume", str(stamp)], cwd=example,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    log = Path(os.environ["START_LOG"]).read_text().split()
+    assert log == ["ordinary", "ordinary"]  # the resumed run started its own, once
+    assert _gone(marker)
