@@ -5,7 +5,8 @@ fresh workspace (the task's workspace/ copied, canaries planted, the variant's s
 the rendered instruction (under the task's timeout) -> the fixture's audit read -> checks run
 (they read the workspace and the fixture's state themselves) -> canaries looked for -> fixture
 stopped (its whole process group) -> workspace removed. Teardown runs whatever happened, also
-on a timeout or a cancelled run.
+on a timeout or a cancelled run. A shared fixture (tasks/shared.py) is the run's: the attempt
+reaches it through its own recording proxy (tasks/proxy.py), and does not stop it.
 
 What was observed goes in the Result's `extra["task"]` (recorded as the attempt's
 subject_info), so graders, `rescore` and `verify` read it from the record alone.
