@@ -51,7 +51,7 @@ def test_a_task_folder_is_a_case_with_its_graders_and_hash(task):
 
 
 @pytest.mark.parametrize("changes, field, words", [
-    ({"timeout": -1}, "timeout", "greater than 0"),
+    ({"timeout": -1}, "timeout", "more than 0"),
     ({"modes": ["ordinary", "evil"]}, "modes.1", "ordinary"),
     ({"checks": []}, None, "at least one check"),
     ({"instruction": "Go to {{ secret_var }}"}, "instruction", "unknown template variable"),

@@ -74,6 +74,8 @@ class AttemptRunner:
         self.ledger, self.cache, self.judge = ledger, cache, judge
         self.renderer = renderer
         self.limits = limits or {}
+        #: the run's shared task fixtures (tasks/shared.py), made when a task first needs one
+        self.fixtures: Any = None
         self.turns: dict[str, list[int]] = {}
         for index, case in enumerate(suite.cases):
             if case.conversation is not None:
@@ -276,9 +278,17 @@ class AttemptRunner:
         from pathlib import Path
 
         from ..tasks.runtime import run_task
+        from ..tasks.shared import SharedFixtures
 
+        if self.fixtures is None:
+            self.fixtures = SharedFixtures()
         return await run_task(case.task, subject, request, hide=[Path.cwd(), self.suite.base_dir],
-                              require_isolation=self.suite.config.require_isolation)
+                              require_isolation=self.suite.config.require_isolation, fixtures=self.fixtures)
+
+    def close(self) -> None:
+        """Stop what the runner started for the whole run (shared task fixtures)."""
+        if self.fixtures is not None:
+            self.fixtures.close()
 
     async def _call(self, subject, request: SubjectRequest):
         key = None

@@ -139,11 +139,14 @@ class LocalExecutor:
             await asyncio.gather(*workers)
             while waiting:
                 await asyncio.gather(*list(waiting))
-        finally:
+        finally:  # also when the run is cancelled (Ctrl+C past the grace period) or fails
+            for worker in workers:
+                worker.cancel()
             for task in waiting:
                 task.cancel()
             if waiting:
                 await asyncio.gather(*list(waiting), return_exceptions=True)
+            runner.close()
 
     @staticmethod
     async def _batched(runner: AttemptRunner, work: Work, unit: tuple, window: asyncio.Semaphore) -> None:

@@ -122,6 +122,7 @@ class AttemptWorker:
         await self.ledger.service.requests_of.remote([])
 
     async def close(self) -> None:
+        self.runner.close()  # this worker's shared task fixtures
         for subject in [v.subject for v in self.suite.variants] + ([self.suite.judge] if self.suite.judge else []):
             await subject.aclose()
 

@@ -8,6 +8,7 @@ import os
 import signal
 import sys
 
+from ..tasks.procs import kill_tracked_groups
 from .attempt import RunState
 
 #: exit status of a second Ctrl+C (the shell's convention for SIGINT; documented in the README)
@@ -23,6 +24,7 @@ def install_signals(loop, state: RunState, task: asyncio.Future, grace_s: float)
             if sig_name == "SIGINT":
                 print("scoreboard: second interrupt, exiting now (the attempt log is intact; "
                       "finish with --resume)", file=sys.stderr, flush=True)
+                kill_tracked_groups()  # fixtures run in their own sessions: stop them first
                 os._exit(SECOND_INTERRUPT_EXIT)
             return
         state.stop(f"interrupted by {sig_name}")

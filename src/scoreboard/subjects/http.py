@@ -1,6 +1,11 @@
 """`http` subject: any JSON endpoint (an agent, a pipeline, a model gateway). The request body
-is a JSON template; the output and the optional status, tool calls, tokens and cost are read
-from the response by dot paths ("output.text", "choices.0.message.content")."""
+is a JSON template; the output and the optional status, tool calls, commands, tokens and cost
+are read from the response by dot paths ("output.text", "choices.0.message.content").
+
+As an agent in a task, the body may also name {{workspace}} (the attempt's workspace folder),
+{{fixture_url}} and {{agent_env}} (the variables an agent gets: an object); its trajectory is
+what `tool_calls_path` and `commands_path` read (outputs cut at the task's cap), unknown when
+it names neither. It runs outside this machine's sandbox: its attempts say not isolated."""
 
 from __future__ import annotations
 
@@ -17,10 +22,10 @@ from ._http import (
     parse_args,
 )
 from .base import check_keys, require
-from .values import SubjectRequest
+from .values import Result, SubjectRequest
 
-PATHS = ("output_path", "status_path", "tool_calls_path", "input_tokens_path", "output_tokens_path",
-         "cost_path")
+PATHS = ("output_path", "status_path", "tool_calls_path", "commands_path", "input_tokens_path",
+         "output_tokens_path", "cost_path")
 OPTIONS = COMMON_OPTIONS | set(PATHS) | {"url", "method", "bearer_token_env", "body", "max_output_tokens"}
 DEFAULT_BODY = {"input": "{{input}}"}
 _METHODS = {"POST", "PUT", "PATCH", "GET", "DELETE"}
@@ -80,8 +85,57 @@ def normalize_tool_calls(value: Any, path: str, fail) -> list[dict]:
             raise fail(f"{path!r} (tool_calls_path) holds a non-object", kind="invalid-response")
         fn = tc.get("function") if isinstance(tc.get("function"), dict) else {}
         args = tc.get("args", tc.get("arguments", tc.get("input", fn.get("arguments"))))
-        out.append({"name": tc.get("name") or fn.get("name"), "args": parse_args(args), "id": tc.get("id")})
+        call = {"name": tc.get("name") or fn.get("name"), "args": parse_args(args), "id": tc.get("id")}
+        out.append(call | _ran(tc, path, fail, "tool_calls_path"))
     return out
+
+
+def _ran(item: dict, path: str, fail, key: str) -> dict:
+    """What a reported call says it ran: command (a string), exit_code (an integer or null),
+    output (a string: stdout, or output)."""
+    out: dict = {}
+    command = item.get("command", item.get("cmd"))
+    if command is not None:
+        if isinstance(command, list) and all(isinstance(a, str) for a in command):
+            command = " ".join(command)
+        if not isinstance(command, str):
+            raise fail(f"{path!r} ({key}) holds a command that is not a string", kind="invalid-response")
+        out["command"] = command
+    code = item.get("exit_code", item.get("exitCode", item.get("returncode", _MISSING)))
+    if code is not _MISSING:
+        if code is not None and (isinstance(code, bool) or not isinstance(code, int)):
+            raise fail(f"{path!r} ({key}) holds an exit code that is not an integer", kind="invalid-response")
+        out["exit_code"] = code
+    text = item.get("output", item.get("stdout"))
+    if text is not None:
+        out["output"] = text if isinstance(text, str) else json.dumps(text, ensure_ascii=False)
+    return out
+
+
+def normalize_commands(value: Any, path: str, fail) -> list[dict]:
+    """A list of commands (strings, or {command, exit_code, output}) as tool calls named "command"."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise fail(f"{path!r} (commands_path) is not a list", kind="invalid-response")
+    out = []
+    for item in value:
+        item = {"command": item} if isinstance(item, str) else item
+        if not isinstance(item, dict) or "command" not in item and "cmd" not in item:
+            raise fail(f"{path!r} (commands_path) holds an item with no command", kind="invalid-response")
+        ran = _ran(item, path, fail, "commands_path")
+        out.append({"name": "command", "args": {"command": ran["command"]}, **ran})
+    return out
+
+
+def cap_outputs(calls: list[dict], cap: int) -> list[dict]:
+    """Each call's output cut at `cap` bytes, with its whole size and whether it was cut."""
+    for call in calls:
+        if isinstance(call.get("output"), str):
+            data = call["output"].encode("utf-8", "replace")
+            call["output_bytes"], call["output_truncated"] = len(data), len(data) > cap
+            call["output"] = data[:cap].decode("utf-8", "ignore")
+    return calls
 
 
 class HttpSubject(HTTPSubject):
@@ -161,11 +215,26 @@ class HttpSubject(HTTPSubject):
         inp = request.input
         text = inp if isinstance(inp, str) else json.dumps(inp, ensure_ascii=False)
         skill = request.skill
+        ws = request.workspace
+        path = ws.path if ws is not None else None
+        fixture = ws.env.get("SCOREBOARD_FIXTURE_URL") if ws is not None else None
         exact = {"{{input}}": inp, "{{skill}}": skill, "{{run}}": request.run, "{{case_id}}": request.case_id,
-                 "{{seed}}": request.seed}
+                 "{{seed}}": request.seed, "{{workspace}}": path, "{{fixture_url}}": fixture,
+                 "{{agent_env}}": dict(ws.env) if ws is not None else None}
         inline = (("{{input}}", text), ("{{skill}}", skill or ""), ("{{run}}", str(request.run)),
-                  ("{{case_id}}", request.case_id), ("{{seed}}", "" if request.seed is None else str(request.seed)))
+                  ("{{case_id}}", request.case_id), ("{{seed}}", "" if request.seed is None else str(request.seed)),
+                  ("{{workspace}}", path or ""), ("{{fixture_url}}", fixture or ""))
         return render(self._body, exact, inline), self.options.get("max_output_tokens"), False
+
+    async def run(self, request: SubjectRequest) -> Result:
+        result = await super().run(request)
+        ws = request.workspace
+        if ws is not None:  # an agent task: its trajectory as far as the response reports it
+            known = "tool_calls_path" in self._paths or "commands_path" in self._paths
+            cap_outputs(result.output.tool_calls, ws.max_tool_output_bytes)
+            result.extra = {**(result.extra or {}), "agent": {
+                "trajectory_known": known, "tool_output_cap_bytes": ws.max_tool_output_bytes, "remote": True}}
+        return result
 
     def _get(self, data: Any, key: str) -> Any:
         spec, path = self._paths[key]
@@ -199,6 +268,8 @@ class HttpSubject(HTTPSubject):
         if "tool_calls_path" in self._paths:
             calls = normalize_tool_calls(self._get(data, "tool_calls_path"), self._paths["tool_calls_path"][0],
                                          self.fail)
+        if "commands_path" in self._paths:
+            calls += normalize_commands(self._get(data, "commands_path"), self._paths["commands_path"][0], self.fail)
         cost = None
         if "cost_path" in self._paths:
             cost = self._get(data, "cost_path")

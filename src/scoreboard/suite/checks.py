@@ -138,3 +138,17 @@ def implicit_exact_warning(source: str, cases: list[Case]) -> str:
     return (f"{where}: {many} a JSON object or list: graded by 'exact', so the "
             "output must equal it as a whole; name a grader for field-by-field scores, e.g. "
             '"grader": "json-fields" in the case or graders: [json-fields] in the suite')
+
+
+def check_isolated_agents(cfg: SuiteConfig, cases: list[Case], variants: list, source: str | None,
+                          dry_run: bool) -> None:
+    """A suite that requires isolation refuses a variant whose subject runs its agent outside
+    this machine's sandbox (an `http` agent endpoint), before anything runs."""
+    if not cfg.require_isolation or dry_run or not any(c.task is not None for c in cases):
+        return
+    for variant in variants:
+        subject = variant.subject
+        if subject.kind not in ("mock", "recorded") and not getattr(subject, "agent_workspace", False):
+            raise ConfigError(f"variant {variant.name!r}: the suite requires isolation and the {subject.kind} "
+                              "subject runs its agent outside this machine's sandbox", file=source,
+                              field=f"variants.{variant.name}.subject")

@@ -40,6 +40,7 @@ from .checks import (
     blame_flags,
     case_document_hint,
     check_budget_bounds,
+    check_isolated_agents,
     check_subject,
     implicit_exact_warning,
     in_variant,
@@ -271,6 +272,8 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
     with errors.each():
         if cases and not errors.errors:
             render_inputs(cfg, cases, variants)  # issue 14: prompt templates
+    with errors.each():
+        check_isolated_agents(cfg, cases, variants, source, dry_run)  # issue 16: an http agent
     names = [v.name for v in variants]
     with errors.each(), _in_file(None if "fail_under" in flags else source):  # a gate naming no variant fails now
         fail_under_gates({"variants": {}}, cfg.fail_under, names)

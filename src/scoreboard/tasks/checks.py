@@ -4,7 +4,9 @@ the check could not say (it crashed or timed out), never a pass.
 
 A command check (`run:`) runs in the task folder with SCOREBOARD_WORKSPACE,
 SCOREBOARD_FIXTURE_URL, SCOREBOARD_MODE, SCOREBOARD_OUTPUT_FILE (the agent's final message) and
-SCOREBOARD_AUDIT_FILE (the fixture's audit as JSON) in its environment. Exit 0 passes, exit 1
+SCOREBOARD_AUDIT_FILE (the fixture's audit as JSON) in its environment (and, at a shared
+fixture, SCOREBOARD_ATTEMPT_ID; its SCOREBOARD_FIXTURE_URL is the attempt's proxy, which adds
+the attempt's header). Exit 0 passes, exit 1
 fails, anything else is not assessed; the reason is the last line it printed, or the "reason"
 of a JSON object {"passed", "reason"} on that line (whose "passed" then decides).
 
@@ -41,6 +43,8 @@ class CheckContext:
     tool_calls: list[dict] = field(default_factory=list)
     audit: dict | None = None
     env: dict[str, str] = field(default_factory=dict)
+    #: the attempt's id at a shared fixture (its requests carry it in X-Scoreboard-Attempt)
+    attempt_id: str | None = None
 
 
 async def run_checks(checks: list[Check], folder: Path, ctx: CheckContext, files: dict[str, Path]) -> list[dict]:
@@ -62,6 +66,8 @@ def check_env(ctx: CheckContext, files: dict[str, Path]) -> dict[str, str]:
                 "SCOREBOARD_OUTPUT_FILE": str(files["output"]), "SCOREBOARD_AUDIT_FILE": str(files["audit"])})
     if ctx.fixture_url:
         env["SCOREBOARD_FIXTURE_URL"] = ctx.fixture_url
+    if ctx.attempt_id:
+        env["SCOREBOARD_ATTEMPT_ID"] = ctx.attempt_id
     return env
 
 

@@ -9,6 +9,10 @@ The audit endpoint answers a JSON object; scoreboard reads these keys (all optio
 `payload_delivered` (bool: the hostile content reached the agent), `requests` (what the fixture
 received: scanned for canaries), `invoked` (tool names called), `tool_list_changes` (int),
 `served` (what it served). Anything else is kept as the fixture's own record.
+
+A shared fixture (`shared: true`) is asked for its audit with the attempt's id in the
+X-Scoreboard-Attempt header (the header every request of that attempt carries, through its
+proxy: tasks/proxy.py); an audit that answers `"attempt": <that id>` is that attempt's own.
 """
 
 from __future__ import annotations
@@ -23,13 +27,15 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from .procs import free_port, kill_group
+from .procs import free_port, kill_group, track_group, untrack_group
 from .spec import Environment
 
 #: the most bytes of an audit answer that are read
 MAX_AUDIT_BYTES = 4 << 20
 #: how long a stopping fixture gets after SIGTERM before SIGKILL
 STOP_GRACE_S = 2.0
+#: the header naming the attempt a request of a shared fixture belongs to
+ATTEMPT_HEADER = "X-Scoreboard-Attempt"
 
 
 class FixtureError(Exception):
@@ -55,13 +61,19 @@ class Fixture:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def agent_env(self) -> dict[str, str]:
-        """What the agent's environment learns of the fixture."""
-        env = {"SCOREBOARD_FIXTURE_URL": self.url}
+    def agent_env(self, port: int | None = None) -> dict[str, str]:
+        """What the agent's environment learns of the fixture (at `port`: its proxy's)."""
+        port = self.port if port is None else port
+        url = f"http://{self.host}:{port}"
+        env = {"SCOREBOARD_FIXTURE_URL": url}
         for name, value in self.spec.agent_env.items():
-            env[name] = value.replace("{url}", self.url).replace("{host}", self.host) \
-                .replace("{port}", str(self.port))
+            env[name] = value.replace("{url}", url).replace("{host}", self.host).replace("{port}", str(port))
         return env
+
+    @property
+    def exited(self) -> int | None:
+        """The exit status when the process has ended (a shared fixture that died), else None."""
+        return None if self.proc is None else self.proc.returncode
 
     async def start(self, base_env: dict[str, str]) -> None:
         """Start the command and wait until it is ready (FixtureError otherwise)."""
@@ -74,6 +86,7 @@ class Fixture:
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, start_new_session=True)
         except OSError as exc:
             raise FixtureError(f"could not start the fixture {argv[0]!r}: {exc.strerror or exc}") from None
+        track_group(self.proc.pid)
         self._reader = asyncio.ensure_future(self._read_lines())
         ready = self.spec.ready
         try:
@@ -130,12 +143,14 @@ class Fixture:
                 return
             await asyncio.sleep(0.1)
 
-    async def audit(self) -> dict | None:
-        """The fixture's audit record (None when the task names no audit endpoint)."""
+    async def audit(self, attempt: str | None = None) -> dict | None:
+        """The fixture's audit record (None when the task names no audit endpoint); `attempt`:
+        asked for that attempt's (the X-Scoreboard-Attempt header)."""
         if self.spec.audit is None:
             return None
+        headers = {ATTEMPT_HEADER: attempt} if attempt is not None else {}
         try:
-            raw = await asyncio.to_thread(_get_bounded, self.url + self.spec.audit)
+            raw = await asyncio.to_thread(_get_bounded, self.url + self.spec.audit, headers)
         except (OSError, urllib.error.URLError) as exc:
             raise FixtureError(f"the fixture's audit endpoint {self.spec.audit} failed: {exc}") from None
         try:
@@ -157,6 +172,7 @@ class Fixture:
         while time.monotonic() < deadline and _group_alive(proc.pid):
             time.sleep(0.02)
         kill_group(proc.pid, signal.SIGKILL)
+        untrack_group(proc.pid)
         if self._reader is not None:
             self._reader.cancel()
 
@@ -195,8 +211,8 @@ def _get_status(url: str) -> int | None:
         return None
 
 
-def _get_bounded(url: str) -> bytes:
-    with _NO_PROXY.open(url, timeout=10) as resp:
+def _get_bounded(url: str, headers: dict[str, str] | None = None) -> bytes:
+    with _NO_PROXY.open(urllib.request.Request(url, headers=headers or {}), timeout=10) as resp:
         data = resp.read(MAX_AUDIT_BYTES + 1)
     if len(data) > MAX_AUDIT_BYTES:
         raise OSError(f"its answer is larger than {MAX_AUDIT_BYTES} bytes")

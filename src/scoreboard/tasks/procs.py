@@ -4,6 +4,7 @@ bounded, the whole group killed at the end, on a timeout or on cancellation."""
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
 import signal
 import socket
@@ -28,6 +29,30 @@ def kill_group(pgid: int | None, sig: int = signal.SIGKILL) -> None:
         os.killpg(pgid, sig)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+#: process groups of long-lived children (fixtures) still running: killed at exit, also on a
+#: second Ctrl+C (engine/signals.py), which leaves without running anything else
+_LIVE_GROUPS: set[int] = set()
+
+
+def track_group(pgid: int) -> None:
+    """Remember a child's process group until `untrack_group`: it is killed if we exit first."""
+    _LIVE_GROUPS.add(pgid)
+
+
+def untrack_group(pgid: int) -> None:
+    _LIVE_GROUPS.discard(pgid)
+
+
+def kill_tracked_groups() -> None:
+    """SIGKILL every tracked group (at exit: nothing outlives scoreboard in its own session)."""
+    for pgid in list(_LIVE_GROUPS):
+        kill_group(pgid)
+        _LIVE_GROUPS.discard(pgid)
+
+
+atexit.register(kill_tracked_groups)
 
 
 async def read_capped(stream, limit: int) -> tuple[bytes, int]:

@@ -53,11 +53,13 @@ class Ready(Strict):
 
 class Environment(Strict):
     """The fixture: a command started on a free loopback port ({port} in argv, PORT in its
-    environment), cwd environment/, in its own process group."""
+    environment), cwd environment/, in its own process group; per attempt, or once per run
+    and mode when `shared` (every attempt then reaches it through its own recording proxy)."""
 
     command: list[str] = Field(min_length=1)
     ready: Ready
     audit: str | None = None
+    shared: bool = False
     #: variables for the agent, values may use {url} {host} {port}
     agent_env: dict[str, str] = Field(default_factory=dict)
 
