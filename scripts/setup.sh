@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up scoreboard in ./.venv. With --test, also what the tests need: the test extras,
 # Debian's chromium (browser tests), strace (loopback-only checks), postgresql (the history
-# store's tests start a throwaway server with its initdb/pg_ctl) and the Claude Code and
+# store's tests start a throwaway server with its initdb/pg_ctl), bubblewrap (the agent-task
+# sandbox), nodejs (the javascript grader) and the Claude Code and
 # Codex CLIs from npm (agent-CLI subject tests) under ./.agent-clis.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +29,7 @@ if [ "$want_test" = 1 ]; then
     need+=(postgresql)
   fi
   command -v node >/dev/null 2>&1 || need+=(nodejs)  # the javascript grader (promptfoo's assertions)
+  command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)  # agent tasks: the sandbox around the agent
   if [ ${#need[@]} -gt 0 ]; then
     SUDO=""
     [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && SUDO=sudo
