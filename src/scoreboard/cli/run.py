@@ -48,12 +48,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """Load the suite (or the stopped run) and run it."""
+    return finish(args, run_outcome(args))
+
+
+def run_outcome(args: argparse.Namespace):
+    """The Outcome of `scoreboard run` with these arguments (the GitHub Action's step reads it)."""
     from ..engine.pipeline import RunOptions, run
     from ..errors import ConfigError
     from ..suite.load import load_suite
 
     if args.resume:
-        return finish(args, run(*_resumed(args)))
+        return run(*_resumed(args))
     if args.output and args.output_dir:
         raise ConfigError("give --output or --output-dir, not both", field="output")
     flags = suite_flags(args)
@@ -62,7 +67,7 @@ def main(args: argparse.Namespace) -> int:
     options = RunOptions(argv=sys.argv[1:], progress=not args.no_progress, junit_path=args.junit,
                          flags=flags, dry_run=args.dry_run, output_json=args.output, executor=args.executor,
                          executor_settings=settings, hold_report=False)
-    return finish(args, run(suite, options))
+    return run(suite, options)
 
 
 def _resumed(args: argparse.Namespace):
