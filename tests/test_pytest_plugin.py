@@ -17,15 +17,6 @@ from pathlib import Path
 
 import pytest
 
-# Imported here, before pytester's in-process runs snapshot sys.modules: a run that first
-# imported them would have them dropped afterwards, and PyYAML's C loader does not survive
-# being imported twice in one process.
-import yaml  # noqa: F401
-
-import scoreboard.engine.pipeline
-import scoreboard.suite.load
-import scoreboard.testing.plugin  # noqa: F401
-
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,6 +48,21 @@ def write_suite(root: Path, srv, cases=CASES, **settings) -> Path:
              **settings}
     (evals / "suite.yaml").write_text(json.dumps(suite), encoding="utf-8")  # JSON is YAML
     return evals / "suite.yaml"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def warm(tmp_path_factory):
+    """A run in this process before any of pytester's in-process runs: pytester drops the modules
+    a run imported first, and a C extension (numpy's, PyYAML's) cannot be imported twice."""
+    import scoreboard.testing.plugin  # noqa: F401
+    from scoreboard.engine.pipeline import RunOptions, run
+    from scoreboard.suite.load import load_suite
+
+    root = tmp_path_factory.mktemp("warm")
+    (root / "cases.jsonl").write_text('{"id": "w", "input": "w", "expected": "w"}\n')
+    (root / "suite.yaml").write_text("cases: cases.jsonl\ngraders: [exact]\nformats: [json, md]\n"
+                                     "variants: {a: {subject: mock}, b: {subject: mock}}\n")  # a comparison too
+    run(load_suite(root / "suite.yaml", {"output_dir": str(root / "out")}), RunOptions(progress=False))
 
 
 @pytest.fixture
@@ -243,3 +249,24 @@ def test_a_suite_runs_once_across_processes_sharing_a_folder(tmp_path):
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=False)
     (tmp_path / "gone.lock").write_text(dead.stdout.strip())
     assert "ended before its run finished" in wait_for(tmp_path / "gone.lock", tmp_path / "gone.json")["error"]
+
+
+def test_with_several_variants_each_case_has_a_test_per_variant(pytester):
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals" / "two_apps.py").write_text(
+        "def old(text):\n    return text.upper()\n\ndef new(text):\n    return text\n")
+    (pytester.path / "evals" / "cases.jsonl").write_text(
+        '{"id": "a", "input": "x", "expected": "x"}\n{"id": "b", "input": "Y", "expected": "Y"}\n')
+    (pytester.path / "evals" / "suite.yaml").write_text(
+        "cases: cases.jsonl\ngraders: [exact]\nvariants:\n"
+        "  old: {subject: {type: python, function: 'two_apps:old'}}\n"
+        "  new: {subject: {type: python, function: 'two_apps:new'}}\n")
+    pytester.makepyfile(test_evals="from scoreboard.testing import suite\nab = suite('evals/suite.yaml')\n")
+    result = pytester.runpytest("-v", *plugin_args())
+    result.assert_outcomes(passed=3, failed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*::ab::a?old? FAILED*", "*::ab::a?new? PASSED*", "*::ab::b?old? PASSED*",
+                                 "*::ab::b?new? PASSED*"])
+    out = result.stdout.str()
+    assert "variant old, run 1: failed" in out and "variant new, run" not in out
+    result = pytester.runpytest("-k", "new", *plugin_args())
+    result.assert_outcomes(passed=2, deselected=3)

@@ -39,12 +39,16 @@ class SuiteNode:
         if GATES in self.case_ids:
             raise self.CollectError(f"scoreboard: {self.suite_path}: a case is named {GATES!r}, the name of the "
                                     "suite's gates test: rename the case")
+        # With several variants each gets its test of each case, named like a parametrized test.
+        variants = [v.name for v in suite.variants] if len(suite.variants) > 1 else [None]
         for case in suite.cases:
-            item = CaseItem.from_parent(self, name=case.id, case_id=case.id,
-                                        where=f"{case.source}:{case.line}" if case.line else (case.source or ""))
-            # -k matches a case's category and tags as well as its id
-            item.extra_keyword_matches.update(t for t in [case.category, *case.tags] if t)
-            yield item
+            where = f"{case.source}:{case.line}" if case.line else (case.source or "")
+            for variant in variants:
+                name = case.id if variant is None else f"{case.id}[{variant}]"
+                item = CaseItem.from_parent(self, name=name, case_id=case.id, variant=variant, where=where)
+                # -k matches a case's category and tags as well as its id
+                item.extra_keyword_matches.update(t for t in [case.category, *case.tags] if t)
+                yield item
         yield GatesItem.from_parent(self, name=GATES)
 
     def outcome(self) -> tuple[dict, dict | None, dict[str, list[dict]]]:
@@ -84,16 +88,19 @@ class SuiteItem(pytest.Item):
 
 
 class CaseItem(SuiteItem):
-    """One case: passes when every attempt of it (every variant, every run) passed."""
+    """One case (of one variant, when the suite has several): passes when every attempt of it
+    (every run) passed."""
 
-    def __init__(self, *, case_id: str, where: str, **kwargs):
+    def __init__(self, *, case_id: str, variant: str | None, where: str, **kwargs):
         super().__init__(**kwargs)
         self.case_id = case_id
+        self.variant = variant
         self.where = where
 
     def runtest(self) -> None:
         _, _, by_case = self.run_info()
-        verdict, message = case_verdict(self.case_id, by_case.get(self.case_id, []))
+        attempts = [a for a in by_case.get(self.case_id, []) if self.variant in (None, a["variant"])]
+        verdict, message = case_verdict(self.case_id, attempts)
         if self.where:
             message = message.replace(f"case {self.case_id}:", f"case {self.case_id} ({self.where}):", 1)
         if verdict == "failed":
@@ -102,7 +109,7 @@ class CaseItem(SuiteItem):
             pytest.skip(message)
 
     def reportinfo(self):
-        return self.path, None, f"case {self.case_id}"
+        return self.path, None, f"case {self.name}"
 
 
 class GatesItem(SuiteItem):
