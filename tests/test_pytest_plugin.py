@@ -163,10 +163,15 @@ def test_execution_errors_fail_their_case_with_the_error(pytester):
         '{"id": "ok", "input": "fine", "expected": "fine"}\n{"id": "bad", "input": "boom", "expected": "x"}\n')
     (pytester.path / "evals" / "suite.yaml").write_text(
         "cases: cases.jsonl\ngraders: [exact]\nsubject: {type: python, function: 'flaky_app:answer'}\n")
-    pytester.makepyfile(test_evals="from scoreboard.testing import suite\ns = suite('evals/suite.yaml')\n")
-    result = pytester.runpytest(*plugin_args())
-    result.assert_outcomes(passed=1, failed=1, skipped=1)
+    pytester.makepyfile(test_evals="from scoreboard.testing import suite\ns = suite('evals/suite.yaml')\n"
+                                   "priced = suite('evals/suite.yaml', name='priced', case=['ok'], "
+                                   "graders=[{'max-cost': 0.01}])\n")
+    result = pytester.runpytest("-rs", *plugin_args())
+    # s: ok passes, bad errors, no gate; priced: ok's cost is unknown, so not assessed (skipped)
+    result.assert_outcomes(passed=1, failed=1, skipped=3)
     result.stdout.fnmatch_lines(["*variant answer, run 1: error*", "*error: *the model went away*"])
+    result.stdout.fnmatch_lines(["SKIPPED*case ok (*cases.jsonl:1): 1 of 1 attempt(s) not assessed*"])
+    assert "grader max-cost not assessed: cost unknown" in result.stdout.str()
 
 
 def test_a_bad_suite_is_a_collection_error_naming_the_file_and_field(pytester, srv):
@@ -180,6 +185,11 @@ def test_a_bad_suite_is_a_collection_error_naming_the_file_and_field(pytester, s
                                    "suite = scoreboard.testing.suite('evals/suite.yaml', fail_undr=0.9)\n")
     result = pytester.runpytest(*plugin_args())
     result.stdout.fnmatch_lines(["*unknown setting(s) fail_undr*"])
+    (pytester.path / "evals" / "cases.jsonl").write_text('{"id": "gates", "input": "2+2", "expected": "4"}\n')
+    write_suite(pytester.path, srv, cases=[{"id": "gates", "input": "2+2", "expected": "4"}])
+    pytester.makepyfile(test_evals="import scoreboard.testing\nsuite = scoreboard.testing.suite('evals/suite.yaml')\n")
+    result = pytester.runpytest(*plugin_args())
+    result.stdout.fnmatch_lines(["*a case is named 'gates', the name of the suite's gates test*"])
 
 
 def test_suite_files_matched_by_the_ini_option_are_collected(pytester, srv):
