@@ -84,7 +84,7 @@ def gates_verdict(report: dict, ran: int, collected: int) -> tuple[str, str]:
 def summary_lines(info: dict, report: dict | None) -> list[str]:
     """The terminal summary of one run: its figures, its verdict and where its reports are."""
     if info.get("error"):
-        return [f"{info['suite_file']}: not run: {info['error']}"]
+        return [f"{info.get('suite_file', 'a suite')}: not run: {info['error']}"]
     lines = []
     if report is not None:
         figures = []

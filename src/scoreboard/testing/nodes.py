@@ -83,7 +83,7 @@ class SuiteItem(pytest.Item):
     def run_info(self) -> tuple[dict, dict | None, dict[str, list[dict]]]:
         info, report, by_case = self.parent.outcome()
         if info.get("error"):
-            raise CaseFailed(f"suite {info['suite_file']} did not run: {info['error']}")
+            raise CaseFailed(f"suite {self.parent.suite_path} did not run: {info['error']}")
         return info, report, by_case
 
 

@@ -39,8 +39,8 @@ def run_suite(path: Path, flags: dict, selected: list[str] | None, argv: list[st
         suite = load_suite(path, run_flags)
         outcome = run(suite, RunOptions(argv=argv, progress=False, flags=run_flags, hold_report=False))
     except ScoreboardError as exc:
-        return {"suite_file": str(path), "error": str(exc)}
-    return {"suite_file": str(path), "suite": suite.name, "exit_code": outcome.exit_code,
+        return {"error": str(exc)}
+    return {"suite": suite.name, "exit_code": outcome.exit_code,
             "paths": {fmt: str(p) for fmt, p in outcome.paths.items()}}
 
 
@@ -68,10 +68,13 @@ class Coordinator:
         """The run of suite `key`: made now by `start()`, or by another process earlier."""
         if key in self.results:
             return self.results[key]
-        if self.shared_dir is None:
-            info = self._run(start)
-        else:
-            info = self._shared(key, start)
+        try:
+            info = self._run(start) if self.shared_dir is None else self._shared(key, start)
+        except Exception as exc:
+            # The test that started the run shows the traceback; the suite's other tests say
+            # it did not run, instead of each starting it again.
+            self.results[key] = {"error": f"the run raised {type(exc).__name__}: {exc}"}
+            raise
         self.results[key] = info
         return info
 
