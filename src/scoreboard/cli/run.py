@@ -67,7 +67,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    """Load the suite (or the stopped run) and run it."""
+    """Load the suite (or the stopped run) and run it; with --verbose, the per-attempt lines
+    first (stderr with --json); then the usual end."""
+    outcome = run_outcome(args)
+    if getattr(args, "verbose", False):
+        from ..record.terminal import print_cases
+
+        report = outcome.report
+        print_cases(report["plan"], report["attempts"], out_stream(args.json))
+    return finish(args, outcome)
+
+
+def run_outcome(args: argparse.Namespace):
+    """The Outcome of `scoreboard run` with these arguments (the GitHub Action's step reads it)."""
     from ..engine.pipeline import RunOptions, run
     from ..errors import ConfigError
     from ..suite.stages import load_staged
@@ -79,7 +91,7 @@ def main(args: argparse.Namespace) -> int:
         reused = (outcome.head["run"].get("resumed") or {}).get("attempts_reused") or 0
         print(f"resumed: {plural(reused, 'attempt')} reused from the run's log (not run again)",
               file=out_stream(args.json))
-        return _finish(args, outcome)
+        return outcome
     if args.output and args.output_dir:
         raise ConfigError("give --output or --output-dir, not both", field="output")
     flags = suite_flags(args)
@@ -91,17 +103,7 @@ def main(args: argparse.Namespace) -> int:
                          extra_run={"live": True} if args.live else None,
                          store=_store(args, suite.config.output_dir))
     print_preamble(suite, out_stream(args.json), dry_run=args.dry_run)
-    return _finish(args, run(suite, options))
-
-
-def _finish(args: argparse.Namespace, outcome) -> int:
-    """With --verbose, the per-attempt lines first (stderr with --json); then the usual end."""
-    if getattr(args, "verbose", False):
-        from ..record.terminal import print_cases
-
-        report = outcome.report
-        print_cases(report["plan"], report["attempts"], out_stream(args.json))
-    return finish(args, outcome)
+    return run(suite, options)
 
 
 def _store(args: argparse.Namespace, output_dir: str):

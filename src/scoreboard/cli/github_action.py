@@ -1,0 +1,197 @@
+"""The step of the GitHub Action (action.yml at the repository root): run a suite, add the
+comparison with a baseline to the step summary, set the step's outputs, comment on the pull
+request, and exit with the run's exit code, so the suite's gates pass or fail the job.
+
+    python -m scoreboard.cli.github_action SUITE [--baseline REPORT] [--max-regression D]
+        [--args "MORE RUN FLAGS"] [--comment true|false]
+
+It reads what GitHub sets: GITHUB_STEP_SUMMARY, GITHUB_OUTPUT, GITHUB_EVENT_PATH,
+GITHUB_API_URL, GITHUB_REPOSITORY, GITHUB_SERVER_URL, GITHUB_RUN_ID, and GITHUB_TOKEN (the
+action passes its `github-token` input). The run itself appends its Markdown report to the
+step summary. Outputs: report, reports (every file, one a line, for upload-artifact), pass-rate
+(with one variant), pass-rates (JSON), verdict, exit-code, comment.
+
+A comment that cannot be posted (a fork's read-only token, the API down) is a warning: the exit
+code stays the run's, since the gates, not the comment, decide the job.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+import uuid
+from pathlib import Path
+
+VERDICT = {0: "passed", 1: "invalid", 2: "errors", 3: "gates-failed"}
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    from .main import Parser
+
+    p = Parser(prog="python -m scoreboard.cli.github_action", description=__doc__,
+               formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("suite", help="the suite file to run")
+    p.add_argument("--baseline", default="", help="a baseline report to compare with (empty: none)")
+    p.add_argument("--max-regression", default="", help="with --baseline, the pass-rate drop that fails the job "
+                   "(empty: compare only)")
+    p.add_argument("--args", default="", help="more `scoreboard run` flags, as one shell-quoted string")
+    p.add_argument("--comment", default="true", choices=["true", "false"],
+                   help="comment the comparison on the pull request when a baseline is given")
+    return p.parse_args(argv)
+
+
+def run_argv(args: argparse.Namespace) -> list[str]:
+    """The `scoreboard run` command line this step runs."""
+    from ..errors import ConfigError
+
+    argv = ["run", args.suite, "--no-progress", *shlex.split(args.args)]
+    if args.max_regression:
+        if not args.baseline:
+            raise ConfigError("--max-regression needs --baseline (the report to compare with)", field="max_regression")
+        argv += ["--baseline", args.baseline, "--max-regression", args.max_regression]
+    return argv
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the step; the exit code is the run's (1 when nothing could run)."""
+    from ..errors import ScoreboardError
+    from ..redact import remember, scrub_known
+    from .common import print_outcome
+    from .main import build_parser
+    from .run import run_outcome
+
+    args = parse_args(argv)
+    token = os.environ.get("GITHUB_TOKEN", "")
+    if token:
+        remember(token)  # nothing this process prints or writes may carry it
+    try:
+        run_args = build_parser()[0].parse_args(run_argv(args))
+        run_args.debug = False
+        outcome = run_outcome(run_args)
+    except ScoreboardError as exc:
+        print(scrub_known(f"scoreboard: error: {exc}"), file=sys.stderr)
+        write_outputs({"verdict": VERDICT.get(exc.exit_code, "errors"), "exit-code": str(exc.exit_code)})
+        return exc.exit_code
+    except SystemExit as exc:  # bad flags in --args: the parser said which, in one line
+        write_outputs({"verdict": VERDICT[1], "exit-code": str(exc.code)})
+        raise
+    print_outcome(outcome, to_stderr=False)
+    comparison = compare_with(args.baseline, outcome.paths["json"])
+    if comparison is not None:
+        from .github_comment import comparison_markdown
+
+        append_summary(comparison_markdown(comparison))
+    comment = "skipped"
+    if args.baseline and args.comment == "true":
+        comment = post_comment(outcome.head, outcome.exit_code, comparison, token)
+    write_outputs(outputs(outcome, comment))
+    return outcome.exit_code
+
+
+def compare_with(baseline: str, report: Path) -> dict | None:
+    """The comparison of the baseline report with this run's (None without a baseline, or when
+    the baseline cannot be read: said on stderr)."""
+    if not baseline:
+        return None
+    from ..errors import ScoreboardError
+    from ..record.io import read_report
+    from .compare import compare_reports
+
+    try:
+        return compare_reports(read_report(baseline), read_report(report))
+    except ScoreboardError as exc:
+        print(f"scoreboard: warning: no comparison with the baseline: {exc}", file=sys.stderr)
+        return None
+
+
+def post_comment(head: dict, exit_code: int, comparison: dict | None, token: str) -> str:
+    """Comment on the pull request: "created", "updated", "skipped" (no pull request, no token)
+    or "failed" (said on stderr and in the step summary; the exit code is not changed)."""
+    from ..redact import scrub_known
+    from .github_comment import (
+        CommentError,
+        GitHub,
+        comment_body,
+        marker,
+        pull_request_number,
+    )
+
+    env = os.environ
+    try:
+        number = pull_request_number(env.get("GITHUB_EVENT_PATH"))
+        if number is None:
+            print("scoreboard: not a pull request event: no comment")
+            return "skipped"
+        if not token:
+            print("scoreboard: no GITHUB_TOKEN: no comment")
+            return "skipped"
+        api = GitHub(env.get("GITHUB_API_URL", "https://api.github.com"), env.get("GITHUB_REPOSITORY", ""), token)
+        done = api.upsert(number, comment_body(head, exit_code, comparison, footer()), marker(head["run"]["suite"]))
+    except CommentError as exc:
+        message = scrub_known(f"scoreboard: warning: could not comment on the pull request: {exc} "
+                              "(the job's result is the run's: exit code unchanged)")
+        print(message, file=sys.stderr)
+        append_summary(f"> ⚠️ {message}\n")
+        return "failed"
+    print(f"scoreboard: pull request #{number}: comment {done}")
+    return done
+
+
+def footer() -> str:
+    """A link to the workflow run, when GitHub says which."""
+    env = os.environ
+    if env.get("GITHUB_SERVER_URL") and env.get("GITHUB_REPOSITORY") and env.get("GITHUB_RUN_ID"):
+        url = f"{env['GITHUB_SERVER_URL']}/{env['GITHUB_REPOSITORY']}/actions/runs/{env['GITHUB_RUN_ID']}"
+        return f"<sub>[workflow run]({url}): full report in the step summary and the uploaded artifact</sub>"
+    return ""
+
+
+def outputs(outcome, comment: str) -> dict[str, str]:
+    """The step's outputs: absolute paths (upload-artifact resolves from the workspace, not the
+    step's working directory), the pass rates, the verdict."""
+    json_path = Path(outcome.paths["json"]).resolve()
+    files = [str(Path(p).resolve()) for p in outcome.paths.values()]
+    run_folder = json_path.with_suffix("")
+    if run_folder.is_dir():
+        files.append(str(run_folder))
+    rates = {name: v.get("pass_rate") for name, v in outcome.head["summary"]["variants"].items()}
+    only = next(iter(rates.values())) if len(rates) == 1 else None
+    return {"report": str(json_path), "reports": "\n".join(files),
+            "pass-rate": "" if only is None else f"{only:.4f}", "pass-rates": json.dumps(rates),
+            "verdict": VERDICT.get(outcome.exit_code, str(outcome.exit_code)),
+            "exit-code": str(outcome.exit_code), "comment": comment}
+
+
+def write_outputs(values: dict[str, str]) -> None:
+    """Append to $GITHUB_OUTPUT (a value with newlines in GitHub's delimited form)."""
+    target = os.environ.get("GITHUB_OUTPUT")
+    if not target:
+        return
+    lines = []
+    for name, value in values.items():
+        if "\n" in value:
+            delimiter = f"ghadelimiter_{uuid.uuid4().hex}"
+            lines.append(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
+        else:
+            lines.append(f"{name}={value}\n")
+    with open(target, "a", encoding="utf-8") as handle:
+        handle.write("".join(lines))
+
+
+def append_summary(text: str) -> None:
+    """Append Markdown to $GITHUB_STEP_SUMMARY (after the run's own report)."""
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not target:
+        return
+    try:
+        with open(target, "a", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+    except OSError as exc:
+        print(f"scoreboard: warning: cannot append to GITHUB_STEP_SUMMARY: {exc}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

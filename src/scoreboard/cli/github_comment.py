@@ -1,0 +1,171 @@
+"""The pull-request comment of the GitHub Action: its Markdown (the run's verdict, pass rates,
+gates and the comparison with the baseline), the pull request it belongs to, and posting it
+through the REST API, updating the action's earlier comment (found by a hidden marker) rather
+than adding another.
+
+Only the API GitHub names in GITHUB_API_URL is called, with the token the action was given;
+the token never appears in what is printed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+#: the most comment pages (100 each) searched for the earlier comment
+MAX_PAGES = 20
+#: GitHub refuses comment bodies over 65,536 characters
+MAX_BODY = 65_000
+TIMEOUT_S = 30
+#: the most of the event file read (GitHub's own events are far smaller)
+MAX_EVENT_BYTES = 32 << 20
+VERDICTS = {0: "✅ passed", 1: "⚠️ invalid input", 2: "⚠️ execution errors or a stopped run", 3: "❌ a gate failed"}
+
+
+class CommentError(Exception):
+    """Commenting failed; the message says why (never with the token in it)."""
+
+
+def marker(suite: str) -> str:
+    """The hidden line that identifies this suite's comment on a pull request."""
+    return f"<!-- scoreboard-comment:{re.sub(r'[^A-Za-z0-9._-]', '_', suite)} -->"
+
+
+def md(text: object) -> str:
+    """Text safe inside a Markdown table cell (no column breaks, no HTML)."""
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace("\n", " ")
+
+
+def pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
+def comparison_markdown(result: dict) -> str:
+    """The comparison of the baseline (A) with this run (B), as the step summary and comment show it."""
+    lines = ["#### Compared with the baseline", "",
+             (f"Baseline run `{md(result['a']['run_id'])}` · {result['shared_cases']} shared case(s) "
+             "(same id and input hash)")]
+    left = [(len(result[k]), label) for k, label in (("inputs_differ", "left out because their inputs differ"),
+                                                      ("only_in_a", "only in the baseline"),
+                                                      ("only_in_b", "new in this run")) if result[k]]
+    lines += [f"- {n} case(s) {label}" for n, label in left]
+    if not result["comparisons"]:
+        lines += ["", "No variant pair to compare (the names differ and the reports do not hold one variant each)."]
+        return "\n".join(lines) + "\n"
+    lines += ["", "| variant | baseline | this run | change | better | worse | same | sign test p |",
+              "|---|---|---|---|---|---|---|---|"]
+    for c in result["comparisons"]:
+        change = "n/a"
+        if c["a_pass_rate"] is not None and c["b_pass_rate"] is not None:
+            change = f"{(c['b_pass_rate'] - c['a_pass_rate']) * 100:+.1f} points"
+        name = c["b"] if c["a"] == c["b"] else f"{c['a']} → {c['b']}"
+        lines.append(f"| {md(name)} | {pct(c['a_pass_rate'])} | {pct(c['b_pass_rate'])} | {change} | {c['b_wins']} "
+                     f"| {c['a_wins']} | {c['ties']} | {c['sign_test_p']:.3g} |")
+    flags = sorted({flag for c in result["comparisons"] for flag in c["flags"]})
+    lines += [""] + [f"- ⚠️ {md(flag)}" for flag in flags]
+    return "\n".join(lines) + "\n"
+
+
+def comment_body(head: dict, exit_code: int, comparison: dict | None, footer: str) -> str:
+    """The comment: marker, verdict, pass rates, gates, comparison, where the reports are."""
+    run = head["run"]
+    lines = [marker(run["suite"]), f"### scoreboard · {md(run['suite'])}: {VERDICTS.get(exit_code, exit_code)}", "",
+             "| variant | pass rate | 95% interval | passed / attempts |", "|---|---|---|---|"]
+    for name, v in head["summary"]["variants"].items():
+        ci = v.get("pass_rate_ci") or {}
+        interval = f"{pct(ci.get('low'))} – {pct(ci.get('high'))} ({md(ci.get('method', ''))})" if ci else "n/a"
+        lines.append(f"| {md(name)} | {pct(v.get('pass_rate'))} | {interval} | {v['passed']} / {v['attempts']} |")
+    gates = head.get("gates") or []
+    if gates:
+        lines += ["", "**Gates**", ""] + [f"- {'✅' if g['passed'] else '❌'} {md(g['description'])}" for g in gates]
+    if comparison is not None:
+        lines += ["", comparison_markdown(comparison)]
+    if footer:
+        lines += ["", footer]
+    body = "\n".join(lines) + "\n"
+    if len(body) > MAX_BODY:
+        body = body[:MAX_BODY] + "\n\n… (cut short; the full comparison is in the step summary)\n"
+    return body
+
+
+def pull_request_number(event_path: str | None) -> int | None:
+    """The pull request of the event that started the workflow (None for a push, a schedule...)."""
+    if not event_path:
+        return None
+    path = Path(event_path)
+    try:
+        if path.stat().st_size > MAX_EVENT_BYTES:
+            raise CommentError(f"the event file {event_path} is larger than {MAX_EVENT_BYTES} bytes")
+        event = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CommentError(f"cannot read the event file {event_path}: {exc}") from None
+    if not isinstance(event, dict):
+        return None
+    pr = event.get("pull_request")
+    if isinstance(pr, dict) and isinstance(pr.get("number"), int):
+        return pr["number"]
+    issue = event.get("issue")
+    if isinstance(issue, dict) and issue.get("pull_request") and isinstance(issue.get("number"), int):
+        return issue["number"]
+    return None
+
+
+class GitHub:
+    """The few REST calls the comment needs."""
+
+    def __init__(self, api_url: str, repository: str, token: str):
+        if not re.match(r"^https?://", api_url):
+            raise CommentError(f"GITHUB_API_URL must be an http(s) URL, got {api_url[:80]!r}")
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repository):
+            raise CommentError(f"GITHUB_REPOSITORY must be OWNER/NAME, got {repository[:80]!r}")
+        self.base = f"{api_url.rstrip('/')}/repos/{repository}"
+        self.token = token
+
+    def call(self, method: str, path: str, body: dict | None = None):
+        data = None if body is None else json.dumps(body).encode("utf-8")
+        request = urllib.request.Request(self.base + path, data=data, method=method, headers={
+            "Authorization": f"Bearer {self.token}", "Accept": "application/vnd.github+json",
+            "X-GitHub-Api-Version": "2022-11-28", "User-Agent": "scoreboard-action",
+            **({"Content-Type": "application/json"} if data is not None else {})})
+        try:
+            with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
+                raw = response.read(MAX_EVENT_BYTES)
+        except urllib.error.HTTPError as exc:
+            detail = ""
+            try:
+                detail = str(json.loads(exc.read(1 << 16)).get("message", ""))[:200]
+            except (ValueError, AttributeError, OSError):
+                pass
+            raise CommentError(f"{method} {path}: HTTP {exc.code}{': ' + detail if detail else ''}") from None
+        except (urllib.error.URLError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise CommentError(f"{method} {path}: {reason}") from None
+        try:
+            return json.loads(raw) if raw else None
+        except ValueError:
+            raise CommentError(f"{method} {path}: the answer is not JSON") from None
+
+    def find_comment(self, number: int, mark: str) -> int | None:
+        """The id of the pull request's comment that carries `mark`, if there is one."""
+        for page in range(1, MAX_PAGES + 1):
+            comments = self.call("GET", f"/issues/{number}/comments?per_page=100&page={page}")
+            if not isinstance(comments, list):
+                raise CommentError("listing comments: the answer is not a list")
+            for comment in comments:
+                if isinstance(comment, dict) and mark in str(comment.get("body") or ""):
+                    return comment.get("id")
+            if len(comments) < 100:
+                return None
+        return None
+
+    def upsert(self, number: int, body: str, mark: str) -> str:
+        """Update the earlier comment, or add one: "updated" or "created"."""
+        existing = self.find_comment(number, mark)
+        if existing is not None:
+            self.call("PATCH", f"/issues/comments/{int(existing)}", {"body": body})
+            return "updated"
+        self.call("POST", f"/issues/{number}/comments", {"body": body})
+        return "created"

@@ -1,0 +1,38 @@
+"""What a test module writes to have pytest run a suite: `suite = scoreboard.testing.suite(PATH)`."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: settings a handle may override, as `scoreboard run` flags do (the suite file's names)
+EXTRA_FLAGS = ("subject", "vs_subject", "skill", "vs", "root")
+
+
+@dataclass(frozen=True, eq=False)
+class SuiteHandle:
+    """A suite to collect: its file and the settings that override the file's."""
+
+    path: str
+    flags: dict = field(default_factory=dict)
+
+    def resolve(self, module_dir: Path) -> Path:
+        """The suite file: a relative path is relative to the test module's folder."""
+        path = Path(self.path)
+        return path if path.is_absolute() else module_dir / path
+
+
+def suite(path: str | os.PathLike, **flags) -> SuiteHandle:
+    """A suite for pytest to run: assign it to a module-level name (the name is the collector's).
+    Keyword arguments override the suite file's settings, with the names and values the file
+    uses (`runs=1`, `fail_under=0.9`, `output_dir="eval-results"`, `max_regression=0.05`,
+    `baseline="main.json"`, `subject=...`); a relative path is relative to the test module."""
+    from ..suite.load import NESTED, OVERRIDABLE
+
+    known = set(OVERRIDABLE) | set(NESTED) | set(EXTRA_FLAGS)
+    unknown = sorted(set(flags) - known)
+    if unknown:
+        raise TypeError(f"scoreboard.testing.suite() got unknown setting(s) {', '.join(unknown)} "
+                        f"(known: {', '.join(sorted(known))})")
+    return SuiteHandle(os.fspath(path), {k: v for k, v in flags.items() if v is not None})

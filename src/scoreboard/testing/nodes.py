@@ -1,0 +1,129 @@
+"""The pytest nodes of a suite: a collector (from a test module's `suite(...)` or from a suite
+file matched by the `scoreboard_suites` ini option) holding one item per case and a gates item."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .handle import SuiteHandle
+from .messages import case_verdict, gates_verdict
+
+#: the name of the item that asserts the suite's gates
+GATES = "gates"
+#: the name the session plugin is registered under
+SESSION = "scoreboard-session"
+
+
+class CaseFailed(AssertionError):
+    """A failure whose message says everything (no traceback of the plugin is shown)."""
+
+
+class SuiteNode:
+    """What both suite collectors share: loading the suite and making its items."""
+
+    handle: SuiteHandle
+    suite_path: Path
+    case_ids: list[str]
+
+    def collect(self):
+        from ..errors import ScoreboardError
+        from ..suite.load import load_suite
+
+        try:
+            suite = load_suite(self.suite_path, self.handle.flags)
+        except ScoreboardError as exc:
+            raise self.CollectError(f"scoreboard: {exc}") from None
+        self.case_ids = [c.id for c in suite.cases]
+        if GATES in self.case_ids:
+            raise self.CollectError(f"scoreboard: {self.suite_path}: a case is named {GATES!r}, the name of the "
+                                    "suite's gates test: rename the case")
+        # With several variants each gets its test of each case, named like a parametrized test.
+        variants = [v.name for v in suite.variants] if len(suite.variants) > 1 else [None]
+        for case in suite.cases:
+            where = f"{case.source}:{case.line}" if case.line else (case.source or "")
+            for variant in variants:
+                name = case.id if variant is None else f"{case.id}[{variant}]"
+                item = CaseItem.from_parent(self, name=name, case_id=case.id, variant=variant, where=where)
+                # -k matches a case's category and tags as well as its id
+                item.extra_keyword_matches.update(t for t in [case.category, *case.tags] if t)
+                yield item
+        yield GatesItem.from_parent(self, name=GATES)
+
+    def outcome(self) -> tuple[dict, dict | None, dict[str, list[dict]]]:
+        """This suite's run (made on first use): its info, report and attempts by case."""
+        return self.config.pluginmanager.get_plugin(SESSION).outcome(self)
+
+
+class SuiteCollector(SuiteNode, pytest.Collector):
+    """A `suite(...)` assigned to a name in a test module."""
+
+    def __init__(self, *, handle: SuiteHandle, **kwargs):
+        super().__init__(**kwargs)
+        self.handle = handle
+        self.suite_path = handle.resolve(Path(self.path).parent)
+
+
+class SuiteFile(SuiteNode, pytest.File):
+    """A suite file that matches a `scoreboard_suites` pattern."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.handle = SuiteHandle(str(self.path))
+        self.suite_path = Path(self.path)
+
+
+class SuiteItem(pytest.Item):
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, CaseFailed):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+    def run_info(self) -> tuple[dict, dict | None, dict[str, list[dict]]]:
+        info, report, by_case = self.parent.outcome()
+        if info.get("error"):
+            raise CaseFailed(f"suite {self.parent.suite_path} did not run: {info['error']}")
+        return info, report, by_case
+
+
+class CaseItem(SuiteItem):
+    """One case (of one variant, when the suite has several): passes when every attempt of it
+    (every run) passed."""
+
+    def __init__(self, *, case_id: str, variant: str | None, where: str, **kwargs):
+        super().__init__(**kwargs)
+        self.case_id = case_id
+        self.variant = variant
+        self.where = where
+
+    def runtest(self) -> None:
+        _, _, by_case = self.run_info()
+        attempts = [a for a in by_case.get(self.case_id, []) if self.variant in (None, a["variant"])]
+        verdict, message = case_verdict(self.case_id, attempts)
+        if self.where:
+            message = message.replace(f"case {self.case_id}:", f"case {self.case_id} ({self.where}):", 1)
+        if verdict == "failed":
+            raise CaseFailed(message)
+        if verdict == "unassessed":
+            pytest.skip(message)
+
+    def reportinfo(self):
+        return self.path, None, f"case {self.name}"
+
+
+class GatesItem(SuiteItem):
+    """The suite's gates (fail_under, fail_under_metrics, the baseline regression gate), checked
+    on the run of the selected cases; skipped when the suite sets none."""
+
+    def runtest(self) -> None:
+        _, report, _ = self.run_info()
+        ran = len(report["plan"]["cases"])
+        verdict, message = gates_verdict(report, ran, len(self.parent.case_ids))
+        if verdict == "failed":
+            raise CaseFailed(message)
+        if verdict == "none":
+            pytest.skip(message)
+
+    def reportinfo(self):
+        return self.path, None, "gates"
