@@ -21,11 +21,6 @@ def _ci(ci: Interval | None, *, points: bool = False) -> str:
     return f"95% CI {ci.low:+.2f} to {ci.high:+.2f}, {ci.method or 'interval'}"
 
 
-def _stage_ref(agg: Aggregate, stage: str) -> str:
-    ref = next((r for r in agg.stages if r.stage == stage), None)
-    return "" if ref is None else f"{ref.run_id}, {ref.path}"
-
-
 def headline(agg: Aggregate) -> list[str]:
     """The lines every rendering leads with: pick, confirmation, disjointness, judge check."""
     out = [agg.pick.words[0].upper() + agg.pick.words[1:], agg.confirmation.words]
@@ -66,12 +61,12 @@ def _section_lines(section: StageSection, pointwise: bool) -> list[str]:
 
 def render_text(agg: Aggregate, paths: dict) -> str:
     """The terminal lines: the lead, each stage apart, the gates, the files."""
-    lines = [(f"{agg.suite}: aggregate of {len(agg.stages)} stage reports "
-             f"(screen {_stage_ref(agg, 'screen')}; held out {_stage_ref(agg, 'heldout')})")]
+    named = "; ".join(f"{'held out' if r.stage == 'heldout' else r.stage}: {r.path}" for r in agg.stages)
+    lines = [f"{agg.suite}: aggregate of {len(agg.stages)} stage reports ({named})"]
     lines += [f"  {x}" for x in headline(agg)]
     pointwise = agg.primary == "dq"
     for title, section in (("screen", agg.screen), ("held out", agg.heldout)):
-        lines.append(f"  {title} ({len(section.cases)} cases, run {section.run_id}):")
+        lines.append(f"  {title}: {len(section.cases)} cases (run {section.run_id})")
         lines += [f"    {x}" for x in _section_lines(section, pointwise)]
     for g in agg.gates:
         lines.append(f"  gate {'passed' if g.passed else 'FAILED'}: {g.description}")
