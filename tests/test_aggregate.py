@@ -226,3 +226,34 @@ def test_hostile_files_are_refused(staged, tmp_path):
     assert proc.returncode == 1 and "over the limit" in proc.stderr
     proc = scoreboard(["aggregate", str(screen), str(tmp_path / "missing.json")], folder)
     assert proc.returncode == 1 and "report not found" in proc.stderr
+
+
+def test_pick_and_verdict_figures():
+    """The pure figures: a pick among three variants, a dQ recorded the other way round, the
+    paired t test against statsmodels, and each verdict."""
+    from statsmodels.stats.weightstats import DescrStatsW
+
+    from scoreboard.stats import aggregate as agg
+
+    summary = {"variants": {"a": {"pass_rate": 0.5}, "b": {"pass_rate": 0.8}, "c": {"pass_rate": 0.7}}}
+    assert agg.pick(summary, ["a", "b", "c"], "pass_rate")["variant"] == "b"
+    assert agg.pick(summary, ["a", "b", "c"], "pass_rate")["runner_up"] == "c"
+    tied = {"variants": {"a": {"pass_rate": 0.8}, "b": {"pass_rate": 0.8}}}
+    assert agg.pick(tied, ["a", "b"], "pass_rate")["variant"] is None
+    dq = {"judges": {"dq": [{"a": "x", "b": "y", "dq": -1.5, "ci": {"low": -2.0, "high": -1.0}}]}}
+    assert agg.primary_figure(dq) == "dq" and agg.primary_figure(summary) == "pass_rate"
+    assert agg.pick(dq, ["x", "y"], "dq")["variant"] == "y"
+    flipped = agg.dq_of(dq, "y", "x")
+    assert flipped["dq"] == 1.5 and (flipped["ci"]["low"], flipped["ci"]["high"]) == (1.0, 2.0)
+    diffs = [0.5, 1.0, -0.25, 0.75, 1.25, 0.0]
+    _, p, _ = DescrStatsW(diffs).ttest_mean(0.0)
+    tests = agg.paired_tests(diffs)
+    assert tests["t_test_p"] == pytest.approx(p, rel=1e-9) and (tests["positive"], tests["negative"]) == (4, 1)
+    assert agg.paired_tests([1.0])["t_test_why"] == "fewer than two cases"
+    assert agg.verdict(0.5, {"low": 0.1, "high": 0.9}, 0) == "confirmed"
+    assert agg.verdict(0.5, {"low": -0.1, "high": 0.9}, 0) == "not-confirmed"
+    assert agg.verdict(-0.5, {"low": -0.9, "high": -0.1}, 0) == "reversed"
+    assert agg.verdict(0.5, {"low": 0.1, "high": 0.9}, 2) == "not-independent"
+    assert agg.verdict(None, None, 0) == "not-comparable"
+    seen = agg.disjoint([{"id": "a", "input_hash": "h1"}], [{"id": "b", "input_hash": "h1"}, {"id": "c", "input_hash": "h2"}])
+    assert seen["overlap"] == [{"heldout": "b", "screen": "a", "input_hash": "h1"}] and not seen["disjoint"]
