@@ -16,7 +16,7 @@ import scoreboard
 from scoreboard.cli.main import build_parser
 
 WRITERS = [["run"], ["score"], ["replay"], ["rescore"], ["verify"], ["report"], ["plan"], ["schema"], ["footprint"],
-           ["compare"], ["import", "comparisons"], ["import", "reviews"], ["import", "csv"]]
+           ["compare"], ["aggregate"], ["import", "comparisons"], ["import", "reviews"], ["import", "csv"]]
 FORMATTERS = [["run"], ["score"], ["replay"], ["rescore"], ["report"], ["import", "comparisons"],
               ["import", "reviews"]]
 

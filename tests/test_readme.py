@@ -232,7 +232,10 @@ def workspace(tmp_path_factory):
         env.update({"PATH": f"{bindir}{os.pathsep}{env.get('PATH', '')}",
                     "OPENAI_BASE_URL": f"{server.base_url}/v1", "ANTHROPIC_BASE_URL": server.base_url,
                     "OPENAI_API_KEY": "sk-readme-placeholder-key", "ANTHROPIC_API_KEY": "sk-ant-readme-placeholder",
-                    "NO_COLOR": "1"})
+                    "NO_COLOR": "1",
+                    # example scripts find the Python with scoreboard's dependencies in ./.venv,
+                    # which the copy leaves out: they are given the test's own
+                    "PYTHON": sys.executable})
         yield copy, env, server
 
 

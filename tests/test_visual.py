@@ -285,7 +285,54 @@ def test_landing_pages_example_runs_offline(tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "instrument check PASSED" in proc.stdout and "stage screen" in proc.stdout
     assert "gate passed: dQ polished - plain: +3.00" in proc.stdout
+    assert "The screen picked polished over plain on dQ: +3.00" in proc.stdout
+    assert "held-out cases disjoint from the screened ones by input hash (3 held out, 3 screened)" in proc.stdout
     reports = sorted((target / "eval-results" / "landing-pages").glob("*.json"))
-    assert len(reports) == 3
-    for report in reports:
+    stages = sorted((target / "eval-results" / "landing-pages").glob("stages-*/*.json"))
+    assert len(reports) == 2 and [p.name for p in stages] == ["aggregate.json", "heldout.json", "screen.json"]
+    for report in reports + stages:
         assert scoreboard(["verify", str(report)], target).returncode == 0
+
+
+@pytest.mark.slow
+def test_aggregate_over_check_screen_and_heldout(fake_provider, tmp_path):
+    """The stages of a visual suite aggregated: dQ is the primary figure, the screen's pick is
+    named, the held-out dQ (one case) is not enough to confirm it, the judge check is carried, and a
+    dQ gate on an unchecked judge refuses to pass."""
+    fake_provider.set_default("chat", {"reply": VisionJudge()})
+    make_suite(tmp_path, openai_judge(fake_provider))
+    screen = report_of(scoreboard(["run", "suite.yaml", "--stage", "screen", "--no-progress"], tmp_path), tmp_path)[0]
+    held = report_of(scoreboard(["run", "suite.yaml", "--stage", "heldout", "--no-progress"], tmp_path), tmp_path)[0]
+    refused = scoreboard(["aggregate", str(screen), str(held), "--min-dq", "0.5", "--output", "unchecked.json"],
+                         tmp_path)
+    assert refused.returncode == 3, refused.stdout + refused.stderr
+    record = json.loads((tmp_path / "unchecked.json").read_text())
+    assert record["judge_check"]["status"] == "never-run" and record["gates"][0]["refused"]
+    check = report_of(scoreboard(["run", "suite.yaml", "--stage", "check", "--no-progress"], tmp_path), tmp_path)[0]
+    proc = scoreboard(["aggregate", str(check), str(held), str(screen), "--min-dq", "0.5", "--output", "agg.json"],
+                      tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    record = json.loads((tmp_path / "agg.json").read_text())
+    assert record["primary"] == "dq" and [r["stage"] for r in record["stages"]] == ["screen", "heldout", "check"]
+    assert (record["pick"]["variant"], record["pick"]["runner_up"], record["pick"]["margin"]) == ("polished", "plain", 3.0)
+    assert record["screen"]["cases"] == ["bakery", "gym"] and record["heldout"]["cases"] == ["yoga"]
+    assert record["screen"]["dq"][0]["cases"] == 2 and record["heldout"]["dq"][0]["cases"] == 1
+    conf = record["confirmation"]
+    assert conf["figure"] == "dq" and conf["value"] == 3.0 and conf["verdict"] == "not-confirmed"
+    assert conf["tests"]["t_test_p"] is None and conf["tests"]["t_test_why"] == "fewer than two cases"
+    assert "too few held-out cases to confirm" in conf["words"]
+    assert record["judge_check"]["status"] == "passed" and record["judge_check"]["source"].startswith("check report")
+    assert record["gates"][0]["gate"] == "min-dq" and record["gates"][0]["passed"]
+    assert record["disjointness"]["disjoint"]
+    assert scoreboard(["verify", "agg.json"], tmp_path).returncode == 0
+    # The HTML in Chromium: the lead, then the two stages in sections of their own.
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        page = browser.new_page()
+        page.goto((tmp_path / "agg.html").as_uri())
+        assert "NOT CONFIRMED on the held-out cases" in page.inner_text("[data-testid=lead]")
+        assert "yoga" in page.inner_text("[data-testid=heldout]") and "yoga" not in page.inner_text(
+            "[data-testid=screen]")
+        browser.close()

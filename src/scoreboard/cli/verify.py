@@ -29,6 +29,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="save the revalidated report with a 'verification' section (created exclusively; "
                         "only when verification passes)")
     p.add_argument("--json", action="store_true", help="print the verification as JSON")
+    p.add_argument("--root", metavar="DIR",
+                   help="an aggregate's stage reports must lie in DIR (default: the aggregate's own folder)")
     p.add_argument("--store", nargs="?", const="", metavar="PATH|URL",
                    help="also check the run stored in this history store against the report (no value: the "
                         "default store)")
@@ -41,13 +43,17 @@ def main(args: argparse.Namespace) -> int:
 
     from ..engine.pipeline import now_iso
     from ..errors import ConfigError
+    from ..record.aggregate import is_aggregate
     from ..record.files import write_new
-    from ..record.io import dumps_report, load_report
+    from ..record.io import dumps_report, read_report_bytes, report_from_bytes
     from ..record.verify import render_text, verify_report
 
     if args.output and Path(args.output).exists():
         raise ConfigError("refusing to overwrite an existing file", file=args.output)
-    report = load_report(args.report)
+    data = read_report_bytes(args.report)
+    if is_aggregate(data):  # an aggregate over stages: recomputed from the stage reports it names
+        return _aggregate(args, data)
+    report = report_from_bytes(data, args.report)
     result = verify_report(report, base_dir=Path(args.report).resolve().parent)
     saved = None
     if args.output and result.ok:
@@ -75,6 +81,34 @@ def main(args: argparse.Namespace) -> int:
             for line in stored.mismatches:
                 print(f"  {line}")
     return 0 if result.ok and (stored is None or stored.ok) else 1
+
+
+def _aggregate(args: argparse.Namespace, data: bytes) -> int:
+    """verify on an aggregate (scoreboard aggregate): its stage reports read again by path and
+    hash, each verified, the aggregate recomputed from them; every difference named."""
+    import json
+    import sys
+
+    from ..errors import ConfigError
+    from ..record.aggregate import verify_aggregate
+    from ..record.verification import NOTE, describe_value
+
+    if args.output or args.store is not None:
+        raise ConfigError("--output and --store apply to run reports, not to an aggregate", field="output")
+    result = verify_aggregate(args.report, data, args.root)
+    if args.json:
+        sys.stdout.write(json.dumps({"report": args.report, **result, "note": NOTE}, ensure_ascii=False, indent=1) + "\n")
+    elif result["ok"]:
+        counts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in sorted(result["checked"].items()))
+        print(f"{args.report}: verified, no mismatch (aggregate recomputed from its stage reports; checked {counts})")
+        print(NOTE)
+    else:
+        print(f"{args.report}: FAILED: {len(result['mismatches'])} mismatch(es)")
+        for m in result["mismatches"][:50]:
+            print(f"  {m['path']}: {m['what']}: expected {describe_value(m['expected'])}, "
+                  f"found {describe_value(m['found'])}")
+        print(NOTE)
+    return 0 if result["ok"] else 1
 
 
 def _stored(args: argparse.Namespace):

@@ -27,7 +27,7 @@ from .schema import (  # SCHEMA(S) re-exported: the version written, those read
 
 __all__ = ["SCHEMA", "SCHEMAS", "load_report", "read_report", "parse_report", "invalid_report", "json_path",
            "dumps_report", "versions", "is_synthetic", "fmt_rate", "fmt_p", "variant_model", "model_words",
-           "stability_words", "models_text"]
+           "stability_words", "models_text", "read_report_bytes", "report_from_bytes"]
 
 
 def versions() -> dict:
@@ -47,15 +47,33 @@ def dumps_report(report: dict, *, indent: int | None = 1) -> str:
     return json.dumps(report, ensure_ascii=False, indent=indent, allow_nan=False) + "\n"
 
 
-def load_report(path: str | os.PathLike) -> dict:
-    """Read a report JSON file; a one-line error when it is not a scoreboard report."""
+def load_report(path: str | os.PathLike, *, limit: int | None = None) -> dict:
+    """Read a report JSON file; a one-line error when it is not a scoreboard report. Only a
+    regular file is read (a FIFO would block, a device never ends); with `limit`, a file over
+    that many bytes is refused before it is read."""
+    return report_from_bytes(read_report_bytes(path, limit=limit), str(path))
+
+
+def read_report_bytes(path: str | os.PathLike, *, limit: int | None = None) -> bytes:
+    """The bytes of a report file the user named: a regular file, at most `limit` bytes."""
+    from ..safefile import FileRefused, check_regular, read_regular
+
     shown = str(path)
     try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise ConfigError("report not found", file=shown) from None
-    except IsADirectoryError:
-        raise ConfigError("is a directory, expected a report JSON file", file=shown) from None
+        if limit is None:  # no size limit: a report of a million attempts is read whole
+            check_regular(path)
+            return Path(path).read_bytes()
+        return read_regular(path, limit=limit, limit_name="report size limit")
+    except FileRefused as exc:
+        if exc.missing:
+            raise ConfigError("report not found", file=shown) from None
+        if exc.reason == "is a directory":
+            raise ConfigError("is a directory, expected a report JSON file", file=shown) from None
+        raise ConfigError(f"report {exc.reason}", file=shown) from None
+
+
+def report_from_bytes(data: bytes, shown: str) -> dict:
+    """A report's bytes as plain data; a one-line error naming `shown` when they are not one."""
     try:
         report = json.loads(data.decode("utf-8-sig"))
     except UnicodeDecodeError:

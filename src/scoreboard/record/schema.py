@@ -197,6 +197,15 @@ class PlanVariant(Closed):
 
 
 
+class Lineage(Closed):
+    """The suite a stage was drawn from: all its cases (any split), its variants, its settings."""
+
+    cases: StrictStr
+    case_count: StrictInt
+    variants: StrictStr
+    settings: StrictStr
+
+
 class Plan(Closed):
     """What the run set out to do: cases x variants x runs, with the hashes of every input."""
 
@@ -222,6 +231,8 @@ class Plan(Closed):
     stage: StrictStr | None = None
     stage_selection: dict[str, Any] | None = None
     instrument: dict[str, Any] | None = None
+    #: screen and held-out stages: what the stages of one suite share, hashed (suite/stages.py)
+    lineage: Lineage | None = None
     # --- end visual work ---
 
 

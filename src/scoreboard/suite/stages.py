@@ -9,6 +9,7 @@ import os
 import random
 
 from ..errors import ConfigError
+from ..hashing import sha256_json, sha256_json_items
 from .load import load_suite, read_suite_file
 from .suite import Suite
 
@@ -32,6 +33,7 @@ def load_staged(path: str | os.PathLike | None, flags: dict | None = None, *, dr
         flags["split"] = _stages_setting(path).get("heldout") or "heldout"
         suite = load_suite(path, flags, dry_run=dry_run)
         suite.stage = "heldout"
+        suite.lineage = stage_lineage(suite)
         return suite
     suite = load_suite(path, flags, dry_run=dry_run)
     if stage == "check":
@@ -47,7 +49,27 @@ def load_staged(path: str | os.PathLike | None, flags: dict | None = None, *, dr
     suite.graders = {c.id: suite.graders[c.id] for c in chosen}
     suite.stage = "screen"
     suite.stage_selection = how
+    suite.lineage = stage_lineage(suite)
     return suite
+
+
+#: settings that say where, how much or which subset a stage runs, not what the suite is: two
+#: stages of one suite may differ in them (a cheap screen with --runs 1, a held-out split)
+NOT_LINEAGE = {"output_dir", "formats", "concurrency", "checkpoint_every", "checkpoint_seconds", "fail_under",
+               "fail_under_metrics", "gates", "cache", "cache_path", "grace_seconds", "split", "stages",
+               "category", "case", "runs", "seed", "timeout_ms", "budget", "min_dq", "min_rubric",
+               "max_dq_drop", "trust_unchecked_judge", "require_live"}
+
+
+def stage_lineage(suite: Suite) -> dict:
+    """What the stages of one suite share, hashed (recorded as `plan.lineage`): every case of the
+    suite whatever its split, the variants, and the settings that decide what a run does. The
+    aggregate of a screen and a held-out report refuses two reports whose lineages differ."""
+    cases = [c.to_dict() for c in suite.all_cases or suite.cases]
+    settings = suite.config.model_dump(exclude=NOT_LINEAGE)
+    settings["judge"] = suite.judge.spec if suite.judge is not None else None
+    return {"cases": sha256_json_items(cases), "case_count": len(cases),
+            "variants": sha256_json([v.describe() for v in suite.variants]), "settings": sha256_json(settings)}
 
 
 def _stages_setting(path) -> dict:

@@ -80,6 +80,8 @@ class Suite:
     stage_selection: dict | None = None
     #: the instrument check's settings (the check stage only)
     instrument: dict | None = None
+    #: what the screen and held-out stages of one suite share, hashed (suite/stages.py)
+    lineage: dict | None = None
     # --- end visual work ---
 
     def plan(self) -> dict:
@@ -121,6 +123,8 @@ class Suite:
             out["stage_selection"] = self.stage_selection
         if self.instrument is not None:
             out["instrument"] = self.instrument
+        if self.lineage is not None:
+            out["lineage"] = self.lineage
         return out
 
     def grader_specs(self) -> dict[str, list]:
