@@ -92,7 +92,9 @@ def test_vision_judge_sees_screenshots_blind(fake_provider, tmp_path):
     dq = report["summary"]["judges"]["dq"][0]
     assert (dq["a"], dq["b"], dq["dq"]) == ("polished", "plain", 3.0)
     assert report["instrument"]["status"] == "never-run"
-    assert proc.stdout.splitlines()[1].startswith("  dQ polished - plain: +3.00")  # dQ leads
+    lines = proc.stdout.splitlines()
+    status = next(i for i, line in enumerate(lines) if ": completed (" in line)
+    assert lines[status + 1].startswith("  dQ polished - plain: +3.00")  # dQ leads, under the run's line
     assert "judge check never ran" in proc.stdout
     assert "## Quality first" in path.with_suffix(".md").read_text()
     # The HTML report: dQ first, thumbnails drawn from the stored shots, each opening full size.

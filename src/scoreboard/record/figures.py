@@ -3,7 +3,7 @@ metrics, reducers and record-only attempts (terminal, Markdown, HTML read the sa
 
 from __future__ import annotations
 
-from .io import fmt_rate
+from .io import fmt_p, fmt_rate
 
 
 def _ci(ci) -> str:
@@ -49,7 +49,7 @@ def comparison_rows(comp) -> list[str]:
         ci = fig.mean_difference_ci
         interval = f" (95% CI {ci.low:+.3f} to {ci.high:+.3f})" if ci is not None and ci.low is not None else ""
         diff = "n/a" if fig.mean_difference is None else f"{fig.mean_difference:+.3f}"
-        p = "n/a" if fig.sign_test_p is None else f"{fig.sign_test_p:.2g}"
+        p = fmt_p(fig.sign_test_p)
         out.append(f"{comp.a} vs {comp.b}, {name}: difference {diff}{interval}; {comp.a} higher on {fig.a_wins} "
                    f"cases, lower on {fig.b_wins}, {fig.ties} ties; sign test p={p}")
     return out

@@ -193,3 +193,11 @@ def models_text(plan) -> str:
         kinds = sorted({str(v.subject.get("type") or "unknown") for v in plan.variants})
         return f"none named (subjects: {', '.join(kinds)})"
     return " · ".join(f"{v.name}: {model_words(v)}" for v in plan.variants)
+
+
+def detectable_words(value: float) -> str:
+    """The smallest difference a comparison could detect, in words; past 100 points (a pass rate
+    cannot move further) the run could not detect any difference."""
+    if value > 1:
+        return "could not detect even a 100-point difference with this few cases"
+    return f"could detect differences of {value * 100:.0f} points or more"

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from .constants import DRY_RUN_MARK, DRY_RUN_NOTE
-from .io import fmt_p, fmt_rate, models_text, stability_words
+from .io import detectable_words, fmt_p, fmt_rate, models_text, stability_words
 from .markdown_parts import (
     cell,
     documents_section,
@@ -254,8 +254,8 @@ def _comparisons(summary: Summary) -> list[str]:
     for c in comps:
         d = c.detectable_difference
         if d is not None and d.value is not None:
-            out.append(f"- {cell(c.a)} vs {cell(c.b)}: this run could detect differences of "
-                       f"{d.value * 100:.0f} points or more (80% power, alpha {d.alpha:g}, paired t over "
+            out.append(f"- {cell(c.a)} vs {cell(c.b)}: this run {detectable_words(d.value)} "
+                       f"(80% power, alpha {d.alpha:g}, paired t over "
                        f"{d.cases} cases; spread of differences from {d.sd_from})")
     out.append("")
     for c in comps:

@@ -10,7 +10,7 @@ from typing import TextIO
 from .constants import DRY_RUN_MARK
 from .figures import comparison_rows, figure_rows
 from .visual import check_lines, lead_lines
-from .io import fields_over, fmt_rate
+from .io import detectable_words, fields_over, fmt_rate
 from .schema import Report
 
 # (count in the variant summary, singular label, plural label), shown only when non-zero
@@ -57,7 +57,7 @@ def print_summary(report: Report, paths: dict[str, Path], out: TextIO) -> None:
             print(f"  {comp.headline}", file=out)
         d = comp.detectable_difference
         if d is not None and d.value is not None:
-            print(f"    could detect differences of {d.value * 100:.0f} points or more (80% power, paired t)", file=out)
+            print(f"    {detectable_words(d.value)} (80% power, paired t)", file=out)
         for flag in comp.flags:  # each once, here (the headline carries none)
             print(f"    note: {flag}", file=out)
         for line in comparison_rows(comp):

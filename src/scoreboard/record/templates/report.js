@@ -408,7 +408,8 @@
         stat("sign test p", fmtP(c.sign_test_p), "cmp-sign-p"),
         stat("McNemar p", fmtP(mcP), "cmp-mcnemar-p", mc && mc.b01 !== undefined ? "only A passed " + mc.b10 + " \u00b7 only B passed " + mc.b01 : null),
         c.detectable_difference && typeof c.detectable_difference.value === "number" ?
-          stat("detectable difference", "\u00b1" + Math.round(c.detectable_difference.value * 100) + " points", "cmp-detectable",
+          stat("detectable difference", c.detectable_difference.value > 1 ? "none within 100 points" :
+               "\u00b1" + Math.round(c.detectable_difference.value * 100) + " points", "cmp-detectable",
                "80% power, paired t, spread from " + c.detectable_difference.sd_from) : null);
       /* Each flag once, beside the headline (which carries none); the per-field note sits with its table. */
       var flagList = Array.isArray(c.flags) ? c.flags : [];
