@@ -447,15 +447,7 @@ class CodexCLISubject(AgentCLISubject):
         return codex_trajectory(events, cap) if events else None
 
     def parse_output(self, stdout: str) -> ExportedRun | None:
-        events = []
-        for line in stdout.splitlines():
-            if line.startswith("{"):
-                try:
-                    value = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(value, dict):
-                    events.append(value)
+        events = json_lines(stdout)
         if not events:
             return None
         return parse_codex(events, "codex-cli")
