@@ -30,15 +30,13 @@ from ..errors import ConfigError, SubjectError
 from ..redact import PROVIDER_KEY_VARS as API_KEY_VARS
 from ._bounded import run_process
 from ._http import ENV_REF, expand_env, scrub
+from .agent_profile import claude_tools, parse_agent, toml_string
 from .base import Subject, check_keys, too_large
 from .values import Measurements, Output, Result, SubjectRequest
 
 # API_KEY_VARS: variables that make a CLI bill an API key instead of the user's subscription login
 TMP_ROOT = ".scoreboard-tmp"
 _COMMON = {"binary", "model", "keep_api_keys", "env", "extra_args", "agent"}
-#: the agent-mode permission profile's keys (see parse_agent)
-_AGENT_KEYS = {"tools", "shell", "network"}
-_NETWORK = ("loopback", "all")
 _SENSITIVE = re.compile(r"auth|key|token|secret|password", re.IGNORECASE)
 _STATUS = re.compile(r"\b(?:status|API Error:?)\s*(\d{3})\b", re.IGNORECASE)
 _QUOTA = re.compile(r"quota|credit balance|usage limit|billing", re.IGNORECASE)
@@ -302,7 +300,9 @@ class ClaudeCLISubject(AgentCLISubject):
     kind = "claude-cli"
     default_binary = "claude"
     install_hint = "npm install -g @anthropic-ai/claude-code"
-    extra_options = {"max_turns"}
+    extra_options: ClassVar[set[str]] = {"max_turns"}
+    #: where Claude Code finds project skills (an agent task installs a skill folder there)
+    skills_dir: ClassVar[str] = ".claude/skills"
 
     def parse_more(self, opts: dict) -> None:
         turns = opts.get("max_turns")
@@ -366,7 +366,9 @@ class CodexCLISubject(AgentCLISubject):
     kind = "codex-cli"
     default_binary = "codex"
     install_hint = "npm install -g @openai/codex"
-    extra_options = {"base_url", "api_key_env"}
+    extra_options: ClassVar[set[str]] = {"base_url", "api_key_env"}
+    #: where Codex finds repository skills (an agent task installs a skill folder there)
+    skills_dir: ClassVar[str] = ".agents/skills"
 
     def parse_more(self, opts: dict) -> None:
         for key in ("base_url", "api_key_env"):
@@ -459,54 +461,6 @@ class CodexCLISubject(AgentCLISubject):
         if not events:
             return None
         return parse_codex(events, "codex-cli")
-
-
-def parse_agent(value: Any, kind: str) -> dict:
-    """The agent-mode permission profile: {tools (Claude Code tool names; default its file and
-    shell tools), shell (bool, default true), network ("loopback": no web tools, or "all")}."""
-    if value is None or value is True:
-        value = {}
-    if not isinstance(value, dict):
-        raise ConfigError(f"subject {kind!r}: 'agent' is a permission profile {{tools, shell, network}}",
-                          field="subject.agent")
-    unknown = sorted(set(value) - _AGENT_KEYS)
-    if unknown:
-        raise ConfigError(f"subject {kind!r}: unknown permission setting (allowed: {', '.join(sorted(_AGENT_KEYS))})",
-                          field=f"subject.agent.{unknown[0]}")
-    tools = value.get("tools")
-    if tools is not None and (not isinstance(tools, list) or not all(isinstance(t, str) and t for t in tools)):
-        raise ConfigError(f"subject {kind!r}: 'agent.tools' must be a list of tool names", field="subject.agent.tools")
-    shell = value.get("shell", True)
-    if not isinstance(shell, bool):
-        raise ConfigError(f"subject {kind!r}: 'agent.shell' must be true or false", field="subject.agent.shell")
-    network = value.get("network", "loopback")
-    if network not in _NETWORK:
-        raise ConfigError(f"subject {kind!r}: 'agent.network' is loopback or all", field="subject.agent.network")
-    return {"tools": tools, "shell": shell, "network": network}
-
-
-#: Claude Code's tools an agent gets by default (file tools and the shell)
-CLAUDE_DEFAULT_TOOLS = ("Bash", "Read", "Write", "Edit", "Glob", "Grep")
-_CLAUDE_WEB_TOOLS = ("WebFetch", "WebSearch")
-
-
-def claude_tools(profile: dict) -> list[str]:
-    """The Claude Code tools a profile allows: the shell only with `shell`, web tools only with
-    network "all"."""
-    tools = list(profile["tools"]) if profile["tools"] is not None else list(CLAUDE_DEFAULT_TOOLS)
-    if profile["network"] == "all" and profile["tools"] is None:
-        tools += list(_CLAUDE_WEB_TOOLS)
-    if not profile["shell"]:
-        tools = [t for t in tools if t not in ("Bash", "BashOutput", "KillShell")]
-    if profile["network"] != "all":
-        tools = [t for t in tools if t not in _CLAUDE_WEB_TOOLS]
-    return tools
-
-
-def toml_string(text: str) -> str:
-    """`text` as a TOML basic string (JSON escapes, minus the ones TOML lacks)."""
-    out = json.dumps(text, ensure_ascii=False)
-    return out.replace("\x7f", "\\u007f")
 
 
 def _expand(value: str, secrets: set[str]) -> str:

@@ -95,16 +95,21 @@ class CommandSubject(Subject):
             seed = "" if request.seed is None else str(request.seed)
             if request.seed is not None:
                 env["SCOREBOARD_SEED"] = seed
-            if request.skill is not None:
-                fd, skill_file = tempfile.mkstemp(prefix="scoreboard-skill-", suffix=".md")
+            ws = request.workspace
+            installed = ws.env.get("SCOREBOARD_SKILL_FILE") if ws is not None else None
+            if installed:  # an agent task installed the skill in its workspace
+                env["SCOREBOARD_SKILL_FILE"] = installed
+            elif request.skill is not None:
+                # in a task's sandbox only its private TMPDIR is readable beside the workspace
+                fd, skill_file = tempfile.mkstemp(prefix="scoreboard-skill-", suffix=".md",
+                                                  dir=ws.env.get("TMPDIR") if ws is not None else None)
                 with os.fdopen(fd, "w", encoding="utf-8") as handle:
                     handle.write(request.skill)
                 env["SCOREBOARD_SKILL_FILE"] = skill_file
             uses_placeholder = any("{input}" in a for a in argv)
-            final = [a.replace("{input}", text).replace("{skill_file}", skill_file or "")
+            final = [a.replace("{input}", text).replace("{skill_file}", installed or skill_file or "")
                      .replace("{run}", str(request.run)).replace("{seed}", seed) for a in argv]
             where = self.workdir()
-            ws = request.workspace
             if ws is not None:  # an agent task: in its workspace, inside its sandbox
                 env.update(ws.env)
                 final = [str(p) if (p := self._file_arg(a)) is not None else a for a in final]
