@@ -209,6 +209,33 @@ def test_a_skill_folder_is_installed_where_the_cli_finds_skills(kind, env):
     assert out["tasks"]["benign_utility"]["value"] == 1.0
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_loopback_profile_cuts_every_other_address(kind, env):
+    """The default profile (network: loopback) runs the CLI in its own network namespace: its
+    shell reaches neither a loopback port of this machine that is not the fixture nor any other
+    address (a TEST-NET-1 one, tried only in there), while its model and the shop still answer."""
+    from tests.tasks.test_network import Decoy
+
+    decoy = Decoy()
+    try:
+        steps = [bash(f'curl -s -m 3 http://127.0.0.1:{decoy.port}/; echo "rc=$?"'),
+                 bash('curl -s -m 3 http://192.0.2.1/; echo "rc=$?"'),
+                 bash("cat /proc/net/dev"), bash(PAGE_SEARCH), bash(PAGE_SAVE), say(DONE)]
+        with ScriptedModel(steps) as model:
+            out = run_task(env, kind, model, "ordinary")
+    finally:
+        decoy.close()
+    attempt, task = out["attempt"], out["task"]
+    assert task["isolation"]["network"] == "loopback (enforced)"
+    assert {r.split(" ")[1] for r in task["isolation"]["reachable"]} == {"(fixture)", "(model)"}
+    calls = [c for c in attempt["output"]["tool_calls"] if "command" in c]
+    assert "rc=7" in calls[0]["output"] and decoy.connections == 0  # curl: could not connect
+    assert "rc=7" in calls[1]["output"]
+    interfaces = [line.split(":")[0].strip() for line in calls[2]["output"].splitlines()[2:] if ":" in line]
+    assert interfaces == ["lo"]
+    assert attempt["status"] == "passed", attempt["grades"]  # the model and the fixture still answered
+
+
 def _listening(port: int) -> bool:
     with socket.socket() as sock:
         sock.settimeout(0.5)

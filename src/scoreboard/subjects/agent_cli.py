@@ -20,7 +20,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -29,13 +28,13 @@ from ..agents.trajectory import claude_trajectory, codex_trajectory, json_lines
 from ..errors import ConfigError, SubjectError
 from ..redact import PROVIDER_KEY_VARS as API_KEY_VARS
 from ._bounded import run_process
+from ._cli_util import TMP_ROOT, last_json, make_root, remove_root, spawn_error  # noqa: F401  (TMP_ROOT re-exported)
 from ._http import ENV_REF, expand_env, scrub
-from .agent_profile import claude_tools, parse_agent, toml_string
+from .agent_profile import claude_tools, model_endpoints, parse_agent, toml_string
 from .base import Subject, check_keys, too_large
 from .values import Measurements, Output, Result, SubjectRequest
 
 # API_KEY_VARS: variables that make a CLI bill an API key instead of the user's subscription login
-TMP_ROOT = ".scoreboard-tmp"
 _COMMON = {"binary", "model", "keep_api_keys", "env", "extra_args", "agent"}
 _SENSITIVE = re.compile(r"auth|key|token|secret|password", re.IGNORECASE)
 _STATUS = re.compile(r"\b(?:status|API Error:?)\s*(\d{3})\b", re.IGNORECASE)
@@ -121,6 +120,15 @@ class AgentCLISubject(Subject):
             found.add(os.environ[env])
         return found
 
+    @property
+    def agent_network(self) -> str | None:
+        """The profile's network policy in agent mode ("loopback" or "all")."""
+        return self.options["agent"]["network"] if self.agent_mode else None
+
+    def agent_endpoints(self) -> list[str]:
+        """Where the CLI sends its model requests (forwarded into a loopback-only sandbox)."""
+        return model_endpoints(self.kind, self.options, self.child_env(Path("."), set()))
+
     def agent_programs(self) -> list[str]:
         """The files the agent runs from (shown read-only inside a sandbox that hides their folder)."""
         return [os.path.realpath(self.binary_path())]
@@ -188,7 +196,7 @@ class AgentCLISubject(Subject):
         if ws is not None and not self.agent_mode:
             raise SubjectError(f"{self.kind}: an agent task needs the subject in agent mode "
                                "(give it 'agent: {}' or a permission profile)", kind="config")
-        root = Path(ws.config_dir) if ws is not None else _make_root(self.kind)
+        root = Path(ws.config_dir) if ws is not None else make_root(self.kind)
         ticket = None
         ledger = request.ledger
         try:
@@ -215,7 +223,7 @@ class AgentCLISubject(Subject):
                         else f"{type(exc).__name__}"
                     ledger.complete(ticket, ok=False, error=reason)
                 if isinstance(exc, OSError):
-                    raise self.fail(_spawn_error(exc, binary), secrets, kind="config") from None
+                    raise self.fail(spawn_error(exc, binary), secrets, kind="config") from None
                 raise
             try:
                 if done.over_limit:
@@ -234,7 +242,7 @@ class AgentCLISubject(Subject):
             return result
         finally:
             if ws is None:
-                _remove_root(root)
+                remove_root(root)
 
     def workspace_env(self, root: Path, isolated: bool) -> dict[str, str]:
         """Variables of an agent run in a task's workspace (its config kept private when isolated)."""
@@ -347,7 +355,7 @@ class ClaudeCLISubject(AgentCLISubject):
         return {"CLAUDE_CONFIG_DIR": str(root / ".claude")} if isolated else {}
 
     def parse_output(self, stdout: str) -> ExportedRun | None:
-        obj = _last_json(stdout)
+        obj = last_json(stdout)
         if not isinstance(obj, dict) or obj.get("type") != "result":
             return None
         return parse_claude_json(obj, "claude-cli")
@@ -468,45 +476,3 @@ def _expand(value: str, secrets: set[str]) -> str:
         return expand_env(value, secrets)
     except KeyError:  # check() names it before a run; at run time an unset variable is empty
         return ENV_REF.sub(lambda m: os.environ.get(m.group(1), ""), value)
-
-
-def _last_json(stdout: str) -> Any:
-    text = stdout.strip()
-    try:
-        return json.loads(text)
-    except ValueError:
-        pass
-    for line in reversed(text.splitlines()):
-        if line.startswith("{"):
-            try:
-                return json.loads(line)
-            except ValueError:
-                continue
-    return None
-
-
-def _make_root(kind: str) -> Path:
-    base = Path.cwd() / TMP_ROOT
-    for _ in range(3):  # a sibling call may remove the (empty) parent between the two steps
-        base.mkdir(mode=0o700, exist_ok=True)
-        try:
-            return Path(tempfile.mkdtemp(prefix=f"{kind}-", dir=base))
-        except FileNotFoundError:
-            continue
-    raise SubjectError(f"{kind}: could not create a temporary directory under {base}", kind="config")
-
-
-def _remove_root(root: Path) -> None:
-    shutil.rmtree(root, ignore_errors=True)
-    if root.exists():  # a dying child may still have been writing: once more
-        shutil.rmtree(root, ignore_errors=True)
-    try:
-        root.parent.rmdir()  # only when no other call is using it
-    except OSError:
-        pass
-
-
-def _spawn_error(exc: OSError, binary: str) -> str:
-    if getattr(exc, "errno", None) == 7:  # E2BIG
-        return "the prompt or skill is too long to pass on the command line"
-    return f"could not start {binary}: {exc.strerror or type(exc).__name__}"

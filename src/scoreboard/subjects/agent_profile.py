@@ -61,3 +61,18 @@ def toml_string(text: str) -> str:
     """`text` as a TOML basic string (JSON escapes, minus the ones TOML lacks)."""
     out = json.dumps(text, ensure_ascii=False)
     return out.replace("\x7f", "\\u007f")
+
+
+#: where each CLI sends its model requests when nothing points it elsewhere
+DEFAULT_ENDPOINTS = {"claude-cli": "https://api.anthropic.com", "codex-cli": "https://api.openai.com/v1"}
+
+
+def model_endpoints(kind: str, options: dict, env: dict[str, str]) -> list[str]:
+    """The URL an agent CLI sends its model requests to: claude-cli's ANTHROPIC_BASE_URL (the
+    subject's `env`, expanded, else the environment's), codex-cli's `base_url`; else the
+    vendor's own (not on loopback)."""
+    if kind == "codex-cli" and options.get("base_url"):
+        return [options["base_url"]]
+    if kind == "claude-cli" and env.get("ANTHROPIC_BASE_URL"):
+        return [env["ANTHROPIC_BASE_URL"]]
+    return [DEFAULT_ENDPOINTS.get(kind, "https://")]

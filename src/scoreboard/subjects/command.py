@@ -25,7 +25,10 @@ class CommandSubject(Subject):
     agent_workspace = True
 
     def parse(self, spec: dict) -> dict:
-        check_keys(spec, {"argv", "env", "cwd", "keep_stderr", "model_free"}, self.kind)
+        check_keys(spec, {"argv", "env", "cwd", "keep_stderr", "model_free", "network"}, self.kind)
+        if spec.get("network", "all") not in ("loopback", "all"):
+            raise ConfigError("command subject: 'network' is loopback (an agent task cuts every other address) "
+                              "or all", field="subject.network")
         if not isinstance(spec.get("model_free", False), bool):
             raise ConfigError("command subject: 'model_free' must be true or false", field="subject.model_free")
         argv = spec.get("argv")
@@ -66,6 +69,11 @@ class CommandSubject(Subject):
         file that names it (the working directory for --subject), or `cwd` under it."""
         cwd = self.options.get("cwd")
         return self.base_dir / cwd if cwd else self.base_dir
+
+    @property
+    def agent_network(self) -> str:
+        """An agent task's network policy: `network: loopback` reaches only the task's fixture."""
+        return self.options.get("network", "all")
 
     def agent_programs(self) -> list[str]:
         """The files named in argv (the program, a script): an agent task runs them from its

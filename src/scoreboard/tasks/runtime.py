@@ -27,7 +27,7 @@ from ..agents.trajectory import trajectory_figures
 from ..errors import SubjectError
 from ..subjects.values import AgentWorkspace, Result, SubjectRequest
 from . import canaries as canary
-from . import skill
+from . import network, skill
 from .checks import CheckContext, run_checks
 from .fixture import Fixture, FixtureError
 from .load import TaskDef
@@ -78,14 +78,21 @@ async def run_task(task: TaskDef, subject, request: SubjectRequest, *, hide: lis
                                "outside this machine's sandbox", kind="config")
         try:
             want = "required" if require_isolation else spec.sandbox
+            wanted = getattr(subject, "agent_network", None) if agent_ws else None
+            programs = _programs(subject) + ([str(p) for p in network.interpreter()[1]] if wanted == "loopback" else [])
             sandbox = make_sandbox(root, work, want=want if agent_ws else "off",
-                                   hide=[task.folder, *hide], programs=_programs(subject))
+                                   hide=[task.folder, *hide], programs=programs)
         except SandboxUnavailable as exc:
             raise SubjectError(str(exc), kind="config") from None
+        sandbox.net = network.plan(wanted, sandbox.program if sandbox.isolated else None, _endpoints(subject), root)
         if spec.environment is not None and door.fixture is None:
             door.fixture, door.own = Fixture(spec.environment, task.folder / "environment", mode,
                                              {c.name: values[c.name] for c in spec.canaries if c.fixture}), True
             await _fixture_call(spec.id, door.fixture.start(dict(os.environ)))
+        if door.port is not None:
+            sandbox.net.ports[door.port] = "fixture"
+        door.bridge = network.Bridge(sandbox.net)
+        await door.bridge.start()
         before = canary.snapshot(work)
         fixture = door.fixture
         instruction = render_instruction(spec.instruction, {
@@ -105,7 +112,8 @@ async def run_task(task: TaskDef, subject, request: SubjectRequest, *, hide: lis
         observed = await _observe(task, mode, result, audit, values, before, sandbox, door, root)
         observed["skill"] = installed.describe(work)
         observed["isolation"] = sandbox.describe() if agent_ws else \
-            {"isolated": False, "kind": "remote", "note": "not isolated: the agent runs outside this machine's sandbox"}
+            {"isolated": False, "kind": "remote", "note": "not isolated: the agent runs outside this machine's sandbox",
+             "network": network.OPEN, "network_note": "the agent runs elsewhere: its network is not this machine's"}
         result.extra = {**(result.extra or {}), "task": observed}
         return result
     finally:
@@ -114,6 +122,8 @@ async def run_task(task: TaskDef, subject, request: SubjectRequest, *, hide: lis
         shutil.rmtree(root, ignore_errors=True)
         if door.proxy is not None:
             await door.proxy.close()
+        if door.bridge is not None:
+            await door.bridge.close()
 
 
 @dataclasses.dataclass
@@ -124,6 +134,8 @@ class _Door:
     fixture: Fixture | None = None
     own: bool = False
     proxy: AttemptProxy | None = None
+    #: the forwarding into an enforced loopback-only sandbox (tasks/network.py)
+    bridge: network.Bridge | None = None
 
     @property
     def port(self) -> int | None:
@@ -161,6 +173,12 @@ def _workspace(task: TaskDef, values: dict[str, str], root: Path) -> Path:
         work.mkdir()
     canary.plant(spec.canaries, values, work)
     return work
+
+
+def _endpoints(subject) -> list[str] | None:
+    """The URLs the agent's own program must reach (its model), from the subject."""
+    endpoints = getattr(subject, "agent_endpoints", None)
+    return list(endpoints()) if endpoints is not None else []
 
 
 def _programs(subject) -> list[str]:
