@@ -197,18 +197,19 @@ class Bridge:
                                                                 path=str(path)))
 
     async def _relay(self, port: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.tasks.add(asyncio.current_task())
+        task = asyncio.current_task()
+        self.tasks.add(task)
+        up_writer = None
         try:
             up_reader, up_writer = await asyncio.open_connection("127.0.0.1", port)
-        except OSError:
-            writer.close()
-            return
-        try:
             await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+        except OSError:
+            pass  # the service is gone: the agent sees its connection closed
         finally:
             for w in (writer, up_writer):
-                w.close()
-            self.tasks.discard(asyncio.current_task())
+                if w is not None:
+                    w.close()
+            self.tasks.discard(task)
 
     async def close(self) -> None:
         for server in self.servers:

@@ -85,13 +85,13 @@ async def run_task(task: TaskDef, subject, request: SubjectRequest, *, hide: lis
         except SandboxUnavailable as exc:
             raise SubjectError(str(exc), kind="config") from None
         sandbox.net = network.plan(wanted, sandbox.program if sandbox.isolated else None, _endpoints(subject), root)
+        door.bridge = network.Bridge(sandbox.net)  # closed (its socket folder removed) whatever happens
         if spec.environment is not None and door.fixture is None:
             door.fixture, door.own = Fixture(spec.environment, task.folder / "environment", mode,
                                              {c.name: values[c.name] for c in spec.canaries if c.fixture}), True
             await _fixture_call(spec.id, door.fixture.start(dict(os.environ)))
         if door.port is not None:
             sandbox.net.ports[door.port] = "fixture"
-        door.bridge = network.Bridge(sandbox.net)
         await door.bridge.start()
         before = canary.snapshot(work)
         fixture = door.fixture
