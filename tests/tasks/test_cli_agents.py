@@ -9,6 +9,7 @@ summary figures are the ones a user gets.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -73,7 +74,8 @@ def subject_spec(kind: str, model: ScriptedModel) -> dict:
             "agent": {}}
 
 
-def run_task(tmp: Path, kind: str, model: ScriptedModel, mode: str, *, timeout: float | None = None) -> dict:
+def run_task(tmp: Path, kind: str, model: ScriptedModel, mode: str, *, timeout: float | None = None,
+             skill: Path = SKILL) -> dict:
     """Run the example task once in `mode`; the attempt record and the task summary."""
     task = tmp / "tasks" / "wishlist"
     shutil.copytree(EXAMPLE_TASK, task)
@@ -81,9 +83,12 @@ def run_task(tmp: Path, kind: str, model: ScriptedModel, mode: str, *, timeout: 
         spec = yaml.safe_load((task / "task.yaml").read_text())
         spec["timeout"] = timeout
         (task / "task.yaml").write_text(yaml.safe_dump(spec))
-    shutil.copy(SKILL, tmp / "SKILL.md")
+    if skill.is_dir():
+        shutil.copytree(skill, tmp / skill.name)
+    else:
+        shutil.copy(skill, tmp / skill.name)
     suite = {"name": "t", "cases": "tasks", "require_isolation": True, "timeout_ms": 5000,
-             "variants": {"agent": {"subject": subject_spec(kind, model), "skill": "SKILL.md",
+             "variants": {"agent": {"subject": subject_spec(kind, model), "skill": skill.name,
                                     "params": {"mode": mode}}}}
     (tmp / "suite.yaml").write_text(yaml.safe_dump(suite))
     outcome = run(load_suite(tmp / "suite.yaml"), RunOptions(formats=["json"], progress=False))
@@ -177,6 +182,58 @@ def test_sandbox_hides_home_and_keeps_writes_inside(kind, env):
     assert str(env / "home") not in calls[2]["output"]  # HOME is the sandbox's private one
     assert attempt["status"] == "passed", attempt["grades"]  # the task itself still went fine
     assert out["tasks"]["benign_utility"]["value"] == 1.0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_skill_folder_is_installed_where_the_cli_finds_skills(kind, env):
+    """The whole skill folder lands in the CLI's own skills folder in the workspace; the CLI is
+    told where, and its shell runs the skill's client script from there against the shop."""
+    where = ".claude/skills/shop" if kind == "claude-cli" else ".agents/skills/shop"
+    client = f"python3 {where}/scripts/shop.py"
+    steps = [bash(f"{client} GET /api/tools"), bash(f"{client} GET '/search?q=backpack&color=blue&max_price=80'"),
+             bash(f"""{client} POST /wishlist '{{"product_id": "p2"}}'"""),
+             bash('ls "$SCOREBOARD_SKILL_DIR" "$SCOREBOARD_SKILL_DIR/scripts"'), say(DONE)]
+    with ScriptedModel(steps) as model:
+        out = run_task(env, kind, model, "ordinary", skill=SKILL.parent)
+        sent = json.dumps([r.get("json") for r in model.requests])
+    attempt, task = out["attempt"], out["task"]
+    assert attempt["status"] == "passed", attempt["grades"]
+    assert grades(attempt)["task-check:wishlist"]["passed"] is True  # the script really saved it
+    assert task["skill"]["folder"] == where
+    calls = [c for c in attempt["output"]["tool_calls"] if "command" in c]
+    assert [c["exit_code"] for c in calls] == [0, 0, 0, 0]
+    assert '"tools": []' in calls[0]["output"] and "p2" in calls[1]["output"]  # ordinary: no page tools
+    assert "SKILL.md" in calls[3]["output"]
+    assert "shop.py" in calls[3]["output"]
+    assert "Base directory for this skill: " in sent and f"{where}" in sent  # the CLI was told
+    assert out["tasks"]["benign_utility"]["value"] == 1.0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_loopback_profile_cuts_every_other_address(kind, env):
+    """The default profile (network: loopback) runs the CLI in its own network namespace: its
+    shell reaches neither a loopback port of this machine that is not the fixture nor any other
+    address (a TEST-NET-1 one, tried only in there), while its model and the shop still answer."""
+    from tests.tasks.test_network import Decoy
+
+    decoy = Decoy()
+    try:
+        steps = [bash(f'curl -s -m 3 http://127.0.0.1:{decoy.port}/; echo "rc=$?"'),
+                 bash('curl -s -m 3 http://192.0.2.1/; echo "rc=$?"'),
+                 bash("cat /proc/net/dev"), bash(PAGE_SEARCH), bash(PAGE_SAVE), say(DONE)]
+        with ScriptedModel(steps) as model:
+            out = run_task(env, kind, model, "ordinary")
+    finally:
+        decoy.close()
+    attempt, task = out["attempt"], out["task"]
+    assert task["isolation"]["network"] == "loopback (enforced)"
+    assert {r.split(" ")[1] for r in task["isolation"]["reachable"]} == {"(fixture)", "(model)"}
+    calls = [c for c in attempt["output"]["tool_calls"] if "command" in c]
+    assert "rc=7" in calls[0]["output"] and decoy.connections == 0  # curl: could not connect
+    assert "rc=7" in calls[1]["output"]
+    interfaces = [line.split(":")[0].strip() for line in calls[2]["output"].splitlines()[2:] if ":" in line]
+    assert interfaces == ["lo"]
+    assert attempt["status"] == "passed", attempt["grades"]  # the model and the fixture still answered
 
 
 def _listening(port: int) -> bool:

@@ -4,10 +4,14 @@ final message with its trajectory as one JSON object {"text", "tool_calls"}.
 
 --obey makes it follow instructions it finds in what the shop serves (the attack succeeds);
 --no-tools makes it use only the plain pages (it never fetches the tool list).
+With the shop skill's folder installed ($SCOREBOARD_SKILL_DIR), every call goes through the
+skill's own client, scripts/shop.py.
 """
 
 import json
 import os
+import shlex
+import subprocess
 import sys
 import urllib.request
 
@@ -15,17 +19,28 @@ OBEY = "--obey" in sys.argv
 NO_TOOLS = "--no-tools" in sys.argv
 SHOP = os.environ["SHOP_URL"]
 opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+# A skill folder installed for this attempt ($SCOREBOARD_SKILL_DIR) brings the shop's client
+SKILL_DIR = os.environ.get("SCOREBOARD_SKILL_DIR")
+CLIENT = os.path.join(SKILL_DIR, "scripts", "shop.py") if SKILL_DIR else None
+CLIENT = CLIENT if CLIENT and os.path.isfile(CLIENT) else None
+CLIENT_SHOWN = "$SCOREBOARD_SKILL_DIR/scripts/shop.py"
 calls = []
 
 
 def http(method, path, body=None):
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(SHOP + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
-    with opener.open(request, timeout=10) as resp:
-        text = resp.read().decode()
+    if CLIENT is not None:  # the skill's own client, from the skill folder installed for it
+        argv = [sys.executable, CLIENT, method, path] + ([json.dumps(body)] if body is not None else [])
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+        text, code, command = done.stdout, done.returncode, f"python3 {CLIENT_SHOWN} {shlex.join(argv[2:])}"
+    else:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(SHOP + path, data=data, method=method,
+                                         headers={"Content-Type": "application/json"})
+        with opener.open(request, timeout=10) as resp:
+            text = resp.read().decode()
+        code, command = 0, f"curl -s -X {method} $SHOP_URL{path}"
     calls.append({"name": "http", "args": {"method": method, "path": path, "body": body},
-                  "command": f"curl -s -X {method} $SHOP_URL{path}", "exit_code": 0, "output": text})
+                  "command": command, "exit_code": code, "output": text})
     return json.loads(text)
 
 

@@ -185,6 +185,8 @@ class PlanVariant(Closed):
     subject: dict[str, Any] = {}
     skill_path: StrictStr | None = None
     skill_hash: StrictStr | None = None
+    #: a skill folder's files: {name, hash (over every file's path and content), files, bytes}
+    skill_folder: dict[str, Any] | None = None
     params: dict[str, Any] = {}
     imported: StrictBool | None = None
     provider: StrictStr | None = None

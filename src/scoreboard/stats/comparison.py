@@ -31,7 +31,8 @@ def differs_in(a: dict, b: dict) -> list[str]:
     out = []
     if (a.get("subject") or {}) != (b.get("subject") or {}):
         out.append("subject")
-    if a.get("skill_hash") != b.get("skill_hash"):
+    if a.get("skill_hash") != b.get("skill_hash") or \
+            (a.get("skill_folder") or {}).get("hash") != (b.get("skill_folder") or {}).get("hash"):
         out.append("skill")
     if (a.get("params") or {}) != (b.get("params") or {}):
         out.append("params")

@@ -20,7 +20,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -29,16 +28,14 @@ from ..agents.trajectory import claude_trajectory, codex_trajectory, json_lines
 from ..errors import ConfigError, SubjectError
 from ..redact import PROVIDER_KEY_VARS as API_KEY_VARS
 from ._bounded import run_process
+from ._cli_util import TMP_ROOT, last_json, make_root, remove_root, spawn_error  # noqa: F401  (TMP_ROOT re-exported)
 from ._http import ENV_REF, expand_env, scrub
+from .agent_profile import claude_tools, model_endpoints, parse_agent, toml_string
 from .base import Subject, check_keys, too_large
 from .values import Measurements, Output, Result, SubjectRequest
 
 # API_KEY_VARS: variables that make a CLI bill an API key instead of the user's subscription login
-TMP_ROOT = ".scoreboard-tmp"
 _COMMON = {"binary", "model", "keep_api_keys", "env", "extra_args", "agent"}
-#: the agent-mode permission profile's keys (see parse_agent)
-_AGENT_KEYS = {"tools", "shell", "network"}
-_NETWORK = ("loopback", "all")
 _SENSITIVE = re.compile(r"auth|key|token|secret|password", re.IGNORECASE)
 _STATUS = re.compile(r"\b(?:status|API Error:?)\s*(\d{3})\b", re.IGNORECASE)
 _QUOTA = re.compile(r"quota|credit balance|usage limit|billing", re.IGNORECASE)
@@ -123,6 +120,15 @@ class AgentCLISubject(Subject):
             found.add(os.environ[env])
         return found
 
+    @property
+    def agent_network(self) -> str | None:
+        """The profile's network policy in agent mode ("loopback" or "all")."""
+        return self.options["agent"]["network"] if self.agent_mode else None
+
+    def agent_endpoints(self) -> list[str]:
+        """Where the CLI sends its model requests (forwarded into a loopback-only sandbox)."""
+        return model_endpoints(self.kind, self.options, self.child_env(Path("."), set()))
+
     def agent_programs(self) -> list[str]:
         """The files the agent runs from (shown read-only inside a sandbox that hides their folder)."""
         return [os.path.realpath(self.binary_path())]
@@ -190,7 +196,7 @@ class AgentCLISubject(Subject):
         if ws is not None and not self.agent_mode:
             raise SubjectError(f"{self.kind}: an agent task needs the subject in agent mode "
                                "(give it 'agent: {}' or a permission profile)", kind="config")
-        root = Path(ws.config_dir) if ws is not None else _make_root(self.kind)
+        root = Path(ws.config_dir) if ws is not None else make_root(self.kind)
         ticket = None
         ledger = request.ledger
         try:
@@ -217,7 +223,7 @@ class AgentCLISubject(Subject):
                         else f"{type(exc).__name__}"
                     ledger.complete(ticket, ok=False, error=reason)
                 if isinstance(exc, OSError):
-                    raise self.fail(_spawn_error(exc, binary), secrets, kind="config") from None
+                    raise self.fail(spawn_error(exc, binary), secrets, kind="config") from None
                 raise
             try:
                 if done.over_limit:
@@ -236,7 +242,7 @@ class AgentCLISubject(Subject):
             return result
         finally:
             if ws is None:
-                _remove_root(root)
+                remove_root(root)
 
     def workspace_env(self, root: Path, isolated: bool) -> dict[str, str]:
         """Variables of an agent run in a task's workspace (its config kept private when isolated)."""
@@ -302,7 +308,9 @@ class ClaudeCLISubject(AgentCLISubject):
     kind = "claude-cli"
     default_binary = "claude"
     install_hint = "npm install -g @anthropic-ai/claude-code"
-    extra_options = {"max_turns"}
+    extra_options: ClassVar[set[str]] = {"max_turns"}
+    #: where Claude Code finds project skills (an agent task installs a skill folder there)
+    skills_dir: ClassVar[str] = ".claude/skills"
 
     def parse_more(self, opts: dict) -> None:
         turns = opts.get("max_turns")
@@ -347,7 +355,7 @@ class ClaudeCLISubject(AgentCLISubject):
         return {"CLAUDE_CONFIG_DIR": str(root / ".claude")} if isolated else {}
 
     def parse_output(self, stdout: str) -> ExportedRun | None:
-        obj = _last_json(stdout)
+        obj = last_json(stdout)
         if not isinstance(obj, dict) or obj.get("type") != "result":
             return None
         return parse_claude_json(obj, "claude-cli")
@@ -366,7 +374,9 @@ class CodexCLISubject(AgentCLISubject):
     kind = "codex-cli"
     default_binary = "codex"
     install_hint = "npm install -g @openai/codex"
-    extra_options = {"base_url", "api_key_env"}
+    extra_options: ClassVar[set[str]] = {"base_url", "api_key_env"}
+    #: where Codex finds repository skills (an agent task installs a skill folder there)
+    skills_dir: ClassVar[str] = ".agents/skills"
 
     def parse_more(self, opts: dict) -> None:
         for key in ("base_url", "api_key_env"):
@@ -453,98 +463,8 @@ class CodexCLISubject(AgentCLISubject):
         return parse_codex(events, "codex-cli")
 
 
-def parse_agent(value: Any, kind: str) -> dict:
-    """The agent-mode permission profile: {tools (Claude Code tool names; default its file and
-    shell tools), shell (bool, default true), network ("loopback": no web tools, or "all")}."""
-    if value is None or value is True:
-        value = {}
-    if not isinstance(value, dict):
-        raise ConfigError(f"subject {kind!r}: 'agent' is a permission profile {{tools, shell, network}}",
-                          field="subject.agent")
-    unknown = sorted(set(value) - _AGENT_KEYS)
-    if unknown:
-        raise ConfigError(f"subject {kind!r}: unknown permission setting (allowed: {', '.join(sorted(_AGENT_KEYS))})",
-                          field=f"subject.agent.{unknown[0]}")
-    tools = value.get("tools")
-    if tools is not None and (not isinstance(tools, list) or not all(isinstance(t, str) and t for t in tools)):
-        raise ConfigError(f"subject {kind!r}: 'agent.tools' must be a list of tool names", field="subject.agent.tools")
-    shell = value.get("shell", True)
-    if not isinstance(shell, bool):
-        raise ConfigError(f"subject {kind!r}: 'agent.shell' must be true or false", field="subject.agent.shell")
-    network = value.get("network", "loopback")
-    if network not in _NETWORK:
-        raise ConfigError(f"subject {kind!r}: 'agent.network' is loopback or all", field="subject.agent.network")
-    return {"tools": tools, "shell": shell, "network": network}
-
-
-#: Claude Code's tools an agent gets by default (file tools and the shell)
-CLAUDE_DEFAULT_TOOLS = ("Bash", "Read", "Write", "Edit", "Glob", "Grep")
-_CLAUDE_WEB_TOOLS = ("WebFetch", "WebSearch")
-
-
-def claude_tools(profile: dict) -> list[str]:
-    """The Claude Code tools a profile allows: the shell only with `shell`, web tools only with
-    network "all"."""
-    tools = list(profile["tools"]) if profile["tools"] is not None else list(CLAUDE_DEFAULT_TOOLS)
-    if profile["network"] == "all" and profile["tools"] is None:
-        tools += list(_CLAUDE_WEB_TOOLS)
-    if not profile["shell"]:
-        tools = [t for t in tools if t not in ("Bash", "BashOutput", "KillShell")]
-    if profile["network"] != "all":
-        tools = [t for t in tools if t not in _CLAUDE_WEB_TOOLS]
-    return tools
-
-
-def toml_string(text: str) -> str:
-    """`text` as a TOML basic string (JSON escapes, minus the ones TOML lacks)."""
-    out = json.dumps(text, ensure_ascii=False)
-    return out.replace("\x7f", "\\u007f")
-
-
 def _expand(value: str, secrets: set[str]) -> str:
     try:
         return expand_env(value, secrets)
     except KeyError:  # check() names it before a run; at run time an unset variable is empty
         return ENV_REF.sub(lambda m: os.environ.get(m.group(1), ""), value)
-
-
-def _last_json(stdout: str) -> Any:
-    text = stdout.strip()
-    try:
-        return json.loads(text)
-    except ValueError:
-        pass
-    for line in reversed(text.splitlines()):
-        if line.startswith("{"):
-            try:
-                return json.loads(line)
-            except ValueError:
-                continue
-    return None
-
-
-def _make_root(kind: str) -> Path:
-    base = Path.cwd() / TMP_ROOT
-    for _ in range(3):  # a sibling call may remove the (empty) parent between the two steps
-        base.mkdir(mode=0o700, exist_ok=True)
-        try:
-            return Path(tempfile.mkdtemp(prefix=f"{kind}-", dir=base))
-        except FileNotFoundError:
-            continue
-    raise SubjectError(f"{kind}: could not create a temporary directory under {base}", kind="config")
-
-
-def _remove_root(root: Path) -> None:
-    shutil.rmtree(root, ignore_errors=True)
-    if root.exists():  # a dying child may still have been writing: once more
-        shutil.rmtree(root, ignore_errors=True)
-    try:
-        root.parent.rmdir()  # only when no other call is using it
-    except OSError:
-        pass
-
-
-def _spawn_error(exc: OSError, binary: str) -> str:
-    if getattr(exc, "errno", None) == 7:  # E2BIG
-        return "the prompt or skill is too long to pass on the command line"
-    return f"could not start {binary}: {exc.strerror or type(exc).__name__}"

@@ -25,7 +25,10 @@ class CommandSubject(Subject):
     agent_workspace = True
 
     def parse(self, spec: dict) -> dict:
-        check_keys(spec, {"argv", "env", "cwd", "keep_stderr", "model_free"}, self.kind)
+        check_keys(spec, {"argv", "env", "cwd", "keep_stderr", "model_free", "network"}, self.kind)
+        if spec.get("network", "all") not in ("loopback", "all"):
+            raise ConfigError("command subject: 'network' is loopback (an agent task cuts every other address) "
+                              "or all", field="subject.network")
         if not isinstance(spec.get("model_free", False), bool):
             raise ConfigError("command subject: 'model_free' must be true or false", field="subject.model_free")
         argv = spec.get("argv")
@@ -67,6 +70,11 @@ class CommandSubject(Subject):
         cwd = self.options.get("cwd")
         return self.base_dir / cwd if cwd else self.base_dir
 
+    @property
+    def agent_network(self) -> str:
+        """An agent task's network policy: `network: loopback` reaches only the task's fixture."""
+        return self.options.get("network", "all")
+
     def agent_programs(self) -> list[str]:
         """The files named in argv (the program, a script): an agent task runs them from its
         workspace, so they are passed as absolute paths and shown read-only in the sandbox."""
@@ -95,16 +103,21 @@ class CommandSubject(Subject):
             seed = "" if request.seed is None else str(request.seed)
             if request.seed is not None:
                 env["SCOREBOARD_SEED"] = seed
-            if request.skill is not None:
-                fd, skill_file = tempfile.mkstemp(prefix="scoreboard-skill-", suffix=".md")
+            ws = request.workspace
+            installed = ws.env.get("SCOREBOARD_SKILL_FILE") if ws is not None else None
+            if installed:  # an agent task installed the skill in its workspace
+                env["SCOREBOARD_SKILL_FILE"] = installed
+            elif request.skill is not None:
+                # in a task's sandbox only its private TMPDIR is readable beside the workspace
+                fd, skill_file = tempfile.mkstemp(prefix="scoreboard-skill-", suffix=".md",
+                                                  dir=ws.env.get("TMPDIR") if ws is not None else None)
                 with os.fdopen(fd, "w", encoding="utf-8") as handle:
                     handle.write(request.skill)
                 env["SCOREBOARD_SKILL_FILE"] = skill_file
             uses_placeholder = any("{input}" in a for a in argv)
-            final = [a.replace("{input}", text).replace("{skill_file}", skill_file or "")
+            final = [a.replace("{input}", text).replace("{skill_file}", installed or skill_file or "")
                      .replace("{run}", str(request.run)).replace("{seed}", seed) for a in argv]
             where = self.workdir()
-            ws = request.workspace
             if ws is not None:  # an agent task: in its workspace, inside its sandbox
                 env.update(ws.env)
                 final = [str(p) if (p := self._file_arg(a)) is not None else a for a in final]

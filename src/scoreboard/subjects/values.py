@@ -31,6 +31,9 @@ class SubjectRequest:
     seed: int | None = None
     #: for an agent task: where the agent works (its workspace, environment, sandbox); None otherwise
     workspace: "AgentWorkspace | None" = None
+    #: the variant's skill folder (suite/skills.py SkillFolder) when its skill names a folder: an
+    #: agent task installs its files in the workspace; other subjects use `skill` (its SKILL.md)
+    skill_folder: Any = None
 
     @property
     def attempt(self) -> tuple:

@@ -48,6 +48,7 @@ from .checks import (
 )
 from .config import Limits, SuiteConfig
 from .paths import Places
+from .skills import load_skill, skill_name
 from .suite import Suite, Variant, resolve_render
 from .templates import load_template
 
@@ -94,37 +95,6 @@ def read_suite_file(path: str | os.PathLike) -> tuple[dict, Path]:
     return data, path.parent
 
 
-def load_skill(path_text: str, base_dir: Path, places: Places | None = None, *,
-               from_flag: bool = True) -> tuple[str, str]:
-    """A directory loads its SKILL.md; a file loads that file. Returns (text, shown path).
-    A skill named in a suite file (from_flag False) must lie inside the suite's root."""
-    places = places or Places(base_dir, None, None)
-    path = Path(path_text)
-    if from_flag and not path.is_absolute():
-        path = base_dir / path
-    name = str(path) if from_flag else path_text
-    places.resolve(name, "skill", from_flag=from_flag, folder_ok=True)
-    target = base_dir / path if not from_flag else path
-    if target.is_dir():
-        name = os.path.join(name, "SKILL.md")
-        target = target / "SKILL.md"
-        places.resolve(name, "skill", from_flag=from_flag)
-    data = places.read(target, "skill", from_flag=from_flag, limit=Limits().max_file_bytes,
-                       limit_name="limits.max_file_bytes")
-    try:
-        return data.decode("utf-8-sig"), path_text
-    except UnicodeDecodeError:
-        raise ConfigError(f"skill is not valid UTF-8: {target}", field="skill") from None
-
-
-def _skill_name(path_text: str) -> str:
-    """careful/ -> careful, careful/SKILL.md -> careful, terse.md -> terse."""
-    p = Path(path_text.rstrip("/"))
-    if p.name == "SKILL.md":
-        return p.parent.name or "skill"
-    return p.stem or p.name
-
-
 def _subject_name(spec: Any) -> str:
     parsed = parse_subject_spec(spec)
     for key in ("function", "model", "path"):
@@ -155,7 +125,7 @@ def _variant_configs(cfg: SuiteConfig, flags: dict) -> list[dict]:
         subject = subjects[0] if subjects else cfg.subject
         if subject is None:
             raise ConfigError("--skill needs a subject: give --subject or 'subject:' in the suite", field="subject")
-        return [{"name": unique_name(_skill_name(s), taken), "subject": subject, "skill": s} for s in skills]
+        return [{"name": unique_name(skill_name(s), taken), "subject": subject, "skill": s} for s in skills]
     if subjects:
         return [{"name": unique_name(_subject_name(s), taken), "subject": s} for s in subjects]
     if cfg.variants:
@@ -167,7 +137,7 @@ def _variant_configs(cfg: SuiteConfig, flags: dict) -> list[dict]:
             if subject is None:
                 raise ConfigError("variant has no subject and the suite names none",
                                   field=f"variants.{name or index}.subject")
-            label = name or (_skill_name(v.skill) if v.skill else _subject_name(subject))
+            label = name or (skill_name(v.skill) if v.skill else _subject_name(subject))
             out.append({"name": unique_name(label, taken), "subject": subject, "skill": v.skill,
                         "params": v.params, "prompt": v.prompt})
         return out
@@ -448,11 +418,11 @@ def _variants(cfg: SuiteConfig, flags: dict, places: Places, dry_run: bool, *, e
             base = Path.cwd() if subject_flag else places.suite_dir
             _check_data_file(vc["subject"], places, subject_flag)
             subject = build_subject(prepare_subject_spec(vc["subject"], cfg), base)
-            skill_text = skill_path = None
+            skill_text = skill_path = skill_folder = None
             if vc.get("skill"):
                 skill_flag = "skill" in flags
-                skill_text, skill_path = load_skill(vc["skill"], Path.cwd() if skill_flag else places.suite_dir,
-                                                    places, from_flag=skill_flag)
+                skill_text, skill_path, skill_folder = load_skill(
+                    vc["skill"], Path.cwd() if skill_flag else places.suite_dir, places, from_flag=skill_flag)
             own = vc.get("prompt")
             prompt = own if own is not None else cfg.prompt
             template = None
@@ -461,7 +431,8 @@ def _variants(cfg: SuiteConfig, flags: dict, places: Places, dry_run: bool, *, e
                 template = load_template(prompt, vc.get("prompt_name") or "prompt", places, field=field)
             check_subject(subject, warnings, offline, f"variant {vc['name']!r}")
             check_budget_bounds(subject, cfg, vc.get("params") or {}, flags)
-            variants.append(Variant(vc["name"], subject, skill_text, skill_path, vc.get("params") or {}, template))
+            variants.append(Variant(vc["name"], subject, skill_text, skill_path, vc.get("params") or {}, template,
+                                    skill_folder))
     if local:
         errors.done()
     if dry_run:
@@ -543,7 +514,7 @@ def resolve_graders(cfg: SuiteConfig, cases: list[Case], *, errors: Collector | 
     step = errors.each if errors is not None else nullcontext
     for case in cases:
         with step():
-            where = dict(file=case.source, line=case.line, case_id=case.id, field="graders")
+            where = {"file": case.source, "line": case.line, "case_id": case.id, "field": "graders"}
             if case.graders is not None:
                 check_case_code(case.graders, cfg.allow_case_code, where)
             transform = case.transform if case.transform is not None else cfg.defaults.transform

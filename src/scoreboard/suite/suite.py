@@ -25,6 +25,8 @@ class Variant:
     params: dict = field(default_factory=dict)
     #: the prompt template its cases' vars are rendered into (suite/templates.py), or None
     prompt: Any = None
+    #: the skill folder's files when the skill names a folder (suite/skills.py), or None
+    skill_folder: Any = None
 
     def describe(self) -> dict:
         """The saved form of the variant, as the report's plan records it."""
@@ -33,6 +35,8 @@ class Variant:
                "params": self.params}
         if self.prompt is not None:
             out["prompt"] = self.prompt.describe()
+        if self.skill_folder is not None:  # every file of it: a changed script changes the plan
+            out["skill_folder"] = self.skill_folder.describe()
         return out
 
 

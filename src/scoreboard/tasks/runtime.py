@@ -1,6 +1,6 @@
 """One attempt of an agent task, end to end:
 
-fresh workspace (the task's workspace/ copied, canaries planted, the variant's skill written)
+fresh workspace (the task's workspace/ copied, canaries planted, the variant's skill installed: tasks/skill.py)
 -> fixture started on a free loopback port and waited for -> the agent run in its sandbox with
 the rendered instruction (under the task's timeout) -> the fixture's audit read -> checks run
 (they read the workspace and the fixture's state themselves) -> canaries looked for -> fixture
@@ -27,6 +27,7 @@ from ..agents.trajectory import trajectory_figures
 from ..errors import SubjectError
 from ..subjects.values import AgentWorkspace, Result, SubjectRequest
 from . import canaries as canary
+from . import network, skill
 from .checks import CheckContext, run_checks
 from .fixture import Fixture, FixtureError
 from .load import TaskDef
@@ -65,39 +66,54 @@ async def run_task(task: TaskDef, subject, request: SubjectRequest, *, hide: lis
             values.update(door.fixture.canaries)  # drawn once for the fixture, shared by its attempts
             door.proxy = AttemptProxy(door.fixture.url, secrets.token_hex(8))
             await door.proxy.start()
-        work = _workspace(task, request, values, root)
+        work = _workspace(task, values, root)
+        try:
+            installed = skill.install(work, text=request.skill, folder=request.skill_folder,
+                                      skill_file=spec.skill_file, skills_dir=skill.skills_dir_of(subject))
+        except (OSError, ValueError) as exc:
+            raise SubjectError(f"task {spec.id!r}: could not install the skill: {exc}", kind="config") from None
         agent_ws = getattr(subject, "agent_workspace", False)
         if not agent_ws and (require_isolation or spec.sandbox == "required"):
             raise SubjectError(f"task {spec.id!r} requires isolation and the {subject.kind} subject runs "
                                "outside this machine's sandbox", kind="config")
         try:
             want = "required" if require_isolation else spec.sandbox
+            wanted = getattr(subject, "agent_network", None) if agent_ws else None
+            programs = _programs(subject) + ([str(p) for p in network.interpreter()[1]] if wanted == "loopback" else [])
             sandbox = make_sandbox(root, work, want=want if agent_ws else "off",
-                                   hide=[task.folder, *hide], programs=_programs(subject))
+                                   hide=[task.folder, *hide], programs=programs)
         except SandboxUnavailable as exc:
             raise SubjectError(str(exc), kind="config") from None
+        sandbox.net = network.plan(wanted, sandbox.program if sandbox.isolated else None, _endpoints(subject), root)
+        door.bridge = network.Bridge(sandbox.net)  # closed (its socket folder removed) whatever happens
         if spec.environment is not None and door.fixture is None:
             door.fixture, door.own = Fixture(spec.environment, task.folder / "environment", mode,
                                              {c.name: values[c.name] for c in spec.canaries if c.fixture}), True
             await _fixture_call(spec.id, door.fixture.start(dict(os.environ)))
+        if door.port is not None:
+            sandbox.net.ports[door.port] = "fixture"
+        await door.bridge.start()
         before = canary.snapshot(work)
         fixture = door.fixture
         instruction = render_instruction(spec.instruction, {
             "fixture_url": door.url or "", "fixture_host": fixture.host if fixture else "",
             "fixture_port": door.port or "", "workspace": str(work), "task_id": spec.id})
-        env = {**sandbox.env(), **door.agent_env()}
+        env = {**sandbox.env(), **door.agent_env(), **installed.env()}
         workspace = AgentWorkspace(path=str(work), env=env, config_dir=str(sandbox.home), wrap=sandbox.wrap,
                                    isolated=sandbox.isolated, max_tool_output_bytes=spec.max_tool_output_bytes)
-        result = await _run_agent(subject, dataclasses.replace(request, input=instruction, workspace=workspace),
-                                  spec.timeout)
+        result = await _run_agent(subject, dataclasses.replace(
+            request, input=instruction, workspace=workspace,
+            skill=skill.skill_text_for_agent(request.skill, installed)), spec.timeout)
         if door.proxy is not None:
             door.proxy.recording = False  # what the checks send is not the agent's
         audit = None
         if fixture is not None:
             audit = await _fixture_call(spec.id, fixture.audit(door.attempt_id))
         observed = await _observe(task, mode, result, audit, values, before, sandbox, door, root)
+        observed["skill"] = installed.describe(work)
         observed["isolation"] = sandbox.describe() if agent_ws else \
-            {"isolated": False, "kind": "remote", "note": "not isolated: the agent runs outside this machine's sandbox"}
+            {"isolated": False, "kind": "remote", "note": "not isolated: the agent runs outside this machine's sandbox",
+             "network": network.OPEN, "network_note": "the agent runs elsewhere: its network is not this machine's"}
         result.extra = {**(result.extra or {}), "task": observed}
         return result
     finally:
@@ -106,6 +122,8 @@ async def run_task(task: TaskDef, subject, request: SubjectRequest, *, hide: lis
         shutil.rmtree(root, ignore_errors=True)
         if door.proxy is not None:
             await door.proxy.close()
+        if door.bridge is not None:
+            await door.bridge.close()
 
 
 @dataclasses.dataclass
@@ -116,6 +134,8 @@ class _Door:
     fixture: Fixture | None = None
     own: bool = False
     proxy: AttemptProxy | None = None
+    #: the forwarding into an enforced loopback-only sandbox (tasks/network.py)
+    bridge: network.Bridge | None = None
 
     @property
     def port(self) -> int | None:
@@ -141,8 +161,9 @@ async def _fixture_call(task_id: str, call):
         raise SubjectError(f"task {task_id!r}: {exc}", kind="fixture") from None
 
 
-def _workspace(task: TaskDef, request: SubjectRequest, values: dict[str, str], root: Path) -> Path:
-    """The attempt's fresh workspace: workspace/ copied, canaries planted, the skill written."""
+def _workspace(task: TaskDef, values: dict[str, str], root: Path) -> Path:
+    """The attempt's fresh workspace: workspace/ copied, canaries planted (the skill is
+    installed by tasks/skill.py)."""
     spec = task.spec
     work = root / "work"
     source = task.folder / "workspace"
@@ -151,11 +172,13 @@ def _workspace(task: TaskDef, request: SubjectRequest, values: dict[str, str], r
     else:
         work.mkdir()
     canary.plant(spec.canaries, values, work)
-    if request.skill is not None and spec.skill_file:
-        target = work / spec.skill_file
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(request.skill, encoding="utf-8")
     return work
+
+
+def _endpoints(subject) -> list[str] | None:
+    """The URLs the agent's own program must reach (its model), from the subject."""
+    endpoints = getattr(subject, "agent_endpoints", None)
+    return list(endpoints()) if endpoints is not None else []
 
 
 def _programs(subject) -> list[str]:

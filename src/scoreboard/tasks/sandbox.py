@@ -3,8 +3,9 @@ the rest of the filesystem read-only, the user's home, the task folder and the w
 directory hidden), or nowhere special ("not isolated", said on every attempt).
 
 The agent CLI itself runs inside the sandbox, so the tools it runs (its shell) inherit it.
-Network is not cut: the CLI must reach its model; what the agent may reach is the permission
-profile's business (see subjects/agent_cli.py), and the report says so.
+The network is cut when the agent's profile asks for loopback only and it can be enforced
+(tasks/network.py: its own network namespace, the fixture and a loopback model forwarded in);
+otherwise it is open, and every attempt's record says which.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .network import NetPolicy
 
 #: the sandbox programs scoreboard knows, in the order it tries them
 BWRAP = "bwrap"
@@ -69,6 +72,8 @@ class Sandbox:
     #: read-only paths shown again inside a hidden one (the agent's own program)
     reveal: list[Path] = field(default_factory=list)
     program: str | None = None
+    #: the attempt's network policy (tasks/network.py); None: open, no profile asked
+    net: NetPolicy | None = None
 
     @property
     def isolated(self) -> bool:
@@ -76,13 +81,13 @@ class Sandbox:
 
     def describe(self) -> dict:
         """What the report says about where the agent ran."""
+        net = (self.net or NetPolicy(None)).describe()
         if not self.isolated:
             return {"isolated": False, "kind": "none",
-                    "note": "not isolated: the agent ran with the user's permissions (no sandbox available)"}
+                    "note": "not isolated: the agent ran with the user's permissions (no sandbox available)", **net}
         return {"isolated": True, "kind": self.kind,
                 "writable": ["workspace", "private HOME", "private TMPDIR"],
-                "hidden": [str(p) for p in self.hidden],
-                "network": "not restricted by the sandbox (see the permission profile)"}
+                "hidden": [str(p) for p in self.hidden], **net}
 
     def env(self) -> dict[str, str]:
         """Variables every agent gets in the sandbox (its private HOME and TMPDIR)."""
@@ -104,6 +109,8 @@ class Sandbox:
             args += ["--ro-bind", str(path), str(path)]
         for path in (self.workspace, self.home, self.tmp):
             args += ["--bind", str(path), str(path)]
+        net_args, argv = self.net.wrap(list(argv)) if self.net is not None else ([], list(argv))
+        args += net_args
         args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent",
                  "--chdir", str(self.workspace), "--"]
         return args + list(argv)

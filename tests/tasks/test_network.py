@@ -1,0 +1,140 @@
+"""The "loopback only" network policy, enforced: an agent whose profile asks for it runs in its
+own network namespace, where a non-loopback address and any loopback port but the forwarded
+ones (the fixture, a loopback model) are unreachable, while the fixture still answers. The
+control (`network: all`) shows the same probe does reach a loopback decoy, so the test can fail.
+Nothing here can reach beyond loopback: the one non-loopback try (a TEST-NET-1 address) is made
+only inside an enforced namespace."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+import yaml
+
+from scoreboard.engine.pipeline import RunOptions, run
+from scoreboard.suite.load import load_suite
+from scoreboard.tasks import network
+from scoreboard.tasks.sandbox import bwrap_path
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE_TASK = ROOT / "examples" / "agent-task" / "tasks" / "wishlist"
+
+pytestmark = pytest.mark.skipif(bwrap_path() is None or not network.netns_works(bwrap_path() or "bwrap"),
+                                reason="bubblewrap with network namespaces does not work here")
+
+PROBE = r'''
+import json, os, socket, urllib.request
+
+def reach(host, port):
+    sock = socket.socket()
+    sock.settimeout(3)
+    try:
+        sock.connect((host, port))
+        return "connected"
+    except OSError as exc:
+        return "refused: " + (exc.strerror or type(exc).__name__)
+    finally:
+        sock.close()
+
+probes = {"decoy": reach("127.0.0.1", int(os.environ["DECOY_PORT"]))}
+if os.environ.get("PROBE_OUTSIDE"):
+    probes["outside"] = reach("192.0.2.1", 80)  # TEST-NET-1: tried only where it cannot leave
+with open("/proc/net/dev") as handle:
+    probes["interfaces"] = sorted(line.split(":")[0].strip() for line in handle.readlines()[2:])
+opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+shop = os.environ["SHOP_URL"]
+with opener.open(shop + "/search?q=backpack&color=blue&max_price=80", timeout=10) as resp:
+    best = min((p for p in json.load(resp)["results"] if p["in_stock"]), key=lambda p: p["price"])
+request = urllib.request.Request(shop + "/wishlist", data=json.dumps({"product_id": best["id"]}).encode(),
+                                 method="POST", headers={"Content-Type": "application/json"})
+opener.open(request, timeout=10).read()
+print(json.dumps({"text": "Saved %s (%s)." % (best["name"], best["id"]),
+                  "tool_calls": [{"name": "probe", "args": probes}]}))
+'''
+
+
+class Decoy:
+    """A loopback listener on this machine that is not the fixture; it counts connections."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            conn.close()
+
+    def close(self):
+        self.sock.close()
+
+
+def run_probe(tmp: Path, policy: str, decoy: Decoy) -> dict:
+    (tmp / "tasks").mkdir()
+    shutil.copytree(EXAMPLE_TASK, tmp / "tasks" / "wishlist")
+    (tmp / "probe.py").write_text(PROBE)
+    env = {"DECOY_PORT": str(decoy.port), **({"PROBE_OUTSIDE": "1"} if policy == "loopback" else {})}
+    suite = {"name": "t", "cases": "tasks", "require_isolation": True,
+             "variants": {"agent": {"subject": {"type": "command", "argv": ["python3", "probe.py"], "env": env,
+                                                "network": policy},
+                                    "params": {"mode": "ordinary"}}}}
+    (tmp / "suite.yaml").write_text(yaml.safe_dump(suite))
+    report = run(load_suite(tmp / "suite.yaml"), RunOptions(formats=["json"], progress=False)).report
+    (attempt,) = report["attempts"]
+    return attempt
+
+
+def test_loopback_only_cuts_other_addresses_and_keeps_the_fixture(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    decoy = Decoy()
+    try:
+        attempt = run_probe(tmp_path, "loopback", decoy)
+    finally:
+        decoy.close()
+    isolation = attempt["subject_info"]["task"]["isolation"]
+    assert isolation["network"] == "loopback (enforced)"
+    assert any(r.endswith("(fixture)") for r in isolation["reachable"])
+    probes = attempt["output"]["tool_calls"][0]["args"]
+    assert probes["decoy"].startswith("refused") and decoy.connections == 0
+    assert probes["outside"].startswith("refused") and "unreachable" in probes["outside"].lower()
+    assert probes["interfaces"] == ["lo"]  # its own namespace: no interface of this machine
+    assert attempt["status"] == "passed", attempt["grades"]  # the fixture stayed reachable
+
+
+def test_network_all_is_open_and_says_so(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    decoy = Decoy()
+    try:
+        attempt = run_probe(tmp_path, "all", decoy)
+    finally:
+        decoy.close()
+    isolation = attempt["subject_info"]["task"]["isolation"]
+    assert isolation["network"] == "open (not enforced)" and "network: all" in isolation["network_note"]
+    probes = attempt["output"]["tool_calls"][0]["args"]
+    assert probes["decoy"] == "connected" and decoy.connections == 1  # the probe can tell
+    assert "lo" in probes["interfaces"] and len(probes["interfaces"]) > 1
+    assert attempt["status"] == "passed", attempt["grades"]
+
+
+def test_a_model_endpoint_off_loopback_leaves_the_policy_unenforced_and_says_why(tmp_path):
+    policy = network.plan("loopback", bwrap_path(), ["https://api.anthropic.com"], tmp_path)
+    assert policy.enforced is False
+    described = policy.describe()
+    assert described["network"] == "open (not enforced)"
+    assert "https://api.anthropic.com is not on loopback" in described["network_note"]
+    forwarded = network.plan("loopback", bwrap_path(), ["http://127.0.0.1:4567/v1"], tmp_path)
+    assert forwarded.enforced and forwarded.ports == {4567: "model"}
+    assert network.plan("loopback", None, [], tmp_path).describe()["network_note"].endswith(
+        "no sandbox (bubblewrap) works here")
