@@ -326,11 +326,11 @@ def _levenshtein(value, a, inverse, ctx, where):
 
 
 def _rouge(value, a, inverse, ctx, where):
+    # src/assertions/rouge.ts: rouge.n(outputString, renderedValue, {}) from js-rouge, pass at
+    # score >= (threshold ?? 0.75), inverted by not- with score 1 - score
     if not isinstance(value, str):
         raise Skip("rouge-n needs a string value")
-    ctx.report.note(f"{where}: rouge-n is computed by Google's rouge-score (recall of unigrams), promptfoo by "
-                    "js-rouge: tokenisation differs, so scores near the threshold may differ")
-    spec = {"rouge-n": {"value": value, "n": 1, "measure": "recall", "threshold": _threshold(a, 0.75)}}
+    spec = {"rouge-n": {"value": value, "n": 1, "method": "js-rouge", "threshold": _threshold(a, 0.75)}}
     return _not(spec, inverse), None
 
 
@@ -350,9 +350,11 @@ def _similar(value, a, inverse, ctx, where):
 
 
 def _tools_call(value, a, inverse, ctx, where):
-    ctx.report.note(f"{where}: is-valid-openai-tools-call became tool-calls with validate: an answer with no tool "
-                    "call passes it, where promptfoo fails it")
-    return _not({"tool-calls": {"validate": True}}, inverse), None
+    # src/assertions/openai.ts handleIsValidOpenAiToolsCall: no tool call fails ("did not return a
+    # valid-looking tools response"); every call must name a function tool the provider offers and
+    # its JSON arguments must validate against that tool's parameters (validateFunctionCall, ajv);
+    # `not-` inverts the verdict (toolCallVerdict)
+    return _not({"tool-calls": {"validate": True, "min_calls": 1}}, inverse), None
 
 
 def _judged(kind: str):

@@ -31,6 +31,9 @@ class SubjectRequest:
     seed: int | None = None
     #: for an agent task: where the agent works (its workspace, environment, sandbox); None otherwise
     workspace: "AgentWorkspace | None" = None
+    #: the case's template vars (never its reference): a command's `{vars}` argument (promptfoo's
+    #: exec providers receive them in their context argument)
+    vars: dict | None = None
 
     @property
     def attempt(self) -> tuple:

@@ -1,0 +1,131 @@
+"""What the promptfoo importer now converts exactly, each expectation taken from promptfoo's
+source (file and function named beside it): is-valid-openai-tools-call, js-rouge's ROUGE-N, the
+exec provider's output and context, and Nunjucks' printing of non-text values."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scoreboard.cases.case import Case
+from scoreboard.graders.grade import GradeContext
+from scoreboard.graders.jsrouge import rouge_n, treebank_tokenize
+from scoreboard.graders.registry import build_grader
+from scoreboard.importers.nunjucks import convert
+from scoreboard.subjects.values import Measurements, Output
+from scoreboard.templating import render_text
+
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+
+
+def _grade(spec, output, tools=None):
+    ctx = GradeContext(Case(id="c", input="p"), output, Measurements(), tools=tools)
+    grade = build_grader(spec).grade(ctx)
+    return asyncio.run(grade) if asyncio.iscoroutine(grade) else grade
+
+
+def _import(tmp_path: Path, config: str) -> tuple[subprocess.CompletedProcess, Path]:
+    (tmp_path / "c.yaml").write_text(config)
+    done = subprocess.run([sys.executable, "-m", "scoreboard", "import", "promptfoo", "c.yaml", "--output", "out"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    return done, tmp_path / "out"
+
+
+def _run(tmp_path: Path) -> dict:
+    done = subprocess.run([sys.executable, "-m", "scoreboard", "run", "out/suite.yaml", "--output", "r.json"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode in (0, 3), done.stderr
+    return json.loads((tmp_path / "r.json").read_text())
+
+
+def test_tools_call_fails_without_a_call_and_validates_arguments(tmp_path):
+    _, out = _import(tmp_path, "prompts: [x]\nproviders: [echo]\ntests:\n  - assert:\n"
+                                  "      - type: is-valid-openai-tools-call\n"
+                                  "      - type: not-is-valid-openai-tools-call\n")
+    spec, inverse = (json.loads((out / "cases.jsonl").read_text().splitlines()[0])["graders"])
+    # openai.ts handleIsValidOpenAiToolsCall: an empty tool-call list is "not a valid-looking
+    # tools response" -> fail (the text answer passes nothing)
+    assert _grade(spec, Output(text="It is sunny"), TOOLS).passed is False
+    assert _grade(inverse, Output(text="It is sunny"), TOOLS).passed is True
+    good = [{"name": "get_weather", "args": {"city": "Paris"}}]
+    assert _grade(spec, Output(tool_calls=good), TOOLS).passed is True
+    # validateFunctionCall: ajv against the tool's parameters (city must be a string)...
+    assert _grade(spec, Output(tool_calls=[{"name": "get_weather", "args": {"city": 3}}]), TOOLS).passed is False
+    # ...and a function the provider does not offer: 'Called "x", but there is no function with that name'
+    assert _grade(spec, Output(tool_calls=[{"name": "delete_all", "args": {}}]), TOOLS).passed is False
+    # arguments that are not JSON: JSON.parse throws -> fail
+    assert _grade(spec, Output(tool_calls=[{"name": "get_weather", "args": "{city"}]), TOOLS).passed is False
+    # every call is validated, not only the first
+    assert _grade(spec, Output(tool_calls=good + [{"name": "get_weather", "args": {}}]), TOOLS).passed is False
+
+
+def test_treebank_tokens_follow_js_rouge():
+    # js-rouge 3.2.0 src/utils.ts treeBankTokenize, rule by rule: a final period split off,
+    # commas, ?, ! and brackets wrapped, n't split, an opening quote as `` and a closing one as ''
+    assert treebank_tokenize("The cat sat on the mat.") == ["The", "cat", "sat", "on", "the", "mat", "."]
+    assert treebank_tokenize('"I can\'t go," she said... (really)!') == [
+        "``", "I", "ca", "n't", "go", ",", "''", "she", "said", "...", "(", "really", ")", "!"]
+    # a period inside the text stays on its word (only the final one is split), cannot -> can not
+    assert treebank_tokenize("Mr. Smith cannot come.") == ["Mr.", "Smith", "can", "not", "come", "."]
+
+
+def test_rouge_n_is_the_f1_of_distinct_matched_unigrams():
+    # rouge.ts n(): match = intersection(candGrams, refGrams) (a set), p = |match|/|cand|,
+    # r = |match|/|ref|, F1. By hand: cand [the cat sat on the mat] (6), ref [the cat was on the
+    # mat] (6); distinct matches {the, cat, on, mat} = 4 -> p = r = 4/6 -> F1 = 2/3
+    assert rouge_n("the cat sat on the mat", "the cat was on the mat") == pytest.approx(2 / 3)
+    # duplicates count in the candidate's length but match once: cand [the the the] (3), ref
+    # [the cat] (2): match {the} -> p = 1/3, r = 1/2 -> F1 = 2 * (1/6) / (5/6) = 0.4
+    assert rouge_n("the the the", "the cat") == pytest.approx(0.4)
+    # case-sensitive; no common unigram -> 0
+    assert rouge_n("The", "the") == 0.0
+    with pytest.raises(ValueError):
+        rouge_n("", "x")  # 'Candidate cannot be an empty string'
+
+
+def test_converted_rouge_grades_as_promptfoo(tmp_path):
+    _, out = _import(tmp_path, "prompts: [x]\nproviders: [echo]\ntests:\n  - assert:\n"
+                                  "      - {type: rouge-n, value: 'the cat was on the mat', threshold: 0.6}\n"
+                                  "      - {type: rouge-n, value: 'the cat was on the mat'}\n"
+                                  "      - {type: not-rouge-n, value: 'the cat was on the mat'}\n")
+    specs = json.loads((out / "cases.jsonl").read_text().splitlines()[0])["graders"]
+    grades = [_grade(s, Output(text="the cat sat on the mat")) for s in specs]
+    # rouge.ts: pass = (score >= (threshold ?? 0.75)) != inverse; score inverted to 1 - score
+    assert [g.passed for g in grades] == [True, False, True]
+    assert grades[0].score == pytest.approx(2 / 3) and grades[2].score == pytest.approx(1 / 3)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a shell script provider")
+def test_exec_provider_output_is_trimmed_and_gets_the_vars(tmp_path):
+    script = tmp_path / "provider.sh"
+    # prints the context argument ($3) with ANSI colour and surrounding whitespace
+    script.write_text("#!/bin/sh\nprintf '  \\033[32m%s\\033[0m\\n\\n' \"$3\"\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    done, out = _import(tmp_path, "prompts: ['Hi {{ name }}']\nproviders: ['exec: sh provider.sh']\n"
+                                  "tests:\n  - vars: {name: Ada}\n    assert:\n"
+                                  "      - {type: equals, value: '{\"vars\": {\"name\": \"Ada\"}}'}\n")
+    assert done.returncode == 0, done.stdout + done.stderr
+    (out / "provider.sh").write_text(script.read_text())
+    report = _run(tmp_path)
+    attempt = report["attempts"][0]
+    # scriptCompletion.ts: output = stripText(stdout.trim()); the third argument is JSON(context)
+    # holding the vars
+    assert attempt["output"]["text"] == '{"vars": {"name": "Ada"}}'
+    assert attempt["grades"][0]["passed"] is True
+
+
+def test_nunjucks_prints_values_as_promptfoo_sends_them():
+    # nunjucks suppressValue + String(): true, "" for null/undefined, a,b for arrays, [object
+    # Object] for objects, 1 for 1.0; dump is JSON.stringify
+    text, problems, _ = convert("{{ yes }}|{{ nothing }}|{{ missing }}|{{ items }}|{{ obj }}|{{ n }}|{{ obj | dump }}")
+    assert not problems
+    assert render_text(text, {"yes": True, "nothing": None, "items": ["a", "b"], "obj": {"k": 1.0}, "n": 1.0}) == \
+        'true|||a,b|[object Object]|1|{"k":1}'
