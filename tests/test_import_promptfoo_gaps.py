@@ -129,3 +129,59 @@ def test_nunjucks_prints_values_as_promptfoo_sends_them():
     assert not problems
     assert render_text(text, {"yes": True, "nothing": None, "items": ["a", "b"], "obj": {"k": 1.0}, "n": 1.0}) == \
         'true|||a,b|[object Object]|1|{"k":1}'
+
+
+needs_node = pytest.mark.skipif(__import__("shutil").which("node") is None, reason="JavaScript needs Node.js")
+
+
+@needs_node
+def test_transforms_run_in_promptfoos_order(tmp_path):
+    # evaluator.ts: transformVars on the merged vars before the prompt is rendered; options.transform
+    # (defaultTest's unless the test has its own) on the output; then each assertion's own
+    # transform (assertions/index.ts runAssertion) on that result, with context {vars, prompt}
+    (tmp_path / "tx.js").write_text("module.exports.shout = (output, context) => output.join(',').toUpperCase() + "
+                                    "'!' + context.vars.name;\n")
+    (tmp_path / "vars.js").write_text("module.exports = (vars) => ({ name: vars.name + ' Lovelace' });\n")
+    done, _ = _import(tmp_path, """prompts: ['Hi {{ name }}']
+providers: [echo]
+defaultTest:
+  options:
+    transformVars: file://vars.js
+    transform: output.split(' ')
+tests:
+  - vars: {name: Ada}
+    assert:
+      - {type: equals, value: '["Hi","Ada","Lovelace"]'}
+      - {type: javascript, value: 'Array.isArray(output) && output.length === 3'}
+      - {type: starts-with, value: 'ADA', transform: 'output[1].toUpperCase()'}
+      - {type: contains, value: 'HI,ADA,LOVELACE!Ada Lovelace', transform: 'file://tx.js:shout'}
+  - vars: {name: Bob}
+    options: {transform: 'output + "?"'}
+    assert:
+      - {type: equals, value: 'Hi Bob Lovelace?'}
+      - {type: contains, value: 'x', transform: 'null'}
+""")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = _run(tmp_path)
+    grades = {a["case_id"]: [(g["passed"], g["reason"]) for g in a["grades"]] for a in report["attempts"]}
+    # the echo provider returns the prompt, rendered with the transformed vars
+    assert [p for p, _ in grades["test-1"]] == [True, True, True, True], grades
+    assert grades["test-2"][0][0] is True, grades
+    # util/transform.ts: a transform returning null fails with "did not return a value"
+    assert grades["test-2"][1][0] is False and "did not return a value" in grades["test-2"][1][1]
+
+
+@needs_node
+def test_javascript_grades_share_workers_and_a_timeout_restarts_one():
+    from scoreboard.graders import node_pool
+
+    before = node_pool.workers_started()
+    for i in range(20):
+        assert _grade({"javascript": f"output.length === {i}"}, Output(text="x" * i)).passed is True
+    assert node_pool.workers_started() - before <= 1  # sequential grades reuse one worker
+    hung = _grade({"javascript": {"code": "while (true) {}\nreturn true", "timeout_s": 1}}, Output(text="x"))
+    assert hung.passed is None and "timed out" in hung.reason
+    assert _grade({"javascript": "output === 'x'"}, Output(text="x")).passed is True  # a fresh worker
+    # a thrown error fails the grade with promptfoo's message (javascript.ts)
+    thrown = _grade({"javascript": "(() => { throw new Error('boom') })()"}, Output(text="x"))
+    assert thrown.passed is False and "boom" in thrown.reason

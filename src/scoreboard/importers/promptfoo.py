@@ -20,9 +20,10 @@ import yaml
 
 from .common import Report, Source, js_string, jsonl, read_config, slug, write_output
 from .nunjucks import convert as convert_template
-from .promptfoo_asserts import PYTHON_HEADER, Context, Skip, convert
+from .promptfoo_asserts import PYTHON_HEADER, Context, Skip, convert, js_transform
 from .promptfoo_providers import convert_providers
 from .promptfoo_tests import assertion_from_string, csv_test
+from .promptfoo_transforms import transform_vars
 
 _KNOWN_KEYS = {"description", "prompts", "providers", "tests", "defaultTest", "derivedMetrics", "outputPath",
                "sharing", "env", "evaluateOptions", "writeLatestResults", "metadata", "tags"}
@@ -86,7 +87,8 @@ def _yaml(value: Any) -> str:
 
 
 def _uses_code(case: dict) -> bool:
-    return any(isinstance(g, dict) and ("python" in g or "javascript" in g or
+    return "transform" in case or any("transform" in g for g in case.get("graders") or [] if isinstance(g, dict)) \
+        or any(isinstance(g, dict) and ("python" in g or "javascript" in g or
                                         ("not" in g and isinstance(g["not"], dict) and "javascript" in g["not"]))
                for g in case.get("graders") or [])
 
@@ -271,9 +273,30 @@ def _cases(tests: list[tuple[str, dict]], default: dict, ctx: Context) -> list[d
         options = {**(default.get("options") or {}), **(test.get("options") or {})}
         asserts = ([] if options.get("disableDefaultAsserts") else list(default.get("assert") or [])) + \
             list(test.get("assert") or [])
-        for key in ("transform", "transformVars", "prefix", "suffix", "provider", "rubricPrompt"):
+        for key in ("prefix", "suffix", "provider", "rubricPrompt"):
             if options.get(key) is not None:
-                ctx.report.skip(f"{where}.options.{key}", "not converted (JavaScript or a promptfoo run option)")
+                ctx.report.skip(f"{where}.options.{key}", "not converted (a promptfoo run option)")
+        # evaluator.ts: transformVars (the test's, else defaultTest's) runs once per test on the
+        # merged vars before they are expanded, its result merged over them
+        var_transform = (test.get("options") or {}).get("transformVars") or \
+            (default.get("options") or {}).get("transformVars")
+        if var_transform:
+            try:
+                merged_vars = transform_vars(var_transform, merged_vars, ctx, f"{where}.options.transformVars")
+                loaded = _load_vars(merged_vars, ctx.source, where)  # file:// vars load after (renderPrompt)
+            except Skip as exc:
+                ctx.report.skip(f"{where}.options.transformVars", str(exc))
+                continue
+        # evaluator.ts: the first of options.transform and (deprecated) options.postprocess runs
+        # on the provider's output before every assertion
+        output_transform = options.get("transform") or options.get("postprocess")
+        case_transform = None
+        if output_transform:
+            try:
+                case_transform = js_transform(output_transform, ctx, f"{where}.options.transform", "test")
+            except Skip as exc:
+                ctx.report.skip(f"{where}.options.transform", str(exc))
+                continue
         for extra in ("providerOutput", "scenarios", "provider", "providers", "prompts"):
             if test.get(extra) is not None:
                 ctx.report.skip(f"{where}.{extra}", "not converted")
@@ -284,7 +307,10 @@ def _cases(tests: list[tuple[str, dict]], default: dict, ctx: Context) -> list[d
                 f"{k}={js_string(v)[:20]}" for k, v in combo.items()
                 if isinstance(loaded[k], list) and loaded[k] and isinstance(loaded[k][0], str)) + "]"
             cid = _unique_id(cid, taken)
-            cases.append(_case(cid, combo, asserts, test, default, where, ctx))
+            case = _case(cid, combo, asserts, test, default, where, ctx)
+            if case_transform is not None:
+                case["transform"] = case_transform
+            cases.append(case)
     return cases
 
 

@@ -150,8 +150,7 @@ def convert(a: dict, vars_: dict, ctx: Context, where: str) -> tuple[dict | None
     kind = a["type"]
     inverse = kind.startswith("not-")
     base = kind[4:] if inverse else kind
-    if a.get("transform") is not None:
-        raise Skip("its transform is JavaScript code (not converted)")
+    transform = js_transform(a.get("transform"), ctx, where, "assertion") if a.get("transform") is not None else None
     if a.get("provider") is not None and base not in ("similar",):
         ctx.report.note(f"{where}: the assertion's own grader provider is replaced by the suite's judge")
     value = a.get("value")
@@ -166,7 +165,30 @@ def convert(a: dict, vars_: dict, ctx: Context, where: str) -> tuple[dict | None
     spec, expected = handler(value, a, inverse, ctx, where)
     if spec is None:
         return None, None
-    return _modifiers(spec, a, vars_), expected
+    spec = _modifiers(spec, a, vars_)
+    if transform is not None:  # src/assertions/index.ts runAssertion: applied before the handler
+        spec["transform"] = transform
+    return spec, expected
+
+
+def js_transform(value: Any, ctx: Context, where: str, context: str) -> dict:
+    """A promptfoo transform (src/util/transform.ts) as a `javascript` transform spec: inline
+    code, or file://x.js[:fn] (copied beside the suite). A Python file transform raises Skip."""
+    if not isinstance(value, str) or not value.strip():
+        raise Skip("a transform is JavaScript code or a file:// reference (a function object is not converted)")
+    if value.startswith("file://"):
+        ref = value[len("file://"):]
+        name, fn = ref, None
+        head, sep, tail = ref.rpartition(":")
+        if sep and head.lower().endswith((".js", ".cjs", ".mjs", ".ts", ".py")):  # parseFilePathAndFunctionName
+            name, fn = head, tail
+        if name.lower().endswith(".py"):
+            raise Skip(f"its transform is a Python file ({name}): not converted")
+        if not name.lower().endswith((".js", ".cjs", ".mjs")):
+            raise Skip(f"its transform file {name} is not JavaScript (TypeScript is not converted)")
+        ctx.copied[name] = ctx.source.read_text(name, where)
+        return {"javascript": {"file": name, **({"function": fn} if fn else {}), "context": context}}
+    return {"javascript": {"code": value, "context": context}}
 
 
 def _not(spec: Any, inverse: bool) -> Any:
