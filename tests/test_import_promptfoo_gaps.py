@@ -185,3 +185,69 @@ def test_javascript_grades_share_workers_and_a_timeout_restarts_one():
     # a thrown error fails the grade with promptfoo's message (javascript.ts)
     thrown = _grade({"javascript": "(() => { throw new Error('boom') })()"}, Output(text="x"))
     assert thrown.passed is False and "boom" in thrown.reason
+
+
+def test_assert_set_scores_as_promptfoos_assertions_result(tmp_path):
+    done, out = _import(tmp_path, """prompts: [x]
+providers: [echo]
+tests:
+  - assert:
+      - type: assert-set
+        weight: 2
+        metric: style
+        assert:
+          - {type: contains, value: Paris}
+          - {type: starts-with, value: Lyon, weight: 3}
+      - type: assert-set
+        threshold: 0.25
+        assert:
+          - {type: contains, value: Paris}
+          - {type: starts-with, value: Lyon, weight: 3}
+""")
+    assert done.returncode == 0, done.stdout
+    first, second = json.loads((out / "cases.jsonl").read_text().splitlines()[0])["graders"]
+    assert first["weight"] == 2 and first["metric"] == "style"
+    # assertionsResult.ts testResult: score = sum(score * weight) / sum(weight) = (1*1 + 0*3) / 4;
+    # no threshold: any failed member fails the set; threshold 0.25: pass = score >= threshold
+    g1, g2 = _grade(first, Output(text="Paris")), _grade(second, Output(text="Paris"))
+    assert (g1.passed, g1.score) == (False, 0.25)
+    assert (g2.passed, g2.score) == (True, 0.25)
+    assert _grade(first, Output(text="Lyon, Paris")).passed is True
+
+
+class _Judge:
+    """A judge that answers every ask with one fixed structured answer."""
+
+    def __init__(self, answer):
+        self.answer = answer
+
+    async def ask(self, prompt, name, schema, key):
+        from scoreboard.judges.client import Judgment, Usage
+
+        return Judgment(key(self.answer), [key(self.answer)], [self.answer["explanation"]], None, Usage())
+
+
+def test_llm_rubric_threshold_and_not(tmp_path):
+    _, out = _import(tmp_path, """prompts: [x]
+providers: [echo]
+tests:
+  - assert:
+      - {type: llm-rubric, value: 'is polite', threshold: 0.8}
+      - {type: not-llm-rubric, value: 'is rude'}
+      - {type: llm-rubric, value: 'is polite'}
+""")
+    scored, inverse, plain = json.loads((out / "cases.jsonl").read_text().splitlines()[0])["graders"]
+
+    def judged(spec, answer):
+        ctx = GradeContext(Case(id="c", input="p"), Output(text="Thank you"), Measurements(), judge=_Judge(answer))
+        return asyncio.run(build_grader(spec).grade(ctx))
+
+    # matchers runJsonGradingPrompt: with a threshold, pass = pass && score >= threshold
+    assert judged(scored, {"verdict": True, "score": 0.7, "explanation": "ok"}).passed is False
+    hit = judged(scored, {"verdict": True, "score": 0.9, "explanation": "ok"})
+    assert hit.passed is True and hit.score == 0.9
+    assert judged(scored, {"verdict": False, "score": 0.9, "explanation": "no"}).passed is False
+    # llmRubric.ts: not- inverts the verdict, the score is 1 - score (clamped)
+    flipped = judged(inverse, {"verdict": False, "explanation": "not rude"})
+    assert flipped.passed is True and flipped.score == 1.0
+    assert judged(plain, {"verdict": True, "explanation": "ok"}).passed is True

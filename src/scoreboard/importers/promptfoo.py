@@ -87,10 +87,10 @@ def _yaml(value: Any) -> str:
 
 
 def _uses_code(case: dict) -> bool:
-    return "transform" in case or any("transform" in g for g in case.get("graders") or [] if isinstance(g, dict)) \
-        or any(isinstance(g, dict) and ("python" in g or "javascript" in g or
-                                        ("not" in g and isinstance(g["not"], dict) and "javascript" in g["not"]))
-               for g in case.get("graders") or [])
+    """Whether the case's graders or transform run code (then the suite sets allow_case_code)."""
+    from ..graders.code import code_spec
+
+    return code_spec(case.get("graders") or []) or code_spec(case.get("transform"))
 
 
 def _load_default(value: str, source: Source) -> Any:
@@ -331,13 +331,11 @@ def _case(cid: str, vars_: dict, asserts: list, test: dict, default: dict, where
         if isinstance(a, str):
             a = assertion_from_string(a)
         spot = f"{where}.assert.{i}" + (f" ({a.get('type')})" if isinstance(a, dict) else "")
-        if isinstance(a, dict) and a.get("type") == "assert-set":
-            ctx.report.skip(spot, "assert-set is not converted")
-            continue
         if metric and isinstance(a, dict) and not a.get("metric"):
             a = {**a, "metric": metric}
         try:
-            spec, exp = convert(a, vars_, ctx, spot)
+            spec, exp = _assert_set(a, vars_, ctx, spot) if isinstance(a, dict) and a.get("type") == "assert-set" \
+                else convert(a, vars_, ctx, spot)
         except Skip as exc:
             ctx.report.skip(spot, str(exc))
             continue
@@ -364,6 +362,46 @@ def _case(cid: str, vars_: dict, asserts: list, test: dict, default: dict, where
     metadata["promptfoo_source"] = where
     case["metadata"] = metadata
     return case
+
+
+def _assert_set(a: dict, vars_: dict, ctx: Context, where: str) -> tuple[dict | None, Any]:
+    """An assert-set as a `group` grader (src/assertions/index.ts runAssertions: the members
+    score into their own AssertionsResult with the set's threshold; the set's result is added
+    with the set's weight and metric). A member that cannot be converted drops the whole set."""
+    members = a.get("assert")
+    if not isinstance(members, list) or not members:
+        raise Skip("assert-set needs an `assert` list")  # validateAssertions.ts
+    specs, expected = [], None
+    for j, member in enumerate(members):
+        spot = f"{where}.assert.{j}"
+        if isinstance(member, str):
+            member = assertion_from_string(member)
+        if not isinstance(member, dict) or member.get("type") == "assert-set":
+            raise Skip(f"{spot}: an assert-set member is an assertion (sets do not nest)")
+        if member.get("metric"):
+            raise Skip(f"{spot}: a metric on an assert-set member is not converted")
+        if str(member.get("type", "")).endswith("select-best"):
+            raise Skip(f"{spot}: select-best inside an assert-set is not converted")
+        spec, exp = convert(member, vars_, ctx, spot)
+        if exp is not None:
+            if expected is not None:
+                raise Skip(f"{spot}: a second equals assertion on one test (a case has one expected value)")
+            expected = exp
+        specs.append(spec)
+    options: dict = {"graders": specs}
+    if a.get("threshold") is not None:
+        t = a["threshold"]
+        if isinstance(t, bool) or not isinstance(t, (int, float)):
+            raise Skip(f"assert-set threshold {t!r} is not a number")
+        options["threshold"] = t
+    spec: dict = {"group": options}
+    if a.get("weight") is not None:
+        spec["weight"] = a["weight"]
+    if a.get("metric"):
+        from .promptfoo_asserts import render
+
+        spec["metric"] = render(a["metric"], vars_)
+    return spec, expected
 
 
 def _judge(default: dict, provider_judge: Any, report: Report) -> Any:

@@ -381,18 +381,24 @@ def _tools_call(value, a, inverse, ctx, where):
 
 def _judged(kind: str):
     def handler(value, a, inverse, ctx, where):
-        if inverse:
-            raise Skip(f"not-{kind} is not converted")
         if not isinstance(value, str) or not value:
             raise Skip(f"{kind} needs a text value")
         ctx.judged = True
         literal = value.replace("{% endraw %}", "")
+        if inverse and kind != "llm-rubric":
+            # factuality.ts, modelGradedClosedQa.ts, geval.ts return the matcher's verdict without
+            # looking at `inverse`: promptfoo grades not-X as X
+            ctx.report.note(f"{where}: promptfoo's {kind} ignores not-, so not-{kind} grades as {kind}")
         if kind == "g-eval":
             return {"g-eval": {"criteria": value, "threshold": _threshold(a, 0.7)}}, None
         if kind == "llm-rubric":
-            if a.get("threshold") is not None:
-                ctx.report.note(f"{where}: llm-rubric's threshold is not used (the judge's verdict decides)")
-            return {"llm-judge": {"prompt": RUBRIC.replace("CRITERION", literal)}}, None
+            # llmRubric.ts handleLlmRubric + matchers: pass = verdict && score >= threshold when a
+            # threshold is set; not- inverts the verdict and scores 1 - score (clamped)
+            options: dict = {"prompt": RUBRIC.replace("CRITERION", literal)}
+            t = _threshold(a, None)
+            if t is not None:
+                options["threshold"] = t
+            return _not({"llm-judge": options}, inverse), None
         if kind == "model-graded-closedqa":
             return {"classify": {"prompt": CLOSED_QA.replace("CRITERION", literal), "choices": ["Y", "N"],
                                  "choice_scores": {"Y": 1, "N": 0}}}, None
