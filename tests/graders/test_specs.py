@@ -61,6 +61,8 @@ EXAMPLES = {
     "page-text-visible": ({"page-text-visible": {"patterns": ["Sign up"], "mode": "any"}}, None),
     "javascript": ({"javascript": "typeof output === 'string' && output.length > 0"}, None),
     "not": ({"not": {"contains": ["42"]}}, None),
+    "group": ({"group": {"graders": [{"contains": ["42"]}, {"regex": {"patterns": ["^p"]}, "weight": 2}],
+                         "threshold": 0.5}}, None),
 }
 
 ODD_OUTPUTS = [

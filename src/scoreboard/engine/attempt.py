@@ -150,7 +150,8 @@ class AttemptRunner:
             # the case (or the next run's input).
             value = [dict(m) if isinstance(m, dict) else m for m in value]
         request = SubjectRequest(case.id, value, variant.skill, run, params, self.timeout_s, variant.name,
-                                 self.ledger, seed=seed, skill_folder=variant.skill_folder)
+                                 self.ledger, seed=seed, skill_folder=variant.skill_folder,
+                                 vars=dict(case.vars) if case.vars else None)
         key = (case.id, variant.name, run)
         output, measurements, error, extra = await self._execute(case, variant, request, key)
         if output is None and error is None:

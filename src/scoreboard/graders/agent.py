@@ -37,15 +37,21 @@ class ToolCallsGrader(Grader):
         if not isinstance(value, dict):
             raise option_error(cls.name, f"options are {{required?, forbidden?, ordered?}}, "
                                          f"got {short(value)}")
-        check_keys(cls.name, value, ("required", "forbidden", "ordered", "args", "args_mode", "validate"))
+        check_keys(cls.name, value, ("required", "forbidden", "ordered", "args", "args_mode", "validate", "min_calls"))
         extra = parse_arg_checks(value)
         required = _names(cls.name, "required", value.get("required"))
         forbidden = _names(cls.name, "forbidden", value.get("forbidden"))
         ordered = value.get("ordered", False)
         if not isinstance(ordered, bool):
             raise option_error(cls.name, f"'ordered' must be true or false, got {short(ordered)}")
+        min_calls = value.get("min_calls", 0)
+        if isinstance(min_calls, bool) or not isinstance(min_calls, int) or min_calls < 0:
+            raise option_error(cls.name, f"'min_calls' is a whole number >= 0, got {short(min_calls)}")
+        if min_calls:
+            extra["min_calls"] = min_calls
         if not required and not forbidden and not extra:
-            raise option_error(cls.name, "needs 'required' or 'forbidden' tool names, 'args' or 'validate'")
+            raise option_error(cls.name, "needs 'required' or 'forbidden' tool names, 'args', 'validate' or "
+                                         "'min_calls'")
         if ordered and not required:
             raise option_error(cls.name, "'ordered' needs 'required' tool names")
         both = sorted(set(required) & set(forbidden))
@@ -59,6 +65,8 @@ class ToolCallsGrader(Grader):
         names = [call_name(c) for c in calls] if isinstance(calls, list) else []
         required, forbidden = self.options["required"], self.options["forbidden"]
         problems = []
+        if len(names) < self.options.get("min_calls", 0):
+            problems.append(f"{len(names)} tool calls, at least {self.options['min_calls']} required")
         # a name listed twice in `required` needs two calls
         counts = Counter(names)
         missing = [f"{n} (x{k}, called {counts[n]})" if k > 1 else n

@@ -14,21 +14,19 @@ inverts the verdict and keeps a returned score (promptfoo's `not-javascript`). A
 fails the grade with its message, as promptfoo does.
 
 The code runs with the user's permissions, like a python grader: it is trusted as a script.
-Each grade is one `node` process under `timeout_s` (default 30 s; past it the process group is
-killed and the grade is not assessed). Node.js must be on PATH: without it the suite fails to
+Grades run in long-lived Node workers (graders/node_pool.py: one JSON job per line, not one
+process per grade), each job under `timeout_s` (default 30 s; past it that worker's process
+group is killed, the grade is not assessed, and the next job starts a fresh worker). Node.js must be on PATH: without it the suite fails to
 load with an error naming the grader. The saved spec holds a file's SHA-256, so `rescore`
 refuses a file that changed.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import math
-import os
 import shutil
-import signal
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +34,6 @@ from ..errors import ConfigError
 from .base import Grader, check_keys, option_error, short
 from .grade import Grade, GradeContext
 
-_RUNNER = Path(__file__).with_name("js_assert.js")
-_MAX_OUT = 1024 * 1024
 DEFAULT_TIMEOUT_S = 30.0
 
 
@@ -105,7 +101,9 @@ class JavascriptGrader(Grader):
     async def grade(self, ctx: GradeContext) -> Grade:
         """Run the assertion in a fresh node process; its verdict as a Grade."""
         case = ctx.case
-        output = ctx.output.text if ctx.output.text is not None else ctx.output.json
+        # a structured output (a subject's JSON value, or what a javascript transform returned) is
+        # passed as the value, as promptfoo passes the provider's (or transform's) output
+        output = ctx.output.json if ctx.output.json is not None else ctx.output.text
         prompt = case.input if isinstance(case.input, str) else json.dumps(case.input)
         job = {k: self.options[k] for k in ("code", "file", "function", "threshold") if k in self.options}
         job.update(inverse=self.options.get("not", False), output=output,
@@ -115,14 +113,17 @@ class JavascriptGrader(Grader):
         node = node_path()
         if node is None:
             return self.unassessed("Node.js is not installed (node is not on PATH)")
+        from .node_pool import NodeFailure, NodeTimeout, call_async
+
+        timeout = self.options.get("timeout_s", DEFAULT_TIMEOUT_S)
         try:
-            raw = await _run(node, json.dumps(job).encode(), self.options.get("timeout_s", DEFAULT_TIMEOUT_S))
-        except TimeoutError as exc:
+            result = await call_async(node, job, timeout)
+        except NodeTimeout:
+            return self.unassessed(f"javascript assertion timed out after {timeout:g} s")
+        except NodeFailure as exc:
             return self.unassessed(str(exc))
-        try:
-            result = json.loads(raw.decode("utf-8", "replace").strip().splitlines()[-1])
-        except (ValueError, IndexError):
-            return self.unassessed(f"node gave no result: {short(raw.decode('utf-8', 'replace'), 200)}")
+        if not isinstance(result, dict):
+            return self.unassessed(f"node gave no result: {short(result, 200)}")
         if "error" in result:
             return self.fail(short(str(result["error"]), 500))
         score = result.get("score")
@@ -133,20 +134,3 @@ class JavascriptGrader(Grader):
             grade.extra = {"named_scores": {str(k): float(v) for k, v in named.items()
                                             if isinstance(v, (int, float)) and not isinstance(v, bool)}}
         return grade
-
-
-async def _run(node: str, stdin: bytes, timeout_s: float) -> bytes:
-    """stdout of the runner (at most 1 MiB), the process group killed after timeout_s."""
-    proc = await asyncio.create_subprocess_exec(node, str(_RUNNER), stdin=asyncio.subprocess.PIPE,
-                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
-                                                start_new_session=True)
-    try:
-        out, _ = await asyncio.wait_for(proc.communicate(stdin), timeout_s)
-    except TimeoutError:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        await proc.wait()
-        raise TimeoutError(f"javascript assertion timed out after {timeout_s:g} s") from None
-    return out[:_MAX_OUT]

@@ -1,6 +1,9 @@
-// Runs one promptfoo-style JavaScript assertion (scoreboard's `javascript` grader).
-// stdin: {code?, file?, function?, output, context, threshold?, inverse?}
-// stdout: one line of JSON {pass, score, reason, named_scores?} or {error}.
+// Runs promptfoo-style JavaScript assertions and transforms (scoreboard's `javascript` grader
+// and `javascript` transform). One job: stdin {code?, file?, function?, output, context,
+// threshold?, inverse?}, stdout one line of JSON {pass, score, reason, named_scores?} or {error}.
+// `--serve`: one job per stdin line, one result per stdout line, in order (graders/node_pool.py).
+// A job with kind "transform" follows src/util/transform.ts: {code | file, function?, input,
+// context, input_type: "output" | "vars"}; the result is {value, text} or {error}.
 // The rules are promptfoo's (src/assertions/javascript.ts, scriptResultNormalization.ts):
 // a single-line expression is returned (after a leading const/let/var statement list, the
 // last expression is), a multi-line value is a function body; a file exports a function
@@ -62,19 +65,45 @@ function normalize(result, inverse, threshold) {
   throw new Error(`Custom function must return a boolean, a finite number, or a GradingResult object. Got type ${typeof result}.`);
 }
 
-async function main() {
-  let input = '';
-  for await (const chunk of process.stdin) input += chunk;
-  const job = JSON.parse(input);
+async function loadModule(file) {
+  try {
+    return require(path.resolve(file));
+  } catch (err) {
+    if (err && err.code === 'ERR_REQUIRE_ESM') return await import('file://' + path.resolve(file));
+    throw err;
+  }
+}
+
+// src/util/transform.ts: a file exports the named function (an own property), else is a
+// function, else has a default function; inline code is new Function(inputType, 'context',
+// 'process', body) with `return ` before single-line code; null/undefined is an error.
+async function runTransform(job) {
+  let fn;
+  const label = job.file ? '[file transform]' : `[inline transform]: ${String(job.code).replace(/\s+/g, ' ').trim().slice(0, 80)}`;
+  if (job.file) {
+    const mod = await loadModule(job.file);
+    if (job.function && Object.prototype.hasOwnProperty.call(mod, job.function) && typeof mod[job.function] === 'function') fn = mod[job.function];
+    else if (typeof mod === 'function') fn = mod;
+    else if (mod && typeof mod.default === 'function') fn = mod.default;
+    else throw new Error(`Transform ${job.file} must export a function, have a default export as a function, or export the specified function "${job.function}"`);
+  } else {
+    fn = new Function(job.input_type || 'output', 'context', 'process', job.code.includes('\n') ? job.code : `return ${job.code}`);
+  }
+  let ret;
+  try {
+    ret = await Promise.resolve(fn(job.input, job.context, process));
+  } catch (err) {
+    throw new Error(`Transform failed (${label}): ${err && err.message ? err.message : String(err)}`);
+  }
+  if (ret === null || ret === undefined) throw new Error(`Transform function did not return a value\n\n${label}`);
+  return { value: ret, text: typeof ret === 'string' ? ret : JSON.stringify(ret) };
+}
+
+async function runJob(job) {
+  if (job.kind === 'transform') return runTransform(job);
   let result;
   if (job.file) {
-    let mod;
-    try {
-      mod = require(path.resolve(job.file));
-    } catch (err) {
-      if (err && err.code === 'ERR_REQUIRE_ESM') mod = await import('file://' + path.resolve(job.file));
-      else throw err;
-    }
+    const mod = await loadModule(job.file);
     let fn = job.function ? mod[job.function] : (typeof mod === 'function' ? mod : mod.default);
     if (typeof fn !== 'function') throw new Error(`${job.file} exports no function ${job.function || '(default)'}`);
     result = await fn(job.output, job.context);
@@ -86,7 +115,45 @@ async function main() {
   return normalize(result, Boolean(job.inverse), job.threshold);
 }
 
-main().then(
-  (r) => process.stdout.write(JSON.stringify(r) + '\n'),
-  (err) => process.stdout.write(JSON.stringify({ error: `Custom function threw error: ${err && err.message ? err.message : String(err)}` }) + '\n'),
-);
+function errorOf(job, err) {
+  const message = err && err.message ? err.message : String(err);
+  return { error: job && job.kind === 'transform' ? message : `Custom function threw error: ${message}` };
+}
+
+function line(value) {
+  try {
+    return JSON.stringify(value) + '\n';
+  } catch (err) {
+    return JSON.stringify({ error: `the result cannot be sent: ${err.message}` }) + '\n';
+  }
+}
+
+async function serve() {
+  const rl = require('readline').createInterface({ input: process.stdin, crlfDelay: Infinity });
+  for await (const text of rl) {
+    if (!text.trim()) continue;
+    let job = null;
+    let out;
+    try {
+      job = JSON.parse(text);
+      out = await runJob(job);
+    } catch (err) {
+      out = errorOf(job, err);
+    }
+    await new Promise((resolve) => process.stdout.write(line(out), resolve));
+  }
+}
+
+async function once() {
+  let input = '';
+  for await (const chunk of process.stdin) input += chunk;
+  const job = JSON.parse(input);
+  try {
+    process.stdout.write(line(await runJob(job)));
+  } catch (err) {
+    process.stdout.write(line(errorOf(job, err)));
+  }
+}
+
+if (process.argv.includes('--serve')) serve();
+else once();

@@ -3,7 +3,9 @@
 `{not: {starts-with: "Sorry"}}` passes when the output does not start with "Sorry". The score is
 the complement (1 - score), as promptfoo scores an inverted assertion (`score: inverse ? 1 -
 score : score` in its rouge, bleu and similar handlers; 1 and 0 swap for the pass/fail ones).
-A grade that was not assessed stays not assessed: not knowing is never turned into a pass.
+A grade that was not assessed stays not assessed: not knowing is never turned into a pass (a
+judge failure included, as promptfoo's llm-rubric returns a grader failure uninverted). `llm-judge`,
+`classify` and `g-eval` may be inverted (a judge is then needed, as for the grader itself).
 """
 
 from __future__ import annotations
@@ -34,11 +36,13 @@ class NotGrader(Grader):
         super().__init__(value)
         self.inner = build_grader(self.options["spec"])
         self.options = {"spec": self.inner.spec}  # canonical: rebuilt from the saved spec, the same options
-        if self.inner.name in JUDGE_GRADERS or self.inner.name == "not":
+        if self.inner.name in ("pairwise", "pointwise", "rubric-score", "not"):
             raise option_error(self.name, f"{self.inner.name!r} cannot be inverted")
         for flag in ("needs_judge", "remote"):
             if getattr(self.inner, flag, False):
                 setattr(self, flag, True)
+        if self.inner.name in JUDGE_GRADERS:
+            self.needs_judge = True  # a model grades it: the suite needs a judge, verify cannot recompute
 
     @property
     def spec(self) -> Any:
@@ -54,7 +58,8 @@ class NotGrader(Grader):
             grade = await grade
         if grade.passed is None:
             return Grade(self.name, None, None, f"not assessed: {grade.reason}", grade.fields, grade.extra)
-        score = None if grade.score is None else 1.0 - grade.score
+        # 1 - score, clamped to [0, 1] (promptfoo's llmRubric.ts clamps an inverted judge score)
+        score = None if grade.score is None else min(1.0, max(0.0, 1.0 - grade.score))
         verdict = "failed as required" if not grade.passed else "passed, so the inverse fails"
         return Grade(self.name, not grade.passed, score, f"{self.inner.name} {verdict}: {grade.reason}",
                      grade.fields, grade.extra)

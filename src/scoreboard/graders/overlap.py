@@ -7,7 +7,8 @@ without one, the case's `expected` text. Each grade's score is the figure itself
 - `levenshtein` (rapidfuzz): edit distance <= `threshold` (default 5, promptfoo's);
 - `rouge-n` (Google's rouge-score): ROUGE-`n` (default 1) `measure` (fmeasure, precision or
   recall; default fmeasure) >= `threshold` (default 0.75, promptfoo's), no stemming unless
-  `stemmer: true`;
+  `stemmer: true`; `method: js-rouge` computes it as promptfoo does instead (js-rouge's
+  treebank tokens, the F1 of distinct matched n-grams: graders/jsrouge.py);
 - `bleu` (sacrebleu's sentence BLEU, its default tokenizer and smoothing, divided by 100) >=
   `threshold` (default 0.5). promptfoo's `bleu` is its own formula (lowercased, split on
   whitespace, zero precisions smoothed to 1e-7): expect other numbers from it;
@@ -158,7 +159,7 @@ class RougeNGrader(_Reference):
     """ROUGE-N of the output against the reference (rouge-score)."""
 
     name = "rouge-n"
-    keys = ("value", "threshold", "n", "measure", "stemmer")
+    keys = ("value", "threshold", "n", "measure", "stemmer", "method")
 
     @classmethod
     def more(cls, value: dict) -> dict:
@@ -171,9 +172,27 @@ class RougeNGrader(_Reference):
         stemmer = value.get("stemmer", False)
         if not isinstance(stemmer, bool):
             raise option_error(cls.name, "'stemmer' must be true or false")
-        return {"threshold": _threshold(cls.name, value, 0.75), "n": n, "measure": measure, "stemmer": stemmer}
+        out = {"threshold": _threshold(cls.name, value, 0.75), "n": n, "measure": measure, "stemmer": stemmer}
+        method = value.get("method", "rouge-score")
+        if method not in ("rouge-score", "js-rouge"):
+            raise option_error(cls.name, f"'method' is rouge-score or js-rouge, got {short(method)}")
+        if method == "js-rouge":
+            if "measure" in value or stemmer:
+                raise option_error(cls.name, "method js-rouge takes neither 'measure' nor 'stemmer' (it is an F1)")
+            out = {"threshold": out["threshold"], "n": n, "method": method}
+        return out
 
     def compare(self, text: str, refs: list[str]) -> Grade:
+        t = self.options["threshold"]
+        if self.options.get("method") == "js-rouge":
+            from .jsrouge import rouge_n
+
+            try:
+                score = rouge_n(text, refs[0], self.options["n"])
+            except ValueError as exc:  # js-rouge throws; promptfoo's assertion errors
+                return self.fail(f"ROUGE-{self.options['n']}: {exc}")
+            label = f"ROUGE-{self.options['n']} (js-rouge) {score:.4f}"
+            return self.ok(f"{label} >= {t:g}", score) if score >= t else self.fail(f"{label} < {t:g}", score)
         try:
             from rouge_score import rouge_scorer
         except ImportError:
@@ -181,7 +200,6 @@ class RougeNGrader(_Reference):
         key = f"rouge{self.options['n']}"
         scorer = rouge_scorer.RougeScorer([key], use_stemmer=self.options["stemmer"])
         score = float(getattr(scorer.score(refs[0], text)[key], self.options["measure"]))
-        t = self.options["threshold"]
         label = f"ROUGE-{self.options['n']} {self.options['measure']} {score:.4f}"
         return self.ok(f"{label} >= {t:g}", score) if score >= t else self.fail(f"{label} < {t:g}", score)
 

@@ -56,6 +56,7 @@ GRADERS: dict[str, str] = {
     # issue 15: promptfoo's JavaScript assertions and not- negations
     "javascript": "scoreboard.graders.javascript:JavascriptGrader",
     "not": "scoreboard.graders.negate:NotGrader",
+    "group": "scoreboard.graders.group:GroupGrader",
 }
 
 #: graders that call a model: not recomputable offline, and `rescore` needs --allow-judge

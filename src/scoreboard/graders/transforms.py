@@ -13,7 +13,14 @@ a one-key mapping, or a list of them applied in order:
 - `"strip-fences"`: the content of the output's one fenced code block;
 - `"trim"`, `"lower"`, `"casefold"`;
 - `"python:module:function"` / `"python-file:path.py:function"`: a function (output text, context)
-  returning the new output (text, or a JSON value).
+  returning the new output (text, or a JSON value);
+- `{"javascript": {code | file, function?, context?: test | assertion, timeout_s?}}`: a promptfoo
+  transform run by Node.js (src/util/transform.ts: inline code is a function of `output`,
+  `context`, `process`, one line an expression; a file exports the function). Its context is
+  promptfoo's: `{vars, prompt}` where `prompt` is `{raw, label}` (the rendered prompt) for a
+  test's `options.transform` and `{label}` for an assertion's `transform`. It returns text or a
+  JSON value (a structured output, printed as JSON.stringify); null/undefined or a throw fails
+  the grade with promptfoo's message.
 
 A transform that cannot apply (no match, no ANSWER line, no such path) makes the grade a failure
 naming the transform (Inspect scores an unmatched pattern as incorrect), never an error.
@@ -105,9 +112,83 @@ def _one(spec: Any, what: str) -> dict:
         return {"kind": "json-path", "path": arg}
     if kind == "python":
         return {"kind": "python", "target": parse_code_target(arg, what)}
+    if kind == "javascript":
+        return _javascript(arg, what)
     if kind in _SIMPLE and arg in (None, True, {}):
         return {"kind": kind}
     raise option_error(what, f"unknown transform {kind!r}")
+
+
+def _javascript(arg: Any, what: str) -> dict:
+    from .javascript import DEFAULT_TIMEOUT_S, node_path
+
+    if isinstance(arg, str):
+        arg = {"code": arg}
+    if not isinstance(arg, dict) or ("code" in arg) == ("file" in arg):
+        raise option_error(what, f"'javascript' takes {{code}} or {{file, function?}}, got {short(arg)}")
+    unknown = set(arg) - {"code", "file", "function", "context", "timeout_s", "sha256"}
+    if unknown:
+        raise option_error(what, f"'javascript' transform: unknown key {min(unknown)!r}")
+    out: dict = {"kind": "javascript", "context": arg.get("context", "assertion")}
+    if out["context"] not in ("test", "assertion"):
+        raise option_error(what, "'javascript' transform: context is test or assertion")
+    if "code" in arg:
+        if not isinstance(arg["code"], str) or not arg["code"].strip():
+            raise option_error(what, "'javascript' transform: 'code' is non-empty text")
+        out["code"] = arg["code"]
+    else:
+        import hashlib
+        from pathlib import Path
+
+        from .code import CODE_BASE
+
+        path = Path(str(arg["file"]))
+        if not path.is_absolute():
+            path = (CODE_BASE.get() or Path.cwd()) / path
+        if not path.is_file():
+            raise option_error(what, f"javascript transform file {str(path)!r} not found")
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        if arg.get("sha256") not in (None, digest):
+            raise option_error(what, "the javascript transform changed since it was recorded")
+        out.update(file=str(path.resolve()), sha256=digest)
+        if arg.get("function"):
+            out["function"] = str(arg["function"])
+    timeout = arg.get("timeout_s", DEFAULT_TIMEOUT_S)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 3600:
+        raise option_error(what, f"'timeout_s' is a number of seconds in (0, 3600], got {short(timeout)}")
+    out["timeout_s"] = timeout
+    if node_path() is None:
+        from ..errors import ConfigError
+
+        raise ConfigError("a javascript transform needs Node.js: install it so `node` is on PATH", field="graders")
+    return out
+
+
+async def _apply_javascript(t: dict, output: Output, ctx: Any) -> Output:
+    from .javascript import node_path
+    from .node_pool import NodeFailure, NodeTimeout, call_async
+
+    case = ctx.case
+    rendered = case.input if isinstance(case.input, str) else json.dumps(case.input, ensure_ascii=False)
+    prompt = {"raw": rendered, "label": rendered} if t["context"] == "test" else {"label": rendered}
+    job = {"kind": "transform", "input_type": "output", "context": {"vars": case.vars or {}, "prompt": prompt},
+           "input": output.json if output.json is not None else output.text,
+           **{k: t[k] for k in ("code", "file", "function") if k in t}}
+    node = node_path()
+    if node is None:
+        raise TransformFailed("transform javascript: Node.js is not installed")
+    try:
+        result = await call_async(node, job, t["timeout_s"])
+    except NodeTimeout:
+        raise TransformFailed(f"transform javascript timed out after {t['timeout_s']:g} s") from None
+    except NodeFailure as exc:
+        raise TransformFailed(f"transform javascript: {exc}") from None
+    if "error" in result:
+        raise TransformFailed(short(str(result["error"]), 500))
+    value = result.get("value")
+    if isinstance(value, str):
+        return Output(text=value, tool_calls=output.tool_calls, status=output.status)
+    return Output(text=result.get("text"), json=value, tool_calls=output.tool_calls, status=output.status)
 
 
 def parse_transforms(spec: Any, what: str = "transform") -> list[dict]:
@@ -142,6 +223,8 @@ async def apply_transforms(transforms: list[dict], output: Output, ctx: Any) -> 
 
 async def _apply(t: dict, output: Output, ctx: Any) -> Output:
     kind = t["kind"]
+    if kind == "javascript":
+        return await _apply_javascript(t, output, ctx)
     if kind == "json-path":
         ok, value, error = output.parsed_json()
         if not ok:

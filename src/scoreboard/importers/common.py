@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import math
 import os
 import re
 from dataclasses import dataclass, field
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -141,37 +139,9 @@ def read_config(path: str) -> tuple[Any, Source]:
 
 def js_string(value: Any) -> str:
     """String(value) as JavaScript prints it: 1.0 -> "1", 1e21 -> "1e+21", true -> "true"."""
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        x = float(value)
-        if math.isnan(x):
-            return "NaN"
-        if math.isinf(x):
-            return "Infinity" if x > 0 else "-Infinity"
-        if x == 0:
-            return "0"
-        sign, digits, exp = Decimal(repr(x)).normalize().as_tuple()
-        ds = "".join(map(str, digits))
-        k, n = len(ds), exp + len(ds)
-        if k <= n <= 21:
-            out = ds + "0" * (n - k)
-        elif 0 < n <= 21:
-            out = ds[:n] + "." + ds[n:]
-        elif -6 < n <= 0:
-            out = "0." + "0" * (-n) + ds
-        else:
-            e = n - 1
-            mant = ds if k == 1 else ds[0] + "." + ds[1:]
-            out = f"{mant}e{'+' if e >= 0 else '-'}{abs(e)}"
-        return ("-" if sign else "") + out
-    if isinstance(value, list):
-        return ",".join("" if v is None else js_string(v) for v in value)
-    return "[object Object]"
+    from ..templating import js_print
+
+    return "null" if value is None else js_print(value)
 
 
 def write_output(out_dir: str, files: dict[str, str | bytes]) -> Path:

@@ -3,12 +3,15 @@
 Nunjucks and Jinja2 share their syntax for `{{ }}`, `{% if %}`, `{% for %}`, `{% set %}` and
 the common filters; what differs is listed, never silently kept:
 
-- `| dump` (JSON.stringify) becomes `| tojson`, which escapes <, >, & and ' as \\u003c... (a
-  note when used);
+- `| dump` is kept: scoreboard's templates have Nunjucks' `dump` (JSON.stringify; templating.py);
 - JavaScript method calls (`name.toUpperCase()`, `.length`, `.includes(...)`) do not exist in
   Jinja2: the template is not converted;
-- Nunjucks prints an undefined variable as the empty string; Jinja2 (StrictUndefined, as
-  scoreboard renders) refuses it, naming the case and the variable.
+- every output `{{ EXPR }}` becomes `{{ (EXPR) | js }}`, so a value prints as Nunjucks prints
+  it (src/util/templates.ts getNunjucksEngine, nunjucks' suppressValue then String()): true/false,
+  null and an undefined name as the empty string, 1.0 as 1, arrays joined by commas, objects as
+  "[object Object]" (templating.py js_print);
+- an attribute of an undefined name (`{{ a.b }}` without `a`) prints the empty string in
+  Nunjucks; Jinja2 (StrictUndefined, as scoreboard renders) refuses it, naming the case.
 """
 
 from __future__ import annotations
@@ -32,11 +35,19 @@ def convert(template: str) -> tuple[str, list[str], list[str]]:
         m = _JS_MEMBER.search(piece)
         if m:
             problems.append(f"JavaScript member {m.group(0)!r} in {piece.strip()!r} has no Jinja2 equivalent")
-        if re.search(r"\|\s*dump\b", piece):
-            notes.append("`| dump` became `| tojson`, which escapes <, >, & and ' (JSON.stringify does not)")
-            piece = re.sub(r"\|\s*dump\b", "| tojson", piece)
-        out.append(piece)
+        out.append(_printed(piece))
     return "".join(out), problems, notes
+
+
+_OUTPUT = re.compile(r"{{(-?)(.*?)(-?)}}", re.DOTALL)
+
+
+def _printed(piece: str) -> str:
+    """`{{ EXPR }}` as `{{ (EXPR) | js }}` (whitespace control kept); statements unchanged."""
+    m = _OUTPUT.fullmatch(piece)
+    if not m or not m.group(2).strip():
+        return piece
+    return "{{" + m.group(1) + " (" + m.group(2).strip() + ") | js " + m.group(3) + "}}"
 
 
 def uses_template(text: str) -> bool:

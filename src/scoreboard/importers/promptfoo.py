@@ -20,9 +20,10 @@ import yaml
 
 from .common import Report, Source, js_string, jsonl, read_config, slug, write_output
 from .nunjucks import convert as convert_template
-from .promptfoo_asserts import PYTHON_HEADER, Context, Skip, convert
+from .promptfoo_asserts import PYTHON_HEADER, Context, Skip, convert, js_transform
 from .promptfoo_providers import convert_providers
 from .promptfoo_tests import assertion_from_string, csv_test
+from .promptfoo_transforms import transform_vars
 
 _KNOWN_KEYS = {"description", "prompts", "providers", "tests", "defaultTest", "derivedMetrics", "outputPath",
                "sharing", "env", "evaluateOptions", "writeLatestResults", "metadata", "tags"}
@@ -86,9 +87,10 @@ def _yaml(value: Any) -> str:
 
 
 def _uses_code(case: dict) -> bool:
-    return any(isinstance(g, dict) and ("python" in g or "javascript" in g or
-                                        ("not" in g and isinstance(g["not"], dict) and "javascript" in g["not"]))
-               for g in case.get("graders") or [])
+    """Whether the case's graders or transform run code (then the suite sets allow_case_code)."""
+    from ..graders.code import code_spec
+
+    return code_spec(case.get("graders") or []) or code_spec(case.get("transform"))
 
 
 def _load_default(value: str, source: Source) -> Any:
@@ -271,9 +273,30 @@ def _cases(tests: list[tuple[str, dict]], default: dict, ctx: Context) -> list[d
         options = {**(default.get("options") or {}), **(test.get("options") or {})}
         asserts = ([] if options.get("disableDefaultAsserts") else list(default.get("assert") or [])) + \
             list(test.get("assert") or [])
-        for key in ("transform", "transformVars", "prefix", "suffix", "provider", "rubricPrompt"):
+        for key in ("prefix", "suffix", "provider", "rubricPrompt"):
             if options.get(key) is not None:
-                ctx.report.skip(f"{where}.options.{key}", "not converted (JavaScript or a promptfoo run option)")
+                ctx.report.skip(f"{where}.options.{key}", "not converted (a promptfoo run option)")
+        # evaluator.ts: transformVars (the test's, else defaultTest's) runs once per test on the
+        # merged vars before they are expanded, its result merged over them
+        var_transform = (test.get("options") or {}).get("transformVars") or \
+            (default.get("options") or {}).get("transformVars")
+        if var_transform:
+            try:
+                merged_vars = transform_vars(var_transform, merged_vars, ctx, f"{where}.options.transformVars")
+                loaded = _load_vars(merged_vars, ctx.source, where)  # file:// vars load after (renderPrompt)
+            except Skip as exc:
+                ctx.report.skip(f"{where}.options.transformVars", str(exc))
+                continue
+        # evaluator.ts: the first of options.transform and (deprecated) options.postprocess runs
+        # on the provider's output before every assertion
+        output_transform = options.get("transform") or options.get("postprocess")
+        case_transform = None
+        if output_transform:
+            try:
+                case_transform = js_transform(output_transform, ctx, f"{where}.options.transform", "test")
+            except Skip as exc:
+                ctx.report.skip(f"{where}.options.transform", str(exc))
+                continue
         for extra in ("providerOutput", "scenarios", "provider", "providers", "prompts"):
             if test.get(extra) is not None:
                 ctx.report.skip(f"{where}.{extra}", "not converted")
@@ -284,7 +307,10 @@ def _cases(tests: list[tuple[str, dict]], default: dict, ctx: Context) -> list[d
                 f"{k}={js_string(v)[:20]}" for k, v in combo.items()
                 if isinstance(loaded[k], list) and loaded[k] and isinstance(loaded[k][0], str)) + "]"
             cid = _unique_id(cid, taken)
-            cases.append(_case(cid, combo, asserts, test, default, where, ctx))
+            case = _case(cid, combo, asserts, test, default, where, ctx)
+            if case_transform is not None:
+                case["transform"] = case_transform
+            cases.append(case)
     return cases
 
 
@@ -305,13 +331,11 @@ def _case(cid: str, vars_: dict, asserts: list, test: dict, default: dict, where
         if isinstance(a, str):
             a = assertion_from_string(a)
         spot = f"{where}.assert.{i}" + (f" ({a.get('type')})" if isinstance(a, dict) else "")
-        if isinstance(a, dict) and a.get("type") == "assert-set":
-            ctx.report.skip(spot, "assert-set is not converted")
-            continue
         if metric and isinstance(a, dict) and not a.get("metric"):
             a = {**a, "metric": metric}
         try:
-            spec, exp = convert(a, vars_, ctx, spot)
+            spec, exp = _assert_set(a, vars_, ctx, spot) if isinstance(a, dict) and a.get("type") == "assert-set" \
+                else convert(a, vars_, ctx, spot)
         except Skip as exc:
             ctx.report.skip(spot, str(exc))
             continue
@@ -338,6 +362,46 @@ def _case(cid: str, vars_: dict, asserts: list, test: dict, default: dict, where
     metadata["promptfoo_source"] = where
     case["metadata"] = metadata
     return case
+
+
+def _assert_set(a: dict, vars_: dict, ctx: Context, where: str) -> tuple[dict | None, Any]:
+    """An assert-set as a `group` grader (src/assertions/index.ts runAssertions: the members
+    score into their own AssertionsResult with the set's threshold; the set's result is added
+    with the set's weight and metric). A member that cannot be converted drops the whole set."""
+    members = a.get("assert")
+    if not isinstance(members, list) or not members:
+        raise Skip("assert-set needs an `assert` list")  # validateAssertions.ts
+    specs, expected = [], None
+    for j, member in enumerate(members):
+        spot = f"{where}.assert.{j}"
+        if isinstance(member, str):
+            member = assertion_from_string(member)
+        if not isinstance(member, dict) or member.get("type") == "assert-set":
+            raise Skip(f"{spot}: an assert-set member is an assertion (sets do not nest)")
+        if member.get("metric"):
+            raise Skip(f"{spot}: a metric on an assert-set member is not converted")
+        if str(member.get("type", "")).endswith("select-best"):
+            raise Skip(f"{spot}: select-best inside an assert-set is not converted")
+        spec, exp = convert(member, vars_, ctx, spot)
+        if exp is not None:
+            if expected is not None:
+                raise Skip(f"{spot}: a second equals assertion on one test (a case has one expected value)")
+            expected = exp
+        specs.append(spec)
+    options: dict = {"graders": specs}
+    if a.get("threshold") is not None:
+        t = a["threshold"]
+        if isinstance(t, bool) or not isinstance(t, (int, float)):
+            raise Skip(f"assert-set threshold {t!r} is not a number")
+        options["threshold"] = t
+    spec: dict = {"group": options}
+    if a.get("weight") is not None:
+        spec["weight"] = a["weight"]
+    if a.get("metric"):
+        from .promptfoo_asserts import render
+
+        spec["metric"] = render(a["metric"], vars_)
+    return spec, expected
 
 
 def _judge(default: dict, provider_judge: Any, report: Report) -> Any:

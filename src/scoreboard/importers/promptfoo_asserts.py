@@ -150,8 +150,7 @@ def convert(a: dict, vars_: dict, ctx: Context, where: str) -> tuple[dict | None
     kind = a["type"]
     inverse = kind.startswith("not-")
     base = kind[4:] if inverse else kind
-    if a.get("transform") is not None:
-        raise Skip("its transform is JavaScript code (not converted)")
+    transform = js_transform(a.get("transform"), ctx, where, "assertion") if a.get("transform") is not None else None
     if a.get("provider") is not None and base not in ("similar",):
         ctx.report.note(f"{where}: the assertion's own grader provider is replaced by the suite's judge")
     value = a.get("value")
@@ -166,7 +165,30 @@ def convert(a: dict, vars_: dict, ctx: Context, where: str) -> tuple[dict | None
     spec, expected = handler(value, a, inverse, ctx, where)
     if spec is None:
         return None, None
-    return _modifiers(spec, a, vars_), expected
+    spec = _modifiers(spec, a, vars_)
+    if transform is not None:  # src/assertions/index.ts runAssertion: applied before the handler
+        spec["transform"] = transform
+    return spec, expected
+
+
+def js_transform(value: Any, ctx: Context, where: str, context: str) -> dict:
+    """A promptfoo transform (src/util/transform.ts) as a `javascript` transform spec: inline
+    code, or file://x.js[:fn] (copied beside the suite). A Python file transform raises Skip."""
+    if not isinstance(value, str) or not value.strip():
+        raise Skip("a transform is JavaScript code or a file:// reference (a function object is not converted)")
+    if value.startswith("file://"):
+        ref = value[len("file://"):]
+        name, fn = ref, None
+        head, sep, tail = ref.rpartition(":")
+        if sep and head.lower().endswith((".js", ".cjs", ".mjs", ".ts", ".py")):  # parseFilePathAndFunctionName
+            name, fn = head, tail
+        if name.lower().endswith(".py"):
+            raise Skip(f"its transform is a Python file ({name}): not converted")
+        if not name.lower().endswith((".js", ".cjs", ".mjs")):
+            raise Skip(f"its transform file {name} is not JavaScript (TypeScript is not converted)")
+        ctx.copied[name] = ctx.source.read_text(name, where)
+        return {"javascript": {"file": name, **({"function": fn} if fn else {}), "context": context}}
+    return {"javascript": {"code": value, "context": context}}
 
 
 def _not(spec: Any, inverse: bool) -> Any:
@@ -326,11 +348,11 @@ def _levenshtein(value, a, inverse, ctx, where):
 
 
 def _rouge(value, a, inverse, ctx, where):
+    # src/assertions/rouge.ts: rouge.n(outputString, renderedValue, {}) from js-rouge, pass at
+    # score >= (threshold ?? 0.75), inverted by not- with score 1 - score
     if not isinstance(value, str):
         raise Skip("rouge-n needs a string value")
-    ctx.report.note(f"{where}: rouge-n is computed by Google's rouge-score (recall of unigrams), promptfoo by "
-                    "js-rouge: tokenisation differs, so scores near the threshold may differ")
-    spec = {"rouge-n": {"value": value, "n": 1, "measure": "recall", "threshold": _threshold(a, 0.75)}}
+    spec = {"rouge-n": {"value": value, "n": 1, "method": "js-rouge", "threshold": _threshold(a, 0.75)}}
     return _not(spec, inverse), None
 
 
@@ -350,25 +372,33 @@ def _similar(value, a, inverse, ctx, where):
 
 
 def _tools_call(value, a, inverse, ctx, where):
-    ctx.report.note(f"{where}: is-valid-openai-tools-call became tool-calls with validate: an answer with no tool "
-                    "call passes it, where promptfoo fails it")
-    return _not({"tool-calls": {"validate": True}}, inverse), None
+    # src/assertions/openai.ts handleIsValidOpenAiToolsCall: no tool call fails ("did not return a
+    # valid-looking tools response"); every call must name a function tool the provider offers and
+    # its JSON arguments must validate against that tool's parameters (validateFunctionCall, ajv);
+    # `not-` inverts the verdict (toolCallVerdict)
+    return _not({"tool-calls": {"validate": True, "min_calls": 1}}, inverse), None
 
 
 def _judged(kind: str):
     def handler(value, a, inverse, ctx, where):
-        if inverse:
-            raise Skip(f"not-{kind} is not converted")
         if not isinstance(value, str) or not value:
             raise Skip(f"{kind} needs a text value")
         ctx.judged = True
         literal = value.replace("{% endraw %}", "")
+        if inverse and kind != "llm-rubric":
+            # factuality.ts, modelGradedClosedQa.ts, geval.ts return the matcher's verdict without
+            # looking at `inverse`: promptfoo grades not-X as X
+            ctx.report.note(f"{where}: promptfoo's {kind} ignores not-, so not-{kind} grades as {kind}")
         if kind == "g-eval":
             return {"g-eval": {"criteria": value, "threshold": _threshold(a, 0.7)}}, None
         if kind == "llm-rubric":
-            if a.get("threshold") is not None:
-                ctx.report.note(f"{where}: llm-rubric's threshold is not used (the judge's verdict decides)")
-            return {"llm-judge": {"prompt": RUBRIC.replace("CRITERION", literal)}}, None
+            # llmRubric.ts handleLlmRubric + matchers: pass = verdict && score >= threshold when a
+            # threshold is set; not- inverts the verdict and scores 1 - score (clamped)
+            options: dict = {"prompt": RUBRIC.replace("CRITERION", literal)}
+            t = _threshold(a, None)
+            if t is not None:
+                options["threshold"] = t
+            return _not({"llm-judge": options}, inverse), None
         if kind == "model-graded-closedqa":
             return {"classify": {"prompt": CLOSED_QA.replace("CRITERION", literal), "choices": ["Y", "N"],
                                  "choice_scores": {"Y": 1, "N": 0}}}, None

@@ -73,7 +73,7 @@ def provider_subject(provider: Any) -> dict | None:
 
 def _exec_argv(command: str) -> list[str]:
     """promptfoo's parseScriptParts: whitespace-separated, "double" or 'single' quoted parts."""
-    return [m.group(1) or m.group(2) or m.group(0) for m in re.finditer(r"""[^\\s"']+|"([^"]*)"|'([^']*)'""", command)]
+    return [m.group(1) or m.group(2) or m.group(0) for m in re.finditer(r"""[^\s"']+|"([^"]*)"|'([^']*)'""", command)]
 
 
 def convert_providers(value: Any, source: Source, report: Report, copied: dict[str, str]) -> tuple[dict, Any]:
@@ -100,10 +100,13 @@ def convert_providers(value: Any, source: Source, report: Report, copied: dict[s
         if subject is None and pid == "echo":
             subject = {"type": "mock"}  # echoes the rendered prompt, as promptfoo's echo provider
         elif subject is None and pid.startswith("exec:"):
-            subject = {"type": "command", "argv": _exec_argv(pid[len("exec:"):].strip()) + [
-                "{input}", json.dumps({"config": config}), json.dumps({"vars": {}})]}
-            report.note(f"{where}: exec provider: its output is not trimmed (promptfoo trims stdout) and its "
-                        "context argument has no vars")
+            # src/providers/scriptCompletion.ts: argv = parseScriptParts(cmd) + [prompt,
+            # JSON(options), JSON(context)], the output stdout.trim() with ANSI escapes stripped
+            options = {k: v for k, v in item.items() if k != "id"} if isinstance(item, dict) else {}
+            subject = {"type": "command", "trim": True, "argv": _exec_argv(pid[len("exec:"):].strip()) + [
+                "{input}", json.dumps(options), '{"vars": {vars}}']}
+            report.note(f"{where}: exec provider: its context argument holds the test's vars only (promptfoo "
+                        "also passes the prompt object and the test)")
         elif subject is None and (pid.startswith("python:") or (pid.startswith("file://") and ".py" in pid)):
             ref = pid.split(":", 1)[1] if pid.startswith("python:") else pid[len("file://"):]
             file, _, function = ref.partition(":")

@@ -9,7 +9,7 @@ apart, never a silent pass or fail. The reference reaches the judge only.
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, ClassVar
 
 from ..errors import BudgetExceeded
 from ..graders.base import Grader, check_keys, option_error, short
@@ -166,32 +166,61 @@ class _JudgeGrader(Grader):
 
 
 class LlmJudgeGrader(_JudgeGrader):
-    """The judge compares the actual answer with the expected one under the case's rubric."""
+    """The judge compares the actual answer with the expected one under the case's rubric.
+
+    With `threshold`, the judge also gives a score in [0, 1] and the grade passes when the verdict
+    is true and the score reaches the threshold (promptfoo's llm-rubric: `pass = pass && score >=
+    threshold`, src/matchers); the grade's score is the judge's (the median over repeated asks)."""
 
     name = "llm-judge"
-    allowed = ("rubric", "prompt")
-    SCHEMA = {"type": "object", "additionalProperties": False, "required": ["verdict", "explanation"],
-              "properties": {"verdict": {"type": "boolean"}, "explanation": {"type": "string"}}}
+    allowed = ("rubric", "prompt", "threshold")
+    SCHEMA: ClassVar[dict] = {"type": "object", "additionalProperties": False, "required": ["verdict", "explanation"],
+                              "properties": {"verdict": {"type": "boolean"}, "explanation": {"type": "string"}}}
+    SCORED: ClassVar[dict] = {"type": "object", "additionalProperties": False, "required": ["verdict", "score", "explanation"],
+              "properties": {"verdict": {"type": "boolean"}, "score": {"type": "number", "minimum": 0, "maximum": 1},
+                             "explanation": {"type": "string"}}}
 
     @classmethod
     def normalise(cls, options: dict) -> dict:
+        import math
+
         from .prompts import check_prompt
 
         check_prompt(cls.name, options)
+        t = options.get("threshold")
+        if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t)):
+            raise option_error(cls.name, f"'threshold' is a number, got {short(t)}")
         return options
 
     async def judged(self, ctx: GradeContext) -> Grade:
         from .prompts import custom_prompt
 
+        threshold = self.options.get("threshold")
         closing = 'Give "verdict" (true when the actual answer is acceptable) and a one- or two-sentence "explanation".'
+        if threshold is not None:
+            closing = ('Give "verdict" (true when the actual answer is acceptable), "score" (from 0 to 1: how well '
+                       'it meets the criteria) and a one- or two-sentence "explanation".')
         prompt = custom_prompt(ctx, self.options, closing) or _prompt(
             ctx, self.options, "Decide whether the ACTUAL answer is correct for the TASK, using "
             "the EXPECTED answer as the reference.", reference="EXPECTED", answer="ACTUAL", closing=closing)
-        judgment = await ctx.judge.ask(prompt, name="verdict", schema=self.SCHEMA, key=lambda a: bool(a["verdict"]))
+        scores: list[float] = []
+        if threshold is None:
+            judgment = await ctx.judge.ask(prompt, name="verdict", schema=self.SCHEMA,
+                                           key=lambda a: bool(a["verdict"]))
+        else:
+            def key(a):
+                scores.append(float(a["score"]))
+                return bool(a["verdict"]) and float(a["score"]) >= threshold
+
+            judgment = await ctx.judge.ask(prompt, name="verdict", schema=self.SCORED, key=key)
         extra = _judge_extra(judgment)
         explanation = judgment.explanations[0] if judgment.explanations else ""
         if judgment.value is None:
             return Grade(self.name, None, None, "judge split evenly across its runs: no majority", None, extra)
+        if threshold is not None:
+            score = float(median(scores))
+            verdict = f"judge score {score:g} (pass at {threshold:g} with a true verdict): {explanation}"
+            return Grade(self.name, bool(judgment.value), score, verdict, None, extra)
         if judgment.value:
             return Grade(self.name, True, 1.0, f"judge: {explanation}", None, extra)
         return Grade(self.name, False, 0.0, f"judge: {explanation}", None, extra)

@@ -1,5 +1,7 @@
-"""`command` subject: any executable. The input goes in an `{input}` argument or on stdin;
-stdout is the output; a nonzero exit is an execution error; a timeout kills the whole
+"""`command` subject: any executable. The input goes in an `{input}` argument or on stdin
+(`{vars}` is the case's vars as JSON, `{run}`, `{seed}`, `{skill_file}` likewise); stdout is the
+output (`trim: true`: JavaScript's `String.prototype.trim`, then ANSI escape sequences removed,
+as promptfoo's exec provider reads it); a nonzero exit is an execution error; a timeout kills the whole
 process group. The program runs in the folder of the suite file that names it (the working
 directory for --subject), so `./v1.sh` there means the suite's own script. stdout is read up to `max_response_bytes` (past it the group is killed and the
 attempt is an error naming the limit). stderr is not persisted (unless `keep_stderr`: its tail),
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -18,6 +21,18 @@ from ._bounded import run_process
 from .base import Subject, check_keys, to_result, too_large
 from .values import Output, Result, SubjectRequest
 
+_PLACEHOLDER = re.compile(r"\{(input|skill_file|run|seed|vars)\}")
+#: promptfoo's exec provider (src/providers/scriptCompletion.ts stripText): ANSI escape sequences
+_ANSI = re.compile(r"\x1b(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])")
+#: JavaScript's WhiteSpace and LineTerminator code points (String.prototype.trim)
+_JS_TRIM = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
+           "\u2028\u2029\u202f\u205f\u3000\ufeff"
+
+
+def js_trim(text: str) -> str:
+    """JavaScript's String.prototype.trim (Python's strip also removes \\x1c-\\x1f and \\x85)."""
+    return text.strip(_JS_TRIM)
+
 
 class CommandSubject(Subject):
     kind = "command"
@@ -25,10 +40,12 @@ class CommandSubject(Subject):
     agent_workspace = True
 
     def parse(self, spec: dict) -> dict:
-        check_keys(spec, {"argv", "env", "cwd", "keep_stderr", "model_free", "network"}, self.kind)
+        check_keys(spec, {"argv", "env", "cwd", "keep_stderr", "model_free", "network", "trim"}, self.kind)
         if spec.get("network", "all") not in ("loopback", "all"):
             raise ConfigError("command subject: 'network' is loopback (an agent task cuts every other address) "
                               "or all", field="subject.network")
+        if not isinstance(spec.get("trim", False), bool):
+            raise ConfigError("command subject: 'trim' must be true or false", field="subject.trim")
         if not isinstance(spec.get("model_free", False), bool):
             raise ConfigError("command subject: 'model_free' must be true or false", field="subject.model_free")
         argv = spec.get("argv")
@@ -115,8 +132,10 @@ class CommandSubject(Subject):
                     handle.write(request.skill)
                 env["SCOREBOARD_SKILL_FILE"] = skill_file
             uses_placeholder = any("{input}" in a for a in argv)
-            final = [a.replace("{input}", text).replace("{skill_file}", installed or skill_file or "")
-                     .replace("{run}", str(request.run)).replace("{seed}", seed) for a in argv]
+            values = {"input": text, "skill_file": installed or skill_file or "", "run": str(request.run),
+                      "seed": seed, "vars": json.dumps(request.vars or {}, ensure_ascii=False)}
+            # one pass, so an input holding "{run}" or "{vars}" is passed as it is
+            final = [_PLACEHOLDER.sub(lambda m: values[m.group(1)], a) for a in argv]
             where = self.workdir()
             if ws is not None:  # an agent task: in its workspace, inside its sandbox
                 env.update(ws.env)
@@ -141,6 +160,8 @@ class CommandSubject(Subject):
                 raise SubjectError(scrub_all(f"command exited with status {done.returncode}{detail}",
                                              self.secrets()))
             text = done.stdout.decode("utf-8", "replace")
+            if self.options.get("trim"):
+                text = _ANSI.sub("", js_trim(text))
             if ws is not None:
                 return agent_result(text, ws.max_tool_output_bytes)
             # model_free: the program calls no model, so tokens, cost and requests are a known zero

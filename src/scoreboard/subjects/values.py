@@ -34,6 +34,9 @@ class SubjectRequest:
     #: the variant's skill folder (suite/skills.py SkillFolder) when its skill names a folder: an
     #: agent task installs its files in the workspace; other subjects use `skill` (its SKILL.md)
     skill_folder: Any = None
+    #: the case's template vars (never its reference): a command's `{vars}` argument (promptfoo's
+    #: exec providers receive them in their context argument)
+    vars: dict | None = None
 
     @property
     def attempt(self) -> tuple:

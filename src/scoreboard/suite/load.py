@@ -458,7 +458,8 @@ def build_judge(cfg: SuiteConfig, graders: dict[str, list[Grader]], base_dir: Pa
     A dry run builds and checks the real judge first, then swaps in the mock."""
     from ..graders.registry import JUDGE_GRADERS
 
-    needing = sorted({g.name for gs in graders.values() for g in gs if g.name in JUDGE_GRADERS})
+    needing = sorted({g.name for gs in graders.values() for g in gs
+                      if g.name in JUDGE_GRADERS or getattr(g, "needs_judge", False)})
     if cfg.pairwise:
         needing.append("pairwise")
     if cfg.judge is None:

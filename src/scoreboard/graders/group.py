@@ -1,0 +1,94 @@
+"""`group`: several graders graded as one, promptfoo's `assert-set`.
+
+    {group: {graders: [{contains: Paris}, {regex: {patterns: ["^The"]}, weight: 2}], threshold: 0.5}}
+
+As promptfoo's AssertionsResult for an assert-set (src/assertions/assertionsResult.ts): the score
+is the weighted mean of the members' scores (a member's `weight`, default 1; a member without a
+score counts 1 when it passed, 0 when not); without a threshold the group passes when every
+member passes, with one when the score reaches it. The group's own `weight` and `metric` stand
+beside it like any grader's. A member not assessed leaves the group not assessed (not knowing is
+never turned into a pass or a fail).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import math
+from typing import Any
+
+from ..cases.case import Case
+from .base import Grader, check_keys, option_error, short
+from .grade import Grade, GradeContext
+
+
+class GroupGrader(Grader):
+    """Members graded together: the weighted mean score, all-pass or a threshold (see the module)."""
+
+    name = "group"
+
+    @classmethod
+    def parse_options(cls, value: Any) -> dict:
+        """{graders: [spec, ...], threshold?}; a list is `graders`."""
+        if isinstance(value, list):
+            value = {"graders": value}
+        if not isinstance(value, dict):
+            raise option_error(cls.name, f"options are {{graders: [...], threshold?}}, got {short(value)}")
+        check_keys(cls.name, value, ("graders", "threshold"))
+        members = value.get("graders")
+        if not isinstance(members, list) or not members:
+            raise option_error(cls.name, "'graders' is a non-empty list of grader specs")
+        out: dict = {"graders": members}
+        t = value.get("threshold")
+        if t is not None:
+            if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t):
+                raise option_error(cls.name, f"'threshold' is a number, got {short(t)}")
+            out["threshold"] = t
+        return out
+
+    def __init__(self, value: Any = None):
+        from .registry import JUDGE_GRADERS, build_grader
+
+        super().__init__(value)
+        self.members = [build_grader(spec) for spec in self.options["graders"]]
+        for m in self.members:
+            if m.name in ("pairwise", "group"):
+                raise option_error(self.name, f"{m.name!r} cannot be a member of a group")
+            if m.name in JUDGE_GRADERS or getattr(m, "needs_judge", False):
+                self.needs_judge = True
+            if getattr(m, "remote", False):
+                self.remote = True
+        self.options = {**self.options, "graders": [m.spec for m in self.members]}
+
+    def check_case(self, case: Case) -> None:
+        for m in self.members:
+            m.check_case(case)
+
+    async def grade(self, ctx: GradeContext) -> Grade:
+        """Grade every member, then combine as promptfoo combines an assert-set."""
+        async def one(m: Grader) -> Grade:
+            g = m.grade(ctx)
+            return await g if inspect.isawaitable(g) else g
+
+        grades = await asyncio.gather(*(one(m) for m in self.members))
+        parts = [f"{g.grader}: {'pass' if g.passed else ('not assessed' if g.passed is None else 'fail')}"
+                 for g in grades]
+        if any(g.passed is None for g in grades):
+            return Grade(self.name, None, None, "a member was not assessed: " + "; ".join(parts))
+        total = weight_sum = 0.0
+        for m, g in zip(self.members, grades, strict=True):
+            w = float(getattr(m, "weight", 1))
+            score = g.score if g.score is not None else (1.0 if g.passed else 0.0)
+            total += score * w
+            weight_sum += w
+        score = total / weight_sum if weight_sum > 0 else 0.0
+        threshold = self.options.get("threshold")
+        if threshold is None:
+            failed = [g for g in grades if not g.passed]
+            passed = not failed
+            reason = "all members passed" if passed else failed[-1].reason  # promptfoo keeps the last failure
+        else:
+            passed = score >= threshold
+            reason = f"aggregate score {score:.2f} {'>=' if passed else '<'} {threshold:g} threshold"
+        return Grade(self.name, passed, score, f"{reason} ({'; '.join(parts)})",
+                     extra={"members": [g.to_dict() for g in grades]})
