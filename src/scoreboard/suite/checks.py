@@ -36,11 +36,10 @@ def case_document_hint(data: Any) -> str | None:
     from ..cases.loader import one_case_hint
 
     if isinstance(data, dict) and isinstance(data.get("cases"), list) and data["cases"] \
-            and all(isinstance(c, dict) for c in data["cases"]):
+            and all(isinstance(c, dict) and "format" not in c for c in data["cases"]):  # format: a dataset reader
         return "this is a case document (its cases are objects; a suite's 'cases:' names case files)"
     hint = one_case_hint(data)
     return hint.split(";")[0] if hint else None
-
 
 
 #: flags that set a setting inside a section of the suite file
