@@ -221,6 +221,10 @@ def workspace(tmp_path_factory):
     shim = bindir / "scoreboard"
     shim.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT / "src"}" exec "{sys.executable}" -m scoreboard "$@"\n')
     shim.chmod(shim.stat().st_mode | stat.S_IXUSR)
+    # `python` as in an activated virtual environment: the one with scoreboard's dependencies
+    python = bindir / "python"
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    python.chmod(python.stat().st_mode | stat.S_IXUSR)
     careful = _careful_extractor()
 
     def reply(request: dict) -> str:
