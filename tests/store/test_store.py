@@ -14,6 +14,7 @@ from scoreboard.errors import ConfigError
 from scoreboard.hashing import canonical_json
 from scoreboard.store.check import check_stored
 from scoreboard.store.db import migrate, schema_version
+from scoreboard.store.files import FileStore
 from scoreboard.store.history import HistoryStore
 from scoreboard.store.migrations import MIGRATIONS
 from scoreboard.store.queries import (
@@ -47,11 +48,14 @@ def make_suite(folder: Path, name: str = "hist", wrong: dict[str, set[int]] | No
 
 
 def run_into(spec: str, suite_file: Path, tags=()) -> tuple[dict, Path]:
-    store = HistoryStore(spec, tags=tags)
+    """Run the suite into the store `spec` names ("none": report files only)."""
+    suite = load_suite(suite_file)
+    store = FileStore(suite.config.output_dir) if spec == "none" else HistoryStore(spec, tags=tags)
     try:
-        outcome = run(load_suite(suite_file), RunOptions(progress=False, store=store))
+        outcome = run(suite, RunOptions(progress=False, store=store))
     finally:
-        store.close()
+        if hasattr(store, "close"):
+            store.close()
     return outcome.report, outcome.paths["json"]
 
 

@@ -103,7 +103,7 @@ def _suite(folder: Path, agent: AgentServer, *, paths: bool = True, **extra) -> 
                         "fixture_url": "{{fixture_url}}", "env": "{{agent_env}}"}}
     if paths:
         subject |= {"tool_calls_path": "trace.calls", "commands_path": "trace.shell"}
-    suite = {"name": "http-agent", "cases": "tasks", **extra,
+    suite = {"name": "http-agent", "cases": "tasks", "output_dir": "out", **extra,
              "variants": {"remote": {"subject": subject, "params": {"mode": "ordinary"}}}}
     (folder / "suite.json").write_text(json.dumps(suite))
     return folder / "suite.json"
