@@ -15,6 +15,11 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 if [ "$want_test" = 1 ]; then
+  # The offline embedding model's tests pull in PyTorch: take the CPU build (a file on this kind of
+  # machine; several GB less than the CUDA build a bare 'torch' requirement would fetch).
+  if ! .venv/bin/python -c "import torch" >/dev/null 2>&1; then
+    .venv/bin/python -m pip install -q 'torch==2.13.0' >/dev/null 2>&1 || true
+  fi
   .venv/bin/python -m pip install -q -e '.[test]'
 else
   .venv/bin/python -m pip install -q -e .
