@@ -121,3 +121,8 @@ def test_over_reported_usage_without_a_budget_is_flagged_and_counted(tmp_path, f
     assert flagged == ["c0", "c2"]
     assert report["summary"]["variants"]["m"]["usage_over_bound"] == 2
     assert verify(tmp_path, report_path) == (0, [])
+    # Every rendering says so: the terminal, and the Markdown report made from the record.
+    assert "provider reported more usage than the request allowed on 2 attempts" in proc.stdout
+    md = cli(tmp_path, "report", str(report_path), "--format", "md")
+    assert md.returncode == 0, md.stderr
+    assert "more usage than the request allowed on 2 attempts" in md.stdout

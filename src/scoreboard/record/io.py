@@ -201,3 +201,9 @@ def detectable_words(value: float) -> str:
     if value > 1:
         return "could not detect even a 100-point difference with this few cases"
     return f"could detect differences of {value * 100:.0f} points or more"
+
+
+def over_bound_words(count: int) -> str:
+    """An attempt count whose provider reported more usage than the request was allowed."""
+    return (f"provider reported more usage than the request allowed on {count} "
+            f"attempt{'s' if count != 1 else ''} (usage_over_bound on each)")

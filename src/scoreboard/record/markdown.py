@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from .constants import DRY_RUN_MARK, DRY_RUN_NOTE
-from .io import detectable_words, fmt_p, fmt_rate, models_text, stability_words
+from .io import detectable_words, fmt_p, fmt_rate, models_text, over_bound_words, stability_words
 from .markdown_parts import (
     cell,
     documents_section,
@@ -102,6 +102,9 @@ def render_markdown(view: ReportView, *, failures: int = 3) -> str:
     for name in variants:
         lines.append(_summary_row(name, vs.get(name)))
     lines.append("")
+    over = [(name, vs[name].usage_over_bound) for name in variants if vs.get(name) and vs[name].usage_over_bound]
+    if over:  # issue 11: spend beyond the reserved bound is flagged, never silent
+        lines += [f"- ⚠️ {cell(name)}: {over_bound_words(n)}" for name, n in over] + [""]
     lines += _pass_at_k(variants, vs)
     lines += _figures(variants, vs, summary)
     lines += _methods(summary)

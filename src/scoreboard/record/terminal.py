@@ -10,7 +10,7 @@ from typing import TextIO
 from .constants import DRY_RUN_MARK
 from .figures import comparison_rows, figure_rows
 from .visual import check_lines, lead_lines
-from .io import detectable_words, fields_over, fmt_rate
+from .io import detectable_words, fields_over, fmt_rate, over_bound_words
 from .schema import Report
 
 # (count in the variant summary, singular label, plural label), shown only when non-zero
@@ -44,6 +44,8 @@ def print_summary(report: Report, paths: dict[str, Path], out: TextIO) -> None:
         extra = "".join(f", {n} {one if n == 1 else many}" for key, one, many in _COUNTS
                         for n in [getattr(s, key) or 0] if n)
         print(f"  {name}: pass rate {fmt_rate(s.pass_rate)}{interval} ({s.passed}/{judged}{extra})", file=out)
+        if s.usage_over_bound:  # issue 11: spend beyond the reserved bound is flagged, never silent
+            print(f"    warning: {over_bound_words(s.usage_over_bound)}", file=out)
         if s.pass_at_k:
             k = max(s.pass_at_k, key=int)
             hat = (s.pass_hat_k or {}).get(k)

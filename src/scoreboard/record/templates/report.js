@@ -341,6 +341,8 @@
       // issue 14: case score, named and derived metrics, reducers, record-only attempts
       function fig(f) { return f && typeof f.value === "number" ? fmtRate(f.value) + (f.ci && typeof f.ci.low === "number" ? " (" + fmtRate(f.ci.low) + "\u2013" + fmtRate(f.ci.high) + ")" : "") : "n/a"; }
       if (s.not_graded) row("not graded", String(s.not_graded), "not-graded-" + name);
+      if (s.usage_over_bound) row("usage over its bound", s.usage_over_bound + " attempt" + (s.usage_over_bound === 1 ? "" : "s") +
+          " where the provider reported more usage than the request allowed", "over-bound-" + name);
       if (s.score) row("score", fig(s.score), "score-" + name);
       [["metrics", "metric "], ["derived_metrics", "derived "], ["reducers", "reducer "]].forEach(function (pair) {
         var block = s[pair[0]];
