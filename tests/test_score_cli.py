@@ -167,6 +167,16 @@ def test_export_errors(tmp_path):
     assert "status 'error'" in proc.stdout
 
 
+def test_an_export_that_is_a_fifo_is_refused_without_blocking(tmp_path):
+    fifo = tmp_path / "export.jsonl"
+    os.mkfifo(fifo)  # nothing will ever write to it: reading it would block forever
+    for args in (("--from", "codex", fifo, "--expect-status", "completed"), (fifo, "--expect-status", "completed")):
+        proc = score(tmp_path, *args)
+        assert proc.returncode == 1, proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1 and "export.jsonl" in proc.stderr
+    assert not (tmp_path / "eval-results").exists()
+
+
 def test_table_uses_rich_on_a_terminal():
     import io
 

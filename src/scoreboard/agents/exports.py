@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..safefile import DEFAULT_MAX_FILE_BYTES, FileRefused, read_regular
 
 FORMATS = ("claude-json", "claude-stream", "codex")
 
@@ -59,16 +60,22 @@ class ExportedRun:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
+def read_export_bytes(path: str | Path) -> bytes:
+    """An export's bytes: a regular file (a FIFO or device is refused without blocking), bounded."""
+    try:
+        return read_regular(path, limit=DEFAULT_MAX_FILE_BYTES, limit_name="limits.max_file_bytes")
+    except FileRefused as exc:
+        raise ConfigError(f"export file {exc.reason}", file=str(path)) from None
+
+
 def read_export(path: str | Path, fmt: str = "auto", *, run_id: str | None = None) -> ExportedRun:
     """Read one exported file; `fmt` is one of FORMATS or "auto" (detected from content)."""
     path = Path(path)
     shown = str(path)
+    if path.is_dir():
+        raise ConfigError("is a directory, expected an exported file", file=shown)
     try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except FileNotFoundError:
-        raise ConfigError("file not found", file=shown) from None
-    except IsADirectoryError:
-        raise ConfigError("is a directory, expected an exported file", file=shown) from None
+        text = read_export_bytes(path).decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ConfigError("file is not valid UTF-8", file=shown) from None
     if fmt == "auto":

@@ -453,7 +453,7 @@ def load_replay_cases(path: str | Path) -> Transcript:
 def load_exports(paths: list[str | Path], fmt: str = "auto", *, cases_file: str | Path | None = None,
                  expectations: dict | None = None, name: str | None = None) -> Transcript:
     """Agent CLI exports (one run per file) scored against a cases file or flag expectations."""
-    from ..agents.exports import read_export
+    from ..agents.exports import read_export, read_export_bytes
 
     runs: list[RunRecord] = []
     sources: list[dict] = []
@@ -470,7 +470,7 @@ def load_exports(paths: list[str | Path], fmt: str = "auto", *, cases_file: str 
                               cost_usd=exported.cost_usd, input_tokens=exported.input_tokens,
                               output_tokens=exported.output_tokens, tool_calls_known=exported.tool_calls_known,
                               source=str(p), format=exported.format))
-        sources.append({"path": str(p), "sha256": sha256_bytes(p.read_bytes()), "format": exported.format,
+        sources.append({"path": str(p), "sha256": sha256_bytes(read_export_bytes(p)), "format": exported.format,
                         "status": exported.status, "error": exported.error, "num_turns": exported.num_turns,
                         "session_id": exported.session_id, "warnings": exported.warnings})
     if cases_file is not None and expectations:

@@ -94,11 +94,12 @@ def report_formats(values: list[str] | None) -> list[str]:
 
 
 def _is_export(path) -> bool:
-    from ..agents.exports import detect_format
+    from ..agents.exports import detect_format, read_export_bytes
+    from ..errors import ConfigError
 
     try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError):
+        text = read_export_bytes(path).decode("utf-8-sig")
+    except (ConfigError, UnicodeDecodeError):
         return False
     return detect_format(text) is not None
 
