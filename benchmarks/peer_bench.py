@@ -29,6 +29,8 @@ from pathlib import Path
 def main() -> int:
     parser = argparse.ArgumentParser(description="scoreboard harness for ../shared/bench/run_peers.sh")
     parser.add_argument("--formats", default="json,md,html", help="report formats (default json,md,html)")
+    parser.add_argument("--store", help="the history store (default: the run's own, .scoreboard/ beside the "
+                                        "reports; none: report files only)")
     args = parser.parse_args()
     data, n = Path(os.environ["DATA"]), os.environ["N"]
     url, conc = os.environ["URL"], os.environ.get("CONC", "50")
@@ -49,7 +51,7 @@ def main() -> int:
     out = rundir / "eval-results"
     code = cli_main(["run", "--cases", str(cases), "--subject", subject, "--concurrency", conc,
                      "--name", "peer-bench", "--output-dir", str(out), "--format", args.formats,
-                     "--no-progress"])
+                     "--no-progress", *(["--store", args.store] if args.store else [])])
     if code not in (0, 3):
         print(json.dumps({"correct": 0, "samples": 0, "exit_code": code}))
         return code
