@@ -127,8 +127,10 @@ def test_the_budget_holds_on_a_cluster_with_faults_and_a_killed_worker(tmp_path,
         faults = []
         for _ in range(6000):
             roll = rng.random()
-            faults.append({"status": 500} if roll < 0.08 else {"status": 429, "retry_after": 0.01} if roll < 0.12
-                          else {"hang": True, "latency_ms": 10} if roll < 0.13 else {"reply": "x"})
+            # 429s are rare enough that three in a row for one attempt (a rate signal that stops
+            # the run before a worker can be killed) is unlikely: 0.015^3 per attempt
+            faults.append({"status": 500} if roll < 0.08 else {"status": 429, "retry_after": 0.01} if roll < 0.095
+                          else {"hang": True, "latency_ms": 10} if roll < 0.105 else {"reply": "x"})
         srv.push("chat", *faults)
         write_suite(tmp_path, srv.base_url, 1000, runs=2, concurrency=32, timeout_ms=2000,
                     budget={"max_requests": 1800})

@@ -33,6 +33,20 @@ def test_429_retry_after_is_honoured(fake_provider):
     assert result.measurements.latency_ms >= 300  # the whole attempt, retries included
 
 
+def test_a_429_on_every_retry_stops_the_run_but_one_after_other_failures_does_not(fake_provider):
+    # origin 004: a rate limit that persists after every retry is the provider's signal to stop
+    fake_provider.push("chat", *[{"status": 429, "retry_after": 0.01}] * 3)
+    err = call_error(make("openai", fake_provider))
+    assert err.status == 429 and err.stop_run and err.kind == "rate-limit"
+    assert "rate limited after every retry" in str(err)
+    # a server error, then a 429 with no retry left: this attempt's error, the run goes on
+    fake_provider.reset()
+    fake_provider.push("chat", 500, 500, {"status": 429, "retry_after": 0.01})
+    err = call_error(make("openai", fake_provider))
+    assert err.status == 429 and not err.stop_run
+    assert "after every retry" not in str(err) and len(fake_provider.requests) == 3
+
+
 def test_retry_after_forms():
     assert retry_after_s(CIMultiDict({"Retry-After": "1.5"})) == 1.5
     assert retry_after_s(CIMultiDict({"retry-after-ms": "250", "Retry-After": "9"})) == 0.25

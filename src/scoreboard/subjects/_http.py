@@ -285,6 +285,7 @@ class HTTPSubject(Subject):
         url = self.url()
         payload = None if self.method == "GET" else data  # a GET carries no body
         n = 0
+        only_429 = True  # every answer this attempt got was a 429: a rate limit, not another failure
         while True:
             headers = self.request_headers()
             gen = await limiter.acquire()
@@ -341,6 +342,7 @@ class HTTPSubject(Subject):
                                     output_tokens=reply.output_tokens, cost_usd=cost)
                 return reply, n
             limiter.release()
+            only_429 = only_429 and err.status == 429
             if ticket is not None:
                 ledger.complete(ticket, ok=False, status=err.status, error=str(err))
             if err.status == 429 and not err.stop_run:
@@ -364,9 +366,11 @@ class HTTPSubject(Subject):
             # later request may go out).
             if delay is not None:
                 err.args = (f"{err} (no retry: the run stopped)",)
-            elif err.status == 429 and not err.stop_run:
-                # A rate limit that outlasted every retry is the provider's signal to stop, not a
-                # failure of this case: no later request is sent (as for 402 / quota).
+            elif err.status == 429 and not err.stop_run and only_429:
+                # A rate limit that outlasted every retry (every request of the attempt answered
+                # 429) is the provider's signal to stop, not a failure of this case: no later
+                # request is sent (as for 402 / quota). A 429 after a timeout or a server error
+                # that left no time to retry is this attempt's error only.
                 err = rate_limit_stop(err)
             if n > 1:
                 err.args = (f"{err} (after {plural(n, 'request')})",)
