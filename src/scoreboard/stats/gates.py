@@ -12,23 +12,8 @@ from .intervals import binom_two_sided_p
 
 def parse_fail_under_metric(values: list[str] | None) -> dict[str, float] | None:
     """`--fail-under-metric pass@3=0.8` (every variant) or `careful:fields=0.9` (one variant)."""
-    if not values:
-        return None
-    out: dict[str, float] = {}
-    for raw in values:
-        name, sep, num = raw.rpartition("=")
-        try:
-            value = float(num)
-        except ValueError:
-            value = None
-        if not sep or not name or value is None:
-            raise ConfigError(f"--fail-under-metric takes NAME=VALUE or VARIANT:NAME=VALUE, got {raw!r}",
-                              field="fail_under_metrics")
-        if not 0 <= value <= 1:
-            raise ConfigError(f"--fail-under-metric value must be between 0 and 1, got {value}",
-                              field="fail_under_metrics")
-        out[name] = value
-    return out
+    return parse_named_floats(values, "fail-under-metric", 0.0, 1.0, field="fail_under_metrics",
+                              usage="NAME=VALUE or VARIANT:NAME=VALUE")
 
 
 def fields_gate(metrics: dict[str, float] | None, values: list[str] | None) -> dict[str, float] | None:
@@ -335,20 +320,24 @@ def baseline_field_gates(baseline: dict, plan: dict, fields: dict, cfg) -> list[
 
 
 # --- visual work (issue 17): dQ and rubric means as gates; gates on an unchecked judge ---
-def parse_named_floats(values: list[str] | None, flag: str, low: float, high: float) -> dict[str, float] | None:
-    """`--min-dq 0.2` (every pair: key "*") or `--min-dq careful/basic=0.2`; likewise --min-rubric."""
+def parse_named_floats(values: list[str] | None, flag: str, low: float, high: float, *,
+                       field: str | None = None, usage: str | None = None) -> dict[str, float] | None:
+    """`--min-dq 0.2` (every pair: key "*") or `--min-dq careful/basic=0.2`; likewise --min-rubric.
+    With `usage`, the NAME= part is required (--fail-under-metric)."""
     if not values:
         return None
+    field = field or flag.replace("-", "_")
     out: dict[str, float] = {}
     for raw in values:
         name, sep, num = raw.rpartition("=")
         try:
             value = float(num)
         except ValueError:
-            raise ConfigError(f"--{flag} takes VALUE or NAME=VALUE, got {raw!r}", field=flag.replace("-", "_")) from None
+            value = None
+        if value is None or (usage is not None and (not sep or not name)):
+            raise ConfigError(f"--{flag} takes {usage or 'VALUE or NAME=VALUE'}, got {raw!r}", field=field)
         if not low <= value <= high:
-            raise ConfigError(f"--{flag} value must be between {low:g} and {high:g}, got {value:g}",
-                              field=flag.replace("-", "_"))
+            raise ConfigError(f"--{flag} value must be between {low:g} and {high:g}, got {value:g}", field=field)
         out[name if sep else "*"] = value
     return out
 
