@@ -179,6 +179,26 @@ def test_run_list_filters_and_pages(store_spec, tmp_path):
         store.close()
 
 
+def test_runs_of_one_second_are_listed_newest_first(store_spec, tmp_path):
+    """Two runs of a suite started in the same second (the second's id ends in -2) keep their
+    order: the viewer compares the older as A, so a tie broken at random would swap the pair."""
+    suite_file = make_suite(tmp_path / "s", name="twice")
+    first, _ = run_into(store_spec, suite_file)
+    second, _ = run_into(store_spec, suite_file)
+    store = HistoryStore(store_spec)
+    try:
+        listed = [r["run_id"] for r in list_runs(store.db, RunFilter(suite="twice"))[0]]
+        paged, cursor = [], None
+        while True:
+            page, cursor = list_runs(store.db, RunFilter(suite="twice"), limit=1, cursor=cursor)
+            paged += [r["run_id"] for r in page]
+            if cursor is None:
+                break
+    finally:
+        store.close()
+    assert listed == paged == [second["run"]["id"], first["run"]["id"]]
+
+
 def test_reviews_are_bound_to_outputs_and_join_the_next_report(store_spec, tmp_path):
     suite_file = make_suite(tmp_path / "s")
     report, _ = run_into(store_spec, suite_file)

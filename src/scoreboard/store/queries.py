@@ -100,20 +100,24 @@ def list_runs(db: Database, f: RunFilter, *, limit: int = 50, cursor: str | None
                      "OR EXISTS (SELECT 1 FROM run_tags t WHERE t.run_key = r.key AND LOWER(t.tag) LIKE ? ESCAPE '\\'))")
         params.extend([pattern] * 5)
     if cursor:
-        started, _, key = cursor.partition("|")
-        where.append("(COALESCE(r.started_at, '') < ? OR (COALESCE(r.started_at, '') = ? AND r.key < ?))")
-        params.extend([started, started, key])
+        # (start, run id, key): runs started in the same second keep their order (a run id made
+        # in the same second as another ends in -2, -3...)
+        started, _, rest = cursor.partition("|")
+        run_id, _, key = rest.partition("|")
+        where.append("(COALESCE(r.started_at, '') < ? OR (COALESCE(r.started_at, '') = ? AND "
+                     "(r.run_id < ? OR (r.run_id = ? AND r.key < ?))))")
+        params.extend([started, started, run_id, run_id, key])
     sql = f"SELECT {', '.join('r.' + c for c in _RUN_NAMES)} FROM runs r"
     if where:
         sql += " WHERE " + " AND ".join(where)
-    sql += " ORDER BY COALESCE(r.started_at, '') DESC, r.key DESC LIMIT ?"
+    sql += " ORDER BY COALESCE(r.started_at, '') DESC, r.run_id DESC, r.key DESC LIMIT ?"
     rows = db.all(sql, [*params, limit + 1])
     runs = [run_dict(row) for row in rows[:limit]]
     attach(db, runs)
     nxt = None
     if len(rows) > limit:
         last = runs[-1]
-        nxt = f"{last['started_at'] or ''}|{last['key']}"
+        nxt = f"{last['started_at'] or ''}|{last['run_id']}|{last['key']}"
     return runs, nxt
 
 
@@ -238,7 +242,7 @@ def case_history(db: Database, suite: str, case_id: str, input_hash: str | None,
     """The same case (id and input hash) in the suite's runs, newest first: per-variant tallies."""
     rows = db.all("SELECT r.key, r.run_id, r.started_at, cr.variant, cr.hits, cr.tries FROM case_results cr "
                   "JOIN runs r ON r.key = cr.run_key WHERE cr.case_id = ? AND cr.input_hash = ? AND r.suite = ? "
-                  "ORDER BY r.started_at DESC, r.key DESC, cr.variant LIMIT ?",
+                  "ORDER BY r.started_at DESC, r.run_id DESC, r.key DESC, cr.variant LIMIT ?",
                   (case_id, input_hash, suite, limit * 8))
     out: dict[str, dict] = {}
     for key, run_id, started, variant, hits, tries in rows:
@@ -279,7 +283,7 @@ def suites(db: Database) -> list[dict]:
 def suite_runs(db: Database, suite: str, limit: int = 60) -> list[dict]:
     """The suite's latest finished runs, oldest first, with their figures."""
     rows = db.all(f"SELECT {RUN_COLUMNS} FROM runs WHERE suite = ? AND status <> 'running' "
-                  "ORDER BY started_at DESC, key DESC LIMIT ?", (suite, limit))
+                  "ORDER BY started_at DESC, run_id DESC, key DESC LIMIT ?", (suite, limit))
     runs = [run_dict(r) for r in rows][::-1]
     attach(db, runs)
     summaries = dict(db.all(f"SELECT run_key, summary FROM summaries WHERE run_key IN "
