@@ -3,6 +3,7 @@ and Debian's headless Chromium through Playwright (never a downloaded browser)."
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -60,7 +61,11 @@ def browser():
 
 
 def wait_ready(page, timeout: float = 30_000) -> None:
-    page.wait_for_selector("html[data-ready=true]", timeout=timeout)
+    """Until the page has rendered the route in the address bar: a click on a link changes the
+    hash, and the hashchange event that starts the new page's render comes a moment later, so
+    `data-ready` alone can still be the previous page's."""
+    shown = page.evaluate("location.hash")  # (the page's CSP forbids wait_for_function's eval)
+    page.wait_for_selector(f"html[data-ready=true][data-route={json.dumps(shown)}]", timeout=timeout)
 
 
 def settle(seconds: float = 0.05) -> None:

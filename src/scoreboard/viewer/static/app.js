@@ -426,6 +426,7 @@ async function casePage(key, caseId, params) {
 
 // ---------------------------------------------------------------- start
 async function render() {
+  const shown = location.hash;
   const { parts, params } = route();
   try {
     if (parts[0] === "run" && parts[1]) await runPage(parts[1], params);
@@ -434,6 +435,8 @@ async function render() {
     else if (parts[0] === "case" && parts[1] && parts[2]) await casePage(parts[1], parts[2], params);
     else await runsPage(params);
   } catch (e) { fail(e); }
+  // which route this page shows: a hash change not yet handled leaves the two apart
+  document.documentElement.dataset.route = shown;
   document.documentElement.dataset.ready = "true";
 }
 
