@@ -126,7 +126,11 @@ class _Run:
             meta = self.meta()
             write_new(self.folder.meta_path, chain(json_chunks(meta), [b"\n"]))
         self.attach_store()
-        self.store.begin(meta)
+        following = getattr(self.store, "begin_following", None)
+        if following is not None:  # a large run's rows written by a process following the log
+            following(meta, self.folder.log_path)
+        else:
+            self.store.begin(meta)
         # visual work (issue 17): the judge's instrument check, as this run found it
         self.instrument = None
         if getattr(self.suite, "stage", None) != "check":

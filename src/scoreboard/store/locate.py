@@ -15,6 +15,7 @@ from pathlib import Path
 from ..errors import ConfigError
 from .db import shown_location
 from .files import FileStore
+from .follow import FollowedHistoryStore
 from .history import HistoryStore
 
 ENV = "SCOREBOARD_STORE"
@@ -63,9 +64,9 @@ def run_store(output_dir: str | os.PathLike, spec: str | None = None, *, tags: I
     if chosen is None:
         return FileStore(output_dir)
     if named:
-        return HistoryStore(chosen, tags=tags)
+        return FollowedHistoryStore(chosen, tags=tags)
     try:
-        return HistoryStore(chosen, tags=tags)
+        return FollowedHistoryStore(chosen, tags=tags)
     except ConfigError as exc:
         print(f"scoreboard: warning: no history kept for this run ({exc}); its report files are written",
               file=sys.stderr)

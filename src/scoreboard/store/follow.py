@@ -1,0 +1,202 @@
+"""The history store written by a second process that follows the attempt log.
+
+A large run's rows cost the run's own process about a tenth of its CPU (building the rows and
+waiting on the database, on the event loop that also sends the requests). The attempt log
+already holds every finished attempt, one line each, written before anything else happens; so
+for a large run the parent starts this module as a child process, which opens the same store,
+records the run's start, reads the log as it grows and writes the attempts in batches. When the
+report is written the parent sends the report's head; the child reads the log up to the end the
+parent names, writes the run's end and exits. The parent checks the child's word (its exit
+code): a child that failed or died leaves the parent to store the run from its report file, as
+it does for a resumed run.
+
+Protocol on the child's stdin: one JSON line {spec, tags, meta, log, offset}, later one JSON line
+{end, head, paths}. End of input without the second line (the parent died): the child writes
+what it has read and exits; the run stays `running` in the store until `store import` or a
+`--resume` stores it again.
+"""
+
+from __future__ import annotations
+
+import queue
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from ..jsonio import dumps_line, loads
+from .history import HistoryStore
+from .rows import run_key
+
+POLL_S = 0.05
+_READ = 1 << 20
+#: a run of at least this many planned attempts has its rows written by a child process; a
+#: smaller one writes them itself (the child's start-up would cost more than it saves)
+FOLLOW_FROM = 2000
+#: the child's command line
+CHILD = [sys.executable, "-m", "scoreboard.store.follow"]
+
+
+class FollowedHistoryStore(HistoryStore):
+    """A HistoryStore whose rows, for a large run, a child process writes from the attempt log."""
+
+    follow_from = FOLLOW_FROM
+
+    def __init__(self, spec: str | Path, *, tags=()):
+        super().__init__(spec, tags=tags)
+        self.spec = str(spec)
+        self._child: subprocess.Popen | None = None
+        self._log: Path | None = None
+
+    def begin_following(self, meta: dict, log: Path) -> None:
+        """A run starts: a small one is recorded here; a large one by a child following `log`."""
+        plan = meta.get("plan") or {}
+        planned = len(plan.get("cases") or ()) * len(plan.get("variants") or ()) * int(plan.get("runs") or 1)
+        if planned < self.follow_from:
+            self.begin(meta)
+            return
+        self._log = Path(log)
+        offset = self._log.stat().st_size if self._log.exists() else 0
+        try:
+            self._child = subprocess.Popen(CHILD, stdin=subprocess.PIPE)
+            self._send({"spec": self.spec, "tags": self.tags, "meta": meta, "log": str(self._log),
+                        "offset": offset})
+        except OSError as exc:  # no child: this process records the run itself
+            print(f"scoreboard: warning: the history store's writer did not start ({exc}); this process "
+                  "writes the rows", file=sys.stderr)
+            self._child = None
+            self.begin(meta)
+            return
+        self.key = run_key(meta["suite"], meta["run_id"], meta.get("started_at"))
+
+    def attempt(self, record: dict) -> None:
+        if self._child is None:
+            super().attempt(record)
+
+    def finish(self, head: dict, paths: dict[str, Path]) -> None:
+        child, self._child = self._child, None
+        if child is None:
+            super().finish(head, paths)
+            return
+        end = self._log.stat().st_size if self._log is not None and self._log.exists() else 0
+        try:
+            self._send({"end": end, "head": head, "paths": {k: str(v) for k, v in paths.items()}}, child)
+            child.stdin.close()
+        except OSError:
+            pass
+        code = child.wait()
+        if code == 0 or self.key is None:
+            return
+        # The child failed or died: the report is the record; store the run from it.
+        print("scoreboard: warning: the history store's writer stopped early; storing the run from its "
+              "report", file=sys.stderr)
+        self.failed = None
+        self._guard(lambda: self.store_report(Path(paths["json"]), source="live", replace=True))
+        if self.failed:
+            print(f"scoreboard: warning: the run was not fully stored in {self.location}; its report is "
+                  f"the record: `scoreboard store import {paths.get('json')}` stores it again", file=sys.stderr)
+
+    def close(self) -> None:
+        if self._child is not None:  # the run never reached its end: the child keeps what it read
+            try:
+                self._child.stdin.close()
+            except OSError:
+                pass
+            self._child.wait()
+            self._child = None
+        super().close()
+
+    def _send(self, message: dict, child: subprocess.Popen | None = None) -> None:
+        child = child or self._child
+        child.stdin.write(dumps_line(message))
+        child.stdin.flush()
+
+
+class LogFollower:
+    """Reads complete lines appended to a log from an offset on; feeds attempt records to a store."""
+
+    def __init__(self, store: HistoryStore, log: Path, offset: int):
+        self.store, self.log, self.offset = store, log, offset
+        self._tail = b""
+
+    def read(self, end: int | None = None) -> int:
+        """Feed every complete line now in the log (up to `end`); returns the bytes read."""
+        read = 0
+        try:
+            handle = open(self.log, "rb")  # noqa: SIM115 - closed below
+        except FileNotFoundError:
+            return 0
+        with handle:
+            handle.seek(self.offset)
+            while end is None or self.offset < end:
+                want = _READ if end is None else min(_READ, end - self.offset)
+                block = handle.read(want)
+                if not block:
+                    break
+                self.offset += len(block)
+                read += len(block)
+                data = self._tail + block
+                cut = data.rfind(b"\n")
+                if cut < 0:
+                    self._tail = data
+                    continue
+                self._tail = data[cut + 1:]
+                for line in data[:cut].split(b"\n"):
+                    self._line(line)
+        return read
+
+    def _line(self, line: bytes) -> None:
+        if not line.strip():
+            return
+        record = loads(line)
+        # Request and batch records (the ledger's) share the log; attempts have no `kind`.
+        if isinstance(record, dict) and "kind" not in record and "case_id" in record and "status" in record:
+            self.store.attempt(record)
+
+
+def serve(stdin=None) -> int:
+    """The child's work (see the module docstring); 0 when the run's end was written."""
+    stdin = stdin or sys.stdin.buffer
+    first = stdin.readline()
+    if not first:
+        return 1
+    opening = loads(first)
+    store = HistoryStore(opening["spec"], tags=opening.get("tags") or ())
+    try:
+        store.begin(opening["meta"])
+        follower = LogFollower(store, Path(opening["log"]), int(opening["offset"]))
+        commands: queue.Queue = queue.Queue()
+        threading.Thread(target=lambda: commands.put(stdin.readline()), daemon=True).start()
+        while True:
+            try:
+                command = commands.get(timeout=POLL_S if not follower.read() else 0)
+            except queue.Empty:
+                continue
+            if not command:  # the parent is gone: keep what was read
+                follower.read()
+                store._guard(store._flush)
+                return 1
+            end = loads(command)
+            follower.read(int(end["end"]))
+            store.finish(end["head"], {k: Path(v) for k, v in end["paths"].items()})
+            return 1 if store.failed else 0
+    finally:
+        store.close()
+
+
+def main() -> int:
+    # Ctrl+C reaches the whole process group: the parent stops its run and sends the end.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        return serve()
+    except KeyboardInterrupt:  # the parent's Ctrl+C reaches the whole process group
+        return 1
+    except Exception as exc:  # noqa: BLE001 - the parent stores the run from its report instead
+        print(f"scoreboard: warning: the history store's writer failed: {type(exc).__name__}: {exc}",
+              file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
