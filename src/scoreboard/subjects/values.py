@@ -119,6 +119,11 @@ class Output:
                    tool_calls=list(data.get("tool_calls") or []), status=data.get("status"))
 
 
+#: the characters a JSON text can start with (and those json.loads treats on its own: NaN,
+#: Infinity, a byte-order mark)
+_JSON_STARTS = frozenset('{["-0123456789tfnNI\ufeff')
+
+
 def _parse_json_text(text: str | None) -> tuple[Any, str | None]:
     if text is None:
         return None, "no output text to parse as JSON"
@@ -131,6 +136,8 @@ def _parse_json_text(text: str | None) -> tuple[Any, str | None]:
             stripped = blocks[0].strip()
         elif len(blocks) > 1:
             return None, f"output holds {len(blocks)} fenced blocks, expected one JSON value"
+    if stripped[0] not in _JSON_STARTS:  # prose: what json.loads would say, without raising
+        return None, "output is not valid JSON: Expecting value: line 1 column 1 (char 0)"
     try:
         return json.loads(stripped, parse_constant=_reject_constant), None
     except (ValueError, RecursionError) as exc:
