@@ -3,15 +3,16 @@
 A large run's rows cost the run's own process about a tenth of its CPU (building the rows and
 waiting on the database, on the event loop that also sends the requests). The attempt log
 already holds every finished attempt, one line each, written before anything else happens; so
-for a large run the parent starts this module as a child process, which opens the same store,
-records the run's start, reads the log as it grows and writes the attempts in batches. When the
+for a large run the parent records the run's start and its cases, then starts this module as a
+child process, which opens the same store, reads the log as it grows and writes the attempts in
+batches. When the
 report is written the parent sends the report's head; the child reads the log up to the end the
 parent names, writes the run's end and exits. The parent checks the child's word (its exit
 code): a child that failed or died leaves the parent to store the run from its report file, as
 it does for a resumed run.
 
-Protocol on the child's stdin: one JSON line {spec, tags, meta, log, offset}, later one JSON line
-{end, head, paths}. End of input without the second line (the parent died): the child writes
+Protocol on the child's stdin: one JSON line {spec, key, plan (case ids, variants, runs), log,
+offset}, later one JSON line {end, head (without the plan's cases), planned, paths}. End of input without the second line (the parent died): the child writes
 what it has read and exits; the run stays `running` in the store until `store import` or a
 `--resume` stores it again.
 """
@@ -27,7 +28,7 @@ from pathlib import Path
 
 from ..jsonio import dumps_line, loads
 from .history import HistoryStore
-from .rows import run_key
+from .rows import planned_attempts
 
 POLL_S = 0.05
 _READ = 1 << 20
@@ -48,27 +49,29 @@ class FollowedHistoryStore(HistoryStore):
         self.spec = str(spec)
         self._child: subprocess.Popen | None = None
         self._log: Path | None = None
+        self._planned = 0
 
     def begin_following(self, meta: dict, log: Path) -> None:
-        """A run starts: a small one is recorded here; a large one by a child following `log`."""
+        """A run starts: its row and its cases are written here; a large run's attempts then by a
+        child following `log` (told only the plan's case ids, variants and runs)."""
+        self.begin(meta)
         plan = meta.get("plan") or {}
-        planned = len(plan.get("cases") or ()) * len(plan.get("variants") or ()) * int(plan.get("runs") or 1)
-        if planned < self.follow_from:
-            self.begin(meta)
+        self._planned = planned_attempts(plan)
+        if self._planned < self.follow_from or self.failed or self.key is None:
             return
         self._log = Path(log)
         offset = self._log.stat().st_size if self._log.exists() else 0
+        shape = {"cases": [{"id": c["id"]} for c in plan.get("cases") or ()],
+                 "variants": [{"name": v["name"]} for v in plan.get("variants") or ()],
+                 "runs": int(plan.get("runs") or 1)}
         try:
             self._child = subprocess.Popen(CHILD, stdin=subprocess.PIPE)
-            self._send({"spec": self.spec, "tags": self.tags, "meta": meta, "log": str(self._log),
+            self._send({"spec": self.spec, "key": self.key, "plan": shape, "log": str(self._log),
                         "offset": offset})
-        except OSError as exc:  # no child: this process records the run itself
+        except OSError as exc:  # no child: this process writes the rows itself
             print(f"scoreboard: warning: the history store's writer did not start ({exc}); this process "
                   "writes the rows", file=sys.stderr)
             self._child = None
-            self.begin(meta)
-            return
-        self.key = run_key(meta["suite"], meta["run_id"], meta.get("started_at"))
 
     def attempt(self, record: dict) -> None:
         if self._child is None:
@@ -81,7 +84,10 @@ class FollowedHistoryStore(HistoryStore):
             return
         end = self._log.stat().st_size if self._log is not None and self._log.exists() else 0
         try:
-            self._send({"end": end, "head": head, "paths": {k: str(v) for k, v in paths.items()}}, child)
+            # the head without the plan's cases (their rows are written)
+            slim = {**head, "plan": {k: v for k, v in (head.get("plan") or {}).items() if k != "cases"}}
+            self._send({"end": end, "head": slim, "planned": self._planned,
+                        "paths": {k: str(v) for k, v in paths.items()}}, child)
             child.stdin.close()
         except OSError:
             pass
@@ -162,9 +168,9 @@ def serve(stdin=None) -> int:
     if not first:
         return 1
     opening = loads(first)
-    store = HistoryStore(opening["spec"], tags=opening.get("tags") or ())
+    store = HistoryStore(opening["spec"])
     try:
-        store.begin(opening["meta"])
+        store.follow_run(opening["key"], opening["plan"])
         follower = LogFollower(store, Path(opening["log"]), int(opening["offset"]))
         commands: queue.Queue = queue.Queue()
         threading.Thread(target=lambda: commands.put(stdin.readline()), daemon=True).start()
@@ -179,7 +185,9 @@ def serve(stdin=None) -> int:
                 return 1
             end = loads(command)
             follower.read(int(end["end"]))
-            store.finish(end["head"], {k: Path(v) for k, v in end["paths"].items()})
+            paths = {k: Path(v) for k, v in end["paths"].items()}
+            if store.key is not None and not store.failed:
+                store._guard(store._finish, end["head"], paths, int(end["planned"]))
             return 1 if store.failed else 0
     finally:
         store.close()

@@ -32,6 +32,7 @@ from .rows import (
     grade_rows,
     head_of,
     parse,
+    planned_attempts,
     positions,
     review_entry,
     review_row,
@@ -169,7 +170,7 @@ class HistoryStore:
         self._where = positions(plan)
         self._fields = FieldTally(plan)
         commit, branch, dirty = git_info(meta.get("cwd"))
-        planned = len(plan.get("cases") or ()) * len(plan.get("variants") or ()) * int(plan.get("runs") or 1)
+        planned = planned_attempts(plan)
         head = {"run": {"id": meta["run_id"], "suite": meta["suite"], "started_at": meta.get("started_at"),
                         "argv": meta.get("argv"), "executor": meta.get("executor"), "dry_run": meta.get("dry_run")},
                 "plan": {k: v for k, v in plan.items() if k != "cases"}}
@@ -183,6 +184,14 @@ class HistoryStore:
             db.execute("DELETE FROM variants WHERE run_key = ?", (self.key,))
             db.executemany(_INSERT_VARIANT, variant_rows(self.key, plan, None))
 
+    def follow_run(self, key: str, plan: dict) -> None:
+        """Write the attempts of a run another process began (store/follow.py): its key, and its
+        plan's case ids, variants and runs (an attempt's position and the field tallies)."""
+        self.key = key
+        self._buffer, self._seen = [], 0
+        self._where = positions(plan)
+        self._fields = FieldTally(plan)
+
     def _flush(self) -> None:
         batch, self._buffer = self._buffer, []
         self._flushed_at = time.monotonic()
@@ -193,7 +202,7 @@ class HistoryStore:
                 self._fields.add(record)
             self._seen += len(batch)
 
-    def _finish(self, head: dict, paths: dict[str, Path]) -> None:
+    def _finish(self, head: dict, paths: dict[str, Path], planned: int | None = None) -> None:
         self._flush()
         report = Path(paths["json"])
         stored = self.db.one("SELECT COUNT(*) FROM attempts WHERE run_key = ?", (self.key,))[0]
@@ -205,7 +214,7 @@ class HistoryStore:
             return
         sha, size = file_sha256(report)
         with self.db.write() as db:
-            self._write_end(db, self.key, head, self._fields)
+            self._write_end(db, self.key, head, self._fields, planned)
             db.execute("UPDATE runs SET report_path = ?, report_sha256 = ?, report_bytes = ? WHERE key = ?",
                        (str(report.resolve()), sha, size, self.key))
 
@@ -276,8 +285,9 @@ class HistoryStore:
         db.executemany(_INSERT_GRADE, [row for r in records for row in grade_rows(key, r)])
 
     @staticmethod
-    def _write_end(db: Database, key: str, head: dict, fields: FieldTally) -> None:
-        """Summary, per-variant figures, per-case and per-field tallies; the run's final state."""
+    def _write_end(db: Database, key: str, head: dict, fields: FieldTally, planned: int | None = None) -> None:
+        """Summary, per-variant figures, per-case and per-field tallies; the run's final state.
+        `planned`: the planned attempts, when `head`'s plan comes without its cases."""
         summary = head.get("summary") or {}
         run = head.get("run") or {}
         for table in ("case_results", "field_results", "variants", "summaries"):
@@ -290,7 +300,8 @@ class HistoryStore:
         db.execute("INSERT INTO summaries (run_key, summary) VALUES (?, ?)", (key, text(summary)))
         count = db.one("SELECT COUNT(*) FROM attempts WHERE run_key = ?", (key,))[0]
         plan = head.get("plan") or {}
-        planned = len(plan.get("cases") or ()) * len(plan.get("variants") or ()) * int(plan.get("runs") or 1)
+        if planned is None:
+            planned = planned_attempts(plan)
         db.execute("UPDATE runs SET status = ?, finished_at = ?, synthetic = ?, executor = ?, dry_run = ?, "
                    "planned = ?, attempts = ?, head = ? WHERE key = ?",
                    (run.get("status"), run.get("finished_at"), _flag(run.get("synthetic")), run.get("executor"),

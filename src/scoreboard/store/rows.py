@@ -144,6 +144,11 @@ def git_info(folder: str | None) -> tuple[str | None, str | None, bool | None]:
     return commit, branch if branch != "HEAD" else None, None if status is None else bool(status)
 
 
+def planned_attempts(plan: dict) -> int:
+    """Cases x variants x runs of a plan."""
+    return len(plan.get("cases") or ()) * len(plan.get("variants") or ()) * int(plan.get("runs") or 1)
+
+
 def total_attempts(summary: dict | None) -> int:
     return sum(int(v.get("attempts") or 0) for v in ((summary or {}).get("variants") or {}).values())
 
