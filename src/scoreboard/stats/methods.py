@@ -51,10 +51,11 @@ def _z(level: float = LEVEL) -> float:
 
 
 def t_quantile(q: float, df: float) -> float:
-    """Student t quantile (scipy's t.ppf)."""
-    from scipy.stats import t
+    """Student t quantile: scipy's t.ppf, whose work is scipy.special's stdtrit (the same
+    numbers; importing scipy.stats costs a run about 0.45 s and 45 MB more)."""
+    from scipy.special import stdtrit
 
-    return float(t.ppf(q, df))
+    return float(stdtrit(df, q))
 
 
 def wilson(p: float, n: float, level: float = LEVEL) -> tuple[float, float]:
