@@ -373,12 +373,12 @@ def _runs_line(view: ReportView, case_id: str, variants: list[str], status: str)
 def _failures(view: ReportView, limit: int) -> list[str]:
     total = view.failures_total()
     unassessed = [a for a in view.report.attempts if a.status == "unassessed"]
-    not_assessed_total = sum(getattr(t, "unassessed", 0) for t in view.tallies.values())
-    failing_cases = len({cid for (cid, _), t in view.tallies.items() if t.not_passed})
+    not_assessed_total = view.total("unassessed")
+    failing_cases = view.cases_with("failed", "error", "interrupted")  # CaseTally.not_passed
     out = _failure_list(view, [a for a in view.report.attempts if a.status in FAILED], total, failing_cases,
                         limit, "Failures", "failed")
     if not_assessed_total:
-        cases = len({cid for (cid, _), t in view.tallies.items() if t.unassessed})
+        cases = view.cases_with("unassessed")
         out += _failure_list(view, unassessed, not_assessed_total, cases, limit, "Not assessed", "unassessed")
     return out
 

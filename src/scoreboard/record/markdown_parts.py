@@ -143,15 +143,15 @@ def documents_section(view: ReportView, variants: list[str]) -> list[str]:
     some output was graded field by field."""
     rows = []
     for case_id, _ in view.cases():
-        tallies = [view.tallies.get((case_id, name)) for name in variants]
-        if not any(t is not None and t.fields_total for t in tallies):
+        counts = [view.field_counts(case_id, name) for name in variants]
+        if not any(counts):
             continue
         cells = []
-        for t in tallies:
-            if t is None or not t.fields_total:
+        for c in counts:
+            if c is None:
                 cells += ["n/a", "n/a"]
             else:
-                cells += [f"{t.fields_correct}/{t.fields_total}", f"{t.fields_correct / t.fields_total:.0%}"]
+                cells += [f"{c[0]}/{c[1]}", f"{c[0] / c[1]:.0%}"]
         rows.append(f"| {cell(case_id)} | " + " | ".join(cells) + " |")
     if not rows:
         return []

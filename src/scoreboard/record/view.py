@@ -149,6 +149,35 @@ class CaseTallies(Mapping):
     def __len__(self) -> int:
         return sum(1 for n in self.rows[0] if n) + len(self.extra)
 
+    def total(self, *statuses: str) -> int:
+        """Attempts of these statuses, over every pair."""
+        slots = [_SLOT[s] for s in statuses]
+        return (sum(sum(self.rows[s + 1]) for s in slots)
+                + sum(row[s + 1] for row in self.extra.values() for s in slots))
+
+    def cases_with(self, *statuses: str) -> int:
+        """Distinct cases with at least one attempt of these statuses (read from the arrays,
+        not a CaseTally per pair)."""
+        n_var = len(self.variants)
+        hit = bytearray(len(self.case_ids))
+        for s in statuses:
+            row = self.rows[_SLOT[s] + 1]
+            for i, n in enumerate(row):
+                if n:
+                    hit[i // n_var] = 1
+        extra = {cid for (cid, _), row in self.extra.items() if any(row[_SLOT[s] + 1] for s in statuses)}
+        return sum(hit) + len(extra - {cid for cid, flag in zip(self.case_ids, hit) if flag})
+
+    def fields(self, key: tuple[str, str]) -> tuple[int, int] | None:
+        """(fields correct, fields graded) of a pair; None when no field of it was graded."""
+        row = self.extra.get(key)
+        if row is not None:
+            return (row[-2], row[-1]) if row[-1] else None
+        i = self._index(key)
+        if i is None or self.field_counts is None or self.field_counts[1][i] <= 0:
+            return None
+        return self.field_counts[0][i], self.field_counts[1][i]
+
     def not_passed(self) -> int:
         """Attempts that failed, errored or were interrupted, over every pair."""
         slots = [_SLOT["failed"], _SLOT["error"], _SLOT["interrupted"]]
@@ -181,6 +210,25 @@ class ReportView:
     def cases(self) -> list[tuple[str, str | None]]:
         """(case id, category) of every case of the plan."""
         return self.case_list or [(c.id, c.category) for c in self.report.plan.cases]
+
+    def total(self, *statuses: str) -> int:
+        """Attempts of these statuses over the whole run."""
+        if isinstance(self.tallies, CaseTallies):
+            return self.tallies.total(*statuses)
+        return sum(getattr(t, _COUNTER[s]) for t in self.tallies.values() for s in statuses)
+
+    def cases_with(self, *statuses: str) -> int:
+        """Distinct cases with at least one attempt of these statuses."""
+        if isinstance(self.tallies, CaseTallies):
+            return self.tallies.cases_with(*statuses)
+        return len({cid for (cid, _), t in self.tallies.items() if any(getattr(t, _COUNTER[s]) for s in statuses)})
+
+    def field_counts(self, case_id: str, variant: str) -> tuple[int, int] | None:
+        """(fields correct, fields graded) of a case and variant over its runs; None: none graded."""
+        if isinstance(self.tallies, CaseTallies):
+            return self.tallies.fields((case_id, variant))
+        t = self.tallies.get((case_id, variant))
+        return (t.fields_correct, t.fields_total) if t is not None and t.fields_total else None
 
     def failures_total(self) -> int:
         """Attempts that failed, errored or were interrupted, over the whole run."""
