@@ -92,13 +92,14 @@ def parse_comma_values(value: str) -> list[str]:
 
 @lru_cache(maxsize=4096)
 def _compiled(value: str) -> Any:
-    """A value's template, converted and compiled once (10,000 tests share a few templates)."""
+    """A value's template, converted and compiled once (10,000 tests share a few templates), in
+    Nunjucks' rule for undefined names (promptfoo renders assertion values with nunjucks)."""
     from ..templating import environment
 
     text, problems, _ = convert_template(value)
     if problems:
         raise Skip(problems[0])
-    return environment().from_string(text)
+    return environment("empty").from_string(text)
 
 
 def render(value: Any, vars_: dict) -> Any:
