@@ -20,7 +20,7 @@ import yaml
 
 from .common import Report, Source, js_string, jsonl, read_config, slug, write_output
 from .nunjucks import convert as convert_template
-from .promptfoo_asserts import PYTHON_HEADER, Context, Skip, convert, js_transform
+from .promptfoo_asserts import PYTHON_HEADER, Context, Skip, convert, transform_spec
 from .promptfoo_providers import convert_providers
 from .promptfoo_tests import assertion_from_string, csv_test
 from .promptfoo_transforms import transform_vars
@@ -295,7 +295,7 @@ def _cases(tests: list[tuple[str, dict]], default: dict, ctx: Context) -> list[d
         case_transform = None
         if output_transform:
             try:
-                case_transform = js_transform(output_transform, ctx, f"{where}.options.transform", "test")
+                case_transform = transform_spec(output_transform, ctx, f"{where}.options.transform", "test")
             except Skip as exc:
                 ctx.report.skip(f"{where}.options.transform", str(exc))
                 continue
