@@ -206,3 +206,51 @@ def test_scoreboards_own_templates_stay_strict(tmp_path):
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["attempts"][0]["output"]["text"] == "Hi "
     assert report["plan"]["variants"][0]["prompt"]["undefined"] == "empty"
+
+
+def test_http_and_ollama_providers_run_against_loopback_servers(tmp_path, monkeypatch):
+    with FakeProvider() as srv:
+        srv.set_default("generic", {"reply": lambda req: "echo " + req["input"] + " " + req["mode"]})
+        srv.set_default("chat", {"reply": "from ollama"})
+        monkeypatch.setenv("OLLAMA_BASE_URL", srv.base_url)
+        report_md, report = _import_and_run(tmp_path, f"""prompts: ['Q: {{{{ q }}}}']
+providers:
+  - id: https
+    label: svc
+    config:
+      url: {srv.base_url}/generic
+      method: post
+      headers: {{X-Team: evals}}
+      body: {{input: '{{{{ prompt }}}}', mode: fast}}
+      transformResponse: 'json.output["text"]'
+  - id: ollama:chat:llama3.2
+    config: {{temperature: 0, num_predict: 50}}
+tests:
+  - vars: {{q: hi}}
+    assert:
+      - {{type: icontains-any, value: ['echo Q: hi fast', 'from ollama']}}
+""")
+        requests = list(srv.requests)
+    outputs = {a["variant"]: a["output"]["text"] for a in report["attempts"]}
+    # providers/http.ts: the body's {{prompt}} is the rendered prompt, transformResponse reads the
+    # parsed JSON; the ollama chat model answers on its OpenAI-compatible endpoint
+    assert outputs == {"svc": "echo Q: hi fast", "ollama-chat-llama3.2": "from ollama"}
+    generic = next(r for r in requests if r["path"].endswith("/generic"))
+    assert generic["json"] == {"input": "Q: hi", "mode": "fast"} and generic["headers"]["x-team"] == "evals"
+    chat = next(r for r in requests if r["path"].endswith("/chat/completions"))
+    assert chat["json"]["model"] == "llama3.2" and chat["json"]["temperature"] == 0
+    assert chat["json"]["max_tokens"] == 50  # Ollama's num_predict
+    assert "OpenAI-compatible endpoint" in report_md
+
+
+def test_http_providers_that_do_not_map_are_listed(tmp_path):
+    (tmp_path / "c.yaml").write_text("""prompts: [x]
+providers:
+  - {id: http, config: {url: 'http://127.0.0.1:9/a', body: {q: '{{q}}'}, transformResponse: json.out}}
+  - {id: http, config: {url: 'http://127.0.0.1:9/a', body: {p: '{{prompt}}'}, transformResponse: 'json.a.map(x => x)'}}
+  - {id: 'ollama:chat:m', config: {num_ctx: 4096}}
+""")
+    done = _scoreboard(["import", "promptfoo", "c.yaml", "--output", "out"], tmp_path)
+    assert done.returncode == 3
+    assert "names test vars" in done.stdout and "not a property path" in done.stdout
+    assert "'num_ctx' has no OpenAI-compatible parameter" in done.stdout
