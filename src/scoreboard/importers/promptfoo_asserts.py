@@ -50,6 +50,7 @@ class Context:
     copied: dict[str, str] = field(default_factory=dict)  # config-relative path -> text to copy
     judged: bool = False
     select_best: list[str] = field(default_factory=list)
+    noted: set[str] = field(default_factory=set)  # notes given once for the whole config
 
 
 def parse_comma_values(value: str) -> list[str]:
@@ -188,9 +189,11 @@ def transform_spec(value: Any, ctx: Context, where: str, context: str) -> dict:
             ctx.python.append(f"def transform_{index}(output, context):\n"
                               f"    return _transform(_load({name!r}), {fn or 'get_transform'!r}, output, context, "
                               f"{context!r})\n")
-            ctx.report.note(f"{where}: a Python transform's object or list result reaches text assertions as JSON "
-                            "written with Python's separators (', ' and ': '), where promptfoo's JSON.stringify "
-                            "writes none; code assertions get the value itself, as in promptfoo")
+            if "python-transform" not in ctx.noted:
+                ctx.noted.add("python-transform")
+                ctx.report.note("Python transforms: an object or list result reaches text assertions as JSON "
+                                "written with Python's separators (', ' and ': '), where promptfoo's JSON.stringify "
+                                "writes none; code assertions get the value itself, as in promptfoo")
             return {"python": {"file": "promptfoo_asserts.py", "function": f"transform_{index}"}}
         if not name.lower().endswith((".js", ".cjs", ".mjs")):
             raise Skip(f"its transform file {name} is not JavaScript or Python (TypeScript is not converted)")
