@@ -116,7 +116,7 @@ def http_subject(pid: str, config: dict) -> dict:
         raise NotConverted("its url is missing or a template")
     extra = set(config) - {"url", "method", "headers", "body", "transformResponse", "responseParser"}
     if extra:
-        raise NotConverted(f"its setting {sorted(extra)[0]!r} has no http-subject equivalent")
+        raise NotConverted(f"its setting {min(extra)!r} has no http-subject equivalent")
     parser = config.get("transformResponse", config.get("responseParser"))
     m = _JSON_PATH.match(parser.strip()) if isinstance(parser, str) else None
     if m is None or not m.group(1):
@@ -145,7 +145,7 @@ def ollama_subject(pid: str, config: dict) -> dict:
     model = pid.split(":", 2)[2]
     unknown = set(config) - set(_OLLAMA_PARAMS)
     if unknown:
-        raise NotConverted(f"Ollama option {sorted(unknown)[0]!r} has no OpenAI-compatible parameter")
+        raise NotConverted(f"Ollama option {min(unknown)!r} has no OpenAI-compatible parameter")
     base = (os.environ.get("OLLAMA_BASE_URL") or "http://localhost:11434").rstrip("/") + "/v1"
     spec: dict[str, Any] = {"type": "openai", "model": model, "base_url": base, "api_key_required": False}
     params = {_OLLAMA_PARAMS[k]: v for k, v in config.items()}

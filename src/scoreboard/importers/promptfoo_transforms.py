@@ -90,7 +90,7 @@ def _run_python(path: Path, function: str, vars_: dict, context: dict, where: st
     except subprocess.TimeoutExpired:
         raise Skip(f"transformVars timed out after {TIMEOUT_S:g} s") from None
     if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["exited with status %d" % done.returncode])[-1]
+        last = (done.stderr.strip().splitlines() or [f"exited with status {done.returncode}"])[-1]
         raise Skip(f"transformVars failed: {last[:300]}")
     try:
         return json.loads(done.stdout.strip().splitlines()[-1])

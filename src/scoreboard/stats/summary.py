@@ -17,12 +17,12 @@ from ..record.constants import MEASUREMENT_KEYS
 from .agreement import ReviewAccumulator, apply_reviews, bound_reviews
 from .comparison import compare_variants
 from .counts import CaseCounts, CaseIndex
-from .metrics import metric_totals
 from .intervals import bootstrap_seed, rate
 from .judges import JudgeAccumulator
 from .measurements import MeasureAccumulator
 from .methods import METHODS, STATS_VERSION, pass_at_k, pass_hat_k, share_interval
 from .methods import pass_rate_interval as rate_interval
+from .metrics import metric_totals
 from .tasks import TaskAccumulator, is_task_case
 
 JUDGED = ("passed", "failed", "error")

@@ -96,7 +96,12 @@ def apply_defaults(cfg: SuiteConfig, cases: list[Case], places: Places) -> list[
 def declared_names(cfg: SuiteConfig, graders: dict[str, list[Grader]]) -> set[str]:
     """Figures a gate may name before anything ran: metrics the graders declare, derived
     metrics, the case score and the reducers (`reducer:NAME`); derived expressions are checked."""
-    from ..stats.metrics import COUNT_NAME, ExpressionError, expression_names, reducer_name
+    from ..stats.metrics import (
+        COUNT_NAME,
+        ExpressionError,
+        expression_names,
+        reducer_name,
+    )
 
     names = {getattr(g, "metric", None) for gs in graders.values() for g in gs} - {None}
     aggregates: dict[str, str] = {}
