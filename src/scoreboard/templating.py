@@ -1,6 +1,7 @@
 """The one sandboxed Jinja2 environment, shared by prompt templates (suite/templates.py) and
 judge prompts (judges/scaled.py): ImmutableSandboxedEnvironment with StrictUndefined (an
-undefined name is an error, never an empty string), no autoescaping, and `*` / `**` bounded so a
+undefined name is an error, never an empty string; a suite may ask for Nunjucks' rule instead,
+`template_undefined: empty`), no autoescaping, and `*` / `**` bounded so a
 template cannot build gigabytes. Jinja2 is imported on first use.
 
 Two filters are added: `dump` is Nunjucks' (JSON.stringify(value, null, indent)), and `js` prints a value the way Nunjucks prints `{{ value }}` (its
@@ -19,8 +20,8 @@ from typing import Any
 _MAX_REPEAT = 1_000_000
 
 
-def _environment():
-    from jinja2 import StrictUndefined
+def _environment(undefined: str = "error"):
+    from jinja2 import ChainableUndefined, StrictUndefined
     from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
     class _Bounded(ImmutableSandboxedEnvironment):
@@ -38,7 +39,10 @@ def _environment():
                 raise SecurityError(f"a template may not repeat text beyond {_MAX_REPEAT} characters")
             return operator.mul(left, right)
 
-    env = _Bounded(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    # "empty": Nunjucks' rule (promptfoo's templates): an undefined name, and any attribute or item
+    # of one, is undefined: it prints nothing, is false, iterates as empty
+    env = _Bounded(undefined=StrictUndefined if undefined == "error" else ChainableUndefined, autoescape=False,
+                   keep_trailing_newline=True)
     env.filters["js"] = js_print
     env.filters["dump"] = js_dump
     return env
@@ -112,15 +116,20 @@ def _js_string(value: Any) -> str:
     return "[object Object]"
 
 
-_ENV = None
+_ENVS: dict[str, Any] = {}
+#: what an undefined name does in a template: "error" (scoreboard's rule) or "empty" (Nunjucks')
+UNDEFINED_MODES = ("error", "empty")
 
 
-def environment():
-    """The one sandboxed Jinja2 environment (made on first use: Jinja2 loads only when used)."""
-    global _ENV
-    if _ENV is None:
-        _ENV = _environment()
-    return _ENV
+def environment(undefined: str = "error"):
+    """The sandboxed Jinja2 environment (made on first use: Jinja2 loads only when used); with
+    undefined="empty" an undefined name or any attribute of one prints nothing (Nunjucks' rule)."""
+    env = _ENVS.get(undefined)
+    if env is None:
+        if undefined not in UNDEFINED_MODES:
+            raise ValueError(f"undefined is one of {UNDEFINED_MODES}, got {undefined!r}")
+        env = _ENVS[undefined] = _environment(undefined)
+    return env
 
 
 

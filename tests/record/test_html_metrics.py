@@ -37,3 +37,22 @@ def test_metrics_show_on_the_variant_cards(opened, tmp_path):
     assert shown("reducers-max-terse").startswith(f"{terse['reducers']['max']['value'] * 100:.1f}%")
     assert shown("not-graded-careful") == "2"
     assert shown("score-terse").startswith(f"{terse['score']['value'] * 100:.1f}%")
+
+
+def test_a_derived_metric_over_totals_shows_as_a_number(opened, tmp_path):
+    from scoreboard.importers.promptfoo import import_promptfoo
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "promptfoo"
+    shutil.copytree(example, tmp_path / "pf")
+    out, _ = import_promptfoo(str(tmp_path / "pf" / "metrics.yaml"), str(tmp_path / "suite"))
+    suite = load_suite(out / "suite.yaml", {"output_dir": str(tmp_path / "out")})
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        report = pool.submit(lambda: run(suite, RunOptions(progress=False, formats=("json",))).report).result()
+    page_path = tmp_path / "r.html"
+    page_path.write_text(render_html(view_of(report)), encoding="utf-8")
+    page = opened.open(page_path)
+    # said_yes / __count = 2 / 3 (a number over totals, not a share printed as a percentage)
+    assert page.get_by_test_id("derived_metrics-yes_share-echo").first.inner_text().strip().startswith("0.666667")
+    assert page.get_by_test_id("derived_metrics-correct_total-echo").first.inner_text().strip() == "3"

@@ -13,7 +13,9 @@ a one-key mapping, or a list of them applied in order:
 - `"strip-fences"`: the content of the output's one fenced code block;
 - `"trim"`, `"lower"`, `"casefold"`;
 - `"python:module:function"` / `"python-file:path.py:function"`: a function (output text, context)
-  returning the new output (text, or a JSON value);
+  returning the new output (text, or a JSON value); the context is a python grader's, with
+  `value`: the output as the subject (or the transform before) gave it, a JSON value when
+  structured, else the text;
 - `{"javascript": {code | file, function?, context?: test | assertion, timeout_s?}}`: a promptfoo
   transform run by Node.js (src/util/transform.ts: inline code is a function of `output`,
   `context`, `process`, one line an expression; a file exports the function). Its context is
@@ -240,7 +242,9 @@ async def _apply(t: dict, output: Output, ctx: Any) -> Output:
         fn = t["target"].get("_fn") or load_callable(t["target"], "transform")[0]
         t["target"]["_fn"] = fn
         tctx = GradeContext(ctx.case, output, ctx.measurements, None, ctx.run, None)
-        value = await call_user(fn, (output.text, grader_context(tctx)), DEFAULT_TIMEOUT_S)
+        context = grader_context(tctx)
+        context["value"] = output.json if output.json is not None else output.text
+        value = await call_user(fn, (output.text, context), DEFAULT_TIMEOUT_S)
         if value is None:
             raise TransformFailed("transform python returned None")
         return _text_output(value, output)

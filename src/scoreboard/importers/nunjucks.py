@@ -10,8 +10,10 @@ the common filters; what differs is listed, never silently kept:
   it (src/util/templates.ts getNunjucksEngine, nunjucks' suppressValue then String()): true/false,
   null and an undefined name as the empty string, 1.0 as 1, arrays joined by commas, objects as
   "[object Object]" (templating.py js_print);
-- an attribute of an undefined name (`{{ a.b }}` without `a`) prints the empty string in
-  Nunjucks; Jinja2 (StrictUndefined, as scoreboard renders) refuses it, naming the case.
+- an undefined name, and an attribute or item of one (`{{ a.b }}` without `a`), is undefined in
+  Nunjucks (memberLookup of undefined is undefined): it prints nothing, is false in `{% if %}`
+  and empty in `{% for %}`; the imported suite sets `template_undefined: empty`, which renders
+  its templates with that rule (templating.py) instead of scoreboard's strict one.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ import yaml
 
 from .common import Report, Source, js_string, jsonl, read_config, slug, write_output
 from .nunjucks import convert as convert_template
-from .promptfoo_asserts import PYTHON_HEADER, Context, Skip, convert, js_transform
+from .promptfoo_asserts import PYTHON_HEADER, Context, Skip, convert, transform_spec
 from .promptfoo_providers import convert_providers
 from .promptfoo_tests import assertion_from_string, csv_test
 from .promptfoo_transforms import transform_vars
@@ -50,6 +50,8 @@ def import_promptfoo(config_path: str, out_dir: str) -> tuple[Path, Report]:
         suite["prompt"] = next(iter(prompts.values()))
     elif prompts:
         suite["prompts"] = prompts
+    if prompts:  # Nunjucks' rule: an undefined var, or an attribute of one, prints nothing
+        suite["template_undefined"] = "empty"
     variants, judge = convert_providers(data.get("providers"), source, report, ctx.copied)
     suite["variants"] = variants
     default = data.get("defaultTest") or {}
@@ -293,7 +295,7 @@ def _cases(tests: list[tuple[str, dict]], default: dict, ctx: Context) -> list[d
         case_transform = None
         if output_transform:
             try:
-                case_transform = js_transform(output_transform, ctx, f"{where}.options.transform", "test")
+                case_transform = transform_spec(output_transform, ctx, f"{where}.options.transform", "test")
             except Skip as exc:
                 ctx.report.skip(f"{where}.options.transform", str(exc))
                 continue
@@ -418,17 +420,29 @@ def _judge(default: dict, provider_judge: Any, report: Report) -> Any:
     return {"type": "openai", "model": "gpt-4.1"}
 
 
-def _derived(value: Any, report: Report) -> dict[str, str]:
-    out: dict[str, str] = {}
+def _derived(value: Any, report: Report) -> dict[str, dict]:
+    """derivedMetrics as derived metrics over the metrics' totals (src/evaluator.ts
+    updateDerivedMetrics: mathjs evaluates each expression over the prompt's namedScores, which
+    sum every row's weighted assertion scores, with `__count` the rows evaluated; an earlier
+    derived metric's value is in scope of a later one)."""
+    from ..stats.metrics import ExpressionError, parse_expression
+
+    out: dict[str, dict] = {}
     for i, item in enumerate(value or []):
         where = f"derivedMetrics.{i}"
         if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not isinstance(item.get("value"), str):
             report.skip(where, "a derived metric is {name, value: expression} (functions are not converted)")
             continue
-        if "__count" in item["value"]:
-            report.skip(where, "__count has no scoreboard equivalent")
+        expression = item["value"].replace("^", "**")  # mathjs' power operator
+        try:
+            parse_expression(expression)
+        except ExpressionError as exc:
+            report.skip(where, f"{exc} (mathjs functions beyond these are not converted)")
             continue
-        out[item["name"]] = item["value"].replace("^", "**")
-        report.note(f"{where}: scoreboard evaluates {item['name']!r} over each metric's mean per case; promptfoo "
-                    "over the metric sums")
+        out[item["name"]] = {"expression": expression, "aggregate": "sum"}
+    if out:
+        report.note("derivedMetrics: evaluated over each metric's total over the variant's attempts and __count "
+                    "(its attempts), as promptfoo does; where promptfoo shows 0 for an expression it cannot "
+                    "evaluate (a metric no attempt scored) or Infinity/NaN (a division by zero), scoreboard "
+                    "shows the value as undefined (n/a)")
     return out

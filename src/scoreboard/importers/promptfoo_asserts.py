@@ -50,6 +50,7 @@ class Context:
     copied: dict[str, str] = field(default_factory=dict)  # config-relative path -> text to copy
     judged: bool = False
     select_best: list[str] = field(default_factory=list)
+    noted: set[str] = field(default_factory=set)  # notes given once for the whole config
 
 
 def parse_comma_values(value: str) -> list[str]:
@@ -92,13 +93,14 @@ def parse_comma_values(value: str) -> list[str]:
 
 @lru_cache(maxsize=4096)
 def _compiled(value: str) -> Any:
-    """A value's template, converted and compiled once (10,000 tests share a few templates)."""
+    """A value's template, converted and compiled once (10,000 tests share a few templates), in
+    Nunjucks' rule for undefined names (promptfoo renders assertion values with nunjucks)."""
     from ..templating import environment
 
     text, problems, _ = convert_template(value)
     if problems:
         raise Skip(problems[0])
-    return environment().from_string(text)
+    return environment("empty").from_string(text)
 
 
 def render(value: Any, vars_: dict) -> Any:
@@ -150,7 +152,8 @@ def convert(a: dict, vars_: dict, ctx: Context, where: str) -> tuple[dict | None
     kind = a["type"]
     inverse = kind.startswith("not-")
     base = kind[4:] if inverse else kind
-    transform = js_transform(a.get("transform"), ctx, where, "assertion") if a.get("transform") is not None else None
+    transform = transform_spec(a.get("transform"), ctx, where, "assertion") if a.get("transform") is not None \
+        else None
     if a.get("provider") is not None and base not in ("similar",):
         ctx.report.note(f"{where}: the assertion's own grader provider is replaced by the suite's judge")
     value = a.get("value")
@@ -171,24 +174,41 @@ def convert(a: dict, vars_: dict, ctx: Context, where: str) -> tuple[dict | None
     return spec, expected
 
 
-def js_transform(value: Any, ctx: Context, where: str, context: str) -> dict:
-    """A promptfoo transform (src/util/transform.ts) as a `javascript` transform spec: inline
-    code, or file://x.js[:fn] (copied beside the suite). A Python file transform raises Skip."""
+def transform_spec(value: Any, ctx: Context, where: str, context: str) -> dict:
+    """A promptfoo transform (src/util/transform.ts) as a scoreboard transform spec: inline
+    JavaScript or file://x.js[:fn] as a `javascript` transform (the file copied beside the suite),
+    file://x.py[:fn] as a `python` transform calling fn (default get_transform) as promptfoo's
+    runPython does: fn(output, context), its result read back through JSON."""
     if not isinstance(value, str) or not value.strip():
         raise Skip("a transform is JavaScript code or a file:// reference (a function object is not converted)")
     if value.startswith("file://"):
-        ref = value[len("file://"):]
-        name, fn = ref, None
-        head, sep, tail = ref.rpartition(":")
-        if sep and head.lower().endswith((".js", ".cjs", ".mjs", ".ts", ".py")):  # parseFilePathAndFunctionName
-            name, fn = head, tail
+        name, fn = split_file_function(value[len("file://"):])
         if name.lower().endswith(".py"):
-            raise Skip(f"its transform is a Python file ({name}): not converted")
+            ctx.copied[name] = ctx.source.read_text(name, where)
+            index = len(ctx.python) + 1
+            ctx.python.append(f"def transform_{index}(output, context):\n"
+                              f"    return _transform(_load({name!r}), {fn or 'get_transform'!r}, output, context, "
+                              f"{context!r})\n")
+            if "python-transform" not in ctx.noted:
+                ctx.noted.add("python-transform")
+                ctx.report.note("Python transforms: an object or list result reaches text assertions as JSON "
+                                "written with Python's separators (', ' and ': '), where promptfoo's JSON.stringify "
+                                "writes none; code assertions get the value itself, as in promptfoo")
+            return {"python": {"file": "promptfoo_asserts.py", "function": f"transform_{index}"}}
         if not name.lower().endswith((".js", ".cjs", ".mjs")):
-            raise Skip(f"its transform file {name} is not JavaScript (TypeScript is not converted)")
+            raise Skip(f"its transform file {name} is not JavaScript or Python (TypeScript is not converted)")
         ctx.copied[name] = ctx.source.read_text(name, where)
         return {"javascript": {"file": name, **({"function": fn} if fn else {}), "context": context}}
     return {"javascript": {"code": value, "context": context}}
+
+
+def split_file_function(ref: str) -> tuple[str, str | None]:
+    """parseFilePathAndFunctionName: `path:fn` splits at the last colon only when the part before
+    it is a JavaScript or Python file."""
+    head, sep, tail = ref.rpartition(":")
+    if sep and len(head) > 1 and head.lower().endswith((".js", ".cjs", ".mjs", ".ts", ".mts", ".cts", ".py")):
+        return head, tail
+    return ref, None
 
 
 def _not(spec: Any, inverse: bool) -> Any:
@@ -427,11 +447,12 @@ HANDLERS = {
     "model-graded-factuality": _judged("factuality"),
 }
 
-PYTHON_HEADER = '''"""promptfoo's python assertions, converted by `scoreboard import promptfoo`.
+PYTHON_HEADER = '''"""promptfoo's python assertions and transforms, converted by `scoreboard import promptfoo`.
 
 Each assert_N runs the original code and applies promptfoo's result rules
 (src/assertions/python.ts): true/false, a number (passes when > 0, or at the threshold), or
-{pass, score, reason}; `not-` inverts the verdict and keeps a returned score.
+{pass, score, reason}; `not-` inverts the verdict and keeps a returned score. Each
+transform_N calls a Python file transform as promptfoo does (src/util/transform.ts).
 """
 
 import importlib.util
@@ -449,6 +470,29 @@ def _load(name):
         spec.loader.exec_module(module)
         _MODULES[name] = module
     return _MODULES[name]
+
+
+def _js_value(value):
+    """A value as JavaScript reads it back from JSON: an integral float is a whole number."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2 ** 53:
+        return int(value)
+    if isinstance(value, dict):
+        return {str(k): _js_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_js_value(v) for v in value]
+    return value
+
+
+def _transform(module, name, output, context, kind):
+    """promptfoo's Python transform (src/util/transform.ts getPythonTransformFunction): the
+    function gets the output (a structured value when there is one) and {vars, prompt}; its
+    result comes back through JSON (runPython)."""
+    value = context.get("value", output)
+    shown = context.get("input")
+    shown = shown if isinstance(shown, str) else json.dumps(shown)
+    prompt = {"raw": shown, "label": shown} if kind == "test" else {"label": shown}
+    result = getattr(module, name)(value, {"vars": context.get("vars") or {}, "prompt": prompt})
+    return None if result is None else _js_value(json.loads(json.dumps(result)))
 
 
 def _finish(fn, output, context, config, inverse, threshold):

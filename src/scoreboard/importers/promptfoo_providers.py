@@ -1,6 +1,8 @@
-"""promptfoo providers as scoreboard variants: openai:*, anthropic:*, OpenAI-compatible servers
-(apiBaseUrl), echo, exec: and python: providers. Any other provider is listed as not converted
-and its variant is left without a subject for the user to fill in."""
+"""promptfoo providers as scoreboard variants: openai:chat, anthropic:messages, OpenAI-compatible
+servers (apiBaseUrl), echo, exec:, python: and file://x.py providers, http providers whose body
+holds {{prompt}} and whose transformResponse is a property path, and ollama:chat (on Ollama's
+OpenAI-compatible endpoint). Any other provider is listed as not converted and its variant is
+left without a subject for the user to fill in."""
 
 from __future__ import annotations
 
@@ -71,6 +73,87 @@ def provider_subject(provider: Any) -> dict | None:
     return None
 
 
+_PROMPT = re.compile(r"^{{\s*prompt\s*}}$")
+_JSON_PATH = re.compile(r"""^json((?:\.[A-Za-z_$][\w$]*|\[\d+\]|\["[^"\\]*"\]|\['[^'\\]*'\])*)$""")
+_PATH_PART = re.compile(r"""\.([A-Za-z_$][\w$]*)|\[(\d+)\]|\["([^"\\]*)"\]|\['([^'\\]*)'\]""")
+#: Ollama options with an OpenAI-compatible parameter of the same meaning (num_predict: max_tokens)
+_OLLAMA_PARAMS = {"temperature": "temperature", "top_p": "top_p", "seed": "seed", "stop": "stop",
+                  "num_predict": "max_tokens", "presence_penalty": "presence_penalty",
+                  "frequency_penalty": "frequency_penalty"}
+
+
+class NotConverted(Exception):
+    """A provider that maps onto a scoreboard subject except for the part named in the message."""
+
+
+def _http_object_body(body: Any) -> Any:
+    """promptfoo's http body (an object whose strings are Nunjucks templates) as the http
+    subject's body template: `{{prompt}}` becomes `{{input}}` (the rendered prompt)."""
+    def walk(value: Any) -> Any:
+        if isinstance(value, str):
+            if _PROMPT.match(value.strip()):
+                return "{{input}}"
+            if "{{" in value or "{%" in value:
+                raise NotConverted(f"its body template {value!r} names test vars or filters; the http subject "
+                                   "sends only the rendered prompt ({{prompt}})")
+            return value
+        if isinstance(value, dict):
+            return {str(k): walk(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        return value
+    if not isinstance(body, (dict, list)):
+        raise NotConverted("its body is not a JSON object (a text body is sent as text; the http subject sends JSON)")
+    return walk(body)
+
+
+def http_subject(pid: str, config: dict) -> dict:
+    """promptfoo's http provider (id `http`/`https` with config.url, or the URL as the id) as an
+    `http` subject: POST (the documented default) of the JSON body with {{prompt}} in it, the
+    output read at the dot path a `json.a.b[0]` transformResponse (or responseParser) names."""
+    url = config.get("url") or (pid if pid.startswith(("http://", "https://")) else None)
+    if not isinstance(url, str) or "{{" in url:
+        raise NotConverted("its url is missing or a template")
+    extra = set(config) - {"url", "method", "headers", "body", "transformResponse", "responseParser"}
+    if extra:
+        raise NotConverted(f"its setting {min(extra)!r} has no http-subject equivalent")
+    parser = config.get("transformResponse", config.get("responseParser"))
+    m = _JSON_PATH.match(parser.strip()) if isinstance(parser, str) else None
+    if m is None or not m.group(1):
+        raise NotConverted("its transformResponse is not a property path like json.output.text (without one "
+                           "promptfoo's output is the whole response; code is not converted)")
+    parts = [next(g for g in pm.groups() if g is not None) for pm in _PATH_PART.finditer(m.group(1))]
+    if any("." in part or not part for part in parts):
+        raise NotConverted("its transformResponse path has a key the http subject's dot path cannot name")
+    headers = config.get("headers") or {}
+    if not isinstance(headers, dict) or any("{{" in str(v) for v in headers.values()):
+        raise NotConverted("its headers are templates")
+    body = config.get("body")
+    spec: dict[str, Any] = {"type": "http", "url": url, "method": str(config.get("method") or "POST").upper(),
+                            "body": _http_object_body(body), "output_path": ".".join(parts)}
+    if headers:
+        spec["headers"] = {str(k): str(v) for k, v in headers.items()}
+    return spec
+
+
+def ollama_subject(pid: str, config: dict) -> dict:
+    """ollama:chat:MODEL on Ollama's OpenAI-compatible endpoint (OLLAMA_BASE_URL, default
+    http://localhost:11434, + /v1): the same model and messages; the options with an OpenAI
+    parameter of the same meaning carried over, any other is not converted."""
+    import os
+
+    model = pid.split(":", 2)[2]
+    unknown = set(config) - set(_OLLAMA_PARAMS)
+    if unknown:
+        raise NotConverted(f"Ollama option {min(unknown)!r} has no OpenAI-compatible parameter")
+    base = (os.environ.get("OLLAMA_BASE_URL") or "http://localhost:11434").rstrip("/") + "/v1"
+    spec: dict[str, Any] = {"type": "openai", "model": model, "base_url": base, "api_key_required": False}
+    params = {_OLLAMA_PARAMS[k]: v for k, v in config.items()}
+    if params:
+        spec["params"] = params
+    return spec
+
+
 def _exec_argv(command: str) -> list[str]:
     """promptfoo's parseScriptParts: whitespace-separated, "double" or 'single' quoted parts."""
     return [m.group(1) or m.group(2) or m.group(0) for m in re.finditer(r"""[^\s"']+|"([^"]*)"|'([^']*)'""", command)]
@@ -97,6 +180,17 @@ def convert_providers(value: Any, source: Source, report: Report, copied: dict[s
         while name in variants:
             name += "-2"
         subject = provider_subject(item)
+        try:
+            if subject is None and (pid in ("http", "https") or pid.startswith(("http://", "https://"))):
+                subject = http_subject(pid, config)
+            elif subject is None and pid.startswith("ollama:chat:") and len(pid.split(":", 2)[2]) > 0:
+                subject = ollama_subject(pid, config)
+                report.note(f"{where}: {pid} is sent to Ollama's OpenAI-compatible endpoint (OLLAMA_BASE_URL + /v1, "
+                            "read at import) rather than its /api/chat: the same model and messages")
+        except NotConverted as exc:
+            report.skip(where, f"provider {pid!r} is not converted ({exc}): fill in variants.{name}.subject")
+            variants[name] = {"description": f"promptfoo provider {pid}: not converted, fill in a subject"}
+            continue
         if subject is None and pid == "echo":
             subject = {"type": "mock"}  # echoes the rendered prompt, as promptfoo's echo provider
         elif subject is None and pid.startswith("exec:"):
@@ -119,7 +213,7 @@ def convert_providers(value: Any, source: Source, report: Report, copied: dict[s
             variants[name] = {"description": f"promptfoo provider {pid}: not converted, fill in a subject"}
             continue
         for key in set(config) - set(_PARAMS) - {"apiBaseUrl", "apiHost", "apiKeyEnvar", "tools"}:
-            if subject["type"] in ("openai", "anthropic"):
+            if subject["type"] in ("openai", "anthropic") and not pid.startswith("ollama:"):
                 report.skip(f"{where}.config.{key}", "this provider setting is not converted")
         variants[name] = {"subject": subject}
     if not variants:

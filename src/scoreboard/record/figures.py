@@ -29,8 +29,14 @@ def figure_rows(s) -> list[tuple[str, str]]:
             rows.append((f"metric {name}", f"{fmt_rate(fig.value)}{_ci(fig.ci)} (mean by case, {fig.cases} cases, "
                                            f"{fig.attempts} attempts)"))
     for name, fig in (s.derived_metrics or {}).items():
-        value = "n/a (undefined)" if fig.value is None else fmt_rate(fig.value)
         note = f" ({fig.note})" if fig.note else ""
+        if fig.aggregate == "sum":  # over totals: a number, not a share
+            value = "n/a (undefined)" if fig.value is None else f"{fig.value:.6g}"
+            ci = "" if fig.ci is None or fig.ci.low is None else f" [95% CI {fig.ci.low:.6g}–{fig.ci.high:.6g}]"
+            rows.append((f"derived {name}", f"{value}{ci} = {fig.expression} (over metric totals, "
+                                            f"{fig.attempts} attempts){note}"))
+            continue
+        value = "n/a (undefined)" if fig.value is None else fmt_rate(fig.value)
         rows.append((f"derived {name}", f"{value}{_ci(fig.ci)} = {fig.expression}{note}"))
     for name, fig in (s.reducers or {}).items():
         if fig is None:

@@ -208,6 +208,13 @@ class Lineage(Closed):
     settings: StrictStr
 
 
+class DerivedSpec(Closed):
+    """issue 14: a derived metric over the metrics' means (`mean`) or their totals and `__count` (`sum`)."""
+
+    expression: StrictStr
+    aggregate: Literal["mean", "sum"] = "mean"
+
+
 class Plan(Closed):
     """What the run set out to do: cases x variants x runs, with the hashes of every input."""
 
@@ -226,7 +233,7 @@ class Plan(Closed):
     judge: dict[str, Any] | None = None
     judge_runs: StrictInt | None = None
     #: issue 14: {name: expression over named metrics}; per-case reducers over runs
-    derived_metrics: dict[str, StrictStr] | None = None
+    derived_metrics: dict[str, StrictStr | DerivedSpec] | None = None
     reducers: list[Any] | None = None
     # --- visual work (issue 17) ---
     render: dict[str, Any] | None = None

@@ -8,7 +8,7 @@ case, an unknown measurement) is Optional: unknown is null, never 0.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -96,6 +96,10 @@ class DerivedFigure(Closed):
     cases: StrictInt
     ci: Interval | None = None
     note: StrictStr | None = None
+    #: "sum": the expression is over the metrics' totals and `__count` (absent: over their means)
+    aggregate: Literal["sum"] | None = None
+    #: with aggregate sum: the attempts that ran (`__count`)
+    attempts: StrictInt | None = None
 
 
 class FieldsOver(Closed):

@@ -147,10 +147,13 @@ def metric_gates(summary: dict, setting: dict[str, float] | None, variants: list
         for variant in [target] if target else variants:
             value, what = metric_value((summary.get("variants") or {}).get(variant) or {}, name, declared)
             passed = value is not None and value >= threshold
-            shown = "n/a" if value is None else f"{value:.1%}"
+            # a share prints as a percentage; a derived metric over totals (aggregate sum) may not be one
+            share = 0 <= threshold <= 1 and (value is None or 0 <= value <= 1)
+            shown = "n/a" if value is None else (f"{value:.1%}" if share else f"{value:.6g}")
+            limit = f"{threshold:.1%}" if share else f"{threshold:.6g}"
             gates.append({"gate": "fail-under-metric", "variant": variant, "metric": name,
                           "threshold": threshold, "value": value, "passed": passed,
-                          "description": f"{variant}: {what} {shown} {'≥' if passed else '<'} {threshold:.1%}"})
+                          "description": f"{variant}: {what} {shown} {'≥' if passed else '<'} {limit}"})
     return gates
 
 

@@ -9,7 +9,11 @@ values, the case as the unit everywhere.
   comparison could detect.
 - A derived metric is an expression over the variant's named metrics (F1 from precision and
   recall): its value is the expression of their means, its interval a percentile bootstrap that
-  resamples cases (every metric of a resampled case moves with it).
+  resamples cases (every metric of a resampled case moves with it). With `aggregate: sum` each
+  name stands for the metric's total instead: the sum over every attempt of its grades' weighted
+  scores (promptfoo's namedScores), and `__count` for the number of attempts that ran; the
+  bootstrap resamples cases with their totals and attempts. An expression may name a derived
+  metric defined before it (its expression is put in its place).
 - A reducer takes each case's runs to one value (mean, max, median, mode, or at_least k runs
   with a score >= value, Inspect's reducers); the variant's figure is the mean over cases with
   the Wilson interval on the effective number of cases (as pass@k).
@@ -135,15 +139,72 @@ def compare_means(a: dict[str, tuple[float, int]], b: dict[str, tuple[float, int
             "detectable_difference": power_figures(diffs)}
 
 
-def derived_figure(expression: str, metrics: dict[str, dict[str, tuple[float, int]]], seed: Any) -> dict:
-    """{value, expression, cases, ci}: the expression over the metrics' means; the interval a case
-    bootstrap (None when the value is undefined or fewer than two cases hold the metrics)."""
+COUNT_NAME = "__count"
+AGGREGATES = ("mean", "sum")
+
+
+def derived_spec(spec: Any) -> tuple[str, str]:
+    """(expression, aggregate) of a derived metric's saved form: text, or {expression, aggregate}."""
+    if isinstance(spec, str):
+        return spec, "mean"
+    return spec["expression"], spec.get("aggregate") or "mean"
+
+
+def inline_derived(expression: str, earlier: dict[str, str]) -> str:
+    """The expression with each earlier derived metric it names replaced by that metric's own
+    (already inlined) expression, so a chain is one expression over named metrics."""
+    tree = parse_expression(expression)
+    if not set(expression_names(expression)) & set(earlier):
+        return expression
+
+    class _Inline(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            if node.id in earlier:
+                return parse_expression(earlier[node.id]).body
+            return node
+
+    return ast.unparse(_Inline().visit(ast.parse(ast.unparse(tree), mode="eval")))
+
+
+def metric_totals(grades: list[dict]) -> dict[str, float]:
+    """One attempt's weighted score total per named metric: the sum of score x weight over the
+    grades naming it, and over the grades' own named scores (promptfoo's AssertionsResult sums
+    them so; its evaluator adds those sums over rows)."""
+    out: dict[str, float] = {}
+    for g in grades:
+        w = g.get("weight", 1)
+        s = g.get("score")
+        metric = g.get("metric")
+        if metric and s is not None:
+            out[metric] = out.get(metric, 0.0) + s * w
+        for name, value in (g.get("named_scores") or {}).items():
+            if name != metric and isinstance(value, (int, float)):
+                out[name] = out.get(name, 0.0) + value * w
+    return out
+
+
+def derived_figure(expression: str, metrics: dict[str, dict[str, tuple[float, int]]], seed: Any,
+                   aggregate: str = "mean", counts: dict[str, int] | None = None) -> dict:
+    """{value, expression, cases, ci}: the expression over the metrics' means (aggregate "mean":
+    `metrics` holds case -> (sum of attempt values, attempts)) or over their totals (aggregate
+    "sum": `metrics` holds case -> (weighted score total, attempts), `counts` case -> attempts
+    that ran, read as `__count`); the interval a case bootstrap (None when the value is undefined
+    or fewer than two cases hold the metrics)."""
     names = expression_names(expression)
-    means = {name: case_means(metrics.get(name, {})) for name in names}
-    values = {name: (math.fsum(m.values()) / len(m) if m else None) for name, m in means.items()}
+    if aggregate == "sum":
+        per_case = {name: {cid: s for cid, (s, _) in metrics.get(name, {}).items()} for name in names - {COUNT_NAME}}
+        if COUNT_NAME in names:
+            per_case[COUNT_NAME] = {cid: float(n) for cid, n in (counts or {}).items() if n}
+        values = {name: (math.fsum(m.values()) if m else None) for name, m in per_case.items()}
+    else:
+        per_case = {name: case_means(metrics.get(name, {})) for name in names}
+        values = {name: (math.fsum(m.values()) / len(m) if m else None) for name, m in per_case.items()}
     value = evaluate(expression, values)
-    cases = sorted(set().union(*[set(m) for m in means.values()])) if means else []
+    cases = sorted(set().union(*[set(m) for m in per_case.values()])) if per_case else []
     out: dict = {"value": value, "expression": expression, "cases": len(cases), "ci": None}
+    if aggregate == "sum":
+        out["aggregate"] = "sum"
+        out["attempts"] = sum((counts or {}).values())
     if value is None or len(cases) < 2:
         return out
     import numpy as np
@@ -151,14 +212,17 @@ def derived_figure(expression: str, metrics: dict[str, dict[str, tuple[float, in
     rng = np.random.default_rng(seed)
     draws, undefined = [], 0
     index = {cid: i for i, cid in enumerate(cases)}
-    columns = {name: np.array([m.get(cid, np.nan) for cid in cases]) for name, m in means.items()}
+    columns = {name: np.array([m.get(cid, np.nan) for cid in cases]) for name, m in per_case.items()}
     for _ in range(RESAMPLES):
         pick = rng.integers(0, len(index), len(index))
         sample = {}
         for name, col in columns.items():
             chosen = col[pick]
             chosen = chosen[~np.isnan(chosen)]
-            sample[name] = float(chosen.mean()) if chosen.size else None
+            if not chosen.size:
+                sample[name] = None
+            else:
+                sample[name] = float(chosen.sum()) if aggregate == "sum" else float(chosen.mean())
         v = evaluate(expression, sample)
         if v is None:
             undefined += 1

@@ -22,6 +22,7 @@ from .judges import JudgeAccumulator
 from .measurements import MeasureAccumulator
 from .methods import METHODS, STATS_VERSION, pass_at_k, pass_hat_k, share_interval
 from .methods import pass_rate_interval as rate_interval
+from .metrics import metric_totals
 from .tasks import TaskAccumulator, is_task_case
 
 JUDGED = ("passed", "failed", "error")
@@ -72,6 +73,8 @@ class Tally:
         self.fields_all = CaseCounts(cases)
         # issue 14: named metrics and case scores as case -> [sum, attempts]; runs for reducers
         self.metric_sums: dict[str, dict[str, list]] = {}
+        #: derived metrics with `aggregate: sum`: name -> case -> [weighted score total, attempts]
+        self.metric_totals: dict[str, dict[str, list]] = {}
         self.score_sums: dict[str, list] = {}
         self.run_values: dict[str, list[float]] | None = None
 
@@ -114,6 +117,11 @@ class Tally:
             slot = self.metric_sums.setdefault(name, {}).setdefault(cid, [0.0, 0])
             slot[0] += value
             slot[1] += 1
+        if a.get("metrics"):
+            for name, total in metric_totals(a["grades"]).items():
+                slot = self.metric_totals.setdefault(name, {}).setdefault(cid, [0.0, 0])
+                slot[0] += total
+                slot[1] += 1
         score = a.get("score")
         if score is not None:
             slot = self.score_sums.setdefault(cid, [0.0, 0])
@@ -160,7 +168,7 @@ def pass_at_k_figures(cases, runs: int) -> tuple[dict, dict]:
 def score_figures(tally: Tally, counts: dict, extra: dict, seed: Any) -> dict:
     """issue 14: not-graded count, the case score, named and derived metrics, reducers (each key
     only when it says something, so reports without them stay as they were)."""
-    from .metrics import derived_figure, mean_figure, reducer_figure, reducer_name
+    from .metrics import mean_figure, reducer_figure, reducer_name
 
     out: dict = {}
     if counts["not-graded"]:
@@ -172,10 +180,32 @@ def score_figures(tally: Tally, counts: dict, extra: dict, seed: Any) -> dict:
         out["metrics"] = {n: mean_figure({c: tuple(v) for c, v in tally.metric_sums.get(n, {}).items()})
                           or {"value": None, "cases": 0, "attempts": 0, "ci": None} for n in names}
     if extra.get("derived_metrics"):
-        sums = {n: {c: tuple(v) for c, v in per.items()} for n, per in tally.metric_sums.items()}
-        out["derived_metrics"] = {n: derived_figure(expr, sums, seed) for n, expr in extra["derived_metrics"].items()}
+        out["derived_metrics"] = derived_figures(tally, extra["derived_metrics"], seed)
     if extra.get("reducers"):
         out["reducers"] = {reducer_name(r): reducer_figure(tally.run_values or {}, r) for r in extra["reducers"]}
+    return out
+
+
+def derived_figures(tally: Tally, specs: dict, seed: Any) -> dict:
+    """Each derived metric in the order the suite gives them (a later one may name an earlier one
+    of the same aggregate): over the metrics' means, or over their totals (`aggregate: sum`)."""
+    from .metrics import derived_figure, derived_spec, inline_derived
+
+    means = {n: {c: tuple(v) for c, v in per.items()} for n, per in tally.metric_sums.items()}
+    totals = {n: {c: tuple(v) for c, v in per.items()} for n, per in tally.metric_totals.items()}
+    counts = {cid: tally.ran[cid][1] for cid in tally.ran}
+    earlier: dict[str, dict[str, str]] = {"mean": {}, "sum": {}}
+    out = {}
+    for name, spec in specs.items():
+        expression, aggregate = derived_spec(spec)
+        inlined = inline_derived(expression, earlier[aggregate])
+        earlier[aggregate][name] = inlined
+        if aggregate == "sum":
+            fig = derived_figure(inlined, totals, seed, "sum", counts)
+        else:
+            fig = derived_figure(inlined, means, seed)
+        fig["expression"] = expression
+        out[name] = fig
     return out
 
 

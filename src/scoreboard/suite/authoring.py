@@ -96,14 +96,30 @@ def apply_defaults(cfg: SuiteConfig, cases: list[Case], places: Places) -> list[
 def declared_names(cfg: SuiteConfig, graders: dict[str, list[Grader]]) -> set[str]:
     """Figures a gate may name before anything ran: metrics the graders declare, derived
     metrics, the case score and the reducers (`reducer:NAME`); derived expressions are checked."""
-    from ..stats.metrics import ExpressionError, parse_expression, reducer_name
+    from ..stats.metrics import (
+        COUNT_NAME,
+        ExpressionError,
+        expression_names,
+        reducer_name,
+    )
 
     names = {getattr(g, "metric", None) for gs in graders.values() for g in gs} - {None}
-    for name, expr in (cfg.derived_metrics or {}).items():
+    aggregates: dict[str, str] = {}
+    for name, spec in (cfg.derived_metrics or {}).items():
+        expr, aggregate = (spec, "mean") if isinstance(spec, str) else (spec.expression, spec.aggregate)
+        field = f"derived_metrics.{name}"
         try:
-            parse_expression(expr)
+            used = expression_names(expr)
         except ExpressionError as exc:
-            raise ConfigError(str(exc), field=f"derived_metrics.{name}") from None
+            raise ConfigError(str(exc), field=field) from None
+        if COUNT_NAME in used and aggregate != "sum":
+            raise ConfigError(f"{COUNT_NAME} (the number of attempts) is read by a derived metric with "
+                              "aggregate: sum", field=field)
+        for other in sorted(used & set(aggregates)):
+            if aggregates[other] != aggregate:
+                raise ConfigError(f"names derived metric {other!r}, whose aggregate is {aggregates[other]}, "
+                                  f"not {aggregate}", field=field)
+        aggregates[name] = aggregate
         names.add(name)
     names.add("score")
     for r in cfg.reducers or []:

@@ -123,6 +123,15 @@ class Reducer(Strict):
     kind: Literal["mean", "max", "median", "mode", "at_least"]
     k: int | None = Field(None, ge=1)
     value: float = Field(1.0, ge=0, le=1)
+
+
+class DerivedMetric(Strict):
+    """A derived metric with its aggregate: `mean` (each name is the metric's mean by case) or
+    `sum` (each name is the metric's weighted score total over every attempt, and `__count` the
+    number of attempts that ran: promptfoo's derivedMetrics)."""
+
+    expression: str
+    aggregate: Literal["mean", "sum"] = "mean"
 # --- end issue 14 block ------------------------------------------------------------------------
 
 
@@ -171,8 +180,12 @@ class SuiteConfig(Strict):
     #: several prompts: a prompt axis crossed with the variants ({name: template} or a list)
     prompts: dict[str, str | list[dict]] | list[str | list[dict]] | None = None
     defaults: Defaults = Field(default_factory=Defaults)
-    #: {name: expression over named metrics}, e.g. {f1: "2 * precision * recall / (precision + recall)"}
-    derived_metrics: dict[str, str] | None = None
+    #: an undefined name in a prompt template: "error" (names the case), or "empty": it and any
+    #: attribute of it print nothing, as Nunjucks renders them (imported promptfoo suites)
+    template_undefined: Literal["error", "empty"] = "error"
+    #: {name: expression over named metrics}, e.g. {f1: "2 * precision * recall / (precision + recall)"},
+    #: or {name: {expression, aggregate: sum}} over the metrics' totals and `__count`
+    derived_metrics: dict[str, str | DerivedMetric] | None = None
     #: per-case reducers over repeated runs: ["max", "mode", {kind: at_least, k: 2}]
     reducers: list[Literal["mean", "max", "median", "mode"] | Reducer] | None = None
     #: python graders (and transforms, scoring) named in case files run only with this set

@@ -428,7 +428,8 @@ def _variants(cfg: SuiteConfig, flags: dict, places: Places, dry_run: bool, *, e
             template = None
             if prompt is not None:
                 field = vc.get("prompt_field") or (f"variants.{vc['name']}.prompt" if own is not None else "prompt")
-                template = load_template(prompt, vc.get("prompt_name") or "prompt", places, field=field)
+                template = load_template(prompt, vc.get("prompt_name") or "prompt", places, field=field,
+                                         undefined=cfg.template_undefined)
             check_subject(subject, warnings, offline, f"variant {vc['name']!r}")
             check_budget_bounds(subject, cfg, vc.get("params") or {}, flags)
             variants.append(Variant(vc["name"], subject, skill_text, skill_path, vc.get("params") or {}, template,

@@ -4,7 +4,9 @@ A template is written in a suite (`prompt:`, `prompts:`, a variant's `prompt:`) 
 list of chat messages `{role, content}`, or as `"@relative/path"` (a `.json`/`.yaml` file holds
 chat messages, any other file is text), read under the suite's confinement rules. Rendering
 uses Jinja2's ImmutableSandboxedEnvironment with StrictUndefined: a variable the case does not
-define is an error naming the case and the variable, never an empty string. What is rendered
+define is an error naming the case and the variable, never an empty string (unless the suite sets
+`template_undefined: empty`, Nunjucks' rule, which imported promptfoo suites use: an undefined
+name or any attribute of one prints nothing). What is rendered
 is what the subject receives, what is hashed and what the report records. The case's `vars`
 (a mapping) are the template's top-level names; `vars` and `input` are there too.
 """
@@ -30,6 +32,8 @@ class Template:
     source: Any
     file: str | None
     compiled: Any
+    #: what an undefined name does: "error" (scoreboard's rule) or "empty" (Nunjucks')
+    undefined: str = "error"
 
     def describe(self) -> dict:
         """The saved form, as a plan variant records it."""
@@ -38,14 +42,16 @@ class Template:
         out = {"name": self.name, "template": self.source, "sha256": sha256_json(self.source)}
         if self.file:
             out["file"] = self.file
+        if self.undefined != "error":
+            out["undefined"] = self.undefined
         return out
 
 
-def _compile(text: str, name: str, where: dict) -> Any:
+def _compile(text: str, name: str, where: dict, undefined: str = "error") -> Any:
     from jinja2 import TemplateSyntaxError
 
     try:
-        return environment().from_string(text)
+        return environment(undefined).from_string(text)
     except TemplateSyntaxError as exc:
         raise ConfigError(f"prompt {name!r}: template syntax error on its line {exc.lineno}: {exc.message}",
                           **where) from None
@@ -62,8 +68,10 @@ def _messages(value: Any, name: str, where: dict) -> list[dict]:
     return [dict(m) for m in value]
 
 
-def load_template(spec: Any, name: str, places: Places, *, field: str, from_flag: bool = False) -> Template:
-    """A template from its suite form: text, a list of messages, or "@path" (confined)."""
+def load_template(spec: Any, name: str, places: Places, *, field: str, from_flag: bool = False,
+                  undefined: str = "error") -> Template:
+    """A template from its suite form: text, a list of messages, or "@path" (confined); an
+    undefined name is an error, or prints nothing with undefined="empty" (Nunjucks' rule)."""
     where = {"file": places.source, "field": field}
     file = None
     if isinstance(spec, str) and spec.startswith("@"):
@@ -89,10 +97,10 @@ def load_template(spec: Any, name: str, places: Places, *, field: str, from_flag
         else:
             spec = text
     if isinstance(spec, str):
-        return Template(name, spec, file, _compile(spec, name, where))
+        return Template(name, spec, file, _compile(spec, name, where, undefined), undefined)
     messages = _messages(spec, name, where)
-    compiled = [(m["role"], _compile(m["content"], name, where)) for m in messages]
-    return Template(name, messages, file, compiled)
+    compiled = [(m["role"], _compile(m["content"], name, where, undefined)) for m in messages]
+    return Template(name, messages, file, compiled, undefined)
 
 
 def render(template: Template, case: Any, max_bytes: int) -> Any:
