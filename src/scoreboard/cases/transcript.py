@@ -116,28 +116,22 @@ def safe_name(name: str) -> str:
 
 def load_transcript(path: str | Path) -> Transcript:
     """Read, validate and match a transcript file (ConfigError before anything runs)."""
-    path = Path(path)
-    shown = str(path)
-    data, raw = read_json_file(path)
-    doc = parse_transcript(data, shown)
-    runs = [RunRecord.from_model(r, shown) for r in doc.runs]
-    t = assemble(doc.cases, runs, name=safe_name(path.stem), source=shown, shown=shown,
-                 case_input=doc.prompt, sources=[{"path": shown, "sha256": sha256_bytes(raw),
-                                                  "format": "transcript"}])
-    t.prompt, t.room_id, t.agent_id = doc.prompt, doc.roomId, doc.agentId
-    return t
+    return _read_transcript(Path(path), live=False)
 
 
 def load_replay_cases(path: str | Path) -> Transcript:
     """A transcript's cases for `replay`: every case is scored against the one live run;
     `runs[0]`, when present, is the baseline the live run is compared with."""
-    path = Path(path)
+    return _read_transcript(Path(path), live=True)
+
+
+def _read_transcript(path: Path, *, live: bool) -> Transcript:
     shown = str(path)
     data, raw = read_json_file(path)
     doc = parse_transcript(data, shown)
     runs = [RunRecord.from_model(r, shown) for r in doc.runs]
     t = assemble(doc.cases, runs, name=safe_name(path.stem), source=shown, shown=shown,
-                 case_input=doc.prompt, live=True,
+                 case_input=doc.prompt, live=live,
                  sources=[{"path": shown, "sha256": sha256_bytes(raw), "format": "transcript"}])
     t.prompt, t.room_id, t.agent_id = doc.prompt, doc.roomId, doc.agentId
     return t
