@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from scoreboard.cases import load_cases
-from scoreboard.cases.loader import load_case_records
+from scoreboard.cases.formats import load_case_records
 from scoreboard.errors import ConfigError
 from scoreboard.suite.config import Limits
 

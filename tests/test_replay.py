@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from scoreboard.cases.transcript import RunRecord
+from scoreboard.cases.transcript_model import RunRecord
 from scoreboard.cli.replay import diff_runs, parse_run_payload, redact_argv
 from scoreboard.errors import SubjectError
 from tests.servers.fake_agent import FakeAgent

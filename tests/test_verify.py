@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from scoreboard.hashing import sha256_json
-from scoreboard.record.verify import NOTE, verify_report
+from scoreboard.record.verification import NOTE
+from scoreboard.record.verify import verify_report
 from scoreboard.stats.summary import summarize
 from scoreboard.suite.suite import fixture_hash
 

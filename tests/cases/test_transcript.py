@@ -9,14 +9,13 @@ import pytest
 
 from scoreboard.cases.case import Case
 from scoreboard.cases.transcript import (
-    RunRecord,
-    TranscriptCase,
     load_exports,
     load_replay_cases,
     load_transcript,
-    match_run,
     transcript_suite,
 )
+from scoreboard.cases.transcript_match import match_run
+from scoreboard.cases.transcript_model import RunRecord, TranscriptCase
 from scoreboard.engine.pipeline import RunOptions, run
 from scoreboard.errors import ConfigError
 from scoreboard.graders.grade import GradeContext

@@ -100,3 +100,20 @@ def test_grade_never_raises(name, output):
         grade = asyncio.run(grade)
     assert grade.grader == name and grade.passed in (True, False, None)
     assert isinstance(grade.reason, str) and grade.reason
+
+
+# graders that take one option: given bare or under its key, the same grader (graders/base.py
+# single_option); any other key is named as unknown
+SINGLE_OPTION = [("status", "expected", "completed"), ("max-latency-ms", "max", 250),
+                 ("max-cost", "max", 0.5), ("max-tokens", "max", 1000), ("task-check", "name", "wishlist")]
+
+
+@pytest.mark.parametrize("name, key, value", SINGLE_OPTION, ids=[s[0] for s in SINGLE_OPTION])
+def test_single_option_graders_take_the_option_bare_or_under_its_key(name, key, value):
+    from scoreboard.errors import ConfigError
+
+    bare, keyed = build_grader({name: value}), build_grader({name: {key: value}})
+    assert bare.options == keyed.options == {key: value}
+    assert bare.spec == keyed.spec
+    with pytest.raises(ConfigError, match=f"grader '{name}': unknown option 'other' \\(known: {key}\\)"):
+        build_grader({name: {key: value, "other": 1}})

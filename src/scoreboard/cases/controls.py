@@ -24,7 +24,8 @@ from ..hashing import sha256_json
 from ..suite.config import Limits
 from ..validation import Strict, parse_model
 from .case import Case
-from .loader import iter_case_records, read_at_file
+from .formats import iter_case_records
+from .loader import read_at_file
 
 
 class ControlRecord(Strict):

@@ -87,7 +87,7 @@ def _grader_spec(grader: Any) -> tuple[str, Any]:
 
 def _read_rows(path: Path, limits: Limits) -> list[list[str]]:
     shown = str(path)
-    from .loader import read_user_file
+    from .formats import read_user_file
 
     data = read_user_file(path, "CSV", limits.max_file_bytes)
     try:

@@ -1,193 +1,25 @@
 """Agent transcripts -> cases, per-case graders and the recorded runs they are scored on.
 
-The transcript file (field names as the transcript tool wrote them)::
-
-    {"prompt"?, "roomId"?, "agentId"?,
-     "cases": [{"tag"? | "id"?, "requiredTools"?, "forbiddenTools"?, "expectedStatus"?,
-                "maxLatencyMs"?, "expectedOutputContains"?, "forbiddenOutputContains"?,
-                "maxCost"?, "maxTokens"?}],
-     "runs":  [{"id", "tag"?, "status", "latency_ms", "estimated_cost"?, "input_tokens"?,
-                "output_tokens"?, "tool_calls": [{"name", "args"?}], "output"}]}
-
-`cases` is required (it may be empty: `score` then fails its all-cases-pass rule); `runs`
-defaults to []. Unknown fields and wrong types are errors.
-
-Matching a case to a run (first rule that finds one wins; recorded in the case's metadata
-as `matched_by` tag | id | index, with `run_id`):
-
-1. `tag`: the first run whose `tag` equals the case's tag. Several runs with that tag:
-   the first one, and a warning names the others.
-2. `id`: the first run whose `id` equals the case's id.
-3. index: the run at the case's own position in `runs`, also when a tag or id was given
-   and matched nothing (a warning says so).
-4. nothing: the case stays in the run as an execution error ("no run matched").
-
-Case ids are the tag, else the id, else `case-<n>` (1-based); a repeated one gets `-2`,
-`-3`... (with a warning). A case without any expectation is an error, not a vacuous pass.
+Readers: a transcript file (`score`; its format: cases/transcript_model.py), its cases alone
+(`replay`), and agent CLI exports with a cases file or flag expectations. Each is assembled by
+cases/transcript_match.py (which run each case reads); `transcript_suite` makes the Suite.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from ..errors import ConfigError
-from ..graders.base import Grader
-from ..graders.registry import build_grader
-from ..hashing import sha256_bytes, sha256_json
+from ..hashing import sha256_bytes
 from ..safefile import DEFAULT_MAX_FILE_BYTES, FileRefused, read_regular
 from ..safeparse import Bounds, ParseError, parse_json
 from ..validation import first_error
-from .case import Case
-
-# ---------------------------------------------------------------------------- schema
-
-
-def _one_or_many(value: Any) -> Any:
-    return [value] if isinstance(value, str) else value
-
-
-_Text = Annotated[str, Field(min_length=1)]
-_Texts = Annotated[list[_Text] | None, BeforeValidator(_one_or_many)]
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-class TranscriptCase(_Strict):
-    """One case: which run it reads and what that run must show."""
-
-    tag: _Text | None = None
-    id: _Text | None = None
-    requiredTools: list[_Text] | None = None
-    forbiddenTools: list[_Text] | None = None
-    expectedStatus: _Text | None = None
-    maxLatencyMs: float | None = Field(None, gt=0)
-    expectedOutputContains: _Texts = None
-    forbiddenOutputContains: _Texts = None
-    maxCost: float | None = Field(None, ge=0)
-    maxTokens: int | None = Field(None, ge=0)
-
-
-class TranscriptToolCall(_Strict):
-    name: _Text
-    args: Any = None
-
-
-class TranscriptRun(_Strict):
-    """One recorded agent run."""
-
-    id: _Text
-    tag: _Text | None = None
-    status: _Text
-    latency_ms: float = Field(ge=0)
-    estimated_cost: float | None = Field(None, ge=0)
-    input_tokens: int | None = Field(None, ge=0)
-    output_tokens: int | None = Field(None, ge=0)
-    tool_calls: list[TranscriptToolCall]
-    output: str | None
-
-
-class TranscriptFile(_Strict):
-    prompt: str | None = None
-    roomId: str | None = None
-    agentId: str | None = None
-    cases: list[TranscriptCase]
-    runs: list[TranscriptRun] = Field(default_factory=list)
-
-
-# ---------------------------------------------------------------------------- in memory
-
-
-@dataclass
-class RunRecord:
-    """A run to score, from a transcript file, a CLI export or a live endpoint. None = unknown."""
-
-    id: str
-    status: str | None
-    output: str | None
-    tool_calls: list[dict] = field(default_factory=list)
-    tag: str | None = None
-    latency_ms: float | None = None
-    cost_usd: float | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    tool_calls_known: bool = True
-    source: str | None = None
-    format: str | None = None
-
-    @classmethod
-    def from_model(cls, run: TranscriptRun, source: str | None = None) -> RunRecord:
-        return cls(id=run.id, tag=run.tag, status=run.status, output=run.output,
-                   tool_calls=[{"name": c.name, **({"args": c.args} if c.args is not None else {})}
-                               for c in run.tool_calls],
-                   latency_ms=run.latency_ms, cost_usd=run.estimated_cost,
-                   input_tokens=run.input_tokens, output_tokens=run.output_tokens, source=source)
-
-    def as_attempt(self, case_id: str) -> dict:
-        """The run as a recorded subject answers it for `case_id` (every run index): its output
-        and its measurements exactly as recorded (what the source did not measure stays null)."""
-        return {"case_id": case_id, "run": None, "error": None,
-                "output": {"text": self.output, "json": None, "tool_calls": [dict(c) for c in self.tool_calls],
-                           "status": self.status},
-                "measurements": {"latency_ms": self.latency_ms, "input_tokens": self.input_tokens,
-                                 "output_tokens": self.output_tokens, "cost_usd": self.cost_usd,
-                                 "requests": None}}
-
-    def summary(self) -> dict:
-        """The figures a replay diff compares."""
-        return {"id": self.id, "status": self.status, "latency_ms": self.latency_ms,
-                "estimated_cost": self.cost_usd, "input_tokens": self.input_tokens,
-                "output_tokens": self.output_tokens,
-                "tools": [c.get("name") for c in self.tool_calls]}
-
-
-@dataclass
-class Transcript:
-    """Cases with their graders, the run each case reads, and how they were matched."""
-
-    name: str
-    source: str
-    cases: list[Case]
-    graders: dict[str, list[Grader]]
-    runs: list[RunRecord]
-    assigned: dict[str, RunRecord | None]
-    errors: dict[str, str]
-    matches: list[dict]
-    warnings: list[str]
-    sources: list[dict]
-    prompt: str | None = None
-    room_id: str | None = None
-    agent_id: str | None = None
-    case_models: list[TranscriptCase] = field(default_factory=list)
-
-    def recorded(self) -> list[dict]:
-        """What the recorded subject answers for each case: its matched run, or the reason none
-        matched (an execution error naming it)."""
-        out = []
-        for case in self.cases:
-            run = self.assigned.get(case.id)
-            error = self.errors.get(case.id)
-            if error is not None or run is None:
-                out.append({"case_id": case.id, "run": None, "output": None, "measurements": {},
-                            "error": error or f"no run for case {case.id!r}", "error_kind": "missing-output"})
-            else:
-                out.append(run.as_attempt(case.id))
-        return out
-
-    def run_info(self) -> dict:
-        """What the report's `run` block records about where the cases came from."""
-        matched = {m["run_id"] for m in self.matches if m.get("run_id")}
-        return {"transcript": {
-            "path": self.source, "sources": self.sources, "cases": len(self.cases), "runs": len(self.runs),
-            "matches": self.matches, "warnings": self.warnings,
-            "unmatched_runs": [r.id for r in self.runs if r.id not in matched]}}
-
+from .transcript_match import assemble
+from .transcript_model import RunRecord, Transcript, TranscriptCase, TranscriptFile
 
 # ---------------------------------------------------------------------------- reading
 
@@ -274,146 +106,7 @@ def parse_cases_document(data: Any, shown: str) -> list[TranscriptCase]:
         raise validation_error(exc, data, shown) from None
 
 
-# ---------------------------------------------------------------------------- cases
-
-
-def grader_specs(case: TranscriptCase) -> list[tuple[str, Any]]:
-    """(transcript field, grader spec) for every expectation the case sets."""
-    specs: list[tuple[str, Any]] = []
-    required, forbidden = case.requiredTools or [], case.forbiddenTools or []
-    if required or forbidden:
-        spec: dict = {}
-        if required:
-            spec["required"] = required
-        if forbidden:
-            spec["forbidden"] = forbidden
-        specs.append(("requiredTools" if required else "forbiddenTools", {"tool-calls": spec}))
-    if case.expectedStatus is not None:
-        specs.append(("expectedStatus", {"status": case.expectedStatus}))
-    if case.maxLatencyMs is not None:
-        specs.append(("maxLatencyMs", {"max-latency-ms": case.maxLatencyMs}))
-    if case.expectedOutputContains:
-        specs.append(("expectedOutputContains", {"contains": case.expectedOutputContains}))
-    if case.forbiddenOutputContains:
-        specs.append(("forbiddenOutputContains", {"not-contains": case.forbiddenOutputContains}))
-    if case.maxCost is not None:
-        specs.append(("maxCost", {"max-cost": {"max": case.maxCost}}))
-    if case.maxTokens is not None:
-        specs.append(("maxTokens", {"max-tokens": {"max": case.maxTokens}}))
-    return specs
-
-
-def build_case_graders(case: TranscriptCase, case_id: str, index: int, shown: str) -> list[Grader]:
-    """Graders from the case's fields; a bad combination is a one-line ConfigError."""
-    specs = grader_specs(case)
-    if not specs:
-        raise ConfigError("the case sets no expectation (requiredTools, forbiddenTools, expectedStatus, "
-                          "maxLatencyMs, expectedOutputContains, forbiddenOutputContains, maxCost, maxTokens)",
-                          file=shown, case_id=case_id, field=f"cases[{index}]")
-    graders = []
-    for name, spec in specs:
-        try:
-            graders.append(build_grader(spec))
-        except ConfigError as exc:
-            raise ConfigError(exc.detail, file=shown, case_id=case_id, field=f"cases[{index}].{name}") from None
-    return graders
-
-
-def case_ids(cases: list[TranscriptCase]) -> tuple[list[str], list[str]]:
-    """Unique case ids (tag, id or case-<n>) and a warning per renamed duplicate."""
-    taken: set[str] = set()
-    ids, warnings = [], []
-    for index, case in enumerate(cases):
-        base = case.tag or case.id or f"case-{index + 1}"
-        name, n = base, 2
-        while name in taken:
-            name, n = f"{base}-{n}", n + 1
-        if name != base:
-            warnings.append(f"cases[{index}]: case id {base!r} is used by an earlier case; "
-                            f"reported as {name!r}")
-        taken.add(name)
-        ids.append(name)
-    return ids, warnings
-
-
-def match_run(case: TranscriptCase, index: int, runs: list[RunRecord]) -> tuple[RunRecord | None, str | None,
-                                                                                str | None]:
-    """(run, matched_by, note): tag, then id, then the same index; see the module docstring."""
-    for key, attr in (("tag", "tag"), ("id", "id")):
-        wanted = getattr(case, key)
-        if wanted is None:
-            continue
-        hits = [r for r in runs if getattr(r, attr) == wanted]
-        if hits:
-            note = None
-            if len(hits) > 1:
-                note = (f"{key} {wanted!r} matches {len(hits)} runs ({', '.join(r.id for r in hits)}); "
-                        f"used the first, {hits[0].id!r}")
-            return hits[0], key, note
-    asked = [f"{k} {getattr(case, k)!r}" for k in ("tag", "id") if getattr(case, k) is not None]
-    if index < len(runs):
-        note = None
-        if asked:
-            note = (f"{' / '.join(asked)} matched no run; used runs[{index}] ({runs[index].id!r}) "
-                    f"by position")
-        return runs[index], "index", note
-    why = (" and ".join(asked) + " matched no run" if asked else "the case has no tag or id") + \
-        f", and there is no run at index {index} ({len(runs)} runs)"
-    return None, None, f"no run matched: {why}"
-
-
-def assemble(case_models: list[TranscriptCase], runs: list[RunRecord], *, name: str, source: str,
-             shown: str, case_input: Any = None, sources: list[dict] | None = None,
-             check_exports: bool = False, live: bool = False) -> Transcript:
-    """Cases + graders + case -> run assignments (`score`); with `live`, every case reads the
-    one live run made later (`replay`), so nothing is matched here."""
-    ids, warnings = case_ids(case_models)
-    cases: list[Case] = []
-    graders: dict[str, list[Grader]] = {}
-    assigned: dict[str, RunRecord | None] = {}
-    errors: dict[str, str] = {}
-    matches: list[dict] = []
-    for index, (model, cid) in enumerate(zip(case_models, ids)):
-        graders[cid] = build_case_graders(model, cid, index, shown)
-        if live:
-            run, how, note = None, "live", None
-        else:
-            run, how, note = match_run(model, index, runs)
-        if check_exports and run is not None:
-            _check_measurable(model, run, cid)
-        metadata: dict = {"index": index, "matched_by": how, "run_id": run.id if run else None}
-        for key in ("tag", "id"):
-            if getattr(model, key) is not None:
-                metadata[key] = getattr(model, key)
-        if run is None and not live:
-            errors[cid] = note or "no run matched"
-            metadata["error"] = errors[cid]
-        elif note:
-            metadata["match_warning"] = note
-            warnings.append(f"case {cid!r}: {note}")
-        assigned[cid] = run
-        case = Case(id=cid, input=case_input, tags=[model.tag] if model.tag else [], metadata=metadata,
-                    source=shown)
-        case.input_hash = sha256_json(case.input)
-        case.graders = [g.spec for g in graders[cid]]
-        cases.append(case)
-        matches.append({"case_id": cid, "index": index, "matched_by": how, "run_id": run.id if run else None})
-    return Transcript(name=name, source=source, cases=cases, graders=graders, runs=runs, assigned=assigned,
-                      errors=errors, matches=matches, warnings=warnings, sources=sources or [],
-                      case_models=case_models)
-
-
-def _check_measurable(case: TranscriptCase, run: RunRecord, case_id: str) -> None:
-    """Expectations a CLI export cannot support fail before anything runs, never pass silently."""
-    if (case.requiredTools or case.forbiddenTools) and not run.tool_calls_known:
-        raise ConfigError(f"{run.format} exports record no tool calls, so requiredTools/forbiddenTools "
-                          f"cannot be checked (capture with --output-format stream-json --verbose)",
-                          file=run.source, case_id=case_id, field="requiredTools")
-    # An export without a duration leaves latency unknown, so the bound could only ever be
-    # "not assessed": say so before anything runs instead.
-    if case.maxLatencyMs is not None and run.latency_ms is None:
-        raise ConfigError(f"{run.format} exports carry no duration, so maxLatencyMs cannot be checked",
-                          file=run.source, case_id=case_id, field="maxLatencyMs")
+# ---------------------------------------------------------------------------- loading
 
 
 def safe_name(name: str) -> str:
@@ -423,28 +116,22 @@ def safe_name(name: str) -> str:
 
 def load_transcript(path: str | Path) -> Transcript:
     """Read, validate and match a transcript file (ConfigError before anything runs)."""
-    path = Path(path)
-    shown = str(path)
-    data, raw = read_json_file(path)
-    doc = parse_transcript(data, shown)
-    runs = [RunRecord.from_model(r, shown) for r in doc.runs]
-    t = assemble(doc.cases, runs, name=safe_name(path.stem), source=shown, shown=shown,
-                 case_input=doc.prompt, sources=[{"path": shown, "sha256": sha256_bytes(raw),
-                                                  "format": "transcript"}])
-    t.prompt, t.room_id, t.agent_id = doc.prompt, doc.roomId, doc.agentId
-    return t
+    return _read_transcript(Path(path), live=False)
 
 
 def load_replay_cases(path: str | Path) -> Transcript:
     """A transcript's cases for `replay`: every case is scored against the one live run;
     `runs[0]`, when present, is the baseline the live run is compared with."""
-    path = Path(path)
+    return _read_transcript(Path(path), live=True)
+
+
+def _read_transcript(path: Path, *, live: bool) -> Transcript:
     shown = str(path)
     data, raw = read_json_file(path)
     doc = parse_transcript(data, shown)
     runs = [RunRecord.from_model(r, shown) for r in doc.runs]
     t = assemble(doc.cases, runs, name=safe_name(path.stem), source=shown, shown=shown,
-                 case_input=doc.prompt, live=True,
+                 case_input=doc.prompt, live=live,
                  sources=[{"path": shown, "sha256": sha256_bytes(raw), "format": "transcript"}])
     t.prompt, t.room_id, t.agent_id = doc.prompt, doc.roomId, doc.agentId
     return t

@@ -177,7 +177,7 @@ def replay_block(settings: dict, baseline) -> tuple[dict, Callable]:
                    "error": None}
 
     def finalize(lookup) -> dict:
-        from ..cases.transcript import RunRecord
+        from ..cases.transcript_model import RunRecord
 
         first = next((a for a in (lookup(cid, "live", 0) for cid in settings["case_ids"]) if a), None)
         if first is None:

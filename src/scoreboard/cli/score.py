@@ -4,7 +4,7 @@
     scoreboard score run1.jsonl run2.json --expect-contains "42" --required-tool Read
     scoreboard score --from codex out/*.jsonl --cases cases.json
 
-A transcript file carries its own cases and runs (see scoreboard.cases.transcript). Any other
+A transcript file carries its own cases and runs (see scoreboard.cases.transcript_model). Any other
 file is read as an agent CLI export (Claude Code `--output-format json` / `stream-json`,
 Codex `exec --json`), detected from its content unless `--from` names the format; each
 exported file is one run, whose id is the file name without its extension. Cases for

@@ -46,7 +46,8 @@ def main(args: argparse.Namespace) -> int:
     from ..record.aggregate import is_aggregate
     from ..record.files import write_new
     from ..record.io import dumps_report, read_report_bytes, report_from_bytes
-    from ..record.verify import render_text, verify_report
+    from ..record.verification import render_text
+    from ..record.verify import verify_report
 
     if args.output and Path(args.output).exists():
         raise ConfigError("refusing to overwrite an existing file", file=args.output)

@@ -6,7 +6,7 @@ import math
 from collections import Counter
 from typing import Any
 
-from .base import Grader, check_keys, option_error, short
+from .base import Grader, check_keys, option_error, short, single_option
 from .grade import Grade, GradeContext
 from .tool_args import call_name, check_calls, parse_arg_checks
 
@@ -94,9 +94,7 @@ class StatusGrader(Grader):
     @classmethod
     def parse_options(cls, value: Any) -> dict:
         """Accept a status string or {"expected": "..."}."""
-        if isinstance(value, dict):
-            check_keys(cls.name, value, ("expected",))
-            value = value.get("expected")
+        value = single_option(cls.name, value, "expected")
         if not isinstance(value, str) or not value:
             raise option_error(cls.name, f"needs the expected status, e.g. {{status: completed}}, "
                                          f"got {short(value)}")
@@ -120,9 +118,7 @@ class MaxLatencyGrader(Grader):
     @classmethod
     def parse_options(cls, value: Any) -> dict:
         """Accept a number of milliseconds or {"max": n}."""
-        if isinstance(value, dict):
-            check_keys(cls.name, value, ("max",))
-            value = value.get("max")
+        value = single_option(cls.name, value, "max")
         if isinstance(value, bool) or not isinstance(value, (int, float)) \
                 or not math.isfinite(value) or value <= 0:
             raise option_error(cls.name, f"needs a positive number of milliseconds, got {short(value)}")

@@ -103,6 +103,15 @@ def short(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def single_option(grader: str, value: Any, key: str) -> Any:
+    """The one option of a grader that takes one, given bare (`{status: completed}`) or under
+    its key (`{status: {expected: completed}}`); a mapping with any other key is an error."""
+    if isinstance(value, dict):
+        check_keys(grader, value, (key,))
+        return value.get(key)
+    return value
+
+
 def check_keys(grader: str, value: dict, allowed: tuple[str, ...]) -> None:
     """Raise ConfigError naming the first option key not in `allowed`."""
     for key in value:

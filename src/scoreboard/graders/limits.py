@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
-from .base import Grader, check_keys, option_error, short
+from .base import Grader, option_error, short, single_option
 from .grade import Grade, GradeContext
 
 
@@ -22,9 +22,7 @@ class _MaxGrader(Grader):
     @classmethod
     def parse_options(cls, value: Any) -> dict:
         """Accept a number or {"max": n}."""
-        if isinstance(value, dict):
-            check_keys(cls.name, value, ("max",))
-            value = value.get("max")
+        value = single_option(cls.name, value, "max")
         numeric = (int,) if cls.integer else (int, float)
         if isinstance(value, bool) or not isinstance(value, numeric) \
                 or not math.isfinite(value) or value < 0:

@@ -13,7 +13,15 @@ import re
 from typing import Any
 
 from .agent import call_name
-from .base import MISSING_PATH, Grader, check_keys, get_path, option_error, short
+from .base import (
+    MISSING_PATH,
+    Grader,
+    check_keys,
+    get_path,
+    option_error,
+    short,
+    single_option,
+)
 from .grade import Grade, GradeContext
 
 
@@ -43,9 +51,7 @@ class TaskCheckGrader(Grader):
     @classmethod
     def parse_options(cls, value: Any) -> dict:
         """The check's name: `{task-check: wishlist}`."""
-        if isinstance(value, dict):
-            check_keys(cls.name, value, ("name",))
-            value = value.get("name")
+        value = single_option(cls.name, value, "name")
         if not isinstance(value, str) or not value:
             raise option_error(cls.name, f"needs the name of a check, got {short(value)}")
         return {"name": value}

@@ -1,10 +1,14 @@
-"""The outcome of `verify` and its human form."""
+"""The outcome of `verify`, the findings it is built from, and its human form."""
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
+
+from .chains import mismatch
+from .diff import deep_diff
 
 NOTE = "Hashes prove internal consistency only; they do not authenticate a provider or a run."
 
@@ -31,6 +35,33 @@ class Verification:
                 "complete": self.ok and self.status == "completed",
                 "mismatches": self.mismatches, "schema_errors": self.schema_errors,
                 "not_recomputable": self.not_recomputable, "checked": self.checked, "note": NOTE}
+
+
+class Findings:
+    """What verifying one report has found so far: each check adds to it."""
+
+    def __init__(self, report: dict):
+        self.report = report
+        self.mismatches: list[dict] = []
+        self.schema_errors: list[dict] = []
+        self.skipped: dict[str, dict] = {}
+        self.checked: Counter = Counter()
+
+    def add(self, path: str, expected: Any, found: Any, what: str, check: str) -> None:
+        """One mismatch: `expected` recomputed, `found` in the report."""
+        self.mismatches.append(mismatch(path, expected, found, what, check))
+
+    def diff(self, expected: Any, found: Any, path: str, what: str, check: str) -> None:
+        """A mismatch for every leaf where the recomputed value and the report's differ."""
+        for p, e, f, kind in deep_diff(expected, found, path):
+            note = {"missing": " (missing from the report)", "unexpected": " (not recomputed)",
+                    "length": " (length)"}.get(kind, "")
+            self.add(p, e, f, what + note, check)
+
+    def skip(self, name: str, path: str, why: str) -> None:
+        """A grader (or figure) that cannot be recomputed here, counted once per grade."""
+        entry = self.skipped.setdefault(name, {"grader": name, "grades": 0, "first": path, "why": why})
+        entry["grades"] += 1
 
 
 def describe_value(value: Any, limit: int = 72) -> str:

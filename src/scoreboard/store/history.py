@@ -18,19 +18,12 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..redact import KNOWN, scrub_known
-from ..stats.counts import CaseCounts, CaseIndex
-from ..stats.summary import field_keys
 from .base import RunEntry
 from .db import Database, now_iso, open_database
 from .reportfile import ReportFile
 from .rows import (
-    attempt_position,
-    attempt_row,
-    case_row,
     file_sha256,
     git_info,
-    grade_rows,
-    head_of,
     parse,
     planned_attempts,
     positions,
@@ -41,39 +34,23 @@ from .rows import (
     total_attempts,
     variant_rows,
 )
+from .writes import (
+    FLUSH_EVERY,
+    INSERT_VARIANT,
+    FieldTally,
+    flag,
+    write_attempts,
+    write_cases,
+    write_end,
+    write_tags,
+)
 
-FLUSH_EVERY = 2000
 FLUSH_SECONDS = 1.0
 
 _INSERT_RUN = ("INSERT INTO runs (key, run_id, suite, status, started_at, finished_at, recorded_at, source, "
                "git_commit, git_branch, git_dirty, dry_run, synthetic, executor, planned, attempts, variants, head) "
                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET "
                "status = excluded.status, recorded_at = excluded.recorded_at")
-_INSERT_CASE = ("INSERT INTO cases (run_key, position, case_id, input_hash, category, data) VALUES (?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (run_key, case_id) DO NOTHING")
-_INSERT_ATTEMPT = (
-    "INSERT INTO attempts (run_key, position, case_id, variant, run, status, input_hash, output_hash, error, "
-    "latency_ms, cost_usd, input_tokens, output_tokens, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-    "ON CONFLICT (run_key, case_id, variant, run) DO UPDATE SET position = excluded.position, "
-    "status = excluded.status, input_hash = excluded.input_hash, output_hash = excluded.output_hash, "
-    "error = excluded.error, latency_ms = excluded.latency_ms, cost_usd = excluded.cost_usd, "
-    "input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens, record = excluded.record")
-_INSERT_GRADE = ("INSERT INTO grades (run_key, case_id, variant, run, idx, grader, passed, score, reason) "
-                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_key, case_id, variant, run, idx) DO UPDATE SET "
-                 "grader = excluded.grader, passed = excluded.passed, score = excluded.score, reason = excluded.reason")
-_INSERT_VARIANT = ("INSERT INTO variants (run_key, position, name, spec, attempts, passed, failed, errors, unassessed, "
-                   "not_run, pass_rate, ci_low, ci_high, ci_method, field_accuracy, fa_low, fa_high, cost_per_case) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-_CASE_RESULTS = (
-    "INSERT INTO case_results (run_key, variant, case_id, position, input_hash, category, hits, tries, passed, "
-    "failed, errors, other) SELECT a.run_key, a.variant, a.case_id, MIN(c.position), MIN(c.input_hash), "
-    "MIN(c.category), SUM(CASE WHEN a.status = 'passed' THEN 1 ELSE 0 END), "
-    "SUM(CASE WHEN a.status IN ('passed', 'failed', 'error') THEN 1 ELSE 0 END), "
-    "SUM(CASE WHEN a.status = 'passed' THEN 1 ELSE 0 END), SUM(CASE WHEN a.status = 'failed' THEN 1 ELSE 0 END), "
-    "SUM(CASE WHEN a.status = 'error' THEN 1 ELSE 0 END), "
-    "SUM(CASE WHEN a.status IN ('passed', 'failed', 'error') THEN 0 ELSE 1 END) "
-    "FROM attempts a JOIN cases c ON c.run_key = a.run_key AND c.case_id = a.case_id "
-    "WHERE a.run_key = ? GROUP BY a.run_key, a.variant, a.case_id")
 _INSERT_REVIEW = (
     "INSERT INTO reviews (case_id, output_hash, reviewer_id, rubric_version, input_hash, reviewer_kind, ratings, "
     "verdict, notes, run_key, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -84,29 +61,6 @@ REVIEW_COLUMNS = ("case_id, output_hash, reviewer_id, rubric_version, input_hash
                   "notes, run_key, created_at")
 #: tables holding one run's rows (what storing a run again replaces)
 RUN_TABLES = ("attempts", "grades", "case_results", "field_results", "variants", "summaries", "cases", "run_tags")
-
-
-class FieldTally:
-    """Per-case field hits of one run, kept as the summary keeps them (compact by case)."""
-
-    def __init__(self, plan: dict):
-        self.index = CaseIndex([c["id"] for c in plan.get("cases") or ()])
-        self.counts: dict[tuple[str, str, str], CaseCounts] = {}
-
-    def add(self, record: dict) -> None:
-        for g in record.get("grades") or ():
-            for f in g.get("fields") or ():
-                slot = (record["variant"], g["grader"], f["path"])
-                counts = self.counts.get(slot)
-                if counts is None:
-                    counts = self.counts[slot] = CaseCounts(self.index)
-                counts.add(record["case_id"], bool(f.get("passed")))
-
-    def rows(self, key: str) -> Iterator[tuple]:
-        names = field_keys({(grader, path) for _, grader, path in self.counts})
-        for (variant, grader, path), counts in self.counts.items():
-            for case_id, (hits, tries) in counts.items():
-                yield (key, variant, names[(grader, path)], case_id, hits, tries)
 
 
 class HistoryStore:
@@ -176,13 +130,13 @@ class HistoryStore:
                 "plan": {k: v for k, v in plan.items() if k != "cases"}}
         with self.db.write() as db:
             db.execute(_INSERT_RUN, (self.key, meta["run_id"], meta["suite"], "running", meta.get("started_at"), None,
-                                     now_iso(), "live", commit, branch, _flag(dirty), _flag(meta.get("dry_run")),
+                                     now_iso(), "live", commit, branch, flag(dirty), flag(meta.get("dry_run")),
                                      None, meta.get("executor"), planned, None,
                                      text([v["name"] for v in plan.get("variants") or ()]), text(head)))
-            self._write_cases(db, self.key, plan)
-            self._write_tags(db, self.key, self.tags)
+            write_cases(db, self.key, plan)
+            write_tags(db, self.key, self.tags)
             db.execute("DELETE FROM variants WHERE run_key = ?", (self.key,))
-            db.executemany(_INSERT_VARIANT, variant_rows(self.key, plan, None))
+            db.executemany(INSERT_VARIANT, variant_rows(self.key, plan, None))
 
     def follow_run(self, key: str, plan: dict) -> None:
         """Write the attempts of a run another process began (store/follow.py): its key, and its
@@ -197,7 +151,7 @@ class HistoryStore:
         self._flushed_at = time.monotonic()
         if batch:
             with self.db.write() as db:
-                self._write_attempts(db, self.key, batch, self._where)
+                write_attempts(db, self.key, batch, self._where)
             for record in batch:
                 self._fields.add(record)
             self._seen += len(batch)
@@ -214,7 +168,7 @@ class HistoryStore:
             return
         sha, size = file_sha256(report)
         with self.db.write() as db:
-            self._write_end(db, self.key, head, self._fields, planned)
+            write_end(db, self.key, head, self._fields, planned)
             db.execute("UPDATE runs SET report_path = ?, report_sha256 = ?, report_bytes = ? WHERE key = ?",
                        (str(report.resolve()), sha, size, self.key))
 
@@ -240,72 +194,28 @@ class HistoryStore:
             db.execute("DELETE FROM runs WHERE key = ?", (key,))
             db.execute(_INSERT_RUN, (key, run["id"], run["suite"], run.get("status"), run.get("started_at"),
                                      run.get("finished_at"), now_iso(), held[4] if held else source, commit, branch,
-                                     dirty, _flag(run.get("dry_run")), _flag(run.get("synthetic")),
+                                     dirty, flag(run.get("dry_run")), flag(run.get("synthetic")),
                                      run.get("executor"), None, None,
                                      text([v["name"] for v in plan.get("variants") or ()]), None))
-            self._write_cases(db, key, plan)
-            self._write_tags(db, key, self.tags)
+            write_cases(db, key, plan)
+            write_tags(db, key, self.tags)
         batch: list[dict] = []
         for record in report.attempts():
             batch.append(record)
             fields.add(record)
             if len(batch) >= FLUSH_EVERY:
                 with self.db.write() as db:
-                    self._write_attempts(db, key, batch, where)
+                    write_attempts(db, key, batch, where)
                 batch = []
         with self.db.write() as db:
-            self._write_attempts(db, key, batch, where)
-            self._write_end(db, key, report.head, fields)
+            write_attempts(db, key, batch, where)
+            write_end(db, key, report.head, fields)
             db.execute("UPDATE runs SET report_path = ?, report_sha256 = ?, report_bytes = ? WHERE key = ?",
                        (str(report.path.resolve()), sha, size, key))
             reviews = report.head.get("reviews") or {}
             db.executemany(_INSERT_REVIEW, [review_row(e, key, now_iso()) for kind in ("human", "model")
                                             for e in reviews.get(kind) or ()])
         return "replaced" if held is not None else "stored"
-
-    # ---- rows
-    @staticmethod
-    def _write_cases(db: Database, key: str, plan: dict) -> None:
-        rows: list[tuple] = []
-        for i, case in enumerate(plan.get("cases") or ()):
-            rows.append(case_row(key, i, case))
-            if len(rows) >= FLUSH_EVERY:
-                db.executemany(_INSERT_CASE, rows)
-                rows = []
-        db.executemany(_INSERT_CASE, rows)
-
-    @staticmethod
-    def _write_tags(db: Database, key: str, tags: list[str]) -> None:
-        db.executemany("INSERT INTO run_tags (run_key, tag) VALUES (?, ?) ON CONFLICT (run_key, tag) DO NOTHING",
-                       [(key, t) for t in tags])
-
-    @staticmethod
-    def _write_attempts(db: Database, key: str, records: list[dict], where) -> None:
-        db.executemany(_INSERT_ATTEMPT, [attempt_row(key, attempt_position(r, where), r) for r in records])
-        db.executemany(_INSERT_GRADE, [row for r in records for row in grade_rows(key, r)])
-
-    @staticmethod
-    def _write_end(db: Database, key: str, head: dict, fields: FieldTally, planned: int | None = None) -> None:
-        """Summary, per-variant figures, per-case and per-field tallies; the run's final state.
-        `planned`: the planned attempts, when `head`'s plan comes without its cases."""
-        summary = head.get("summary") or {}
-        run = head.get("run") or {}
-        for table in ("case_results", "field_results", "variants", "summaries"):
-            db.execute(f"DELETE FROM {table} WHERE run_key = ?", (key,))
-        db.executemany(_INSERT_VARIANT, variant_rows(key, head.get("plan") or {}, summary))
-        db.execute(_CASE_RESULTS, (key,))
-        rows = list(fields.rows(key))
-        db.executemany("INSERT INTO field_results (run_key, variant, field, case_id, hits, tries) "
-                       "VALUES (?, ?, ?, ?, ?, ?)", rows)
-        db.execute("INSERT INTO summaries (run_key, summary) VALUES (?, ?)", (key, text(summary)))
-        count = db.one("SELECT COUNT(*) FROM attempts WHERE run_key = ?", (key,))[0]
-        plan = head.get("plan") or {}
-        if planned is None:
-            planned = planned_attempts(plan)
-        db.execute("UPDATE runs SET status = ?, finished_at = ?, synthetic = ?, executor = ?, dry_run = ?, "
-                   "planned = ?, attempts = ?, head = ? WHERE key = ?",
-                   (run.get("status"), run.get("finished_at"), _flag(run.get("synthetic")), run.get("executor"),
-                    _flag(run.get("dry_run")), planned, count, text(head_of(head)), key))
 
     # ---- reading
     def runs(self, suite: str | None = None) -> Iterator[RunEntry]:
@@ -406,12 +316,7 @@ class HistoryStore:
             if remove:
                 db.executemany("DELETE FROM run_tags WHERE run_key = ? AND tag = ?", [(key, t) for t in tags])
             else:
-                self._write_tags(db, key, tags)
+                write_tags(db, key, tags)
 
     def close(self) -> None:
         self.db.close()
-
-
-def _flag(value) -> int | None:
-    return None if value is None else int(bool(value))
-

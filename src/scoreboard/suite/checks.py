@@ -33,7 +33,7 @@ def jsonl_inside(text: str) -> bool:
 def case_document_hint(data: Any) -> str | None:
     """Case objects where suite settings were expected: one case, a list of cases, or a case
     document {"cases": [{...}]} (a suite's `cases:` names files)."""
-    from ..cases.loader import one_case_hint
+    from ..cases.formats import one_case_hint
 
     if isinstance(data, dict) and isinstance(data.get("cases"), list) and data["cases"] \
             and all(isinstance(c, dict) and "format" not in c for c in data["cases"]):  # format: a dataset reader

@@ -11,14 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..graders.registry import build_grader, split_spec
+from ..graders.registry import JUDGE_GRADERS, build_grader, split_spec
 from ..hashing import canonical_json, sha256_bytes
+from ..record.chains import cases_from_plan
 from ..record.io import load_report
-from ..record.verify import (
-    JUDGE_GRADERS,
-    cases_from_plan,
-    verify_report,
-)
+from ..record.verify import verify_report
 from ..subjects.recorded import RecordedSubject
 from ..validation import parse_model
 from .config import SuiteConfig

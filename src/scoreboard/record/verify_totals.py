@@ -1,0 +1,152 @@
+"""verify, run-wide: the summary (through `stats.summarize`) and the gates recomputed from the
+attempts, the request counts held to the recorded budget, and conversation chains (each turn's
+recorded input binds the earlier turns' recorded replies). Each difference is named in the
+verification's Findings (record/verification.py); record/verify.py runs these checks.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from .chains import jpath, verify_conversation
+from .diff import is_number
+from .verification import Findings
+
+
+def check_summary(v: Findings) -> dict | None:
+    """The summary recomputed from the plan and attempts (None when it cannot be)."""
+    from ..stats import summary as stats
+    from ..stats.methods import STATS_VERSION
+
+    recorded = v.report.get("summary")
+    version = ((recorded or {}).get("methods") or {}).get("version", 1) if isinstance(recorded, dict) else None
+    if version != STATS_VERSION:
+        # Computed with other interval methods than this build's: recomputing would call
+        # every interval a mismatch. Say so instead; the rest is still checked.
+        v.skipped["summary"] = {"grader": None, "gate": None, "grades": 0, "first": "summary",
+                                "why": f"summary computed with statistics version {version}; this build "
+                                       f"computes version {STATS_VERSION}"}
+        return recorded if isinstance(recorded, dict) else None
+    try:
+        summary = stats.summarize(v.report["plan"], v.report["attempts"], v.report.get("pairwise"),
+                                  reviews=v.report.get("reviews"))
+    except Exception as exc:  # a malformed attempt must not crash verify; name it instead
+        v.add("summary", "a recomputable summary", None,
+              f"cannot recompute the summary: {type(exc).__name__}: {exc}", "summary")
+        return None
+    v.checked["summary"] += 1
+    v.diff(summary, v.report.get("summary"), "summary", "summary differs from the recomputed one",
+           "summary")
+    return summary
+
+
+def check_gates(v: Findings, summary: dict | None) -> None:
+    """Each recorded gate against the one recomputed from the summary."""
+    from ..stats.gates import (
+        all_pass_gate,
+        fail_under_gates,
+        failing_cases,
+        metric_gates,
+    )
+
+    gates = v.report.get("gates") or []
+    for i, g in enumerate(gates):
+        path = jpath("gates", i)
+        kind = g.get("gate") if isinstance(g, dict) else None
+        if summary is None or kind not in ("fail-under", "all-pass", "fail-under-metric", "min-dq", "min-rubric"):
+            v.skipped.setdefault(f"gate:{kind}", {"grader": None, "gate": kind, "grades": 0, "first": path,
+                                                  "why": "gate cannot be recomputed from the report"})
+            continue
+        if kind == "fail-under":
+            want = fail_under_gates(summary, {g.get("variant"): g.get("threshold")}, [g.get("variant")])
+            want = want[0] if want else None
+        elif kind == "fail-under-metric":
+            try:
+                found = metric_gates(summary, {f"{g.get('variant')}:{g.get('metric')}": g.get("threshold")},
+                                     [g.get("variant")])
+            except Exception:  # a tampered metric name: named as a mismatch below
+                found = []
+            want = found[0] if found else None
+        elif kind in ("min-dq", "min-rubric"):  # visual work (issue 17)
+            want = _visual_gate(summary, g)
+        else:
+            want = all_pass_gate(*failing_cases(v.report["attempts"]))
+        if want is not None:
+            from ..stats.gates import refuse_unchecked
+
+            want = refuse_unchecked([want], v.report.get("instrument"))[0]
+        v.checked["gates"] += 1
+        v.diff(want, g, path, "gate differs from the recomputed gate", "gates")
+
+
+def _visual_gate(summary: dict, g: dict) -> dict | None:
+    """A min-dq or min-rubric gate recomputed from the summary (None when it cannot be)."""
+    from ..stats.gates import dq_gates, rubric_gates
+
+    try:
+        if g.get("gate") == "min-dq":
+            pair = str(g.get("metric") or "")[3:]
+            a, _, b = pair.partition("/")
+            return dq_gates(summary, {pair: g.get("threshold")}, [a, b])[0]
+        return rubric_gates(summary, {g.get("variant"): g.get("threshold")}, [g.get("variant")])[0]
+    except Exception:  # noqa: BLE001 - a tampered gate is named as a mismatch by the diff
+        return None
+
+
+def check_requests(v: Findings) -> None:
+    """Requests sent, ended and spent within the budget the plan recorded."""
+    req = v.report.get("requests")
+    if not isinstance(req, dict):
+        return
+    sent = req.get("sent")
+    # The plan's budget is what the run promised before it spent anything: the spend is held
+    # to it, and the ledger's own copy must say the same (a raised copy hides nothing).
+    planned = (v.report.get("plan") or {}).get("budget")
+    budget = planned if isinstance(planned, dict) else (req.get("budget") or {})
+    if isinstance(planned, dict) and isinstance(req.get("budget"), dict):
+        for key in ("max_requests", "max_cost_usd", "max_tokens"):
+            if planned.get(key) != req["budget"].get(key):
+                v.add(f"requests.budget.{key}", planned.get(key), req["budget"].get(key),
+                      "the budget the requests were held to differs from plan.budget", "requests")
+    limit = budget.get("max_requests") if isinstance(budget, dict) else None
+    v.checked["requests"] += 1
+    if is_number(sent) and is_number(limit) and sent > limit:
+        v.add("requests.sent", f"<= {limit}", sent, "more requests sent than the budget allows", "requests")
+    for spent_key, limit_key, what in (("tokens_spent", "max_tokens", "tokens"),
+                                       ("cost_spent_usd", "max_cost_usd", "cost")):
+        # Reservations keep the spend within budget unless a provider reported more usage
+        # than its request allowed: the record then shows a broken budget.
+        spent, cap = req.get(spent_key), budget.get(limit_key) if isinstance(budget, dict) else None
+        if spent is None and spent_key == "cost_spent_usd":
+            spent = req.get("cost_known_usd")  # the known part already above the cap breaks it
+        if is_number(spent) and is_number(cap) and spent > cap + 1e-9:
+            v.add(f"requests.{spent_key}", f"<= {cap}", spent,
+                  f"more {what} spent than the budget allows (provider reported more usage than "
+                  "the request allowed)", "requests")
+    ended = [req.get(k) for k in ("completed", "failed")]
+    if is_number(sent) and all(is_number(x) for x in ended) and sum(ended) > sent:
+        v.add("requests", f"completed + failed <= sent ({sent})", sum(ended),
+              "more requests ended than were sent", "requests")
+    known = [((a.get("measurements") or {}).get("requests")) for a in v.report["attempts"]]
+    total = sum(x for x in known if is_number(x))
+    if is_number(sent) and total > sent:
+        v.add("requests.sent", f">= {total} (attempts' measured requests)", sent,
+              "attempts measured more requests than the run sent", "requests")
+
+
+def check_conversations(v: Findings) -> None:
+    """Every conversation's chain of turns (record/chains.py)."""
+    by_case: dict[str, list[tuple[int, dict]]] = defaultdict(list)
+    for i, a in enumerate(v.report["attempts"]):
+        by_case[a["case_id"]].append((i, a))
+    turns: dict[str, list[dict]] = defaultdict(list)
+    for c in v.report["plan"]["cases"]:
+        if c.get("conversation") is not None and isinstance(c.get("input"), dict):
+            turns[c["conversation"]].append(c)
+    for conv_id, cases in turns.items():
+        cases.sort(key=lambda c: c.get("turn_index", 0))
+        records = [r for c in cases for r in by_case.get(c["id"], [])]
+        if any("chain_input_hash" in a or "turn" in a for _, a in records):
+            v.checked["conversations"] += 1
+        completed = (v.report.get("run") or {}).get("status") == "completed"
+        v.mismatches.extend(verify_conversation(cases, records, completed=completed))
