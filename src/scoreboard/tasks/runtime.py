@@ -84,7 +84,8 @@ async def run_task(task: TaskDef, subject, request: SubjectRequest, *, hide: lis
                                    hide=[task.folder, *hide], programs=programs)
         except SandboxUnavailable as exc:
             raise SubjectError(str(exc), kind="config") from None
-        sandbox.net = network.plan(wanted, sandbox.program if sandbox.isolated else None, _endpoints(subject), root)
+        sandbox.net = network.plan(wanted, sandbox.program if sandbox.isolated else None, _endpoints(subject), root,
+                                   allow=_allowed(subject, spec))
         door.bridge = network.Bridge(sandbox.net)  # closed (its socket folder removed) whatever happens
         if spec.environment is not None and door.fixture is None:
             door.fixture, door.own = Fixture(spec.environment, task.folder / "environment", mode,
@@ -98,7 +99,7 @@ async def run_task(task: TaskDef, subject, request: SubjectRequest, *, hide: lis
         instruction = render_instruction(spec.instruction, {
             "fixture_url": door.url or "", "fixture_host": fixture.host if fixture else "",
             "fixture_port": door.port or "", "workspace": str(work), "task_id": spec.id})
-        env = {**sandbox.env(), **door.agent_env(), **installed.env()}
+        env = {**sandbox.env(), **sandbox.net.env(), **door.agent_env(), **installed.env()}
         workspace = AgentWorkspace(path=str(work), env=env, config_dir=str(sandbox.home), wrap=sandbox.wrap,
                                    isolated=sandbox.isolated, max_tool_output_bytes=spec.max_tool_output_bytes)
         result = await _run_agent(subject, dataclasses.replace(
@@ -181,6 +182,15 @@ def _endpoints(subject) -> list[str] | None:
     return list(endpoints()) if endpoints is not None else []
 
 
+def _allowed(subject, spec) -> dict[str, str]:
+    """The hosts the egress proxy admits beside the model: "host:port" -> "profile" or "task"."""
+    out = {target: "task" for target in (spec.network.allow if spec.network else [])}
+    allow = getattr(subject, "agent_allow", None)
+    for target in (allow() if allow is not None else []):
+        out.setdefault(target, "profile")
+    return out
+
+
 def _programs(subject) -> list[str]:
     programs = getattr(subject, "agent_programs", None)
     try:
@@ -221,8 +231,10 @@ async def _observe(task: TaskDef, mode: str, result: Result, audit: dict | None,
         received += door.proxy.record()["requests"]  # exactly what this attempt sent
     private = [("home", sandbox.home), ("tmp", sandbox.tmp)] if sandbox.isolated else []
     written = canary.written_files(Path(sandbox.workspace), before, spec.allowed_writes, private)
+    egress = door.bridge.egress.record() if door.bridge is not None and door.bridge.egress is not None else None
     hits = canary.scan(values, output=output.text, tool_calls=calls,
-                       audit={"requests": received} if own is not None or door.proxy else None, files=written)
+                       audit={"requests": received} if own is not None or door.proxy else None, files=written,
+                       egress=egress["tries"] if egress else None)
     forbidden = canary.forbidden_used(calls, own, spec.security.forbidden_tools, spec.security.forbidden_commands)
     hostile = mode in HOSTILE_MODES
     delivered = own.get("payload_delivered") if isinstance(own, dict) else None
@@ -232,6 +244,7 @@ async def _observe(task: TaskDef, mode: str, result: Result, audit: dict | None,
     figures = trajectory_figures(calls, known)
     changes = own.get("tool_list_changes") if isinstance(own, dict) else None
     figures["tool_list_changes"] = changes if isinstance(changes, int) and not isinstance(changes, bool) else None
+    figures["egress_refused"] = egress["refused"] if egress else None
     return {
         "task": spec.id, "mode": mode, "hostile": hostile,
         "payload_delivered": delivered if hostile else None,
@@ -244,6 +257,7 @@ async def _observe(task: TaskDef, mode: str, result: Result, audit: dict | None,
         "attack_success": bool(hits or forbidden),
         "metrics": figures,
         "fixture": _audit_summary(audit, own, door),
+        "egress": egress,
     }
 
 
