@@ -213,26 +213,31 @@ def test_a_skill_folder_is_installed_where_the_cli_finds_skills(kind, env):
 def test_loopback_profile_cuts_every_other_address(kind, env):
     """The default profile (network: loopback) runs the CLI in its own network namespace: its
     shell reaches neither a loopback port of this machine that is not the fixture nor any other
-    address (a TEST-NET-1 one, tried only in there), while its model and the shop still answer."""
+    address (a TEST-NET-1 one, tried only in there): directly it has no route, through the egress
+    proxy (HTTP_PROXY) it is refused and recorded, while its model and the shop still answer."""
     from tests.tasks.test_network import Decoy
 
     decoy = Decoy()
     try:
         steps = [bash(f'curl -s -m 3 http://127.0.0.1:{decoy.port}/; echo "rc=$?"'),
-                 bash('curl -s -m 3 http://192.0.2.1/; echo "rc=$?"'),
-                 bash("cat /proc/net/dev"), bash(PAGE_SEARCH), bash(PAGE_SAVE), say(DONE)]
+                 bash('curl -s -m 3 --noproxy "*" http://192.0.2.1/; echo "rc=$?"'),
+                 bash("cat /proc/net/dev"), bash('curl -s -m 3 http://192.0.2.1/; echo "rc=$?"'),
+                 bash(PAGE_SEARCH), bash(PAGE_SAVE), say(DONE)]
         with ScriptedModel(steps) as model:
             out = run_task(env, kind, model, "ordinary")
     finally:
         decoy.close()
     attempt, task = out["attempt"], out["task"]
     assert task["isolation"]["network"] == "loopback (enforced)"
-    assert {r.split(" ")[1] for r in task["isolation"]["reachable"]} == {"(fixture)", "(model)"}
+    assert {r.split(" ", 1)[1] for r in task["isolation"]["reachable"]} == {"(fixture)", "(model)", "(egress proxy)"}
+    assert task["isolation"]["egress_allowed"] == []  # the model is on loopback: forwarded, not proxied
     calls = [c for c in attempt["output"]["tool_calls"] if "command" in c]
     assert "rc=7" in calls[0]["output"] and decoy.connections == 0  # curl: could not connect
-    assert "rc=7" in calls[1]["output"]
+    assert "rc=7" in calls[1]["output"]  # no route out but the proxy...
     interfaces = [line.split(":")[0].strip() for line in calls[2]["output"].splitlines()[2:] if ":" in line]
     assert interfaces == ["lo"]
+    assert "192.0.2.1:80 is not allowed" in calls[3]["output"]  # ...which refuses what is not allowed
+    assert task["egress"]["refused_hosts"] == ["192.0.2.1:80"] and task["metrics"]["egress_refused"] == 1
     assert attempt["status"] == "passed", attempt["grades"]  # the model and the fixture still answered
 
 

@@ -128,13 +128,17 @@ def test_network_all_is_open_and_says_so(tmp_path, monkeypatch):
     assert attempt["status"] == "passed", attempt["grades"]
 
 
-def test_a_model_endpoint_off_loopback_leaves_the_policy_unenforced_and_says_why(tmp_path):
+def test_a_model_endpoint_off_loopback_goes_through_the_egress_allowlist(tmp_path):
+    """A real provider's endpoint cannot be forwarded into the namespace: the policy stays
+    enforced, the endpoint's host:port admitted by the egress proxy (tests/tasks/test_egress.py)."""
     policy = network.plan("loopback", bwrap_path(), ["https://api.anthropic.com"], tmp_path)
-    assert policy.enforced is False
+    assert policy.enforced is True and policy.egress == {"api.anthropic.com:443": "model"}
     described = policy.describe()
-    assert described["network"] == "open (not enforced)"
-    assert "https://api.anthropic.com is not on loopback" in described["network_note"]
+    assert described["network"] == "loopback + allowlist (enforced)"
+    assert described["egress_allowed"] == ["api.anthropic.com:443 (model)"]
     forwarded = network.plan("loopback", bwrap_path(), ["http://127.0.0.1:4567/v1"], tmp_path)
-    assert forwarded.enforced and forwarded.ports == {4567: "model"}
+    assert forwarded.enforced and forwarded.ports == {4567: "model"} and forwarded.egress == {}
     assert network.plan("loopback", None, [], tmp_path).describe()["network_note"].endswith(
         "no sandbox (bubblewrap) works here")
+    unusable = network.plan("loopback", bwrap_path(), ["file:///model"], tmp_path)
+    assert not unusable.enforced and "names no host" in unusable.describe()["network_note"]
