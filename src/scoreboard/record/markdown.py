@@ -168,7 +168,8 @@ def _tasks(tasks: Any) -> list[str]:
         egress = t.per_attempt.get("egress_refused")
         if egress is not None and egress.known_subtotal:
             without = f"; {egress.unknown_count} ran without one" if egress.unknown_count else ""
-            notes.append(f"- {cell(name)}: {egress.known_subtotal} egress tries refused by the allowlist proxy "
+            tries = "try" if egress.known_subtotal == 1 else "tries"
+            notes.append(f"- {cell(name)}: {egress.known_subtotal} egress {tries} refused by the allowlist proxy "
                          f"({egress.known_count} attempt{'' if egress.known_count == 1 else 's'} behind it{without})")
         lines.append(f"| {cell(name)} | {cell(t.mode)} | {_task_rate(t.benign_utility)} | "
                      f"{_task_rate(t.utility_under_attack)} | {_task_rate(t.attack_success_rate)} | {t.errors} | "
