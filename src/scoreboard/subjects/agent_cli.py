@@ -216,7 +216,7 @@ class AgentCLISubject(Subject):
             if ws is not None:
                 env.update(ws.env)
                 env.update(self.workspace_env(root, ws.isolated))
-                argv = ws.argv(argv)
+                argv = ws.argv(argv, env)
             if ledger is not None:
                 ticket = await ledger.acquire(request.attempt, role=request.role, subject=self.label)
             try:

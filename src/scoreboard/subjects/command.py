@@ -144,7 +144,7 @@ class CommandSubject(Subject):
             if ws is not None:  # an agent task: in its workspace, inside its sandbox
                 env.update(ws.env)
                 final = [str(p) if (p := self._file_arg(a)) is not None else a for a in final]
-                where, final = Path(ws.path), ws.argv(final)
+                where, final = Path(ws.path), ws.argv(final, env)
             limit = self.max_response_bytes
             try:
                 done = await run_process(final, env=env, cwd=where, limit=limit,

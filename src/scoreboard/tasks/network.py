@@ -171,27 +171,27 @@ class NetPolicy:
         out["NO_PROXY"] = out["no_proxy"] = NO_PROXY
         return out
 
-    def wrap(self, argv: list[str]) -> tuple[list[str], list[str]]:
-        """(bwrap arguments, argv run inside): the namespace, the socket folder, the forwarder."""
+    def wrap(self, argv: list[str]) -> list[str]:
+        """The argv run inside: the forwarder first when the policy is enforced (the sandbox
+        cuts the network and shows the socket folder read-only)."""
         if not self.enforced or self.sock_dir is None:
-            return [], list(argv)
+            return list(argv)
         ports = ",".join(str(p) for p in sorted(self.ports))
-        return (["--unshare-net", "--ro-bind", str(self.sock_dir), str(self.sock_dir)],
-                [self.python, "-I", "-c", INSIDE, str(self.sock_dir), ports, "--", *argv])
+        return [self.python, "-I", "-c", INSIDE, str(self.sock_dir), ports, "--", *argv]
 
 
-def plan(wanted: str | None, bwrap: str | None, endpoints: list[str] | None, root: Path,
-         allow: dict[str, str] | None = None) -> NetPolicy:
+def plan(wanted: str | None, program: str | None, endpoints: list[str] | None, root: Path,
+         allow: dict[str, str] | None = None, kind: str = "bwrap") -> NetPolicy:
     """The attempt's policy. `endpoints`: the URLs the agent's own program must reach (its
     model); a loopback one is forwarded, any other is allowed through the egress proxy.
     `allow`: more "host:port"s the egress proxy admits -> who allowed them ("profile", "task")."""
     policy = NetPolicy(wanted)
     if wanted != "loopback":
         return policy
-    if bwrap is None:
+    if program is None:  # the sandbox's program (bwrap, or docker with kind "docker")
         policy.reason = "no sandbox (bubblewrap) works here"
         return policy
-    if not netns_works(bwrap):
+    if kind == "bwrap" and not netns_works(program):
         policy.reason = "bubblewrap cannot make a network namespace here (--unshare-net failed)"
         return policy
     for url in endpoints or []:

@@ -32,7 +32,7 @@ from .checks import CheckContext, run_checks
 from .fixture import Fixture, FixtureError
 from .load import TaskDef
 from .proxy import AttemptProxy
-from .sandbox import SandboxUnavailable, make_sandbox
+from .sandbox import Sandbox, SandboxUnavailable, make_sandbox
 from .shared import SharedFixtures
 from .spec import HOSTILE_MODES, render_instruction
 
@@ -84,8 +84,9 @@ async def run_task(task: TaskDef, subject, request: SubjectRequest, *, hide: lis
                                    hide=[task.folder, *hide], programs=programs)
         except SandboxUnavailable as exc:
             raise SubjectError(str(exc), kind="config") from None
+        door.sandbox = sandbox  # closed (a container removed) whatever happens
         sandbox.net = network.plan(wanted, sandbox.program if sandbox.isolated else None, _endpoints(subject), root,
-                                   allow=_allowed(subject, spec))
+                                   allow=_allowed(subject, spec), kind=sandbox.kind)
         door.bridge = network.Bridge(sandbox.net)  # closed (its socket folder removed) whatever happens
         if spec.environment is not None and door.fixture is None:
             door.fixture, door.own = Fixture(spec.environment, task.folder / "environment", mode,
@@ -118,6 +119,8 @@ async def run_task(task: TaskDef, subject, request: SubjectRequest, *, hide: lis
         result.extra = {**(result.extra or {}), "task": observed}
         return result
     finally:
+        if door.sandbox is not None:
+            await asyncio.to_thread(door.sandbox.close)
         if door.own and door.fixture is not None:
             door.fixture.stop()
         shutil.rmtree(root, ignore_errors=True)
@@ -137,6 +140,7 @@ class _Door:
     proxy: AttemptProxy | None = None
     #: the forwarding into an enforced loopback-only sandbox (tasks/network.py)
     bridge: network.Bridge | None = None
+    sandbox: Sandbox | None = None
 
     @property
     def port(self) -> int | None:
