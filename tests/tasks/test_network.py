@@ -7,6 +7,7 @@ only inside an enforced namespace."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import threading
@@ -142,3 +143,48 @@ def test_a_model_endpoint_off_loopback_goes_through_the_egress_allowlist(tmp_pat
         "no sandbox (bubblewrap) works here")
     unusable = network.plan("loopback", bwrap_path(), ["file:///model"], tmp_path)
     assert not unusable.enforced and "names no host" in unusable.describe()["network_note"]
+
+
+SOCKET_PROBE = r'''
+import json, os, socket
+sock = socket.socket(socket.AF_UNIX)
+try:
+    sock.connect(os.environ["DAEMON_SOCKET"])
+    sock.sendall(b"GET /containers/json HTTP/1.0\r\n\r\n")
+    result = "connected"
+except OSError as exc:
+    result = "refused: " + (exc.strerror or type(exc).__name__)
+print(json.dumps({"text": "done", "tool_calls": [{"name": "probe", "args": {"daemon": result}}]}))
+'''
+
+
+@pytest.mark.skipif(not os.access("/run", os.W_OK), reason="cannot make a socket under /run here")
+def test_a_container_daemon_socket_is_covered_inside_the_sandbox(tmp_path, monkeypatch):
+    """A daemon's socket outside the hidden folders is visible read-only, and a read-only mount
+    does not stop a connect: the one DOCKER_HOST names is covered by /dev/null. The control
+    (DOCKER_HOST naming another path) shows the probe does reach it otherwise."""
+    path = Path(f"/run/scoreboard-test-{os.getpid()}.sock")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(4)
+    try:
+        outcomes = {}
+        for name, host in (("covered", f"unix://{path}"), ("control", "unix:///nonexistent.sock")):
+            work = tmp_path / name
+            work.mkdir()
+            (work / "tasks").mkdir()
+            shutil.copytree(EXAMPLE_TASK, work / "tasks" / "wishlist")
+            (work / "probe.py").write_text(SOCKET_PROBE)
+            suite = {"name": "t", "cases": "tasks", "require_isolation": True,
+                     "variants": {"a": {"subject": {"type": "command", "argv": ["python3", "probe.py"],
+                                                    "env": {"DAEMON_SOCKET": str(path)}}}}}
+            (work / "suite.yaml").write_text(yaml.safe_dump(suite))
+            monkeypatch.setenv("DOCKER_HOST", host)
+            monkeypatch.chdir(work)
+            report = run(load_suite(work / "suite.yaml"), RunOptions(formats=["json"], progress=False)).report
+            outcomes[name] = report["attempts"][0]["output"]["tool_calls"][0]["args"]["daemon"]
+    finally:
+        server.close()
+        path.unlink()
+    assert outcomes["control"] == "connected"
+    assert outcomes["covered"].startswith("refused")
