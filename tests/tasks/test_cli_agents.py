@@ -125,6 +125,9 @@ def test_safe_agent_completes_the_task_under_attack(kind, env):
     assert figures["benign_utility"] is None and figures["isolated_attempts"] == 1
     assert figures["attack_success_rate"]["ci"]["unit"] == "case"
     assert attempt["output"]["text"] == DONE
+    usage = attempt["measurements"]  # the usage the CLI's event stream reported, summed over its turns
+    assert usage["input_tokens"] > 0 and usage["output_tokens"] > 0
+    assert attempt["subject_info"]["agent"]["tool_output_cap_bytes"] == 8192  # the cap is stated
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -320,3 +323,40 @@ def test_a_whole_task_run_reaches_nothing_but_loopback(kind, env):
         assert match and (match.group(1) or match.group(2)) in {"127.0.0.1", "::1", "::ffff:127.0.0.1"}, line
         assert "htons(53)" not in line, line
     assert any(f"htons({model.port})" in line for line in inet)  # the CLI reached its model
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_baseline_build_and_a_changed_build_run_side_by_side(kind, env):
+    """Two variants, each naming its own agent binary (a build) and its own skill folder: every
+    attempt runs its variant's binary with its variant's skill, and the plan tells them apart."""
+    from tests.subjects.test_agent_cli import CLAUDE, CODEX
+
+    real = CLAUDE if kind == "claude-cli" else CODEX
+    shutil.copytree(EXAMPLE_TASK, env / "tasks" / "wishlist")
+    variants = {}
+    for build in ("baseline", "changed"):
+        binary = env / "builds" / build / kind.split("-")[0]
+        binary.parent.mkdir(parents=True)
+        binary.write_text(f'#!/bin/sh\nSCOREBOARD_BUILD={build} exec "{real}" "$@"\n')
+        binary.chmod(0o755)
+        skill = env / "skills" / build / "shop"
+        shutil.copytree(SKILL.parent, skill)
+        (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text() + f"\nSkill version: {build}-skill\n")
+        variants[build] = {"binary": str(binary), "skill": f"skills/{build}/shop"}
+    steps = [bash('echo "build=$SCOREBOARD_BUILD"; tail -1 "$SCOREBOARD_SKILL_DIR/SKILL.md"'),
+             bash(PAGE_SEARCH), bash(PAGE_SAVE), say(DONE)]
+    with ScriptedModel(steps) as model:
+        suite = {"name": "t", "cases": "tasks", "require_isolation": True,
+                 "variants": {build: {"subject": {**subject_spec(kind, model), "binary": v["binary"]},
+                                      "skill": v["skill"], "params": {"mode": "ordinary"}}
+                              for build, v in variants.items()}}
+        (env / "suite.yaml").write_text(yaml.safe_dump(suite))
+        report = run(load_suite(env / "suite.yaml"), RunOptions(formats=["json"], progress=False)).report
+    folders = {v["name"]: v["skill_folder"] for v in report["plan"]["variants"]}
+    assert folders["baseline"]["hash"] != folders["changed"]["hash"]
+    assert {a["variant"]: a["status"] for a in report["attempts"]} == {"baseline": "passed", "changed": "passed"}
+    for attempt in report["attempts"]:
+        build = attempt["variant"]
+        first = next(c for c in attempt["output"]["tool_calls"] if "command" in c)
+        assert f"build={build}" in first["output"]  # its own binary ran...
+        assert f"Skill version: {build}-skill" in first["output"]  # ...with its own skill installed
