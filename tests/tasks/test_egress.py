@@ -13,7 +13,9 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import os
 import subprocess
+import tempfile
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
@@ -494,3 +496,33 @@ def test_strace_the_sandboxed_cli_connects_only_to_the_forwarders(kind, binary, 
     assert not any(h == "127.0.0.3" for h, _ in outside_hosts)  # ...and never the refused host
     assert proxy_port in inside  # the CLI went out through the forwarder
     assert set(inside) <= {proxy_port, fixture_port}, sorted(set(inside))
+
+
+@need_netns
+def test_the_real_agents_example_admits_only_the_vendors_model_hosts(monkeypatch):
+    """examples/agent-task/real.yaml (not run: it would reach the vendors): each variant's
+    network plan admits exactly its vendor's model host through the egress proxy."""
+    from tests.subjects.test_agent_cli import CLAUDE, CODEX
+
+    if CLAUDE is None or CODEX is None:
+        pytest.skip("the Claude Code and Codex CLIs are not installed")
+    bins = Path(tempfile.mkdtemp(prefix="sb-bins-"))
+    try:
+        for name, real in (("claude", CLAUDE), ("codex", CODEX)):
+            (bins / name).symlink_to(real)
+        monkeypatch.setenv("PATH", f"{bins}:{os.environ['PATH']}")
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "placeholder")
+        monkeypatch.setenv("OPENAI_API_KEY", "placeholder")
+        monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+        suite = load_suite(ROOT / "examples" / "agent-task" / "real.yaml")
+        admitted = {}
+        for variant in suite.variants:
+            subject = variant.subject
+            policy = network.plan(subject.agent_network, bwrap_path(), subject.agent_endpoints(), bins,
+                                  allow={t: "profile" for t in subject.agent_allow()})
+            admitted[variant.name] = policy.describe()
+    finally:
+        shutil.rmtree(bins, ignore_errors=True)
+    assert admitted["claude"]["egress_allowed"] == ["api.anthropic.com:443 (model)"]
+    assert admitted["codex"]["egress_allowed"] == ["api.openai.com:443 (model)"]
+    assert {a["network"] for a in admitted.values()} == {"loopback + allowlist (enforced)"}
