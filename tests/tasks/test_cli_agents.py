@@ -360,3 +360,38 @@ def test_a_baseline_build_and_a_changed_build_run_side_by_side(kind, env):
         first = next(c for c in attempt["output"]["tool_calls"] if "command" in c)
         assert f"build={build}" in first["output"]  # its own binary ran...
         assert f"Skill version: {build}-skill" in first["output"]  # ...with its own skill installed
+
+
+SHELL_TOOLS = {"Bash", "exec_command", "shell", "shell_command", "write_stdin"}
+WEB_TOOLS = {"WebFetch", "WebSearch", "web_search"}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_permission_profile_decides_the_tools_the_cli_offers(kind, env):
+    """What the real CLI offers its model follows the profile: the shell only with `shell`
+    (default true), web tools only with network `all`, Claude Code's tools as listed."""
+    from tests.servers.scripted_model import tool_names
+
+    profiles = {"default": {}, "no-shell": {"shell": False}, "web": {"network": "all"}}
+    if kind == "claude-cli":
+        profiles["read-only"] = {"tools": ["Read", "Grep"]}
+    offered = {}
+    for name, profile in profiles.items():
+        with ScriptedModel([say(DONE)]) as model:
+            spec = subject_spec(kind, model)
+            spec["agent"] = profile
+            where = env / name
+            where.mkdir()
+            shutil.copytree(EXAMPLE_TASK, where / "tasks" / "wishlist")
+            suite = {"name": "t", "cases": "tasks", "variants": {"a": {"subject": spec}}}
+            (where / "suite.yaml").write_text(yaml.safe_dump(suite))
+            run(load_suite(where / "suite.yaml"), RunOptions(formats=["json"], progress=False))
+            asked = [r["json"] for r in model.requests if isinstance(r.get("json"), dict) and r["json"].get("tools")]
+        assert asked, f"{name}: the CLI sent no request with tools"
+        offered[name] = set(tool_names(asked[0]))
+    assert offered["default"] & SHELL_TOOLS and not offered["default"] & WEB_TOOLS
+    assert not offered["no-shell"] & SHELL_TOOLS
+    assert offered["web"] & WEB_TOOLS and offered["web"] & SHELL_TOOLS
+    if kind == "claude-cli":
+        assert offered["read-only"] == {"Read", "Grep"}
+        assert offered["default"] == {"Bash", "Read", "Write", "Edit", "Glob", "Grep"}
