@@ -122,6 +122,10 @@ class EgressProxy:
         except (OSError, ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError,
                 TimeoutError):
             pass
+        except asyncio.CancelledError:
+            # close() at the end of the attempt: the connection ends here. Ending the handler
+            # normally keeps asyncio's server from logging the cancelled task as an error.
+            pass
         finally:
             self._tasks.discard(task)
             writer.close()
