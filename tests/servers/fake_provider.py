@@ -209,6 +209,8 @@ class FakeServerBase:
     CONTROL = {"/health", "/stats", "/requests", "/push", "/reset"}
     #: the loopback address it binds (a test of egress through a proxy uses another 127.x one)
     host = HOST
+    #: an ssl.SSLContext to serve https (a test of CONNECT tunnels), None for plain http
+    ssl_context = None
 
     def __init__(self, *, port: int = 0, latency_ms: float = 0, chunk_ms: float = 0,
                  script: dict[str, list] | None = None,
@@ -299,7 +301,7 @@ class FakeServerBase:
 
     @property
     def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return f"{'https' if self.ssl_context is not None else 'http'}://{self.host}:{self.port}"
 
     @property
     def url(self) -> str:
@@ -383,7 +385,8 @@ class FakeServerBase:
         # backlog: hundreds of clients connecting at once must not wait on SYN retries (aiohttp's
         # default is 128), or a concurrency test would measure the kernel, not the client
         assert self.host.startswith("127."), "fake servers bind loopback only"
-        site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True, backlog=1024)
+        site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True, backlog=1024,
+                           ssl_context=self.ssl_context)
         await site.start()
         sockets = getattr(site._server, "sockets", None) or []
         self.port = sockets[0].getsockname()[1]

@@ -11,9 +11,10 @@ or connecting."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-import shutil
 import os
+import shutil
 import subprocess
 import tempfile
 import threading
@@ -526,3 +527,67 @@ def test_the_real_agents_example_admits_only_the_vendors_model_hosts(monkeypatch
     assert admitted["claude"]["egress_allowed"] == ["api.anthropic.com:443 (model)"]
     assert admitted["codex"]["egress_allowed"] == ["api.openai.com:443 (model)"]
     assert {a["network"] for a in admitted.values()} == {"loopback + allowlist (enforced)"}
+
+
+def _make_tls(folder: Path) -> tuple[Path, Path, Path]:
+    """A throwaway CA and a certificate for 127.0.0.2 signed by it (openssl): (ca, cert, key)."""
+    ca, ca_key = folder / "ca.pem", folder / "ca.key"
+    cert, key, csr, ext = folder / "server.pem", folder / "server.key", folder / "server.csr", folder / "ext.cnf"
+    ext.write_text("subjectAltName=IP:127.0.0.2\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n")
+    for argv in (["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca_key, "-out", ca, "-days", "2",
+                  "-subj", "/CN=scoreboard test CA", "-addext", "basicConstraints=critical,CA:TRUE",
+                  "-addext", "keyUsage=critical,keyCertSign,cRLSign"],
+                 ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr, "-subj", "/CN=127.0.0.2"],
+                 ["x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial", "-out", cert,
+                  "-days", "2", "-extfile", ext]):
+        subprocess.run(["openssl", *map(str, argv)], capture_output=True, check=True)
+    return ca, cert, key
+
+
+@pytest.mark.agent_cli
+@need_netns
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl is not installed")
+@pytest.mark.parametrize(("kind", "binary"), _cli_kinds())
+def test_a_real_cli_reaches_an_https_model_through_a_connect_tunnel(kind, binary, cli_env):
+    """As with a real provider: the model is https (a throwaway CA the CLI is told to trust), so
+    the CLI opens a CONNECT tunnel through the egress proxy; the proxy sees the host and the
+    bytes, not the content, and the task is done."""
+    import ssl
+
+    # The CA must be readable inside the sandbox, which hides this test's folders and /tmp: a
+    # throwaway folder in the checkout's own (ignored) .scoreboard-tmp.
+    (ROOT / ".scoreboard-tmp").mkdir(exist_ok=True)
+    certs = Path(tempfile.mkdtemp(prefix="egress-tls-", dir=ROOT / ".scoreboard-tmp"))
+    try:
+        ca, cert, key = _make_tls(certs)
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(cert, key)
+        from tests.servers.scripted_model import ScriptedModel
+
+        class TLSModel(ScriptedModel):
+            host = "127.0.0.2"
+            ssl_context = context
+
+        steps = [bash_step(PAGE_SEARCH), bash_step(PAGE_SAVE), {"reply": DONE}]
+        with TLSModel(steps) as model:
+            suite = cli_suite(cli_env, kind, binary, model, [])
+            spec = yaml.safe_load(suite.read_text())
+            subject = spec["variants"]["agent"]["subject"]
+            subject["agent"].pop("network")  # the default: loopback only, the model admitted
+            subject.setdefault("env", {}).update({"NODE_EXTRA_CA_CERTS": str(ca), "SSL_CERT_FILE": str(ca)})
+            suite.write_text(yaml.safe_dump(spec))
+            outcome = run(load_suite(suite), RunOptions(formats=["json"], progress=False))
+            served = [r for r in model.requests if r["method"] == "POST"]
+    finally:
+        shutil.rmtree(certs, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            certs.parent.rmdir()  # only when no one else uses it
+    (attempt,) = outcome.report["attempts"]
+    task = attempt["subject_info"]["task"]
+    assert attempt["status"] == "passed", attempt.get("error") or attempt["grades"]
+    assert model.base_url.startswith("https://127.0.0.2:") and len(served) >= 3
+    assert task["isolation"]["egress_allowed"] == [f"127.0.0.2:{model.port} (model)"]
+    tunnels = task["egress"]["tries"]
+    assert tunnels and all(t["method"] == "CONNECT" and t["allowed"] and t["status"] == 200 for t in tunnels)
+    assert all(t["bytes_up"] > 0 and t["bytes_down"] > 0 for t in tunnels) and "path" not in tunnels[0]
+    assert task["egress"]["refused"] == 0
