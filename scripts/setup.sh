@@ -2,7 +2,7 @@
 # Set up scoreboard in ./.venv. With --test, also what the tests need: the test extras,
 # Debian's chromium (browser tests), strace (loopback-only checks), postgresql (the history
 # store's tests start a throwaway server with its initdb/pg_ctl), bubblewrap (the agent-task
-# sandbox), nodejs (the javascript grader) and the Claude Code and
+# sandbox; as root also docker.io, for the Docker-sandbox tests), nodejs (the javascript grader) and the Claude Code and
 # Codex CLIs from npm (agent-CLI subject tests) under ./.agent-clis.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +35,8 @@ if [ "$want_test" = 1 ]; then
   fi
   command -v node >/dev/null 2>&1 || need+=(nodejs)  # the javascript grader (promptfoo's assertions)
   command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)  # agent tasks: the sandbox around the agent
+  # the Docker-sandbox tests start a throwaway dockerd, which needs root
+  if [ "$(id -u)" -eq 0 ] && ! command -v dockerd >/dev/null 2>&1; then need+=(docker.io); fi
   if [ ${#need[@]} -gt 0 ]; then
     SUDO=""
     [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && SUDO=sudo

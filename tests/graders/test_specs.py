@@ -55,6 +55,7 @@ EXAMPLES = {
     "commands": ({"commands": {"required": ["api/tools$"], "forbidden": ["rm -rf"], "ordered": True}}, None),
     "tool-args": ({"tool-args": {"tool": "Read", "args": {"file_path": "^notes/"}, "max": 0}}, None),
     "tool-count": ({"tool-count": {"min": 1, "max": 9}}, None),
+    "egress": ({"egress": {"max_refused": 2}}, None),
     # rendered pages (issue 17): with no render they are not assessed
     "page-renders": ("page-renders", None),
     "page-no-console-errors": ({"page-no-console-errors": {"blocked": "fail"}}, None),

@@ -13,7 +13,7 @@ Out-of-process use::
     python -m tests.servers.fake_provider --port 0 --latency-ms 50 --script script.json
     # first stdout line: "PORT <n>"; serves until SIGTERM/SIGINT.
 
-Only ever binds 127.0.0.1.
+Only ever binds loopback: 127.0.0.1, or another 127.x address a subclass names in `host`.
 
 Routes (push()/set_default() route names in brackets):
     POST /v1/chat/completions  ["chat"]       (also /chat/completions)
@@ -207,6 +207,10 @@ class FakeServerBase:
     #: path prefix -> route name
     PREFIXES: dict[str, str] = {}
     CONTROL = {"/health", "/stats", "/requests", "/push", "/reset"}
+    #: the loopback address it binds (a test of egress through a proxy uses another 127.x one)
+    host = HOST
+    #: an ssl.SSLContext to serve https (a test of CONNECT tunnels), None for plain http
+    ssl_context = None
 
     def __init__(self, *, port: int = 0, latency_ms: float = 0, chunk_ms: float = 0,
                  script: dict[str, list] | None = None,
@@ -297,7 +301,7 @@ class FakeServerBase:
 
     @property
     def base_url(self) -> str:
-        return f"http://{HOST}:{self.port}"
+        return f"{'https' if self.ssl_context is not None else 'http'}://{self.host}:{self.port}"
 
     @property
     def url(self) -> str:
@@ -380,7 +384,9 @@ class FakeServerBase:
         await self._runner.setup()
         # backlog: hundreds of clients connecting at once must not wait on SYN retries (aiohttp's
         # default is 128), or a concurrency test would measure the kernel, not the client
-        site = web.TCPSite(self._runner, HOST, self.port, reuse_address=True, backlog=1024)
+        assert self.host.startswith("127."), "fake servers bind loopback only"
+        site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True, backlog=1024,
+                           ssl_context=self.ssl_context)
         await site.start()
         sockets = getattr(site._server, "sockets", None) or []
         self.port = sockets[0].getsockname()[1]

@@ -125,6 +125,9 @@ def test_safe_agent_completes_the_task_under_attack(kind, env):
     assert figures["benign_utility"] is None and figures["isolated_attempts"] == 1
     assert figures["attack_success_rate"]["ci"]["unit"] == "case"
     assert attempt["output"]["text"] == DONE
+    usage = attempt["measurements"]  # the usage the CLI's event stream reported, summed over its turns
+    assert usage["input_tokens"] > 0 and usage["output_tokens"] > 0
+    assert attempt["subject_info"]["agent"]["tool_output_cap_bytes"] == 8192  # the cap is stated
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -213,26 +216,31 @@ def test_a_skill_folder_is_installed_where_the_cli_finds_skills(kind, env):
 def test_loopback_profile_cuts_every_other_address(kind, env):
     """The default profile (network: loopback) runs the CLI in its own network namespace: its
     shell reaches neither a loopback port of this machine that is not the fixture nor any other
-    address (a TEST-NET-1 one, tried only in there), while its model and the shop still answer."""
+    address (a TEST-NET-1 one, tried only in there): directly it has no route, through the egress
+    proxy (HTTP_PROXY) it is refused and recorded, while its model and the shop still answer."""
     from tests.tasks.test_network import Decoy
 
     decoy = Decoy()
     try:
         steps = [bash(f'curl -s -m 3 http://127.0.0.1:{decoy.port}/; echo "rc=$?"'),
-                 bash('curl -s -m 3 http://192.0.2.1/; echo "rc=$?"'),
-                 bash("cat /proc/net/dev"), bash(PAGE_SEARCH), bash(PAGE_SAVE), say(DONE)]
+                 bash('curl -s -m 3 --noproxy "*" http://192.0.2.1/; echo "rc=$?"'),
+                 bash("cat /proc/net/dev"), bash('curl -s -m 3 http://192.0.2.1/; echo "rc=$?"'),
+                 bash(PAGE_SEARCH), bash(PAGE_SAVE), say(DONE)]
         with ScriptedModel(steps) as model:
             out = run_task(env, kind, model, "ordinary")
     finally:
         decoy.close()
     attempt, task = out["attempt"], out["task"]
     assert task["isolation"]["network"] == "loopback (enforced)"
-    assert {r.split(" ")[1] for r in task["isolation"]["reachable"]} == {"(fixture)", "(model)"}
+    assert {r.split(" ", 1)[1] for r in task["isolation"]["reachable"]} == {"(fixture)", "(model)", "(egress proxy)"}
+    assert task["isolation"]["egress_allowed"] == []  # the model is on loopback: forwarded, not proxied
     calls = [c for c in attempt["output"]["tool_calls"] if "command" in c]
     assert "rc=7" in calls[0]["output"] and decoy.connections == 0  # curl: could not connect
-    assert "rc=7" in calls[1]["output"]
+    assert "rc=7" in calls[1]["output"]  # no route out but the proxy...
     interfaces = [line.split(":")[0].strip() for line in calls[2]["output"].splitlines()[2:] if ":" in line]
     assert interfaces == ["lo"]
+    assert "192.0.2.1:80 is not allowed" in calls[3]["output"]  # ...which refuses what is not allowed
+    assert task["egress"]["refused_hosts"] == ["192.0.2.1:80"] and task["metrics"]["egress_refused"] == 1
     assert attempt["status"] == "passed", attempt["grades"]  # the model and the fixture still answered
 
 
@@ -315,3 +323,75 @@ def test_a_whole_task_run_reaches_nothing_but_loopback(kind, env):
         assert match and (match.group(1) or match.group(2)) in {"127.0.0.1", "::1", "::ffff:127.0.0.1"}, line
         assert "htons(53)" not in line, line
     assert any(f"htons({model.port})" in line for line in inet)  # the CLI reached its model
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_baseline_build_and_a_changed_build_run_side_by_side(kind, env):
+    """Two variants, each naming its own agent binary (a build) and its own skill folder: every
+    attempt runs its variant's binary with its variant's skill, and the plan tells them apart."""
+    from tests.subjects.test_agent_cli import CLAUDE, CODEX
+
+    real = CLAUDE if kind == "claude-cli" else CODEX
+    shutil.copytree(EXAMPLE_TASK, env / "tasks" / "wishlist")
+    variants = {}
+    for build in ("baseline", "changed"):
+        binary = env / "builds" / build / kind.split("-")[0]
+        binary.parent.mkdir(parents=True)
+        binary.write_text(f'#!/bin/sh\nSCOREBOARD_BUILD={build} exec "{real}" "$@"\n')
+        binary.chmod(0o755)
+        skill = env / "skills" / build / "shop"
+        shutil.copytree(SKILL.parent, skill)
+        (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text() + f"\nSkill version: {build}-skill\n")
+        variants[build] = {"binary": str(binary), "skill": f"skills/{build}/shop"}
+    steps = [bash('echo "build=$SCOREBOARD_BUILD"; tail -1 "$SCOREBOARD_SKILL_DIR/SKILL.md"'),
+             bash(PAGE_SEARCH), bash(PAGE_SAVE), say(DONE)]
+    with ScriptedModel(steps) as model:
+        suite = {"name": "t", "cases": "tasks", "require_isolation": True,
+                 "variants": {build: {"subject": {**subject_spec(kind, model), "binary": v["binary"]},
+                                      "skill": v["skill"], "params": {"mode": "ordinary"}}
+                              for build, v in variants.items()}}
+        (env / "suite.yaml").write_text(yaml.safe_dump(suite))
+        report = run(load_suite(env / "suite.yaml"), RunOptions(formats=["json"], progress=False)).report
+    folders = {v["name"]: v["skill_folder"] for v in report["plan"]["variants"]}
+    assert folders["baseline"]["hash"] != folders["changed"]["hash"]
+    assert {a["variant"]: a["status"] for a in report["attempts"]} == {"baseline": "passed", "changed": "passed"}
+    for attempt in report["attempts"]:
+        build = attempt["variant"]
+        first = next(c for c in attempt["output"]["tool_calls"] if "command" in c)
+        assert f"build={build}" in first["output"]  # its own binary ran...
+        assert f"Skill version: {build}-skill" in first["output"]  # ...with its own skill installed
+
+
+SHELL_TOOLS = {"Bash", "exec_command", "shell", "shell_command", "write_stdin"}
+WEB_TOOLS = {"WebFetch", "WebSearch", "web_search"}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_permission_profile_decides_the_tools_the_cli_offers(kind, env):
+    """What the real CLI offers its model follows the profile: the shell only with `shell`
+    (default true), web tools only with network `all`, Claude Code's tools as listed."""
+    from tests.servers.scripted_model import tool_names
+
+    profiles = {"default": {}, "no-shell": {"shell": False}, "web": {"network": "all"}}
+    if kind == "claude-cli":
+        profiles["read-only"] = {"tools": ["Read", "Grep"]}
+    offered = {}
+    for name, profile in profiles.items():
+        with ScriptedModel([say(DONE)]) as model:
+            spec = subject_spec(kind, model)
+            spec["agent"] = profile
+            where = env / name
+            where.mkdir()
+            shutil.copytree(EXAMPLE_TASK, where / "tasks" / "wishlist")
+            suite = {"name": "t", "cases": "tasks", "variants": {"a": {"subject": spec}}}
+            (where / "suite.yaml").write_text(yaml.safe_dump(suite))
+            run(load_suite(where / "suite.yaml"), RunOptions(formats=["json"], progress=False))
+            asked = [r["json"] for r in model.requests if isinstance(r.get("json"), dict) and r["json"].get("tools")]
+        assert asked, f"{name}: the CLI sent no request with tools"
+        offered[name] = set(tool_names(asked[0]))
+    assert offered["default"] & SHELL_TOOLS and not offered["default"] & WEB_TOOLS
+    assert not offered["no-shell"] & SHELL_TOOLS
+    assert offered["web"] & WEB_TOOLS and offered["web"] & SHELL_TOOLS
+    if kind == "claude-cli":
+        assert offered["read-only"] == {"Read", "Grep"}
+        assert offered["default"] == {"Bash", "Read", "Write", "Edit", "Glob", "Grep"}

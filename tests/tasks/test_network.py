@@ -7,6 +7,7 @@ only inside an enforced namespace."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import threading
@@ -128,13 +129,62 @@ def test_network_all_is_open_and_says_so(tmp_path, monkeypatch):
     assert attempt["status"] == "passed", attempt["grades"]
 
 
-def test_a_model_endpoint_off_loopback_leaves_the_policy_unenforced_and_says_why(tmp_path):
+def test_a_model_endpoint_off_loopback_goes_through_the_egress_allowlist(tmp_path):
+    """A real provider's endpoint cannot be forwarded into the namespace: the policy stays
+    enforced, the endpoint's host:port admitted by the egress proxy (tests/tasks/test_egress.py)."""
     policy = network.plan("loopback", bwrap_path(), ["https://api.anthropic.com"], tmp_path)
-    assert policy.enforced is False
+    assert policy.enforced is True and policy.egress == {"api.anthropic.com:443": "model"}
     described = policy.describe()
-    assert described["network"] == "open (not enforced)"
-    assert "https://api.anthropic.com is not on loopback" in described["network_note"]
+    assert described["network"] == "loopback + allowlist (enforced)"
+    assert described["egress_allowed"] == ["api.anthropic.com:443 (model)"]
     forwarded = network.plan("loopback", bwrap_path(), ["http://127.0.0.1:4567/v1"], tmp_path)
-    assert forwarded.enforced and forwarded.ports == {4567: "model"}
+    assert forwarded.enforced and forwarded.ports == {4567: "model"} and forwarded.egress == {}
     assert network.plan("loopback", None, [], tmp_path).describe()["network_note"].endswith(
         "no sandbox (bubblewrap) works here")
+    unusable = network.plan("loopback", bwrap_path(), ["file:///model"], tmp_path)
+    assert not unusable.enforced and "names no host" in unusable.describe()["network_note"]
+
+
+SOCKET_PROBE = r'''
+import json, os, socket
+sock = socket.socket(socket.AF_UNIX)
+try:
+    sock.connect(os.environ["DAEMON_SOCKET"])
+    sock.sendall(b"GET /containers/json HTTP/1.0\r\n\r\n")
+    result = "connected"
+except OSError as exc:
+    result = "refused: " + (exc.strerror or type(exc).__name__)
+print(json.dumps({"text": "done", "tool_calls": [{"name": "probe", "args": {"daemon": result}}]}))
+'''
+
+
+@pytest.mark.skipif(not os.access("/run", os.W_OK), reason="cannot make a socket under /run here")
+def test_a_container_daemon_socket_is_covered_inside_the_sandbox(tmp_path, monkeypatch):
+    """A daemon's socket outside the hidden folders is visible read-only, and a read-only mount
+    does not stop a connect: the one DOCKER_HOST names is covered by /dev/null. The control
+    (DOCKER_HOST naming another path) shows the probe does reach it otherwise."""
+    path = Path(f"/run/scoreboard-test-{os.getpid()}.sock")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(4)
+    try:
+        outcomes = {}
+        for name, host in (("covered", f"unix://{path}"), ("control", "unix:///nonexistent.sock")):
+            work = tmp_path / name
+            work.mkdir()
+            (work / "tasks").mkdir()
+            shutil.copytree(EXAMPLE_TASK, work / "tasks" / "wishlist")
+            (work / "probe.py").write_text(SOCKET_PROBE)
+            suite = {"name": "t", "cases": "tasks", "require_isolation": True,
+                     "variants": {"a": {"subject": {"type": "command", "argv": ["python3", "probe.py"],
+                                                    "env": {"DAEMON_SOCKET": str(path)}}}}}
+            (work / "suite.yaml").write_text(yaml.safe_dump(suite))
+            monkeypatch.setenv("DOCKER_HOST", host)
+            monkeypatch.chdir(work)
+            report = run(load_suite(work / "suite.yaml"), RunOptions(formats=["json"], progress=False)).report
+            outcomes[name] = report["attempts"][0]["output"]["tool_calls"][0]["args"]["daemon"]
+    finally:
+        server.close()
+        path.unlink()
+    assert outcomes["control"] == "connected"
+    assert outcomes["covered"].startswith("refused")

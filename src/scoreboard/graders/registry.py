@@ -29,6 +29,7 @@ GRADERS: dict[str, str] = {
     "commands": "scoreboard.graders.task:CommandsGrader",
     "tool-args": "scoreboard.graders.task:ToolArgsGrader",
     "tool-count": "scoreboard.graders.task:ToolCountGrader",
+    "egress": "scoreboard.graders.task:EgressGrader",
     "citations": "scoreboard.graders.citations:CitationsGrader",
     "max-cost": "scoreboard.graders.limits:MaxCostGrader",
     "max-tokens": "scoreboard.graders.limits:MaxTokensGrader",

@@ -237,12 +237,29 @@ def page_data(view: ReportView, level: int = 0) -> dict:
                              "value_limit": shrink.value_limit, "passing_values_kept": shrink.keep_passing}
     if view.omitted:
         data["omitted"] = {**view.omitted, "shown": len(report.attempts)}
+    refused = _egress_refused(report.attempts)
+    if refused:
+        data["egress_refused"] = refused
     from .visual import check_lines, lead_lines  # visual work (issue 17): dQ and the judge check first
 
     lead = lead_lines(report) + check_lines(report)
     if lead:
         data["lead"] = lead
     return data
+
+
+def _egress_refused(attempts: list[Attempt], limit: int = 200) -> list[dict]:
+    """Agent-task attempts whose egress allowlist proxy refused a try: the hosts, per attempt."""
+    out = []
+    for a in attempts:
+        task = (a.subject_info or {}).get("task")
+        egress = task.get("egress") if isinstance(task, dict) else None
+        if isinstance(egress, dict) and egress.get("refused"):
+            out.append({"case": a.case_id, "variant": a.variant, "run": a.run, "refused": egress.get("refused"),
+                        "hosts": [str(h)[:200] for h in (egress.get("refused_hosts") or [])[:20]]})
+            if len(out) >= limit:
+                break
+    return out
 
 
 VARIANT_KEYS = {"name", "subject", "skill_path", "params"}

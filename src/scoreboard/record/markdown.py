@@ -111,6 +111,7 @@ def render_markdown(view: ReportView, *, failures: int = 3) -> str:
     lines += _comparisons(summary)
     lines += judges_section(summary.judges, summary.judge_agreement)
     lines += _tasks(summary.tasks)  # agent tasks
+    lines += _egress(view) if summary.tasks is not None else []
     lines += _gates(report.gates)
     lines += _measurements(variants, vs)
     if summary.not_measured:
@@ -164,6 +165,12 @@ def _tasks(tasks: Any) -> list[str]:
     for name, t in tasks.variants.items():
         commands = t.per_attempt.get("commands")
         mean = f"{commands.mean:.1f}" if commands is not None and commands.mean is not None else "unknown"
+        egress = t.per_attempt.get("egress_refused")
+        if egress is not None and egress.known_subtotal:
+            without = f"; {egress.unknown_count} ran without one" if egress.unknown_count else ""
+            tries = "try" if egress.known_subtotal == 1 else "tries"
+            notes.append(f"- {cell(name)}: {egress.known_subtotal} egress {tries} refused by the allowlist proxy "
+                         f"({egress.known_count} attempt{'' if egress.known_count == 1 else 's'} behind it{without})")
         lines.append(f"| {cell(name)} | {cell(t.mode)} | {_task_rate(t.benign_utility)} | "
                      f"{_task_rate(t.utility_under_attack)} | {_task_rate(t.attack_success_rate)} | {t.errors} | "
                      f"{t.not_assessed} | {t.not_isolated_attempts} | {mean} |")
@@ -173,6 +180,27 @@ def _tasks(tasks: Any) -> list[str]:
             if rate is not None and rate.note and f"- {cell(name)}: {rate.note}" not in notes:
                 notes.append(f"- {cell(name)}: {rate.note}")
     return lines + [""] + notes + ([""] if notes else []) + [f"Method: {tasks.method}.", ""]
+
+
+def _egress(view: ReportView, limit: int = 20) -> list[str]:
+    """Agent-task attempts whose egress proxy refused a try: what each tried to reach."""
+    refused = []
+    for a in view.report.attempts:
+        task = (a.subject_info or {}).get("task")
+        egress = task.get("egress") if isinstance(task, dict) else None
+        if isinstance(egress, dict) and egress.get("refused"):
+            refused.append((a, egress))
+    if not refused:
+        return []
+    total = sum(int(e.get("refused") or 0) for _, e in refused)
+    attempts = f"{len(refused)} attempt{'' if len(refused) == 1 else 's'}"
+    out = [f"### Egress refused ({total} tr{'y' if total == 1 else 'ies'} in {attempts})", ""]
+    for a, egress in refused[:limit]:
+        hosts = ", ".join(f"`{cell(h)}`" for h in egress.get("refused_hosts") or [])
+        out.append(f"- {cell(a.case_id)} · {cell(a.variant)} · run {a.run}: {egress.get('refused')} refused ({hosts})")
+    if len(refused) > limit:
+        out.append(f"- ... and {len(refused) - limit} more attempts (the JSON record lists them all)")
+    return out + [""]
 
 
 def _pass_at_k(variants: list[str], vs: dict[str, VariantSummary]) -> list[str]:

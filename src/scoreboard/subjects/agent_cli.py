@@ -125,8 +125,13 @@ class AgentCLISubject(Subject):
         """The profile's network policy in agent mode ("loopback" or "all")."""
         return self.options["agent"]["network"] if self.agent_mode else None
 
+    def agent_allow(self) -> list[str]:
+        """The hosts the profile lets through the egress proxy beside the model (`network: {allow}`)."""
+        return list(self.options["agent"].get("allow") or []) if self.agent_mode else []
+
     def agent_endpoints(self) -> list[str]:
-        """Where the CLI sends its model requests (forwarded into a loopback-only sandbox)."""
+        """Where the CLI sends its model requests (forwarded into a loopback-only sandbox when on
+        loopback, else admitted by its egress proxy)."""
         return model_endpoints(self.kind, self.options, self.child_env(Path("."), set()))
 
     def agent_programs(self) -> list[str]:
@@ -211,7 +216,7 @@ class AgentCLISubject(Subject):
             if ws is not None:
                 env.update(ws.env)
                 env.update(self.workspace_env(root, ws.isolated))
-                argv = ws.argv(argv)
+                argv = ws.argv(argv, env)
             if ledger is not None:
                 ticket = await ledger.acquire(request.attempt, role=request.role, subject=self.label)
             try:

@@ -18,6 +18,7 @@ from pathlib import Path
 from ..errors import ConfigError, SubjectError
 from ..redact import PROVIDER_KEY_VARS, SENSITIVE_NAME, scrub_all
 from ._bounded import run_process
+from .agent_profile import parse_network
 from .base import Subject, check_keys, to_result, too_large
 from .values import Output, Result, SubjectRequest
 
@@ -41,9 +42,7 @@ class CommandSubject(Subject):
 
     def parse(self, spec: dict) -> dict:
         check_keys(spec, {"argv", "env", "cwd", "keep_stderr", "model_free", "network", "trim"}, self.kind)
-        if spec.get("network", "all") not in ("loopback", "all"):
-            raise ConfigError("command subject: 'network' is loopback (an agent task cuts every other address) "
-                              "or all", field="subject.network")
+        parse_network(spec.get("network", "all"), "subject.network", "command subject: 'network'")
         if not isinstance(spec.get("trim", False), bool):
             raise ConfigError("command subject: 'trim' must be true or false", field="subject.trim")
         if not isinstance(spec.get("model_free", False), bool):
@@ -89,8 +88,13 @@ class CommandSubject(Subject):
 
     @property
     def agent_network(self) -> str:
-        """An agent task's network policy: `network: loopback` reaches only the task's fixture."""
-        return self.options.get("network", "all")
+        """An agent task's network policy: `network: loopback` reaches only the task's fixture
+        (and, with {allow: [host:port]}, those hosts through the egress proxy)."""
+        return parse_network(self.options.get("network", "all"), "subject.network", "command subject")[0]
+
+    def agent_allow(self) -> list[str]:
+        """The hosts the egress proxy admits for this agent (`network: {allow: [...]}`)."""
+        return parse_network(self.options.get("network", "all"), "subject.network", "command subject")[1] or []
 
     def agent_programs(self) -> list[str]:
         """The files named in argv (the program, a script): an agent task runs them from its
@@ -140,7 +144,7 @@ class CommandSubject(Subject):
             if ws is not None:  # an agent task: in its workspace, inside its sandbox
                 env.update(ws.env)
                 final = [str(p) if (p := self._file_arg(a)) is not None else a for a in final]
-                where, final = Path(ws.path), ws.argv(final)
+                where, final = Path(ws.path), ws.argv(final, env)
             limit = self.max_response_bytes
             try:
                 done = await run_process(final, env=env, cwd=where, limit=limit,

@@ -74,9 +74,10 @@ class AgentWorkspace:
     #: the most bytes of one tool output kept in the trajectory
     max_tool_output_bytes: int = 8192
 
-    def argv(self, argv: list[str]) -> list[str]:
-        """`argv` as run: inside the sandbox when there is one."""
-        return self.wrap(argv) if self.wrap is not None else list(argv)
+    def argv(self, argv: list[str], env: dict[str, str] | None = None) -> list[str]:
+        """`argv` as run: inside the sandbox when there is one (`env`: the environment it runs
+        with, which a container is handed by name)."""
+        return self.wrap(argv, env) if self.wrap is not None else list(argv)
 
 
 _UNPARSED: Any = object()

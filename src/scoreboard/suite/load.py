@@ -384,9 +384,13 @@ def _check_isolation(cfg: SuiteConfig, cases: list[Case], source: str | None, dr
     """A suite that requires isolation refuses to run agent tasks where no sandbox works."""
     if not cfg.require_isolation or dry_run or not any(c.task is not None for c in cases):
         return
-    from ..tasks.sandbox import INSTALL_HINT, bwrap_path
+    from ..tasks.sandbox import INSTALL_HINT, SandboxUnavailable, sandbox_program
 
-    if bwrap_path() is None:
+    try:
+        found = sandbox_program()
+    except SandboxUnavailable as exc:
+        raise ConfigError(str(exc), file=source, field="require_isolation") from None
+    if found is None:
         raise ConfigError(f"the suite requires isolation and no sandbox works here: {INSTALL_HINT}",
                           file=source, field="require_isolation")
 

@@ -8,10 +8,15 @@ into it:
           -> 127.0.0.1:PORT (outside)  -- Bridge, in scoreboard's event loop
 
 The ports forwarded are the task's fixture (or the attempt's proxy of a shared one) and the
-agent's model endpoint when it is on loopback. Inside, the same port numbers answer, so the
-URLs the agent was given work unchanged. A model endpoint that is not on loopback (a real
-provider) cannot be forwarded this way: the policy is then not enforced, and the attempt's
-record says so and why (`network: "open (not enforced)"`).
+agent's model endpoint when it is on loopback (127.0.0.1, localhost, ::1). Inside, the same port
+numbers answer, so the URLs the agent was given work unchanged.
+
+Everything else goes through the egress allowlist (tasks/egress.py): one more forwarded port,
+whose Unix socket is served by scoreboard's allowlisting HTTP proxy, named to the agent in
+HTTPS_PROXY / HTTP_PROXY / ALL_PROXY (NO_PROXY: the forwarded loopback addresses). It admits
+the model endpoint's host:port when the model is not on loopback (a real provider) and the
+hosts the profile or the task allows (`network: {allow: [host:port]}`), refuses the rest with
+403, and records every try.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import asyncio
 import contextlib
 import functools
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -28,8 +34,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from .egress import EgressProxy, join_host_port
+
 ENFORCED = "loopback (enforced)"
+ALLOWLIST = "loopback + allowlist (enforced)"
 OPEN = "open (not enforced)"
+#: what the agent is told to bypass the proxy for (the forwarded loopback services)
+NO_PROXY = "127.0.0.1,localhost,::1"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 #: the longest Unix socket path Linux takes, with room for the port's name
 _MAX_SOCKET_DIR = 96
@@ -127,14 +138,19 @@ class NetPolicy:
     enforced: bool = False
     reason: str | None = None
     sock_dir: Path | None = None
-    #: port -> what it serves ("fixture", "model")
+    #: port -> what it serves ("fixture", "model", "egress proxy")
     ports: dict[int, str] = field(default_factory=dict)
     python: str = ""
+    #: "host:port" -> why it is allowed through the egress proxy ("model", "profile", "task")
+    egress: dict[str, str] = field(default_factory=dict)
+    #: the port the egress proxy answers on inside (chosen when the bridge starts)
+    proxy_port: int | None = None
 
     def describe(self) -> dict:
-        out: dict = {"network": ENFORCED if self.enforced else OPEN}
+        out: dict = {"network": (ALLOWLIST if self.egress else ENFORCED) if self.enforced else OPEN}
         if self.enforced:
             out["reachable"] = [f"127.0.0.1:{p} ({what})" for p, what in sorted(self.ports.items())]
+            out["egress_allowed"] = [f"{h} ({why})" for h, why in sorted(self.egress.items())]
         elif self.wanted == "loopback":
             out["network_note"] = f"the profile asks for loopback only, not enforced: {self.reason}"
         elif self.wanted == "all":
@@ -143,34 +159,53 @@ class NetPolicy:
             out["network_note"] = self.reason or "the agent's subject sets no network policy"
         return out
 
-    def wrap(self, argv: list[str]) -> tuple[list[str], list[str]]:
-        """(bwrap arguments, argv run inside): the namespace, the socket folder, the forwarder."""
+    def env(self) -> dict[str, str]:
+        """The proxy variables of an enforced policy (both spellings: curl reads only the lower-case
+        http_proxy), so proxy-aware programs go out through the allowlist."""
+        if not self.enforced or self.proxy_port is None:
+            return {}
+        url = f"http://127.0.0.1:{self.proxy_port}"
+        out = {}
+        for name in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY"):
+            out[name] = out[name.lower()] = url
+        out["NO_PROXY"] = out["no_proxy"] = NO_PROXY
+        return out
+
+    def wrap(self, argv: list[str]) -> list[str]:
+        """The argv run inside: the forwarder first when the policy is enforced (the sandbox
+        cuts the network and shows the socket folder read-only)."""
         if not self.enforced or self.sock_dir is None:
-            return [], list(argv)
+            return list(argv)
         ports = ",".join(str(p) for p in sorted(self.ports))
-        return (["--unshare-net", "--ro-bind", str(self.sock_dir), str(self.sock_dir)],
-                [self.python, "-I", "-c", INSIDE, str(self.sock_dir), ports, "--", *argv])
+        return [self.python, "-I", "-c", INSIDE, str(self.sock_dir), ports, "--", *argv]
 
 
-def plan(wanted: str | None, bwrap: str | None, endpoints: list[str] | None, root: Path) -> NetPolicy:
+def plan(wanted: str | None, program: str | None, endpoints: list[str] | None, root: Path,
+         allow: dict[str, str] | None = None, kind: str = "bwrap") -> NetPolicy:
     """The attempt's policy. `endpoints`: the URLs the agent's own program must reach (its
-    model), None when the subject cannot say."""
+    model); a loopback one is forwarded, any other is allowed through the egress proxy.
+    `allow`: more "host:port"s the egress proxy admits -> who allowed them ("profile", "task")."""
     policy = NetPolicy(wanted)
     if wanted != "loopback":
         return policy
-    if bwrap is None:
+    if program is None:  # the sandbox's program (bwrap, or docker with kind "docker")
         policy.reason = "no sandbox (bubblewrap) works here"
         return policy
-    if not netns_works(bwrap):
+    if kind == "bwrap" and not netns_works(program):
         policy.reason = "bubblewrap cannot make a network namespace here (--unshare-net failed)"
         return policy
     for url in endpoints or []:
         port = loopback_port(url)
-        if port is None:
-            policy.reason = (f"the agent's model endpoint {url} is not on loopback, and only loopback "
-                             "services can be forwarded into the sandbox")
+        if port is not None:
+            policy.ports[port] = "model"
+            continue
+        target = remote_target(url)
+        if target is None:
+            policy.reason = f"the agent's model endpoint {url!r} names no host the egress proxy could admit"
             return policy
-        policy.ports[port] = "model"
+        policy.egress.setdefault(target, "model")
+    for target, why in (allow or {}).items():
+        policy.egress.setdefault(target, why)
     policy.sock_dir = root / "net"
     if len(str(policy.sock_dir)) > _MAX_SOCKET_DIR:
         policy.sock_dir = Path(tempfile.mkdtemp(prefix="sbnet-", dir="/tmp"))
@@ -180,21 +215,44 @@ def plan(wanted: str | None, bwrap: str | None, endpoints: list[str] | None, roo
     return policy
 
 
+def remote_target(url: str) -> str | None:
+    """"host:port" of a URL (the scheme's port when it names none), None when it has no host."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80 if parts.scheme == "http" else None)
+    except ValueError:
+        return None
+    if not parts.hostname or port is None:
+        return None
+    return join_host_port(parts.hostname.lower().rstrip("."), port)
+
+
 class Bridge:
-    """The outside half: a Unix socket per forwarded port, relaying to 127.0.0.1:port."""
+    """The outside half: a Unix socket per forwarded port, relaying to 127.0.0.1:port, and the
+    egress proxy's socket (served by the proxy itself, so it has no port on this machine)."""
 
     def __init__(self, policy: NetPolicy):
         self.policy = policy
         self.servers: list[asyncio.AbstractServer] = []
         self.tasks: set[asyncio.Task] = set()
+        self.egress: EgressProxy | None = None
 
     async def start(self) -> None:
+        """Serve the forwarded ports and start the egress proxy (call after every port is known)."""
         if not self.policy.enforced or self.policy.sock_dir is None:
             return
-        for port in self.policy.ports:
+        for port in list(self.policy.ports):
             path = self.policy.sock_dir / str(port)
             self.servers.append(await asyncio.start_unix_server(functools.partial(self._relay, port),
                                                                 path=str(path)))
+        # Inside the namespace only the forwarded ports are taken, so any other number will do.
+        port = 20000 + secrets.randbelow(40000)
+        while port in self.policy.ports:
+            port = 20000 + secrets.randbelow(40000)
+        self.egress = EgressProxy(dict(self.policy.egress))
+        await self.egress.start_unix(str(self.policy.sock_dir / str(port)))
+        self.policy.proxy_port = port
+        self.policy.ports[port] = "egress proxy"
 
     async def _relay(self, port: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
@@ -212,6 +270,8 @@ class Bridge:
             self.tasks.discard(task)
 
     async def close(self) -> None:
+        if self.egress is not None:
+            await self.egress.close()
         for server in self.servers:
             server.close()
         for task in list(self.tasks):

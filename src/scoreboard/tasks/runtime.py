@@ -32,7 +32,7 @@ from .checks import CheckContext, run_checks
 from .fixture import Fixture, FixtureError
 from .load import TaskDef
 from .proxy import AttemptProxy
-from .sandbox import SandboxUnavailable, make_sandbox
+from .sandbox import Sandbox, SandboxUnavailable, make_sandbox
 from .shared import SharedFixtures
 from .spec import HOSTILE_MODES, render_instruction
 
@@ -84,7 +84,9 @@ async def run_task(task: TaskDef, subject, request: SubjectRequest, *, hide: lis
                                    hide=[task.folder, *hide], programs=programs)
         except SandboxUnavailable as exc:
             raise SubjectError(str(exc), kind="config") from None
-        sandbox.net = network.plan(wanted, sandbox.program if sandbox.isolated else None, _endpoints(subject), root)
+        door.sandbox = sandbox  # closed (a container removed) whatever happens
+        sandbox.net = network.plan(wanted, sandbox.program if sandbox.isolated else None, _endpoints(subject), root,
+                                   allow=_allowed(subject, spec), kind=sandbox.kind)
         door.bridge = network.Bridge(sandbox.net)  # closed (its socket folder removed) whatever happens
         if spec.environment is not None and door.fixture is None:
             door.fixture, door.own = Fixture(spec.environment, task.folder / "environment", mode,
@@ -98,7 +100,7 @@ async def run_task(task: TaskDef, subject, request: SubjectRequest, *, hide: lis
         instruction = render_instruction(spec.instruction, {
             "fixture_url": door.url or "", "fixture_host": fixture.host if fixture else "",
             "fixture_port": door.port or "", "workspace": str(work), "task_id": spec.id})
-        env = {**sandbox.env(), **door.agent_env(), **installed.env()}
+        env = {**sandbox.env(), **sandbox.net.env(), **door.agent_env(), **installed.env()}
         workspace = AgentWorkspace(path=str(work), env=env, config_dir=str(sandbox.home), wrap=sandbox.wrap,
                                    isolated=sandbox.isolated, max_tool_output_bytes=spec.max_tool_output_bytes)
         result = await _run_agent(subject, dataclasses.replace(
@@ -117,6 +119,8 @@ async def run_task(task: TaskDef, subject, request: SubjectRequest, *, hide: lis
         result.extra = {**(result.extra or {}), "task": observed}
         return result
     finally:
+        if door.sandbox is not None:
+            await asyncio.to_thread(door.sandbox.close)
         if door.own and door.fixture is not None:
             door.fixture.stop()
         shutil.rmtree(root, ignore_errors=True)
@@ -136,6 +140,7 @@ class _Door:
     proxy: AttemptProxy | None = None
     #: the forwarding into an enforced loopback-only sandbox (tasks/network.py)
     bridge: network.Bridge | None = None
+    sandbox: Sandbox | None = None
 
     @property
     def port(self) -> int | None:
@@ -181,6 +186,15 @@ def _endpoints(subject) -> list[str] | None:
     return list(endpoints()) if endpoints is not None else []
 
 
+def _allowed(subject, spec) -> dict[str, str]:
+    """The hosts the egress proxy admits beside the model: "host:port" -> "profile" or "task"."""
+    out = {target: "task" for target in (spec.network.allow if spec.network else [])}
+    allow = getattr(subject, "agent_allow", None)
+    for target in (allow() if allow is not None else []):
+        out.setdefault(target, "profile")
+    return out
+
+
 def _programs(subject) -> list[str]:
     programs = getattr(subject, "agent_programs", None)
     try:
@@ -221,8 +235,10 @@ async def _observe(task: TaskDef, mode: str, result: Result, audit: dict | None,
         received += door.proxy.record()["requests"]  # exactly what this attempt sent
     private = [("home", sandbox.home), ("tmp", sandbox.tmp)] if sandbox.isolated else []
     written = canary.written_files(Path(sandbox.workspace), before, spec.allowed_writes, private)
+    egress = door.bridge.egress.record() if door.bridge is not None and door.bridge.egress is not None else None
     hits = canary.scan(values, output=output.text, tool_calls=calls,
-                       audit={"requests": received} if own is not None or door.proxy else None, files=written)
+                       audit={"requests": received} if own is not None or door.proxy else None, files=written,
+                       egress=egress["tries"] if egress else None)
     forbidden = canary.forbidden_used(calls, own, spec.security.forbidden_tools, spec.security.forbidden_commands)
     hostile = mode in HOSTILE_MODES
     delivered = own.get("payload_delivered") if isinstance(own, dict) else None
@@ -232,6 +248,7 @@ async def _observe(task: TaskDef, mode: str, result: Result, audit: dict | None,
     figures = trajectory_figures(calls, known)
     changes = own.get("tool_list_changes") if isinstance(own, dict) else None
     figures["tool_list_changes"] = changes if isinstance(changes, int) and not isinstance(changes, bool) else None
+    figures["egress_refused"] = egress["refused"] if egress else None
     return {
         "task": spec.id, "mode": mode, "hostile": hostile,
         "payload_delivered": delivered if hostile else None,
@@ -244,6 +261,7 @@ async def _observe(task: TaskDef, mode: str, result: Result, audit: dict | None,
         "attack_success": bool(hits or forbidden),
         "metrics": figures,
         "fixture": _audit_summary(audit, own, door),
+        "egress": egress,
     }
 
 

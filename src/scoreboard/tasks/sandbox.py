@@ -1,6 +1,8 @@
 """Where an agent runs: bubblewrap on Linux (the workspace, a private HOME and TMPDIR writable,
 the rest of the filesystem read-only, the user's home, the task folder and the working
-directory hidden), or nowhere special ("not isolated", said on every attempt).
+directory hidden), Docker where bubblewrap is not there (tasks/docker.py: the same layout in a
+container), or nowhere special ("not isolated", said on every attempt). SCOREBOARD_SANDBOX
+chooses: `auto` (the default: bubblewrap, else Docker), `bwrap` or `docker` (only that one).
 
 The agent CLI itself runs inside the sandbox, so the tools it runs (its shell) inherit it.
 The network is cut when the agent's profile asks for loopback only and it can be enforced
@@ -14,15 +16,32 @@ import functools
 import os
 import pwd
 import shutil
+import stat
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import docker
 from .network import NetPolicy
 
 #: the sandbox programs scoreboard knows, in the order it tries them
 BWRAP = "bwrap"
-INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
+DOCKER = "docker"
+INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap), or run a Docker daemon"
+#: the variable that chooses the sandbox: auto (bubblewrap, else Docker), bwrap or docker
+CHOICE_VAR = "SCOREBOARD_SANDBOX"
+
+
+def sandbox_program() -> tuple[str, str] | None:
+    """(kind, program) of the sandbox used here (SCOREBOARD_SANDBOX: auto, bwrap or docker), or None."""
+    choice = os.environ.get(CHOICE_VAR, "auto").strip().lower() or "auto"
+    if choice not in ("auto", BWRAP, DOCKER):
+        raise SandboxUnavailable(f"{CHOICE_VAR}={choice!r}: use auto, bwrap or docker")
+    if choice in ("auto", BWRAP) and (path := bwrap_path()) is not None:
+        return BWRAP, path
+    if choice in ("auto", DOCKER) and (path := docker.docker_path()) is not None:
+        return DOCKER, path
+    return None
 
 
 @functools.lru_cache(maxsize=1)
@@ -39,6 +58,29 @@ def bwrap_path() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return path if probe.returncode == 0 else None
+
+
+#: container daemons' sockets: connecting to one (a read-only mount does not stop that) would
+#: let the agent start a process outside the sandbox, so each is covered by /dev/null
+DAEMON_SOCKETS = ("/run/docker.sock", "/var/run/docker.sock", "/run/containerd/containerd.sock",
+                  "/run/podman/podman.sock", "/run/user/{uid}/docker.sock", "/run/user/{uid}/podman/podman.sock")
+
+
+def daemon_sockets() -> list[Path]:
+    """The container daemons' Unix sockets present here (DOCKER_HOST's too)."""
+    names = [p.format(uid=os.getuid()) for p in DAEMON_SOCKETS]
+    host = os.environ.get("DOCKER_HOST", "")
+    if host.startswith("unix://"):
+        names.append(host[len("unix://"):])
+    found: list[Path] = []
+    for name in names:
+        path = Path(os.path.realpath(name))
+        try:
+            if stat.S_ISSOCK(path.stat().st_mode) and path not in found:
+                found.append(path)
+        except OSError:
+            continue
+    return found
 
 
 def real_homes() -> list[Path]:
@@ -74,6 +116,8 @@ class Sandbox:
     program: str | None = None
     #: the attempt's network policy (tasks/network.py); None: open, no profile asked
     net: NetPolicy | None = None
+    #: the container's name (Docker), removed by close()
+    container: str | None = None
 
     @property
     def isolated(self) -> bool:
@@ -97,9 +141,12 @@ class Sandbox:
                 "XDG_CACHE_HOME": str(self.home / ".cache")}
 
     def wrap(self, argv: list[str], env: dict[str, str] | None = None) -> list[str]:
-        """`argv` run inside the sandbox (unchanged when not isolated). The cwd is the workspace."""
+        """`argv` run inside the sandbox (unchanged when not isolated). The cwd is the workspace;
+        `env`: the agent's environment (a container is handed each of its variables by name)."""
         if not self.isolated:
             return list(argv)
+        if self.kind == DOCKER:
+            return self._docker(argv, env or {})
         args = [self.program or BWRAP, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
                 "--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--tmpfs", "/dev/shm"]
         for path in self.hidden:
@@ -107,13 +154,35 @@ class Sandbox:
                 args += ["--tmpfs", str(path)]
         for path in self.reveal:
             args += ["--ro-bind", str(path), str(path)]
+        for path in daemon_sockets():
+            args += ["--ro-bind", "/dev/null", str(path)]
         for path in (self.workspace, self.home, self.tmp):
             args += ["--bind", str(path), str(path)]
-        net_args, argv = self.net.wrap(list(argv)) if self.net is not None else ([], list(argv))
-        args += net_args
+        argv = self.net.wrap(list(argv)) if self.net is not None else list(argv)
+        if self.net is not None and self.net.enforced and self.net.sock_dir is not None:
+            args += ["--unshare-net", "--ro-bind", str(self.net.sock_dir), str(self.net.sock_dir)]
         args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent",
                  "--chdir", str(self.workspace), "--"]
         return args + list(argv)
+
+
+    def _docker(self, argv: list[str], env: dict[str, str]) -> list[str]:
+        net = self.net
+        if net is not None and net.enforced and net.sock_dir is not None:
+            network = ["--network", "none", "--mount", f"type=bind,src={net.sock_dir},dst={net.sock_dir},readonly"]
+        else:
+            network = ["--network", "host"]
+        inside = net.wrap(list(argv)) if net is not None else list(argv)
+        self.container = self.container or docker.container_name()
+        return docker.run_args(self.program or DOCKER, self.container, workspace=self.workspace,
+                               writable=[self.workspace, self.home, self.tmp], hidden=self.hidden,
+                               reveal=self.reveal, env_names=sorted(env), network=network,
+                               sockets=daemon_sockets()) + inside
+
+    def close(self) -> None:
+        """Remove what outlives the agent's process (a container)."""
+        if self.container is not None and self.program is not None:
+            docker.remove(self.program, self.container)
 
 
 def _covers(outer: Path, inner: Path) -> bool:
@@ -132,11 +201,12 @@ def make_sandbox(root: Path, workspace: Path, *, want: str, hide: list[Path], pr
     home, tmp = root / "home", root / "tmp"
     home.mkdir(mode=0o700, exist_ok=True)
     tmp.mkdir(mode=0o700, exist_ok=True)
-    program = bwrap_path() if want != "off" else None
-    if program is None:
+    found = sandbox_program() if want != "off" else None
+    if found is None:
         if want == "required":
             raise SandboxUnavailable(f"the task requires a sandbox and none works here: {INSTALL_HINT}")
         return Sandbox("none", root, workspace, home, tmp)
+    kind, program = found
     hidden: list[Path] = []
     for path in real_homes() + [Path(os.path.realpath(p)) for p in hide]:
         if path.is_dir() and path not in hidden and not _covers(path, root) and path != Path("/"):
@@ -149,7 +219,7 @@ def make_sandbox(root: Path, workspace: Path, *, want: str, hide: list[Path], pr
             top = _install_root(real)
             if top not in reveal and not any(_covers(top, h) for h in hidden):
                 reveal.append(top)
-    return Sandbox(BWRAP, root, workspace, home, tmp, hidden, reveal, program)
+    return Sandbox(kind, root, workspace, home, tmp, hidden, reveal, program)
 
 
 def _install_root(program: Path) -> Path:

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from ..subjects.agent_profile import join_host_port, split_host_port
 from ..validation import Strict
 
 MODES = ("ordinary", "hostile", "hostile-schema", "hostile-result")
@@ -151,6 +152,26 @@ class Security(Strict):
         return value
 
 
+class Network(Strict):
+    """Hosts the task needs beyond its fixture: admitted by the egress proxy of an agent whose
+    network is loopback only (`allow: [host:port]`); everything else stays refused."""
+
+    allow: list[str] = Field(min_length=1)
+
+    @field_validator("allow")
+    @classmethod
+    def _targets(cls, value: list[str]) -> list[str]:
+        out: list[str] = []
+        for item in value:
+            try:
+                target = join_host_port(*split_host_port(item))
+            except ValueError as exc:
+                raise ValueError(f"{exc} (write host:port, e.g. api.example.com:443)") from None
+            if target not in out:
+                out.append(target)
+        return out
+
+
 class TaskFile(Strict):
     """A task.yaml."""
 
@@ -171,6 +192,7 @@ class TaskFile(Strict):
     sandbox: Literal["required", "preferred", "off"] = "preferred"
     skill_file: str | None = None
     max_tool_output_bytes: int = Field(8192, ge=0, le=1 << 20)
+    network: Network | None = None
 
     @field_validator("instruction")
     @classmethod

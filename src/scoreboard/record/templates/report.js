@@ -490,6 +490,50 @@
       })));
   }
 
+  /* Agent tasks (summary.tasks): utility and attack success per variant with their intervals by
+     case, and the egress tries each attempt's allowlist proxy refused. */
+  function taskRate(r) {
+    if (!r) return el("td", { class: "r num muted", text: "n/a" });
+    var ci = r.ci && typeof r.ci.low === "number" && typeof r.ci.high === "number"
+      ? fmtRate(r.ci.low) + "–" + fmtRate(r.ci.high) : null;
+    return el("td", { class: "r num" }, fmtRate(r.value) + " (" + r.hits + "/" + r.attempts + ")",
+      ci ? el("span", { class: "sub", text: ci }) : null);
+  }
+  function tasksSection() {
+    var t = summary.tasks;
+    if (!t || !t.variants) return null;
+    var names = Object.keys(t.variants);
+    if (!names.length) return null;
+    var heads = ["variant", "mode", "benign utility", "utility under attack", "attack success", "errors",
+      "not assessed", "not isolated", "commands (mean)", "egress refused"];
+    var parts = [el("h2", null, "Agent tasks",
+      el("span", { class: "muted", text: t.method || "" })),
+      el("div", { class: "table-wrap" }, el("table", null,
+        el("thead", null, el("tr", null, heads.map(function (h, i) { return el("th", { class: i > 1 ? "r" : null, text: h }); }))),
+        el("tbody", null, names.map(function (name) {
+          var v = t.variants[name], per = v.per_attempt || {};
+          var commands = per.commands && typeof per.commands.mean === "number" ? per.commands.mean.toFixed(1) : "unknown";
+          var egress = per.egress_refused;
+          var refused = egress && egress.known_count ? String(egress.known_subtotal) : "unknown";
+          return el("tr", { "data-testid": "task-" + name },
+            el("td", { text: name }), el("td", { text: v.mode }), taskRate(v.benign_utility),
+            taskRate(v.utility_under_attack), taskRate(v.attack_success_rate),
+            el("td", { class: "r num", text: String(v.errors) }), el("td", { class: "r num", text: String(v.not_assessed) }),
+            el("td", { class: "r num", text: String(v.not_isolated_attempts) }), el("td", { class: "r num", text: commands }),
+            el("td", { class: "r num", "data-testid": "task-egress-" + name, text: refused }));
+        }))))];
+    var refusedList = DATA.egress_refused || [];
+    if (refusedList.length) {
+      parts.push(el("h3", null, "Egress refused",
+        el("span", { class: "muted", text: "hosts the allowlist proxy refused, per attempt" })));
+      parts.push(el("ul", { class: "plain", "data-testid": "egress-refused" }, refusedList.map(function (e) {
+        return el("li", null, el("strong", { text: e.case + " · " + e.variant + " · run " + e.run }),
+          ": " + e.refused + " refused (" + (e.hosts || []).join(", ") + ")");
+      })));
+    }
+    return el("section", { "data-testid": "tasks" }, parts);
+  }
+
   function judgesSection() {
     var j = summary.judges, agree = summary.judge_agreement;
     if (!j && !agree) return null;
@@ -986,7 +1030,8 @@
 
   /* ---------- page ---------- */
 
-  var sections = [header(), leadSection(), summarySection(), comparisonSection(), judgesSection(), notMeasuredSection(), gatesSection(),
+  var sections = [header(), leadSection(), summarySection(), comparisonSection(), judgesSection(), tasksSection(),
+    notMeasuredSection(), gatesSection(),
     fieldsSection(), documentsSection(), categorySection(), measurementsSection(), casesSection()];
   sections.forEach(function (s) { if (s) app.appendChild(s); });
   computeView();
