@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -155,7 +156,7 @@ def test_allowlists_are_checked_when_the_suite_loads(tmp_path):
     task.write_text(yaml.safe_dump(spec))
     suite["variants"]["a"]["subject"] = {"type": "command", "argv": ["true"]}
     (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite))
-    done = subprocess.run([shutil.which("python3") or "python3", "-m", "scoreboard", "run", "suite.yaml"],
+    done = subprocess.run([sys.executable, "-m", "scoreboard", "run", "suite.yaml"],
                           cwd=tmp_path, capture_output=True, text=True, check=False)
     assert done.returncode == 1 and "network.allow" in done.stderr and "not host:port" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
