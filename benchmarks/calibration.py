@@ -377,6 +377,17 @@ def exact(grid: bool = True) -> str:
     parts.append(table("10 cases, one run, p = 0.5: every coverage above 0.85 of an interval symmetric under "
                        "x -> 10 - x (outcomes whose interval leaves 0.5 out)", ["coverage", "outcomes left out"],
                        [[f"{m:.4f}", left] for m, left in sym]))
+    rows = []
+    for icc in ICCS:
+        for n in NS:
+            for p in PS:
+                truth, got = exact_pass_at_k(n, 3, 3, p, icc, {"now": 1.0})
+                r = reachable(n, truth)
+                rows.append([f"ICC {icc}, n={n} p={p}", f"{truth:.4f}", f"{got['now']:.4f}", f"{r['below']:.4f}",
+                             f"{r['above']:.4f}", "yes" if r["within"] else "no"])
+    parts.append(table("pass@3 with 3 runs per case is 0 or 1 per case, a Binomial(n, pass@3): exact coverage "
+                       "and the coverages an interval can reach", ["cell", "pass@3", "coverage", "highest below 0.93",
+                                                                   "lowest above 0.97", "any within"], rows))
     pcols = [f"n={n} p={p}" for n in (10, 30) for p in (0.1, 0.5, 0.7)]
     rows = [[f"ICC {icc}"] + [exact_difference_one_run(n, p, icc) for n in (10, 30) for p in (0.1, 0.5, 0.7)]
             for icc in ICCS]
