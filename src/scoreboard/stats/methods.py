@@ -9,14 +9,17 @@ Chosen by simulation (benchmarks/calibration.py; the tables are in benchmarks/RE
   n/(n-1) * sum((x_i - p m_i)^2) / (sum m)^2), the effective number of cases is
   p(1-p) / that variance (kept between 1 and sum(m)), and Wilson is taken on it. When every
   case passed every run (or failed every run) there is no spread to measure: Wilson on the
-  number of cases, the one-sided bound a consistent outcome allows. Never zero width.
+  number of cases, the one-sided bound a consistent outcome allows. Never zero width. With one
+  run per case Wilson's exact coverage (every binomial outcome enumerated) is within
+  [0.93, 0.97] at 94% of the points n = 10..100, p = 0.05..0.95, more than Jeffreys (91%),
+  Agresti-Coull (89%) or Clopper-Pearson (64%).
 - **Shares of per-case values in [0, 1] (pass@k, pass^k): Wilson on the effective number of
   cases** too, the effective number from the spread of the per-case values (the same
   n/(n-1) small-sample factor), at most one case's worth per k runs of each case: a pass@k
   of a case that ran r times holds r/k blocks of k runs (the pass rate is k = 1: at most the
-  attempts). Without that ceiling a single case at 2/3 among nine at 1 claimed three times
-  the cases' worth of evidence and the interval shrank below the all-pass one (coverage 0.86-0.90
-  at 10 cases).
+  attempts). Without that ceiling one case at 2/3 among nine at 1 counted as 29 cases' worth
+  of evidence, and the interval was tighter than ten unanimous cases get (pass@2 at 10 cases,
+  p = 0.5, covered 0.90; at 100 cases, p = 0.9, 0.92).
 - **Means of per-case values (paired differences, dQ, pointwise scores): Student t on the
   per-case values** (df = cases - 1), clipped to the scale. When every case has the same
   value c the spread is 0 and t would claim certainty: then no case of n differing from c
