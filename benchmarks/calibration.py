@@ -30,8 +30,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from scoreboard.stats.comparison import mcnemar, paired_stats  # noqa: E402
-from scoreboard.stats.methods import (  # noqa: E402
+from scoreboard.stats.comparison import mcnemar, paired_stats
+from scoreboard.stats.methods import (
     mean_interval,
     pass_at_k,
     pass_rate_interval,
@@ -109,7 +109,7 @@ def dq_null(rng, n, runs, sims) -> float:
     for _ in range(sims):
         q = rng.integers(0, 4, size=n)
 
-        def scores():
+        def scores(q=q):
             noisy = q[:, None] + rng.integers(-1, 2, size=(n, runs))
             return np.clip(noisy, 0, 3).mean(axis=1)
 
