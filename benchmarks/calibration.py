@@ -7,16 +7,21 @@ test calls identical variants different (false-positive rate).
     python benchmarks/calibration.py               # the full tables (4,000 reports per cell; a few minutes)
     python benchmarks/calibration.py --sims 500    # quicker, noisier
     python benchmarks/calibration.py --fast        # one cell per method (the test suite's guard)
+    python benchmarks/calibration.py --exact       # exact coverage by enumeration (needs statsmodels)
 
 Aims (the statistics issue): coverage within [0.93, 0.97] for n >= 10, false-positive rates at
-most 0.055. With one run per case and 10 cases the binomial's discreteness makes some cells
-unreachable for any non-randomised interval (at p = 0.5 the coverage of every sensible interval
-jumps from 0.89 to 0.98): those cells are reported as they are.
+most 0.055. Where the data are a binomial (one run per case; pass@k with k = runs, whose
+per-case values are 0 or 1) coverage is computed exactly by enumerating the outcomes, and so is
+the set of coverages any interval can reach: with 10 cases some cells lie between two
+reachable values (at p = 0.5 every interval symmetric under x -> n - x covers 0.891 or 0.979,
+nothing between). `--exact` prints those enumerations and compares candidate intervals over a
+grid of n and p, so that a method is not chosen on three points.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -25,8 +30,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from scoreboard.stats.comparison import mcnemar, paired_stats  # noqa: E402
-from scoreboard.stats.methods import mean_interval, pass_at_k, pass_rate_interval, share_interval  # noqa: E402
+from scoreboard.stats.comparison import mcnemar, paired_stats
+from scoreboard.stats.methods import (
+    mean_interval,
+    pass_at_k,
+    pass_rate_interval,
+    share_interval,
+)
 
 PS = (0.1, 0.5, 0.9)
 NS = (10, 30, 100)
@@ -84,6 +94,14 @@ def difference_coverage(rng, p, n, runs, icc, sims, shift=0.2) -> float:
     return hits / sims
 
 
+def shift_sweep(rng, n, sims) -> list[list]:
+    """Coverage of the paired difference at `n` cases as the true shift varies: with 10 cases a
+    cell's coverage depends on where the truth falls between the few values the mean can take."""
+    shifts = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3)
+    return [[f"runs {r}, ICC {icc}, p={p}"] + [difference_coverage(rng, p, n, r, icc, sims, shift) for shift in shifts]
+            for r in RUNS for icc in ICCS for p in (0.1, 0.5, 0.7)]
+
+
 def dq_null(rng, n, runs, sims) -> float:
     """False-positive rate of dQ's interval for identical variants: each case has a true quality
     on 0-3 and each judged run scores it with noise of one point either way."""
@@ -91,7 +109,7 @@ def dq_null(rng, n, runs, sims) -> float:
     for _ in range(sims):
         q = rng.integers(0, 4, size=n)
 
-        def scores():
+        def scores(q=q):
             noisy = q[:, None] + rng.integers(-1, 2, size=(n, runs))
             return np.clip(noisy, 0, 3).mean(axis=1)
 
@@ -107,7 +125,7 @@ def pass_at_k_coverage(rng, p, n, runs, icc, k, sims) -> float:
     hits = 0
     for _ in range(sims):
         x = rng.binomial(runs, case_probabilities(rng, p, icc, n))
-        ci = share_interval([pass_at_k(int(c), runs, k) for c in x])
+        ci = share_interval([pass_at_k(int(c), runs, k) for c in x], most=n * runs / k)
         hits += ci["low"] <= truth <= ci["high"]
     return hits / sims
 
@@ -142,12 +160,247 @@ def full(sims: int, seed: int) -> str:
                                         for p in (0.1, 0.5, 0.7)] for icc in ICCS for r in RUNS]
     parts.append(table("Paired difference, B better by 0.2 per case: coverage of the 95% interval",
                        ["cell", *pcols], rows))
+    parts.append(table("Paired difference at 10 cases, B better by a shift per case: coverage as the shift varies",
+                       ["cell"] + [f"shift {x}" for x in (0.05, 0.1, 0.15, 0.2, 0.25, 0.3)],
+                       shift_sweep(rng, 10, sims)))
     rows = [[f"runs {r}"] + [dq_null(rng, n, r, sims) for n in NS] for r in RUNS]
     parts.append(table("dQ, identical variants: share of 95% intervals excluding 0", ["cell"] + [f"n={n}" for n in NS],
                        rows))
     rows = [[f"k={k}, ICC {icc}"] + [pass_at_k_coverage(rng, p, n, 3, icc, k, sims) for n in NS for p in PS]
             for icc in ICCS for k in (2, 3)]
-    parts.append(table("pass@k (3 runs per case): coverage of the 95% interval", ["cell", *cols], rows))
+    parts.append(table("pass@k (3 runs per case): coverage of the 95% interval (pass^k at p is pass@k at 1 - p "
+                       "mirrored: the same coverage)", ["cell", *cols], rows))
+    return "\n".join(parts)
+
+
+# --- exact coverage by enumeration --------------------------------------------------------------
+
+#: the candidate intervals for a pass rate with one run per case, as statsmodels computes them
+#: (`beta` is Clopper-Pearson), beside scoreboard's own
+CANDIDATES = ("scoreboard", "wilson", "jeffreys", "agresti_coull", "beta")
+AIM = (0.93, 0.97)
+
+
+def binomial_pmf(n: int, p: float) -> np.ndarray:
+    from scipy.stats import binom
+
+    return binom.pmf(np.arange(n + 1), n, p)
+
+
+def one_run_bounds(method: str, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The interval of every outcome x = 0..n passes of n cases that ran once."""
+    x = np.arange(n + 1)
+    if method == "scoreboard":
+        cis = [pass_rate_interval([(1, 1)] * int(k) + [(0, 1)] * (n - int(k))) for k in x]
+        return np.array([c["low"] for c in cis]), np.array([c["high"] for c in cis])
+    from statsmodels.stats.proportion import proportion_confint
+
+    low, high = proportion_confint(x, n, alpha=0.05, method=method)
+    return np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+
+
+def exact_one_run(method: str, n: int, p: float, _cache: dict = {}) -> float:  # noqa: B006 (a memo)
+    """Exact coverage of a pass-rate interval with one run per case: x ~ Binomial(n, p) (each
+    case's own p_i ~ Beta with mean p makes each single run a Bernoulli(p))."""
+    key = (method, n)
+    if key not in _cache:
+        _cache[key] = one_run_bounds(method, n)
+    low, high = _cache[key]
+    return float(np.sum(binomial_pmf(n, p)[(low <= p + 1e-12) & (p <= high + 1e-12)]))
+
+
+def reachable(n: int, p: float) -> dict:
+    """The coverages at p that an interval whose bounds rise with x can have: those of the
+    covering sets {a, ..., b} (at p = 0.5, of an interval symmetric under x -> n - x: {a, ...,
+    n - a}). The highest below the aim, the lowest above it, and whether any lies within it."""
+    pmf = binomial_pmf(n, p)
+    cum = np.concatenate([[0.0], np.cumsum(pmf)])
+    if p == 0.5:
+        masses = [cum[n - a + 1] - cum[a] for a in range(n // 2 + 1)]
+    else:
+        masses = [cum[b + 1] - cum[a] for a in range(n + 1) for b in range(a, n + 1)]
+    below = max((m for m in masses if m < AIM[0]), default=None)
+    above = min((m for m in masses if m > AIM[1]), default=None)
+    return {"below": below, "above": above, "within": any(AIM[0] <= m <= AIM[1] for m in masses)}
+
+
+def symmetric_coverages(n: int) -> list[tuple[float, str]]:
+    """Every coverage at p = 0.5 of an interval symmetric under x -> n - x (whatever its
+    shape: the outcomes whose interval holds 0.5 are a set closed under x -> n - x), with the
+    outcomes left out, highest first."""
+    pmf = binomial_pmf(n, 0.5)
+    pairs = [(x, n - x) for x in range((n + 1) // 2)] + ([(n // 2,)] if n % 2 == 0 else [])
+    out = []
+    for chosen in itertools.product((False, True), repeat=len(pairs)):
+        left_out = [pair for pair, drop in zip(pairs, chosen) if drop]
+        mass = 1 - sum(pmf[x] for pair in left_out for x in pair)
+        out.append((float(mass), ", ".join("/".join(str(x) for x in pair) for pair in left_out) or "none"))
+    return sorted(out, reverse=True)
+
+
+def one_run_grid(methods=CANDIDATES, ns=range(10, 101), ps=None) -> list[list]:
+    """Each candidate's exact coverage over a grid (n = 10..100, p = 0.05..0.95 by 0.01): the
+    share of grid points within the aim, below it, above it, and the lowest coverage."""
+    ps = np.round(np.arange(0.05, 0.9501, 0.01), 2) if ps is None else ps
+    rows = []
+    for method in methods:
+        c = np.array([[exact_one_run(method, n, p) for p in ps] for n in ns])
+        rows.append([method, float(((c >= AIM[0]) & (c <= AIM[1])).mean()), float((c < AIM[0]).mean()),
+                     float((c > AIM[1]).mean()), float(c.min())])
+    return rows
+
+
+def compositions(n: int, parts: int) -> np.ndarray:
+    """Every way of counting n cases into `parts` outcomes, one row each."""
+    rows = []
+    for bars in itertools.combinations(range(n + parts - 1), parts - 1):
+        edges = (-1, *bars, n + parts - 1)
+        rows.append([edges[i + 1] - edges[i] - 1 for i in range(parts)])
+    return np.array(rows, dtype=float)
+
+
+def share_bounds(mean: np.ndarray, spread: np.ndarray, n: int, ceiling: float) -> tuple[np.ndarray, np.ndarray]:
+    """stats.methods.share_interval for many outcomes at once (tests check it agrees)."""
+    z = 1.959963984540054
+    plain = (n < 2) | (mean <= 0) | (mean >= 1) | (spread <= 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n_eff = np.minimum(max(ceiling, n), np.maximum(1.0, mean * (1 - mean) / (spread / (n - 1) / n)))
+    n_eff = np.where(plain, float(n), n_eff)
+    z2n = z * z / n_eff
+    centre = (mean + z2n / 2) / (1 + z2n)
+    half = z / (1 + z2n) * np.sqrt(np.maximum(0.0, mean * (1 - mean) / n_eff + z2n / (4 * n_eff)))
+    return (np.where(mean <= 0, 0.0, np.maximum(0.0, centre - half)),
+            np.where(mean >= 1, 1.0, np.minimum(1.0, centre + half)))
+
+
+def exact_pass_at_k(n: int, runs: int, k: int, p: float, icc: float, ceilings: dict) -> tuple[float, dict]:
+    """Exact coverage of pass@k's interval: each case's passes are beta-binomial, so the
+    report is a multinomial count of cases per number of passes; every outcome is enumerated.
+    `ceilings`: name -> the most cases' worth per case. Returns (truth, {name: coverage})."""
+    from scipy.special import gammaln
+    from scipy.stats import betabinom
+
+    ab = 1 / icc - 1
+    probs = betabinom.pmf(np.arange(runs + 1), runs, p * ab, (1 - p) * ab)
+    values = np.array([pass_at_k(c, runs, k) for c in range(runs + 1)])
+    truth = float(np.sum(probs * values))
+    counts = compositions(n, runs + 1)
+    with np.errstate(divide="ignore"):
+        log_probs = np.log(probs)
+    weight = np.exp(gammaln(n + 1) - gammaln(counts + 1).sum(1) + np.where(counts > 0, counts * log_probs, 0).sum(1))
+    mean = counts @ values / n
+    spread = (counts * (values[None, :] - mean[:, None]) ** 2).sum(1)
+    out = {}
+    for name, per_case in ceilings.items():
+        low, high = share_bounds(mean, spread, n, per_case * n)
+        out[name] = float(weight[(low <= truth + 1e-12) & (truth <= high + 1e-12)].sum())
+    return truth, out
+
+
+def pass_at_k_grid(runs: int = 3) -> list[list]:
+    """pass@k's exact coverage with the ceiling the summary uses (runs / k cases' worth per
+    case) and the former one (10 per case), over n = 10..100, ICC 0.1..0.75, p = 0.05..0.95."""
+    ceilings = {"runs / k per case": None, "10 per case (before)": 10.0}
+    cover = {name: [] for name in ceilings}
+    for k in range(2, runs + 1):
+        chosen = {name: (runs / k if c is None else c) for name, c in ceilings.items()}
+        for icc in (0.1, 0.25, 0.5, 0.75):
+            for n in (10, 15, 20, 30, 50, 100):
+                for p in np.round(np.arange(0.05, 0.951, 0.05), 2):
+                    _, got = exact_pass_at_k(n, runs, k, float(p), icc, chosen)
+                    for name in ceilings:
+                        cover[name].append(got[name])
+    rows = []
+    for name, c in cover.items():
+        c = np.array(c)
+        rows.append([name, float(((c >= AIM[0]) & (c <= AIM[1])).mean()), float((c < AIM[0]).mean()),
+                     float((c > AIM[1]).mean()), float(np.abs(c - 0.95).mean())])
+    return rows
+
+
+def paired_cell_probabilities(p: float, icc: float, shift: float) -> np.ndarray:
+    """One run per case, B better by `shift`: the chances of (A, B) = (fail, fail), (fail, pass),
+    (pass, fail), (pass, pass), integrated over the case's p_i ~ Beta."""
+    from scipy import integrate
+    from scipy.stats import beta
+
+    ab = 1 / icc - 1
+    dist = beta(p * ab, (1 - p) * ab)
+
+    def mean_of(f):
+        return integrate.quad(lambda x: f(x) * dist.pdf(x), 0, 1, points=[1 - shift], limit=200)[0]
+
+    def q(x):
+        return min(x + shift, 1.0)
+
+    p11, p10, p01 = mean_of(lambda x: x * q(x)), mean_of(lambda x: x * (1 - q(x))), mean_of(lambda x: (1 - x) * q(x))
+    return np.array([1 - p11 - p10 - p01, p01, p10, p11])
+
+
+def exact_difference_one_run(n: int, p: float, icc: float, shift: float = 0.2) -> float:
+    """Exact coverage of the paired difference's interval (stats.methods.mean_interval) with one
+    run per case: the report is a multinomial count of the four (A, B) outcomes; every one is
+    enumerated."""
+    from scipy.special import gammaln
+
+    probs = paired_cell_probabilities(p, icc, shift)
+    truth = probs[2] - probs[1]
+    counts = compositions(n, 4)
+    with np.errstate(divide="ignore"):
+        log_probs = np.log(probs)
+    weight = np.exp(gammaln(n + 1) - gammaln(counts + 1).sum(1) + np.where(counts > 0, counts * log_probs, 0).sum(1))
+    covered = 0.0
+    for row, w in zip(counts.astype(int), weight):
+        diffs = [0.0] * (row[0] + row[3]) + [-1.0] * row[1] + [1.0] * row[2]
+        ci = mean_interval(diffs, -1.0, 1.0)
+        covered += w * (ci["low"] <= truth <= ci["high"])
+    return float(covered)
+
+
+def exact(grid: bool = True) -> str:
+    parts = []
+    cols = [f"n={n} p={p}" for n in NS for p in PS]
+    rows = [[m] + [exact_one_run(m, n, p) for n in NS for p in PS] for m in CANDIDATES]
+    parts.append(table("Pass rate, one run per case: exact coverage of candidate 95% intervals (scoreboard's is "
+                       "Wilson; the others as statsmodels computes them, beta = Clopper-Pearson)",
+                       ["method", *cols], rows))
+    rows = []
+    for n in NS:
+        for p in PS:
+            r = reachable(n, p)
+            rows.append([f"n={n} p={p}", f"{r['below']:.4f}", f"{r['above']:.4f}", "yes" if r["within"] else "no",
+                         f"{exact_one_run('scoreboard', n, p):.4f}"])
+    parts.append(table("Pass rate, one run per case: the coverages an interval can reach (bounds rising with "
+                       "the passes; at p = 0.5, symmetric under x -> n - x)", ["cell", "highest below 0.93", "lowest above 0.97", "any within",
+                                       "scoreboard"], rows))
+    sym = [(m, left) for m, left in symmetric_coverages(10) if m > 0.85]
+    parts.append(table("10 cases, one run, p = 0.5: every coverage above 0.85 of an interval symmetric under "
+                       "x -> 10 - x (outcomes whose interval leaves 0.5 out)", ["coverage", "outcomes left out"],
+                       [[f"{m:.4f}", left] for m, left in sym]))
+    rows = []
+    for icc in ICCS:
+        for n in NS:
+            for p in PS:
+                truth, got = exact_pass_at_k(n, 3, 3, p, icc, {"now": 1.0})
+                r = reachable(n, truth)
+                rows.append([f"ICC {icc}, n={n} p={p}", f"{truth:.4f}", f"{got['now']:.4f}", f"{r['below']:.4f}",
+                             f"{r['above']:.4f}", "yes" if r["within"] else "no"])
+    parts.append(table("pass@3 with 3 runs per case is 0 or 1 per case, a Binomial(n, pass@3): exact coverage "
+                       "and the coverages an interval can reach", ["cell", "pass@3", "coverage", "highest below 0.93",
+                                                                   "lowest above 0.97", "any within"], rows))
+    pcols = [f"n={n} p={p}" for n in (10, 30) for p in (0.1, 0.5, 0.7)]
+    rows = [[f"ICC {icc}"] + [exact_difference_one_run(n, p, icc) for n in (10, 30) for p in (0.1, 0.5, 0.7)]
+            for icc in ICCS]
+    parts.append(table("Paired difference, one run per case, B better by 0.2 per case: exact coverage of the 95% "
+                       "interval", ["cell", *pcols], rows))
+    if grid:
+        parts.append(table("Pass rate, one run per case: exact coverage over n = 10..100 and p = 0.05..0.95 "
+                           "(8,281 points)", ["method", "within [0.93, 0.97]", "below", "above", "lowest"],
+                           one_run_grid()))
+        parts.append(table("pass@k, 3 runs per case, k = 2 and 3: exact coverage over n = 10..100, ICC 0.1..0.75, "
+                           "p = 0.05..0.95 (912 points), by the most cases' worth a case may hold",
+                           ["ceiling", "within [0.93, 0.97]", "below", "above", "mean distance from 0.95"],
+                           pass_at_k_grid()))
     return "\n".join(parts)
 
 
@@ -168,7 +421,11 @@ def main() -> None:
     parser.add_argument("--sims", type=int, default=4000, help="simulated reports per cell (default 4000)")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--fast", action="store_true", help="one cell per method, printed as JSON")
+    parser.add_argument("--exact", action="store_true", help="exact coverage by enumeration (needs statsmodels)")
     args = parser.parse_args()
+    if args.exact:
+        print(exact())
+        return
     if args.fast:
         print(json.dumps(fast(min(args.sims, 400)), indent=1))
         return

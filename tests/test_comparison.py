@@ -142,6 +142,40 @@ def test_no_discordant_pairs_and_all_ties():
     assert "small sample: fewer than 30 cases" in c["flags"]
 
 
+def test_unanimous_cases_get_wilsons_bound_on_the_share_that_could_differ():
+    from statsmodels.stats.proportion import proportion_confint
+
+    from scoreboard.stats.methods import mean_interval
+
+    # 20 cases that all tie: none of 20 differed, so up to Wilson's bound on 0 of 20 could
+    # (statsmodels' Wilson upper bound), anywhere on [-1, 1].
+    w20 = proportion_confint(0, 20, alpha=0.05, method="wilson")[1]
+    ci = mean_interval([0.0] * 20, -1.0, 1.0)
+    assert ci["adjusted"] and (ci["low"], ci["high"]) == (pytest.approx(-w20, abs=1e-12), pytest.approx(w20, abs=1e-12))
+    # dQ on 8 cases that all differ by +2 on -3..3 printed "+2.00 (95% CI +2.00 to +2.00)".
+    w8 = proportion_confint(0, 8, alpha=0.05, method="wilson")[1]
+    ci = mean_interval([2.0] * 8, -3.0, 3.0)
+    assert ci["low"] == pytest.approx(2 - w8 * 5, abs=1e-12) and ci["high"] == pytest.approx(2 + w8 * 1, abs=1e-12)
+    # The bound is never narrower than what the t interval gives once one case differs by the
+    # smallest step: ten ties hold at least as much doubt as nine ties and one win.
+    tied, one_win = mean_interval([0.0] * 10, -1.0, 1.0), mean_interval([0.0] * 9 + [1.0], -1.0, 1.0)
+    assert tied["low"] < one_win["low"] - 0.1 and tied["high"] - tied["low"] > 0.5
+
+
+def test_all_tie_interval_covers_a_real_difference_at_ten_cases():
+    # Exact coverage (every report of 10 cases, one run each, enumerated), B better by 0.2 per
+    # case, p = 0.1, ICC 0.5: 5.4% of the reports tie on every case; the former pseudo-case
+    # interval for them, +-0.1970, left out the truth -0.1971 (coverage 0.911).
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "calibration", Path(__file__).resolve().parents[1] / "benchmarks" / "calibration.py")
+    calibration = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(calibration)
+    assert 0.93 <= calibration.exact_difference_one_run(10, 0.1, 0.5) <= 0.97
+
+
 def test_single_case():
     (c,) = compare({"a": one_run([P]), "b": one_run([F])})
     assert (c["cases"], c["a_wins"], c["b_wins"]) == (1, 1, 0)

@@ -152,7 +152,7 @@ def test_every_variant_gets_the_same_method():
         {**a, "variant": "b"} for a in pattern([["passed", "failed", "passed"]] * 10)]
     s = summarize(plan_for(10, variants=("a", "b"), runs=3), attempts)
     assert {v["pass_rate_ci"]["method"] for v in s["variants"].values()} == {"wilson-effective-n"}
-    assert s["methods"]["version"] == 3 and "wilson-effective-n" in s["methods"]
+    assert s["methods"]["version"] == 4 and "wilson-effective-n" in s["methods"]
 
 
 # --- stability, flaky cases, edge cases ---------------------------------------------------------
@@ -315,6 +315,41 @@ def test_pass_at_k_and_pass_hat_k_are_unbiased_per_case_and_averaged():
     # pass@1 is the mean per-case pass rate; pass@k grows with k and pass^k shrinks.
     assert s["pass_at_k"]["1"]["value"] == pytest.approx(6 / 12)
     assert s["pass_at_k"]["3"]["value"] > s["pass_at_k"]["1"]["value"] > s["pass_hat_k"]["3"]["value"]
+
+
+def test_pass_at_k_counts_at_most_one_case_per_k_runs():
+    # Nine cases passed 3 of 3, one passed 1 of 3: pass@2 is 1 for nine and 2/3 for one. Their
+    # spread alone would make 29 cases' worth of evidence of 10 cases and an interval tighter
+    # than ten unanimous cases get; a case that ran 3 times holds 3/2 blocks of 2 runs, so 15.
+    outcomes = [["passed"] * 3] * 9 + [["passed", "failed", "failed"]]
+    s = summarize(plan_for(10, runs=3), pattern(outcomes))["variants"]["a"]
+    block = s["pass_at_k"]["2"]
+    ci = block["ci"]
+    mean = (9 + 2 / 3) / 10
+    assert block["value"] == pytest.approx(mean) and ci["effective_cases"] == pytest.approx(15)
+    ref = proportion_confint(mean * 15, 15, alpha=0.05, method="wilson")
+    assert (ci["low"], ci["high"]) == (pytest.approx(ref[0], abs=1e-12), pytest.approx(ref[1], abs=1e-12))
+    # pass^3 is 0 or 1 per case (nine 1s, one 0): Wilson with the n/(n-1) factor, 9 cases'
+    # worth; pass@3 is 1 for every case: Wilson on the 10 cases, the unanimous bound.
+    for block, n_eff in ((s["pass_hat_k"]["3"], 9), (s["pass_at_k"]["3"], 10)):
+        assert block["ci"]["effective_cases"] == pytest.approx(n_eff)
+        ref = proportion_confint(block["value"] * n_eff, n_eff, alpha=0.05, method="wilson")
+        assert block["ci"]["low"] == pytest.approx(ref[0], abs=1e-12)
+        assert block["ci"]["high"] == pytest.approx(ref[1], abs=1e-12)
+
+
+def test_pass_at_k_interval_covers_at_ten_cases():
+    # Exact coverage by enumerating every report of 10 cases x 3 runs (each case's passes
+    # beta-binomial, p = 0.5, ICC 0.25): 0.904 before the ceiling of runs/k cases' worth.
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "calibration", Path(__file__).resolve().parents[1] / "benchmarks" / "calibration.py")
+    calibration = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(calibration)
+    _, got = calibration.exact_pass_at_k(10, 3, 2, 0.5, 0.25, {"now": 1.5, "before": 10.0})
+    assert 0.93 <= got["now"] <= 0.97 and got["before"] < 0.91
 
 
 def test_no_pass_at_k_with_one_run():

@@ -53,7 +53,7 @@ class Interval(Closed):
     undefined_draws: StrictInt | None = None
     #: Wilson on the effective number of cases: how many cases' worth of evidence the data held
     effective_cases: Num | None = None
-    #: Student t with no spread: the Agresti-Min pseudo-cases were added
+    #: Student t with no spread: Wilson's bound on the share of cases that could differ was taken
     adjusted: StrictBool | None = None
 
 

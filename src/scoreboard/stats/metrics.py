@@ -278,7 +278,11 @@ def reduce_runs(values: list[float], spec: Any) -> float | None:
 def reducer_figure(per_case_runs: dict[str, list[float]], spec: Any) -> dict | None:
     """{value, cases, ci}: the reducer's per-case values averaged over cases, with the Wilson
     interval on the effective number of cases (as pass@k)."""
-    values = [v for v in (reduce_runs(runs, spec) for runs in per_case_runs.values()) if v is not None]
+    reduced = [(reduce_runs(runs, spec), len(runs)) for runs in per_case_runs.values()]
+    values = [v for v, _ in reduced if v is not None]
     if not values:
         return None
-    return {"value": math.fsum(values) / len(values), "cases": len(values), "ci": share_interval(values)}
+    # At most one case's worth of evidence per run of a case, as for the pass rate.
+    most = sum(n for v, n in reduced if v is not None)
+    return {"value": math.fsum(values) / len(values), "cases": len(values),
+            "ci": share_interval(values, most=most)}

@@ -158,10 +158,12 @@ def pass_at_k_figures(cases, runs: int) -> tuple[dict, dict]:
     for k in range(1, runs + 1):
         per_at = [pass_at_k(c, n, k) for c, n in counts if n >= k]
         per_hat = [pass_hat_k(c, n, k) for c, n in counts if n >= k]
+        # At most one case's worth of evidence per k runs of a case (stats.methods).
+        most = sum(n / k for _, n in counts if n >= k)
         for out, values in ((at, per_at), (hat, per_hat)):
             if values:
                 out[str(k)] = {"value": math.fsum(values) / len(values), "cases": len(values),
-                               "ci": share_interval(values)}
+                               "ci": share_interval(values, most=most)}
     return at, hat
 
 
