@@ -50,6 +50,7 @@ class FollowedHistoryStore(HistoryStore):
         self._child: subprocess.Popen | None = None
         self._log: Path | None = None
         self._planned = 0
+        self._opening: threading.Thread | None = None
 
     def begin_following(self, meta: dict, log: Path) -> None:
         """A run starts: its row and its cases are written here; a large run's attempts then by a
@@ -66,12 +67,16 @@ class FollowedHistoryStore(HistoryStore):
                  "runs": int(plan.get("runs") or 1)}
         try:
             self._child = subprocess.Popen(CHILD, stdin=subprocess.PIPE)
-            self._send({"spec": self.spec, "key": self.key, "plan": shape, "log": str(self._log),
-                        "offset": offset})
         except OSError as exc:  # no child: this process writes the rows itself
             print(f"scoreboard: warning: the history store's writer did not start ({exc}); this process "
                   "writes the rows", file=sys.stderr)
             self._child = None
+            return
+        # Written by a thread: a pipe holds 64 KB, and the child reads only once it has started
+        # (about 0.2 s), which the run need not wait for.
+        opening = {"spec": self.spec, "key": self.key, "plan": shape, "log": str(self._log), "offset": offset}
+        self._opening = threading.Thread(target=self._send_quietly, args=(opening, self._child), daemon=True)
+        self._opening.start()
 
     def attempt(self, record: dict) -> None:
         if self._child is None:
@@ -82,6 +87,7 @@ class FollowedHistoryStore(HistoryStore):
         if child is None:
             super().finish(head, paths)
             return
+        self._opened()
         end = self._log.stat().st_size if self._log is not None and self._log.exists() else 0
         try:
             # the head without the plan's cases (their rows are written)
@@ -105,6 +111,7 @@ class FollowedHistoryStore(HistoryStore):
 
     def close(self) -> None:
         if self._child is not None:  # the run never reached its end: the child keeps what it read
+            self._opened()
             try:
                 self._child.stdin.close()
             except OSError:
@@ -112,6 +119,19 @@ class FollowedHistoryStore(HistoryStore):
             self._child.wait()
             self._child = None
         super().close()
+
+    def _opened(self) -> None:
+        if self._opening is not None:
+            self._opening.join()
+            self._opening = None
+
+    @staticmethod
+    def _send_quietly(message: dict, child: subprocess.Popen) -> None:
+        try:
+            child.stdin.write(dumps_line(message))
+            child.stdin.flush()
+        except OSError:  # the child died: its exit code says so at the end
+            pass
 
     def _send(self, message: dict, child: subprocess.Popen | None = None) -> None:
         child = child or self._child
