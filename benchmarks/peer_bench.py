@@ -46,7 +46,8 @@ def main() -> int:
                                       "grader": "contains"}) + "\n")
     subject = json.dumps({"type": "openai", "base_url": url, "model": "mock-model", "api_key_env": "MOCK_API_KEY"})
 
-    from scoreboard.cli.main import main as cli_main
+    # what the `scoreboard` console script runs (main, then no collection at exit)
+    from scoreboard.cli.main import console as cli_main
 
     out = rundir / "eval-results"
     code = cli_main(["run", "--cases", str(cases), "--subject", subject, "--concurrency", conc,

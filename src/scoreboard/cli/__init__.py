@@ -1,5 +1,5 @@
-"""The command line: one module per command, shared flag helpers; `main` is the console script."""
+"""The command line: one module per command, shared flag helpers; `console` is the console script (`main` for in-process callers)."""
 
-from .main import main
+from .main import console, main
 
-__all__ = ["main"]
+__all__ = ["console", "main"]

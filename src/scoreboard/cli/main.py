@@ -7,6 +7,7 @@ Exit codes: 0 completed (gates passed); 1 invalid usage or input, nothing run;
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import importlib.util
 import sys
@@ -43,8 +44,19 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable]]:
     return parser, commands
 
 
+def console(argv: list[str] | None = None) -> int:
+    """The `scoreboard` console script and `python -m scoreboard`: `main`, in a process that
+    ends right after it. Everything the command wrote is closed by then, so the objects left are
+    frozen out of the collector's way: the full collection at interpreter exit took about 0.45 s
+    after a run of 10,000 attempts and freed nothing that mattered (memory goes back with the
+    process; finalizers registered with atexit or weakref.finalize still run)."""
+    code = main(argv)
+    gc.freeze()
+    return code
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `scoreboard` console script."""
+    """Run one command (in-process callers: tests, the pytest plugin, benchmarks)."""
     parser, commands = build_parser()
     args = parser.parse_args(argv)
     if not args.command:
