@@ -177,13 +177,13 @@ class EgressProxy:
                 attempt.status = 200
                 writer.write(f"{version} 200 Connection established\r\n\r\n".encode())
                 await writer.drain()
-                await asyncio.gather(_pipe(reader, up_writer, attempt, "bytes_up"),
-                                     _pipe(up_reader, writer, attempt, "bytes_down"))
+                await asyncio.gather(pipe(reader, up_writer, attempt, "bytes_up"),
+                                     pipe(up_reader, writer, attempt, "bytes_down"))
             else:
                 sent = _origin_head(method, path, version, lines[1:])
                 attempt.bytes_up += len(sent)
                 up_writer.write(sent)
-                upload = asyncio.ensure_future(_pipe(reader, up_writer, attempt, "bytes_up"))
+                upload = asyncio.ensure_future(pipe(reader, up_writer, attempt, "bytes_up"))
                 try:
                     await _relay_response(up_reader, writer, attempt)
                 finally:  # one request per connection: once answered, the client's side is done
@@ -233,13 +233,17 @@ async def _relay_response(up: asyncio.StreamReader, writer: asyncio.StreamWriter
         if code is not None:
             attempt.status = code
         break
-    await _pipe(up, writer, attempt, "bytes_down")
+    await pipe(up, writer, attempt, "bytes_down")
 
 
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, attempt: _Try, counter: str) -> None:
+async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, attempt: _Try | None = None,
+               counter: str = "") -> None:
+    """Copy `reader` to `writer` until the end (then half-close), counting the bytes into
+    `attempt.<counter>` when given; a connection that breaks just ends the copy."""
     try:
         while data := await reader.read(65536):
-            setattr(attempt, counter, getattr(attempt, counter) + len(data))
+            if attempt is not None:
+                setattr(attempt, counter, getattr(attempt, counter) + len(data))
             writer.write(data)
             await writer.drain()
         if writer.can_write_eof():

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from .egress import EgressProxy, join_host_port
+from .egress import EgressProxy, join_host_port, pipe
 
 ENFORCED = "loopback (enforced)"
 ALLOWLIST = "loopback + allowlist (enforced)"
@@ -260,7 +260,7 @@ class Bridge:
         up_writer = None
         try:
             up_reader, up_writer = await asyncio.open_connection("127.0.0.1", port)
-            await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+            await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
         except OSError:
             pass  # the service is gone: the agent sees its connection closed
         finally:
@@ -282,14 +282,3 @@ class Bridge:
         sock_dir = self.policy.sock_dir
         if sock_dir is not None and sock_dir.name.startswith("sbnet-"):
             shutil.rmtree(sock_dir, ignore_errors=True)
-
-
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    try:
-        while data := await reader.read(65536):
-            writer.write(data)
-            await writer.drain()
-        if writer.can_write_eof():
-            writer.write_eof()
-    except (OSError, ConnectionError):
-        pass
