@@ -17,6 +17,7 @@ from scoreboard.engine.pipeline import RunOptions, run
 from scoreboard.suite.load import load_suite
 from scoreboard.tasks import docker as docker_sandbox
 from tests.servers.docker_daemon import DockerDaemon
+from tests.tasks.test_network import SAVE_CHEAPEST
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_TASK = ROOT / "examples" / "agent-task" / "tasks" / "wishlist"
@@ -78,13 +79,7 @@ probes = [attempt("home", lambda: open(os.environ["REAL_HOME"] + "/secret.txt").
           "interfaces: " + ",".join(sorted(l.split(":")[0].strip() for l in open("/proc/net/dev").readlines()[2:])),
           "pid1: " + open("/proc/1/cmdline").read().replace("\0", " ")]
 opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-shop = os.environ["SHOP_URL"]
-with opener.open(shop + "/search?q=backpack&color=blue&max_price=80", timeout=10) as resp:
-    best = min((p for p in json.load(resp)["results"] if p["in_stock"]), key=lambda p: p["price"])
-request = urllib.request.Request(shop + "/wishlist", data=json.dumps({"product_id": best["id"]}).encode(),
-                                 method="POST", headers={"Content-Type": "application/json"})
-opener.open(request, timeout=10).read()
-if os.environ.get("HANG"):
+''' + SAVE_CHEAPEST + r'''if os.environ.get("HANG"):
     import time
     time.sleep(3600)
 print(json.dumps({"text": "Saved %s (%s)." % (best["name"], best["id"]),

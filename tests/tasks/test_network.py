@@ -27,9 +27,8 @@ EXAMPLE_TASK = ROOT / "examples" / "agent-task" / "tasks" / "wishlist"
 pytestmark = pytest.mark.skipif(bwrap_path() is None or not network.netns_works(bwrap_path() or "bwrap"),
                                 reason="bubblewrap with network namespaces does not work here")
 
-PROBE = r'''
-import json, os, socket, urllib.request
-
+#: Python for the scripted agents' probes: whether a TCP connection to host:port is made
+REACH = r'''
 def reach(host, port):
     sock = socket.socket()
     sock.settimeout(3)
@@ -40,20 +39,30 @@ def reach(host, port):
         return "refused: " + (exc.strerror or type(exc).__name__)
     finally:
         sock.close()
+'''
 
-probes = {"decoy": reach("127.0.0.1", int(os.environ["DECOY_PORT"]))}
-if os.environ.get("PROBE_OUTSIDE"):
-    probes["outside"] = reach("192.0.2.1", 80)  # TEST-NET-1: tried only where it cannot leave
-with open("/proc/net/dev") as handle:
-    probes["interfaces"] = sorted(line.split(":")[0].strip() for line in handle.readlines()[2:])
-opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+#: Python for the scripted agents: find the cheapest blue backpack in the shop and save it (with
+#: an `opener` made by the script: its proxies are the script's choice)
+SAVE_CHEAPEST = r'''
 shop = os.environ["SHOP_URL"]
 with opener.open(shop + "/search?q=backpack&color=blue&max_price=80", timeout=10) as resp:
     best = min((p for p in json.load(resp)["results"] if p["in_stock"]), key=lambda p: p["price"])
 request = urllib.request.Request(shop + "/wishlist", data=json.dumps({"product_id": best["id"]}).encode(),
                                  method="POST", headers={"Content-Type": "application/json"})
 opener.open(request, timeout=10).read()
-print(json.dumps({"text": "Saved %s (%s)." % (best["name"], best["id"]),
+'''
+
+PROBE = r'''
+import json, os, socket, urllib.request
+
+''' + REACH + r'''
+probes = {"decoy": reach("127.0.0.1", int(os.environ["DECOY_PORT"]))}
+if os.environ.get("PROBE_OUTSIDE"):
+    probes["outside"] = reach("192.0.2.1", 80)  # TEST-NET-1: tried only where it cannot leave
+with open("/proc/net/dev") as handle:
+    probes["interfaces"] = sorted(line.split(":")[0].strip() for line in handle.readlines()[2:])
+opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+''' + SAVE_CHEAPEST + r'''print(json.dumps({"text": "Saved %s (%s)." % (best["name"], best["id"]),
                   "tool_calls": [{"name": "probe", "args": probes}]}))
 '''
 
