@@ -19,6 +19,7 @@ what it has read and exits; the run stays `running` in the store until `store im
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import signal
 import subprocess
@@ -89,14 +90,12 @@ class FollowedHistoryStore(HistoryStore):
             return
         self._opened()
         end = self._log.stat().st_size if self._log is not None and self._log.exists() else 0
-        try:
-            # the head without the plan's cases (their rows are written)
-            slim = {**head, "plan": {k: v for k, v in (head.get("plan") or {}).items() if k != "cases"}}
-            self._send({"end": end, "head": slim, "planned": self._planned,
-                        "paths": {k: str(v) for k, v in paths.items()}}, child)
+        # the head without the plan's cases (their rows are written)
+        slim = {**head, "plan": {k: v for k, v in (head.get("plan") or {}).items() if k != "cases"}}
+        self._send_quietly({"end": end, "head": slim, "planned": self._planned,
+                            "paths": {k: str(v) for k, v in paths.items()}}, child)
+        with contextlib.suppress(OSError):
             child.stdin.close()
-        except OSError:
-            pass
         code = child.wait()
         if code == 0 or self.key is None:
             return
@@ -112,10 +111,8 @@ class FollowedHistoryStore(HistoryStore):
     def close(self) -> None:
         if self._child is not None:  # the run never reached its end: the child keeps what it read
             self._opened()
-            try:
+            with contextlib.suppress(OSError):
                 self._child.stdin.close()
-            except OSError:
-                pass
             self._child.wait()
             self._child = None
         super().close()
@@ -133,10 +130,6 @@ class FollowedHistoryStore(HistoryStore):
         except OSError:  # the child died: its exit code says so at the end
             pass
 
-    def _send(self, message: dict, child: subprocess.Popen | None = None) -> None:
-        child = child or self._child
-        child.stdin.write(dumps_line(message))
-        child.stdin.flush()
 
 
 class LogFollower:
