@@ -131,7 +131,6 @@ class FollowedHistoryStore(HistoryStore):
             pass
 
 
-
 class LogFollower:
     """Reads complete lines appended to a log from an offset on; feeds attempt records to a store."""
 
