@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..errors import ConfigError, ReportWriteError
+from ..gcpause import collector_paused
 from ..jsonio import dumps_line, loads
 from ..record.files import replace_atomic, write_new
 from ..record.io import SCHEMA, is_synthetic, versions
@@ -387,7 +388,8 @@ async def run_async(suite: Suite, options: RunOptions | None = None) -> Outcome:
         status, r.stop_reason = r.conclude()
         head = KNOWN.scrub_value(r.head(status, final=True))
         try:
-            paths = write_record(r, head, json_path)
+            with collector_paused():  # the view and the pages: many objects, no cycles
+                paths = write_record(r, head, json_path)
         except (OSError, ConfigError) as exc:
             raise _write_failed(r, json_path, exc) from None
         if getattr(suite, "stage", None) == "check":  # visual work (issue 17): keep the check's result

@@ -11,7 +11,6 @@ renderings say so; the JSON report always holds every attempt.
 
 from __future__ import annotations
 
-import gc
 import heapq
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -21,6 +20,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from ..errors import ConfigError
+from ..gcpause import collector_paused
 from .io import invalid_report, parse_report
 from .schema import Attempt, Report
 
@@ -346,16 +346,12 @@ def _validate(kept: list[tuple[int, Any]], source: str) -> list[Attempt]:
     """The kept attempts as typed models, in one validation call."""
     # Tens of thousands of fresh, acyclic objects would set off the cyclic collector again and
     # again (it doubled the cost in measurement); nothing here can form a cycle.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return _ATTEMPTS.validate_python([a for _, a in kept])
-    except ValidationError as exc:
-        index = exc.errors()[0]["loc"][0]
-        raise invalid_report(exc, source, first=("attempts", kept[index][0])) from None
-    finally:
-        if enabled:
-            gc.enable()
+    with collector_paused():
+        try:
+            return _ATTEMPTS.validate_python([a for _, a in kept])
+        except ValidationError as exc:
+            index = exc.errors()[0]["loc"][0]
+            raise invalid_report(exc, source, first=("attempts", kept[index][0])) from None
 
 
 def cap_for(total: int) -> int:
