@@ -84,3 +84,21 @@ def test_plain_path_input_through_a_run(tree):
     data = json.loads(report.read_text())
     assert data["plan"]["cases"][0]["input"] == "Invoice 2\nTotal 99.50\n"
     assert data["attempts"][0]["status"] == "passed"
+
+
+def test_the_folder_is_listed_once_not_stated_per_case(tree, monkeypatch):
+    # A plain input is looked up only when its first path component names something in the
+    # case file's folder: 2,000 prose inputs cost one listing, no stat each; "./docs/..." and
+    # "docs/..." still load.
+    from scoreboard.cases import loader
+
+    looked_up = []
+    real = loader.os.path.lexists
+    monkeypatch.setattr(loader.os.path, "lexists", lambda p: looked_up.append(p) or real(p))
+    prose = [f"question {i}: how many bags?" for i in range(2000)]
+    cases = load_cases(write_cases(tree / "suite", *prose, "./docs/invoice-2.txt", "docs/invoice-2.txt",
+                                   "docs/missing.txt"))
+    assert [c.input for c in cases[:2000]] == prose
+    assert cases[2000].input == cases[2001].input == "Invoice 2\nTotal 99.50\n"
+    assert cases[2002].input == "docs/missing.txt"
+    assert len(looked_up) == 3  # only the three that start with a name in the folder

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Collector, ConfigError, shorten
+from ..gcpause import collector_paused
 from ..hashing import sha256_json
 from ..safefile import FileRefused, read_inside, resolve_inside
 from ..suite.config import Limits
@@ -47,13 +48,47 @@ def read_at_file(rel: str, base: Path, root: Path, limits: Limits, **where: Any)
 PATH_INPUT_CHARS = 1024
 
 
-def names_input_file(text: str, base: Path, root: Path) -> bool:
+class FolderNames:
+    """The names in a case file's folder, listed once per load (lazily, at most MAX_LISTED): a
+    plain input whose first path component names nothing there is text, with no stat per case.
+    Compared casefolded, so a case-insensitive file system still gets its stat."""
+
+    MAX_LISTED = 100_000
+
+    def __init__(self, base: Path):
+        self.base = base
+        self._names: set[str] | None = None
+        self._listed = False
+
+    def may_name(self, text: str) -> bool:
+        first = text.replace(os.sep, "/").split("/", 1)[0]
+        if first in ("", ".", ".."):
+            return True
+        if not self._listed:
+            self._listed = True
+            try:
+                with os.scandir(self.base) as entries:
+                    names = set()
+                    for entry in entries:
+                        if len(names) >= self.MAX_LISTED:
+                            break
+                        names.add(entry.name.casefold())
+                    else:
+                        self._names = names
+            except OSError:
+                self._names = None
+        return self._names is None or first.casefold() in self._names
+
+
+def names_input_file(text: str, base: Path, root: Path, listing: FolderNames | None = None) -> bool:
     """Whether a plain input (no `@`) names a regular file under the case file's folder, inside
     the root: then it is read as that file (origin 000: "input accepts text or a UTF-8 file path
     relative to the JSONL file"). Text that names nothing there, names a folder, or points
     outside the root (an absolute path, a `..` that climbs out, a symlink leading away) stays
     text: only an `@` input is an error when its file cannot be read."""
     if not text or len(text) > PATH_INPUT_CHARS or text != text.strip() or "\n" in text or "\x00" in text:
+        return False
+    if listing is not None and not listing.may_name(text):
         return False
     if os.path.isabs(text) or not os.path.lexists(os.path.join(base, text)):  # one stat for plain text
         return False
@@ -65,12 +100,12 @@ def names_input_file(text: str, base: Path, root: Path) -> bool:
 
 
 def _resolve_input(raw: Any, base: Path, root: Path, shown: str, line: int | None, case_id: str,
-                   limits: Limits) -> Any:
+                   limits: Limits, listing: FolderNames | None = None) -> Any:
     where = {"file": shown, "line": line, "case_id": case_id, "field": "input"}
     if isinstance(raw, str):
         if raw.startswith("@"):
             return read_at_file(raw[1:], base, root, limits, **where)
-        if names_input_file(raw, base, root):
+        if names_input_file(raw, base, root, listing):
             return read_at_file(raw, base, root, limits, **where)
         size = len(raw.encode("utf-8"))
         if size > limits.max_input_bytes:
@@ -148,19 +183,21 @@ def cases_from_records(records: Any, shown: str, base: Path, root: Path, limits:
     seen: dict[str, int | None] = {}
     cases: list[Case] = []
     before = len(errors.errors) if errors is not None else 0
-    for line, raw in records:
-        if errors is None:
-            _load_one(raw, line, shown, base, root, limits, seen, cases)
-            continue
-        with errors.each():
-            _load_one(raw, line, shown, base, root, limits, seen, cases)
+    listing = FolderNames(base)
+    with collector_paused():  # records in, cases out: many objects, no cycles
+        for line, raw in records:
+            if errors is None:
+                _load_one(raw, line, shown, base, root, limits, seen, cases, listing)
+                continue
+            with errors.each():
+                _load_one(raw, line, shown, base, root, limits, seen, cases, listing)
     if not cases and (errors is None or len(errors.errors) == before):
         raise ConfigError("no cases in file", file=shown)
     return cases
 
 
 def _load_one(raw: dict, line: int | None, shown: str, base: Path, root: Path, limits: Limits,
-              seen: dict[str, int | None], cases: list[Case]) -> None:
+              seen: dict[str, int | None], cases: list[Case], listing: FolderNames | None = None) -> None:
     """Validate one case record and append its case(s) to `cases`."""
     case_id = raw.get("id") if isinstance(raw.get("id"), str) else None
     _check_text(raw, shown, line, case_id)
@@ -182,7 +219,7 @@ def _load_one(raw: dict, line: int | None, shown: str, base: Path, root: Path, l
         return
     if record.input is None and record.vars is None and not record.turns:
         raise ConfigError("required field is missing", file=shown, line=line, case_id=record.id, field="input")
-    value = _resolve_input(record.input, base, root, shown, line, record.id, limits) \
+    value = _resolve_input(record.input, base, root, shown, line, record.id, limits, listing) \
         if record.input is not None else None
     case = Case(
         id=record.id, input=value,
