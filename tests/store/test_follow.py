@@ -75,6 +75,45 @@ def test_a_failed_child_leaves_the_run_to_be_stored_from_its_report(tmp_path, mo
         store.close()
 
 
+def test_the_child_finishes_the_rows_once_the_json_report_is_written(tmp_path, monkeypatch):
+    # The child is told the end when the JSON report is complete, before the other formats
+    # render (it finishes the rows meanwhile): a run whose Markdown cannot be written is still
+    # stored whole, from the JSON report that was.
+    import pytest
+
+    from scoreboard.engine import pipeline
+    from scoreboard.errors import ReportWriteError
+
+    told = []
+    real_end = FollowedHistoryStore._end
+
+    def end(self, child, head, paths):
+        told.append(sorted(paths))
+        real_end(self, child, head, paths)
+
+    def no_markdown(json_path, *args, **kwargs):
+        assert told == [["json"]]  # the child already has the end
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(FollowedHistoryStore, "_end", end)
+    monkeypatch.setattr(pipeline, "render_reports", no_markdown)
+    spec = str(tmp_path / "hist" / "history.sqlite")
+    suite = make_suite(tmp_path / "s")
+    with pytest.raises(ReportWriteError, match="No space left"):
+        run_followed(spec, suite, monkeypatch)
+    assert told == [["json"]]
+    (json_path,) = (tmp_path / "s" / "out" / "hist").glob("*.json")
+    store = HistoryStore(spec)
+    try:
+        check = check_stored(store, json_path)
+        assert check.ok, check.mismatches
+        assert check.checked["attempts"] == N * 4 and check.checked["report_sha256"]
+        (entry,) = list(store.runs())
+        assert entry.status == "completed"
+    finally:
+        store.close()
+
+
 def test_the_follower_reads_only_complete_attempt_lines(tmp_path):
     class Seen:
         def __init__(self):

@@ -422,6 +422,9 @@ def write_record(r: _Run, head: dict, json_path: Path) -> dict[str, Path]:
     else:
         write_new(json_path, chunks)
     paths = {"json": json_path}
+    written = getattr(r.store, "report_written", None)  # optional: a store that works beside the run
+    if written is not None:
+        written(head, json_path)
     others = [f for f in r.formats if f != "json"]
     rendered, r.view = render_reports(json_path, head, r.attempts, others, replace=replace,
                                       junit_path=r.options.junit_path)

@@ -36,7 +36,10 @@ class Store(Protocol):
         """An attempt finished and is in the attempt log (called in completion order)."""
 
     def finish(self, head: dict, paths: dict[str, Path]) -> None:
-        """The run's report was written: `head` is the report without its attempts."""
+        """The run's report was written: `head` is the report without its attempts. (A store
+        may also have `report_written(head, json_path)`, called once the JSON report is
+        complete and before the other formats render: the history store's writer process
+        finishes the run's rows meanwhile.)"""
 
     def runs(self, suite: str | None = None) -> Iterator[RunEntry]:
         """The runs this store holds, newest first."""

@@ -32,6 +32,7 @@ from .history import HistoryStore
 from .rows import planned_attempts
 
 POLL_S = 0.05
+GATHER_S = 0.01
 _READ = 1 << 20
 #: a run of at least this many planned attempts has its rows written by a child process; a
 #: smaller one writes them itself (the child's start-up would cost more than it saves)
@@ -52,6 +53,7 @@ class FollowedHistoryStore(HistoryStore):
         self._log: Path | None = None
         self._planned = 0
         self._opening: threading.Thread | None = None
+        self._ended = False  # the child was told the run's end
 
     def begin_following(self, meta: dict, log: Path) -> None:
         """A run starts: its row and its cases are written here; a large run's attempts then by a
@@ -83,11 +85,14 @@ class FollowedHistoryStore(HistoryStore):
         if self._child is None:
             super().attempt(record)
 
-    def finish(self, head: dict, paths: dict[str, Path]) -> None:
-        child, self._child = self._child, None
-        if child is None:
-            super().finish(head, paths)
-            return
+    def report_written(self, head: dict, json_path: Path) -> None:
+        """The JSON report is complete (the attempt log is too): the child is told the end now,
+        and finishes the run's rows while this process renders the other formats."""
+        if self._child is not None and not self._ended:
+            self._end(self._child, head, {"json": json_path})
+
+    def _end(self, child: subprocess.Popen, head: dict, paths: dict[str, Path]) -> None:
+        self._ended = True
         self._opened()
         end = self._log.stat().st_size if self._log is not None and self._log.exists() else 0
         # the head without the plan's cases (their rows are written)
@@ -96,6 +101,14 @@ class FollowedHistoryStore(HistoryStore):
                             "paths": {k: str(v) for k, v in paths.items()}}, child)
         with contextlib.suppress(OSError):
             child.stdin.close()
+
+    def finish(self, head: dict, paths: dict[str, Path]) -> None:
+        child, self._child = self._child, None
+        if child is None:
+            super().finish(head, paths)
+            return
+        if not self._ended:
+            self._end(child, head, paths)
         code = child.wait()
         if code == 0 or self.key is None:
             return
@@ -110,9 +123,10 @@ class FollowedHistoryStore(HistoryStore):
 
     def close(self) -> None:
         if self._child is not None:  # the run never reached its end: the child keeps what it read
-            self._opened()
-            with contextlib.suppress(OSError):
-                self._child.stdin.close()
+            if not self._ended:
+                self._opened()
+                with contextlib.suppress(OSError):
+                    self._child.stdin.close()
             self._child.wait()
             self._child = None
         super().close()
@@ -165,7 +179,9 @@ class LogFollower:
         return read
 
     def _line(self, line: bytes) -> None:
-        if not line.strip():
+        # Two lines in three are the ledger's request records, which the log writes (compact,
+        # keys in order) as {"kind":...: passed over unparsed.
+        if not line.strip() or line.startswith(b'{"kind":'):
             return
         record = loads(line)
         # Request and batch records (the ledger's) share the log; attempts have no `kind`.
@@ -188,7 +204,9 @@ def serve(stdin=None) -> int:
         threading.Thread(target=lambda: commands.put(stdin.readline()), daemon=True).start()
         while True:
             try:
-                command = commands.get(timeout=POLL_S if not follower.read() else 0)
+                # After a read, a short pause lets lines gather (one read and one batch of
+                # rows for many attempts, not a busy loop over each few).
+                command = commands.get(timeout=POLL_S if not follower.read() else GATHER_S)
             except queue.Empty:
                 continue
             if not command:  # the parent is gone: keep what was read
