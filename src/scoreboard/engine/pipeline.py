@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..errors import ConfigError, ReportWriteError
-from ..gcpause import collector_paused
+from ..gcpause import collector_paused, fewer_collections
 from ..jsonio import dumps_line, loads
 from ..record.files import replace_atomic, write_new
 from ..record.io import SCHEMA, is_synthetic, versions
@@ -354,7 +354,11 @@ class _Run:
 
 async def run_async(suite: Suite, options: RunOptions | None = None) -> Outcome:
     """Run a suite and write its reports; the async core behind every command that writes one."""
-    options = options or RunOptions()
+    with fewer_collections():
+        return await _run_async(suite, options or RunOptions())
+
+
+async def _run_async(suite: Suite, options: RunOptions) -> Outcome:
     check_gate_settings(suite)
     check_live_plan(suite)  # origin 004: a live comparison plan is bounded, and sends only with --live
     check_live_opt_in(suite, live=options.live, dry_run=options.dry_run)
@@ -388,7 +392,9 @@ async def run_async(suite: Suite, options: RunOptions | None = None) -> Outcome:
         status, r.stop_reason = r.conclude()
         head = KNOWN.scrub_value(r.head(status, final=True))
         try:
-            with collector_paused():  # the view and the pages: many objects, no cycles
+            # the view and the pages: many objects, no cycles; the view lives until the run
+            # ends (unfrozen below, with the rest)
+            with collector_paused(keep=True):
                 paths = write_record(r, head, json_path)
         except (OSError, ConfigError) as exc:
             raise _write_failed(r, json_path, exc) from None
