@@ -86,3 +86,40 @@ def test_200000_attempts_run_inside_a_memory_ceiling(tmp_path):
     # The Markdown rendering was made from the same run without holding its attempts.
     md = report.with_suffix(".md").read_text(encoding="utf-8")
     assert "sloppy" in md and "good" in md
+
+
+def test_the_markdown_report_is_written_in_pieces_and_reads_the_same(tmp_path, monkeypatch):
+    # Markdown's per-case tables run to millions of characters at 100,000 cases: the report is
+    # made and written a piece at a time (record/markdown.markdown_chunks), and the file holds
+    # exactly what render_markdown gives, whatever the piece size.
+    from scoreboard.cli import main
+    from scoreboard.record import markdown
+    from scoreboard.record.view import view_of
+
+    (tmp_path / "stream_subject.py").write_text(SUBJECT)
+    (tmp_path / "suite.yaml").write_text(SUITE.replace("concurrency: 8", "concurrency: 8\nruns: 2"))
+    with open(tmp_path / "cases.jsonl", "w") as handle:
+        for i in range(400):
+            handle.write(json.dumps({"id": f"c{i:04d}", "input": f"item {i}",
+                                     "expected": {"id": i, "label": "even" if i % 2 == 0 else "odd"}}) + "\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(markdown, "CHUNK_CHARS", 512)
+    written = []
+    real = markdown.markdown_chunks
+
+    def counted(view, **kw):
+        for piece in real(view, **kw):
+            written.append(piece)
+            yield piece
+
+    monkeypatch.setattr(markdown, "markdown_chunks", counted)
+    assert main(["run", "suite.yaml", "--no-progress", "--output-dir", "out"]) == 0
+    (report_path,) = (tmp_path / "out" / "stream").glob("*.json")
+    text = report_path.with_suffix(".md").read_text(encoding="utf-8")
+    assert len(written) > 20 and "".join(written) == text  # written as it was made
+    assert "| c0399 |" in text and "## Per-document results" in text and "## Failures" in text
+    view = view_of(json.loads(report_path.read_text(encoding="utf-8")))
+    for size in (1, 77, 1 << 16):
+        monkeypatch.setattr(markdown, "CHUNK_CHARS", size)
+        assert "".join(real(view)) == text
+    assert text.endswith("\n") and not text.endswith("\n\n") and text == text.rstrip() + "\n"

@@ -41,7 +41,7 @@ def render_reports(json_path: Path, head: dict, attempts: Callable[[], Iterable[
     wanted = [f for f in formats if f != "json"]
     if not wanted and not junit_path:
         return {}, None
-    from ..record.render import render
+    from ..record.render import render, render_chunks
 
     view = view_of_run(head, attempts())
     view.base_dir = json_path.parent  # screenshots are named from beside the report (issue 17)
@@ -49,8 +49,8 @@ def render_reports(json_path: Path, head: dict, attempts: Callable[[], Iterable[
     stem = json_path.with_suffix("")
     for fmt in wanted:
         path = stem.with_name(stem.name + EXTENSIONS[fmt])
-        text = render(view, fmt)
-        (replace_atomic if replace else write_new)(path, text)
+        chunks = (piece.encode("utf-8") for piece in render_chunks(view, fmt))
+        (replace_atomic if replace else write_new)(path, chunks)
         paths[fmt] = path
     if junit_path:
         paths["junit"] = write_new(junit_path, render(view, "junit"))

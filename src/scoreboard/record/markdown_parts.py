@@ -5,6 +5,7 @@ helpers every section uses."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from .io import fields_over, fmt_rate
@@ -138,10 +139,10 @@ def fields_section(variants: list[str], vs: dict[str, VariantSummary]) -> list[s
     return out
 
 
-def documents_section(view: ReportView, variants: list[str]) -> list[str]:
+def documents_section(view: ReportView, variants: list[str]) -> Iterator[str]:
     """Per document (case): fields correct / fields graded / accuracy, over every run; only when
-    some output was graded field by field."""
-    rows = []
+    some output was graded field by field. Made one row at a time."""
+    started = False
     for case_id, _ in view.cases():
         counts = [view.field_counts(case_id, name) for name in variants]
         if not any(counts):
@@ -152,12 +153,16 @@ def documents_section(view: ReportView, variants: list[str]) -> list[str]:
                 cells += ["n/a", "n/a"]
             else:
                 cells += [f"{c[0]}/{c[1]}", f"{c[0] / c[1]:.0%}"]
-        rows.append(f"| {cell(case_id)} | " + " | ".join(cells) + " |")
-    if not rows:
-        return []
-    if len(variants) == 1:
-        head = "| document | correct / total | accuracy |"
-    else:
-        head = "| document | " + " | ".join(f"{cell(v)} correct / total | {cell(v)} accuracy" for v in variants) + " |"
-    return ["## Per-document results", "", "Fields graded correct over fields graded, every run of the document counted.",
-            "", head, "|---|" + "---|---|" * len(variants), *rows, ""]
+        if not started:
+            started = True
+            if len(variants) == 1:
+                head = "| document | correct / total | accuracy |"
+            else:
+                head = "| document | " + " | ".join(f"{cell(v)} correct / total | {cell(v)} accuracy"
+                                                   for v in variants) + " |"
+            yield from ["## Per-document results", "",
+                        "Fields graded correct over fields graded, every run of the document counted.",
+                        "", head, "|---|" + "---|---|" * len(variants)]
+        yield f"| {cell(case_id)} | " + " | ".join(cells) + " |"
+    if started:
+        yield ""

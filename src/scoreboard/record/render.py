@@ -3,9 +3,21 @@ stream, so it is named here (for the file extension) but not rendered from a vie
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ..errors import ConfigError
 from .constants import EXTENSIONS, FORMATS  # noqa: F401  (re-exported)
 from .view import ReportView
+
+
+def render_chunks(view: ReportView, fmt: str) -> Iterator[str]:
+    """render's text in pieces, made as they are written (Markdown's per-case tables can run to
+    millions of characters); one piece for the other formats."""
+    if fmt == "md":
+        from .markdown import markdown_chunks
+
+        return markdown_chunks(view)
+    return iter((render(view, fmt),))
 
 
 def render(view: ReportView, fmt: str) -> str:
