@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bytecode import compiled
+
 SUBJECT = '''
 import json
 
@@ -96,6 +98,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    compiled()  # as installed: bytecode compiled (bytecode.py)
     rows = []
     for n in args.cases or [2500, 5000, 10000]:
         formats = "[" + ", ".join(args.formats.split(",")) + "]"

@@ -25,6 +25,8 @@ import os
 import sys
 from pathlib import Path
 
+from bytecode import compiled
+
 
 def main() -> int:
     parser = argparse.ArgumentParser(description="scoreboard harness for ../shared/bench/run_peers.sh")
@@ -32,6 +34,7 @@ def main() -> int:
     parser.add_argument("--store", help="the history store (default: the run's own, .scoreboard/ beside the "
                                         "reports; none: report files only)")
     args = parser.parse_args()
+    compiled()  # as installed: bytecode compiled (bytecode.py)
     data, n = Path(os.environ["DATA"]), os.environ["N"]
     url, conc = os.environ["URL"], os.environ.get("CONC", "50")
     rundir = Path(os.environ.get("RUNDIR", "."))
