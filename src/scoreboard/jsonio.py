@@ -47,6 +47,18 @@ def dumps_line(value: Any) -> bytes:
     return (_std(value) + "\n").encode("utf-8")
 
 
+def dumps_text(value: Any) -> str | None:
+    """Compact JSON text by orjson, or None when orjson is not installed or refuses the value
+    (a lone surrogate, a key that is not a string, an integer beyond 64 bits): the caller then
+    uses the stdlib encoder. orjson writes NaN and infinities as null."""
+    if _orjson is None:
+        return None
+    try:
+        return _orjson.dumps(value, default=_default).decode("utf-8")
+    except TypeError:
+        return None
+
+
 def loads(data: bytes | str) -> Any:
     """Parse one JSON document (orjson when installed)."""
     if _orjson is not None:

