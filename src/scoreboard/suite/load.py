@@ -486,6 +486,14 @@ def _safe_name(name: str) -> str:
     return cleaned or "suite"
 
 
+def _spec_key(specs: list) -> tuple | str:
+    """A key for a list of grader specs: the names themselves when every spec is a name (most
+    case files), else their canonical JSON."""
+    if all(type(s) is str for s in specs):
+        return tuple(specs)
+    return canonical_json(specs)
+
+
 def resolve_graders(cfg: SuiteConfig, cases: list[Case], *, errors: Collector | None = None,
                     warnings: list[str] | None = None) -> dict[str, list[Grader]]:
     """Build each distinct grader spec once and check every case against its graders (with
@@ -518,11 +526,15 @@ def resolve_graders(cfg: SuiteConfig, cases: list[Case], *, errors: Collector | 
     out: dict[str, list[Grader]] = {}
     implicit: dict[str, list[Case]] = {}
     step = errors.each if errors is not None else nullcontext
+    code_checked: set = set()
     for case in cases:
         with step():
             where = {"file": case.source, "line": case.line, "case_id": case.id, "field": "graders"}
             if case.graders is not None:
-                check_case_code(case.graders, cfg.allow_case_code, where)
+                own_key = _spec_key(case.graders)
+                if own_key not in code_checked:  # the same specs on 10,000 cases: checked once
+                    check_case_code(case.graders, cfg.allow_case_code, where)
+                    code_checked.add(own_key)
             transform = case.transform if case.transform is not None else cfg.defaults.transform
             if case.transform is not None:
                 check_case_code(case.transform, cfg.allow_case_code, {**where, "field": "transform"})
@@ -545,7 +557,7 @@ def resolve_graders(cfg: SuiteConfig, cases: list[Case], *, errors: Collector | 
             specs = list(own) if case.replace_defaults else base + list(own)
             if transform is not None:
                 specs = [with_transform(s, transform) for s in specs]
-            key = canonical_json(specs)
+            key = _spec_key(specs)
             graders = shared.get(key)
             if graders is None:
                 graders = shared[key] = [build(s, case) for s in specs]
