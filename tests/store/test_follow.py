@@ -60,6 +60,25 @@ def test_a_followed_run_is_stored_as_its_report_says(store_spec, tmp_path, monke
         store.close()
 
 
+def test_the_child_writes_the_run_and_its_cases_sent_a_batch_at_a_time(tmp_path, monkeypatch):
+    # The run's row and cases are written by the child too, from the plan's cases sent a few
+    # to a line (never the whole plan as one message): positions and rows as the report says.
+    monkeypatch.setattr(follow, "CASE_BATCH", 3)
+    spec = str(tmp_path / "hist" / "history.sqlite")
+    outcome, started = run_followed(spec, make_suite(tmp_path / "s"), monkeypatch)
+    assert started == [follow.CHILD]
+    store = HistoryStore(spec)
+    try:
+        check = check_stored(store, outcome.paths["json"])
+        assert check.ok, check.mismatches
+        key = store.resolve(outcome.report["run"]["id"])
+        ids = [c for (c,) in store.db.all("SELECT case_id FROM cases WHERE run_key = ? ORDER BY position", (key,))]
+        assert ids == [c["id"] for c in outcome.report["plan"]["cases"]] and len(ids) > 3
+        assert [t for (t,) in store.db.all("SELECT tag FROM run_tags WHERE run_key = ?", (key,))] == ["nightly"]
+    finally:
+        store.close()
+
+
 def test_a_failed_child_leaves_the_run_to_be_stored_from_its_report(tmp_path, monkeypatch, capsys):
     spec = str(tmp_path / "hist" / "history.sqlite")
     dies = [sys.executable, "-c", "import sys; sys.stdin.readline(); sys.exit(3)"]

@@ -3,18 +3,19 @@
 A large run's rows cost the run's own process about a tenth of its CPU (building the rows and
 waiting on the database, on the event loop that also sends the requests). The attempt log
 already holds every finished attempt, one line each, written before anything else happens; so
-for a large run the parent records the run's start and its cases, then starts this module as a
-child process, which opens the same store, reads the log as it grows and writes the attempts in
-batches. When the
-report is written the parent sends the report's head; the child reads the log up to the end the
-parent names, writes the run's end and exits. The parent checks the child's word (its exit
-code): a child that failed or died leaves the parent to store the run from its report file, as
-it does for a resumed run.
+for a large run the parent starts this module as a child process and sends it the run's start
+and its cases; the child writes them, opens the same store, reads the log as it grows and
+writes the attempts in batches. As soon as the JSON report is written the parent sends the
+report's head; the child reads the log up to the end the parent names, writes the run's end
+and exits. The parent checks the child's word (its exit code): a child that failed or died
+leaves the parent to store the run from its report file, as it does for a resumed run.
 
-Protocol on the child's stdin: one JSON line {spec, key, plan (case ids, variants, runs), log,
-offset}, later one JSON line {end, head (without the plan's cases), planned, paths}. End of input without the second line (the parent died): the child writes
-what it has read and exits; the run stays `running` in the store until `store import` or a
-`--resume` stores it again.
+Protocol on the child's stdin: one JSON line {spec, key, meta (run.json's, the plan without
+its cases), planned, tags, batches, log, offset}, then `batches` lines {cases: [...]} (at most
+CASE_BATCH cases each: the plan is never one message), later one JSON line {end, head (without
+the plan's cases), planned, paths}. End of input without the last line (the parent died): the
+child writes what it has read and exits; the run stays `running` in the store until `store
+import` or a `--resume` stores it again.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pathlib import Path
 
 from ..jsonio import dumps_line, loads
 from .history import HistoryStore
-from .rows import planned_attempts
+from .rows import planned_attempts, run_key
 
 POLL_S = 0.05
 GATHER_S = 0.01
@@ -37,6 +38,8 @@ _READ = 1 << 20
 #: a run of at least this many planned attempts has its rows written by a child process; a
 #: smaller one writes them itself (the child's start-up would cost more than it saves)
 FOLLOW_FROM = 2000
+#: the plan's cases go to the child this many to a line
+CASE_BATCH = 1000
 #: the child's command line
 CHILD = [sys.executable, "-m", "scoreboard.store.follow"]
 
@@ -56,29 +59,31 @@ class FollowedHistoryStore(HistoryStore):
         self._ended = False  # the child was told the run's end
 
     def begin_following(self, meta: dict, log: Path) -> None:
-        """A run starts: its row and its cases are written here; a large run's attempts then by a
-        child following `log` (told only the plan's case ids, variants and runs)."""
-        self.begin(meta)
+        """A run starts. A small one's row and cases are written here; a large one's by a child,
+        which then writes its attempts as it follows `log`."""
         plan = meta.get("plan") or {}
         self._planned = planned_attempts(plan)
-        if self._planned < self.follow_from or self.failed or self.key is None:
+        if self._planned < self.follow_from or self.failed:
+            self.begin(meta)
             return
         self._log = Path(log)
         offset = self._log.stat().st_size if self._log.exists() else 0
-        shape = {"cases": [{"id": c["id"]} for c in plan.get("cases") or ()],
-                 "variants": [{"name": v["name"]} for v in plan.get("variants") or ()],
-                 "runs": int(plan.get("runs") or 1)}
         try:
             self._child = subprocess.Popen(CHILD, stdin=subprocess.PIPE)
         except OSError as exc:  # no child: this process writes the rows itself
             print(f"scoreboard: warning: the history store's writer did not start ({exc}); this process "
                   "writes the rows", file=sys.stderr)
             self._child = None
+            self.begin(meta)
             return
+        self.key = run_key(meta["suite"], meta["run_id"], meta.get("started_at"))  # what begin sets
+        cases = plan.get("cases") or ()
+        opening = {"spec": self.spec, "key": self.key, "planned": self._planned, "tags": list(self.tags),
+                   "meta": {**meta, "plan": {k: v for k, v in plan.items() if k != "cases"}},
+                   "batches": -(-len(cases) // CASE_BATCH), "log": str(self._log), "offset": offset}
         # Written by a thread: a pipe holds 64 KB, and the child reads only once it has started
         # (about 0.2 s), which the run need not wait for.
-        opening = {"spec": self.spec, "key": self.key, "plan": shape, "log": str(self._log), "offset": offset}
-        self._opening = threading.Thread(target=self._send_quietly, args=(opening, self._child), daemon=True)
+        self._opening = threading.Thread(target=self._send_opening, args=(opening, cases, self._child), daemon=True)
         self._opening.start()
 
     def attempt(self, record: dict) -> None:
@@ -137,6 +142,18 @@ class FollowedHistoryStore(HistoryStore):
             self._opening = None
 
     @staticmethod
+    def _send_opening(opening: dict, cases, child: subprocess.Popen) -> None:
+        """The opening line, then the plan's cases CASE_BATCH at a time (made as they are sent)."""
+        try:
+            child.stdin.write(dumps_line(opening))
+            for start in range(0, len(cases), CASE_BATCH):
+                child.stdin.write(dumps_line({"cases": [cases[i] for i in range(start, min(start + CASE_BATCH,
+                                                                                           len(cases)))]}))
+            child.stdin.flush()
+        except OSError:  # the child died: its exit code says so at the end
+            pass
+
+    @staticmethod
     def _send_quietly(message: dict, child: subprocess.Popen) -> None:
         try:
             child.stdin.write(dumps_line(message))
@@ -189,6 +206,12 @@ class LogFollower:
             self.store.attempt(record)
 
 
+def _cases(line: bytes) -> list[dict]:
+    if not line:
+        raise EOFError("the run's process ended before it sent the plan's cases")
+    return loads(line)["cases"]
+
+
 def serve(stdin=None) -> int:
     """The child's work (see the module docstring); 0 when the run's end was written."""
     stdin = stdin or sys.stdin.buffer
@@ -196,9 +219,12 @@ def serve(stdin=None) -> int:
     if not first:
         return 1
     opening = loads(first)
-    store = HistoryStore(opening["spec"])
+    store = HistoryStore(opening["spec"], tags=opening.get("tags") or ())
     try:
-        store.follow_run(opening["key"], opening["plan"])
+        batches = (_cases(stdin.readline()) for _ in range(int(opening["batches"])))
+        store.begin_streamed(opening["meta"], batches, int(opening["planned"]))
+        if store.failed or store.key != opening["key"]:
+            return 1  # the parent stores the run from its report
         follower = LogFollower(store, Path(opening["log"]), int(opening["offset"]))
         commands: queue.Queue = queue.Queue()
         threading.Thread(target=lambda: commands.put(stdin.readline()), daemon=True).start()

@@ -117,14 +117,20 @@ class HistoryStore:
             print(f"scoreboard: warning: history store {self.location}: {self.failed}; this run's report "
                   "files are still written", file=sys.stderr)
 
-    def _begin(self, meta: dict) -> None:
+    def begin_streamed(self, meta: dict, batches: Iterable[list[dict]], planned: int) -> None:
+        """begin(), for a plan sent without its cases, which come as `batches` (the store's
+        writer process, store/follow.py: never the whole plan in one message)."""
+        self._guard(self._begin, meta, batches, planned)
+
+    def _begin(self, meta: dict, batches: Iterable[list[dict]] | None = None, planned: int | None = None) -> None:
         plan = meta.get("plan") or {}
         self.key = run_key(meta["suite"], meta["run_id"], meta.get("started_at"))
         self._buffer, self._seen = [], 0  # one store may record several runs, one after another
-        self._where = positions(plan)
-        self._fields = FieldTally(plan)
+        if batches is None:
+            self._where = positions(plan)
+            self._fields = FieldTally(plan)
         commit, branch, dirty = git_info(meta.get("cwd"))
-        planned = planned_attempts(plan)
+        planned = planned_attempts(plan) if planned is None else planned
         head = {"run": {"id": meta["run_id"], "suite": meta["suite"], "started_at": meta.get("started_at"),
                         "argv": meta.get("argv"), "executor": meta.get("executor"), "dry_run": meta.get("dry_run")},
                 "plan": {k: v for k, v in plan.items() if k != "cases"}}
@@ -133,7 +139,16 @@ class HistoryStore:
                                      now_iso(), "live", commit, branch, flag(dirty), flag(meta.get("dry_run")),
                                      None, meta.get("executor"), planned, None,
                                      text([v["name"] for v in plan.get("variants") or ()]), text(head)))
-            write_cases(db, self.key, plan)
+            if batches is None:
+                write_cases(db, self.key, plan)
+            else:
+                ids: list[str] = []
+                for batch in batches:
+                    write_cases(db, self.key, {"cases": batch}, start=len(ids))
+                    ids += [c["id"] for c in batch]
+                shape = {**plan, "cases": [{"id": i} for i in ids]}
+                self._where = positions(shape)
+                self._fields = FieldTally(shape)
             write_tags(db, self.key, self.tags)
             db.execute("DELETE FROM variants WHERE run_key = ?", (self.key,))
             db.executemany(INSERT_VARIANT, variant_rows(self.key, plan, None))

@@ -73,10 +73,11 @@ class FieldTally:
                 yield (key, variant, names[(grader, path)], case_id, hits, tries)
 
 
-def write_cases(db: Database, key: str, plan: dict) -> None:
-    """The plan's cases, in batches (a case already stored is kept)."""
+def write_cases(db: Database, key: str, plan: dict, start: int = 0) -> None:
+    """The plan's cases, in batches (a case already stored is kept); the first at position
+    `start` (the store's writer process gets them a batch at a time)."""
     rows: list[tuple] = []
-    for i, case in enumerate(plan.get("cases") or ()):
+    for i, case in enumerate(plan.get("cases") or (), start):
         rows.append(case_row(key, i, case))
         if len(rows) >= FLUSH_EVERY:
             db.executemany(INSERT_CASE, rows)
