@@ -274,8 +274,6 @@ def _load_all_cases(cfg: SuiteConfig, case_paths: list[str], places: Places,
     command line are relative to the working directory (the user's choice, not confined);
     those in the suite file, to its folder, inside its root."""
     from ..cases import load_cases
-    from ..cases.gold import is_gold_dir, load_gold_dir
-    from ..tasks.load import is_task_folder, load_task_folders
 
     case_base = Path.cwd() if from_flag else places.suite_dir
     all_cases: list[Case] = []
@@ -293,6 +291,11 @@ def _load_all_cases(cfg: SuiteConfig, case_paths: list[str], places: Places,
             continue
         places.resolve(rel, "cases", from_flag=from_flag, folder_ok=True)
         target = Path(rel) if from_flag or Path(rel).is_absolute() else case_base / rel
+        if target.is_dir():
+            # folders only: agent tasks or gold documents (their modules' models cost a plain
+            # case file's run 12 ms to import)
+            from ..cases.gold import is_gold_dir, load_gold_dir
+            from ..tasks.load import is_task_folder, load_task_folders
         if target.is_dir() and is_task_folder(target):  # agent tasks (tasks/load.py)
             loaded = load_task_folders(target, cfg.limits, root=places.root if from_flag
                                        else places.root_for(places.suite_dir))
