@@ -102,3 +102,19 @@ def test_the_folder_is_listed_once_not_stated_per_case(tree, monkeypatch):
     assert cases[2000].input == cases[2001].input == "Invoice 2\nTotal 99.50\n"
     assert cases[2002].input == "docs/missing.txt"
     assert len(looked_up) == 3  # only the three that start with a name in the folder
+
+
+def test_the_folder_listing_compares_names_as_a_folding_file_system_would(tmp_path):
+    # On a file system that folds case or normalises names (macOS), "Notes.TXT" or a composed
+    # "café.txt" may name a file listed as "notes.txt" or decomposed: those still get their stat.
+    import unicodedata
+
+    from scoreboard.cases.loader import FolderNames
+
+    (tmp_path / "notes.txt").write_text("x")
+    (tmp_path / unicodedata.normalize("NFD", "café.txt")).write_text("y")
+    names = FolderNames(tmp_path)
+    assert names.may_name("Notes.TXT") and names.may_name("notes.txt/deeper")
+    assert names.may_name(unicodedata.normalize("NFC", "café.txt"))
+    assert names.may_name("./anything") and names.may_name("../up")
+    assert not names.may_name("question 1: how many?") and not names.may_name("missing/notes.txt")

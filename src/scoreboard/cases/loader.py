@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,8 @@ PATH_INPUT_CHARS = 1024
 class FolderNames:
     """The names in a case file's folder, listed once per load (lazily, at most MAX_LISTED): a
     plain input whose first path component names nothing there is text, with no stat per case.
-    Compared casefolded, so a case-insensitive file system still gets its stat."""
+    Compared NFC-normalised and casefolded, so a file system that folds case or normalises
+    names (macOS) still gets its stat."""
 
     MAX_LISTED = 100_000
 
@@ -73,12 +75,16 @@ class FolderNames:
                     for entry in entries:
                         if len(names) >= self.MAX_LISTED:
                             break
-                        names.add(entry.name.casefold())
+                        names.add(_folded(entry.name))
                     else:
                         self._names = names
             except OSError:
                 self._names = None
-        return self._names is None or first.casefold() in self._names
+        return self._names is None or _folded(first) in self._names
+
+
+def _folded(name: str) -> str:
+    return (name if name.isascii() else unicodedata.normalize("NFC", name)).casefold()
 
 
 def names_input_file(text: str, base: Path, root: Path, listing: FolderNames | None = None) -> bool:
