@@ -153,14 +153,6 @@ class HistoryStore:
             db.execute("DELETE FROM variants WHERE run_key = ?", (self.key,))
             db.executemany(INSERT_VARIANT, variant_rows(self.key, plan, None))
 
-    def follow_run(self, key: str, plan: dict) -> None:
-        """Write the attempts of a run another process began (store/follow.py): its key, and its
-        plan's case ids, variants and runs (an attempt's position and the field tallies)."""
-        self.key = key
-        self._buffer, self._seen = [], 0
-        self._where = positions(plan)
-        self._fields = FieldTally(plan)
-
     def _flush(self) -> None:
         batch, self._buffer = self._buffer, []
         self._flushed_at = time.monotonic()

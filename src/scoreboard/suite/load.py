@@ -296,16 +296,17 @@ def _load_all_cases(cfg: SuiteConfig, case_paths: list[str], places: Places,
             # case file's run 12 ms to import)
             from ..cases.gold import is_gold_dir, load_gold_dir
             from ..tasks.load import is_task_folder, load_task_folders
-        if target.is_dir() and is_task_folder(target):  # agent tasks (tasks/load.py)
-            loaded = load_task_folders(target, cfg.limits, root=places.root if from_flag
-                                       else places.root_for(places.suite_dir))
-        elif target.is_dir():
-            if not is_gold_dir(target):
+
+            if is_task_folder(target):  # agent tasks (tasks/load.py)
+                loaded = load_task_folders(target, cfg.limits, root=places.root if from_flag
+                                           else places.root_for(places.suite_dir))
+            elif not is_gold_dir(target):
                 raise ConfigError("a case folder must hold documents with NAME.gold.json files beside them "
                                   "(or be a task folder holding task.yaml)", file=str(target), field="cases")
-            root = places.root if from_flag else places.root_for(places.suite_dir)
-            loaded, skipped_here = load_gold_dir(target, cfg.limits, root=root)
-            skipped += [{**item, "source": str(target)} for item in skipped_here]
+            else:
+                root = places.root if from_flag else places.root_for(places.suite_dir)
+                loaded, skipped_here = load_gold_dir(target, cfg.limits, root=root)
+                skipped += [{**item, "source": str(target)} for item in skipped_here]
         else:
             loaded = load_cases(target, cfg.limits, root=places.root, inside=places.inside(from_flag),
                                 errors=errors)
