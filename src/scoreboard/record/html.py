@@ -232,9 +232,9 @@ def page_data(view: ReportView, level: int = 0) -> dict:
         for entry in cases:
             entry["n"] = [_counts(view.tallies.get((entry["id"], name))) for name in variants]
     for entry in cases:  # per-document field counts over every run: [correct, graded] or null
-        counts = [_field_counts(view.tallies.get((entry["id"], name))) for name in variants]
+        counts = [view.field_counts(entry["id"], name) for name in variants]
         if any(counts):
-            entry["fd"] = counts
+            entry["fd"] = [list(c) if c else None for c in counts]
     plan_out = {k: value for k, value in plan.model_dump(include=PLAN_KEYS).items() if value is not None}
     plan_out["variants"] = plan_variants
     plan_out["model_text"] = models_text(plan)
@@ -273,10 +273,6 @@ def _egress_refused(attempts: list[Attempt], limit: int = 200) -> list[dict]:
 
 VARIANT_KEYS = {"name", "subject", "skill_path", "params"}
 PLAN_KEYS = {"fixture_hash", "suite_hash", "runs", "split"}
-
-
-def _field_counts(t: CaseTally | None) -> list[int] | None:
-    return [t.fields_correct, t.fields_total] if t is not None and t.fields_total else None
 
 
 def _counts(t: CaseTally | None) -> list[int]:

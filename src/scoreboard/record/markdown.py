@@ -397,12 +397,11 @@ def _cases(view: ReportView, variants: list[str]) -> Iterator[str]:
     for case_id, category in view.cases():
         cells = []
         for name in variants:
-            t = view.tallies.get((case_id, name))
-            passed, judged, errors = (t.passed, t.judged, t.errors) if t is not None else (0, 0, 0)
+            passed, judged, errors, unassessed = view.verdicts(case_id, name)
             mark = "➖" if not judged else "✅" if passed == judged else "❌" if passed == 0 else "⚠️"
             extra = f" ({errors} error{'s' if errors != 1 else ''})" if errors else ""
-            if t is not None and t.unassessed:
-                extra += f" ({t.unassessed} not assessed)"
+            if unassessed:
+                extra += f" ({unassessed} not assessed)"
             cells.append(f"{mark} {passed}/{judged}{extra}")
         yield f"| {cell(case_id)} | {cell(category or '')} | " + " | ".join(cells) + " |"
     yield ""
