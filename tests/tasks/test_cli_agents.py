@@ -256,17 +256,22 @@ def _listening(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
-def _processes_with(marker: str) -> list[int]:
+def _processes_with(marker: str, under: Path | None = None) -> list[int]:
+    """Live processes whose command line holds `marker`; with `under`, only those this test
+    started (their command line or working folder inside it), so a test running beside this one
+    with the same fixture is not counted."""
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
                 state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+                cwd = os.readlink(f"/proc/{entry}/cwd") if under is not None else ""
             except (OSError, IndexError):
                 continue
             if marker.encode() in cmdline and state != "Z":
-                found.append(int(entry))
+                if under is None or str(under).encode() in cmdline or cwd.startswith(str(under)):
+                    found.append(int(entry))
     return found
 
 
@@ -285,7 +290,7 @@ def test_timeout_mid_task_kills_everything_and_is_an_error(kind, env):
     while _processes_with(marker) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _processes_with(marker) == []  # the agent's process group (its shell's sleep too) is gone
-    assert _processes_with("shop.py") == []  # the fixture was stopped
+    assert _processes_with("shop.py", under=env) == []  # the fixture was stopped
     assert list((env / "scratch-tmp").iterdir()) == []  # the workspace was removed
 
 
