@@ -273,6 +273,70 @@ def share_bounds(mean: np.ndarray, spread: np.ndarray, n: int, ceiling: float) -
             np.where(mean >= 1, 1.0, np.minimum(1.0, centre + half)))
 
 
+def pass_rate_bounds(counts: np.ndarray, runs: int, icc_floor: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """stats.methods.pass_rate_interval for many reports at once, each case run `runs` times;
+    `counts` holds, per report, how many cases passed 0, 1, ..., runs times (tests check it
+    agrees). icc_floor > 0 is the alternative weighed in the README: the effective cases never
+    more than the attempts over the design effect 1 + (runs - 1) * icc_floor."""
+    z = 1.959963984540054
+    x = np.arange(runs + 1)
+    n = int(counts[0].sum())
+    total = n * runs
+    p = counts @ x / total
+    squares = (counts * (x[None, :] - p[:, None] * runs) ** 2).sum(1)
+    variance = n / (n - 1) * squares / total ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n_eff = np.minimum(total / (1 + (runs - 1) * icc_floor), np.maximum(1.0, p * (1 - p) / variance))
+    n_eff = np.where(variance <= 0, total / (1 + (runs - 1) * icc_floor), n_eff)
+    n_eff = np.where((p <= 0) | (p >= 1), float(n), n_eff)
+    z2n = z * z / n_eff
+    centre = (p + z2n / 2) / (1 + z2n)
+    half = z / (1 + z2n) * np.sqrt(np.maximum(0.0, p * (1 - p) / n_eff + z2n / (4 * n_eff)))
+    return (np.where(p <= 0, 0.0, np.maximum(0.0, centre - half)),
+            np.where(p >= 1, 1.0, np.minimum(1.0, centre + half)))
+
+
+def case_pass_counts(n: int, runs: int, p: float, icc: float) -> tuple[np.ndarray, np.ndarray]:
+    """Every report of n cases run `runs` times (cases per number of passes) and its chance:
+    each case's passes are beta-binomial (binomial at ICC 0)."""
+    from scipy.special import gammaln
+    from scipy.stats import betabinom, binom
+
+    if icc == 0:
+        probs = binom.pmf(np.arange(runs + 1), runs, p)
+    else:
+        ab = 1 / icc - 1
+        probs = betabinom.pmf(np.arange(runs + 1), runs, p * ab, (1 - p) * ab)
+    counts = compositions(n, runs + 1)
+    with np.errstate(divide="ignore"):
+        log_probs = np.log(probs)
+    weight = np.exp(gammaln(n + 1) - gammaln(counts + 1).sum(1) + np.where(counts > 0, counts * log_probs, 0).sum(1))
+    return counts, weight
+
+
+def exact_pass_rate(n: int, runs: int, p: float, icc: float, icc_floor: float = 0.0) -> float:
+    """Exact coverage of the pass rate's interval with `runs` runs per case."""
+    counts, weight = case_pass_counts(n, runs, p, icc)
+    low, high = pass_rate_bounds(counts, runs, icc_floor)
+    return float(weight[(low <= p + 1e-12) & (p <= high + 1e-12)].sum())
+
+
+def pass_rate_grid(runs: int = 3) -> list[list]:
+    """The pass rate with repeats, exactly, over n, p and ICC: scoreboard's interval and the
+    alternative with a floor of 0.1 under the ICC."""
+    rows = []
+    for name, floor in (("scoreboard (the ICC as the data show it)", 0.0), ("ICC floor 0.1", 0.1)):
+        cov = np.array([exact_pass_rate(n, runs, float(p), icc, floor) for n in (10, 15, 20, 30, 50, 100)
+                        for p in (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95) for icc in (0.0, 0.1, 0.25, 0.5, 0.75)])
+        by_icc = []
+        for i, icc in enumerate((0.0, 0.1, 0.25, 0.5, 0.75)):
+            part = cov[i::5]
+            by_icc.append(f"{np.mean(part < 0.93):.2f} / {np.mean(part > 0.97):.2f}")
+        rows.append([name, f"{np.mean((cov >= 0.93) & (cov <= 0.97)):.3f}", f"{np.mean(cov < 0.93):.3f}",
+                     f"{np.mean(cov > 0.97):.3f}", f"{cov.min():.3f}", *by_icc])
+    return rows
+
+
 def exact_pass_at_k(n: int, runs: int, k: int, p: float, icc: float, ceilings: dict) -> tuple[float, dict]:
     """Exact coverage of pass@k's interval: each case's passes are beta-binomial, so the
     report is a multinomial count of cases per number of passes; every outcome is enumerated.
@@ -388,6 +452,11 @@ def exact(grid: bool = True) -> str:
     parts.append(table("pass@3 with 3 runs per case is 0 or 1 per case, a Binomial(n, pass@3): exact coverage "
                        "and the coverages an interval can reach", ["cell", "pass@3", "coverage", "highest below 0.93",
                                                                    "lowest above 0.97", "any within"], rows))
+    rcols = [f"n={n} p={p}" for n in (10, 30) for p in PS]
+    rows = [[f"ICC {icc}"] + [exact_pass_rate(n, 3, p, icc) for n in (10, 30) for p in PS] for icc in ICCS]
+    parts.append(table("Pass rate, 3 runs per case: exact coverage of the 95% interval (the report is a "
+                       "multinomial count of cases per number of passes; every outcome enumerated)",
+                       ["cell", *rcols], rows))
     pcols = [f"n={n} p={p}" for n in (10, 30) for p in (0.1, 0.5, 0.7)]
     rows = [[f"ICC {icc}"] + [exact_difference_one_run(n, p, icc) for n in (10, 30) for p in (0.1, 0.5, 0.7)]
             for icc in ICCS]
@@ -397,6 +466,10 @@ def exact(grid: bool = True) -> str:
         parts.append(table("Pass rate, one run per case: exact coverage over n = 10..100 and p = 0.05..0.95 "
                            "(8,281 points)", ["method", "within [0.93, 0.97]", "below", "above", "lowest"],
                            one_run_grid()))
+        parts.append(table("Pass rate, 3 runs per case: exact coverage over n = 10..100, p = 0.05..0.95 and ICC "
+                           "0..0.75 (270 points)", ["method", "within [0.93, 0.97]", "below", "above", "lowest",
+                                                    "ICC 0: below / above", "ICC 0.1", "ICC 0.25", "ICC 0.5",
+                                                    "ICC 0.75"], pass_rate_grid()))
         parts.append(table("pass@k, 3 runs per case, k = 2 and 3: exact coverage over n = 10..100, ICC 0.1..0.75, "
                            "p = 0.05..0.95 (912 points), by the most cases' worth a case may hold",
                            ["ceiling", "within [0.93, 0.97]", "below", "above", "mean distance from 0.95"],

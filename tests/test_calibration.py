@@ -84,3 +84,36 @@ def test_vectorised_share_bounds_agree_with_share_interval(module):
                 spread = np.array([sum((v - mean[0]) ** 2 for v in values)])
                 low, high = module.share_bounds(mean, spread, n, most)
                 assert (low[0], high[0]) == (pytest.approx(ci["low"], abs=1e-12), pytest.approx(ci["high"], abs=1e-12))
+
+
+def test_vectorised_pass_rate_bounds_agree_with_pass_rate_interval(module):
+    import numpy as np
+
+    from scoreboard.stats.methods import pass_rate_interval
+
+    rng = np.random.default_rng(5)
+    for n in (2, 10, 30):
+        for runs in (2, 3):
+            for _ in range(40):
+                passes = rng.integers(0, runs + 1, size=n) if rng.random() < 0.8 else np.full(n, rng.integers(0, runs + 1))
+                ci = pass_rate_interval([(int(x), runs) for x in passes])
+                counts = np.bincount(passes, minlength=runs + 1).astype(float)[None, :]
+                low, high = module.pass_rate_bounds(counts, runs)
+                assert (low[0], high[0]) == (pytest.approx(ci["low"], abs=1e-12), pytest.approx(ci["high"], abs=1e-12))
+
+
+def test_exact_pass_rate_with_repeats_matches_a_direct_sum(module):
+    # The enumeration's chances sum to 1, and its coverage is the direct sum over outcomes of
+    # scoreboard's own interval (3 runs, 10 cases, ICC 0.5, p = 0.1).
+    import numpy as np
+
+    from scoreboard.stats.methods import pass_rate_interval
+
+    counts, weight = module.case_pass_counts(10, 3, 0.1, 0.5)
+    assert weight.sum() == pytest.approx(1.0, abs=1e-12)
+    direct = 0.0
+    for row, w in zip(counts.astype(int), weight):
+        ci = pass_rate_interval([(k, 3) for k in range(4) for _ in range(row[k])])
+        direct += w * (ci["low"] - 1e-12 <= 0.1 <= ci["high"] + 1e-12)
+    assert module.exact_pass_rate(10, 3, 0.1, 0.5) == pytest.approx(float(direct), abs=1e-12)
+    assert np.isclose(module.exact_pass_rate(30, 3, 0.1, 0.5), 0.9271, atol=5e-5)
