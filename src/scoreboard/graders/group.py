@@ -84,7 +84,9 @@ class GroupGrader(Grader):
         score = total / weight_sum if weight_sum > 0 else 0.0
         threshold = self.options.get("threshold")
         if threshold is None:
-            failed = [g for g in grades if not g.passed]
+            # a member of weight 0 is metric-only: it cannot fail the group (promptfoo)
+            failed = [g for m, g in zip(self.members, grades, strict=True)
+                      if not g.passed and float(getattr(m, "weight", 1)) != 0]
             passed = not failed
             reason = "all members passed" if passed else failed[-1].reason  # promptfoo keeps the last failure
         else:

@@ -4,7 +4,9 @@ promptfoo's rules (its AssertionsResult), kept exactly:
 
 - the case's score is the weighted mean of its grade scores (weight 1 unless a spec says);
 - with a `threshold`, the case passes when that score reaches it (a failed grader does not fail
-  the case by itself); without one, every grader must pass (scoreboard's rule as before);
+  the case by itself); without one, every grader must pass (scoreboard's rule as before), except
+  those of weight 0: they are metric-only (recorded, counted in their metric, never failing the
+  case; promptfoo's runAssertion forces their pass);
 - a named metric is the weighted mean of the scores of the grades naming it; a grade's own
   `named_scores` (a Python grader's) count with the grade's weight;
 - a custom scoring function receives the named scores and {threshold, score, grades} and returns
@@ -72,9 +74,12 @@ def outcome(grades: list[dict], error: str | None, threshold: float | None = Non
         else:
             status = "passed" if score >= threshold - 1e-12 else "failed"
         return {"status": status, "score": score if complete else None, "metrics": metrics}
-    if any(g.get("passed") is False for g in grades):
+    # weight 0 is metric-only: recorded and counted in its metric, never failing the case
+    # (promptfoo's runAssertion forces such an assertion's pass)
+    counted = [g for g in grades if g.get("weight", 1) != 0]
+    if any(g.get("passed") is False for g in counted):
         status = "failed"
-    elif all(g.get("passed") is True for g in grades):
+    elif all(g.get("passed") is True for g in counted):
         status = "passed"
     else:
         status = "unassessed"

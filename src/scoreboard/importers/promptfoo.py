@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import csv
 import io
-import itertools
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from .common import Report, Source, js_string, jsonl, read_config, slug, write_output
-from .nunjucks import convert as convert_template
+from .common import Report, Source, jsonl, read_config, slug, write_output
 from .promptfoo_asserts import PYTHON_HEADER, Context, Skip, convert, transform_spec
+from .promptfoo_prompts import prompts as convert_prompts
 from .promptfoo_providers import convert_providers
 from .promptfoo_tests import assertion_from_string, csv_test
+from . import promptfoo_vars as pf_vars
 from .promptfoo_transforms import transform_vars
 
 _KNOWN_KEYS = {"description", "prompts", "providers", "tests", "defaultTest", "derivedMetrics", "outputPath",
@@ -45,7 +45,7 @@ def import_promptfoo(config_path: str, out_dir: str) -> tuple[Path, Report]:
                              "cases": "cases.jsonl"}
     if data.get("description"):
         suite["description"] = str(data["description"])
-    prompts = _prompts(data.get("prompts"), source, report)
+    prompts = convert_prompts(data.get("prompts"), source, report)
     if len(prompts) == 1:
         suite["prompt"] = next(iter(prompts.values()))
     elif prompts:
@@ -101,91 +101,6 @@ def _load_default(value: str, source: Source) -> Any:
     return source.read_data(value[len("file://"):], "defaultTest")
 
 
-# ---- prompts
-
-def _template(text: str, where: str, report: Report) -> str | None:
-    converted, problems, notes = convert_template(text)
-    for n in notes:
-        report.note(f"{where}: {n}")
-    if problems:
-        report.skip(where, problems[0])
-        return None
-    return converted
-
-
-def _prompt_file(name: str, source: Source, report: Report, where: str) -> list[tuple[str, Any]]:
-    lower = name.lower()
-    if lower.endswith((".py", ".js", ".ts", ".mjs", ".cjs")):
-        report.skip(where, f"prompt function {name} (code that builds a prompt) is not converted")
-        return []
-    if lower.endswith((".json", ".yaml", ".yml")):
-        value = source.read_data(name, where)
-        if isinstance(value, list) and all(isinstance(m, dict) for m in value):
-            return [(Path(name).stem, value)]
-        report.skip(where, f"{name} is not a list of chat messages")
-        return []
-    text = source.read_text(name, where)
-    if lower.endswith(".txt") and "\n---\n" in text:  # promptfoo splits .txt files on ---
-        parts = [p.strip("\n") for p in text.split("\n---\n")]
-        return [(f"{Path(name).stem}-{i + 1}", p) for i, p in enumerate(parts)]
-    return [(Path(name).stem, text)]
-
-
-def _prompts(value: Any, source: Source, report: Report) -> dict[str, Any]:
-    if value is None:
-        return {}
-    items = value if isinstance(value, list) else [value]
-    raw: list[tuple[str, Any, str]] = []
-    for i, item in enumerate(items):
-        where = f"prompts.{i}"
-        label = None
-        if isinstance(item, dict):
-            label = item.get("label") or item.get("id")
-            item = item.get("raw", item.get("id"))
-        if isinstance(item, str) and item.startswith("file://"):
-            pattern = item[len("file://"):]
-            for name in source.glob(pattern, where):
-                raw += [(label or n, v, where) for n, v in _prompt_file(name, source, report, where)]
-        elif isinstance(item, (str, list)):
-            raw.append((label or f"prompt-{i + 1}", item, where))
-        else:
-            report.skip(where, "a prompt is text, a file:// reference or chat messages")
-    out: dict[str, Any] = {}
-    for name, body, where in raw:
-        if isinstance(body, str) and body.lstrip().startswith("[") and body.rstrip().endswith("]"):
-            try:  # a prompt that is a JSON list of messages is sent as chat messages
-                import json
-
-                parsed = json.loads(body)
-                if isinstance(parsed, list) and all(isinstance(m, dict) for m in parsed):
-                    body = parsed
-            except ValueError:
-                pass
-        if isinstance(body, list):
-            messages = []
-            for m in body:
-                content = _template(str(m.get("content", "")), where, report)
-                if content is None or set(m) - {"role", "content"}:
-                    if content is not None:
-                        report.skip(where, "a chat message with fields other than role and content")
-                    break
-                messages.append({"role": m.get("role"), "content": content})
-            else:
-                out[_unique(str(name), out)] = messages
-            continue
-        converted = _template(body, where, report)
-        if converted is not None:
-            out[_unique(str(name), out)] = converted
-    return out
-
-
-def _unique(name: str, taken: dict) -> str:
-    base, n = name, 2
-    while name in taken:
-        name, n = f"{base}-{n}", n + 1
-    return name
-
-
 # ---- tests
 
 def _tests(value: Any, source: Source, report: Report) -> list[tuple[str, dict]]:
@@ -234,31 +149,6 @@ def _test_file(name: str, source: Source, report: Report) -> list[tuple[str, dic
     return []
 
 
-def _expand(vars_: dict) -> list[dict]:
-    """promptfoo's generateVarCombinations: each list of strings is one value per combination."""
-    keys = list(vars_)
-    choices = []
-    for k in keys:
-        v = vars_[k]
-        choices.append(v if isinstance(v, list) and v and isinstance(v[0], str) else [v])
-    return [dict(zip(keys, combo)) for combo in itertools.product(*choices)]
-
-
-def _load_vars(vars_: dict, source: Source, where: str) -> dict:
-    out = {}
-    for k, v in vars_.items():
-        if isinstance(v, str) and v.startswith("file://"):
-            name = v[len("file://"):]
-            if name.lower().endswith((".py", ".js", ".ts")):
-                raise Skip(f"var {k!r} comes from a script ({name})")
-            v = source.read_data(name, f"{where}.vars.{k}") if name.lower().endswith(
-                (".json", ".yaml", ".yml")) else source.read_text(name, f"{where}.vars.{k}")
-        elif isinstance(v, float) and v.is_integer() and abs(v) < 2 ** 53:
-            v = int(v)  # JavaScript has one number type: 1.0 prints as 1
-        out[k] = v
-    return out
-
-
 def _cases(tests: list[tuple[str, dict]], default: dict, ctx: Context) -> list[dict]:
     cases: list[dict] = []
     taken: set[str] = set()
@@ -267,11 +157,6 @@ def _cases(tests: list[tuple[str, dict]], default: dict, ctx: Context) -> list[d
             ctx.report.skip(where, "a test is a mapping")
             continue
         merged_vars = {**(default.get("vars") or {}), **(test.get("vars") or {})}
-        try:
-            loaded = _load_vars(merged_vars, ctx.source, where)
-        except Skip as exc:
-            ctx.report.skip(where, str(exc))
-            continue
         options = {**(default.get("options") or {}), **(test.get("options") or {})}
         asserts = ([] if options.get("disableDefaultAsserts") else list(default.get("assert") or [])) + \
             list(test.get("assert") or [])
@@ -285,10 +170,16 @@ def _cases(tests: list[tuple[str, dict]], default: dict, ctx: Context) -> list[d
         if var_transform:
             try:
                 merged_vars = transform_vars(var_transform, merged_vars, ctx, f"{where}.options.transformVars")
-                loaded = _load_vars(merged_vars, ctx.source, where)  # file:// vars load after (renderPrompt)
             except Skip as exc:
                 ctx.report.skip(f"{where}.options.transformVars", str(exc))
                 continue
+        # file:// vars are globbed and expanded here, loaded per combination (renderPrompt)
+        combos = pf_vars.combinations(merged_vars, ctx.source, where, expand=not options.get("disableVarExpansion"))
+        try:
+            loaded = [(pf_vars.load(combo, ctx.source, where), labels) for combo, labels in combos]
+        except Skip as exc:
+            ctx.report.skip(where, str(exc))
+            continue
         # evaluator.ts: the first of options.transform and (deprecated) options.postprocess runs
         # on the provider's output before every assertion
         output_transform = options.get("transform") or options.get("postprocess")
@@ -302,12 +193,15 @@ def _cases(tests: list[tuple[str, dict]], default: dict, ctx: Context) -> list[d
         for extra in ("providerOutput", "scenarios", "provider", "providers", "prompts"):
             if test.get(extra) is not None:
                 ctx.report.skip(f"{where}.{extra}", "not converted")
+        if test.get("assertScoringFunction") or default.get("assertScoringFunction"):
+            ctx.report.skip(f"{where}.assertScoringFunction", "not converted: the assertions decide the case by "
+                            "promptfoo's own rule (a scoring function can be set as the case's `scoring`)")
+        if options.get("storeOutputAs"):
+            ctx.report.skip(f"{where}.options.storeOutputAs", "not converted: a later test's var naming "
+                            f"{options['storeOutputAs']!r} is not filled with this test's output")
         base = slug(str(test["description"])) if test.get("description") else f"test-{index + 1}"
-        combos = _expand(loaded)
-        for combo in combos:
-            cid = base if len(combos) == 1 else base + "[" + ",".join(
-                f"{k}={js_string(v)[:20]}" for k, v in combo.items()
-                if isinstance(loaded[k], list) and loaded[k] and isinstance(loaded[k][0], str)) + "]"
+        for combo, labels in loaded:
+            cid = base if len(loaded) == 1 else base + "[" + ",".join(labels) + "]"
             cid = _unique_id(cid, taken)
             case = _case(cid, combo, asserts, test, default, where, ctx)
             if case_transform is not None:

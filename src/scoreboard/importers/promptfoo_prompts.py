@@ -1,0 +1,172 @@
+"""promptfoo's prompts as scoreboard templates: text (Nunjucks converted to Jinja2, nunjucks.py),
+chat messages, files, and prompts that are JSON.
+
+- A `.txt` file is split as src/prompts/processors/text.ts does: on every line whose trimmed text
+  is `---`, each part's lines joined with newlines and trimmed, empty parts dropped. `.json` and
+  `.yaml` files are their parsed value (a list of messages is a chat prompt); `.md`, `.j2` and
+  other text files are their text.
+- A prompt that is valid JSON is rendered as renderPrompt (src/evaluatorHelpers.ts) renders it:
+  JSON.parse, each string in it rendered as a template, then JSON.stringify(value, null, 2), so a
+  var's quotes and newlines are escaped inside the JSON. A list of {role, content} messages is a
+  chat prompt: each content a template, sent as messages.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .common import Report, Source
+from .nunjucks import convert as convert_template
+from .nunjucks import uses_template
+from .promptfoo_vars import js_trim
+
+_NOT_JSON = object()
+#: the name each rendered string of a JSON prompt is captured in before JSON.stringify
+_LEAF = "__promptfoo_leaf"
+
+
+def prompts(value: Any, source: Source, report: Report) -> dict[str, Any]:
+    """The config's `prompts` as {name: template text or chat messages}."""
+    if value is None:
+        return {}
+    items = value if isinstance(value, list) else [value]
+    raw: list[tuple[str, Any, str]] = []
+    for i, item in enumerate(items):
+        where = f"prompts.{i}"
+        label = None
+        if isinstance(item, dict):
+            label = item.get("label") or item.get("id")
+            item = item.get("raw", item.get("id"))
+        if isinstance(item, str) and item.startswith("file://"):
+            pattern = item[len("file://"):]
+            for name in source.glob(pattern, where):
+                raw += [(label or n, v, where) for n, v in _prompt_file(name, source, report, where)]
+        elif isinstance(item, (str, list)):
+            raw.append((label or f"prompt-{i + 1}", item, where))
+        else:
+            report.skip(where, "a prompt is text, a file:// reference or chat messages")
+    out: dict[str, Any] = {}
+    for name, body, where in raw:
+        parsed = _json_value(body) if isinstance(body, str) else body
+        if isinstance(parsed, list) and parsed and all(isinstance(m, dict) for m in parsed):
+            messages = _messages(parsed, where, report)
+            if messages is not None:
+                out[_unique(str(name), out)] = messages
+            continue
+        converted = _template(body, where, report) if parsed is _NOT_JSON else _json_template(parsed, where, report)
+        if converted is not None:
+            out[_unique(str(name), out)] = converted
+    return out
+
+
+def _messages(body: list[dict], where: str, report: Report) -> list[dict] | None:
+    messages = []
+    for m in body:
+        if set(m) - {"role", "content"}:
+            report.skip(where, "a chat message with fields other than role and content")
+            return None
+        content = _template(str(m.get("content", "")), where, report)
+        if content is None:
+            return None
+        messages.append({"role": m.get("role"), "content": content})
+    return messages
+
+
+def _template(text: str, where: str, report: Report) -> str | None:
+    converted, problems, notes = convert_template(text)
+    for n in notes:
+        report.note(f"{where}: {n}")
+    if problems:
+        report.skip(where, problems[0])
+        return None
+    return converted
+
+
+def _prompt_file(name: str, source: Source, report: Report, where: str) -> list[tuple[str, Any]]:
+    lower = name.lower()
+    if lower.endswith((".py", ".js", ".ts", ".mjs", ".cjs")):
+        report.skip(where, f"prompt function {name} (code that builds a prompt) is not converted")
+        return []
+    if lower.endswith((".json", ".yaml", ".yml")):
+        return [(Path(name).stem, source.read_data(name, where))]
+    text = source.read_text(name, where)
+    if not lower.endswith(".txt"):
+        return [(Path(name).stem, text)]
+    parts, buffer = [], []
+    for line in text.replace("\r\n", "\n").split("\n"):  # processTxtFile: split(/\r?\n/)
+        if js_trim(line) == "---":
+            parts.append(js_trim("\n".join(buffer)))
+            buffer = []
+        else:
+            buffer.append(line)
+    parts.append(js_trim("\n".join(buffer)))
+    parts = [p for p in parts if p]
+    if len(parts) == 1:
+        return [(Path(name).stem, parts[0])]
+    return [(f"{Path(name).stem}-{i + 1}", p) for i, p in enumerate(parts)]
+
+
+def _json_value(text: str) -> Any:
+    """JSON.parse(text), or _NOT_JSON (JSON has no NaN or Infinity)."""
+    def refuse(constant: str) -> Any:
+        raise ValueError(constant)
+
+    try:
+        return json.loads(text, parse_constant=refuse)
+    except (ValueError, RecursionError):
+        return _NOT_JSON
+
+
+def _json_template(value: Any, where: str, report: Report) -> str | None:
+    """A template printing JSON.stringify(value with each string rendered, null, 2)."""
+    pieces: list[str] = []
+
+    def literal(text: str) -> None:
+        if any(t in text for t in ("{{", "{%", "{#")):
+            pieces.append("{% raw %}" + text + "{% endraw %}")
+        else:
+            pieces.append(text)
+
+    def walk(v: Any, depth: int) -> bool:
+        pad, inner = "  " * depth, "  " * (depth + 1)
+        if isinstance(v, dict) or isinstance(v, list):
+            items = list(v.items()) if isinstance(v, dict) else [(None, x) for x in v]
+            if not items:
+                literal("{}" if isinstance(v, dict) else "[]")
+                return True
+            literal("{\n" if isinstance(v, dict) else "[\n")
+            for n, (key, item) in enumerate(items):
+                literal(inner + ("" if key is None else json.dumps(key, ensure_ascii=False) + ": "))
+                if not walk(item, depth + 1):
+                    return False
+                literal(",\n" if n < len(items) - 1 else "\n")
+            literal(pad + ("}" if isinstance(v, dict) else "]"))
+            return True
+        if isinstance(v, str) and (uses_template(v) or "{#" in v):
+            converted = _template(v, where, report)
+            if converted is None:
+                return False
+            pieces.append("{% set " + _LEAF + " %}" + converted + "{% endset %}{{ " + _LEAF + " | dump }}")
+        elif isinstance(v, str):
+            literal(json.dumps(v, ensure_ascii=False))  # JSON.stringify of a string
+        elif isinstance(v, bool) or v is None:
+            literal("null" if v is None else "true" if v else "false")
+        else:  # a number, as JSON.stringify prints it (JSON.parse read it as a double)
+            from ..templating import js_number
+
+            literal(js_number(float(v)))
+        return True
+
+    if "{% endraw" in json.dumps(value, ensure_ascii=False):
+        report.skip(where, "a JSON prompt holding `{% endraw` is not converted")
+        return None
+    return "".join(pieces) if walk(value, 0) else None
+
+
+def _unique(name: str, taken: dict) -> str:
+    base, n = name, 2
+    while name in taken:
+        name, n = f"{base}-{n}", n + 1
+    return name

@@ -1,0 +1,142 @@
+"""A promptfoo test's vars as its evaluator makes them: expanded into combinations
+(src/evaluator.ts generateVarCombinations), then each combination's `file://` vars loaded,
+trailing newlines cut and references between vars resolved, as src/evaluatorHelpers.ts
+renderPrompt does before it renders a prompt. renderPrompt changes the vars object the
+assertions read too, so the case's vars are the values after all of this.
+
+- expansion: a `file://` var is a glob (a plain path matches itself), one combination per
+  matching file, and no match is an error, as promptfoo throws; a list whose first item is a
+  string is one combination per item; any other value (a list of objects, an empty list) is one
+  value. Combinations are the product in key order. `options.disableVarExpansion` keeps the vars
+  as they are (one combination);
+- loading (renderPrompt): .js/.ts/.py vars run code (not converted: the test is listed); .yaml
+  and .yml are JSON.stringify(yaml.load(text)); .pdf is text extraction (not converted); images
+  and videos are base64; every other file, .json included, is its text trimmed
+  (String.prototype.trim);
+- then every string var loses one trailing newline (`replace(/\\n$/, '')`), and
+  resolveVariables replaces `{{ name }}` in a var by another var's value, the first reference
+  of each var per pass, up to 5 passes, leaving a reference to an undefined var in place.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import re
+from typing import Any
+
+from .common import Source, js_string
+from .promptfoo_asserts import Skip
+
+#: String.prototype.trim's whitespace: WhiteSpace and LineTerminator (ECMA-262)
+JS_WHITESPACE = ("\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+                 "\u2028\u2029\u202f\u205f\u3000\ufeff")
+_SCRIPTS = ("js", "cjs", "mjs", "ts", "cts", "mts", "py")
+_MEDIA = ("jpg", "jpeg", "png", "gif", "bmp", "webp", "svg", "mp4", "webm", "ogg", "mov", "avi", "wmv", "mkv", "m4v")
+#: resolveVariables' pattern: JavaScript's \w is ASCII
+_REFERENCE = re.compile(r"\{\{\s*([A-Za-z0-9_]+)\s*\}\}")
+
+
+def js_trim(text: str) -> str:
+    """String.prototype.trim."""
+    return text.strip(JS_WHITESPACE)
+
+
+def combinations(vars_: dict, source: Source, where: str, expand: bool = True) -> list[tuple[dict, list[str]]]:
+    """Each combination of the test's vars (before loading), with the labels that tell it apart
+    (`name=value` for each var that was expanded)."""
+    if not expand:
+        return [(dict(vars_), [])]
+    keys = list(vars_)
+    choices: list[list[tuple[Any, str | None]]] = []
+    for k in keys:
+        v = vars_[k]
+        if isinstance(v, str) and v.startswith("file://"):
+            pattern = v[len("file://"):]
+            if not any(c in pattern for c in "*?["):  # a plain path (read, confined, when loaded)
+                choices.append([(v, None)])
+                continue
+            names = source.glob(pattern, f"{where}.vars.{k}")
+            if not names:
+                raise source.error(f"no files match {pattern!r} (promptfoo stops: no files found for the variable)",
+                                   f"{where}.vars.{k}")
+            choices.append([("file://" + n, n) for n in names])
+        elif isinstance(v, list) and v and isinstance(v[0], str):
+            choices.append([(x, js_string(x)[:20]) for x in v])
+        else:
+            choices.append([(v, None)])
+    out = []
+    for combo in itertools.product(*choices):
+        labels = [f"{k}={label}" for k, (_, label) in zip(keys, combo) if label is not None]
+        out.append(({k: value for k, (value, _) in zip(keys, combo)}, labels))
+    return out
+
+
+def load(vars_: dict, source: Source, where: str) -> dict:
+    """One combination's vars as renderPrompt leaves them (see the module); Skip when a var needs
+    code or a PDF."""
+    out: dict[str, Any] = {}
+    for k, v in vars_.items():
+        if isinstance(v, str) and v.startswith("file://"):
+            v = _file_var(k, v[len("file://"):], source, f"{where}.vars.{k}")
+        elif isinstance(v, float) and v.is_integer() and abs(v) < 2 ** 53:
+            v = int(v)  # JavaScript has one number type: 1.0 prints as 1
+        out[k] = v
+    for k, v in out.items():  # "Remove any trailing newlines from vars"
+        if isinstance(v, str) and v.endswith("\n"):
+            out[k] = v[:-1]
+    return resolve_variables(out)
+
+
+def _file_var(key: str, name: str, source: Source, field_name: str) -> Any:
+    ext = name.split(".")[-1]  # filePath.split('.').pop()
+    if ext.lower() in _SCRIPTS:
+        raise Skip(f"var {key!r} comes from a script ({name})")
+    if ext in ("yaml", "yml"):
+        from ..templating import js_dump
+
+        return js_dump(source.read_data(name, field_name))  # JSON.stringify(yaml.load(...))
+    if ext == "pdf":
+        raise Skip(f"var {key!r} is a PDF ({name}): promptfoo extracts its text, which is not converted")
+    if ext.lower() in _MEDIA:
+        return base64.b64encode(source.read_bytes(name, field_name)).decode("ascii")
+    return js_trim(source.read_text(name, field_name))
+
+
+def resolve_variables(vars_: dict) -> dict:
+    """promptfoo's resolveVariables, in place: in each string var the first `{{ name }}` naming a
+    defined var is replaced by that var's value as String() prints it, pass after pass (at most 5)
+    until a pass replaces nothing."""
+    for _ in range(5):
+        resolved = True
+        for key in list(vars_):
+            value = vars_[key]
+            if not isinstance(value, str):
+                continue
+            m = _REFERENCE.search(value)
+            if m and m.group(1) in vars_:
+                vars_[key] = _replace_first(value, m.group(0), js_string(vars_[m.group(1)]))
+                resolved = False
+        if resolved:
+            break
+    return vars_
+
+
+def _replace_first(text: str, pattern: str, replacement: str) -> str:
+    """String.prototype.replace(pattern, replacement) with a string pattern: the first occurrence,
+    and the replacement's `$$`, `$&`, `` $` `` and `$'` patterns expanded."""
+    at = text.find(pattern)
+    if at < 0:
+        return text
+    before, after = text[:at], text[at + len(pattern):]
+    specials = {"$": "$", "&": pattern, "`": before, "'": after}
+    out, i = [], 0
+    while i < len(replacement):
+        c = replacement[i]
+        if c == "$" and i + 1 < len(replacement) and replacement[i + 1] in specials:
+            out.append(specials[replacement[i + 1]])
+            i += 2
+        else:
+            out.append(c)
+            i += 1
+    return before + "".join(out) + after
