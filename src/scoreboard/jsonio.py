@@ -59,6 +59,40 @@ def dumps_text(value: Any) -> str | None:
         return None
 
 
+def representable(value: Any) -> tuple[Any, dict[str, int]]:
+    """`value` with what JSON (UTF-8, no NaN) cannot hold replaced, and the counts replaced: a
+    lone surrogate (half an emoji cut at a token limit, say) becomes U+FFFD, NaN and the
+    infinities become null, in every string, key and number, at any depth. The same object
+    comes back when nothing needed replacing."""
+    counts = {"lone_surrogates": 0, "non_finite_numbers": 0}
+
+    def text(s: str) -> str:
+        try:
+            s.encode("utf-8")
+            return s
+        except UnicodeEncodeError:
+            fixed = "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in s)
+            counts["lone_surrogates"] += sum(1 for c in s if "\ud800" <= c <= "\udfff")
+            return fixed
+
+    def walk(v: Any) -> Any:
+        if isinstance(v, str):
+            return text(v)
+        if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
+            counts["non_finite_numbers"] += 1
+            return None
+        if isinstance(v, dict):
+            items = [(text(k) if isinstance(k, str) else k, walk(x)) for k, x in v.items()]
+            return v if all(k is k0 and x is x0 for (k, x), (k0, x0) in zip(items, v.items())) else dict(items)
+        if isinstance(v, (list, tuple)):
+            items = [walk(x) for x in v]
+            return v if all(x is x0 for x, x0 in zip(items, v)) else type(v)(items) if isinstance(v, list) else items
+        return v
+
+    out = walk(value)
+    return out, {k: n for k, n in counts.items() if n}
+
+
 def loads(data: bytes | str) -> Any:
     """Parse one JSON document (orjson when installed)."""
     if _orjson is not None:

@@ -19,6 +19,7 @@ from ..graders.grade import Grade, GradeContext, grade_attempt
 from ..graders.scoring import load_scorer, outcome, record_fields, score_attempt, scored_case
 from ..graders.task import delivery_rule
 from ..hashing import output_text_hash, sha256_json
+from ..jsonio import representable
 from ..judges.client import BoundJudge
 from ..redact import KNOWN
 from ..subjects.base import DEFAULT_MAX_RESPONSE_BYTES, text_over_limit, too_large
@@ -165,6 +166,16 @@ class AttemptRunner:
                 # An echoed credential is replaced before anything sees the output, so graders,
                 # the hash and verify all read what is written.
                 out, output = clean, Output.from_dict(clean)
+            try:
+                output_hash = sha256_json(out)
+            except (ValueError, UnicodeEncodeError):
+                # What JSON cannot hold (a lone surrogate, NaN) is replaced before anything sees
+                # the output, and the attempt says what was replaced: one odd answer must not
+                # stop the run (nor a resume of it).
+                out, repaired = representable(out)
+                output = Output.from_dict(out)
+                output_hash = sha256_json(out)
+                extra = {**(extra or {}), "output_repaired": repaired}
             judge = BoundJudge(self.judge, key) if self.judge is not None else None
             # an agent task's observations (also when rescored: the plan's case says kind `task`)
             meta_task = case.metadata.get("task") if isinstance(case.metadata, dict) else None
@@ -176,7 +187,6 @@ class AttemptRunner:
             grades, grade_error = await grade_attempt(self.suite.graders[case.id], ctx)
             grades = delivery_rule(grades, task)  # agent tasks: an undelivered attack is not assessed
             error = error or grade_error
-            output_hash = sha256_json(out)
         else:
             out = output_hash = None
         grade_dicts = [g.to_dict() for g in grades]
@@ -190,6 +200,8 @@ class AttemptRunner:
             scored = record_fields(result, True)
         elif result["metrics"]:
             scored = record_fields(result, False)
+        if error is not None or extra:  # a subject's own text or details may hold the same
+            (error, extra), _ = representable((error, extra))
         record = {
             "case_id": case.id, "variant": variant.name, "run": run,
             "status": result["status"], "input_hash": case.hash_for(variant.name),

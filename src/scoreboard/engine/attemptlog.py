@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Iterator
 
-from ..jsonio import dumps_line
+from ..jsonio import dumps_line, representable
 from ..redact import KNOWN
 
 _CHUNK = 1 << 20
@@ -29,7 +29,12 @@ class AttemptLog:
     def append(self, record: dict) -> tuple[int, int]:
         """Write one record as a line (no credential the run knows in it); returns (offset,
         length) of the line in the file."""
-        data = dumps_line(record)
+        try:
+            data = dumps_line(record)
+        except (TypeError, ValueError, UnicodeEncodeError):
+            # what JSON cannot hold (a lone surrogate a grader's reason quoted) is replaced, so
+            # the attempt is logged rather than the run stopped (the runner repairs outputs)
+            data = dumps_line(representable(record)[0])
         if KNOWN:  # an echoed key in an error, an output or a grade's reason stops here
             data = KNOWN.scrub_bytes(data)
         view = memoryview(data)
