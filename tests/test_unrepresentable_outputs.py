@@ -97,3 +97,15 @@ def test_a_python_subject_returning_a_lone_surrogate(tmp_path):
     (attempt,) = json.loads((tmp_path / "r.json").read_text())["attempts"]
     assert attempt["status"] == "passed" and attempt["output"]["text"] == "half \ufffd"
     assert attempt["subject_info"]["output_repaired"] == {"lone_surrogates": 1}
+
+
+def test_negative_usage_from_a_provider_is_unknown_never_subtracted():
+    from scoreboard.engine.ledger import Ledger
+    from scoreboard.subjects._wire import Reply
+
+    reply = Reply("x", input_tokens=-1_000_000, output_tokens=5, cost=-3.0)
+    assert (reply.input_tokens, reply.output_tokens, reply.cost) == (None, 5, None)
+    ledger = Ledger()
+    ticket = ledger.reserve(("c", "v", 0), max_tokens=100)
+    ledger.complete(ticket, ok=True, input_tokens=-5_000_000, output_tokens=-1, cost_usd=-1.0)
+    assert ledger.tokens_spent >= 0 and ledger.unknown_usage == 1

@@ -147,7 +147,10 @@ class Ledger:
     def complete(self, ticket: Ticket, *, ok: bool, status: int | None = None,
                  input_tokens: int | None = None, output_tokens: int | None = None,
                  cost_usd: float | None = None, error: str | None = None) -> None:
-        """Record how a reserved request ended and release its reservation."""
+        """Record how a reserved request ended and release its reservation. A negative count or
+        cost reported by a provider is unknown (it would hand budget back), never subtracted."""
+        input_tokens, output_tokens, cost_usd = (v if v is None or v >= 0 else None
+                                                 for v in (input_tokens, output_tokens, cost_usd))
         if ticket.batch is not None:
             self.batch_open.pop(ticket.batch, None)
         self._reserved_tokens -= ticket.reserved_tokens

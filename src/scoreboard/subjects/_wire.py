@@ -134,5 +134,9 @@ class Reply:
     def __init__(self, text=None, tool_calls=None, status=None, input_tokens=None, output_tokens=None,
                  model=None, json=None, cost=None):
         self.text, self.tool_calls, self.status = text, tool_calls or [], status
-        self.input_tokens, self.output_tokens, self.model = input_tokens, output_tokens, model
-        self.json, self.cost = json, cost
+        # a negative count is no count (it would give budget back): unknown, as a missing one
+        self.input_tokens = input_tokens if input_tokens is None or input_tokens >= 0 else None
+        self.output_tokens = output_tokens if output_tokens is None or output_tokens >= 0 else None
+        self.model = model
+        self.json = json
+        self.cost = None if isinstance(cost, (int, float)) and cost < 0 else cost
