@@ -56,6 +56,9 @@ class CaseRecord(Strict):
     def _id_not_blank(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("must be a nonempty string")
+        bad = next((c for c in value if ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f), None)
+        if bad is not None:  # a newline or an escape would forge report lines and terminal output
+            raise ValueError(f"must not hold control characters (found U+{ord(bad):04X})")
         return value
 
 

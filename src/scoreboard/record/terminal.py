@@ -3,6 +3,7 @@ and, with --verbose, one line per attempt grouped by category (origin 003's cons
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
@@ -108,6 +109,16 @@ _WORDS = {"passed": ("✓", "PASS"), "failed": ("✗", "FAIL"), "error": ("✗",
           "interrupted": ("✗", "INTERRUPTED"), "unassessed": ("–", "NOT ASSESSED"), "not-run": ("–", "NOT RUN")}
 
 
+#: C0 and C1 control characters (ESC, newline, BEL...): printed as escapes, so an id or an
+#: output cannot set the terminal's title or colours, or forge a line of its own
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def shown(text: str) -> str:
+    """Text as the terminal may print it: control characters as \\xNN / \\n escapes."""
+    return _CONTROL.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
+
+
 def _ms(attempt: dict) -> str:
     latency = (attempt.get("measurements") or {}).get("latency_ms")
     return "unknown ms" if not isinstance(latency, (int, float)) or isinstance(latency, bool) else f"{latency:.0f}ms"
@@ -142,11 +153,11 @@ def print_cases(plan: dict, attempts: Iterable[dict], out: TextIO) -> None:
     names = sorted(groups, key=lambda c: (c is None, min(order.get(a.get("case_id"), len(order)) for a in groups[c])))
     rows = []
     for name in names:
-        rows.append((name or "(no category)", None))
+        rows.append((shown(name) if name else "(no category)", None))
         for a in sorted(groups[name], key=lambda a: (order.get(a.get("case_id"), len(order)),
                                                       vpos.get(a.get("variant"), len(vpos)), a.get("run", 0))):
-            label = str(a.get("case_id"))
-            extra = [str(a.get("variant"))] if len(variants) > 1 else []
+            label = shown(str(a.get("case_id")))
+            extra = [shown(str(a.get("variant")))] if len(variants) > 1 else []
             extra += [f"run {a.get('run')}"] if several_runs else []
             if extra:
                 label += f" [{', '.join(extra)}]"
@@ -160,5 +171,5 @@ def print_cases(plan: dict, attempts: Iterable[dict], out: TextIO) -> None:
         print(f"{mark} {label:<{width}} {word:<5} {_ms(a)}", file=out)
         if a.get("status") != "passed":
             for reason in _why(a):
-                print(f"  ✗ {reason}", file=out)
+                print(f"  ✗ {shown(reason)}", file=out)
     print(file=out)
