@@ -34,7 +34,7 @@ def _grade(spec, output, tools=None):
 
 def _import(tmp_path: Path, config: str) -> tuple[subprocess.CompletedProcess, Path]:
     (tmp_path / "c.yaml").write_text(config)
-    done = subprocess.run([sys.executable, "-m", "scoreboard", "import", "promptfoo", "c.yaml", "--output", "out"],
+    done = subprocess.run([sys.executable, "-m", "scoreboard", "import", "promptfoo", "c.yaml", "--output", "out", "--run-code"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
     return done, tmp_path / "out"
 

@@ -29,7 +29,7 @@ def _import_and_run(tmp_path: Path, config: str, files: dict[str, str] | None = 
     for name, text in (files or {}).items():
         (tmp_path / name).write_text(text)
     (tmp_path / "c.yaml").write_text(config)
-    done = _scoreboard(["import", "promptfoo", "c.yaml", "--output", "out"], tmp_path)
+    done = _scoreboard(["import", "promptfoo", "c.yaml", "--output", "out", "--run-code"], tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     run = _scoreboard(["run", "out/suite.yaml", "--output", "r.json"], tmp_path)
     assert run.returncode in codes, run.stdout + run.stderr
@@ -250,7 +250,7 @@ providers:
   - {id: http, config: {url: 'http://127.0.0.1:9/a', body: {p: '{{prompt}}'}, transformResponse: 'json.a.map(x => x)'}}
   - {id: 'ollama:chat:m', config: {num_ctx: 4096}}
 """)
-    done = _scoreboard(["import", "promptfoo", "c.yaml", "--output", "out"], tmp_path)
+    done = _scoreboard(["import", "promptfoo", "c.yaml", "--output", "out", "--run-code"], tmp_path)
     assert done.returncode == 3
     assert "names test vars" in done.stdout and "not a property path" in done.stdout
     assert "'num_ctx' has no OpenAI-compatible parameter" in done.stdout

@@ -168,3 +168,32 @@ tests:
     report = (tmp_path / "out" / "conversion-report.md").read_text()
     assert done.returncode == 3  # something was left out
     assert "tests.0.options.storeOutputAs" in report and "tests.1.assertScoringFunction" in report
+
+
+def test_importing_runs_no_code_from_the_config_unless_asked(tmp_path):
+    # a shared config is data: its transformVars (JavaScript or Python) would run with the
+    # user's permissions; without --run-code nothing it names is executed, and it is listed
+    (tmp_path / "tv.py").write_text("import pathlib\n"
+                                    "def get_transform(vars, context):\n"
+                                    "    pathlib.Path('RAN-PY').write_text('x')\n"
+                                    "    return {'name': 'py'}\n")
+    config = """prompts: ['Hi {{name}}']
+providers: [echo]
+tests:
+  - vars: {name: a}
+    options: {transformVars: file://tv.py}
+  - vars: {name: b}
+    options: {transformVars: "require('fs').writeFileSync('RAN-JS', 'x'); return {name: 'js'}"}
+"""
+    (tmp_path / "promptfooconfig.yaml").write_text(config)
+    done = _scoreboard(["import", "promptfoo", "promptfooconfig.yaml", "--output", "out"], tmp_path)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert not (tmp_path / "RAN-PY").exists() and not (tmp_path / "RAN-JS").exists()
+    report = (tmp_path / "out" / "conversion-report.md").read_text()
+    assert "tests.0.options.transformVars" in report and "tests.1.options.transformVars" in report
+    assert "--run-code" in report
+    cases = [json.loads(line) for line in (tmp_path / "out" / "cases.jsonl").read_text().splitlines()]
+    assert [c["vars"]["name"] for c in cases] == ["a", "b"]  # kept as written
+    again = _scoreboard(["import", "promptfoo", "promptfooconfig.yaml", "--output", "out2", "--run-code"], tmp_path)
+    assert again.returncode in (0, 3), again.stdout + again.stderr
+    assert (tmp_path / "RAN-PY").exists()  # asked for: the Python transform ran

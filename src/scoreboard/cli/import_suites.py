@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..words import plural
+
 PROMPTFOO_DESCRIPTION = """Convert a promptfoo config (promptfooconfig.yaml) into DIR/suite.yaml and
 DIR/cases.jsonl (with the files it references copied into DIR), runnable with
 `scoreboard run DIR/suite.yaml`. Nothing is run. Exit 0: everything converted; 3: some items were
@@ -20,6 +22,10 @@ def add_promptfoo_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = PROMPTFOO_DESCRIPTION
     parser.add_argument("config", metavar="CONFIG", help="promptfooconfig.yaml (or .json)")
     parser.add_argument("--output", required=True, metavar="DIR", help="a new (or empty) folder")
+    parser.add_argument("--run-code", action="store_true",
+                        help="run the config's transformVars code while importing (it runs with your "
+                             "permissions; without this flag it is listed as not converted and nothing "
+                             "the config names is executed)")
 
 
 def add_evals_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,10 +37,11 @@ def add_evals_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _finish(out, report) -> int:
     print(report.text(), end="")
-    print(f"wrote {out / 'suite.yaml'} ({report.counts.get('cases', 0)} cases); "
+    print(f"wrote {out / 'suite.yaml'} ({plural(report.counts.get('cases', 0), 'case')}); "
           f"run it with: scoreboard run {out / 'suite.yaml'}")
     if report.left_out:
-        print(f"{len(report.left_out)} items were not converted (listed above and in "
+        print(f"{plural(len(report.left_out), 'item')} {'was' if len(report.left_out) == 1 else 'were'} not "
+              f"converted (listed above and in "
               f"{out / 'conversion-report.md'})")
         return 3
     return 0
@@ -43,7 +50,7 @@ def _finish(out, report) -> int:
 def promptfoo_main(args: argparse.Namespace) -> int:
     from ..importers.promptfoo import import_promptfoo
 
-    return _finish(*import_promptfoo(args.config, args.output))
+    return _finish(*import_promptfoo(args.config, args.output, run_code=args.run_code))
 
 
 def evals_main(args: argparse.Namespace) -> int:

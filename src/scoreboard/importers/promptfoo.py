@@ -29,8 +29,9 @@ _KNOWN_KEYS = {"description", "prompts", "providers", "tests", "defaultTest", "d
                "sharing", "env", "evaluateOptions", "writeLatestResults", "metadata", "tags"}
 
 
-def import_promptfoo(config_path: str, out_dir: str) -> tuple[Path, Report]:
-    """Convert the config; write DIR; return (DIR, the conversion report)."""
+def import_promptfoo(config_path: str, out_dir: str, *, run_code: bool = False) -> tuple[Path, Report]:
+    """Convert the config; write DIR; return (DIR, the conversion report). Nothing the config
+    names is executed unless `run_code` (its transformVars)."""
     data, source = read_config(config_path)
     if not isinstance(data, dict):
         raise source.error("a promptfoo config is a mapping")
@@ -40,7 +41,7 @@ def import_promptfoo(config_path: str, out_dir: str) -> tuple[Path, Report]:
     for key in ("outputPath", "sharing", "env", "evaluateOptions", "writeLatestResults"):
         if key in data:
             report.note(f"{key}: a promptfoo run setting, not part of the suite")
-    ctx = Context(source, report)
+    ctx = Context(source, report, run_code=run_code)
     suite: dict[str, Any] = {"name": slug(str(data.get("description") or Path(config_path).parent.name or "promptfoo")),
                              "cases": "cases.jsonl"}
     if data.get("description"):
@@ -167,7 +168,12 @@ def _cases(tests: list[tuple[str, dict]], default: dict, ctx: Context) -> list[d
         # merged vars before they are expanded, its result merged over them
         var_transform = (test.get("options") or {}).get("transformVars") or \
             (default.get("options") or {}).get("transformVars")
-        if var_transform:
+        if var_transform and not ctx.run_code:
+            # A shared config is data: its code runs only when the user asks (--run-code). The
+            # case keeps the vars as written, and the report lists the transform.
+            ctx.report.skip(f"{where}.options.transformVars", "code from the config, not run while importing "
+                            "(import with --run-code to run it); the case keeps its vars as written")
+        elif var_transform:
             try:
                 merged_vars = transform_vars(var_transform, merged_vars, ctx, f"{where}.options.transformVars")
             except Skip as exc:

@@ -51,6 +51,8 @@ class Context:
     judged: bool = False
     select_best: list[str] = field(default_factory=list)
     noted: set[str] = field(default_factory=set)  # notes given once for the whole config
+    #: whether code the config names may run while importing (transformVars; --run-code)
+    run_code: bool = False
 
 
 def parse_comma_values(value: str) -> list[str]:
