@@ -18,8 +18,10 @@ from typing import Any
 from ..errors import ConfigError, shorten
 from ..graders.base import short
 from ..safefile import FileRefused, resolve_inside
+from ..safeparse import ParseError, parse_json
 from ..suite.config import Limits
 from .case import Case
+from .loader import _check_text
 
 MAP_KEYS = ("input", "expected", "id")
 DEFAULT_GRADER = "json-fields"
@@ -77,9 +79,10 @@ def _grader_spec(grader: Any) -> tuple[str, Any]:
     spec = grader if grader is not None else DEFAULT_GRADER
     if isinstance(spec, str) and spec.strip().startswith(("{", '"')):
         try:
-            spec = json.loads(spec)
-        except ValueError as exc:
-            raise ConfigError(f"--grader JSON is invalid: {exc}", field="grader") from None
+            spec = parse_json(spec)
+        except ParseError as exc:
+            at = f" at {exc.field!r}" if exc.field else ""
+            raise ConfigError(f"--grader JSON is invalid{at}: {exc.message}", field="grader") from None
     name, _ = split_spec(spec)
     build_grader(spec)  # unknown names and bad options fail before any row is read
     return name, spec
@@ -209,11 +212,22 @@ def build_records(csv_path: str | os.PathLike, out_path: str | os.PathLike, mapp
         if grader_name == "exact":
             expected: Any = raw_expected  # the literal text: no JSON parsing, no trimming
         else:
+            # The bounded parser every user document gets (safeparse): no NaN, Infinity or
+            # out-of-range number (JSON has none: the case file written would not load), no key
+            # given twice, nesting and number length within the limits.
             try:
-                expected = json.loads(raw_expected)
-            except (ValueError, RecursionError) as exc:
-                raise ConfigError(f"{where}: expected is not valid JSON ({getattr(exc, 'msg', exc)}); "
-                                  f"--grader {grader_name} needs JSON", file=shown) from None
+                expected = parse_json(raw_expected, limits)
+            except ParseError as exc:
+                why = exc.message.removeprefix("invalid JSON: ")
+                if exc.partial is None and not why.startswith("nested deeper"):  # not JSON at all
+                    raise ConfigError(f"{where}: expected is not valid JSON ({why}); "
+                                      f"--grader {grader_name} needs JSON", file=shown) from None
+                raise ConfigError(f"{where}: {why}", file=shown,
+                                  field="expected" + (f".{exc.field}" if exc.field else "")) from None
+            try:  # "\ud800" is valid JSON but no UTF-8 file can hold it
+                _check_text({"expected": expected}, shown, None, None)
+            except ConfigError as exc:
+                raise ConfigError(f"{where}: {exc.detail}", file=shown, field=exc.field) from None
         record["expected"] = expected
         if by_fields:
             if not isinstance(expected, dict):

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,6 +26,7 @@ from pydantic import Field
 
 from ..errors import ConfigError
 from ..safefile import FileRefused, read_inside
+from ..safeparse import ParseError, parse_json
 from ..validation import Strict
 
 SINGLE = ("Answer the following multiple choice question. The entire content of your response should be of the "
@@ -51,9 +51,10 @@ def _letters(n: int) -> list[str]:
     return [chr(ord("A") + i) for i in range(n)]
 
 
-def record_to_case(rec: dict, index: int, shown: str, grader: str) -> dict:
-    """An Inspect record as a scoreboard case record (one line of a case file)."""
-    where = {"file": shown, "line": index}
+def record_to_case(rec: dict, index: int, shown: str, grader: str, *, line: int | None = None) -> dict:
+    """An Inspect record as a scoreboard case record (one line of a case file). `index`: the
+    record's number (its default id); `line`: where it starts in the file (default: index)."""
+    where = {"file": shown, "line": line if line is not None else index}
     unknown = sorted(set(rec) - {"input", "target", "choices", "id", "metadata", "files", "setup", "sandbox"})
     if unknown:
         raise ConfigError("unknown field", field=unknown[0], **where)
@@ -103,44 +104,86 @@ def record_to_case(rec: dict, index: int, shown: str, grader: str) -> dict:
     return case
 
 
-def _rows_text(data: bytes, suffix: str, shown: str) -> list[dict]:
+def _csv_rows(text: str, shown: str) -> list[tuple[int, dict]]:
+    """The records of an Inspect CSV (a header row, then one record per row), each with the
+    file line it starts on (a quoted cell may span lines). Read as `import csv` reads a
+    sheet: strict quoting (an unclosed quote is an error, not a cell running to the end of
+    the file), and the csv module's 128 KiB cell cap raised to the file's own size (already
+    within limits.max_file_bytes), restored afterwards."""
+    old_limit = csv.field_size_limit()
+    csv.field_size_limit(max(old_limit, len(text) + 1))
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise ConfigError("not valid UTF-8", file=shown) from None
-    from ..safeparse import ParseError, parse_json
-
-    if suffix == ".csv":
-        rows = []
-        for row in csv.DictReader(io.StringIO(text, newline="")):
-            rec = {k: v for k, v in row.items() if v not in (None, "")}
+        reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+        header: list[str] | None = None
+        rows: list[tuple[int, dict]] = []
+        end = 0
+        while True:
+            start = end + 1
+            try:
+                cells = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as exc:
+                at = f" (at line {reader.line_num})" if reader.line_num > start else ""
+                raise ConfigError(f"malformed CSV: {exc}{at}", file=shown, line=start) from None
+            end = reader.line_num
+            if not cells:
+                continue  # a blank line holds no record
+            if header is None:
+                header = cells
+                seen: set[str] = set()
+                for name in header:
+                    if name in seen:
+                        raise ConfigError(f"column {name!r} appears twice in the header", file=shown,
+                                          line=start, field=name)
+                    seen.add(name)
+                continue
+            if len(cells) > len(header):
+                raise ConfigError(f"the row has {len(cells)} cells, more than the header's {len(header)} "
+                                  "(an unquoted comma?)", file=shown, line=start)
+            rec = {k: v for k, v in zip(header, cells) if v != ""}
             if "choices" in rec:  # a CSV cell holds the choices as a JSON list
                 try:
-                    rec["choices"] = json.loads(rec["choices"])
-                except ValueError:
-                    raise ConfigError("choices must be a JSON list in a CSV cell", file=shown,
-                                      field="choices") from None
-            rows.append(rec)
+                    rec["choices"] = parse_json(rec["choices"])
+                except ParseError as exc:
+                    field = "choices" + (f".{exc.field}" if exc.field else "")
+                    raise ConfigError(f"choices must be a JSON list in a CSV cell: {exc.message}", file=shown,
+                                      line=start, field=field) from None
+            rows.append((start, rec))
         return rows
+    finally:
+        csv.field_size_limit(old_limit)
+
+
+def _rows_text(data: bytes, suffix: str, shown: str) -> list[tuple[int | None, Any]]:
+    """The records of an Inspect dataset (CSV, JSON or JSONL), each with its file line (None
+    where the format gives none: a JSON document)."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ConfigError(f"not valid UTF-8 (byte {exc.start})", file=shown, line=line) from None
+    if suffix == ".csv":
+        return _csv_rows(text, shown)
     if suffix == ".json":
         try:
             value = parse_json(text)
         except ParseError as exc:
-            raise ConfigError(exc.message, file=shown, line=exc.line) from None
+            raise ConfigError(exc.message, file=shown, line=exc.line, field=exc.field) from None
         if not isinstance(value, list):
             raise ConfigError("a JSON dataset is a list of records", file=shown)
-        return value
-    rows = []
+        return [(None, item) for item in value]
+    rows: list[tuple[int | None, Any]] = []
     for number, line in enumerate(text.split("\n"), start=1):
         if line.strip():
             try:
-                rows.append(parse_json(line))
+                rows.append((number, parse_json(line)))
             except ParseError as exc:
-                raise ConfigError(exc.message, file=shown, line=number) from None
+                raise ConfigError(exc.message, file=shown, line=number, field=exc.field) from None
     return rows
 
 
-def _hf_rows(data: bytes, suffix: str, shown: str) -> list[dict]:
+def _hf_rows(data: bytes, suffix: str, shown: str) -> list[tuple[int | None, Any]]:
     if suffix in (".jsonl", ".json"):
         return _rows_text(data, ".jsonl", shown)
     try:
@@ -161,11 +204,14 @@ def _hf_rows(data: bytes, suffix: str, shown: str) -> list[dict]:
             raise ConfigError("an hf dataset file is .parquet, .arrow or .jsonl", file=shown, field="cases.path")
     except (pa.ArrowInvalid, OSError) as exc:
         raise ConfigError(f"not a readable dataset file: {exc}", file=shown) from None
-    return table.to_pylist()
+    return [(None, row) for row in table.to_pylist()]
 
 
-def load_dataset_records(spec: dict, base: Path, root: Path, limit: int, shown_suite: str | None) -> list[dict]:
-    """The case records of a `cases: {format, path, ...}` entry (validated, one line errors)."""
+def load_dataset_records(spec: dict, base: Path, root: Path, limit: int, shown_suite: str | None, *,
+                         with_lines: bool = False) -> list[Any]:
+    """The case records of a `cases: {format, path, ...}` entry (validated, one line errors).
+    `with_lines`: (line, record) pairs instead, the line where each record starts in a CSV or
+    JSONL file (a JSON document or a table: the record's number), for cases_from_records."""
     from ..validation import parse_model
 
     source = parse_model(DatasetSource, spec, file=shown_suite)
@@ -183,16 +229,18 @@ def load_dataset_records(spec: dict, base: Path, root: Path, limit: int, shown_s
     if unknown:
         raise ConfigError("columns maps input, target, choices, id, metadata to column names", file=shown_suite,
                           field=f"cases.columns.{unknown[0]}")
-    out = []
-    for i, row in enumerate(rows, start=1):
+    out: list[Any] = []
+    for i, (line, row) in enumerate(rows, start=1):
+        line = line if line is not None else i  # a JSON document or a table: the record's number
         if not isinstance(row, dict):
-            raise ConfigError("a record is a mapping", file=shown, line=i)
+            raise ConfigError("a record is a mapping", file=shown, line=line)
         if cols:
             missing = [c for c in cols.values() if c not in row]
             if missing:
-                raise ConfigError(f"no column {missing[0]!r}", file=shown, line=i, field=f"columns.{missing[0]}")
+                raise ConfigError(f"no column {missing[0]!r}", file=shown, line=line, field=f"columns.{missing[0]}")
             row = {k: row[c] for k, c in cols.items()}
-        out.append(record_to_case(row, i, shown, source.grader))
+        case = record_to_case(row, i, shown, source.grader, line=line)
+        out.append((line, case) if with_lines else case)
     if not out:
         raise ConfigError("no records in the dataset", file=shown)
     return out

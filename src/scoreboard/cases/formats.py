@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import Collector, ConfigError
 from ..safefile import FileRefused, read_file
-from ..safeparse import ParseError, parse_json, parse_yaml
+from ..safeparse import ParseError, parse_json, parse_toml, parse_yaml
 from ..suite.config import Limits
 
 _DOC_KEYS = {"cases", "version", "name", "description"}
@@ -192,6 +192,18 @@ def _format_of(path: Path, text: str) -> str:
     return "jsonl"
 
 
+def _toml_problem(text: str, shown: str, limits: Limits) -> ConfigError:
+    """A .toml file is never a case file (TOML is a suite's format): its own TOML error when
+    it does not parse (as `run` reports it), else what case files may be. Read as JSONL it
+    would be "invalid JSON" on every line."""
+    try:
+        parse_toml(text, limits)
+    except ParseError as exc:
+        return ConfigError(exc.message, file=shown, line=exc.line, field=exc.field)
+    return ConfigError("a TOML file is read as a suite, not as cases: a case file is JSONL, JSON or YAML, "
+                       "and a suite's 'cases' names case files or a dataset ({format, path})", file=shown)
+
+
 def load_case_records(path: str | os.PathLike, limits: Limits | None = None, *,
                       inside: str | os.PathLike | None = None) -> list[tuple[int | None, dict]]:
     """Raw case objects with their line numbers (None where a format gives none)."""
@@ -208,6 +220,8 @@ def iter_case_records(path: str | os.PathLike, limits: Limits | None = None, *,
     path = Path(path)
     shown = str(path)
     text = _read_text(path, limits, None if inside is None else Path(inside))
+    if path.suffix.lower() == ".toml":
+        raise _toml_problem(text, shown, limits)
     fmt = _format_of(path, text)
     if fmt == "jsonl":
         records = _jsonl_records(text, shown, limits, errors)

@@ -9,7 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, SubjectError
+from ..errors import ConfigError, SubjectError, shorten
+from ..safeparse import ParseError, parse_json
 from .base import Subject, check_keys, require
 from .values import Measurements, Output, Result, SubjectRequest
 
@@ -60,12 +61,11 @@ class RecordedSubject(Subject):
             return
         records = self.options.get("records")
         if records is None:
-            records = _read_records(self.base_dir / self.options["path"], self.options["path"])
+            placed = _read_records(self.base_dir / self.options["path"], self.options["path"])
         else:
-            records = [_normalise(r, "records", f"record #{i + 1}") for i, r in enumerate(records)]
-        self._by_key: dict[tuple[str, int | None], dict] = {}
-        for record in records:
-            self._by_key[(record["case_id"], record.get("run"))] = record
+            placed = [(_normalise(r, "records", f"record #{i + 1}"), f"record #{i + 1}", None)
+                      for i, r in enumerate(records)]
+        self._by_key = _index(placed, self.options.get("path") or "records")
 
     async def run(self, request: SubjectRequest) -> Result:
         if not hasattr(self, "_by_key"):
@@ -114,28 +114,35 @@ def output_value(value: Any) -> Output:
     return Output(text=json.dumps(value, ensure_ascii=False), json=value)
 
 
-def _normalise(raw: Any, shown: str, where: str) -> dict:
+def _normalise(raw: Any, shown: str, where: str, line: int | None = None) -> dict:
     """One record. The envelope is the record itself: `text` (the output text), `json` (a
     JSON output, exactly the value given), `tool_calls`, `status`; or `output`, the output value
-    as the system produced it. `output` beside `text`/`json` is ambiguous and refused."""
+    as the system produced it. `output` beside `text`/`json` is ambiguous and refused. `line`:
+    the record's line in a JSONL file (then errors name it as FILE:LINE, else by `where`)."""
+    def problem(message: str, **named: Any) -> ConfigError:
+        if line is not None:
+            return ConfigError(message, file=shown, line=line, **named)
+        return ConfigError(f"{where}: {message}", file=shown, **named)
+
     if not isinstance(raw, dict):
-        raise ConfigError(f"{where}: a record must be an object", file=shown)
+        raise problem("a record must be an object")
     unknown = sorted(set(raw) - _RECORD_KEYS)
     if unknown:
         from ..validation import did_you_mean
 
-        raise ConfigError(f"{where}: unknown field{did_you_mean(unknown[0], _RECORD_KEYS)}", file=shown,
-                          field=unknown[0])
+        raise problem(f"unknown field{did_you_mean(unknown[0], _RECORD_KEYS)}", field=unknown[0])
     case_id = raw.get("case_id", raw.get("id"))
     if not isinstance(case_id, str) or not case_id:
-        raise ConfigError(f"{where}: needs a string 'case_id'", file=shown, field="case_id")
+        raise problem("needs a string 'case_id'", field="case_id")
+    run = raw.get("run")
+    if run is not None and (isinstance(run, bool) or not isinstance(run, int) or run < 0):
+        raise problem("'run' must be a run index (0, 1, ...) or null (any run)", case_id=case_id, field="run")
     given = [k for k in ("text", "json") if k in raw]
     if "output" in raw and given:
-        raise ConfigError(f"{where}: give the output once: as 'output' (the value as produced), or as "
-                          "'text' and/or 'json', not both", file=shown, field=given[0])
+        raise problem("give the output once: as 'output' (the value as produced), or as "
+                      "'text' and/or 'json', not both", case_id=case_id, field=given[0])
     if not isinstance(raw.get("text"), (str, type(None))):
-        raise ConfigError(f"{where}: 'text' must be a string (a JSON output goes in 'json')", file=shown,
-                          field="text")
+        raise problem("'text' must be a string (a JSON output goes in 'json')", case_id=case_id, field="text")
     if "output" in raw:
         output = output_value(raw["output"])
     elif "json" in raw:
@@ -146,39 +153,102 @@ def _normalise(raw: Any, shown: str, where: str) -> dict:
         output = Output(text=raw.get("text"))
     if raw.get("tool_calls"):
         if not isinstance(raw["tool_calls"], list):
-            raise ConfigError(f"{where}: 'tool_calls' must be a list", file=shown, field="tool_calls")
+            raise problem("'tool_calls' must be a list", case_id=case_id, field="tool_calls")
         output.tool_calls = list(raw["tool_calls"])
     if raw.get("status") is not None:
         output.status = raw["status"]
     return {**raw, "case_id": case_id, "_output": output}
 
 
-def _read_records(path: Path, shown: str) -> list[dict]:
+#: (record, where it is named, its line in a JSONL file or None)
+Placed = tuple[dict, str, "int | None"]
+
+
+def _index(placed: list[Placed], shown: str) -> dict[tuple[str, int | None], dict]:
+    """The records by (case id, run); a second record for the same case and run is an error
+    naming both (which one to grade would be a guess)."""
+    by_key: dict[tuple[str, int | None], dict] = {}
+    first: dict[tuple[str, int | None], tuple[str, int | None]] = {}
+    for record, where, line in placed:
+        key = (record["case_id"], record.get("run"))
+        if key in first:
+            earlier_where, earlier_line = first[key]
+            earlier = f"line {earlier_line}" if earlier_line is not None else earlier_where
+            which = "" if key[1] is None else f" and run {key[1]}"
+            message = f"a second record for this case{which} (first on {earlier})"
+            field = "case_id" if key[1] is None else "run"
+            if line is not None:
+                raise ConfigError(message, file=shown, line=line, case_id=key[0], field=field)
+            raise ConfigError(f"{where}: {message}", file=shown, case_id=key[0], field=field)
+        first[key] = (where, line)
+        by_key[key] = record
+    return by_key
+
+
+def _document_problem(exc: ParseError, doc: Any, shown: str) -> ConfigError:
+    """A refusal inside a JSON document of records: the record (by position or key) and field."""
+    path = exc.path
+    if path and isinstance(doc, list) and isinstance(path[0], int):
+        rest = ".".join(str(p) for p in path[1:]) or None
+        item = doc[path[0]] if path[0] < len(doc) else None
+        case_id = item.get("case_id", item.get("id")) if isinstance(item, dict) else None
+        return ConfigError(f"record #{path[0] + 1}: {exc.message}", file=shown, line=exc.line,
+                           case_id=case_id if isinstance(case_id, str) else None, field=rest)
+    if path and isinstance(doc, dict) and isinstance(path[0], str):
+        rest = ".".join(str(p) for p in path[1:])
+        return ConfigError(exc.message, file=shown, line=exc.line, case_id=path[0],
+                           field="output" + (f".{rest}" if rest else ""))
+    return ConfigError(exc.message, file=shown, line=exc.line, field=exc.field)
+
+
+def _looks_jsonl(text: str) -> bool:
+    """Several lines, the first a whole JSON value on its own: JSONL (in a file not named .jsonl)."""
+    lines = [line for line in text.split("\n") if line.strip()]
+    if len(lines) < 2:
+        return False
+    try:
+        parse_json(lines[0], check=False)
+    except ParseError:
+        return False
+    return True
+
+
+def _read_records(path: Path, shown: str) -> list[Placed]:
+    """The records of an outputs file, parsed under the bounds every user document gets
+    (safeparse: nesting depth, number length, no NaN or Infinity, no key given twice)."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise ConfigError("recorded outputs file not found", file=shown, field="subject.path") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read recorded outputs: {exc}", file=shown) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"recorded outputs file is not valid UTF-8 (byte {exc.start})", file=shown) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read recorded outputs: {exc.strerror or exc}", file=shown) from None
     doc = None
     # A .jsonl file is JSONL even when it holds a single record (which would parse as JSON).
     if path.suffix.lower() not in (".jsonl", ".ndjson"):
         try:
-            doc = json.loads(text)
-        except ValueError:
-            doc = None
+            doc = parse_json(text)
+        except ParseError as exc:
+            if exc.partial is not None or not _looks_jsonl(text):
+                raise _document_problem(exc, exc.partial, shown) from None
+            doc = None  # one JSON value per line: read as JSONL below
     if isinstance(doc, dict):
-        return [_normalise({"case_id": k, "output": v}, shown, f"key {k!r}") for k, v in doc.items()]
+        return [(_normalise({"case_id": k, "output": v}, shown, f"key {shorten(k, 80)!r}"), f"key {shorten(k, 80)!r}",
+                 None) for k, v in doc.items()]
     if isinstance(doc, list):
-        return [_normalise(r, shown, f"record #{i + 1}") for i, r in enumerate(doc)]
-    records = []
+        return [(_normalise(r, shown, f"record #{i + 1}"), f"record #{i + 1}", None) for i, r in enumerate(doc)]
+    records: list[Placed] = []
     # Split on newlines only: JSON strings may hold U+2028 and other characters splitlines() breaks on.
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
-            raw = json.loads(line)
-        except ValueError as exc:
-            raise ConfigError(f"invalid JSON: {exc}", file=shown, line=number) from None
-        records.append(_normalise(raw, shown, f"line {number}"))
+            raw = parse_json(line)
+        except ParseError as exc:
+            partial = exc.partial
+            case_id = partial.get("case_id", partial.get("id")) if isinstance(partial, dict) else None
+            raise ConfigError(exc.message, file=shown, line=number,
+                              case_id=case_id if isinstance(case_id, str) else None, field=exc.field) from None
+        records.append((_normalise(raw, shown, f"line {number}", number), f"line {number}", number))
     return records
