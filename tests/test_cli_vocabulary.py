@@ -83,7 +83,7 @@ def test_format_takes_the_same_list_everywhere(path, tmp_path):
     proc = cli(*path, *positional, "--format", "md,pdf", cwd=tmp_path)
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines() == [
-        "scoreboard: error: field 'format': unknown report format 'pdf' (known: json, md, html, junit)"]
+        "scoreboard: error: flag --format: unknown report format 'pdf' (known: json, md, html, junit)"]
 
 
 def test_plan_takes_only_what_decides_a_plan(tmp_path):

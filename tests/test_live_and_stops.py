@@ -99,7 +99,10 @@ def test_live_plan_bounds(tmp_path, fake_provider, flags, field, words):
         done = cli(tmp_path, command, "suite.json", *flags, *extra)
         assert done.returncode == 1, (command, done.stderr)
         (line,) = done.stderr.strip().splitlines()
-        assert f"field '{field}'" in line and words in line, line
+        # a value the command line gave names its flag; a missing one names the setting
+        flag = f"--{field.replace('_', '-')}"
+        where = f"scoreboard: error: flag {flag}: " if flag in flags else f"field '{field}'"
+        assert where in line and words in line, line
     assert fake_provider.requests == [] and not (tmp_path / "out").exists()
 
 

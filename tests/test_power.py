@@ -70,4 +70,4 @@ def test_plan_prints_power_and_takes_a_pilot(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "scoreboard", "plan", str(EXAMPLE), "--detect", "5"], cwd=tmp_path,
                          env=env, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 1 and bad.stderr.strip().splitlines() == [
-        "scoreboard: error: field 'detect': --detect takes a difference between 0 and 1 (0.1 = 10 points), got 5"]
+        "scoreboard: error: flag --detect: --detect takes a difference between 0 and 1 (0.1 = 10 points), got 5"]

@@ -5,12 +5,46 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-PY="${PYTHON:-$root/.venv/bin/python}"
+# The Python that has scoreboard: $PYTHON, else the checkout's ./.venv (scripts/demo.sh makes
+# it), else the python3 on PATH (an activated venv), else the one behind `scoreboard` on PATH.
+has_scoreboard() { [ -x "$1" ] && "$1" -c "import scoreboard" 2>/dev/null; }
+pick_python() {
+  if [ -n "${PYTHON:-}" ]; then echo "$PYTHON"; return; fi
+  if has_scoreboard "$root/.venv/bin/python"; then echo "$root/.venv/bin/python"; return; fi
+  local cand sb interp
+  for cand in python3 python; do
+    cand="$(command -v "$cand" || true)"
+    if [ -n "$cand" ] && has_scoreboard "$cand"; then echo "$cand"; return; fi
+  done
+  sb="$(command -v scoreboard || true)"
+  if [ -n "$sb" ]; then
+    interp="$(head -n 1 "$sb")"; interp="${interp#\#!}"; interp="${interp%% *}"
+    if has_scoreboard "$interp"; then echo "$interp"; return; fi
+  fi
+  return 1
+}
+if ! PY="$(pick_python)"; then
+  echo "run_offline.sh: no Python with scoreboard installed: run 'bash scripts/demo.sh' (sets up ./.venv), activate a venv that has it, or set PYTHON=/path/to/python" >&2
+  exit 1
+fi
+if ! has_scoreboard "$PY"; then
+  echo "run_offline.sh: $PY cannot import scoreboard (PYTHON=$PYTHON): point PYTHON at the Python of the venv that has it" >&2
+  exit 1
+fi
 cd "$here"
 "$PY" pixel_judge.py --port "${JUDGE_PORT:-8791}" >/dev/null 2>&1 &
 judge=$!
 trap 'kill $judge 2>/dev/null || true' EXIT
-for _ in $(seq 50); do "$PY" -c "import socket; socket.create_connection(('127.0.0.1', ${JUDGE_PORT:-8791}), 1)" 2>/dev/null && break; sleep 0.2; done
+up=""
+for _ in $(seq 50); do
+  if "$PY" -c "import socket; socket.create_connection(('127.0.0.1', ${JUDGE_PORT:-8791}), 1)" 2>/dev/null; then up=1; break; fi
+  kill -0 "$judge" 2>/dev/null || break
+  sleep 0.2
+done
+if [ -z "$up" ]; then
+  echo "run_offline.sh: the scripted judge did not start on 127.0.0.1:${JUDGE_PORT:-8791} (port taken? try JUDGE_PORT=...)" >&2
+  exit 1
+fi
 sb() { "$PY" -m scoreboard "$@"; }
 sb run suite.yaml --stage check --no-progress
 stages="eval-results/landing-pages/stages-$(date -u +%Y%m%dT%H%M%SZ)"

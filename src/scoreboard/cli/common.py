@@ -204,12 +204,20 @@ def graders_line(suite) -> str:
         if implicit and not case.graders and [g.name for g in graders] == ["exact"]:
             default_exact += 1
             continue
-        key = ", ".join(g.name for g in graders) or "none"
+        key = ", ".join(_named(g.name for g in graders)) or "none"
         counts[key] = counts.get(key, 0) + 1
     parts = [f"{name} ({plural(n, 'case')})" for name, n in counts.items()]
     if default_exact:
         parts.insert(0, f"exact ({plural(default_exact, 'case')}: the default, no grader named)")
     return "graders: " + "; ".join(parts)
+
+
+def _named(names) -> list[str]:
+    """Grader names in order, a repeated one once with its count ("task-check x2")."""
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    return [name if n == 1 else f"{name} x{n}" for name, n in counts.items()]
 
 
 def print_preamble(suite, out, *, dry_run: bool = False) -> None:

@@ -150,11 +150,17 @@ def render_text(result: dict) -> str:
         lines.append(f"  {c['headline']}")
         ci = c.get("mean_difference_ci") or {}
         if c.get("mean_difference") is not None:
-            extra = f" (95% CI {ci['low']:+.3f} to {ci['high']:+.3f})" if ci.get("low") is not None else ""
-            lines.append(f"  mean paired difference A-B: {c['mean_difference']:+.3f}{extra}; McNemar {p_text(c['mcnemar']['p'])}")
+            extra = f" (95% CI {_pts(ci['low'])} to {_pts(ci['high'])})" if ci.get("low") is not None else ""
+            lines.append(f"  mean paired difference A-B: {_pts(c['mean_difference'])} points{extra}; "
+                         f"McNemar {p_text(c['mcnemar']['p'])}")
         for flag in c["flags"]:
             lines.append(f"  ⚠ {flag}")
     return "\n".join(lines) + "\n"
+
+
+def _pts(value: float) -> str:
+    """A difference of rates in points, signed: 0.114 -> "+11.4" (the JSON keeps the fraction)."""
+    return f"{value * 100:+.1f}"
 
 
 def nothing_compared(result: dict) -> None:
@@ -162,7 +168,7 @@ def nothing_compared(result: dict) -> None:
     to pair variants: a comparison of nothing must not pass as one."""
     from ..errors import ConfigError
 
-    if not result["comparisons"]:
+    if not result["comparisons"] and result["shared_cases"]:  # a pairing helps only where cases are shared
         left = result["unmatched_variants"]
         raise ConfigError("nothing compared: no variant of A has a counterpart in B (A has "
                           f"{', '.join(left['a']) or 'none'}; B has {', '.join(left['b']) or 'none'}); pair them "
@@ -182,9 +188,9 @@ def render_html(result: dict) -> str:
     rows = []
     for c in result["comparisons"]:
         ci = c.get("mean_difference_ci") or {}
-        diff = "n/a" if c.get("mean_difference") is None else f"{c['mean_difference']:+.3f}"
+        diff = "n/a" if c.get("mean_difference") is None else _pts(c["mean_difference"])
         if ci.get("low") is not None:
-            diff += f" ({ci['low']:+.3f} to {ci['high']:+.3f})"
+            diff += f" ({_pts(ci['low'])} to {_pts(ci['high'])})"
         rows.append("<tr>" + "".join(f"<td>{escape(str(v))}</td>" for v in (
             f"{c['a']} vs {c['b']}", c["cases"], c["a_wins"], c["b_wins"], c["ties"], diff,
             format_p(c["sign_test_p"]), format_p(c["mcnemar"]["p"]), "; ".join(c["flags"]))) + "</tr>")
@@ -196,7 +202,7 @@ td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left}}th{{background:#f4
 <h1>Comparison</h1><p>A: {escape(str(result['a']['suite']))} ({escape(str(result['a']['run_id']))}) ·
 B: {escape(str(result['b']['suite']))} ({escape(str(result['b']['run_id']))})</p>
 <p>Shared cases (same id and input hash): {result['shared_cases']}. Left out because inputs differ: {len(result['inputs_differ'])}.</p>
-<table><tr><th>pair</th><th>cases</th><th>A wins</th><th>B wins</th><th>ties</th><th>mean diff A−B (95% CI)</th>
+<table><tr><th>pair</th><th>cases</th><th>A wins</th><th>B wins</th><th>ties</th><th>mean diff A−B, points (95% CI)</th>
 <th>sign test p</th><th>McNemar p</th><th>flags</th></tr>{''.join(rows)}</table>
 {'<h2>Cases left out (inputs differ)</h2><ul>' + differ + '</ul>' if differ else ''}
 </body></html>

@@ -10,22 +10,25 @@ from .common import add_format_flag, finish, out_stream, parse_formats
 
 NAME = "export"
 HELP = "export a conversation report's turns as independent cases (for import comparisons / reviews)"
+TURNS_DESCRIPTION = """One variant's conversation turns as independent cases: each case's input is the
+exact chat messages that turn was sent (the questions with the replies the variant actually
+gave before it), so its input hash is the turn's chain_input_hash; each attempt is the turn's
+own, carried unchanged. Import outputs made elsewhere for those inputs with
+`scoreboard import comparisons TURNS.json COMPARISONS.json --output NEW.json`: such a
+comparison measures the next response given the same recorded history, not a whole
+conversation. Turns after one that did not run are left out. No request is made."""
+
 DESCRIPTION = """Export material from a report. KIND is one of:
 
-  turns   one variant's conversation turns as independent cases: each case's input is the exact
-          chat messages that turn was sent (the questions with the replies the variant actually
-          gave before it), so its input hash is the turn's chain_input_hash; each attempt is the
-          turn's own, carried unchanged. Import outputs made elsewhere for those inputs with
-          `scoreboard import comparisons TURNS.json COMPARISONS.json --output NEW.json`: such a
-          comparison measures the next response given the same recorded history, not a whole
-          conversation. Turns after one that did not run are left out. No request is made."""
+  turns   a conversation report's turns as independent cases
+          (`scoreboard export turns --help` describes it)"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="export_kind", metavar="KIND", parser_class=type(parser))
     sub.required = True
     p = sub.add_parser("turns", help="a conversation report's turns as independent cases",
-                       description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       description=TURNS_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("report", metavar="REPORT.json", help="a report holding conversation turns")
     p.add_argument("--output", required=True, metavar="TURNS.json", help="the new report (created exclusively)")
     p.add_argument("--variant", help="whose turns (default: the report's only variant)")

@@ -18,7 +18,8 @@ from ..words import plural
 from .common import add_format_flag, finish, out_stream, parse_formats
 
 NAME = "import"
-HELP = "import outside material: comparison outputs into a report, a CSV into cases"
+HELP = ("import outside material: comparison outputs or reviews into a report, a CSV into cases, a promptfoo "
+        "config or OpenAI Evals entries into a suite")
 DESCRIPTION = ("Import outside material. KIND is one of the sub-commands below; "
                "`scoreboard import KIND --help` describes each.")
 

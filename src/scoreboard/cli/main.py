@@ -1,7 +1,8 @@
 """Command line: thin commands over library functions; errors -> one line + exit code.
 
 Exit codes: 0 completed (gates passed); 1 invalid usage or input, nothing run;
-2 execution errors or a stopped run; 3 a quality gate failed; 130 a second Ctrl+C.
+2 execution errors or a stopped run; 3 a quality gate failed; 4 a run waits on provider
+batches (`run --resume` collects them); 130 a second Ctrl+C.
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     except ScoreboardError as exc:
         if args.debug:
             raise
-        for line in exc.lines() if hasattr(exc, "lines") else [str(exc)]:  # several input errors: a line each
+        for line in error_lines(exc, sys.argv[1:] if argv is None else argv):  # several input errors: a line each
             print(scrub_known(f"scoreboard: error: {line}"), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
@@ -89,3 +90,68 @@ def main(argv: list[str] | None = None) -> int:
         print(scrub_known(f"scoreboard: internal error: {type(exc).__name__}: {exc} (rerun with --debug for a "
                           "traceback)"), file=sys.stderr)
         return 2
+
+
+#: a setting's name -> its flag, where the flag is not `--` + the name with dashes
+_FLAG_OF = {"timeout_ms": "--timeout", "max_cost_usd": "--max-cost", "grace_seconds": "--grace",
+            "fail_under_metrics": "--fail-under-metric", "graders": "--grader", "formats": "--format"}
+
+
+def error_lines(exc, argv: list[str]) -> list[str]:
+    """The error's lines, each naming the flag it came from: an input error with no file, line
+    or case behind it, about a setting whose flag is on this command line, was caused by that
+    flag (`flag --format: ...`, not `field 'format': ...`)."""
+    from ..errors import ConfigError
+
+    if not isinstance(exc, ConfigError):
+        return [str(exc)]
+    errors = getattr(exc, "errors", None) or [exc]
+    out = [str(_flagged(one, argv)) for one in errors]
+    if getattr(exc, "capped", False):
+        out.append(exc.lines()[-1])
+    return out
+
+
+def _given(flag: str, argv: list[str]) -> str | None:
+    """The value `flag` has on the command line (the last one; "" for a switch), else None."""
+    value = None
+    for i, token in enumerate(argv):
+        if token == "--":
+            break
+        if token == flag:
+            value = argv[i + 1] if i + 1 < len(argv) else ""
+        elif token.startswith(flag + "="):
+            value = token[len(flag) + 1:]
+    return value
+
+
+def _flagged(one, argv: list[str]):
+    """`one` naming the flag that caused it, or `one` itself."""
+    from ..errors import ConfigError
+
+    if one.flag or one.line is not None or one.case_id is not None or not one.field:
+        return one
+    head, _, rest = one.field.partition(".")
+    flag = _FLAG_OF.get(head, "--" + head.replace("_", "-"))
+    if one.file and not _names_value(one.file, _given(flag, argv)):
+        return one  # a file is to blame (the suite file's setting), not the flag
+    if head == "subject" and _given("--vs-subject", argv) is not None:
+        # a subject error from the second subject flag names it (its value is quoted in the message)
+        first, second = _given("--subject", argv), _given("--vs-subject", argv)
+        if first is None or (repr(second) in one.detail and repr(first) not in one.detail):
+            flag = "--vs-subject"
+    if _given(flag, argv) is None:
+        return one
+    # a path inside the flag's value stays whole: `flag --subject, field 'subject.headers.Authorization'`
+    return ConfigError(one.detail, flag=flag, file=one.file, field=one.field if rest else None)
+
+
+def _names_value(file: str, value: str | None) -> bool:
+    """Whether an error's file is the flag's own value (`--store /x.sqlite`: the error names /x.sqlite)."""
+    import os
+
+    if not value:
+        return False
+    if file == value or (value.startswith(("postgresql://", "postgres://")) and "://" in file):
+        return True
+    return os.path.abspath(file) == os.path.abspath(value)

@@ -153,10 +153,13 @@ def render(plan: dict) -> str:
     power = plan.get("power")
     if power:
         mde = power["detectable_difference"]
-        shown = "n/a (fewer than 2 cases)" if mde is None else f"{mde * 100:.0f} points or more"
-        lines.append(f"  power: with {plural(power['cases'], 'case')} a paired comparison detects differences of {shown} "
-                     f"(80% power, alpha {power['alpha']:g}; spread of differences {power['difference_sd']:.3f}, "
-                     f"{power['sd_from']})")
+        if mde is None:
+            lines.append(f"  power: with {plural(power['cases'], 'case')} a paired comparison can detect no "
+                         "difference (it needs at least 2 cases)")
+        else:
+            lines.append(f"  power: with {plural(power['cases'], 'case')} a paired comparison detects differences of "
+                         f"{mde * 100:.0f} points or more (80% power, alpha {power['alpha']:g}; spread of differences "
+                         f"{power['difference_sd']:.3f}, {power['sd_from']})")
         needs = [f"{n['difference'] * 100:g} points: {'more than a million' if n['cases'] is None else n['cases']} "
                  "cases" for n in power["cases_needed"]]
         lines.append("  cases needed: " + "; ".join(needs))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import FORMAT_HELP, parse_formats
+from .common import REPORT_FORMATS, parse_formats
 
 NAME = "report"
 HELP = "render a saved report again from its JSON alone"
@@ -14,7 +14,9 @@ DESCRIPTION = __doc__
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("report", metavar="REPORT.json", help="the report to render")
-    p.add_argument("--format", default="md", metavar="FMT", help=f"{FORMAT_HELP}; one format; default md")
+    p.add_argument("--format", action="append", metavar="FMT",
+                   help=f"the one format to render, from the report formats: {', '.join(REPORT_FORMATS)} "
+                        "(one at a time, unlike run's --format; default md)")
     p.add_argument("--output", metavar="FILE", help="write to FILE (created exclusively) instead of stdout")
 
 
@@ -24,9 +26,10 @@ def main(args: argparse.Namespace) -> int:
     from ..record.files import write_new
     from ..record.io import dumps_report, load_report
 
-    formats = parse_formats([args.format])
-    if not formats or len(formats) != 1:
-        raise ConfigError("report renders one format at a time", field="format")
+    formats = parse_formats(args.format) or ["md"]
+    if len(formats) != 1:
+        raise ConfigError(f"report renders one format at a time (got {', '.join(formats)}): run it once per "
+                          "format", flag="--format")
     fmt = formats[0]
     report = load_report(args.report)
     if fmt == "json":

@@ -5,14 +5,17 @@
     scoreboard run --resume eval-results/invoices/20261130T043840Z
 
 Exit codes: 0 completed and every gate passed; 1 invalid usage or input (nothing run);
-2 execution errors or a stopped run; 3 a quality gate failed; 130 a second Ctrl+C (the
-attempt log is intact: finish with --resume).
+2 execution errors or a stopped run; 3 a quality gate failed; 4 attempts wait on provider
+batches (collect them with --resume); 130 a second Ctrl+C (the attempt log is intact: finish
+with --resume). --resume of a run that already completed changes nothing and exits with the
+code that run finished with.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from .common import (
     add_format_flag,
@@ -46,7 +49,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "and why each failure failed (the patterns a pattern grader missed or found)")
     g = p.add_argument_group("running")
     g.add_argument("--resume", metavar="RUN_DIR",
-                   help="finish a stopped or killed run (its folder); finished attempts are not repeated")
+                   help="finish a stopped or killed run (its folder, not its report); finished attempts are not "
+                        "repeated, and a completed run is left as it is")
     g.add_argument("--cache", action="store_true", default=None, help="reuse responses from the SQLite cache")
     g.add_argument("--grace", type=float, metavar="S",
                    help="seconds to wait for in-flight attempts after SIGINT/SIGTERM")
@@ -85,9 +89,17 @@ def run_outcome(args: argparse.Namespace):
     from ..suite.stages import load_staged
 
     if args.resume:
+        done = _already_complete(args)
+        if done is not None:
+            return done
+        import os
+
+        here = os.getcwd()
         suite, options = _resumed(args)
         print_preamble(suite, out_stream(args.json), dry_run=options.dry_run)
         outcome = run(suite, options)
+        if os.getcwd() == here:  # the paths as a fresh run prints them (relative where they can be)
+            outcome.paths = {fmt: Path(_shown(path)) for fmt, path in outcome.paths.items()}
         reused = (outcome.head["run"].get("resumed") or {}).get("attempts_reused") or 0
         print(f"resumed: {plural(reused, 'attempt')} reused from the run's log (not run again)",
               file=out_stream(args.json))
@@ -115,18 +127,53 @@ def _store(args: argparse.Namespace, output_dir: str):
     return run_store(output_dir, args.store, tags=args.tag or ())
 
 
+def _check_resume_flags(args: argparse.Namespace) -> None:
+    """--resume takes the run folder and --executor; the run keeps its own settings."""
+    from ..errors import ConfigError
+
+    if args.suite or suite_flags(args) or args.dry_run or args.output:
+        raise ConfigError("--resume takes only the run folder (and --executor): the run continues with its own "
+                          "settings", field="resume")
+
+
+def _already_complete(args: argparse.Namespace):
+    """The Outcome of a run that had already completed (None otherwise): nothing runs, no file
+    is written (its report stays byte for byte as it was), and stderr says so; the exit code is
+    the one the finished run had."""
+    from ..engine.pipeline import completed_outcome
+    from ..store.files import open_run_folder
+
+    _check_resume_flags(args)
+    folder, _ = open_run_folder(args.resume)
+    outcome = completed_outcome(folder)
+    if outcome is not None:
+        shown = _shown(outcome.paths["json"])
+        print(f"scoreboard: run {folder.run_id} already completed: nothing to resume; its report {shown} "
+              f"is left as it was (exit code {outcome.exit_code}, as the run finished)", file=sys.stderr)
+        outcome.paths = {fmt: Path(_shown(path)) for fmt, path in outcome.paths.items()}
+    return outcome
+
+
+def _shown(path) -> str:
+    """A path as a user gave it: relative to the working folder when it lies under it."""
+    import os
+
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return str(path) if rel.startswith("..") else rel
+
+
 def _resumed(args: argparse.Namespace):
     """(suite, options) of a stopped run, rebuilt from its run.json."""
     import os
 
     from ..engine.pipeline import RunOptions
-    from ..errors import ConfigError
     from ..store.files import open_run_folder
     from ..suite.stages import load_staged
 
-    if args.suite or suite_flags(args) or args.dry_run or args.output:
-        raise ConfigError("--resume takes only the run folder (and --executor): the run continues with its own "
-                          "settings", field="resume")
+    _check_resume_flags(args)
     settings = executor_settings(args)
     folder, meta = open_run_folder(args.resume)
     # Relative paths in the saved flags meant the original working directory.
@@ -147,8 +194,14 @@ def executor_settings(args: argparse.Namespace) -> dict:
     """The executor's own flags (--ray-address), refused for an executor that takes none."""
     from ..errors import ConfigError
 
+    if args.executor is not None:  # an unknown name is refused before anything is loaded or printed
+        from ..engine.executors import EXECUTORS
+
+        if args.executor not in EXECUTORS:
+            raise ConfigError(f"unknown executor {args.executor!r} (known: {', '.join(EXECUTORS)})",
+                              flag="--executor")
     if args.ray_address is None:
         return {}
     if args.executor != "ray":
-        raise ConfigError("--ray-address goes with --executor ray", field="ray_address")
+        raise ConfigError("--ray-address goes with --executor ray", flag="--ray-address")
     return {"address": args.ray_address}

@@ -57,7 +57,8 @@ def main(args: argparse.Namespace) -> int:
     errors.done()
     _warn(warnings)
     no_grader = sum(1 for c in cases if not c.graders and not c.has_expected)
-    note = (f" ({plural(no_grader, 'case')} name no grader and no expected value: a suite must supply graders)"
+    verb = "names" if no_grader == 1 else "name"
+    note = (f" ({plural(no_grader, 'case')} {verb} no grader and no expected value: a suite must supply graders)"
             if no_grader else "")
     print(f"OK: {plural(len(cases), 'case')} in {path}{note}")
     return 0

@@ -70,6 +70,8 @@ class Outcome:
     _report: dict | None = None
     #: the typed report the renderings were made from (its attempts possibly a sample), or None
     record: Any = None
+    #: `--resume` of a run that had already completed: nothing ran and no file was written
+    already_complete: bool = False
 
     @property
     def report(self) -> dict:

@@ -359,6 +359,11 @@ async def run_async(suite: Suite, options: RunOptions | None = None) -> Outcome:
 
 
 async def _run_async(suite: Suite, options: RunOptions) -> Outcome:
+    if options.resume_dir:  # a completed run is left as it is: its report is never rewritten
+        folder, _ = open_run_folder(options.resume_dir)
+        done = completed_outcome(folder)
+        if done is not None:
+            return done
     check_gate_settings(suite)
     check_live_plan(suite)  # origin 004: a live comparison plan is bounded, and sends only with --live
     check_live_opt_in(suite, live=options.live, dry_run=options.dry_run)
@@ -451,6 +456,43 @@ def _write_failed(r: _Run, json_path: Path, exc: BaseException) -> ReportWriteEr
     return ReportWriteError(f"{json_path}: the report could not be written ({detail}){kept}; the attempt "
                             f"log {r.folder.log_path} is intact: finish with scoreboard run --resume "
                             f"{r.folder.stem}")
+
+
+def completed_outcome(folder: RunFolder) -> Outcome | None:
+    """The Outcome of a run whose JSON report already says `completed` (None when there is no
+    such report: a stopped, killed, checkpointed or waiting run). Nothing is written: resuming a
+    completed run leaves every file byte for byte as it was; the exit code is the one the
+    finished run had."""
+    from ..record.constants import EXTENSIONS
+    from ..store.files import report_head
+
+    json_path = folder.report_path(".json")
+    run = report_head(json_path) if json_path.is_file() else None
+    if not run or run.get("status") != "completed":
+        return None
+    try:
+        report = loads(json_path.read_bytes())
+    except (OSError, ValueError):
+        return None  # unreadable: let the resume rebuild it from the attempt log
+    if not isinstance(report, dict) or not isinstance(report.get("run"), dict):
+        return None
+    report.pop("attempts", None)
+    paths = {fmt: folder.report_path(ext) for fmt, ext in EXTENSIONS.items() if folder.report_path(ext).is_file()}
+    return Outcome(report, paths, exit_code_of_report(report), already_complete=True)
+
+
+def exit_code_of_report(head: dict) -> int:
+    """exit_code_for, read from a written report's head (its summary counts and gates)."""
+    if head["run"].get("status") == "waiting":
+        return WAITING_EXIT
+    variants = ((head.get("summary") or {}).get("variants") or {}).values()
+    troubled = sum((v.get("errors") or 0) + (v.get("interrupted") or 0) + (v.get("not_run") or 0)
+                   for v in variants if isinstance(v, dict))
+    if head["run"].get("status") != "completed" or troubled:
+        return 2
+    if any(not g.get("passed") for g in head.get("gates") or []):
+        return 3
+    return 0
 
 
 def exit_code_for(head: dict, summary: Summarizer) -> int:

@@ -259,7 +259,8 @@ def baseline_gates(baseline: dict, plan: dict, outcomes: dict[str, dict[str, lis
         significant = p_value is not None and p_value < cfg.alpha
         failed = regressed and (significant if cfg.require_significance else True)
         desc = (f"{name} vs baseline {base_name}: {cur_rate:.1%} vs {base_rate:.1%} on {len(pairs)} shared cases "
-                f"(change {delta:+.1%}, allowed drop {cfg.max_regression:.1%}; sign test {p_text(p_value)}"
+                f"(change {delta * 100:+.1f} points, allowed drop {cfg.max_regression * 100:.1f} points; "
+                f"sign test {p_text(p_value)}"
                 f"{', significance required at ' + format(cfg.alpha, 'g') if cfg.require_significance else ''})")
         if differ:
             desc += f"; {plural(len(differ), 'case')} with changed inputs left out"
@@ -310,7 +311,8 @@ def baseline_field_gates(baseline: dict, plan: dict, fields: dict, cfg) -> list[
         significant = p_value is not None and p_value < cfg.alpha
         failed = regressed and (significant if cfg.require_significance else True)
         desc = (f"{name} vs baseline {base_name}: field accuracy {cur_rate:.1%} vs {base_rate:.1%} on "
-                f"{len(shared)} shared cases (change {delta:+.1%}, allowed drop {cfg.max_regression:.1%}; "
+                f"{len(shared)} shared cases (change {delta * 100:+.1f} points, allowed drop "
+                f"{cfg.max_regression * 100:.1f} points; "
                 f"sign test {p_text(p_value)}"
                 f"{', significance required at ' + format(cfg.alpha, 'g') if cfg.require_significance else ''})")
         if differ:

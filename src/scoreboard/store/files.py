@@ -63,16 +63,34 @@ def new_run_folder(output_dir: str | os.PathLike, suite: str, output_json: str |
 
 def open_run_folder(run_dir: str | os.PathLike) -> tuple[RunFolder, dict]:
     """An existing run folder and its run.json (for --resume); one-line errors when it is not one."""
-    folder = RunFolder(Path(run_dir).resolve())
+    given = Path(run_dir)
+    if given.exists() and not given.is_dir():
+        raise _not_a_folder(given)
+    folder = RunFolder(given.resolve())
     try:
         meta = json.loads(folder.meta_path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ConfigError("not a run folder (no run.json)", file=str(folder.stem), field="resume") from None
+        raise ConfigError("not a run folder (no run.json): give the folder a run made, "
+                          "eval-results/<suite>/<UTC stamp>", file=str(run_dir), flag="--resume") from None
     except (OSError, ValueError) as exc:
         raise ConfigError(f"run.json is not readable JSON: {exc}", file=str(folder.meta_path)) from None
     if not isinstance(meta, dict):
         raise ConfigError("run.json is not a JSON object", file=str(folder.meta_path))
     return folder, meta
+
+
+def _not_a_folder(given: Path) -> ConfigError:
+    """--resume given a file: which folder to pass instead (the run folder beside a report)."""
+    from ..record.constants import EXTENSIONS
+
+    for ext in sorted(EXTENSIONS.values(), key=len, reverse=True):
+        if given.name.endswith(ext) and len(given.name) > len(ext):
+            stem = given.with_name(given.name[: -len(ext)])
+            if (stem / "run.json").is_file():
+                return ConfigError(f"{str(given)!r} is the run's report, not its folder: give the run folder "
+                                   f"{str(stem)!r}", flag="--resume")
+    return ConfigError(f"{str(given)!r} is a file, not a run folder: give the folder a run made "
+                       "(eval-results/<suite>/<UTC stamp>, the one holding run.json)", flag="--resume")
 
 
 def report_head(path: Path) -> dict | None:

@@ -225,7 +225,7 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
                                              errors=errors)
         if not errors.errors:
             all_cases = apply_defaults(cfg, all_cases, places)  # issue 14: defaults, expand
-            cases = _filter_cases(cfg, all_cases, source)
+            cases = _filter_cases(cfg, all_cases, source, overrides)
     with errors.each():
         _check_baseline(cfg, places, from_flag="baseline" in flags)
     with errors.each():
@@ -338,11 +338,30 @@ def _dataset_cases(spec: dict, cfg: SuiteConfig, places: Places, from_flag: bool
     return cases_from_records(enumerate(records, start=1), shown, base, root, cfg.limits)
 
 
-def _filter_cases(cfg: SuiteConfig, all_cases: list[Case], source: str | None) -> list[Case]:
-    """The split, --category and --case filters; none may leave nothing to run."""
+def _filter_cases(cfg: SuiteConfig, all_cases: list[Case], source: str | None,
+                  overrides: dict | None = None) -> list[Case]:
+    """The split, --category and --case filters; none may leave nothing to run. The error names
+    the filter that left nothing (its flag when a flag set it) and the values that exist."""
+    overrides = overrides or {}
+
+    def blame(message: str, key: str, flag: str) -> ConfigError:
+        if key in overrides:
+            return ConfigError(message, flag=flag)
+        return ConfigError(message, file=source, field=key)
+
     cases = select_split(all_cases, cfg.split)
+    if not cases and all_cases and cfg.split is not None:
+        splits = sorted({c.split for c in all_cases if c.split})
+        known = f"the cases' splits: {', '.join(splits)}" if splits else "no case names a split"
+        raise blame(f"no case has split {cfg.split!r} ({known}; 'all' takes every case, and without a split "
+                    "the cases not marked heldout run)", "split", "--split")
     if cfg.category:
+        in_split = cases
         cases = [c for c in cases if c.category in cfg.category]
+        if not cases and in_split:
+            known = sorted({c.category for c in in_split if c.category})
+            raise blame(f"no case has category {', '.join(map(repr, cfg.category))} (categories: "
+                        f"{', '.join(known) or 'none'})", "category", "--category")
     if cfg.case:
         wanted = set(cfg.case)
         conv_ids = {c.conversation["id"] for c in all_cases if c.conversation is not None}
