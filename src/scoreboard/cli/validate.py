@@ -89,11 +89,16 @@ def _validate_suite(path, root: str | None) -> int:
 
 def looks_like_suite(path) -> bool:
     """A case document holds case objects; a suite names case files (a path or a list of paths)."""
+    from pathlib import Path
+
+    from ..errors import ConfigError
     from ..suite.load import read_suite_file
 
+    if Path(path).suffix.lower() == ".toml":  # only a suite is TOML: its own errors, not a case file's
+        return True
     try:
         data, _ = read_suite_file(path)
-    except Exception:
+    except ConfigError:
         return False
     cases = data.get("cases")
     if isinstance(cases, dict):  # a dataset reader {format, path} (a case document never has one)
