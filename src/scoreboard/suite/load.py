@@ -88,6 +88,9 @@ def read_suite_file(path: str | os.PathLike) -> tuple[dict, Path]:
                               + AS_CASES.format(path=shown), file=shown) from None
         raise ConfigError(exc.message, file=shown, line=exc.line, field=exc.field) from None
     hint = case_document_hint(data)
+    if hint and path.suffix.lower() == ".toml":  # TOML holds suites only: no --cases to suggest
+        raise ConfigError(f"{hint}, not a suite; a case file is JSONL, JSON or YAML (TOML holds only suites)",
+                          file=shown)
     if hint:
         raise ConfigError(f"{hint}, not a suite: {AS_CASES.format(path=shown)}", file=shown)
     if not isinstance(data, dict):
@@ -330,12 +333,13 @@ def _dataset_cases(spec: dict, cfg: SuiteConfig, places: Places, from_flag: bool
 
     base = Path.cwd() if from_flag else places.suite_dir
     root = Path.cwd() if from_flag else places.root_for(places.suite_dir)
-    records = load_dataset_records(spec, base, root, cfg.limits.max_file_bytes, places.source)
-    if len(records) > cfg.limits.max_cases:
+    # (line, record): an error in a case names the line its record starts on in the file
+    pairs = load_dataset_records(spec, base, root, cfg.limits.max_file_bytes, places.source, with_lines=True)
+    if len(pairs) > cfg.limits.max_cases:
         raise ConfigError(f"more than {cfg.limits.max_cases} records (limits.max_cases)", file=places.source,
                           field="cases")
     shown = str(base / spec["path"])
-    return cases_from_records(enumerate(records, start=1), shown, base, root, cfg.limits)
+    return cases_from_records(pairs, shown, base, root, cfg.limits)
 
 
 def _filter_cases(cfg: SuiteConfig, all_cases: list[Case], source: str | None,
