@@ -46,19 +46,32 @@ class RunFolder:
 
 
 def new_run_folder(output_dir: str | os.PathLike, suite: str, output_json: str | None = None) -> RunFolder:
-    """Reserve a fresh run folder: `<output_dir>/<suite>/<stamp>`, or the stem of `output_json`."""
+    """Reserve a fresh run folder: `<output_dir>/<suite>/<stamp>`, or the stem of `output_json`.
+    A place that cannot be written (a read-only disk, a file where a folder must go) is bad
+    usage: a one-line error naming the output setting, before anything runs."""
     if not output_json:
-        return RunFolder(reserve_run(Path(output_dir) / suite))
+        try:
+            return RunFolder(reserve_run(Path(output_dir) / suite))
+        except OSError as exc:
+            raise _unwritable(exc, Path(output_dir) / suite, field="output_dir") from None
     target = Path(output_json)
     if target.exists():
         raise ConfigError("refusing to overwrite an existing file", file=str(target))
     stem = target.with_suffix("") if target.suffix == ".json" else target
-    make_private_dirs(stem.parent)
     try:
+        make_private_dirs(stem.parent)
         stem.mkdir(mode=0o700)
     except FileExistsError:
         raise ConfigError("the run folder for this output already exists", file=str(stem)) from None
+    except OSError as exc:
+        raise _unwritable(exc, stem, flag="--output") from None
     return RunFolder(stem)
+
+
+def _unwritable(exc: OSError, where: Path, *, field: str | None = None, flag: str | None = None) -> ConfigError:
+    reason = (exc.strerror or str(exc)).lower()
+    return ConfigError(f"cannot create the run's folder there ({reason}): choose another place", file=str(where),
+                       field=field, flag=flag)
 
 
 def open_run_folder(run_dir: str | os.PathLike) -> tuple[RunFolder, dict]:

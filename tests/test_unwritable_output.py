@@ -1,0 +1,36 @@
+"""An output place that cannot be written is bad usage, found before anything runs: one line
+naming the place and the setting, exit 1 (it was an internal error, exit 2)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    (tmp_path / "c.jsonl").write_text('{"id": "a", "input": "x", "expected": "x"}\n')
+    return subprocess.run([sys.executable, "-m", "scoreboard", "run", "--cases", "c.jsonl", "--subject", "mock",
+                           "--no-progress", *args], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+
+
+def test_output_under_a_file_is_a_one_line_error(tmp_path):
+    (tmp_path / "blocker").write_text("a file, not a folder")
+    done = _run(tmp_path, "--output", "blocker/r.json")
+    assert done.returncode == 1
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("scoreboard: error: flag --output, blocker/r") and "not a directory" in line
+    assert "internal error" not in done.stderr
+
+
+def test_output_dir_under_a_file_is_a_one_line_error(tmp_path):
+    (tmp_path / "blocker").write_text("a file, not a folder")
+    done = _run(tmp_path, "--output-dir", "blocker/x")
+    assert done.returncode == 1
+    (line,) = done.stderr.strip().splitlines()
+    assert "blocker/x" in line and "output_dir" in line and "cannot create" in line
+    assert (tmp_path / "blocker").read_text() == "a file, not a folder"
