@@ -34,3 +34,14 @@ def test_output_dir_under_a_file_is_a_one_line_error(tmp_path):
     (line,) = done.stderr.strip().splitlines()
     assert "blocker/x" in line and "output_dir" in line and "cannot create" in line
     assert (tmp_path / "blocker").read_text() == "a file, not a folder"
+
+
+def test_a_bad_grader_in_the_suite_names_the_suite_file(tmp_path):
+    (tmp_path / "c.jsonl").write_text('{"id": "a", "input": "x"}\n')
+    (tmp_path / "s.yaml").write_text('name: g\ncases: c.jsonl\nsubject: mock\ngraders: [{regex: {patterns: ["("]}}]\n'
+                                     'defaults: {graders: ["python-file:nope.py:f"]}\n')
+    done = subprocess.run([sys.executable, "-m", "scoreboard", "validate", "s.yaml"], cwd=tmp_path, text=True,
+                          capture_output=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    assert done.returncode == 1
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("scoreboard: error: s.yaml, field 'graders': grader 'regex': invalid regex")

@@ -236,7 +236,8 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
     graders: dict[str, list[Grader]] = {}
     if cases:
         with code_base(places.suite_dir):
-            graders = resolve_graders(cfg, cases, errors=errors, warnings=warnings)
+            graders = resolve_graders(cfg, cases, errors=errors, warnings=warnings,
+                                      source=source if "graders" not in overrides else None)
     name = cfg.name or (Path(source).stem if source and Path(source).stem != "suite"
                         else (Path(source).parent.name if source else (Path(case_paths[0]).stem
                                                                        if isinstance(case_paths[0], str) else "dataset")))
@@ -522,7 +523,7 @@ def _spec_key(specs: list) -> tuple | str:
 
 
 def resolve_graders(cfg: SuiteConfig, cases: list[Case], *, errors: Collector | None = None,
-                    warnings: list[str] | None = None) -> dict[str, list[Grader]]:
+                    warnings: list[str] | None = None, source: str | None = None) -> dict[str, list[Grader]]:
     """Build each distinct grader spec once and check every case against its graders (with
     `errors`, every case's problem is gathered). A case's graders add to the suite defaults'
     unless it says `replace`; its transform (or the defaults') is folded into each grader's
@@ -531,7 +532,7 @@ def resolve_graders(cfg: SuiteConfig, cases: list[Case], *, errors: Collector | 
     says so, once per file."""
     cache: dict[str, Grader] = {}
 
-    def build(spec: Any, case: Case | None) -> Grader:
+    def build(spec: Any, case: Case | None, setting: str = "graders") -> Grader:
         key = canonical_json(spec)
         grader = cache.get(key)
         if grader is None:
@@ -541,6 +542,8 @@ def resolve_graders(cfg: SuiteConfig, cases: list[Case], *, errors: Collector | 
                 if case is not None:
                     raise ConfigError(exc.detail, file=case.source, line=case.line, case_id=case.id,
                                       field=exc.field or "graders") from None
+                if source is not None and exc.file is None:  # the suite file's own graders
+                    raise ConfigError(exc.detail, file=source, field=setting) from None
                 raise
             cache[key] = grader
         return grader
@@ -548,7 +551,7 @@ def resolve_graders(cfg: SuiteConfig, cases: list[Case], *, errors: Collector | 
     fallback = [build(s, None) for s in (cfg.graders or [])]
     base = list(cfg.defaults.graders or [])
     for spec in base:
-        build(spec, None)
+        build(spec, None, "defaults.graders")
     shared: dict[str, list[Grader]] = {}
     out: dict[str, list[Grader]] = {}
     implicit: dict[str, list[Case]] = {}
