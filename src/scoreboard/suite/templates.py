@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, shorten
-from ..templating import environment
+from ..templating import MAX_TEXT, environment, render_budget
 from .paths import Places
 
 _ROLES = ("system", "user", "assistant", "tool")
@@ -105,7 +105,9 @@ def load_template(spec: Any, name: str, places: Places, *, field: str, from_flag
 
 def render(template: Template, case: Any, max_bytes: int) -> Any:
     """The case's input through the template: text, or chat messages. Errors name the case and
-    the variable (StrictUndefined) or the sandbox's refusal."""
+    the variable (StrictUndefined) or the sandbox's refusal. The messages of a chat prompt share
+    one render budget (templating.py: work, memory, time), and rendering stops as soon as the
+    text passes `max_bytes` characters."""
     from jinja2 import UndefinedError
     from jinja2.sandbox import SecurityError
 
@@ -115,18 +117,22 @@ def render(template: Template, case: Any, max_bytes: int) -> Any:
     if case.input is not None:
         names.setdefault("input", case.input)
     try:
-        if isinstance(template.compiled, list):
-            out: Any = [{"role": role, "content": t.render(names)} for role, t in template.compiled]
-            size = sum(len(m["content"].encode("utf-8")) for m in out)
-        else:
-            out = template.compiled.render(names)
-            size = len(out.encode("utf-8"))
+        with render_budget(max_output_chars=max_bytes):
+            if isinstance(template.compiled, list):
+                out: Any = [{"role": role, "content": t.render(names)} for role, t in template.compiled]
+                size = sum(len(m["content"].encode("utf-8")) for m in out)
+            else:
+                out = template.compiled.render(names)
+                size = len(out.encode("utf-8"))
     except UndefinedError as exc:
         missing = str(exc.message or exc).split("'")
         var = missing[1] if len(missing) > 2 else "?"
         raise ConfigError(f"prompt {template.name!r} uses {var!r}, which this case does not define "
                           f"({exc.message})", field=f"vars.{var}", **where) from None
     except SecurityError as exc:
+        if getattr(exc, "kind", None) == "output" and max_bytes <= MAX_TEXT:  # stopped at the limit
+            raise ConfigError(f"rendered prompt {template.name!r} is over the limit of {max_bytes} bytes "
+                              "(limits.max_input_bytes)", field="input", **where) from None
         raise ConfigError(f"prompt {template.name!r}: refused by the template sandbox: {exc}",
                           field="vars", **where) from None
     except Exception as exc:  # a filter on the wrong type, a division by zero in the template
