@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from jinja2.sandbox import SecurityError
 
-from scoreboard import templating
+from scoreboard import template_bounds, template_js, template_limits, templating
 from scoreboard.errors import ConfigError
 from scoreboard.suite.load import load_suite
 from scoreboard.templating import JS_MARKER, environment, render_budget, render_text
@@ -132,7 +132,7 @@ def test_a_hostile_template_is_refused_in_one_line_and_quickly(name):
 
 def test_work_the_steps_do_not_model_stops_at_the_cpu_backstop(monkeypatch):
     # `x in a_long_list` is one node of the loop's body but 100,000 comparisons
-    monkeypatch.setattr(templating, "MAX_RENDER_SECONDS", 0.3)
+    monkeypatch.setattr(template_limits, "MAX_RENDER_SECONDS", 0.3)  # where _Budget reads it
     refused(BIG + "{% for i in range(100000) %}{% if -1 in big %}{% endif %}{% endfor %}", "CPU time")
 
 
@@ -199,7 +199,7 @@ def test_a_judge_prompt_is_bounded_too():
 def test_lipsum_still_works_within_its_bound():
     text = render("{{ lipsum(2, false, 5, 10) }}")
     assert 10 <= len(text.split()) <= 20
-    assert render(f"{{{{ lipsum(10, false, 20, {templating._MAX_LIPSUM_WORDS // 10}) | wordcount > 0 }}}}") == "True"
+    assert render(f"{{{{ lipsum(10, false, 20, {template_bounds._MAX_LIPSUM_WORDS // 10}) | wordcount > 0 }}}}") == "True"
 
 
 # ---- normal templates
@@ -327,18 +327,18 @@ def test_validate_reports_the_reproductions_in_one_line_with_bounded_memory(tmp_
 # ---- the Nunjucks helpers rewritten to be linear compute what they did
 
 def _old_strip(s: str, preserve: bool) -> str:
-    s = re.sub(r"</?([a-z][a-z0-9]*)\b[^>]*>|<!--[\s\S]*?-->", "", s, flags=re.IGNORECASE).strip(templating._JS_WS_CHARS)
+    s = re.sub(r"</?([a-z][a-z0-9]*)\b[^>]*>|<!--[\s\S]*?-->", "", s, flags=re.IGNORECASE).strip(template_js._JS_WS_CHARS)
     if preserve:
         s = re.sub(r"^ +| +$", "", s, flags=re.MULTILINE)
         s = re.sub(r" +", " ", s).replace("\r\n", "\n")
         return re.sub(r"\n\n\n+", "\n\n", s)
-    return re.sub(f"[{templating._JS_WS}]+", " ", s)
+    return re.sub(f"[{template_js._JS_WS}]+", " ", s)
 
 
 def _old_int(value, default, base):
     nb = 10 if base is None else templating.js_to_number(base)
     b = int(nb) if math.isfinite(nb) else 0
-    s = templating.js_str(value).lstrip(templating._JS_WS_CHARS)
+    s = templating.js_str(value).lstrip(template_js._JS_WS_CHARS)
     sign = -1 if s.startswith("-") else 1
     s = s[1:] if s[:1] in "+-" else s
     if b in (0, 16) and re.match(r"0[xX]", s):
@@ -361,7 +361,7 @@ def test_striptags_matches_the_regular_expressions_it_replaces():
         s = "".join(rng.choice(["<", ">", "<!--", "-->", "a", "B1", "/", " ", "  ", "\n", "\r\n", "x y", "-", "_"])
                     for _ in range(rng.randrange(0, 14)))
         for preserve in (False, True):
-            assert templating.nj_striptags(s, preserve) == _old_strip(s, preserve), (s, preserve)
+            assert template_js.nj_striptags(s, preserve) == _old_strip(s, preserve), (s, preserve)
 
 
 def test_striptags_of_unclosed_tags_is_linear():
@@ -379,7 +379,7 @@ def test_parse_int_and_number_match_what_they_replace():
         s = "".join(rng.choice("0123456789.eE+-xZz ") for _ in range(rng.randrange(0, 8)))
         assert bool(old_number.fullmatch(s)) == bool(new_number.fullmatch(s)), s
         for base in (None, 2, 8, 10, 16, 36, 0, 37):
-            assert templating.nj_int(s, "D", base if base is not None else templating._undefined()) == \
+            assert template_js.nj_int(s, "D", base if base is not None else template_js._undefined()) == \
                 _old_int(s, "D", base), (s, base)
     started = time.process_time()
     assert render(JS_MARKER + "{{ s - 1 }}", s="1" * 1000000 + "x") == "nan"
@@ -394,6 +394,6 @@ def test_nunjucks_sum_and_escape_match_what_they_replace():
         total = 0
         for v in items:
             total = templating.js_add(total, v)
-        assert templating.nj_sum(items) == templating.js_add(0, total), items
+        assert template_js.nj_sum(items) == templating.js_add(0, total), items
     s = "a&b\"c'd<e>f\\g"
-    assert templating.nj_escape(s) == "a&amp;b&quot;c&#39;d&lt;e&gt;f&#92;g"
+    assert template_js.nj_escape(s) == "a&amp;b&quot;c&#39;d&lt;e&gt;f&#92;g"
