@@ -115,7 +115,7 @@ def test_suite_file_metric_gates_and_unknown_names(work):
     assert not (work / "s2").exists()
     for flag in ("pass@3", "pass@3=2", "nosuch:pass@3=0.5"):
         wrong = run(work, f"w{len(flag)}{flag[0]}", "--fail-under-metric", flag)
-        assert wrong.returncode == 1 and "fail_under_metric" in wrong.stderr, (flag, wrong.stderr)
+        assert wrong.returncode == 1 and "flag --fail-under-metric" in wrong.stderr, (flag, wrong.stderr)
 
 
 def test_compare_reports_run_with_a_negative_seed(work):

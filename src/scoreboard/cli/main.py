@@ -143,7 +143,8 @@ def _flagged(one, argv: list[str]):
     if _given(flag, argv) is None:
         return one
     # a path inside the flag's value stays whole: `flag --subject, field 'subject.headers.Authorization'`
-    return ConfigError(one.detail, flag=flag, file=one.file, field=one.field if rest else None)
+    # the field stays with a file named too (`--cases c.json`, its field 'cases' is the document's)
+    return ConfigError(one.detail, flag=flag, file=one.file, field=one.field if rest or one.file else None)
 
 
 def _names_value(file: str, value: str | None) -> bool:

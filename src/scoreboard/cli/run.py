@@ -144,9 +144,24 @@ def _already_complete(args: argparse.Namespace):
     from ..store.files import open_run_folder
 
     _check_resume_flags(args)
-    folder, _ = open_run_folder(args.resume)
+    folder, meta = open_run_folder(args.resume)
     outcome = completed_outcome(folder)
     if outcome is not None:
+        # a suite, cases or skill changed since the run is refused as for any resume: the user
+        # would otherwise take the old report for one of the new suite
+        import os
+
+        from ..engine.pipeline import check_resumable
+        from ..suite.stages import load_staged
+
+        here = os.getcwd()
+        try:  # the saved flags' relative paths meant the run's working folder
+            if meta.get("cwd") and os.path.isdir(meta["cwd"]):
+                os.chdir(meta["cwd"])
+            suite = load_staged(meta.get("suite_source"), meta.get("flags") or {}, dry_run=bool(meta.get("dry_run")))
+            check_resumable(meta, suite.plan(), folder)
+        finally:
+            os.chdir(here)
         shown = _shown(outcome.paths["json"])
         print(f"scoreboard: run {folder.run_id} already completed: nothing to resume; its report {shown} "
               f"is left as it was (exit code {outcome.exit_code}, as the run finished)", file=sys.stderr)

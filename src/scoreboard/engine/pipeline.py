@@ -360,9 +360,10 @@ async def run_async(suite: Suite, options: RunOptions | None = None) -> Outcome:
 
 async def _run_async(suite: Suite, options: RunOptions) -> Outcome:
     if options.resume_dir:  # a completed run is left as it is: its report is never rewritten
-        folder, _ = open_run_folder(options.resume_dir)
+        folder, meta = open_run_folder(options.resume_dir)
         done = completed_outcome(folder)
         if done is not None:
+            check_resumable(meta, suite.plan(), folder)  # a changed suite is refused, as for any resume
             return done
     check_gate_settings(suite)
     check_live_plan(suite)  # origin 004: a live comparison plan is bounded, and sends only with --live

@@ -51,7 +51,8 @@ def open_existing(spec: str | None) -> HistoryStore:
         raise ConfigError("no history store (store is 'none')", field="store")
     if not chosen.startswith(("postgresql://", "postgres://")) and not Path(chosen).is_file():
         hint = "a run given this --store records one" if spec else "a run records one; or give --store PATH or URL"
-        raise ConfigError(f"no history store here yet ({hint})", file=shown_location(chosen), field="store")
+        raise ConfigError(f"no history store here yet ({hint})", file=shown_location(chosen),
+                          **({"flag": "--store"} if spec else {"field": "store"}))
     return HistoryStore(chosen)
 
 
