@@ -200,8 +200,6 @@ class AttemptRunner:
             scored = record_fields(result, True)
         elif result["metrics"]:
             scored = record_fields(result, False)
-        if error is not None or extra:  # a subject's own text or details may hold the same
-            (error, extra), _ = representable((error, extra))
         record = {
             "case_id": case.id, "variant": variant.name, "run": run,
             "status": result["status"], "input_hash": case.hash_for(variant.name),
