@@ -465,47 +465,43 @@ def completed_outcome(folder: RunFolder) -> Outcome | None:
     completed run leaves every file byte for byte as it was; the exit code is the one the
     finished run had."""
     from ..record.constants import EXTENSIONS
-    from ..store.files import report_head
+    from ..store.files import report_head, report_sections
 
     json_path = folder.report_path(".json")
     run = report_head(json_path) if json_path.is_file() else None
     if not run or run.get("status") != "completed":
         return None
-    try:
-        report = loads(json_path.read_bytes())
-    except (OSError, ValueError):
+    # its sections without the attempts (never loaded whole: it may hold a million)
+    report = report_sections(json_path)
+    if report is None or not isinstance(report.get("run"), dict):
         return None  # unreadable: let the resume rebuild it from the attempt log
-    if not isinstance(report, dict) or not isinstance(report.get("run"), dict):
-        return None
-    report.pop("attempts", None)
     paths = {fmt: folder.report_path(ext) for fmt, ext in EXTENSIONS.items() if folder.report_path(ext).is_file()}
     return Outcome(report, paths, exit_code_of_report(report), already_complete=True)
 
 
 def exit_code_of_report(head: dict) -> int:
     """exit_code_for, read from a written report's head (its summary counts and gates)."""
-    if head["run"].get("status") == "waiting":
-        return WAITING_EXIT
     variants = ((head.get("summary") or {}).get("variants") or {}).values()
     troubled = sum((v.get("errors") or 0) + (v.get("interrupted") or 0) + (v.get("not_run") or 0)
                    for v in variants if isinstance(v, dict))
-    if head["run"].get("status") != "completed" or troubled:
-        return 2
-    if any(not g.get("passed") for g in head.get("gates") or []):
-        return 3
-    return 0
+    return _exit_code(head["run"].get("status"), troubled, head.get("gates") or [])
 
 
 def exit_code_for(head: dict, summary: Summarizer) -> int:
     """0 completed and gates passed; 2 execution errors or a stopped run; 3 a gate failed;
     4 waiting on provider batches (finish with --resume)."""
-    if head["run"]["status"] == "waiting":
-        return WAITING_EXIT
     troubled = sum(t.counts["error"] + t.counts["interrupted"] + t.counts["not-run"]
                    for t in summary.tallies.values())
-    if head["run"]["status"] != "completed" or troubled:
+    return _exit_code(head["run"]["status"], troubled, head.get("gates", []))
+
+
+def _exit_code(status: str | None, troubled: int, gates: list) -> int:
+    """The exit code of a run from its status, its errored/interrupted/not-run attempts and gates."""
+    if status == "waiting":
+        return WAITING_EXIT
+    if status != "completed" or troubled:
         return 2
-    if any(not g["passed"] for g in head.get("gates", [])):
+    if any(not g.get("passed") for g in gates):
         return 3
     return 0
 

@@ -124,6 +124,78 @@ def report_head(path: Path) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
+_SECTION_READ = 1 << 20
+
+
+def report_sections(path: Path) -> dict | None:
+    """A report without its attempts, read from its start (schema, run, plan) and its end
+    (summary, gates, ...) so the attempts between are never loaded: a finished run's report may
+    hold a million of them. None when the file is not laid out as scoreboard writes reports
+    (sections after the attempts included: every report has its summary there)."""
+    from ..jsonio import loads
+
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as handle:
+            buf, before = b"", None
+            while before is None:
+                chunk = handle.read(_SECTION_READ)
+                if not chunk:
+                    return None
+                buf += chunk
+                before = _before_attempts(buf, loads)
+            head, attempts_at = before
+            span = _SECTION_READ
+            while True:
+                start = max(attempts_at, size - span)
+                handle.seek(start)
+                after = _after_attempts(handle.read(), loads)
+                if after is not None:
+                    return {**head, **after}
+                if start == attempts_at:
+                    return None
+                span *= 4
+    except OSError:
+        return None
+
+
+def _before_attempts(buf: bytes, loads) -> tuple[dict, int] | None:
+    """(the sections before "attempts", where they end) once `buf` holds them: the top-level
+    marker is the one whose prefix closes as a whole object (a case's own text may hold it)."""
+    if buf.startswith(b'{"attempts":['):
+        return {}, 0
+    at = buf.find(b',"attempts":[')
+    while at >= 0:
+        try:
+            value = loads(buf[:at] + b"}")
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            return value, at
+        at = buf.find(b',"attempts":[', at + 1)
+    return None
+
+
+def _after_attempts(tail: bytes, loads) -> dict | None:
+    """The sections after the attempts, the summary first (record/stream.py AFTER), found from
+    the end: the rightmost `],"summary":` whose rest is one whole object (one nested in a
+    section after it leaves a brace over)."""
+    body = tail.rstrip()
+    at = body.rfind(_SUMMARY_AFTER_ATTEMPTS)
+    while at >= 0:
+        try:
+            value = loads(b"{" + body[at + 2:])
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            return value
+        at = body.rfind(_SUMMARY_AFTER_ATTEMPTS, 0, at)
+    return None
+
+
+_SUMMARY_AFTER_ATTEMPTS = b'],"summary":'
+
+
 class FileStore:
     """The default store: the report files under an output folder. Runs are written by the
     engine as files, so begin/attempt/finish have nothing more to do."""
