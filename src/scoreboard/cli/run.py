@@ -152,14 +152,10 @@ def _already_complete(args: argparse.Namespace):
         import os
 
         from ..engine.pipeline import check_resumable
-        from ..suite.stages import load_staged
 
         here = os.getcwd()
-        try:  # the saved flags' relative paths meant the run's working folder
-            if meta.get("cwd") and os.path.isdir(meta["cwd"]):
-                os.chdir(meta["cwd"])
-            suite = load_staged(meta.get("suite_source"), meta.get("flags") or {}, dry_run=bool(meta.get("dry_run")))
-            check_resumable(meta, suite.plan(), folder)
+        try:
+            check_resumable(meta, _saved_suite(meta).plan(), folder)
         finally:
             os.chdir(here)
         shown = _shown(outcome.paths["json"])
@@ -182,20 +178,14 @@ def _shown(path) -> str:
 
 def _resumed(args: argparse.Namespace):
     """(suite, options) of a stopped run, rebuilt from its run.json."""
-    import os
-
     from ..engine.pipeline import RunOptions
     from ..store.files import open_run_folder
-    from ..suite.stages import load_staged
 
     _check_resume_flags(args)
     settings = executor_settings(args)
     folder, meta = open_run_folder(args.resume)
-    # Relative paths in the saved flags meant the original working directory.
-    if meta.get("cwd") and os.path.isdir(meta["cwd"]):
-        os.chdir(meta["cwd"])
+    suite = _saved_suite(meta)
     flags = meta.get("flags") or {}
-    suite = load_staged(meta.get("suite_source"), flags, dry_run=bool(meta.get("dry_run")))
     live = bool(flags.get("live"))
     options = RunOptions(argv=sys.argv[1:], progress=not args.no_progress, junit_path=args.junit, flags=flags,
                          dry_run=bool(meta.get("dry_run")), resume_dir=str(folder.stem),
@@ -203,6 +193,18 @@ def _resumed(args: argparse.Namespace):
                          hold_report=False, live=live, extra_run={"live": True} if live else None,
                          store=_store(args, suite.config.output_dir))
     return suite, options
+
+
+def _saved_suite(meta: dict):
+    """The suite a run's run.json names, loaded from the run's working folder (relative paths in
+    its saved flags meant that folder; the process is left there)."""
+    import os
+
+    from ..suite.stages import load_staged
+
+    if meta.get("cwd") and os.path.isdir(meta["cwd"]):
+        os.chdir(meta["cwd"])
+    return load_staged(meta.get("suite_source"), meta.get("flags") or {}, dry_run=bool(meta.get("dry_run")))
 
 
 def executor_settings(args: argparse.Namespace) -> dict:
