@@ -817,14 +817,15 @@ def nj_string(value, *_):
     return value
 
 
-def _js_trim(s: str) -> str:
+def js_trim(s: str) -> str:
+    """String.prototype.trim (Python's strip also removes \\x1c-\\x1f and \\x85, and keeps U+FEFF)."""
     return s.strip(_JS_WS_CHARS)
 
 
 def nj_striptags(value, preserve_linebreaks=None, *_):
     import re
 
-    s = _js_trim(_strip_tags(_need_str(_normalize(value, ""), "striptags")))
+    s = js_trim(_strip_tags(_need_str(_normalize(value, ""), "striptags")))
     ws = f"[{_JS_WS}]"
     if js_truthy(preserve_linebreaks):
         # `^ +| +$` (filters.js), tried only where a run of spaces starts: linear, not quadratic
@@ -886,7 +887,7 @@ def nj_title(value, *_):
 
 
 def nj_trim(value, *_):
-    return _js_trim(_need_str(value, "trim"))
+    return js_trim(_need_str(value, "trim"))
 
 
 def nj_truncate(value, length=None, killwords=None, end=None, *_):

@@ -17,10 +17,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..template_js import js_trim
 from .common import Report, Source
 from .nunjucks import convert as convert_template
 from .nunjucks import uses_template
-from .promptfoo_vars import js_trim
 
 _NOT_JSON = object()
 #: the name each rendered string of a JSON prompt is captured in before JSON.stringify

@@ -25,21 +25,14 @@ import itertools
 import re
 from typing import Any
 
+from ..template_js import js_trim
 from .common import Source, js_string
 from .promptfoo_asserts import Skip
 
-#: String.prototype.trim's whitespace: WhiteSpace and LineTerminator (ECMA-262)
-JS_WHITESPACE = ("\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
-                 "\u2028\u2029\u202f\u205f\u3000\ufeff")
 _SCRIPTS = ("js", "cjs", "mjs", "ts", "cts", "mts", "py")
 _MEDIA = ("jpg", "jpeg", "png", "gif", "bmp", "webp", "svg", "mp4", "webm", "ogg", "mov", "avi", "wmv", "mkv", "m4v")
 #: resolveVariables' pattern: JavaScript's \w is ASCII
 _REFERENCE = re.compile(r"\{\{\s*([A-Za-z0-9_]+)\s*\}\}")
-
-
-def js_trim(text: str) -> str:
-    """String.prototype.trim."""
-    return text.strip(JS_WHITESPACE)
 
 
 def combinations(vars_: dict, source: Source, where: str, expand: bool = True) -> list[tuple[dict, list[str]]]:

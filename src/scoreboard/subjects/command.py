@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..errors import ConfigError, SubjectError
 from ..redact import PROVIDER_KEY_VARS, SENSITIVE_NAME, scrub_all
+from ..template_js import js_trim
 from ._bounded import run_process
 from .agent_profile import parse_network
 from .base import Subject, check_keys, to_result, too_large
@@ -26,15 +27,6 @@ _PLACEHOLDER = re.compile(r"\{(input|skill_file|run|seed|vars)\}")
 #: promptfoo's exec provider (src/providers/scriptCompletion.ts stripText): ANSI escape sequences
 _ANSI = re.compile(r"\x1b(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])")
 #: JavaScript's WhiteSpace and LineTerminator code points (String.prototype.trim)
-_JS_TRIM = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
-           "\u2028\u2029\u202f\u205f\u3000\ufeff"
-
-
-def js_trim(text: str) -> str:
-    """JavaScript's String.prototype.trim (Python's strip also removes \\x1c-\\x1f and \\x85)."""
-    return text.strip(_JS_TRIM)
-
-
 class CommandSubject(Subject):
     kind = "command"
     #: runs in an agent task's workspace and sandbox (any command-line agent)
