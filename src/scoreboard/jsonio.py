@@ -8,6 +8,7 @@ bits, say) fall back to the stdlib encoder.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -78,7 +79,7 @@ def representable(value: Any) -> tuple[Any, dict[str, int]]:
     def walk(v: Any) -> Any:
         if isinstance(v, str):
             return text(v)
-        if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
+        if isinstance(v, float) and not math.isfinite(v):
             counts["non_finite_numbers"] += 1
             return None
         if isinstance(v, dict):

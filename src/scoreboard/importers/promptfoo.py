@@ -17,12 +17,12 @@ from typing import Any
 
 import yaml
 
+from . import promptfoo_vars as pf_vars
 from .common import Report, Source, jsonl, read_config, slug, write_output
 from .promptfoo_asserts import PYTHON_HEADER, Context, Skip, convert, transform_spec
 from .promptfoo_prompts import prompts as convert_prompts
 from .promptfoo_providers import convert_providers
 from .promptfoo_tests import assertion_from_string, csv_test
-from . import promptfoo_vars as pf_vars
 from .promptfoo_transforms import transform_vars
 
 _KNOWN_KEYS = {"description", "prompts", "providers", "tests", "defaultTest", "derivedMetrics", "outputPath",

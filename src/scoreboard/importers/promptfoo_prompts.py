@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..template_js import js_trim
+from ..template_js import js_number, js_trim
 from .common import Report, Source
 from .nunjucks import convert as convert_template
 from .nunjucks import uses_template
@@ -131,7 +131,7 @@ def _json_template(value: Any, where: str, report: Report) -> str | None:
 
     def walk(v: Any, depth: int) -> bool:
         pad, inner = "  " * depth, "  " * (depth + 1)
-        if isinstance(v, dict) or isinstance(v, list):
+        if isinstance(v, (dict, list)):
             items = list(v.items()) if isinstance(v, dict) else [(None, x) for x in v]
             if not items:
                 literal("{}" if isinstance(v, dict) else "[]")
@@ -154,8 +154,6 @@ def _json_template(value: Any, where: str, report: Report) -> str | None:
         elif isinstance(v, bool) or v is None:
             literal("null" if v is None else "true" if v else "false")
         else:  # a number, as JSON.stringify prints it (JSON.parse read it as a double)
-            from ..templating import js_number
-
             literal(js_number(float(v)))
         return True
 

@@ -10,9 +10,9 @@ from typing import TextIO
 
 from .constants import DRY_RUN_MARK
 from .figures import comparison_rows, figure_rows
-from .visual import check_lines, lead_lines
 from .io import detectable_words, fields_over, fmt_rate, over_bound_words
 from .schema import Report
+from .visual import check_lines, lead_lines
 
 # (count in the variant summary, singular label, plural label), shown only when non-zero
 _COUNTS = (("errors", "error", "errors"), ("not_run", "not run", "not run"),
