@@ -1,156 +1,405 @@
 """`scoreboard import openai-evals REGISTRY.yaml --output DIR`: OpenAI Evals registry entries and
-their samples JSONL as a scoreboard suite.
+their samples JSONL as a scoreboard suite, with OpenAI Evals' semantics (openai/evals:
+evals/registry.py, evals/eval.py, evals/data.py, evals/api.py, evals/elsuite/basic/*.py,
+evals/elsuite/modelgraded/*.py, evals/prompt/base.py).
 
-Classes converted (evals/elsuite/basic/*.py, evals/elsuite/modelgraded/classify.py):
-- Match: the sampled text starts with an ideal answer (a prefix match, not equality);
-- Includes: an ideal answer occurs in the sampled text;
-- FuzzyMatch: normalised containment either way (scoreboard's fuzzy-match is its port);
-- JsonMatch: the sampled text parsed as JSON equals the ideal's (numbers equal across int/float);
-- ModelBasedClassify: the judge picks one of the spec's choice_strings, scored by choice_scores.
-Every other class is listed as not converted. Each sample: `input` (chat messages or text) and
-`ideal` (a text or a list). Nothing is run.
+The registry: the file's entries are name -> spec (`class`, `args`) or an alias (a name, or a
+mapping with `id`, followed to the end; aliases may name entries of the other files of an
+`evals/` folder). `key`, `group` and `cls` are reserved. Data paths (`samples_jsonl`,
+`few_shot_jsonl`) resolve as Eval._prefix_registry_path does: the path itself when it is a file,
+else `<registry>/data/<path>`, where `<registry>` holds the `evals/` folder the file is in (a file
+elsewhere: its own folder, where the path is also tried as is). A samples path may be a folder
+(its `*.jsonl` files) or gzipped; every line must be JSON (a blank line stops OpenAI Evals).
+
+Classes converted:
+- Match: record_and_check_match: the sampled text starts with an ideal (`num_few_shot` examples
+  from `few_shot_jsonl` go before the last input message); temperature 0;
+- Includes: utils.get_answer: an ideal occurs in the text (`ignore_case`: both sides lower());
+- FuzzyMatch: utils.fuzzy_match either way (scoreboard's fuzzy-match is its port); temperature 0,
+  max_tokens (default 100);
+- JsonMatch: json_match (openai_evals_grade.py, a python grader named by the suite);
+  temperature 0, max_tokens (default 512);
+- ModelBasedClassify: openai_evals_classify.py.
+An ideal must be a text or a list of texts (the four basic classes stop on anything else); a list
+with no ideal never matches. A text input is sent as one system message (ChatCompletionPrompt).
+Every other class, argument or sample a case cannot hold is listed as not converted; every
+difference as a note. Nothing is run.
 """
 
 from __future__ import annotations
 
-import re
+import gzip
+import json
+import os
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from .common import Report, Source, jsonl, read_config, write_output
+from ..errors import ConfigError, shorten
+from ..safefile import DEFAULT_MAX_FILE_BYTES, FileRefused, read_regular, resolve_inside
+from ..safeparse import ParseError, parse_yaml
+from .common import Report, jsonl, read_config, write_output
+from .openai_evals_classify import CLASSIFY_ARGS, Judge, NotConverted, find_spec
 
-_CLASSES = {"Match": "match", "Includes": "includes", "FuzzyMatch": "fuzzy", "JsonMatch": "json",
-            "ModelBasedClassify": "classify"}
+_CLASSES = {"evals.elsuite.basic.match:Match": "match", "evals.elsuite.basic.includes:Includes": "includes",
+            "evals.elsuite.basic.fuzzy_match:FuzzyMatch": "fuzzy", "evals.elsuite.basic.json_match:JsonMatch": "json",
+            "evals.elsuite.modelgraded.classify:ModelBasedClassify": "classify"}
+#: each class's keyword arguments (Eval's own: samples_jsonl, seed); any other is a TypeError there
+_ARGS = {"match": {"max_tokens", "num_few_shot", "few_shot_jsonl"}, "includes": {"ignore_case"},
+         "fuzzy": {"max_tokens"}, "json": {"max_tokens"}, "classify": CLASSIFY_ARGS}
+_RESERVED = ("key", "group", "cls")
+JSON_GRADER = "python:scoreboard.importers.openai_evals_grade:json_match"
+_NEVER = {"regex": {"patterns": ["(?!)"]}}  # an empty list of ideals: OpenAI Evals never matches
+_ALWAYS = {"regex": {"patterns": [r"\A"]}}  # an empty ideal: every text starts with / includes it
 
 
-def _ideals(sample: dict) -> list:
-    ideal = sample.get("ideal")
-    return ideal if isinstance(ideal, list) else [ideal]
+class _Registry:
+    """The registry file's entries, and (for aliases) those of its sibling files."""
+
+    def __init__(self, path: Path, data: dict, shown: str):
+        self.path, self.shown = path, shown
+        folder = path.resolve().parent
+        self.in_evals = folder.name == "evals"
+        #: <registry>: what holds evals/, data/ and modelgraded/
+        self.root = folder.parent if self.in_evals else folder
+        self.folder = folder
+        self.entries: dict[str, Any] = {}
+        self.where: dict[str, str] = {}
+        self._add(data, shown)
+        self.own = list(self.entries)
+        self._siblings_loaded = False
+
+    def _add(self, data: dict, shown: str) -> None:
+        for name, spec in data.items():
+            name = str(name)
+            if name in self.entries:
+                raise ConfigError(f"duplicate entry {name!r} (also in {self.where[name]}): OpenAI Evals refuses "
+                                  "the registry", file=shown, field=name)
+            if not isinstance(spec, (dict, str)):
+                raise ConfigError("an entry is a mapping (class, args) or an alias name", file=shown, field=name)
+            if isinstance(spec, dict):
+                for word in _RESERVED:
+                    if word in spec:
+                        raise ConfigError(f"{word!r} is a reserved keyword in OpenAI Evals' registry", file=shown,
+                                          field=f"{name}.{word}")
+            self.entries[name] = spec
+            self.where[name] = shown
+
+    def _load_siblings(self) -> None:
+        if self._siblings_loaded or not self.in_evals:
+            return
+        self._siblings_loaded = True
+        for other in sorted(self.folder.glob("*.yaml")):
+            if other.resolve() == self.path.resolve() or not other.is_file():
+                continue
+            data = read_yaml(other, str(other))
+            if isinstance(data, dict):
+                self._add(data, str(other))
+
+    def resolve(self, name: str, field: str) -> tuple[str, dict]:
+        """Registry._dereference: follow aliases to the entry that names a class."""
+        seen = [name]
+        while True:
+            if name not in self.entries:
+                self._load_siblings()
+            if name not in self.entries:
+                raise ConfigError(f"no entry {name!r}" + (f" (alias chain {' -> '.join(seen)})" if len(seen) > 1
+                                                            else ""), file=self.shown, field=field)
+            spec = self.entries[name]
+            alias = spec if isinstance(spec, str) else spec.get("id")
+            if alias is None:
+                return name, spec
+            alias = str(alias)
+            if alias in seen:
+                raise ConfigError(f"alias cycle {' -> '.join(seen + [alias])}", file=self.shown, field=field)
+            seen.append(alias)
+            name = alias
 
 
-def _graders(kind: str, ideals: list, args: dict, classify: dict | None) -> tuple[list, Any]:
-    texts = [i for i in ideals if isinstance(i, str)]
-    if kind == "match":
-        if len(texts) == 1:
-            return [{"starts-with": texts[0]}], texts[0]
-        return [{"regex": {"patterns": [r"\A" + re.escape(t) for t in texts], "mode": "any"}}], texts
-    if kind == "includes":
-        return [{"contains": {"patterns": texts, "mode": "any", "ignore_case": bool(args.get("ignore_case"))}}], texts
-    if kind == "fuzzy":
-        return [{"fuzzy-match": {"value": texts}}], texts
-    if kind == "json":
-        return [{"exact": {"fences": False, "numeric_types": False}}], None
-    return [{"classify": classify}], texts[0] if len(texts) == 1 else texts
+def read_yaml(path: Path, shown: str) -> Any:
+    try:
+        text = read_regular(str(path), limit=DEFAULT_MAX_FILE_BYTES,
+                            limit_name="limits.max_file_bytes").decode("utf-8-sig")
+        return parse_yaml(text, core=True)[0]
+    except FileRefused as exc:
+        raise ConfigError(f"file {exc.reason}", file=shown) from None
+    except UnicodeDecodeError:
+        raise ConfigError("not valid UTF-8", file=shown) from None
+    except ParseError as exc:
+        raise ConfigError(exc.message, file=shown, line=exc.line, field=exc.field) from None
 
 
 def import_openai_evals(registry: str, out_dir: str, only: str | None = None) -> tuple[Path, Report]:
-    """Convert every eval entry (or `only`) of the registry file; write DIR."""
+    """Convert every eval entry of the registry file (or the one `only` names); write DIR."""
     data, source = read_config(registry)
+    if data is None:
+        data = {}
     if not isinstance(data, dict):
         raise source.error("a registry file is a mapping of entries")
+    reg = _Registry(Path(registry), data, registry)
     report = Report(registry)
+    if only is not None:
+        targets = [reg.resolve(only, only)]
+    else:
+        targets, seen = [], set()
+        for name in reg.own:
+            spec = reg.entries[name]
+            if isinstance(spec, dict) and "class" in spec and "id" not in spec:
+                found = (name, spec)
+            elif isinstance(spec, str) or "id" in spec:
+                found = reg.resolve(name, name)
+            else:
+                report.skip(name, "names no class (nor an id): OpenAI Evals cannot run it")
+                continue
+            if found[0] not in seen:
+                seen.add(found[0])
+                targets.append(found)
     cases: list[dict] = []
-    judged = False
-    names = [only] if only else [n for n, v in data.items() if isinstance(v, dict) and "class" in v]
-    if only and only not in data:
-        raise source.error(f"no entry {only!r}", only)
-    for name in names:
-        entry = data[name]
-        if not isinstance(entry, dict) or "class" not in entry:
-            entry = data.get(str((entry or {}).get("id"))) if isinstance(entry, dict) else None
-            if not isinstance(entry, dict):
-                raise source.error("an entry names a class (or an id that does)", name)
-        cls = str(entry["class"]).rpartition(":")[2]
-        kind = _CLASSES.get(cls)
+    params: dict[str, dict] = {}
+    kinds: set[str] = set()
+    for name, spec in targets:
+        if "class" not in spec:
+            report.skip(name, "names no class: OpenAI Evals cannot run it")
+            continue
+        kind = _CLASSES.get(str(spec["class"]))
         if kind is None:
-            report.skip(name, f"class {entry['class']!r} is not converted")
+            report.skip(name, f"class {spec['class']!r} is not converted")
             continue
-        args = entry.get("args") or {}
-        classify = _classify(args, source, report, name) if kind == "classify" else None
-        if kind == "classify" and classify is None:
+        args = spec.get("args") or {}
+        if not isinstance(args, dict):
+            raise ConfigError("args is a mapping", file=reg.where[name], field=f"{name}.args")
+        try:
+            entry_cases, entry_params = _entry(name, kind, args, reg, report)
+        except NotConverted as exc:
+            report.skip(name, str(exc))
             continue
-        judged = judged or kind == "classify"
-        samples_path = args.get("samples_jsonl")
-        if not isinstance(samples_path, str):
-            report.skip(name, "no samples_jsonl")
-            continue
-        cases += _samples(name, kind, args, classify, samples_path, source, report)
+        if "." not in name:
+            report.note(f"{name}: oaieval asks for a <base>.<split> name (Eval name must at least have "
+                        f"<base_eval>.<split>); converted as named")
+        cases += entry_cases
+        params[name] = entry_params
+        kinds.add(kind)
     suite: dict[str, Any] = {"name": Path(registry).stem, "cases": "cases.jsonl",
                              "subject": {"type": "openai", "model": "gpt-4o-mini"}}
     report.note("subject: OpenAI Evals names the model at run time (--completion_fn); the suite's subject is "
                 "gpt-4o-mini: change `subject:` (or pass --model)")
-    if judged:
+    chosen = _subject_params(params, report)
+    if chosen:
+        suite["subject"]["params"] = chosen
+    if "json" in kinds:
+        suite["graders"] = [JSON_GRADER]  # the JsonMatch cases name no grader of their own
+    if "classify" in kinds:
         suite["judge"] = {"type": "openai", "model": "gpt-4o-mini"}
+        report.note("judge: OpenAI Evals' judge is the last --completion_fn, asked with max_tokens 1024 and "
+                    "temperature 0 (eval_kwargs); the suite's judge is gpt-4o-mini with its own settings")
     report.counts.update({"cases": len(cases)})
-    files = {"suite.yaml": yaml.safe_dump(suite, sort_keys=False), "cases.jsonl": jsonl(cases),
+    files = {"suite.yaml": yaml.safe_dump(suite, sort_keys=False, allow_unicode=True), "cases.jsonl": jsonl(cases),
              "conversion-report.md": report.text()}
     return write_output(out_dir, files), report
 
 
-def _classify(args: dict, source: Source, report: Report, name: str) -> dict | None:
-    spec_name = args.get("modelgraded_spec")
-    if not isinstance(spec_name, str):
-        report.skip(name, "ModelBasedClassify without modelgraded_spec")
-        return None
-    rel = f"modelgraded/{spec_name}.yaml"
-    spec = source.read_data(rel, f"{name}.args.modelgraded_spec") if (source.folder / rel).is_file() else None
-    if not isinstance(spec, dict) or not isinstance(spec.get(spec_name, spec), dict):
-        report.skip(name, f"modelgraded spec {spec_name!r} not found beside the registry (modelgraded/{spec_name}.yaml)")
-        return None
-    spec = spec.get(spec_name, spec)
-    prompt = spec.get("prompt")
-    if isinstance(prompt, list):
-        prompt = "\n\n".join(str(m.get("content", "")) for m in prompt if isinstance(m, dict))
-    raw = spec.get("choice_strings") or []
-    choices = list(raw) if isinstance(raw, str) else [str(c) for c in raw]  # "ABCDE" is five choices
-    if not isinstance(prompt, str) or len(choices) < 2:
-        report.skip(name, "the modelgraded spec needs a prompt and choice_strings")
-        return None
-    text = re.sub(r"\{(input|completion|ideal)\}", lambda m: {"input": "{{ input }}", "completion": "{{ output }}",
-                                                              "ideal": "{{ expected }}"}[m.group(1)], prompt)
-    scores = spec.get("choice_scores")
-    out: dict = {"prompt": text, "choices": choices}
-    if isinstance(scores, dict):
-        out["choice_scores"] = {c: float(scores.get(c, 0)) for c in choices}
-    return out
+def _subject_params(params: dict[str, dict], report: Report) -> dict:
+    """The request settings every converted entry shares; the most common when they differ."""
+    if not params:
+        return {}
+    counts = Counter(json.dumps(p, sort_keys=True) for p in params.values())
+    chosen = json.loads(counts.most_common(1)[0][0])
+    for name, p in params.items():
+        if p != chosen:
+            report.note(f"{name}: OpenAI Evals asks the model with {p or 'the API defaults'}; the suite's subject "
+                        f"has one setting for all cases: {chosen or 'the API defaults'}")
+    return chosen
 
 
-def _samples(name: str, kind: str, args: dict, classify: dict | None, rel: str, source: Source,
-             report: Report) -> list[dict]:
-    from ..safeparse import ParseError, parse_json
-
+def _entry(name: str, kind: str, args: dict, reg: _Registry, report: Report) -> tuple[list[dict], dict]:
+    unknown = sorted(set(args) - _ARGS[kind] - {"samples_jsonl", "seed"})
+    if unknown:
+        raise NotConverted(f"argument {unknown[0]!r} is not one the class takes (OpenAI Evals raises TypeError)")
+    judge = None
+    if kind == "classify":
+        spec_name = args.get("modelgraded_spec")
+        if not isinstance(spec_name, str):
+            raise NotConverted("ModelBasedClassify without modelgraded_spec")
+        folders = [reg.root] + ([reg.folder] if reg.folder != reg.root else [])
+        spec = find_spec(spec_name, folders, lambda p: read_yaml(p, str(p)), report)
+        judge = Judge(name, args, spec_name, spec, report)
+    rel = args.get("samples_jsonl")
+    if rel is None:
+        raise NotConverted("no samples_jsonl (OpenAI Evals: To use `get_samples`, you must provide a "
+                           "`samples_jsonl` path)")
+    if not isinstance(rel, str):
+        raise NotConverted(f"samples_jsonl {shorten(repr(rel), 80)} is not a path (OpenAI Evals' basic evals "
+                           "read one path)")
+    few_shot: list = []
+    if kind == "match":
+        few_shot = _few_shot(name, args, reg)
+    samples = _read_samples(name, rel, reg, "samples_jsonl")
     out = []
-    for number, line in enumerate(source.read_text(rel, f"{name}.args.samples_jsonl").split("\n"), start=1):
-        if not line.strip():
-            continue
+    for index, (where, sample) in enumerate(samples, start=1):
         try:
-            sample = parse_json(line)
-        except ParseError as exc:
-            raise source.error(exc.message, file=str(source.folder / rel), line=number) from None
-        if not isinstance(sample, dict) or "input" not in sample:
-            raise source.error("a sample is {input, ideal}", "input", file=str(source.folder / rel), line=number)
-        ideals = _ideals(sample)
-        if kind != "json" and not all(isinstance(i, str) for i in ideals):
-            report.skip(f"{rel}:{number}", "ideal is not text")
+            case = _case(name, kind, args, sample, few_shot, judge, report)
+        except NotConverted as exc:
+            report.skip(f"{name} {where}", str(exc))
             continue
-        graders, expected = _graders(kind, ideals, args, classify)
-        case: dict[str, Any] = {"id": f"{name}-{number}", "input": sample["input"], "graders": graders,
-                                "metadata": {"openai_evals": name}}
-        if kind == "json":
-            import json
-
-            try:
-                parsed = [json.loads(i) if isinstance(i, str) else i for i in ideals]
-            except ValueError:
-                report.skip(f"{rel}:{number}", "an ideal is not JSON")
-                continue
-            if len(parsed) > 1:
-                case["graders"] = [{"one-of": {"values": parsed}}]
-                report.note(f"{rel}:{number}: several JSON ideals: one-of compares them strictly (1 != 1.0)")
-            expected = parsed[0]
-        if expected is not None:
-            case["expected"] = expected
+        case["id"] = f"{name}-{index}"
+        case["metadata"] = {"openai_evals": name, "sample": where}
         out.append(case)
+    return out, _params(kind, args, judge)
+
+
+def _params(kind: str, args: dict, judge: Judge | None) -> dict:
+    """What each class sends with its completion (the rest: the API's defaults)."""
+    if kind == "match":
+        return {"temperature": 0.0}  # Match keeps max_tokens but never sends it
+    if kind == "includes":
+        return {}
+    if kind in ("fuzzy", "json"):
+        return {"temperature": 0.0, "max_tokens": args.get("max_tokens", 100 if kind == "fuzzy" else 512)}
+    return judge.params() if judge is not None else {}
+
+
+def _few_shot(name: str, args: dict, reg: _Registry) -> list:
+    n = args.get("num_few_shot", 0)
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise NotConverted(f"num_few_shot {n!r} is not a number")
+    if n <= 0:
+        return []
+    rel = args.get("few_shot_jsonl")
+    if not isinstance(rel, str):
+        raise NotConverted("num_few_shot without few_shot_jsonl (OpenAI Evals: few shot requires few shot "
+                           "sample dataset)")
+    shots = []
+    for where, record in _read_samples(name, rel, reg, "few_shot_jsonl")[:n]:
+        messages = record.get("sample") if isinstance(record, dict) else None
+        if not isinstance(messages, list):
+            raise NotConverted(f"few-shot record {where} has no 'sample' list of messages")
+        shots.extend(messages)
+    return shots
+
+
+def _data_path(rel: str, reg: _Registry, name: str, field: str) -> Path:
+    """Eval._prefix_registry_path: the path as is when it is a file, else <registry>/data/<path>;
+    confined to the registry's folder."""
+    candidates = [Path(rel), reg.root / "data" / rel]
+    if not reg.in_evals:
+        candidates.append(reg.folder / rel)
+    for candidate in candidates:
+        if candidate.is_file() or (candidate is not candidates[0] and candidate.is_dir()):
+            try:
+                inside = os.path.relpath(os.path.abspath(candidate), reg.root)
+                return resolve_inside(inside, reg.root, reg.root, folder_ok=True)
+            except FileRefused as exc:
+                raise NotConverted(f"{field} {shorten(rel, 120)!r} {exc.reason}") from None
+    raise NotConverted(f"{field} {shorten(rel, 120)!r} not found (looked for {candidates[1]})")
+
+
+def _read_samples(name: str, rel: str, reg: _Registry, field: str) -> list[tuple[str, Any]]:
+    """evals.data.get_jsonl: every line of the file (or of each *.jsonl in the folder) as JSON."""
+    path = _data_path(rel, reg, name, field)
+    files = sorted(p for p in path.iterdir() if p.name.endswith(".jsonl")) if path.is_dir() else [path]
+    out: list[tuple[str, Any]] = []
+    for file in files:
+        shown = str(file)
+        if file.is_dir():
+            out += _read_samples(name, str(file), reg, field)
+            continue
+        if file.name.endswith((".lz4", ".zst")):
+            raise NotConverted(f"{field} {rel!r}: lz4 and zstd files are not read here (decompress it first)")
+        try:
+            raw = read_regular(str(file), limit=DEFAULT_MAX_FILE_BYTES, limit_name="limits.max_file_bytes")
+            if file.name.endswith(".gz"):
+                raw = gzip.decompress(raw)
+            text = raw.decode("utf-8")
+        except FileRefused as exc:
+            raise ConfigError(f"file {exc.reason}", file=shown, field=f"{name}.args.{field}") from None
+        except (OSError, EOFError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read it: {exc}", file=shown, field=f"{name}.args.{field}") from None
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()  # the newline that ends the last line
+        for number, line in enumerate(lines, start=1):
+            try:
+                record = json.loads(line)
+            except ValueError as exc:
+                what = "a blank line is not JSON" if not line.strip() else f"not JSON: {exc.msg} at column {exc.colno}"
+                raise ConfigError(f"{what} (OpenAI Evals reads every line)", file=shown, line=number,
+                                  field=f"{name}.args.{field}") from None
+            out.append((f"{file.name}:{number}", record))
     return out
+
+
+def _input(raw: Any, report: Report, name: str) -> Any:
+    """The model's prompt as OpenAI Evals' chat completion function sends it."""
+    if isinstance(raw, str):
+        return [{"role": "system", "content": raw}]  # ChatCompletionPrompt: a text is a system message
+    if not isinstance(raw, list) or not raw or not all(isinstance(m, dict) for m in raw):
+        raise NotConverted(f"input {shorten(repr(raw), 60)} is neither a text nor chat messages")
+    out = []
+    for m in raw:
+        if m.get("role") not in ("system", "user", "assistant") or not isinstance(m.get("content"), str):
+            raise NotConverted(f"a message {shorten(repr(m), 60)} is not a system, user or assistant message with "
+                               "text content")
+        extra = sorted(set(m) - {"role", "content", "name"})
+        if extra:
+            raise NotConverted(f"a message has {extra[0]!r}: case messages hold role and content")
+        if "name" in m:
+            report.note(f"{name}: messages' 'name' ({m['name']!r}, ...) is dropped: case messages hold role and "
+                        "content (OpenAI Evals sends it; few-shot examples use example_user / example_assistant)")
+        out.append({"role": m["role"], "content": m["content"]})
+    return out
+
+
+def _case(name: str, kind: str, args: dict, sample: Any, few_shot: list, judge: Judge | None,
+          report: Report) -> dict:
+    if not isinstance(sample, dict):
+        raise NotConverted("a sample is a JSON object")
+    if kind == "classify":
+        grader = judge.grader(sample)
+        case: dict[str, Any] = {"input": _input(sample[judge.input_key], report, name), "graders": [grader]}
+        if "ideal" in sample:
+            case["expected"] = sample["ideal"]
+        return case
+    for need in ("input", "ideal"):
+        if need not in sample:
+            raise NotConverted(f"the sample has no {need!r} (OpenAI Evals asserts it)")
+    ideal = sample["ideal"]
+    ideals = ideal if isinstance(ideal, list) else [ideal]
+    if not all(isinstance(i, str) for i in ideals):
+        raise NotConverted(f"ideal {shorten(repr(ideal), 60)} is not a text or a list of texts")
+    prompt = sample["input"]
+    if few_shot:
+        if not (isinstance(prompt, list) and all(isinstance(m, dict) for m in prompt)):
+            raise NotConverted("num_few_shot needs chat messages as input (OpenAI Evals: few shot requires chat "
+                               "prompt)")
+        prompt = prompt[:-1] + few_shot + prompt[-1:]
+    case = {"input": _input(prompt, report, name), "expected": ideal}
+    if kind == "json":
+        for i in ideals:
+            try:
+                json.loads(i)
+            except ValueError:
+                raise NotConverted(f"ideal {shorten(i, 60)!r} is not JSON (OpenAI Evals stops on it)") from None
+        return case  # graded by the suite's JsonMatch grader
+    case["graders"] = [_grader(kind, ideals, args)]
+    return case
+
+
+def _grader(kind: str, ideals: list[str], args: dict) -> dict:
+    if not ideals:
+        return _NEVER
+    if kind == "fuzzy":
+        return {"fuzzy-match": {"value": ideals}}
+    if "" in ideals:
+        return _ALWAYS
+    if kind == "match":
+        if len(ideals) == 1:
+            return {"starts-with": ideals[0]}
+        import re
+
+        return {"regex": {"patterns": [r"\A" + re.escape(t) for t in ideals], "mode": "any"}}
+    options: dict[str, Any] = {"patterns": ideals, "mode": "any"}
+    if args.get("ignore_case"):
+        options.update(ignore_case=True, fold="lower")  # get_answer: text.lower().rfind(ideal.lower())
+    return {"contains": options}

@@ -1,0 +1,313 @@
+"""ModelBasedClassify entries of an OpenAI Evals registry as `classify` graders.
+
+What OpenAI Evals does (evals/elsuite/modelgraded/classify.py, classify_utils.py, base.py,
+evals/elsuite/utils.py, evals/prompt/base.py at openai/evals), and how each case keeps it:
+
+- the spec is looked up by name in the registry's `modelgraded/*.yaml` (an entry may alias
+  another: a string, or `id`), else among OpenAI Evals' built-in specs (openai_evals_specs.py);
+- `input_outputs` maps the sample field the model answers to the name its completion takes in
+  the judge's prompt (`{input: completion}`); the sample field is the case's input;
+- the judge's prompt: the spec's `prompt` (a text becomes one user message); with the entry's
+  `eval_type` arg, that type's answer prompt is appended to the last message after a blank line
+  (`"Y" or "N"` for the choices); then every message is filled by Python's `str.format` with the
+  completion, every field of the sample and `modelgraded_spec_args` (later ones win), each chat
+  value rendered as text first (`chat_prompt_to_text_prompt`), every name the template uses
+  required. The answered field is first "scrubbed" (its braces doubled), so the judge sees `{{`
+  where the sample has `{`: OpenAI Evals does so, and so does the case. Everything but the
+  completion is known at import time, so each case carries its judge prompt filled in, as a
+  template whose only variable is `{{ output }}`;
+- `choice_strings` (a list, or a text whose characters are the choices), `choice_scores` (a
+  mapping, or `from_strings`: each choice's float); scores outside [0, 1] are rescaled to it (a
+  note says so); without scores OpenAI Evals reports only the counts of each choice (a note).
+"""
+
+from __future__ import annotations
+
+import copy
+import string
+from pathlib import Path
+from typing import Any
+
+#: classify_utils.ANSWER_PROMPTS
+ANSWER_PROMPTS = {
+    "classify": "Answer the question by printing only a single choice from {choices} (without quotes or punctuation) "
+                "corresponding to the correct answer with no other text.",
+    "classify_cot": "First, answer by printing a single choice from {choices} (without quotes or punctuation) "
+                    "corresponding to the correct answer. Then, from the next line, explain your reasonings step by "
+                    "step.",
+    "cot_classify": "First, write out in a step by step manner your reasoning to be sure that your conclusion is "
+                    "correct. Avoid simply stating the correct answer at the outset. Then print only a single choice "
+                    "from {choices} (without quotes or punctuation) on its own line corresponding to the correct "
+                    "answer. At the end, repeat just the answer by itself on a new line.\n\nReasoning:",
+    "cot_classify_jp": "まず、一歩一歩あなたの推論を書き出してください。単に正しい答えを最初に述べることを避けてください。次に、"
+                       "{choices}（引用符や句読点なし）から正しい答えに対応する1つの選択肢を単独の行に書きだしてください。最後に、"
+                       "答えだけを新しい行に繰り返してください。\n\n推論：",
+}
+MATCH_FNS = ("include", "exact", "endswith", "starts_or_endswith")
+#: ModelBasedClassify's own keyword arguments (besides Eval's samples_jsonl and seed)
+CLASSIFY_ARGS = {"modelgraded_spec", "modelgraded_spec_args", "sample_kwargs", "eval_kwargs", "multicomp_n",
+                 "eval_type", "match_fn", "metaeval"}
+#: the completion's place while the judge's prompt is filled in at import time
+_MARK = "\u0000scoreboard-completion\u0000"
+#: a text ideal's place: the case's expected text, which `{{ expected }}` prints as it is
+_IDEAL = "\u0000scoreboard-ideal\u0000"
+
+
+class NotConverted(Exception):
+    """An entry or sample OpenAI Evals would run (or refuse) in a way a case cannot hold."""
+
+
+# ---- evals/prompt/base.py and evals/elsuite/utils.py, ported --------------------------------------
+
+def is_chat_prompt(prompt: Any) -> bool:
+    return isinstance(prompt, list) and all(isinstance(m, dict) for m in prompt)
+
+
+def chat_prompt_to_text_prompt(prompt: list, for_completion: bool = True) -> str:
+    """evals.prompt.base.chat_prompt_to_text_prompt with its default prefixes."""
+    prefixes = {"system": "", "example_user": "User: ", "example_assistant": "Assistant: "}
+    if len(prompt) == 1:
+        return prompt[0]["content"]
+    text = ""
+    for msg in prompt:
+        role = msg["name"] if "name" in msg else msg["role"]
+        text += f"{prefixes.get(role, str(role).capitalize() + ': ')}{msg['content']}\n"
+    if for_completion:
+        text += prefixes.get("assistant", "Assistant: ").rstrip()
+    return text.lstrip()
+
+
+def scrub_formatting_from_prompt(prompt: Any) -> Any:
+    """evals.elsuite.utils.scrub_formatting_from_prompt: braces doubled (in each message)."""
+    scrubbed = copy.deepcopy(prompt)
+    if is_chat_prompt(prompt):
+        for msg in scrubbed:
+            if "content" in msg:
+                msg["content"] = msg["content"].replace("{", "{{").replace("}", "}}")
+        return scrubbed
+    return scrubbed.replace("{", "{{").replace("}", "}}")
+
+
+def format_necessary(template: str, **kwargs: Any) -> str:
+    """evals.elsuite.utils.format_necessary (allow_missing=False)."""
+    keys = [k[1] for k in string.Formatter().parse(template) if k[1]]
+    missing = [k for k in keys if k not in kwargs]
+    if missing:
+        raise NotConverted(f"the judge's prompt names {{{missing[0]}}}, which neither the sample nor "
+                           f"modelgraded_spec_args gives (OpenAI Evals stops on it)")
+    return template.format(**{k: kwargs[k] for k in keys})
+
+
+def get_choice_strings(choice_strings: Any, n: int) -> list[str]:
+    """classify_utils.get_choice_strings."""
+    if choice_strings == "from_n":
+        choice_strings = [str(i + 1) for i in range(n)]
+    elif choice_strings == "from_n_abc":
+        choice_strings = [string.ascii_lowercase[i % 26] for i in range(n)]
+    elif choice_strings == "from_n_ABC":
+        choice_strings = [string.ascii_uppercase[i % 26] for i in range(n)]
+    if not isinstance(choice_strings, (str, list)) or not all(isinstance(s, str) for s in choice_strings):
+        raise NotConverted(f"choice_strings {choice_strings!r} is not a text or a list of texts")
+    for s in choice_strings:
+        if any(c in s for c in string.punctuation):
+            raise NotConverted(f"choice {s!r} contains punctuation (OpenAI Evals refuses it)")
+    return list(choice_strings)
+
+
+# ---- the spec --------------------------------------------------------------------------------------
+
+def _dereference(name: str, specs: dict) -> Any:
+    seen = set()
+    while True:
+        spec = specs.get(name)
+        alias = spec if isinstance(spec, str) else spec.get("id") if isinstance(spec, dict) else None
+        if alias is None:
+            return spec
+        if alias in seen or alias not in specs:
+            raise NotConverted(f"modelgraded spec alias {alias!r} names no spec")
+        seen.add(alias)
+        name = alias
+
+
+def find_spec(name: str, folders: list[Path], read_yaml, report) -> dict:
+    """The spec named `name` in the registry's modelgraded/*.yaml (or the `modelgraded` file),
+    else OpenAI Evals' built-in one. `read_yaml(path)` parses a file of the registry."""
+    from .openai_evals_specs import FILES
+
+    import yaml
+
+    builtin: dict = {}
+    for text in FILES.values():
+        builtin.update(yaml.safe_load(text) or {})
+    user: dict = {}
+    for folder in folders:
+        place = folder / "modelgraded"
+        files = sorted(place.glob("*.yaml")) if place.is_dir() else [place] if place.is_file() else []
+        for path in files:
+            data = read_yaml(path)
+            if isinstance(data, dict):
+                for key, value in data.items():
+                    user.setdefault(str(key), value)
+        if user:
+            break
+    if name in user:
+        if name in builtin:
+            report.note(f"modelgraded spec {name!r}: the registry's own spec is used; oaieval refuses a spec "
+                        f"named as one of its built-in specs (duplicate entry)")
+        spec = _dereference(name, user)
+    elif name in builtin:
+        spec = _dereference(name, builtin)
+    else:
+        raise NotConverted(f"modelgraded spec {name!r} is neither in the registry's modelgraded/*.yaml nor "
+                           f"one of OpenAI Evals' built-in specs")
+    if not isinstance(spec, dict):
+        raise NotConverted(f"modelgraded spec {name!r} is not a mapping")
+    for need in ("prompt", "choice_strings"):
+        if need not in spec:
+            raise NotConverted(f"modelgraded spec {name!r} has no {need!r} (OpenAI Evals requires it)")
+    return spec
+
+
+class Judge:
+    """One entry's judging: the parts every sample shares, checked once."""
+
+    def __init__(self, entry: str, args: dict, spec_name: str, spec: dict, report):
+        self.entry, self.args, self.spec_name, self.report = entry, args, spec_name, report
+        n = args.get("multicomp_n", 1)
+        if n != 1:
+            raise NotConverted(f"multicomp_n {n!r}: several completions per sample are judged together; a "
+                               f"case has one output")
+        if args.get("metaeval"):
+            raise NotConverted("metaeval: true grades the judge against labelled choices, not the model")
+        if spec.get("output_template") is not None and "{" in str(spec.get("output_template")):
+            report.note(f"{entry}: the spec's output_template is for several completions; with one it is unused")
+        pairs = spec.get("input_outputs")
+        if pairs is None:
+            report.note(f"{entry}: spec {spec_name!r} has no input_outputs, which OpenAI Evals requires; taken as "
+                        f"{{input: completion}}")
+            pairs = {"input": "completion"}
+        if not isinstance(pairs, dict) or len(pairs) != 1:
+            raise NotConverted(f"input_outputs {pairs!r}: a case answers exactly one input")
+        (self.input_key, self.output_key), = [(str(k), str(v)) for k, v in pairs.items()]
+        self.choices = get_choice_strings(spec["choice_strings"], 1)
+        if len(self.choices) < 2:
+            raise NotConverted(f"choice_strings {spec['choice_strings']!r} gives {len(self.choices)} choice with "
+                               f"one completion; a classify grader needs two or more")
+        if len(set(self.choices)) != len(self.choices):
+            raise NotConverted(f"choice_strings {spec['choice_strings']!r} repeats a choice")
+        self.scores = self._scores(spec.get("choice_scores"))
+        eval_type = args.get("eval_type")
+        if eval_type is not None and eval_type not in ANSWER_PROMPTS:
+            raise NotConverted(f"eval_type {eval_type!r} is not one of {sorted(ANSWER_PROMPTS)}")
+        match_fn = args.get("match_fn")
+        if match_fn is not None and match_fn not in MATCH_FNS:
+            raise NotConverted(f"match_fn {match_fn!r} is not one of {list(MATCH_FNS)}")
+        spec_args = args.get("modelgraded_spec_args") or {}
+        if not isinstance(spec_args, dict):
+            raise NotConverted("modelgraded_spec_args is not a mapping")
+        self.spec_args = spec_args
+        prompt = spec["prompt"]
+        messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else copy.deepcopy(prompt)
+        if not is_chat_prompt(messages) or not messages or not all(isinstance(m.get("content", ""), str)
+                                                                   for m in messages):
+            raise NotConverted("the spec's prompt is neither a text nor chat messages")
+        if eval_type:
+            answer = ANSWER_PROMPTS[eval_type].format(choices=" or ".join(f'"{c}"' for c in self.choices))
+            messages[-1]["content"] += "\n\n" + answer
+        if len(messages) > 1:
+            report.note(f"{entry}: the judge's prompt has {len(messages)} messages; the classify grader sends "
+                        f"their contents as one text (blank line between them, roles dropped)")
+        self.messages = messages
+        report.note("ModelBasedClassify: OpenAI Evals reads the judge's free-text reply (line by line, punctuation "
+                    "dropped, the choice at a line's start or end; cot_classify from the last line) and a reply "
+                    "naming no choice is `__invalid__`, scored as the lowest choice; scoreboard's classify judge "
+                    "answers a schema that allows only the choices (a reply that does not parse is retried once, "
+                    "then not assessed), after the same prompt with scoreboard's one-line answer format appended")
+
+    def _scores(self, raw: Any) -> dict | None:
+        if raw is None:
+            self.report.note(f"{self.entry}: spec {self.spec_name!r} has no choice_scores: OpenAI Evals reports only "
+                             f"how often each choice was picked; the case scores {self.choices[0]!r} 1 and the "
+                             f"others 0")
+            return None
+        if raw == "from_strings":
+            try:
+                raw = {c: float(c) for c in self.choices}
+            except ValueError:
+                raise NotConverted("choice_scores from_strings needs numeric choices") from None
+        if not isinstance(raw, dict):
+            raise NotConverted(f"choice_scores {raw!r} is neither a mapping nor from_strings")
+        missing = [c for c in self.choices if c not in raw]
+        if missing:
+            raise NotConverted(f"choice_scores gives no score for {missing[0]!r}")
+        try:
+            scores = {c: float(raw[c]) for c in self.choices}
+        except (TypeError, ValueError):
+            raise NotConverted("choice_scores has a score that is not a number") from None
+        low, high = min(scores.values()), max(scores.values())
+        if low < 0 or high > 1:
+            span = (high - low) or 1.0
+            self.report.note(f"{self.entry}: choice_scores {scores} lie outside [0, 1]; the case scores each choice "
+                             f"(score - {low:g}) / {span:g}, so a mean score s here is {low:g} + s * {span:g} in "
+                             f"OpenAI Evals' terms")
+            scores = {c: (v - low) / span for c, v in scores.items()}
+        return scores
+
+    def grader(self, sample: dict) -> dict:
+        """The classify grader for one sample (its judge prompt filled in but for the output)."""
+        if self.input_key not in sample:
+            raise NotConverted(f"the sample has no {self.input_key!r} (the spec's input_outputs names it)")
+        if self.output_key in sample:
+            raise NotConverted(f"the sample gives {self.output_key!r}: OpenAI Evals judges that text without "
+                               f"asking the model; a case is answered by the subject")
+        scrubbed = scrub_formatting_from_prompt(sample[self.input_key]) if isinstance(
+            sample[self.input_key], (str, list)) else sample[self.input_key]
+        values = {self.output_key: _MARK, **sample, self.input_key: scrubbed, **self.spec_args}
+        values = {k: chat_prompt_to_text_prompt(v, for_completion=False) if is_chat_prompt(v) else v
+                  for k, v in values.items()}
+        ideal_as_expected = isinstance(values.get("ideal"), str) and values["ideal"] == sample.get("ideal") \
+            and len(values["ideal"]) <= 100_000
+        parts = []
+        for msg in self.messages:
+            content = msg.get("content", "")
+            for _, field_name, spec, conversion in string.Formatter().parse(content):
+                if field_name == self.output_key and (spec or conversion):
+                    raise NotConverted(f"the judge's prompt formats {{{field_name}}} with a conversion or spec")
+                if field_name == "ideal" and (spec or conversion):
+                    ideal_as_expected = False
+        if ideal_as_expected:
+            values["ideal"] = _IDEAL
+        for msg in self.messages:
+            content = msg.get("content", "")
+            try:
+                parts.append(format_necessary(content, **values))
+            except NotConverted:
+                raise
+            except (ValueError, IndexError, KeyError, AttributeError, TypeError) as exc:
+                raise NotConverted(f"the judge's prompt does not format: {type(exc).__name__}: {exc}") from None
+        text = "\n\n".join(parts)
+        out: dict = {"prompt": jinja_with_output(text), "choices": self.choices}
+        if self.scores is not None:
+            out["choice_scores"] = self.scores
+        return {"classify": out}
+
+    def params(self) -> dict:
+        """What ModelBasedClassify sends with each completion of the model (PromptFn's defaults
+        under sample_kwargs)."""
+        kwargs = {"max_tokens": 1024, "temperature": 0, **(self.args.get("sample_kwargs") or {})}
+        return {"max_tokens": kwargs["max_tokens"], "temperature": kwargs["temperature"], "top_p": 1,
+                "frequency_penalty": 0, "presence_penalty": 0}
+
+
+def jinja_with_output(text: str) -> str:
+    """A Jinja template that prints `text` literally, with `{{ output }}` where the completion's
+    mark was and `{{ expected }}` where the text ideal's was."""
+    return "{{ output }}".join("{{ expected }}".join(_literal(q) for q in p.split(_IDEAL)) for p in text.split(_MARK))
+
+
+def _literal(text: str) -> str:
+    if not any(s in text for s in ("{", "#}", "%}", "}}")):
+        return text
+    if "endraw" not in text:
+        return "{% raw %}" + text + "{% endraw %}"
+    return "".join('{{ "{" }}' if c == "{" else c for c in text)
