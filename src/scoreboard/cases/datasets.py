@@ -1,24 +1,21 @@
-"""Dataset readers for a suite's `cases:`: Inspect-style records and local Hugging Face dataset
-files. Nothing is downloaded: the files are read from the suite's folder (confined like every
-path a suite names).
+"""Dataset readers for a suite's `cases:`: Inspect AI dataset files and local Hugging Face
+dataset files. Nothing is downloaded: the files are read from the suite's folder (confined like
+every path a suite names).
 
-    cases: {format: inspect, path: mcq.jsonl}                  # JSON, JSONL or CSV records
+    cases: {format: inspect, path: mcq.jsonl}                  # JSON, JSONL, CSV or TSV records
     cases: {format: hf, path: train.parquet, columns: {input: question, target: answer}}
 
-Inspect records (inspect_ai.dataset.Sample) have `input` (text or chat messages), `target` (a
-text or a list), `choices`, `id`, `metadata`, `files`. With `choices`, the input is rendered as
-Inspect's `multiple_choice` solver presents it (SINGLE_ANSWER_TEMPLATE, or the multiple-answer
-one when the target lists several letters; options as `A) text`) and graded with the `choice`
-extraction against the target letter(s); without, the target is the expected text (graded
-`exact`, or `contains` with `grader: includes`). An `hf` file (Parquet, Arrow IPC, JSONL) is
-read by pyarrow (`pip install 'scoreboard[datasets]'`) and mapped by `columns` (input, target,
-choices, id, metadata: a column name each) into the same records.
+`format: inspect` reads a file as Inspect's json_dataset / csv_dataset do, with their options
+(`fields` for FieldSpec, `auto_id`, `shuffle`, `shuffle_choices`, `limit`, `dialect`,
+`delimiter`, `encoding`, `fieldnames`) and the multiple_choice solver's (`multiple_correct`,
+`cot`, `template`): cases/datasets_inspect.py. An `hf` file (Parquet, Arrow IPC, JSONL) is read
+by pyarrow (`pip install 'scoreboard[datasets]'`) and mapped by `columns` (input, target,
+choices, id, metadata: a column name each) into records with Inspect's fields (an answer index
+becomes its letter; the default id is `sample-N`), rendered and graded the same way.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,14 +34,51 @@ MULTIPLE = ("Answer the following multiple choice question where multiple answer
             "where LETTERS is one or more of {letters}.\n\n{question}\n\n{choices}")
 
 
+class InspectFields(Strict):
+    """Inspect's FieldSpec: which field of a record holds each part of the sample."""
+
+    input: str = "input"
+    target: str = "target"
+    choices: str = "choices"
+    id: str = "id"
+    #: the fields kept as metadata (default: the record's own `metadata` field)
+    metadata: list[str] | None = None
+    sandbox: str = "sandbox"
+    files: str = "files"
+    setup: str = "setup"
+    #: read only when named (Sample.description): kept as the case's notes
+    description: str | None = None
+
+
+INSPECT_ONLY = ("fields", "auto_id", "shuffle", "seed", "shuffle_choices", "limit", "dialect", "delimiter",
+                "encoding", "fieldnames", "multiple_correct", "cot", "template", "unsupported")
+
+
 class DatasetSource(Strict):
-    """`cases: {format, path, columns?, grader?}` in a suite."""
+    """`cases: {format, path, columns?, grader?, ...}` in a suite."""
 
     format: Literal["inspect", "hf"]
     path: str
     columns: dict[str, str] | None = None
     grader: Literal["exact", "includes"] = "exact"
     max_rows: int | None = Field(None, gt=0)
+    # format: inspect only: json_dataset / csv_dataset's arguments
+    fields: InspectFields | None = None
+    auto_id: bool = False
+    shuffle: bool | int = False
+    seed: int | None = None
+    shuffle_choices: bool | int | None = None
+    limit: int | None = Field(None, gt=0)
+    dialect: Literal["unix", "excel", "excel-tab"] = "unix"
+    delimiter: str | None = Field(None, min_length=1, max_length=1)
+    encoding: str | None = None
+    fieldnames: list[str] | None = None
+    # the multiple_choice solver's
+    multiple_correct: bool | None = None
+    cot: bool = False
+    template: str | None = None
+    #: a sample naming a sandbox or setup script: refused ("error") or kept in metadata
+    unsupported: Literal["error", "metadata"] = "error"
 
 
 def _letters(n: int) -> list[str]:
@@ -104,75 +138,13 @@ def record_to_case(rec: dict, index: int, shown: str, grader: str, *, line: int 
     return case
 
 
-def _csv_rows(text: str, shown: str) -> list[tuple[int, dict]]:
-    """The records of an Inspect CSV (a header row, then one record per row), each with the
-    file line it starts on (a quoted cell may span lines). Read as `import csv` reads a
-    sheet: strict quoting (an unclosed quote is an error, not a cell running to the end of
-    the file), and the csv module's 128 KiB cell cap raised to the file's own size (already
-    within limits.max_file_bytes), restored afterwards."""
-    old_limit = csv.field_size_limit()
-    csv.field_size_limit(max(old_limit, len(text) + 1))
-    try:
-        reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-        header: list[str] | None = None
-        rows: list[tuple[int, dict]] = []
-        end = 0
-        while True:
-            start = end + 1
-            try:
-                cells = next(reader)
-            except StopIteration:
-                break
-            except csv.Error as exc:
-                at = f" (at line {reader.line_num})" if reader.line_num > start else ""
-                raise ConfigError(f"malformed CSV: {exc}{at}", file=shown, line=start) from None
-            end = reader.line_num
-            if not cells:
-                continue  # a blank line holds no record
-            if header is None:
-                header = cells
-                seen: set[str] = set()
-                for name in header:
-                    if name in seen:
-                        raise ConfigError(f"column {name!r} appears twice in the header", file=shown,
-                                          line=start, field=name)
-                    seen.add(name)
-                continue
-            if len(cells) > len(header):
-                raise ConfigError(f"the row has {len(cells)} cells, more than the header's {len(header)} "
-                                  "(an unquoted comma?)", file=shown, line=start)
-            rec = {k: v for k, v in zip(header, cells) if v != ""}
-            if "choices" in rec:  # a CSV cell holds the choices as a JSON list
-                try:
-                    rec["choices"] = parse_json(rec["choices"])
-                except ParseError as exc:
-                    field = "choices" + (f".{exc.field}" if exc.field else "")
-                    raise ConfigError(f"choices must be a JSON list in a CSV cell: {exc.message}", file=shown,
-                                      line=start, field=field) from None
-            rows.append((start, rec))
-        return rows
-    finally:
-        csv.field_size_limit(old_limit)
-
-
-def _rows_text(data: bytes, suffix: str, shown: str) -> list[tuple[int | None, Any]]:
-    """The records of an Inspect dataset (CSV, JSON or JSONL), each with its file line (None
-    where the format gives none: a JSON document)."""
+def _jsonl_rows(data: bytes, shown: str) -> list[tuple[int | None, Any]]:
+    """The records of a JSONL file for `hf` (blank lines skipped), each with its line."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise ConfigError(f"not valid UTF-8 (byte {exc.start})", file=shown, line=line) from None
-    if suffix == ".csv":
-        return _csv_rows(text, shown)
-    if suffix == ".json":
-        try:
-            value = parse_json(text)
-        except ParseError as exc:
-            raise ConfigError(exc.message, file=shown, line=exc.line, field=exc.field) from None
-        if not isinstance(value, list):
-            raise ConfigError("a JSON dataset is a list of records", file=shown)
-        return [(None, item) for item in value]
     rows: list[tuple[int | None, Any]] = []
     for number, line in enumerate(text.split("\n"), start=1):
         if line.strip():
@@ -183,9 +155,61 @@ def _rows_text(data: bytes, suffix: str, shown: str) -> list[tuple[int | None, A
     return rows
 
 
+def _inspect_options(source: DatasetSource, shown_suite: str | None) -> dict:
+    """The reader's and the solver's options, checked as Inspect checks its arguments."""
+    def bad(message: str, field: str) -> ConfigError:
+        return ConfigError(message, file=shown_suite, field=f"cases.{field}")
+
+    shuffle: int | None = None
+    if isinstance(source.shuffle, bool):
+        if source.shuffle:
+            if source.seed is None:
+                raise bad("shuffle: true needs a seed (shuffle: 42, or seed: 42) so every run has the same "
+                          "cases in the same order", "shuffle")
+            shuffle = source.seed
+    else:
+        if source.shuffle < 0:
+            raise bad(f"the shuffle seed is a number >= 0, got {source.shuffle}", "shuffle")
+        if source.seed is not None:
+            raise bad(f"give either shuffle: {source.shuffle} (the seed) or seed: {source.seed}, not both", "seed")
+        shuffle = source.shuffle
+    if source.seed is not None and source.shuffle is False:
+        raise bad("seed is the shuffle's: add shuffle: true", "seed")
+    if source.shuffle_choices is True:
+        raise bad("shuffle_choices takes a seed (shuffle_choices: 42) so every run shows the same order",
+                  "shuffle_choices")
+    choices_seed = None if source.shuffle_choices is False else source.shuffle_choices
+    if source.limit is not None and source.max_rows is not None:
+        raise bad("limit and max_rows are the same setting: give one", "max_rows")
+    if source.template is not None and not ("{question}" in source.template and "{choices}" in source.template):
+        raise bad("the template must contain '{question}' and '{choices}' placeholders", "template")
+    fields = (source.fields or InspectFields()).model_dump()
+    return {"fields": fields, "auto_id": source.auto_id, "shuffle": shuffle, "shuffle_choices": choices_seed,
+            "limit": source.limit or source.max_rows, "grader": source.grader, "multiple_correct":
+            source.multiple_correct, "cot": source.cot, "template": source.template,
+            "unsupported": source.unsupported}
+
+
+def _inspect_rows(data: bytes, source: DatasetSource, shown: str) -> tuple[list[tuple[int | None, Any]], bool]:
+    """file_dataset's choice of reader by extension: the records and whether they are CSV cells."""
+    from .datasets_inspect import csv_records, decode, json_records, jsonl_records
+
+    suffix = Path(source.path).suffix.lower()
+    if suffix in (".csv", ".tsv", ".tab"):
+        text = decode(data, source.encoding, "utf-8-sig", shown)
+        delimiter = source.delimiter if source.delimiter is not None else ("\t" if suffix != ".csv" else None)
+        return csv_records(text, shown, dialect=source.dialect, delimiter=delimiter,
+                           fieldnames=source.fieldnames), True
+    if suffix in (".json", ".jsonl"):
+        text = decode(data, source.encoding, "utf-8-sig", shown)
+        return (jsonl_records(text, shown) if suffix == ".jsonl" else json_records(text, shown)), False
+    raise ConfigError(f"no Inspect dataset reader for {suffix or 'a file without an extension'!r} (.json, .jsonl, "
+                      ".csv, .tsv, .tab)", file=shown, field="cases.path")
+
+
 def _hf_rows(data: bytes, suffix: str, shown: str) -> list[tuple[int | None, Any]]:
     if suffix in (".jsonl", ".json"):
-        return _rows_text(data, ".jsonl", shown)
+        return _jsonl_rows(data, shown)
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -220,8 +244,22 @@ def load_dataset_records(spec: dict, base: Path, root: Path, limit: int, shown_s
         data = read_inside(source.path, base, root, limit=limit, limit_name="limits.max_file_bytes")
     except FileRefused as exc:
         raise ConfigError(f"cases.path {source.path!r} {exc.reason}", file=shown_suite, field="cases.path") from None
-    suffix = Path(source.path).suffix.lower()
-    rows = _hf_rows(data, suffix, shown) if source.format == "hf" else _rows_text(data, suffix, shown)
+    if source.format == "inspect":
+        from .datasets_inspect import inspect_cases
+
+        opts = _inspect_options(source, shown_suite)
+        rows, cells = _inspect_rows(data, source, shown)
+        if source.columns is not None:
+            raise ConfigError("columns is for format hf: an Inspect dataset names its fields with `fields:` "
+                              "(Inspect's FieldSpec)", file=shown_suite, field="cases.columns")
+        pairs = inspect_cases(rows, opts, shown, cells)
+        if not pairs:
+            raise ConfigError("no records in the dataset", file=shown)
+        return pairs if with_lines else [case for _, case in pairs]
+    given = sorted(k for k in INSPECT_ONLY if k in source.model_fields_set)
+    if given:
+        raise ConfigError(f"{given[0]} is an option of format inspect", file=shown_suite, field=f"cases.{given[0]}")
+    rows = _hf_rows(data, Path(source.path).suffix.lower(), shown)
     if source.max_rows is not None:
         rows = rows[:source.max_rows]
     cols = source.columns or {}
