@@ -192,7 +192,7 @@ def _inspect_options(source: DatasetSource, shown_suite: str | None) -> dict:
 
 def _inspect_rows(data: bytes, source: DatasetSource, shown: str) -> tuple[list[tuple[int | None, Any]], bool]:
     """file_dataset's choice of reader by extension: the records and whether they are CSV cells."""
-    from .datasets_inspect import csv_records, decode, json_records, jsonl_records
+    from .datasets_files import csv_records, decode, json_records, jsonl_records
 
     suffix = Path(source.path).suffix.lower()
     if suffix in (".csv", ".tsv", ".tab"):
