@@ -17,6 +17,7 @@ from ..errors import Collector, ConfigError
 from ..safefile import FileRefused, read_file
 from ..safeparse import ParseError, parse_json, parse_toml, parse_yaml
 from ..suite.config import Limits
+from . import budget as _budget
 
 _DOC_KEYS = {"cases", "version", "name", "description"}
 
@@ -34,6 +35,9 @@ def read_user_file(path: Path, what: str, limit: int, limit_name: str = "limits.
 
 def _read_text(path: Path, limits: Limits, root: Path | None) -> str:
     data = read_user_file(path, "case", limits.max_file_bytes, root=root)
+    tally = _budget.current()
+    if tally is not None:
+        tally.read(len(data), str(path))
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -227,7 +231,10 @@ def iter_case_records(path: str | os.PathLike, limits: Limits | None = None, *,
         records = _jsonl_records(text, shown, limits, errors)
     else:
         records = _document_records(text, shown, fmt == "yaml", limits)
+    tally = _budget.current()
     for position, (line, value) in enumerate(records):
+        if tally is not None:
+            tally.parsed(value, shown, line=line)
         if position >= limits.max_cases:
             raise ConfigError(f"more than {limits.max_cases} cases (limits.max_cases)", file=shown, line=line)
         if not isinstance(value, dict):

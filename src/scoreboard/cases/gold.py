@@ -26,6 +26,7 @@ from ..safefile import FileRefused, read_file, resolve_inside
 from ..safeparse import ParseError, parse_json
 from ..suite.config import Limits
 from ..validation import Strict, parse_model
+from . import budget as _budget
 from .case import Case
 
 GOLD_SUFFIX = ".gold.json"
@@ -96,9 +97,13 @@ def _key_line(text: str, key: str) -> int | None:
 
 def _read(path: Path, root: Path, limit: int, limit_name: str, what: str) -> bytes:
     try:
-        return read_file(path, limit=limit, limit_name=limit_name, root=root)
+        data = read_file(path, limit=limit, limit_name=limit_name, root=root)
     except FileRefused as exc:
         raise ConfigError(f"{what} {exc.reason}", file=str(path)) from None
+    tally = _budget.current()
+    if tally is not None:
+        tally.read(len(data), str(path))
+    return data
 
 
 def _read_gold(path: Path, limits: Limits, root: Path) -> GoldRecord:
@@ -116,6 +121,9 @@ def _read_gold(path: Path, limits: Limits, root: Path) -> GoldRecord:
     if not isinstance(raw, dict):
         raise ConfigError(f'expected a JSON object {{"fields": {{...}}}}, got {type(raw).__name__}',
                           file=shown, line=1)
+    tally = _budget.current()
+    if tally is not None:
+        tally.parsed(raw, shown)
     try:
         return parse_model(GoldRecord, raw, file=shown)
     except ConfigError as exc:

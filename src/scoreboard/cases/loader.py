@@ -20,6 +20,7 @@ from ..jsonio import dumps_text
 from ..safefile import FileRefused, read_inside, resolve_inside
 from ..suite.config import Limits
 from ..validation import parse_model
+from . import budget as _budget
 from .case import MISSING, Case
 from .conversation import check_messages, expand_conversation
 from .formats import iter_case_records
@@ -40,6 +41,9 @@ def read_at_file(rel: str, base: Path, root: Path, limits: Limits, **where: Any)
         if exc.missing:
             raise ConfigError(f"input file {shorten(rel, 120)!r} not found (relative to {base})", **where) from None
         raise refused("input file", rel, exc, **where) from None
+    tally = _budget.current()
+    if tally is not None:
+        tally.read(len(data), where.get("file") or rel, **{k: v for k, v in where.items() if k != "file"})
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:

@@ -26,9 +26,10 @@ def main(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ..cases import load_cases
+    from ..cases.budget import suite_budget
     from ..errors import Collector, ConfigError
     from ..safefile import FileRefused, check_regular
-    from ..suite.config import SuiteConfig
+    from ..suite.config import Limits, SuiteConfig
     from ..suite.load import resolve_graders
     from ..suite.paths import Places
 
@@ -44,14 +45,16 @@ def main(args: argparse.Namespace) -> int:
     if path.is_dir():
         from ..cases.gold import load_gold_dir
 
-        cases, skipped = load_gold_dir(path, root=root)
+        with suite_budget(Limits()):  # a file alone is held to what a suite of it would be
+            cases, skipped = load_gold_dir(path, root=root)
         resolve_graders(SuiteConfig(), cases, errors=errors, warnings=warnings)
         errors.done()
         _warn(warnings)
         extra = f"; {plural(len(skipped), 'document')} without a gold file would be skipped" if skipped else ""
         print(f"OK: gold directory {path}: {plural(len(cases), 'case')}{extra}")
         return 0
-    cases = load_cases(path, root=root, errors=errors)
+    with suite_budget(Limits()):
+        cases = load_cases(path, root=root, errors=errors)
     resolve_graders(SuiteConfig(), [c for c in cases if c.graders or c.has_expected], errors=errors,
                     warnings=warnings)
     errors.done()

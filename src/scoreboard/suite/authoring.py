@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ..cases import budget
 from ..cases.case import Case
 from ..errors import ConfigError
 from ..graders.base import Grader
@@ -54,7 +55,7 @@ def apply_defaults(cfg: SuiteConfig, cases: list[Case], places: Places) -> list[
     """Defaults' vars and metadata under each case's own, its threshold and scoring function,
     then list-valued vars expanded into one case per value where asked (`expand`)."""
     from ..hashing import sha256_json
-    from .templates import expand_case
+    from .templates import expand_case, expansion_size
 
     d = cfg.defaults
     scoring = None
@@ -69,6 +70,7 @@ def apply_defaults(cfg: SuiteConfig, cases: list[Case], places: Places) -> list[
         scoring = {k: v for k, v in target.items() if k != "_fn"}
     out: list[Case] = []
     seen: set[str] = set()
+    tally = budget.current()
     for case in cases:
         if d.vars and case.conversation is None:
             own = case.vars if isinstance(case.vars, dict) else ({} if case.vars is None else None)
@@ -81,7 +83,12 @@ def apply_defaults(cfg: SuiteConfig, cases: list[Case], places: Places) -> list[
         if case.threshold is None:
             case.threshold = d.threshold
         case.scoring = scoring
-        expanded = expand_case(case, case.expand if case.expand is not None else (d.expand or []))
+        names = case.expand if case.expand is not None else (d.expand or [])
+        if tally is not None:  # sized before it is built: four lists of 200 values are 1.6 billion cases
+            size = expansion_size(case, names)
+            tally.added(size - 1, case.source, line=case.line, case_id=case.id, field="expand",
+                        why=f"expanding makes {size:,} cases: ")
+        expanded = expand_case(case, names)
         for item in expanded:
             if item is not case:
                 if item.id in seen:

@@ -6,12 +6,11 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+# --- visual work (issue 17): render, instrument check, stages ---
+from ..render.settings import RenderSettings
 from ..safefile import DEFAULT_MAX_FILE_BYTES
 from ..safeparse import Bounds
 from ..validation import Strict
-
-# --- visual work (issue 17): render, instrument check, stages ---
-from ..render.settings import RenderSettings
 from .visual_config import InstrumentConfig, StagesConfig
 
 # --- end visual work ---
@@ -46,7 +45,11 @@ class Limits(Strict):
     safeparse.py); a suite file itself is read under the defaults (its limits are inside it)."""
 
     max_file_bytes: int = Field(DEFAULT_MAX_FILE_BYTES, gt=0)
+    #: cases in the whole suite (all its files, after `expand`)
     max_cases: int = Field(100_000, gt=0)
+    #: the suite's case data in all (cases/budget.py): bytes read, and values parsed
+    max_total_bytes: int = Field(256 * 1024 * 1024, gt=0)
+    max_values: int = Field(5_000_000, gt=0)
     max_input_bytes: int = Field(1024 * 1024, gt=0)
     max_depth: int = Field(Bounds.max_depth, ge=2, le=1000)
     max_number_chars: int = Field(Bounds.max_number_chars, ge=1, le=4300)

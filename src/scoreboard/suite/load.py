@@ -12,6 +12,8 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
+from ..cases import budget
+from ..cases.budget import suite_budget
 from ..cases.case import Case
 from ..errors import Collector, ConfigError, shorten
 from ..graders.base import Grader
@@ -223,7 +225,7 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
     all_cases: list[Case] = []
     skipped: list[dict] = []
     cases: list[Case] = []
-    with errors.each():
+    with errors.each(), suite_budget(cfg.limits):  # the suite's case data in all (cases/budget.py)
         all_cases, skipped = _load_all_cases(cfg, case_paths, places, from_flag="cases" in overrides,
                                              errors=errors)
         if not errors.errors:
@@ -286,6 +288,7 @@ def _load_all_cases(cfg: SuiteConfig, case_paths: list[str], places: Places,
     for rel in case_paths:
         if isinstance(rel, dict):  # issue 15: a dataset reader
             loaded = _dataset_cases(rel, cfg, places, from_flag)
+            _count_cases(loaded, places.source)
             for case in loaded:
                 if case.id in seen:
                     raise ConfigError(f"duplicate case id (also in {seen[case.id]})", file=case.source,
@@ -314,6 +317,7 @@ def _load_all_cases(cfg: SuiteConfig, case_paths: list[str], places: Places,
         else:
             loaded = load_cases(target, cfg.limits, root=places.root, inside=places.inside(from_flag),
                                 errors=errors)
+        _count_cases(loaded, str(target))
         for case in loaded:
             if case.id in seen:
                 duplicate = ConfigError(f"duplicate case id (also in {seen[case.id]})", file=case.source,
@@ -325,6 +329,16 @@ def _load_all_cases(cfg: SuiteConfig, case_paths: list[str], places: Places,
             seen[case.id] = f"{case.source}:{case.line}" if case.line else (case.source or "")
             all_cases.append(case)
     return all_cases, skipped
+
+
+def _count_cases(loaded: list[Case], shown: str | None) -> None:
+    """Cases from one file against the suite's limits.max_cases (the first one over it named)."""
+    tally = budget.current()
+    if tally is not None:
+        room = tally.limits.max_cases - tally.cases
+        over = loaded[room] if len(loaded) > room else None
+        tally.added(len(loaded), shown if over is None else over.source or shown,
+                    **({} if over is None else {"line": over.line, "case_id": over.id}))
 
 
 def _dataset_cases(spec: dict, cfg: SuiteConfig, places: Places, from_flag: bool) -> list[Case]:
@@ -340,6 +354,12 @@ def _dataset_cases(spec: dict, cfg: SuiteConfig, places: Places, from_flag: bool
         raise ConfigError(f"more than {cfg.limits.max_cases} records (limits.max_cases)", file=places.source,
                           field="cases")
     shown = str(base / spec["path"])
+    tally = budget.current()
+    if tally is not None:
+        data = Path(shown)
+        tally.read(data.stat().st_size if data.is_file() else 0, shown)
+        for line, record in pairs:
+            tally.parsed(record, shown, line=line)
     return cases_from_records(pairs, shown, base, root, cfg.limits)
 
 

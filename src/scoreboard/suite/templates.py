@@ -13,6 +13,7 @@ is what the subject receives, what is hashed and what the report records. The ca
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -160,15 +161,24 @@ def prompt_names(prompts: Any) -> list[tuple[str, Any]]:
     return out
 
 
+def _axes(case: Any, names: list[str]) -> list[tuple[str, list]]:
+    if not names or not isinstance(case.vars, dict):
+        return []
+    return [(n, case.vars[n]) for n in names if isinstance(case.vars.get(n), list) and case.vars[n]]
+
+
+def expansion_size(case: Any, names: list[str]) -> int:
+    """How many cases expand_case(case, names) makes, without making them."""
+    return math.prod(len(values) for _, values in _axes(case, names))
+
+
 def expand_case(case: Any, names: list[str]) -> list[Any]:
     """One case per value of each list-valued var in `names` (their product), ids
     `ID[var=value]`; a var that is not a list leaves the case as it is."""
     import copy
     import itertools
 
-    if not names or not isinstance(case.vars, dict):
-        return [case]
-    axes = [(n, case.vars[n]) for n in names if isinstance(case.vars.get(n), list) and case.vars[n]]
+    axes = _axes(case, names)
     if not axes:
         return [case]
     out = []
