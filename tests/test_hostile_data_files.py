@@ -111,8 +111,8 @@ INSPECT = {
                    ["nanchoices.csv:2", "field 'choices.1'", "NaN"]),
     "unterminated": ('input,target\n"abc,A\n', ["unterminated.csv:2", "malformed CSV: unexpected end of data"]),
     # O4: the third record starts on file line 5 (the first spans two lines), not "line 3"
-    "row5": ('input,target,choices\n"two\nlines",A,"[""a"",""b""]"\nq2,B,"[""a"",""b""]"\nq3,A,"[1]"\n',
-             ["row5.csv:5", "case 'sample-3'", "field 'choices'"]),
+    "row5": ('input,target,choices\n"two\nlines",A,"[""a"",""b""]"\nq2,B,"[""a"",""b""]"\nq3,D,"[""a""]"\n',
+             ["row5.csv:5", "case '3'", "field 'target'"]),
     "extracells": ("input,target\nq,A,spare\n", ["extracells.csv:2", "more than the header"]),
     "dupcolumn": ("input,target,target\nq,A,B\n", ["dupcolumn.csv:1", "field 'target'", "twice"]),
 }
@@ -225,4 +225,4 @@ def test_inspect_csv_records_with_their_file_lines(tmp_path):
     (tmp_path / "d.csv").write_text('input,target\n"a\nb",x\n\nc,y\n', newline="")
     pairs = load_dataset_records({"format": "inspect", "path": "d.csv"}, tmp_path, tmp_path, 1 << 20, None,
                                  with_lines=True)
-    assert [(line, case["id"]) for line, case in pairs] == [(2, "sample-1"), (5, "sample-2")]
+    assert [(line, case["id"]) for line, case in pairs] == [(2, "1"), (5, "2")]  # Inspect's ids

@@ -22,6 +22,11 @@ def _grade(g, c):
     ("no answer here", None),
     ("ANSWER: Z", None),                                     # outside the 4 choices
     ("ANSWER: AB", None),                                    # one letter expected
+    # wrappers Inspect removes first (inspect_ai 0.3.285 parse_answers)
+    ("ANSWER: **B**", "B"),
+    ("ANSWER: (B)", "B"),
+    ("ANSWER: $B$", "B"),
+    ("Not (A), surely.\nANSWER: (C).", "C"),
 ])
 def test_choice_parses_like_inspect_multiple_choice(text, want):
     assert parse_choice_answer(text, 4, False) == want
@@ -32,6 +37,8 @@ def test_choice_multiple_answers():
     assert parse_choice_answer("ANSWER: B and D", 4, True) == "BD"
     assert parse_choice_answer("ANSWER: BD", 4, True) == "BD"
     assert parse_choice_answer("ANSWER: BX", 4, True) is None
+    assert parse_choice_answer("ANSWER: $A, C$", 4, True) == "AC"
+    assert parse_choice_answer("ANSWER: **B and D**", 4, True) == "BD"
 
 
 def test_transform_feeds_the_grader_and_keeps_the_raw_output(ctx):

@@ -40,6 +40,13 @@ from .base import MISSING_PATH, get_path, option_error, short
 _FENCE = re.compile(r"```[^\n`]*\n(.*?)\n?```", re.DOTALL)
 _STRICT_ANSWER = re.compile(r"(?i)^ANSWER\s*:\s*([A-Za-z\d ,]+)\s*(?:$|\n|\.)", re.MULTILINE)
 _LOOSE_ANSWER = re.compile(r"(?i)ANSWER\s*:\s*([A-Za-z\d ,]+)(?:[^\w]|\n|$|\.)")
+#: wrappers Inspect removes before matching (inspect_ai 0.3.285, solver/_multiple_choice.py
+#: parse_answers): `$B$`, `**B**`, and `(B)` after the colon or a comma
+_UNWRAP = (
+    (re.compile(r"\x24\s*([A-Za-z\d][A-Za-z\d ,]*?)\s*\x24"), r"\1"),
+    (re.compile(r"\*\*\s*([A-Za-z\d][A-Za-z\d ,]*?)\s*\*\*"), r"\1"),
+    (re.compile(r"(?i)(^|[:,])(\s*)\(([A-Za-z\d])\)(?=\s*(?:,|\.|\n|\Z))"), r"\1\2\3"),
+)
 _SIMPLE = ("choice", "strip-fences", "trim", "lower", "casefold")
 
 
@@ -53,6 +60,8 @@ def _answer_character(index: int) -> str:
 
 def parse_choice_answer(text: str, choices: int | None, multiple: bool) -> str | None:
     """Inspect's multiple_choice answer parsing: the letter(s) of the last ANSWER line, or None."""
+    for pattern, replacement in _UNWRAP:
+        text = pattern.sub(replacement, text)
     matches = _STRICT_ANSWER.findall(text) or _LOOSE_ANSWER.findall(text)
     if not matches:
         return None
