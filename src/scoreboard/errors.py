@@ -142,6 +142,11 @@ class ReportWriteError(ScoreboardError):
     exit_code = 2
 
 
+class LogWriteError(ReportWriteError):
+    """A line could not be appended to the attempt log (disk full, file too large, I/O error):
+    the line is cut back off, and the run stops sending (the attempt is run again on resume)."""
+
+
 class BatchPending(Exception):
     """A request went to a provider batch that has not ended within the time this run polls it
     (`batch.poll_for_s`): its attempt is recorded as `waiting`, not failed, and `--resume`

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Iterator
 
+from ..errors import LogWriteError
 from ..jsonio import dumps_line, representable
 from ..redact import KNOWN
 
@@ -38,13 +39,34 @@ class AttemptLog:
         if KNOWN:  # an echoed key in an error, an output or a grade's reason stops here
             data = KNOWN.scrub_bytes(data)
         view = memoryview(data)
-        while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
+        try:
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
+        except OSError as exc:
+            self._cut_torn(bytes(data[: len(data) - len(view)]))
+            raise LogWriteError(f"the attempt log {self.path} could not be written "
+                                f"({exc.strerror or exc})") from None
         # Where the line landed, from the file itself: another process (the Ray executor's
         # ledger service) may append request records to the same log.
         self.size = os.lseek(self._fd, 0, os.SEEK_CUR)
         return self.size - len(data), len(data)
+
+    def _cut_torn(self, written: bytes) -> None:
+        """A full disk or a file-size limit stopped a line part-way: cut the part written back
+        off, so the log holds only whole lines and no later line is glued to a torn one. Only
+        when the file ends with exactly that part (a process appending to the same log may have
+        written since; then resuming skips what cannot be parsed)."""
+        if not written:
+            return
+        try:
+            end = os.fstat(self._fd).st_size
+            with open(self.path, "rb") as handle:
+                handle.seek(max(end - len(written), 0))
+                if handle.read(len(written)) == written:
+                    os.ftruncate(self._fd, end - len(written))
+        except OSError:
+            pass  # the torn tail is dropped when the run is resumed (drop_torn_tail)
 
     def sync(self) -> None:
         os.fsync(self._fd)

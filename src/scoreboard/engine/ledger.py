@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import BudgetExceeded
+from ..errors import BudgetExceeded, LogWriteError
 from ..subjects.batch_journal import Journal
 
 
@@ -135,7 +135,12 @@ class Ledger:
                       "role": role, "subject": subject, "bound_tokens": max_tokens, "bound_cost": max_cost}
             if batch:
                 record["batch"] = batch
-            self.log.append(record)
+            try:
+                self.log.append(record)
+            except LogWriteError as exc:  # not recorded, so not sent: released, and the run stops
+                self._release(ticket)
+                self.halt(str(exc))
+                raise BudgetExceeded(f"the run stopped ({exc}); no later request is sent") from None
         return ticket
 
     async def acquire(self, attempt: tuple, **bounds: Any) -> Ticket:
@@ -175,11 +180,18 @@ class Ledger:
                    "elapsed_ms": round((time.monotonic() - ticket.started) * 1000, 3)}
             if over is not None:
                 end["over_bound"] = over
-            self.log.append(end)
+            self._append_end(end)
 
     def unsend(self, ticket: Ticket, reason: str) -> None:
         """A reserved batched request that never left (its batch was never created): released
         and no longer counted as sent; its attempt may send it again."""
+        self._release(ticket)
+        if self.log is not None:
+            self._append_end({"kind": "request", "id": ticket.id, "state": "not-sent",
+                              "attempt": list(ticket.attempt), "error": reason})
+
+    def _release(self, ticket: Ticket) -> None:
+        """A reservation undone: the request was never sent."""
         if ticket.batch is not None:
             self.batch_open.pop(ticket.batch, None)
         self._reserved_tokens -= ticket.reserved_tokens
@@ -187,9 +199,14 @@ class Ledger:
         self.sent -= 1
         self.by_attempt[ticket.attempt] = self.by_attempt.get(ticket.attempt, 1) - 1
         self.by_role[ticket.role] = self.by_role.get(ticket.role, 1) - 1
-        if self.log is not None:
-            self.log.append({"kind": "request", "id": ticket.id, "state": "not-sent", "attempt": list(ticket.attempt),
-                             "error": reason})
+
+    def _append_end(self, record: dict) -> None:
+        """How a request ended, logged; when the log cannot take it the run stops sending (the
+        request stays pending in the log: possibly billed, the way a crash leaves it)."""
+        try:
+            self.log.append(record)
+        except LogWriteError as exc:
+            self.halt(str(exc))
 
     def _count_usage(self, input_tokens: int | None, output_tokens: int | None, cost_usd: float | None,
                      bound_tokens: int | None, bound_cost: float | None) -> None:

@@ -22,7 +22,7 @@ from itertools import chain
 from pathlib import Path
 from typing import Iterator
 
-from ..errors import ConfigError, ReportWriteError
+from ..errors import ConfigError, LogWriteError, ReportWriteError
 from ..gcpause import collector_paused, fewer_collections
 from ..jsonio import dumps_line, loads
 from ..record.files import replace_atomic, write_new
@@ -125,7 +125,12 @@ class _Run:
             self.folder = new_run_folder(self.suite.config.output_dir, self.suite.name, options.output_json)
             self.started_at = now_iso()
             meta = self.meta()
-            write_new(self.folder.meta_path, chain(json_chunks(meta), [b"\n"]))
+            try:
+                write_new(self.folder.meta_path, chain(json_chunks(meta), [b"\n"]))
+            except OSError as exc:  # a full disk before anything ran: nothing is left behind
+                self.folder.discard_if_empty()
+                raise ReportWriteError(f"{self.folder.meta_path}: the run could not be started "
+                                       f"({exc.strerror or exc}); nothing was run") from None
         self.attach_store()
         following = getattr(self.store, "begin_following", None)
         if following is not None:  # a large run's rows written by a process following the log
@@ -178,8 +183,16 @@ class _Run:
 
     # ---- running
     def finish(self, record: dict, frozen: bool = False) -> None:
-        """An attempt is finished: logged before anything else, indexed, counted, dropped."""
-        offset, length = self.log.append(record)
+        """An attempt is finished: logged before anything else, indexed, counted, dropped. One
+        the log cannot take (a full disk) is not counted: the run stops sending, and a resume
+        runs it again."""
+        try:
+            offset, length = self.log.append(record)
+        except LogWriteError as exc:
+            if frozen:
+                raise
+            _stop_on_write_failure(self, str(exc))
+            return
         pos = self.index.pos(record["case_id"], record["variant"], record["run"])
         if pos is not None:
             self.index.put(pos, record["status"], offset, length)
@@ -445,7 +458,8 @@ def write_record(r: _Run, head: dict, json_path: Path) -> dict[str, Path]:
 
 
 def _stop_on_write_failure(r: _Run, reason: str) -> None:
-    """A checkpoint could not be written: no later request is sent, the run ends stopped."""
+    """A checkpoint or an attempt log line could not be written: no later request is sent, the
+    run ends stopped."""
     r.state.stop(reason)
     r.ledger.halt(reason)
 

@@ -44,6 +44,13 @@ class RunFolder:
     def report_path(self, extension: str) -> Path:
         return self.stem.with_name(self.stem.name + extension)
 
+    def discard_if_empty(self) -> None:
+        """Remove the folder of a run that could not start (nothing in it is anyone's work)."""
+        try:
+            self.stem.rmdir()
+        except OSError:
+            pass  # not empty, or already gone: left as it is
+
 
 def new_run_folder(output_dir: str | os.PathLike, suite: str, output_json: str | None = None) -> RunFolder:
     """Reserve a fresh run folder: `<output_dir>/<suite>/<stamp>`, or the stem of `output_json`.

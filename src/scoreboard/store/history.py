@@ -114,8 +114,8 @@ class HistoryStore:
             step(*args)
         except Exception as exc:  # noqa: BLE001 - the run goes on; the report files are the record
             self.failed = scrub_known(f"{type(exc).__name__}: {exc}")
-            print(f"scoreboard: warning: history store {self.location}: {self.failed}; this run's report "
-                  "files are still written", file=sys.stderr)
+            print(f"scoreboard: warning: history store {self.location}: {self.failed}; the run goes on "
+                  "without it (its report files are the record)", file=sys.stderr)
 
     def begin_streamed(self, meta: dict, batches: Iterable[list[dict]], planned: int) -> None:
         """begin(), for a plan sent without its cases, which come as `batches` (the store's
