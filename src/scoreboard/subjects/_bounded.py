@@ -22,20 +22,25 @@ _POLL_S = 0.1
 STDERR_TAIL = 1 << 16
 
 
-async def read_body(resp, limit: int) -> tuple[bytes, bool]:
+async def read_body(resp, limit: int, end=None) -> tuple[bytes, bool]:
     """(the body of an aiohttp response up to `limit` bytes, whether it had more). The limit
-    holds after decompression: a small gzip body may stand for a huge one."""
+    holds after decompression: a small gzip body may stand for a huge one. `end(buf, start)`,
+    when given, says whether what was read (new bytes from `start`) holds the end of the answer
+    (a stream's last event): reading stops there, whether or not the server closes the body."""
     length = resp.content_length
     encoded = (resp.headers.get("Content-Encoding") or "identity").lower() != "identity"
     if length is not None and length > limit and not encoded:
         return b"", True  # declared too large: not read at all
-    if length is not None and not encoded:
+    if length is not None and not encoded and end is None:
         return await resp.read(), False  # the declared length is within the limit: one read
     buf = bytearray()
     async for chunk in resp.content.iter_chunked(_CHUNK):
+        start = len(buf)
         buf += chunk
         if len(buf) > limit:
             return bytes(buf[:limit]), True
+        if end is not None and end(buf, start):
+            return bytes(buf), False
     return bytes(buf), False
 
 

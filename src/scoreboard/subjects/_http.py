@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import re
 import time
 from typing import ClassVar
 
@@ -41,7 +42,9 @@ from ._wire import (  # noqa: F401  (re-exported for the subject kinds)
     dumps_body,
     error_detail,
     loads,
+    loads_answer,
     loads_or_fail,
+    one_line,
     parse_args,
     retry_after_s,
     sse_data,
@@ -54,6 +57,10 @@ _perf = time.perf_counter
 COMMON_OPTIONS = {"headers", "price", "max_concurrency", "requests_per_minute", "retries"}
 #: how much of an error body is read: its message is cut to a few hundred characters anyway
 ERROR_BODY_BYTES = 1 << 16
+#: how far before a new chunk a stream's last event is looked for (a line cut between chunks)
+END_OVERLAP = 4096
+
+
 def rate_limit_stop(err: SubjectError) -> SubjectError:
     """The same 429, now stopping the run (kind "rate-limit", stop_run=True)."""
     stopped = SubjectError(f"{err} (rate limited after every retry: stopping the run, no later request "
@@ -212,6 +219,14 @@ class HTTPSubject(Subject):
     def parse_stream(self, raw: bytes) -> Reply:
         raise self.fail("this subject does not stream", kind="config")
 
+    #: a stream's last event, a whole line (None: the stream ends when the server closes it)
+    stream_end_line: ClassVar[re.Pattern | None] = None
+
+    def stream_end(self, buf: bytearray, start: int) -> bool:
+        """Whether the stream read (new bytes from `start`) holds its last event: reading stops
+        there, so a server that keeps the connection open after it loses no answer."""
+        return self.stream_end_line.search(buf, max(0, start - END_OVERLAP)) is not None
+
     # ------------------------------------------------------------------ errors
 
     def fail(self, message: str, *, kind: str = "error", **kw) -> SubjectError:
@@ -221,7 +236,7 @@ class HTTPSubject(Subject):
     def status_error(self, status: int, raw: bytes, headers) -> SubjectError:
         text = raw.decode("utf-8", "replace")
         try:
-            payload = loads(text) if text.lstrip()[:1] in ("{", "[") else None
+            payload = loads_answer(text) if text.lstrip()[:1] in ("{", "[") else None
         except ValueError:
             payload = None
         message, quota = error_detail(payload, text)
@@ -306,8 +321,10 @@ class HTTPSubject(Subject):
                 async with session.request(self.method, url, data=payload, headers=headers,
                                            allow_redirects=False) as resp:
                     status = resp.status
-                    raw, over = await read_body(resp, self.max_response_bytes if status < 300
-                                                else min(ERROR_BODY_BYTES, self.max_response_bytes))
+                    ok = status < 300
+                    end = self.stream_end if stream and ok and self.stream_end_line is not None else None
+                    raw, over = await read_body(resp, self.max_response_bytes if ok
+                                                else min(ERROR_BODY_BYTES, self.max_response_bytes), end)
                 if status >= 300:
                     raise self.status_error(status, raw, resp.headers)
                 if over:
@@ -320,6 +337,11 @@ class HTTPSubject(Subject):
             except (aiohttp.ClientConnectionError, OSError) as exc:
                 err = self.fail(f"connection error: {type(exc).__name__}: {exc}", kind="connection",
                                 retryable=True)
+            except aiohttp.ClientResponseError as exc:
+                # not an HTTP status: an answer aiohttp could not parse (a bad status line, too
+                # many or too long headers, an encoding it cannot decode)
+                err = self.fail(f"malformed HTTP answer: {one_line(exc.message or type(exc).__name__)}",
+                                kind="invalid-response")
             except aiohttp.ClientError as exc:
                 err = self.fail(f"invalid response: {type(exc).__name__}: {exc}", kind="invalid-response")
             except (TypeError, AttributeError, KeyError, IndexError, ValueError) as exc:
@@ -346,7 +368,9 @@ class HTTPSubject(Subject):
             if ticket is not None:
                 ledger.complete(ticket, ok=False, status=err.status, error=str(err))
             if err.status == 429 and not err.stop_run:
-                limiter.on_rate_limited(gen, err.retry_after)
+                # paused no longer than an attempt lasts (Retry-After: 1e9 would time out every later one)
+                pause, most = err.retry_after, request.timeout_s
+                limiter.on_rate_limited(gen, min(pause, most) if pause is not None and most is not None else pause)
             delay = None
             if err.retryable and n < retry["attempts"]:
                 if err.retry_after is not None:

@@ -9,6 +9,7 @@ of CPU per request, orjson's about 1 µs (benchmarks/README.md, peer section).
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
 from email.utils import parsedate_to_datetime
@@ -23,6 +24,12 @@ _std_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 #: orjson reads integers past 64 bits as floats, silently: a body with a run of 19 digits
 #: (inside a string or not) is read by the stdlib, which keeps them exact
 _LONG_DIGITS = re.compile(rb"\d{19}")
+#: a UTF-16 surrogate written as a JSON escape: the stdlib reads a lone one into a str that no
+#: UTF-8 file, hash or database can hold
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+#: the largest count (tokens) an answer may report: past it a number is no count (2**53 - 1,
+#: the largest integer every JSON reader and SQLite keep exact)
+MAX_COUNT = (1 << 53) - 1
 _QUOTA_TYPES = {"insufficient_quota", "billing_error", "quota_exceeded", "payment_required",
                 "credit_balance_too_low"}
 
@@ -47,6 +54,30 @@ def loads(raw: bytes | str) -> Any:
             except ValueError:  # NaN, lone surrogates, deep nesting: the stdlib decides
                 pass
     return json.loads(raw)
+
+
+def loads_answer(raw: bytes | str) -> Any:
+    """An answer's JSON (loads), with every unpaired surrogate escape ("\\ud800") read as
+    U+FFFD (a pair split across two escapes is one character): an answer's text must be
+    writable as UTF-8, in the report, the response cache and the history store alike. Too deep
+    a nesting is a ValueError, as any other JSON that cannot be read."""
+    try:
+        value = loads(raw)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    return _whole(value) if _SURROGATE_ESCAPE.search(data) else value
+
+
+def _whole(value: Any) -> Any:
+    """`value` with every string's unpaired surrogates replaced by U+FFFD."""
+    if isinstance(value, str):
+        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    if isinstance(value, list):
+        return [_whole(v) for v in value]
+    if isinstance(value, dict):
+        return {_whole(k): _whole(v) for k, v in value.items()}
+    return value
 
 
 def retry_after_s(headers) -> float | None:
@@ -88,11 +119,18 @@ def error_detail(payload: Any, text: str) -> tuple[str, bool]:
     return message[:500], quota
 
 
+def one_line(message: object, most: int = 200) -> str:
+    """A message on one line, at most `most` characters (aiohttp's reasons for an answer it
+    could not parse quote the offending bytes, newlines and all)."""
+    text = " ".join(str(message).split())
+    return text if len(text) <= most else text[:most] + "..."
+
+
 def loads_or_fail(raw: bytes, fail) -> Any:
     """Parse a JSON body once; a body that is not JSON is an invalid-response error."""
     try:
-        return loads(raw)
-    except (ValueError, RecursionError) as exc:
+        return loads_answer(raw)
+    except ValueError as exc:
         raise fail(f"response is not valid JSON ({exc}; {len(raw)} bytes)", kind="invalid-response") from None
 
 
@@ -116,14 +154,24 @@ def parse_args(raw: Any) -> Any:
     """Tool-call arguments as JSON when they parse, else the raw string."""
     if isinstance(raw, str):
         try:
-            return loads(raw) if raw.strip() else {}
+            return loads_answer(raw) if raw.strip() else {}
         except ValueError:
             return raw
     return raw
 
 
 def as_int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """An integer as the answer gave it; None for anything else (a string, a bool, a float) and
+    for integers past MAX_COUNT either way (no count is that large)."""
+    if isinstance(value, int) and not isinstance(value, bool) and -MAX_COUNT <= value <= MAX_COUNT:
+        return value
+    return None
+
+
+def _count(value: Any) -> int | None:
+    """A token count: an integer from 0 to MAX_COUNT, else unknown (a negative count would give
+    budget back; a larger one is no count)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT else None
 
 
 class Reply:
@@ -133,10 +181,17 @@ class Reply:
 
     def __init__(self, text=None, tool_calls=None, status=None, input_tokens=None, output_tokens=None,
                  model=None, json=None, cost=None):
-        self.text, self.tool_calls, self.status = text, tool_calls or [], status
-        # a negative count is no count (it would give budget back): unknown, as a missing one
-        self.input_tokens = input_tokens if input_tokens is None or input_tokens >= 0 else None
-        self.output_tokens = output_tokens if output_tokens is None or output_tokens >= 0 else None
-        self.model = model
+        if text is not None and not isinstance(text, str):
+            # raised inside the exchange: "unexpected response shape (TypeError: ...)"
+            raise TypeError(f"the answer's text is {type(text).__name__}, not a string")
+        # a finish reason or model name that is not text is unknown (a report holds text there)
+        self.text, self.tool_calls = text, tool_calls or []
+        self.status = status if isinstance(status, str) else None
+        # a negative count is no count (it would give budget back), nor one past MAX_COUNT:
+        # unknown, as a missing one
+        self.input_tokens, self.output_tokens = _count(input_tokens), _count(output_tokens)
+        self.model = model if isinstance(model, str) else None
         self.json = json
-        self.cost = None if isinstance(cost, (int, float)) and cost < 0 else cost
+        # a negative, NaN or infinite cost is unknown
+        self.cost = cost if isinstance(cost, (int, float)) and not isinstance(cost, bool) and \
+            math.isfinite(cost) and cost >= 0 else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, ClassVar
 
 from ..errors import ConfigError
@@ -56,6 +57,7 @@ class AnthropicSubject(OpenAISubject):
     default_key_env = "ANTHROPIC_API_KEY"
     base_url_env = "ANTHROPIC_BASE_URL"
     bound_hint = "set max_tokens in the subject (default 1024) or params.max_tokens"
+    stream_end_line = re.compile(rb'(?m)^data: ?\{[^\n]*"type" ?: ?"message_stop"[^\n]*\n')
 
     def parse(self, spec: dict) -> dict:
         check_keys(spec, OPTIONS, self.kind)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +34,7 @@ from ..errors import BatchNotSent, BatchPending, BudgetExceeded, SubjectError
 from ..hashing import sha256_json
 from .batch_api import NOT_FOUND, UNDECIDED
 from .batch_journal import BILLED_NOTE, CANCEL_POLL_S, Journal
+from .batch_results import Tally
 
 #: polls in a row that could not read a batch (or its results) before its attempts wait
 MAX_FAILS = 5
@@ -356,18 +358,24 @@ class Batcher:
         to the end (those read are kept)."""
         seen: set[str] = set()
         ready: list[tuple[asyncio.Future, Settled]] = []
+        # a file is read no further than its requests' answers can be (batch_results.py)
+        tally = Tally(max_bytes=(len(journal.ids_of(sub.submission)) + 1) * self.api.subject.max_response_bytes)
         try:
-            async for custom_id, ok, body, error in self.api.results(batch):
-                if custom_id not in journal.entries or custom_id in seen or custom_id in journal.settled:
-                    continue  # not this run's, a repeat, or recorded before a crash (claimed from the log)
-                seen.add(custom_id)
-                if not ok and sub.cancel_sent and "cancel" in (error or "").lower():
-                    error = f"{error} ({journal.interrupted}; {BILLED_NOTE})"
-                self._settle(journal, sub, custom_id, ok, body, error, ready)
-        except SubjectError:
-            _hand(ready)  # what was read is recorded; the rest is read again (the caller retries)
-            return False
-        reason = status.reason or status.name
+            async with aclosing(self.api.results(batch, tally)) as results:
+                async for custom_id, ok, body, error in results:
+                    if custom_id not in journal.entries or custom_id in seen or custom_id in journal.settled:
+                        tally.foreign += custom_id not in journal.entries
+                        continue  # not this run's, a repeat, or recorded before a crash (claimed from the log)
+                    seen.add(custom_id)
+                    if not ok and sub.cancel_sent and "cancel" in (error or "").lower():
+                        error = f"{error} ({journal.interrupted}; {BILLED_NOTE})"
+                    self._settle(journal, sub, custom_id, ok, body, error, ready)
+        except SubjectError as exc:
+            if exc.kind != "too-large":
+                _hand(ready)  # what was read is recorded; the rest is read again (the caller retries)
+                return False
+            tally.cut = str(exc)
+        reason = tally.explain(status.reason or status.name)
         if sub.cancel_sent:
             reason = f"{reason} ({journal.interrupted}; {BILLED_NOTE})"
         self._settle_all(journal, sub, f"batch {sub.batch_id} {status.name} without a result for this request: "
@@ -422,10 +430,7 @@ class Batcher:
         future = sub.futures.pop(custom_id, None)
         journal.settle(custom_id, ok, body, error, keep=future is None)
         if ticket is not None:
-            try:
-                usage = self.api.usage(body) if ok else (None, None, None)
-            except SubjectError:  # an answer that does not parse: its attempt says why
-                usage = (None, None, None)
+            usage = self.api.usage(body) if ok else (None, None, None)  # unknown: an answer that does not parse
             ledger.complete(ticket, ok=ok, input_tokens=usage[0], output_tokens=usage[1], cost_usd=usage[2],
                             error=error)
             if not ok and sub.cancel_sent:

@@ -38,8 +38,9 @@ import aiohttp
 from ..errors import SubjectError
 from . import pricing
 from ._bounded import read_body
-from ._wire import as_int, dumps_body, error_detail, loads
+from ._wire import as_int, dumps_body, error_detail, loads_answer
 from .base import too_large
+from .batch_results import Tally, result_lines
 
 #: management answers (a batch object, a list page) are small
 META_BYTES = 1 << 20
@@ -52,6 +53,12 @@ FIND_PAGES = 100
 #: what `find` answers besides a batch: no batch holds the submission / cannot tell yet
 NOT_FOUND = "not-found"
 UNDECIDED = "undecided"
+
+
+#: what an answer of an unexpected shape raises in a subject's parser
+SHAPE_ERRORS = (SubjectError, TypeError, AttributeError, KeyError, IndexError, ValueError)
+#: one result as `results` gives it: (custom id, answered?, the answer, the error)
+Line = tuple[str | None, bool, Any, str | None]
 
 
 @dataclass
@@ -98,7 +105,7 @@ class BatchAPI:
                 if over:
                     raise subject.fail(too_large("a batch API answer", limit), kind="too-large")
                 try:
-                    return loads(raw)
+                    return loads_answer(raw)
                 except ValueError:
                     raise subject.fail(f"batch API answer is not JSON ({len(raw)} bytes)",
                                        kind="invalid-response") from None
@@ -108,6 +115,11 @@ class BatchAPI:
                 err = subject.fail(f"connection error: {type(exc).__name__}: {exc}", kind="connection",
                                    retryable=True)
             again = err.retryable and (retry or err.status == 429) and n < settings["attempts"]
+            if again and err.retry_after is not None and err.retry_after > CALL_TIMEOUT_S:
+                # not waited for here (a Retry-After of 1e9 would hold the run for ever): the
+                # caller polls again on its own schedule
+                err.args = (f"{err} (Retry-After {err.retry_after:.3g} s: longer than a batch call waits)",)
+                again = False
             if not again or err.stop_run:
                 raise err
             delay = err.retry_after if err.retry_after is not None else random.uniform(
@@ -131,31 +143,19 @@ class BatchAPI:
                 return
             after = data[-1].get("id")
 
-    async def _lines(self, url: str, headers: dict | None = None) -> AsyncIterator[dict]:
-        """The JSON lines of a results file, read as they arrive (never the whole file at once);
-        each line is bounded by the subject's max_response_bytes."""
-        subject = self.subject
-        session = subject._pool.session(asyncio.get_running_loop(), subject.static_headers)
-        limit = subject.max_response_bytes
-        async with session.get(url, headers=headers, allow_redirects=False) as resp:
-            if resp.status >= 300:
-                raw, _ = await read_body(resp, 1 << 16)
-                raise subject.status_error(resp.status, raw, resp.headers)
-            rest = b""
-            async for chunk in resp.content.iter_chunked(1 << 16):
-                rest += chunk
-                *lines, rest = rest.split(b"\n")
-                if len(rest) > limit:
-                    raise subject.fail(too_large("a line of the batch results", limit), kind="too-large")
-                for line in lines:
-                    if line.strip():
-                        yield _line(line, subject)
-            if rest.strip():
-                yield _line(rest, subject)
+    def _lines(self, url: str, tally: Tally | None) -> AsyncIterator[dict]:
+        """The JSON objects of a results file, read as they arrive (batch_results.py); without
+        a tally (finding a batch: one line is read) at most two answers' bytes."""
+        limit = self.subject.max_response_bytes
+        return result_lines(self.subject, url, tally or Tally(max_bytes=2 * limit))
 
     def usage(self, body: Any) -> tuple[int | None, int | None, float | None]:
-        """(input tokens, output tokens, cost at the batch price) of a successful answer."""
-        reply = self.subject.parse_body(dumps_body(body))
+        """(input tokens, output tokens, cost at the batch price) of a successful answer (all
+        unknown for one of an unexpected shape: its attempt says why)."""
+        try:
+            reply = self.subject.parse_body(dumps_body(body))
+        except SHAPE_ERRORS:
+            return None, None, None
         price = pricing.batch_price(pricing.price_for(self.subject._price,
                                                       self.subject.options.get("model")))
         return reply.input_tokens, reply.output_tokens, pricing.cost_usd(price, reply.input_tokens,
@@ -170,14 +170,10 @@ class BatchAPI:
         return batch.get("input_file_id")
 
 
-def _line(raw: bytes, subject) -> dict:
-    try:
-        value = loads(raw)
-    except ValueError:
-        raise subject.fail("a line of the batch results is not JSON", kind="invalid-response") from None
-    if not isinstance(value, dict):
-        raise subject.fail("a line of the batch results is not a JSON object", kind="invalid-response")
-    return value
+def _custom_id(line: dict) -> str | None:
+    """A result line's custom id (None when it has none that is text: matched to no request)."""
+    value = line.get("custom_id")
+    return value if isinstance(value, str) else None
 
 
 def _error_text(error: Any) -> str:
@@ -255,13 +251,13 @@ class OpenAIBatchAPI(BatchAPI):
             reason = "cancelled"
         return Status(name in self.ENDED, str(name), reason, counts)
 
-    async def results(self, batch: dict) -> AsyncIterator[tuple[str, bool, Any, str | None]]:
+    async def results(self, batch: dict, tally: Tally | None = None) -> AsyncIterator[Line]:
         for key in ("output_file_id", "error_file_id"):
             file_id = batch.get(key)
-            if not file_id:
+            if not isinstance(file_id, str) or not file_id:
                 continue
-            async for line in self._lines(f"{self.base()}/files/{file_id}/content"):
-                custom_id = line.get("custom_id")
+            async for line in self._lines(f"{self.base()}/files/{file_id}/content", tally):
+                custom_id = _custom_id(line)
                 response = line.get("response") if isinstance(line.get("response"), dict) else None
                 if line.get("error"):
                     yield custom_id, False, None, _error_text(line["error"])
@@ -318,13 +314,13 @@ class AnthropicBatchAPI(BatchAPI):
         name = "cancelled" if batch.get("cancel_initiated_at") else "ended"
         return Status(True, name, None, counts)
 
-    async def results(self, batch: dict) -> AsyncIterator[tuple[str, bool, Any, str | None]]:
+    async def results(self, batch: dict, tally: Tally | None = None) -> AsyncIterator[Line]:
         url = f"{self.base()}/{batch['id']}/results"
         given = batch.get("results_url")
         if isinstance(given, str) and _origin(given) == _origin(url):
             url = given  # never another host: the request carries the API key
-        async for line in self._lines(url):
-            custom_id = line.get("custom_id")
+        async for line in self._lines(url, tally):
+            custom_id = _custom_id(line)
             result = line.get("result") if isinstance(line.get("result"), dict) else {}
             kind = result.get("type")
             if kind == "succeeded":

@@ -8,6 +8,7 @@ from ..errors import SubjectError
 from . import pricing
 from ._wire import dumps_body
 from .batch import Resubmit, Settled
+from .batch_api import SHAPE_ERRORS
 from .values import Measurements, Output, Result
 
 
@@ -51,6 +52,10 @@ async def run_batched(subject, request) -> Result:
     except SubjectError as exc:
         exc.measurements = Measurements(requests=1)
         raise
+    except SHAPE_ERRORS as exc:  # an answer of an unexpected shape, as a synchronous one is said
+        err = subject.fail(f"unexpected response shape ({type(exc).__name__}: {exc})", kind="invalid-response")
+        err.measurements = Measurements(requests=1)
+        raise err from None
     cost = pricing.cost_usd(price, reply.input_tokens, reply.output_tokens)
     measurements = Measurements(input_tokens=reply.input_tokens, output_tokens=reply.output_tokens, cost_usd=cost,
                                 requests=1)

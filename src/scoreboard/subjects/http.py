@@ -249,9 +249,10 @@ class HttpSubject(HTTPSubject):
         value = self._get(data, key)
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+                (isinstance(value, float) and not value.is_integer()):  # NaN and infinities too
             raise self.fail(f"{self._paths[key][0]!r} ({key}) is not an integer", kind="invalid-response")
-        return int(value)
+        return int(value)  # a count past MAX_COUNT (1e300) is unknown: Reply
 
     def parse_body(self, raw: bytes) -> Reply:
         data = loads_or_fail(raw, self.fail)
@@ -276,6 +277,7 @@ class HttpSubject(HTTPSubject):
             if cost is not None and (isinstance(cost, bool) or not isinstance(cost, (int, float))):
                 raise self.fail(f"{self._paths['cost_path'][0]!r} (cost_path) is not a number",
                                 kind="invalid-response")
-            cost = None if cost is None else float(cost)
+            if isinstance(cost, int):  # one past a float (10**400) is unknown, as NaN or infinity (Reply)
+                cost = float(cost) if abs(cost) < 1 << 1000 else None
         return Reply(text, calls, status, self._int(data, "input_tokens_path"),
                      self._int(data, "output_tokens_path"), None, json=structured, cost=cost)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any, ClassVar
 
 from ..errors import ConfigError
@@ -65,6 +66,7 @@ class OpenAISubject(HTTPSubject):
     #: where a spec without base_url points, as the official SDK reads it (then the default host)
     base_url_env = "OPENAI_BASE_URL"
     bound_hint = "set params.max_tokens (or max_completion_tokens) in the subject or the variant"
+    stream_end_line = re.compile(rb"(?m)^data: ?\[DONE\][ \t]*\r?\n")
 
     def base_url_from_env(self, spec: dict) -> dict:
         """No base_url: the one in the environment variable the provider's SDK reads, if set

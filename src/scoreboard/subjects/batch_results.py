@@ -1,0 +1,101 @@
+"""Reading a batch's results file (OpenAI's output and error files, Anthropic's `results_url`):
+JSON lines as they arrive, never the whole file at once, and never without end.
+
+A provider's file holds one line per request, each at most an answer. What a broken or hostile
+server sends instead is bounded here: a line that is not a JSON object, or longer than the
+subject's `max_response_bytes`, is skipped and counted (its request then has no result, and
+says why); a file longer than its requests' answers can be is read no further (a
+non-retryable "too-large" error); a download that sends nothing for IDLE_S seconds, or breaks
+off, is a retryable "connection" error (the batcher reads it again later)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import aiohttp
+
+from ..errors import SubjectError
+from ._bounded import read_body
+from ._wire import loads_answer
+
+#: the longest a results download may go without a byte (a server that stalls mid-file)
+IDLE_S = 120.0
+_CHUNK = 1 << 16
+
+
+@dataclass
+class Tally:
+    """One reading's bound and what it skipped."""
+
+    #: the most bytes read of one file (None: no bound)
+    max_bytes: int | None = None
+    #: lines skipped: not JSON objects, or longer than max_response_bytes
+    unreadable: int = 0
+    #: result lines naming no request of the run (counted by the reader of the results)
+    foreign: int = 0
+    #: why reading stopped before the end ("" when it did not)
+    cut: str = ""
+
+    def explain(self, reason: str) -> str:
+        """Why the batch left a request without a result: `reason` (how the batch ended), then
+        what its results held instead."""
+        n = self.unreadable
+        notes = [reason, self.cut]
+        if n:
+            notes.append(f"{n} line{'s' if n != 1 else ''} of its results could not be read (not a JSON "
+                         "object, or longer than max_response_bytes)")
+        if self.foreign:
+            notes.append(f"{self.foreign} result line(s) named no request of this run")
+        return "; ".join(n for n in notes if n)
+
+
+async def result_lines(subject, url: str, tally: Tally, headers: dict | None = None) -> AsyncIterator[dict]:
+    """The JSON objects of a results file at `url`, read with `subject`'s session and headers."""
+    session = subject._pool.session(asyncio.get_running_loop(), subject.static_headers)
+    limit = subject.max_response_bytes
+    # sock_read: no byte for IDLE_S seconds (headers or body) fails the read
+    timeout = aiohttp.ClientTimeout(total=None, sock_connect=IDLE_S, sock_read=IDLE_S)
+    try:
+        async with session.get(url, headers=headers, allow_redirects=False, timeout=timeout) as resp:
+            if resp.status >= 300:
+                raw, _ = await read_body(resp, 1 << 16)
+                raise subject.status_error(resp.status, raw, resp.headers)
+            rest, skipping, total = b"", False, 0
+            while chunk := await resp.content.read(_CHUNK):
+                total += len(chunk)
+                if tally.max_bytes is not None and total > tally.max_bytes:
+                    raise SubjectError(f"its results are larger than its requests' answers can be "
+                                       f"({tally.max_bytes:,} bytes); read stopped there", kind="too-large")
+                *lines, rest = (rest + chunk).split(b"\n")
+                for line in lines:
+                    if skipping:  # the end of a line too long to keep
+                        skipping = False
+                    elif line.strip() and (value := _object(line, tally)) is not None:
+                        yield value
+                if len(rest) > limit:
+                    if not skipping:
+                        tally.unreadable += 1
+                    rest, skipping = b"", True
+            if rest.strip() and not skipping and (value := _object(rest, tally)) is not None:
+                yield value
+    except SubjectError:
+        raise
+    except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+        quiet = isinstance(exc, TimeoutError) and not str(exc)
+        reason = f"no byte for {IDLE_S:g} s" if quiet else f"{type(exc).__name__}: {exc}"
+        raise subject.fail(f"reading the batch's results failed ({reason})", kind="connection",
+                           retryable=True) from None
+
+
+def _object(raw: bytes, tally: Tally) -> dict | None:
+    """A line as a JSON object; None (counted) when it is not one."""
+    try:
+        value = loads_answer(raw)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        tally.unreadable += 1
+        return None
+    return value
