@@ -226,3 +226,40 @@ def test_inspect_csv_records_with_their_file_lines(tmp_path):
     pairs = load_dataset_records({"format": "inspect", "path": "d.csv"}, tmp_path, tmp_path, 1 << 20, None,
                                  with_lines=True)
     assert [(line, case["id"]) for line, case in pairs] == [(2, "1"), (5, "2")]  # Inspect's ids
+
+
+# ---- D11: reports, transcripts and exports nested past what a JSON parser follows ----------
+
+DEEP_DOC = '{"schema":"scoreboard.report/v1","run":' + "[" * DEEP + "]" * DEEP + ',"plan":{},"attempts":[],"summary":{}}'
+
+
+@pytest.mark.parametrize("args", [
+    ["verify", "deep.json"],
+    ["report", "deep.json"],
+    ["compare", "deep.json", "deep.json"],
+    ["rescore", "deep.json", "--output", "new.json"],
+    ["aggregate", "deep.json", "deep.json"],
+    ["run", "--cases", "c.jsonl", "--subject", "mock", "--baseline", "deep.json", "--max-regression", "0.1",
+     "--output-dir", "out"],
+    ["score", "--from", "codex", "deep.jsonl"],
+], ids=lambda a: a[0] + ("-" + a[2] if a[0] == "score" else ""))
+def test_a_document_nested_past_the_parser_is_one_line(tmp_path, args):
+    """json.loads raises RecursionError (not ValueError) on 100,000 nested arrays: it was an
+    internal error in every command that reads a report or an agent's export."""
+    (tmp_path / "deep.json").write_text(DEEP_DOC)
+    (tmp_path / "deep.jsonl").write_text("[" * DEEP + "]" * DEEP + "\n")
+    (tmp_path / "c.jsonl").write_text('{"id": "a", "input": "x", "expected": "x"}\n')
+    before = tree(tmp_path)
+    done = cli(tmp_path, *args)
+    one_error(done, "deep.json", "nested too deeply to read")
+    assert tree(tmp_path) == before
+
+
+def test_loads_turns_recursion_into_invalid_json():
+    from scoreboard.jsonio import TOO_DEEP, loads
+
+    with pytest.raises(ValueError, match="nested too deeply"):
+        loads("[" * DEEP + "]" * DEEP)
+    with pytest.raises(ValueError, match="nested too deeply"):
+        loads(("[" * DEEP + "]" * DEEP).encode())
+    assert loads("[[1]]") == [[1]] and TOO_DEEP

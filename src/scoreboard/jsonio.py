@@ -94,14 +94,23 @@ def representable(value: Any) -> tuple[Any, dict[str, int]]:
     return out, {k: n for k, n in counts.items() if n}
 
 
+#: what a document nested past what a parser can follow raises (a user's file, not ours)
+TOO_DEEP = "nested too deeply to read (more levels than a JSON parser follows)"
+
+
 def loads(data: bytes | str) -> Any:
-    """Parse one JSON document (orjson when installed)."""
+    """Parse one JSON document (orjson when installed). Nesting deeper than the parser can
+    follow is a ValueError like any other invalid JSON, never a RecursionError."""
     if _orjson is not None:
         try:
             return _orjson.loads(data)
-        except ValueError:  # integers beyond 64 bits: the stdlib reads what it wrote
-            pass
-    return json.loads(data)
+        except ValueError as exc:  # integers beyond 64 bits: the stdlib reads what it wrote
+            if "recursion" in str(exc).lower():
+                raise ValueError(TOO_DEEP) from None
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError(TOO_DEEP) from None
 
 
 def read_entries_file(path: str, what: str) -> tuple[str | None, list]:

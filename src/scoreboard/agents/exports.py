@@ -17,12 +17,12 @@ Token counts: Claude's `input_tokens` here is the whole prompt the model read
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..jsonio import loads as loads_json
 from ..safefile import DEFAULT_MAX_FILE_BYTES, FileRefused, read_regular
 
 FORMATS = ("claude-json", "claude-stream", "codex")
@@ -89,7 +89,7 @@ def read_export(path: str | Path, fmt: str = "auto", *, run_id: str | None = Non
     rid = run_id or path.stem
     if fmt == "claude-json":
         try:
-            obj = json.loads(text)
+            obj = loads_json(text)
         except ValueError as exc:
             raise ConfigError(f"invalid JSON: {exc}", file=shown) from None
         return parse_claude_json(obj, rid, shown)
@@ -105,7 +105,7 @@ def detect_format(text: str) -> str | None:
     if not stripped:
         return None
     try:
-        whole = json.loads(stripped)
+        whole = loads_json(stripped)
     except ValueError:
         whole = None
     if isinstance(whole, dict) and whole.get("type") == "result" and "session_id" in whole:
@@ -118,7 +118,7 @@ def detect_format(text: str) -> str | None:
     for line in stripped.splitlines():
         if line.strip():
             try:
-                first = json.loads(line)
+                first = loads_json(line)
             except ValueError:
                 return None
             break
@@ -136,7 +136,7 @@ def _jsonl(text: str, shown: str) -> list[dict]:
     stripped = text.strip()
     if stripped.startswith("["):  # the claude `json --verbose` list of events
         try:
-            value = json.loads(stripped)
+            value = loads_json(stripped)
         except ValueError:
             value = None
         if isinstance(value, list):
@@ -146,7 +146,7 @@ def _jsonl(text: str, shown: str) -> list[dict]:
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = loads_json(line)
         except ValueError as exc:
             raise ConfigError(f"invalid JSON line: {exc}", file=shown, line=number) from None
         if not isinstance(value, dict):

@@ -37,6 +37,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from ..errors import ConfigError
+from ..jsonio import loads as loads_json
 
 SCHEMA = "scoreboard.footprint/v1"
 ENCODINGS = ("cl100k_base", "o200k_base")
@@ -311,7 +312,7 @@ def _json_items(text: str, size: int, spec: str, counter: TokenCounter, forced: 
                           f"{pages_detail(capture)} (file {size} bytes)", tools=len(tools)))
         return items
     try:  # OpenAI or Anthropic definitions: one JSON document holding the list
-        whole = json.loads(text)
+        whole = loads_json(text)
     except ValueError:
         whole = None
     found = tool_list(whole) if whole is not None else None

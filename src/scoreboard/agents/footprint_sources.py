@@ -10,7 +10,6 @@ and notifications in it are skipped): each answer is recognised by its result's 
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import signal
@@ -20,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError
+from ..jsonio import loads as loads_json
 
 #: what a command run for a measurement may print before it is stopped
 MAX_OUTPUT_BYTES = 16 * 1024 * 1024
@@ -46,14 +46,14 @@ def json_messages(text: str) -> list[Any] | None:
     """The JSON values a text holds: one document (an array is its items), or one per non-empty
     line; None when it is neither."""
     try:
-        value = json.loads(text)
+        value = loads_json(text)
     except ValueError:
         value = None
         items = []
         for line in text.splitlines():
             if line.strip():
                 try:
-                    items.append(json.loads(line))
+                    items.append(loads_json(line))
                 except ValueError:
                     return None
         return items or None

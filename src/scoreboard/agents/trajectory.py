@@ -16,6 +16,7 @@ import json
 import re
 from typing import Any
 
+from ..jsonio import loads as loads_json
 from .exports import ExportedRun, parse_claude_stream, parse_codex
 
 _EXIT = re.compile(r"^(?:Error: )?Exit code (\d+)")
@@ -30,7 +31,7 @@ def json_lines(stdout: str) -> list[dict]:
         line = line.strip()
         if line.startswith("{"):
             try:
-                value = json.loads(line)
+                value = loads_json(line)
             except ValueError:
                 continue
             if isinstance(value, dict):

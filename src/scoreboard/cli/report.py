@@ -38,7 +38,7 @@ def main(args: argparse.Namespace) -> int:
         from ..record.render import render
         from ..record.view import view_of
 
-        text = render(view_of(report), fmt)
+        text = render(view_of(report, source=args.report), fmt)
     if args.output:
         write_new(args.output, text)
         print(f"{fmt}: {args.output}")

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from ..errors import ConfigError
 from ..hashing import sha256_bytes
+from ..jsonio import loads as loads_json
 from ..stats import aggregate as figures
 from ..stats.gates import dq_gates, fail_under_gates, refuse_unchecked
 from .diff import deep_diff
@@ -280,14 +281,12 @@ def is_aggregate(data: bytes) -> bool:
 def verify_aggregate(path: str | os.PathLike, data: bytes, root: str | os.PathLike | None = None) -> dict:
     """Recompute an aggregate from the stage reports it names (their bytes must still hash to what
     it recorded) and name every difference: {ok, mismatches, checked}."""
-    import json
-
     from .chains import mismatch
     from .io import json_path
 
     shown = str(path)
     try:
-        record = json.loads(data.decode("utf-8-sig"))
+        record = loads_json(data.decode("utf-8-sig"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise ConfigError(f"aggregate is not valid JSON: {exc}", file=shown) from None
     mismatches = []

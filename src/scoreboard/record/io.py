@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import ConfigError
+from ..jsonio import loads as loads_json
 from ..stats.comparison import format_p as fmt_p
 from ..validation import first_error_parts
 from .schema import (  # SCHEMA(S) re-exported: the version written, those read
@@ -75,7 +76,7 @@ def read_report_bytes(path: str | os.PathLike, *, limit: int | None = None) -> b
 def report_from_bytes(data: bytes, shown: str) -> dict:
     """A report's bytes as plain data; a one-line error naming `shown` when they are not one."""
     try:
-        report = json.loads(data.decode("utf-8-sig"))
+        report = loads_json(data.decode("utf-8-sig"))
     except UnicodeDecodeError:
         raise ConfigError("report is not valid UTF-8", file=shown) from None
     except ValueError as exc:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..errors import ConfigError
+from ..jsonio import loads as loads_json
 from ..record.files import make_private_dirs, reserve_run
 from .base import RunEntry
 
@@ -88,7 +89,7 @@ def open_run_folder(run_dir: str | os.PathLike) -> tuple[RunFolder, dict]:
         raise _not_a_folder(given)
     folder = RunFolder(given.resolve())
     try:
-        meta = json.loads(folder.meta_path.read_text(encoding="utf-8"))
+        meta = loads_json(folder.meta_path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError("not a run folder (no run.json): give the folder a run made, "
                           "eval-results/<suite>/<UTC stamp>", file=str(run_dir), flag="--resume") from None
@@ -229,7 +230,7 @@ class FileStore:
             for meta_path in directory.glob("*/run.json"):
                 folder = RunFolder(meta_path.parent)
                 try:
-                    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+                    meta = loads_json(meta_path.read_text(encoding="utf-8"))
                 except (OSError, ValueError):
                     continue
                 report = folder.report_path(".json")
