@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import BudgetExceeded, SubjectError
+from ..jsonio import loads
 from ..subjects.values import SubjectRequest
 
 SYSTEM = ("You are a strict, impartial evaluator. Judge only what you are shown. Answer with a "
@@ -89,7 +90,10 @@ def _extract(output, validator) -> tuple[Any, str | None]:
     value: Any = None
     if output.tool_calls:
         args = output.tool_calls[0].get("args")
-        value = json.loads(args) if isinstance(args, str) and args.strip().startswith("{") else args
+        try:
+            value = loads(args) if isinstance(args, str) and args.strip().startswith("{") else args
+        except ValueError as exc:  # invalid, or nested past the parser: an answer it cannot use
+            return None, f"the tool call's arguments are not JSON ({exc})"
     if not isinstance(value, dict):
         ok, parsed, error = output.parsed_json()
         if not ok:

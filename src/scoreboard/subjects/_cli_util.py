@@ -3,13 +3,13 @@ JSON result, and the message of a failed start."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from ..errors import SubjectError
+from ..jsonio import loads
 
 #: the folder (under the working directory) that holds each CLI call's throwaway directory
 TMP_ROOT = ".scoreboard-tmp"
@@ -18,13 +18,13 @@ TMP_ROOT = ".scoreboard-tmp"
 def last_json(stdout: str) -> Any:
     text = stdout.strip()
     try:
-        return json.loads(text)
+        return loads(text)
     except ValueError:
         pass
     for line in reversed(text.splitlines()):
         if line.startswith("{"):
             try:
-                return json.loads(line)
+                return loads(line)
             except ValueError:
                 continue
     return None

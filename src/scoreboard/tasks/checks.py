@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-import json
 import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..jsonio import loads
 from .procs import run_bounded
 from .spec import Check
 
@@ -86,7 +86,7 @@ async def _run_command(check: Check, folder: Path, ctx: CheckContext, files: dic
     verdict: dict | None = None
     if last.startswith("{"):
         try:
-            parsed = json.loads(last)
+            parsed = loads(last)
         except ValueError:
             parsed = None
         if isinstance(parsed, dict) and isinstance(parsed.get("passed"), (bool, type(None))):

@@ -27,6 +27,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from ..jsonio import loads
 from .procs import free_port, kill_group, track_group, untrack_group
 from .spec import Environment
 
@@ -154,7 +155,7 @@ class Fixture:
         except (OSError, urllib.error.URLError) as exc:
             raise FixtureError(f"the fixture's audit endpoint {self.spec.audit} failed: {exc}") from None
         try:
-            value = json.loads(raw)
+            value = loads(raw)
         except ValueError:
             raise FixtureError(f"the fixture's audit endpoint {self.spec.audit} did not answer JSON") from None
         if not isinstance(value, dict):
