@@ -194,3 +194,19 @@ def test_outside_a_suite_load_nothing_is_counted(tmp_path):
         tally.parsed([1], "f")
         with pytest.raises(ConfigError, match=r"f:9: the suite's case records hold more than 3 values"):
             tally.parsed([1, 2], "f", line=9)
+
+
+def test_a_plan_too_large_to_index_is_refused_before_anything_is_sized_by_it(tmp_path):
+    """100 cases x 50 variants x 1,000 runs: 5 million attempts over a limit of 1 million. It
+    was a MemoryError (internal error) at 500 billion attempts; now one line, exit 1."""
+    jsonl(tmp_path / "cases.jsonl", [{"id": f"c{i}", "input": "x", "expected": "x"} for i in range(100)])
+    body = {"name": "big", "cases": "cases.jsonl", "runs": 1000, "graders": ["exact"],
+            "variants": {f"v{i}": {"subject": "mock"} for i in range(50)}, "limits": {"max_attempts": 1_000_000}}
+    (tmp_path / "suite.json").write_text(json.dumps(body))
+    for command in (["validate", "suite.json"], ["run", "suite.json", "--dry-run", "--output-dir", "out"]):
+        one_error(cli(tmp_path, *command), "suite.json: the run would make 5,000,000 attempts "
+                  "(100 cases x 50 variants x 1,000 runs), more than 1,000,000 (limits.max_attempts)")
+    assert not (tmp_path / "out").exists()
+    body["limits"]["max_attempts"] = 5_000_000
+    (tmp_path / "suite.json").write_text(json.dumps(body))
+    assert cli(tmp_path, "validate", "suite.json").returncode == 0

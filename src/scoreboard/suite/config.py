@@ -50,6 +50,8 @@ class Limits(Strict):
     #: the suite's case data in all (cases/budget.py): bytes read, and values parsed
     max_total_bytes: int = Field(256 * 1024 * 1024, gt=0)
     max_values: int = Field(5_000_000, gt=0)
+    #: cases x variants x runs of one run (the engine's index and log grow with it)
+    max_attempts: int = Field(10_000_000, gt=0)
     max_input_bytes: int = Field(1024 * 1024, gt=0)
     max_depth: int = Field(Bounds.max_depth, ge=2, le=1000)
     max_number_chars: int = Field(Bounds.max_number_chars, ge=1, le=4300)

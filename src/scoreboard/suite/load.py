@@ -251,6 +251,11 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
     with errors.each():
         check_isolated_agents(cfg, cases, variants, source, dry_run)  # issue 16: an http agent
     names = [v.name for v in variants]
+    planned = len(cases) * len(variants) * cfg.runs
+    if planned > cfg.limits.max_attempts:  # before anything sized by the plan is built
+        errors.add(ConfigError(f"the run would make {planned:,} attempts ({len(cases):,} cases x "
+                               f"{len(variants):,} variants x {cfg.runs:,} runs), more than "
+                               f"{cfg.limits.max_attempts:,} (limits.max_attempts)", file=source))
     with errors.each(), _in_file(None if "fail_under" in flags else source):  # a gate naming no variant fails now
         fail_under_gates({"variants": {}}, cfg.fail_under, names)
     with errors.each(), _in_file(None if "fail_under_metrics" in flags else source):  # and an unknown metric
