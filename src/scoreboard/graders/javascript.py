@@ -11,7 +11,11 @@ are a function body; a file exports a function `(output, context)` (module.expor
 export, or the default export). It returns a boolean, a finite number (the score: passes when
 > 0, or at `threshold`) or a GradingResult `{pass, score, reason, namedScores}`; `not: true`
 inverts the verdict and keeps a returned score (promptfoo's `not-javascript`). A thrown error
-fails the grade with its message, as promptfoo does.
+fails the grade with its message, as promptfoo does. `strict: true` (set by `scoreboard import
+promptfoo`) keeps promptfoo 0.121's stricter checks: a returned object must have boolean `pass`,
+numeric `score` and text `reason` (else the grade fails), a single line splits at its last
+semicolon outside quotes even inside braces, and `context.test.description` is the case's
+`description` metadata.
 
 The code runs with the user's permissions, like a python grader: it is trusted as a script.
 Grades run in long-lived Node workers (graders/node_pool.py: one JSON job per line, not one
@@ -56,7 +60,8 @@ class JavascriptGrader(Grader):
             value = {"code": value}
         if not isinstance(value, dict):
             raise option_error(cls.name, f"options are code or a mapping, got {short(value)}")
-        check_keys(cls.name, value, ("code", "file", "function", "threshold", "not", "timeout_s", "sha256", "config"))
+        check_keys(cls.name, value, ("code", "file", "function", "threshold", "not", "timeout_s", "sha256", "config",
+                                      "strict"))
         if ("code" in value) == ("file" in value):
             raise option_error(cls.name, "give 'code' or 'file'")
         out: dict = {}
@@ -93,6 +98,10 @@ class JavascriptGrader(Grader):
             out["timeout_s"] = timeout
         if value.get("config") is not None:
             out["config"] = value["config"]
+        if value.get("strict", False) is not False:
+            if value["strict"] is not True:
+                raise option_error(cls.name, "'strict' is true or false")
+            out["strict"] = True
         if node_path() is None:
             raise ConfigError("the javascript grader needs Node.js: install it so `node` is on PATH "
                               "(https://nodejs.org)", field="graders")
@@ -105,10 +114,12 @@ class JavascriptGrader(Grader):
         # passed as the value, as promptfoo passes the provider's (or transform's) output
         output = ctx.output.json if ctx.output.json is not None else ctx.output.text
         prompt = case.input if isinstance(case.input, str) else json.dumps(case.input)
-        job = {k: self.options[k] for k in ("code", "file", "function", "threshold") if k in self.options}
+        job = {k: self.options[k] for k in ("code", "file", "function", "threshold", "strict") if k in self.options}
+        test = {"vars": case.vars or {}, "metadata": case.metadata}
+        if self.options.get("strict") and isinstance(case.metadata, dict) and "description" in case.metadata:
+            test["description"] = case.metadata["description"]
         job.update(inverse=self.options.get("not", False), output=output,
-                   context={"prompt": prompt, "vars": case.vars or {},
-                            "test": {"vars": case.vars or {}, "metadata": case.metadata},
+                   context={"prompt": prompt, "vars": case.vars or {}, "test": test,
                             "config": self.options.get("config")})
         node = node_path()
         if node is None:

@@ -28,10 +28,28 @@ function lastTopLevelSemicolon(code) {
   return last;
 }
 
-function buildFunctionBody(code) {
+// promptfoo 0.121's findLastStatementSemicolon (strict jobs): the last semicolon outside
+// quotes, braces and brackets not considered
+function lastUnquotedSemicolon(code) {
+  let single = false, double = false, template = false, last = -1;
+  for (let i = 0; i < code.length; i++) {
+    const c = code[i];
+    let slashes = 0;
+    for (let j = i - 1; j >= 0 && code[j] === '\\'; j--) slashes++;
+    if (slashes % 2 === 0) {
+      if (c === "'" && !double && !template) single = !single;
+      else if (c === '"' && !single && !template) double = !double;
+      else if (c === '`' && !single && !double) template = !template;
+    }
+    if (c === ';' && !single && !double && !template) last = i;
+  }
+  return last;
+}
+
+function buildFunctionBody(code, strict) {
   const trimmed = code.trim().replace(/;+\s*$/, '');
   if (/^(const|let|var)\s/.test(trimmed)) {
-    const semi = lastTopLevelSemicolon(trimmed);
+    const semi = strict ? lastUnquotedSemicolon(trimmed) : lastTopLevelSemicolon(trimmed);
     if (semi !== -1 && trimmed.slice(semi + 1).trim()) {
       return `${trimmed.slice(0, semi + 1)} return ${trimmed.slice(semi + 1).trim()}`;
     }
@@ -42,6 +60,32 @@ function buildFunctionBody(code) {
 
 function isGradingResult(r) {
   return r !== null && typeof r === 'object' && typeof r.pass === 'boolean';
+}
+
+// src/types isGradingResult, as promptfoo's validateResult checks it (strict jobs)
+function isFullGradingResult(r) {
+  return r !== null && typeof r === 'object' && typeof r.pass === 'boolean' && typeof r.score === 'number' &&
+    typeof r.reason === 'string' && (r.namedScores === undefined || typeof r.namedScores === 'object');
+}
+
+function normalizeStrict(result, inverse, threshold) {
+  if (typeof result === 'boolean') {
+    const pass = result !== inverse;
+    return { pass, score: pass ? 1 : 0, reason: pass ? 'Assertion passed' : `Custom function returned ${result}` };
+  }
+  if (typeof result === 'number') {
+    const raw = threshold === undefined || threshold === null ? result > 0 : result >= threshold;
+    const pass = raw !== inverse;
+    return { pass, score: Number.isFinite(result) ? result : 0, reason: pass ? 'Assertion passed' : `Custom function returned ${raw}` };
+  }
+  if (isFullGradingResult(result)) {
+    const pass = result.pass !== inverse;
+    const out = { pass, score: result.score,
+      reason: pass === result.pass ? result.reason : (pass ? 'Assertion passed' : `Custom function returned ${result.pass}`) };
+    if (result.namedScores && typeof result.namedScores === 'object') out.named_scores = result.namedScores;
+    return out;
+  }
+  throw new Error(`Custom function must return a boolean, number, or GradingResult object. Got type ${typeof result}: ${JSON.stringify(result)}`);
 }
 
 function normalize(result, inverse, threshold) {
@@ -109,9 +153,10 @@ async function runJob(job) {
     result = await fn(job.output, job.context);
   } else {
     const code = job.code.trimEnd();
-    const body = code.includes('\n') ? code : buildFunctionBody(code);
+    const body = code.includes('\n') ? code : buildFunctionBody(code, job.strict);
     result = await new Function('output', 'context', body)(job.output, job.context);
   }
+  if (job.strict) return normalizeStrict(result, Boolean(job.inverse), job.threshold);
   return normalize(result, Boolean(job.inverse), job.threshold);
 }
 

@@ -5,6 +5,7 @@ dialect, `not-` by each handler's own inverse rule. What cannot be converted rai
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -12,6 +13,16 @@ from typing import Any
 
 from .common import Report, Source, js_string
 from .nunjucks import convert as convert_template
+from .promptfoo_assert_code import (
+    PYTHON_HEADER,
+    Skip,
+    javascript,
+    python,
+    runtime_spec,
+    threshold_of,
+)
+
+__all__ = ["PYTHON_HEADER", "Context", "Skip", "convert", "parse_comma_values", "render", "transform_spec"]
 
 CLOSED_QA = ("You are assessing a submitted answer on a given task based on a criterion. Here is the data:\n"
              "[BEGIN DATA]\n***\n[Task]: {{ input }}\n***\n[Submission]: {{ output }}\n***\n[Criterion]: "
@@ -36,10 +47,6 @@ FACTUALITY_SCORES = {"A": 1, "B": 1, "C": 1, "D": 0, "E": 1}
 JUDGED = {"llm-rubric", "model-graded-closedqa", "factuality", "g-eval", "model-graded-factuality"}
 
 
-class Skip(Exception):
-    """An assertion (or part of one) that is not converted; the message says why."""
-
-
 @dataclass
 class Context:
     """What converting assertions needs beyond the assertion itself."""
@@ -53,6 +60,8 @@ class Context:
     noted: set[str] = field(default_factory=set)  # notes given once for the whole config
     #: whether code the config names may run while importing (transformVars; --run-code)
     run_code: bool = False
+    #: (test location, id of its vars) -> an equals already holds that case's `expected`
+    expected_taken: set = field(default_factory=set)
 
 
 def parse_comma_values(value: str) -> list[str]:
@@ -106,9 +115,14 @@ def _compiled(value: str) -> Any:
 
 
 def render(value: Any, vars_: dict) -> Any:
-    """An assertion value rendered with the test's vars (strings, and strings inside a list)."""
+    """An assertion value rendered with the test's vars (a text, and the texts directly inside a
+    list, as runAssertion renders them; mappings are left as written)."""
     if isinstance(value, list):
-        return [render(v, vars_) for v in value]
+        return [_render_text(v, vars_) for v in value]
+    return _render_text(value, vars_)
+
+
+def _render_text(value: Any, vars_: dict) -> Any:
     if not isinstance(value, str) or ("{{" not in value and "{%" not in value):
         return value
     try:
@@ -138,13 +152,7 @@ def _modifiers(spec: dict, a: dict, vars_: dict) -> dict:
     return spec
 
 
-def _threshold(a: dict, default: float | None) -> float | None:
-    t = a.get("threshold")
-    if t is None:
-        return default
-    if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t):
-        raise Skip(f"threshold {t!r} is not a number")
-    return t
+_threshold = threshold_of
 
 
 def convert(a: dict, vars_: dict, ctx: Context, where: str) -> tuple[dict | None, Any]:
@@ -158,22 +166,41 @@ def convert(a: dict, vars_: dict, ctx: Context, where: str) -> tuple[dict | None
         else None
     if a.get("provider") is not None and base not in ("similar",):
         ctx.report.note(f"{where}: the assertion's own grader provider is replaced by the suite's judge")
+    handler = HANDLERS.get(base)
+    if handler is None:
+        raise Skip(NOT_CONVERTED.get(base, f"assertion type {kind!r} has no scoreboard equivalent"))
     value = a.get("value")
     if isinstance(value, str) and value.startswith("file://"):
         if base not in ("javascript", "python"):
             value = _file_value(value, ctx, where)
+    elif isinstance(value, list):
+        value = [_file_value(v, ctx, where) if isinstance(v, str) and v.startswith("file://") else v for v in value]
+        value = render(value, vars_)
     else:
         value = render(value, vars_)
-    handler = HANDLERS.get(base)
-    if handler is None:
-        raise Skip(f"assertion type {kind!r} has no scoreboard equivalent")
-    spec, expected = handler(value, a, inverse, ctx, where)
+    try:
+        spec, expected = handler(value, a, inverse, ctx, where)
+    except Invalid as exc:  # promptfoo's handler throws: the row is an error, so the case fails
+        ctx.report.note(f"{where}: promptfoo stops this {kind} with an error ({exc}), so it fails every test; "
+                        "converted to a grader that always fails")
+        spec, expected = runtime_spec(ctx, f"_pf.fail({('Error: ' + str(exc))!r})"), None
     if spec is None:
         return None, None
+    if expected is not None:
+        key = (where.rsplit(".assert.", 1)[0], id(vars_))
+        if ".assert." in key[0] or key in ctx.expected_taken:
+            # a second equals (or one inside an assert-set): the case has one expected value
+            spec, expected = _equals_runtime(expected, a, inverse, ctx), None
+        else:
+            ctx.expected_taken.add(key)
     spec = _modifiers(spec, a, vars_)
     if transform is not None:  # src/assertions/index.ts runAssertion: applied before the handler
         spec["transform"] = transform
     return spec, expected
+
+
+class Invalid(Exception):
+    """An assertion promptfoo's handler rejects by throwing (an invariant): the row errors."""
 
 
 def transform_spec(value: Any, ctx: Context, where: str, context: str) -> dict:
@@ -217,39 +244,59 @@ def _not(spec: Any, inverse: bool) -> Any:
     return {"not": spec} if inverse else spec
 
 
+def _call(ctx: Context, name: str, *args: Any) -> dict:
+    return runtime_spec(ctx, f"_pf.{name}(" + ", ".join(["output", *map(repr, args)]) + ")")
+
+
 def _equals(value, a, inverse, ctx, where):
-    if isinstance(value, (dict, list)):
-        spec = {"exact": {"fences": False, "numeric_types": False}}
-        return _not(spec, inverse), value
+    """equals.ts: an object value (a list, null) deep-equals JSON.parse(output); anything else
+    String(value) === output. The first equals of a case is the case's `expected`."""
+    if "value" not in a:
+        return _call(ctx, "equals", "undefined", inverse), None  # String(undefined)
     if value is None:
-        raise Skip("equals needs a value")
-    # String(renderedValue) === outputString (src/assertions/equals.ts)
+        return _call(ctx, "equals", None, inverse), None
+    if isinstance(value, (dict, list)):
+        return _not({"exact": {"fences": False, "numeric_types": False}}, inverse), value
     return _not({"exact": {"fences": False}}, inverse), js_string(value)
+
+
+def _equals_runtime(expected: Any, a: dict, inverse: bool, ctx: Context) -> dict:
+    if isinstance(expected, (dict, list)):
+        return _call(ctx, "equals", expected, inverse)
+    return _call(ctx, "equals", expected, inverse, expected)
+
+
+def _js_falsy(value: Any) -> bool:
+    """JavaScript's falsy values among YAML's (an empty list or mapping is truthy)."""
+    if value is None or value is False or value == "":
+        return True
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and (value == 0 or math.isnan(value))
 
 
 def _contains(base: str):
     def handler(value, a, inverse, ctx, where):
         many = base.endswith(("-any", "-all"))
+        folded = base.startswith("i")
         if many:
+            if _js_falsy(value):  # invariant(value, ...)
+                raise Invalid(f'"{base}" assertion type must have a value')
             if isinstance(value, str):
                 value = parse_comma_values(value)
-            if not isinstance(value, list) or not value:
-                raise Skip(f"{base} needs a list (or comma-separated) value")
+            if not isinstance(value, list):
+                raise Invalid(f'"{base}" assertion type must have an array value')
             patterns = [js_string(v) for v in value]
         else:
             if not ((isinstance(value, str) and value) or (isinstance(value, (int, float))
-                                                          and not isinstance(value, bool))):
-                raise Skip(f"{base} needs a non-empty string or number value")
+                                                          and not isinstance(value, bool) and not math.isnan(value))):
+                raise Invalid(f'"{base}" assertion type must have a string or number value')
             patterns = [js_string(value)]
-        if any(p == "" for p in patterns):
-            raise Skip(f"{base} has an empty value, which every output contains")
-        options: dict = {"patterns": patterns}
-        if base.startswith("i"):
-            options.update(ignore_case=True, fold="lower")  # toLowerCase, not casefold
         mode = "any" if base.endswith("-any") else "all"
-        if inverse and mode == "any":  # none may occur
-            return {"not-contains": options}, None
-        if inverse and not many:
+        if not patterns or "" in patterns:  # [] (-any fails, -all passes); "" is in every output
+            return _call(ctx, "contains", patterns, mode, folded, inverse), None
+        options: dict = {"patterns": patterns}
+        if folded:
+            options.update(ignore_case=True, fold="lower")  # toLowerCase, not casefold
+        if inverse and (mode == "any" or not many):  # none may occur
             return {"not-contains": options}, None
         options["mode"] = mode
         return _not({"contains": options}, inverse), None
@@ -257,18 +304,25 @@ def _contains(base: str):
 
 
 def _starts_with(value, a, inverse, ctx, where):
-    if not isinstance(value, (str, int, float)) or value == "":
-        raise Skip("starts-with needs a value")
-    return _not({"starts-with": js_string(value)}, inverse), None
+    if not isinstance(value, str) or not value:
+        raise Invalid('"starts-with" assertion type must have a string value')
+    return _not({"starts-with": value}, inverse), None
 
 
 def _regex(value, a, inverse, ctx, where):
+    """regex.ts: new RegExp(value).test(output); a pattern JavaScript rejects fails (not- too).
+    A pattern Python's re cannot match exactly runs in Node (the javascript grader)."""
     if not isinstance(value, str) or not value:
-        raise Skip("regex needs a string value")
+        raise Invalid('"regex" assertion type must have a string value')
     try:
         _translate(value)
     except ValueError as exc:
-        raise Skip(f"JavaScript regex {value!r} cannot be translated exactly: {exc}") from None
+        ctx.report.note(f"{where}: the JavaScript regex {value!r} is matched by Node.js ({exc})")
+        code = ("const text = typeof output === 'string' ? output : JSON.stringify(output);\n"
+                f"let re;\ntry {{ re = new RegExp({json.dumps(value)}); }} catch (e) {{\n"
+                "  return {pass: false, score: 0, reason: 'Invalid regex pattern: ' + e.message};\n}\n"
+                f"return re.test(text) !== {str(inverse).lower()};")
+        return {"javascript": {"code": code, "strict": True}}, None
     return {("not-regex" if inverse else "regex"): {"patterns": [value], "dialect": "javascript"}}, None
 
 
@@ -294,94 +348,94 @@ def _schema(value: Any) -> Any:
     return value
 
 
-def _json(name: str):
-    def handler(value, a, inverse, ctx, where):
-        schema = _schema(value)
-        spec = {name: {"schema": schema}} if schema is not None else name
-        return _not(spec, inverse), None
-    return handler
+def _is_json(value, a, inverse, ctx, where):
+    """json.ts handleIsJson: JSON.parse the whole output; a value is a schema (an object, YAML
+    text, a file); not- inverts."""
+    schema = _schema(value)
+    return _not({"is-json": {"schema": schema}} if schema is not None else "is-json", inverse), None
 
 
-def _javascript(value, a, inverse, ctx, where):
-    options: dict = {}
-    if isinstance(value, str) and value.startswith("file://"):
-        name, _, fn = value[len("file://"):].partition(":")
-        ctx.copied[name] = ctx.source.read_text(name, where)
-        options = {"file": name, **({"function": fn} if fn else {})}
-    elif isinstance(value, str) and value.strip():
-        options = {"code": value}
-    else:
-        raise Skip("javascript needs code or a file:// reference")
-    t = _threshold(a, None)
-    if t is not None:
-        options["threshold"] = t
-    if inverse:
-        options["not"] = True
-    if a.get("config") is not None:
-        options["config"] = a["config"]
-    return {"javascript": options}, None
-
-
-def _python(value, a, inverse, ctx, where):
-    index = len(ctx.python) + 1
-    config = repr(a.get("config"))
-    threshold = _threshold(a, None)
-    if isinstance(value, str) and value.startswith("file://"):
-        name, _, fn = value[len("file://"):].partition(":")
-        ctx.copied[name] = ctx.source.read_text(name, where)
-        body = (f"def _user_{index}(output, context):\n"
-                f"    return _load({name!r}).{fn or 'get_assert'}(output, context)\n")
-    elif isinstance(value, str) and value.strip():
-        code = value.rstrip("\n") if "\n" in value else value
-        if "\n" in code:
-            import re
-
-            m = re.search(r"^(?!\s*$)\s+", code, re.MULTILINE)
-            indent = m.group(0) if m else "    "
-            inner = "\n".join(indent + line for line in code.split("\n"))
-        else:
-            inner = f"    return {code}"
-        body = f"def _user_{index}(output, context):\n{inner}\n"
-    else:
-        raise Skip("python needs code or a file:// reference")
-    ctx.python.append(body + f"\n\ndef assert_{index}(output, context):\n"
-                      f"    return _finish(_user_{index}, output, context, {config}, {inverse!r}, {threshold!r})\n")
-    return {"python": {"file": "promptfoo_asserts.py", "function": f"assert_{index}"}}, None
+def _contains_json(value, a, inverse, ctx, where):
+    """json.ts handleContainsJson over extractJsonObjects: each balanced {...} read by js-yaml
+    (so {a: 1}, single quotes and a trailing comma count), with a schema any one must validate."""
+    return _call(ctx, "contains_json", _schema(value), inverse), None
 
 
 def _measure(name: str, kind: str):
     def handler(value, a, inverse, ctx, where):
         t = _threshold(a, None)
-        if t is None:
-            raise Skip(f"{kind} without a threshold only records a metric")
-        if name == "max-latency-ms":
-            t = math.floor(t) if t == int(t) else t
+        if t is None:  # latency.ts / cost.ts throw
+            raise Invalid(f"{kind.capitalize()} assertion must have a threshold")
         return _not({name: t}, inverse), None
     return handler
 
 
-def _levenshtein(value, a, inverse, ctx, where):
+def _text_value(kind: str, value: Any) -> str:
     if not isinstance(value, str):
-        raise Skip("levenshtein needs a string value")
-    t = a.get("threshold") or 5  # `assertion.threshold || 5`: 0 means 5
-    if inverse:
-        ctx.report.note(f"{where}: promptfoo's levenshtein ignores not-, so not-levenshtein grades as levenshtein")
-    return {"levenshtein": {"value": value, "threshold": math.floor(t)}}, None
+        raise Invalid(f'"{kind}" assertion type must have a string value')
+    return value
+
+
+def _levenshtein(value, a, inverse, ctx, where):
+    """levenshtein.ts: fastest-levenshtein distance (UTF-16 units) <= (threshold ?? 5), not- inverts."""
+    return _call(ctx, "levenshtein", _text_value("levenshtein", value), _threshold(a, None), inverse), None
 
 
 def _rouge(value, a, inverse, ctx, where):
-    # src/assertions/rouge.ts: rouge.n(outputString, renderedValue, {}) from js-rouge, pass at
-    # score >= (threshold ?? 0.75), inverted by not- with score 1 - score
-    if not isinstance(value, str):
-        raise Skip("rouge-n needs a string value")
-    spec = {"rouge-n": {"value": value, "n": 1, "method": "js-rouge", "threshold": _threshold(a, 0.75)}}
-    return _not(spec, inverse), None
+    """rouge.ts: lowercased, js-rouge's tokens, clipped unigram F1 >= (threshold ?? 0.75)."""
+    return _call(ctx, "rouge_n", _text_value("rouge", value), _threshold(a, None), inverse), None
+
+
+def _references(kind: str, value: Any) -> Any:
+    if not (isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))):
+        raise Invalid(f'"{kind}" assertion type must have a string or array of strings value')
+    if value == []:
+        raise Invalid("Invalid inputs")
+    return value
 
 
 def _bleu(value, a, inverse, ctx, where):
-    if not (isinstance(value, str) or (isinstance(value, list) and value and all(isinstance(v, str) for v in value))):
-        raise Skip("bleu needs a string or a list of strings")
-    return _not({"bleu": {"value": value, "threshold": _threshold(a, 0.5), "method": "promptfoo"}}, inverse), None
+    """bleu.ts calculateBleuScore >= (threshold ?? 0.5)."""
+    return _call(ctx, "bleu", _references("bleu", value), _threshold(a, None), inverse), None
+
+
+def _gleu(value, a, inverse, ctx, where):
+    """gleu.ts calculateGleuScore >= (threshold ?? 0.5)."""
+    return _call(ctx, "gleu", _references("gleu", value), _threshold(a, None), inverse), None
+
+
+def _word_count(value, a, inverse, ctx, where):
+    """wordCount.ts: a number (or numeric text) or {min, max}."""
+    if value is None:
+        raise Invalid('"word-count" assertion must have a value')
+    if isinstance(value, dict):
+        low, high = value.get("min"), value.get("max")
+        if low is None and high is None:
+            raise Invalid('"word-count" assertion object must have "min" and/or "max" properties')
+        if low is not None and high is not None and not low <= high:
+            raise Invalid(f'"word-count" assertion: min ({low}) must be less than or equal to max ({high})')
+        value = {k: v for k, v in (("min", low), ("max", high)) if v is not None}
+    elif isinstance(value, str):
+        try:
+            value = float(value.strip()) if value.strip() else 0.0  # Number(value)
+        except ValueError:
+            raise Invalid('"word-count" assertion value must be a number or an object with min/max properties') \
+                from None
+    elif isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise Invalid('"word-count" assertion value must be a number or an object with min/max properties')
+    return _call(ctx, "word_count", value, inverse), None
+
+
+def _is_refusal(value, a, inverse, ctx, where):
+    """refusal.ts: isBasicRefusal's prefixes and phrases; a blank output counts as a refusal."""
+    return _call(ctx, "is_refusal", inverse), None
+
+
+def _finish_reason(value, a, inverse, ctx, where):
+    """finishReason.ts on the subject's finish reason (scoreboard's output status)."""
+    if not isinstance(value, str):
+        raise Invalid('"finish-reason" assertion type must have a string value')
+    return runtime_spec(ctx, f"_pf.finish_reason(context.get('status'), {value!r}, {inverse!r})"), None
 
 
 def _similar(value, a, inverse, ctx, where):
@@ -394,11 +448,15 @@ def _similar(value, a, inverse, ctx, where):
 
 
 def _tools_call(value, a, inverse, ctx, where):
-    # src/assertions/openai.ts handleIsValidOpenAiToolsCall: no tool call fails ("did not return a
-    # valid-looking tools response"); every call must name a function tool the provider offers and
-    # its JSON arguments must validate against that tool's parameters (validateFunctionCall, ajv);
-    # `not-` inverts the verdict (toolCallVerdict)
-    return _not({"tool-calls": {"validate": True, "min_calls": 1}}, inverse), None
+    """openai.ts handleIsValidOpenAiToolsCall: no tool call fails ("did not return a valid-looking
+    tools response"); every call must name a function tool the provider offers and its JSON
+    arguments must validate against that tool's parameters (validateFunctionCall, ajv). The
+    handler never reads `inverse`: promptfoo grades not-is-valid-openai-tools-call as the
+    assertion itself, and so does the import (a note)."""
+    if inverse:
+        ctx.report.note(f"{where}: promptfoo's is-valid-openai-tools-call ignores not-, so it grades as "
+                        "is-valid-openai-tools-call")
+    return {"tool-calls": {"validate": True, "min_calls": 1}}, None
 
 
 def _judged(kind: str):
@@ -438,96 +496,40 @@ def _select_best(value, a, inverse, ctx, where):
 
 HANDLERS = {
     "equals": _equals, "starts-with": _starts_with, "regex": _regex,
-    "is-json": _json("is-json"), "contains-json": _json("contains-json"),
-    "javascript": _javascript, "python": _python,
+    "is-json": _is_json, "contains-json": _contains_json,
+    "javascript": javascript, "python": python,
     "latency": _measure("max-latency-ms", "latency"), "cost": _measure("max-cost", "cost"),
-    "levenshtein": _levenshtein, "rouge-n": _rouge, "bleu": _bleu, "similar": _similar,
-    "is-valid-openai-tools-call": _tools_call, "select-best": _select_best,
+    "levenshtein": _levenshtein, "rouge-n": _rouge, "bleu": _bleu, "gleu": _gleu, "similar": _similar,
+    "similar:cosine": _similar, "word-count": _word_count, "is-refusal": _is_refusal,
+    "finish-reason": _finish_reason, "is-valid-openai-tools-call": _tools_call, "select-best": _select_best,
     **{k: _contains(k) for k in ("contains", "icontains", "contains-any", "contains-all", "icontains-any",
                                  "icontains-all")},
     **{k: _judged(k) for k in ("llm-rubric", "model-graded-closedqa", "factuality", "g-eval")},
     "model-graded-factuality": _judged("factuality"),
 }
 
-PYTHON_HEADER = '''"""promptfoo's python assertions and transforms, converted by `scoreboard import promptfoo`.
-
-Each assert_N runs the original code and applies promptfoo's result rules
-(src/assertions/python.ts): true/false, a number (passes when > 0, or at the threshold), or
-{pass, score, reason}; `not-` inverts the verdict and keeps a returned score. Each
-transform_N calls a Python file transform as promptfoo does (src/util/transform.ts).
-"""
-
-import importlib.util
-import json
-import pathlib
-
-_HERE = pathlib.Path(__file__).resolve().parent
-_MODULES = {}
-
-
-def _load(name):
-    if name not in _MODULES:
-        spec = importlib.util.spec_from_file_location("promptfoo_" + str(len(_MODULES)), _HERE / name)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        _MODULES[name] = module
-    return _MODULES[name]
-
-
-def _js_value(value):
-    """A value as JavaScript reads it back from JSON: an integral float is a whole number."""
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2 ** 53:
-        return int(value)
-    if isinstance(value, dict):
-        return {str(k): _js_value(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_js_value(v) for v in value]
-    return value
-
-
-def _transform(module, name, output, context, kind):
-    """promptfoo's Python transform (src/util/transform.ts getPythonTransformFunction): the
-    function gets the output (a structured value when there is one) and {vars, prompt}; its
-    result comes back through JSON (runPython)."""
-    value = context.get("value", output)
-    shown = context.get("input")
-    shown = shown if isinstance(shown, str) else json.dumps(shown)
-    prompt = {"raw": shown, "label": shown} if kind == "test" else {"label": shown}
-    result = getattr(module, name)(value, {"vars": context.get("vars") or {}, "prompt": prompt})
-    return None if result is None else _js_value(json.loads(json.dumps(result)))
-
-
-def _finish(fn, output, context, config, inverse, threshold):
-    pf_context = {"prompt": context.get("input"), "vars": context.get("vars") or {},
-                  "test": {"vars": context.get("vars") or {}, "metadata": context.get("metadata")},
-                  "config": config}
-    result = fn(output, pf_context)
-    if isinstance(result, str) and result.lower() in ("true", "false"):
-        result = result.lower() == "true"
-    if isinstance(result, str) and result.startswith("{"):
-        result = json.loads(result)
-    if isinstance(result, bool):
-        passed = result != inverse
-        return {"pass": passed, "score": 1.0 if passed else 0.0,
-                "reason": "Assertion passed" if passed else "Python code returned " + str(result).lower()}
-    if isinstance(result, dict):
-        passed = result.get("pass", result.get("pass_"))
-        score = result.get("score", 1.0 if passed else 0.0)
-        reason = result.get("reason", "")
-        if threshold is not None and score < threshold:
-            passed = False
-            reason = "Python score %s is less than threshold %s" % (score, threshold) + (": " + reason if reason else "")
-        final = bool(passed) != inverse
-        if final != bool(passed):
-            reason = "Assertion passed" if final else "Python code returned " + str(bool(passed)).lower()
-        out = {"pass": final, "score": score, "reason": reason}
-        named = result.get("named_scores", result.get("namedScores"))
-        if named:
-            out["named_scores"] = named
-        return out
-    score = float(result)
-    raw = score > 0 if threshold is None else score >= threshold
-    passed = raw != inverse
-    return {"pass": passed, "score": score,
-            "reason": "Assertion passed" if passed else "Python code returned " + str(raw).lower()}
-'''
+#: why the other deterministic types stay listed (promptfoo 0.121's handlers)
+NOT_CONVERTED = {
+    "is-xml": "is-xml has no scoreboard equivalent (promptfoo's own XML well-formedness checker)",
+    "contains-xml": "contains-xml has no scoreboard equivalent (promptfoo's own XML checker)",
+    "is-html": "is-html has no scoreboard equivalent (promptfoo parses with parse5)",
+    "contains-html": "contains-html has no scoreboard equivalent (promptfoo's HTML heuristics)",
+    "is-sql": "is-sql has no scoreboard equivalent (promptfoo parses with node-sql-parser)",
+    "contains-sql": "contains-sql has no scoreboard equivalent (promptfoo parses with node-sql-parser)",
+    "meteor": "meteor has no scoreboard equivalent (promptfoo uses the natural package's WordNet)",
+    "perplexity": "perplexity needs the provider's token logprobs, which scoreboard does not record",
+    "perplexity-score": "perplexity-score needs the provider's token logprobs, which scoreboard does not record",
+    "similar:dot": "similar:dot (dot-product similarity) has no scoreboard equivalent",
+    "similar:euclidean": "similar:euclidean (distance) has no scoreboard equivalent",
+    "is-valid-function-call": "is-valid-function-call (legacy OpenAI functions) has no scoreboard equivalent",
+    "is-valid-openai-function-call": "is-valid-openai-function-call (legacy OpenAI functions) has no scoreboard "
+                                     "equivalent",
+    "trace-span-count": "trace-span-count reads OpenTelemetry traces, which scoreboard does not collect",
+    "trace-span-duration": "trace-span-duration reads OpenTelemetry traces, which scoreboard does not collect",
+    "trace-error-spans": "trace-error-spans reads OpenTelemetry traces, which scoreboard does not collect",
+    "max-score": "max-score compares the outputs of every prompt and provider for a test; scoreboard grades each "
+                 "attempt on its own",
+    "tool-call-f1": "tool-call-f1 has no scoreboard equivalent",
+    "webhook": "webhook posts the output to a URL at grading time; not converted",
+    "ruby": "ruby assertions are not converted",
+}
