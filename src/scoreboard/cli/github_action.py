@@ -67,10 +67,12 @@ def main(argv: list[str] | None = None) -> int:
     token = os.environ.get("GITHUB_TOKEN", "")
     if token:
         remember(token)  # nothing this process prints or writes may carry it
+    resume = stop_commands()
     try:
         run_args = build_parser()[0].parse_args(run_argv(args))
         run_args.debug = False
         outcome = run_outcome(run_args)
+        print_outcome(outcome, to_stderr=False)
     except ScoreboardError as exc:
         print(scrub_known(f"scoreboard: error: {exc}"), file=sys.stderr)
         write_outputs({"verdict": VERDICT.get(exc.exit_code, "errors"), "exit-code": str(exc.exit_code)})
@@ -78,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # bad flags in --args: the parser said which, in one line
         write_outputs({"verdict": VERDICT[1], "exit-code": str(exc.code)})
         raise
-    print_outcome(outcome, to_stderr=False)
+    finally:
+        resume()
     comparison = compare_with(args.baseline, outcome.paths["json"])
     if comparison is not None:
         from .github_comment import comparison_markdown
@@ -89,6 +92,17 @@ def main(argv: list[str] | None = None) -> int:
         comment = post_comment(outcome.head, outcome.exit_code, comparison, token)
     write_outputs(outputs(outcome, comment))
     return outcome.exit_code
+
+
+def stop_commands():
+    """On a GitHub runner, stop it reading workflow commands (`::set-output ...::`, `::add-mask::`,
+    `##[...]`) in what the run prints (case ids, outputs, reasons, error bodies) until the returned
+    function is called; elsewhere nothing is printed."""
+    if os.environ.get("GITHUB_ACTIONS") != "true":
+        return lambda: None
+    token = uuid.uuid4().hex
+    print(f"::stop-commands::{token}", flush=True)
+    return lambda: print(f"::{token}::", flush=True)
 
 
 def compare_with(baseline: str, report: Path) -> dict | None:
@@ -133,8 +147,12 @@ def post_comment(head: dict, exit_code: int, comparison: dict | None, token: str
     except CommentError as exc:
         message = scrub_known(f"scoreboard: warning: could not comment on the pull request: {exc} "
                               "(the job's result is the run's: exit code unchanged)")
-        print(message, file=sys.stderr)
-        append_summary(f"> ⚠️ {message}\n")
+        from ..record.mdtext import inline
+        from ..record.terminal import printable
+
+        print(printable(message), file=sys.stderr)
+
+        append_summary(f"> ⚠️ {inline(message)}\n")  # the message may quote an API's error body
         return "failed"
     print(f"scoreboard: pull request #{number}: comment {done}")
     return done

@@ -15,6 +15,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from ..record.mdtext import code, inline
+
 #: the most comment pages (100 each) searched for the earlier comment
 MAX_PAGES = 20
 #: GitHub refuses comment bodies over 65,536 characters
@@ -35,8 +37,10 @@ def marker(suite: str) -> str:
 
 
 def md(text: object) -> str:
-    """Text safe inside a Markdown table cell (no column breaks, no HTML)."""
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace("\n", " ")
+    """Text shown as itself in a Markdown table cell or line of the comment: no column break, HTML,
+    link, image or code span, and no @mention or #123 reference (GitHub would notify people and
+    cross-link issues from what a case file or a model wrote); see record.mdtext."""
+    return inline(text)
 
 
 def pct(value: float | None) -> str:
@@ -46,7 +50,7 @@ def pct(value: float | None) -> str:
 def comparison_markdown(result: dict) -> str:
     """The comparison of the baseline (A) with this run (B), as the step summary and comment show it."""
     lines = ["#### Compared with the baseline", "",
-             (f"Baseline run `{md(result['a']['run_id'])}` · {result['shared_cases']} shared case(s) "
+             (f"Baseline run {code(result['a']['run_id'])} · {result['shared_cases']} shared case(s) "
              "(same id and input hash)")]
     left = [(len(result[k]), label) for k, label in (("inputs_differ", "left out because their inputs differ"),
                                                       ("only_in_a", "only in the baseline"),

@@ -8,7 +8,7 @@ from html import escape
 
 from ..stats.aggregate import tests_text
 from .io import fmt_rate
-from .markdown_parts import cell
+from .mdtext import cell, code, spell_unseen
 from .schema_aggregate import Aggregate, StageSection
 from .schema_summary import Interval
 
@@ -72,19 +72,19 @@ def render_text(agg: Aggregate, paths: dict) -> str:
         lines.append(f"  gate {'passed' if g.passed else 'FAILED'}: {g.description}")
     for fmt, path in paths.items():
         lines.append(f"  {fmt}: {path}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(spell_unseen(line) for line in lines) + "\n"
 
 
 def _md_section(title: str, what: str, section: StageSection, pointwise: bool) -> list[str]:
-    out = [f"## {title}", "", what, "", (f"- **Run**: {section.run_id} · **Cases**: {len(section.cases)} "
-           f"({', '.join(section.cases[:20])}{'…' if len(section.cases) > 20 else ''})")]
+    out = [f"## {title}", "", what, "", (f"- **Run**: {cell(section.run_id)} · **Cases**: {len(section.cases)} "
+           f"({', '.join(cell(c) for c in section.cases[:20])}{'…' if len(section.cases) > 20 else ''})")]
     if section.selection:
         sel = section.selection
-        out.append(f"- **Chosen by**: {sel.get('method')} (k={sel.get('k')}"
-                   + (f", seed {sel['seed']}" if sel.get("seed") is not None else "") + f"), {sel.get('units')} of "
-                   f"{sel.get('of')}")
+        chosen = (f"{sel.get('method')} (k={sel.get('k')}" + (f", seed {sel['seed']}" if sel.get("seed") is not None
+                                                              else "") + f"), {sel.get('units')} of {sel.get('of')}")
+        out.append(f"- **Chosen by**: {cell(chosen)}")
     if section.instrument is not None:
-        out.append(f"- **Judge check when it ran**: {section.instrument.status}")
+        out.append(f"- **Judge check when it ran**: {cell(section.instrument.status)}")
     out += ["", "| variant | pass rate | 95% CI | passed | quality (0-3) |", "|---|---|---|---|---|"]
     for name, v in section.variants.items():
         ci = v.pass_rate_ci
@@ -95,18 +95,18 @@ def _md_section(title: str, what: str, section: StageSection, pointwise: bool) -
     out.append("")
     for dq in section.dq:
         out.append(f"- dQ {cell(dq.a)} - {cell(dq.b)}: **{dq.dq:+.2f}** ({_ci(dq.ci)}) on {dq.cases} cases"
-                   + "".join(f"; {f}" for f in dq.flags))
+                   + "".join(f"; {cell(f)}" for f in dq.flags))
     for c in section.comparisons:
-        out.append(f"- {c.headline}" + "".join(f"; {f}" for f in c.flags))
+        out.append(f"- {cell(c.headline)}" + "".join(f"; {cell(f)}" for f in c.flags))
     return out + [""]
 
 
 def render_markdown(agg: Aggregate) -> str:
     """The aggregate as Markdown: the lead, then the screen and the held-out stage apart."""
-    lines = [f"# scoreboard aggregate: {agg.suite}", ""]
-    lines += [f"- {x}" for x in headline(agg)]
+    lines = [f"# scoreboard aggregate: {cell(agg.suite)}", ""]
+    lines += [f"- {cell(x)}" for x in headline(agg)]
     lines += ["", "| stage | report | run | SHA-256 |", "|---|---|---|---|"]
-    lines += [f"| {r.stage} | {cell(r.path)} | {r.run_id} | `{r.sha256[:16]}…` |" for r in agg.stages]
+    lines += [f"| {cell(r.stage)} | {cell(r.path)} | {cell(r.run_id)} | {code(r.sha256[:16])}… |" for r in agg.stages]
     lines.append("")
     pointwise = agg.primary == "dq"
     lines += _md_section("Screen (picks)", "The cheap run the pick was made on. Its figures are not pooled with "

@@ -9,12 +9,12 @@ from typing import Any
 from .constants import DRY_RUN_MARK, DRY_RUN_NOTE
 from .io import detectable_words, fmt_p, fmt_rate, models_text, over_bound_words, stability_words
 from .markdown_parts import (
-    cell,
     documents_section,
     fields_section,
     fmt_measure,
     judges_section,
 )
+from .mdtext import block, cell, code
 from .schema import Gate, Plan
 from .schema_summary import (
     Summary,
@@ -29,10 +29,7 @@ def _block(value: Any, limit: int = 2000) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2)
     if len(text) > limit:
         text = text[:limit] + f"\n… ({len(text) - limit} more characters)"
-    fence = "```"
-    while fence in text:
-        fence += "`"
-    return f"{fence}\n{text}\n{fence}"
+    return block(text)
 
 
 def _interval(s: VariantSummary) -> str:
@@ -54,11 +51,11 @@ def _batches(run, variants: list[str], vs) -> list[str]:
     out = ["## Batches", "", "| provider | batch | requests | state | ended as | reason |", "|---|---|---|---|---|---|"]
     for b in run.batches:
         reason = "; ".join(x for x in (b.reason, b.cancel) if x)
-        out.append(f"| {b.provider} | `{cell(b.batch_id or b.submission)}` | {b.requests} | {b.state} | "
-                   f"{b.status or ''} | {cell(reason)} |")
+        out.append(f"| {cell(b.provider)} | {cell(b.batch_id or b.submission)} | {b.requests} | {cell(b.state)} | "
+                   f"{cell(b.status or '')} | {cell(reason)} |")
     waiting = [(name, vs[name].waiting) for name in variants if name in vs and vs[name].waiting]
     if waiting:
-        out += ["", "Waiting on a batch: " + ", ".join(f"{name} {n}" for name, n in waiting) + " attempts."]
+        out += ["", "Waiting on a batch: " + ", ".join(f"{cell(name)} {n}" for name, n in waiting) + " attempts."]
     out.append("")
     return out
 
@@ -108,32 +105,32 @@ def _lines(view: ReportView, failures: int) -> Iterator[str]:
     run, plan, summary = report.run, report.plan, report.summary
     variants = [v.name for v in plan.variants]
     vs = summary.variants
-    lines = [f"# scoreboard report: {run.suite}", ""]
+    lines = [f"# scoreboard report: {cell(run.suite)}", ""]
     if run.dry_run:
         lines += [f"> **{DRY_RUN_MARK}**: {DRY_RUN_NOTE}.", ""]
-    lines.append(f"- **Status**: {run.status}")
+    lines.append(f"- **Status**: {cell(run.status)}")
     if run.status == "waiting":
         lines.append("- **Waiting**: some attempts wait on provider batches; they are not finished and not in "
                      "the pass rates. Collect them with `scoreboard run --resume` on this run's folder.")
-    lines.append(f"- **Started**: {run.started_at} · **Finished**: {run.finished_at}")
-    lines.append(f"- **Cases**: {view.total_cases or len(plan.cases)} · **Variants**: {', '.join(variants)} · "
+    lines.append(f"- **Started**: {cell(run.started_at)} · **Finished**: {cell(run.finished_at)}")
+    lines.append(f"- **Cases**: {view.total_cases or len(plan.cases)} · **Variants**: {', '.join(cell(v) for v in variants)} · "
                  f"**Runs**: {plan.runs}")
     lines.append(_model_line(plan))
     if plan.split:
-        lines.append(f"- **Split**: {plan.split}")
-    lines.append(f"- **Fixture hash**: `{plan.fixture_hash}`")
+        lines.append(f"- **Split**: {cell(plan.split)}")
+    lines.append(f"- **Fixture hash**: {code(plan.fixture_hash)}")
     if run.synthetic if "synthetic" in run.model_fields_set else _synthetic(plan):
         lines.append("- **Data**: every case is synthetic; accuracy here does not measure production performance.")
     if view.omitted:
         lines.append(_omitted_line(view))
     if plan.stage:
-        lines.append(f"- **Stage**: {plan.stage}")
+        lines.append(f"- **Stage**: {cell(plan.stage)}")
     lines.append("")
     from .visual import check_lines, lead_lines  # visual work (issue 17): dQ and the judge check first
 
     lead = lead_lines(report) + check_lines(report)
     if lead:
-        lines += ["## Quality first", "", *(f"- {line}" for line in lead), ""]
+        lines += ["## Quality first", "", *(f"- {cell(line)}" for line in lead), ""]
     lines += ["## Summary", "",
               "| variant | pass rate (95% CI) | passed / judged | errors | not assessed | not run | mean run "
               "| min run |",
@@ -155,11 +152,11 @@ def _lines(view: ReportView, failures: int) -> Iterator[str]:
     lines += _measurements(variants, vs)
     if summary.not_measured:
         lines += ["## Not measured", ""]
-        lines += [f"- {item.what}: {item.why}" for item in summary.not_measured]
+        lines += [f"- {cell(item.what)}: {cell(item.why)}" for item in summary.not_measured]
         lines.append("")
     if plan.skipped:  # entries are source-specific: a plain mapping each
         lines += ["## Skipped inputs", ""]
-        lines += [f"- {cell(item.get('document') or item.get('id') or item)}: {item.get('reason', 'skipped')}"
+        lines += [f"- {cell(item.get('document') or item.get('id') or item)}: {cell(item.get('reason', 'skipped'))}"
                   for item in plan.skipped]
         lines.append("")
     lines += _batches(run, variants, vs)
@@ -214,11 +211,11 @@ def _tasks(tasks: Any) -> list[str]:
                      f"{_task_rate(t.utility_under_attack)} | {_task_rate(t.attack_success_rate)} | {t.errors} | "
                      f"{t.not_assessed} | {t.not_isolated_attempts} | {mean} |")
         for reason, count in t.not_assessed_reasons.items():
-            notes.append(f"- {cell(name)}: {count} attempt(s) not assessed: {reason}")
+            notes.append(f"- {cell(name)}: {count} attempt(s) not assessed: {cell(reason)}")
         for rate in (t.benign_utility, t.utility_under_attack, t.attack_success_rate):
-            if rate is not None and rate.note and f"- {cell(name)}: {rate.note}" not in notes:
-                notes.append(f"- {cell(name)}: {rate.note}")
-    return lines + [""] + notes + ([""] if notes else []) + [f"Method: {tasks.method}.", ""]
+            if rate is not None and rate.note and f"- {cell(name)}: {cell(rate.note)}" not in notes:
+                notes.append(f"- {cell(name)}: {cell(rate.note)}")
+    return lines + [""] + notes + ([""] if notes else []) + [f"Method: {cell(tasks.method)}.", ""]
 
 
 def _egress(view: ReportView, limit: int = 20) -> list[str]:
@@ -235,8 +232,8 @@ def _egress(view: ReportView, limit: int = 20) -> list[str]:
     attempts = f"{len(refused)} attempt{'' if len(refused) == 1 else 's'}"
     out = [f"### Egress refused ({total} tr{'y' if total == 1 else 'ies'} in {attempts})", ""]
     for a, egress in refused[:limit]:
-        hosts = ", ".join(f"`{cell(h)}`" for h in egress.get("refused_hosts") or [])
-        out.append(f"- {cell(a.case_id)} · {cell(a.variant)} · run {a.run}: {egress.get('refused')} refused ({hosts})")
+        hosts = ", ".join(code(h) for h in egress.get("refused_hosts") or [])
+        out.append(f"- {cell(a.case_id)} · {cell(a.variant)} · run {a.run}: {cell(egress.get('refused'))} refused ({hosts})")
     if len(refused) > limit:
         out.append(f"- ... and {len(refused) - limit} more attempts (the JSON record lists them all)")
     return out + [""]
@@ -269,7 +266,7 @@ def _figures(variants: list[str], vs: dict[str, VariantSummary], summary: Summar
     out = ["## Scores and metrics", ""]
     if rows:
         out += ["| variant | figure | value |", "|---|---|---|", *rows, ""]
-    out += [f"- {line}" for line in pairs]
+    out += [f"- {cell(line)}" for line in pairs]
     return out + ([""] if pairs else [])
 
 
@@ -285,7 +282,7 @@ def _methods(summary: Summary) -> list[str]:
     methods = summary.methods
     if methods is None:
         return []
-    words = [f"- {cell(name)}: {text}" for name, text in (methods.model_extra or {}).items()]
+    words = [f"- {cell(name)}: {cell(text)}" for name, text in (methods.model_extra or {}).items()]
     return ["Intervals (the case is the unit):", "", *words, ""]
 
 
@@ -309,7 +306,7 @@ def _comparisons(summary: Summary) -> list[str]:
             out.append(f"**{cell(c.headline)}**")
             out.append("")
         for flag in c.flags:
-            out.append(f"- ⚠️ {cell(c.a)} vs {cell(c.b)}: {flag}")
+            out.append(f"- ⚠️ {cell(c.a)} vs {cell(c.b)}: {cell(flag)}")
         if c.flags:
             out.append("")
     out += [("| A vs B | cases | A wins | B wins | ties | mean diff A−B, points (95% CI) | sign test p | McNemar p "
@@ -326,7 +323,7 @@ def _comparisons(summary: Summary) -> list[str]:
         if d is not None and d.value is not None:
             out.append(f"- {cell(c.a)} vs {cell(c.b)}: this run {detectable_words(d.value)} "
                        f"(80% power, alpha {d.alpha:g}, paired t over "
-                       f"{d.cases} cases; spread of differences from {d.sd_from})")
+                       f"{d.cases} cases; spread of differences from {cell(d.sd_from)})")
     out.append("")
     for c in comps:
         out += _field_comparison(c)
@@ -348,7 +345,7 @@ def _field_comparison(c) -> list[str]:
         return []
     title = f"Per field, {cell(c.a)} vs {cell(c.b)}"
     if c.field_flags:
-        title += f" ({'; '.join(c.field_flags)})"
+        title += f" ({'; '.join(cell(f) for f in c.field_flags)})"
     out = [f"{title}:", "", "| field | cases | A wins | B wins | ties | mean diff A−B, points (95% CI) | sign test p |",
            "|---|---|---|---|---|---|---|"]
     for path in sorted(fields):
@@ -369,7 +366,7 @@ def _gates(gates: list[Gate]) -> list[str]:
     out = ["## Gates", ""]
     for g in gates:
         mark = "✅ passed" if g.passed else "❌ failed"
-        out.append(f"- {mark}: {g.description or g.gate}")
+        out.append(f"- {mark}: {cell(g.description or g.gate)}")
     out.append("")
     return out
 
@@ -421,6 +418,14 @@ def _first_of_distinct_cases(attempts: list, limit: int) -> list:
     return out
 
 
+def _item(label: str, text: str, limit: int = 2000) -> str:
+    """`- **label**: text`, the text on the line; one of several lines goes in a block in the item."""
+    text = text if len(text) <= limit else text[:limit] + f" … ({len(text) - limit} more characters)"
+    if "\n" not in text.strip("\r\n"):
+        return f"- **{cell(label)}**: {cell(text.strip())}"
+    return f"- **{cell(label)}**:\n\n" + block(text.strip("\r\n"), indent="  ") + "\n"
+
+
 def _runs_line(view: ReportView, case_id: str, variants: list[str], status: str) -> str:
     """How every variant fared on one case over its runs, counted from every attempt."""
     parts = []
@@ -462,20 +467,20 @@ def _failure_list(view: ReportView, attempts: list, total: int, cases: int, limi
     expanded = f"first {len(shown)} {'case' if len(shown) == 1 else 'cases'} expanded"
     out = [f"## {title} ({total} {attempts_word} in {cases} {cases_word}; {expanded})", ""]
     for a in shown:
-        out.append(f"### {a.case_id} · {a.variant} · run {a.run} · {a.status}")
+        out.append(f"### {cell(a.case_id)} · {cell(a.variant)} · run {a.run} · {cell(a.status)}")
         out.append("")
         runs = _runs_line(view, a.case_id, variants, status)
         if runs:
             out.append(runs)
         if a.error:
-            out.append(f"- **Error**: {a.error}")
+            out.append(_item("Error", a.error))
         for g in a.grades:
             if g.passed is not True:
-                out.append(f"- **{g.grader}**: {g.reason or 'failed'}")
+                out.append(_item(g.grader, g.reason or "failed"))
                 for f in g.fields or ():
                     if not f.passed:
-                        out.append(f"  - `{f.path}`: expected `{json.dumps(f.expected, ensure_ascii=False)}`, "
-                                   f"got `{json.dumps(f.actual, ensure_ascii=False)}`")
+                        out.append(f"  - {code(f.path)}: expected {code(json.dumps(f.expected, ensure_ascii=False))}, "
+                                   f"got {code(json.dumps(f.actual, ensure_ascii=False))}")
         out.append("")
         if expected.get(a.case_id) is not None:
             out += ["Expected:", "", _block(expected[a.case_id]), ""]

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
 
 from .io import fields_over, fmt_rate
+from .mdtext import cell
 from .schema_summary import (
     JudgeAgreement,
     JudgeSummary,
@@ -23,12 +23,6 @@ def icon(rate: float | None) -> str:
     if rate is None:
         return "➖"
     return "✅" if rate >= 0.9 else "⚠️" if rate >= 0.7 else "❌"
-
-
-def cell(text: Any) -> str:
-    """A value made safe for one Markdown table cell."""
-    s = "" if text is None else str(text)
-    return s.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
 def judges_section(judges: JudgeSummary | None, agreement: JudgeAgreement | None) -> list[str]:
@@ -62,7 +56,7 @@ def judges_section(judges: JudgeSummary | None, agreement: JudgeAgreement | None
         for dq in judges.dq or ():
             ci = dq.ci
             ci_s = f" (95% CI {ci.low:+.2f} to {ci.high:+.2f})" if ci is not None and ci.low is not None else ""
-            flags = "".join(f"; {f}" for f in dq.flags) or ("; small sample: fewer than 30 cases"
+            flags = "".join(f"; {cell(f)}" for f in dq.flags) or ("; small sample: fewer than 30 cases"
                                                             if dq.small_sample else "")
             out.append(f"- **dQ {cell(dq.a)} − {cell(dq.b)}**: {dq.dq:+.2f}{ci_s} on {dq.cases} cases{flags}")
         for pw in judges.pairwise or ():
@@ -70,7 +64,7 @@ def judges_section(judges: JudgeSummary | None, agreement: JudgeAgreement | None
             out.append(f"- **pairwise {cell(pw.a)} vs {cell(pw.b)}**: {pw.a_wins} wins, {pw.b_wins} losses, "
                        f"{pw.ties} ties over {pw.cases} cases; position consistency "
                        f"{'n/a' if pc is None else f'{pc:.0%}'}; {pw.judge_failures} judge failures "
-                       f"({pw.note})" + "".join(f"; {f}" for f in pw.flags))
+                       f"({cell(pw.note)})" + "".join(f"; {cell(f)}" for f in pw.flags))
         out.append("")
     if agreement:
         out += ["### Judge agreement with human reviews", ""]

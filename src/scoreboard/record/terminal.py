@@ -11,6 +11,7 @@ from typing import TextIO
 from .constants import DRY_RUN_MARK
 from .figures import comparison_rows, figure_rows
 from .io import detectable_words, fields_over, fmt_rate, over_bound_words
+from .mdtext import spell_unseen
 from .schema import Report
 from .visual import check_lines, lead_lines
 
@@ -29,79 +30,84 @@ def _k(fig) -> str:
 
 
 def print_summary(report: Report, paths: dict[str, Path], out: TextIO) -> None:
-    """Print the run's outcome to `out`: one line per variant, then what else the summary says."""
+    """Print the run's outcome to `out`: one line per variant, then what else the summary says.
+    Every line goes through `printable` (names, reasons and headlines come from the suite, the cases and
+    the subjects), so none can move the cursor, set the title or forge a line."""
+
+    def say(text: str) -> None:
+        print(printable(text), file=out)
+
     run, summary = report.run, report.summary
     stage = f", stage {report.plan.stage}" if report.plan.stage else ""
-    print(f"{run.suite}: {run.status} ({run.id}{stage})" + (f" - {DRY_RUN_MARK}: gates skipped" if run.dry_run else ""),
-          file=out)
+    say(f"{run.suite}: {run.status} ({run.id}{stage})" + (f" - {DRY_RUN_MARK}: gates skipped" if run.dry_run else ""))
     # visual work (issue 17): dQ, rubric means and the judge check first; a check stage's verdict
     lead = lead_lines(report)
-    for line in lead + check_lines(report):
-        print(f"  {line}", file=out)
+    for text in lead + check_lines(report):
+        say(f"  {text}")
     for name, s in summary.variants.items():
         judged = s.passed + s.failed + s.errors
         ci = s.pass_rate_ci
         interval = f" [95% CI {fmt_rate(ci.low)}–{fmt_rate(ci.high)}]" if ci is not None and ci.low is not None else ""
         extra = "".join(f", {n} {one if n == 1 else many}" for key, one, many in _COUNTS
                         for n in [getattr(s, key) or 0] if n)
-        print(f"  {name}: pass rate {fmt_rate(s.pass_rate)}{interval} ({s.passed}/{judged}{extra})", file=out)
+        say(f"  {name}: pass rate {fmt_rate(s.pass_rate)}{interval} ({s.passed}/{judged}{extra})")
         if s.usage_over_bound:  # issue 11: spend beyond the reserved bound is flagged, never silent
-            print(f"    warning: {over_bound_words(s.usage_over_bound)}", file=out)
+            say(f"    warning: {over_bound_words(s.usage_over_bound)}")
         if s.pass_at_k:
             k = max(s.pass_at_k, key=int)
             hat = (s.pass_hat_k or {}).get(k)
-            print(f"    pass@{k} {_k(s.pass_at_k[k])}, pass^{k} {_k(hat)} (by case)", file=out)
+            say(f"    pass@{k} {_k(s.pass_at_k[k])}, pass^{k} {_k(hat)} (by case)")
         if s.field_accuracy_overall is not None:
-            print(f"    fields {_k(s.field_accuracy_overall)} ({fields_over(s)})", file=out)
+            say(f"    fields {_k(s.field_accuracy_overall)} ({fields_over(s)})")
         for label, text in figure_rows(s):  # issue 14: score, metrics, reducers, not graded
-            print(f"    {label}: {text}", file=out)
+            say(f"    {label}: {text}")
     for comp in summary.comparisons if report.plan.stage != "check" else ():
         if comp.headline:
-            print(f"  {comp.headline}", file=out)
+            say(f"  {comp.headline}")
         d = comp.detectable_difference
         if d is not None and d.value is not None:
-            print(f"    {detectable_words(d.value)} (80% power, paired t)", file=out)
+            say(f"    {detectable_words(d.value)} (80% power, paired t)")
         for flag in comp.flags:  # each once, here (the headline carries none)
-            print(f"    note: {flag}", file=out)
-        for line in comparison_rows(comp):
-            print(f"    {line}", file=out)
+            say(f"    note: {flag}")
+        for row in comparison_rows(comp):
+            say(f"    {row}")
     judges = summary.judges
     for name, jv in (judges.variants if judges is not None else {}).items():
         for scale, r in (jv.rubric_scores or {}).items():
             ci = r.ci
             interval = f" [95% CI {ci.low:.2f}–{ci.high:.2f}]" if ci is not None and ci.low is not None else ""
             small = " (small sample: fewer than 30 cases)" if r.small_sample else ""
-            print(f"  {name}: rubric score {r.mean:.2f}{interval} on {scale} over {r.cases} "
-                  f"case{'s' if r.cases != 1 else ''}{small}", file=out)
+            say(f"  {name}: rubric score {r.mean:.2f}{interval} on {scale} over {r.cases} "
+                  f"case{'s' if r.cases != 1 else ''}{small}")
     for dq in (judges.dq if judges is not None and not lead and report.plan.stage != "check" else None) or ():
         ci = dq.ci
         interval = f" (95% CI {ci.low:+.2f} to {ci.high:+.2f})" if ci is not None and ci.low is not None else ""
         flags = "".join(f"; {f}" for f in dq.flags)
-        print(f"  dQ {dq.a} - {dq.b}: {dq.dq:+.2f}{interval} on {dq.cases} cases "
-              f"(blind pointwise quality, 0-3{flags})", file=out)
+        say(f"  dQ {dq.a} - {dq.b}: {dq.dq:+.2f}{interval} on {dq.cases} cases "
+              f"(blind pointwise quality, 0-3{flags})")
     for pw in (judges.pairwise if judges is not None else None) or ():
         pc = pw.position_consistency
         flags = "".join(f"; {f}" for f in pw.flags)
-        print(f"  pairwise {pw.a} vs {pw.b}: {pw.a_wins} wins, {pw.b_wins} losses, {pw.ties} ties; "
-              f"position consistency {'n/a' if pc is None else f'{pc:.0%}'}{flags}", file=out)
+        say(f"  pairwise {pw.a} vs {pw.b}: {pw.a_wins} wins, {pw.b_wins} losses, {pw.ties} ties; "
+              f"position consistency {'n/a' if pc is None else f'{pc:.0%}'}{flags}")
     failures = sum(v.judge_failures for v in judges.variants.values()) if judges is not None else 0
     if failures:
-        print(f"  judge failures (not assessed): {failures}", file=out)
+        say(f"  judge failures (not assessed): {failures}")
     split = sum(v.no_majority for v in judges.variants.values()) if judges is not None else 0
     if split:
-        print(f"  judge runs split evenly (not assessed): {split}", file=out)
+        say(f"  judge runs split evenly (not assessed): {split}")
     for gate in report.gates:
-        print(f"  gate {'passed' if gate.passed else 'FAILED'}: {gate.description or gate.gate}", file=out)
+        say(f"  gate {'passed' if gate.passed else 'FAILED'}: {gate.description or gate.gate}")
     if run.stop_reason:
-        print(f"  stopped: {run.stop_reason}", file=out)
+        say(f"  stopped: {run.stop_reason}")
     if run.status == "waiting":
         open_ids = [b.batch_id or b.submission for b in run.batches or () if b.state != "ended"]
         folder = Path(paths["json"]).with_suffix("") if "json" in paths else "RUN_DIR"
-        print(f"  waiting on {len(open_ids)} provider batch{'es' if len(open_ids) != 1 else ''} "
+        say(f"  waiting on {len(open_ids)} provider batch{'es' if len(open_ids) != 1 else ''} "
               f"({', '.join(open_ids[:5])}{', …' if len(open_ids) > 5 else ''}): collect with "
-              f"scoreboard run --resume {folder} (exit code 4)", file=out)
+              f"scoreboard run --resume {folder} (exit code 4)")
     for fmt, path in paths.items():
-        print(f"  {fmt}: {path}", file=out)
+        say(f"  {fmt}: {path}")
 
 
 RULE = "-" * 70
@@ -109,14 +115,24 @@ _WORDS = {"passed": ("✓", "PASS"), "failed": ("✗", "FAIL"), "error": ("✗",
           "interrupted": ("✗", "INTERRUPTED"), "unassessed": ("–", "NOT ASSESSED"), "not-run": ("–", "NOT RUN")}
 
 
-#: C0 and C1 control characters (ESC, newline, BEL...): printed as escapes, so an id or an
-#: output cannot set the terminal's title or colours, or forge a line of its own
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+#: a GitHub Actions workflow command: `::name::` starting a line (leading blanks ignored) or the
+#: older `##[name]` anywhere in it (a printed output could set a step output or mask a value)
+_WORKFLOW = re.compile(r"^(\s*):(?=:)|#(?=#\[)")
 
 
 def shown(text: str) -> str:
-    """Text as the terminal may print it: control characters as \\xNN / \\n escapes."""
-    return _CONTROL.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
+    """Text as the terminal may print it: C0 and C1 control characters (ESC, newline, BEL...) as
+    \\xNN / \\n escapes, so an id or an output cannot set the terminal's title or colours or forge a
+    line of its own; direction overrides and zero-width characters as \\uNNNN, so an id cannot
+    reorder what follows it or pass for another."""
+    return spell_unseen(text)
+
+
+def printable(text: str) -> str:
+    """One printed line: `shown`, and no GitHub Actions workflow command (its first `:` or `#`
+    spelt \\x3a, \\x23)."""
+    return _WORKFLOW.sub(lambda m: (m.group(1) or "") + ("\\x3a" if m.group(1) is not None else "\\x23"),
+                         shown(text))
 
 
 def _ms(attempt: dict) -> str:
@@ -165,11 +181,13 @@ def print_cases(plan: dict, attempts: Iterable[dict], out: TextIO) -> None:
     width = min(60, max([len(label) for label, a in rows if a is not None] or [0]))
     for index, (label, a) in enumerate(rows):
         if a is None:
-            print(f"{chr(10) if index else ''}{label}\n{RULE}", file=out)
+            if index:
+                print(file=out)
+            print(printable(label), RULE, sep="\n", file=out)
             continue
         mark, word = _WORDS.get(a.get("status"), ("?", str(a.get("status")).upper()))
-        print(f"{mark} {label:<{width}} {word:<5} {_ms(a)}", file=out)
+        print(printable(f"{mark} {label:<{width}} {word:<5} {_ms(a)}"), file=out)
         if a.get("status") != "passed":
             for reason in _why(a):
-                print(f"  ✗ {shown(reason)}", file=out)
+                print(printable(f"  ✗ {reason}"), file=out)
     print(file=out)

@@ -168,7 +168,11 @@ class Viewer:
         return json_response({"attempts": page, "next": nxt})
 
     async def case(self, request: web.Request) -> web.Response:
-        key, case_id = request.match_info["key"], request.match_info["case_id"]
+        # /api/runs/{key}/case?id=...: the page's form, since a browser resolves a path segment
+        # "." or ".." (and "%2e%2e") before it sends it, so such a case id cannot be a segment
+        key, case_id = request.match_info["key"], request.match_info.get("case_id", request.query.get("id"))
+        if case_id is None:
+            return _error(400, "name a case: ?id=CASE_ID")
         found = await self.call(self._case, key, case_id, request.query.get("with") or None)
         if found is None:
             return _error(404, "no such case in this run")
@@ -257,6 +261,7 @@ def make_app(store: HistoryStore, settings: Settings) -> web.Application:
     app.router.add_get("/api/runs/{key}/cases", viewer.cases)
     app.router.add_get("/api/runs/{key}/attempts", viewer.attempts)
     app.router.add_get("/api/runs/{key}/cases/{case_id}", viewer.case)
+    app.router.add_get("/api/runs/{key}/case", viewer.case)
     app.router.add_get("/api/trends", viewer.trends)
     app.router.add_get("/api/compare", viewer.compare)
     app.router.add_post("/api/reviews", viewer.add_review)

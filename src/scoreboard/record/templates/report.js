@@ -663,7 +663,7 @@
       });
     });
     var chart = svg("svg", { class: "chart", viewBox: "0 0 " + width + " " + height, role: "img", "aria-label": "Per-field accuracy by variant", "data-testid": "field-chart" }, g);
-    var legend = el("div", { class: "legend" }, variants.map(function (name, vi) { return el("span", null, swatch(vi), name); }));
+    var legend = el("div", { class: "legend" }, variants.map(function (name, vi) { return el("span", null, swatch(vi), el("bdi", null, name)); }));
     return el("section", { "data-testid": "field-accuracy" },
       el("h2", null, "Per-field accuracy", el("span", { class: "muted", text: "share of graded fields that matched" })),
       overallFields(), legend, chart);
@@ -891,7 +891,7 @@
     tbody = el("tbody", { "data-testid": "case-rows" });
     var table = el("table", { class: "cases" },
       el("thead", null, el("tr", null, el("th", { style: "width:28px" }), el("th", { text: "case" }), el("th", { text: "category" }),
-        variants.map(function (v, vi) { return el("th", null, el("span", { class: "vcell" }, swatch(vi), v)); }))),
+        variants.map(function (v, vi) { return el("th", null, el("span", { class: "vcell" }, swatch(vi), el("bdi", null, v))); }))),
       tbody);
     prevBtn = el("button", { type: "button", "data-testid": "pager-prev", text: "\u2190 Previous" });
     nextBtn = el("button", { type: "button", "data-testid": "pager-next", text: "Next \u2192" });
@@ -921,7 +921,9 @@
       input = el("details", { class: "input" }, el("summary", { text: "Input" }),
         isOmitted(c["in"]) ? valueNode(c["in"]) : el("pre", { class: "text", text: valueText(c["in"]) }));
     }
-    var meta = c.tags && c.tags.length ? el("p", { class: "muted small", text: "tags: " + c.tags.join(", ") }) : null;
+    /* each tag isolated (<bdi>): a direction override in one cannot reorder the others */
+    var meta = c.tags && c.tags.length ? el("p", { class: "muted small" }, "tags: ",
+      c.tags.map(function (t, k) { return [k ? ", " : null, el("bdi", null, String(t))]; })) : null;
     return el("tr", { class: "detail", "data-testid": "case-detail", "data-detail-for": String(i) },
       el("td", { colspan: 3 + variants.length }, meta, input, grid));
   }
@@ -929,7 +931,7 @@
   function variantPane(c, t, vi) {
     var name = variants[vi];
     var pane = el("div", { class: "pane", "data-testid": "variant-pane-" + name });
-    pane.appendChild(el("h3", null, swatch(vi), name,
+    pane.appendChild(el("h3", null, swatch(vi), el("bdi", null, name),
       t.judged ? el("span", { class: "muted small", "data-testid": "case-stability", text: stabilityWords(t.passed, t.judged) }) : null));
     if (t.total > t.runs.length) {
       pane.appendChild(el("p", { class: "muted small", "data-testid": "runs-omitted",

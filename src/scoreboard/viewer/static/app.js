@@ -398,8 +398,9 @@ function attemptCard(runKey, caseId, a, label, reload) {
 
 async function casePage(key, caseId, params) {
   const other = params.get("with");
-  const q = other ? "?with=" + encodeURIComponent(other) : "";
-  const d = await api(`/api/runs/${encodeURIComponent(key)}/cases/${encodeURIComponent(caseId)}` + q);
+  // the id as a query value: a browser resolves a path segment "." or ".." before sending it
+  const q = new URLSearchParams(other ? { id: caseId, with: other } : { id: caseId });
+  const d = await api(`/api/runs/${encodeURIComponent(key)}/case?` + q.toString());
   const reload = () => casePage(key, caseId, params).catch(fail);
   const c = d.case;
   const cards = d.attempts.map((a) => attemptCard(key, caseId, a, d.other ? "this run" : "", reload));
