@@ -20,6 +20,7 @@ from scoreboard.graders.jsrouge import rouge_n, treebank_tokenize
 from scoreboard.graders.registry import build_grader
 from scoreboard.importers.nunjucks import convert
 from scoreboard.subjects.values import Measurements, Output
+from scoreboard.suite.authoring import code_base
 from scoreboard.templating import render_text
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
@@ -52,9 +53,10 @@ def test_tools_call_fails_without_a_call_and_validates_arguments(tmp_path):
                                   "      - type: not-is-valid-openai-tools-call\n")
     spec, inverse = (json.loads((out / "cases.jsonl").read_text().splitlines()[0])["graders"])
     # openai.ts handleIsValidOpenAiToolsCall: an empty tool-call list is "not a valid-looking
-    # tools response" -> fail (the text answer passes nothing)
+    # tools response" -> fail (the text answer passes nothing). promptfoo 0.121.20's handler
+    # never reads `not-`: the inverse fails the same answer too (its own eval marks the row failed)
     assert _grade(spec, Output(text="It is sunny"), TOOLS).passed is False
-    assert _grade(inverse, Output(text="It is sunny"), TOOLS).passed is True
+    assert _grade(inverse, Output(text="It is sunny"), TOOLS).passed is False
     good = [{"name": "get_weather", "args": {"city": "Paris"}}]
     assert _grade(spec, Output(tool_calls=good), TOOLS).passed is True
     # validateFunctionCall: ajv against the tool's parameters (city must be a string)...
@@ -97,10 +99,13 @@ def test_converted_rouge_grades_as_promptfoo(tmp_path):
                                   "      - {type: rouge-n, value: 'the cat was on the mat'}\n"
                                   "      - {type: not-rouge-n, value: 'the cat was on the mat'}\n")
     specs = json.loads((out / "cases.jsonl").read_text().splitlines()[0])["graders"]
-    grades = [_grade(s, Output(text="the cat sat on the mat")) for s in specs]
-    # rouge.ts: pass = (score >= (threshold ?? 0.75)) != inverse; score inverted to 1 - score
-    assert [g.passed for g in grades] == [True, False, True]
-    assert grades[0].score == pytest.approx(2 / 3) and grades[2].score == pytest.approx(1 / 3)
+    with code_base(out):  # the converted graders call the suite's promptfoo_asserts.py
+        grades = [_grade(s, Output(text="the cat sat on the mat")) for s in specs]
+    # promptfoo 0.121.20 (its own eval on this config): ROUGE-N with clipped counts, both sides
+    # lowercased: 5 of 6 unigrams -> 5/6; pass = (score >= (threshold ?? 0.75)) != inverse, and
+    # the inverse's score is 1 - score
+    assert [g.passed for g in grades] == [True, True, False]
+    assert grades[0].score == pytest.approx(5 / 6) and grades[2].score == pytest.approx(1 / 6)
 
 
 @pytest.mark.skipif(os.name != "posix", reason="a shell script provider")
