@@ -23,9 +23,9 @@ import pytest
 
 from scoreboard.cli import github_action
 from scoreboard.cli.github_comment import comment_body, comparison_markdown, marker
+from scoreboard.record.io import parse_report
 from scoreboard.record.junit import render_junit
 from scoreboard.record.markdown import render_markdown
-from scoreboard.record.io import parse_report
 from scoreboard.record.terminal import print_cases, print_summary
 from scoreboard.record.view import view_of
 from tests.record.conftest import make_report
@@ -96,7 +96,7 @@ def flat(tokens: list) -> list:
 
 
 def text_outside_code(rendered: str) -> str:
-    rendered = re.sub(r"<pre>.*?</pre>|<code>.*?</code>", " ", rendered, flags=re.S)
+    rendered = re.sub(r"<pre>.*?</pre>|<code>.*?</code>", " ", rendered, flags=re.DOTALL)
     return html.unescape(re.sub(r"<[^>]+>", " ", rendered))
 
 
@@ -215,7 +215,7 @@ def test_a_failed_comment_warns_in_the_step_summary_without_obeying_the_error_bo
 
 # ---------- terminal ----------
 
-WORKFLOW_COMMAND = re.compile(r"^\s*::[a-z-]+|##\[", re.I | re.M)
+WORKFLOW_COMMAND = re.compile(r"^\s*::[a-z-]+|##\[", re.IGNORECASE | re.MULTILINE)
 
 
 def test_the_summary_prints_no_escape_sequence_and_no_workflow_command():
@@ -360,3 +360,26 @@ def test_the_hostile_html_report_runs_nothing_in_chromium(hostile_run, opened):
     for text in (SCRIPT, "</style><style>*{background:url(", "[click me](javascript:window.__pwned=3)",
                  "output was: <svg onload=", MENTION):
         assert text in body, text
+
+
+def test_a_report_with_lone_surrogates_renders_in_every_format_and_fails_verify_in_words(hostile_run, tmp_path):
+    """A hand-edited or hostile report whose strings hold lone surrogates (no UTF-8 form): every
+    rendering still comes out (the JSON with \\udXXX escapes that read back the same), and verify
+    names the problem instead of stopping on an internal error."""
+    report = json.loads(hostile_run["json"].read_text(encoding="utf-8"))
+    for a in report["attempts"]:
+        for g in a["grades"]:
+            g["reason"] = "lone \ud800 surrogate \udfff"
+    report["plan"]["cases"][0]["category"] = "cat\ud800"
+    odd = tmp_path / "odd.json"
+    odd.write_text(json.dumps(report))  # ASCII JSON: the surrogates as escapes
+    for fmt in ("json", "md", "junit", "html"):
+        done = scoreboard("report", str(odd), "--format", fmt, cwd=tmp_path)
+        assert done.returncode == 0, (fmt, done.stderr)
+        if fmt == "json":
+            assert json.loads(done.stdout)["attempts"][0]["grades"][0]["reason"] == "lone \ud800 surrogate \udfff"
+        if fmt == "md":
+            assert "lone \\ud800 surrogate \\udfff" in done.stdout
+    done = scoreboard("verify", str(odd), cwd=tmp_path)
+    assert done.returncode == 1 and "internal error" not in done.stderr
+    assert "lone surrogate" in done.stdout

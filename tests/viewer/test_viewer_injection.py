@@ -10,7 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.record.test_injection import CASES, MENTION, SCRIPT, VARIANT, write_hostile_project
+from tests.record.test_injection import (
+    CASES,
+    MENTION,
+    SCRIPT,
+    VARIANT,
+    write_hostile_project,
+)
 
 from .conftest import Served, scoreboard, wait_ready
 

@@ -8,9 +8,10 @@ from html import escape
 
 from ..stats.aggregate import tests_text
 from .io import fmt_rate
-from .mdtext import cell, code, spell_unseen
+from .mdtext import cell, code
 from .schema_aggregate import Aggregate, StageSection
 from .schema_summary import Interval
+from .terminal import printable
 
 
 def _ci(ci: Interval | None, *, points: bool = False) -> str:
@@ -72,7 +73,7 @@ def render_text(agg: Aggregate, paths: dict) -> str:
         lines.append(f"  gate {'passed' if g.passed else 'FAILED'}: {g.description}")
     for fmt, path in paths.items():
         lines.append(f"  {fmt}: {path}")
-    return "\n".join(spell_unseen(line) for line in lines) + "\n"
+    return "\n".join(printable(line) for line in lines) + "\n"
 
 
 def _md_section(title: str, what: str, section: StageSection, pointwise: bool) -> list[str]:

@@ -42,10 +42,20 @@ def versions() -> dict:
 def dumps_report(report: dict, *, indent: int | None = 1) -> str:
     """Serialise a report (UTF-8 characters kept, no NaN); compact and fast when indent is None."""
     if indent is None:
-        from ..jsonio import dumps_line
+        from ..jsonio import dumps_text
 
-        return dumps_line(report).decode("utf-8")
-    return json.dumps(report, ensure_ascii=False, indent=indent, allow_nan=False) + "\n"
+        text = dumps_text(report)  # orjson: refuses a lone surrogate, so text from it has none
+        if text is not None:
+            return text + "\n"
+        text = json.dumps(report, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    else:
+        text = json.dumps(report, ensure_ascii=False, indent=indent, allow_nan=False)
+    # A lone surrogate (a hand-edited or hostile report) has no UTF-8 form: its \\u escape, which
+    # reads back as the same string. Outside strings JSON text is ASCII, so only strings change.
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def load_report(path: str | os.PathLike, *, limit: int | None = None) -> dict:
