@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..bounded_regex import compile_bounded
 from ..cases.case import Case
 from ..errors import ConfigError
 from .base import Grader, check_keys, option_error, short
@@ -109,7 +110,7 @@ class CitationsGrader(Grader):
 
     def __init__(self, value: Any = None):
         super().__init__(value)
-        self._pattern = re.compile(self.options["citation_pattern"])
+        self._pattern = compile_bounded(self.options["citation_pattern"])
 
     def sources(self, case: Case) -> tuple[dict[str, str] | None, str]:
         """({id: text}, "") for the case, or (None, why not)."""

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..bounded_regex import compile_bounded
+from ..bounded_regex import search as bounded_search
 from .agent import call_name
 from .base import (
     MISSING_PATH,
@@ -149,7 +151,7 @@ class CommandsGrader(Grader):
         problems = []
         position = 0
         for pattern in self.options["required"]:
-            regex = re.compile(pattern)
+            regex = compile_bounded(pattern)
             start = position if self.options["ordered"] else 0
             found = next((i for i in range(start, len(commands)) if regex.search(commands[i])), None)
             if found is None:
@@ -158,7 +160,7 @@ class CommandsGrader(Grader):
             else:
                 position = found + 1
         for pattern in self.options["forbidden"]:
-            regex = re.compile(pattern)
+            regex = compile_bounded(pattern)
             bad = next((c for c in commands if regex.search(c)), None)
             if bad is not None:
                 problems.append(f"forbidden command {short(bad, 100)} matches {pattern!r}")
@@ -210,7 +212,7 @@ class ToolArgsGrader(Grader):
             for path, pattern in o["args"].items():
                 value = get_path(args, path)
                 text = value if isinstance(value, str) else short(value, 10_000)
-                if value is MISSING_PATH or not re.search(pattern, text):
+                if value is MISSING_PATH or not bounded_search(pattern, text):
                     ok = False
                     break
             matching += ok

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
+from ..bounded_regex import BoundedPattern, RegexTimeout, compile_bounded
 from ..cases.case import Case
 from ..errors import ConfigError
 from .base import Grader, check_keys, option_error, short
@@ -87,19 +88,19 @@ class _TextGrader(Grader):
         return out
 
     @classmethod
-    def _compile(cls, pattern: str, options: dict) -> re.Pattern:
+    def _compile(cls, pattern: str, options: dict) -> BoundedPattern:
         if options.get("dialect") == "javascript":
             from .jsregex import translate
 
             try:
-                return re.compile(translate(pattern))
+                return compile_bounded(translate(pattern))
             except ValueError as exc:
                 raise option_error(cls.name, f"JavaScript regex {pattern!r} cannot be translated exactly: {exc}") from None
         flags = (re.IGNORECASE if options.get("ignore_case") else 0) | \
             (re.MULTILINE if options.get("multiline") else 0) | \
             (re.DOTALL if options.get("dotall") else 0)
         try:
-            return re.compile(pattern, flags)
+            return compile_bounded(pattern, flags)
         except re.error as exc:
             raise option_error(cls.name, f"invalid regex {pattern!r}: {exc}") from None
 
@@ -176,7 +177,10 @@ class _TextGrader(Grader):
         text = ctx.output.text
         if text is None:
             return self.fail("no output text")
-        found = self._found(text, matchers)
+        try:
+            found = self._found(text, matchers)
+        except RegexTimeout as exc:  # a runaway match: unknown, never a hang or a verdict
+            return self.unassessed(str(exc))
         if self.negated:
             if not found:
                 return self.ok(f"none of {len(matchers)} forbidden patterns found")

@@ -16,6 +16,7 @@ import json
 import re
 from typing import Any
 
+from ..bounded_regex import search as bounded_search
 from .base import option_error, short
 from .exact import strict_equal
 
@@ -85,7 +86,7 @@ def _check_one(value: Any, check: Any) -> str | None:
     if isinstance(check, dict) and len(check) == 1 and next(iter(check)) in ("regex", "schema", "equals"):
         kind, spec = next(iter(check.items()))
         if kind == "regex":
-            if not isinstance(value, str) or re.search(spec, value) is None:
+            if not isinstance(value, str) or bounded_search(spec, value) is None:
                 return f"{short(value, 40)} does not match /{spec}/"
             return None
         if kind == "schema":

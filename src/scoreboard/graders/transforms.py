@@ -34,6 +34,7 @@ import json
 import re
 from typing import Any
 
+from ..bounded_regex import compile_bounded
 from ..subjects.values import Output
 from .base import MISSING_PATH, get_path, option_error, short
 
@@ -261,7 +262,7 @@ async def _apply(t: dict, output: Output, ctx: Any) -> Output:
     if text is None:
         raise TransformFailed(f"transform {kind}: no output text")
     if kind in ("last-match", "first-match"):
-        matches = list(re.finditer(t["pattern"], text))
+        matches = list(compile_bounded(t["pattern"]).finditer(text))
         if not matches:
             raise TransformFailed(f"transform {kind}: /{t['pattern']}/ not found in the output")
         m = matches[-1] if kind == "last-match" else matches[0]

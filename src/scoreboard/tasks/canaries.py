@@ -14,11 +14,11 @@ import fnmatch
 import hashlib
 import json
 import os
-import re
 import secrets
 from pathlib import Path
 from urllib.parse import quote, quote_plus
 
+from ..bounded_regex import compile_bounded
 from .spec import Canary
 
 #: the most bytes of one file read when looking for canaries, and the most files looked at
@@ -142,7 +142,7 @@ def forbidden_used(tool_calls: list[dict], audit: dict | None, tools: list[str],
         if tool in names or tool in {str(i) for i in invoked}:
             found.append(f"tool:{tool}")
     for pattern in command_patterns:
-        regex = re.compile(pattern)
+        regex = compile_bounded(pattern)
         for call in tool_calls:
             command = call.get("command")
             if isinstance(command, str) and regex.search(command):

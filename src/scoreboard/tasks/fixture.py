@@ -27,6 +27,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from ..bounded_regex import compile_bounded
 from ..jsonio import loads
 from .procs import free_port, kill_group, track_group, untrack_group
 from .spec import Environment
@@ -93,7 +94,7 @@ class Fixture:
         try:
             async with asyncio.timeout(ready.timeout):
                 if ready.line is not None:
-                    await self._wait_line(re.compile(ready.line))
+                    await self._wait_line(compile_bounded(ready.line))
                 else:
                     await self._wait_url(ready.url or "/")
         except TimeoutError:
