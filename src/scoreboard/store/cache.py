@@ -67,8 +67,14 @@ class ResponseCache:
         return Result(Output.from_dict(json.loads(row[0])), m, {"cached_from": original})
 
     def put(self, key: str, subject_kind: str, result: Result) -> None:
-        output = KNOWN.scrub(json.dumps(result.output.to_dict(), ensure_ascii=False)) if KNOWN else \
-            json.dumps(result.output.to_dict(), ensure_ascii=False)
+        value = result.output.to_dict()
+        try:
+            output = json.dumps(value, ensure_ascii=False)
+            output.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: kept as its \u escape, read back the same
+            output = json.dumps(value, ensure_ascii=True)
+        if KNOWN:
+            output = KNOWN.scrub(output)
         self.db.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?)",
                         (key, subject_kind, output, json.dumps(result.measurements.to_dict()), time.time()))
 

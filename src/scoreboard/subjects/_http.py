@@ -48,6 +48,7 @@ from ._wire import (  # noqa: F401  (re-exported for the subject kinds)
     parse_args,
     retry_after_s,
     sse_data,
+    without_surrogates,
 )
 from .base import Subject, too_large
 from .values import Measurements, Output, Result, SubjectRequest
@@ -284,8 +285,8 @@ class HTTPSubject(Subject):
                                     input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
                                     cost_usd=cost, requests=n)
         output = Output(text=reply.text, json=reply.json, tool_calls=reply.tool_calls, status=reply.status)
-        return Result(output, measurements, {"finish_reason": reply.status, "model": reply.model,
-                                             "retries": n - 1})
+        return Result(output, measurements, {"finish_reason": without_surrogates(reply.status),
+                                             "model": without_surrogates(reply.model), "retries": n - 1})
 
     async def _send(self, request: SubjectRequest, data: bytes, stream: bool, bounds: tuple,
                     price, t0: float) -> tuple[Reply, int]:

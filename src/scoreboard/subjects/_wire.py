@@ -56,6 +56,22 @@ def loads(raw: bytes | str) -> Any:
     return json.loads(raw)
 
 
+def loads_checked(raw: bytes | str) -> Any:
+    """loads, with nesting past the parser a ValueError like any other JSON that cannot be
+    read. Lone surrogates are kept: an answer's text reaches the runner as the server sent it,
+    and the runner repairs it and records the repair (attempt.subject_info.output_repaired)."""
+    try:
+        return loads(raw)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+
+
+def without_surrogates(value: Any) -> Any:
+    """`value` with every unpaired surrogate replaced by U+FFFD (what a subject says about an
+    answer beside it, such as the model's name, must be writable as UTF-8)."""
+    return _whole(value)
+
+
 def loads_answer(raw: bytes | str) -> Any:
     """An answer's JSON (loads), with every unpaired surrogate escape ("\\ud800") read as
     U+FFFD (a pair split across two escapes is one character): an answer's text must be
@@ -129,7 +145,7 @@ def one_line(message: object, most: int = 200) -> str:
 def loads_or_fail(raw: bytes, fail) -> Any:
     """Parse a JSON body once; a body that is not JSON is an invalid-response error."""
     try:
-        return loads_answer(raw)
+        return loads_checked(raw)
     except ValueError as exc:
         raise fail(f"response is not valid JSON ({exc}; {len(raw)} bytes)", kind="invalid-response") from None
 
@@ -154,7 +170,7 @@ def parse_args(raw: Any) -> Any:
     """Tool-call arguments as JSON when they parse, else the raw string."""
     if isinstance(raw, str):
         try:
-            return loads_answer(raw) if raw.strip() else {}
+            return loads_checked(raw) if raw.strip() else {}
         except ValueError:
             return raw
     return raw
