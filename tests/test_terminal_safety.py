@@ -40,3 +40,25 @@ def test_verbose_lines_escape_control_characters():
     assert "\x1b" not in text and "\x07" not in text
     assert "\\x1b]0;pwned\\x07" in text and "\\nscoreboard: error: forged" in text
     assert shown("é 😀 plain") == "é 😀 plain"
+
+
+def test_compare_and_history_print_variant_names_without_their_escapes(tmp_path):
+    """A variant name (a suite is user input) holding ESC ] 0 ; ... BEL would set the terminal's
+    title when `compare` or `history` printed it raw."""
+    hostile = "v\x1b]0;pwned\x07"
+    (tmp_path / "c.jsonl").write_text(json.dumps({"id": "a", "input": "x", "expected": "x"}) + "\n")
+    suite = {"name": "s", "cases": "c.jsonl", "graders": ["exact"],
+             "variants": {hostile: {"subject": "mock"}, "plain": {"subject": "mock"}}}
+    (tmp_path / "s.json").write_text(json.dumps(suite))
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=tmp_path, text=True,
+                              capture_output=True, env=env, timeout=120)
+
+    for out in ("a.json", "b.json"):
+        assert cli("run", "s.json", "--output", out, "--no-progress", "--store", "h.sqlite").returncode == 0
+    for done in (cli("compare", "a.json", "b.json"), cli("history", "--store", "h.sqlite")):
+        assert done.returncode == 0, done.stderr
+        assert "\x1b" not in done.stdout and "\x07" not in done.stdout
+        assert "\\x1b]0;pwned\\x07" in done.stdout  # the name is still there, spelled out

@@ -224,7 +224,9 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps(result, ensure_ascii=False, indent=1) + "\n")
     else:
-        sys.stdout.write(render_text(result))
+        from ..record.terminal import printable  # names from a report: no escape sequence reaches the terminal
+
+        sys.stdout.write("".join(printable(line) + "\n" for line in render_text(result).splitlines()))
         if args.html:
             print(f"html: {args.html}")
     return 0

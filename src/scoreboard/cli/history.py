@@ -108,13 +108,15 @@ def main(args: argparse.Namespace) -> int:
     if not runs:
         print(f"no runs in {store.location} match")
         return 0
+    from ..record.terminal import printable  # names from stored runs: no escape sequence reaches the terminal
+
     for r in runs:
         commit = (r["git_commit"] or "")[:10] + (" (dirty)" if r["git_dirty"] else "")
         tags = f"  tags: {', '.join(r['tags'])}" if r["tags"] else ""
-        print(f"{r['started_at'] or '?'}  {r['suite']}  {r['run_id']}  {r['status']}"
-              + (f"  commit {commit}" if commit else "") + tags)
+        print(printable(f"{r['started_at'] or '?'}  {r['suite']}  {r['run_id']}  {r['status']}"
+                        + (f"  commit {commit}" if commit else "") + tags))
         for fig in r["figures"]:
-            print(f"    {fig['name']}: pass rate {_rate(fig)}")
+            print(printable(f"    {fig['name']}: pass rate {_rate(fig)}"))
     if more:
         print(f"(more runs: --limit {min(500, args.limit * 2)})")
     return 0
