@@ -51,19 +51,11 @@ class BoundedPattern:
             except Exception:  # noqa: BLE001 - a pattern only `re` reads is matched by `re`
                 self._rx = None
 
-    def search(self, text: str) -> Any:
+    def _bounded(self, method: str, text: str, *args: Any) -> Any:
         if self._rx is None:
-            return self._re.search(text)
+            return getattr(self._re, method)(text, *args)
         try:
-            return self._rx.search(text, timeout=MATCH_TIMEOUT_S)
-        except TimeoutError:
-            raise RegexTimeout(self.pattern) from None
-
-    def match(self, text: str, pos: int = 0) -> Any:
-        if self._rx is None:
-            return self._re.match(text, pos)
-        try:
-            return self._rx.match(text, pos, timeout=MATCH_TIMEOUT_S)
+            return getattr(self._rx, method)(text, *args, timeout=MATCH_TIMEOUT_S)
         except TimeoutError:
             raise RegexTimeout(self.pattern) from None
 
@@ -71,16 +63,18 @@ class BoundedPattern:
     def groups(self) -> int:
         return self._re.groups
 
+    def search(self, text: str) -> Any:
+        return self._bounded("search", text)
+
+    def match(self, text: str, pos: int = 0) -> Any:
+        return self._bounded("match", text, pos)
+
     def fullmatch(self, text: str) -> Any:
-        if self._rx is None:
-            return self._re.fullmatch(text)
-        try:
-            return self._rx.fullmatch(text, timeout=MATCH_TIMEOUT_S)
-        except TimeoutError:
-            raise RegexTimeout(self.pattern) from None
+        return self._bounded("fullmatch", text)
 
     def finditer(self, text: str) -> Iterator[Any]:
-        """Every match, found within MATCH_TIMEOUT_S in all."""
+        """Every match, found within MATCH_TIMEOUT_S in all (the whole list at once: the bound
+        holds for the search, not for whoever iterates)."""
         if self._rx is None:
             return self._re.finditer(text)
         try:
