@@ -15,10 +15,19 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-try:  # a dependency of scoreboard (pyproject); a missing one only loses the time bound
-    import regex as _regex
-except ImportError:  # pragma: no cover - exercised by environments without it
-    _regex = None
+_ENGINE: list = []  # the `regex` module once a pattern needs it (its import costs ~10 ms)
+
+
+def _regex_module() -> Any:
+    """`regex` (a dependency of scoreboard, pyproject), imported on first use; None without it
+    (matching then has no time bound)."""
+    if not _ENGINE:
+        try:
+            import regex
+        except ImportError:  # pragma: no cover - environments without it
+            regex = None
+        _ENGINE.append(regex)
+    return _ENGINE[0]
 
 #: the time one search may take on one output (the `regex` module checks it as it goes, so a
 #: runaway match stops within a few times this, never hours later)
@@ -45,9 +54,10 @@ class BoundedPattern:
     def __init__(self, compiled: re.Pattern):
         self.pattern, self.flags, self._re = compiled.pattern, compiled.flags, compiled
         self._rx = None
-        if _regex is not None and isinstance(compiled.pattern, str):
+        engine = _regex_module()
+        if engine is not None and isinstance(compiled.pattern, str):
             try:
-                self._rx = _regex.compile(compiled.pattern, (compiled.flags & _FLAGS) | _regex.VERSION0)
+                self._rx = engine.compile(compiled.pattern, (compiled.flags & _FLAGS) | engine.VERSION0)
             except Exception:  # noqa: BLE001 - a pattern only `re` reads is matched by `re`
                 self._rx = None
 
@@ -91,3 +101,68 @@ def compile_bounded(pattern: str, flags: int = 0) -> BoundedPattern:
 def search(pattern: str, text: str, flags: int = 0) -> Any:
     """re.search, bounded (the pattern is compiled once: re's cache and regex's both keep it)."""
     return compile_bounded(pattern, flags).search(text)
+
+
+# ---- JSON Schema's `pattern`, `patternProperties` and `additionalProperties`, bounded -------
+# jsonschema runs a schema's patterns with re.search, so a suite's schema could hang a run the
+# same way; these replace the three keywords that search (jsonschema 4's own code, re.search
+# swapped for the bounded search; messages kept).
+
+def _pattern(validator, pattern, instance, schema):
+    from jsonschema.exceptions import ValidationError
+
+    if validator.is_type(instance, "string") and not search(pattern, instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties(validator, patterns, instance, schema):
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            if search(pattern, key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional(instance, schema) -> list:
+    properties = schema.get("properties", {})
+    patterns = "|".join(schema.get("patternProperties", {}))
+    return [key for key in instance if key not in properties and not (patterns and search(patterns, key))]
+
+
+def _additional_properties(validator, additional, instance, schema):
+    from jsonschema.exceptions import ValidationError
+
+    if not validator.is_type(instance, "object"):
+        return
+    extras = set(_additional(instance, schema))
+    if validator.is_type(additional, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], additional, path=extra)
+    elif not additional and extras:
+        if "patternProperties" in schema:
+            verb = "does" if len(extras) == 1 else "do"
+            joined = ", ".join(repr(each) for each in sorted(extras))
+            patterns = ", ".join(repr(each) for each in sorted(schema["patternProperties"]))
+            yield ValidationError(f"{joined} {verb} not match any of the regexes: {patterns}")
+        else:
+            shown = sorted(extras, key=str)
+            verb = "was" if len(shown) == 1 else "were"
+            yield ValidationError(f"Additional properties are not allowed ({', '.join(repr(e) for e in shown)} "
+                                  f"{verb} unexpected)")
+
+
+_BOUNDED_VALIDATORS: dict = {}
+
+
+def validator_for(schema: Any) -> Any:
+    """jsonschema.validators.validator_for(schema), with the keywords that search bounded."""
+    from jsonschema import validators
+
+    base = validators.validator_for(schema)
+    if base not in _BOUNDED_VALIDATORS:
+        keywords = {"pattern": _pattern, "patternProperties": _pattern_properties,
+                    "additionalProperties": _additional_properties}
+        _BOUNDED_VALIDATORS[base] = validators.extend(
+            base, {k: v for k, v in keywords.items() if k in base.VALIDATORS})
+    return _BOUNDED_VALIDATORS[base]

@@ -69,3 +69,34 @@ def test_a_runaway_regex_grader_is_not_assessed_and_the_run_goes_on(tmp_path):
     grade = by_id["runaway"]["grades"][0]
     assert grade["passed"] is None and "catastrophic backtracking" in grade["reason"]
     assert by_id["fine"]["status"] == "passed"
+
+
+SCHEMAS = [
+    {"type": "object", "properties": {"a": {"type": "string", "pattern": "^a+$"}}, "additionalProperties": False},
+    {"type": "object", "patternProperties": {"^x": {"type": "integer"}, "y$": {"type": "string"}},
+     "additionalProperties": False},
+    {"type": "object", "patternProperties": {"^x": {"type": "integer"}}, "additionalProperties": {"type": "null"}},
+    {"$schema": "http://json-schema.org/draft-04/schema#", "type": "object",
+     "properties": {"b": {"pattern": "\\d"}}, "additionalProperties": False},
+]
+INSTANCES = [{}, {"a": "aaa"}, {"a": "ab"}, {"a": "a", "z": 1}, {"x1": 1, "oky": "s"}, {"x1": "no", "q": 2},
+             {"x": 1, "z": None}, {"b": "5"}, {"b": "five", "c": 1, "d": 2}, "not an object"]
+
+
+def test_json_schema_keywords_that_search_behave_as_jsonschema_and_stop(monkeypatch):
+    from jsonschema.validators import validator_for as plain
+
+    from scoreboard.bounded_regex import validator_for
+
+    for schema in SCHEMAS:
+        ours, theirs = validator_for(schema)(schema), plain(schema)(schema)
+        for instance in INSTANCES:
+            assert sorted(e.message for e in ours.iter_errors(instance)) == \
+                sorted(e.message for e in theirs.iter_errors(instance)), (schema, instance)
+    monkeypatch.setattr(bounded_regex, "MATCH_TIMEOUT_S", 0.05)
+    runaway = {"type": "string", "pattern": RUNAWAY}
+    with pytest.raises(RegexTimeout):
+        list(validator_for(runaway)(runaway).iter_errors(RUNAWAY_TEXT))
+    keys = {"type": "object", "patternProperties": {RUNAWAY: {}}, "additionalProperties": False}
+    with pytest.raises(RegexTimeout):
+        list(validator_for(keys)(keys).iter_errors({RUNAWAY_TEXT: 1}))

@@ -26,7 +26,8 @@ _DECODER = json.JSONDecoder()
 
 def _validator(cls_name: str, schema: Any):
     from jsonschema.exceptions import SchemaError
-    from jsonschema.validators import validator_for
+
+    from ..bounded_regex import validator_for
 
     if not isinstance(schema, (dict, bool)):
         raise option_error(cls_name, f"'schema' must be a JSON Schema mapping, got {short(schema)}")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from jsonschema.exceptions import SchemaError
-from jsonschema.validators import validator_for
 
+from ..bounded_regex import validator_for
 from .base import Grader, option_error, short
 from .grade import Grade, GradeContext
 

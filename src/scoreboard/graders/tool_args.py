@@ -49,7 +49,8 @@ def parse_arg_checks(value: dict) -> dict:
                             raise option_error("tool-calls", f"invalid regex for {tool}.{arg}: {exc}") from None
                     if kind == "schema":
                         from jsonschema.exceptions import SchemaError
-                        from jsonschema.validators import validator_for
+
+                        from ..bounded_regex import validator_for
 
                         try:
                             validator_for(spec).check_schema(spec)
@@ -90,7 +91,7 @@ def _check_one(value: Any, check: Any) -> str | None:
                 return f"{short(value, 40)} does not match /{spec}/"
             return None
         if kind == "schema":
-            from jsonschema.validators import validator_for
+            from ..bounded_regex import validator_for
 
             errors = list(validator_for(spec)(spec).iter_errors(value))
             return f"{errors[0].message}" if errors else None
@@ -153,7 +154,7 @@ def check_calls(options: dict, calls: list, tools: Any) -> list[str]:
             if bad:
                 problems.append(f"call {i + 1} ({name}): {bad}")
                 continue
-            from jsonschema.validators import validator_for
+            from ..bounded_regex import validator_for
 
             schema = schemas[name]
             errors = list(validator_for(schema)(schema).iter_errors(args))
