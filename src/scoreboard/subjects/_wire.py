@@ -15,6 +15,8 @@ import time
 from email.utils import parsedate_to_datetime
 from typing import Any
 
+from ..jsonio import TOO_DEEP
+
 try:
     import orjson as _orjson
 except ImportError:  # a dependency, but the stdlib does the same, only slower
@@ -63,13 +65,7 @@ def loads_checked(raw: bytes | str) -> Any:
     try:
         return loads(raw)
     except RecursionError:
-        raise ValueError("JSON nested too deeply") from None
-
-
-def without_surrogates(value: Any) -> Any:
-    """`value` with every unpaired surrogate replaced by U+FFFD (what a subject says about an
-    answer beside it, such as the model's name, must be writable as UTF-8)."""
-    return _whole(value)
+        raise ValueError(TOO_DEEP) from None
 
 
 def loads_answer(raw: bytes | str) -> Any:
@@ -77,22 +73,20 @@ def loads_answer(raw: bytes | str) -> Any:
     U+FFFD (a pair split across two escapes is one character): an answer's text must be
     writable as UTF-8, in the report, the response cache and the history store alike. Too deep
     a nesting is a ValueError, as any other JSON that cannot be read."""
-    try:
-        value = loads(raw)
-    except RecursionError:
-        raise ValueError("JSON nested too deeply") from None
+    value = loads_checked(raw)
     data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
-    return _whole(value) if _SURROGATE_ESCAPE.search(data) else value
+    return without_surrogates(value) if _SURROGATE_ESCAPE.search(data) else value
 
 
-def _whole(value: Any) -> Any:
-    """`value` with every string's unpaired surrogates replaced by U+FFFD."""
+def without_surrogates(value: Any) -> Any:
+    """`value` with every string's unpaired surrogates replaced by U+FFFD (what a subject says
+    beside an answer, such as the model's name, must be writable as UTF-8)."""
     if isinstance(value, str):
         return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
     if isinstance(value, list):
-        return [_whole(v) for v in value]
+        return [without_surrogates(v) for v in value]
     if isinstance(value, dict):
-        return {_whole(k): _whole(v) for k, v in value.items()}
+        return {without_surrogates(k): without_surrogates(v) for k, v in value.items()}
     return value
 
 
