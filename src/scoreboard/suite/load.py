@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from ..cases import budget
-from ..cases.budget import suite_budget
 from ..cases.case import Case
 from ..errors import Collector, ConfigError, shorten
 from ..graders.base import Grader
@@ -225,7 +224,7 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
     all_cases: list[Case] = []
     skipped: list[dict] = []
     cases: list[Case] = []
-    with errors.each(), suite_budget(cfg.limits):  # the suite's case data in all (cases/budget.py)
+    with errors.each(), budget.suite_budget(cfg.limits):  # the suite's case data in all (cases/budget.py)
         all_cases, skipped = _load_all_cases(cfg, case_paths, places, from_flag="cases" in overrides,
                                              errors=errors)
         if not errors.errors:
