@@ -100,7 +100,7 @@ def test_the_child_finishes_the_rows_once_the_json_report_is_written(tmp_path, m
     # stored whole, from the JSON report that was.
     import pytest
 
-    from scoreboard.engine import pipeline
+    from scoreboard.engine import reports
     from scoreboard.errors import ReportWriteError
 
     told = []
@@ -115,7 +115,7 @@ def test_the_child_finishes_the_rows_once_the_json_report_is_written(tmp_path, m
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(FollowedHistoryStore, "_end", end)
-    monkeypatch.setattr(pipeline, "render_reports", no_markdown)
+    monkeypatch.setattr(reports, "render_reports", no_markdown)
     spec = str(tmp_path / "hist" / "history.sqlite")
     suite = make_suite(tmp_path / "s")
     with pytest.raises(ReportWriteError, match="No space left"):

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from scoreboard.engine.executor import variant_limit, variant_limits
-from scoreboard.engine.pipeline import run_concurrency
+from scoreboard.engine.preflight import run_concurrency
 from scoreboard.suite.load import load_suite
 from tests.subjects.test_agent_cli import CLAUDE, ROOT, need_claude
 

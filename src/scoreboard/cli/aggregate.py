@@ -79,7 +79,7 @@ def main(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from ..engine.pipeline import now_iso
+    from ..engine.preflight import now_iso
     from ..errors import ConfigError
     from ..record.aggregate import (
         aggregate_output,

@@ -177,7 +177,7 @@ def main(args: argparse.Namespace) -> int:
     import sys
 
     from ..engine.baseline import load_baseline
-    from ..engine.pipeline import check_gate_settings
+    from ..engine.preflight import check_gate_settings
     from ..record.files import write_new
     from ..suite.load import load_suite
 

@@ -140,7 +140,7 @@ def _already_complete(args: argparse.Namespace):
     """The Outcome of a run that had already completed (None otherwise): nothing runs, no file
     is written (its report stays byte for byte as it was), and stderr says so; the exit code is
     the one the finished run had."""
-    from ..engine.pipeline import completed_outcome
+    from ..engine.outcomes import completed_outcome
     from ..store.files import open_run_folder
 
     _check_resume_flags(args)
@@ -151,7 +151,7 @@ def _already_complete(args: argparse.Namespace):
         # would otherwise take the old report for one of the new suite
         import os
 
-        from ..engine.pipeline import check_resumable
+        from ..engine.preflight import check_resumable
 
         here = os.getcwd()
         try:

@@ -78,7 +78,7 @@ def _validate_suite(path, root: str | None) -> int:
     """Every check a run makes before its first attempt, the cross-references included; an
     unset API key is a warning (validating calls no model)."""
     from ..engine.baseline import load_baseline
-    from ..engine.pipeline import check_gate_settings
+    from ..engine.preflight import check_gate_settings
     from ..suite.load import load_suite
 
     suite = load_suite(path, {"root": root}, offline=True)

@@ -41,7 +41,7 @@ def main(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from ..engine.pipeline import now_iso
+    from ..engine.preflight import now_iso
     from ..errors import ConfigError
     from ..record.aggregate import is_aggregate
     from ..record.files import write_new

@@ -10,6 +10,7 @@ from typing import Callable, Iterable
 
 from ..record.constants import EXTENSIONS
 from ..record.files import replace_atomic, write_new
+from ..record.stream import report_chunks
 from ..redact import scrub_known
 from ..suite.suite import Suite
 
@@ -54,6 +55,26 @@ def render_reports(json_path: Path, head: dict, attempts: Callable[[], Iterable[
         paths[fmt] = path
     if junit_path:
         paths["junit"] = write_new(junit_path, render(view, "junit"))
+    return paths, view
+
+
+def write_record(json_path: Path, head: dict, lines: Iterable[bytes], attempts: Callable[[], Iterable[dict]],
+                 formats, *, replace: bool, checkpointed: bool, store, junit_path: str | None = None):
+    """The JSON report streamed from the attempt lines (it replaces the run's own checkpoint, or
+    a resumed run's partial report), then the other formats beside it. Returns (paths, the view
+    rendered)."""
+    chunks = report_chunks(head, lines)
+    if replace or checkpointed:
+        replace_atomic(json_path, chunks)
+    else:
+        write_new(json_path, chunks)
+    paths = {"json": json_path}
+    written = getattr(store, "report_written", None)  # optional: a store that works beside the run
+    if written is not None:
+        written(head, json_path)
+    others = [f for f in formats if f != "json"]
+    rendered, view = render_reports(json_path, head, attempts, others, replace=replace, junit_path=junit_path)
+    paths.update(rendered)
     return paths, view
 
 

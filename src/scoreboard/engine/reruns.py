@@ -31,7 +31,8 @@ from ..suite.from_report import (
     suite_from_report,
 )
 from ..suite.suite import Suite
-from .pipeline import Carried, Outcome, RunOptions, now_iso, run
+from .pipeline import Carried, Outcome, RunOptions, run
+from .preflight import now_iso
 
 
 def _carried_run(suite: Suite, source: Source, carried: Carried, *, argv, formats, extra: dict,
