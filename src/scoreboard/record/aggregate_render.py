@@ -10,7 +10,7 @@ from ..stats.aggregate import tests_text
 from .io import fmt_rate
 from .mdtext import cell, code
 from .schema_aggregate import Aggregate, StageSection
-from .schema_summary import Interval
+from .schema_base import Interval
 from .terminal import printable
 
 

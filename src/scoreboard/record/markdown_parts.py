@@ -9,12 +9,9 @@ from collections.abc import Iterator
 
 from .io import fields_over, fmt_rate
 from .mdtext import cell
-from .schema_summary import (
-    JudgeAgreement,
-    JudgeSummary,
-    MeasurementSummary,
-    VariantSummary,
-)
+from .schema_base import MeasurementSummary
+from .schema_judge import JudgeAgreement, JudgeSummary
+from .schema_summary import VariantSummary
 from .view import ReportView
 
 

@@ -7,7 +7,7 @@ grader adds (`judge`, `scores`, `judge_failure`, ...). Scalars are strict (no "3
 for true), lists accept tuples so an in-memory report validates as its JSON does.
 
 A v1 report (before `run.executor` and `run.dry_run`) loads with executor None and dry_run
-False. The summary's models live in schema_summary.py.
+False. The summary's models live in schema_summary.py, the run's own block in schema_run.py.
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ from typing import Any, Literal
 from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
 from .constants import JUDGE_GRADER_NAMES, MEASUREMENT_KEYS
-from .schema_summary import Budget, Closed, Num, Open, Requests, Summary
+from .schema_run import RunInfo
+from .schema_base import Closed, Num, Open
+from .schema_summary import Budget, Requests, Summary
 
 SCHEMA = "scoreboard.report/v2"
 #: every report version this code reads
@@ -28,8 +30,6 @@ __all__ = ["SCHEMA", "SCHEMAS", "MEASUREMENT_KEYS", "JUDGE_GRADER_NAMES", "Repor
            "Requests", "Summary", "Pairwise", "PairwiseJudgment", "Reviews", "Review", "Verification"]
 
 AttemptStatus = Literal["passed", "failed", "error", "unassessed", "not-run", "interrupted", "not-graded", "waiting"]
-#: "waiting": the run ended with attempts waiting on provider batches (finish with --resume)
-RunStatus = Literal["completed", "stopped", "running", "waiting"]
 
 
 
@@ -245,133 +245,6 @@ class Plan(Closed):
     #: screen and held-out stages: what the stages of one suite share, hashed (suite/stages.py)
     lineage: Lineage | None = None
     # --- end visual work ---
-
-
-# ---------------------------------------------------------------------------------------------
-# Run
-
-
-class CacheInfo(Closed):
-    path: StrictStr
-    hits: StrictInt
-    misses: StrictInt
-
-
-class Resumed(Closed):
-    at: StrictStr
-    attempts_reused: StrictInt
-
-
-class SourceReport(Closed):
-    """The report a rescore or import was made from."""
-
-    source_report: StrictStr
-    source_run_id: StrictStr | None = None
-    source_sha256: StrictStr
-    subject_requests: StrictInt = 0
-    source_requests: Requests | None = None
-    note: StrictStr = ""
-
-
-class Rescore(SourceReport):
-    graders_file: StrictStr | None = None
-    previous_graders: dict[str, list[Any]] = {}
-    changed_cases: list[StrictStr] = []
-    allow_judge: StrictBool = False
-
-
-class Imported(SourceReport):
-    comparisons: StrictStr
-    comparisons_sha256: StrictStr
-    version: StrictStr | None = None
-    entries: StrictInt
-    variants: list[StrictStr]
-
-
-class ExportedTurn(Closed):
-    """Where one exported case came from: a conversation turn of the source report."""
-
-    case_id: StrictStr
-    conversation: StrictStr
-    turn: StrictStr
-    index: StrictInt
-    chain_input_hash: StrictStr | None = None
-
-
-class Exported(SourceReport):
-    """`export turns`: one variant's conversation turns as independent cases."""
-
-    variant: StrictStr
-    run: StrictInt
-    turns: list[ExportedTurn]
-
-
-class ReviewsImport(Closed):
-    """One `import reviews` that added entries to this report."""
-
-    file: StrictStr
-    sha256: StrictStr
-    version: StrictStr | None = None
-    entries: StrictInt
-    human: StrictInt
-    model: StrictInt
-    at: StrictStr
-    source_report: StrictStr
-    source_sha256: StrictStr
-    argv: list[StrictStr] = []
-    requests: StrictInt = 0
-
-
-class BatchInfo(Closed):
-    """One provider batch a run submitted (batch: true): where its requests wait or ended."""
-
-    provider: StrictStr
-    subject: StrictStr | None = None
-    #: the provider's id (absent while the submission had no answer yet)
-    batch_id: StrictStr | None = None
-    #: this run's id of the submission (in the batch's metadata where the provider keeps some)
-    submission: StrictStr
-    #: submitting | submitted | ended
-    state: StrictStr
-    #: how it ended: completed, expired, cancelled, failed, ended, not-created, unknown
-    status: StrictStr | None = None
-    requests: StrictInt
-    submitted_at: StrictStr | None = None
-    ended_at: StrictStr | None = None
-    reason: StrictStr | None = None
-    counts: dict[str, StrictInt] | None = None
-    #: why it was cancelled (an interrupt), and that cancelled work may still be billed
-    cancel: StrictStr | None = None
-
-
-class RunInfo(Closed):
-    """Who ran what, when, and how it ended; command-specific blocks when a command adds them."""
-
-    id: StrictStr | None = None
-    suite: StrictStr | None = None
-    status: RunStatus
-    started_at: StrictStr | None = None
-    finished_at: StrictStr | None = None
-    argv: list[StrictStr] = []
-    versions: dict[str, StrictStr] = {}
-    synthetic: StrictBool = False
-    stop_reason: StrictStr | None = None
-    #: v2: where attempts ran ("local"); None in a v1 report
-    executor: StrictStr | None = None
-    #: v2: the run used --dry-run (mock subjects, nothing sent)
-    dry_run: StrictBool = False
-    #: the run was started with --live (present only then)
-    live: StrictBool | None = None
-    transcript: dict[str, Any] | None = None
-    replay: dict[str, Any] | None = None
-    rescore: Rescore | None = None
-    imported: Imported | None = None
-    exported: Exported | None = None
-    cache: CacheInfo | None = None
-    resumed: Resumed | None = None
-    reviews_imported: list[ReviewsImport] | None = None
-    #: the provider batches this run submitted (batch: true)
-    batches: list[BatchInfo] | None = None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,7 +10,9 @@ from typing import Any, Literal
 from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
 from .schema import Gate, InstrumentStatus, Lineage
-from .schema_summary import Closed, Comparison, Interval, Num, QualityDifference
+from .schema_base import Closed, Interval, Num
+from .schema_judge import QualityDifference
+from .schema_summary import Comparison
 
 AGGREGATE_SCHEMA = "scoreboard.aggregate/v1"
 

@@ -11,62 +11,22 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     StrictBool,
     StrictFloat,
     StrictInt,
     StrictStr,
 )
 
-#: a JSON number kept as written: an integer stays an integer (token counts), a float a float
-Num = StrictInt | StrictFloat
-
-
-class Closed(BaseModel):
-    """A shape scoreboard writes: unknown keys are errors."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-
-class Open(BaseModel):
-    """A shape others extend: unknown keys are kept as they are."""
-
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-
+from .schema_base import Closed, Detectable, Interval, MeasurementSummary, Num, Open
+from .schema_judge import (
+    InstrumentSummary,
+    JudgeAgreement,
+    JudgeSummary,
+    ReviewSummary,
+)
 
 # ---------------------------------------------------------------------------------------------
 # Shared figures
-
-
-class Interval(Closed):
-    """An interval estimate; low/high are null when no draw defined the statistic."""
-
-    low: StrictFloat | None
-    high: StrictFloat | None
-    level: StrictFloat | None = None
-    method: StrictStr | None = None
-    unit: StrictStr | None = None
-    cases: StrictInt | None = None
-    small_sample: StrictBool | None = None
-    resamples: StrictInt | None = None
-    undefined_draws: StrictInt | None = None
-    #: Wilson on the effective number of cases: how many cases' worth of evidence the data held
-    effective_cases: Num | None = None
-    #: Student t with no spread: Wilson's bound on the share of cases that could differ was taken
-    adjusted: StrictBool | None = None
-
-
-class Detectable(Closed):
-    """The smallest true difference the paired t test detects with `power` at `alpha`."""
-
-    value: Num | None
-    power: Num
-    alpha: Num
-    difference_sd: Num | None = None
-    sd_from: StrictStr
-    cases: StrictInt
-    test: StrictStr
 
 
 class KFigure(Closed):
@@ -122,18 +82,6 @@ class Methods(Open):
     """The version of the statistics and, per method name, what it is in words."""
 
     version: StrictInt
-
-
-class MeasurementSummary(Closed):
-    """A measurement over attempts: what is known, what is not; total is null if any is unknown."""
-
-    known_count: StrictInt
-    unknown_count: StrictInt
-    known_subtotal: Num | None
-    total: Num | None
-    mean: Num | None = None
-    median: Num | None = None
-    p95: Num | None = None
 
 
 class Budget(Closed):
@@ -287,188 +235,6 @@ class Comparison(Closed):
 class NotMeasured(Closed):
     what: StrictStr
     why: StrictStr
-
-
-# ---------------------------------------------------------------------------------------------
-# Model-graded evaluation
-
-
-class RubricScore(Closed):
-    """A variant's mean rubric-score on its scale, case as the unit, with its interval."""
-
-    mean: StrictFloat
-    cases: StrictInt
-    scores: StrictInt
-    ci: Interval | None = None
-    small_sample: StrictBool = False
-
-
-class RubricMean(Closed):
-    mean: Num
-    scale: list[Num]
-    cases: StrictInt
-    ci: Interval | None = None
-
-
-class InstrumentShare(Closed):
-    value: Num | None
-    count: StrictInt
-    of: StrictInt
-    ci: Interval | None = None
-    ties: StrictInt | None = None
-    unjudged_pairs: StrictInt | None = None
-    note: StrictStr | None = None
-    unit: StrictStr | None = None
-
-
-class InstrumentPosition(Closed):
-    first_share: Num | None
-    answers: StrictInt
-    first: StrictInt
-    p: Num | None
-    alpha: Num
-    biased: StrictBool
-    test: StrictStr
-
-
-class InstrumentSummary(Closed):
-    """The judge's instrument check (the check stage): see stats/instrument.py."""
-
-    judge_hash: StrictStr
-    grader: Any = None
-    repeats: StrictInt
-    conditions: list[StrictStr]
-    reasons: list[StrictStr] = []
-    accuracy: InstrumentShare | None = None
-    self_agreement: InstrumentShare | None = None
-    judge_failures: StrictInt | None = None
-    position: InstrumentPosition | None = None
-    pairwise_accuracy: InstrumentShare | None = None
-    passed: StrictBool
-    status: StrictStr
-
-
-class JudgeVariant(Closed):
-    """Judge usage (apart from the subjects'), failures, self-agreement, pointwise means."""
-
-    judged: StrictInt
-    judge_failures: StrictInt
-    no_majority: StrictInt = 0
-    usage: dict[str, MeasurementSummary] = {}
-    self_agreement: StrictFloat | None = None
-    pointwise: dict[str, StrictFloat] | None = None
-    pointwise_ci: dict[str, Interval | None] | None = None
-    #: rubric-score means by scale ("1-5"): each case's runs averaged, then the cases
-    rubric_scores: dict[str, RubricScore] | None = None
-    #: rubric-score: the mean score on the rubric's own scale (case = unit), with its interval
-    rubric: RubricMean | None = None
-
-
-class QualityDifference(Closed):
-    """dQ: the mean paired difference of blind pointwise quality between two variants."""
-
-    a: StrictStr
-    b: StrictStr
-    cases: StrictInt
-    dq: StrictFloat
-    ci: Interval | None = None
-    detectable_difference: Detectable | None = None
-    scale: StrictStr = ""
-    small_sample: StrictBool = False
-    flags: list[StrictStr] = []
-
-
-class PairwiseSummary(Closed):
-    """Pairwise judging of one pair: per-case wins, ties, position consistency."""
-
-    a: StrictStr
-    b: StrictStr
-    cases: StrictInt
-    a_wins: StrictInt
-    b_wins: StrictInt
-    ties: StrictInt
-    comparisons: StrictInt | None = None
-    judge_failures: StrictInt = 0
-    position_consistency: StrictFloat | None = None
-    sign_test_p: StrictFloat | None = None
-    usage: dict[str, MeasurementSummary] = {}
-    note: StrictStr = ""
-    small_sample: StrictBool = False
-    flags: list[StrictStr] = []
-
-
-class JudgeSummary(Closed):
-    variants: dict[str, JudgeVariant] = {}
-    dq: list[QualityDifference] | None = None
-    pairwise: list[PairwiseSummary] | None = None
-
-
-class RatingCount(Closed):
-    rated: StrictInt
-    unassessed: StrictInt
-
-
-class ReviewCounts(Closed):
-    """Reviews of one kind (human or model), counted: no aggregate score is made from them."""
-
-    entries: StrictInt
-    outputs: StrictInt
-    cases: StrictInt
-    reviewers: StrictInt
-    with_verdict: StrictInt
-    rubric_versions: list[StrictStr] = []
-    ratings: dict[str, RatingCount] = {}
-
-
-class ReviewSummary(Closed):
-    human: ReviewCounts | None = None
-    model: ReviewCounts | None = None
-    outputs_in_report: StrictInt
-    note: StrictStr = ""
-
-
-class JudgePassRate(Closed):
-    value: StrictFloat | None
-    passed: StrictInt
-    judged: StrictInt
-    unit: StrictStr
-
-
-class CorrectedRate(Closed):
-    """The judge's pass rate corrected for its errors (Rogan-Gladen); why, when undefined."""
-
-    value: StrictFloat | None
-    ci: Interval | None = None
-    why: StrictStr | None = None
-
-
-class VariantAgreement(Closed):
-    judge_pass_rate: JudgePassRate
-    corrected_pass_rate: CorrectedRate
-
-
-class JudgeAgreement(Closed):
-    """How the judge's verdicts compare with human verdicts on the same outputs."""
-
-    graders: list[StrictStr]
-    n: StrictInt
-    unit: StrictStr
-    cases: StrictInt | None = None
-    excluded: dict[str, StrictInt]
-    confusion: dict[str, dict[str, StrictInt]]
-    observed_agreement: StrictFloat
-    kappa: StrictFloat | None
-    true_positive_rate: StrictFloat | None
-    false_positive_rate: StrictFloat | None
-    specificity: StrictFloat | None
-    judge_pass_rate: JudgePassRate
-    corrected_pass_rate: CorrectedRate
-    by_variant: dict[str, VariantAgreement] = {}
-    truth: StrictStr
-    formula: StrictStr
-    method: StrictStr
-    small_sample: StrictBool
-    note: StrictStr | None = None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,69 @@
+"""What every report model shares: closed and open shapes, numbers kept as written, intervals."""
+
+from __future__ import annotations
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+)
+
+#: a JSON number kept as written: an integer stays an integer (token counts), a float a float
+Num = StrictInt | StrictFloat
+
+
+class Closed(BaseModel):
+    """A shape scoreboard writes: unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Open(BaseModel):
+    """A shape others extend: unknown keys are kept as they are."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+class Interval(Closed):
+    """An interval estimate; low/high are null when no draw defined the statistic."""
+
+    low: StrictFloat | None
+    high: StrictFloat | None
+    level: StrictFloat | None = None
+    method: StrictStr | None = None
+    unit: StrictStr | None = None
+    cases: StrictInt | None = None
+    small_sample: StrictBool | None = None
+    resamples: StrictInt | None = None
+    undefined_draws: StrictInt | None = None
+    #: Wilson on the effective number of cases: how many cases' worth of evidence the data held
+    effective_cases: Num | None = None
+    #: Student t with no spread: Wilson's bound on the share of cases that could differ was taken
+    adjusted: StrictBool | None = None
+
+
+class Detectable(Closed):
+    """The smallest true difference the paired t test detects with `power` at `alpha`."""
+
+    value: Num | None
+    power: Num
+    alpha: Num
+    difference_sd: Num | None = None
+    sd_from: StrictStr
+    cases: StrictInt
+    test: StrictStr
+
+
+class MeasurementSummary(Closed):
+    """A measurement over attempts: what is known, what is not; total is null if any is unknown."""
+
+    known_count: StrictInt
+    unknown_count: StrictInt
+    known_subtotal: Num | None
+    total: Num | None
+    mean: Num | None = None
+    median: Num | None = None
+    p95: Num | None = None
