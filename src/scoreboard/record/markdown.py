@@ -2,35 +2,25 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
 from .constants import DRY_RUN_MARK, DRY_RUN_NOTE
-from .io import detectable_words, fmt_p, fmt_rate, models_text, over_bound_words, stability_words
+from .io import detectable_words, fmt_p, fmt_rate, models_text, over_bound_words
+from .markdown_failures import failures_section
 from .markdown_parts import (
     documents_section,
     fields_section,
     fmt_measure,
     judges_section,
 )
-from .mdtext import block, cell, code
+from .mdtext import cell, code
 from .schema import Gate, Plan
 from .schema_summary import (
     Summary,
     VariantSummary,
 )
 from .view import ReportView, as_view
-
-FAILED = ("failed", "error", "interrupted")
-
-
-def _block(value: Any, limit: int = 2000) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2)
-    if len(text) > limit:
-        text = text[:limit] + f"\n… ({len(text) - limit} more characters)"
-    return block(text)
-
 
 def _interval(s: VariantSummary) -> str:
     ci = s.pass_rate_ci
@@ -105,27 +95,7 @@ def _lines(view: ReportView, failures: int) -> Iterator[str]:
     run, plan, summary = report.run, report.plan, report.summary
     variants = [v.name for v in plan.variants]
     vs = summary.variants
-    lines = [f"# scoreboard report: {cell(run.suite)}", ""]
-    if run.dry_run:
-        lines += [f"> **{DRY_RUN_MARK}**: {DRY_RUN_NOTE}.", ""]
-    lines.append(f"- **Status**: {cell(run.status)}")
-    if run.status == "waiting":
-        lines.append("- **Waiting**: some attempts wait on provider batches; they are not finished and not in "
-                     "the pass rates. Collect them with `scoreboard run --resume` on this run's folder.")
-    lines.append(f"- **Started**: {cell(run.started_at)} · **Finished**: {cell(run.finished_at)}")
-    lines.append(f"- **Cases**: {view.total_cases or len(plan.cases)} · **Variants**: {', '.join(cell(v) for v in variants)} · "
-                 f"**Runs**: {plan.runs}")
-    lines.append(_model_line(plan))
-    if plan.split:
-        lines.append(f"- **Split**: {cell(plan.split)}")
-    lines.append(f"- **Fixture hash**: {code(plan.fixture_hash)}")
-    if run.synthetic if "synthetic" in run.model_fields_set else _synthetic(plan):
-        lines.append("- **Data**: every case is synthetic; accuracy here does not measure production performance.")
-    if view.omitted:
-        lines.append(_omitted_line(view))
-    if plan.stage:
-        lines.append(f"- **Stage**: {cell(plan.stage)}")
-    lines.append("")
+    lines = _head(view)
     from .visual import check_lines, lead_lines  # visual work (issue 17): dQ and the judge check first
 
     lead = lead_lines(report) + check_lines(report)
@@ -164,7 +134,35 @@ def _lines(view: ReportView, failures: int) -> Iterator[str]:
     yield from lines
     yield from documents_section(view, variants)
     yield from _cases(view, variants)
-    yield from _failures(view, failures)
+    yield from failures_section(view, failures)
+
+
+def _head(view: ReportView) -> list[str]:
+    """The title and the run's facts: status, times, cases, variants, model, hashes, stage."""
+    run, plan = view.report.run, view.report.plan
+    variants = [v.name for v in plan.variants]
+    lines = [f"# scoreboard report: {cell(run.suite)}", ""]
+    if run.dry_run:
+        lines += [f"> **{DRY_RUN_MARK}**: {DRY_RUN_NOTE}.", ""]
+    lines.append(f"- **Status**: {cell(run.status)}")
+    if run.status == "waiting":
+        lines.append("- **Waiting**: some attempts wait on provider batches; they are not finished and not in "
+                     "the pass rates. Collect them with `scoreboard run --resume` on this run's folder.")
+    lines.append(f"- **Started**: {cell(run.started_at)} · **Finished**: {cell(run.finished_at)}")
+    lines.append(f"- **Cases**: {view.total_cases or len(plan.cases)} · **Variants**: {', '.join(cell(v) for v in variants)} · "
+                 f"**Runs**: {plan.runs}")
+    lines.append(_model_line(plan))
+    if plan.split:
+        lines.append(f"- **Split**: {cell(plan.split)}")
+    lines.append(f"- **Fixture hash**: {code(plan.fixture_hash)}")
+    if run.synthetic if "synthetic" in run.model_fields_set else _synthetic(plan):
+        lines.append("- **Data**: every case is synthetic; accuracy here does not measure production performance.")
+    if view.omitted:
+        lines.append(_omitted_line(view))
+    if plan.stage:
+        lines.append(f"- **Stage**: {cell(plan.stage)}")
+    lines.append("")
+    return lines
 
 
 def _model_line(plan: Plan) -> str:
@@ -402,93 +400,3 @@ def _cases(view: ReportView, variants: list[str]) -> Iterator[str]:
             cells.append(f"{mark} {passed}/{judged}{extra}")
         yield f"| {cell(case_id)} | {cell(category or '')} | " + " | ".join(cells) + " |"
     yield ""
-
-
-def _first_of_distinct_cases(attempts: list, limit: int) -> list:
-    """The first attempt of each of up to `limit` different cases (three runs of one case say
-    less than three cases): never two attempts of one case."""
-    seen: set[str] = set()
-    out = []
-    for a in attempts:
-        if a.case_id not in seen:
-            seen.add(a.case_id)
-            out.append(a)
-            if len(out) == limit:
-                break
-    return out
-
-
-def _item(label: str, text: str, limit: int = 2000) -> str:
-    """`- **label**: text`, the text on the line; one of several lines goes in a block in the item."""
-    text = text if len(text) <= limit else text[:limit] + f" … ({len(text) - limit} more characters)"
-    if "\n" not in text.strip("\r\n"):
-        return f"- **{cell(label)}**: {cell(text.strip())}"
-    return f"- **{cell(label)}**:\n\n" + block(text.strip("\r\n"), indent="  ") + "\n"
-
-
-def _runs_line(view: ReportView, case_id: str, variants: list[str], status: str) -> str:
-    """How every variant fared on one case over its runs, counted from every attempt."""
-    parts = []
-    for name in variants:
-        t = view.tallies.get((case_id, name))
-        if t is None or not t.runs:
-            continue
-        if status == "unassessed":
-            parts.append(f"{cell(name)}: {t.unassessed} of {t.runs} run{'s' if t.runs != 1 else ''} not assessed")
-        else:
-            parts.append(f"{cell(name)}: {stability_words(t.passed, t.judged)}")
-    return "- **Runs of this case**: " + "; ".join(parts) if parts else ""
-
-
-def _failures(view: ReportView, limit: int) -> list[str]:
-    total = view.failures_total()
-    unassessed = [a for a in view.report.attempts if a.status == "unassessed"]
-    not_assessed_total = view.total("unassessed")
-    failing_cases = view.cases_with("failed", "error", "interrupted")  # CaseTally.not_passed
-    out = _failure_list(view, [a for a in view.report.attempts if a.status in FAILED], total, failing_cases,
-                        limit, "Failures", "failed")
-    if not_assessed_total:
-        cases = view.cases_with("unassessed")
-        out += _failure_list(view, unassessed, not_assessed_total, cases, limit, "Not assessed", "unassessed")
-    return out
-
-
-def _failure_list(view: ReportView, attempts: list, total: int, cases: int, limit: int, title: str,
-                  status: str) -> list[str]:
-    """Up to `limit` different cases expanded, each by its first attempt of this kind."""
-    if not total:
-        return [f"## {title}", "", "None.", ""]
-    report = view.report
-    variants = [v.name for v in report.plan.variants]
-    shown = _first_of_distinct_cases(attempts, limit)
-    expected = {c.id: c.expected for c in report.plan.cases}
-    attempts_word = "attempt" if total == 1 else "attempts"
-    cases_word = "case" if cases == 1 else "cases"
-    expanded = f"first {len(shown)} {'case' if len(shown) == 1 else 'cases'} expanded"
-    out = [f"## {title} ({total} {attempts_word} in {cases} {cases_word}; {expanded})", ""]
-    for a in shown:
-        out.append(f"### {cell(a.case_id)} · {cell(a.variant)} · run {a.run} · {cell(a.status)}")
-        out.append("")
-        runs = _runs_line(view, a.case_id, variants, status)
-        if runs:
-            out.append(runs)
-        if a.error:
-            out.append(_item("Error", a.error))
-        for g in a.grades:
-            if g.passed is not True:
-                out.append(_item(g.grader, g.reason or "failed"))
-                for f in g.fields or ():
-                    if not f.passed:
-                        out.append(f"  - {code(f.path)}: expected {code(json.dumps(f.expected, ensure_ascii=False))}, "
-                                   f"got {code(json.dumps(f.actual, ensure_ascii=False))}")
-        out.append("")
-        if expected.get(a.case_id) is not None:
-            out += ["Expected:", "", _block(expected[a.case_id]), ""]
-        if a.output is not None and a.output.text is not None:
-            out += ["Output:", "", _block(a.output.text), ""]
-    if cases > len(shown):
-        left = cases - len(shown)
-        out.append(f"{left} more {'case' if left == 1 else 'cases'} with {status} attempts: see the Cases table "
-                   f"above; the JSON report holds every attempt.")
-        out.append("")
-    return out
