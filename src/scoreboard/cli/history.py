@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import argparse
 
-#: the statuses a run can be recorded with
-STATUSES = ("completed", "stopped", "running", "waiting")
-
 NAME = "history"
 HELP = "list the runs in the history store (pass rates with intervals, status, commit) with filters"
 DESCRIPTION = __doc__
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from ..store.queries import STATUSES
+
     p.add_argument("--store", metavar="PATH|URL", help="the history store (default: SCOREBOARD_STORE, else "
                    ".scoreboard/history.sqlite)")
     for name, helptext in (("suite", "only this suite"), ("variant", "only runs with this variant"),
@@ -32,49 +31,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         p.add_argument(f"--{name}", help=helptext)
     p.add_argument("--limit", type=int, default=20, help="how many runs (default 20, at most 500)")
     p.add_argument("--json", action="store_true", help="print the runs as JSON")
-
-
-def check_status(value: str | None) -> str | None:
-    """--status: one of STATUSES (a typo is an error, not an empty list)."""
-    if value is None:
-        return None
-    from ..errors import ConfigError, shorten
-
-    if value.strip().lower() not in STATUSES:
-        raise ConfigError(f"unknown status {shorten(value, 80)!r} (known: {', '.join(STATUSES)})", flag="--status")
-    return value.strip().lower()
-
-
-def check_time(value: str | None, flag: str) -> str | None:
-    """--since/--until: an ISO date (YYYY-MM-DD) or date and time (YYYY-MM-DDTHH:MM[:SS], UTC
-    unless it names an offset), as the stored run times are written (UTC, ...Z); a value that is
-    neither is an error, not an empty list."""
-    if value is None:
-        return None
-    import re
-    from datetime import datetime, timezone
-
-    from ..errors import ConfigError, shorten
-
-    text = value.strip()
-    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-        try:
-            datetime.strptime(text, "%Y-%m-%d")
-        except ValueError:
-            pass
-        else:
-            return text
-    elif re.fullmatch(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?", text):
-        try:
-            moment = datetime.fromisoformat(text.replace(" ", "T").replace("Z", "+00:00"))
-        except ValueError:
-            pass
-        else:
-            if moment.tzinfo is None:
-                moment = moment.replace(tzinfo=timezone.utc)
-            return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    raise ConfigError(f"not a date: {shorten(value, 80)!r} (give an ISO date, 2026-12-01, or a UTC time, "
-                      "2026-12-01T14:30Z)", flag=flag)
 
 
 def _rate(f: dict) -> str:
@@ -91,7 +47,7 @@ def main(args: argparse.Namespace) -> int:
     import sys
 
     from ..store.locate import open_existing
-    from ..store.queries import RunFilter, clamp, list_runs
+    from ..store.queries import RunFilter, check_status, check_time, clamp, list_runs
 
     status, since, until = check_status(args.status), check_time(args.since, "--since"), check_time(args.until, "--until")
     store = open_existing(args.store)
@@ -113,7 +69,7 @@ def main(args: argparse.Namespace) -> int:
     for r in runs:
         commit = (r["git_commit"] or "")[:10] + (" (dirty)" if r["git_dirty"] else "")
         tags = f"  tags: {', '.join(r['tags'])}" if r["tags"] else ""
-        print(printable(f"{r['started_at'] or '?'}  {r['suite']}  {r['run_id']}  {r['status']}"
+        print(printable(f"{r['started_at'] or '?'}  {r['suite']}  {r['run_id']}  {r['status'] or 'incomplete'}"
                         + (f"  commit {commit}" if commit else "") + tags))
         for fig in r["figures"]:
             print(printable(f"    {fig['name']}: pass rate {_rate(fig)}"))

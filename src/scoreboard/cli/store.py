@@ -106,24 +106,30 @@ def _import(store, args) -> int:
     import json
 
     from ..errors import ConfigError
+    from ..record.terminal import printable
 
     files = report_files(args.paths)
     done: dict[str, list[str]] = {"stored": [], "replaced": [], "unchanged": [], "failed": []}
     errors = []
+    broken = False
     for path in files:
         try:
             done[store.store_report(path)].append(str(path))
         except ConfigError as exc:
             done["failed"].append(str(path))
             errors.append(str(exc))
+        except Exception as exc:  # noqa: BLE001 - the store failed on this file: said, and the others go on
+            done["failed"].append(str(path))
+            errors.append(f"{path}: the store failed: {type(exc).__name__}: {exc}")
+            broken = True
     if args.json:
         sys.stdout.write(json.dumps({"store": store.location, **done, "errors": errors}, indent=1) + "\n")
     else:
         print(f"{store.location}: {len(done['stored'])} stored, {len(done['replaced'])} replaced, "
               f"{len(done['unchanged'])} already stored (unchanged), {len(done['failed'])} not readable")
         for line in errors:
-            print(f"  not stored: {line}", file=sys.stderr)
-    return 1 if errors else 0
+            print(printable(f"  not stored: {line}"), file=sys.stderr)
+    return 2 if broken else 1 if errors else 0
 
 
 def _verify(store, args) -> int:

@@ -8,6 +8,11 @@ once.
 Concurrent writers lose nothing: SQLite takes its write lock up front (BEGIN IMMEDIATE) and
 waits for it (busy timeout, then retries); PostgreSQL serialises the migration step with an
 advisory lock and runs every write in a transaction.
+
+Opening reads the schema version first and takes no lock when nothing is to migrate, so a
+reader never waits on a writer and a read-only store (a file or folder it may not write) is
+still read. A database that scoreboard did not make (tables but no `schema_migrations`) is
+refused, never written into; so is anything but a regular file.
 """
 
 from __future__ import annotations
@@ -58,9 +63,11 @@ class Database:
 
     kind = "sqlite"
 
-    def __init__(self, conn: Any, location: str):
+    def __init__(self, conn: Any, location: str, readonly: bool = False):
         self.conn = conn
         self.location = location
+        #: opened read-only (the file or its folder may not be written): a write is a one-line error
+        self.readonly = readonly
 
     # ---- statements
     def sql(self, statement: str) -> str:
@@ -91,10 +98,14 @@ class Database:
     @contextmanager
     def write(self) -> Iterator[Database]:
         """One write transaction, retried when another writer holds the lock."""
+        if self.readonly:
+            raise read_only(self.location)
         for attempt in range(RETRIES):
             try:
                 self.conn.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:
+                if "readonly" in str(exc).lower():
+                    raise read_only(self.location) from None
                 if not _busy(exc) or attempt == RETRIES - 1:
                     raise
                 time.sleep(0.05 * (attempt + 1))
@@ -102,6 +113,11 @@ class Database:
             break
         try:
             yield self
+        except sqlite3.OperationalError as exc:
+            self.conn.execute("ROLLBACK")
+            if "readonly" in str(exc).lower():
+                raise read_only(self.location) from None
+            raise
         except BaseException:
             self.conn.execute("ROLLBACK")
             raise
@@ -110,8 +126,22 @@ class Database:
     def lock_migrations(self) -> None:
         """Nothing to do in SQLite: BEGIN IMMEDIATE already holds the only write lock."""
 
+    def has_migrations_table(self) -> bool:
+        return self.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'") is not None
+
+    def foreign_tables(self) -> list[str]:
+        """Tables a store without `schema_migrations` already holds: any at all (a SQLite file
+        with tables and no migrations record is another program's database)."""
+        return [n for (n,) in self.all("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                       "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")]
+
     def close(self) -> None:
         self.conn.close()
+
+
+def read_only(location: str) -> ConfigError:
+    return ConfigError("the store is read-only here (the file or its folder may not be written): it can be "
+                       "read, not changed", file=location, field="store")
 
 
 def _busy(exc: Exception) -> bool:
@@ -148,6 +178,20 @@ class PostgresDatabase(Database):
     def lock_migrations(self) -> None:
         self.execute("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
 
+    def has_migrations_table(self) -> bool:
+        # a plain query, not to_regclass (whose catalog cache can lag behind a migration another
+        # process committed while this one waited on the lock)
+        return self.one("SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() "
+                        "AND table_name = 'schema_migrations'") is not None
+
+    def foreign_tables(self) -> list[str]:
+        """Tables of ours that a database without `schema_migrations` already holds (a shared
+        database may hold any others)."""
+        from .migrations import TABLES
+
+        return [n for (n,) in self.all("SELECT table_name FROM information_schema.tables WHERE "
+                                       "table_schema = current_schema() ORDER BY table_name") if n in TABLES]
+
 
 def open_database(spec: str) -> Database:
     """Open (creating and migrating) the database a store spec names: a PostgreSQL URL, or the
@@ -163,37 +207,107 @@ def open_database(spec: str) -> Database:
             raise ConfigError(f"cannot connect to the store {shown_location(spec)}: {str(exc).strip()}",
                               field="store") from None
         db: Database = PostgresDatabase(conn, shown_location(spec))
+        errors: tuple = (psycopg.Error,)
     else:
-        path = Path(spec)
-        try:
-            make_private_dirs(path.parent)
-            if not path.exists():
-                os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
-            conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-        except (OSError, sqlite3.Error) as exc:
-            raise ConfigError(f"cannot open the store: {exc}", file=str(path), field="store") from None
-        db = Database(conn, str(path))
+        db = _open_sqlite(Path(spec))
+        errors = (sqlite3.Error,)
     try:
         migrate(db)
-    except Exception:
+    except errors as exc:
+        db.close()
+        raise ConfigError(f"cannot open the store: {str(exc).strip()}", file=db.location, field="store") from None
+    except BaseException:
         db.close()
         raise
     return db
 
 
+def _open_sqlite(path: Path) -> Database:
+    """A SQLite file: a regular one (created owner-only when absent, never through a dangling
+    symlink), in WAL mode; read-only when it or its folder may not be written."""
+    from ..safefile import FileRefused, check_regular
+
+    def refused(message: str) -> ConfigError:
+        return ConfigError(message, file=str(path), field="store")
+
+    try:
+        check_regular(path)
+    except FileRefused as exc:
+        if not exc.missing:
+            raise refused(f"the store {exc.reason} (a SQLite file is expected)") from None
+        if path.is_symlink():
+            raise refused(f"the store is a symlink to a missing file ({os.readlink(path)}): name the file "
+                          "itself") from None
+        try:
+            make_private_dirs(path.parent)
+            os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600))
+        except FileExistsError:
+            pass  # made meanwhile (a sibling run)
+        except OSError as exc:
+            raise refused(f"cannot open the store: {exc.strerror or exc}") from None
+    try:
+        if not os.access(path, os.W_OK):
+            return Database(_read_only_sqlite(path), str(path), readonly=True)
+        conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
+        try:
+            # another program's database is refused before anything (even its journal mode) changes
+            refuse_foreign(Database(conn, str(path)))
+            conn.execute("PRAGMA journal_mode=WAL")
+        except ConfigError:
+            conn.close()
+            raise
+        except sqlite3.OperationalError as exc:
+            if "readonly" not in str(exc).lower():
+                raise
+            conn.close()
+            return Database(_read_only_sqlite(path), str(path), readonly=True)
+        conn.execute("PRAGMA synchronous=NORMAL")
+    except sqlite3.Error as exc:
+        raise refused(f"cannot open the store: {exc}") from None
+    return Database(conn, str(path))
+
+
+def _read_only_sqlite(path: Path) -> sqlite3.Connection:
+    """A connection that only reads. A WAL database needs its -shm file: when that cannot be
+    made and no -wal file exists, no writer has the database open, and it is read as immutable."""
+    from urllib.parse import quote
+
+    uri = "file:" + quote(str(path.resolve()))
+    conn = sqlite3.connect(uri + "?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S, check_same_thread=False,
+                           isolation_level=None)
+    try:
+        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError:
+        conn.close()
+        if Path(str(path) + "-wal").exists():
+            raise
+    return sqlite3.connect(uri + "?immutable=1", uri=True, check_same_thread=False, isolation_level=None)
+
+
 def migrate(db: Database) -> list[int]:
-    """Apply the migrations this database lacks, in order, in one transaction; return them."""
+    """Apply the migrations this database lacks, in order, in one transaction; return them.
+    A store already up to date is only read (no lock taken)."""
+    have = schema_version(db) if db.has_migrations_table() else None
+    if have is None:
+        refuse_foreign(db)
+    if have is not None and have > len(MIGRATIONS):
+        raise _newer(db, have)
+    if have == len(MIGRATIONS):
+        return []
+    if db.readonly:
+        raise ConfigError(f"the store is read-only here and its schema (version {have or 0}) is older than this "
+                          f"scoreboard's ({len(MIGRATIONS)}): open it once where it can be written",
+                          file=db.location, field="store")
     applied: list[int] = []
     with db.write():
         db.lock_migrations()
+        refuse_foreign(db)
         db.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
                    "name TEXT NOT NULL, applied_at TEXT NOT NULL)")
         have = db.one("SELECT MAX(version) FROM schema_migrations")[0] or 0
         if have > len(MIGRATIONS):
-            raise ConfigError(f"the store's schema is version {have}, newer than this scoreboard knows "
-                              f"({len(MIGRATIONS)}): upgrade scoreboard", file=db.location, field="store")
+            raise _newer(db, have)
         for version, (name, statements) in enumerate(MIGRATIONS[have:], start=have + 1):
             for statement in statements:
                 db.execute(statement)
@@ -201,6 +315,23 @@ def migrate(db: Database) -> list[int]:
                        (version, name, now_iso()))
             applied.append(version)
     return applied
+
+
+def refuse_foreign(db: Database) -> None:
+    """A one-line error for a database that holds tables scoreboard did not make and no record
+    of its migrations (another program's): it is never written into."""
+    if db.has_migrations_table():
+        return
+    foreign = db.foreign_tables()
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else "")
+        raise ConfigError(f"not a scoreboard history store: the database already holds tables that scoreboard "
+                          f"did not make ({shown}); name another store", file=db.location, field="store")
+
+
+def _newer(db: Database, have: int) -> ConfigError:
+    return ConfigError(f"the store's schema is version {have}, newer than this scoreboard knows "
+                       f"({len(MIGRATIONS)}): upgrade scoreboard", file=db.location, field="store")
 
 
 def schema_version(db: Database) -> int:

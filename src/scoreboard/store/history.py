@@ -21,6 +21,7 @@ from ..redact import KNOWN, scrub_known
 from .base import RunEntry
 from .db import Database, now_iso, open_database
 from .reportfile import ReportFile
+from .shape import Shape
 from .rows import (
     file_sha256,
     git_info,
@@ -185,12 +186,18 @@ class HistoryStore:
         report, by SHA-256, is already stored: nothing is written)."""
         report = ReportFile(path)
         sha, size = file_sha256(report.path)
+        shape = Shape(str(path))
+        shape.head(report.head)
         run, plan = report.head["run"], report.head["plan"]
         key = run_key(run["suite"], run["id"], run.get("started_at"))
         held = self.db.one("SELECT report_sha256, git_commit, git_branch, git_dirty, source FROM runs WHERE key = ?",
                            (key,))
         if held is not None and held[0] == sha and not replace:
             return "unchanged"
+        # Every attempt is checked before the stored copy is touched: a bad report never
+        # replaces a good one (a large report is read once more for it, a streaming pass).
+        for index, record in enumerate(report.attempts()):
+            shape.attempt(record, index)
         commit, branch, dirty = (held[1], held[2], held[3]) if held else (None, None, None)
         where = positions(plan)
         fields = FieldTally(plan)
@@ -199,7 +206,9 @@ class HistoryStore:
                 if table != "run_tags":
                     db.execute(f"DELETE FROM {table} WHERE run_key = ?", (key,))
             db.execute("DELETE FROM runs WHERE key = ?", (key,))
-            db.execute(_INSERT_RUN, (key, run["id"], run["suite"], run.get("status"), run.get("started_at"),
+            # No status until the last rows are in (write_end sets the report's): a store read
+            # meanwhile, or after this process is killed, never shows a half-stored run as completed.
+            db.execute(_INSERT_RUN, (key, run["id"], run["suite"], None, run.get("started_at"),
                                      run.get("finished_at"), now_iso(), held[4] if held else source, commit, branch,
                                      dirty, flag(run.get("dry_run")), flag(run.get("synthetic")),
                                      run.get("executor"), None, None,
@@ -295,6 +304,12 @@ class HistoryStore:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY r.created_at, r.case_id, r.output_hash, r.reviewer_id, r.rubric_version"
         return [review_entry(row) for row in self.db.all(sql, params)]
+
+    def case_reviews(self, case_id: str) -> list[dict]:
+        """The stored reviews of one case's outputs (read by the case, not the whole table)."""
+        return [review_entry(row) for row in self.db.all(
+            f"SELECT {REVIEW_COLUMNS} FROM reviews WHERE case_id = ? ORDER BY created_at, output_hash, reviewer_id, "
+            "rubric_version", (case_id,))]
 
     def held_reviews(self, plan: dict, carried: dict | None) -> dict | None:
         """The reviews a new run's report starts with: those it carries, plus the stored ones of

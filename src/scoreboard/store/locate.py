@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import ConfigError
-from .db import shown_location
+from .db import read_only, shown_location
 from .files import FileStore
 from .follow import FollowedHistoryStore
 from .history import HistoryStore
@@ -29,9 +29,24 @@ def default_location(output_dir: str | os.PathLike = "eval-results") -> Path:
 
 
 def store_spec(spec: str | None, output_dir: str | os.PathLike = "eval-results") -> str | None:
-    """The store a spec, the environment or the default names; None for `none`."""
-    chosen = spec or os.environ.get(ENV) or str(default_location(output_dir))
-    return None if chosen.strip().lower() in OFF else chosen
+    """The store a spec, the environment or the default names; None for `none`. The default
+    one (which nobody typed) must not lead outside its project folder through a symlink."""
+    named = spec or os.environ.get(ENV)
+    if not named:
+        return confined_default(default_location(output_dir))
+    return None if named.strip().lower() in OFF else named
+
+
+def confined_default(path: Path) -> str:
+    """The default store's path, once it is known not to be a symlink (of the file or of
+    `.scoreboard`) leading out of the folder that holds `.scoreboard`: a cloned repository could
+    carry one pointing anywhere, and the store is created and written through it."""
+    project = os.path.realpath(path.parent.parent)
+    real = os.path.realpath(path)
+    if real != project and not real.startswith(project.rstrip(os.sep) + os.sep):
+        raise ConfigError(f"the default store is a symlink that leads outside this folder (to {real}): name the "
+                          "store with --store or SCOREBOARD_STORE to use it", file=str(path), field="store")
+    return str(path)
 
 
 def open_history(spec: str | None, output_dir: str | os.PathLike = "eval-results", *,
@@ -60,15 +75,20 @@ def run_store(output_dir: str | os.PathLike, spec: str | None = None, *, tags: I
     """The store a run records into. A store named by --store or SCOREBOARD_STORE must open (a
     one-line error before anything runs); the default one steps aside with a warning when it
     cannot (a read-only folder), and the run keeps its report files."""
-    named = spec or os.environ.get(ENV)
-    chosen = store_spec(spec, output_dir)
-    if chosen is None:
-        return FileStore(output_dir)
-    if named:
-        return FollowedHistoryStore(chosen, tags=tags)
+    if spec or os.environ.get(ENV):
+        chosen = store_spec(spec, output_dir)
+        return FileStore(output_dir) if chosen is None else _writable(FollowedHistoryStore(chosen, tags=tags))
     try:
-        return FollowedHistoryStore(chosen, tags=tags)
+        return _writable(FollowedHistoryStore(store_spec(None, output_dir), tags=tags))
     except ConfigError as exc:
         print(f"scoreboard: warning: no history kept for this run ({exc}); its report files are written",
               file=sys.stderr)
         return FileStore(output_dir)
+
+
+def _writable(store: HistoryStore) -> HistoryStore:
+    """A store a run records into: one that may only be read is refused before the run starts."""
+    if store.db.readonly:
+        store.close()
+        raise read_only(store.location)
+    return store

@@ -89,3 +89,8 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
         "CREATE INDEX reviews_run ON reviews (run_key)",
     ]),
 ]
+
+#: every table the migrations make (a database holding one of them without `schema_migrations`
+#: was not made by scoreboard and is refused)
+TABLES = frozenset({"schema_migrations", "runs", "run_tags", "variants", "cases", "attempts", "grades", "case_results",
+                    "field_results", "summaries", "reviews"})

@@ -4,9 +4,12 @@ a run of a million attempts opens as fast as a small one and nothing is read who
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
+from ..errors import ConfigError, shorten
 from .db import Database
 from .rows import parse
 
@@ -37,6 +40,46 @@ _LIVE_RESULTS = (
     "SUM(CASE WHEN a.status IN ('passed', 'failed', 'error') THEN 0 ELSE 1 END) AS other "
     "FROM attempts a JOIN cases c ON c.run_key = a.run_key AND c.case_id = a.case_id "
     "WHERE a.run_key = ? GROUP BY a.variant, a.case_id) cr")
+
+
+#: the statuses a run can be recorded with
+STATUSES = ("completed", "stopped", "running", "waiting")
+
+
+def check_status(value: str | None, flag: str = "--status") -> str | None:
+    """A status filter: one of STATUSES (a typo is an error, not an empty list)."""
+    if value is None:
+        return None
+    if value.strip().lower() not in STATUSES:
+        raise ConfigError(f"unknown status {shorten(value, 80)!r} (known: {', '.join(STATUSES)})", flag=flag)
+    return value.strip().lower()
+
+
+def check_time(value: str | None, flag: str) -> str | None:
+    """A --since/--until filter: an ISO date (YYYY-MM-DD) or date and time (YYYY-MM-DDTHH:MM[:SS], UTC
+    unless it names an offset), as the stored run times are written (UTC, ...Z); a value that is
+    neither is an error, not an empty list."""
+    if value is None:
+        return None
+    text = value.strip()
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        try:
+            datetime.strptime(text, "%Y-%m-%d")
+        except ValueError:
+            pass
+        else:
+            return text
+    elif re.fullmatch(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?", text):
+        try:
+            moment = datetime.fromisoformat(text.replace(" ", "T").replace("Z", "+00:00"))
+        except ValueError:
+            pass
+        else:
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=timezone.utc)
+            return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    raise ConfigError(f"not a date: {shorten(value, 80)!r} (give an ISO date, 2026-12-01, or a UTC time, "
+                      "2026-12-01T14:30Z)", flag=flag)
 
 
 @dataclass
@@ -148,8 +191,32 @@ def attach(db: Database, runs: list[dict]) -> None:
         r["tags"] = tags[r["key"]]
 
 
+#: a variant block's per-case maps (one entry per case: a million for a million-case run),
+#: which no page or figure of the viewer reads
+PER_CASE = ("case_stability", "flaky_cases")
+
+
+def lean(summary: Any) -> Any:
+    """A stored summary without its per-case maps (what a page is sent and a trend holds)."""
+    if not isinstance(summary, dict) or not isinstance(summary.get("variants"), dict):
+        return summary
+    variants = {name: ({k: v for k, v in block.items() if k not in PER_CASE} if isinstance(block, dict) else block)
+                for name, block in summary["variants"].items()}
+    return {**summary, "variants": variants}
+
+
+def run_exists(db: Database, key: str) -> bool:
+    return db.one("SELECT 1 FROM runs WHERE key = ?", (key,)) is not None
+
+
+def run_brief(db: Database, key: str) -> dict | None:
+    """A run's key, id, suite and start (no summary read)."""
+    row = db.one("SELECT key, run_id, suite, started_at FROM runs WHERE key = ?", (key,))
+    return None if row is None else dict(zip(("key", "run_id", "suite", "started_at"), row))
+
+
 def get_run(db: Database, key: str) -> dict | None:
-    """A run's row, figures, tags, head and summary."""
+    """A run's row, figures, tags, head and summary (without its per-case maps)."""
     row = db.one(f"SELECT {RUN_COLUMNS}, head FROM runs WHERE key = ?", (key,))
     if row is None:
         return None
@@ -157,7 +224,7 @@ def get_run(db: Database, key: str) -> dict | None:
     run["head"] = parse(row[-1]) or {}
     attach(db, [run])
     summary = db.one("SELECT summary FROM summaries WHERE run_key = ?", (key,))
-    run["summary"] = parse(summary[0]) if summary else None
+    run["summary"] = lean(parse(summary[0])) if summary else None
     run["categories"] = [c for (c,) in db.all("SELECT DISTINCT category FROM cases WHERE run_key = ? "
                                               "AND category IS NOT NULL ORDER BY category", (key,))]
     return run
@@ -286,8 +353,7 @@ def suite_runs(db: Database, suite: str, limit: int = 60) -> list[dict]:
                   "ORDER BY started_at DESC, run_id DESC, key DESC LIMIT ?", (suite, limit))
     runs = [run_dict(r) for r in rows][::-1]
     attach(db, runs)
-    summaries = dict(db.all(f"SELECT run_key, summary FROM summaries WHERE run_key IN "
-                            f"({', '.join('?' * len(runs))})", [r["key"] for r in runs])) if runs else {}
-    for r in runs:
-        r["summary"] = parse(summaries.get(r["key"]))
+    for r in runs:  # one summary parsed at a time, and kept lean
+        row = db.one("SELECT summary FROM summaries WHERE run_key = ?", (r["key"],))
+        r["summary"] = lean(parse(row[0])) if row else None
     return runs

@@ -5,6 +5,8 @@ here), and the report's file hash. Also where a run was made: its git commit."""
 from __future__ import annotations
 
 import hashlib
+import math
+import re
 import subprocess
 from collections.abc import Iterable
 from pathlib import Path
@@ -34,6 +36,16 @@ def parse(value: str | None) -> Any:
     return None if value is None else loads(value)
 
 
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def clean(value: str | None) -> str | None:
+    """Free text (an error, a grader's reason) as a column of either database can hold it: a
+    NUL byte (PostgreSQL refuses it) or a lone surrogate (no UTF-8 form) becomes U+FFFD. The
+    attempt's whole record, JSON text, keeps the original."""
+    return value if value is None else _UNSTORABLE.sub("\ufffd", value)
+
+
 def positions(plan: dict) -> tuple[dict[str, int], dict[str, int], int]:
     """(case position, variant position, runs) of a plan: an attempt's place in report order."""
     cases = {c["id"]: i for i, c in enumerate(plan.get("cases") or ())}
@@ -49,33 +61,45 @@ def attempt_position(record: dict, where: tuple[dict, dict, int]) -> int:
 
 
 def case_row(key: str, position: int, case: dict) -> tuple:
-    return (key, position, case["id"], case.get("input_hash"), case.get("category"), text(case))
+    category = case.get("category")
+    return (key, position, case["id"], case.get("input_hash"), clean(category if category is None else str(category)),
+            text(case))
 
 
 def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    """A finite number, else None (unknown: never 0, and never a NaN or infinity no JSON holds)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def attempt_row(key: str, position: int, record: dict) -> tuple:
     m = record.get("measurements") or {}
     error = record.get("error")
     return (key, position, record["case_id"], record["variant"], int(record.get("run") or 0), record["status"],
-            record.get("input_hash"), record.get("output_hash"), None if error is None else str(error)[:2000],
+            record.get("input_hash"), record.get("output_hash"), None if error is None else clean(str(error)[:2000]),
             _number(m.get("latency_ms")), _number(m.get("cost_usd")), _int(m.get("input_tokens")),
             _int(m.get("output_tokens")), text(record))
 
 
 def _int(value: Any) -> int | None:
-    return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
+    """A whole number a BIGINT column holds, else None (unknown)."""
+    if not isinstance(value, int) or isinstance(value, bool) or not -(2**63) <= value < 2**63:
+        return None
+    return value
 
 
 def grade_rows(key: str, record: dict) -> list[tuple]:
     out = []
     for i, g in enumerate(record.get("grades") or ()):
         passed = g.get("passed")
-        out.append((key, record["case_id"], record["variant"], int(record.get("run") or 0), i, str(g.get("grader")),
-                    None if passed is None else int(bool(passed)), _number(g.get("score")),
-                    None if g.get("reason") is None else str(g.get("reason"))[:2000]))
+        out.append((key, record["case_id"], record["variant"], int(record.get("run") or 0), i,
+                    clean(str(g.get("grader"))), None if passed is None else int(bool(passed)), _number(g.get("score")),
+                    None if g.get("reason") is None else clean(str(g.get("reason"))[:2000])))
     return out
 
 
@@ -88,20 +112,22 @@ def variant_rows(key: str, plan: dict, summary: dict | None) -> list[tuple]:
         ci = s.get("pass_rate_ci") or {}
         fa = s.get("field_accuracy_overall") or {}
         fa_ci = fa.get("ci") or {}
-        rows.append((key, i, v["name"], text(v), s.get("attempts"), s.get("passed"), s.get("failed"),
-                     s.get("errors"), s.get("unassessed"), s.get("not_run"), s.get("pass_rate"), ci.get("low"),
-                     ci.get("high"), ci.get("method"), fa.get("value"), fa_ci.get("low"), fa_ci.get("high"),
-                     cost_per_case(s)))
+        method = ci.get("method")
+        rows.append((key, i, v["name"], text(v), *(_int(s.get(k)) for k in ("attempts", "passed", "failed", "errors",
+                                                                           "unassessed", "not_run")),
+                     _number(s.get("pass_rate")), _number(ci.get("low")), _number(ci.get("high")),
+                     clean(method) if isinstance(method, str) else None, _number(fa.get("value")),
+                     _number(fa_ci.get("low")), _number(fa_ci.get("high")), cost_per_case(s)))
     return rows
 
 
 def cost_per_case(block: dict) -> float | None:
     """A variant's cost per case when every attempt's cost is known; None (unknown) otherwise."""
     cost = ((block.get("measurements") or {}).get("cost_usd")) or {}
-    cases = block.get("cases")
-    if cost.get("total") is None or not cases:
+    total, cases = _number(cost.get("total") if isinstance(cost, dict) else None), _int(block.get("cases"))
+    if total is None or not cases or cases < 0:
         return None
-    return cost["total"] / cases
+    return total / cases
 
 
 def head_of(report_head: dict) -> dict:
@@ -157,7 +183,7 @@ def review_row(entry: dict, run_key_: str | None, created_at: str) -> tuple:
     verdict = entry.get("verdict")
     return (entry["case_id"], entry["output_hash"], entry["reviewer_id"], entry["rubric_version"],
             entry["input_hash"], entry["reviewer_kind"], text(entry.get("ratings") or {}),
-            None if verdict is None else int(bool(verdict)), entry["notes"], run_key_, created_at)
+            None if verdict is None else int(bool(verdict)), clean(entry["notes"]), run_key_, created_at)
 
 
 def review_entry(row: Iterable) -> dict:

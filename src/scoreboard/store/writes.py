@@ -13,6 +13,7 @@ from .rows import (
     attempt_position,
     attempt_row,
     case_row,
+    clean,
     grade_rows,
     head_of,
     planned_attempts,
@@ -70,7 +71,7 @@ class FieldTally:
         names = field_keys({(grader, path) for _, grader, path in self.counts})
         for (variant, grader, path), counts in self.counts.items():
             for case_id, (hits, tries) in counts.items():
-                yield (key, variant, names[(grader, path)], case_id, hits, tries)
+                yield (key, variant, clean(names[(grader, path)]), case_id, hits, tries)
 
 
 def write_cases(db: Database, key: str, plan: dict, start: int = 0) -> None:
