@@ -70,7 +70,8 @@ def test_javascript_grader_follows_promptfoos_contract():
                "Paris")
     assert (g.passed, g.score, g.reason) == (True, 0.7, "len")
     g = _grade({"javascript": "const x = 1; x + 1"}, "o")  # declarations, then the returned expression
-    assert g.passed is True and g.score == 2
+    # a grade's score stays in [0, 1]; promptfoo's number is kept beside it
+    assert g.passed is True and g.score == 1.0 and g.extra == {"raw_score": 2.0}
     g = _grade({"javascript": "undefinedName.foo"}, "o")
     assert g.passed is False and "threw error" in g.reason
     g = _grade({"javascript": {"code": "while (true) {}\nreturn true", "timeout_s": 1}}, "o")

@@ -5,8 +5,9 @@ inline expressions `{"python": "len(output) < 500"}`.
 `python:` subject: it runs in this process with the user's permissions (it is not sandboxed).
 A sync function runs in a worker thread and an async one on the event loop, each under the
 grader's `timeout_s` (default 30 s): past it the grade is a visible grader error ("timed
-out"); a sync function that never returns keeps its thread until it ends, since Python cannot
-kill a thread. An inline expression is evaluated with a restricted namespace: no builtins but
+out"); a sync function that never returns keeps its thread (a daemon thread of its own, so it
+does not hold up the end of the run) until it ends, since Python cannot kill a thread. Without a
+running loop (verify) the same limit holds. An inline expression is evaluated with a restricted namespace: no builtins but
 a small list of pure ones (len, min, max, abs, round, sum, any, all, sorted, str, int, float,
 bool, list, dict, set, tuple, range, re, json, math), no names or attributes starting with
 "_", no lambda: it keeps accidents out, it is not a security boundary. Case files are data: a case file may name Python only when the
@@ -41,7 +42,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..pyimport import import_from
 from .base import Grader, check_keys, option_error, short
-from .grade import Grade, GradeContext
+from .grade import Grade, GradeContext, cut_reason
 
 #: the folder python graders resolve against while a suite is being loaded
 CODE_BASE: contextvars.ContextVar[Path | None] = contextvars.ContextVar("code_base", default=None)
@@ -188,23 +189,80 @@ def grader_context(ctx: GradeContext) -> dict:
             "measurements": ctx.measurements.to_dict(), "rubric": case.rubric}
 
 
+def _call_bounded(fn: Any, args: tuple, timeout_s: float) -> Any:
+    """`fn(*args)` (an awaitable result run on its own loop) in a daemon thread, waited for at
+    most `timeout_s`: past it TimeoutError, and the thread keeps running until it ends (Python
+    cannot kill a thread) without holding up the exit, as under a running loop."""
+    import threading
+
+    box: dict = {}
+
+    def work() -> None:
+        try:
+            result = fn(*args)
+            box["value"] = asyncio.run(_awaited(result)) if inspect.isawaitable(result) else result
+        except BaseException as exc:  # handed to the caller below
+            box["error"] = exc
+
+    thread = threading.Thread(target=work, name="scoreboard-grader", daemon=True)
+    thread.start()
+    thread.join(timeout_s)
+    if thread.is_alive():
+        raise TimeoutError(f"timed out after {timeout_s:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
+async def _awaited(value: Any) -> Any:
+    return await value
+
+
 async def call_user(fn: Any, args: tuple, timeout_s: float) -> Any:
     """Call a user function (sync in a worker thread, async on the loop) under a time limit.
-    Without a running loop (verify driving a grade step by step) it is called directly."""
+    Without a running loop (verify driving a grade step by step) it runs in a thread of its own,
+    waited for synchronously under the same limit, so a grade never suspends and a function that
+    hangs is cut there too."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        result = fn(*args)
-        return asyncio.run(result) if inspect.isawaitable(result) else result
+        return _call_bounded(fn, args, timeout_s)
     try:
         if inspect.iscoroutinefunction(fn):
             return await asyncio.wait_for(fn(*args), timeout_s)
-        result = await asyncio.wait_for(asyncio.to_thread(fn, *args), timeout_s)
+        result = await asyncio.wait_for(_in_daemon_thread(fn, args), timeout_s)
         if inspect.isawaitable(result):
             result = await asyncio.wait_for(result, timeout_s)
         return result
     except TimeoutError:
         raise TimeoutError(f"timed out after {timeout_s:g} s") from None
+
+
+def _in_daemon_thread(fn: Any, args: tuple) -> asyncio.Future:
+    """`fn(*args)` in a daemon thread of its own, as a future of this loop. Not the loop's
+    default executor: a function that never returns would keep one of its threads, and both
+    asyncio.run's shutdown and the interpreter's exit wait for those, so the run would never end."""
+    import threading
+
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if not future.done():
+            (future.set_result if ok else future.set_exception)(value)
+
+    def work() -> None:
+        try:
+            outcome = (True, fn(*args))
+        except BaseException as exc:  # handed to the awaiting coroutine
+            outcome = (False, exc)
+        try:
+            loop.call_soon_threadsafe(settle, *outcome)
+        except RuntimeError:  # the loop closed meanwhile (the grade had timed out)
+            pass
+
+    threading.Thread(target=work, name="scoreboard-grader", daemon=True).start()
+    return future
 
 
 def _nargs(fn: Any, most: int) -> int:
@@ -246,7 +304,7 @@ def normalise_result(value: Any, threshold: float | None, name: str) -> Grade:
             raise ValueError(f"returned pass {passed!r}: must be true, false or null")
         if passed is not None and score is None:
             score = 1.0 if passed else 0.0
-        reason = str(value.get("reason") or "")
+        reason = cut_reason(str(value.get("reason") or ""))
         if threshold is not None and score is not None and score < threshold and passed:
             passed = False
             reason = f"score {score:g} is less than threshold {threshold:g}" + (f": {reason}" if reason else "")

@@ -52,8 +52,22 @@ class GradeContext:
         return self.case.expected
 
 
+#: the most characters of a custom grader's reason (a python or javascript grader's, or a
+#: grader's exception) a report keeps: a 20 MB reason would otherwise be copied into every
+#: attempt record and report
+MAX_REASON_CHARS = 4000
+
+
+def cut_reason(text: str, limit: int = MAX_REASON_CHARS) -> str:
+    """`text`, cut to `limit` characters with its length said when longer."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… (cut: {len(text):,} characters)"
+
+
 async def grade_attempt(graders, ctx: GradeContext) -> tuple[list[Grade], str | None]:
-    """Run every grader; an exception in one is recorded as that grade's failure, not raised."""
+    """Run every grader; an exception in one is recorded as that grade's failure, not raised.
+    An exception's text is kept up to MAX_REASON_CHARS characters."""
     grades: list[Grade] = []
     error = None
     for grader in graders:
@@ -64,10 +78,19 @@ async def grade_attempt(graders, ctx: GradeContext) -> tuple[list[Grade], str | 
         except BatchPending:  # a judge's request waits on a provider batch: the attempt waits
             raise
         except Exception as exc:  # a grader bug is data, never a lost attempt
-            grade = Grade(grader.name, None, None, f"grader raised {type(exc).__name__}: {exc}")
-            error = error or f"grader {grader.name!r} raised {type(exc).__name__}: {exc}"
+            text = cut_reason(_exception_text(exc))
+            grade = Grade(grader.name, None, None, f"grader raised {type(exc).__name__}: {text}")
+            error = error or f"grader {grader.name!r} raised {type(exc).__name__}: {text}"
         grades.append(grade)
     return grades, error
+
+
+def _exception_text(exc: BaseException) -> str:
+    """str(exc), or what can be said when its __str__ itself fails."""
+    try:
+        return str(exc)
+    except Exception as inner:  # a user's exception class whose __str__ raises
+        return f"<its message could not be read: {type(inner).__name__}>"
 
 
 def attempt_status(grades: list[Grade], error: str | None) -> str:

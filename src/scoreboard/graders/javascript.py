@@ -9,7 +9,8 @@ and `context` ({prompt, vars, test: {vars, metadata}, config}); a single line is
 (after leading `const`/`let`/`var` statements, the last expression is returned), several lines
 are a function body; a file exports a function `(output, context)` (module.exports, a named
 export, or the default export). It returns a boolean, a finite number (the score: passes when
-> 0, or at `threshold`) or a GradingResult `{pass, score, reason, namedScores}`; `not: true`
+> 0, or at `threshold`) or a GradingResult `{pass, score, reason, namedScores}` (a score or named
+score outside [0, 1] is clipped into it, the returned number kept as `raw_score`); `not: true`
 inverts the verdict and keeps a returned score (promptfoo's `not-javascript`). A thrown error
 fails the grade with its message, as promptfoo does. `strict: true` (set by `scoreboard import
 promptfoo`) keeps promptfoo 0.121's stricter checks: a returned object must have boolean `pass`,
@@ -36,7 +37,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from .base import Grader, check_keys, option_error, short
-from .grade import Grade, GradeContext
+from .grade import Grade, GradeContext, cut_reason
 
 DEFAULT_TIMEOUT_S = 30.0
 
@@ -136,12 +137,26 @@ class JavascriptGrader(Grader):
         if not isinstance(result, dict):
             return self.unassessed(f"node gave no result: {short(result, 200)}")
         if "error" in result:
-            return self.fail(short(str(result["error"]), 500))
+            return self.fail(cut_reason(str(result["error"]), 500))
         score = result.get("score")
+        score = float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None
         named = result.get("named_scores")
-        grade = Grade(self.name, bool(result["pass"]), float(score) if isinstance(score, (int, float)) else None,
-                      str(result.get("reason") or ""))
+        grade = Grade(self.name, bool(result["pass"]), _unit(score), cut_reason(str(result.get("reason") or "")))
+        extra: dict = {}
+        if score is not None and _unit(score) != score:
+            # promptfoo takes any number (`output.length` with a threshold); a grade's score is in
+            # [0, 1] (it is weighted into the case's score and averaged into metrics), so the
+            # verdict stays the code's and the number is kept beside the clipped score
+            extra["raw_score"] = score
         if isinstance(named, dict):
-            grade.extra = {"named_scores": {str(k): float(v) for k, v in named.items()
-                                            if isinstance(v, (int, float)) and not isinstance(v, bool)}}
+            extra["named_scores"] = {str(k): _unit(float(v)) for k, v in named.items()
+                                     if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        grade.extra = extra or None
         return grade
+
+
+def _unit(value: float | None) -> float | None:
+    """A score clipped into [0, 1] (None, and NaN, stay unknown)."""
+    if value is None or not math.isfinite(value):
+        return None if value is None or math.isnan(value) else (1.0 if value > 0 else 0.0)
+    return min(1.0, max(0.0, value))

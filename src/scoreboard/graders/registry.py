@@ -72,8 +72,11 @@ def grader_class(name: str) -> type[Grader]:
     if cls is None:
         target = GRADERS.get(name)
         if target is None:
+            from ..validation import did_you_mean
+
             known = ", ".join(sorted(GRADERS))
-            raise ConfigError(f"unknown grader {name!r} (known: {known})", field="graders")
+            raise ConfigError(f"unknown grader {name!r}{did_you_mean(name, GRADERS)} (known: {known})",
+                              field="graders")
         module, attr = target.split(":")
         cls = getattr(importlib.import_module(module), attr)
         _classes[name] = cls

@@ -111,8 +111,10 @@ async def score_attempt(grades: list[dict], error: str | None, threshold: float 
         value = await call_user(scorer, (dict(result["metrics"]), context), DEFAULT_TIMEOUT_S)
         return apply_scoring(result, value, threshold)
     except Exception as exc:  # a scoring bug is data: an error on this attempt
+        from .grade import cut_reason
+
         return {**result, "status": "error", "score": None,
-                "error": f"scoring function raised {type(exc).__name__}: {exc}"}
+                "error": f"scoring function raised {type(exc).__name__}: {cut_reason(str(exc))}"}
 
 
 def record_fields(result: dict, has_scoring: bool) -> dict:
