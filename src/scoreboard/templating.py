@@ -95,14 +95,14 @@ def _environment(undefined: str = "error"):
     import functools
     import types
 
-    from jinja2 import ChainableUndefined, StrictUndefined, Template
+    from jinja2 import ChainableUndefined, StrictUndefined, Template, UndefinedError
     from jinja2.runtime import LoopContext
     from jinja2.sandbox import (
         ImmutableSandboxedEnvironment,
         SandboxedEscapeFormatter,
         SandboxedFormatter,
     )
-    from jinja2.utils import pass_context, pass_eval_context
+    from jinja2.utils import missing, pass_context, pass_eval_context
     from markupsafe import Markup
 
     class _Sized:
@@ -229,9 +229,22 @@ def _environment(undefined: str = "error"):
                 return str_type(formatter.vformat(f_self, args, kwargs))
             return functools.update_wrapper(wrapper, value)
 
+    class _Strict(StrictUndefined):
+        """StrictUndefined whose UndefinedError carries what was missing (`undefined_obj`, the
+        value an attribute or item was asked of, or jinja2's `missing` for a name; and
+        `undefined_name`), so an error can name `user.name`, not only "'dict object' has no
+        attribute 'name'" (suite/templates.py)."""
+
+        __slots__ = ()
+
+        def __init__(self, hint=None, obj=missing, name=None, exc=UndefinedError):
+            super().__init__(hint, obj, name, exc)
+            if exc is UndefinedError:
+                self._undefined_exception = functools.partial(_named_error, obj, name)
+
     # "empty": Nunjucks' rule (promptfoo's templates): an undefined name, and any attribute or item
     # of one, is undefined: it prints nothing, is false, iterates as empty
-    env = _Bounded(undefined=StrictUndefined if undefined == "error" else ChainableUndefined, autoescape=False,
+    env = _Bounded(undefined=_Strict if undefined == "error" else ChainableUndefined, autoescape=False,
                    keep_trailing_newline=True, finalize=pass_eval_context(_finalize))
     env.filters["js"] = js_print
     env.filters["dump"] = js_dump
@@ -243,6 +256,16 @@ def _environment(undefined: str = "error"):
     env.tests = {name: _bounded_test(fn) for name, fn in env.tests.items()}
     env.globals["lipsum"] = _lipsum
     return env
+
+
+def _named_error(obj: Any, name: Any, message: str) -> Exception:
+    """An UndefinedError that says what was missing (see _Strict)."""
+    from jinja2 import UndefinedError
+
+    exc = UndefinedError(message)
+    exc.undefined_obj = obj  # type: ignore[attr-defined]
+    exc.undefined_name = name  # type: ignore[attr-defined]
+    return exc
 
 
 _ENVS: dict[str, Any] = {}

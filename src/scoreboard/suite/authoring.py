@@ -11,7 +11,7 @@ from typing import Any
 
 from ..cases import budget
 from ..cases.case import Case
-from ..errors import ConfigError
+from ..errors import Collector, ConfigError
 from ..graders.base import Grader
 from .config import SuiteConfig
 from .paths import Places
@@ -161,9 +161,6 @@ def render_inputs(cfg: SuiteConfig, cases: list[Case], variants: list[Variant]) 
     """Each case's input through its variants' prompts: one rendered input when every variant
     renders the same template, else one per variant (`case.inputs`). A case with vars and no
     input needs a prompt."""
-    from ..hashing import sha256_json
-    from .templates import render
-
     limit = cfg.limits.max_input_bytes
     templates = [v.prompt for v in variants]
     if all(t is None for t in templates):
@@ -173,22 +170,33 @@ def render_inputs(cfg: SuiteConfig, cases: list[Case], variants: list[Variant]) 
                                   "them into", file=case.source, line=case.line, case_id=case.id, field="vars")
         return
     same = all(t is not None for t in templates) and len({t.describe()["sha256"] for t in templates}) == 1
+    errors = Collector()  # every case's problem, up to MAX_ERRORS, not only the first
     for case in cases:
-        if case.conversation is not None:
-            raise ConfigError("prompt templates do not apply to conversation cases", file=case.source,
-                              line=case.line, case_id=case.id, field="conversation")
-        if same:
-            case.input = render(templates[0], case, limit)
-            case.input_hash = sha256_json(case.input)
-            continue
-        inputs = {}
-        for v in variants:
-            if v.prompt is not None:
-                inputs[v.name] = render(v.prompt, case, limit)
-            elif case.input is None:
-                raise ConfigError(f"variant {v.name!r} has no prompt and the case has no input", file=case.source,
-                                  line=case.line, case_id=case.id, field="input")
-            else:
-                inputs[v.name] = case.input
-        case.inputs = inputs
-        case.input_hash = sha256_json(inputs)
+        with errors.each():
+            _render_case(case, variants, templates, same, limit)
+    errors.done()
+
+
+def _render_case(case: Case, variants: list[Variant], templates: list, same: bool, limit: int) -> None:
+    """One case's input(s) through its variants' prompts (see render_inputs)."""
+    from ..hashing import sha256_json
+    from .templates import render
+
+    if case.conversation is not None:
+        raise ConfigError("prompt templates do not apply to conversation cases", file=case.source,
+                          line=case.line, case_id=case.id, field="conversation")
+    if same:
+        case.input = render(templates[0], case, limit)
+        case.input_hash = sha256_json(case.input)
+        return
+    inputs = {}
+    for v in variants:
+        if v.prompt is not None:
+            inputs[v.name] = render(v.prompt, case, limit)
+        elif case.input is None:
+            raise ConfigError(f"variant {v.name!r} has no prompt and the case has no input", file=case.source,
+                              line=case.line, case_id=case.id, field="input")
+        else:
+            inputs[v.name] = case.input
+    case.inputs = inputs
+    case.input_hash = sha256_json(inputs)

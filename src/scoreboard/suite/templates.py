@@ -13,6 +13,7 @@ is what the subject receives, what is hashed and what the report records. The ca
 
 from __future__ import annotations
 
+import collections
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,13 +49,15 @@ class Template:
         return out
 
 
-def _compile(text: str, name: str, where: dict, undefined: str = "error") -> Any:
+def _compile(text: str, name: str, where: dict, undefined: str = "error", place: str = "its") -> Any:
+    """`place` says whose line a syntax error's line is: "its" (the template's own text), "the
+    file 'prompts/x.txt'", "message 2 (user)" of a chat prompt."""
     from jinja2 import TemplateSyntaxError
 
     try:
         return environment(undefined).from_string(text)
     except TemplateSyntaxError as exc:
-        raise ConfigError(f"prompt {name!r}: template syntax error on its line {exc.lineno}: {exc.message}",
+        raise ConfigError(f"prompt {name!r}: template syntax error on {place} line {exc.lineno}: {exc.message}",
                           **where) from None
 
 
@@ -97,10 +100,13 @@ def load_template(spec: Any, name: str, places: Places, *, field: str, from_flag
             spec = _messages(spec, name, where)
         else:
             spec = text
+    in_file = f" of the file {shorten(file, 120)!r}" if file else ""
     if isinstance(spec, str):
-        return Template(name, spec, file, _compile(spec, name, where, undefined), undefined)
+        place = f"the file {shorten(file, 120)!r}," if file else "its"
+        return Template(name, spec, file, _compile(spec, name, where, undefined, place), undefined)
     messages = _messages(spec, name, where)
-    compiled = [(m["role"], _compile(m["content"], name, where, undefined)) for m in messages]
+    compiled = [(m["role"], _compile(m["content"], name, where, undefined, f"message {i + 1} ({m['role']}){in_file},"))
+                for i, m in enumerate(messages)]
     return Template(name, messages, file, compiled, undefined)
 
 
@@ -126,8 +132,10 @@ def render(template: Template, case: Any, max_bytes: int) -> Any:
                 out = template.compiled.render(names)
                 size = len(out.encode("utf-8"))
     except UndefinedError as exc:
-        missing = str(exc.message or exc).split("'")
-        var = missing[1] if len(missing) > 2 else "?"
+        var = _undefined_path(exc, names)
+        if var is None:  # an attribute of a value the template made itself
+            raise ConfigError(f"prompt {template.name!r} could not be rendered: {exc.message}", field="vars",
+                              **where) from None
         raise ConfigError(f"prompt {template.name!r} uses {var!r}, which this case does not define "
                           f"({exc.message})", field=f"vars.{var}", **where) from None
     except SecurityError as exc:
@@ -143,6 +151,36 @@ def render(template: Template, case: Any, max_bytes: int) -> Any:
         raise ConfigError(f"rendered prompt {template.name!r} is {size} bytes, over the limit of {max_bytes} "
                           "(limits.max_input_bytes)", field="input", **where)
     return out
+
+
+def _undefined_path(exc: BaseException, names: dict) -> str | None:
+    """The dot path of what an UndefinedError says is missing: `city`, `user.name` (an attribute
+    or key a var lacks), `items.5`; None when what lacks it is no var's value (a value the
+    template made). The error carries what was missing (templating's _Strict)."""
+    from jinja2.utils import missing
+
+    if not hasattr(exc, "undefined_name"):
+        message = str(getattr(exc, "message", None) or exc)
+        parts = message.split("'")
+        return parts[1] if message.endswith("is undefined") and len(parts) > 2 else None
+    obj, name = exc.undefined_obj, exc.undefined_name  # type: ignore[attr-defined]
+    if obj is missing or obj is names.get("vars"):  # `city`, or `vars.city`
+        return str(name)
+    if not isinstance(obj, (dict, list)):  # a text or number: identity would not say whose
+        return None
+    # where that value lies among the names, by identity, breadth first (bounded)
+    queue = collections.deque((str(k), v) for k, v in names.items() if k != "vars")
+    seen = 0
+    while queue and seen < 10_000:
+        path, value = queue.popleft()
+        seen += 1
+        if value is obj:
+            return f"{path}.{name}"
+        if isinstance(value, dict):
+            queue.extend((f"{path}.{k}", v) for k, v in value.items())
+        elif isinstance(value, list):
+            queue.extend((f"{path}.{i}", v) for i, v in enumerate(value))
+    return None
 
 
 def prompt_names(prompts: Any) -> list[tuple[str, Any]]:
