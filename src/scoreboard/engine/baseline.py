@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..errors import ConfigError
 from ..record.io import load_report
-from ..stats.gates import case_field_counts, case_outcomes
+from ..stats.baseline import case_field_counts, case_outcomes
 
 
 def load_baseline(suite) -> dict | None:

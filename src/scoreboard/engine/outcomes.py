@@ -3,10 +3,9 @@ completed (resuming it writes nothing)."""
 
 from __future__ import annotations
 
+from ..stats.baseline import baseline_field_gates, baseline_gates
 from ..stats.gates import (  # dq, rubric, refuse: visual work (issue 17)
     all_pass_gate,
-    baseline_field_gates,
-    baseline_gates,
     dq_gates,
     fail_under_gates,
     metric_gates,

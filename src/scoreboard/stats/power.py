@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from .comparison import difference_sd
-from .gates import case_outcomes
+from .baseline import case_outcomes
 from .methods import ASSUMED_DIFFERENCE_SD, POWER, cases_needed, detectable_difference
 
 ASSUMPTION = ("assumed: a pass/fail outcome on which two variants disagree on half the cases "

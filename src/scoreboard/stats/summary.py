@@ -8,138 +8,23 @@ extra cases. numpy is imported inside the functions that need it, so `scoreboard
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from typing import Any
 
 # Graders whose verdicts speak to meaning rather than form; without one, semantic quality is unmeasured.
 from ..record.constants import JUDGE_GRADER_NAMES as JUDGE_GRADERS
-from ..record.constants import MEASUREMENT_KEYS
 from .agreement import ReviewAccumulator, apply_reviews, bound_reviews
 from .comparison import compare_variants
 from .counts import CaseCounts, CaseIndex
 from .intervals import bootstrap_seed, rate
 from .judges import JudgeAccumulator
-from .measurements import MeasureAccumulator
 from .methods import METHODS, STATS_VERSION, pass_at_k, pass_hat_k, share_interval
 from .methods import pass_rate_interval as rate_interval
-from .metrics import metric_totals
+from .tally import Tally, field_keys
 from .tasks import TaskAccumulator, is_task_case
-
-JUDGED = ("passed", "failed", "error")
 
 
 # ---------------------------------------------------------------------------------------------
 # Per variant
-
-
-def field_keys(pairs) -> dict[tuple[str, str], str]:
-    """(grader, path) -> the key shown in field_accuracy: the path, or grader:path when two graders grade it."""
-    graders_of: dict[str, set[str]] = defaultdict(set)
-    for grader, path in pairs:
-        graders_of[path].add(grader)
-    return {(gr, path): (path if len(grs) == 1 else f"{gr}:{path}")
-            for path, grs in graders_of.items() for gr in grs}
-
-
-def field_key_map(attempts: list[dict]) -> dict[tuple[str, str], str]:
-    """field_keys over every graded field of these attempts."""
-    return field_keys({(g["grader"], f["path"]) for a in attempts for g in a["grades"]
-                       for f in g.get("fields") or ()})
-
-
-class Tally:
-    """Everything a variant's summary and comparisons need, updated one attempt at a time: flat
-    per-case counters and compact measurement arrays, never the attempts themselves."""
-
-    def __init__(self, cases: CaseIndex, categories: dict[str, str | None]):
-        self.index, self.categories = cases, categories
-        self.attempts = 0
-        self.counts: dict[str, int] = defaultdict(int)
-        self.per_run: dict[int, list[int]] = defaultdict(lambda: [0, 0])
-        self.by_cat: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-        self.cases = CaseCounts(cases)  # case_id -> (passed, judged)
-        #: case_id -> (attempts that passed, attempts that ran): score's all-pass rule
-        self.ran = CaseCounts(cases)
-        self.fields: dict[tuple[str, str], CaseCounts] = {}  # (grader, path) -> case -> (hits, graded)
-        self.measures: dict[str, MeasureAccumulator] = {key: MeasureAccumulator() for key in MEASUREMENT_KEYS}
-        self._measures = list(self.measures.items())
-        self.unknown_tokens = 0
-        #: attempts whose provider reported more usage than a request allowed (engine/ledger.py)
-        self.over_bound = 0
-        self.graders: set[str] = set()
-        #: attempts with at least one field-level grade (field accuracy's denominator, in attempts)
-        self.field_attempts = 0
-        #: case_id -> (fields correct, fields graded) over every field: overall field accuracy
-        self.fields_all = CaseCounts(cases)
-        # issue 14: named metrics and case scores as case -> [sum, attempts]; runs for reducers
-        self.metric_sums: dict[str, dict[str, list]] = {}
-        #: derived metrics with `aggregate: sum`: name -> case -> [weighted score total, attempts]
-        self.metric_totals: dict[str, dict[str, list]] = {}
-        self.score_sums: dict[str, list] = {}
-        self.run_values: dict[str, list[float]] | None = None
-
-    def add(self, a: dict) -> None:
-        """Count one attempt."""
-        self.attempts += 1
-        status, cid = a["status"], a["case_id"]
-        self.counts[status] += 1
-        if status in JUDGED:
-            ok = status == "passed"
-            for slot in (self.per_run[a["run"]], self.by_cat[self.categories.get(cid) or "uncategorised"]):
-                slot[0] += ok
-                slot[1] += 1
-            self.cases.add(cid, ok)
-        if status not in ("not-run", "waiting"):  # nothing measured yet, not unknowns
-            self.ran.add(cid, status == "passed")
-            m = a["measurements"]
-            for key, acc in self._measures:
-                acc.add(m.get(key))
-            self.unknown_tokens += m.get("input_tokens") is None or m.get("output_tokens") is None
-            self.over_bound += bool((a.get("subject_info") or {}).get("usage_over_bound"))
-        fielded = False
-        for g in a["grades"]:
-            self.graders.add(g["grader"])
-            fielded = fielded or bool(g.get("fields"))
-            for f in g.get("fields") or ():
-                pair = (g["grader"], f["path"])
-                counts = self.fields.get(pair)
-                if counts is None:
-                    counts = self.fields[pair] = CaseCounts(self.index)
-                counts.add(cid, bool(f.get("passed")))
-                self.fields_all.add(cid, bool(f.get("passed")))
-        self.field_attempts += fielded
-        if status in JUDGED or status == "unassessed":
-            self._add_scores(a, cid, status)
-
-    def _add_scores(self, a: dict, cid: str, status: str) -> None:
-        """issue 14: named metrics, the case score, and the value a reducer reads."""
-        for name, value in (a.get("metrics") or {}).items():
-            slot = self.metric_sums.setdefault(name, {}).setdefault(cid, [0.0, 0])
-            slot[0] += value
-            slot[1] += 1
-        if a.get("metrics"):
-            for name, total in metric_totals(a["grades"]).items():
-                slot = self.metric_totals.setdefault(name, {}).setdefault(cid, [0.0, 0])
-                slot[0] += total
-                slot[1] += 1
-        score = a.get("score")
-        if score is not None:
-            slot = self.score_sums.setdefault(cid, [0.0, 0])
-            slot[0] += score
-            slot[1] += 1
-        if self.run_values is not None:
-            if "score" in a:
-                value = score
-            else:
-                value = 1.0 if status == "passed" else (0.0 if status in ("failed", "error") else None)
-            if status == "error":
-                value = 0.0
-            if value is not None:
-                self.run_values.setdefault(cid, []).append(value)
-
-    def keyed_fields(self, keys: dict[tuple[str, str], str]) -> dict[str, CaseCounts]:
-        """Field tallies under their field_accuracy keys."""
-        return {keys[pair]: per for pair, per in self.fields.items()}
 
 
 def pass_rate_interval(tallies, seed: Any = None) -> dict | None:
