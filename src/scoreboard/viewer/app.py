@@ -29,9 +29,13 @@ from ..store.queries import (
     case_detail,
     case_history,
     case_page,
+    check_status,
+    check_time,
     clamp,
     get_run,
     list_runs,
+    run_brief,
+    run_exists,
     suites,
 )
 from .figures import compare_runs, trend
@@ -144,6 +148,11 @@ class Viewer:
         q = request.query
         f = RunFilter(**{k: (q.get(k) or None) for k in ("suite", "variant", "status", "since", "until", "tag",
                                                           "commit", "search")})
+        try:  # a status or date it cannot read is an error, as in `scoreboard history`, not an empty list
+            f.status = check_status(f.status, "status")
+            f.since, f.until = check_time(f.since, "since"), check_time(f.until, "until")
+        except ConfigError as exc:
+            return _error(400, f"{exc.flag}: {exc.detail}")
         page, nxt = await self.call(list_runs, self.db, f, limit=clamp(q.get("limit")), cursor=q.get("cursor"))
         return json_response({"runs": page, "next": nxt})
 
@@ -155,17 +164,28 @@ class Viewer:
 
     async def cases(self, request: web.Request) -> web.Response:
         q = request.query
-        page, nxt = await self.call(case_page, self.db, request.match_info["key"], variant=q.get("variant") or None,
-                                    outcome=q.get("outcome") or None, search=q.get("search") or None,
-                                    category=q.get("category") or None, cursor=_int(q.get("cursor")),
-                                    limit=clamp(q.get("limit")))
-        return json_response({"cases": page, "next": nxt})
+        key = request.match_info["key"]
+        found = await self.call(self._page, key, case_page, variant=q.get("variant") or None,
+                                outcome=q.get("outcome") or None, search=q.get("search") or None,
+                                category=q.get("category") or None, cursor=_int(q.get("cursor")),
+                                limit=clamp(q.get("limit")))
+        if found is None:
+            return _error(404, "no such run")
+        return json_response({"cases": found[0], "next": found[1]})
 
     async def attempts(self, request: web.Request) -> web.Response:
         q = request.query
-        page, nxt = await self.call(attempt_page, self.db, request.match_info["key"], status=q.get("status") or None,
-                                    cursor=_int(q.get("cursor")), limit=clamp(q.get("limit")))
-        return json_response({"attempts": page, "next": nxt})
+        found = await self.call(self._page, request.match_info["key"], attempt_page, status=q.get("status") or None,
+                                cursor=_int(q.get("cursor")), limit=clamp(q.get("limit")))
+        if found is None:
+            return _error(404, "no such run")
+        return json_response({"attempts": found[0], "next": found[1]})
+
+    def _page(self, key: str, query, **kwargs):
+        """A page of a run's rows; None when the store holds no such run (an empty page is a run's)."""
+        if not run_exists(self.db, key):
+            return None
+        return query(self.db, key, **kwargs)
 
     async def case(self, request: web.Request) -> web.Response:
         # /api/runs/{key}/case?id=...: the page's form, since a browser resolves a path segment
@@ -182,17 +202,16 @@ class Viewer:
         detail = case_detail(self.db, key, case_id)
         if detail is None:
             return None
-        run = get_run(self.db, key)
-        detail["run"] = {k: run[k] for k in ("key", "run_id", "suite", "started_at")}
+        # (the runs' own rows only: a summary, a million entries for a million-case run, is not read)
+        run = detail["run"] = run_brief(self.db, key)
         if other:
             more = case_detail(self.db, other, case_id)
-            other_run = get_run(self.db, other)
+            other_run = run_brief(self.db, other)
             if more is not None and other_run is not None:
-                detail["other"] = {"run": {k: other_run[k] for k in ("key", "run_id", "suite", "started_at")},
-                                   "case": more["case"], "attempts": more["attempts"],
+                detail["other"] = {"run": other_run, "case": more["case"], "attempts": more["attempts"],
                                    "same_input": more["case"].get("input_hash") == detail["case"].get("input_hash")}
-        hashes = sorted({a["output_hash"] for a in detail["attempts"] if a.get("output_hash")})
-        detail["reviews"] = [e for e in self.store.reviews() if e["case_id"] == case_id and e["output_hash"] in hashes]
+        hashes = {a["output_hash"] for a in detail["attempts"] if a.get("output_hash")}
+        detail["reviews"] = [e for e in self.store.case_reviews(case_id) if e["output_hash"] in hashes]
         detail["history"] = case_history(self.db, run["suite"], case_id, detail["case"].get("input_hash"))
         return detail
 
@@ -200,7 +219,15 @@ class Viewer:
         suite = request.query.get("suite")
         if not suite:
             return _error(400, "name a suite")
-        return json_response(await self.call(trend, self.db, suite, clamp(request.query.get("limit"), 60)))
+        found = await self.call(self._trend, suite, clamp(request.query.get("limit"), 60))
+        if found is None:
+            return _error(404, "no such suite in this store")
+        return json_response(found)
+
+    def _trend(self, suite: str, limit: int) -> dict | None:
+        if self.db.one("SELECT 1 FROM runs WHERE suite = ? LIMIT 1", (suite,)) is None:
+            return None
+        return trend(self.db, suite, limit)
 
     async def compare(self, request: web.Request) -> web.Response:
         a, b = request.query.get("a"), request.query.get("b")
@@ -225,7 +252,10 @@ class Viewer:
             return _error(400, f"not JSON: {exc}")
         except ReviewError as exc:
             return _error(400, str(exc))
-        await self.call(self.store.add_reviews, [entry], key)
+        try:
+            await self.call(self.store.add_reviews, [entry], key)
+        except ConfigError as exc:  # a store that may only be read here
+            return _error(409, exc.detail)
         return json_response({"stored": entry})
 
     async def export_reviews(self, request: web.Request) -> web.Response:
@@ -237,8 +267,14 @@ class Viewer:
 
 
 def _host_ok(host: str) -> bool:
+    """A Host header naming loopback (any 127.x address, ::1, localhost), with or without a port."""
     name = host.rsplit(":", 1)[0] if not host.startswith("[") else host.split("]")[0] + "]"
-    return name in ("127.0.0.1", "localhost", "[::1]")
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def _int(value: str | None) -> int | None:

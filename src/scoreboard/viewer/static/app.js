@@ -79,7 +79,7 @@ async function runsPage(params) {
   const field = (name, label, input) => el("label", {}, label, input);
   const suiteSel = el("select", { name: "suite" }, el("option", { value: "", text: "all suites" }),
     META.suites.map((s) => el("option", { value: s.suite, text: `${s.suite} (${s.runs})` })));
-  const status = el("select", { name: "status" }, ["", "completed", "stopped", "running"].map((s) =>
+  const status = el("select", { name: "status" }, ["", "completed", "stopped", "running", "waiting"].map((s) =>
     el("option", { value: s, text: s || "any status" })));
   const inputs = {
     suite: suiteSel, status,
