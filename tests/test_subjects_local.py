@@ -337,3 +337,24 @@ def test_subject_mutating_messages_does_not_leak(tmp_path, monkeypatch):
     report = run(suite, RunOptions(progress=False)).report
     assert [a["output"]["text"] for a in report["attempts"]] == ["2", "2", "2"]
     assert report["plan"]["cases"][0]["input"] == rows[0]["input"]
+
+
+def test_a_threaded_python_subject_that_never_returns_is_cut_and_the_run_still_exits(tmp_path):
+    # `thread: true` used the loop's default executor: the attempt timed out, but asyncio.run's
+    # shutdown (and the interpreter's exit) waited for that thread forever, so the command hung
+    # after writing its report. Now the function runs in a daemon thread of its own.
+    import subprocess
+
+    import yaml
+
+    (tmp_path / "cases.jsonl").write_text('{"id": "q", "input": "x", "expected": "x"}\n')
+    (tmp_path / "subj.py").write_text("import threading\n\n\ndef hang(text):\n    threading.Event().wait()\n")
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump({
+        "name": "hang", "cases": "cases.jsonl", "output_dir": "out", "formats": ["json"], "timeout_ms": 500,
+        "subject": {"type": "python", "function": "subj:hang", "thread": True}, "graders": ["exact"]}))
+    done = subprocess.run([sys.executable, "-m", "scoreboard", "run", "suite.yaml", "--no-progress"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    (report_path,) = (tmp_path / "out" / "hang").glob("*.json")
+    (attempt,) = json.loads(report_path.read_text(encoding="utf-8"))["attempts"]
+    assert attempt["status"] == "error" and "timeout" in attempt["error"]

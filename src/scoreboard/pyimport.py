@@ -1,4 +1,5 @@
-"""Import a user's module by name from the folder of the file that names it.
+"""User Python: import a user's module by name from the folder of the file that names it, and
+call a user's blocking function without letting it hold up the end of the run.
 
 Python caches modules by name: two suites in one process (the pytest plugin, a test run, a
 notebook) whose folders each hold a `subjects.py` would otherwise share the first one loaded.
@@ -7,11 +8,14 @@ from elsewhere is dropped (with its submodules) when the folder provides its own
 
 from __future__ import annotations
 
+import asyncio
 import importlib
+import threading
 import os
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 
 def _provides(top: str, folder: str) -> bool:
@@ -40,3 +44,30 @@ def import_from(module_name: str, folders: list[str]) -> ModuleType:
             del sys.modules[name]
         importlib.invalidate_caches()
     return importlib.import_module(module_name)
+
+
+def in_daemon_thread(fn: Any, *args: Any, **kwargs: Any) -> asyncio.Future:
+    """`fn(*args, **kwargs)` in a daemon thread of its own, as a future of the running loop. Not
+    the loop's default executor (asyncio.to_thread): a function that never returns would keep one
+    of its threads, and both asyncio.run's shutdown and the interpreter's exit wait for those, so
+    the run would never end. Python cannot kill a thread: one that never returns runs on until
+    the process exits."""
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if not future.done():
+            (future.set_result if ok else future.set_exception)(value)
+
+    def work() -> None:
+        try:
+            outcome = (True, fn(*args, **kwargs))
+        except BaseException as exc:  # handed to the awaiting coroutine
+            outcome = (False, exc)
+        try:
+            loop.call_soon_threadsafe(settle, *outcome)
+        except RuntimeError:  # the loop closed meanwhile (the caller had timed out)
+            pass
+
+    threading.Thread(target=work, name="scoreboard-user-code", daemon=True).start()
+    return future

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..pyimport import import_from
+from ..pyimport import import_from, in_daemon_thread
 from .base import Grader, check_keys, option_error, short
 from .grade import Grade, GradeContext, cut_reason
 
@@ -230,39 +230,12 @@ async def call_user(fn: Any, args: tuple, timeout_s: float) -> Any:
     try:
         if inspect.iscoroutinefunction(fn):
             return await asyncio.wait_for(fn(*args), timeout_s)
-        result = await asyncio.wait_for(_in_daemon_thread(fn, args), timeout_s)
+        result = await asyncio.wait_for(in_daemon_thread(fn, *args), timeout_s)
         if inspect.isawaitable(result):
             result = await asyncio.wait_for(result, timeout_s)
         return result
     except TimeoutError:
         raise TimeoutError(f"timed out after {timeout_s:g} s") from None
-
-
-def _in_daemon_thread(fn: Any, args: tuple) -> asyncio.Future:
-    """`fn(*args)` in a daemon thread of its own, as a future of this loop. Not the loop's
-    default executor: a function that never returns would keep one of its threads, and both
-    asyncio.run's shutdown and the interpreter's exit wait for those, so the run would never end."""
-    import threading
-
-    loop = asyncio.get_running_loop()
-    future = loop.create_future()
-
-    def settle(ok: bool, value: Any) -> None:
-        if not future.done():
-            (future.set_result if ok else future.set_exception)(value)
-
-    def work() -> None:
-        try:
-            outcome = (True, fn(*args))
-        except BaseException as exc:  # handed to the awaiting coroutine
-            outcome = (False, exc)
-        try:
-            loop.call_soon_threadsafe(settle, *outcome)
-        except RuntimeError:  # the loop closed meanwhile (the grade had timed out)
-            pass
-
-    threading.Thread(target=work, name="scoreboard-grader", daemon=True).start()
-    return future
 
 
 def _nargs(fn: Any, most: int) -> int:

@@ -5,17 +5,18 @@ skill text, the run index and the variant's params (a dict; also passed as the k
 `params` to a function that declares it keyword-only); one that declares `seed` also gets the
 input's own seed (a conversation's `seed`) as `seed=`, when the input gives one. A sync
 function runs on the event loop (fast; the timeout is
-checked when it returns) unless `thread: true` moves it to a worker thread.
+checked when it returns) unless `thread: true` moves it to a thread of its own, where the
+attempt's deadline cuts it: a function that never returns is left running (Python cannot kill
+a thread) in a daemon thread, so it does not hold up the end of the run.
 """
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import time
 
 from ..errors import ConfigError, SubjectError
-from ..pyimport import import_from
+from ..pyimport import import_from, in_daemon_thread
 from .base import Subject, check_keys, require, to_result
 from .values import SubjectRequest
 
@@ -81,7 +82,7 @@ class PythonSubject(Subject):
         if self._async:
             value = await self._fn(*args, **kwargs)
         elif self._thread:
-            value = await asyncio.to_thread(self._fn, *args, **kwargs)
+            value = await in_daemon_thread(self._fn, *args, **kwargs)
         else:
             start = time.perf_counter()
             value = self._fn(*args, **kwargs)
