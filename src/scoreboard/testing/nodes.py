@@ -14,6 +14,16 @@ from .messages import case_verdict, gates_verdict
 GATES = "gates"
 #: the name the session plugin is registered under
 SESSION = "scoreboard-session"
+#: how "::" in a case id is written in its test's name: pytest splits node ids at "::", so a
+#: name holding it could not be selected on the command line nor found again by --lf
+SEPARATOR = ("::", ":%3A")
+
+
+def item_name(case_id: str, variant: str | None) -> str:
+    """The test's name: the case id (with "::" written ":%3A"), and `[variant]` when the suite
+    has several."""
+    name = case_id.replace(*SEPARATOR)
+    return name if variant is None else f"{name}[{variant}]"
 
 
 class CaseFailed(AssertionError):
@@ -41,10 +51,15 @@ class SuiteNode:
                                     "suite's gates test: rename the case")
         # With several variants each gets its test of each case, named like a parametrized test.
         variants = [v.name for v in suite.variants] if len(suite.variants) > 1 else [None]
+        names: dict[str, str] = {}
         for case in suite.cases:
             where = f"{case.source}:{case.line}" if case.line else (case.source or "")
             for variant in variants:
-                name = case.id if variant is None else f"{case.id}[{variant}]"
+                name = item_name(case.id, variant)
+                if names.setdefault(name, case.id) != case.id:
+                    raise self.CollectError(f"scoreboard: {self.suite_path}: cases {names[name]!r} and {case.id!r} "
+                                            f"would both be the test {name!r} (\"::\" is written \":%3A\" in a "
+                                            "test's name): rename one")
                 item = CaseItem.from_parent(self, name=name, case_id=case.id, variant=variant, where=where)
                 # -k matches a case's category and tags as well as its id
                 item.extra_keyword_matches.update(t for t in [case.category, *case.tags] if t)
@@ -75,6 +90,32 @@ class SuiteFile(SuiteNode, pytest.File):
 
 
 class SuiteItem(pytest.Item):
+    """A test of a suite. Its node id is given as text, as pytest reads one back (from --lf's
+    cache, the command line, xdist), so that `case[variant]` is the same id both ways.
+    Like a doctest, it takes the fixtures in scope that are autouse or named by
+    `pytest.mark.usefixtures` (a server the subject calls, an environment variable), set up
+    before the suite runs in its first test."""
+
+    def __init__(self, **kwargs):
+        parent = kwargs["parent"]
+        kwargs.setdefault("nodeid", f"{parent.nodeid}::{kwargs['name']}")
+        super().__init__(**kwargs)
+        self.obj = None
+        self.funcargs: dict[str, object] = {}
+        self._request = None
+        try:  # what pytest's own doctest items do (pytest 8 and later)
+            from _pytest.fixtures import TopRequest
+        except ImportError:  # an older pytest: no fixtures
+            return
+        fixtureinfo = self.session._fixturemanager.getfixtureinfo(node=self, func=None, cls=None)
+        self._fixtureinfo = fixtureinfo
+        self.fixturenames = fixtureinfo.names_closure
+        self._request = TopRequest(self, _ispytest=True)
+
+    def setup(self) -> None:
+        if self._request is not None:
+            self._request._fillfixtures()
+
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, CaseFailed):
             return str(excinfo.value)

@@ -73,7 +73,8 @@ class Session:
             argv = ["pytest", *self.config.invocation_params.args]
             info = self.coordinator.result(key, lambda: {"suite_file": str(node.suite_path),
                                                          **run_suite(node.suite_path, node.handle.flags,
-                                                                     selected_cases(node), argv)})
+                                                                     selected_cases(node), argv)},
+                                                 str(node.suite_path))
             report = None if info.get("error") else read_report(info)
             self.outcomes[key] = (info, report, attempts_by_case(report) if report else {})
         return self.outcomes[key]

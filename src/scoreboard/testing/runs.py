@@ -64,16 +64,22 @@ class Coordinator:
         #: the runs this process made (for the terminal summary; workers send them home)
         self.ran: list[dict] = []
 
-    def result(self, key: str, start: Callable[[], dict]) -> dict:
-        """The run of suite `key`: made now by `start()`, or by another process earlier."""
+    def result(self, key: str, start: Callable[[], dict], label: str | None = None) -> dict:
+        """The run of suite `key` (its file: `label`): made now by `start()`, or by another
+        process earlier."""
         if key in self.results:
             return self.results[key]
         try:
             info = self._run(start) if self.shared_dir is None else self._shared(key, start)
-        except Exception as exc:
+        except BaseException as exc:
             # The test that started the run shows the traceback; the suite's other tests say
-            # it did not run, instead of each starting it again.
-            self.results[key] = {"error": f"the run raised {type(exc).__name__}: {exc}"}
+            # it did not run, instead of each starting it again. BaseException: pytest's own
+            # outcomes (pytest-timeout's Failed, a skip or exit called by the subject) are not
+            # Exceptions, and a suite must not run once more for each of its tests.
+            failed = {"error": f"the run raised {type(exc).__name__}: {exc}",
+                      **({"suite_file": label} if label else {})}
+            self.results[key] = failed
+            self.ran.append(failed)  # the terminal summary says it did not finish
             raise
         self.results[key] = info
         return info
