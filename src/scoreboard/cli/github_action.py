@@ -26,6 +26,27 @@ import uuid
 from pathlib import Path
 
 VERDICT = {0: "passed", 1: "invalid", 2: "errors", 3: "gates-failed"}
+#: the options that take a value: `--args --verbose` is read as `--args=--verbose` (argparse
+#: would take a value that starts with "-" and holds no space for another option)
+VALUED = ("--baseline", "--max-regression", "--args", "--comment")
+#: GitHub refuses a step summary over 1 MiB and then shows none of it: what this step adds
+#: (the run's report, the comparison, a warning) is kept under this many bytes
+SUMMARY_LIMIT = 1_000_000
+#: what is kept free of the run's report for the comparison and warnings after it
+SUMMARY_RESERVE = 16_000
+
+
+def joined(argv: list[str]) -> list[str]:
+    """`argv` with each valued option joined to its value (`--args`, `-v` -> `--args=-v`)."""
+    out, i = [], 0
+    while i < len(argv):
+        if argv[i] in VALUED and i + 1 < len(argv):
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(argv[i])
+            i += 1
+    return out
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -40,14 +61,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--args", default="", help="more `scoreboard run` flags, as one shell-quoted string")
     p.add_argument("--comment", default="true", choices=["true", "false"],
                    help="comment the comparison on the pull request when a baseline is given")
-    return p.parse_args(argv)
+    try:
+        return p.parse_args(joined(sys.argv[1:] if argv is None else list(argv)))
+    except SystemExit as exc:  # the parser said what is wrong, in one line
+        if exc.code:
+            write_outputs({"verdict": VERDICT[1], "exit-code": str(exc.code)})
+        raise
 
 
 def run_argv(args: argparse.Namespace) -> list[str]:
     """The `scoreboard run` command line this step runs."""
     from ..errors import ConfigError
 
-    argv = ["run", args.suite, "--no-progress", *shlex.split(args.args)]
+    try:
+        more = shlex.split(args.args)
+    except ValueError as exc:  # an unclosed quote
+        raise ConfigError(f"cannot split {args.args[:200]!r} into flags: {exc}", flag="--args") from None
+    argv = ["run", args.suite, "--no-progress", *more]
     if args.max_regression:
         if not args.baseline:
             raise ConfigError("--max-regression needs --baseline (the report to compare with)", field="max_regression")
@@ -68,9 +98,11 @@ def main(argv: list[str] | None = None) -> int:
     if token:
         remember(token)  # nothing this process prints or writes may carry it
     resume = stop_commands()
+    summary_start = summary_size()
     try:
         run_args = build_parser()[0].parse_args(run_argv(args))
         run_args.debug = False
+        baseline = read_baseline(args.baseline)  # before the run: a wrong path costs no run
         outcome = run_outcome(run_args)
         print_outcome(outcome, to_stderr=False)
     except ScoreboardError as exc:
@@ -82,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
         raise
     finally:
         resume()
-    comparison = compare_with(args.baseline, outcome.paths["json"])
+    fit_summary(summary_start, outcome.paths)
+    comparison = compare_with(baseline, outcome.paths["json"])
     if comparison is not None:
         from .github_comment import comparison_markdown
 
@@ -105,17 +138,31 @@ def stop_commands():
     return lambda: print(f"::{token}::", flush=True)
 
 
-def compare_with(baseline: str, report: Path) -> dict | None:
-    """The comparison of the baseline report with this run's (None without a baseline, or when
-    the baseline cannot be read: said on stderr)."""
+def read_baseline(baseline: str):
+    """The baseline report (None without one); one that cannot be read is invalid input, said
+    before anything runs, as `scoreboard run --baseline` says it."""
     if not baseline:
+        return None
+    from ..errors import ConfigError, ScoreboardError
+    from ..record.io import read_report
+
+    try:
+        return read_report(baseline)
+    except ScoreboardError as exc:
+        raise ConfigError(str(exc), field="baseline") from None
+
+
+def compare_with(baseline, report: Path) -> dict | None:
+    """The comparison of the baseline report with this run's (None without a baseline, or when
+    this run's report cannot be read: said on stderr)."""
+    if baseline is None:
         return None
     from ..errors import ScoreboardError
     from ..record.io import read_report
     from .compare import compare_reports
 
     try:
-        return compare_reports(read_report(baseline), read_report(report))
+        return compare_reports(baseline, read_report(report))
     except ScoreboardError as exc:
         print(f"scoreboard: warning: no comparison with the baseline: {exc}", file=sys.stderr)
         return None
@@ -195,8 +242,11 @@ def write_outputs(values: dict[str, str]) -> None:
             lines.append(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
         else:
             lines.append(f"{name}={value}\n")
-    with open(target, "a", encoding="utf-8") as handle:
-        handle.write("".join(lines))
+    try:
+        with open(target, "a", encoding="utf-8") as handle:
+            handle.write("".join(lines))
+    except OSError as exc:  # the job's result is still the run's
+        print(f"scoreboard: warning: cannot write the step's outputs to GITHUB_OUTPUT: {exc}", file=sys.stderr)
 
 
 def append_summary(text: str) -> None:
@@ -204,11 +254,49 @@ def append_summary(text: str) -> None:
     target = os.environ.get("GITHUB_STEP_SUMMARY")
     if not target:
         return
+    data = (text + "\n").encode("utf-8")
+    room = SUMMARY_LIMIT - summary_size()
+    if len(data) > room:  # past GitHub's limit the whole summary would be lost
+        cut = data[:max(0, room - 200)]
+        data = cut[:cut.rfind(b"\n") + 1] + "\n> ⚠️ cut short: GitHub shows at most 1 MiB of a step summary\n".encode()
+        if len(data) > room:
+            return
     try:
-        with open(target, "a", encoding="utf-8") as handle:
-            handle.write(text + "\n")
+        with open(target, "ab") as handle:
+            handle.write(data)
     except OSError as exc:
         print(f"scoreboard: warning: cannot append to GITHUB_STEP_SUMMARY: {exc}", file=sys.stderr)
+
+
+def summary_size() -> int:
+    """The size of $GITHUB_STEP_SUMMARY now (0 when unset or not there)."""
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    try:
+        return os.stat(target).st_size if target else 0
+    except OSError:
+        return 0
+
+
+def fit_summary(start: int, paths: dict) -> None:
+    """Keep what the run appended to $GITHUB_STEP_SUMMARY (from byte `start`) within GitHub's
+    limit, less room for what follows: cut at a line's end, with a note naming the whole report,
+    since GitHub shows nothing of a summary over the limit."""
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    budget = max(0, SUMMARY_LIMIT - SUMMARY_RESERVE - start)
+    if not target or summary_size() <= start + budget:
+        return
+    whole = Path(paths.get("md") or paths["json"]).name
+    try:
+        with open(target, "r+b") as handle:
+            handle.seek(start)
+            kept = handle.read(budget)
+            kept = kept[:kept.rfind(b"\n") + 1]
+            handle.seek(start + len(kept))
+            handle.truncate()
+            handle.write(f"\n> ⚠️ The report is cut short here: GitHub shows at most 1 MiB of a step summary. "
+                         f"The whole report is {whole} in the uploaded artifact.\n".encode())
+    except OSError as exc:
+        print(f"scoreboard: warning: cannot fit GITHUB_STEP_SUMMARY within GitHub's limit: {exc}", file=sys.stderr)
 
 
 if __name__ == "__main__":
