@@ -11,40 +11,29 @@ fails, anything else is not assessed; the reason is the last line it printed, or
 of a JSON object {"passed", "reason"} on that line (whose "passed" then decides).
 
 A Python check (`python: checks/x.py:fn`) is called with a CheckContext; it returns a bool,
-(bool, reason), or {"passed": bool, "reason": str}.
+(bool, reason), or {"passed": bool, "reason": str}. It runs in a child process of its own, in
+the task folder with the same environment, under its timeout (tasks/check_context.py): one
+that hangs, exits or is interrupted is not assessed and never stops the run.
 """
 
 from __future__ import annotations
 
-import asyncio
-import importlib.util
 import os
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..jsonio import loads
+from .check_context import REASON_CHARS, CheckContext, verdict
 from .procs import run_bounded
 from .spec import Check
 
-_MODULES: dict[tuple[str, float], Any] = {}
+__all__ = ["CheckContext", "check_env", "run_checks"]
 
-
-@dataclass
-class CheckContext:
-    """What a Python check reads: the workspace, the fixture's address, the mode, the agent's
-    final message and tool calls, the fixture's audit (None when it has none)."""
-
-    workspace: Path
-    fixture_url: str | None
-    mode: str
-    output: str | None
-    tool_calls: list[dict] = field(default_factory=list)
-    audit: dict | None = None
-    env: dict[str, str] = field(default_factory=dict)
-    #: the attempt's id at a shared fixture (its requests carry it in X-Scoreboard-Attempt)
-    attempt_id: str | None = None
+#: the most bytes of a Python check's verdict file that are read
+MAX_VERDICT_BYTES = 64 << 10
+#: what the child process of a Python check runs (tasks/check_context.py)
+_CHILD = ("import sys; sys.path[0] = {root!r}\n"
+          "from scoreboard.tasks.check_context import child_main; child_main(sys.argv[1:])")
 
 
 async def run_checks(checks: list[Check], folder: Path, ctx: CheckContext, files: dict[str, Path]) -> list[dict]:
@@ -54,7 +43,7 @@ async def run_checks(checks: list[Check], folder: Path, ctx: CheckContext, files
         if check.run is not None:
             result = await _run_command(check, folder, ctx, files)
         else:
-            result = await _run_python(check, folder, ctx)
+            result = await _run_python(check, folder, ctx, files)
         results.append({"name": check.name, **result})
     return results
 
@@ -83,60 +72,57 @@ async def _run_command(check: Check, folder: Path, ctx: CheckContext, files: dic
         return {"passed": None, "reason": f"the check timed out after {check.timeout:g} s"}
     lines = [ln.strip() for ln in ran.stdout.decode("utf-8", "replace").splitlines() if ln.strip()]
     last = lines[-1] if lines else ""
-    verdict: dict | None = None
+    said: dict | None = None
     if last.startswith("{"):
         try:
             parsed = loads(last)
         except ValueError:
             parsed = None
         if isinstance(parsed, dict) and isinstance(parsed.get("passed"), (bool, type(None))):
-            verdict = parsed
-    if ran.returncode not in (0, 1) and verdict is None:
+            said = parsed
+    if ran.returncode not in (0, 1) and said is None:
         tail = ran.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
         return {"passed": None, "reason": f"the check exited with status {ran.returncode}: {tail[0][:300]}".rstrip(": ")}
-    if verdict is not None:
-        return {"passed": verdict["passed"], "reason": str(verdict.get("reason") or "")[:500]}
+    if said is not None:
+        return verdict(said)
     passed = ran.returncode == 0
-    return {"passed": passed, "reason": last[:500] or ("exit 0" if passed else "exit 1")}
+    return {"passed": passed, "reason": last[:REASON_CHARS] or ("exit 0" if passed else "exit 1")}
 
 
-async def _run_python(check: Check, folder: Path, ctx: CheckContext) -> dict:
-    rel, _, name = (check.python or "").rpartition(":")
+def _read_verdict(path: Path) -> object:
+    """What the check's child wrote (None when nothing usable)."""
     try:
-        function = _load_function(folder / rel, name)
-    except Exception as exc:  # noqa: BLE001  (a broken check is not assessed, never a pass)
-        return {"passed": None, "reason": f"could not load {check.python}: {type(exc).__name__}: {exc}"[:500]}
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_VERDICT_BYTES + 1)
+        return loads(raw) if len(raw) <= MAX_VERDICT_BYTES else None
+    except (OSError, ValueError):
+        return None
+
+
+async def _run_python(check: Check, folder: Path, ctx: CheckContext, files: dict[str, Path]) -> dict:
+    """A Python check runs in a child process of its own (tasks/check_context.py), in the task
+    folder, killed with its whole group at its timeout: a check that hangs, exits the
+    interpreter or is interrupted is not assessed, and the run goes on."""
+    work = files["output"].parent
+    tag = f"check-{os.getpid()}-{id(ctx):x}-{check.name}"
+    ctx_file, result_file = work / f"{tag}.context.json", work / f"{tag}.verdict.json"
+    ctx_file.write_text(ctx.to_json(), encoding="utf-8")
+    result_file.unlink(missing_ok=True)
+    root = str(Path(__file__).resolve().parents[2])  # the folder holding the scoreboard package
+    argv = [sys.executable, "-c", _CHILD.format(root=root), str(ctx_file), str(result_file), check.python or ""]
     try:
-        value = await asyncio.wait_for(asyncio.to_thread(function, ctx), check.timeout)
-    except TimeoutError:
-        return {"passed": None, "reason": f"the check timed out after {check.timeout:g} s"}
-    except Exception as exc:  # noqa: BLE001  (user code: its failure is the check's verdict)
-        return {"passed": None, "reason": f"the check raised {type(exc).__name__}: {exc}"[:500]}
-    return _verdict(value)
-
-
-def _verdict(value: Any) -> dict:
-    if isinstance(value, bool):
-        return {"passed": value, "reason": "passed" if value else "failed"}
-    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], bool):
-        return {"passed": value[0], "reason": str(value[1])[:500]}
-    if isinstance(value, dict) and isinstance(value.get("passed"), (bool, type(None))):
-        return {"passed": value["passed"], "reason": str(value.get("reason") or "")[:500]}
-    return {"passed": None, "reason": f"the check returned {type(value).__name__}; return a bool, "
-                                      "(bool, reason) or {passed, reason}"}
-
-
-def _load_function(path: Path, name: str):
-    key = (str(path), path.stat().st_mtime)
-    module = _MODULES.get(key)
-    if module is None:
-        spec = importlib.util.spec_from_file_location(f"scoreboard_check_{abs(hash(key))}", path)
-        if spec is None or spec.loader is None:
-            raise ImportError(f"cannot import {path}")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        _MODULES[key] = module
-    function = getattr(module, name, None)
-    if not callable(function):
-        raise TypeError(f"{path.name} has no function {name!r}")
-    return function
+        try:
+            ran = await run_bounded(argv, cwd=folder, env=check_env(ctx, files), timeout=check.timeout)
+        except OSError as exc:
+            return {"passed": None, "reason": f"could not start Python for {check.python}: {exc.strerror or exc}"}
+        if ran.timed_out:
+            return {"passed": None, "reason": f"the check timed out after {check.timeout:g} s"}
+        value = _read_verdict(result_file)
+        if not isinstance(value, dict) or "passed" not in value:
+            tail = ran.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
+            return {"passed": None, "reason": f"the check ended (status {ran.returncode}) without a verdict: "
+                                              f"{tail[0][:300]}".rstrip(": ")}
+        return verdict(value)
+    finally:
+        ctx_file.unlink(missing_ok=True)
+        result_file.unlink(missing_ok=True)

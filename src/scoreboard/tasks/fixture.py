@@ -29,11 +29,21 @@ from pathlib import Path
 
 from ..bounded_regex import compile_bounded
 from ..jsonio import loads
-from .procs import free_port, kill_group, track_group, untrack_group
+from .procs import (
+    TAG_VAR,
+    free_port,
+    kill_group,
+    new_tag,
+    sweep,
+    track_group,
+    untrack_group,
+)
 from .spec import Environment
 
 #: the most bytes of an audit answer that are read
 MAX_AUDIT_BYTES = 4 << 20
+#: the most seconds the audit answer may take in all (a fixture trickling bytes does not hang the run)
+AUDIT_TIMEOUT_S = 30.0
 #: how long a stopping fixture gets after SIGTERM before SIGKILL
 STOP_GRACE_S = 2.0
 #: the header naming the attempt a request of a shared fixture belongs to
@@ -54,6 +64,8 @@ class Fixture:
         self._reader: asyncio.Task | None = None
         self._lines: list[str] = []
         self._ready_line = asyncio.Event()
+        #: in the fixture's environment, inherited by all it starts: what left its group is found by it
+        self.tag = new_tag()
 
     @property
     def host(self) -> str:
@@ -81,14 +93,14 @@ class Fixture:
         """Start the command and wait until it is ready (FixtureError otherwise)."""
         argv = [a.replace("{port}", str(self.port)) for a in self.spec.command]
         env = {**base_env, "PORT": str(self.port), "SCOREBOARD_MODE": self.mode,
-               "SCOREBOARD_CANARIES": json.dumps(self.canaries)}
+               "SCOREBOARD_CANARIES": json.dumps(self.canaries), TAG_VAR: self.tag}
         try:
             self.proc = await asyncio.create_subprocess_exec(
                 *argv, cwd=str(self.folder), env=env, stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, start_new_session=True)
         except OSError as exc:
             raise FixtureError(f"could not start the fixture {argv[0]!r}: {exc.strerror or exc}") from None
-        track_group(self.proc.pid)
+        track_group(self.proc.pid, self.tag)
         self._reader = asyncio.ensure_future(self._read_lines())
         ready = self.spec.ready
         try:
@@ -152,7 +164,12 @@ class Fixture:
             return None
         headers = {ATTEMPT_HEADER: attempt} if attempt is not None else {}
         try:
-            raw = await asyncio.to_thread(_get_bounded, self.url + self.spec.audit, headers)
+            async with asyncio.timeout(AUDIT_TIMEOUT_S + 1):
+                raw = await asyncio.to_thread(_get_bounded, self.url + self.spec.audit, headers,
+                                              time.monotonic() + AUDIT_TIMEOUT_S)
+        except TimeoutError:
+            raise FixtureError(f"the fixture's audit endpoint {self.spec.audit} did not answer within "
+                               f"{AUDIT_TIMEOUT_S:g} s") from None
         except (OSError, urllib.error.URLError) as exc:
             raise FixtureError(f"the fixture's audit endpoint {self.spec.audit} failed: {exc}") from None
         try:
@@ -174,6 +191,7 @@ class Fixture:
         while time.monotonic() < deadline and _group_alive(proc.pid):
             time.sleep(0.02)
         kill_group(proc.pid, signal.SIGKILL)
+        sweep(self.tag)  # what it started that left its group (a daemon's double fork)
         untrack_group(proc.pid)
         if self._reader is not None:
             self._reader.cancel()
@@ -213,9 +231,17 @@ def _get_status(url: str) -> int | None:
         return None
 
 
-def _get_bounded(url: str, headers: dict[str, str] | None = None) -> bytes:
+def _get_bounded(url: str, headers: dict[str, str] | None = None, deadline: float | None = None) -> bytes:
+    """The body of a GET, at most MAX_AUDIT_BYTES, read before `deadline` (time.monotonic())."""
+    data = bytearray()
     with _NO_PROXY.open(urllib.request.Request(url, headers=headers or {}), timeout=10) as resp:
-        data = resp.read(MAX_AUDIT_BYTES + 1)
+        while len(data) <= MAX_AUDIT_BYTES:
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError("the answer took too long")
+            chunk = resp.read1(min(1 << 16, MAX_AUDIT_BYTES + 1 - len(data)))
+            if not chunk:
+                break
+            data += chunk
     if len(data) > MAX_AUDIT_BYTES:
         raise OSError(f"its answer is larger than {MAX_AUDIT_BYTES} bytes")
-    return data
+    return bytes(data)

@@ -1,17 +1,67 @@
 """Child processes of a task (the fixture, the checks): each in its own process group, output
-bounded, the whole group killed at the end, on a timeout or on cancellation."""
+bounded, the whole group killed at the end, on a timeout or on cancellation.
+
+A process may leave its group (setsid, a daemon's double fork) and so outlive the group's kill,
+holding the pipes it inherited. Every child is therefore started with a tag of its own in its
+environment (SCOREBOARD_PROC_TAG), which its descendants inherit: when the child is done, the
+processes still carrying the tag are killed too (`sweep`, Linux /proc), and the output of one
+that escaped even that is not waited for past a short grace.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import atexit
 import os
+import secrets
 import signal
 import socket
 from dataclasses import dataclass
 from pathlib import Path
 
 _CHUNK = 1 << 16
+#: the variable holding a child's tag (inherited by everything it starts)
+TAG_VAR = "SCOREBOARD_PROC_TAG"
+#: how long the output pipes of an ended command are read before they are given up on
+PIPE_GRACE_S = 2.0
+
+
+def new_tag() -> str:
+    """A fresh tag for one child process and its descendants."""
+    return secrets.token_hex(12)
+
+
+def sweep(tag: str | None, sig: int = signal.SIGKILL) -> int:
+    """Signal every process of this user whose environment carries `tag` (Linux /proc; elsewhere
+    nothing); the number signalled. Repeated until none is left (one may fork meanwhile)."""
+    if not tag or not os.path.isdir("/proc/self"):
+        return 0
+    needle = f"{TAG_VAR}={tag}".encode() + b"\0"
+    me, total = os.getpid(), 0
+    for _ in range(20):
+        hit = 0
+        try:
+            entries = list(os.scandir("/proc"))
+        except OSError:
+            return total
+        for entry in entries:
+            if not entry.name.isdigit() or int(entry.name) == me:
+                continue
+            try:
+                with open(f"/proc/{entry.name}/environ", "rb") as handle:
+                    environ = b"\0" + handle.read(1 << 20)
+            except OSError:
+                continue
+            if b"\0" + needle in environ:
+                try:
+                    os.kill(int(entry.name), sig)
+                    hit += 1
+                except (ProcessLookupError, PermissionError):
+                    pass
+        total += hit
+        if not hit:
+            break
+    return total
 
 
 def free_port() -> int:
@@ -33,39 +83,28 @@ def kill_group(pgid: int | None, sig: int = signal.SIGKILL) -> None:
 
 #: process groups of long-lived children (fixtures) still running: killed at exit, also on a
 #: second Ctrl+C (engine/signals.py), which leaves without running anything else
-_LIVE_GROUPS: set[int] = set()
+_LIVE_GROUPS: dict[int, str | None] = {}
 
 
-def track_group(pgid: int) -> None:
-    """Remember a child's process group until `untrack_group`: it is killed if we exit first."""
-    _LIVE_GROUPS.add(pgid)
+def track_group(pgid: int, tag: str | None = None) -> None:
+    """Remember a child's process group (and its tag) until `untrack_group`: it is killed if we
+    exit first."""
+    _LIVE_GROUPS[pgid] = tag
 
 
 def untrack_group(pgid: int) -> None:
-    _LIVE_GROUPS.discard(pgid)
+    _LIVE_GROUPS.pop(pgid, None)
 
 
 def kill_tracked_groups() -> None:
-    """SIGKILL every tracked group (at exit: nothing outlives scoreboard in its own session)."""
-    for pgid in list(_LIVE_GROUPS):
+    """SIGKILL every tracked group and what left it (at exit: nothing outlives scoreboard)."""
+    for pgid, tag in list(_LIVE_GROUPS.items()):
         kill_group(pgid)
-        _LIVE_GROUPS.discard(pgid)
+        sweep(tag)
+        _LIVE_GROUPS.pop(pgid, None)
 
 
 atexit.register(kill_tracked_groups)
-
-
-async def read_capped(stream, limit: int) -> tuple[bytes, int]:
-    """(the first `limit` bytes of a pipe, the total it gave), read to its end."""
-    buf = bytearray()
-    total = 0
-    while True:
-        chunk = await stream.read(_CHUNK)
-        if not chunk:
-            return bytes(buf), total
-        total += len(chunk)
-        if len(buf) < limit:
-            buf += chunk[: limit - len(buf)]
 
 
 @dataclass
@@ -82,26 +121,70 @@ class Ran:
 async def run_bounded(argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float,
                       limit: int = 64 << 10) -> Ran:
     """Run a command in its own group; keep the first `limit` bytes of stdout and stderr; past
-    `timeout` seconds kill the group. The group is killed when it ends, whatever happens."""
-    proc = await asyncio.create_subprocess_exec(*argv, cwd=str(cwd), env=env, stdin=asyncio.subprocess.DEVNULL,
-                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-                                                start_new_session=True)
-    out = asyncio.ensure_future(read_capped(proc.stdout, limit))
-    err = asyncio.ensure_future(read_capped(proc.stderr, limit))
+    `timeout` seconds kill the group. The group, and whatever it started that left the group,
+    is killed when it ends, whatever happens; a pipe held open by a process that escaped is
+    read for at most PIPE_GRACE_S more."""
+    tag = new_tag()
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.subprocess_exec(
+        lambda: _Protocol(limit=_CHUNK, loop=loop), *argv, cwd=str(cwd), env={**env, TAG_VAR: tag},
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        start_new_session=True)
+    proc = asyncio.subprocess.Process(transport, protocol, loop)
+    out_buf, err_buf = _Capped(limit), _Capped(limit)
+    out = asyncio.ensure_future(out_buf.drain(proc.stdout))
+    err = asyncio.ensure_future(err_buf.drain(proc.stderr))
     timed_out = False
     try:
         try:
+            # its exit, not its pipes' end (Process.wait() waits for both before Python 3.12)
             async with asyncio.timeout(timeout):
-                await proc.wait()
+                await protocol.exited.wait()
         except TimeoutError:
             timed_out = True
             kill_group(proc.pid)
-            await proc.wait()
+            await protocol.exited.wait()
         kill_group(proc.pid)  # nothing it started outlives it (and its pipes close)
-        (stdout, total), (stderr, _) = await asyncio.gather(out, err)
+        await asyncio.to_thread(sweep, tag)  # nor what left its group
+        _, pending = await asyncio.wait([out, err], timeout=PIPE_GRACE_S)
+        if pending:  # a pipe still held by a process that escaped: keep what came so far
+            for task in pending:
+                task.cancel()
+            transport.close()
     except BaseException:
         kill_group(proc.pid)
+        sweep(tag)
         out.cancel()
         err.cancel()
+        transport.close()
         raise
-    return Ran(None if timed_out else proc.returncode, stdout, total, stderr, timed_out)
+    return Ran(None if timed_out else transport.get_returncode(), bytes(out_buf.buf), out_buf.total,
+               bytes(err_buf.buf), timed_out)
+
+
+class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """The usual protocol, telling when the process itself has exited."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.exited = asyncio.Event()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        self.exited.set()
+
+
+class _Capped:
+    """The first `limit` bytes of a pipe and the total it gave, kept as they come."""
+
+    def __init__(self, limit: int):
+        self.limit, self.buf, self.total = limit, bytearray(), 0
+
+    async def drain(self, stream) -> None:
+        while True:
+            chunk = await stream.read(_CHUNK)
+            if not chunk:
+                return
+            self.total += len(chunk)
+            if len(self.buf) < self.limit:
+                self.buf += chunk[: self.limit - len(self.buf)]
