@@ -23,6 +23,7 @@ from .spec import TaskFile
 TASK_FILE = "task.yaml"
 #: the most bytes a task folder may hold in all (workspace, environment, checks)
 MAX_TASK_BYTES = 64 << 20
+#: the most entries (files and folders) a task folder may hold: every one is copied per attempt
 MAX_TASK_FILES = 10_000
 SUBFOLDERS = ("workspace", "environment", "checks")
 
@@ -64,6 +65,8 @@ def load_task_folders(target: Path, limits: Limits | None = None, *, root: Path 
     limits = limits or Limits()
     folders = [target] if (target / TASK_FILE).is_file() else \
         [p for p in _subfolders(target) if (p / TASK_FILE).is_file()]
+    if not (target / TASK_FILE).is_file():
+        _refuse_linked_tasks(target)
     cases, seen = [], {}
     for folder in folders:
         case = load_task(folder, limits, root=root)
@@ -73,6 +76,19 @@ def load_task_folders(target: Path, limits: Limits | None = None, *, root: Path 
         seen[case.id] = case.source
         cases.append(case)
     return cases
+
+
+def _refuse_linked_tasks(target: Path) -> None:
+    """A task in a folder of tasks that is a link (it would lead outside the folder) is an
+    error, not a task silently left out."""
+    try:
+        entries = sorted(target.iterdir())
+    except OSError:
+        return
+    for entry in entries:
+        if entry.is_symlink() and entry.is_dir() and (entry / TASK_FILE).exists():
+            raise ConfigError(f"task folder {entry.name}/ is a symbolic link (a task folder is a plain folder "
+                              "inside the folder of tasks)", file=str(entry / TASK_FILE), field="cases")
 
 
 def load_task(folder: Path, limits: Limits, *, root: Path | None = None) -> Case:
@@ -145,7 +161,11 @@ def _walk(folder: Path, shown: str) -> tuple[list[str], str]:
     anything but regular files and folders (symlinks, FIFOs, devices) is refused."""
     digest = hashlib.sha256()
     files: list[str] = []
-    total = 0
+    total = entries_seen = 0
+
+    def too_many() -> ConfigError:
+        return ConfigError(f"the task folder holds more than {MAX_TASK_BYTES >> 20} MiB or {MAX_TASK_FILES} "
+                           "entries (files and folders)", file=shown)
     for sub in SUBFOLDERS:
         top = folder / sub
         if not top.exists() and not top.is_symlink():
@@ -155,11 +175,17 @@ def _walk(folder: Path, shown: str) -> tuple[list[str], str]:
         stack = [top]
         while stack:
             current = stack.pop()
+            entries = []
             try:
-                entries = sorted(os.scandir(current), key=lambda e: e.name)
+                with os.scandir(current) as listing:
+                    for entry in listing:  # bounded while listing: a folder of a million entries is not read whole
+                        entries_seen += 1
+                        if entries_seen > MAX_TASK_FILES:
+                            raise too_many()
+                        entries.append(entry)
             except OSError as exc:
                 raise ConfigError(f"cannot read {current}: {exc.strerror}", file=shown) from None
-            for entry in entries:
+            for entry in sorted(entries, key=lambda e: e.name):
                 rel = Path(entry.path).relative_to(folder).as_posix()
                 if entry.is_symlink():
                     raise ConfigError(f"{rel} is a symbolic link (a task folder holds plain files)", file=shown)
@@ -170,9 +196,8 @@ def _walk(folder: Path, shown: str) -> tuple[list[str], str]:
                     raise ConfigError(f"{rel} is not a regular file", file=shown)
                 total += entry.stat(follow_symlinks=False).st_size
                 files.append(rel)
-                if total > MAX_TASK_BYTES or len(files) > MAX_TASK_FILES:
-                    raise ConfigError(f"the task folder holds more than {MAX_TASK_BYTES >> 20} MiB or "
-                                      f"{MAX_TASK_FILES} files", file=shown)
+                if total > MAX_TASK_BYTES:
+                    raise too_many()
                 digest.update(rel.encode("utf-8") + b"\0")
                 with open(entry.path, "rb") as handle:
                     for chunk in iter(lambda: handle.read(1 << 16), b""):

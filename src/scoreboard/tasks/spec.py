@@ -194,6 +194,16 @@ class TaskFile(Strict):
     max_tool_output_bytes: int = Field(8192, ge=0, le=1 << 20)
     network: Network | None = None
 
+    @field_validator("id")
+    @classmethod
+    def _id(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must be a nonempty string")
+        bad = next((c for c in value if ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f), None)
+        if bad is not None:  # a newline or an escape would forge report lines and terminal output
+            raise ValueError(f"must not hold control characters (found U+{ord(bad):04X})")
+        return value
+
     @field_validator("instruction")
     @classmethod
     def _template(cls, value: str) -> str:
