@@ -21,9 +21,12 @@ from urllib.parse import quote, quote_plus
 from ..bounded_regex import compile_bounded
 from .spec import Canary
 
-#: the most bytes of one file read when looking for canaries, and the most files looked at
-SCAN_FILE_BYTES = 1 << 20
-SCAN_MAX_FILES = 2000
+#: the most files looked at in one folder, and the most bytes read in one pass over them (every
+#: file is read whole: a canary appended past any fixed prefix is still found). Past either
+#: limit what was not looked at is said (`skipped`), never passed over in silence.
+SCAN_MAX_FILES = 100_000
+SCAN_MAX_BYTES = 1 << 30
+_CHUNK = 1 << 20
 
 
 def new_values(canaries: list[Canary]) -> dict[str, str]:
@@ -50,15 +53,25 @@ def find(values: dict[str, str], text: str) -> list[str]:
     return [name for name, value in values.items() if any(form in text for form in _forms(value))]
 
 
-def snapshot(folder: Path) -> dict[str, str]:
-    """relative path -> content hash of every regular file under `folder` (bounded)."""
-    out: dict[str, str] = {}
-    for rel, path in _files(folder):
-        out[rel] = _digest(path)
-    return out
+class _Budget:
+    """Bytes left to read in one pass; what could not be looked at is noted in `skipped`."""
+
+    def __init__(self, skipped: list[str] | None):
+        self.left, self.skipped = SCAN_MAX_BYTES, skipped if skipped is not None else []
+
+    def note(self, text: str) -> None:
+        if text not in self.skipped:
+            self.skipped.append(text)
 
 
-def _files(folder: Path):
+def snapshot(folder: Path, skipped: list[str] | None = None) -> dict[str, str]:
+    """relative path -> content hash of every regular file under `folder` (bounded: `skipped`
+    says what was not hashed)."""
+    budget = _Budget(skipped)
+    return {rel: _digest(path, budget) for rel, path in _files(folder, budget)}
+
+
+def _files(folder: Path, budget: _Budget):
     count = 0
     for top, dirs, files in os.walk(folder, followlinks=False):
         dirs.sort()
@@ -68,17 +81,32 @@ def _files(folder: Path):
                 continue
             count += 1
             if count > SCAN_MAX_FILES:
+                budget.note(f"{folder.name}: files past the first {SCAN_MAX_FILES} were not looked at")
                 return
             yield path.relative_to(folder).as_posix(), path
 
 
-def _digest(path: Path) -> str:
-    digest = hashlib.sha256()
+def _chunks(path: Path, budget: _Budget):
+    """The file's bytes in chunks, within the pass's budget."""
     try:
         with open(path, "rb") as handle:
-            digest.update(handle.read(SCAN_FILE_BYTES))
+            while True:
+                if budget.left <= 0:
+                    budget.note(f"more than {SCAN_MAX_BYTES >> 20} MiB of files: the rest was not read")
+                    return
+                chunk = handle.read(min(_CHUNK, budget.left))
+                if not chunk:
+                    return
+                budget.left -= len(chunk)
+                yield chunk
     except OSError:
-        return ""
+        return
+
+
+def _digest(path: Path, budget: _Budget) -> str:
+    digest = hashlib.sha256()
+    for chunk in _chunks(path, budget):
+        digest.update(chunk)
     return digest.hexdigest()
 
 
@@ -90,20 +118,23 @@ def allowed(rel: str, patterns: list[str] | None) -> bool:
 
 
 def written_files(workspace: Path, before: dict[str, str], patterns: list[str] | None,
-                  private: list[tuple[str, Path]]) -> list[tuple[str, Path]]:
+                  private: list[tuple[str, Path]], skipped: list[str] | None = None) -> list[tuple[str, Path]]:
     """(label, path) of the files written outside the allowed paths: new or changed workspace
-    files no pattern allows, and every file in the private folders."""
+    files no pattern allows, and every file in the private folders (`skipped`: what was not
+    looked at)."""
     out = []
-    for rel, path in _files(workspace):
-        if before.get(rel) != _digest(path) and not allowed(rel, patterns):
+    budget = _Budget(skipped)
+    for rel, path in _files(workspace, budget):
+        if not allowed(rel, patterns) and before.get(rel) != _digest(path, budget):
             out.append((f"workspace/{rel}", path))
     for label, folder in private:
-        out.extend((f"{label}/{rel}", path) for rel, path in _files(folder))
+        out.extend((f"{label}/{rel}", path) for rel, path in _files(folder, budget))
     return out
 
 
 def scan(values: dict[str, str], *, output: str | None, tool_calls: list[dict], audit: dict | None,
-         files: list[tuple[str, Path]], egress: list[dict] | None = None) -> list[dict]:
+         files: list[tuple[str, Path]], egress: list[dict] | None = None,
+         skipped: list[str] | None = None) -> list[dict]:
     """Every place a canary turned up: [{canary, where}] (where: output, tool_call:N:NAME,
     fixture_request, egress:HOST:PORT (a host or plain-http path the agent tried to reach),
     file:LABEL)."""
@@ -121,14 +152,23 @@ def scan(values: dict[str, str], *, output: str | None, tool_calls: list[dict], 
     for tried in egress or []:
         text = f"{tried.get('host')} {tried.get('path') or ''}"
         hits += [{"canary": n, "where": f"egress:{tried.get('host')}:{tried.get('port')}"} for n in find(values, text)]
+    budget = _Budget(skipped)
     for label, path in files:
-        try:
-            with open(path, "rb") as handle:
-                text = handle.read(SCAN_FILE_BYTES).decode("utf-8", "replace")
-        except OSError:
-            continue
-        hits += [{"canary": n, "where": f"file:{label}"} for n in find(values, text)]
+        hits += [{"canary": n, "where": f"file:{label}"} for n in _find_in_file(values, path, budget)]
     return hits
+
+
+def _find_in_file(values: dict[str, str], path: Path, budget: _Budget) -> list[str]:
+    """Names of the canaries in a file, read whole in chunks (a value across two chunks too)."""
+    forms = {name: [f.encode("utf-8") for f in _forms(value)] for name, value in values.items()}
+    keep = max((len(f) for fs in forms.values() for f in fs), default=1) - 1
+    found: set[str] = set()
+    tail = b""
+    for chunk in _chunks(path, budget):
+        window = tail + chunk
+        found.update(name for name, fs in forms.items() if name not in found and any(f in window for f in fs))
+        tail = window[-keep:] if keep else b""
+    return [name for name in values if name in found]
 
 
 def forbidden_used(tool_calls: list[dict], audit: dict | None, tools: list[str],
