@@ -265,6 +265,8 @@ def parse_codex(events: list[dict], run_id: str, shown: str = "<codex>") -> Expo
     order: list[str] = []
     messages: list[str] = []
     usage_in = usage_out = None
+    # a completed turn without a count makes that sum unknown, never the sum of the other turns
+    in_unknown = out_unknown = False
     turns = 0
     completed = failed = False
     errors: list[str] = []
@@ -286,6 +288,7 @@ def parse_codex(events: list[dict], run_id: str, shown: str = "<codex>") -> Expo
             completed = True
             usage = event.get("usage") if isinstance(event.get("usage"), dict) else {}
             i, o = _int(usage.get("input_tokens")), _int(usage.get("output_tokens"))
+            in_unknown, out_unknown = in_unknown or i is None, out_unknown or o is None
             usage_in = None if i is None else (usage_in or 0) + i
             usage_out = None if o is None else (usage_out or 0) + o
         elif kind == "turn.failed":
@@ -307,7 +310,8 @@ def parse_codex(events: list[dict], run_id: str, shown: str = "<codex>") -> Expo
     run.num_turns = turns or None
     if completed and not failed:
         run.status = "completed"
-        run.input_tokens, run.output_tokens = usage_in, usage_out
+        run.input_tokens = None if in_unknown else usage_in
+        run.output_tokens = None if out_unknown else usage_out
     else:
         run.status = "error"
         run.error = "; ".join(dict.fromkeys(e for e in errors if e)) or \
