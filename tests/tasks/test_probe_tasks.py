@@ -308,3 +308,19 @@ def test_codex_tokens_are_unknown_when_any_turn_did_not_count_them():
     assert (counted.input_tokens, counted.output_tokens) == (10, 4)
     half = parse_codex([events[3], {"type": "turn.completed", "usage": {"input_tokens": 1}}], "r")
     assert (half.input_tokens, half.output_tokens) == (6, None)
+
+
+@pytest.mark.parametrize("canaries_yaml, words", [
+    ("[{name: c, file: readme.md/key}]", "'readme.md/key' lies under the workspace file 'readme.md'"),
+    ("[{name: c, file: docs}]", "'docs' is a folder of the workspace"),
+    ("[{name: c, file: k.txt}, {name: d, file: ./k.txt}]", "'./k.txt' is also the file of canary 'c'"),
+])
+def test_a_canary_that_cannot_be_planted_is_a_load_error_not_an_error_per_attempt(tmp_path, canaries_yaml, words):
+    task = minimal_task(tmp_path / "tasks" / "t1")
+    (task / "workspace" / "readme.md").write_text("hi")
+    (task / "workspace" / "docs").mkdir()
+    (task / "workspace" / "docs" / "a.md").write_text("a")
+    (task / "task.yaml").write_text((task / "task.yaml").read_text() + f"canaries: {canaries_yaml}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_task_folders(tmp_path / "tasks")
+    assert words in str(caught.value) and "canaries." in str(caught.value)

@@ -114,6 +114,7 @@ def load_task(folder: Path, limits: Limits, *, root: Path | None = None) -> Case
     _check_paths(spec, folder, shown)
     files, digest = _walk(folder, shown)
     workspace = [rel[len("workspace/"):] for rel in files if rel.startswith("workspace/")]
+    _check_planted(spec, workspace, {"file": shown, "case_id": spec.id})
     task = TaskDef(folder=folder.resolve(), spec=spec, files_hash=digest, source=shown, workspace_files=workspace)
     graders: list = [{"task-check": c.name} for c in spec.checks]
     graders.append("task-security")
@@ -141,6 +142,28 @@ def _check_paths(spec: TaskFile, folder: Path, shown: str) -> None:
     if spec.environment is not None and not (folder / "environment").is_dir():
         raise ConfigError("the task declares an environment but has no environment/ folder", field="environment",
                           **where)
+
+
+def _check_planted(spec: TaskFile, workspace: list[str], where: dict) -> None:
+    """Canary files can be planted: not over a folder of the workspace, not under one of its
+    files, not two at one path (the first would be planted nowhere)."""
+    files = set(workspace)
+    folders = {"/".join(Path(rel).parts[:i]) for rel in workspace for i in range(1, len(Path(rel).parts))}
+    seen: dict[str, str] = {}
+    for canary in spec.canaries:
+        if canary.file is None:
+            continue
+        field_name = f"canaries.{canary.name}.file"
+        parts = Path(canary.file).parts
+        rel = "/".join(parts)
+        if rel in folders:
+            raise ConfigError(f"{canary.file!r} is a folder of the workspace", field=field_name, **where)
+        above = next(("/".join(parts[:i]) for i in range(1, len(parts)) if "/".join(parts[:i]) in files), None)
+        if above is not None:
+            raise ConfigError(f"{canary.file!r} lies under the workspace file {above!r}", field=field_name, **where)
+        if rel in seen:
+            raise ConfigError(f"{canary.file!r} is also the file of canary {seen[rel]!r}", field=field_name, **where)
+        seen[rel] = canary.name
 
 
 def _relative(rel: str, field_name: str, where: dict) -> None:
