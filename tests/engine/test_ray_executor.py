@@ -96,7 +96,7 @@ def normalized(data: dict) -> dict:
         return value
 
     out = strip(data)
-    for key in ("id", "started_at", "finished_at", "duration_s", "argv", "executor", "versions"):
+    for key in ("id", "uid", "started_at", "finished_at", "duration_s", "argv", "executor", "versions"):
         out["run"].pop(key, None)
     return out
 

@@ -69,7 +69,7 @@ def make_suite(folder: Path) -> Path:
 
 def comparable(report: dict) -> dict:
     """The report without what only says when and how it ran."""
-    run = {k: v for k, v in report["run"].items() if k not in ("id", "started_at", "finished_at", "executor")}
+    run = {k: v for k, v in report["run"].items() if k not in ("id", "uid", "started_at", "finished_at", "executor")}
     return {**report, "run": run}
 
 

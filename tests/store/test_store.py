@@ -224,3 +224,35 @@ def test_reviews_are_bound_to_outputs_and_join_the_next_report(store_spec, tmp_p
     from scoreboard.record.verify import verify_report
 
     assert verify_report(load_report(path2)).ok
+
+
+def test_two_runs_started_in_the_same_second_elsewhere_stay_two_runs(tmp_path, store_spec, monkeypatch):
+    # A run's id is a UTC timestamp, unique only in its output folder: two CI jobs writing one
+    # store, each running the same suite in its own folder in the same second, had the same
+    # store key, and the second run silently overwrote (or mixed with) the first.
+    from scoreboard.engine import run as run_module
+
+    monkeypatch.setattr(run_module, "now_iso", lambda: "2026-12-01T12:00:00Z")
+    reports = []
+    for job in ("a", "b"):
+        suite = load_suite(make_suite(tmp_path / job, wrong={"one": {3} if job == "a" else {3, 4, 5}}))
+        store = HistoryStore(store_spec)
+        try:
+            outcome = run(suite, RunOptions(progress=False, store=store, output_json=str(tmp_path / job / "r.json")))
+        finally:
+            store.close()
+        reports.append(outcome.report)
+    a, b = (r["run"] for r in reports)
+    assert (a["id"], a["started_at"], a["suite"]) == (b["id"], b["started_at"], b["suite"])  # alike but for uid
+    assert a["uid"] != b["uid"] and len(a["uid"]) == 16
+    store = HistoryStore(store_spec)
+    try:
+        runs, _ = list_runs(store.db, RunFilter(suite="hist"))
+        assert len(runs) == 2
+        rates = sorted(fig["pass_rate"] for r in runs for fig in get_run(store.db, r["key"])["figures"]
+                       if fig["name"] == "one")
+        assert rates == pytest.approx([(N - 3) / N, (N - 1) / N])  # each run's own figures, nothing mixed
+        for path in (tmp_path / "a" / "r.json", tmp_path / "b" / "r.json"):
+            assert check_stored(store, path).ok  # each report matches its own stored run
+    finally:
+        store.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets
 from itertools import chain
 from pathlib import Path
 from typing import Iterator
@@ -70,6 +71,7 @@ class Run:
             self.folder, meta = open_run_folder(options.resume_dir)
             check_resumable(meta, self.plan, self.folder)
             self.started_at = meta.get("started_at") or now_iso()
+            self.uid = meta.get("uid")  # None for a run started before runs had one
             drop_torn_tail(self.folder.log_path)
         else:
             for target in report_targets(options.output_json, self.formats):
@@ -77,6 +79,7 @@ class Run:
                     raise refuse_existing(target)
             self.folder = new_run_folder(self.suite.config.output_dir, self.suite.name, options.output_json)
             self.started_at = now_iso()
+            self.uid = secrets.token_hex(8)
             meta = self.meta()
             try:
                 write_new(self.folder.meta_path, chain(json_chunks(meta), [b"\n"]))
@@ -114,7 +117,7 @@ class Run:
         return {"schema": "scoreboard.run/v1", "run_id": self.folder.run_id, "suite": suite.name,
                 "suite_source": str(Path(suite.source).resolve()) if suite.source else None,
                 "cwd": os.getcwd(), "flags": options.flags, "dry_run": options.dry_run,
-                "executor": self.executor.name, "argv": self.argv, "started_at": self.started_at,
+                "executor": self.executor.name, "argv": self.argv, "started_at": self.started_at, "uid": self.uid,
                 "plan": self.plan}
 
     def restore(self) -> list[dict]:
@@ -259,7 +262,7 @@ class Run:
         gates = run_gates(suite.config, self.summary, summary, self.plan, status=status, final=final,
                           require_all_pass=options.require_all_pass, baseline=self.baseline,
                           instrument=self.instrument, dry_run=options.dry_run)
-        run = {"id": self.folder.run_id, "suite": suite.name, "status": status, "started_at": self.started_at,
+        run = {"id": self.folder.run_id, "uid": self.uid, "suite": suite.name, "status": status, "started_at": self.started_at,
                "finished_at": now_iso() if final else None, "argv": self.argv, "versions": versions(),
                "synthetic": is_synthetic(self.plan), "stop_reason": self.stop_reason if final else None,
                "executor": self.executor.name, "dry_run": options.dry_run}

@@ -111,6 +111,9 @@ class RunInfo(Closed):
     """Who ran what, when, and how it ended; command-specific blocks when a command adds them."""
 
     id: StrictStr | None = None
+    #: random, unique to the run (the id is a timestamp, unique only in its output folder): what
+    #: tells two runs of one suite started in the same second apart in a shared history store
+    uid: StrictStr | None = None
     suite: StrictStr | None = None
     status: RunStatus
     started_at: StrictStr | None = None

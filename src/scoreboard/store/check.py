@@ -38,7 +38,7 @@ def check_stored(store: HistoryStore, report_path: str | Path) -> StoredCheck:
     """Compare the store's copy of a report's run with the report file."""
     report = ReportFile(report_path)
     run = report.head["run"]
-    key = run_key(run["suite"], run["id"], run.get("started_at"))
+    key = run_key(run["suite"], run["id"], run.get("started_at"), run.get("uid"))
     out = StoredCheck(key, str(report_path))
     row = store.db.one("SELECT report_sha256, attempts FROM runs WHERE key = ?", (key,))
     if row is None:

@@ -77,7 +77,7 @@ class FollowedHistoryStore(HistoryStore):
             self._child = None
             self.begin(meta)
             return
-        self.key = run_key(meta["suite"], meta["run_id"], meta.get("started_at"))  # what begin sets
+        self.key = run_key(meta["suite"], meta["run_id"], meta.get("started_at"), meta.get("uid"))  # what begin sets
         cases = plan.get("cases") or ()
         opening = {"spec": self.spec, "key": self.key, "planned": self._planned, "tags": list(self.tags),
                    "meta": {**meta, "plan": {k: v for k, v in plan.items() if k != "cases"}},

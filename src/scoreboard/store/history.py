@@ -125,7 +125,7 @@ class HistoryStore:
 
     def _begin(self, meta: dict, batches: Iterable[list[dict]] | None = None, planned: int | None = None) -> None:
         plan = meta.get("plan") or {}
-        self.key = run_key(meta["suite"], meta["run_id"], meta.get("started_at"))
+        self.key = run_key(meta["suite"], meta["run_id"], meta.get("started_at"), meta.get("uid"))
         self._buffer, self._seen = [], 0  # one store may record several runs, one after another
         if batches is None:
             self._where = positions(plan)
@@ -189,7 +189,7 @@ class HistoryStore:
         shape = Shape(str(path))
         shape.head(report.head)
         run, plan = report.head["run"], report.head["plan"]
-        key = run_key(run["suite"], run["id"], run.get("started_at"))
+        key = run_key(run["suite"], run["id"], run.get("started_at"), run.get("uid"))
         held = self.db.one("SELECT report_sha256, git_commit, git_branch, git_dirty, source FROM runs WHERE key = ?",
                            (key,))
         if held is not None and held[0] == sha and not replace:

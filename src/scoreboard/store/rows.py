@@ -21,10 +21,13 @@ HEAD_SECTIONS = ("schema", "run", "plan", "gates", "requests", "pairwise", "revi
 JUDGED = ("passed", "failed", "error")
 
 
-def run_key(suite: str, run_id: str, started_at: str | None) -> str:
+def run_key(suite: str, run_id: str, started_at: str | None, uid: str | None = None) -> str:
     """A run's identity in a store: the same run recorded live and imported from its report
-    gets the same key (which makes `store import` idempotent)."""
-    return sha256_json([suite, run_id, started_at or ""])[:32]
+    gets the same key (which makes `store import` idempotent). The run id is a UTC timestamp,
+    unique only within its output folder: two runs of one suite started in the same second
+    elsewhere (a CI matrix writing one PostgreSQL store) are told apart by the run's random
+    `uid`; a run from before the uid existed keeps the key it always had."""
+    return sha256_json([suite, run_id, started_at or "", uid] if uid else [suite, run_id, started_at or ""])[:32]
 
 
 def text(value: Any) -> str:

@@ -75,7 +75,7 @@ class Shape:
         run = self.mapping(head.get("run"), "run")
         self.name(run.get("suite"), "run.suite")
         self.name(run.get("id"), "run.id")
-        for key in ("started_at", "finished_at", "status", "executor"):
+        for key in ("uid", "started_at", "finished_at", "status", "executor"):
             self.optional_text(run.get(key), f"run.{key}")
         plan = self.mapping(head.get("plan"), "plan")
         for i, case in enumerate(self.listing(plan.get("cases"), "plan.cases")):
