@@ -144,3 +144,35 @@ def test_field_accuracy_states_its_denominator_and_the_errored_attempts(work):
     assert over == {"graded_attempts": 27, "errored_attempts": 3}
     (md,) = (work / "e" / "m").glob("*.md")
     assert "raising: 54/54 fields over 27 graded attempts; 3 errored, not graded" in md.read_text()
+
+
+def test_a_floor_above_one_gates_a_derived_total_and_is_refused_on_a_share(work):
+    # --fail-under-metric refused every value above 1, while the suite file took any: a derived
+    # metric over totals (aggregate: sum) could only be gated from the file. Now both take any
+    # finite floor for a metric, and both refuse a share's floor outside 0..1 (90 for 90%).
+    counts = work / "counts-total"
+    counts.mkdir()
+    (work / "plain.jsonl").write_text("".join(json.dumps({"id": f"c{i}", "input": f"q{i}", "expected":
+                                                          {"total": 1, "name": f"q{i}"}}) + "\n" for i in range(10)))
+    (work / "suite.yaml").write_text(
+        "name: m\ncases: plain.jsonl\nsubject: python:subj:answer\n"
+        "graders: [{json-fields: {fields: [total, name]}, metric: right}]\n"
+        "derived_metrics: {right_total: {expression: right, aggregate: sum}}\n")
+    ok = scoreboard(["run", "suite.yaml", "--output-dir", "t1", "--no-progress", "--format", "json",
+                     "--fail-under-metric", "right_total=9.5"], work, COUNTS=str(counts))
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    (path,) = (work / "t1" / "m").glob("*.json")
+    (gate,) = json.loads(path.read_text())["gates"]
+    assert (gate["metric"], gate["threshold"], gate["value"], gate["passed"]) == ("right_total", 9.5, 10, True)
+    low = scoreboard(["run", "suite.yaml", "--output-dir", "t2", "--no-progress", "--format", "json",
+                      "--fail-under-metric", "right_total=10.5"], work, COUNTS=str(counts))
+    assert low.returncode == 3, low.stdout + low.stderr
+    for flag in ("pass_rate=90", "pass@3=1.5", "fields=-0.1", "right_total=nan", "right_total=inf"):
+        bad = scoreboard(["run", "suite.yaml", "--output-dir", "t3", "--no-progress", "--fail-under-metric", flag],
+                         work, COUNTS=str(counts))
+        assert bad.returncode == 1 and "fail-under-metric" in bad.stderr, (flag, bad.stderr)
+        assert len(bad.stderr.strip().splitlines()) == 1 and not (work / "t3").exists(), (flag, bad.stderr)
+    (work / "suite.yaml").write_text("name: m\ncases: cases.jsonl\nsubject: python:subj:answer\n"
+                                     "fail_under_metrics: {pass_rate: 90}\n")
+    bad = scoreboard(["run", "suite.yaml", "--output-dir", "t4", "--no-progress"], work, COUNTS=str(counts))
+    assert bad.returncode == 1 and "suite.yaml" in bad.stderr and "between 0 and 1" in bad.stderr, bad.stderr

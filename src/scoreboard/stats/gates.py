@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..errors import ConfigError
@@ -9,7 +10,9 @@ from ..errors import ConfigError
 
 def parse_fail_under_metric(values: list[str] | None) -> dict[str, float] | None:
     """`--fail-under-metric pass@3=0.8` (every variant) or `careful:fields=0.9` (one variant)."""
-    return parse_named_floats(values, "fail-under-metric", 0.0, 1.0, field="fail_under_metrics",
+    # any finite floor: a derived metric over totals (aggregate: sum) may exceed 1; metric_gates
+    # keeps the shares (pass rate, pass@k, fields, score) within 0..1, for the suite file too
+    return parse_named_floats(values, "fail-under-metric", -math.inf, math.inf, field="fail_under_metrics",
                               usage="NAME=VALUE or VARIANT:NAME=VALUE")
 
 
@@ -141,6 +144,7 @@ def metric_gates(summary: dict, setting: dict[str, float] | None, variants: list
         if target is None and colon and prefix not in ("field", "metric", "reducer") and _is_metric(rest, declared):
             raise ConfigError(f"gate on {rest!r} names an unknown variant {prefix!r} (variants: {', '.join(variants)})",
                               field="fail_under_metrics")
+        _check_floor(name, threshold, key)
         for variant in [target] if target else variants:
             value, what = metric_value((summary.get("variants") or {}).get(variant) or {}, name, declared)
             passed = value is not None and value >= threshold
@@ -152,6 +156,18 @@ def metric_gates(summary: dict, setting: dict[str, float] | None, variants: list
                           "threshold": threshold, "value": value, "passed": passed,
                           "description": f"{variant}: {what} {shown} {'≥' if passed else '<'} {limit}"})
     return gates
+
+
+def _check_floor(name: str, threshold: Any, key: str) -> None:
+    """A floor is a finite number, and one on a share (a pass rate, pass@k or pass^k, field
+    accuracy, the case score) lies within 0..1: 90 for 90% would be a gate no run can pass."""
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
+        raise ConfigError(f"the floor of {key!r} must be a finite number, got {threshold!r}", field="fail_under_metrics")
+    share = name in ("pass_rate", "fields", "score") or name.startswith("field:") or (
+        name.startswith(("pass@", "pass^")) and name[5:].isdigit())
+    if share and not 0 <= threshold <= 1:
+        raise ConfigError(f"the floor of {key!r} is a share and must be between 0 and 1 (0.9 for 90%), got "
+                          f"{threshold:g}", field="fail_under_metrics")
 
 
 def all_pass_gate(ran: int, failing: list[str]) -> dict:
@@ -194,6 +210,8 @@ def parse_named_floats(values: list[str] | None, flag: str, low: float, high: fl
             value = None
         if value is None or (usage is not None and (not sep or not name)):
             raise ConfigError(f"--{flag} takes {usage or 'VALUE or NAME=VALUE'}, got {raw!r}", field=field)
+        if not math.isfinite(value):
+            raise ConfigError(f"--{flag} value must be a finite number, got {num!r}", field=field)
         if not low <= value <= high:
             raise ConfigError(f"--{flag} value must be between {low:g} and {high:g}, got {value:g}", field=field)
         out[name if sep else "*"] = value
