@@ -135,6 +135,11 @@ def test_fail_under_per_variant_and_junit_and_step_summary(work):
     assert len(failures) == 8 and len(list(root.iter("testcase"))) == 80
     text = summary.read_text()
     assert text.startswith("earlier step\n") and "# scoreboard report: g" in text and "## Gates" in text
+    # the failures come before the per-case table there (GitHub drops what overflows a step
+    # summary, and a very large run's table would push them out); the report file keeps its order
+    assert text.index("## Failures (8 attempts") < text.index("## Cases")
+    md = scoreboard(["report", str(report_of(work, "out")[0]), "--format", "md"], work)
+    assert md.returncode == 0 and md.stdout.index("## Cases") < md.stdout.index("## Failures (8 attempts"), md.stderr
 
 
 def test_compare_reports_on_shared_cases(work):

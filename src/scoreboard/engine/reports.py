@@ -90,7 +90,7 @@ def github_summary(head: dict, attempts: Callable[[], Iterable[dict]], view=None
         # Created owner-only when it is not there yet, like every file a run writes.
         fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         with os.fdopen(fd, "a", encoding="utf-8") as handle:
-            handle.write(scrub_known(render_markdown(view, failures=3)) + "\n")
+            handle.write(scrub_known(render_markdown(view, failures=3, failures_first=True)) + "\n")
     except OSError as exc:
         print(f"scoreboard: warning: cannot append to GITHUB_STEP_SUMMARY: {exc}", file=sys.stderr)
 

@@ -50,16 +50,18 @@ def _batches(run, variants: list[str], vs) -> list[str]:
     return out
 
 
-def render_markdown(view: ReportView, *, failures: int = 3) -> str:
-    """The whole Markdown report: summary, comparison, fields, per-case table, first failures."""
-    return "".join(markdown_chunks(view, failures=failures))
+def render_markdown(view: ReportView, *, failures: int = 3, failures_first: bool = False) -> str:
+    """The whole Markdown report: summary, comparison, fields, per-case table, first failures
+    (with `failures_first`, the failures before the per-case tables: GitHub's step summary,
+    which a very large run overflows, keeps what a reader opens it for)."""
+    return "".join(markdown_chunks(view, failures=failures, failures_first=failures_first))
 
 
 #: the size of the pieces markdown_chunks yields
 CHUNK_CHARS = 1 << 16
 
 
-def markdown_chunks(view: ReportView, *, failures: int = 3) -> Iterator[str]:
+def markdown_chunks(view: ReportView, *, failures: int = 3, failures_first: bool = False) -> Iterator[str]:
     """The Markdown report (render_markdown's text) in pieces of about CHUNK_CHARS characters,
     made as they are written: the per-case tables of a run with 100,000 cases are 7.6 MB of
     text, about 50 MB as one list of lines and one string. The text ends in one newline, with
@@ -67,7 +69,7 @@ def markdown_chunks(view: ReportView, *, failures: int = 3) -> Iterator[str]:
     pieces: list[str] = []
     size = 0
     held: list[str] = []  # blank lines, written only if a line with text follows
-    for line in _lines(view, failures):
+    for line in _lines(view, failures, failures_first):
         if not line.strip():
             held.append(line)
             continue
@@ -88,7 +90,7 @@ def markdown_chunks(view: ReportView, *, failures: int = 3) -> Iterator[str]:
         yield "\n"
 
 
-def _lines(view: ReportView, failures: int) -> Iterator[str]:
+def _lines(view: ReportView, failures: int, failures_first: bool = False) -> Iterator[str]:
     """The report's lines; the per-case sections made one line at a time."""
     view = as_view(view)
     report = view.report
@@ -132,9 +134,12 @@ def _lines(view: ReportView, failures: int) -> Iterator[str]:
     lines += _batches(run, variants, vs)
     lines += fields_section(variants, vs)
     yield from lines
+    if failures_first:
+        yield from failures_section(view, failures)
     yield from documents_section(view, variants)
     yield from _cases(view, variants)
-    yield from failures_section(view, failures)
+    if not failures_first:
+        yield from failures_section(view, failures)
 
 
 def _head(view: ReportView) -> list[str]:
