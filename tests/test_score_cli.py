@@ -194,3 +194,14 @@ def test_table_uses_rich_on_a_terminal():
     plain = io.StringIO()
     print_table([("c1", "r1", "passed", "")], ("case", "run", "status", "reasons"), plain)
     assert plain.getvalue().splitlines() == ["case  run  status  reasons", "c1    r1   passed"]
+
+
+def test_a_file_that_is_no_export_given_expectations_says_so(tmp_path):
+    # A file that is neither a transcript nor an export, given --expect-contains, was told only
+    # that "a transcript carries its own cases": it never said the file was not an export.
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_text('not json\n{"a": 1}\n')
+    proc = score(tmp_path, garbage, "--expect-contains", "42")
+    assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1
+    assert "garbage.jsonl" in proc.stderr and "not a Claude Code or Codex export" in proc.stderr
+    assert "--from claude-json, claude-stream or codex" in proc.stderr

@@ -124,8 +124,11 @@ def load_source(args: argparse.Namespace):
         if len(paths) > 1:
             raise ConfigError("give one transcript file (several files are read as agent exports)", field="files")
         if expectations or args.cases:
-            raise ConfigError("a transcript carries its own cases: expectation flags and --cases apply to "
-                              "agent exports", file=str(paths[0]), field="cases")
+            guessed = "this file is not a Claude Code or Codex export, so it is read as a transcript, which " \
+                if fmt == "auto" else "a transcript "
+            raise ConfigError(f"{guessed}carries its own cases: expectation flags and --cases apply to agent "
+                              "exports (--from claude-json, claude-stream or codex names one)", file=str(paths[0]),
+                              field="cases")
         return load_transcript(paths[0])
     return load_exports(paths, fmt, cases_file=args.cases, expectations=expectations, name=args.name)
 
