@@ -276,6 +276,10 @@ class AttemptRunner:
                     self.ledger.halt(str(exc))
         except Exception as exc:  # a subject bug is a visible error attempt
             error = f"{type(exc).__name__}: {exc}"
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            raise
+        except BaseException as exc:  # sys.exit() or a test framework's outcome in user code: not the run's end
+            error = f"{type(exc).__name__} raised by the subject: {exc}"
         finally:
             self.state.in_flight -= 1
             self.state.in_flight_keys.discard(key)

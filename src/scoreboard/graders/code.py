@@ -69,7 +69,7 @@ def _import_file(path: Path, what: str):
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:  # the user's file raised while importing
+    except (Exception, SystemExit) as exc:  # the user's file raised (or called sys.exit) while importing
         raise option_error(what, f"importing {str(path)!r} raised {type(exc).__name__}: {exc}") from None
     sys.modules[name] = module
     return module
@@ -91,7 +91,7 @@ def load_callable(options: dict, what: str):
             module = import_from(module_name, [folder] if folder else [])
         except ImportError as exc:
             raise option_error(what, f"cannot import module {module_name!r}: {exc}") from None
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # a module-level sys.exit(main()) included
             raise option_error(what, f"importing {module_name!r} raised {type(exc).__name__}: {exc}") from None
         found = getattr(module, "__file__", None)
         source = Path(found) if found else None

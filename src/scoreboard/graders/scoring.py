@@ -19,6 +19,7 @@ without it. A case with no grader is "not-graded".
 
 from __future__ import annotations
 
+import asyncio
 import math
 from typing import Any
 
@@ -110,7 +111,9 @@ async def score_attempt(grades: list[dict], error: str | None, threshold: float 
     try:
         value = await call_user(scorer, (dict(result["metrics"]), context), DEFAULT_TIMEOUT_S)
         return apply_scoring(result, value, threshold)
-    except Exception as exc:  # a scoring bug is data: an error on this attempt
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        raise
+    except BaseException as exc:  # a scoring bug (or its sys.exit()) is data: an error on this attempt
         from .grade import cut_reason
 
         return {**result, "status": "error", "score": None,

@@ -64,7 +64,7 @@ class PythonSubject(Subject):
         except ImportError as exc:
             raise ConfigError(f"cannot import python subject module {module_name!r}: {exc}",
                               field="subject.function") from None
-        except Exception as exc:  # the user's module raised while importing
+        except (Exception, SystemExit) as exc:  # the user's module raised (or called sys.exit) while importing
             raise ConfigError(f"importing {module_name!r} raised {type(exc).__name__}: {exc}",
                               field="subject.function") from None
         fn = getattr(module, attr, None)
