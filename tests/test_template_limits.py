@@ -1,4 +1,4 @@
-"""Render limits of the template sandbox (templating.py): a hostile prompt template, imported
+"""Render limits of the template sandbox (scoreboard.templating): a hostile prompt template, imported
 promptfoo template or judge prompt cannot hang a command or use up memory. Each render is
 bounded in work (steps), CPU time, the bytes of values it makes and the text it outputs; an
 operation that would make a value past MAX_TEXT characters or MAX_ITEMS items is refused before it
@@ -21,7 +21,11 @@ from pathlib import Path
 import pytest
 from jinja2.sandbox import SecurityError
 
-from scoreboard import template_bounds, template_js, template_limits, templating
+from scoreboard import templating
+from scoreboard.templating import bounds as template_bounds
+from scoreboard.templating import limits as template_limits
+from scoreboard.templating import js as template_js
+from scoreboard.templating import nunjucks
 from scoreboard.errors import ConfigError
 from scoreboard.suite.load import load_suite
 from scoreboard.templating import JS_MARKER, environment, render_budget, render_text
@@ -373,7 +377,7 @@ def test_striptags_matches_the_regular_expressions_it_replaces():
         s = "".join(rng.choice(["<", ">", "<!--", "-->", "a", "B1", "/", " ", "  ", "\n", "\r\n", "x y", "-", "_"])
                     for _ in range(rng.randrange(0, 14)))
         for preserve in (False, True):
-            assert template_js.nj_striptags(s, preserve) == _old_strip(s, preserve), (s, preserve)
+            assert nunjucks.nj_striptags(s, preserve) == _old_strip(s, preserve), (s, preserve)
 
 
 def test_striptags_of_unclosed_tags_is_linear():
@@ -391,7 +395,7 @@ def test_parse_int_and_number_match_what_they_replace():
         s = "".join(rng.choice("0123456789.eE+-xZz ") for _ in range(rng.randrange(0, 8)))
         assert bool(old_number.fullmatch(s)) == bool(new_number.fullmatch(s)), s
         for base in (None, 2, 8, 10, 16, 36, 0, 37):
-            assert template_js.nj_int(s, "D", base if base is not None else template_js._undefined()) == \
+            assert nunjucks.nj_int(s, "D", base if base is not None else template_js._undefined()) == \
                 _old_int(s, "D", base), (s, base)
     started = time.process_time()
     assert render(JS_MARKER + "{{ s - 1 }}", s="1" * 1000000 + "x") == "nan"
@@ -406,6 +410,6 @@ def test_nunjucks_sum_and_escape_match_what_they_replace():
         total = 0
         for v in items:
             total = templating.js_add(total, v)
-        assert template_js.nj_sum(items) == templating.js_add(0, total), items
+        assert nunjucks.nj_sum(items) == templating.js_add(0, total), items
     s = "a&b\"c'd<e>f\\g"
-    assert template_js.nj_escape(s) == "a&amp;b&quot;c&#39;d&lt;e&gt;f&#92;g"
+    assert nunjucks.nj_escape(s) == "a&amp;b&quot;c&#39;d&lt;e&gt;f&#92;g"

@@ -8,11 +8,11 @@ a construct that behaves as Nunjucks 3 (nunjucks/src/compiler.js, runtime.js, fi
 - every output `{{ EXPR }}` becomes `{{ (EXPR) | js }}`, so a value prints as Nunjucks prints
   it (src/util/templates.ts getNunjucksEngine, nunjucks' suppressValue then String()): true/false,
   null and an undefined name as the empty string, 1.0 as 1, arrays joined by commas, objects as
-  "[object Object]" (templating.py js_print);
+  "[object Object]" (templating js_print);
 - `{% raw %}` / `{% verbatim %}` blocks are kept as they are, as Jinja2 `{% raw %}` (parser.js
   parseRaw: nested raw blocks count, the end tag is `{% endraw %}` without whitespace control);
 - every Nunjucks builtin filter (filters.js: abs ... wordcount, the aliases d and e, and
-  promptfoo's `load`) is renamed `nj_NAME`, a port of Nunjucks' own in template_js.py, after `|`
+  promptfoo's `load`) is renamed `nj_NAME`, a port of Nunjucks' own in templating/nunjucks.py, after `|`
   in any tag and in `{% filter NAME %}`, never inside a string literal: Jinja2's filters of the
   same names differ (title splits on hyphens, round halves to even, urlencode keeps `/`, escape
   writes &#34;, string makes text, join of nested arrays prints brackets, truncate counts its
@@ -39,7 +39,7 @@ a construct that behaves as Nunjucks 3 (nunjucks/src/compiler.js, runtime.js, fi
 - an undefined name, and an attribute or item of one (`{{ a.b }}` without `a`), is undefined in
   Nunjucks (memberLookup of undefined is undefined): it prints nothing, is false in `{% if %}`
   and empty in `{% for %}`; the imported suite sets `template_undefined: empty`, which renders
-  its templates with that rule (templating.py) instead of scoreboard's strict one.
+  its templates with that rule (templating/environment.py) instead of scoreboard's strict one.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ _FOR = re.compile(r"\s*(?:for|asyncEach|asyncAll)\s+([A-Za-z_$][\w$]*(?:\s*,\s*[
 _JINJA_ENDRAW = re.compile(r"\{%[-+]?\s*endraw\s*[-+]?%\}")
 
 #: Nunjucks 3's builtin filters (nunjucks/src/filters.js, with its aliases d and e) and promptfoo's
-#: `load` (src/util/templates.ts); template_js.py has each as nj_NAME
+#: `load` (src/util/templates.ts); templating/nunjucks.py has each as nj_NAME
 NUNJUCKS_FILTERS = frozenset(
     ["abs", "batch", "capitalize", "center", "default", "d", "dictsort", "dump", "escape", "e", "first", "float", "forceescape", "groupby", "indent", "int", "join", "last", "length", "list", "lower", "nl2br", "random", "reject", "rejectattr", "replace", "reverse", "round", "safe", "select", "selectattr", "slice", "sort", "string", "striptags", "sum", "title", "trim", "truncate", "upper", "urlencode", "urlize", "wordcount", "load"])
 

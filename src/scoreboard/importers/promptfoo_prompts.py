@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..template_js import js_number, js_trim
+from ..templating.js import js_number, js_trim
 from .common import Report, Source
 from .nunjucks import convert as convert_template
 from .nunjucks import uses_template

@@ -25,7 +25,7 @@ import itertools
 import re
 from typing import Any
 
-from ..template_js import js_trim
+from ..templating.js import js_trim
 from .common import Source, js_string
 from .promptfoo_asserts import Skip
 

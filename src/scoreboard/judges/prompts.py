@@ -1,4 +1,4 @@
-"""Custom judge prompts: a Jinja2 template (the sandbox of templating.py) rendered with the
+"""Custom judge prompts: a Jinja2 template (the sandbox of scoreboard.templating) rendered with the
 attempt's `output`, `expected`, `input`, `vars`, `metadata` and `rubric`; the answer format the
 grader needs is appended after it."""
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..errors import ConfigError, SubjectError
 from ..redact import PROVIDER_KEY_VARS, SENSITIVE_NAME, scrub_all
-from ..template_js import js_trim
+from ..templating.js import js_trim
 from ._bounded import run_process
 from .agent_profile import parse_network
 from .base import Subject, check_keys, to_result, too_large

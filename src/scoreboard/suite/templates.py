@@ -113,7 +113,7 @@ def load_template(spec: Any, name: str, places: Places, *, field: str, from_flag
 def render(template: Template, case: Any, max_bytes: int) -> Any:
     """The case's input through the template: text, or chat messages. Errors name the case and
     the variable (StrictUndefined) or the sandbox's refusal. The messages of a chat prompt share
-    one render budget (template_limits.py: work, memory, time), and rendering stops as soon as the
+    one render budget (templating/limits.py: work, memory, time), and rendering stops as soon as the
     text passes `max_bytes` characters."""
     from jinja2 import UndefinedError
     from jinja2.sandbox import SecurityError

@@ -1,4 +1,4 @@
-"""Render limits: what one template render may cost (the bounds are template_bounds').
+"""Render limits: what one template render may cost (the bounds are bounds.py's).
 
 A template is user input and may be hostile, so each render runs under a budget (_Budget, held
 in a context variable, so renders on other threads or tasks have their own): the work it does,
@@ -29,7 +29,7 @@ import sys
 import time
 from typing import Any
 
-from .template_bounds import (
+from .bounds import (
     _BRANCH_NODES,
     _CHECK_EVERY,
     _LOOP_BATCH,
@@ -50,7 +50,7 @@ from .template_bounds import (
     _too_long,
     _too_many,
 )
-from .template_js import _is_undef, js_str
+from .js import _is_undef, js_str
 
 
 class _Budget:

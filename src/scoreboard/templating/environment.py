@@ -1,15 +1,15 @@
 """The one sandboxed Jinja2 environment, shared by prompt templates (suite/templates.py) and
 judge prompts (judges/scaled.py): ImmutableSandboxedEnvironment with StrictUndefined (an
 undefined name is an error, never an empty string; a suite may ask for Nunjucks' rule instead,
-`template_undefined: empty`), no autoescaping, and every render bounded (template_bounds holds
-the bounds, template_limits how they are counted: its work, CPU time, the bytes of the values it
+`template_undefined: empty`), no autoescaping, and every render bounded (bounds.py holds
+the bounds, limits.py how they are counted: its work, CPU time, the bytes of the values it
 makes, its output, and each text, list and number it makes), so a hostile template cannot hang a
 command or use up memory; passing a bound is a TemplateLimit (a SecurityError) of one line.
 Jinja2 is imported on first use.
 
 Two filters are added: `dump` is Nunjucks' (JSON.stringify(value, null, indent)), and `js` prints
-a value the way Nunjucks prints `{{ value }}` (template_js: js_dump, js_print). Converted
-templates also use Nunjucks 3's own semantics (template_js): each Nunjucks builtin filter as
+a value the way Nunjucks prints `{{ value }}` (js.py: js_dump, js_print). Converted
+templates also use Nunjucks 3's own semantics (js.py): each Nunjucks builtin filter as
 `nj_NAME`, `nj_truthy`, `nj_iter` / `nj_pairs`, and, in a template that starts with JS_MARKER,
 JavaScript arithmetic: the sandbox intercepts `+ - * / // % **` and unary `-`/`+`, and computes
 them as compiler.js does (`1 + '2'` is "12"); without the marker they are Python's (with `*` and
@@ -24,7 +24,7 @@ import operator
 import re
 from typing import Any
 
-from .template_bounds import (
+from .bounds import (
     _SLOT_BYTES,
     MAX_INT_BITS,
     MAX_ITEMS,
@@ -36,9 +36,8 @@ from .template_bounds import (
     _limit_class,
     _too_long,
 )
-from .template_js import (
+from .js import (
     JS_MARKER,
-    NJ_FILTERS,
     js_add,
     js_binop,
     js_dump,
@@ -48,7 +47,7 @@ from .template_js import (
     js_to_number,
     js_truthy,
 )
-from .template_limits import (
+from .limits import (
     _BUDGET,
     _bounded_filter,
     _bounded_test,
@@ -71,6 +70,7 @@ from .template_limits import (
     _text_size,
     render_budget,
 )
+from .nunjucks import NJ_FILTERS
 
 __all__ = [
     "JS_MARKER", "MAX_INT_BITS", "MAX_ITEMS", "MAX_RENDER_BYTES", "MAX_RENDER_SECONDS", "MAX_RENDER_STEPS",
@@ -146,7 +146,7 @@ def _environment(undefined: str = "error"):
 
     class _Bounded(ImmutableSandboxedEnvironment):
         """The sandbox, with every render bounded in work, memory, time and output (see
-        template_limits), and `+ - * / // % **` computed as JavaScript's in a template
+        limits.py), and `+ - * / // % **` computed as JavaScript's in a template
         converted from Nunjucks."""
 
         intercepted_binops = frozenset(["*", "**", "+", "-", "/", "//", "%"])
