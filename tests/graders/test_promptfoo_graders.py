@@ -86,3 +86,19 @@ def test_promptfoo_bleu_port():
     short = promptfoo_bleu("the cat", ["the cat sat"])
     bp = math.exp(1 - 2 / 3)
     assert short == pytest.approx(bp * math.exp(0.25 * (math.log(1) + math.log(1) + 2 * math.log(1e-7))))
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js")
+def test_a_javascript_grade_that_exhausts_its_heap_says_so_and_the_next_grade_runs(monkeypatch):
+    # A worker's V8 heap was node's default (a share of the machine's memory, about 4 GB here),
+    # and a grade that used it all up read only "the node worker exited without an answer".
+    from scoreboard.graders import node_pool
+
+    monkeypatch.setattr(node_pool, "MAX_HEAP_MB", 64)  # the bound of workers started from now on
+    for worker in list(node_pool._idle):
+        node_pool._idle.remove(worker)
+        worker.kill()
+    g = _grade({"javascript": {"code": "const a = []; while (true) a.push(new Array(1e5).fill(1.5)); true",
+                               "timeout_s": 60}}, "o")
+    assert g.passed is None and "ran out of memory" in g.reason and "64 MB" in g.reason
+    assert _grade({"javascript": "output === 'o'"}, "o").passed is True  # a fresh worker takes the next

@@ -6,7 +6,9 @@ result per line on stdout, one job at a time. Idle workers are kept in a pool (a
 run at once) and reused for the rest of the process. A job past its timeout kills that worker's
 process group (the job is reported as timed out) and the next job starts a fresh worker, so a
 runaway assertion never blocks the others. A worker whose stdout line would pass 1 MiB is killed
-likewise. Workers exit when their stdin closes (our process ending) and are killed at exit.
+likewise. A worker's V8 heap is bounded (MAX_HEAP_MB): a grade that allocates past it ends the
+worker, and the grade says it ran out of memory. Workers exit when their stdin closes (our
+process ending) and are killed at exit.
 
 This matches promptfoo, which evaluates every JavaScript assertion inside its one Node process
 (module state and globals persist between assertions there too).
@@ -27,6 +29,9 @@ from typing import Any
 
 RUNNER = Path(__file__).with_name("js_assert.js")
 MAX_LINE = 1024 * 1024
+#: a worker's V8 heap, in MB (node's own default is a share of the machine's memory, about 4 GB
+#: here): a grade that allocates past it ends its worker, and the grade says it ran out of memory
+MAX_HEAP_MB = 1024
 
 
 class NodeTimeout(Exception):
@@ -39,7 +44,8 @@ class NodeFailure(Exception):
 
 class _Worker:
     def __init__(self, node: str):
-        self.proc = subprocess.Popen([node, str(RUNNER), "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen([node, f"--max-old-space-size={MAX_HEAP_MB}", str(RUNNER), "--serve"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, start_new_session=True)
         self.buffer = b""
 
@@ -58,6 +64,18 @@ class _Worker:
             except OSError:
                 pass
 
+    def _why_exited(self) -> str:
+        """What a worker that closed its stdout without an answer died of, as far as it shows."""
+        try:
+            code = self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            code = None
+        if code in (-signal.SIGABRT, 128 + signal.SIGABRT):  # V8's "Reached heap limit" aborts
+            return f"the node worker ran out of memory (a grade's heap is bounded at {MAX_HEAP_MB} MB)"
+        if code is not None and code < 0:
+            return f"the node worker was killed by signal {-code} without an answer"
+        return "the node worker exited without an answer" + (f" (exit code {code})" if code else "")
+
     def call(self, job: dict, timeout_s: float) -> dict:
         deadline = time.monotonic() + timeout_s
         try:
@@ -75,7 +93,7 @@ class _Worker:
                 continue
             chunk = os.read(fd, 65536)
             if not chunk:
-                raise NodeFailure("the node worker exited without an answer")
+                raise NodeFailure(self._why_exited())
             self.buffer += chunk
             if len(self.buffer) > MAX_LINE and b"\n" not in self.buffer:
                 raise NodeFailure("the node worker's answer is over 1 MiB")
