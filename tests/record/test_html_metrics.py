@@ -56,3 +56,26 @@ def test_a_derived_metric_over_totals_shows_as_a_number(opened, tmp_path):
     # said_yes / __count = 2 / 3 (a number over totals, not a share printed as a percentage)
     assert page.get_by_test_id("derived_metrics-yes_share-echo").first.inner_text().strip().startswith("0.666667")
     assert page.get_by_test_id("derived_metrics-correct_total-echo").first.inner_text().strip() == "3"
+
+
+def test_a_derived_metric_that_leaves_zero_to_one_is_shown_as_a_number(opened, tmp_path):
+    # `quality * 2` over means of 1.0 read "200.0%" in every rendering; it is a number, not a share.
+    (tmp_path / "subj.py").write_text("def answer(text):\n    return text\n")
+    (tmp_path / "cases.jsonl").write_text("".join(f'{{"id": "c{i}", "input": "q{i}", "expected": "q{i}"}}\n'
+                                                  for i in range(4)))
+    (tmp_path / "suite.yaml").write_text(
+        "name: d\ncases: cases.jsonl\nsubject: python:subj:answer\noutput_dir: out\nformats: [json, md]\n"
+        "graders: [{exact: null, metric: quality}]\n"
+        "derived_metrics: {double: \"quality * 2\", half: \"quality / 2\"}\n")
+    suite = load_suite(tmp_path / "suite.yaml")
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:  # the sync Playwright API holds this thread's event loop
+        outcome = pool.submit(lambda: run(suite, RunOptions(progress=False))).result()
+    markdown = outcome.paths["md"].read_text(encoding="utf-8")
+    assert "| derived double | 2 = quality * 2" in markdown and "| derived half | 50.0% = quality / 2" in markdown
+    page_path = tmp_path / "r.html"
+    page_path.write_text(render_html(view_of(outcome.report)), encoding="utf-8")
+    page = opened.open(page_path)
+    assert page.get_by_test_id("derived_metrics-double-answer").first.inner_text().split()[0] == "2"  # not 200.0%
+    assert page.get_by_test_id("derived_metrics-half-answer").first.inner_text().strip().startswith("50.0%")

@@ -30,11 +30,13 @@ def figure_rows(s) -> list[tuple[str, str]]:
                                            f"{fig.attempts} attempts)"))
     for name, fig in (s.derived_metrics or {}).items():
         note = f" ({fig.note})" if fig.note else ""
-        if fig.aggregate == "sum":  # over totals: a number, not a share
+        bounds = [x for x in (fig.value, *((fig.ci.low, fig.ci.high) if fig.ci is not None else ())) if x is not None]
+        # over totals, or an expression of means that leaves 0..1 (`quality * 2`): a number, not a share
+        if fig.aggregate == "sum" or not all(0 <= x <= 1 for x in bounds):
             value = "n/a (undefined)" if fig.value is None else f"{fig.value:.6g}"
             ci = "" if fig.ci is None or fig.ci.low is None else f" [95% CI {fig.ci.low:.6g}–{fig.ci.high:.6g}]"
-            rows.append((f"derived {name}", f"{value}{ci} = {fig.expression} (over metric totals, "
-                                            f"{fig.attempts} attempts){note}"))
+            over = f" (over metric totals, {fig.attempts} attempts)" if fig.aggregate == "sum" else ""
+            rows.append((f"derived {name}", f"{value}{ci} = {fig.expression}{over}{note}"))
             continue
         value = "n/a (undefined)" if fig.value is None else fmt_rate(fig.value)
         rows.append((f"derived {name}", f"{value}{_ci(fig.ci)} = {fig.expression}{note}"))

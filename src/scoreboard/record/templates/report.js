@@ -342,6 +342,8 @@
       // a derived metric over totals (aggregate sum) is a number, not a share
       function num(f) { return f && typeof f.value === "number" ? String(Number(f.value.toPrecision(6))) + (f.ci && typeof f.ci.low === "number" ? " (" + Number(f.ci.low.toPrecision(6)) + "\u2013" + Number(f.ci.high.toPrecision(6)) + ")" : "") : "n/a"; }
       function fig(f) { return f && typeof f.value === "number" ? fmtRate(f.value) + (f.ci && typeof f.ci.low === "number" ? " (" + fmtRate(f.ci.low) + "\u2013" + fmtRate(f.ci.high) + ")" : "") : "n/a"; }
+      // an expression of means that leaves 0..1 (quality * 2) is a number too
+      function share(f) { return !f || [f.value].concat(f.ci ? [f.ci.low, f.ci.high] : []).every(function (x) { return typeof x !== "number" || (x >= 0 && x <= 1); }); }
       if (s.not_graded) row("not graded", String(s.not_graded), "not-graded-" + name);
       if (s.usage_over_bound) row("usage over its bound", s.usage_over_bound + " attempt" + (s.usage_over_bound === 1 ? "" : "s") +
           " where the provider reported more usage than the request allowed", "over-bound-" + name);
@@ -349,7 +351,7 @@
       [["metrics", "metric "], ["derived_metrics", "derived "], ["reducers", "reducer "]].forEach(function (pair) {
         var block = s[pair[0]];
         if (!block || typeof block !== "object") return;
-        Object.keys(block).forEach(function (k) { row(pair[1] + k, block[k] && block[k].aggregate === "sum" ? num(block[k]) : fig(block[k]), pair[0] + "-" + k + "-" + name); });
+        Object.keys(block).forEach(function (k) { row(pair[1] + k, block[k] && (block[k].aggregate === "sum" || (pair[0] === "derived_metrics" && !share(block[k]))) ? num(block[k]) : fig(block[k]), pair[0] + "-" + k + "-" + name); });
       });
       var over = s.field_accuracy_over;
       if (over && over.errored_attempts) row("errored, fields not graded", String(over.errored_attempts), "fields-errored-" + name);
