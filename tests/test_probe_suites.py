@@ -211,5 +211,5 @@ def test_mistakes_in_a_suite_are_one_line_each_exit_1_and_nothing_written(tmp_pa
                  [{"id": "a", "vars": {"city": "Köln"}}])
     with pytest.raises(ConfigError) as info:
         load_suite(path)
-    assert (info.value.file, info.value.field) == (str(path), "graders")
+    assert (info.value.file, info.value.field) == (str(path), "graders[0]")
     assert f"python file {str(tmp_path / 'fehlt.py')!r} not found" in str(info.value)

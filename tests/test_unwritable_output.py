@@ -43,5 +43,22 @@ def test_a_bad_grader_in_the_suite_names_the_suite_file(tmp_path):
     done = subprocess.run([sys.executable, "-m", "scoreboard", "validate", "s.yaml"], cwd=tmp_path, text=True,
                           capture_output=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
     assert done.returncode == 1
-    (line,) = done.stderr.strip().splitlines()
-    assert line.startswith("scoreboard: error: s.yaml, field 'graders': grader 'regex': invalid regex")
+    # each bad grader named by its place, every one said (the defaults' too), one line each
+    regex, python = done.stderr.strip().splitlines()
+    assert regex.startswith("scoreboard: error: s.yaml, field 'graders[0]': grader 'regex': invalid regex")
+    assert python.startswith("scoreboard: error: s.yaml, field 'defaults.graders[0]': ") and "nope.py" in python
+
+
+def test_a_bad_suite_grader_does_not_hide_a_bad_case_grader(tmp_path):
+    # The suite's bad grader stopped the load at once, named only as field 'graders', and the
+    # case's unknown grader went unsaid; now each is one line, the suite's by its place.
+    (tmp_path / "c.jsonl").write_text('{"id": "a", "input": "x", "expected": "x", "graders": ["containz"]}\n'
+                                      '{"id": "b", "input": "y", "expected": "y"}\n')
+    (tmp_path / "s.yaml").write_text('name: g\ncases: c.jsonl\nsubject: mock\n'
+                                     'graders: [exact, {python: "python-file:fehlt.py:check"}]\n')
+    done = subprocess.run([sys.executable, "-m", "scoreboard", "validate", "s.yaml"], cwd=tmp_path, text=True,
+                          capture_output=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    assert done.returncode == 1
+    suite_line, case_line = done.stderr.strip().splitlines()
+    assert suite_line.startswith("scoreboard: error: s.yaml, field 'graders[1]': grader 'python': python file")
+    assert case_line.startswith("scoreboard: error: c.jsonl:1, case 'a', field 'graders': unknown grader 'containz'")

@@ -555,6 +555,7 @@ def resolve_graders(cfg: SuiteConfig, cases: list[Case], *, errors: Collector | 
     `expected` is an object and that names no grader gets `exact` silently no more: `warnings`
     says so, once per file."""
     cache: dict[str, Grader] = {}
+    failed: set[str] = set()  # the suite's own specs already said to be bad (not again per case)
 
     def build(spec: Any, case: Case | None, setting: str = "graders") -> Grader:
         key = canonical_json(spec)
@@ -563,6 +564,8 @@ def resolve_graders(cfg: SuiteConfig, cases: list[Case], *, errors: Collector | 
             try:
                 grader = build_grader(spec)
             except ConfigError as exc:
+                if case is None:
+                    failed.add(key)
                 if case is not None:
                     raise ConfigError(exc.detail, file=case.source, line=case.line, case_id=case.id,
                                       field=exc.field or "graders") from None
@@ -572,14 +575,20 @@ def resolve_graders(cfg: SuiteConfig, cases: list[Case], *, errors: Collector | 
             cache[key] = grader
         return grader
 
-    fallback = [build(s, None) for s in (cfg.graders or [])]
+    step = errors.each if errors is not None else nullcontext
+    # the suite's own graders, each named by its place; with `errors`, every bad one is said,
+    # and the cases' graders are still checked
+    fallback = []
+    for i, spec in enumerate(cfg.graders or []):
+        with step():
+            fallback.append(build(spec, None, f"graders[{i}]"))
     base = list(cfg.defaults.graders or [])
-    for spec in base:
-        build(spec, None, "defaults.graders")
+    for i, spec in enumerate(base):
+        with step():
+            build(spec, None, f"defaults.graders[{i}]")
     shared: dict[str, list[Grader]] = {}
     out: dict[str, list[Grader]] = {}
     implicit: dict[str, list[Case]] = {}
-    step = errors.each if errors is not None else nullcontext
     code_checked: set = set()
     for case in cases:
         with step():
@@ -614,7 +623,7 @@ def resolve_graders(cfg: SuiteConfig, cases: list[Case], *, errors: Collector | 
             key = _spec_key(specs)
             graders = shared.get(key)
             if graders is None:
-                graders = shared[key] = [build(s, case) for s in specs]
+                graders = shared[key] = [build(s, case) for s in specs if not failed or canonical_json(s) not in failed]
             for grader in graders:
                 grader.check_case(case)
             out[case.id] = graders
