@@ -17,7 +17,7 @@ DESCRIPTION = __doc__
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from ..store.queries import STATUSES
+    from ..record.constants import RUN_STATUSES as STATUSES  # not store.queries: every command's start would load it
 
     p.add_argument("--store", metavar="PATH|URL", help="the history store (default: SCOREBOARD_STORE, else "
                    ".scoreboard/history.sqlite)")

@@ -9,6 +9,8 @@ MEASUREMENT_KEYS = ("latency_ms", "input_tokens", "output_tokens", "cost_usd", "
 JUDGE_GRADER_NAMES = frozenset({"llm-judge", "rubric-score", "pointwise", "pairwise", "classify", "g-eval"})
 #: the renderings of a report, and the file extension of each
 FORMATS = ("json", "md", "html", "junit")
+#: the statuses a run can end (or be checkpointed) with: the report's run.status, the history's filter
+RUN_STATUSES = ("completed", "stopped", "running", "waiting")
 #: how every rendering marks a dry run (outputs from the mock subject, gates skipped)
 DRY_RUN_MARK = "DRY RUN (mock subject)"
 DRY_RUN_NOTE = ("every subject and judge was replaced by the mock subject: these outputs are not the system's, "

@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import ConfigError, shorten
+from ..record.constants import RUN_STATUSES
 from .db import Database
 from .rows import parse
 
@@ -43,7 +44,7 @@ _LIVE_RESULTS = (
 
 
 #: the statuses a run can be recorded with
-STATUSES = ("completed", "stopped", "running", "waiting")
+STATUSES = RUN_STATUSES
 
 
 def check_status(value: str | None, flag: str = "--status") -> str | None:
