@@ -10,6 +10,17 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from .errors import ConfigError, ConfigErrors
 
 
+def one_line_id(value: str) -> str:
+    """A case's or task's id as a validator checks it: not blank, and no control character (a
+    newline or an escape would forge report lines and terminal output)."""
+    if not value.strip():
+        raise ValueError("must be a nonempty string")
+    bad = next((c for c in value if ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f), None)
+    if bad is not None:
+        raise ValueError(f"must not hold control characters (found U+{ord(bad):04X})")
+    return value
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=False)
 

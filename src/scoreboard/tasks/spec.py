@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from ..subjects.agent_profile import join_host_port, split_host_port
-from ..validation import Strict
+from ..validation import Strict, one_line_id
 
 MODES = ("ordinary", "hostile", "hostile-schema", "hostile-result")
 HOSTILE_MODES = frozenset(MODES[1:])
@@ -197,12 +197,7 @@ class TaskFile(Strict):
     @field_validator("id")
     @classmethod
     def _id(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must be a nonempty string")
-        bad = next((c for c in value if ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f), None)
-        if bad is not None:  # a newline or an escape would forge report lines and terminal output
-            raise ValueError(f"must not hold control characters (found U+{ord(bad):04X})")
-        return value
+        return one_line_id(value)
 
     @field_validator("instruction")
     @classmethod
