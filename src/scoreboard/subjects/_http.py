@@ -291,13 +291,11 @@ class HTTPSubject(Subject):
     async def _send(self, request: SubjectRequest, data: bytes, stream: bool, bounds: tuple,
                     price, t0: float) -> tuple[Reply, int]:
         """Send with retries; `bounds` = (tokens, cost, output tokens) one request may spend."""
-        tok_bound, cost_bound, out_bound = bounds
         loop = asyncio.get_running_loop()
         session = self._pool.session(loop, self.static_headers)
         if self._loop is not loop:  # the limiter's futures belong to one loop
             self._limiter, self._loop = Limiter(self._max_concurrency, self._rpm), loop
-        limiter, retry = self._limiter, self._retry
-        ledger = request.ledger
+        limiter, ledger = self._limiter, request.ledger
         url = self.url()
         payload = None if self.method == "GET" else data  # a GET carries no body
         n = 0
@@ -305,50 +303,12 @@ class HTTPSubject(Subject):
         while True:
             headers = self.request_headers()
             gen = await limiter.acquire()
-            ticket = None
-            if ledger is not None:
-                try:
-                    ticket = await ledger.acquire(request.attempt, role=request.role, subject=self.label,
-                                            max_tokens=tok_bound, max_cost=cost_bound,
-                                            max_output_tokens=out_bound,
-                                            unbounded=None if cost_bound is not None else
-                                            ("no price for its model" if out_bound is not None
-                                             else "no max_tokens: its output is unbounded"))
-                except BaseException:
-                    limiter.release()
-                    raise
+            ticket = None if ledger is None else await self._reserve(request, bounds)
             n += 1
             try:
-                async with session.request(self.method, url, data=payload, headers=headers,
-                                           allow_redirects=False) as resp:
-                    status = resp.status
-                    ok = status < 300
-                    end = self.stream_end if stream and ok and self.stream_end_line is not None else None
-                    raw, over = await read_body(resp, self.max_response_bytes if ok
-                                                else min(ERROR_BODY_BYTES, self.max_response_bytes), end)
-                if status >= 300:
-                    raise self.status_error(status, raw, resp.headers)
-                if over:
-                    raise self.fail(too_large("the response", self.max_response_bytes), kind="too-large")
-                reply = self.parse_stream(raw) if stream else self.parse_body(raw)
+                reply, status = await self._exchange(session, url, payload, headers, stream)
             except SubjectError as exc:
                 err = exc
-            except aiohttp.ClientPayloadError as exc:
-                err = self.fail(f"truncated response ({exc})", kind="invalid-response")
-            except (aiohttp.ClientConnectionError, OSError) as exc:
-                err = self.fail(f"connection error: {type(exc).__name__}: {exc}", kind="connection",
-                                retryable=True)
-            except aiohttp.ClientResponseError as exc:
-                # not an HTTP status: an answer aiohttp could not parse (a bad status line, too
-                # many or too long headers, an encoding it cannot decode)
-                err = self.fail(f"malformed HTTP answer: {one_line(exc.message or type(exc).__name__)}",
-                                kind="invalid-response")
-            except aiohttp.ClientError as exc:
-                err = self.fail(f"invalid response: {type(exc).__name__}: {exc}", kind="invalid-response")
-            except (TypeError, AttributeError, KeyError, IndexError, ValueError) as exc:
-                # JSON of an unexpected shape (a string where an object belongs, ...)
-                err = self.fail(f"unexpected response shape ({type(exc).__name__}: {exc})",
-                                kind="invalid-response")
             except BaseException as exc:  # cancelled by the runner's timeout, or a bug: never pending
                 limiter.release()
                 if ticket is not None:
@@ -372,32 +332,92 @@ class HTTPSubject(Subject):
                 # paused no longer than an attempt lasts (Retry-After: 1e9 would time out every later one)
                 pause, most = err.retry_after, request.timeout_s
                 limiter.on_rate_limited(gen, min(pause, most) if pause is not None and most is not None else pause)
-            delay = None
-            if err.retryable and n < retry["attempts"]:
-                if err.retry_after is not None:
-                    delay = err.retry_after
-                else:
-                    delay = random.uniform(0, min(retry["max_delay_s"], retry["base_delay_s"] * 2 ** (n - 1)))
-                if request.timeout_s is not None and _perf() - t0 + delay >= request.timeout_s:
-                    err = self.fail(f"{str(err).partition(': ')[2]} (next retry in {delay:.3g} s would pass "
-                                    "the attempt's timeout)", kind=err.kind, status=err.status,
-                                    retry_after=err.retry_after)
-                    delay = None
+            err, delay = self._retry_delay(err, n, request, t0)
             if delay is not None and getattr(ledger, "halted", None) is None:
                 await asyncio.sleep(delay)
-            if delay is not None and getattr(ledger, "halted", None) is None:
-                continue
-            # No retry left, or the run stopped on a quota or billing error meanwhile (then no
-            # later request may go out).
-            if delay is not None:
-                err.args = (f"{err} (no retry: the run stopped)",)
-            elif err.status == 429 and not err.stop_run and only_429:
-                # A rate limit that outlasted every retry (every request of the attempt answered
-                # 429) is the provider's signal to stop, not a failure of this case: no later
-                # request is sent (as for 402 / quota). A 429 after a timeout or a server error
-                # that left no time to retry is this attempt's error only.
-                err = rate_limit_stop(err)
-            if n > 1:
-                err.args = (f"{err} (after {plural(n, 'request')})",)
-            err.measurements = Measurements(latency_ms=round((_perf() - t0) * 1000, 3), requests=n)
-            raise err
+                if getattr(ledger, "halted", None) is None:
+                    continue
+            raise self._final_error(err, n, delay, only_429, t0)
+
+    async def _reserve(self, request: SubjectRequest, bounds: tuple):
+        """The ledger's ticket for one request (the limiter's slot is given back if it refuses)."""
+        tok_bound, cost_bound, out_bound = bounds
+        try:
+            return await request.ledger.acquire(
+                request.attempt, role=request.role, subject=self.label, max_tokens=tok_bound,
+                max_cost=cost_bound, max_output_tokens=out_bound,
+                unbounded=None if cost_bound is not None else
+                ("no price for its model" if out_bound is not None else "no max_tokens: its output is unbounded"))
+        except BaseException:
+            self._limiter.release()
+            raise
+
+    async def _exchange(self, session, url: str, payload: bytes | None, headers: dict, stream: bool
+                        ) -> tuple[Reply, int]:
+        """One request and its parsed reply, with its status; every way it can fail is a SubjectError
+        (retryable for a lost connection)."""
+        try:
+            async with session.request(self.method, url, data=payload, headers=headers,
+                                       allow_redirects=False) as resp:
+                status = resp.status
+                ok = status < 300
+                end = self.stream_end if stream and ok and self.stream_end_line is not None else None
+                raw, over = await read_body(resp, self.max_response_bytes if ok
+                                            else min(ERROR_BODY_BYTES, self.max_response_bytes), end)
+            if status >= 300:
+                raise self.status_error(status, raw, resp.headers)
+            if over:
+                raise self.fail(too_large("the response", self.max_response_bytes), kind="too-large")
+            return (self.parse_stream(raw) if stream else self.parse_body(raw)), status
+        except SubjectError:
+            raise
+        except aiohttp.ClientPayloadError as exc:
+            raise self.fail(f"truncated response ({exc})", kind="invalid-response") from None
+        except (aiohttp.ClientConnectionError, OSError) as exc:
+            raise self.fail(f"connection error: {type(exc).__name__}: {exc}", kind="connection",
+                            retryable=True) from None
+        except aiohttp.ClientResponseError as exc:
+            # not an HTTP status: an answer aiohttp could not parse (a bad status line, too
+            # many or too long headers, an encoding it cannot decode)
+            raise self.fail(f"malformed HTTP answer: {one_line(exc.message or type(exc).__name__)}",
+                            kind="invalid-response") from None
+        except aiohttp.ClientError as exc:
+            raise self.fail(f"invalid response: {type(exc).__name__}: {exc}", kind="invalid-response") from None
+        except (TypeError, AttributeError, KeyError, IndexError, ValueError) as exc:
+            # JSON of an unexpected shape (a string where an object belongs, ...)
+            raise self.fail(f"unexpected response shape ({type(exc).__name__}: {exc})",
+                            kind="invalid-response") from None
+
+    def _retry_delay(self, err: SubjectError, n: int, request: SubjectRequest, t0: float
+                     ) -> tuple[SubjectError, float | None]:
+        """How long to wait before the next try (None: no retry), and the error as it then reads:
+        a retry that would pass the attempt's timeout is not made."""
+        retry = self._retry
+        if not err.retryable or n >= retry["attempts"]:
+            return err, None
+        if err.retry_after is not None:
+            delay = err.retry_after
+        else:
+            delay = random.uniform(0, min(retry["max_delay_s"], retry["base_delay_s"] * 2 ** (n - 1)))
+        if request.timeout_s is not None and _perf() - t0 + delay >= request.timeout_s:
+            return self.fail(f"{str(err).partition(': ')[2]} (next retry in {delay:.3g} s would pass "
+                             "the attempt's timeout)", kind=err.kind, status=err.status,
+                             retry_after=err.retry_after), None
+        return err, delay
+
+    def _final_error(self, err: SubjectError, n: int, delay: float | None, only_429: bool, t0: float
+                     ) -> SubjectError:
+        """The attempt's error once no retry is left, or the run stopped on a quota or billing
+        error meanwhile (then no later request may go out)."""
+        if delay is not None:
+            err.args = (f"{err} (no retry: the run stopped)",)
+        elif err.status == 429 and not err.stop_run and only_429:
+            # A rate limit that outlasted every retry (every request of the attempt answered
+            # 429) is the provider's signal to stop, not a failure of this case: no later
+            # request is sent (as for 402 / quota). A 429 after a timeout or a server error
+            # that left no time to retry is this attempt's error only.
+            err = rate_limit_stop(err)
+        if n > 1:
+            err.args = (f"{err} (after {plural(n, 'request')})",)
+        err.measurements = Measurements(latency_ms=round((_perf() - t0) * 1000, 3), requests=n)
+        return err
