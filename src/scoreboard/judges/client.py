@@ -85,8 +85,24 @@ def structured_params(kind: str, name: str, schema: dict) -> dict:
     return {}
 
 
+#: the most characters of a reason why an answer could not be used: the reason is shown to the
+#: judge on the retry and kept in the grade, and a schema error quotes the offending value whole
+REASON_CHARS = 500
+
+
+def clip(text: str, limit: int = REASON_CHARS) -> str:
+    """A reason, cut (and marked cut) past `limit` characters."""
+    return text if len(text) <= limit else text[:limit] + f" [... {len(text) - limit} more characters]"
+
+
 def _extract(output, validator) -> tuple[Any, str | None]:
-    """The judgment from a forced tool call or from JSON text, checked against the schema."""
+    """The judgment from a forced tool call or from JSON text, checked against the schema; the
+    reason an answer is unusable is bounded (a huge wrong value is not quoted whole)."""
+    value, error = _extract_unbounded(output, validator)
+    return value, None if error is None else clip(error)
+
+
+def _extract_unbounded(output, validator) -> tuple[Any, str | None]:
     value: Any = None
     if output.tool_calls:
         args = output.tool_calls[0].get("args")
@@ -131,6 +147,10 @@ class Judge:
             except JudgeFailure as exc:
                 failures.append(str(exc))
                 continue
+            except BudgetExceeded as exc:
+                # What this judgment spent before the budget refused its next ask is usage too.
+                exc.judge_usage = usage
+                raise
             answers.append(key(answer))
             explanations.append(str(answer.get("explanation", ""))[:2000])
         if not answers:
@@ -176,12 +196,12 @@ class Judge:
                 if exc.stop_run and self.ledger is not None:
                     # 402 / quota from the judge's provider stops the run like a subject's does.
                     self.ledger.halt(str(exc))
-                raise JudgeFailure(f"judge request failed: {exc}", usage) from None
+                raise JudgeFailure(f"judge request failed: {clip(str(exc))}", usage) from None
             usage.add(result.measurements)
             value, last_error = _extract(result.output, validator)
             if value is not None:
                 return value
-        raise JudgeFailure(f"judge answer unusable after a retry: {last_error}")
+        raise JudgeFailure(f"judge answer unusable after a retry: {last_error}", usage)
 
 
 #: judge kinds that can be shown screenshots (python and mock judges get the OpenAI form)

@@ -159,7 +159,11 @@ class _JudgeGrader(Grader):
                 extra["judge"] = {"usage": exc.usage.to_dict()}
             return Grade(self.name, None, None, f"judge failure: {exc}", None, extra)
         except BudgetExceeded as exc:
-            return Grade(self.name, None, None, f"not judged: {exc}", None, {"judge_failure": True})
+            extra = {"judge_failure": True}
+            spent = getattr(exc, "judge_usage", None)
+            if spent is not None and spent.requests:
+                extra["judge"] = {"usage": spent.to_dict()}
+            return Grade(self.name, None, None, f"not judged: {exc}", None, extra)
 
     async def judged(self, ctx: GradeContext) -> Grade:  # pragma: no cover - interface
         raise NotImplementedError

@@ -113,15 +113,35 @@ async def judge_pairs(plan: dict, lookup: Callable[[str, str, int], dict | None]
                     stopped = str(exc)
                     if state is not None:
                         state.stop(f"budget: {exc}")
+                    # A comparison the budget cut short is not assessed; what it spent is kept.
+                    spent = [forward.usage.to_dict()] if forward is not None else []
+                    cut = getattr(exc, "judge_usage", None)
+                    if cut is not None and cut.requests:
+                        spent.append(cut.to_dict())
+                    if spent:
+                        entry.update(verdict=None, failure=f"not judged: {exc}", usage=spent)
+                        judgments.append(entry)
                     break
+                usage = [forward.usage.to_dict(), backward.usage.to_dict()]
+                split = [order for order, j in (("A-B", forward), ("B-A", backward)) if j.value is None]
+                if split:
+                    # Repeated asks that split evenly in an order decide nothing: not assessed
+                    # (as a grade's split is), never a tie nor a sign of position bias.
+                    entry.update(forward=forward.value, backward=backward.value, verdict=None,
+                                 failure=f"judge split evenly across its runs in the {' and '.join(split)} "
+                                         "order: no majority",
+                                 self_agreement=[forward.self_agreement, backward.self_agreement], usage=usage,
+                                 explanations=[*forward.explanations[:1], *backward.explanations[:1]])
+                    judgments.append(entry)
+                    continue
                 # Map each order's answer back to variant names: a in slot A first, then in slot B.
-                first = {"A": a, "B": b, "tie": "tie", None: None}[forward.value]
-                second = {"A": b, "B": a, "tie": "tie", None: None}[backward.value]
-                consistent = first is not None and first == second
+                first = {"A": a, "B": b, "tie": "tie"}[forward.value]
+                second = {"A": b, "B": a, "tie": "tie"}[backward.value]
+                consistent = first == second
                 entry.update(forward=forward.value, backward=backward.value, consistent=consistent,
                              verdict=first if consistent else "tie",
                              self_agreement=[forward.self_agreement, backward.self_agreement],
-                             usage=[forward.usage.to_dict(), backward.usage.to_dict()],
+                             usage=usage,
                              explanations=[*forward.explanations[:1], *backward.explanations[:1]])
                 judgments.append(entry)
     return {"judge": judge.spec, "rubric": rubric, "judgments": judgments, "stopped": stopped}

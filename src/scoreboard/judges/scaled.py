@@ -98,19 +98,44 @@ class GEvalGrader(_JudgeGrader):
         schema = {"type": "object", "additionalProperties": False, "required": ["score", "explanation"],
                   "properties": {"score": {"type": "integer", "minimum": 0, "maximum": 10},
                                  "explanation": {"type": "string"}}}
+        from ..errors import BudgetExceeded
+        from .client import JudgeFailure, Usage
+
         scores, reasons, asks = [], [], []
+        # What every criterion's judgment spent, so that a grade of several criteria (and one
+        # that fails on a later criterion) counts all of it, not the last criterion's alone.
+        spent = Usage()
         for criterion in self.options["criteria"]:
             closing = f'Score how well the answer meets this criterion from 0 (not at all) to 10 (fully): ' \
                       f'"{criterion}". Give "score" and a short "explanation".'
             prompt = custom_prompt(ctx, {**self.options, "rubric": criterion}, closing) or _prompt(
                 ctx, {**self.options, "rubric": criterion}, "Evaluate the ANSWER to the TASK against the RUBRIC.",
                 reference="REFERENCE", answer="ANSWER", closing=closing)
-            judgment = await ctx.judge.ask(prompt, name="score", schema=schema, key=lambda a: int(a["score"]))
+            try:
+                judgment = await ctx.judge.ask(prompt, name="score", schema=schema, key=lambda a: int(a["score"]))
+            except JudgeFailure as exc:
+                if exc.usage is not None:
+                    spent.add(exc.usage)
+                raise JudgeFailure(str(exc) if len(self.options["criteria"]) == 1
+                                   else f"criterion {criterion!r}: {exc}", spent) from None
+            except BudgetExceeded as exc:
+                if getattr(exc, "judge_usage", None) is not None:
+                    spent.add(exc.judge_usage)
+                exc.judge_usage = spent
+                raise
+            spent.add(judgment.usage)
             value = median(judgment.answers)
             scores.append(value / 10)
             reasons.append(f"{criterion}: {value:g}/10")
             asks.append(_judge_extra(judgment)["judge"])
         mean = math.fsum(scores) / len(scores)
         passed = mean >= self.options["threshold"]
-        extra = {"judge": asks[0] if len(asks) == 1 else {"criteria": asks}, "criteria_scores": scores}
+        if len(asks) == 1:
+            info = asks[0]
+        else:
+            # The summary reads usage and self-agreement at the top: all criteria together.
+            agreement = [a["self_agreement"] for a in asks if a.get("self_agreement") is not None]
+            info = {"criteria": asks, "usage": spent.to_dict(),
+                    "self_agreement": math.fsum(agreement) / len(agreement) if agreement else None}
+        extra = {"judge": info, "criteria_scores": scores}
         return Grade(self.name, passed, mean, f"mean {mean:.2f} ({'; '.join(reasons)})", None, extra)

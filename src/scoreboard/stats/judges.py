@@ -1,7 +1,8 @@
 """Summary figures for model-graded evaluation, from attempts (and pairwise judgments) alone:
 judge usage kept apart from the subjects', judge failures counted apart, self-agreement,
 pointwise per-dimension means, dQ (the mean paired quality difference between two variants,
-with a paired-bootstrap 95% interval) and pairwise results with position consistency."""
+with a Student t 95% interval on the per-case differences) and pairwise results with
+position consistency."""
 
 from __future__ import annotations
 
@@ -203,7 +204,8 @@ def pairwise_summary(plan: dict, pairwise: dict) -> list[dict]:
         out.append({"a": a, "b": b, "cases": len(per_case), "a_wins": a_wins, "b_wins": b_wins,
                     "ties": len(per_case) - a_wins - b_wins, "comparisons": asked, "judge_failures": failed,
                     "position_consistency": consistent / asked if asked else None,
-                    "sign_test_p": binom_two_sided_p(a_wins, a_wins + b_wins),
+                    # Nothing compared: no test to report (never a p of 1 made from no data).
+                    "sign_test_p": binom_two_sided_p(a_wins, a_wins + b_wins) if per_case else None,
                     "usage": {k: measurement_summary(v) for k, v in sorted(usage.items())},
                     "note": "a verdict that flips when the order is swapped counts as a tie",
                     "small_sample": len(per_case) < 30,
