@@ -242,3 +242,26 @@ def test_case_text_cannot_inject_template_syntax_into_a_custom_prompt(fake_provi
     (prompt,) = judge_prompts(judge_srv)
     assert prompt.startswith(f"E={evil}|R={{{{ 5*5 }}}}|M={{{{ 3*3 }}}}|O={evil}")
     assert "49" not in prompt and "looploop" not in prompt
+
+
+def test_a_pairwise_comparison_not_assessed_is_shown_in_every_rendering(fake_provider, judge_srv, tmp_path):
+    """The terminal, the Markdown and the HTML each say that a comparison was not assessed."""
+    import os
+    import subprocess
+    import sys
+
+    judge_srv.set_default("chat", {"reply": "not a verdict"})
+    (tmp_path / "cases.jsonl").write_text(json.dumps(CASES[0]) + "\n", encoding="utf-8")
+    suite = {"name": "probe", "cases": "cases.jsonl", "output_dir": str(tmp_path / "out"),
+             "formats": ["json", "md", "html"], "concurrency": 1, "timeout_ms": 10_000,
+             "judge": openai(judge_srv, "judge"), "variants": _variants(fake_provider),
+             "graders": [{"contains": "a"}], "pairwise": True}
+    (tmp_path / "suite.json").write_text(json.dumps(suite), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "scoreboard", "run", "suite.json", "--no-progress"], cwd=tmp_path,
+                          env=dict(os.environ), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    said = "1 comparison not assessed (judge failure or no majority)"
+    assert said in done.stdout
+    (md,) = (tmp_path / "out").rglob("*.md")
+    (html,) = (tmp_path / "out").rglob("*.html")
+    assert said in md.read_text(encoding="utf-8") and said in html.read_text(encoding="utf-8")

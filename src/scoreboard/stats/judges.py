@@ -201,6 +201,12 @@ def pairwise_summary(plan: dict, pairwise: dict) -> list[dict]:
             per_case[j["case_id"]].append(1 if j["verdict"] == a else -1 if j["verdict"] == b else 0)
         a_wins = sum(1 for s in per_case.values() if sum(s) > 0)
         b_wins = sum(1 for s in per_case.values() if sum(s) < 0)
+        flags = comparison_flags(len(per_case), a_wins + b_wins, len(by_pair) > 1)
+        if failed:
+            # Every rendering shows a pair's flags: a comparison the judge could not decide is
+            # visible there, not only in the count.
+            flags.append(f"{failed} comparison{'s' if failed != 1 else ''} not assessed (judge failure or "
+                         "no majority)")
         out.append({"a": a, "b": b, "cases": len(per_case), "a_wins": a_wins, "b_wins": b_wins,
                     "ties": len(per_case) - a_wins - b_wins, "comparisons": asked, "judge_failures": failed,
                     "position_consistency": consistent / asked if asked else None,
@@ -209,5 +215,5 @@ def pairwise_summary(plan: dict, pairwise: dict) -> list[dict]:
                     "usage": {k: measurement_summary(v) for k, v in sorted(usage.items())},
                     "note": "a verdict that flips when the order is swapped counts as a tie",
                     "small_sample": len(per_case) < 30,
-                    "flags": comparison_flags(len(per_case), a_wins + b_wins, len(by_pair) > 1)})
+                    "flags": flags})
     return out
