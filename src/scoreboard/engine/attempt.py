@@ -143,52 +143,18 @@ class AttemptRunner:
     async def _attempt(self, ci: int, vi: int, run: int, input_override: Any = None) -> dict | None:
         case = self.suite.cases[ci]
         variant = self.suite.variants[vi]
-        params = variant.params
-        seed = case.conversation["shared"].get("seed") if case.conversation is not None else None
-        value = case.input_for(variant.name) if input_override is None else input_override
-        if isinstance(value, list):
-            # Each request gets its own messages: a subject that appends to them must not change
-            # the case (or the next run's input).
-            value = [dict(m) if isinstance(m, dict) else m for m in value]
-        request = SubjectRequest(case.id, value, variant.skill, run, params, self.timeout_s, variant.name,
-                                 self.ledger, seed=seed, skill_folder=variant.skill_folder,
-                                 vars=dict(case.vars) if case.vars else None)
         key = (case.id, variant.name, run)
+        request = self._request(case, variant, run, input_override)
         output, measurements, error, extra = await self._execute(case, variant, request, key)
         if output is None and error is None:
             return None
         grades: list[Grade] = []
-        scored: dict = {}
+        out = output_hash = page = None
         if output is not None:
-            out = output.to_dict()
-            clean = KNOWN.scrub_value(out)
-            if clean is not out:
-                # An echoed credential is replaced before anything sees the output, so graders,
-                # the hash and verify all read what is written.
-                out, output = clean, Output.from_dict(clean)
-            try:
-                output_hash = sha256_json(out)
-            except (ValueError, UnicodeEncodeError):
-                # What JSON cannot hold (a lone surrogate, NaN) is replaced before anything sees
-                # the output, and the attempt says what was replaced: one odd answer must not
-                # stop the run (nor a resume of it).
-                out, repaired = representable(out)
-                output = Output.from_dict(out)
-                output_hash = sha256_json(out)
-                extra = {**(extra or {}), "output_repaired": repaired}
-            judge = BoundJudge(self.judge, key) if self.judge is not None else None
-            # an agent task's observations (also when rescored: the plan's case says kind `task`)
-            meta_task = case.metadata.get("task") if isinstance(case.metadata, dict) else None
-            is_task = case.task is not None or (isinstance(meta_task, dict) and meta_task.get("kind") == "task")
-            task = (extra or {}).get("task") if is_task else None
-            tools = (variant.subject.spec or {}).get("tools") if isinstance(variant.subject.spec, dict) else None
+            out, output, output_hash, extra = clean_output(output, extra)
             page = await self._render(output)
-            ctx = GradeContext(case, output, measurements, judge, run, error, tools, task=task, render=page)
-            grades, grade_error = await grade_attempt(self.suite.graders[case.id], ctx)
-            grades = delivery_rule(grades, task)  # agent tasks: an undelivered attack is not assessed
+            grades, grade_error = await self._grade(case, variant, key, output, measurements, error, extra, page)
             error = error or grade_error
-        else:
-            out = output_hash = None
         grade_dicts = [g.to_dict() for g in grades]
         # issue 14: weights, a threshold, named metrics, a scoring function (graders/scoring.py)
         if case.scoring is None:  # the common case: no coroutine, no function to load
@@ -196,6 +162,7 @@ class AttemptRunner:
         else:
             result = await score_attempt(grade_dicts, error, case.threshold, load_scorer(case.scoring))
         error = result.get("error", error)
+        scored: dict = {}
         if scored_case(case, grade_dicts):
             scored = record_fields(result, True)
         elif result["metrics"]:
@@ -214,15 +181,45 @@ class AttemptRunner:
         if output is not None and self.renderer is not None:
             record["render"] = page.record
         if self.ledger is not None:
-            over = self.ledger.take_over_bound(key)
-            if over:  # the subject's or its judge's provider reported more than it was allowed
-                record["subject_info"] = {**(extra or {}), "usage_over_bound": over}
-            if self.ledger.exhausted or self.ledger.halted:
-                # A judge call ran the budget out or hit a quota (its grade says "not judged"), or
-                # a provider's reported spend broke a budget: the run stops too.
-                self.state.stop(f"budget: {self.ledger.exhausted}" if self.ledger.exhausted
-                                else str(self.ledger.halted))
+            self._settle_usage(record, key, extra)
         return record
+
+    def _request(self, case, variant, run: int, input_override: Any) -> SubjectRequest:
+        """What the subject is asked for this attempt."""
+        seed = case.conversation["shared"].get("seed") if case.conversation is not None else None
+        value = case.input_for(variant.name) if input_override is None else input_override
+        if isinstance(value, list):
+            # Each request gets its own messages: a subject that appends to them must not change
+            # the case (or the next run's input).
+            value = [dict(m) if isinstance(m, dict) else m for m in value]
+        return SubjectRequest(case.id, value, variant.skill, run, variant.params, self.timeout_s, variant.name,
+                              self.ledger, seed=seed, skill_folder=variant.skill_folder,
+                              vars=dict(case.vars) if case.vars else None)
+
+    async def _grade(self, case, variant, key: tuple, output: Output, measurements: Measurements,
+                     error: str | None, extra: dict | None, page) -> tuple[list[Grade], str | None]:
+        """Every grader of the case on the output (a grader's failure is its grade's, never raised)."""
+        judge = BoundJudge(self.judge, key) if self.judge is not None else None
+        # an agent task's observations (also when rescored: the plan's case says kind `task`)
+        meta_task = case.metadata.get("task") if isinstance(case.metadata, dict) else None
+        is_task = case.task is not None or (isinstance(meta_task, dict) and meta_task.get("kind") == "task")
+        task = (extra or {}).get("task") if is_task else None
+        tools = (variant.subject.spec or {}).get("tools") if isinstance(variant.subject.spec, dict) else None
+        ctx = GradeContext(case, output, measurements, judge, key[2], error, tools, task=task, render=page)
+        grades, grade_error = await grade_attempt(self.suite.graders[case.id], ctx)
+        return delivery_rule(grades, task), grade_error  # agent tasks: an undelivered attack is not assessed
+
+    def _settle_usage(self, record: dict, key: tuple, extra: dict | None) -> None:
+        """Usage a provider reported past its request's bound goes on the record; a budget a judge
+        call ran out (or a quota it hit) stops the run."""
+        over = self.ledger.take_over_bound(key)
+        if over:  # the subject's or its judge's provider reported more than it was allowed
+            record["subject_info"] = {**(extra or {}), "usage_over_bound": over}
+        if self.ledger.exhausted or self.ledger.halted:
+            # A judge call ran the budget out or hit a quota (its grade says "not judged"), or
+            # a provider's reported spend broke a budget: the run stops too.
+            self.state.stop(f"budget: {self.ledger.exhausted}" if self.ledger.exhausted
+                            else str(self.ledger.halted))
 
     async def _render(self, output: Output):
         """The output rendered in the browser (issue 17), or None when the suite does not render."""
@@ -325,3 +322,19 @@ class AttemptRunner:
         if key is not None:
             self.cache.put(key, subject.kind, result)
         return result
+
+
+def clean_output(output: Output, extra: dict | None) -> tuple[dict, Output, str, dict | None]:
+    """(the output as recorded, as graders see it, its hash, the subject info): an echoed
+    credential is replaced before anything sees the output, so graders, the hash and verify all
+    read what is written; what JSON cannot hold (a lone surrogate, NaN) is replaced too, and the
+    attempt says what was: one odd answer must not stop the run (nor a resume of it)."""
+    out = output.to_dict()
+    clean = KNOWN.scrub_value(out)
+    if clean is not out:
+        out, output = clean, Output.from_dict(clean)
+    try:
+        return out, output, sha256_json(out), extra
+    except (ValueError, UnicodeEncodeError):
+        out, repaired = representable(out)
+        return out, Output.from_dict(out), sha256_json(out), {**(extra or {}), "output_repaired": repaired}
