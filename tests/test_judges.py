@@ -369,3 +369,17 @@ def test_judge_quota_stops_the_run(fake_provider, judge_srv, tmp_path):
     assert single(report, "q1")["status"] == "unassessed"  # its judgment failed, not pass or fail
     assert single(report, "q2")["status"] == "not-run"
     assert len(judge_srv.requests) == 1 and len(fake_provider.requests) == 1
+
+
+def test_a_pair_says_how_many_planned_cases_it_never_compared():
+    # The pairwise judge skips a case where either variant has no output (an error): only the
+    # pair's smaller `cases` count showed it. Now a flag says so in every rendering.
+    from scoreboard.stats.judges import pairwise_summary
+
+    plan = {"cases": [{"id": f"c{i}"} for i in range(4)], "runs": 1}
+    judgments = [{"case_id": f"c{i}", "run": 0, "a": "x", "b": "y", "verdict": "x", "consistent": True}
+                 for i in range(3)]
+    (pair,) = pairwise_summary(plan, {"judgments": judgments})
+    assert pair["cases"] == 3 and "1 of 4 planned cases never compared" in " ".join(pair["flags"])
+    (whole,) = pairwise_summary(plan, {"judgments": judgments + [{**judgments[0], "case_id": "c3"}]})
+    assert not any("never compared" in f for f in whole["flags"])

@@ -207,6 +207,12 @@ def pairwise_summary(plan: dict, pairwise: dict) -> list[dict]:
             # visible there, not only in the count.
             flags.append(f"{failed} comparison{'s' if failed != 1 else ''} not assessed (judge failure or "
                          "no majority)")
+        planned = len(plan.get("cases") or ())
+        seen = len({j["case_id"] for j in items})
+        if seen < planned:  # never asked: a variant had no output there, or the run stopped first
+            left = planned - seen
+            flags.append(f"{left} of {planned} planned case{'s' if planned != 1 else ''} never compared (a variant "
+                         "had no output there, or the run stopped first)")
         out.append({"a": a, "b": b, "cases": len(per_case), "a_wins": a_wins, "b_wins": b_wins,
                     "ties": len(per_case) - a_wins - b_wins, "comparisons": asked, "judge_failures": failed,
                     "position_consistency": consistent / asked if asked else None,
