@@ -265,3 +265,20 @@ def test_a_pairwise_comparison_not_assessed_is_shown_in_every_rendering(fake_pro
     (md,) = (tmp_path / "out").rglob("*.md")
     (html,) = (tmp_path / "out").rglob("*.html")
     assert said in md.read_text(encoding="utf-8") and said in html.read_text(encoding="utf-8")
+
+
+def test_self_agreement_of_one_usable_answer_is_unknown_not_full(fake_provider, judge_srv, tmp_path):
+    # judge_runs 3, one usable answer and two that fail: self-agreement read 1.0 (one answer
+    # agrees with itself); it is unknown, and the failed asks stay listed on the grade.
+    judge_srv.push("chat", {"reply": VERDICT})
+    judge_srv.set_default("chat", {"reply": "no idea"})
+    outcome = run_suite(tmp_path, judge_srv, openai(fake_provider, "subj"), graders=[{"llm-judge": "right?"}],
+                        judge_runs=3)
+    (grade,) = outcome.report["attempts"][0]["grades"]
+    assert grade["passed"] is True and grade["judge"]["self_agreement"] is None
+    judge_srv.reset()
+    judge_srv.set_default("chat", {"reply": VERDICT})
+    (tmp_path / "again").mkdir()
+    again = run_suite(tmp_path / "again", judge_srv, openai(fake_provider, "subj"),
+                      graders=[{"llm-judge": "right?"}], judge_runs=3)
+    assert again.report["attempts"][0]["grades"][0]["judge"]["self_agreement"] == 1.0

@@ -161,7 +161,8 @@ class Judge:
             value = None  # no majority: not assessed rather than a coin flip
         else:
             value = json.loads(top[0][0])
-        agreement = top[0][1] / len(answers) if self.runs > 1 else None
+        # one answer agrees with itself: with fewer than two, self-agreement is unknown, not 100%
+        agreement = top[0][1] / len(answers) if self.runs > 1 and len(answers) > 1 else None
         return Judgment(value, answers, explanations, agreement, usage, failures)
 
     async def _ask_once(self, attempt: tuple, k: int, prompt: str, name: str, schema: dict,
