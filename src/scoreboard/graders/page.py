@@ -75,7 +75,10 @@ class PageNoConsoleErrorsGrader(_PageGrader):
     def judge_page(self, record: dict) -> Grade:
         if record.get("error") or not record.get("shots"):
             return self.unassessed(f"the page did not render: {record.get('error') or 'no screenshot'}")
-        errors = list(record.get("console_errors") or []) + list(record.get("page_errors") or [])
+        from ..render.browser import CONSOLE_FLOOD
+
+        console = list(record.get("console_errors") or [])
+        errors = [e for e in console if e != CONSOLE_FLOOD] + list(record.get("page_errors") or [])
         problems = []
         if errors:
             problems.append(f"{len(errors)} error(s): {short(errors[0], 160)}")
@@ -83,7 +86,11 @@ class PageNoConsoleErrorsGrader(_PageGrader):
             problems.append("the page crashed")
         if self.options.get("blocked") == "fail" and record.get("blocked_requests"):
             problems.append(f"{record['blocked_requests']} request(s) blocked (first {short(record['blocked'][:1])})")
-        return self.fail("; ".join(problems)) if problems else self.ok("no console errors")
+        if problems:
+            return self.fail("; ".join(problems))
+        if CONSOLE_FLOOD in console:  # the messages past the flood were not read: no error is unknown
+            return self.unassessed(f"{CONSOLE_FLOOD}: no error among those read")
+        return self.ok("no console errors")
 
 
 class PageTextVisibleGrader(_PageGrader):

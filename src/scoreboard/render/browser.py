@@ -35,6 +35,19 @@ DEFAULT_CHROMIUM = "/usr/bin/chromium"
 #: how many console errors, page errors and blocked URLs a record lists (all are counted)
 LISTED = 20
 MAX_MESSAGE = 500
+#: console messages (of any type) read from one page; past them the page floods its console, the
+#: rest are not read (each one costs the driver a message: an endless printer outran the deadline)
+CONSOLE_READ = 1000
+#: the console_errors entry of a page that printed past CONSOLE_READ
+CONSOLE_FLOOD = f"console flooded: more than {CONSOLE_READ} messages, the rest were not read"
+#: Chromium's console message for a file:, chrome:, view-source: ... load it refused
+LOCAL_REFUSED = "Not allowed to load local resource: "
+#: navigations of a page to its own files followed while it loads
+NAVIGATIONS = 5
+#: how long closing a page's context may take after its render ended (real seconds)
+CLOSE_S = 10
+#: how often the renderers' memory is measured (real seconds)
+MEMORY_EVERY_S = 0.25
 
 # mulberry32: a small seeded generator; the same seed gives every page the same numbers.
 SEED_SCRIPT = """(() => {
@@ -48,6 +61,8 @@ SEED_SCRIPT = """(() => {
       for (let i = 0; i < b.length; i++) b[i] = Math.floor(next() * 256); return a; };
   }
 })();"""
+LOADED_SCRIPT = ("() => document.readyState === 'complete' || new Promise(done => "
+                 "window.addEventListener('load', () => done(true), {once: true}))")
 TEXT_SCRIPT = ("() => document.body ? document.body.innerText : "
                "(document.documentElement ? document.documentElement.textContent : '')")
 
@@ -75,7 +90,8 @@ def launch_args() -> list[str]:
     args = ["--disable-gpu", "--disable-background-networking", "--disable-component-update",
             "--disable-sync", "--no-first-run", "--mute-audio", "--hide-scrollbars",
             "--force-color-profile=srgb", "--disable-extensions",
-            "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+            # WebRTC sends no UDP (a STUN server on 127.0.0.1 got packets with the --force- form)
+            "--webrtc-ip-handling-policy=disable_non_proxied_udp",
             # No name resolves: nothing a page names can be looked up, let alone reached.
             "--host-resolver-rules=MAP * ~NOTFOUND"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
@@ -91,6 +107,9 @@ class Renderer:
         self._pw = self._browser = None
         self._lock = asyncio.Lock()
         self._slots = asyncio.Semaphore(settings.concurrency)
+        self._watch: asyncio.Task | None = None
+        #: renderer processes stopped for using more than max_memory_mb
+        self.memory_kills = 0
 
     async def start(self) -> None:
         """Launch the browser (once); ConfigError with the install hint when it cannot be."""
@@ -110,8 +129,35 @@ class Renderer:
                 self._pw = None
                 raise ConfigError(f"{INSTALL_HINT}; launching Chromium failed: {str(exc).splitlines()[0]}",
                                   field="render") from None
+            if os.path.isdir("/proc/self"):
+                self._watch = asyncio.ensure_future(self._watch_memory())
+
+    async def _watch_memory(self) -> None:
+        """Stop any renderer process whose resident memory passes max_memory_mb: a page that
+        allocates without end crashes (recorded) instead of exhausting the machine."""
+        cap = self.settings.max_memory_mb * 1024 * 1024
+        try:
+            session = await self._browser.new_browser_cdp_session()
+            while True:
+                await asyncio.sleep(MEMORY_EVERY_S)
+                info = await session.send("SystemInfo.getProcessInfo")
+                for proc in info.get("processInfo") or ():
+                    if proc.get("type") == "renderer" and _resident(proc.get("id")) > cap:
+                        try:
+                            os.kill(int(proc["id"]), 9)
+                            self.memory_kills += 1
+                        except (OSError, ValueError):
+                            pass
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # noqa: BLE001 - the browser went away: nothing left to watch
+            return
 
     async def aclose(self) -> None:
+        if self._watch is not None:
+            self._watch.cancel()
+            await asyncio.gather(self._watch, return_exceptions=True)
+            self._watch = None
         if self._browser is not None:
             await self._browser.close()
             self._browser = None
@@ -122,15 +168,23 @@ class Renderer:
     async def render(self, text: str | None) -> dict:
         """The render record of one output (shots stored by hash); failures are recorded."""
         settings = self.settings
-        source, why = page_source(text, settings.kinds)
+        # off the event loop: Markdown is converted in Python (bounded by MAX_MARKDOWN_CHARS)
+        source, why = await asyncio.to_thread(page_source, text, settings.kinds)
         record: dict[str, Any] = {"kind": source.kind if source else None, "settings": settings.fingerprint(),
                                   "shots": [], "console_errors": [], "page_errors": [], "crashed": False,
                                   "blocked_requests": 0, "blocked": [], "blank": None, "network_idle": None,
                                   "text": None, "text_truncated": False, "error": why}
         if source is None:
             return record
+        if source.html is not None:
+            size = len(source.html.encode("utf-8", "surrogatepass"))
+            if size > settings.max_file_bytes:
+                record["error"] = (f"the page is {size} bytes, over render.max_file_bytes "
+                                   f"({settings.max_file_bytes}): not rendered")
+                return record
         await self.start()
         async with self._slots:
+            kills = self.memory_kills
             try:
                 async with asyncio.timeout(settings.timeout_ms / 1000):
                     await self._shoot(source, record)
@@ -138,6 +192,9 @@ class Renderer:
                 record["error"] = f"render timed out after {settings.timeout_ms} ms"
             except Exception as exc:  # noqa: BLE001 - a page that breaks the browser is a measurement too
                 record["error"] = f"render failed: {type(exc).__name__}: {str(exc).splitlines()[0][:MAX_MESSAGE]}"
+            if record["crashed"] and self.memory_kills > kills:
+                record["error"] = (f"the page used more than render.max_memory_mb ({settings.max_memory_mb} MB) "
+                                   f"of memory: its renderer was stopped")
         return record
 
     async def _shoot(self, source: PageSource, record: dict) -> None:
@@ -155,10 +212,25 @@ class Renderer:
             if hasattr(context, "route_web_socket"):
                 await context.route_web_socket("**/*", lambda ws: self._block_socket(ws, record))
             page = await context.new_page()
-            page.on("console", lambda msg: _console(msg, record))
+            read = [0]
+
+            def console(msg) -> None:
+                read[0] += 1
+                if read[0] > CONSOLE_READ:  # stop reading a page that prints without end
+                    page.remove_listener("console", console)
+                    listed = record["console_errors"]
+                    listed[min(len(listed), LISTED - 1):] = [CONSOLE_FLOOD]  # always said, even when full
+                    return
+                _console(msg, record)
+
+            page.on("console", console)
             page.on("pageerror", lambda exc: _listed(record, "page_errors", str(exc)))
             page.on("crash", lambda _page: record.__setitem__("crashed", True))
-            await page.goto(ORIGIN + "index.html", wait_until="load")
+            # Commit, then the document's own load event: a page that navigates away while loading
+            # (to a blocked address, answered 204 so the page stays) left Playwright's load wait
+            # hanging on a navigation that never ends.
+            await page.goto(ORIGIN + "index.html", wait_until="commit")
+            await _loaded(page)
             try:
                 await page.wait_for_load_state("networkidle", timeout=s.network_idle_ms or 1)
                 record["network_idle"] = True
@@ -177,7 +249,10 @@ class Renderer:
             record["text"] = text[:s.max_text_chars]
             record["text_truncated"] = len(text) > s.max_text_chars
         finally:
-            await context.close()
+            try:  # bounded: a page still busy must not hold the run past its deadline for long
+                await asyncio.wait_for(context.close(), CLOSE_S)
+            except Exception:  # noqa: BLE001 - the context goes with the browser at the end
+                pass
 
     async def _keep(self, page, record: dict, moment: int, *, full_page: bool) -> None:
         png = await page.screenshot(type="png", full_page=full_page, animations="disabled", caret="hide")
@@ -192,7 +267,12 @@ class Renderer:
         if not url.startswith(ORIGIN):
             record["blocked_requests"] += 1
             _listed(record, "blocked", url[:300])
-            await route.abort("blockedbyclient")
+            if route.request.is_navigation_request():
+                # 204 No Content: the frame keeps the output's page (an abort would put Chromium's
+                # "is blocked" error page in the screenshot instead)
+                await route.fulfill(status=204, body=b"")
+            else:
+                await route.abort("blockedbyclient")
             return
         path = url[len(ORIGIN):].split("?", 1)[0].split("#", 1)[0]
         body, ctype = self._file(source, path)
@@ -224,6 +304,19 @@ class Renderer:
         return data, ctype + ("; charset=utf-8" if ctype.startswith("text/") else "")
 
 
+async def _loaded(page) -> None:
+    """Wait for the page's document to load; a page that moves to another of its own files
+    (a folder's index.html sending on to page.html) is followed a few times, then given up."""
+    for _ in range(NAVIGATIONS):
+        try:
+            await page.evaluate(LOADED_SCRIPT)
+            return
+        except Exception as exc:  # noqa: BLE001 - only a navigation is retried
+            if "context was destroyed" not in str(exc):
+                raise
+    raise RuntimeError(f"the page navigated more than {NAVIGATIONS} times while loading")
+
+
 def _listed(record: dict, key: str, text: str) -> None:
     if len(record[key]) < LISTED:
         record[key].append(text[:MAX_MESSAGE])
@@ -235,7 +328,20 @@ def _console(msg, record: dict) -> None:
     text = msg.text
     if "ERR_BLOCKED_BY_CLIENT" in text:
         return  # a request the renderer blocked: counted under blocked_requests
+    if text.startswith(LOCAL_REFUSED):  # file:, chrome:, view-source: ...: refused by Chromium, counted
+        record["blocked_requests"] += 1
+        _listed(record, "blocked", text[len(LOCAL_REFUSED):][:300])
+        return
     _listed(record, "console_errors", text)
+
+
+def _resident(pid) -> int:
+    """Resident memory of a process in bytes (0 when it cannot be read)."""
+    try:
+        with open(f"/proc/{int(pid)}/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, TypeError):
+        return 0
 
 
 def settings_from(value: Any) -> RenderSettings:

@@ -11,8 +11,15 @@ from pathlib import Path
 
 _FENCED_HTML = re.compile(r"```(?:html|HTML|htm)[ \t]*\r?\n(.*?)\r?\n?```", re.DOTALL)
 _FENCED_SVG = re.compile(r"```(?:svg|SVG|xml)[ \t]*\r?\n(.*?)\r?\n?```", re.DOTALL)
-_HTML_START = re.compile(r"^\s*(?:<!--.*?-->\s*)*(?:<!doctype\s+html|<html[\s>]|<head[\s>]|<body[\s>])", re.IGNORECASE | re.DOTALL)
-_SVG_START = re.compile(r"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*(?:<!doctype\s+svg[^>]*>\s*)?<svg[\s>]", re.IGNORECASE | re.DOTALL)
+# Leading comments are skipped atomically (each ends at its first -->, never retried): a lazy
+# comment inside a backtracking repetition took exponential time on "<!---->" * 30 + "x".
+_COMMENTS = r"(?>(?:<!--.*?-->\s*)*)"
+_HTML_START = re.compile(r"^\s*" + _COMMENTS + r"(?:<!doctype\s+html|<html[\s>]|<head[\s>]|<body[\s>])",
+                         re.IGNORECASE | re.DOTALL)
+_SVG_START = re.compile(r"^\s*(?:<\?xml[^>]*>\s*)?" + _COMMENTS + r"(?:<!doctype\s+svg[^>]*>\s*)?<svg[\s>]",
+                        re.IGNORECASE | re.DOTALL)
+#: the longest Markdown output rendered (it is converted to HTML in Python)
+MAX_MARKDOWN_CHARS = 1_000_000
 _TAGGY = re.compile(r"<(?:div|section|main|header|style|h1|p|table|canvas|script)[\s>]", re.IGNORECASE)
 
 
@@ -49,7 +56,11 @@ def page_source(text: str | None, kinds: list[str]) -> tuple[PageSource | None, 
     block = _FENCED_SVG.search(text)
     if block and _SVG_START.match(block.group(1)):
         return _allowed(PageSource("svg", html=svg_page(block.group(1).strip())), kinds)
-    return _allowed(PageSource("markdown", html=markdown_page(text)), kinds)
+    if "markdown" not in kinds:
+        return _allowed(PageSource("markdown"), kinds)
+    if len(text) > MAX_MARKDOWN_CHARS:  # converted in Python: 10 MB of Markdown took 34 s
+        return None, f"the Markdown output is {len(text)} characters, over the {MAX_MARKDOWN_CHARS} rendered"
+    return PageSource("markdown", html=markdown_page(text)), None
 
 
 def _allowed(source: PageSource, kinds: list[str]) -> tuple[PageSource | None, str | None]:

@@ -41,6 +41,8 @@ class RenderSettings(Strict):
     max_text_chars: int = Field(20_000, ge=0, le=1_000_000)
     #: bytes of one file served from a folder output
     max_file_bytes: int = Field(16 * 1024 * 1024, gt=0)
+    #: resident memory one page's renderer may use; past it the renderer is stopped (a crash)
+    max_memory_mb: int = Field(2048, ge=64, le=65536)
     #: Chromium to drive (default: $SCOREBOARD_CHROMIUM, else /usr/bin/chromium, else Playwright's own)
     browser: str | None = None
 
@@ -67,4 +69,5 @@ class RenderSettings(Strict):
 
     def fingerprint(self) -> str:
         """Hash of every setting that changes the pixels (not where or how fast it runs)."""
-        return sha256_json(self.model_dump(exclude={"concurrency", "timeout_ms", "browser", "network_idle_ms"}))
+        return sha256_json(self.model_dump(exclude={"concurrency", "timeout_ms", "browser", "network_idle_ms",
+                                                     "max_memory_mb"}))
