@@ -216,14 +216,18 @@ def _hf_rows(data: bytes, suffix: str, shown: str) -> list[tuple[int | None, Any
     except ImportError:
         raise ConfigError("Parquet and Arrow datasets need pyarrow: pip install 'scoreboard[datasets]'",
                           file=shown, field="cases.format") from None
+    # Read on this thread: a dataset file is small, and pyarrow's pool threads left alive into
+    # the interpreter's exit could abort the process there ("terminate called without an active
+    # exception", seen once under load right after a load error)
+    single = pa.ipc.IpcReadOptions(use_threads=False)
     try:
         if suffix == ".parquet":
-            table = pq.read_table(pa.BufferReader(data))
+            table = pq.read_table(pa.BufferReader(data), use_threads=False)
         elif suffix in (".arrow", ".feather", ".ipc"):
             try:
-                table = pa.ipc.open_stream(pa.BufferReader(data)).read_all()  # what `datasets` saves
+                table = pa.ipc.open_stream(pa.BufferReader(data), options=single).read_all()  # what `datasets` saves
             except pa.ArrowInvalid:
-                table = pa.ipc.open_file(pa.BufferReader(data)).read_all()
+                table = pa.ipc.open_file(pa.BufferReader(data), options=single).read_all()
         else:
             raise ConfigError("an hf dataset file is .parquet, .arrow or .jsonl", file=shown, field="cases.path")
     except (pa.ArrowInvalid, OSError) as exc:
