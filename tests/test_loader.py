@@ -141,7 +141,7 @@ def _write(base: Path, bad: Bad) -> Path:
 def _load(path: Path, limits: dict | None):
     """What `load_suite` does for a case file: load, then check each case against its graders."""
     from scoreboard.suite.config import SuiteConfig
-    from scoreboard.suite.load import resolve_graders
+    from scoreboard.suite.grading import resolve_graders
 
     cases = load_cases(path, Limits(**(limits or {})))
     resolve_graders(SuiteConfig(), cases)

@@ -30,7 +30,7 @@ def main(args: argparse.Namespace) -> int:
     from ..errors import Collector, ConfigError
     from ..safefile import FileRefused, check_regular
     from ..suite.config import Limits, SuiteConfig
-    from ..suite.load import resolve_graders
+    from ..suite.grading import resolve_graders
     from ..suite.paths import Places
 
     path = Path(args.file)

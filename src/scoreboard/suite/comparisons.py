@@ -23,7 +23,7 @@ from ..subjects.recorded import RecordedSubject
 from ..subjects.values import Output
 from ..validation import Strict, parse_model
 from .from_report import RecordedVariant, Source
-from .load import unique_name
+from .authoring import unique_name
 
 IMPORT_NOTE = ("outputs made elsewhere and imported; no request was made. Matching hashes establish "
                "internal consistency only: they do not authenticate the provider, model version, "

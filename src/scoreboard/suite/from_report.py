@@ -19,7 +19,7 @@ from ..record.verify import verify_report
 from ..subjects.recorded import RecordedSubject
 from ..validation import parse_model
 from .config import SuiteConfig
-from .load import build_judge
+from .grading import build_judge
 from .suite import Suite, Variant
 
 NO_REQUEST_NOTE = ("no subject request was made: outputs and measurements are the source's, "

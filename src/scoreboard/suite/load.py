@@ -7,51 +7,36 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any
 
 from ..cases import budget
 from ..cases.case import Case
 from ..errors import Collector, ConfigError, shorten
 from ..graders.base import Grader
-from ..graders.code import check_case_code
-from ..graders.registry import build_grader
-from ..hashing import canonical_json
 from ..render.browser import check_available
 from ..safefile import FileRefused, read_regular
 from ..safeparse import ParseError, parse_json, parse_toml, parse_yaml
 from ..stats.gates import fail_under_gates, metric_gates
-from ..subjects.base import Subject
-from ..subjects.registry import build_subject, parse_subject_spec
 from ..validation import parse_model
 from .authoring import (
     apply_defaults,
     code_base,
-    cross_prompts,
     declared_names,
     render_inputs,
-    unique_name,
-    with_transform,
 )
 from .checks import (
     AS_CASES,
     NESTED,
     blame_flags,
     case_document_hint,
-    check_budget_bounds,
     check_isolated_agents,
-    check_subject,
-    implicit_exact_warning,
-    in_variant,
     jsonl_inside,
 )
 from .config import Limits, SuiteConfig
+from .grading import build_judge, resolve_graders
+from .variants import build_variants, check_data_file, in_file
 from .paths import Places
-from .skills import load_skill, skill_name
-from .suite import Suite, Variant, resolve_render
-from .templates import load_template
+from .suite import Suite, resolve_render
 
 
 def read_suite_file(path: str | os.PathLike) -> tuple[dict, Path]:
@@ -99,65 +84,11 @@ def read_suite_file(path: str | os.PathLike) -> tuple[dict, Path]:
     return data, path.parent
 
 
-def _subject_name(spec: Any) -> str:
-    parsed = parse_subject_spec(spec)
-    for key in ("function", "model", "path"):
-        if isinstance(parsed.get(key), str):
-            return re.split(r"[:/]", parsed[key].rstrip("/"))[-1] or parsed["type"]
-    if parsed.get("argv"):
-        return Path(parsed["argv"][0]).name
-    return parsed["type"]
-
-
-def variant_configs(cfg: SuiteConfig, flags: dict) -> list[dict]:
-    """Variants from flags (which replace the suite's) or from the suite file, crossed with the
-    suite's prompt axis (`prompts:`) when it has one."""
-    return cross_prompts(cfg, _variant_configs(cfg, flags))
-
-
-def _variant_configs(cfg: SuiteConfig, flags: dict) -> list[dict]:
-    taken: set[str] = set()
-    skills = [s for s in (flags.get("skill"), flags.get("vs")) if s]
-    subjects = [s for s in (flags.get("subject"), flags.get("vs_subject")) if s]
-    if flags.get("vs") and not flags.get("skill"):
-        raise ConfigError("--vs needs --skill (the first variant's instruction file)", field="vs")
-    if flags.get("vs_subject") and not flags.get("subject"):
-        raise ConfigError("--vs-subject needs --subject", field="vs_subject")
-    if skills and len(subjects) > 1:
-        raise ConfigError("use --skill/--vs or --subject/--vs-subject, not both pairs", field="vs_subject")
-    if skills:
-        subject = subjects[0] if subjects else cfg.subject
-        if subject is None:
-            raise ConfigError("--skill needs a subject: give --subject or 'subject:' in the suite", field="subject")
-        return [{"name": unique_name(skill_name(s), taken), "subject": subject, "skill": s} for s in skills]
-    if subjects:
-        return [{"name": unique_name(_subject_name(s), taken), "subject": s} for s in subjects]
-    if cfg.variants:
-        items = cfg.variants.items() if isinstance(cfg.variants, dict) else \
-            [(v.name, v) for v in cfg.variants]
-        out = []
-        for index, (name, v) in enumerate(items):
-            subject = v.subject if v.subject is not None else cfg.subject
-            if subject is None:
-                raise ConfigError("variant has no subject and the suite names none",
-                                  field=f"variants.{name or index}.subject")
-            label = name or (skill_name(v.skill) if v.skill else _subject_name(subject))
-            out.append({"name": unique_name(label, taken), "subject": subject, "skill": v.skill,
-                        "params": v.params, "prompt": v.prompt})
-        return out
-    if cfg.subject is not None:
-        return [{"name": unique_name(_subject_name(cfg.subject), taken), "subject": cfg.subject}]
-    raise ConfigError("no variants: give --subject (and --vs-subject), --skill/--vs, "
-                      "or 'variants:' in a suite file", field="variants")
-
-
 OVERRIDABLE = ("name", "cases", "runs", "concurrency", "timeout_ms", "category", "case",
                "output_dir", "formats", "fail_under", "fail_under_metrics", "seed", "graders", "model", "split", "cache",
                "judge", "judge_runs", "grace_seconds", "pairwise",
                # visual work (issue 17)
                "render", "min_dq", "min_rubric", "max_dq_drop", "trust_unchecked_judge")
-#: subject kinds whose spec takes a `price` (the suite's price table fills it in by model)
-PRICED_KINDS = {"openai", "anthropic", "http"}
 
 
 def _merge_flags(cfg: SuiteConfig, flags: dict, source: str | None) -> tuple[SuiteConfig, dict]:
@@ -183,19 +114,6 @@ def select_split(cases: list[Case], split: str | None) -> list[Case]:
     if split is None:
         return [c for c in cases if c.split != "heldout"]
     return [c for c in cases if c.split == split]
-
-
-def prepare_subject_spec(spec: Any, cfg: SuiteConfig) -> Any:
-    """Apply `--model` and the suite's price table to a subject spec."""
-    from ..subjects.registry import subject_class
-
-    parsed = parse_subject_spec(spec)
-    cls = subject_class(parsed["type"])
-    if cfg.model and getattr(cls, "has_model", False):
-        parsed["model"] = cfg.model
-    if parsed["type"] in PRICED_KINDS and "price" not in parsed and parsed.get("model") in cfg.prices:
-        parsed["price"] = cfg.prices[parsed["model"]].model_dump(exclude_none=True)
-    return parsed
 
 
 def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None, *,
@@ -242,7 +160,7 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
     name = cfg.name or (Path(source).stem if source and Path(source).stem != "suite"
                         else (Path(source).parent.name if source else (Path(case_paths[0]).stem
                                                                        if isinstance(case_paths[0], str) else "dataset")))
-    variants = _variants(cfg, flags, places, dry_run, errors=errors, warnings=warnings,
+    variants = build_variants(cfg, flags, places, dry_run, errors=errors, warnings=warnings,
                          offline=offline or dry_run)
     with errors.each():
         if cases and not errors.errors:
@@ -255,22 +173,22 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
         errors.add(ConfigError(f"the run would make {planned:,} attempts ({len(cases):,} cases x "
                                f"{len(variants):,} variants x {cfg.runs:,} runs), more than "
                                f"{cfg.limits.max_attempts:,} (limits.max_attempts)", file=source))
-    with errors.each(), _in_file(None if "fail_under" in flags else source):  # a gate naming no variant fails now
+    with errors.each(), in_file(None if "fail_under" in flags else source):  # a gate naming no variant fails now
         fail_under_gates({"variants": {}}, cfg.fail_under, names)
-    with errors.each(), _in_file(None if "fail_under_metrics" in flags else source):  # and an unknown metric
+    with errors.each(), in_file(None if "fail_under_metrics" in flags else source):  # and an unknown metric
         metric_gates({"variants": {}}, cfg.fail_under_metrics, names, declared_names(cfg, graders))
     judge = None
     with errors.each():
         if cfg.judge is not None:
-            _check_data_file(cfg.judge, places, "judge" in flags)
-        with _in_file(None if "judge" in flags else source):
+            check_data_file(cfg.judge, places, "judge" in flags)
+        with in_file(None if "judge" in flags else source):
             judge = build_judge(cfg, graders, base_dir if "judge" not in flags else Path.cwd(), dry_run,
                                 warnings=warnings, offline=offline or dry_run)
     errors.done()
     suite = Suite(_safe_name(name), cfg, cases, variants, graders, base_dir, source, all_cases, skipped, judge)
     suite.warnings = warnings
     # --- visual work (issue 17): outputs rendered when the suite or a grader asks ---
-    with _in_file(source):
+    with in_file(source):
         suite.render = resolve_render(cfg, graders)
         if suite.render is not None and not dry_run:
             check_available(suite.render)
@@ -447,186 +365,6 @@ def _check_isolation(cfg: SuiteConfig, cases: list[Case], source: str | None, dr
                           file=source, field="require_isolation")
 
 
-def _check_data_file(spec: Any, places: Places, from_flag: bool) -> None:
-    """A `recorded` subject's outputs file is data: confined like a case file when the suite
-    names it, and a regular file either way (a FIFO would block the subject's read)."""
-    parsed = parse_subject_spec(spec)
-    if parsed.get("type") == "recorded" and isinstance(parsed.get("path"), str):
-        places.resolve(parsed["path"], "subject.path", from_flag=from_flag)
-
-
-def _variants(cfg: SuiteConfig, flags: dict, places: Places, dry_run: bool, *, errors: Collector | None = None,
-              warnings: list[str] | None = None, offline: bool = False) -> list[Variant]:
-    """Each variant's subject built and checked exactly as a run needs it (a dry run too, so
-    it refuses what a real run refuses), then, for a dry run, swapped for the mock subject.
-    Every variant is checked (each error names its variant); `offline`: an unset API key is a
-    warning, since nothing will call the model."""
-    local = errors is None  # a caller's collector raises with everything else it gathered
-    errors = errors if errors is not None else Collector(cap=1)
-    variants = []
-    subject_flag = "subject" in flags
-    source = None if subject_flag else places.source
-    configs: list[dict] = []
-    with errors.each():
-        configs = variant_configs(cfg, flags)
-    for vc in configs:
-        with errors.each(), _in_file(source), in_variant(vc["name"]):
-            base = Path.cwd() if subject_flag else places.suite_dir
-            _check_data_file(vc["subject"], places, subject_flag)
-            subject = build_subject(prepare_subject_spec(vc["subject"], cfg), base)
-            skill_text = skill_path = skill_folder = None
-            if vc.get("skill"):
-                skill_flag = "skill" in flags
-                skill_text, skill_path, skill_folder = load_skill(
-                    vc["skill"], Path.cwd() if skill_flag else places.suite_dir, places, from_flag=skill_flag)
-            own = vc.get("prompt")
-            prompt = own if own is not None else cfg.prompt
-            template = None
-            if prompt is not None:
-                field = vc.get("prompt_field") or (f"variants.{vc['name']}.prompt" if own is not None else "prompt")
-                template = load_template(prompt, vc.get("prompt_name") or "prompt", places, field=field,
-                                         undefined=cfg.template_undefined)
-            check_subject(subject, warnings, offline, f"variant {vc['name']!r}")
-            check_budget_bounds(subject, cfg, vc.get("params") or {}, flags)
-            variants.append(Variant(vc["name"], subject, skill_text, skill_path, vc.get("params") or {}, template,
-                                    skill_folder))
-    if local:
-        errors.done()
-    if dry_run:
-        for variant in variants:
-            variant.subject = build_subject({"type": "mock"}, places.suite_dir)
-    return variants
-
-
-@contextmanager
-def _in_file(source: str | None) -> Iterator[None]:
-    """A subject's spec error names the suite file it came from (the subject cannot)."""
-    try:
-        yield
-    except ConfigError as exc:
-        if source is None or exc.file is not None or exc.flag is not None:
-            raise
-        raise ConfigError(exc.detail, line=exc.line, case_id=exc.case_id, field=exc.field, file=source) from None
-
-
-def build_judge(cfg: SuiteConfig, graders: dict[str, list[Grader]], base_dir: Path, dry_run: bool, *,
-                warnings: list[str] | None = None, offline: bool = False) -> Subject | None:
-    """The judge subject; model graders or pairwise judging without one fail before running.
-    A dry run builds and checks the real judge first, then swaps in the mock."""
-    from ..graders.registry import JUDGE_GRADERS
-
-    needing = sorted({g.name for gs in graders.values() for g in gs
-                      if g.name in JUDGE_GRADERS or getattr(g, "needs_judge", False)})
-    if cfg.pairwise:
-        needing.append("pairwise")
-    if cfg.judge is None:
-        if needing:
-            raise ConfigError(f"{needing[0]!r} needs a judge: set 'judge:' in the suite or --judge SPEC",
-                              field="judge")
-        return None
-    spec = parse_subject_spec(cfg.judge)
-    if spec["type"] in PRICED_KINDS and "price" not in spec and spec.get("model") in cfg.prices:
-        spec["price"] = cfg.prices[spec["model"]].model_dump(exclude_none=True)
-    judge = build_subject(spec, base_dir)
-    check_subject(judge, warnings, offline or dry_run, "the judge")
-    check_budget_bounds(judge, cfg, {})
-    return build_subject({"type": "mock"}, base_dir) if dry_run else judge
-
-
 def _safe_name(name: str) -> str:
     cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")
     return cleaned or "suite"
-
-
-def _spec_key(specs: list) -> tuple | str:
-    """A key for a list of grader specs: the names themselves when every spec is a name (most
-    case files), else their canonical JSON."""
-    if all(type(s) is str for s in specs):
-        return tuple(specs)
-    return canonical_json(specs)
-
-
-def resolve_graders(cfg: SuiteConfig, cases: list[Case], *, errors: Collector | None = None,
-                    warnings: list[str] | None = None, source: str | None = None) -> dict[str, list[Grader]]:
-    """Build each distinct grader spec once and check every case against its graders (with
-    `errors`, every case's problem is gathered). A case's graders add to the suite defaults'
-    unless it says `replace`; its transform (or the defaults') is folded into each grader's
-    spec; a case with no grader and no expected value is recorded, not graded. A case whose
-    `expected` is an object and that names no grader gets `exact` silently no more: `warnings`
-    says so, once per file."""
-    cache: dict[str, Grader] = {}
-    failed: set[str] = set()  # the suite's own specs already said to be bad (not again per case)
-
-    def build(spec: Any, case: Case | None, setting: str = "graders") -> Grader:
-        key = canonical_json(spec)
-        grader = cache.get(key)
-        if grader is None:
-            try:
-                grader = build_grader(spec)
-            except ConfigError as exc:
-                if case is None:
-                    failed.add(key)
-                if case is not None:
-                    raise ConfigError(exc.detail, file=case.source, line=case.line, case_id=case.id,
-                                      field=exc.field or "graders") from None
-                if source is not None and exc.file is None:  # the suite file's own graders
-                    raise ConfigError(exc.detail, file=source, field=setting) from None
-                raise
-            cache[key] = grader
-        return grader
-
-    step = errors.each if errors is not None else nullcontext
-    # the suite's own graders, each named by its place; with `errors`, every bad one is said,
-    # and the cases' graders are still checked
-    fallback = []
-    for i, spec in enumerate(cfg.graders or []):
-        with step():
-            fallback.append(build(spec, None, f"graders[{i}]"))
-    base = list(cfg.defaults.graders or [])
-    for i, spec in enumerate(base):
-        with step():
-            build(spec, None, f"defaults.graders[{i}]")
-    shared: dict[str, list[Grader]] = {}
-    out: dict[str, list[Grader]] = {}
-    implicit: dict[str, list[Case]] = {}
-    code_checked: set = set()
-    for case in cases:
-        with step():
-            where = {"file": case.source, "line": case.line, "case_id": case.id, "field": "graders"}
-            if case.graders is not None:
-                own_key = _spec_key(case.graders)
-                if own_key not in code_checked:  # the same specs on 10,000 cases: checked once
-                    check_case_code(case.graders, cfg.allow_case_code, where)
-                    code_checked.add(own_key)
-            transform = case.transform if case.transform is not None else cfg.defaults.transform
-            if case.transform is not None:
-                check_case_code(case.transform, cfg.allow_case_code, {**where, "field": "transform"})
-            own = case.graders
-            if own is None and not base and transform is None:  # as before issue 14
-                if fallback:
-                    graders = fallback
-                elif case.has_expected:
-                    graders = [build("exact", case)]
-                    if isinstance(case.expected, (dict, list)) and case.turns is None:
-                        implicit.setdefault(case.source or "", []).append(case)
-                else:
-                    graders = []  # recorded, never graded
-                for grader in graders:
-                    grader.check_case(case)
-                out[case.id] = graders
-                continue
-            if own is None:
-                own = list(cfg.graders or []) or (["exact"] if case.has_expected and not base else [])
-            specs = list(own) if case.replace_defaults else base + list(own)
-            if transform is not None:
-                specs = [with_transform(s, transform) for s in specs]
-            key = _spec_key(specs)
-            graders = shared.get(key)
-            if graders is None:
-                graders = shared[key] = [build(s, case) for s in specs if not failed or canonical_json(s) not in failed]
-            for grader in graders:
-                grader.check_case(case)
-            out[case.id] = graders
-    if warnings is not None:
-        warnings.extend(implicit_exact_warning(source, found) for source, found in implicit.items())
-    return out

@@ -1,0 +1,145 @@
+"""Which graders each case gets (the suite's, its defaults', its own, with transforms folded
+in), the judge subject they need, and the price a subject is given from the suite's table."""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any
+
+from ..cases.case import Case
+from ..errors import Collector, ConfigError
+from ..graders.base import Grader
+from ..graders.code import check_case_code
+from ..graders.registry import build_grader
+from ..hashing import canonical_json
+from ..subjects.base import Subject
+from ..subjects.registry import build_subject, parse_subject_spec
+from .authoring import with_transform
+from .checks import check_budget_bounds, check_subject, implicit_exact_warning
+from .config import SuiteConfig
+
+#: subject kinds the suite's `prices:` table prices by model
+PRICED_KINDS = {"openai", "anthropic", "http"}
+
+
+def with_price(spec: dict, cfg: SuiteConfig) -> dict:
+    """A parsed subject spec with the suite's price for its model, when it names none itself."""
+    if spec["type"] in PRICED_KINDS and "price" not in spec and spec.get("model") in cfg.prices:
+        spec["price"] = cfg.prices[spec["model"]].model_dump(exclude_none=True)
+    return spec
+
+
+def build_judge(cfg: SuiteConfig, graders: dict[str, list[Grader]], base_dir: Path, dry_run: bool, *,
+                warnings: list[str] | None = None, offline: bool = False) -> Subject | None:
+    """The judge subject; model graders or pairwise judging without one fail before running.
+    A dry run builds and checks the real judge first, then swaps in the mock."""
+    from ..graders.registry import JUDGE_GRADERS
+
+    needing = sorted({g.name for gs in graders.values() for g in gs
+                      if g.name in JUDGE_GRADERS or getattr(g, "needs_judge", False)})
+    if cfg.pairwise:
+        needing.append("pairwise")
+    if cfg.judge is None:
+        if needing:
+            raise ConfigError(f"{needing[0]!r} needs a judge: set 'judge:' in the suite or --judge SPEC",
+                              field="judge")
+        return None
+    judge = build_subject(with_price(parse_subject_spec(cfg.judge), cfg), base_dir)
+    check_subject(judge, warnings, offline or dry_run, "the judge")
+    check_budget_bounds(judge, cfg, {})
+    return build_subject({"type": "mock"}, base_dir) if dry_run else judge
+
+
+def _spec_key(specs: list) -> tuple | str:
+    """A key for a list of grader specs: the names themselves when every spec is a name (most
+    case files), else their canonical JSON."""
+    if all(type(s) is str for s in specs):
+        return tuple(specs)
+    return canonical_json(specs)
+
+
+def resolve_graders(cfg: SuiteConfig, cases: list[Case], *, errors: Collector | None = None,
+                    warnings: list[str] | None = None, source: str | None = None) -> dict[str, list[Grader]]:
+    """Build each distinct grader spec once and check every case against its graders (with
+    `errors`, every case's problem is gathered). A case's graders add to the suite defaults'
+    unless it says `replace`; its transform (or the defaults') is folded into each grader's
+    spec; a case with no grader and no expected value is recorded, not graded. A case whose
+    `expected` is an object and that names no grader gets `exact` silently no more: `warnings`
+    says so, once per file."""
+    cache: dict[str, Grader] = {}
+    failed: set[str] = set()  # the suite's own specs already said to be bad (not again per case)
+
+    def build(spec: Any, case: Case | None, setting: str = "graders") -> Grader:
+        key = canonical_json(spec)
+        grader = cache.get(key)
+        if grader is None:
+            try:
+                grader = build_grader(spec)
+            except ConfigError as exc:
+                if case is None:
+                    failed.add(key)
+                if case is not None:
+                    raise ConfigError(exc.detail, file=case.source, line=case.line, case_id=case.id,
+                                      field=exc.field or "graders") from None
+                if source is not None and exc.file is None:  # the suite file's own graders
+                    raise ConfigError(exc.detail, file=source, field=setting) from None
+                raise
+            cache[key] = grader
+        return grader
+
+    step = errors.each if errors is not None else nullcontext
+    # the suite's own graders, each named by its place; with `errors`, every bad one is said,
+    # and the cases' graders are still checked
+    fallback = []
+    for i, spec in enumerate(cfg.graders or []):
+        with step():
+            fallback.append(build(spec, None, f"graders[{i}]"))
+    base = list(cfg.defaults.graders or [])
+    for i, spec in enumerate(base):
+        with step():
+            build(spec, None, f"defaults.graders[{i}]")
+    shared: dict[str, list[Grader]] = {}
+    out: dict[str, list[Grader]] = {}
+    implicit: dict[str, list[Case]] = {}
+    code_checked: set = set()
+    for case in cases:
+        with step():
+            where = {"file": case.source, "line": case.line, "case_id": case.id, "field": "graders"}
+            if case.graders is not None:
+                own_key = _spec_key(case.graders)
+                if own_key not in code_checked:  # the same specs on 10,000 cases: checked once
+                    check_case_code(case.graders, cfg.allow_case_code, where)
+                    code_checked.add(own_key)
+            transform = case.transform if case.transform is not None else cfg.defaults.transform
+            if case.transform is not None:
+                check_case_code(case.transform, cfg.allow_case_code, {**where, "field": "transform"})
+            own = case.graders
+            if own is None and not base and transform is None:  # as before issue 14
+                if fallback:
+                    graders = fallback
+                elif case.has_expected:
+                    graders = [build("exact", case)]
+                    if isinstance(case.expected, (dict, list)) and case.turns is None:
+                        implicit.setdefault(case.source or "", []).append(case)
+                else:
+                    graders = []  # recorded, never graded
+                for grader in graders:
+                    grader.check_case(case)
+                out[case.id] = graders
+                continue
+            if own is None:
+                own = list(cfg.graders or []) or (["exact"] if case.has_expected and not base else [])
+            specs = list(own) if case.replace_defaults else base + list(own)
+            if transform is not None:
+                specs = [with_transform(s, transform) for s in specs]
+            key = _spec_key(specs)
+            graders = shared.get(key)
+            if graders is None:
+                graders = shared[key] = [build(s, case) for s in specs if not failed or canonical_json(s) not in failed]
+            for grader in graders:
+                grader.check_case(case)
+            out[case.id] = graders
+    if warnings is not None:
+        warnings.extend(implicit_exact_warning(source, found) for source, found in implicit.items())
+    return out

@@ -1,0 +1,147 @@
+"""A suite's variants: named from flags or the suite file (crossed with its prompt axis), each
+subject built from its spec (with `--model` and the suite's prices), its skill and prompt
+template loaded, and checked exactly as a run needs it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ..errors import Collector, ConfigError
+from ..subjects.registry import build_subject, parse_subject_spec
+from .authoring import cross_prompts, unique_name
+from .checks import check_budget_bounds, check_subject, in_variant
+from .config import SuiteConfig
+from .grading import with_price
+from .paths import Places
+from .skills import load_skill, skill_name
+from .suite import Variant
+from .templates import load_template
+
+
+def _subject_name(spec: Any) -> str:
+    parsed = parse_subject_spec(spec)
+    for key in ("function", "model", "path"):
+        if isinstance(parsed.get(key), str):
+            return re.split(r"[:/]", parsed[key].rstrip("/"))[-1] or parsed["type"]
+    if parsed.get("argv"):
+        return Path(parsed["argv"][0]).name
+    return parsed["type"]
+
+
+def variant_configs(cfg: SuiteConfig, flags: dict) -> list[dict]:
+    """Variants from flags (which replace the suite's) or from the suite file, crossed with the
+    suite's prompt axis (`prompts:`) when it has one."""
+    return cross_prompts(cfg, _variant_configs(cfg, flags))
+
+
+def _variant_configs(cfg: SuiteConfig, flags: dict) -> list[dict]:
+    taken: set[str] = set()
+    skills = [s for s in (flags.get("skill"), flags.get("vs")) if s]
+    subjects = [s for s in (flags.get("subject"), flags.get("vs_subject")) if s]
+    if flags.get("vs") and not flags.get("skill"):
+        raise ConfigError("--vs needs --skill (the first variant's instruction file)", field="vs")
+    if flags.get("vs_subject") and not flags.get("subject"):
+        raise ConfigError("--vs-subject needs --subject", field="vs_subject")
+    if skills and len(subjects) > 1:
+        raise ConfigError("use --skill/--vs or --subject/--vs-subject, not both pairs", field="vs_subject")
+    if skills:
+        subject = subjects[0] if subjects else cfg.subject
+        if subject is None:
+            raise ConfigError("--skill needs a subject: give --subject or 'subject:' in the suite", field="subject")
+        return [{"name": unique_name(skill_name(s), taken), "subject": subject, "skill": s} for s in skills]
+    if subjects:
+        return [{"name": unique_name(_subject_name(s), taken), "subject": s} for s in subjects]
+    if cfg.variants:
+        items = cfg.variants.items() if isinstance(cfg.variants, dict) else \
+            [(v.name, v) for v in cfg.variants]
+        out = []
+        for index, (name, v) in enumerate(items):
+            subject = v.subject if v.subject is not None else cfg.subject
+            if subject is None:
+                raise ConfigError("variant has no subject and the suite names none",
+                                  field=f"variants.{name or index}.subject")
+            label = name or (skill_name(v.skill) if v.skill else _subject_name(subject))
+            out.append({"name": unique_name(label, taken), "subject": subject, "skill": v.skill,
+                        "params": v.params, "prompt": v.prompt})
+        return out
+    if cfg.subject is not None:
+        return [{"name": unique_name(_subject_name(cfg.subject), taken), "subject": cfg.subject}]
+    raise ConfigError("no variants: give --subject (and --vs-subject), --skill/--vs, "
+                      "or 'variants:' in a suite file", field="variants")
+
+
+def prepare_subject_spec(spec: Any, cfg: SuiteConfig) -> Any:
+    """Apply `--model` and the suite's price table to a subject spec."""
+    from ..subjects.registry import subject_class
+
+    parsed = parse_subject_spec(spec)
+    cls = subject_class(parsed["type"])
+    if cfg.model and getattr(cls, "has_model", False):
+        parsed["model"] = cfg.model
+    return with_price(parsed, cfg)
+
+
+def check_data_file(spec: Any, places: Places, from_flag: bool) -> None:
+    """A `recorded` subject's outputs file is data: confined like a case file when the suite
+    names it, and a regular file either way (a FIFO would block the subject's read)."""
+    parsed = parse_subject_spec(spec)
+    if parsed.get("type") == "recorded" and isinstance(parsed.get("path"), str):
+        places.resolve(parsed["path"], "subject.path", from_flag=from_flag)
+
+
+def build_variants(cfg: SuiteConfig, flags: dict, places: Places, dry_run: bool, *, errors: Collector | None = None,
+              warnings: list[str] | None = None, offline: bool = False) -> list[Variant]:
+    """Each variant's subject built and checked exactly as a run needs it (a dry run too, so
+    it refuses what a real run refuses), then, for a dry run, swapped for the mock subject.
+    Every variant is checked (each error names its variant); `offline`: an unset API key is a
+    warning, since nothing will call the model."""
+    local = errors is None  # a caller's collector raises with everything else it gathered
+    errors = errors if errors is not None else Collector(cap=1)
+    variants = []
+    subject_flag = "subject" in flags
+    source = None if subject_flag else places.source
+    configs: list[dict] = []
+    with errors.each():
+        configs = variant_configs(cfg, flags)
+    for vc in configs:
+        with errors.each(), in_file(source), in_variant(vc["name"]):
+            base = Path.cwd() if subject_flag else places.suite_dir
+            check_data_file(vc["subject"], places, subject_flag)
+            subject = build_subject(prepare_subject_spec(vc["subject"], cfg), base)
+            skill_text = skill_path = skill_folder = None
+            if vc.get("skill"):
+                skill_flag = "skill" in flags
+                skill_text, skill_path, skill_folder = load_skill(
+                    vc["skill"], Path.cwd() if skill_flag else places.suite_dir, places, from_flag=skill_flag)
+            own = vc.get("prompt")
+            prompt = own if own is not None else cfg.prompt
+            template = None
+            if prompt is not None:
+                field = vc.get("prompt_field") or (f"variants.{vc['name']}.prompt" if own is not None else "prompt")
+                template = load_template(prompt, vc.get("prompt_name") or "prompt", places, field=field,
+                                         undefined=cfg.template_undefined)
+            check_subject(subject, warnings, offline, f"variant {vc['name']!r}")
+            check_budget_bounds(subject, cfg, vc.get("params") or {}, flags)
+            variants.append(Variant(vc["name"], subject, skill_text, skill_path, vc.get("params") or {}, template,
+                                    skill_folder))
+    if local:
+        errors.done()
+    if dry_run:
+        for variant in variants:
+            variant.subject = build_subject({"type": "mock"}, places.suite_dir)
+    return variants
+
+
+@contextmanager
+def in_file(source: str | None) -> Iterator[None]:
+    """A subject's spec error names the suite file it came from (the subject cannot)."""
+    try:
+        yield
+    except ConfigError as exc:
+        if source is None or exc.file is not None or exc.flag is not None:
+            raise
+        raise ConfigError(exc.detail, line=exc.line, case_id=exc.case_id, field=exc.field, file=source) from None
