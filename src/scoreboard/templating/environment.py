@@ -47,26 +47,16 @@ from .js import (
     js_to_number,
     js_truthy,
 )
+from .filters import _bounded_filter, _bounded_test, _lipsum, _py_binop, _sum_filter
+from .instrument import _finalize, _instrument, _meter, _Metered, _sb_charge, _sb_concat, _sb_loop
 from .limits import (
     _BUDGET,
-    _bounded_filter,
-    _bounded_test,
     _Budget,
     _budget,
     _charge,
     _check_text,
-    _finalize,
-    _instrument,
-    _lipsum,
-    _meter,
-    _Metered,
     _method_check,
-    _py_binop,
     _render,
-    _sb_charge,
-    _sb_concat,
-    _sb_loop,
-    _sum_filter,
     _text_size,
     render_budget,
 )
