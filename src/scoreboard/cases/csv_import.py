@@ -146,6 +146,55 @@ def _rewrite_input(cell: str, csv_dir: Path, out_dir: Path, where: str, shown: s
     return "@" + Path(os.path.relpath(csv_dir / rel, out_dir)).as_posix()
 
 
+class _Row:
+    """One data row's cells by the mapped column, each with where it is (row and column)."""
+
+    def __init__(self, row: list[str], number: int, header: list[str], columns: dict[str, int], shown: str):
+        self.row, self.number, self.header, self.columns, self.shown = row, number, header, columns, shown
+
+    def get(self, key: str) -> tuple[str, str]:
+        index = self.columns[key]
+        where = f"row {self.number}, column {self.header[index].strip()!r}"
+        if index >= len(self.row):
+            raise ConfigError(f"{where}: missing (the row has {len(self.row)} cells, the header "
+                              f"{len(self.header)})", file=self.shown)
+        return self.row[index], where
+
+    def case_id(self, seen: dict[str, int]) -> tuple[str, str]:
+        """The row's case id (its `id` column, else row-N), unique in the file."""
+        if "id" in self.columns:
+            case_id, where = self.get("id")
+            if not case_id.strip():
+                raise ConfigError(f"{where}: empty case id", file=self.shown)
+        else:
+            case_id, where = f"row-{self.number}", f"row {self.number}"
+        if case_id in seen:
+            raise ConfigError(f"{where}: duplicate case id {case_id!r} (first on row {seen[case_id]})",
+                              file=self.shown)
+        seen[case_id] = self.number
+        return case_id, where
+
+
+def _json_expected(raw: str, grader_name: str, limits: Limits, where: str, shown: str) -> Any:
+    """An expected cell read as JSON by the bounded parser every user document gets (safeparse):
+    no NaN, Infinity or out-of-range number (JSON has none: the case file written would not
+    load), no key given twice, nesting and number length within the limits."""
+    try:
+        expected = parse_json(raw, limits)
+    except ParseError as exc:
+        why = exc.message.removeprefix("invalid JSON: ")
+        if exc.partial is None and not why.startswith("nested deeper"):  # not JSON at all
+            raise ConfigError(f"{where}: expected is not valid JSON ({why}); "
+                              f"--grader {grader_name} needs JSON", file=shown) from None
+        raise ConfigError(f"{where}: {why}", file=shown,
+                          field="expected" + (f".{exc.field}" if exc.field else "")) from None
+    try:  # "\ud800" is valid JSON but no UTF-8 file can hold it
+        _check_text({"expected": expected}, shown, None, None)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc.detail}", file=shown, field=exc.field) from None
+    return expected
+
+
 def build_records(csv_path: str | os.PathLike, out_path: str | os.PathLike, mapping: dict[str, str], *,
                   fields: list[str] | None = None, grader: Any = None, category_column: str | None = None,
                   limits: Limits | None = None) -> list[dict]:
@@ -180,26 +229,9 @@ def build_records(csv_path: str | os.PathLike, out_path: str | os.PathLike, mapp
         if len(row) > len(header):
             raise ConfigError(f"row {row_number} has {len(row)} cells, more than the header's "
                               f"{len(header)} (an unquoted comma?)", file=shown)
-
-        def cell(key: str) -> tuple[str, str]:
-            index = columns[key]
-            where = f"row {row_number}, column {header[index].strip()!r}"
-            if index >= len(row):
-                raise ConfigError(f"{where}: missing (the row has {len(row)} cells, the header "
-                                  f"{len(header)})", file=shown)
-            return row[index], where
-
-        if "id" in columns:
-            case_id, where = cell("id")
-            if not case_id.strip():
-                raise ConfigError(f"{where}: empty case id", file=shown)
-        else:
-            case_id, where = f"row-{row_number}", f"row {row_number}"
-        if case_id in seen:
-            raise ConfigError(f"{where}: duplicate case id {case_id!r} (first on row {seen[case_id]})",
-                              file=shown)
-        seen[case_id] = row_number
-        text, where = cell("input")
+        cells = _Row(row, row_number, header, columns, shown)
+        case_id, where = cells.case_id(seen)
+        text, where = cells.get("input")
         if not text.strip():
             raise ConfigError(f"{where}: empty input", file=shown)
         if text.startswith("@"):
@@ -207,28 +239,10 @@ def build_records(csv_path: str | os.PathLike, out_path: str | os.PathLike, mapp
         elif len(text.encode("utf-8")) > limits.max_input_bytes:
             raise ConfigError(f"{where}: input is over the limit of {limits.max_input_bytes} bytes "
                               "(limits.max_input_bytes)", file=shown)
-        raw_expected, where = cell("expected")
-        record: dict[str, Any] = {"id": case_id, "input": text}
-        if grader_name == "exact":
-            expected: Any = raw_expected  # the literal text: no JSON parsing, no trimming
-        else:
-            # The bounded parser every user document gets (safeparse): no NaN, Infinity or
-            # out-of-range number (JSON has none: the case file written would not load), no key
-            # given twice, nesting and number length within the limits.
-            try:
-                expected = parse_json(raw_expected, limits)
-            except ParseError as exc:
-                why = exc.message.removeprefix("invalid JSON: ")
-                if exc.partial is None and not why.startswith("nested deeper"):  # not JSON at all
-                    raise ConfigError(f"{where}: expected is not valid JSON ({why}); "
-                                      f"--grader {grader_name} needs JSON", file=shown) from None
-                raise ConfigError(f"{where}: {why}", file=shown,
-                                  field="expected" + (f".{exc.field}" if exc.field else "")) from None
-            try:  # "\ud800" is valid JSON but no UTF-8 file can hold it
-                _check_text({"expected": expected}, shown, None, None)
-            except ConfigError as exc:
-                raise ConfigError(f"{where}: {exc.detail}", file=shown, field=exc.field) from None
-        record["expected"] = expected
+        raw_expected, where = cells.get("expected")
+        expected = raw_expected if grader_name == "exact" else _json_expected(raw_expected, grader_name, limits,
+                                                                              where, shown)
+        record: dict[str, Any] = {"id": case_id, "input": text, "expected": expected}
         if by_fields:
             if not isinstance(expected, dict):
                 raise ConfigError(f"{where}: expected must be a JSON object for json-fields, got "
@@ -242,7 +256,7 @@ def build_records(csv_path: str | os.PathLike, out_path: str | os.PathLike, mapp
         except ConfigError as exc:
             raise ConfigError(f"{where}: {exc.detail}", file=shown) from None
         if "category" in columns:
-            category, _ = cell("category")
+            category, _ = cells.get("category")
             if category.strip():
                 record["category"] = category
         record["metadata"] = {"csv_row": row_number}
