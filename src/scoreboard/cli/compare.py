@@ -53,6 +53,9 @@ def _tallies(report: Report, variant: str, cases: set[str]) -> tuple[dict, dict]
     return tally, fields
 
 
+#: the flag of a pair whose two sides are the same attempts (a report compared with itself)
+SAME_ATTEMPTS = "the same attempts on both sides (one run, one variant): every case ties by construction"
+
 #: the figures of a pair, in the order the comparison JSON lists them
 COMPARISON_KEYS = ("cases", "a_wins", "b_wins", "ties", "sign_test_p", "mean_difference", "mean_difference_ci",
                    "discordant", "mcnemar", "fields", "flags", "headline")
@@ -104,6 +107,9 @@ def compare_reports(a: Report, b: Report, pairs: list[tuple[str, str]] | None = 
     # A plan with no seed bootstraps with 0, as the summary of that report did.
     seed = a.plan.seed or 0
     shared_set = set(shared)
+    # One run on both sides (the same report, or a copy): a variant against itself is its own
+    # attempts twice, so every case ties by construction, which is no evidence of no difference.
+    same_run = a.run.id == b.run.id and getattr(a.run, "uid", None) == getattr(b.run, "uid", None)
     comparisons = []
     for va, vb in pairs:
         ta, fa = _tallies(a, va, shared_set)
@@ -114,6 +120,8 @@ def compare_reports(a: Report, b: Report, pairs: list[tuple[str, str]] | None = 
                                    {label_a: fa, label_b: fb}, seed)
         if len(pairs) > 1 and EXPLORATORY not in comp["flags"]:
             comp["flags"].append(EXPLORATORY)  # several pairs here, one pair in each call
+        if va == vb and same_run:
+            comp["flags"].insert(0, SAME_ATTEMPTS)
         hits_a = sum(h for h, _ in ta.values())
         tries_a = sum(n for _, n in ta.values())
         hits_b = sum(h for h, _ in tb.values())
@@ -177,6 +185,11 @@ def nothing_compared(result: dict) -> None:
         differ = len(result["inputs_differ"])
         raise ConfigError("nothing compared: the reports share no case with the same id and input hash"
                           + (f" ({differ} share an id but their inputs differ)" if differ else ""))
+    if result["comparisons"] and not any(c["cases"] for c in result["comparisons"]):
+        pairs = ", ".join(f"{c['a']}={c['b']}" for c in result["comparisons"])
+        raise ConfigError(f"nothing compared: no shared case was judged (passed, failed or error) in both "
+                          f"variants of {'any pair' if len(result['comparisons']) > 1 else 'the pair'} ({pairs}): "
+                          "their attempts did not run, or none could be assessed")
 
 
 def render_html(result: dict) -> str:
@@ -212,7 +225,7 @@ B: {escape(str(result['b']['suite']))} ({escape(str(result['b']['run_id']))})</p
 def main(args: argparse.Namespace) -> int:
     """Compare two reports, read as typed models; print the result (and write --html)."""
     from ..record.files import write_new
-    from ..record.io import read_report
+    from ..record.io import escape_surrogates, read_report
 
     a = read_report(args.a)
     b = read_report(args.b)
@@ -220,13 +233,13 @@ def main(args: argparse.Namespace) -> int:
     result = compare_reports(a, b, pairs)
     nothing_compared(result)
     if args.html:
-        write_new(args.html, render_html(result))
+        write_new(args.html, escape_surrogates(render_html(result)))
     if args.json:
-        sys.stdout.write(json.dumps(result, ensure_ascii=False, indent=1) + "\n")
+        sys.stdout.write(escape_surrogates(json.dumps(result, ensure_ascii=False, indent=1)) + "\n")
     else:
         from ..record.terminal import printable  # names from a report: no escape sequence reaches the terminal
 
-        sys.stdout.write("".join(printable(line) + "\n" for line in render_text(result).splitlines()))
+        sys.stdout.write("".join(printable(escape_surrogates(line)) + "\n" for line in render_text(result).splitlines()))
         if args.html:
             print(f"html: {args.html}")
     return 0

@@ -24,7 +24,14 @@ def main(args: argparse.Namespace) -> int:
     """Render one format of a saved report to stdout or --output."""
     from ..errors import ConfigError
     from ..record.files import write_new
-    from ..record.io import dumps_report, load_report
+    from ..record.io import (
+        dumps_report,
+        escape_surrogates,
+        load_report,
+        representable_fast,
+        too_deep,
+        unrepresentable,
+    )
 
     formats = parse_formats(args.format) or ["md"]
     if len(formats) != 1:
@@ -32,13 +39,23 @@ def main(args: argparse.Namespace) -> int:
                           "format", flag="--format")
     fmt = formats[0]
     report = load_report(args.report)
-    if fmt == "json":
-        text = dumps_report(report, indent=None)
-    else:
-        from ..record.render import render
-        from ..record.view import view_of
+    try:
+        # NaN or an infinity would be shown as a figure ("nan%"): no report scoreboard writes
+        # holds one, so the file was edited; a lone surrogate is shown as its escape
+        odd = [] if representable_fast(report) else \
+            [(where, what) for where, what in unrepresentable(report, limit=1000) if "surrogate" not in what]
+        if odd:
+            raise ConfigError(f"{odd[0][1]}: the report was edited (`scoreboard verify` lists every such value)",
+                              file=args.report, field=odd[0][0])
+        if fmt == "json":
+            text = dumps_report(report, indent=None)
+        else:
+            from ..record.render import render
+            from ..record.view import view_of
 
-        text = render(view_of(report, source=args.report), fmt)
+            text = escape_surrogates(render(view_of(report, source=args.report), fmt))
+    except RecursionError:
+        raise too_deep(report, args.report) from None
     if args.output:
         write_new(args.output, text)
         print(f"{fmt}: {args.output}")

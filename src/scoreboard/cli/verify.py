@@ -45,7 +45,8 @@ def main(args: argparse.Namespace) -> int:
     from ..errors import ConfigError
     from ..record.aggregate import is_aggregate
     from ..record.files import write_new
-    from ..record.io import dumps_report, read_report_bytes, report_from_bytes
+    from ..record.io import dumps_report, escape_surrogates, read_report_bytes, report_from_bytes
+    from ..record.terminal import printable
     from ..record.verification import render_text
     from ..record.verify import verify_report
 
@@ -69,9 +70,12 @@ def main(args: argparse.Namespace) -> int:
         out = {"report": args.report, **result.to_dict(), "saved": str(saved) if saved else None}
         if stored is not None:
             out["stored"] = stored.to_dict()
-        sys.stdout.write(json.dumps(out, ensure_ascii=False, indent=1) + "\n")
+        # a found value may be a hostile report's lone surrogate or NaN: JSON escapes and null
+        sys.stdout.write(escape_surrogates(json.dumps(_finite(out), ensure_ascii=False, indent=1)) + "\n")
     else:
-        sys.stdout.write(render_text(args.report, result))
+        # one line per finding: a found value's newline or escape sequence is spelt out
+        sys.stdout.write("".join(printable(escape_surrogates(line)) + "\n"
+                                 for line in render_text(args.report, result).splitlines()))
         if saved:
             print(f"saved: {saved}")
         elif args.output:
@@ -92,13 +96,16 @@ def _aggregate(args: argparse.Namespace, data: bytes) -> int:
 
     from ..errors import ConfigError
     from ..record.aggregate import verify_aggregate
+    from ..record.io import escape_surrogates
+    from ..record.terminal import printable
     from ..record.verification import NOTE, describe_value
 
     if args.output or args.store is not None:
         raise ConfigError("--output and --store apply to run reports, not to an aggregate", field="output")
     result = verify_aggregate(args.report, data, args.root)
     if args.json:
-        sys.stdout.write(json.dumps({"report": args.report, **result, "note": NOTE}, ensure_ascii=False, indent=1) + "\n")
+        sys.stdout.write(escape_surrogates(json.dumps(_finite({"report": args.report, **result, "note": NOTE}),
+                                                      ensure_ascii=False, indent=1)) + "\n")
     elif result["ok"]:
         counts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in sorted(result["checked"].items()))
         print(f"{args.report}: verified, no mismatch (aggregate recomputed from its stage reports; checked {counts})")
@@ -106,10 +113,23 @@ def _aggregate(args: argparse.Namespace, data: bytes) -> int:
     else:
         print(f"{args.report}: FAILED: {len(result['mismatches'])} mismatch(es)")
         for m in result["mismatches"][:50]:
-            print(f"  {m['path']}: {m['what']}: expected {describe_value(m['expected'])}, "
-                  f"found {describe_value(m['found'])}")
+            print(printable(escape_surrogates(f"  {m['path']}: {m['what']}: expected {describe_value(m['expected'])}, "
+                                              f"found {describe_value(m['found'])}")))
         print(NOTE)
     return 0 if result["ok"] else 1
+
+
+def _finite(value):
+    """`value` with NaN and the infinities (a tampered report's, shown as found) as null."""
+    import math
+
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _stored(args: argparse.Namespace):

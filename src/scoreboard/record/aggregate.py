@@ -295,8 +295,9 @@ def verify_aggregate(path: str | os.PathLike, data: bytes, root: str | os.PathLi
     except ValidationError as exc:
         from ..validation import error_list
 
-        for loc, message, _found in error_list(exc)[:5]:
-            mismatches.append(mismatch(json_path(loc) or "aggregate", message, None,
+        for loc, message, found in error_list(exc)[:5]:
+            shown = found if isinstance(found, (str, int, float, bool, type(None))) else type(found).__name__
+            mismatches.append(mismatch(json_path(loc) or "aggregate", message, shown,
                                        "does not fit the aggregate schema", "schema"))
         return {"ok": False, "mismatches": mismatches, "checked": {}}
     files = stage_files_of(record, path, root)
@@ -306,7 +307,16 @@ def verify_aggregate(path: str | os.PathLike, data: bytes, root: str | os.PathLi
                                        "the stage report changed since the aggregate was made", "hash"))
     if mismatches:
         return {"ok": False, "mismatches": mismatches, "checked": {"stage_reports": len(files)}}
-    again = build_aggregate(files, record["settings"], created_at=record["created_at"])
+    try:
+        again = build_aggregate(files, record["settings"], created_at=record["created_at"])
+    except ConfigError as exc:
+        if exc.file:  # a stage report's own problem names that report
+            raise
+        # the stages it lists make no aggregate (a stage dropped or named twice): the record's fault
+        return {"ok": False, "checked": {"stage_reports": len(files)},
+                "mismatches": [mismatch("stages", "a screen and a held-out report (and at most one check "
+                                        "report)", [ref.get("stage") for ref in record["stages"]],
+                                        f"the stage reports it names make no aggregate: {exc.detail}", "aggregate")]}
     for key in NOT_RECOMPUTED:
         again[key] = record.get(key)
     for p, e, f, kind in deep_diff(again, record, ""):

@@ -52,17 +52,118 @@ def dumps_report(report: dict, *, indent: int | None = 1) -> str:
         text = json.dumps(report, ensure_ascii=False, indent=indent, allow_nan=False)
     # A lone surrogate (a hand-edited or hostile report) has no UTF-8 form: its \\u escape, which
     # reads back as the same string. Outside strings JSON text is ASCII, so only strings change.
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
+    return escape_surrogates(text) + "\n"
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def escape_surrogates(text: str) -> str:
+    """`text` with each lone surrogate written as its `\\udXXX` escape, so it can be written as
+    UTF-8 (a hand-edited report's strings, shown on a terminal or written to a file)."""
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def unrepresentable(value: Any, *, limit: int = 20) -> list[tuple[str, str]]:
+    """(JSON path, what) of each value no report scoreboard writes holds, at most `limit`:
+    NaN or an infinity (JSON has neither; 1e999 reads as infinity) and a lone surrogate in a
+    string or a key (text with no UTF-8 form). A walk with its own stack: any depth."""
+    import math
+
+    found: list[tuple[str, str]] = []
+    stack: list[tuple[Any, tuple]] = [(value, ())]
+    while stack and len(found) < limit:
+        item, path = stack.pop()
+        if isinstance(item, dict):
+            for key, sub in reversed(list(item.items())):
+                if isinstance(key, str) and _SURROGATE.search(key):
+                    found.append((json_path(path + (key,)) or "report", "key holds a lone surrogate "
+                                  "(text with no UTF-8 form)"))
+                stack.append((sub, path + (key,)))
+        elif isinstance(item, list):
+            stack.extend((sub, path + (i,)) for i, sub in reversed(list(enumerate(item))))
+        elif isinstance(item, float) and not math.isfinite(item):
+            name = "NaN" if item != item else "Infinity" if item > 0 else "-Infinity"
+            found.append((json_path(path) or "report", f"{name} is not a finite number (JSON has no NaN or "
+                          "Infinity; a number past a double's range, 1e999, reads as Infinity)"))
+        elif isinstance(item, str) and _SURROGATE.search(item):
+            found.append((json_path(path) or "report", "string holds a lone surrogate (text with no UTF-8 form)"))
+    return found
+
+
+def representable_fast(value: Any) -> bool:
+    """Whether `value` certainly holds nothing `unrepresentable` finds (C speed: the stdlib
+    encoder refuses NaN, UTF-8 refuses a lone surrogate); False means: walk to name it."""
+    try:
+        json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
+    except (ValueError, UnicodeEncodeError, RecursionError, TypeError):
+        return False
+    return True
+
+
+def deepest(value: Any, *, limit: int) -> str | None:
+    """The JSON path of the first value nested deeper than `limit` levels, else None."""
+    stack: list[tuple[Any, tuple]] = [(value, ())]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, (dict, list)):
+            if len(path) >= limit:  # named by where the nesting starts: the full path is `limit` long
+                return (json_path(path[:8]) or "report") + f"… ({len(path)} levels deep)"
+            pairs = item.items() if isinstance(item, dict) else enumerate(item)
+            stack.extend((sub, path + (k,)) for k, sub in pairs if isinstance(sub, (dict, list)))
+    return None
+
+
+#: a report nested this deep cannot be walked by the recursive checks and renderings
+MAX_REPORT_DEPTH = 500
+
+
+def too_deep(report: Any, shown: str) -> ConfigError:
+    """The one-line error for a report nested deeper than the checks and renderings can follow
+    (raised where a RecursionError stopped them), naming where."""
+    where = deepest(report, limit=MAX_REPORT_DEPTH) if isinstance(report, (dict, list)) else None
+    return ConfigError(f"report is nested too deeply to process (more than {MAX_REPORT_DEPTH} levels; no "
+                       "report scoreboard writes is)", file=shown, field=where)
+
+
 def load_report(path: str | os.PathLike, *, limit: int | None = None) -> dict:
     """Read a report JSON file; a one-line error when it is not a scoreboard report. Only a
     regular file is read (a FIFO would block, a device never ends); with `limit`, a file over
-    that many bytes is refused before it is read."""
-    return report_from_bytes(read_report_bytes(path, limit=limit), str(path))
+    that many bytes is refused before it is read. What every reader keys attempts by (the
+    plan's case ids and variant names, each attempt's case, variant and run) must have its
+    type, or the error names the first field that does not (`verify` lists them all)."""
+    report = report_from_bytes(read_report_bytes(path, limit=limit), str(path))
+    problem = identity_problem(report)
+    if problem is not None:
+        raise ConfigError(problem[1], file=str(path), field=problem[0])
+    return report
+
+
+def identity_problem(report: dict) -> tuple[str, str] | None:
+    """(JSON path, what is wrong) of the first field that identifies a case, a variant or an
+    attempt and has the wrong type (an attempt keyed by a list cannot be looked up), else None."""
+    plan, attempts = report.get("plan"), report.get("attempts")
+    if not isinstance(plan, dict):
+        return "plan", "must be an object"
+    for key, name in (("cases", "id"), ("variants", "name")):
+        items = plan.get(key)
+        if not isinstance(items, list):
+            return f"plan.{key}", "must be a list"
+        for i, item in enumerate(items):
+            if not isinstance(item, dict) or not isinstance(item.get(name), str):
+                return f"plan.{key}[{i}].{name}", "must be text (a string)"
+    if not isinstance(attempts, list):
+        return "attempts", "must be a list"
+    for i, a in enumerate(attempts):
+        if not isinstance(a, dict):
+            return f"attempts[{i}]", "must be an object"
+        for key in ("case_id", "variant", "status"):
+            if not isinstance(a.get(key), str):
+                return f"attempts[{i}].{key}", "must be text (a string)"
+        run = a.get("run")
+        if not isinstance(run, int) or isinstance(run, bool):
+            return f"attempts[{i}].run", "must be an integer (the run index)"
+    return None
 
 
 def read_report_bytes(path: str | os.PathLike, *, limit: int | None = None) -> bytes:
@@ -73,7 +174,7 @@ def read_report_bytes(path: str | os.PathLike, *, limit: int | None = None) -> b
     try:
         if limit is None:  # no size limit: a report of a million attempts is read whole
             check_regular(path)
-            return Path(path).read_bytes()
+            return _read_trimmed(path, shown)
         return read_regular(path, limit=limit, limit_name="report size limit")
     except FileRefused as exc:
         if exc.missing:
@@ -81,6 +182,62 @@ def read_report_bytes(path: str | os.PathLike, *, limit: int | None = None) -> b
         if exc.reason == "is a directory":
             raise ConfigError("is a directory, expected a report JSON file", file=shown) from None
         raise ConfigError(f"report {exc.reason}", file=shown) from None
+    except MemoryError:
+        raise ConfigError("report is too large to read in the memory available", file=shown) from None
+
+
+#: whitespace JSON ignores between and around values
+_BLANK = b" \t\r\n"
+_BOM = b"\xef\xbb\xbf"
+_CHUNK = 1 << 20
+
+
+def _read_trimmed(path: str | os.PathLike, shown: str) -> bytes:
+    """The bytes of a regular file without the whitespace around its JSON value: a file of
+    gigabytes of blanks (or a report followed by them) is never held in memory for nothing.
+    Opened non-blocking and checked again on the open file (a FIFO swapped in cannot block)."""
+    import stat
+
+    fd = os.open(os.fspath(path), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigError("report is not a regular file", file=shown)
+        size = st.st_size
+        start = 0
+        head = os.pread(fd, 3, 0)
+        if head == _BOM:
+            start = 3
+        while start < size:  # the first byte that is not a blank
+            chunk = os.pread(fd, _CHUNK, start)
+            if not chunk:
+                break
+            kept = chunk.lstrip(_BLANK)
+            start += len(chunk) - len(kept)
+            if kept:
+                break
+        end = size
+        while end > start:  # one past the last byte that is not a blank
+            low = max(start, end - _CHUNK)
+            chunk = os.pread(fd, end - low, low)
+            if not chunk:
+                break
+            kept = chunk.rstrip(_BLANK)
+            end = low + len(kept)
+            if kept:
+                break
+        if end <= start:
+            raise ConfigError("report is empty (no JSON value in it, only whitespace)", file=shown)
+        parts, at = [], start
+        while at < end:
+            chunk = os.pread(fd, min(end - at, 64 * _CHUNK), at)
+            if not chunk:
+                break
+            parts.append(chunk)
+            at += len(chunk)
+        return b"".join(parts)
+    finally:
+        os.close(fd)
 
 
 def report_from_bytes(data: bytes, shown: str) -> dict:
@@ -89,6 +246,9 @@ def report_from_bytes(data: bytes, shown: str) -> dict:
         report = loads_json(data.decode("utf-8-sig"))
     except UnicodeDecodeError:
         raise ConfigError("report is not valid UTF-8", file=shown) from None
+    except MemoryError:
+        raise ConfigError(f"report is too large to read in the memory available ({len(data)} bytes)",
+                          file=shown) from None
     except ValueError as exc:
         raise ConfigError(f"report is not valid JSON: {getattr(exc, 'msg', exc)}", file=shown,
                           line=getattr(exc, "lineno", None)) from None
@@ -110,9 +270,12 @@ def read_report(path: str | os.PathLike) -> Report:
 def parse_report(data: dict, source: str) -> Report:
     """Validate report data (v1 or v2) as typed models; `source` names it in the error."""
     try:
-        return Report.model_validate(data)
-    except ValidationError as exc:
-        raise invalid_report(exc, source) from None
+        try:
+            return Report.model_validate(data)
+        except ValidationError as exc:
+            raise invalid_report(exc, source) from None
+    except RecursionError:  # a nesting no report scoreboard writes has (naming its value recursed)
+        raise too_deep(data, source) from None
 
 
 def invalid_report(exc: ValidationError, source: str, *, first: tuple = ()) -> ConfigError:

@@ -9,6 +9,7 @@ from typing import Any
 
 from .chains import mismatch
 from .diff import deep_diff
+from .mdtext import spell_unseen
 
 NOTE = "Hashes prove internal consistency only; they do not authenticate a provider or a run."
 
@@ -77,7 +78,7 @@ def render_text(path: str, result: Verification, *, limit: int = 50) -> str:
     state = {"completed": "completed", "stopped": "stopped (not every planned attempt ran)",
              "running": "partial, not complete (a checkpoint of a run still in progress)",
              "waiting": "waiting on provider batches (finish with --resume)"}.get(
-        result.status or "", f"status {result.status!r}")
+        result.status if isinstance(result.status, str) else "", f"status {result.status!r}")
     if result.ok:
         counts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in sorted(result.checked.items()))
         lines.append(f"{path}: verified, no mismatch ({state}; checked {counts})")
@@ -98,4 +99,5 @@ def render_text(path: str, result: Verification, *, limit: int = 50) -> str:
     if result.status == "running":
         lines.append("partial, not complete: internally consistent at best; this is not a completed evaluation")
     lines.append(NOTE)
-    return "\n".join(lines) + "\n"
+    # one line per finding: a newline or escape sequence in a found value is spelt out
+    return "\n".join(spell_unseen(line) for line in lines) + "\n"

@@ -33,6 +33,24 @@ CHECKS = ("structure", "plan", "hash", "grade", "status", "summary", "gates", "l
           "requests", "conversation", "screenshot")
 
 
+#: the type of each attempt field the checks read (an absent optional field reads as None)
+_ATTEMPT_TYPES = (
+    ("case_id", (str,), "text (a string)"),
+    ("variant", (str,), "text (a string)"),
+    ("status", (str,), "text (a string)"),
+    ("output", (dict, type(None)), "an object or null"),
+    ("grades", (list, type(None)), "a list or null"),
+    ("measurements", (dict, type(None)), "an object or null"),
+    ("subject_info", (dict, type(None)), "an object or null"),
+    ("render", (dict, type(None)), "an object or null"),
+)
+
+
+def _shown(value):
+    """A found value as a mismatch shows it: a scalar as it is, a container by its type."""
+    return value if isinstance(value, (str, int, float, bool, type(None))) else type(value).__name__
+
+
 def attempt_key(record: dict) -> tuple:
     """(case_id, variant, run): one attempt's identity in a report."""
     return (record.get("case_id"), record.get("variant"), record.get("run"))
@@ -95,6 +113,16 @@ class _Verifier(Findings):
             if not isinstance(a, dict) or not {"case_id", "variant", "run", "status"} <= set(a):
                 self.add(jpath("attempts", i), "case_id, variant, run, status", a, "attempt malformed", "structure")
                 ok = False
+                continue
+            for key, kinds, words in _ATTEMPT_TYPES:
+                if not isinstance(a.get(key), kinds):
+                    self.add(jpath("attempts", i, key), words, _shown(a.get(key)), "attempt field malformed",
+                             "structure")
+                    ok = False
+            for j, g in enumerate(a["grades"] if isinstance(a.get("grades"), list) else []):
+                if not isinstance(g, dict):
+                    self.add(jpath("attempts", i, "grades", j), "an object", _shown(g), "grade malformed", "structure")
+                    ok = False
         return ok
 
     # ---- plan
@@ -272,6 +300,28 @@ def verify_report(report: dict, base_dir=None) -> Verification:
     """Recompute everything the report alone allows and name every difference. With
     `base_dir` (the report's folder) the screenshots it lists are checked against their hashes."""
     v = _Verifier(report)
+    try:
+        _checks(v, report, base_dir)
+    except RecursionError:  # a hostile nesting the recursive checks cannot follow: named, not a crash
+        from .io import MAX_REPORT_DEPTH, deepest
+
+        v.mismatches.append(mismatch(deepest(report, limit=MAX_REPORT_DEPTH) or "report",
+                                     f"at most {MAX_REPORT_DEPTH} levels", "deeper",
+                                     "the report is nested too deeply to check (no report scoreboard writes is)",
+                                     "structure"))
+    status = (report.get("run") or {}).get("status") if isinstance(report.get("run"), dict) else None
+    return Verification(ok=not v.mismatches and not v.schema_errors, status=status, mismatches=v.mismatches,
+                        not_recomputable=list(v.skipped.values()), checked=dict(v.checked),
+                        schema_errors=v.schema_errors)
+
+
+def _checks(v: _Verifier, report: dict, base_dir) -> None:
+    from .io import representable_fast, unrepresentable
+
+    if not representable_fast(report):  # NaN, infinity or a lone surrogate: each named where it is
+        for where, what in unrepresentable(report):
+            v.add(where, "a value a report can hold", "NaN or infinity" if "finite" in what else "a lone surrogate",
+                  what, "encoding")
     v.schema()
     if v.structure():
         try:
@@ -285,12 +335,14 @@ def verify_report(report: dict, base_dir=None) -> Verification:
             v.mismatches.append(mismatch("$", "text that has a UTF-8 form", "a lone surrogate (\\ud800-\\udfff)",
                                          "a string in the report holds a lone surrogate, which no report scoreboard "
                                          "writes does: its hashes cannot be recomputed", "encoding"))
+        except (TypeError, AttributeError, KeyError, IndexError, ValueError) as exc:
+            if not v.schema_errors:
+                raise  # a report that fits the schema must be checked whole: a failure here is a bug
+            # A field outside the schema (listed) that a later check reads: named, never a crash.
+            v.add("report", "fields that fit the report schema (listed)", f"{type(exc).__name__}: {exc}",
+                  "the checks after this could not run over the fields outside the schema", "structure")
         if base_dir is not None:
             found, checked = verify_screenshots(report, base_dir)
             v.mismatches.extend(found)
             if checked:
                 v.checked["screenshots"] += checked
-    status = (report.get("run") or {}).get("status") if isinstance(report.get("run"), dict) else None
-    return Verification(ok=not v.mismatches and not v.schema_errors, status=status, mismatches=v.mismatches,
-                        not_recomputable=list(v.skipped.values()), checked=dict(v.checked),
-                        schema_errors=v.schema_errors)
