@@ -33,81 +33,91 @@ def print_summary(report: Report, paths: dict[str, Path], out: TextIO) -> None:
     """Print the run's outcome to `out`: one line per variant, then what else the summary says.
     Every line goes through `printable` (names, reasons and headlines come from the suite, the cases and
     the subjects), so none can move the cursor, set the title or forge a line."""
-
-    def say(text: str) -> None:
-        print(printable(text), file=out)
-
-    run, summary = report.run, report.summary
+    run = report.run
     stage = f", stage {report.plan.stage}" if report.plan.stage else ""
-    say(f"{run.suite}: {run.status} ({run.id}{stage})" + (f" - {DRY_RUN_MARK}: gates skipped" if run.dry_run else ""))
+    lines = [f"{run.suite}: {run.status} ({run.id}{stage})" + (f" - {DRY_RUN_MARK}: gates skipped" if run.dry_run
+                                                               else "")]
     # visual work (issue 17): dQ, rubric means and the judge check first; a check stage's verdict
     lead = lead_lines(report)
-    for text in lead + check_lines(report):
-        say(f"  {text}")
-    for name, s in summary.variants.items():
+    lines += [f"  {text}" for text in lead + check_lines(report)]
+    lines += _variant_lines(report)
+    lines += _judge_lines(report, bool(lead))
+    lines += [f"  gate {'passed' if gate.passed else 'FAILED'}: {gate.description or gate.gate}"
+              for gate in report.gates]
+    if run.stop_reason:
+        lines.append(f"  stopped: {run.stop_reason}")
+    if run.status == "waiting":
+        open_ids = [b.batch_id or b.submission for b in run.batches or () if b.state != "ended"]
+        folder = Path(paths["json"]).with_suffix("") if "json" in paths else "RUN_DIR"
+        lines.append(f"  waiting on {len(open_ids)} provider batch{'es' if len(open_ids) != 1 else ''} "
+                     f"({', '.join(open_ids[:5])}{', …' if len(open_ids) > 5 else ''}): collect with "
+                     f"scoreboard run --resume {folder} (exit code 4)")
+    lines += [f"  {fmt}: {path}" for fmt, path in paths.items()]
+    for text in lines:
+        print(printable(text), file=out)
+
+
+def _variant_lines(report: Report) -> list[str]:
+    """Each variant's pass rate and figures, then each comparison with its flags."""
+    lines = []
+    for name, s in report.summary.variants.items():
         judged = s.passed + s.failed + s.errors
         ci = s.pass_rate_ci
         interval = f" [95% CI {fmt_rate(ci.low)}–{fmt_rate(ci.high)}]" if ci is not None and ci.low is not None else ""
         extra = "".join(f", {n} {one if n == 1 else many}" for key, one, many in _COUNTS
                         for n in [getattr(s, key) or 0] if n)
-        say(f"  {name}: pass rate {fmt_rate(s.pass_rate)}{interval} ({s.passed}/{judged}{extra})")
+        lines.append(f"  {name}: pass rate {fmt_rate(s.pass_rate)}{interval} ({s.passed}/{judged}{extra})")
         if s.usage_over_bound:  # issue 11: spend beyond the reserved bound is flagged, never silent
-            say(f"    warning: {over_bound_words(s.usage_over_bound)}")
+            lines.append(f"    warning: {over_bound_words(s.usage_over_bound)}")
         if s.pass_at_k:
             k = max(s.pass_at_k, key=int)
             hat = (s.pass_hat_k or {}).get(k)
-            say(f"    pass@{k} {_k(s.pass_at_k[k])}, pass^{k} {_k(hat)} (by case)")
+            lines.append(f"    pass@{k} {_k(s.pass_at_k[k])}, pass^{k} {_k(hat)} (by case)")
         if s.field_accuracy_overall is not None:
-            say(f"    fields {_k(s.field_accuracy_overall)} ({fields_over(s)})")
-        for label, text in figure_rows(s):  # issue 14: score, metrics, reducers, not graded
-            say(f"    {label}: {text}")
-    for comp in summary.comparisons if report.plan.stage != "check" else ():
+            lines.append(f"    fields {_k(s.field_accuracy_overall)} ({fields_over(s)})")
+        lines += [f"    {label}: {text}" for label, text in figure_rows(s)]  # issue 14: score, metrics, ...
+    for comp in report.summary.comparisons if report.plan.stage != "check" else ():
         if comp.headline:
-            say(f"  {comp.headline}")
+            lines.append(f"  {comp.headline}")
         d = comp.detectable_difference
         if d is not None and d.value is not None:
-            say(f"    {detectable_words(d.value)} (80% power, paired t)")
-        for flag in comp.flags:  # each once, here (the headline carries none)
-            say(f"    note: {flag}")
-        for row in comparison_rows(comp):
-            say(f"    {row}")
-    judges = summary.judges
-    for name, jv in (judges.variants if judges is not None else {}).items():
+            lines.append(f"    {detectable_words(d.value)} (80% power, paired t)")
+        lines += [f"    note: {flag}" for flag in comp.flags]  # each once, here (the headline carries none)
+        lines += [f"    {row}" for row in comparison_rows(comp)]
+    return lines
+
+
+def _judge_lines(report: Report, lead: bool) -> list[str]:
+    """Rubric means, dQ (unless it led), pairwise preferences and the judge's failures."""
+    judges = report.summary.judges
+    if judges is None:
+        return []
+    lines = []
+    for name, jv in judges.variants.items():
         for scale, r in (jv.rubric_scores or {}).items():
             ci = r.ci
             interval = f" [95% CI {ci.low:.2f}–{ci.high:.2f}]" if ci is not None and ci.low is not None else ""
             small = " (small sample: fewer than 30 cases)" if r.small_sample else ""
-            say(f"  {name}: rubric score {r.mean:.2f}{interval} on {scale} over {r.cases} "
-                  f"case{'s' if r.cases != 1 else ''}{small}")
-    for dq in (judges.dq if judges is not None and not lead and report.plan.stage != "check" else None) or ():
+            lines.append(f"  {name}: rubric score {r.mean:.2f}{interval} on {scale} over {r.cases} "
+                         f"case{'s' if r.cases != 1 else ''}{small}")
+    for dq in (judges.dq if not lead and report.plan.stage != "check" else None) or ():
         ci = dq.ci
         interval = f" (95% CI {ci.low:+.2f} to {ci.high:+.2f})" if ci is not None and ci.low is not None else ""
         flags = "".join(f"; {f}" for f in dq.flags)
-        say(f"  dQ {dq.a} - {dq.b}: {dq.dq:+.2f}{interval} on {dq.cases} cases "
-              f"(blind pointwise quality, 0-3{flags})")
-    for pw in (judges.pairwise if judges is not None else None) or ():
+        lines.append(f"  dQ {dq.a} - {dq.b}: {dq.dq:+.2f}{interval} on {dq.cases} cases "
+                     f"(blind pointwise quality, 0-3{flags})")
+    for pw in judges.pairwise or ():
         pc = pw.position_consistency
         flags = "".join(f"; {f}" for f in pw.flags)
-        say(f"  pairwise {pw.a} vs {pw.b}: {pw.a_wins} wins, {pw.b_wins} losses, {pw.ties} ties; "
-              f"position consistency {'n/a' if pc is None else f'{pc:.0%}'}{flags}")
-    failures = sum(v.judge_failures for v in judges.variants.values()) if judges is not None else 0
+        lines.append(f"  pairwise {pw.a} vs {pw.b}: {pw.a_wins} wins, {pw.b_wins} losses, {pw.ties} ties; "
+                     f"position consistency {'n/a' if pc is None else f'{pc:.0%}'}{flags}")
+    failures = sum(v.judge_failures for v in judges.variants.values())
     if failures:
-        say(f"  judge failures (not assessed): {failures}")
-    split = sum(v.no_majority for v in judges.variants.values()) if judges is not None else 0
+        lines.append(f"  judge failures (not assessed): {failures}")
+    split = sum(v.no_majority for v in judges.variants.values())
     if split:
-        say(f"  judge runs split evenly (not assessed): {split}")
-    for gate in report.gates:
-        say(f"  gate {'passed' if gate.passed else 'FAILED'}: {gate.description or gate.gate}")
-    if run.stop_reason:
-        say(f"  stopped: {run.stop_reason}")
-    if run.status == "waiting":
-        open_ids = [b.batch_id or b.submission for b in run.batches or () if b.state != "ended"]
-        folder = Path(paths["json"]).with_suffix("") if "json" in paths else "RUN_DIR"
-        say(f"  waiting on {len(open_ids)} provider batch{'es' if len(open_ids) != 1 else ''} "
-              f"({', '.join(open_ids[:5])}{', …' if len(open_ids) > 5 else ''}): collect with "
-              f"scoreboard run --resume {folder} (exit code 4)")
-    for fmt, path in paths.items():
-        say(f"  {fmt}: {path}")
+        lines.append(f"  judge runs split evenly (not assessed): {split}")
+    return lines
 
 
 RULE = "-" * 70
