@@ -257,3 +257,13 @@ def test_pick_and_verdict_figures():
     assert agg.verdict(None, None, 0) == "not-comparable"
     seen = agg.disjoint([{"id": "a", "input_hash": "h1"}], [{"id": "b", "input_hash": "h1"}, {"id": "c", "input_hash": "h2"}])
     assert seen["overlap"] == [{"heldout": "b", "screen": "a", "input_hash": "h1"}] and not seen["disjoint"]
+
+
+def test_held_out_test_p_values_read_as_every_other_p_value():
+    # an aggregate printed "paired t p=<0.0001"; every other rendering says "p<0.0001"
+    from scoreboard.stats.aggregate import tests_text
+
+    text = tests_text({"t_test_p": 1e-6, "t_test_why": None, "sign_test_p": 0.25, "mcnemar_p": 2e-5,
+                       "positive": 3, "cases": 3, "negative": 0})
+    assert text.startswith("paired t p<0.0001; sign test p=0.2500") and "McNemar p<0.0001" in text
+    assert "=<" not in text

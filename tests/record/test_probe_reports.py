@@ -229,3 +229,31 @@ def test_a_baseline_keyed_by_a_list_is_one_line_naming_the_field(report, tmp_pat
     no_crash(done)
     assert done.returncode == 1
     assert "field 'attempts[3].case_id': must be text" in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_an_interval_edited_to_one_bound_is_refused_by_its_path(report, tmp_path):
+    # `report --format md` crashed (TypeError) on a comparison interval whose high was edited to
+    # null: every rendering assumed both bounds or neither. The typed record now refuses it.
+    (comparison,) = report["summary"]["comparisons"]
+    comparison["mean_difference_ci"]["high"] = None
+    path = write(tmp_path, report)
+    for args in (["report", str(path), "--format", "md"], ["verify", str(path)]):
+        done = sb(*args, cwd=tmp_path)
+        no_crash(done)
+        assert done.returncode == 1 and "summary.comparisons[0].mean_difference_ci" in done.stdout + done.stderr, \
+            (args, done.stdout, done.stderr)
+
+
+@pytest.mark.parametrize("edit", ["surrogate", "nan"])
+def test_rescore_refuses_a_report_no_report_scoreboard_writes_could_hold(report, tmp_path, edit):
+    # rescore crashed (UnicodeEncodeError, exit 2) on a lone surrogate in run.suite, and took a
+    # NaN as it was (writing it as null); both are verify's "encoding" mismatches, now refused.
+    if edit == "surrogate":
+        report["run"]["suite"] = "x\udc00"  # written as the escape \udc00 (json.dumps is ASCII)
+    else:
+        report["attempts"][0]["measurements"]["latency_ms"] = float("nan")  # written as NaN
+    path = write(tmp_path, json.dumps(report))
+    done = sb("rescore", str(path), "--output-dir", "out", cwd=tmp_path)
+    no_crash(done)
+    assert done.returncode == 1 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert not (tmp_path / "out").exists()

@@ -336,7 +336,7 @@ def _comparisons(summary: Summary) -> list[str]:
 def _diff(diff: float | None, ci) -> str:
     """A mean paired difference in points (percentage points of pass rate or accuracy)."""
     text = "n/a" if diff is None else f"{diff * 100:+.1f}"
-    if ci is not None and ci.low is not None:
+    if ci is not None and ci.low is not None and ci.high is not None:
         text += f" ({ci.low * 100:+.1f} to {ci.high * 100:+.1f})"
     return text
 

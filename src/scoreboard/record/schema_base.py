@@ -2,14 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    StrictBool,
-    StrictFloat,
-    StrictInt,
-    StrictStr,
-)
+from pydantic import BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr, model_validator
 
 #: a JSON number kept as written: an integer stays an integer (token counts), a float a float
 Num = StrictInt | StrictFloat
@@ -43,6 +36,14 @@ class Interval(Closed):
     effective_cases: Num | None = None
     #: Student t with no spread: Wilson's bound on the share of cases that could differ was taken
     adjusted: StrictBool | None = None
+
+    @model_validator(mode="after")
+    def _both_bounds_or_neither(self) -> "Interval":
+        # every interval scoreboard writes has both bounds or neither; a report edited to hold
+        # one is refused by its path, not read (and rendered) as a half-interval
+        if (self.low is None) != (self.high is None):
+            raise ValueError("low and high are both numbers or both null")
+        return self
 
 
 class Detectable(Closed):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .comparison import SMALL_CASES, format_p
+from .comparison import SMALL_CASES, p_text
 from .intervals import binom_two_sided_p
 from .judges import JudgeAccumulator
 
@@ -228,9 +228,9 @@ def tests_text(tests: dict | None) -> str:
     """`paired t p=0.0123; sign test p=0.2500 (3 of 3 cases ahead)` for the renderings."""
     if not tests:
         return "no paired test (no case in both variants)"
-    t = f"paired t p={format_p(tests['t_test_p'])}" if tests["t_test_p"] is not None \
+    t = f"paired t {p_text(tests['t_test_p'])}" if tests["t_test_p"] is not None \
         else f"paired t undefined ({tests['t_test_why']})"
-    sign = f"sign test p={format_p(tests['sign_test_p'])}" if tests["sign_test_p"] is not None \
+    sign = f"sign test {p_text(tests['sign_test_p'])}" if tests["sign_test_p"] is not None \
         else "sign test undefined (no case differs)"
-    extra = f"; McNemar p={format_p(tests['mcnemar_p'])}" if tests.get("mcnemar_p") is not None else ""
+    extra = f"; McNemar {p_text(tests['mcnemar_p'])}" if tests.get("mcnemar_p") is not None else ""
     return f"{t}; {sign} ({tests['positive']} of {tests['cases']} cases ahead, {tests['negative']} behind){extra}"

@@ -24,8 +24,9 @@ from .suite import Suite, Variant
 
 NO_REQUEST_NOTE = ("no subject request was made: outputs and measurements are the source's, "
                    "recorded when they were produced")
-#: source-report checks whose failure means the outputs themselves cannot be trusted
-INTEGRITY_CHECKS = frozenset({"structure", "plan", "hash", "lifecycle", "requests", "conversation"})
+#: source-report checks whose failure means the outputs themselves cannot be trusted (encoding:
+#: NaN, infinity or a lone surrogate, which no report scoreboard writes holds)
+INTEGRITY_CHECKS = frozenset({"structure", "plan", "hash", "lifecycle", "requests", "conversation", "encoding"})
 
 
 def judge_graders() -> frozenset[str]:
