@@ -60,6 +60,17 @@ def dumps_text(value: Any) -> str | None:
         return None
 
 
+def finite(value: Any) -> Any:
+    """`value` with NaN and the infinities (a tampered report's, shown as found) as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [finite(v) for v in value]
+    return value
+
+
 def representable(value: Any) -> tuple[Any, dict[str, int]]:
     """`value` with what JSON (UTF-8, no NaN) cannot hold replaced, and the counts replaced: a
     lone surrogate (half an emoji cut at a token limit, say) becomes U+FFFD, NaN and the

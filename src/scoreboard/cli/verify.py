@@ -45,6 +45,7 @@ def main(args: argparse.Namespace) -> int:
     from ..errors import ConfigError
     from ..record.aggregate import is_aggregate
     from ..record.files import write_new
+    from ..jsonio import finite
     from ..record.io import dumps_report, escape_surrogates, read_report_bytes, report_from_bytes
     from ..record.terminal import printable
     from ..record.verification import render_text
@@ -71,7 +72,7 @@ def main(args: argparse.Namespace) -> int:
         if stored is not None:
             out["stored"] = stored.to_dict()
         # a found value may be a hostile report's lone surrogate or NaN: JSON escapes and null
-        sys.stdout.write(escape_surrogates(json.dumps(_finite(out), ensure_ascii=False, indent=1)) + "\n")
+        sys.stdout.write(escape_surrogates(json.dumps(finite(out), ensure_ascii=False, indent=1)) + "\n")
     else:
         # one line per finding: a found value's newline or escape sequence is spelt out
         sys.stdout.write("".join(printable(escape_surrogates(line)) + "\n"
@@ -96,6 +97,7 @@ def _aggregate(args: argparse.Namespace, data: bytes) -> int:
 
     from ..errors import ConfigError
     from ..record.aggregate import verify_aggregate
+    from ..jsonio import finite
     from ..record.io import escape_surrogates
     from ..record.terminal import printable
     from ..record.verification import NOTE, describe_value
@@ -104,7 +106,7 @@ def _aggregate(args: argparse.Namespace, data: bytes) -> int:
         raise ConfigError("--output and --store apply to run reports, not to an aggregate", field="output")
     result = verify_aggregate(args.report, data, args.root)
     if args.json:
-        sys.stdout.write(escape_surrogates(json.dumps(_finite({"report": args.report, **result, "note": NOTE}),
+        sys.stdout.write(escape_surrogates(json.dumps(finite({"report": args.report, **result, "note": NOTE}),
                                                       ensure_ascii=False, indent=1)) + "\n")
     elif result["ok"]:
         counts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in sorted(result["checked"].items()))
@@ -117,19 +119,6 @@ def _aggregate(args: argparse.Namespace, data: bytes) -> int:
                                               f"found {describe_value(m['found'])}")))
         print(NOTE)
     return 0 if result["ok"] else 1
-
-
-def _finite(value):
-    """`value` with NaN and the infinities (a tampered report's, shown as found) as null."""
-    import math
-
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
 
 
 def _stored(args: argparse.Namespace):
