@@ -360,11 +360,11 @@ def test_a_threaded_python_subject_that_never_returns_is_cut_and_the_run_still_e
     assert attempt["status"] == "error" and "timeout" in attempt["error"]
 
 
-def test_user_code_that_exits_or_raises_a_base_exception_is_an_error_in_the_report(tmp_path):
+def test_user_code_that_calls_sys_exit_is_an_error_in_the_report(tmp_path):
     # sys.exit() in a python subject ended `scoreboard run` with the subject's exit code (3, as
-    # if a gate had failed) and no report; a BaseException that is not an Exception (a test
-    # framework's outcome) ended it with a traceback; a grader's or a scoring function's
-    # sys.exit(4) ended it with exit 4 ("waiting on batches"). Each is now that attempt's error.
+    # if a gate had failed) and no report; a grader's or a scoring function's sys.exit(4) ended
+    # it with exit 4 ("waiting on batches"). Each is now that attempt's error. (Other
+    # BaseExceptions still stop the run: pytest-timeout's must cut it, tests/test_probe_pytest_action.py.)
     import subprocess
 
     import yaml
@@ -372,11 +372,11 @@ def test_user_code_that_exits_or_raises_a_base_exception_is_an_error_in_the_repo
     (tmp_path / "cases.jsonl").write_text("".join(json.dumps({"id": f"c{i}", "input": f"q{i}", "expected": f"q{i}"})
                                                   + "\n" for i in range(3)))
     (tmp_path / "user.py").write_text(
-        "import sys\n\nclass Outcome(BaseException):\n    pass\n\n"
-        "def bye(text):\n    sys.exit(3)\n\ndef outcome(text):\n    raise Outcome('like pytest.fail')\n\n"
+        "import sys\n\n"
+        "def bye(text):\n    sys.exit(3)\n\n"
         "def threaded(text):\n    sys.exit(5)\n\ndef echo(text):\n    return text\n\n"
         "def grader(output):\n    sys.exit(4)\n\ndef scoring(named, context):\n    sys.exit(6)\n")
-    variants = {"bye": {"subject": "python:user:bye"}, "outcome": {"subject": "python:user:outcome"},
+    variants = {"bye": {"subject": "python:user:bye"},
                 "threaded": {"subject": {"type": "python", "function": "user:threaded", "thread": True}}}
     suites = {"subjects": {"name": "s", "cases": "cases.jsonl", "variants": variants, "graders": ["exact"]},
               "grader": {"name": "g", "cases": "cases.jsonl", "subject": "python:user:echo",
@@ -393,10 +393,9 @@ def test_user_code_that_exits_or_raises_a_base_exception_is_an_error_in_the_repo
         assert done.returncode == 2 and "Traceback" not in done.stderr, (name, done.stdout, done.stderr)
         (report,) = (tmp_path / f"out-{name}").glob("*/*.json")
         attempts = json.loads(report.read_text(encoding="utf-8"))["attempts"]
-        assert len(attempts) == (9 if name == "subjects" else 3) and {a["status"] for a in attempts} == {"error"}
+        assert len(attempts) == (6 if name == "subjects" else 3) and {a["status"] for a in attempts} == {"error"}
         errors.update({(name, a["variant"]): a["error"] for a in attempts})
     assert errors[("subjects", "bye")] == "SystemExit raised by the subject: 3"
-    assert errors[("subjects", "outcome")] == "Outcome raised by the subject: like pytest.fail"
     assert errors[("subjects", "threaded")] == "SystemExit raised by the subject: 5"
     assert "grader 'python' raised SystemExit: 4" in errors[("grader", "echo")]
     assert errors[("scoring", "echo")] == "scoring function raised SystemExit: 6"

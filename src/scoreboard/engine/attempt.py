@@ -273,9 +273,8 @@ class AttemptRunner:
                     self.ledger.halt(str(exc))
         except Exception as exc:  # a subject bug is a visible error attempt
             error = f"{type(exc).__name__}: {exc}"
-        except (KeyboardInterrupt, asyncio.CancelledError):
-            raise
-        except BaseException as exc:  # sys.exit() or a test framework's outcome in user code: not the run's end
+        except SystemExit as exc:  # sys.exit() in user code: this attempt's error, not the run's end
+            # (other BaseExceptions still stop the run: a test framework's timeout must cut it)
             error = f"{type(exc).__name__} raised by the subject: {exc}"
         finally:
             self.state.in_flight -= 1

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from dataclasses import dataclass
 from typing import Any
@@ -78,9 +77,7 @@ async def grade_attempt(graders, ctx: GradeContext) -> tuple[list[Grade], str | 
                 grade = await grade
         except BatchPending:  # a judge's request waits on a provider batch: the attempt waits
             raise
-        except (KeyboardInterrupt, asyncio.CancelledError):
-            raise
-        except BaseException as exc:  # a grader bug (or its sys.exit()) is data, never a lost attempt
+        except (Exception, SystemExit) as exc:  # a grader bug (or its sys.exit()) is data, never a lost attempt
             text = cut_reason(_exception_text(exc))
             grade = Grade(grader.name, None, None, f"grader raised {type(exc).__name__}: {text}")
             error = error or f"grader {grader.name!r} raised {type(exc).__name__}: {text}"

@@ -19,7 +19,6 @@ without it. A case with no grader is "not-graded".
 
 from __future__ import annotations
 
-import asyncio
 import math
 from typing import Any
 
@@ -111,9 +110,7 @@ async def score_attempt(grades: list[dict], error: str | None, threshold: float 
     try:
         value = await call_user(scorer, (dict(result["metrics"]), context), DEFAULT_TIMEOUT_S)
         return apply_scoring(result, value, threshold)
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        raise
-    except BaseException as exc:  # a scoring bug (or its sys.exit()) is data: an error on this attempt
+    except (Exception, SystemExit) as exc:  # a scoring bug (or its sys.exit()) is data: an error on this attempt
         from .grade import cut_reason
 
         return {**result, "status": "error", "score": None,
