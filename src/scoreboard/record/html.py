@@ -18,7 +18,7 @@ from importlib import resources
 from typing import Any
 
 from ..jsonio import dumps_text, finite
-from .io import models_text
+from .io import escape_surrogates, models_text
 from .schema import Attempt, PlanCase
 from .view import CaseTally, ReportView, as_view
 
@@ -35,7 +35,6 @@ LEVELS = (
     (80, 40, False),
 )
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _SLOT = re.compile(r"@@([A-Z]+)@@")
 
 
@@ -60,7 +59,7 @@ def embed_json(data: Any) -> str:
     if fast:
         return text
     # Characters outside strings are plain ASCII, so these only ever occur inside strings.
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return escape_surrogates(text)
 
 
 class _Shrink:
