@@ -15,8 +15,7 @@ JavaScript arithmetic: the sandbox intercepts `+ - * / // % **` and unary `-`/`+
 them as compiler.js does (`1 + '2'` is "12"); without the marker they are Python's (with `*` and
 `**` bounded as above).
 
-The names callers use (the bounds, TemplateLimit, render_budget, JS_MARKER, the js_* functions)
-are re-exported here from the modules that define them."""
+The package (templating/__init__.py) re-exports what callers use from the module defining each."""
 
 from __future__ import annotations
 
@@ -26,26 +25,15 @@ from typing import Any
 
 from .bounds import (
     _SLOT_BYTES,
-    MAX_INT_BITS,
-    MAX_ITEMS,
-    MAX_RENDER_BYTES,
-    MAX_RENDER_SECONDS,
-    MAX_RENDER_STEPS,
-    MAX_TEXT,
     _check_size,
-    _limit_class,
     _too_long,
 )
 from .js import (
     JS_MARKER,
-    js_add,
     js_binop,
     js_dump,
-    js_number,
     js_print,
-    js_str,
     js_to_number,
-    js_truthy,
 )
 from .filters import _bounded_filter, _bounded_test, _lipsum, _py_binop, _sum_filter
 from .instrument import _finalize, _instrument, _meter, _Metered, _sb_charge, _sb_concat, _sb_loop
@@ -58,27 +46,13 @@ from .limits import (
     _method_check,
     _render,
     _text_size,
-    render_budget,
 )
 from .nunjucks import NJ_FILTERS
-
-__all__ = [
-    "JS_MARKER", "MAX_INT_BITS", "MAX_ITEMS", "MAX_RENDER_BYTES", "MAX_RENDER_SECONDS", "MAX_RENDER_STEPS",
-    "MAX_TEXT", "NJ_FILTERS", "UNDEFINED_MODES", "environment", "js_add", "js_binop",
-    "js_dump", "js_number", "js_print", "js_str", "js_to_number", "js_truthy", "render_budget", "render_text",
-]  # and TemplateLimit, made on first use (__getattr__)
 
 #: the environment's mark on a template converted from Nunjucks (one that starts with JS_MARKER):
 #: a global that makes call_binop / call_unop compute as JavaScript
 _JS_KEY = "__nunjucks_js__"
 _JS_ON = object()
-
-
-def __getattr__(name: str) -> Any:
-    # TemplateLimit subclasses jinja2's SecurityError, and Jinja2 loads only when first used
-    if name == "TemplateLimit":
-        return _limit_class()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _environment(undefined: str = "error"):
