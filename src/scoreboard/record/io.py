@@ -11,7 +11,6 @@ import os
 import platform
 import re
 import sys
-from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
