@@ -98,3 +98,24 @@ def test_llm_judge_custom_prompt_sees_vars_and_rubric(tmp_path, judge_srv):
     assert report["attempts"][0]["status"] == "passed"
     assert judge_srv.requests[0]["json"]["messages"][-1]["content"].startswith(
         "Lang fr; rubric be right; said Paris, of course")
+
+
+def test_a_custom_prompt_that_does_not_render_for_a_case_leaves_the_grade_unassessed_not_the_attempt_errored(
+        tmp_path, judge_srv):
+    """A judge prompt naming a variable one case lacks is the suite's mistake for that case: the answer
+    is still graded by the other graders, the judge grade says why it was not judged, no judge is asked."""
+    judge_srv.set_default("chat", {"reply": json.dumps({"verdict": True, "explanation": "fine"})})
+    path = suite_with(tmp_path, judge_srv,
+                      ["exact", {"llm-judge": {"prompt": "Lang {{ vars.lang.code }}; said {{ output }}"}}], cases())
+    rows = [strip(c) for c in cases()]
+    rows[0]["vars"] = {"lang": {"code": "fr"}}
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in rows))
+    report = run(load_suite(path), RunOptions(progress=False)).report
+    by_id = {a["case_id"]: a for a in report["attempts"]}
+    assert by_id["a"]["status"] == "failed" and by_id["a"]["grades"][1]["passed"] is True
+    b = by_id["b"]
+    assert b["status"] != "error" and b.get("error") is None, b
+    judged = b["grades"][1]
+    assert judged["passed"] is None and judged["reason"].startswith("the judge prompt did not render for this case: ")
+    assert "lang" in judged["reason"] and b["grades"][0]["passed"] is False
+    assert len(judge_srv.requests) == 1  # only case a's

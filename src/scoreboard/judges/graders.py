@@ -11,6 +11,8 @@ from __future__ import annotations
 import random
 from typing import Any, ClassVar
 
+from jinja2 import TemplateError
+
 from ..errors import BudgetExceeded
 from ..graders.base import Grader, check_keys, option_error, short
 from ..graders.grade import Grade, GradeContext
@@ -153,6 +155,8 @@ class _JudgeGrader(Grader):
             if shown and grade.extra and "judge" in grade.extra:
                 grade.extra["judge"]["screenshots"] = shown
             return grade
+        except TemplateError as exc:  # the suite's custom prompt, for this case: no judge was asked
+            return self.unassessed(f"the judge prompt did not render for this case: {type(exc).__name__}: {exc}")
         except JudgeFailure as exc:
             extra = {"judge_failure": True}
             if exc.usage is not None:
