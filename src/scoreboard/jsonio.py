@@ -174,3 +174,46 @@ def _entry_problem(exc, doc: Any, path: str):
         field = f"entries[{where[0]}]" + "".join(f".{p}" for p in where[1:])
         return ConfigError(exc.message, file=path, case_id=cid, field=field)
     return ConfigError(exc.message, file=path, field=exc.field)
+
+
+class _Duplicate(Exception):
+    """A JSON object with a key twice (raised out of the parser at the first)."""
+
+
+class _Pairs(list):
+    """A JSON object kept as its (key, value) pairs, duplicates included."""
+
+
+def _refuse_duplicates(items: list) -> dict:
+    out = dict(items)
+    if len(out) != len(items):
+        raise _Duplicate
+    return out
+
+
+def duplicate_key(text: str | bytes) -> tuple | None:
+    """The path (keys and indexes) to the first key an object of `text` holds twice, ending in
+    that key, else None. JSON readers disagree on which of the two values counts (orjson and
+    the stdlib keep the last, others the first), so a record that is trusted must have neither.
+    One stdlib parse; a second, keeping every pair, only when there is a duplicate to locate.
+    Nesting deeper than the parser follows is a ValueError, as in `loads`."""
+    try:
+        json.loads(text, object_pairs_hook=_refuse_duplicates)
+        return None
+    except _Duplicate:
+        pass
+    except RecursionError:
+        raise ValueError(TOO_DEEP) from None
+    stack: list[tuple[Any, tuple]] = [(json.loads(text, object_pairs_hook=_Pairs), ())]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, _Pairs):
+            seen: set = set()
+            for key, _ in item:
+                if key in seen:
+                    return path + (key,)
+                seen.add(key)
+            stack.extend((sub, path + (key,)) for key, sub in reversed(item))
+        elif isinstance(item, list):
+            stack.extend((sub, path + (i,)) for i, sub in reversed(list(enumerate(item))))
+    return None  # pragma: no cover - the first parse found one

@@ -257,3 +257,22 @@ def test_rescore_refuses_a_report_no_report_scoreboard_writes_could_hold(report,
     no_crash(done)
     assert done.returncode == 1 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_verify_refuses_a_report_holding_a_key_twice_and_names_where(tmp_path, source):
+    """A tamperer appends a second "passed" to a grade: the stdlib and orjson read the last one,
+    other JSON readers the first, so the record means two things. verify names the key and its path."""
+    text = source.read_text(encoding="utf-8")
+    doc = json.loads(text)
+    grade = doc["attempts"][1]["grades"][0]
+    flipped = json.dumps(not grade["passed"])
+    starts = [i for i in range(len(text)) if text.startswith('"grades"', i)]  # one per attempt, in order
+    at = text.index('"passed":', starts[1])  # the first grade of the second attempt
+    edited = text[:at] + f'"passed": {flipped}, ' + text[at:]
+    assert json.loads(edited)["attempts"][1]["grades"][0]["passed"] == grade["passed"]  # the last one wins here
+    path = write(tmp_path, edited)
+    done = sb("verify", str(path), cwd=tmp_path)
+    no_crash(done)
+    assert done.returncode == 1 and done.stderr.strip().count("\n") == 0, done.stderr
+    assert "'passed' twice" in done.stderr and "attempts[1].grades[0].passed" in done.stderr, done.stderr
+    assert sb("verify", str(source), cwd=tmp_path).returncode == 0  # the untouched record still verifies
