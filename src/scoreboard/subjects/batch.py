@@ -27,57 +27,23 @@ import asyncio
 import random
 import time
 from contextlib import aclosing
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import BatchNotSent, BatchPending, BudgetExceeded, SubjectError
 from ..hashing import sha256_json
 from .batch_api import NOT_FOUND, UNDECIDED
+from .batch_clock import Clock
 from .batch_journal import BILLED_NOTE, CANCEL_POLL_S, Journal
 from .batch_results import Tally
+from .batch_state import Entry, Resubmit, Settled, Sub, fail, hand
+
+__all__ = ["MAX_FAILS", "Batcher", "Resubmit", "Settled"]
 
 #: polls in a row that could not read a batch (or its results) before its attempts wait
 MAX_FAILS = 5
 
 # ---------------------------------------------------------------------------------------------
 # The batcher: one per subject
-
-
-@dataclass
-class _Entry:
-    attempt: tuple
-    role: str
-    digest: str
-    body: dict
-    bounds: tuple
-    future: asyncio.Future
-    custom_id: str | None = None
-
-
-@dataclass
-class _Sub:
-    """A submission being polled in this process."""
-
-    submission: str
-    batch_id: str | None
-    #: custom id -> ledger ticket (None: none held here)
-    tickets: dict[str, Any] = field(default_factory=dict)
-    futures: dict[str, asyncio.Future] = field(default_factory=dict)
-    detached: bool = False
-    ended: bool = False
-    cancel_sent: bool = False
-    task: asyncio.Task | None = None
-    wake: asyncio.Event = field(default_factory=asyncio.Event)
-
-
-@dataclass
-class Settled:
-    """One request's result as the subject receives it."""
-
-    ok: bool
-    body: Any
-    error: str | None
-    info: dict
 
 
 class Batcher:
@@ -87,9 +53,9 @@ class Batcher:
         self.api, self.settings, self.label = api, settings, label
         self._journal: Journal | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._queue: list[_Entry] = []
+        self._queue: list[Entry] = []
         self._timer: asyncio.TimerHandle | None = None
-        self._deadline: float | None = None
+        self._clock: Clock | None = None
         self._tasks: set[asyncio.Task] = set()
         self._ledger = None
 
@@ -104,13 +70,20 @@ class Batcher:
         if journal is not self._journal or loop is not self._loop:
             self._journal, self._ledger, self._queue, self._loop = journal, ledger, [], loop
             self._timer = None
-            poll_for = self.settings["poll_for_s"]
-            self._deadline = None if poll_for is None else loop.time() + poll_for
+            self._clock = Clock(self.settings["poll_for_s"])
             journal.listen(self._on_interrupt)
         return journal
 
     def _past_deadline(self) -> bool:
-        return self._deadline is not None and asyncio.get_running_loop().time() >= self._deadline
+        return self._clock.past()
+
+    async def _look(self, journal: Journal, sub: Sub, call):
+        """One look at the provider, bounded by this run's polling deadline (not while the run
+        is interrupted: its batches are being cancelled, and are read until the grace ends)."""
+        first, sub.looked = not sub.looked, True
+        if journal.interrupted is not None:
+            return await call
+        return await self._clock.look(call, first=first, subject=self.api.subject)
 
     def _info(self, journal: Journal, custom_id: str, role: str) -> dict:
         submission = journal.entries[custom_id][0]
@@ -130,7 +103,7 @@ class Batcher:
             return await self._claimed(journal, custom_id, role)
         if journal.interrupted is not None:
             raise BatchNotSent(f"the run stopped ({journal.interrupted}) before this request was batched")
-        entry = _Entry(tuple(attempt), role, digest, body, bounds, asyncio.get_running_loop().create_future())
+        entry = Entry(tuple(attempt), role, digest, body, bounds, asyncio.get_running_loop().create_future())
         self._queue.append(entry)
         if len(self._queue) >= self.settings["size"]:
             self._flush_soon()
@@ -150,7 +123,7 @@ class Batcher:
             raise Resubmit()  # its batch was never created
         sub = journal.active.get(submission)
         if sub is None:
-            sub = journal.active[submission] = _Sub(submission, info["batch_id"])
+            sub = journal.active[submission] = Sub(submission, info["batch_id"])
             self._spawn(self._guarded(journal, self._resume(journal, sub), sub=sub))
         if sub.detached:
             raise BatchPending(self._pending_text(info), info)
@@ -168,8 +141,8 @@ class Batcher:
         if entries:
             self._spawn(self._guarded(self._journal, self._submit(self._journal, entries), entries))
 
-    async def _guarded(self, journal: Journal, coro, entries: list[_Entry] | None = None,
-                       sub: _Sub | None = None) -> None:
+    async def _guarded(self, journal: Journal, coro, entries: list[Entry] | None = None,
+                       sub: Sub | None = None) -> None:
         """Run a submission's work; an unexpected failure is an error on each of its attempts
         (never an attempt left waiting forever)."""
         try:
@@ -183,7 +156,7 @@ class Batcher:
                 if journal.submissions.get(s.submission, {}).get("state") != "ended":
                     journal.ended(s.submission, "unknown", text)
             for entry in entries or ():
-                _fail(entry.future, SubjectError(f"{self.api.provider}: {text}", kind="batch-failed"))
+                fail(entry.future, SubjectError(f"{self.api.provider}: {text}", kind="batch-failed"))
 
     def _spawn(self, coro) -> asyncio.Task:
         task = asyncio.ensure_future(coro)
@@ -191,13 +164,13 @@ class Batcher:
         task.add_done_callback(self._tasks.discard)
         return task
 
-    async def _submit(self, journal: Journal, entries: list[_Entry]) -> None:
+    async def _submit(self, journal: Journal, entries: list[Entry]) -> None:
         ledger = self._ledger
         submission, ids = journal.allocate(len(entries))
         tickets, kept, kept_ids = [], [], []
         for entry, cid in zip(entries, ids):
             if journal.interrupted is not None:
-                _fail(entry.future, BatchNotSent(f"the run stopped ({journal.interrupted}) before this "
+                fail(entry.future, BatchNotSent(f"the run stopped ({journal.interrupted}) before this "
                                                  "request was submitted"))
                 continue
             ticket = None
@@ -208,7 +181,7 @@ class Batcher:
                                                   max_tokens=tok, max_cost=cost, max_output_tokens=out,
                                                   batch={"custom_id": cid, "submission": submission})
                 except BudgetExceeded as exc:
-                    _fail(entry.future, exc)
+                    fail(entry.future, exc)
                     continue
             tickets.append(ticket)
             kept.append(entry)
@@ -217,7 +190,7 @@ class Batcher:
             return
         ids = kept_ids
         journal.begin(submission, ids, self.api.provider, self.label, [(e.attempt, e.role, e.digest) for e in kept])
-        sub = journal.active[submission] = _Sub(submission, None)
+        sub = journal.active[submission] = Sub(submission, None)
         for entry, cid, ticket in zip(kept, ids, tickets):
             entry.custom_id = cid
             sub.futures[cid] = entry.future
@@ -232,7 +205,7 @@ class Batcher:
         sub.batch_id = self.api.batch_id(batch)
         await self._poll(journal, sub)
 
-    async def _create_failed(self, journal: Journal, sub: _Sub, exc: SubjectError) -> None:
+    async def _create_failed(self, journal: Journal, sub: Sub, exc: SubjectError) -> None:
         """A create that failed: surely not created (an error status) -> errors, usage zero; maybe
         created (no answer, a server error) -> reconciled like a submission found on resume."""
         if exc.status is not None and exc.kind != "server-error":
@@ -242,7 +215,7 @@ class Batcher:
         await self._resume(journal, sub)
 
     # ---- resuming a submission this process did not make (or whose create had no answer)
-    async def _resume(self, journal: Journal, sub: _Sub) -> None:
+    async def _resume(self, journal: Journal, sub: Sub) -> None:
         if journal.submissions[sub.submission]["state"] == "submitting":
             found = await self._reconcile(journal, sub)
             if found is None:
@@ -251,7 +224,7 @@ class Batcher:
             journal.submitted(sub.submission, sub.batch_id, self.api.input_file(found))
         await self._poll(journal, sub)
 
-    async def _reconcile(self, journal: Journal, sub: _Sub) -> dict | None:
+    async def _reconcile(self, journal: Journal, sub: Sub) -> dict | None:
         """Whether a submission whose create had no recorded answer made a batch: the batch (then
         polled), or None once its requests are settled (never created: free to go out again; or
         errors), or its attempts wait (this run polls no longer)."""
@@ -260,7 +233,7 @@ class Batcher:
         delay, fails = self.settings["poll_s"], 0
         while True:
             try:
-                found = await self.api.find(sub.submission, ids, state.get("began") or 0.0)
+                found = await self._look(journal, sub, self.api.find(sub.submission, ids, state.get("began") or 0.0))
                 fails = 0
             except SubjectError as exc:
                 fails += 1
@@ -285,10 +258,11 @@ class Batcher:
             await self._sleep(sub, delay * random.uniform(0.9, 1.1))
             delay = min(delay * 2, self.settings["poll_max_s"])
 
-    async def _sleep(self, sub: _Sub, wait: float) -> None:
+    async def _sleep(self, sub: Sub, wait: float) -> None:
         """Wait `wait` seconds (less when this run's polling deadline comes first, or an interrupt)."""
-        if self._deadline is not None:
-            wait = min(wait, max(0.0, self._deadline - asyncio.get_running_loop().time()))
+        left = self._clock.left()
+        if left is not None:
+            wait = min(wait, left)
         sub.wake.clear()
         try:
             await asyncio.wait_for(sub.wake.wait(), wait)
@@ -296,14 +270,14 @@ class Batcher:
             pass
 
     # ---- polling
-    async def _poll(self, journal: Journal, sub: _Sub) -> None:
+    async def _poll(self, journal: Journal, sub: Sub) -> None:
         delay = self.settings["poll_s"]
         fails = 0
         while True:
             if journal.interrupted is not None and not sub.cancel_sent:
                 await self._cancel(journal, sub)
             try:
-                batch = await self.api.retrieve(sub.batch_id)
+                batch = await self._look(journal, sub, self.api.retrieve(sub.batch_id))
             except SubjectError as exc:
                 if not exc.retryable:  # the batch is gone, or this key may not read it
                     self._settle_all(journal, sub, f"cannot read batch {sub.batch_id}: {exc}", billed="maybe")
@@ -330,7 +304,7 @@ class Batcher:
                 await self._sleep(sub, delay * random.uniform(0.9, 1.1))
             delay = min(delay * 2, self.settings["poll_max_s"])
 
-    def _detach(self, journal: Journal, sub: _Sub) -> None:
+    def _detach(self, journal: Journal, sub: Sub) -> None:
         """This run polls no longer: every request still open in the batch is waiting."""
         sub.detached = True
         for cid, future in list(sub.futures.items()):
@@ -343,7 +317,7 @@ class Batcher:
     def _pending_text(info: dict) -> str:
         return f"waiting: batch {info['batch_id'] or info['submission']} ({info['provider']}) has not ended"
 
-    async def _cancel(self, journal: Journal, sub: _Sub) -> None:
+    async def _cancel(self, journal: Journal, sub: Sub) -> None:
         sub.cancel_sent = True
         reason = f"{journal.interrupted}; {BILLED_NOTE}"
         journal.cancelled(sub.submission, reason)
@@ -352,27 +326,31 @@ class Batcher:
         except SubjectError as exc:
             journal.cancelled(sub.submission, f"cancel failed: {exc}")
 
-    async def _collect(self, journal: Journal, sub: _Sub, batch: dict, status) -> bool:
+    async def _collect(self, journal: Journal, sub: Sub, batch: dict, status) -> bool:
         """The batch ended: every result matched back by custom id; requests without one get the
         batch's reason (expired, cancelled, failed). False when its results could not be read
         to the end (those read are kept)."""
         seen: set[str] = set()
         ready: list[tuple[asyncio.Future, Settled]] = []
         # a file is read no further than its requests' answers can be (batch_results.py)
-        tally = Tally(max_bytes=(len(journal.ids_of(sub.submission)) + 1) * self.api.subject.max_response_bytes)
+        tally = Tally(max_bytes=(len(journal.ids_of(sub.submission)) + 1) * self.api.subject.max_response_bytes,
+                      idle_s=None if journal.interrupted is not None else self._clock.limit(first=True))
         try:
             async with aclosing(self.api.results(batch, tally)) as results:
                 async for custom_id, ok, body, error in results:
-                    if custom_id not in journal.entries or custom_id in seen or custom_id in journal.settled:
-                        tally.foreign += custom_id not in journal.entries
-                        continue  # not this run's, a repeat, or recorded before a crash (claimed from the log)
+                    ours = journal.entries.get(custom_id, ("",))[0] == sub.submission
+                    if not ours or custom_id in seen or custom_id in journal.settled:
+                        # not this batch's (another run's, or another batch's: that one's own file
+                        # answers it), a repeat, or recorded before a crash (claimed from the log)
+                        tally.foreign += not ours
+                        continue
                     seen.add(custom_id)
                     if not ok and sub.cancel_sent and "cancel" in (error or "").lower():
                         error = f"{error} ({journal.interrupted}; {BILLED_NOTE})"
                     self._settle(journal, sub, custom_id, ok, body, error, ready)
         except SubjectError as exc:
             if exc.kind != "too-large":
-                _hand(ready)  # what was read is recorded; the rest is read again (the caller retries)
+                hand(ready)  # what was read is recorded; the rest is read again (the caller retries)
                 return False
             tally.cut = str(exc)
         reason = tally.explain(status.reason or status.name)
@@ -381,15 +359,15 @@ class Batcher:
         self._settle_all(journal, sub, f"batch {sub.batch_id} {status.name} without a result for this request: "
                          f"{reason}", billed="maybe" if sub.cancel_sent else "unknown", skip=seen)
         journal.ended(sub.submission, status.name, status.reason, status.counts)
-        _hand(ready)
+        hand(ready)
         return True
 
     # ---- settling
-    def _open_ids(self, journal: Journal, sub: _Sub) -> list[str]:
+    def _open_ids(self, journal: Journal, sub: Sub) -> list[str]:
         return [cid for cid, entry in journal.entries.items()
                 if entry[0] == sub.submission and cid not in journal.settled]
 
-    def _settle_all(self, journal: Journal, sub: _Sub, error: str | None, *, billed: str,
+    def _settle_all(self, journal: Journal, sub: Sub, error: str | None, *, billed: str,
                     skip: set[str] = frozenset()) -> None:
         """Settle every open request of `sub` not in `skip` with `error` (None: never sent, so its
         attempt may submit it again). `billed`: "no" (usage zero), "unknown" (usage unknown),
@@ -419,7 +397,7 @@ class Batcher:
                 future.set_result(Settled(False, None, error, self._info(journal, cid, journal.entries[cid][2])))
         journal.active.pop(sub.submission, None)
 
-    def _settle(self, journal: Journal, sub: _Sub, custom_id: str, ok: bool, body: Any, error: str | None,
+    def _settle(self, journal: Journal, sub: Sub, custom_id: str, ok: bool, body: Any, error: str | None,
                 ready: list) -> None:
         """Record one result; its waiting attempt is handed it (in `ready`) once the batch is
         recorded as ended, so a report never shows a batch open whose attempts finished."""
@@ -446,7 +424,7 @@ class Batcher:
             self._timer = None
         queued, self._queue = self._queue, []
         for entry in queued:
-            _fail(entry.future, BatchNotSent(f"the run stopped ({reason}) before this request was submitted"))
+            fail(entry.future, BatchNotSent(f"the run stopped ({reason}) before this request was submitted"))
         journal = self._journal
         for sub in list(journal.active.values()) if journal is not None else ():
             sub.wake.set()
@@ -463,21 +441,6 @@ class Batcher:
             await asyncio.gather(*tasks, return_exceptions=True)
 
 
-class Resubmit(Exception):
-    """A claimed submission turned out never to have been created: submit the request anew."""
-
-
 def _possibly_billed(ledger, ticket, custom_id: str) -> None:
     ledger.possibly_billed.append({"id": ticket.id, "attempt": list(ticket.attempt), "role": ticket.role,
                                    "usage": "unknown", "custom_id": custom_id})
-
-
-def _hand(ready: list) -> None:
-    for future, settled in ready:
-        if not future.done():
-            future.set_result(settled)
-
-
-def _fail(future: asyncio.Future, exc: BaseException) -> None:
-    if not future.done():
-        future.set_exception(exc)

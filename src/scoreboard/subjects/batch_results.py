@@ -37,6 +37,9 @@ class Tally:
     foreign: int = 0
     #: why reading stopped before the end ("" when it did not)
     cut: str = ""
+    #: the longest a download may go without a byte, when shorter than IDLE_S (a run's polling
+    #: deadline is near: batch_clock.py)
+    idle_s: float | None = None
 
     def explain(self, reason: str) -> str:
         """Why the batch left a request without a result: `reason` (how the batch ended), then
@@ -55,8 +58,9 @@ async def result_lines(subject, url: str, tally: Tally, headers: dict | None = N
     """The JSON objects of a results file at `url`, read with `subject`'s session and headers."""
     session = subject._pool.session(asyncio.get_running_loop(), subject.static_headers)
     limit = subject.max_response_bytes
-    # sock_read: no byte for IDLE_S seconds (headers or body) fails the read
-    timeout = aiohttp.ClientTimeout(total=None, sock_connect=IDLE_S, sock_read=IDLE_S)
+    idle = IDLE_S if tally.idle_s is None else max(0.01, min(IDLE_S, tally.idle_s))
+    # sock_read: no byte for `idle` seconds (headers or body) fails the read
+    timeout = aiohttp.ClientTimeout(total=None, sock_connect=idle, sock_read=idle)
     try:
         async with session.get(url, headers=headers, allow_redirects=False, timeout=timeout) as resp:
             if resp.status >= 300:
@@ -84,7 +88,7 @@ async def result_lines(subject, url: str, tally: Tally, headers: dict | None = N
         raise
     except (aiohttp.ClientError, OSError, TimeoutError) as exc:
         quiet = isinstance(exc, TimeoutError) and not str(exc)
-        reason = f"no byte for {IDLE_S:g} s" if quiet else f"{type(exc).__name__}: {exc}"
+        reason = f"no byte for {idle:g} s" if quiet else f"{type(exc).__name__}: {exc}"
         raise subject.fail(f"reading the batch's results failed ({reason})", kind="connection",
                            retryable=True) from None
 
