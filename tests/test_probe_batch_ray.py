@@ -6,6 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+import subprocess
+import sys
+import threading
 import time
 
 import pytest
@@ -14,6 +19,7 @@ from aiohttp import web
 from scoreboard.errors import BatchPending
 from tests.servers.fake_batches import FakeBatches
 from tests.subjects import make, req
+from tests.test_batch_cli import CASES, cli, report, run_dir, statuses, verified, write_suite
 
 #: a run that hangs fails its test after this long instead
 HANG_GUARD_S = 10.0
@@ -102,3 +108,68 @@ def test_a_result_line_naming_another_batchs_request_is_not_taken_for_it():
         subject = make("openai", srv, batch={"size": 2, "wait_s": 0.05, "poll_s": 0.05, "poll_max_s": 0.1})
         results = ask(subject, 4)
     assert [r.output.text for r in results] == [f"ANSWER: {i + 1}" for i in range(4)], results
+
+
+# --------------------------------------------------------------------------- kill -9 mid-download
+
+
+class StalledDownload(FakeBatches):
+    """An OpenAI output file sends its first three lines, then nothing until `gate` is set."""
+
+    gate: threading.Event | None = None
+
+    async def _file_content(self, request: web.Request) -> web.StreamResponse:
+        resp = await super()._file_content(request)
+        if not request.match_info["id"].endswith("-output") or self.gate is None or self.gate.is_set():
+            return resp
+        out = web.StreamResponse()
+        await out.prepare(request)
+        await out.write(b"\n".join(resp.body.split(b"\n")[:3]) + b"\n")
+        while not self.gate.is_set():
+            await asyncio.sleep(0.05)
+        return out
+
+
+@pytest.mark.parametrize("cut", ["as-killed", "between-result-and-request-end"])
+def test_kill_9_mid_download_then_resume_pays_and_counts_each_request_once(tmp_path, cut):
+    """kill -9 while a batch's results arrive (three recorded), then --resume: every attempt
+    passes, nothing is submitted twice, and every request is counted once with its usage. With
+    the kill landing between a result's record and its request's end (the log cut there),
+    the resumed run ended that request from the recorded answer (before, it stayed pending:
+    `batch_pending: 1` and an unknown cost in a completed run)."""
+    with StalledDownload() as srv:
+        srv.gate = threading.Event()
+        write_suite(tmp_path, srv, "openai", batch={"size": 10, "wait_s": 0.1, "poll_s": 0.05})
+        proc = subprocess.Popen([sys.executable, "-m", "scoreboard", "run", "suite.json", "--output-dir", "out",
+                                 "--no-progress"], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                logs = list(tmp_path.glob("out/nightly/*/attempts.jsonl"))
+                if logs and logs[0].read_text().count('"batch-result"') >= 3:
+                    break
+                time.sleep(0.05)
+            time.sleep(0.2)
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        srv.gate.set()
+        log = run_dir(tmp_path) / "attempts.jsonl"
+        lines = log.read_text().splitlines(keepends=True)
+        assert sum('"batch-result"' in line for line in lines) == 3, lines
+        if cut != "as-killed":
+            last = max(i for i, line in enumerate(lines) if '"batch-result"' in line)
+            log.write_text("".join(lines[:last + 1]))
+        out = cli(tmp_path, "run", "--resume", str(run_dir(tmp_path)), "--no-progress")
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert len(srv.batches) == 1 and len(srv.submitted) == len(CASES)
+    rep = report(tmp_path)
+    assert statuses(rep) == {"passed": len(CASES)}
+    requests = rep["requests"]
+    assert requests["sent"] == requests["completed"] == len(CASES), requests
+    assert "batch_pending" not in requests and requests["possibly_billed"] == []
+    assert requests["cost_spent_usd"] == pytest.approx(sum(a["measurements"]["cost_usd"] for a in rep["attempts"]))
+    verified(tmp_path)

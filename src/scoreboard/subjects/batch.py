@@ -117,6 +117,10 @@ class Batcher:
         info = self._info(journal, custom_id, role)
         result = journal.results.pop(custom_id, None)
         if result is not None:
+            # recorded before a crash that may have come before its request's end was: ended now
+            ticket = self._ledger.batch_ticket(custom_id) if self._ledger is not None else None
+            if ticket is not None:
+                self._complete(ticket, bool(result["ok"]), result["body"], result["error"])
             return Settled(result["ok"], result["body"], result["error"], info)
         submission = info["submission"]
         if journal.submissions[submission]["state"] == "ended":
@@ -408,14 +412,18 @@ class Batcher:
         future = sub.futures.pop(custom_id, None)
         journal.settle(custom_id, ok, body, error, keep=future is None)
         if ticket is not None:
-            usage = self.api.usage(body) if ok else (None, None, None)  # unknown: an answer that does not parse
-            ledger.complete(ticket, ok=ok, input_tokens=usage[0], output_tokens=usage[1], cost_usd=usage[2],
-                            error=error)
+            self._complete(ticket, ok, body, error)
             if not ok and sub.cancel_sent:
                 _possibly_billed(ledger, ticket, custom_id)
         if future is not None and not future.done():
             role = journal.entries[custom_id][2]
             ready.append((future, Settled(ok, body, error, self._info(journal, custom_id, role))))
+
+    def _complete(self, ticket, ok: bool, body: Any, error: str | None) -> None:
+        """A batched request's end in the ledger, with the usage its answer reports."""
+        usage = self.api.usage(body) if ok else (None, None, None)  # unknown: an answer that does not parse
+        self._ledger.complete(ticket, ok=ok, input_tokens=usage[0], output_tokens=usage[1], cost_usd=usage[2],
+                              error=error)
 
     # ---- interrupts and closing
     def _on_interrupt(self, reason: str) -> None:
