@@ -19,7 +19,15 @@ from aiohttp import web
 from scoreboard.errors import BatchPending
 from tests.servers.fake_batches import FakeBatches
 from tests.subjects import make, req
-from tests.test_batch_cli import CASES, cli, report, run_dir, statuses, verified, write_suite
+from tests.test_batch_cli import (
+    CASES,
+    cli,
+    report,
+    run_dir,
+    statuses,
+    verified,
+    write_suite,
+)
 
 #: a run that hangs fails its test after this long instead
 HANG_GUARD_S = 10.0
@@ -208,7 +216,8 @@ def test_kill_9_of_a_ray_run_then_resume_counts_every_request_the_server_saw(tmp
             proc.wait(10)
         finally:
             # the Ray processes this run started (its session) go with it
-            session = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True).stdout
+            session = subprocess.run(["pgrep", "-s", str(proc.pid)], check=False, capture_output=True,
+                                     text=True).stdout
             for pid in session.split():
                 try:
                     os.kill(int(pid), signal.SIGKILL)
