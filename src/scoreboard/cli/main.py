@@ -8,6 +8,7 @@ batches (`run --resume` collects them); 130 a second Ctrl+C.
 from __future__ import annotations
 
 import argparse
+import difflib
 import gc
 import importlib
 import importlib.util
@@ -63,7 +64,7 @@ def console(argv: list[str] | None = None) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run one command (in-process callers: tests, the pytest plugin, benchmarks)."""
     parser, commands = build_parser()
-    args = parser.parse_args(argv)
+    args = parse(parser, sys.argv[1:] if argv is None else argv)
     if not args.command:
         parser.print_help()
         return 1
@@ -90,6 +91,44 @@ def main(argv: list[str] | None = None) -> int:
         print(scrub_known(f"scoreboard: internal error: {type(exc).__name__}: {exc} (rerun with --debug for a "
                           "traceback)"), file=sys.stderr)
         return 2
+
+
+def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """`parser.parse_args(argv)`, but a flag the command does not take is reported by that command
+    (`scoreboard run: error: ...`), with the flag it most resembles (`--fail-undr`: did you mean
+    --fail-under?)."""
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        target = _command_parser(parser, argv)
+        known = [o for action in target._actions for o in action.option_strings if o.startswith("--")]
+        hints = []
+        for extra in extras:
+            name = extra.partition("=")[0]
+            if not name.startswith("--"):
+                continue
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+            if close:
+                hints.append((name, close[0]))
+        if len(hints) == 1:
+            hint = f" (did you mean {hints[0][1]}?)"
+        else:
+            hint = "".join(f" ({name}: did you mean {close}?)" for name, close in hints)
+        target.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
+    return args
+
+
+def _command_parser(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.ArgumentParser:
+    """The parser of the (sub)command that `argv` names (`import csv` -> its own parser)."""
+    target = parser
+    for token in argv:
+        if token == "--":
+            break
+        sub = next((a for a in target._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if sub is None:
+            break
+        if token in sub.choices:
+            target = sub.choices[token]
+    return target
 
 
 #: a setting's name -> its flag, where the flag is not `--` + the name with dashes

@@ -53,7 +53,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "repeated, and a completed run is left as it is")
     g.add_argument("--cache", action="store_true", default=None, help="reuse responses from the SQLite cache")
     g.add_argument("--grace", type=float, metavar="S",
-                   help="seconds to wait for in-flight attempts after SIGINT/SIGTERM")
+                   help="seconds to wait for in-flight attempts after SIGINT/SIGTERM (default 30)")
     g.add_argument("--executor", metavar="NAME", help="where attempts run: local (default, asyncio in this "
                    "process) or ray (Ray actors: a local Ray instance, or a cluster with --ray-address); "
                    "with --resume, the executor that finishes the run")

@@ -1,0 +1,89 @@
+"""A new user walking the README from "Cases" to "Privacy": the mistakes they make on the
+command line get a one-line answer from the command they typed, `--help` says what the README
+says, and the README's synopses show only combinations the commands take."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+CASES = [{"id": f"c{i}", "input": f"q{i}", "expected": f"q{i}"} for i in range(2)]
+
+
+def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY",
+                                                            "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")}
+    env.update(COLUMNS="200", NO_COLOR="1")
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, check=False,
+                          capture_output=True, text=True, timeout=120)
+
+
+def cases_in(folder: Path) -> Path:
+    path = folder / "cases.jsonl"
+    path.write_text("".join(json.dumps(c) + "\n" for c in CASES), encoding="utf-8")
+    return path
+
+
+def test_a_mistyped_flag_is_named_by_its_command_with_the_flag_it_resembles(tmp_path):
+    cases_in(tmp_path)
+    proc = cli(tmp_path, "run", "--cases", "cases.jsonl", "--subject", "mock", "--fail-undr", "0.9")
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == [
+        "scoreboard run: error: unrecognized arguments: --fail-undr (did you mean --fail-under?)"]
+    assert not (tmp_path / "eval-results").exists()  # nothing ran, nothing was written
+    # a nested command's own flags, and the --flag=value spelling
+    proc = cli(tmp_path, "import", "csv", "--csv", "x.csv", "--map", "input=a,expected=b", "--output", "o.jsonl",
+               "--feilds", "a")
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == [
+        "scoreboard import csv: error: unrecognized arguments: --feilds a (did you mean --fields?)"]
+    proc = cli(tmp_path, "compare", "a.json", "b.json", "--pairs=x=y")
+    assert proc.stderr.splitlines() == [
+        "scoreboard compare: error: unrecognized arguments: --pairs=x=y (did you mean --pair?)"]
+
+
+def test_a_flag_nothing_resembles_is_still_one_line_with_no_guess(tmp_path):
+    proc = cli(tmp_path, "plan", "--resume", "somewhere")  # run's flag, which plan does not take
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == ["scoreboard plan: error: unrecognized arguments: --resume"]
+
+
+def test_run_help_gives_the_grace_default_the_readme_gives(tmp_path):
+    assert re.search(r"`--grace S` \(default\s+30\)", README)
+    proc = cli(tmp_path, "run", "--help")
+    assert proc.returncode == 0
+    grace = re.search(r"\n\s+--grace S\s+(.*?)\n\s+--executor NAME", proc.stdout, re.S)
+    assert grace and "(default 30)" in " ".join(grace.group(1).split())
+
+
+def test_import_csv_takes_fields_or_a_grader_as_its_synopsis_shows(tmp_path):
+    assert "[--fields document_type,total | --grader exact]" in README
+    (tmp_path / "corrections.csv").write_text('case_id,doc_text,corrected_json\nr1,"Total: 3","{""total"": 3}"\n',
+                                              encoding="utf-8")
+    base = ["import", "csv", "--csv", "corrections.csv", "--map", "input=doc_text,expected=corrected_json,id=case_id"]
+    proc = cli(tmp_path, *base, "--fields", "total", "--grader", "exact", "--output", "both.jsonl")
+    assert proc.returncode == 1 and len(proc.stderr.splitlines()) == 1
+    assert "flag --fields" in proc.stderr and not (tmp_path / "both.jsonl").exists()
+    assert cli(tmp_path, *base, "--fields", "total", "--output", "fields.jsonl").returncode == 0
+    assert cli(tmp_path, *base, "--grader", "exact", "--output", "exact.jsonl").returncode == 0
+
+
+def test_verify_exits_1_on_a_mismatch_as_the_exit_code_table_says(tmp_path):
+    assert "| 1 | invalid usage or input" in README and "for `verify`, a mismatch |" in README
+    cases_in(tmp_path)
+    run = cli(tmp_path, "run", "--cases", "cases.jsonl", "--subject", "mock", "--output", "r.json", "--format", "json",
+              "--no-progress")
+    assert run.returncode == 0, run.stderr
+    assert cli(tmp_path, "verify", "r.json").returncode == 0
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    report["attempts"][0]["status"] = "failed"
+    (tmp_path / "t.json").write_text(json.dumps(report), encoding="utf-8")
+    proc = cli(tmp_path, "verify", "t.json")
+    assert proc.returncode == 1
+    assert "attempts[0].status" in proc.stdout + proc.stderr
