@@ -4,7 +4,6 @@ the converted suite into a fresh output folder (nothing there is ever overwritte
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import os
 import re
@@ -101,22 +100,22 @@ class Source:
             raise ConfigError(exc.message, file=str(self.folder / name), line=exc.line, field=where) from None
 
     def glob(self, pattern: str, field_name: str) -> list[str]:
-        """Relative paths inside the folder matching a glob (sorted); a pattern may not leave it."""
+        """Relative paths inside the folder matching a glob as promptfoo's globSync matches it
+        (jsglob: `*` stays within one folder, dotfiles need a leading `.`, braces expand),
+        sorted; a pattern may not leave the folder. A plain path is returned as it is."""
+        from .jsglob import GlobError, glob_files, is_glob
+
         if os.path.isabs(pattern) or ".." in Path(pattern).parts:
             raise self.error(f"{shorten(pattern, 120)!r} leaves the config's folder", field_name)
-        if not any(c in pattern for c in "*?["):
+        if not is_glob(pattern):
             return [pattern]
-        found: list[str] = []
-        regex = re.compile(fnmatch.translate(pattern.replace("**/", "__ANY__/")).replace("__ANY__/", "(?:.*/)?"))
-        for root, dirs, files in os.walk(self.folder):  # symlinked folders are not followed
-            rel_root = os.path.relpath(root, self.folder)
-            for name in files:
-                rel = name if rel_root == "." else os.path.join(rel_root, name)
-                if regex.fullmatch(rel):
-                    found.append(rel)
-                    if len(found) > MAX_GLOB_FILES:
-                        raise self.error(f"{pattern!r} matches more than {MAX_GLOB_FILES} files", field_name)
-        return sorted(found)
+        try:
+            found = glob_files(str(self.folder), pattern, MAX_GLOB_FILES)
+        except GlobError as exc:
+            raise self.error(f"{shorten(pattern, 120)!r}: {exc}", field_name) from None
+        if len(found) > MAX_GLOB_FILES:
+            raise self.error(f"{pattern!r} matches more than {MAX_GLOB_FILES} files", field_name)
+        return found
 
 
 def read_config(path: str) -> tuple[Any, Source]:

@@ -119,7 +119,10 @@ def _tests(value: Any, source: Source, report: Report) -> list[tuple[str, dict]]
             report.skip(where, "a test is a mapping or a file:// reference")
             continue
         pattern = item.removeprefix("file://")
-        for name in source.glob(pattern, where):
+        names = source.glob(pattern, where)
+        if not names:
+            report.skip(where, f"no files match {pattern!r}: no tests from it")
+        for name in names:
             out += _test_file(name, source, report)
     return out
 
@@ -209,6 +212,8 @@ def _cases(tests: list[tuple[str, dict]], default: dict, ctx: Context) -> list[d
         for combo, labels in loaded:
             cid = base if len(loaded) == 1 else base + "[" + ",".join(labels) + "]"
             cid = _unique_id(cid, taken)
+            if len(cases) >= pf_vars.MAX_CASES:
+                raise ctx.source.error(f"the tests make more than {pf_vars.MAX_CASES} cases (limits.max_cases)", where)
             case = _case(cid, combo, asserts, test, default, where, ctx)
             if case_transform is not None:
                 case["transform"] = case_transform

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import itertools
+import math
 import re
 from typing import Any
 
@@ -32,6 +33,8 @@ from .promptfoo_asserts import Skip
 _SCRIPTS = ("js", "cjs", "mjs", "ts", "cts", "mts", "py")
 _MEDIA = ("jpg", "jpeg", "png", "gif", "bmp", "webp", "svg", "mp4", "webm", "ogg", "mov", "avi", "wmv", "mkv", "m4v")
 #: resolveVariables' pattern: JavaScript's \w is ASCII
+#: the most cases an import makes (a suite's default limits.max_cases)
+MAX_CASES = 100_000
 _REFERENCE = re.compile(r"\{\{\s*([A-Za-z0-9_]+)\s*\}\}")
 
 
@@ -58,6 +61,10 @@ def combinations(vars_: dict, source: Source, where: str, expand: bool = True) -
             choices.append([(x, js_string(x)[:20]) for x in v])
         else:
             choices.append([(v, None)])
+    size = math.prod(len(c) for c in choices)
+    if size > MAX_CASES:  # sized before it is built: seven lists of 10 values are 10 million cases
+        raise source.error(f"its vars expand to {size} combinations, over the limit of {MAX_CASES} cases "
+                           "(limits.max_cases)", f"{where}.vars")
     out = []
     for combo in itertools.product(*choices):
         labels = [f"{k}={label}" for k, (_, label) in zip(keys, combo) if label is not None]

@@ -1,0 +1,67 @@
+"""Probes of the importers from outside: real promptfoo / OpenAI Evals shapes whose conversion
+differed from what those tools do (each test names the tool's source it follows)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from scoreboard.errors import ConfigError
+from scoreboard.importers.promptfoo import import_promptfoo
+
+
+def _pf(tmp_path: Path, config: str, files: dict[str, str] | None = None, **kw) -> tuple[list[dict], object]:
+    for rel, text in (files or {}).items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    (tmp_path / "promptfooconfig.yaml").write_text(config)
+    out, report = import_promptfoo(str(tmp_path / "promptfooconfig.yaml"), str(tmp_path / "out"), **kw)
+    cases = [json.loads(line) for line in (out / "cases.jsonl").read_text().splitlines()]
+    return cases, report
+
+
+# ---- globs: promptfoo's globSync (node-glob, minimatch defaults)
+
+GLOB_FILES = {"tests/a.yaml": "[{description: top, vars: {x: a}}]",
+              "tests/sub/b.yaml": "[{description: nested, vars: {x: b}}]",
+              "tests/.hidden.yaml": "[{description: hidden, vars: {x: c}}]"}
+
+
+@pytest.mark.parametrize("pattern, ids", [
+    ("file://tests/*.yaml", ["top"]),               # `*` stays inside one folder; dotfiles skipped
+    ("file://./tests/*.yaml", ["top"]),             # path.resolve normalises `./`
+    ("file://tests/**/*.yaml", ["top", "nested"]),  # `**` is any number of folders, dot ones not
+    ("file://tests/.*.yaml", ["hidden"]),           # a leading `.` in the pattern matches dotfiles
+    ("['file://tests/{a,sub/b}.yaml']", ["top", "nested"]),  # braces expand
+])
+def test_tests_glob_matches_as_node_glob(tmp_path, pattern, ids):
+    cases, _ = _pf(tmp_path, f"prompts: ['{{{{x}}}}']\nproviders: [echo]\ntests: {pattern}\n", GLOB_FILES)
+    assert sorted(c["id"] for c in cases) == sorted(ids)
+
+
+def test_tests_glob_matching_nothing_is_listed(tmp_path):
+    _, report = _pf(tmp_path, "prompts: [hi]\nproviders: [echo]\ntests: [{vars: {}}, 'file://none/*.csv']\n")
+    assert any(item.startswith("tests.1: no files match") for item in report.left_out)
+
+
+def test_brace_glob_cannot_leave_the_folder(tmp_path):
+    with pytest.raises(ConfigError, match="leaves"):
+        _pf(tmp_path, "prompts: ['file://{/etc/passwd,a.txt}']\nproviders: [echo]\n")
+
+
+def test_var_glob_star_stays_in_one_folder(tmp_path):
+    files = {"docs/a.txt": "A", "docs/deep/b.txt": "B"}
+    cases, _ = _pf(tmp_path, "prompts: ['{{doc}}']\nproviders: [echo]\ntests: [{vars: {doc: 'file://docs/*.txt'}}]\n",
+                   files)
+    assert [c["vars"]["doc"] for c in cases] == ["A"]
+
+
+# ---- hostile sizes
+
+def test_vars_product_is_sized_before_it_is_built(tmp_path):
+    ten = "[a,b,c,d,e,f,g,h,i,j]"
+    config = "prompts: [hi]\nproviders: [echo]\ntests:\n  - vars: {" + ", ".join(f"v{i}: {ten}" for i in range(6)) + "}\n"
+    with pytest.raises(ConfigError, match="1000000 combinations"):
+        _pf(tmp_path, config)
