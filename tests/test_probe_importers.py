@@ -65,3 +65,66 @@ def test_vars_product_is_sized_before_it_is_built(tmp_path):
     config = "prompts: [hi]\nproviders: [echo]\ntests:\n  - vars: {" + ", ".join(f"v{i}: {ten}" for i in range(6)) + "}\n"
     with pytest.raises(ConfigError, match="1000000 combinations"):
         _pf(tmp_path, config)
+
+
+# ---- OpenAI Evals: registry files read as yaml.safe_load reads them
+
+KEYWORDS_SPEC = """\
+seo_keywords:
+  prompt: "Input: {input}\\nKeywords: {completion}\\nScore 0-3"
+  choice_strings: "0123"
+  choice_scores: from_strings
+  input_outputs:
+    input: input
+    input: completion
+"""
+
+
+def _oe_registry(tmp_path: Path, spec_files: dict[str, str]) -> Path:
+    from scoreboard.importers.openai_evals_specs import FILES
+
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "modelgraded").mkdir()
+    for name, text in {**{"fact.yaml": FILES["fact.yaml"]}, **spec_files}.items():
+        (tmp_path / "modelgraded" / name).write_text(text)
+    (tmp_path / "data" / "s.jsonl").write_text('{"input": "Q?", "ideal": "A"}\n')
+    (tmp_path / "evals" / "e.yaml").write_text(
+        "e.dev.v0:\n  class: evals.elsuite.modelgraded.classify:ModelBasedClassify\n"
+        "  args: {samples_jsonl: s.jsonl, eval_type: cot_classify, modelgraded_spec: fact}\n")
+    return tmp_path / "evals" / "e.yaml"
+
+
+def test_openai_evals_registry_with_a_repeated_key_still_imports(tmp_path):
+    """The real registry's modelgraded/keywords.yaml names `input` twice in input_outputs; OpenAI
+    Evals' yaml.safe_load keeps the last, and every other modelgraded eval still loads."""
+    from scoreboard.importers.openai_evals import import_openai_evals
+
+    registry = _oe_registry(tmp_path, {"keywords.yaml": KEYWORDS_SPEC})
+    out, report = import_openai_evals(str(registry), str(tmp_path / "out"))
+    assert not report.left_out and (out / "cases.jsonl").read_text().count("\n") == 1
+
+
+def test_openai_evals_repeated_key_keeps_the_last_value(tmp_path):
+    from scoreboard.importers.openai_evals import read_yaml
+
+    (tmp_path / "k.yaml").write_text(KEYWORDS_SPEC)
+    assert read_yaml(tmp_path / "k.yaml", "k.yaml")["seo_keywords"]["input_outputs"] == {"input": "completion"}
+
+
+def test_openai_evals_lenient_read_still_refuses_anchors(tmp_path):
+    from scoreboard.importers.openai_evals import read_yaml
+
+    (tmp_path / "k.yaml").write_text("a: 1\na: &x [1, 2]\nb: [*x, *x]\n")
+    with pytest.raises(ConfigError, match="anchors"):
+        read_yaml(tmp_path / "k.yaml", "k.yaml")
+
+
+def test_openai_evals_own_builtin_spec_is_no_duplicate(tmp_path):
+    """A registry whose modelgraded/fact.yaml is OpenAI Evals' own (its default registry) is what
+    oaieval loads: no 'refuses a spec named as a built-in' note."""
+    from scoreboard.importers.openai_evals import import_openai_evals
+
+    registry = _oe_registry(tmp_path, {})
+    _, report = import_openai_evals(str(registry), str(tmp_path / "out"))
+    assert not any("refuses a spec" in n for n in report.notes)

@@ -40,7 +40,8 @@ import yaml
 from ..errors import ConfigError, shorten
 from ..safefile import DEFAULT_MAX_FILE_BYTES, FileRefused, read_regular, resolve_inside
 from ..safeparse import ParseError, parse_yaml
-from .common import Report, jsonl, read_config, write_output
+from .common import Report, Source, jsonl, read_config, write_output
+from .pyyaml_compat import safe_load_last_wins
 from .openai_evals_classify import CLASSIFY_ARGS, Judge, NotConverted, find_spec
 
 _CLASSES = {"evals.elsuite.basic.match:Match": "match", "evals.elsuite.basic.includes:Includes": "includes",
@@ -122,7 +123,12 @@ def read_yaml(path: Path, shown: str) -> Any:
     try:
         text = read_regular(str(path), limit=DEFAULT_MAX_FILE_BYTES,
                             limit_name="limits.max_file_bytes").decode("utf-8-sig")
-        return parse_yaml(text, core=True)[0]
+        try:
+            return parse_yaml(text, core=True)[0]
+        except ParseError as exc:
+            if not exc.message.startswith("duplicate key"):
+                raise
+            return safe_load_last_wins(text)  # yaml.safe_load keeps a repeated key's last value
     except FileRefused as exc:
         raise ConfigError(f"file {exc.reason}", file=shown) from None
     except UnicodeDecodeError:
@@ -133,7 +139,12 @@ def read_yaml(path: Path, shown: str) -> Any:
 
 def import_openai_evals(registry: str, out_dir: str, only: str | None = None) -> tuple[Path, Report]:
     """Convert every eval entry of the registry file (or the one `only` names); write DIR."""
-    data, source = read_config(registry)
+    try:
+        data, source = read_config(registry)
+    except ConfigError as exc:
+        if not exc.detail.startswith("duplicate key"):
+            raise
+        data, source = read_yaml(Path(registry), registry), Source(Path(registry))
     if data is None:
         data = {}
     if not isinstance(data, dict):

@@ -151,7 +151,7 @@ def find_spec(name: str, folders: list[Path], read_yaml, report) -> dict:
         if user:
             break
     if name in user:
-        if name in builtin:
+        if name in builtin and user[name] != builtin[name]:
             report.note(f"modelgraded spec {name!r}: the registry's own spec is used; oaieval refuses a spec "
                         f"named as one of its built-in specs (duplicate entry)")
         spec = _dereference(name, user)
