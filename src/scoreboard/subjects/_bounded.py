@@ -10,10 +10,11 @@ process group is killed, and the caller turns it into an execution error naming 
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..reaper import TAG_VAR, kill_group, unwatch, watch
 
 _CHUNK = 1 << 16
 #: how often a program's end is looked for while its stdout is still open
@@ -75,14 +76,6 @@ async def read_tail(stream, keep: int) -> bytes:
             del buf[:-keep]
 
 
-def kill_group(pgid: int) -> None:
-    """SIGKILL a process group (a child started with start_new_session)."""
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 @dataclass
 class Finished:
     """How a child process ended: its stdout (up to the limit), the tail of its stderr when kept,
@@ -117,11 +110,13 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | Path |
     straggler holding stdout open after the program exited is waited for that long, then killed.
     `kill_after` kills the group once the program ended (nothing it started outlives it). On
     cancellation (a timeout) the whole group is killed before this re-raises."""
+    tag = secrets.token_hex(12)
     proc = await asyncio.create_subprocess_exec(
         *argv, stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE if keep_stderr else asyncio.subprocess.DEVNULL,
-        env=env, cwd=str(cwd) if cwd else None, start_new_session=True)
+        env={**env, TAG_VAR: tag}, cwd=str(cwd) if cwd else None, start_new_session=True)
+    watch(proc.pid, tag)  # killed (and what left its group) by the watcher should scoreboard be killed
     out = asyncio.ensure_future(read_pipe(proc.stdout, limit, lambda: kill_group(proc.pid)))
     err = asyncio.ensure_future(read_tail(proc.stderr, STDERR_TAIL)) if keep_stderr else None
     feed = asyncio.ensure_future(_feed(proc, stdin)) if stdin is not None else None
@@ -146,7 +141,9 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | Path |
         for task in readers:
             task.cancel()
         await asyncio.shield(proc.wait())
+        unwatch(proc.pid, tag)
         raise
     if kill_after or over:
         kill_group(proc.pid)
+    unwatch(proc.pid, tag)
     return Finished(stdout, stderr, proc.returncode, over)

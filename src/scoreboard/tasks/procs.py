@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import os
 import secrets
-import signal
 import socket
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..reaper import TAG_VAR, kill_group, sweep, unwatch, watch
+
+__all__ = ["TAG_VAR", "PIPE_GRACE_S", "new_tag", "sweep", "free_port", "kill_group", "track_group", "untrack_group",
+           "kill_tracked_groups", "Ran", "run_bounded"]
+
 _CHUNK = 1 << 16
-#: the variable holding a child's tag (inherited by everything it starts)
-TAG_VAR = "SCOREBOARD_PROC_TAG"
 #: how long the output pipes of an ended command are read before they are given up on
 PIPE_GRACE_S = 2.0
 
@@ -31,54 +32,11 @@ def new_tag() -> str:
     return secrets.token_hex(12)
 
 
-def sweep(tag: str | None, sig: int = signal.SIGKILL) -> int:
-    """Signal every process of this user whose environment carries `tag` (Linux /proc; elsewhere
-    nothing); the number signalled. Repeated until none is left (one may fork meanwhile)."""
-    if not tag or not os.path.isdir("/proc/self"):
-        return 0
-    needle = f"{TAG_VAR}={tag}".encode() + b"\0"
-    me, total = os.getpid(), 0
-    for _ in range(20):
-        hit = 0
-        try:
-            entries = list(os.scandir("/proc"))
-        except OSError:
-            return total
-        for entry in entries:
-            if not entry.name.isdigit() or int(entry.name) == me:
-                continue
-            try:
-                with open(f"/proc/{entry.name}/environ", "rb") as handle:
-                    environ = b"\0" + handle.read(1 << 20)
-            except OSError:
-                continue
-            if b"\0" + needle in environ:
-                try:
-                    os.kill(int(entry.name), sig)
-                    hit += 1
-                except (ProcessLookupError, PermissionError):
-                    pass
-        total += hit
-        if not hit:
-            break
-    return total
-
-
 def free_port() -> int:
     """A port nobody listens on at 127.0.0.1 right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-def kill_group(pgid: int | None, sig: int = signal.SIGKILL) -> None:
-    """Signal a whole process group (one started with start_new_session)."""
-    if pgid is None:
-        return
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 #: process groups of long-lived children (fixtures) still running: killed at exit, also on a
@@ -90,10 +48,12 @@ def track_group(pgid: int, tag: str | None = None) -> None:
     """Remember a child's process group (and its tag) until `untrack_group`: it is killed if we
     exit first."""
     _LIVE_GROUPS[pgid] = tag
+    watch(pgid, tag)  # and by the watcher if we are killed (reaper.py)
 
 
 def untrack_group(pgid: int) -> None:
-    _LIVE_GROUPS.pop(pgid, None)
+    if pgid in _LIVE_GROUPS:
+        unwatch(pgid, _LIVE_GROUPS.pop(pgid))
 
 
 def kill_tracked_groups() -> None:
@@ -101,7 +61,7 @@ def kill_tracked_groups() -> None:
     for pgid, tag in list(_LIVE_GROUPS.items()):
         kill_group(pgid)
         sweep(tag)
-        _LIVE_GROUPS.pop(pgid, None)
+        untrack_group(pgid)
 
 
 atexit.register(kill_tracked_groups)
@@ -131,6 +91,7 @@ async def run_bounded(argv: list[str], *, cwd: Path, env: dict[str, str], timeou
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         start_new_session=True)
     proc = asyncio.subprocess.Process(transport, protocol, loop)
+    watch(proc.pid, tag)  # killed by the watcher should scoreboard be killed meanwhile
     out_buf, err_buf = _Capped(limit), _Capped(limit)
     out = asyncio.ensure_future(out_buf.drain(proc.stdout))
     err = asyncio.ensure_future(err_buf.drain(proc.stderr))
@@ -158,6 +119,8 @@ async def run_bounded(argv: list[str], *, cwd: Path, env: dict[str, str], timeou
         err.cancel()
         transport.close()
         raise
+    finally:
+        unwatch(proc.pid, tag)
     return Ran(None if timed_out else transport.get_returncode(), bytes(out_buf.buf), out_buf.total,
                bytes(err_buf.buf), timed_out)
 

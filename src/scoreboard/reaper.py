@@ -1,0 +1,144 @@
+"""Nothing scoreboard starts outlives it, even when it is killed with SIGKILL.
+
+Programs that scoreboard starts in process groups of their own (a command subject, an agent CLI,
+a task's fixture and checks) are killed when they end, on a timeout, on cancellation and at exit.
+A SIGKILL (kill -9, the OOM killer, a CI runner's hard stop) runs none of that: an agent CLI would
+go on calling its model, and a fixture would keep its port. So the first such child also starts a
+watcher: this file, run by the same Python with only the standard library. scoreboard tells it
+over a pipe each process group (and tag, see `sweep`) it starts and each one that ended. When
+scoreboard is gone, however it went, the kernel closes the pipe; the watcher then kills every
+group still listed and every process still carrying a listed tag, and exits.
+
+Run as a script (`python -I -S reaper.py`) it is that watcher; imported, it is the client.
+It imports nothing from scoreboard, so the watcher starts in milliseconds.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+#: the variable holding a child's tag (inherited by everything it starts)
+TAG_VAR = "SCOREBOARD_PROC_TAG"
+
+
+def kill_group(pgid: int | None, sig: int = signal.SIGKILL) -> None:
+    """Signal a whole process group (one started with start_new_session)."""
+    if pgid is None:
+        return
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        return
+
+
+def sweep(tag: str | None, sig: int = signal.SIGKILL) -> int:
+    """Signal every process of this user whose environment carries `tag` (Linux /proc; elsewhere
+    nothing); the number signalled. Repeated until none is left (one may fork meanwhile).
+
+    A process may leave its group (setsid, a daemon's double fork); a child started with a tag
+    in its environment passes it to every descendant, so this finds what a group kill missed."""
+    if not tag or not os.path.isdir("/proc/self"):
+        return 0
+    needle = b"\0" + f"{TAG_VAR}={tag}".encode() + b"\0"
+    me, total = os.getpid(), 0
+    for _ in range(20):
+        hit = 0
+        try:
+            entries = list(os.scandir("/proc"))
+        except OSError:
+            return total
+        for entry in entries:
+            if entry.name.isdigit() and int(entry.name) != me and needle in _environ(entry.name):
+                try:
+                    os.kill(int(entry.name), sig)
+                    hit += 1
+                except (ProcessLookupError, PermissionError):
+                    continue
+        total += hit
+        if not hit:
+            break
+    return total
+
+
+def _environ(pid: str) -> bytes:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            return b"\0" + handle.read(1 << 20)
+    except OSError:
+        return b""
+
+
+class _Client:
+    """This process's end of the pipe to its watcher (started on first use)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.fd: int | None = None
+        self.pid: int | None = None  # the process that started the watcher (a fork has none)
+
+    def send(self, line: str) -> None:
+        with self.lock:
+            if self.fd is None or self.pid != os.getpid():
+                self.fd = self._start()
+            if self.fd is None:
+                return
+            try:
+                os.write(self.fd, line.encode() + b"\n")
+            except OSError:  # the watcher is gone (killed by someone): start another next time
+                os.close(self.fd)
+                self.fd = None
+
+    def _start(self) -> int | None:
+        try:
+            watcher = subprocess.Popen([sys.executable, "-I", "-S", os.path.abspath(__file__)],
+                                       stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+        except OSError:  # no watcher: the exit handlers still run on every other way out
+            return None
+        self.pid = os.getpid()
+        fd = os.dup(watcher.stdin.fileno())  # kept; the Popen object (and its copy) may go
+        watcher.stdin.close()
+        os.set_inheritable(fd, False)
+        threading.Thread(target=watcher.wait, daemon=True, name="scoreboard-reaper-wait").start()
+        return fd
+
+
+_CLIENT = _Client()
+
+
+def watch(pgid: int, tag: str | None = None) -> None:
+    """Have the watcher kill this group (and the processes carrying `tag`) if scoreboard dies."""
+    _CLIENT.send(f"+ {pgid} {tag or '-'}")
+
+
+def unwatch(pgid: int, tag: str | None = None) -> None:
+    """The group ended (or was killed): the watcher forgets it."""
+    _CLIENT.send(f"- {pgid} {tag or '-'}")
+
+
+def _serve(stream) -> None:
+    """The watcher: read `+`/`-` lines until the pipe closes, then kill what is still listed."""
+    live: dict[tuple[int, str], None] = {}
+    for raw in stream:
+        parts = raw.split()
+        if len(parts) != 3 or parts[0] not in (b"+", b"-") or not parts[1].isdigit():
+            continue
+        key = (int(parts[1]), parts[2].decode("ascii", "replace"))
+        if parts[0] == b"+":
+            live[key] = None
+        else:
+            live.pop(key, None)
+    for pgid, tag in live:
+        kill_group(pgid)
+    for pgid, tag in live:
+        if tag != "-":
+            sweep(tag)
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl+C for scoreboard is not one for its watcher
+    _serve(sys.stdin.buffer)

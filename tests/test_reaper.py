@@ -1,0 +1,154 @@
+"""Nothing scoreboard starts outlives it when it is killed with SIGKILL (no exit handler runs):
+a command subject's program (an agent CLI would go on calling its model), what that program
+started and moved out of its group, and a task's fixture are killed by the watcher (reaper.py)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="Linux /proc")
+
+#: a program that records its pid, starts a grandchild that leaves its process group (setsid),
+#: and sleeps
+CHILD = textwrap.dedent("""\
+    import os, subprocess, sys, time
+    open(os.environ["PIDS"], "a").write(f"{os.getpid()}\\n")
+    subprocess.Popen([sys.executable, "-c", "import os, time; os.setsid(); "
+                      "open(os.environ['PIDS'], 'a').write(f'{os.getpid()}\\\\n'); time.sleep(120)"])
+    time.sleep(120)
+""")
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie waiting for a parent that does not reap it has ended)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def watchers_of(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if ppid == pid and b"reaper.py" in cmdline:
+                found.append(int(entry.name))
+    return found
+
+
+def wait_for(predicate, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def pids_in(path: Path, n: int) -> list[int]:
+    wait_for(lambda: path.exists() and len(path.read_text().split()) >= n, 60, f"{n} pids in {path}")
+    return [int(p) for p in path.read_text().split()]
+
+
+def kill_all(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            continue
+
+
+def env_with(pids: Path) -> dict:
+    env = dict(os.environ, PIDS=str(pids))
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
+    return env
+
+
+def test_kill_9_of_a_run_kills_the_subject_program_and_what_left_its_group(tmp_path):
+    (tmp_path / "child.py").write_text(CHILD)
+    (tmp_path / "cases.jsonl").write_text('{"id": "a", "input": "x", "expected": "y"}\n')
+    (tmp_path / "suite.yaml").write_text("name: reap\ncases: cases.jsonl\n"
+                                         f"subject: {{type: command, argv: [{sys.executable}, child.py]}}\n"
+                                         "graders: [exact]\n")
+    pids = tmp_path / "pids"
+    run = subprocess.Popen([sys.executable, "-m", "scoreboard", "run", "suite.yaml", "--no-progress"],
+                           cwd=tmp_path, env=env_with(pids), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    started = []
+    try:
+        started = pids_in(pids, 2)
+        watchers = watchers_of(run.pid)
+        assert len(watchers) == 1, "one watcher for the run"
+        assert all(alive(pid) for pid in started)
+        run.kill()
+        run.wait(timeout=30)
+        wait_for(lambda: not any(alive(pid) for pid in started + watchers), 15,
+                 "the subject, its escaped grandchild and the watcher to end")
+    finally:
+        run.kill()
+        kill_all(started)
+
+
+def test_kill_9_kills_a_tracked_fixture_group_and_its_tagged_descendants(tmp_path):
+    """The path a task's fixture takes (tasks/procs.track_group): its group and, through its tag,
+    a daemon it started outside the group."""
+    pids = tmp_path / "pids"
+    driver = textwrap.dedent(f"""\
+        import os, subprocess, sys, time
+        from scoreboard.tasks.procs import TAG_VAR, new_tag, track_group
+        tag = new_tag()
+        fixture = subprocess.Popen([sys.executable, "-c", {CHILD!r}], env={{**os.environ, TAG_VAR: tag}},
+                                   start_new_session=True)
+        track_group(fixture.pid, tag)
+        time.sleep(120)
+    """)
+    owner = subprocess.Popen([sys.executable, "-c", driver], env=env_with(pids))
+    started = []
+    try:
+        started = pids_in(pids, 2)
+        wait_for(lambda: watchers_of(owner.pid), 10, "the watcher")
+        owner.kill()
+        owner.wait(timeout=30)
+        wait_for(lambda: not any(alive(pid) for pid in started), 15, "the fixture and its daemon to end")
+    finally:
+        owner.kill()
+        kill_all(started)
+
+
+def test_the_watcher_exits_when_its_owner_ends(tmp_path):
+    """The watcher lives as long as scoreboard: a normal end closes the pipe and it exits."""
+    driver = textwrap.dedent("""\
+        import subprocess, sys
+        from scoreboard.reaper import unwatch, watch
+        done = subprocess.Popen(["true"], start_new_session=True)
+        watch(done.pid)
+        done.wait()
+        unwatch(done.pid)
+        print("ready", flush=True)
+        sys.stdin.read()  # until the test closes it
+    """)
+    owner = subprocess.Popen([sys.executable, "-c", driver], env=env_with(tmp_path / "pids"), text=True,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert owner.stdout.readline() == "ready\n"
+        watchers = watchers_of(owner.pid)
+        assert len(watchers) == 1
+        owner.stdin.close()
+        assert owner.wait(timeout=30) == 0
+        wait_for(lambda: not alive(watchers[0]), 10, "the watcher to exit after its owner")
+    finally:
+        owner.kill()
