@@ -383,3 +383,16 @@ def test_a_report_with_lone_surrogates_renders_in_every_format_and_fails_verify_
     done = scoreboard("verify", str(odd), cwd=tmp_path)
     assert done.returncode == 1 and "internal error" not in done.stderr
     assert "lone surrogate" in done.stdout
+
+
+@pytest.mark.parametrize("text", ["**FAILED** is fine", "~~passed~~ failed", "_private_ id", "a*b*c", "__init__",
+                                  "snake_case_id and a * b", "x_ _y", "***all***", "~one~ tilde", "*", "_"])
+def test_markdown_shows_emphasis_marks_as_the_characters_they_are(text):
+    """A case id, output or reason cannot bold, italicise or strike through what a reader sees."""
+    from scoreboard.record.mdtext import inline
+
+    for line in (inline(text), f"| {inline(text)} | x |\n|---|---|\n| {inline(text)} | y |"):
+        rendered, tokens, _ = render(line)
+        kinds = {t.type for t in flat(tokens)}
+        assert not kinds & {"em_open", "strong_open", "s_open"}, (line, kinds)
+        assert text in shown(rendered), (line, rendered)

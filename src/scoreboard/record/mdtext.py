@@ -8,6 +8,8 @@ comment, a file view) must show such text as the text it is:
 - no HTML: `<` is written `&lt;`, and `&` that would start an entity `&amp;`;
 - no link, image, link reference definition or footnote: `]` before `(`, `[` or `:` is escaped;
 - no code span: a backtick is escaped;
+- no emphasis or strikethrough: `*`, `~` and `_` are escaped where they could open or close it
+  (`case_1` and `a * b` stay as they are);
 - no table column break or new line: `|` is escaped, line ends become spaces (`cell`);
 - no block of its own where the value starts a line: a leading `#`, `>`, list marker, thematic
   break or fence is escaped;
@@ -60,6 +62,9 @@ def spell_unseen(text: str, *, keep_lines: bool = False) -> str:
 
 _ENTITY = re.compile(r"&(?=#[0-9]{1,7};|#[xX][0-9a-fA-F]{1,6};|[A-Za-z][A-Za-z0-9]{0,31};)")
 _LINK_CLOSE = re.compile(r"\](?=[(\[:])")
+#: `*` and `~` unless blank on both sides (`a * b` emphasises nothing), `_` unless a letter or
+#: digit stands on both sides of it
+_EMPHASIS = re.compile(r"(?<=\S)[*~]|[*~](?=\S)|(?<![^\W_])_|_(?![^\W_])")
 #: @name (a user or team) and #123, GH-123 (an issue), where GitHub would link them
 _MENTION = re.compile(r"(?<![A-Za-z0-9_])@(?=[A-Za-z0-9])")
 _ISSUE = re.compile(r"(?<![A-Za-z0-9_])#(?=[0-9])")
@@ -84,6 +89,7 @@ def inline(text: Any, *, line_ends: str = " ") -> str:
     s = s.replace("\r\n", "\n").replace("\r", "\n").replace("\\", "\\\\")
     s = spell_unseen(s, keep_lines=True).replace("\n", line_ends).replace("\t", " ")
     s = s.replace("|", "\\|").replace("`", "\\`")
+    s = _EMPHASIS.sub(lambda m: "\\" + m.group(), s)
     s = _ENTITY.sub("&amp;", s).replace("<", "&lt;")
     s = _LINK_CLOSE.sub("\\\\]", s)
     s = _MENTION.sub("@" + JOINER, s)
