@@ -128,3 +128,22 @@ def test_openai_evals_own_builtin_spec_is_no_duplicate(tmp_path):
     registry = _oe_registry(tmp_path, {})
     _, report = import_openai_evals(str(registry), str(tmp_path / "out"))
     assert not any("refuses a spec" in n for n in report.notes)
+
+
+# ---- python assertions: promptfoo's reason text
+
+def test_failing_python_assertion_says_returned_false(tmp_path):
+    """python.ts: `reason: pass ? 'Assertion passed' : \\`Python code returned ${pass ? 'true' :
+    'false'}\\`` with `pass` already the final verdict, so a failure always reads 'false' (it read
+    'Python code returned true' for an expression that returned False)."""
+    import importlib.util
+
+    _pf(tmp_path, "prompts: ['{{q}}']\nproviders: [echo]\ntests:\n  - vars: {q: a}\n    assert:\n"
+                  "      - {type: python, value: \"output == 'x'\"}\n      - {type: python, value: \"0\"}\n")
+    spec = importlib.util.spec_from_file_location("pf_probe_asserts", tmp_path / "out" / "promptfoo_asserts.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    context = {"vars": {"q": "a"}, "input": "a"}
+    for name in ("assert_1", "assert_2"):
+        result = getattr(module, name)("a", context)
+        assert result["pass"] is False and result["reason"].startswith("Python code returned false"), result

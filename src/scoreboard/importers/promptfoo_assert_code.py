@@ -156,7 +156,7 @@ def _is_number(value):
 def _graded(passed, score, reason, inverse, named=None):
     final = passed != inverse
     if final != passed:
-        reason = "Assertion passed" if final else "Python code returned " + str(passed).lower()
+        reason = "Assertion passed" if final else "Python code returned false"  # python.ts: its final pass
     clamped = min(1.0, max(0.0, float(score))) if math.isfinite(score) else (0.0 if score != score or score < 0 else 1.0)
     if clamped != score:
         reason = "score %r (recorded as %g)%s" % (score, clamped, ": " + reason if reason else "")
@@ -173,7 +173,7 @@ def _normalise(result, inverse, threshold):
     if result is True or lower == "true" or result is False or lower == "false":
         final = (result is True or lower == "true") != inverse
         return {"pass": final, "score": 1.0 if final else 0.0,
-                "reason": "Assertion passed" if final else "Python code returned " + str(final == inverse).lower()}
+                "reason": "Assertion passed" if final else "Python code returned false"}
     if isinstance(result, str) and result.startswith("{"):
         result = json.loads(result)
         if not isinstance(result, dict):
