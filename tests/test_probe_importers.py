@@ -147,3 +147,14 @@ def test_failing_python_assertion_says_returned_false(tmp_path):
     for name in ("assert_1", "assert_2"):
         result = getattr(module, name)("a", context)
         assert result["pass"] is False and result["reason"].startswith("Python code returned false"), result
+
+
+def test_assertion_value_from_txt_file_is_trimmed(tmp_path):
+    """src/assertions/index.ts runAssertion: a file://x.txt value is read and trimmed ("Trim to
+    remove trailing newline"); any other extension throws "Unsupported file type"."""
+    cases, report = _pf(tmp_path, "prompts: ['{{q}}']\nproviders: [echo]\ntests:\n  - vars: {q: Paris}\n    assert:\n"
+                                  "      - {type: contains, value: file://expected.txt}\n"
+                                  "      - {type: contains, value: file://expected.md}\n",
+                        {"expected.txt": "  Paris\n", "expected.md": "Paris"})
+    assert cases[0]["graders"] == [{"contains": {"patterns": ["Paris"], "mode": "all"}}]
+    assert any("assert.1" in item and "expected.md" in item for item in report.left_out)

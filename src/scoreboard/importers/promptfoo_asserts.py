@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from ..templating.js import js_trim
 from .common import Report, Source, js_string
 from .nunjucks import convert as convert_template
 from .promptfoo_assert_code import (
@@ -135,13 +136,13 @@ def _render_text(value: Any, vars_: dict) -> Any:
 
 
 def _file_value(value: str, ctx: Context, field_name: str) -> Any:
-    """promptfoo's processFileReference for a file:// value: JSON/YAML parsed, other text as is."""
+    """runAssertion's file:// value: .json/.yaml parsed, .txt trimmed (JavaScript trim), else not read."""
     name = value[len("file://"):]
     if name.lower().endswith((".json", ".yaml", ".yml")):
         return ctx.source.read_data(name, field_name)
-    if name.lower().endswith((".js", ".cjs", ".mjs", ".ts", ".py", ".rb")):
-        raise Skip(f"its value comes from a script ({name}), computed at run time")
-    return ctx.source.read_text(name, field_name)
+    if not name.endswith(".txt"):  # runAssertion: .txt trimmed; any other file "Unsupported file type"
+        raise Skip(f"its value comes from {name}: a script or a file type promptfoo does not read")
+    return js_trim(ctx.source.read_text(name, field_name))
 
 
 def _modifiers(spec: dict, a: dict, vars_: dict) -> dict:
