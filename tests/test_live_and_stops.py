@@ -101,7 +101,7 @@ def test_live_plan_bounds(tmp_path, fake_provider, flags, field, words):
         (line,) = done.stderr.strip().splitlines()
         # a value the command line gave names its flag; a missing one names the setting
         flag = f"--{field.replace('_', '-')}"
-        where = f"scoreboard: error: flag {flag}: " if flag in flags else f"field '{field}'"
+        where = f"scoreboard: error: flag {flag}: " if flag in flags else f"suite.json, field '{field}'"
         assert where in line and words in line, line
     assert fake_provider.requests == [] and not (tmp_path / "out").exists()
 

@@ -87,3 +87,49 @@ def test_verify_exits_1_on_a_mismatch_as_the_exit_code_table_says(tmp_path):
     proc = cli(tmp_path, "verify", "t.json")
     assert proc.returncode == 1
     assert "attempts[0].status" in proc.stdout + proc.stderr
+
+
+def test_an_existing_junit_file_or_report_is_refused_before_anything_runs(tmp_path):
+    """`--junit` and `--output NAME` (no .json: the report is NAME.json) name files the run would
+    have to overwrite at its end: refused up front, exit 1, the file kept, nothing run."""
+    cases_in(tmp_path)
+    (tmp_path / "j.xml").write_text("keep")
+    proc = cli(tmp_path, "run", "--cases", "cases.jsonl", "--subject", "mock", "--junit", "j.xml")
+    assert proc.returncode == 1 and proc.stderr.splitlines() == [
+        "scoreboard: error: j.xml: refusing to overwrite an existing file"], proc.stderr
+    assert (tmp_path / "j.xml").read_text() == "keep" and not (tmp_path / "eval-results").exists()
+    (tmp_path / "z.txt.json").write_text("keep")
+    proc = cli(tmp_path, "run", "--cases", "cases.jsonl", "--subject", "mock", "--output", "z.txt")
+    assert proc.returncode == 1 and "z.txt.json: refusing to overwrite an existing file" in proc.stderr, proc.stderr
+    assert (tmp_path / "z.txt.json").read_text() == "keep" and not (tmp_path / "z.txt").exists()
+    proc = cli(tmp_path, "run", "--cases", "cases.jsonl", "--subject", "mock", "--output", "fresh")
+    assert proc.returncode == 0 and (tmp_path / "fresh.json").is_file(), proc.stderr
+
+
+def test_one_case_is_one_case_in_every_figure_and_in_verify(tmp_path):
+    (tmp_path / "cases.jsonl").write_text('{"id": "a", "input": "q", "expected": "q"}\n', encoding="utf-8")
+    (tmp_path / "suite.yaml").write_text(
+        "name: one\ncases: cases.jsonl\nsubject: mock\noutput_dir: out\nformats: [json, md]\n"
+        "graders: [{exact: null, weight: 2, metric: quality}]\n", encoding="utf-8")
+    proc = cli(tmp_path, "run", "suite.yaml", "--output", "r.json", "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    md = (tmp_path / "r.md").read_text(encoding="utf-8")
+    assert "mean by case, 1 case)" in md and "(mean by case, 1 case, 1 attempt)" in md, md
+    assert not re.search(r"\b1 (cases|attempts)\b", md + proc.stdout), md
+    proc = cli(tmp_path, "verify", "r.json")
+    assert proc.returncode == 0 and "1 attempt," in proc.stdout and not re.search(r"\b1 [a-z ]+s\b", proc.stdout), \
+        proc.stdout
+
+
+def test_a_mistyped_key_of_a_rescore_graders_file_gets_a_suggestion(tmp_path):
+    import pytest
+
+    from scoreboard.errors import ConfigError
+    from scoreboard.suite.from_report import read_graders_file
+
+    path = tmp_path / "graders.yaml"
+    path.write_text("defualt: [exact]\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        read_graders_file(str(path), ["a"])
+    assert "unknown field (did you mean 'default'?) (allowed: default, cases)" in str(err.value)
+    assert err.value.field == "defualt"

@@ -15,13 +15,16 @@ from ..redact import scrub_known
 from ..suite.suite import Suite
 
 
-def report_targets(output_json: str | None, formats) -> list[Path]:
-    """The files an exactly placed report would create (checked before anything runs)."""
+def report_targets(output_json: str | None, formats, junit_path: str | None = None) -> list[Path]:
+    """The files a run will create at places the user named (checked before anything runs): an
+    exactly placed report (`--output x.json`, or `--output x`: the run folder x and x.json, as
+    store/files.new_run_folder places them) with its renderings, and a `--junit` file."""
+    named = [Path(junit_path)] if junit_path else []
     if not output_json:
-        return []
+        return named
     target = Path(output_json)
     stem = target.with_suffix("") if target.suffix == ".json" else target
-    return [target] + [stem.with_name(stem.name + EXTENSIONS[f]) for f in formats if f != "json"]
+    return [stem.with_name(stem.name + EXTENSIONS[f]) for f in ("json", *(f for f in formats if f != "json"))] + named
 
 
 def view_of_run(head: dict, attempts: Iterable[dict]):

@@ -74,7 +74,7 @@ class Run:
             self.uid = meta.get("uid")  # None for a run started before runs had one
             drop_torn_tail(self.folder.log_path)
         else:
-            for target in report_targets(options.output_json, self.formats):
+            for target in report_targets(options.output_json, self.formats, options.junit_path):
                 if target.exists():
                     raise refuse_existing(target)
             self.folder = new_run_folder(self.suite.config.output_dir, self.suite.name, options.output_json)

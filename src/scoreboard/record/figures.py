@@ -3,6 +3,7 @@ metrics, reducers and record-only attempts (terminal, Markdown, HTML read the sa
 
 from __future__ import annotations
 
+from ..words import plural
 from .io import fmt_p, fmt_rate
 
 
@@ -18,16 +19,16 @@ def figure_rows(s) -> list[tuple[str, str]]:
     if s is None:
         return rows
     if s.not_graded:
-        rows.append(("not graded", f"{s.not_graded} attempts recorded without a grader (no pass or fail)"))
+        rows.append(("not graded", f"{plural(s.not_graded, 'attempt')} recorded without a grader (no pass or fail)"))
     if s.score is not None:
         rows.append(("score", f"{fmt_rate(s.score.value)}{_ci(s.score.ci)} (weighted grade score, mean by case, "
-                              f"{s.score.cases} cases)"))
+                              f"{plural(s.score.cases, 'case')})"))
     for name, fig in (s.metrics or {}).items():
         if fig.value is None:
             rows.append((f"metric {name}", "n/a (no attempt was scored on it)"))
         else:
-            rows.append((f"metric {name}", f"{fmt_rate(fig.value)}{_ci(fig.ci)} (mean by case, {fig.cases} cases, "
-                                           f"{fig.attempts} attempts)"))
+            rows.append((f"metric {name}", f"{fmt_rate(fig.value)}{_ci(fig.ci)} (mean by case, {plural(fig.cases, 'case')}, "
+                                           f"{plural(fig.attempts, 'attempt')})"))
     for name, fig in (s.derived_metrics or {}).items():
         note = f" ({fig.note})" if fig.note else ""
         bounds = [x for x in (fig.value, *((fig.ci.low, fig.ci.high) if fig.ci is not None else ())) if x is not None]
@@ -35,7 +36,7 @@ def figure_rows(s) -> list[tuple[str, str]]:
         if fig.aggregate == "sum" or not all(0 <= x <= 1 for x in bounds):
             value = "n/a (undefined)" if fig.value is None else f"{fig.value:.6g}"
             ci = "" if fig.ci is None or fig.ci.low is None else f" [95% CI {fig.ci.low:.6g}–{fig.ci.high:.6g}]"
-            over = f" (over metric totals, {fig.attempts} attempts)" if fig.aggregate == "sum" else ""
+            over = f" (over metric totals, {plural(fig.attempts, 'attempt')})" if fig.aggregate == "sum" else ""
             rows.append((f"derived {name}", f"{value}{ci} = {fig.expression}{over}{note}"))
             continue
         value = "n/a (undefined)" if fig.value is None else fmt_rate(fig.value)
@@ -45,7 +46,7 @@ def figure_rows(s) -> list[tuple[str, str]]:
             rows.append((f"reducer {name}", "n/a"))
         else:
             rows.append((f"reducer {name}", f"{fmt_rate(fig.value)}{_ci(fig.ci)} (per case over runs, "
-                                            f"{fig.cases} cases)"))
+                                            f"{plural(fig.cases, 'case')})"))
     return rows
 
 

@@ -321,7 +321,7 @@ def fields_over(s) -> str:
     text = f"{fo.correct}/{fo.total} fields"
     over = s.field_accuracy_over
     if over is not None:
-        text += f" over {over.graded_attempts} graded attempts"
+        text += f" over {over.graded_attempts} graded attempt{'' if over.graded_attempts == 1 else 's'}"
         if over.errored_attempts:
             text += f"; {over.errored_attempts} errored, not graded"
     return text

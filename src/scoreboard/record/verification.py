@@ -11,6 +11,10 @@ from .chains import mismatch
 from .diff import deep_diff
 from .mdtext import spell_unseen
 
+#: what verify checked, one of each (the keys name many: "3 input hashes", "1 input hash")
+_ONE = {"input_hashes": "input hash", "attempts": "attempt", "screenshots": "screenshot", "grades": "grade",
+        "gates": "gate", "requests": "request", "conversations": "conversation"}
+
 NOTE = "Hashes prove internal consistency only; they do not authenticate a provider or a run."
 
 
@@ -80,7 +84,8 @@ def render_text(path: str, result: Verification, *, limit: int = 50) -> str:
              "waiting": "waiting on provider batches (finish with --resume)"}.get(
         result.status if isinstance(result.status, str) else "", f"status {result.status!r}")
     if result.ok:
-        counts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in sorted(result.checked.items()))
+        counts = ", ".join(f"{v} {_ONE.get(k, k.replace('_', ' ')) if v == 1 else k.replace('_', ' ')}"
+                           for k, v in sorted(result.checked.items()))
         lines.append(f"{path}: verified, no mismatch ({state}; checked {counts})")
     else:
         extra = f", {len(result.schema_errors)} field(s) outside the report schema" if result.schema_errors else ""

@@ -17,7 +17,7 @@ from ..record.chains import cases_from_plan
 from ..record.io import load_report
 from ..record.verify import verify_report
 from ..subjects.recorded import RecordedSubject
-from ..validation import parse_model
+from ..validation import did_you_mean, parse_model
 from .config import SuiteConfig
 from .grading import build_judge
 from .suite import Suite, Variant
@@ -190,7 +190,8 @@ def read_graders_file(path: str, case_ids: list[str]) -> dict[str, list]:
                           file=path)
     unknown = sorted(set(data) - {"default", "cases"})
     if unknown:
-        raise ConfigError("unknown field (allowed: default, cases)", file=path, field=unknown[0])
+        raise ConfigError(f"unknown field{did_you_mean(unknown[0], ('default', 'cases'))} (allowed: default, cases)",
+                          file=path, field=unknown[0])
     default, per_case = data.get("default"), data.get("cases") or {}
     if default is not None and (not isinstance(default, list) or not default):
         raise ConfigError("'default' must be a nonempty list of grader specs", file=path, field="default")

@@ -17,8 +17,11 @@ from .suite import Suite
 PLAN_ONLY = {"--output": 1, "--json": 0, "--pilot": 1, "--detect": 1}
 
 
-def check_live_plan(suite: Suite, source: str | None = None) -> None:
-    """The bounds of a live comparison plan; nothing to check unless the suite requires --live."""
+def check_live_plan(suite: Suite) -> None:
+    """The bounds of a live comparison plan; nothing to check unless the suite requires --live.
+    A missing selection or budget names the suite file that requires them; a value out of
+    bounds names only its field, which the CLI maps to the flag that gave it."""
+    source = str(suite.source) if getattr(suite, "source", None) else None
     cfg = suite.config
     if not cfg.require_live:
         return
@@ -30,18 +33,17 @@ def check_live_plan(suite: Suite, source: str | None = None) -> None:
                           "ids; a conversation's id selects all its turns)", file=source, field="case")
     twice = next((i for n, i in enumerate(ids) if i in ids[:n]), None)
     if twice is not None:
-        raise ConfigError(f"{what}: --case names {twice!r} twice (case ids must be unique)", file=source,
-                          field="case")
+        raise ConfigError(f"{what}: --case names {twice!r} twice (case ids must be unique)", field="case")
     if len(ids) > bounds.max_cases:
         raise ConfigError(f"{what} selects at most {bounds.max_cases} case ids (limits.live.max_cases), "
-                          f"got {len(ids)}", file=source, field="case")
+                          f"got {len(ids)}", field="case")
     cap = cfg.budget.max_requests
     if cap is None:
         raise ConfigError(f"{what} needs a request budget across the whole run: give --max-requests N "
                           f"(1 to {bounds.max_requests})", file=source, field="max_requests")
     if not 1 <= cap <= bounds.max_requests:
         raise ConfigError(f"{what} allows 1 to {bounds.max_requests} requests (limits.live.max_requests), "
-                          f"got --max-requests {cap}", file=source, field="max_requests")
+                          f"got --max-requests {cap}", field="max_requests")
 
 
 def check_live_opt_in(suite: Suite, *, live: bool, dry_run: bool) -> None:
