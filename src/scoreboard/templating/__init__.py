@@ -8,7 +8,8 @@ and templates converted from promptfoo's Nunjucks, every render bounded.
   operators, filters and tests);
 - js.py: JavaScript values and arithmetic as Nunjucks computes them (numbers, dump, print,
   truthiness, `+`), for converted templates;
-- nunjucks.py: Nunjucks 3's builtin filters and tests, as `nj_NAME`.
+- nunjucks.py: Nunjucks 3's builtin filters and tests, as `nj_NAME` (the filter table), with the
+  string filters in nunjucks_text.py and those over arrays and objects in nunjucks_lists.py.
 """
 
 from .bounds import (
