@@ -1,6 +1,7 @@
-"""`claude-cli` and `codex-cli` subjects: the user's local agent CLI, once per attempt,
-non-interactively, in a fresh empty directory under ./.scoreboard-tmp/ (removed afterwards,
-also on timeout or cancellation, when the whole process group is killed).
+"""What the `claude-cli` and `codex-cli` subjects (claude_cli.py, codex_cli.py) share: the
+user's local agent CLI, once per attempt, non-interactively, in a fresh empty directory under
+./.scoreboard-tmp/ (removed afterwards, also on timeout or cancellation, when the whole process
+group is killed).
 
 Both run locked down: no tools, no MCP, no web search, no session persistence, no user
 instruction files (CLAUDE.md / AGENTS.md), no telemetry, no retries (fail fast). API-key
@@ -23,14 +24,13 @@ import shutil
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..agents.exports import ExportedRun, parse_claude_json, parse_codex
-from ..agents.trajectory import claude_trajectory, codex_trajectory, json_lines
+from ..agents.exports import ExportedRun
 from ..errors import ConfigError, SubjectError
 from ..redact import PROVIDER_KEY_VARS as API_KEY_VARS
 from ._bounded import run_process
-from ._cli_util import TMP_ROOT, last_json, make_root, remove_root, spawn_error  # noqa: F401  (TMP_ROOT re-exported)
+from ._cli_util import TMP_ROOT, make_root, remove_root, spawn_error  # noqa: F401  (TMP_ROOT re-exported)
 from ._http import ENV_REF, expand_env, scrub
-from .agent_profile import claude_tools, model_endpoints, parse_agent, toml_string
+from .agent_profile import model_endpoints, parse_agent, toml_string  # noqa: F401  (toml_string re-exported)
 from .base import Subject, check_keys, too_large
 from .values import Measurements, Output, Result, SubjectRequest
 
@@ -305,167 +305,6 @@ class AgentCLISubject(Subject):
         if status is not None and (status >= 500 or status in (408, 409)):
             return self.fail(detail, secrets, kind="server-error", status=status, retryable=True)
         return self.fail(detail, secrets, kind="error", status=status)
-
-
-class ClaudeCLISubject(AgentCLISubject):
-    """`claude -p`: the skill replaces the system prompt; tools, MCP, slash commands off."""
-
-    kind = "claude-cli"
-    default_binary = "claude"
-    install_hint = "npm install -g @anthropic-ai/claude-code"
-    extra_options: ClassVar[set[str]] = {"max_turns"}
-    #: where Claude Code finds project skills (an agent task installs a skill folder there)
-    skills_dir: ClassVar[str] = ".claude/skills"
-
-    def parse_more(self, opts: dict) -> None:
-        turns = opts.get("max_turns")
-        if turns is not None and (not isinstance(turns, int) or isinstance(turns, bool) or turns < 1):
-            raise ConfigError("subject 'claude-cli': 'max_turns' must be a positive integer",
-                              field="subject.max_turns")
-
-    def command(self, binary: str, request: SubjectRequest, prompt: str, root: Path) -> list[str]:
-        if self.agent_mode:
-            return self.agent_command(binary, request, prompt)
-        argv = [binary, "-p", "--output-format", "json", "--safe-mode", "--tools", "",
-                "--strict-mcp-config", "--disable-slash-commands", "--no-session-persistence",
-                "--permission-mode", "dontAsk",
-                # Always replaced, so a variant without a skill is not given Claude Code's
-                # own (much longer) coding-agent prompt while its sibling is not.
-                "--system-prompt", request.skill or ""]
-        if self.options.get("model"):
-            argv += ["--model", self.options["model"]]
-        if self.options.get("max_turns"):
-            argv += ["--max-turns", str(self.options["max_turns"])]
-        return argv + list(self.options.get("extra_args", [])) + ["--", prompt]
-
-    def agent_command(self, binary: str, request: SubjectRequest, prompt: str) -> list[str]:
-        """Agent mode: Claude Code's own prompt and the profile's tools, pre-approved (anything
-        else is denied without asking); the skill is appended to the system prompt."""
-        tools = claude_tools(self.options["agent"])
-        argv = [binary, "-p", "--output-format", "stream-json", "--verbose", "--strict-mcp-config",
-                "--disable-slash-commands", "--no-session-persistence", "--permission-mode", "dontAsk",
-                "--tools", ",".join(tools), "--allowedTools", ",".join(tools)]
-        if request.skill:
-            argv += ["--append-system-prompt", request.skill]
-        if self.options.get("model"):
-            argv += ["--model", self.options["model"]]
-        if self.options.get("max_turns"):
-            argv += ["--max-turns", str(self.options["max_turns"])]
-        return argv + list(self.options.get("extra_args", [])) + ["--", prompt]
-
-    def fixed_env(self, root: Path) -> dict[str, str]:
-        return {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "CLAUDE_CODE_MAX_RETRIES": "0"}
-
-    def workspace_env(self, root: Path, isolated: bool) -> dict[str, str]:
-        return {"CLAUDE_CONFIG_DIR": str(root / ".claude")} if isolated else {}
-
-    def parse_output(self, stdout: str) -> ExportedRun | None:
-        obj = last_json(stdout)
-        if not isinstance(obj, dict) or obj.get("type") != "result":
-            return None
-        return parse_claude_json(obj, "claude-cli")
-
-    def parse_agent_output(self, stdout: str, cap: int) -> ExportedRun | None:
-        events = json_lines(stdout)
-        if not any(e.get("type") == "result" for e in events):
-            return None
-        return claude_trajectory(events, cap)
-
-
-class CodexCLISubject(AgentCLISubject):
-    """`codex exec --json`: the skill as developer instructions; shell, web search, sub-agents
-    off; read-only sandbox; with `base_url`, a throwaway CODEX_HOME naming a local provider."""
-
-    kind = "codex-cli"
-    default_binary = "codex"
-    install_hint = "npm install -g @openai/codex"
-    extra_options: ClassVar[set[str]] = {"base_url", "api_key_env"}
-    #: where Codex finds repository skills (an agent task installs a skill folder there)
-    skills_dir: ClassVar[str] = ".agents/skills"
-
-    def parse_more(self, opts: dict) -> None:
-        for key in ("base_url", "api_key_env"):
-            if key in opts and (not isinstance(opts[key], str) or not opts[key]):
-                raise ConfigError(f"subject 'codex-cli': {key!r} must be a nonempty string",
-                                  field=f"subject.{key}")
-        if "api_key_env" in opts and "base_url" not in opts:
-            raise ConfigError("subject 'codex-cli': 'api_key_env' needs 'base_url'", field="subject.api_key_env")
-        if "base_url" in opts and "CODEX_HOME" in opts.get("env", {}):
-            raise ConfigError("subject 'codex-cli': 'env.CODEX_HOME' cannot be combined with 'base_url' "
-                              "(base_url uses a throwaway CODEX_HOME)", field="subject.env")
-
-    def command(self, binary: str, request: SubjectRequest, prompt: str, root: Path) -> list[str]:
-        argv = [binary, "exec", "--json", "--skip-git-repo-check", "--ephemeral", "--ignore-rules"]
-        argv += self.tool_args(request)
-        for feature in ("multi_agent", "goals", "view_image", "unbounded_connection_retries"):
-            argv += ["--disable", feature]
-        # No telemetry or plugin look-ups; none of the repository's AGENTS.md or skills, and no
-        # per-call context (the random cwd) in the prompt, so every attempt sends the same text.
-        overrides = ["analytics.enabled=false", "features.plugins=false"]
-        if not self.agent_mode:  # an agent reads its workspace's AGENTS.md and skills, as a user's would
-            overrides += ["project_doc_max_bytes=0", "skills.include_instructions=false",
-                          "include_permissions_instructions=false", "include_environment_context=false"]
-        for override in overrides:
-            argv += ["-c", override]
-        if "base_url" in self.options:
-            self._write_config(root / "codex-home")
-        else:
-            argv.append("--ignore-user-config")  # the login in CODEX_HOME still applies
-        if self.options.get("model"):
-            argv += ["-m", self.options["model"]]
-        if request.skill:
-            argv += ["-c", "developer_instructions=" + toml_string(request.skill)]
-        return argv + list(self.options.get("extra_args", [])) + ["--", prompt]
-
-    def tool_args(self, request: SubjectRequest) -> list[str]:
-        """Sandbox and tools: none outside agent mode; in it, the shell per the profile, inside
-        the task's sandbox when it has one (Codex's own sandbox otherwise)."""
-        profile = self.options.get("agent")
-        if profile is None:
-            return ["--sandbox", "read-only", "-c", 'approval_policy="never"', "-c", 'web_search="disabled"',
-                    "--disable", "shell_tool", "--disable", "unified_exec"]
-        isolated = request.workspace is not None and request.workspace.isolated
-        argv = ["--sandbox", "danger-full-access" if isolated else "workspace-write",
-                "-c", 'approval_policy="never"',
-                "-c", 'web_search="live"' if profile["network"] == "all" else 'web_search="disabled"']
-        if not profile["shell"]:
-            argv += ["--disable", "shell_tool", "--disable", "unified_exec"]
-        if not isolated:
-            network = "true" if profile["network"] == "all" else "false"
-            argv += ["-c", f"sandbox_workspace_write.network_access={network}"]
-        return argv
-
-    def _write_config(self, home: Path) -> None:
-        home.mkdir(exist_ok=True)
-        lines = ['model_provider = "local"', 'approval_policy = "never"', 'sandbox_mode = "read-only"']
-        if self.options.get("model"):
-            lines.insert(0, "model = " + toml_string(self.options["model"]))
-        lines += ["[model_providers.local]", 'name = "local"',
-                  "base_url = " + toml_string(self.options["base_url"]), 'wire_api = "responses"',
-                  "request_max_retries = 0", "stream_max_retries = 0"]
-        if self.options.get("api_key_env"):
-            lines.append("env_key = " + toml_string(self.options["api_key_env"]))
-        lines += ["[analytics]", "enabled = false", "[features]", "plugins = false"]
-        (home / "config.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
-
-    def forced_env(self, root: Path) -> dict[str, str]:
-        if "base_url" not in self.options:
-            return {}
-        env = {"CODEX_HOME": str(root / "codex-home")}
-        name = self.options.get("api_key_env")
-        if name and name in os.environ:
-            env[name] = os.environ[name]  # named explicitly: passed even when keys are stripped
-        return env
-
-    def parse_agent_output(self, stdout: str, cap: int) -> ExportedRun | None:
-        events = json_lines(stdout)
-        return codex_trajectory(events, cap) if events else None
-
-    def parse_output(self, stdout: str) -> ExportedRun | None:
-        events = json_lines(stdout)
-        if not events:
-            return None
-        return parse_codex(events, "codex-cli")
 
 
 def _expand(value: str, secrets: set[str]) -> str:

@@ -19,8 +19,8 @@ SUBJECTS: dict[str, str] = {
     "openai": "scoreboard.subjects.openai:OpenAISubject",
     "anthropic": "scoreboard.subjects.anthropic:AnthropicSubject",
     "http": "scoreboard.subjects.http:HttpSubject",
-    "claude-cli": "scoreboard.subjects.agent_cli:ClaudeCLISubject",
-    "codex-cli": "scoreboard.subjects.agent_cli:CodexCLISubject",
+    "claude-cli": "scoreboard.subjects.claude_cli:ClaudeCLISubject",
+    "codex-cli": "scoreboard.subjects.codex_cli:CodexCLISubject",
 }
 
 

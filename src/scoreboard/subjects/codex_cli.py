@@ -1,0 +1,111 @@
+"""The `codex-cli` subject: the Codex CLI, once per attempt (agent_cli.py holds what both agent
+CLIs share: the lock-down, the environment, the ledger, the errors)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import ClassVar
+
+from ..agents.exports import ExportedRun, parse_codex
+from ..agents.trajectory import codex_trajectory, json_lines
+from ..errors import ConfigError
+from .agent_cli import AgentCLISubject
+from .agent_profile import toml_string
+from .values import SubjectRequest
+
+
+class CodexCLISubject(AgentCLISubject):
+    """`codex exec --json`: the skill as developer instructions; shell, web search, sub-agents
+    off; read-only sandbox; with `base_url`, a throwaway CODEX_HOME naming a local provider."""
+
+    kind = "codex-cli"
+    default_binary = "codex"
+    install_hint = "npm install -g @openai/codex"
+    extra_options: ClassVar[set[str]] = {"base_url", "api_key_env"}
+    #: where Codex finds repository skills (an agent task installs a skill folder there)
+    skills_dir: ClassVar[str] = ".agents/skills"
+
+    def parse_more(self, opts: dict) -> None:
+        for key in ("base_url", "api_key_env"):
+            if key in opts and (not isinstance(opts[key], str) or not opts[key]):
+                raise ConfigError(f"subject 'codex-cli': {key!r} must be a nonempty string",
+                                  field=f"subject.{key}")
+        if "api_key_env" in opts and "base_url" not in opts:
+            raise ConfigError("subject 'codex-cli': 'api_key_env' needs 'base_url'", field="subject.api_key_env")
+        if "base_url" in opts and "CODEX_HOME" in opts.get("env", {}):
+            raise ConfigError("subject 'codex-cli': 'env.CODEX_HOME' cannot be combined with 'base_url' "
+                              "(base_url uses a throwaway CODEX_HOME)", field="subject.env")
+
+    def command(self, binary: str, request: SubjectRequest, prompt: str, root: Path) -> list[str]:
+        argv = [binary, "exec", "--json", "--skip-git-repo-check", "--ephemeral", "--ignore-rules"]
+        argv += self.tool_args(request)
+        for feature in ("multi_agent", "goals", "view_image", "unbounded_connection_retries"):
+            argv += ["--disable", feature]
+        # No telemetry or plugin look-ups; none of the repository's AGENTS.md or skills, and no
+        # per-call context (the random cwd) in the prompt, so every attempt sends the same text.
+        overrides = ["analytics.enabled=false", "features.plugins=false"]
+        if not self.agent_mode:  # an agent reads its workspace's AGENTS.md and skills, as a user's would
+            overrides += ["project_doc_max_bytes=0", "skills.include_instructions=false",
+                          "include_permissions_instructions=false", "include_environment_context=false"]
+        for override in overrides:
+            argv += ["-c", override]
+        if "base_url" in self.options:
+            self._write_config(root / "codex-home")
+        else:
+            argv.append("--ignore-user-config")  # the login in CODEX_HOME still applies
+        if self.options.get("model"):
+            argv += ["-m", self.options["model"]]
+        if request.skill:
+            argv += ["-c", "developer_instructions=" + toml_string(request.skill)]
+        return argv + list(self.options.get("extra_args", [])) + ["--", prompt]
+
+    def tool_args(self, request: SubjectRequest) -> list[str]:
+        """Sandbox and tools: none outside agent mode; in it, the shell per the profile, inside
+        the task's sandbox when it has one (Codex's own sandbox otherwise)."""
+        profile = self.options.get("agent")
+        if profile is None:
+            return ["--sandbox", "read-only", "-c", 'approval_policy="never"', "-c", 'web_search="disabled"',
+                    "--disable", "shell_tool", "--disable", "unified_exec"]
+        isolated = request.workspace is not None and request.workspace.isolated
+        argv = ["--sandbox", "danger-full-access" if isolated else "workspace-write",
+                "-c", 'approval_policy="never"',
+                "-c", 'web_search="live"' if profile["network"] == "all" else 'web_search="disabled"']
+        if not profile["shell"]:
+            argv += ["--disable", "shell_tool", "--disable", "unified_exec"]
+        if not isolated:
+            network = "true" if profile["network"] == "all" else "false"
+            argv += ["-c", f"sandbox_workspace_write.network_access={network}"]
+        return argv
+
+    def _write_config(self, home: Path) -> None:
+        home.mkdir(exist_ok=True)
+        lines = ['model_provider = "local"', 'approval_policy = "never"', 'sandbox_mode = "read-only"']
+        if self.options.get("model"):
+            lines.insert(0, "model = " + toml_string(self.options["model"]))
+        lines += ["[model_providers.local]", 'name = "local"',
+                  "base_url = " + toml_string(self.options["base_url"]), 'wire_api = "responses"',
+                  "request_max_retries = 0", "stream_max_retries = 0"]
+        if self.options.get("api_key_env"):
+            lines.append("env_key = " + toml_string(self.options["api_key_env"]))
+        lines += ["[analytics]", "enabled = false", "[features]", "plugins = false"]
+        (home / "config.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    def forced_env(self, root: Path) -> dict[str, str]:
+        if "base_url" not in self.options:
+            return {}
+        env = {"CODEX_HOME": str(root / "codex-home")}
+        name = self.options.get("api_key_env")
+        if name and name in os.environ:
+            env[name] = os.environ[name]  # named explicitly: passed even when keys are stripped
+        return env
+
+    def parse_agent_output(self, stdout: str, cap: int) -> ExportedRun | None:
+        events = json_lines(stdout)
+        return codex_trajectory(events, cap) if events else None
+
+    def parse_output(self, stdout: str) -> ExportedRun | None:
+        events = json_lines(stdout)
+        if not events:
+            return None
+        return parse_codex(events, "codex-cli")
