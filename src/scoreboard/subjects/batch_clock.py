@@ -5,8 +5,9 @@ itself (a retrieve, a search for a submission, a results download that stalls), 
 off when the deadline comes. A look that was cut off read nothing: its batch's attempts wait
 for `--resume`. So that `poll_for_s: 0` (or a batch submitted after the deadline) still
 collects a batch that has ended, a batch first looked at once the deadline has passed gets
-that one look, of at most LOOK_S (its results download may stall that long, no longer). An interrupted run (Ctrl+C) keeps looking, without
-this bound, for the grace period: its batches are being cancelled.
+that one look, of at most LOOK_S (its results download may stall that long, no longer). An
+interrupted run (Ctrl+C) keeps looking, without this bound, for the grace period: its batches
+are being cancelled.
 """
 
 from __future__ import annotations
