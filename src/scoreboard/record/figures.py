@@ -27,8 +27,8 @@ def figure_rows(s) -> list[tuple[str, str]]:
         if fig.value is None:
             rows.append((f"metric {name}", "n/a (no attempt was scored on it)"))
         else:
-            rows.append((f"metric {name}", f"{fmt_rate(fig.value)}{_ci(fig.ci)} (mean by case, {plural(fig.cases, 'case')}, "
-                                           f"{plural(fig.attempts, 'attempt')})"))
+            over = f"{plural(fig.cases, 'case')}, {plural(fig.attempts, 'attempt')}"
+            rows.append((f"metric {name}", f"{fmt_rate(fig.value)}{_ci(fig.ci)} (mean by case, {over})"))
     for name, fig in (s.derived_metrics or {}).items():
         note = f" ({fig.note})" if fig.note else ""
         bounds = [x for x in (fig.value, *((fig.ci.low, fig.ci.high) if fig.ci is not None else ())) if x is not None]

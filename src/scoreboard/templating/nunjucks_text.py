@@ -9,7 +9,19 @@ import re
 from typing import Any
 
 from .bounds import _check_size
-from .js import _JS_WS, _fail, _is_undef, _js_items, _js_len, _undefined, js_member, js_str, js_to_number, js_trim, js_truthy
+from .js import (
+    _JS_WS,
+    _fail,
+    _is_undef,
+    _js_items,
+    _js_len,
+    _undefined,
+    js_member,
+    js_str,
+    js_to_number,
+    js_trim,
+    js_truthy,
+)
 
 def _need_str(value: Any, name: str) -> str:
     if not isinstance(value, str):
