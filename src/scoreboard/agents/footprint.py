@@ -283,8 +283,14 @@ def measure_instructions(path: Path, shown: str, counter: TokenCounter, setup: S
     setup.missing_references += [f"{skill_shown}: {m}" for m in missing]
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """The compact JSON a client sends. A lone surrogate (a `\\ud800` escape in the file) stays
+    the six-character escape, as JSON.stringify writes it: it is no UTF-8 text."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _json_items(text: str, size: int, spec: str, counter: TokenCounter, forced: str | None) -> list[Item] | None:

@@ -11,6 +11,7 @@ and notifications in it are skipped): each answer is recognised by its result's 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -86,11 +87,21 @@ def mcp_capture(values: list[Any]) -> McpCapture:
     return found
 
 
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029]")
+
+
+def printable(text: str) -> str:
+    """Text from a captured file as shown on a terminal line: control characters (an escape
+    sequence, a newline) and lone surrogates written as `\\uXXXX`, never sent raw."""
+    return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def initialize_detail(result: dict) -> str:
     info = result.get("serverInfo") if isinstance(result.get("serverInfo"), dict) else {}
-    server = " ".join(str(info[k]) for k in ("name", "version") if isinstance(info.get(k), (str, int, float)))
+    server = printable(" ".join(str(info[k]) for k in ("name", "version")
+                                if isinstance(info.get(k), (str, int, float))))
     instructions = result.get("instructions")
-    text = f"MCP initialize: {server or 'server'}, protocol {result['protocolVersion']}"
+    text = f"MCP initialize: {server or 'server'}, protocol {printable(result['protocolVersion'])}"
     if isinstance(instructions, str) and instructions:
         text += f", instructions {len(instructions):,} characters"
     return text
