@@ -17,6 +17,7 @@ Token counts: Claude's `input_tokens` here is the whole prompt the model read
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,15 +25,13 @@ from typing import Any
 from ..errors import ConfigError
 from ..jsonio import loads as loads_json
 from ..safefile import DEFAULT_MAX_FILE_BYTES, FileRefused, read_regular
+from .codex_events import CODEX_TOOL_ITEMS, codex_call, codex_items
 
 FORMATS = ("claude-json", "claude-stream", "codex")
 
 _CLAUDE_EVENTS = {"system", "assistant", "user", "result", "stream_event"}
 _CODEX_EVENTS = {"thread.started", "turn.started", "turn.completed", "turn.failed",
                  "item.started", "item.updated", "item.completed", "error"}
-# Codex item types that are the agent acting (a "tool call" for graders); the name used
-# for grading is the item type, except MCP calls, which use the MCP tool's own name.
-_CODEX_TOOL_ITEMS = {"command_execution", "file_change", "web_search", "mcp_tool_call"}
 
 
 @dataclass
@@ -99,8 +98,15 @@ def read_export(path: str | Path, fmt: str = "auto", *, run_id: str | None = Non
     return parse_codex(events, rid, shown)
 
 
+def split_lines(text: str) -> list[str]:
+    """The lines of a JSON-lines text, split at "\\n" only (a trailing "\\r" dropped): the CLIs
+    print U+2028, U+2029 and U+0085 raw inside strings, where `str.splitlines` would cut."""
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
 def detect_format(text: str) -> str | None:
-    """claude-json, claude-stream or codex from the content; None when it is none of them."""
+    """claude-json, claude-stream or codex from the content; None when it is none of them.
+    Leading events of a type neither CLI is known to print are skipped (newer CLIs add some)."""
     stripped = text.strip()
     if not stripped:
         return None
@@ -114,21 +120,22 @@ def detect_format(text: str) -> str | None:
         types = {e.get("type") for e in whole}
         if types & {"result", "assistant"} and types <= _CLAUDE_EVENTS:
             return "claude-stream"  # `--output-format json --verbose` prints the event list
-    first = None
-    for line in stripped.splitlines():
-        if line.strip():
-            try:
-                first = loads_json(line)
-            except ValueError:
-                return None
-            break
-    if not isinstance(first, dict):
-        return None
-    kind = first.get("type")
-    if kind in _CLAUDE_EVENTS:
-        return "claude-stream"
-    if kind in _CODEX_EVENTS:
-        return "codex"
+    for line in split_lines(stripped):
+        if not line.strip():
+            continue
+        try:
+            event = loads_json(line)
+        except ValueError:
+            return None
+        if not isinstance(event, dict):
+            return None
+        kind = event.get("type")
+        if kind in _CLAUDE_EVENTS:
+            return "claude-stream"
+        if kind in _CODEX_EVENTS:
+            return "codex"
+        if not isinstance(kind, str):
+            return None
     return None
 
 
@@ -142,7 +149,7 @@ def _jsonl(text: str, shown: str) -> list[dict]:
         if isinstance(value, list):
             return [e for e in value if isinstance(e, dict)]
     events = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(split_lines(text), start=1):
         if not line.strip():
             continue
         try:
@@ -155,33 +162,52 @@ def _jsonl(text: str, shown: str) -> list[dict]:
     return events
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+def _unknown_events(run: ExportedRun, events: list[dict], known: set[str]) -> None:
+    """A warning naming the event types the reader does not know (they are skipped)."""
+    unknown: dict[str, int] = {}
+    for event in events:
+        kind = event.get("type")
+        if kind not in known:
+            name = kind if isinstance(kind, str) else repr(kind)
+            unknown[name] = unknown.get(name, 0) + 1
+    if unknown:
+        run.warnings.append("skipped events of unknown type: " +
+                            ", ".join(f"{k} (x{n})" if n > 1 else k for k, n in unknown.items()))
 
 
-def _num(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+def _figure(run: ExportedRun, source: dict, key: str, where: str, *, integer: bool = False) -> Any:
+    """A count or amount the CLI printed; a negative, non-finite or mistyped value is unknown
+    (None) with a warning, never a number that would pass a bound."""
+    value = source.get(key)
+    if value is None:
         return None
-    return float(value)
+    good = not isinstance(value, bool) and isinstance(value, int if integer else (int, float))
+    if good and isinstance(value, float):
+        good = math.isfinite(value)
+    if good and value >= 0:
+        return value if integer else float(value)
+    shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "…"
+    run.warnings.append(f"{where}{key} is {shown}: not a usable figure, left unknown")
+    return None
 
 
-def _claude_input_tokens(usage: dict) -> int | None:
-    base = _int(usage.get("input_tokens"))
+def _claude_input_tokens(run: ExportedRun, usage: dict) -> int | None:
+    base = _figure(run, usage, "input_tokens", "usage.", integer=True)
     if base is None:
         return None
-    return base + (_int(usage.get("cache_creation_input_tokens")) or 0) + \
-        (_int(usage.get("cache_read_input_tokens")) or 0)
+    return base + (_figure(run, usage, "cache_creation_input_tokens", "usage.", integer=True) or 0) + \
+        (_figure(run, usage, "cache_read_input_tokens", "usage.", integer=True) or 0)
 
 
 def _apply_claude_result(run: ExportedRun, result: dict) -> None:
     """Fill a run from Claude's final `result` object (the json format, or the stream's last event)."""
     usage = result.get("usage") if isinstance(result.get("usage"), dict) else {}
     run.output = result.get("result") if isinstance(result.get("result"), str) else run.output
-    run.input_tokens = _claude_input_tokens(usage)
-    run.output_tokens = _int(usage.get("output_tokens"))
-    run.cost_usd = _num(result.get("total_cost_usd"))
-    run.latency_ms = _num(result.get("duration_ms"))
-    run.num_turns = _int(result.get("num_turns"))
+    run.input_tokens = _claude_input_tokens(run, usage)
+    run.output_tokens = _figure(run, usage, "output_tokens", "usage.", integer=True)
+    run.cost_usd = _figure(run, result, "total_cost_usd", "")
+    run.latency_ms = _figure(run, result, "duration_ms", "")
+    run.num_turns = _figure(run, result, "num_turns", "", integer=True)
     run.session_id = result.get("session_id") if isinstance(result.get("session_id"), str) else run.session_id
     models = result.get("modelUsage")
     if isinstance(models, dict) and len(models) == 1 and run.model is None:
@@ -213,12 +239,31 @@ def parse_claude_json(obj: Any, run_id: str, shown: str = "<claude-json>") -> Ex
     return run
 
 
+def _blocks(event: dict) -> list:
+    message = event.get("message") if isinstance(event.get("message"), dict) else {}
+    content = message.get("content")
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _claude_tool_errors(events: list[dict]) -> dict[str, bool]:
+    """tool_use_id -> whether its tool_result is an error, wherever the result stands."""
+    errors: dict[str, bool] = {}
+    for event in events:
+        if event.get("type") == "user":
+            for block in _blocks(event):
+                if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
+                    errors[block["tool_use_id"]] = block.get("is_error") is True
+    return errors
+
+
 def parse_claude_stream(events: list[dict], run_id: str, shown: str = "<claude-stream>") -> ExportedRun:
     """`claude -p --output-format stream-json --verbose`: tool calls from assistant messages,
-    tool errors from the tool results, final figures from the `result` event."""
+    tool errors from the tool results, final figures from the `result` event. A tool_use id
+    seen twice (an event printed twice) is one call."""
     run = ExportedRun(id=run_id, format="claude-stream", status="error", output=None)
     texts: list[str] = []
-    by_id: dict[str, dict] = {}
+    results = _claude_tool_errors(events)
+    seen: set[str] = set()
     result = None
     for event in events:
         kind = event.get("type")
@@ -226,27 +271,23 @@ def parse_claude_stream(events: list[dict], run_id: str, shown: str = "<claude-s
             run.session_id = event.get("session_id") if isinstance(event.get("session_id"), str) else None
             run.model = event.get("model") if isinstance(event.get("model"), str) else None
         elif kind == "assistant":
-            message = event.get("message") if isinstance(event.get("message"), dict) else {}
-            for block in message.get("content") or []:
-                if not isinstance(block, dict):
-                    continue
+            for block in _blocks(event):
                 if block.get("type") == "text" and isinstance(block.get("text"), str):
                     texts.append(block["text"])
                 elif block.get("type") in ("tool_use", "server_tool_use", "mcp_tool_use"):
+                    bid = block.get("id") if isinstance(block.get("id"), str) else None
+                    if bid in seen:
+                        run.warnings.append(f"tool_use id {bid!r} appears more than once: counted once")
+                        continue
                     call = {"name": block.get("name"), "args": block.get("input"), "id": block.get("id")}
+                    if bid is not None:
+                        seen.add(bid)
+                        if bid in results:
+                            call["is_error"] = results[bid]
                     run.tool_calls.append(call)
-                    if isinstance(block.get("id"), str):
-                        by_id[block["id"]] = call
-        elif kind == "user":
-            message = event.get("message") if isinstance(event.get("message"), dict) else {}
-            content = message.get("content")
-            for block in content if isinstance(content, list) else []:
-                if isinstance(block, dict) and block.get("type") == "tool_result":
-                    call = by_id.get(block.get("tool_use_id"))
-                    if call is not None:
-                        call["is_error"] = block.get("is_error") is True
         elif kind == "result":
             result = event
+    _unknown_events(run, events, _CLAUDE_EVENTS)
     if result is None:
         run.output = texts[-1] if texts else None
         run.error = "the stream ended without a result event (the CLI was cut off)"
@@ -257,78 +298,62 @@ def parse_claude_stream(events: list[dict], run_id: str, shown: str = "<claude-s
     return run
 
 
+def _codex_usage(run: ExportedRun, events: list[dict]) -> tuple[int | None, int | None]:
+    """Input and output tokens summed over completed turns; a turn without a count makes
+    that sum unknown, never the sum of the other turns."""
+    sums: list[int | None] = [0, 0]
+    completed = False
+    for event in events:
+        if event.get("type") != "turn.completed":
+            continue
+        completed = True
+        usage = event.get("usage") if isinstance(event.get("usage"), dict) else {}
+        for i, key in enumerate(("input_tokens", "output_tokens")):
+            value = _figure(run, usage, key, "turn.completed usage.", integer=True)
+            sums[i] = None if value is None or sums[i] is None else sums[i] + value
+    return (sums[0], sums[1]) if completed else (None, None)
+
+
 def parse_codex(events: list[dict], run_id: str, shown: str = "<codex>") -> ExportedRun:
     """`codex exec --json`: the last agent message is the output; tool items are tool calls;
-    usage summed over completed turns; no cost and no duration in this format."""
+    usage summed over completed turns; no cost and no duration in this format. A turn that
+    started and never ended (the stream was cut) makes the run an error."""
     run = ExportedRun(id=run_id, format="codex", status="error", output=None)
-    items: dict[str, dict] = {}
-    order: list[str] = []
-    messages: list[str] = []
-    usage_in = usage_out = None
-    # a completed turn without a count makes that sum unknown, never the sum of the other turns
-    in_unknown = out_unknown = False
     turns = 0
-    completed = failed = False
+    completed = failed = open_turn = False
     errors: list[str] = []
     for event in events:
         kind = event.get("type")
         if kind == "thread.started":
             run.session_id = event.get("thread_id") if isinstance(event.get("thread_id"), str) else None
         elif kind == "turn.started":
-            turns += 1
-        elif kind in ("item.started", "item.updated", "item.completed"):
-            item = event.get("item")
-            if not isinstance(item, dict):
-                continue
-            key = str(item.get("id", len(order)))
-            if key not in items:
-                order.append(key)
-            items[key] = item
+            turns, open_turn = turns + 1, True
         elif kind == "turn.completed":
-            completed = True
-            usage = event.get("usage") if isinstance(event.get("usage"), dict) else {}
-            i, o = _int(usage.get("input_tokens")), _int(usage.get("output_tokens"))
-            in_unknown, out_unknown = in_unknown or i is None, out_unknown or o is None
-            usage_in = None if i is None else (usage_in or 0) + i
-            usage_out = None if o is None else (usage_out or 0) + o
+            completed, open_turn = True, False
         elif kind == "turn.failed":
-            failed = True
+            failed, open_turn = True, False
             err = event.get("error")
             errors.append(err.get("message") if isinstance(err, dict) else str(err))
         elif kind == "error":
             errors.append(str(event.get("message")))
-    for key in order:
-        item = items[key]
+    messages: list[str] = []
+    for item in codex_items(events, run.warnings):
         itype = item.get("type")
         if itype == "agent_message" and isinstance(item.get("text"), str):
             messages.append(item["text"])
         elif itype == "error":
             run.warnings.append(f"codex error item: {item.get('message')}")
-        elif itype in _CODEX_TOOL_ITEMS:
-            run.tool_calls.append(_codex_call(item))
+        elif itype in CODEX_TOOL_ITEMS:
+            run.tool_calls.append(codex_call(item))
+    _unknown_events(run, events, _CODEX_EVENTS)
     run.output = messages[-1] if messages else None
     run.num_turns = turns or None
-    if completed and not failed:
+    if completed and not failed and not open_turn:
         run.status = "completed"
-        run.input_tokens = None if in_unknown else usage_in
-        run.output_tokens = None if out_unknown else usage_out
+        run.input_tokens, run.output_tokens = _codex_usage(run, events)
     else:
         run.status = "error"
-        run.error = "; ".join(dict.fromkeys(e for e in errors if e)) or \
-            "the stream ended without turn.completed (the CLI was cut off)"
+        cut = f"turn {turns} started and the stream ended before turn.completed (the CLI was cut off)" \
+            if open_turn and completed else "the stream ended without turn.completed (the CLI was cut off)"
+        run.error = "; ".join(dict.fromkeys(e for e in errors if e)) or cut
     return run
-
-
-def _codex_call(item: dict) -> dict:
-    itype = item.get("type")
-    if itype == "command_execution":
-        call = {"name": itype, "args": {"command": item.get("command")}, "exit_code": item.get("exit_code")}
-        call["is_error"] = item.get("exit_code") not in (0, None) or item.get("status") == "failed"
-        return call
-    if itype == "mcp_tool_call":
-        return {"name": item.get("tool"), "args": item.get("arguments"), "server": item.get("server"),
-                "is_error": item.get("status") == "failed" or bool(item.get("error"))}
-    if itype == "web_search":
-        return {"name": itype, "args": {"query": item.get("query")}}
-    return {"name": itype, "args": {"changes": item.get("changes")},
-            "is_error": item.get("status") == "failed"}

@@ -17,7 +17,8 @@ import re
 from typing import Any
 
 from ..jsonio import loads as loads_json
-from .exports import ExportedRun, parse_claude_stream, parse_codex
+from .codex_events import codex_items
+from .exports import ExportedRun, parse_claude_stream, parse_codex, split_lines
 
 _EXIT = re.compile(r"^(?:Error: )?Exit code (\d+)")
 #: tool names of Claude Code whose `command` argument is a shell command line
@@ -25,9 +26,10 @@ _SHELL_TOOLS = {"Bash", "BashOutput"}
 
 
 def json_lines(stdout: str) -> list[dict]:
-    """The JSON objects of a JSON-lines stream (other lines skipped)."""
+    """The JSON objects of a JSON-lines stream (other lines skipped); lines end at "\n" only,
+    so a U+2028 printed raw inside a string does not cut its event."""
     events = []
-    for line in stdout.splitlines():
+    for line in split_lines(stdout):
         line = line.strip()
         if line.startswith("{"):
             try:
@@ -90,16 +92,8 @@ def claude_trajectory(events: list[dict], cap: int) -> ExportedRun:
 def codex_trajectory(events: list[dict], cap: int) -> ExportedRun:
     """A Codex exec --json run, its command calls carrying their output and exit code."""
     run = parse_codex(events, "codex-cli")
-    items: dict[str, dict] = {}
-    order: list[str] = []
-    for event in events:
-        item = event.get("item") if event.get("type", "").startswith("item.") else None
-        if isinstance(item, dict):
-            key = str(item.get("id", len(order)))
-            if key not in items:
-                order.append(key)
-            items[key] = item
-    commands = [items[k] for k in order if items[k].get("type") == "command_execution"]
+    items = codex_items(events, [])  # the same items, in the same order, parse_codex read
+    commands = [item for item in items if item.get("type") == "command_execution"]
     calls = [c for c in run.tool_calls if c.get("name") == "command_execution"]
     for call, item in zip(calls, commands):
         if isinstance(item.get("command"), str):

@@ -94,12 +94,20 @@ def report_formats(values: list[str] | None) -> list[str]:
 
 
 def _is_export(path) -> bool:
-    from ..agents.exports import detect_format, read_export_bytes
+    """Whether the file reads as an agent export. A file that cannot be read at all (missing,
+    over the size limit, a FIFO) is that one-line error now, whatever it was meant to be:
+    guessing "a transcript" would only blame the flags for it."""
+    from ..agents.exports import detect_format
     from ..errors import ConfigError
+    from ..safefile import DEFAULT_MAX_FILE_BYTES, FileRefused, read_regular
 
     try:
-        text = read_export_bytes(path).decode("utf-8-sig")
-    except (ConfigError, UnicodeDecodeError):
+        raw = read_regular(path, limit=DEFAULT_MAX_FILE_BYTES, limit_name="limits.max_file_bytes")
+    except FileRefused as exc:
+        raise ConfigError(f"file {exc.reason}", file=str(path)) from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
         return False
     return detect_format(text) is not None
 
