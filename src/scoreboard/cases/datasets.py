@@ -9,9 +9,11 @@ every path a suite names).
 (`fields` for FieldSpec, `auto_id`, `shuffle`, `shuffle_choices`, `limit`, `dialect`,
 `delimiter`, `encoding`, `fieldnames`) and the multiple_choice solver's (`multiple_correct`,
 `cot`, `template`): cases/datasets_inspect.py. An `hf` file (Parquet, Arrow IPC, JSONL) is read
-by pyarrow (`pip install 'scoreboard[datasets]'`) and mapped by `columns` (input, target,
-choices, id, metadata: a column name each) into records with Inspect's fields (an answer index
-becomes its letter; the default id is `sample-N`), rendered and graded the same way.
+by pyarrow (`pip install 'scoreboard[datasets]'`; only the columns read, within the suite's
+limits: cases/datasets_files.py) and its rows become samples as Inspect's hf_dataset makes them,
+with the FieldSpec of `columns` (input, target, choices, id, metadata: a column name each; other
+columns are ignored), plus two additions: an answer index becomes its letter and the default id
+is `sample-N`. They are rendered and graded the same way.
 """
 
 from __future__ import annotations
@@ -25,14 +27,6 @@ from ..errors import ConfigError
 from ..safefile import FileRefused, read_inside
 from ..safeparse import ParseError, parse_json
 from ..validation import Strict
-
-SINGLE = ("Answer the following multiple choice question. The entire content of your response should be of the "
-          "following format: 'ANSWER: $LETTER' (without quotes) where LETTER is one of {letters}.\n\n{question}\n\n"
-          "{choices}")
-MULTIPLE = ("Answer the following multiple choice question where multiple answers may be correct. The entire "
-            "content of your response should be of the following format: 'ANSWER: $LETTERS' (without quotes) "
-            "where LETTERS is one or more of {letters}.\n\n{question}\n\n{choices}")
-
 
 class InspectFields(Strict):
     """Inspect's FieldSpec: which field of a record holds each part of the sample."""
@@ -51,7 +45,7 @@ class InspectFields(Strict):
 
 
 INSPECT_ONLY = ("fields", "auto_id", "shuffle", "seed", "shuffle_choices", "limit", "dialect", "delimiter",
-                "encoding", "fieldnames", "multiple_correct", "cot", "template", "unsupported")
+                "encoding", "fieldnames", "multiple_correct", "cot", "template")
 
 
 class DatasetSource(Strict):
@@ -81,61 +75,43 @@ class DatasetSource(Strict):
     unsupported: Literal["error", "metadata"] = "error"
 
 
-def _letters(n: int) -> list[str]:
-    return [chr(ord("A") + i) for i in range(n)]
+def _hf_record(row: dict, index: int, fields: dict) -> dict:
+    """A table row as the record Inspect's FieldSpec reads, with scoreboard's two additions: an
+    answer index (a whole number, or a list of them, on a row with a list of choices) becomes
+    its letter, and a row without an id is `sample-N` (N: the row's number in the file)."""
+    from .datasets_inspect import answer_character
+
+    rec = dict(row)
+    cid = rec.get(fields["id"])
+    if cid is None or (isinstance(cid, str) and not cid.strip()):
+        rec[fields["id"]] = f"sample-{index}"
+    choices, target = rec.get(fields["choices"]), rec.get(fields["target"])
+    if isinstance(choices, list):
+        def letter(t: Any) -> Any:
+            whole = isinstance(t, int) and not isinstance(t, bool) and 0 <= t < len(choices)
+            return answer_character(t) if whole else t
+        rec[fields["target"]] = [letter(t) for t in target] if isinstance(target, list) else letter(target)
+    return rec
+
+
+def _hf_options(grader: str, unsupported: str, columns: dict[str, str]) -> dict:
+    """inspect_cases' options for an hf file: the FieldSpec of `columns`, nothing reordered."""
+    fields = InspectFields().model_dump()
+    fields.update({k: v for k, v in columns.items() if k != "metadata"})
+    return {"fields": fields, "auto_id": False, "shuffle": None, "shuffle_choices": None, "limit": None,
+            "grader": grader, "multiple_correct": None, "cot": False, "template": None,
+            "unsupported": unsupported}
 
 
 def record_to_case(rec: dict, index: int, shown: str, grader: str, *, line: int | None = None) -> dict:
-    """An Inspect record as a scoreboard case record (one line of a case file). `index`: the
-    record's number (its default id); `line`: where it starts in the file (default: index)."""
-    where = {"file": shown, "line": line if line is not None else index}
-    unknown = sorted(set(rec) - {"input", "target", "choices", "id", "metadata", "files", "setup", "sandbox"})
-    if unknown:
-        raise ConfigError("unknown field", field=unknown[0], **where)
-    if "input" not in rec or not isinstance(rec["input"], (str, list)):
-        raise ConfigError("an Inspect record needs 'input' (text or chat messages)", field="input", **where)
-    cid = rec.get("id")
-    case: dict[str, Any] = {"id": str(cid) if cid not in (None, "") else f"sample-{index}"}
-    target = rec.get("target")
-    choices = rec.get("choices")
-    metadata = dict(rec.get("metadata") or {}) if isinstance(rec.get("metadata"), (dict, type(None))) else None
-    if metadata is None:
-        raise ConfigError("metadata is a mapping", field="metadata", case_id=case["id"], **where)
-    if rec.get("files"):
-        metadata["inspect_files"] = rec["files"]
-    if choices is not None:
-        if not isinstance(choices, list) or len(choices) < 2 or not all(isinstance(c, str) for c in choices):
-            raise ConfigError("choices is a list of at least two texts", field="choices", case_id=case["id"], **where)
-        if not isinstance(rec["input"], str):
-            raise ConfigError("a multiple-choice input is text", field="input", case_id=case["id"], **where)
-        letters = _letters(len(choices))
-        if isinstance(target, int) and not isinstance(target, bool) and 0 <= target < len(choices):
-            target = letters[target]  # a dataset's answer index, as Inspect's records name it by letter
-        wanted = target if isinstance(target, list) else [target]
-        if not wanted or not all(isinstance(t, str) and t in letters for t in wanted):
-            raise ConfigError(f"target names the correct choice by letter ({', '.join(letters)})", field="target",
-                              case_id=case["id"], **where)
-        template = MULTIPLE if isinstance(target, list) and len(target) > 1 else SINGLE
-        case["input"] = template.format(letters=",".join(letters), question=rec["input"],
-                                        choices="\n".join(f"{lt}) {c}" for lt, c in zip(letters, choices)))
-        case["expected"] = "".join(sorted(wanted))
-        case["graders"] = [{"exact": {"fences": False}, "transform": {"choice": {"choices": len(choices),
-                                                                                 "multiple": template is MULTIPLE}}}]
-    else:
-        case["input"] = rec["input"]
-        if target is not None:
-            refs = target if isinstance(target, list) else [target]
-            if not all(isinstance(t, str) for t in refs):
-                raise ConfigError("target is a text or a list of texts", field="target", case_id=case["id"], **where)
-            case["expected"] = refs[0] if len(refs) == 1 and grader == "exact" else refs
-            if grader == "includes":
-                case["graders"] = [{"contains": {"mode": "any"}}]
-            elif len(refs) > 1:
-                case["graders"] = [{"one-of": {"values": refs}}]
-                case["expected"] = refs[0]
-    if metadata:
-        case["metadata"] = metadata
-    return case
+    """A record with Inspect's fields as a scoreboard case record (one line of a case file), as
+    an hf row becomes one. `index`: the record's number (its default id, sample-N); `line`: where
+    it starts in the file (default: index)."""
+    from .datasets_inspect import inspect_cases
+
+    opts = _hf_options(grader, "error", {})
+    rows = [(line if line is not None else index, _hf_record(rec, index, opts["fields"]))]
+    return inspect_cases(rows, opts, shown, False)[0][1]
 
 
 def _jsonl_rows(data: bytes, shown: str) -> list[tuple[int | None, Any]]:
@@ -207,32 +183,51 @@ def _inspect_rows(data: bytes, source: DatasetSource, shown: str) -> tuple[list[
                       ".csv, .tsv, .tab)", file=shown, field="cases.path")
 
 
-def _hf_rows(data: bytes, suffix: str, shown: str) -> list[tuple[int | None, Any]]:
+HF_COLUMNS = ("input", "target", "choices", "id", "metadata")
+
+
+def _hf_cases(data: bytes, source: DatasetSource, shown: str, shown_suite: str | None) -> list[tuple[int, dict]]:
+    """An hf file's rows as Inspect's hf_dataset makes samples of them (record_to_sample with
+    the FieldSpec of `columns`; other columns are not read), then as cases."""
+    from .datasets_files import table_rows
+    from .datasets_inspect import inspect_cases
+
+    cols = source.columns or {}
+    unknown = sorted(set(cols) - set(HF_COLUMNS))
+    if unknown:
+        raise ConfigError(f"columns maps {', '.join(HF_COLUMNS)} to column names", file=shown_suite,
+                          field=f"cases.columns.{unknown[0]}")
+    opts = _hf_options(source.grader, source.unsupported, cols)
+    fields = opts["fields"]
+    meta = cols.get("metadata", "metadata")
+    suffix = Path(source.path).suffix.lower()
     if suffix in (".jsonl", ".json"):
-        return _jsonl_rows(data, shown)
-    try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-    except ImportError:
-        raise ConfigError("Parquet and Arrow datasets need pyarrow: pip install 'scoreboard[datasets]'",
-                          file=shown, field="cases.format") from None
-    # Read on this thread: a dataset file is small, and pyarrow's pool threads left alive into
-    # the interpreter's exit could abort the process there ("terminate called without an active
-    # exception", seen once under load right after a load error)
-    single = pa.ipc.IpcReadOptions(use_threads=False)
-    try:
-        if suffix == ".parquet":
-            table = pq.read_table(pa.BufferReader(data), use_threads=False)
-        elif suffix in (".arrow", ".feather", ".ipc"):
-            try:
-                table = pa.ipc.open_stream(pa.BufferReader(data), options=single).read_all()  # what `datasets` saves
-            except pa.ArrowInvalid:
-                table = pa.ipc.open_file(pa.BufferReader(data), options=single).read_all()
-        else:
-            raise ConfigError("an hf dataset file is .parquet, .arrow or .jsonl", file=shown, field="cases.path")
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise ConfigError(f"not a readable dataset file: {exc}", file=shown) from None
-    return [(None, row) for row in table.to_pylist()]
+        rows, names = _jsonl_rows(data, shown)[: source.max_rows], None
+    else:
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise ConfigError("Parquet and Arrow datasets need pyarrow: pip install 'scoreboard[datasets]'",
+                              file=shown, field="cases.format") from None
+        wanted = [fields[k] for k in ("input", "target", "choices", "id", "sandbox", "files", "setup")] + [meta]
+        rows, names = table_rows(data, suffix, shown, wanted, source.max_rows)
+        if "input" not in cols and fields["input"] not in names:
+            listed = ", ".join(map(repr, names[:12])) + (", ..." if len(names) > 12 else "")
+            raise ConfigError(f"no column {fields['input']!r} (the file's columns: {listed}); `columns: {{input: "
+                              "..., target: ...}` names the ones to read", file=shown_suite,
+                              field="cases.columns")
+    records: list[tuple[int | None, Any]] = []
+    for i, (line, row) in enumerate(rows, start=1):
+        line = line if line is not None else i
+        if not isinstance(row, dict):
+            raise ConfigError("a record is a mapping", file=shown, line=line)
+        missing = [c for c in cols.values() if c not in (names if names is not None else row)]
+        if missing:
+            raise ConfigError(f"no column {missing[0]!r}", file=shown, line=line, field=f"columns.{missing[0]}")
+        if meta != "metadata":
+            row = {**row, "metadata": row[meta]}
+        records.append((line, _hf_record(row, i, fields)))
+    return inspect_cases(records, opts, shown, False)
 
 
 def load_dataset_records(spec: dict, base: Path, root: Path, limit: int, shown_suite: str | None, *,
@@ -263,26 +258,8 @@ def load_dataset_records(spec: dict, base: Path, root: Path, limit: int, shown_s
     given = sorted(k for k in INSPECT_ONLY if k in source.model_fields_set)
     if given:
         raise ConfigError(f"{given[0]} is an option of format inspect", file=shown_suite, field=f"cases.{given[0]}")
-    rows = _hf_rows(data, Path(source.path).suffix.lower(), shown)
-    if source.max_rows is not None:
-        rows = rows[:source.max_rows]
-    cols = source.columns or {}
-    unknown = sorted(set(cols) - {"input", "target", "choices", "id", "metadata"})
-    if unknown:
-        raise ConfigError("columns maps input, target, choices, id, metadata to column names", file=shown_suite,
-                          field=f"cases.columns.{unknown[0]}")
-    out: list[Any] = []
-    for i, (line, row) in enumerate(rows, start=1):
-        line = line if line is not None else i  # a JSON document or a table: the record's number
-        if not isinstance(row, dict):
-            raise ConfigError("a record is a mapping", file=shown, line=line)
-        if cols:
-            missing = [c for c in cols.values() if c not in row]
-            if missing:
-                raise ConfigError(f"no column {missing[0]!r}", file=shown, line=line, field=f"columns.{missing[0]}")
-            row = {k: row[c] for k, c in cols.items()}
-        case = record_to_case(row, i, shown, source.grader, line=line)
-        out.append((line, case) if with_lines else case)
+    pairs = _hf_cases(data, source, shown, shown_suite)
+    out = pairs if with_lines else [case for _, case in pairs]
     if not out:
         raise ConfigError("no records in the dataset", file=shown)
     return out

@@ -1,13 +1,17 @@
 """Inspect AI dataset files read as inspect_ai.dataset reads them (json_dataset, csv_dataset):
 the records, each with the file line it starts on. The records become cases in
-cases/datasets_inspect.py."""
+cases/datasets_inspect.py. Also the Parquet and Arrow files of `format: hf`, read by pyarrow
+within the suite's limits (rows and decoded bytes counted before they are built)."""
 
 from __future__ import annotations
 
 import codecs
 import csv
+import datetime
+import decimal
 import io
 import json
+import math
 from typing import Any
 
 from ..errors import ConfigError
@@ -19,9 +23,12 @@ def decode(data: bytes, encoding: str | None, default: str, shown: str) -> str:
     newline, inside a quoted CSV cell too."""
     name = encoding or default
     try:
-        codecs.lookup(name)
+        text_codec = codecs.lookup(name)._is_text_encoding
     except LookupError:
         raise ConfigError(f"unknown encoding {name!r}", field="cases.encoding") from None
+    if not text_codec:  # rot13, base64, hex, zlib: codecs, but not a text's encoding
+        raise ConfigError(f"{name!r} is not a text encoding (utf-8, latin-1, cp1252, utf-16, ...)",
+                          field="cases.encoding")
     try:
         return data.decode(name).replace("\r\n", "\n").replace("\r", "\n")
     except UnicodeDecodeError as exc:
@@ -149,3 +156,119 @@ def _record_start(text: str, dialect: str, params: dict) -> int:
     except csv.Error:
         pass
     return end + 1
+
+
+
+# ---- Parquet and Arrow IPC files (format: hf) ---------------------------------------------------
+
+class ValueProblem(Exception):
+    """A table value that cannot become part of a case (the caller adds the file and row)."""
+
+    def __init__(self, message: str, field: str):
+        super().__init__(message)
+        self.message, self.field = message, field
+
+
+def plain_value(value: Any, field: str) -> Any:
+    """A pyarrow value as a JSON value: NaN is missing (None, as Inspect's is_none_or_nan and
+    pandas read it), a date or time its ISO text, a decimal its text. What has no JSON form
+    (bytes, an infinity, a duration) is refused, naming the field: no report could hold it."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        if math.isinf(value):
+            raise ValueProblem("an infinite number, which JSON cannot hold", field)
+        return None if math.isnan(value) else value
+    if isinstance(value, dict):
+        return {str(k): plain_value(v, f"{field}.{k}") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain_value(v, f"{field}.{i}") for i, v in enumerate(value)]
+    if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal) and value.is_finite():
+        return str(value)
+    kind = "binary data (bytes)" if isinstance(value, (bytes, bytearray)) else f"a {type(value).__name__} value"
+    raise ValueProblem(f"{kind}, which has no text or JSON form: convert the column first, or map another "
+                       "one with `columns:`", field)
+
+
+def _limits() -> Any:
+    from ..suite.config import Limits
+    from .budget import current
+
+    tally = current()
+    return tally.limits if tally is not None else Limits()
+
+
+def _open_table(data: bytes, suffix: str, shown: str, wanted: list[str], max_rows: int | None,
+                limits: Any) -> tuple[Any, list[str]]:
+    """(record batches of the wanted columns, the file's column names). A Parquet file's row
+    count and unpacked size are checked from its footer first: a few KB can hold millions of
+    rows of one repeated value."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if suffix == ".parquet":
+        pf = pq.ParquetFile(pa.BufferReader(data))
+        names, meta = pf.schema_arrow.names, pf.metadata
+        if max_rows is None and meta.num_rows > limits.max_cases:
+            raise ConfigError(f"{meta.num_rows:,} rows, more than {limits.max_cases:,} (limits.max_cases; "
+                              "max_rows: N reads the first N)", file=shown)
+        columns = [n for n in names if n in wanted]
+        unpacked, rows = 0, 0
+        for g in range(meta.num_row_groups):
+            group = meta.row_group(g)
+            unpacked += sum(group.column(c).total_uncompressed_size for c in range(group.num_columns)
+                            if group.column(c).path_in_schema.split(".")[0] in columns)
+            rows += group.num_rows
+            if max_rows is not None and rows >= max_rows:
+                break
+        if unpacked > limits.max_total_bytes:
+            raise ConfigError(f"the columns read unpack to {unpacked:,} bytes, more than "
+                              f"{limits.max_total_bytes:,} (limits.max_total_bytes)", file=shown)
+        return pf.iter_batches(batch_size=64, columns=columns, use_threads=False), names
+    if suffix not in (".arrow", ".feather", ".ipc"):
+        raise ConfigError("an hf dataset file is .parquet, .arrow or .jsonl", file=shown, field="cases.path")
+    single = pa.ipc.IpcReadOptions(use_threads=False)
+    try:
+        reader = pa.ipc.open_stream(pa.BufferReader(data), options=single)  # what `datasets` saves
+        batches: Any = iter(reader)
+    except pa.ArrowInvalid:
+        reader = pa.ipc.open_file(pa.BufferReader(data), options=single)
+        batches = (reader.get_batch(i) for i in range(reader.num_record_batches))
+    names = reader.schema.names
+    return (b.select([n for n in names if n in wanted]) for b in batches), names
+
+
+def table_rows(data: bytes, suffix: str, shown: str, wanted: list[str],
+               max_rows: int | None) -> tuple[list[tuple[int, dict]], list[str]]:
+    """The rows of a Parquet or Arrow IPC file (only the `wanted` columns), each with its number,
+    as JSON values; and the file's column names. Read on this thread, batch by batch, within
+    limits.max_cases rows (or max_rows) and limits.max_total_bytes decoded."""
+    import pyarrow as pa
+
+    limits = _limits()
+    cap = max_rows if max_rows is not None else limits.max_cases
+    rows: list[tuple[int, dict]] = []
+    decoded = 0
+    try:
+        batches, names = _open_table(data, suffix, shown, wanted, max_rows, limits)
+        for batch in batches:
+            decoded += batch.nbytes
+            if decoded > limits.max_total_bytes:
+                raise ConfigError(f"the rows decode to more than {limits.max_total_bytes:,} bytes "
+                                  "(limits.max_total_bytes)", file=shown, line=len(rows) + 1)
+            if max_rows is None and len(rows) + batch.num_rows > cap:
+                raise ConfigError(f"more than {cap:,} rows (limits.max_cases; max_rows: N reads the first N)",
+                                  file=shown)
+            for row in batch.to_pylist()[: cap - len(rows)]:
+                number = len(rows) + 1
+                try:
+                    rows.append((number, {k: plain_value(v, k) for k, v in row.items()}))
+                except ValueProblem as exc:
+                    raise ConfigError(exc.message, file=shown, line=number, field=exc.field) from None
+            if len(rows) >= cap:
+                break
+    except (pa.ArrowException, OSError) as exc:
+        raise ConfigError(f"not a readable dataset file: {exc}", file=shown) from None
+    return rows, names

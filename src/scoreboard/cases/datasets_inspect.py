@@ -211,12 +211,12 @@ def to_sample(rec: Any, fields: dict, csv_cell: bool) -> dict:
 # ---- samples as cases ---------------------------------------------------------------------------
 
 def target_positions(target: str | list[str], count: int, field: str) -> list[int]:
-    """scorer/_choice.py _score_target: each target's letters ("AC", "A, C") or numbers, as
-    choice positions; one past the choices is refused (Inspect refuses it when scoring)."""
-    answers: list[str] = []
-    for value in (target if isinstance(target, list) else [target]):
-        for token in value.replace(",", " ").split():
-            answers.extend([token] if token.isnumeric() else list(token))
+    """scorer/_choice.py _score_target: every character of the target's text (a list's items
+    joined) but commas and spaces is one answer, a letter or a digit ("AC", "A, C"; "12" is the
+    27th and 28th choices, as Inspect reads it), as choice positions; one past the choices is
+    refused (Inspect scores such a sample wrong whatever the answer)."""
+    text = "".join(target) if isinstance(target, list) else target
+    answers = [char for char in text if char not in (",", " ")]
     try:
         positions = [answer_index(a) for a in answers]
     except ValueError as exc:
