@@ -20,6 +20,7 @@ from ..graders.base import short
 from ..safefile import FileRefused, resolve_inside
 from ..safeparse import ParseError, parse_json
 from ..suite.config import Limits
+from ..validation import one_line_id
 from .case import Case
 from .loader import _check_text
 
@@ -121,7 +122,10 @@ def _column_index(header: list[str], column: str, flag: str, shown: str) -> int:
     hits = [i for i, name in enumerate(names) if name == column]
     if not hits:
         listed = ", ".join(repr(h) for h in names)
-        raise ConfigError(f"{flag} names unknown column {column!r} (header: {listed})", file=shown,
+        other = next((d for d in (";", "\t", "|") if len(names) == 1 and d in names[0]), None)
+        hint = (f"; the header is one column holding {other!r}: the sheet was saved with {other!r} between "
+                "cells, save it as CSV with commas (CSV UTF-8)") if other else ""
+        raise ConfigError(f"{flag} names unknown column {column!r} (header: {listed}){hint}", file=shown,
                           field=flag.lstrip("-"))
     if len(hits) > 1:
         raise ConfigError(f"column {column!r} appears {len(hits)} times in the header", file=shown,
@@ -168,6 +172,10 @@ class _Row:
                 raise ConfigError(f"{where}: empty case id", file=self.shown)
         else:
             case_id, where = f"row-{self.number}", f"row {self.number}"
+        try:  # the case file's own rule: a newline or escape in an id would forge report lines
+            one_line_id(case_id)
+        except ValueError as exc:
+            raise ConfigError(f"{where}: case id {short(case_id)} {exc}", file=self.shown) from None
         if case_id in seen:
             raise ConfigError(f"{where}: duplicate case id {case_id!r} (first on row {seen[case_id]})",
                               file=self.shown)
