@@ -207,3 +207,42 @@ def test_footprint_an_mcp_server_name_is_printed_escaped(tmp_path, capsys, name,
     out = capsys.readouterr().out
     assert f"MCP initialize: {shown} 1, protocol 2025-06-18" in out
     assert "\x1b" not in out and "\x07" not in out
+
+
+# ------------------------------------------------------------------- replay: the live run payload
+
+
+LIVE = {"id": "r", "status": "completed", "output": "ok", "tool_calls": [], "latency_ms": 5}
+
+
+@pytest.mark.parametrize("extra, field", [({"latency_ms": -5}, "latency_ms"), ({"estimated_cost": -1}, "estimated_cost"),
+                                          ({"input_tokens": -3}, "input_tokens"), ({"id": True}, "id")])
+def test_a_live_run_with_an_impossible_figure_is_malformed(extra, field):
+    from scoreboard.cli.replay import parse_run_payload
+    from scoreboard.errors import SubjectError
+
+    with pytest.raises(SubjectError) as info:
+        parse_run_payload(json.dumps({**LIVE, **extra}), "http://127.0.0.1:1/x")
+    assert f"field '{field}'" in str(info.value) and info.value.kind == "invalid-output"
+
+
+def test_a_live_run_nested_too_deep_is_malformed_not_a_recursion_error():
+    from scoreboard.cli.replay import parse_run_payload
+    from scoreboard.errors import SubjectError
+
+    with pytest.raises(SubjectError) as info:
+        parse_run_payload('{"run":' + "[" * 100000 + "]" * 100000 + "}", "u")
+    assert "nested too deeply" in str(info.value)
+
+
+def test_replay_of_a_negative_cost_fails_instead_of_passing_max_cost(tmp_path, capsys):
+    from tests.servers.fake_agent import FakeAgent
+
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"prompt": "p", "agentId": "a", "runs": [],
+                                "cases": [{"tag": "x", "expectedStatus": "completed", "maxCost": 0.05}]}))
+    with FakeAgent(token="T", run={**LIVE, "estimated_cost": -1.0}) as srv:
+        code = main(["replay", str(path), "--worker", srv.base_url, "--token", "T",
+                     "--output-dir", str(tmp_path / "out"), "--format", "json"])
+    assert code == 2
+    assert "field 'estimated_cost'" in capsys.readouterr().err

@@ -137,9 +137,9 @@ class LiveRun:
 
 def parse_run_payload(text: str, url: str = "the agent") -> LiveRun:
     """The live run from a response body: {"run": {...}} or the run object; SubjectError if malformed."""
-    import json
-
     from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+    from ..jsonio import loads as loads_json
 
     class _Call(BaseModel):
         model_config = ConfigDict(extra="allow")
@@ -147,26 +147,32 @@ def parse_run_payload(text: str, url: str = "the agent") -> LiveRun:
         args: Any = None
 
     class _LiveRun(BaseModel):
-        # extra fields (agent, room, timestamps) are the server's business; these are required
-        model_config = ConfigDict(extra="ignore")
+        # extra fields (agent, room, timestamps) are the server's business; these are required.
+        # A negative or non-finite figure is malformed, as in a transcript's runs: it would
+        # pass every bound it is held to.
+        model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
         id: str | int
         status: str
         output: str | None
         tool_calls: list[_Call]
-        latency_ms: float | None
-        estimated_cost: float | None = None
-        input_tokens: int | None = None
-        output_tokens: int | None = None
+        latency_ms: float | None = Field(ge=0)
+        estimated_cost: float | None = Field(None, ge=0)
+        input_tokens: int | None = Field(None, ge=0)
+        output_tokens: int | None = Field(None, ge=0)
 
     try:
-        payload = json.loads(text)
-    except ValueError:
+        payload = loads_json(text)  # too deep to follow is a ValueError here, never a RecursionError
+    except ValueError as exc:
         snippet = " ".join(text.split())[:80]
-        raise SubjectError(f"malformed run payload from POST {url}: not JSON ({snippet!r})",
+        what = "JSON nested too deeply to read" if "deep" in str(exc) else "not JSON"
+        raise SubjectError(f"malformed run payload from POST {url}: {what} ({snippet!r})",
                            kind="invalid-output") from None
     run = payload.get("run") if isinstance(payload, dict) and isinstance(payload.get("run"), dict) else payload
     if not isinstance(run, dict):
         raise SubjectError(f"malformed run payload from POST {url}: expected a run object", kind="invalid-output")
+    if isinstance(run.get("id"), bool):  # pydantic would read true as the id 1
+        raise SubjectError(f"malformed run payload from POST {url}: field 'id': a string or an integer, "
+                           f"got {str(run['id']).lower()}", kind="invalid-output")
     try:
         live = _LiveRun.model_validate(run)
     except ValidationError as exc:
