@@ -140,3 +140,12 @@ def test_import_csv_names_a_semicolon_sheet(tmp_path):
     done = cli(tmp_path, "import", "csv", "--csv", "x.csv", "--map", "input=input,expected=expected",
                "--grader", "exact", "--output", "cases.jsonl")
     assert done.returncode == 1 and "holding ';'" in done.stderr and "save it as CSV with commas" in done.stderr
+
+
+def test_hf_json_array_file(tmp_path):
+    """`datasets` reads a .json file holding one array as well as JSON lines; the array was an
+    'invalid JSON' error on its first line."""
+    (tmp_path / "d.json").write_text('[\n  {"input": "q", "target": "x"},\n  {"input": "r", "target": "y"}\n]\n')
+    pairs = load_dataset_records({"format": "hf", "path": "d.json"}, tmp_path, tmp_path, 1 << 20, None,
+                                 with_lines=True)
+    assert [(line, c["id"], c["expected"]) for line, c in pairs] == [(2, "sample-1", "x"), (3, "sample-2", "y")]

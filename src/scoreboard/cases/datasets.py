@@ -201,7 +201,11 @@ def _hf_cases(data: bytes, source: DatasetSource, shown: str, shown_suite: str |
     fields = opts["fields"]
     meta = cols.get("metadata", "metadata")
     suffix = Path(source.path).suffix.lower()
-    if suffix in (".jsonl", ".json"):
+    if suffix == ".json" and data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"[":  # a JSON array, as `datasets` reads it too
+        from .datasets_files import decode, json_records
+
+        rows, names = json_records(decode(data, None, "utf-8-sig", shown), shown)[: source.max_rows], None
+    elif suffix in (".jsonl", ".json"):
         rows, names = _jsonl_rows(data, shown)[: source.max_rows], None
     else:
         try:
