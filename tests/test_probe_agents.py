@@ -246,3 +246,19 @@ def test_replay_of_a_negative_cost_fails_instead_of_passing_max_cost(tmp_path, c
                      "--output-dir", str(tmp_path / "out"), "--format", "json"])
     assert code == 2
     assert "field 'estimated_cost'" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------- transcripts
+
+
+def test_a_transcript_run_sharing_an_id_and_used_by_no_case_is_listed_unmatched(tmp_path, capsys):
+    path = tmp_path / "dup.json"
+    run = {"status": "completed", "latency_ms": 1, "tool_calls": [], "output": "a"}
+    path.write_text(json.dumps({"cases": [{"id": "run_1", "expectedStatus": "completed"}],
+                                "runs": [{"id": "run_1", **run}, {"id": "run_1", **run, "output": "b"}]}))
+    code = main(["score", str(path), "--output-dir", str(tmp_path / "out"), "--format", "json", "--json"])
+    captured = capsys.readouterr()
+    assert code == 0
+    block = json.loads(captured.out)["run"]["transcript"]
+    assert block["unmatched_runs"] == ["run_1"]
+    assert "runs[1]: run id 'run_1' is also runs[0]'s" in captured.err

@@ -117,6 +117,12 @@ def assemble(case_models: list[TranscriptCase], runs: list[RunRecord], *, name: 
     """Cases + graders + case -> run assignments (`score`); with `live`, every case reads the
     one live run made later (`replay`), so nothing is matched here."""
     ids, warnings = case_ids(case_models)
+    first: dict[str, int] = {}
+    for index, run in enumerate(runs):
+        if run.id in first:
+            warnings.append(f"runs[{index}]: run id {run.id!r} is also runs[{first[run.id]}]'s: a case "
+                            f"matched by id reads the first")
+        first.setdefault(run.id, index)
     cases: list[Case] = []
     graders: dict[str, list[Grader]] = {}
     assigned: dict[str, RunRecord | None] = {}

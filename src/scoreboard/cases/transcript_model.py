@@ -163,8 +163,9 @@ class Transcript:
 
     def run_info(self) -> dict:
         """What the report's `run` block records about where the cases came from."""
-        matched = {m["run_id"] for m in self.matches if m.get("run_id")}
+        # by the run itself, not its id: of two runs sharing an id, the unused one is listed
+        used = {id(r) for r in self.assigned.values() if r is not None}
         return {"transcript": {
             "path": self.source, "sources": self.sources, "cases": len(self.cases), "runs": len(self.runs),
             "matches": self.matches, "warnings": self.warnings,
-            "unmatched_runs": [r.id for r in self.runs if r.id not in matched]}}
+            "unmatched_runs": [r.id for r in self.runs if id(r) not in used]}}
