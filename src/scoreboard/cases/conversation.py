@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
 from ..errors import ConfigError
 from ..hashing import sha256_json
 from ..suite.config import ConversationLimits
-from ..validation import Strict, parse_model
+from ..validation import Strict, one_line_id, parse_model
 from .case import MISSING, Case
 from .schema import case_graders
 
@@ -35,6 +35,20 @@ class SharedInput(Strict):
     #: fixes a subject's sampling where it takes a seed (passed to it; see SubjectRequest.seed)
     seed: int | None = None
 
+    @field_validator("documents")
+    @classmethod
+    def _document_ids(cls, documents: Any, info: ValidationInfo) -> Any:
+        # A document's id is a source id a citation names and a `[id]` line of the context
+        # block: one line (a newline would forge a note), and never a notes paragraph's id (it
+        # would silently replace that paragraph as the source `citations` checks).
+        if isinstance(documents, dict):
+            notes = {f"note_{i}" for i in range(1, len(note_paragraphs(info.data.get("notes"))) + 1)}
+            for key in documents:
+                one_line_id(key)
+                if key in notes:
+                    raise ValueError(f"document id {key!r} is the id of a notes paragraph; name it otherwise")
+        return documents
+
 
 class Turn(Strict):
     id: str = Field(min_length=1)
@@ -45,6 +59,12 @@ class Turn(Strict):
     fields: list[str | dict] | None = None
     evidence_notes: str | None = None
     style: str | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _id_one_line(cls, value: str) -> str:
+        # the turn's id is part of a case id (CONV/TURN): no control character, as for any case id
+        return one_line_id(value)
 
 
 def note_paragraphs(notes: str | None) -> list[str]:
@@ -123,24 +143,30 @@ def check_history(conversation: dict, index: int, messages: list[dict], limits: 
 
 
 def check_messages(messages: list[dict], limits: ConversationLimits) -> tuple[str, str] | None:
-    """(field suffix, problem) of a chat-message input that breaks the conversation limits (None
-    when it fits): they bound a case's supplied history as they bound a conversation's."""
+    """(field suffix, problem) of a chat-message input that breaks the conversation limits or
+    the order of a chat (None when it fits): they bound a case's supplied history as they bound
+    a conversation's."""
+    if not messages:
+        return "", "no messages: a chat-message input needs at least one message"
     if len(messages) > limits.max_messages:
         return "", f"{len(messages)} messages, over max_messages {limits.max_messages} (limits.conversation)"
+    problem = _order_problem(messages)
+    if problem is not None:
+        return problem
     for i, m in enumerate(messages):
-        size = len(m["content"])
+        options = m.get("options") or []
+        # An assistant message's options are sent in its content: they count in its size.
+        size = len(m["content"]) + sum(len(o) for o in options)
         if m["role"] == "user" and size > limits.max_question_chars:
             return f".{i}.content", (f"user message has {size} characters, over max_question_chars "
                                      f"{limits.max_question_chars} (limits.conversation)")
         if m["role"] == "assistant" and size > limits.max_assistant_chars:
-            return f".{i}.content", (f"assistant message has {size} characters, over max_assistant_chars "
+            what = " (its options included)" if options else ""
+            return f".{i}.content", (f"assistant message has {size} characters{what}, over max_assistant_chars "
                                      f"{limits.max_assistant_chars} (limits.conversation)")
-        options = m.get("options") or []
         if len(options) > limits.max_options:
             return f".{i}.options", (f"{len(options)} options, over max_options {limits.max_options} "
                                      "(limits.conversation)")
-        if any(len(o) > limits.max_assistant_chars for o in options):
-            return f".{i}.options", f"an option is over max_assistant_chars {limits.max_assistant_chars}"
     total = sum(len(m["content"]) + sum(len(o) for o in m.get("options") or ()) for m in messages)
     if total > limits.max_conversation_chars:
         return "", (f"conversation has {total} characters, over max_conversation_chars "
@@ -148,7 +174,44 @@ def check_messages(messages: list[dict], limits: ConversationLimits) -> tuple[st
     return None
 
 
+def _order_problem(messages: list[dict]) -> tuple[str, str] | None:
+    """(field suffix, problem) where the messages are not in a chat's order: system messages
+    first, a user message before any assistant message, a tool message only after the assistant
+    message (or tool result) that called it. (A system message alone is a prompt, as OpenAI Evals
+    write some.)"""
+    seen: set[str] = set()
+    previous = None
+    for i, m in enumerate(messages):
+        role = m["role"]
+        if role == "system" and seen - {"system"}:
+            return f".{i}.role", (f"a system message comes before every other message (it follows a {previous} "
+                                  "message here)")
+        if role == "assistant" and "user" not in seen:
+            return f".{i}.role", "an assistant message answers an earlier user message, and none comes before it"
+        if role == "tool" and previous not in ("assistant", "tool"):
+            return f".{i}.role", ("a tool message answers a call of the assistant message before it, and "
+                                  f"{'none comes' if previous is None else f'a {previous} message comes'} before it")
+        seen.add(role)
+        previous = role
+    return None
+
+
 _HISTORY_KEYS = {"messages", "history", "assistant", "replies"}
+#: case fields that a conversation names in each turn, never for the whole conversation
+_PER_TURN = ("expected", "grader", "graders", "fields")
+
+
+def _check_record_fields(raw: dict, *, file: str, line: int | None, case_id: str) -> None:
+    """A case field a conversation cannot take is an error, never dropped: graders or an
+    expected answer for the whole conversation would otherwise grade no turn at all."""
+    for key in _PER_TURN:
+        if key in raw:
+            raise ConfigError(f"a conversation names {key!r} in each turn (turns.N.{key}), not for the whole "
+                              "conversation", file=file, line=line, case_id=case_id, field=key)
+    for key in ("vars", "expand"):
+        if key in raw:
+            raise ConfigError("prompt templates and their variables do not apply to conversation cases",
+                              file=file, line=line, case_id=case_id, field=key)
 
 
 def _read_documents(shared: dict, read_at: Callable[[str, str], str] | None) -> None:
@@ -169,6 +232,7 @@ def expand_conversation(raw: dict, record: Any, *, file: str, line: int | None,
     """Validate a conversation case record and turn it into one Case per turn (`read_at`
     reads an `@path` document: (path, field) -> text)."""
     case_id = record.id
+    _check_record_fields(raw, file=file, line=line, case_id=case_id)
     shared_raw = raw.get("conversation") or {}
     if not isinstance(shared_raw, dict):
         raise ConfigError("must be an object {topic, notes, documents, style, seed}", file=file, line=line,
@@ -223,10 +287,12 @@ def expand_conversation(raw: dict, record: Any, *, file: str, line: int | None,
             id=f"{case_id}/{turn.id}",
             input={"conversation": case_id, "turn": turn.id, "index": index, "shared": shared,
                    "question": turn.question, **({"style": turn.style} if turn.style else {})},
-            expected=t["expected"] if "expected" in t else MISSING,
+            expected=t.get("expected", MISSING),
             graders=case_graders(turn, t), category=record.category, tags=record.tags, metadata=metadata,
             synthetic=record.synthetic, rubric=record.rubric, notes=turn.evidence_notes or record.notes,
-            split=record.split, turns=None, source=file, line=line)
+            split=record.split, turns=None, source=file, line=line,
+            # the case's own scoring settings hold for each turn, as they would for the case
+            threshold=record.threshold, transform=record.transform, replace_defaults=record.replace)
         case.conversation = conversation
         case.turn_index = index
         # The static hash binds the turn's own text; each attempt also records the hash of the
