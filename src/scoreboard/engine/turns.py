@@ -29,8 +29,10 @@ from .reruns import _carried_run
 EXPORT_NOTE = ("each case is one conversation turn as it was sent: the predeclared question after the "
                "replies this variant actually gave, so an output imported for it answers the same recorded "
                "history; per-turn comparisons do not compare whole conversations")
-#: plan-case keys a turn keeps when it becomes an independent case
-KEEP = ("id", "expected", "graders", "category", "rubric", "notes", "split", "synthetic", "tags", "metadata")
+#: plan-case keys a turn keeps when it becomes an independent case (its threshold and scoring
+#: decided its carried status: without them `verify` would recompute another)
+KEEP = ("id", "expected", "graders", "category", "rubric", "notes", "split", "synthetic", "tags", "metadata",
+        "threshold", "scoring")
 
 
 def _conversations(plan_cases: list[dict]) -> dict[str, list[dict]]:
