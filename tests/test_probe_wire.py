@@ -1,0 +1,81 @@
+"""Probes of what reaches a provider's wire: a conversation's earlier replies that a chat API
+cannot take as they were (an empty reply to Anthropic, a reply that only called tools) fail the
+later turn before it is sent; a chat-message `tool` message is never sent to openai or
+anthropic without the id it answers; replay follows no redirect; the `choice` transform parses
+as the Inspect version it cites."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from scoreboard.engine.pipeline import RunOptions, run
+from scoreboard.graders.transforms import parse_choice_answer
+from scoreboard.record.verify import verify_report
+from scoreboard.suite.load import load_suite
+from tests.servers.fake_agent import FakeAgent
+from tests.test_replay import FIX, TOKEN, replay, report_of
+
+RETRIES = {"attempts": 1, "base_delay_s": 0.01, "max_delay_s": 0.01}
+CALL = {"name": "f", "args": {"a": 1}}
+
+
+def conv(turns: int = 3) -> dict:
+    return {"id": "c", "conversation": {"topic": "survey"},
+            "turns": [{"id": f"t{i}", "question": f"Question {i}?"} for i in range(1, turns + 1)]}
+
+
+def subject_for(kind: str, srv) -> dict | str:
+    if kind == "openai":
+        return {"type": "openai", "base_url": srv.base_url + "/v1", "model": "m", "retries": RETRIES}
+    if kind == "anthropic":
+        return {"type": "anthropic", "base_url": srv.base_url, "model": "m", "retries": RETRIES}
+    return "python:probe_wire_subject:answer"
+
+
+def go(tmp_path: Path, subject, records: list[dict]) -> dict:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    suite = load_suite(None, {"cases": [str(cases)], "subject": subject, "output_dir": str(tmp_path / "out"),
+                              "formats": ["json"], "concurrency": 1})
+    return run(suite, RunOptions(progress=False)).report
+
+
+def by_id(report: dict) -> dict[str, dict]:
+    return {a["case_id"]: a for a in report["attempts"]}
+
+
+@pytest.fixture
+def python_subject(tmp_path, monkeypatch):
+    """A python subject whose first answer only calls a tool; it keeps every input it got."""
+    (tmp_path / "probe_wire_subject.py").write_text(
+        "from scoreboard import Output\n"
+        "SEEN = []\n"
+        "def answer(input):\n"
+        "    SEEN.append(input)\n"
+        "    if len(SEEN) == 1:\n"
+        f"        return Output(text='', tool_calls=[{CALL!r}])\n"
+        "    return 'ok'\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("probe_wire_subject", None)
+    yield lambda: sys.modules["probe_wire_subject"].SEEN
+    sys.modules.pop("probe_wire_subject", None)
+
+
+# ---- 5. the choice transform parses as the cited Inspect version
+
+
+@pytest.mark.parametrize("text, multiple", [
+    # inspect_ai 0.3.260 parse_answers removes no wrapper: the loose pattern takes the space
+    # before `**`, `(` or `$` as the answer, which names no choice, so nothing is parsed
+    ("ANSWER: **B**", False), ("ANSWER: (B)", False), ("ANSWER: $B$", False),
+    ("Not (A), surely.\nANSWER: (C).", False),
+    ("ANSWER: $A, C$", True), ("ANSWER: **B and D**", True),
+])
+def test_choice_removes_no_wrapper_as_inspect_parse_answers(text, multiple):
+    assert parse_choice_answer(text, 4, multiple) is None
