@@ -67,6 +67,22 @@ def python_subject(tmp_path, monkeypatch):
     sys.modules.pop("probe_wire_subject", None)
 
 
+# ---- 4. replay and redirects
+
+
+def test_replay_follows_no_redirect_to_another_server(tmp_path):
+    with FakeAgent(token=TOKEN) as other, FakeAgent(token=TOKEN) as worker:
+        worker.push("invoke", {"status": 307, "json": {},
+                               "headers": {"Location": other.base_url + "/agents/assistant/invoke"}})
+        proc = replay(tmp_path, FIX / "replay.json", "--worker", worker.base_url, "--token", TOKEN)
+        assert other.requests_to("invoke") == []  # the other server never saw the request (or the token)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    report = report_of(tmp_path)
+    assert all(a["status"] == "error" and "redirect" in a["error"] and "307" in a["error"]
+               for a in report["attempts"])
+    assert report["run"]["replay"]["error"].startswith("HTTP 307")
+
+
 # ---- 5. the choice transform parses as the cited Inspect version
 
 

@@ -91,8 +91,12 @@ class LiveAgentSubject(Subject):
         timeout = aiohttp.ClientTimeout(total=s["timeout_ms"] / 1000)
         try:
             async with aiohttp.ClientSession(timeout=timeout) as session:
-                async with session.post(s["url"], json=self.body(), headers=headers) as resp:
+                # A redirect is never followed: the report names the configured worker, so the run
+                # it scores must be that worker's (and the token goes to no other server).
+                async with session.post(s["url"], json=self.body(), headers=headers,
+                                        allow_redirects=False) as resp:
                     status, reason = resp.status, resp.reason or ""
+                    location = resp.headers.get("Location", "")
                     raw, over = await read_body(resp, self.max_response_bytes)
         except asyncio.TimeoutError:
             raise SubjectError(f"timed out after {s['timeout_ms']} ms waiting for the run from POST {url}",
@@ -107,10 +111,24 @@ class LiveAgentSubject(Subject):
                                f"(check --token or {TOKEN_ENV})", kind="auth", status=status)
         if status >= 400:
             raise SubjectError(f"HTTP {status} {reason} from POST {url}: {snippet}", kind="http", status=status)
+        if 300 <= status < 400:
+            where = _shown_location(location)
+            raise SubjectError(f"HTTP {status} {reason} from POST {url}: a redirect (to {where}) is not followed; "
+                               "give the worker URL that answers the invoke itself", kind="http", status=status)
         if over:
             raise SubjectError(f"{too_large(f'the run payload from POST {url}', self.max_response_bytes)}",
                                kind="too-large")
         return parse_run_payload(text, url)
+
+
+def _shown_location(location: str) -> str:
+    """A redirect's Location as an error may show it: printable, no user:password@, cut short."""
+    text = "".join(ch for ch in location if ch.isprintable()).strip()
+    try:
+        text = split_userinfo(text)[0]
+    except ValueError:  # not a URL urlsplit can read
+        return "an unreadable address"
+    return (text[:200] + "…" if len(text) > 200 else text) or "no address"
 
 
 @dataclass
