@@ -87,6 +87,7 @@ class AnthropicSubject(OpenAISubject):
         return self.options.get("base_url", self.default_base_url).rstrip("/") + "/v1/messages"
 
     def build(self, request: SubjectRequest) -> tuple[dict, int | None, bool]:
+        self.refuse_unsendable(request)  # a tool message, an empty message before the last
         options = self.options
         system = [request.skill] if request.skill else []
         inp = request.input

@@ -20,7 +20,7 @@ from ._http import (
     sse_data,
 )
 from .base import check_keys
-from .values import Result, SubjectRequest, wire_messages
+from .values import Result, SubjectRequest, wire_messages, wire_problem
 
 OPTIONS = COMMON_OPTIONS | {"base_url", "model", "api_key_env", "api_key_required", "params", "tools",
                             "tool_choice", "stream", "batch"}
@@ -169,7 +169,22 @@ class OpenAISubject(HTTPSubject):
     def url(self) -> str:
         return self.options.get("base_url", self.default_base_url).rstrip("/") + "/chat/completions"
 
+    def input_problem(self, value: Any) -> tuple[str, str] | None:
+        """(field, reason) where an input cannot be sent to this API as written, None when it
+        can (a chat-message input with a `tool` message; see values.wire_problem): what a check
+        before the run asks of each case, and build() of each request."""
+        if isinstance(value, list) and value and all(isinstance(m, dict) and "role" in m for m in value):
+            return wire_problem(value, self.kind)
+        return None
+
+    def refuse_unsendable(self, request: SubjectRequest) -> None:
+        """An input the API would refuse (or misread) fails its attempt before it is sent."""
+        problem = self.input_problem(request.input)
+        if problem is not None:
+            raise self.fail(f"{problem[0]}: {problem[1]} (not sent)", kind="input")
+
     def build(self, request: SubjectRequest) -> tuple[dict, int | None, bool]:
+        self.refuse_unsendable(request)
         options = self.options
         body: dict[str, Any] = {"model": options.get("model"), "messages": chat_messages(request)}
         params = options.get("params")

@@ -59,6 +59,35 @@ def wire_messages(messages: list[dict]) -> list[dict]:
     return out
 
 
+#: why a case's `tool` message cannot go to each chat API (it holds no id of the call it answers)
+_TOOL_ROLE = {
+    "openai": "the openai API takes a tool message only with the tool_call_id of the assistant's call it "
+              "answers, which a case's chat message cannot hold",
+    "anthropic": "the Anthropic Messages API has no tool role (a tool result is a tool_result block naming "
+                 "the tool_use id it answers, which a case's chat message cannot hold)",
+}
+
+
+def wire_problem(messages: list, kind: str) -> tuple[str, str] | None:
+    """(field, reason) where chat messages cannot be sent to the `kind` chat API as written (None
+    when they can; nothing is ever altered to fit): a `tool` message (see _TOOL_ROLE); for
+    anthropic also a message with no text (empty or only whitespace, its options counted)
+    anywhere but as the final assistant message, which the Messages API refuses."""
+    wired = wire_messages(messages)
+    last = len(wired) - 1
+    for i, m in enumerate(wired):
+        role = m.get("role") if isinstance(m, dict) else None
+        if role == "tool" and kind in _TOOL_ROLE:
+            return f"input.{i}.role", (f"a tool message cannot be sent to a {kind} subject: {_TOOL_ROLE[kind]}; "
+                                       "use a python, command or http subject, or give the result in a user message")
+        content = m.get("content") if isinstance(m, dict) else None
+        if kind == "anthropic" and role in ("user", "assistant") and isinstance(content, str) \
+                and not content.strip() and not (role == "assistant" and i == last):
+            return f"input.{i}.content", (f"an empty {role} message cannot be sent to an anthropic subject: the "
+                                          "Messages API refuses empty content except in a final assistant message")
+    return None
+
+
 @dataclass(slots=True)
 class AgentWorkspace:
     """Where an agent subject runs for one task attempt (made by the task runtime): its working
