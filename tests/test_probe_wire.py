@@ -67,6 +67,53 @@ def python_subject(tmp_path, monkeypatch):
     sys.modules.pop("probe_wire_subject", None)
 
 
+# ---- 1. an empty earlier reply and the Anthropic Messages API
+
+
+def test_an_empty_earlier_reply_is_not_sent_to_anthropic(fake_provider, tmp_path):
+    # Anthropic refuses a message with empty content anywhere but as the final assistant message:
+    # the history cannot be sent as it was, and it is never altered, so turn 2 fails unsent.
+    fake_provider.push("messages", {"reply": ""}, {"reply": "ok"}, {"reply": "ok"})
+    report = go(tmp_path, subject_for("anthropic", fake_provider), [conv()])
+    turns = by_id(report)
+    assert turns["c/t1"]["error"] is None
+    assert turns["c/t2"]["status"] == "error"
+    error = turns["c/t2"]["error"]
+    assert error.startswith("turn not sent:") and "turn 't1'" in error and "empty" in error, error
+    assert turns["c/t3"]["status"] == "not-run"
+    assert len(fake_provider.requests) == 1  # nothing the API would refuse was sent
+    assert verify_report(report).ok
+
+
+# ---- 2. a reply that only called tools
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_tool_call_reply_stops_the_conversation_before_the_next_turn_is_sent(fake_provider, tmp_path, kind):
+    # Both APIs need each call's result right after it (openai: a tool message per
+    # tool_call_id; anthropic: a tool_result block per tool_use id), and a conversation has none:
+    # the call is neither dropped nor sent without its result.
+    route = "chat" if kind == "openai" else "messages"
+    fake_provider.push(route, {"reply": "", "tool_calls": [CALL]}, {"reply": "ok"}, {"reply": "ok"})
+    report = go(tmp_path, subject_for(kind, fake_provider), [conv()])
+    turns = by_id(report)
+    assert turns["c/t1"]["output"]["tool_calls"][0]["name"] == "f"
+    assert turns["c/t2"]["status"] == "error"
+    error = turns["c/t2"]["error"]
+    assert error.startswith("turn not sent:") and "turn 't1'" in error and "tool call" in error, error
+    assert turns["c/t3"]["status"] == "not-run"
+    assert len(fake_provider.requests) == 1
+    assert verify_report(report).ok
+
+
+def test_a_tool_call_reply_is_not_dropped_from_a_python_subjects_history(tmp_path, python_subject):
+    report = go(tmp_path, subject_for("python", None), [conv()])
+    turns = by_id(report)
+    assert turns["c/t2"]["status"] == "error" and "tool call" in turns["c/t2"]["error"]
+    assert len(python_subject()) == 1  # turn 2 never reached the function without its call
+    assert verify_report(report).ok
+
+
 # ---- 3. a chat-message case's tool message
 
 

@@ -44,6 +44,36 @@ class RunState:
             self.stopping, self.stop_reason = True, reason
 
 
+def turn_problem(subject, conv: dict, k: int, messages: list[dict], outputs: list[dict]) -> str | None:
+    """Why turn k cannot be sent as the subject's earlier replies were (None when it can); the
+    history is never shortened or altered to fit. A turn's history carries each earlier reply
+    as its text (so its chain hash, verify and `export turns`), so a reply that made tool calls
+    cannot be carried: no tool result follows them, and a chat API needs each call's result right
+    after it (openai: a tool message per tool_call_id; anthropic: a tool_result per tool_use).
+    Then what the subject's API refuses of the history (anthropic: an empty earlier reply)."""
+    problem = check_history(conv, k, messages, conv["limits"])
+    if problem is not None:
+        return f"{problem} (history is never shortened to fit)"
+    if subject.kind == "recorded":  # its outputs exist already: nothing is sent
+        return None
+    for earlier, output in enumerate(outputs):
+        calls = [c for c in output.get("tool_calls") or () if isinstance(c, dict)]
+        if calls:
+            names = ", ".join(sorted({repr(str(c.get("name")))[:60] for c in calls}))
+            return (f"the reply to turn {conv['turns'][earlier]['id']!r} made tool calls ({names}) that no tool "
+                    "result follows: a turn's history carries an earlier reply as its text, and a chat API needs "
+                    "each call's result after it (the history is never altered to fit)")
+    check = getattr(subject, "input_problem", None)
+    found = check(messages) if check is not None else None
+    if found is None:
+        return None
+    field, reason = found
+    index = int(field.split(".")[1])
+    if messages[index]["role"] == "assistant":  # message 2j+1 is the reply to turn j
+        return f"the reply to turn {conv['turns'][index // 2]['id']!r}: {reason} (the history is never altered to fit)"
+    return f"{field}: {reason}"
+
+
 def not_run_record(case, variant_name: str, run: int, reason: str, status: str = "not-run") -> dict:
     """The record of a planned attempt that never finished (stopped run, interrupted)."""
     return {"case_id": case.id, "variant": variant_name, "run": run, "status": status,
@@ -91,6 +121,7 @@ class AttemptRunner:
         conv = self.suite.cases[ci].conversation
         variant = self.suite.variants[vi]
         replies: list[str] = []
+        outputs: list[dict] = []  # the recorded outputs of the turns before (their tool calls)
         broken: str | None = None
         for k, index in enumerate(self.turns[conv["id"]]):
             case = self.suite.cases[index]
@@ -99,6 +130,7 @@ class AttemptRunner:
                 if done["status"] in ("error", "not-run", "interrupted"):
                     broken = broken or conv["turns"][k]["id"]
                 replies.append(((done.get("output") or {}).get("text")) or "")
+                outputs.append(done.get("output") or {})
                 continue
             if broken is not None:
                 finish(not_run_record(case, variant.name, run,
@@ -107,10 +139,9 @@ class AttemptRunner:
             if self.state.stopping:
                 return True
             messages = turn_messages(conv, k, replies)
-            problem = check_history(conv, k, messages, conv["limits"])
+            problem = turn_problem(variant.subject, conv, k, messages, outputs)
             if problem is not None:
-                record = error_record(case, variant.name, run,
-                                      f"turn not sent: {problem} (history is never shortened to fit)")
+                record = error_record(case, variant.name, run, f"turn not sent: {problem}")
             else:
                 record = await self.attempt(index, vi, run, input_override=messages)
                 if record is None:
@@ -129,6 +160,7 @@ class AttemptRunner:
             if record["status"] == "error":
                 broken = conv["turns"][k]["id"]
             replies.append(((record.get("output") or {}).get("text")) or "")
+            outputs.append(record.get("output") or {})
         return True
 
     async def attempt(self, ci: int, vi: int, run: int, input_override: Any = None) -> dict | None:
