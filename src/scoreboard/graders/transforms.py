@@ -39,11 +39,16 @@ from ..subjects.values import Output
 from .base import MISSING_PATH, get_path, option_error, short
 
 _FENCE = re.compile(r"```[^\n`]*\n(.*?)\n?```", re.DOTALL)
-#: the patterns of inspect_ai 0.3.260 (solver/_multiple_choice.py parse_answers, unchanged on its
-#: main branch to 499e6152e, 2026-08-22): no wrapper is removed first, so `**B**`, `(B)` or `$B$`
-#: after the colon is read as the space before it, which names no choice (no answer)
 _STRICT_ANSWER = re.compile(r"(?i)^ANSWER\s*:\s*([A-Za-z\d ,]+)\s*(?:$|\n|\.)", re.MULTILINE)
 _LOOSE_ANSWER = re.compile(r"(?i)ANSWER\s*:\s*([A-Za-z\d ,]+)(?:[^\w]|\n|$|\.)")
+#: wrappers Inspect removes before matching (inspect_ai 0.3.285, solver/_multiple_choice.py
+#: parse_answers, read from the PyPI wheel: its GitHub main branch of 2026-08-22 predates them):
+#: `$B$`, `**B**`, and `(B)` after the colon or a comma
+_UNWRAP = (
+    (re.compile(r"\x24\s*([A-Za-z\d][A-Za-z\d ,]*?)\s*\x24"), r"\1"),
+    (re.compile(r"\*\*\s*([A-Za-z\d][A-Za-z\d ,]*?)\s*\*\*"), r"\1"),
+    (re.compile(r"(?i)(^|[:,])(\s*)\(([A-Za-z\d])\)(?=\s*(?:,|\.|\n|\Z))"), r"\1\2\3"),
+)
 _SIMPLE = ("choice", "strip-fences", "trim", "lower", "casefold")
 
 
@@ -56,8 +61,10 @@ def _answer_character(index: int) -> str:
 
 
 def parse_choice_answer(text: str, choices: int | None, multiple: bool) -> str | None:
-    """Inspect's multiple_choice answer parsing (inspect_ai 0.3.260 parse_answers): the letter(s)
+    """Inspect's multiple_choice answer parsing (inspect_ai 0.3.285 parse_answers): the letter(s)
     of the last ANSWER line, or None where it parses no answer (its empty set)."""
+    for pattern, replacement in _UNWRAP:
+        text = pattern.sub(replacement, text)
     matches = _STRICT_ANSWER.findall(text) or _LOOSE_ANSWER.findall(text)
     if not matches:
         return None
