@@ -13,22 +13,29 @@ def _ci(ci) -> str:
     return f" [95% CI {fmt_rate(ci.low)}–{fmt_rate(ci.high)}]"
 
 
+def unit_words(conversations: int) -> str:
+    """What the unit of the intervals is when cases are the turns of conversations."""
+    return (f"the intervals count each of the {plural(conversations, 'conversation')} as one unit (its turns "
+            "are correlated), and each case outside any as one")
+
+
 def figure_rows(s) -> list[tuple[str, str]]:
     """(label, text) for each of a VariantSummary's issue-14 figures, in a fixed order."""
     rows: list[tuple[str, str]] = []
     if s is None:
         return rows
+    unit = "unit" if getattr(s, "conversations", None) else "case"
     if s.not_graded:
         rows.append(("not graded", f"{plural(s.not_graded, 'attempt')} recorded without a grader (no pass or fail)"))
     if s.score is not None:
-        rows.append(("score", f"{fmt_rate(s.score.value)}{_ci(s.score.ci)} (weighted grade score, mean by case, "
-                              f"{plural(s.score.cases, 'case')})"))
+        rows.append(("score", f"{fmt_rate(s.score.value)}{_ci(s.score.ci)} (weighted grade score, mean by {unit}, "
+                              f"{plural(s.score.cases, unit)})"))
     for name, fig in (s.metrics or {}).items():
         if fig.value is None:
             rows.append((f"metric {name}", "n/a (no attempt was scored on it)"))
         else:
-            over = f"{plural(fig.cases, 'case')}, {plural(fig.attempts, 'attempt')}"
-            rows.append((f"metric {name}", f"{fmt_rate(fig.value)}{_ci(fig.ci)} (mean by case, {over})"))
+            over = f"{plural(fig.cases, unit)}, {plural(fig.attempts, 'attempt')}"
+            rows.append((f"metric {name}", f"{fmt_rate(fig.value)}{_ci(fig.ci)} (mean by {unit}, {over})"))
     for name, fig in (s.derived_metrics or {}).items():
         note = f" ({fig.note})" if fig.note else ""
         bounds = [x for x in (fig.value, *((fig.ci.low, fig.ci.high) if fig.ci is not None else ())) if x is not None]

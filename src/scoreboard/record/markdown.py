@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .constants import DRY_RUN_MARK, DRY_RUN_NOTE
+from .figures import unit_words
 from .io import detectable_words, fmt_p, fmt_rate, models_text, over_bound_words
 from .markdown_failures import failures_section
 from .markdown_parts import (
@@ -156,6 +157,9 @@ def _head(view: ReportView) -> list[str]:
     lines.append(f"- **Started**: {cell(run.started_at)} · **Finished**: {cell(run.finished_at)}")
     lines.append(f"- **Cases**: {view.total_cases or len(plan.cases)} · **Variants**: {', '.join(cell(v) for v in variants)} · "
                  f"**Runs**: {plan.runs}")
+    talks = max((s.conversations or 0 for s in view.report.summary.variants.values()), default=0)
+    if talks:
+        lines.append(f"- **Unit**: {unit_words(talks)}")
     lines.append(_model_line(plan))
     if plan.split:
         lines.append(f"- **Split**: {cell(plan.split)}")
@@ -285,8 +289,10 @@ def _methods(summary: Summary) -> list[str]:
     methods = summary.methods
     if methods is None:
         return []
-    words = [f"- {cell(name)}: {cell(text)}" for name, text in (methods.model_extra or {}).items()]
-    return ["Intervals (the case is the unit):", "", *words, ""]
+    extra = methods.model_extra or {}
+    words = [f"- {cell(name)}: {cell(text)}" for name, text in extra.items()]
+    unit = "a conversation, or a case outside any, is the unit" if "unit" in extra else "the case is the unit"
+    return [f"Intervals ({unit}):", "", *words, ""]
 
 
 def _omitted_line(view: ReportView) -> str:
@@ -312,7 +318,8 @@ def _comparisons(summary: Summary) -> list[str]:
             out.append(f"- ⚠️ {cell(c.a)} vs {cell(c.b)}: {cell(flag)}")
         if c.flags:
             out.append("")
-    out += [("| A vs B | cases | A wins | B wins | ties | mean diff A−B, points (95% CI) | sign test p | McNemar p "
+    unit = "units" if any(s.conversations for s in summary.variants.values()) else "cases"
+    out += [(f"| A vs B | {unit} | A wins | B wins | ties | mean diff A−B, points (95% CI) | sign test p | McNemar p "
              "| detectable (80% power) |"),
             "|---|---|---|---|---|---|---|---|---|"]
     for c in comps:
@@ -326,7 +333,7 @@ def _comparisons(summary: Summary) -> list[str]:
         if d is not None and d.value is not None:
             out.append(f"- {cell(c.a)} vs {cell(c.b)}: this run {detectable_words(d.value)} "
                        f"(80% power, alpha {d.alpha:g}, paired t over "
-                       f"{d.cases} cases; spread of differences from {cell(d.sd_from)})")
+                       f"{d.cases} {unit}; spread of differences from {cell(d.sd_from)})")
     out.append("")
     for c in comps:
         out += _field_comparison(c)

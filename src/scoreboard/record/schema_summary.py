@@ -152,6 +152,8 @@ class VariantSummary(Closed):
 
     attempts: StrictInt
     cases: StrictInt | None = None
+    #: the conversations its cases are turns of: each one unit of the intervals (absent: none)
+    conversations: StrictInt | None = None
     passed: StrictInt
     failed: StrictInt
     errors: StrictInt

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .constants import DRY_RUN_MARK
-from .figures import comparison_rows, figure_rows
+from .figures import comparison_rows, figure_rows, unit_words
 from .io import detectable_words, fields_over, fmt_rate, over_bound_words
 from .mdtext import spell_unseen
 from .schema import Report
@@ -67,12 +67,15 @@ def _variant_lines(report: Report) -> list[str]:
         extra = "".join(f", {n} {one if n == 1 else many}" for key, one, many in _COUNTS
                         for n in [getattr(s, key) or 0] if n)
         lines.append(f"  {name}: pass rate {fmt_rate(s.pass_rate)}{interval} ({s.passed}/{judged}{extra})")
+        if s.conversations:
+            lines.append(f"    {unit_words(s.conversations)}")
         if s.usage_over_bound:  # issue 11: spend beyond the reserved bound is flagged, never silent
             lines.append(f"    warning: {over_bound_words(s.usage_over_bound)}")
         if s.pass_at_k:
             k = max(s.pass_at_k, key=int)
             hat = (s.pass_hat_k or {}).get(k)
-            lines.append(f"    pass@{k} {_k(s.pass_at_k[k])}, pass^{k} {_k(hat)} (by case)")
+            lines.append(f"    pass@{k} {_k(s.pass_at_k[k])}, pass^{k} {_k(hat)} "
+                         f"(by {'unit' if s.conversations else 'case'})")
         if s.field_accuracy_overall is not None:
             lines.append(f"    fields {_k(s.field_accuracy_overall)} ({fields_over(s)})")
         lines += [f"    {label}: {text}" for label, text in figure_rows(s)]  # issue 14: score, metrics, ...

@@ -68,3 +68,24 @@ class CaseCounts(Mapping):
         """(sum of hits, sum of tries) over every case."""
         return (sum(self.hits) + sum(h for h, _ in self.extra.values()),
                 sum(self.tries) + sum(t for _, t in self.extra.values()))
+
+
+def unit_of_cases(plan_cases) -> dict[str, tuple[str, str]]:
+    """case id -> its unit of evidence, for the turns of a conversation: ("conversation", id).
+    A conversation's turns share its trajectory (each answers the replies before it), so their
+    outcomes are correlated: together they are one unit, as the repeats of a case are. Cases
+    outside any conversation are absent (each its own unit)."""
+    return {c["id"]: ("conversation", str(c["conversation"])) for c in plan_cases if c.get("conversation")}
+
+
+def by_unit(per_case: Mapping, units: dict | None) -> Mapping:
+    """Per-case (a, b) pairs ((passes, tries), (sum, count)) summed over each unit: a
+    conversation's turns become one entry; a case outside any conversation stays as it is."""
+    if not units:
+        return per_case
+    out: dict = {}
+    for cid, (a, b) in per_case.items():
+        slot = out.setdefault(units.get(cid, cid), [0, 0])
+        slot[0] += a
+        slot[1] += b
+    return {key: (a, b) for key, (a, b) in out.items()}

@@ -52,8 +52,18 @@ METHODS = {
 #: recomputed by `verify` (it says so instead of calling the difference a mismatch); 3: the
 #: comparison headline in points with its interval, rubric scores as means per variant; 4:
 #: pass@k/pass^k's effective cases at most runs/k per case, a mean with no spread takes
-#: Wilson's bound on the share of cases that could differ (was Agresti-Min pseudo-cases)
-STATS_VERSION = 4
+#: Wilson's bound on the share of cases that could differ (was Agresti-Min pseudo-cases); 5: a
+#: conversation's turns are one unit (they were independent cases)
+STATS_VERSION = 5
+#: 5 differs from 4 only where the plan holds conversations: a report without any states 4, and
+#: its figures are those version 4 computed
+UNCLUSTERED_VERSION = 4
+#: said in the summary's methods when the plan holds conversations (stats/counts.by_unit)
+UNIT_WORDS = ("a conversation is one unit of evidence: its turns answer each other's replies, so their "
+              "outcomes are correlated, and they are counted together (as a case's repeats are) in every "
+              "interval and paired test of pass rates, pass@k, field accuracy, scores and named metrics; a "
+              "case outside any conversation is its own unit. Derived metrics, reducers and judge figures "
+              "are per turn")
 #: stated assumption when no pilot gives the spread of per-case differences: a binary outcome
 #: whose variants disagree on half the cases (the largest spread a 0/1 difference has at 0)
 ASSUMED_DIFFERENCE_SD = 0.5 ** 0.5

@@ -14,10 +14,10 @@ from typing import Any
 from ..record.constants import JUDGE_GRADER_NAMES as JUDGE_GRADERS
 from .agreement import ReviewAccumulator, apply_reviews, bound_reviews
 from .comparison import compare_variants
-from .counts import CaseCounts, CaseIndex
+from .counts import CaseCounts, CaseIndex, by_unit, unit_of_cases
 from .intervals import bootstrap_seed, rate
 from .judges import JudgeAccumulator
-from .methods import METHODS, STATS_VERSION, pass_at_k, pass_hat_k, share_interval
+from .methods import METHODS, STATS_VERSION, UNCLUSTERED_VERSION, UNIT_WORDS, pass_at_k, pass_hat_k, share_interval
 from .methods import pass_rate_interval as rate_interval
 from .tally import Tally, field_keys
 from .tasks import TaskAccumulator, is_task_case
@@ -33,18 +33,19 @@ def pass_rate_interval(tallies, seed: Any = None) -> dict | None:
     return rate_interval([(p, n) for p, n in tallies.values()])
 
 
-def pass_at_k_figures(cases, runs: int) -> tuple[dict, dict]:
+def pass_at_k_figures(cases, runs: int, units: dict | None = None) -> tuple[dict, dict]:
     """pass@k and pass^k for k = 1..runs: the unbiased per-case estimators averaged over the
-    cases judged at least k times, each with an interval by case (stats.methods.share_interval)."""
+    cases judged at least k times, each with an interval by case (stats.methods.share_interval).
+    With conversations (`units`), a conversation's turns are averaged first: it is one value."""
     at, hat = {}, {}
     if runs < 2:
         return at, hat
-    counts = list(cases.values())
+    counts = list(cases.items())
     for k in range(1, runs + 1):
-        per_at = [pass_at_k(c, n, k) for c, n in counts if n >= k]
-        per_hat = [pass_hat_k(c, n, k) for c, n in counts if n >= k]
+        per_at = _unit_means([(cid, pass_at_k(c, n, k)) for cid, (c, n) in counts if n >= k], units)
+        per_hat = _unit_means([(cid, pass_hat_k(c, n, k)) for cid, (c, n) in counts if n >= k], units)
         # At most one case's worth of evidence per k runs of a case (stats.methods).
-        most = sum(n / k for _, n in counts if n >= k)
+        most = sum(n / k for _, (_, n) in counts if n >= k)
         for out, values in ((at, per_at), (hat, per_hat)):
             if values:
                 out[str(k)] = {"value": math.fsum(values) / len(values), "cases": len(values),
@@ -52,7 +53,14 @@ def pass_at_k_figures(cases, runs: int) -> tuple[dict, dict]:
     return at, hat
 
 
-def score_figures(tally: Tally, counts: dict, extra: dict, seed: Any) -> dict:
+def _unit_means(values: list[tuple[str, float]], units: dict | None) -> list[float]:
+    """Per-case values, those of one conversation's turns averaged into one."""
+    if not units:
+        return [v for _, v in values]
+    return [total / n for total, n in by_unit({cid: (v, 1) for cid, v in values}, units).values()]
+
+
+def score_figures(tally: Tally, counts: dict, extra: dict, seed: Any, units: dict | None = None) -> dict:
     """issue 14: not-graded count, the case score, named and derived metrics, reducers (each key
     only when it says something, so reports without them stay as they were)."""
     from .metrics import mean_figure, reducer_figure, reducer_name
@@ -61,16 +69,22 @@ def score_figures(tally: Tally, counts: dict, extra: dict, seed: Any) -> dict:
     if counts["not-graded"]:
         out["not_graded"] = counts["not-graded"]
     if tally.score_sums:
-        out["score"] = mean_figure({c: tuple(v) for c, v in tally.score_sums.items()})
+        out["score"] = _unit_mean(mean_figure(by_unit(tally.score_sums, units)), units)
     names = sorted(set(tally.metric_sums) | set(extra.get("declared") or ()))
     if names:
-        out["metrics"] = {n: mean_figure({c: tuple(v) for c, v in tally.metric_sums.get(n, {}).items()})
+        out["metrics"] = {n: _unit_mean(mean_figure(by_unit(tally.metric_sums.get(n, {}), units)), units)
                           or {"value": None, "cases": 0, "attempts": 0, "ci": None} for n in names}
     if extra.get("derived_metrics"):
         out["derived_metrics"] = derived_figures(tally, extra["derived_metrics"], seed)
     if extra.get("reducers"):
         out["reducers"] = {reducer_name(r): reducer_figure(tally.run_values or {}, r) for r in extra["reducers"]}
     return out
+
+
+def _unit_mean(figure: dict | None, units: dict | None) -> dict | None:
+    if figure is not None:
+        unit_named(figure.get("ci"), units)
+    return figure
 
 
 def derived_figures(tally: Tally, specs: dict, seed: Any) -> dict:
@@ -112,9 +126,10 @@ def declared_metrics(plan_cases) -> set[str]:
 
 
 def variant_summary(tally: Tally, runs: int, keys: dict[tuple[str, str], str], seed: Any = 0,
-                    plan_extra: dict | None = None) -> dict:
+                    plan_extra: dict | None = None, units: dict | None = None) -> dict:
     """Counts, pass rates (overall with a case-level CI, per run, mean, min), case stability,
-    field accuracy (over attempts), by category, measurements."""
+    field accuracy (over attempts), by category, measurements. With `units` (case id -> its
+    conversation) a conversation's turns are one unit of every interval."""
     counts, cases = tally.counts, tally.cases
     judged = counts["passed"] + counts["failed"] + counts["error"]
     per_run = [{"run": r, "attempts": tally.per_run[r][1], "passed": tally.per_run[r][0],
@@ -122,7 +137,7 @@ def variant_summary(tally: Tally, runs: int, keys: dict[tuple[str, str], str], s
     run_rates = [p["pass_rate"] for p in per_run if p["pass_rate"] is not None]
     stability = {cid: p / n for cid, (p, n) in cases.items()}
     field_hits = {key: per.totals() for key, per in tally.keyed_fields(keys).items()}
-    at_k, hat_k = pass_at_k_figures(cases, runs)
+    at_k, hat_k = pass_at_k_figures(cases, runs, units)
     out = {
         "attempts": tally.attempts,
         "cases": len(cases),
@@ -132,7 +147,7 @@ def variant_summary(tally: Tally, runs: int, keys: dict[tuple[str, str], str], s
         # attempts waiting on a provider batch are not finished: counted here, nowhere else
         **({"waiting": counts["waiting"]} if counts["waiting"] else {}),
         "pass_rate": rate(counts["passed"], judged),
-        "pass_rate_ci": pass_rate_interval(cases),
+        "pass_rate_ci": unit_named(pass_rate_interval(by_unit(cases, units)), units),
         "per_run": per_run,
         "mean_pass_rate": sum(run_rates) / len(run_rates) if run_rates else None,
         "min_pass_rate": min(run_rates) if run_rates else None,
@@ -149,14 +164,24 @@ def variant_summary(tally: Tally, runs: int, keys: dict[tuple[str, str], str], s
     # Field accuracy is over the attempts whose output was graded field by field; an attempt
     # that errored has no output, so it is counted beside the figure, never silently left out.
     out["field_accuracy_over"] = {"graded_attempts": tally.field_attempts, "errored_attempts": counts["error"]}
-    out.update(score_figures(tally, counts, plan_extra or {}, seed))
+    out.update(score_figures(tally, counts, plan_extra or {}, seed, units))
     correct, total = tally.fields_all.totals()
     if total:
         # Every field of every case, the case as the unit of the interval (fields of one
         # document are not independent evidence either).
+        fields_ci = rate_interval(list(by_unit(tally.fields_all, units).values()))
         out["field_accuracy_overall"] = {"value": correct / total, "correct": correct, "total": total,
-                                         "ci": rate_interval(list(tally.fields_all.values()))}
+                                         "ci": unit_named(fields_ci, units)}
+    if units:
+        out["conversations"] = len({units[cid] for cid in cases if cid in units})
     return out
+
+
+def unit_named(ci: dict | None, units: dict | None) -> dict | None:
+    """An interval whose unit is the conversation (a case outside any counts as its own)."""
+    if ci is not None and units:
+        ci["unit"] = "conversation"
+    return ci
 
 
 # ---------------------------------------------------------------------------------------------
@@ -206,8 +231,12 @@ class Summarizer:
         declared: set[str] = set()
         seen_specs: set[int] = set()
         task_cases: set[str] = set()
+        #: case id -> its conversation, for the turns of one (each conversation is one unit)
+        self.units: dict[str, tuple[str, str]] = {}
         for c in plan["cases"]:  # one pass: the plan's cases may be made as they are read
             categories[c["id"]] = c.get("category")
+            if c.get("conversation"):
+                self.units.update(unit_of_cases([c]))
             specs = c.get("graders") or []
             if id(specs) not in seen_specs:
                 seen_specs.add(id(specs))
@@ -269,13 +298,21 @@ class Summarizer:
         tallies = self.tallies
         # Keys over every variant, so one path reads the same in every block.
         keys = field_keys({pair for t in tallies.values() for pair in t.fields})
-        variants = {name: variant_summary(t, plan["runs"], keys, seed, self.extra) for name, t in tallies.items()}
-        comparisons = compare_variants(plan["variants"], {n: t.cases for n, t in tallies.items()},
-                                       {n: t.keyed_fields(keys) for n, t in tallies.items()}, seed)
-        compare_metrics(comparisons, tallies)
+        units = self.units or None
+        variants = {name: variant_summary(t, plan["runs"], keys, seed, self.extra, units)
+                    for name, t in tallies.items()}
+        comparisons = compare_variants(plan["variants"], {n: by_unit(t.cases, units) for n, t in tallies.items()},
+                                       {n: {k: by_unit(per, units) for k, per in t.keyed_fields(keys).items()}
+                                        for n, t in tallies.items()}, seed)
+        compare_metrics(comparisons, tallies, units)
+        if units:
+            for comp in comparisons:
+                for pair in (comp, *comp["fields"].values(), *(comp.get("metrics") or {}).values(),
+                             *([comp["score"]] if comp.get("score") else [])):
+                    unit_named(pair.get("mean_difference_ci"), units)
         summary = {"variants": variants, "comparisons": comparisons,
                    "not_measured": not_measured(plan, tallies, comparisons),
-                   "methods": {"version": STATS_VERSION, **METHODS}}
+                   "methods": methods_block(units)}
         if plan.get("derived_metrics"):
             from .metrics import BOOTSTRAP_METHOD, BOOTSTRAP_WORDS
 
@@ -300,7 +337,14 @@ class Summarizer:
         return self._bound
 
 
-def compare_metrics(comparisons: list[dict], tallies: dict[str, Tally]) -> None:
+def methods_block(units: dict | None) -> dict:
+    """The statistics version and each method in words; with conversations, the unit too."""
+    if not units:
+        return {"version": UNCLUSTERED_VERSION, **METHODS}
+    return {"version": STATS_VERSION, **METHODS, "unit": UNIT_WORDS}
+
+
+def compare_metrics(comparisons: list[dict], tallies: dict[str, Tally], units: dict | None = None) -> None:
     """issue 14: each pair's named metrics (and case score) compared case by case, like a pass rate."""
     from .metrics import compare_means
 
@@ -310,13 +354,11 @@ def compare_metrics(comparisons: list[dict], tallies: dict[str, Tally]) -> None:
             continue
         figures = {}
         for name in sorted(set(ta.metric_sums) & set(tb.metric_sums)):
-            pair = compare_means({c: tuple(v) for c, v in ta.metric_sums[name].items()},
-                                 {c: tuple(v) for c, v in tb.metric_sums[name].items()})
+            pair = compare_means(by_unit(ta.metric_sums[name], units), by_unit(tb.metric_sums[name], units))
             if pair["cases"]:
                 figures[name] = pair
         if ta.score_sums and tb.score_sums:
-            pair = compare_means({c: tuple(v) for c, v in ta.score_sums.items()},
-                                 {c: tuple(v) for c, v in tb.score_sums.items()})
+            pair = compare_means(by_unit(ta.score_sums, units), by_unit(tb.score_sums, units))
             if pair["cases"]:
                 comp["score"] = pair
         if figures:
