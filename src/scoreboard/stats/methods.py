@@ -62,8 +62,8 @@ UNCLUSTERED_VERSION = 4
 UNIT_WORDS = ("a conversation is one unit of evidence: its turns answer each other's replies, so their "
               "outcomes are correlated, and they are counted together (as a case's repeats are) in every "
               "interval and paired test of pass rates, pass@k, field accuracy, scores and named metrics; a "
-              "case outside any conversation is its own unit. Derived metrics, reducers and judge figures "
-              "are per turn")
+              "case outside any conversation is its own unit. Derived metrics, reducers, judge figures, the "
+              "baseline gate and a pilot's power figure are per turn")
 #: stated assumption when no pilot gives the spread of per-case differences: a binary outcome
 #: whose variants disagree on half the cases (the largest spread a 0/1 difference has at 0)
 ASSUMED_DIFFERENCE_SD = 0.5 ** 0.5
