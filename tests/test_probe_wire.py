@@ -123,18 +123,18 @@ TOOL_CHAT = [{"role": "user", "content": "Weather?"}, {"role": "assistant", "con
 
 def test_a_tool_message_reaches_python_but_never_openai_or_anthropic(fake_provider, tmp_path, python_subject):
     # Its schema holds no id of the call it answers (openai's tool_call_id; anthropic has no
-    # tool role at all, only tool_result blocks naming a tool_use id): never sent without one.
+    # tool role at all, only tool_result blocks naming a tool_use id): refused when the suite
+    # loads, naming the case and the message, and never sent.
+    from scoreboard.errors import ConfigError
+
     case = {"id": "chat", "input": TOOL_CHAT, "expected": "x"}
     for kind in ("openai", "anthropic"):
-        report = go(tmp_path / kind, subject_for(kind, fake_provider), [case])
-        attempt = by_id(report)["chat"]
-        assert attempt["status"] == "error"
-        assert "input.2.role" in attempt["error"] and "tool" in attempt["error"], attempt["error"]
-        assert fake_provider.requests == []  # refused before it was sent
-        # the hook a check before the run asks: (field, reason) naming the message
-        suite = load_suite(None, {"cases": [str(tmp_path / kind / "cases.jsonl")],
-                                  "subject": subject_for(kind, fake_provider)})
-        field, reason = suite.variants[0].subject.input_problem(TOOL_CHAT)
+        with pytest.raises(ConfigError) as err:
+            go(tmp_path / kind, subject_for(kind, fake_provider), [case])
+        assert err.value.case_id == "chat" and err.value.field == "input.2.role" and "\n" not in str(err.value)
+        assert fake_provider.requests == []
+        # the same check guards each request (build()), whatever reached it
+        field, reason = subject_of(kind, fake_provider).input_problem(TOOL_CHAT)
         assert field == "input.2.role" and "\n" not in reason
     # a python (command, http) subject receives the messages as written
     report = go(tmp_path / "python", subject_for("python", None), [case])
@@ -142,12 +142,21 @@ def test_a_tool_message_reaches_python_but_never_openai_or_anthropic(fake_provid
     assert python_subject() == [TOOL_CHAT]
 
 
+def subject_of(kind: str, srv):
+    """The built subject of a kind."""
+    from scoreboard.subjects.registry import build_subject
+
+    return build_subject(subject_for(kind, srv), Path("."))
+
+
 def test_an_empty_message_of_a_chat_case_is_not_sent_to_anthropic(fake_provider, tmp_path):
+    from scoreboard.errors import ConfigError
+
     messages = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": ""},
                 {"role": "user", "content": "Well?"}]
-    report = go(tmp_path, subject_for("anthropic", fake_provider), [{"id": "chat", "input": messages, "expected": "x"}])
-    attempt = by_id(report)["chat"]
-    assert attempt["status"] == "error" and "input.1.content" in attempt["error"], attempt["error"]
+    with pytest.raises(ConfigError) as err:
+        go(tmp_path, subject_for("anthropic", fake_provider), [{"id": "chat", "input": messages, "expected": "x"}])
+    assert err.value.case_id == "chat" and err.value.field == "input.1.content"
     assert fake_provider.requests == []
 
 

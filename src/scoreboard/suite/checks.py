@@ -151,3 +151,19 @@ def check_isolated_agents(cfg: SuiteConfig, cases: list[Case], variants: list, s
             raise ConfigError(f"variant {variant.name!r}: the suite requires isolation and the {subject.kind} "
                               "subject runs its agent outside this machine's sandbox", file=source,
                               field=f"variants.{variant.name}.subject")
+
+
+def check_sendable_inputs(cases: list[Case], variants: list) -> None:
+    """A chat-message input a variant's API cannot take as written (a `tool` message for the
+    openai or anthropic subject, which has no call id to answer) is refused before anything
+    runs, naming the case and the message; python, command and http subjects take it."""
+    for variant in variants:
+        problem_of = getattr(variant.subject, "input_problem", None)
+        if problem_of is None:
+            continue
+        for case in cases:
+            problem = problem_of(case.input_for(variant.name))
+            if problem is not None:
+                field, reason = problem
+                raise ConfigError(f"variant {variant.name!r} ({variant.subject.kind}): {reason}", file=case.source,
+                                  line=case.line, case_id=case.id, field=field)

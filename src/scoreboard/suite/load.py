@@ -30,6 +30,7 @@ from .checks import (
     blame_flags,
     case_document_hint,
     check_isolated_agents,
+    check_sendable_inputs,
     jsonl_inside,
 )
 from .config import Limits, SuiteConfig
@@ -167,6 +168,8 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
             render_inputs(cfg, cases, variants)  # issue 14: prompt templates
     with errors.each():
         check_isolated_agents(cfg, cases, variants, source, dry_run)  # issue 16: an http agent
+    with errors.each():
+        check_sendable_inputs(cases, variants)  # a chat case's tool message, for openai/anthropic
     names = [v.name for v in variants]
     planned = len(cases) * len(variants) * cfg.runs
     if planned > cfg.limits.max_attempts:  # before anything sized by the plan is built
