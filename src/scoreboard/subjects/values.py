@@ -78,7 +78,7 @@ def wire_problem(messages: list, kind: str) -> tuple[str, str] | None:
     for i, m in enumerate(wired):
         role = m.get("role") if isinstance(m, dict) else None
         if role == "tool" and kind in _TOOL_ROLE:
-            return f"input.{i}.role", (f"a tool message cannot be sent to a {kind} subject: {_TOOL_ROLE[kind]}; "
+            return f"input.{i}.role", (f"a tool message cannot be sent to the {kind} subject: {_TOOL_ROLE[kind]}; "
                                        "use a python, command or http subject, or give the result in a user message")
         content = m.get("content") if isinstance(m, dict) else None
         if kind == "anthropic" and role in ("user", "assistant") and isinstance(content, str) \
