@@ -99,3 +99,26 @@ def test_a_conversation_run_says_its_unit_in_every_rendering_and_verifies(tmp_pa
     verified = subprocess.run([sys.executable, "-m", "scoreboard", "verify", "r.json"], cwd=tmp_path, env=env,
                               capture_output=True, text=True, timeout=120)
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_markdown_lists_not_run_attempts_with_their_reason(tmp_path):
+    """Turns after a turn that errored are not run: the Markdown says so, with the reason, as JUnit
+    does (the case table alone showed 0/0)."""
+    (tmp_path / "subj.py").write_text("def answer(messages):\n"
+                                      "    if 'boom' in str(messages[-1]):\n"
+                                      "        raise RuntimeError('the model fell over')\n"
+                                      "    return 'q'\n", encoding="utf-8")
+    cases = {"cases": [{"id": "talk", "conversation": {"topic": "t"},
+                        "turns": [{"id": "t1", "question": "q1", "graders": [{"contains": "q"}]},
+                                  {"id": "t2", "question": "boom", "graders": [{"contains": "q"}]},
+                                  {"id": "t3", "question": "q3", "graders": [{"contains": "q"}]}]}]}
+    (tmp_path / "cases.json").write_text(json.dumps(cases), encoding="utf-8")
+    (tmp_path / "suite.yaml").write_text("name: talks\ncases: cases.json\nsubject: python:subj:answer\n"
+                                         "output_dir: out\nformats: [json, md]\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "scoreboard", "run", "suite.yaml", "--output", "r.json",
+                           "--no-progress"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode in (0, 1, 2), done.stderr
+    md = (tmp_path / "r.md").read_text(encoding="utf-8")
+    section = md.split("## Not run", 1)[1]
+    assert "talk/t3" in section and "turn 't2' of this conversation failed" in section, md
+    assert "1 of 1 run not run" in section

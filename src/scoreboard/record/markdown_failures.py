@@ -51,13 +51,16 @@ def _runs_line(view: ReportView, case_id: str, variants: list[str], status: str)
             continue
         if status == "unassessed":
             parts.append(f"{cell(name)}: {t.unassessed} of {t.runs} run{'s' if t.runs != 1 else ''} not assessed")
+        elif status == "not-run":
+            parts.append(f"{cell(name)}: {t.not_run} of {t.runs} run{'s' if t.runs != 1 else ''} not run")
         else:
             parts.append(f"{cell(name)}: {stability_words(t.passed, t.judged)}")
     return "- **Runs of this case**: " + "; ".join(parts) if parts else ""
 
 
 def failures_section(view: ReportView, limit: int) -> list[str]:
-    """The Failures section, and the Not assessed one when any attempt was not assessed."""
+    """The Failures section, then Not assessed and Not run when any attempt was (each says why:
+    a judge that failed, a budget that ran out, an earlier turn of a conversation that failed)."""
     total = view.failures_total()
     unassessed = [a for a in view.report.attempts if a.status == "unassessed"]
     not_assessed_total = view.total("unassessed")
@@ -67,6 +70,10 @@ def failures_section(view: ReportView, limit: int) -> list[str]:
     if not_assessed_total:
         cases = view.cases_with("unassessed")
         out += _failure_list(view, unassessed, not_assessed_total, cases, limit, "Not assessed", "unassessed")
+    not_run_total = view.total("not-run")
+    if not_run_total:
+        not_run = [a for a in view.report.attempts if a.status == "not-run"]
+        out += _failure_list(view, not_run, not_run_total, view.cases_with("not-run"), limit, "Not run", "not-run")
     return out
 
 
