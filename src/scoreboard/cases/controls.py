@@ -25,9 +25,8 @@ from ..hashing import sha256_json
 from ..suite.config import Limits
 from ..validation import Strict, one_line_id, parse_model
 from .case import Case
-from .conversation import check_messages
 from .formats import iter_case_records
-from .loader import read_at_file
+from .loader import chat_input, read_at_file
 from .schema import Message
 
 
@@ -107,13 +106,4 @@ def load_controls(path: str | os.PathLike, limits: Limits | None = None, *, root
 
 def _messages(messages: list[Message], limits: Limits, *, file: str, line: int | None, case_id: str) -> list[dict]:
     """A control's chat-message input, held to a case's rules (size, conversation limits, order)."""
-    value = [m.model_dump(exclude_none=True) for m in messages]
-    where = {"file": file, "line": line, "case_id": case_id, "field": "input"}
-    size = sum(len(m["content"].encode("utf-8")) for m in value)
-    if size > limits.max_input_bytes:
-        raise ConfigError(f"input is {size} bytes, over the limit of {limits.max_input_bytes} "
-                          "(limits.max_input_bytes)", **where)
-    problem = check_messages(value, limits.conversation)
-    if problem is not None:
-        raise ConfigError(problem[1], **{**where, "field": f"input{problem[0]}"})
-    return value
+    return chat_input(messages, limits, {"file": file, "line": line, "case_id": case_id, "field": "input"})

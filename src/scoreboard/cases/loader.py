@@ -123,6 +123,12 @@ def _resolve_input(raw: Any, base: Path, root: Path, shown: str, line: int | Non
             raise ConfigError(f"input is {size} bytes, over the limit of {limits.max_input_bytes} "
                               "(limits.max_input_bytes)", **where)
         return raw
+    return chat_input(raw, limits, where)
+
+
+def chat_input(raw: list, limits: Limits, where: dict) -> list[dict]:
+    """A chat-message input (a case's or a control's) as plain messages, held to the size limit
+    and the conversation rules (order, counts, lengths); `where` names it in an error."""
     messages = [m.model_dump(exclude_none=True) for m in raw]
     size = sum(len(m["content"].encode("utf-8")) for m in messages)
     if size > limits.max_input_bytes:
