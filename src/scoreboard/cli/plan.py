@@ -150,25 +150,34 @@ def render(plan: dict) -> str:
     cap = plan["budget"].get("max_requests")
     if cap is not None:
         lines.append(f"  request budget: {cap}" + (" (the run may stop there)" if plan["budget_may_stop_run"] else ""))
-    power = plan.get("power")
-    if power:
-        mde = power["detectable_difference"]
-        if mde is None:
-            lines.append(f"  power: with {plural(power['cases'], 'case')} a paired comparison can detect no "
-                         "difference (it needs at least 2 cases)")
-        else:
-            lines.append(f"  power: with {plural(power['cases'], 'case')} a paired comparison detects differences of "
-                         f"{mde * 100:.0f} points or more (80% power, alpha {power['alpha']:g}; spread of differences "
-                         f"{power['difference_sd']:.3f}, {power['sd_from']})")
-        needs = [f"{n['difference'] * 100:g} points: {'more than a million' if n['cases'] is None else n['cases']} "
-                 "cases" for n in power["cases_needed"]]
-        lines.append("  cases needed: " + "; ".join(needs))
+    if plan.get("power"):
+        lines.extend(power_lines(plan["power"]))
     live = plan.get("live") or {}
     if live.get("required"):
         lines.append("  live: this suite requires --live (its requests spend provider credits); to run it live:")
         lines.append(f"    {live['command']}")
     lines.append("  no model was called")
     return "\n".join(lines) + "\n"
+
+
+def power_lines(power: dict) -> list[str]:
+    """The plan's power figure in words: what the planned cases could detect (a difference past
+    100 points is none a pass rate can show), a small-sample note, and the cases each difference needs."""
+    mde, cases = power["detectable_difference"], plural(power["cases"], "case")
+    small = " (small sample: fewer than 30 cases)" if power["cases"] < 30 else ""
+    how = (f"80% power, alpha {power['alpha']:g}; spread of differences {power['difference_sd']:.3f}, "
+           f"{power['sd_from']}")
+    if mde is None:
+        head = f"  power: with {cases} a paired comparison can detect no difference (it needs at least 2 cases)"
+    elif mde > 1:
+        head = (f"  power: with {cases} a paired comparison cannot detect even a 100-point difference "
+                f"(it would take {mde * 100:.0f} points; {how})")
+    else:
+        head = (f"  power: with {cases} a paired comparison detects differences of {mde * 100:.0f} points or "
+                f"more{small} ({how})")
+    needs = [f"{n['difference'] * 100:g} points: {'more than a million' if n['cases'] is None else n['cases']} "
+             "cases" for n in power["cases_needed"]]
+    return [head, "  cases needed: " + "; ".join(needs)]
 
 
 def main(args: argparse.Namespace) -> int:
@@ -178,13 +187,12 @@ def main(args: argparse.Namespace) -> int:
 
     from ..engine.baseline import load_baseline
     from ..engine.preflight import check_gate_settings
-    from ..record.files import write_new
-    from ..suite.load import load_suite
-
     from ..errors import ConfigError
+    from ..record.files import write_new
     from ..record.io import load_report
     from ..stats.power import planned_power
     from ..suite.live import check_live_plan, live_command
+    from ..suite.load import load_suite
 
     for diff in args.detect or ():
         if not 0 < diff <= 1:
@@ -197,13 +205,16 @@ def main(args: argparse.Namespace) -> int:
     check_live_plan(suite)
     load_baseline(suite)
     pilot = load_report(args.pilot) if args.pilot else None
+    if pilot is not None and (pilot.get("run") or {}).get("dry_run"):
+        raise ConfigError("is a dry run (outputs from the mock subject): its spread says nothing of the variants; "
+                          "give a report of a real run as --pilot", file=args.pilot, field="run.dry_run")
     plan = build_plan(suite)
     plan["live"] = {"required": suite.config.require_live}
     if suite.config.require_live:
         plan["live"].update(command=live_command(sys.argv[1:]), max_cases=suite.config.limits.live.max_cases,
                             max_requests=suite.config.limits.live.max_requests)
     plan["power"] = planned_power(len(suite.cases), alpha=suite.config.gates.alpha, pilot=pilot,
-                                  differences=args.detect)
+                                  differences=args.detect, variants=[v.name for v in suite.variants])
     if args.pilot:
         plan["power"]["pilot"] = args.pilot
     text = json.dumps(plan, ensure_ascii=False, indent=1) + "\n"

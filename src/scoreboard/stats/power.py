@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import math
 
-from .comparison import difference_sd
+from ..words import plural
 from .baseline import case_outcomes
-from .methods import ASSUMED_DIFFERENCE_SD, POWER, cases_needed, detectable_difference
+from .comparison import difference_sd
+from .methods import ASSUMED_DIFFERENCE_SD, POWER
 
 ASSUMPTION = ("assumed: a pass/fail outcome on which two variants disagree on half the cases "
               "(the widest spread a 0/1 difference has around 0); give --pilot REPORT to measure it")
@@ -16,27 +17,89 @@ ASSUMPTION = ("assumed: a pass/fail outcome on which two variants disagree on ha
 DEFAULT_DIFFERENCES = (0.05, 0.10, 0.20)
 
 
-def pilot_spread(report: dict) -> tuple[float | None, str]:
-    """(SD of per-case differences, where it came from) from a pilot report: between its first
-    two variants when it has two (runs of a case averaged first); with one variant, sqrt(2) x the
+def t_test_power(effect: float, cases: int, alpha: float) -> float:
+    """The power of a two-sided paired (one-sample) t test on `cases` cases against a true mean
+    difference of `effect` standard deviations: the noncentral t (df = cases - 1, noncentrality
+    effect x sqrt(cases)) beyond either critical value, as statsmodels' TTestPower computes it."""
+    from scipy.stats import nct, t
+
+    df = cases - 1
+    crit = float(t.ppf(1 - alpha / 2, df))
+    nc = effect * math.sqrt(cases)
+    lower = float(nct.cdf(-crit, df, nc))  # the wrong-way tail; scipy's NaN far out in it is 0
+    return float(nct.sf(crit, df, nc)) + (lower if math.isfinite(lower) else 0.0)
+
+
+def detectable_difference(sd: float | None, cases: int, alpha: float = 0.05, power: float = POWER) -> float | None:
+    """The smallest true mean difference the two-sided paired t test on `cases` cases detects with
+    the given power, solved exactly on the noncentral t (the normal-style shortcut
+    (t(1-alpha/2) + t(power)) x sd / sqrt(n) understates it by 5-14% below 5 cases)."""
+    if cases < 2 or sd is None:
+        return None
+    if sd == 0:
+        return 0.0
+    from scipy.optimize import brentq
+
+    high = 1.0
+    while t_test_power(high, cases, alpha) < power:
+        high *= 2
+    return sd * float(brentq(lambda d: t_test_power(d, cases, alpha) - power, 0.0, high, xtol=1e-12))
+
+
+def cases_needed(delta: float, sd: float | None, alpha: float = 0.05, power: float = POWER,
+                 limit: int = 1_000_000) -> int | None:
+    """The fewest cases (at least 2) whose paired t test detects `delta` with the given power;
+    None above `limit`."""
+    if delta <= 0 or sd is None:
+        return None
+    if sd == 0:
+        return 2
+    effect = delta / sd
+    low, high = 2, 2
+    while t_test_power(effect, high, alpha) < power:
+        if high >= limit:
+            return None
+        low, high = high + 1, min(high * 2, limit)
+    while low < high:
+        mid = (low + high) // 2
+        if t_test_power(effect, mid, alpha) >= power:
+            high = mid
+        else:
+            low = mid + 1
+    return high
+
+
+def pilot_spread(report: dict, planned: list[str] | None = None) -> tuple[float | None, str]:
+    """(SD of per-case differences, where it came from) from a pilot report: between the planned
+    run's first two variants when the pilot ran both, else its own first two (and the words say
+    they are not the planned ones), runs of a case averaged first; with one variant, sqrt(2) x the
     spread of its per-case pass fractions (two independent variants that vary as much)."""
     variants = [v["name"] for v in report["plan"]["variants"]]
+    if planned and len(planned) >= 2 and set(planned[:2]) <= set(variants):
+        variants = planned[:2] + [v for v in variants if v not in planned[:2]]
+    other = "" if not planned or set(variants[:2]) <= set(planned) else \
+        f" (not this plan's variants: {', '.join(planned)})"
     outcomes = case_outcomes(report["attempts"])
     per = [{cid: p / n for cid, (p, n) in outcomes.get(name, {}).items() if n} for name in variants]
     if len(per) >= 2:
         common = [cid for cid in per[0] if cid in per[1]]
         sd = difference_sd([per[0][c] - per[1][c] for c in common])
-        return sd, f"pilot: {variants[0]} vs {variants[1]} on {len(common)} cases"
+        flat = " (no spread between them)" if sd == 0 else ""
+        return sd, f"pilot: {variants[0]} vs {variants[1]}{other} on {plural(len(common), 'case')}{flat}"
     if per and len(per[0]) >= 2:
         sd = difference_sd(list(per[0].values()))
-        return (None if sd is None else sd * math.sqrt(2)), f"pilot: one variant ({variants[0]}), sqrt(2) x its spread"
+        flat = " (no spread between its cases)" if sd == 0 else ""
+        return (None if sd is None else sd * math.sqrt(2)), \
+            f"pilot: one variant ({variants[0]}){other}, sqrt(2) x its spread{flat}"
     return None, "pilot: too few judged cases to measure a spread"
 
 
 def planned_power(cases: int, *, alpha: float, pilot: dict | None = None,
-                  differences: tuple[float, ...] | list[float] | None = None) -> dict:
-    """The planned run's detectable difference at 80% power and the cases each difference needs."""
-    sd, source = (pilot_spread(pilot) if pilot is not None else (None, ASSUMPTION))
+                  differences: tuple[float, ...] | list[float] | None = None,
+                  variants: list[str] | None = None) -> dict:
+    """The planned run's detectable difference at 80% power and the cases each difference needs
+    (`variants`: the planned run's, which a pilot's spread is measured between when it ran them)."""
+    sd, source = (pilot_spread(pilot, variants) if pilot is not None else (None, ASSUMPTION))
     if not sd:
         sd, source = ASSUMED_DIFFERENCE_SD, source if pilot is None else f"{source}; {ASSUMPTION}"
     wanted = list(differences or DEFAULT_DIFFERENCES)
