@@ -4,7 +4,7 @@ id, same input), the drop in pass rate and field accuracy, and the paired sign t
 from __future__ import annotations
 
 from ..words import plural
-from .comparison import p_text
+from .comparison import SMALL_CASES, SMALL_DISCORDANT, p_text
 from .intervals import binom_two_sided_p
 
 
@@ -37,16 +37,49 @@ def shared_case_outcomes(base_plan: dict, base: dict[str, list[int]], plan: dict
     """Per shared case (same id and input hash): (baseline mean pass, current mean pass) over
     judged runs; and the ids whose inputs differ (left out, never silently compared).
     `base` and `current` map case ids to [passed, judged] for one variant each."""
-    base_hash = {c["id"]: c.get("input_hash") for c in base_plan.get("cases", [])}
-    cur_hash = {c["id"]: c.get("input_hash") for c in plan.get("cases", [])}
-    differ = sorted(cid for cid in cur_hash if cid in base_hash and base_hash[cid] != cur_hash[cid])
-    shared = {cid for cid in cur_hash if cid in base_hash and base_hash[cid] == cur_hash[cid]}
+    shared, differ, _ = shared_cases(base_plan, plan)
 
     def means(counts: dict[str, list[int]]) -> dict[str, float]:
         return {cid: p / n for cid, (p, n) in counts.items() if cid in shared and n}
 
     b, c = means(base), means(current)
     return {cid: (b[cid], c[cid]) for cid in sorted(set(b) & set(c))}, differ
+
+
+def shared_cases(base_plan: dict, plan: dict) -> tuple[set[str], list[str], list[str]]:
+    """(ids in both plans with the same input hash, sorted ids whose inputs differ, sorted ids of
+    this plan the baseline lacks). A case with no input hash on either side is never shared."""
+    base_hash = {c["id"]: c.get("input_hash") for c in base_plan.get("cases", [])}
+    cur_hash = {c["id"]: c.get("input_hash") for c in plan.get("cases", [])}
+    differ = sorted(cid for cid in cur_hash if cid in base_hash and
+                    (cur_hash[cid] is None or base_hash[cid] != cur_hash[cid]))
+    shared = {cid for cid in cur_hash if cid in base_hash and cur_hash[cid] is not None
+              and base_hash[cid] == cur_hash[cid]}
+    return shared, differ, sorted(cid for cid in cur_hash if cid not in base_hash)
+
+
+def left_out(base_plan: dict, base: dict, plan: dict, current: dict, graded: str) -> str:
+    """What the gate could not compare, in words ("" when it compared every case of this run):
+    cases whose inputs changed, cases the baseline lacks, and shared cases with nothing `graded`
+    (e.g. "graded attempt") on one side. `base`/`current` map case ids to [hits, tries]."""
+    shared, differ, new = shared_cases(base_plan, plan)
+    no_base = sum(1 for cid in shared if not (base.get(cid) or (0, 0))[1])
+    no_cur = sum(1 for cid in shared if (base.get(cid) or (0, 0))[1] and not (current.get(cid) or (0, 0))[1])
+    parts = [f"{plural(len(differ), 'case')} with changed inputs" if differ else "",
+             f"{plural(len(new), 'case')} not in the baseline" if new else "",
+             f"{plural(no_base, 'shared case')} with no {graded} in the baseline" if no_base else "",
+             f"{plural(no_cur, 'shared case')} with no {graded} in this run" if no_cur else ""]
+    return "".join(f"; {part} left out" for part in parts if part)
+
+
+def small_sample(cases: int, changed: int, cfg) -> str:
+    """The gate's small-sample note ("" when it has enough shared cases, and, when the sign test
+    decides (require_significance), enough cases that changed)."""
+    if cases < SMALL_CASES:
+        return f"; small sample: fewer than {SMALL_CASES} shared cases"
+    if cfg.require_significance and changed < SMALL_DISCORDANT:
+        return f"; small sample: fewer than {SMALL_DISCORDANT} cases that changed"
+    return ""
 
 
 def baseline_gates(baseline: dict, plan: dict, outcomes: dict[str, dict[str, list[int]]], cfg) -> list[dict]:
@@ -67,10 +100,14 @@ def baseline_gates(baseline: dict, plan: dict, outcomes: dict[str, dict[str, lis
             continue
         pairs, differ = shared_case_outcomes(baseline["plan"], baseline["outcomes"].get(base_name, {}),
                                              plan, outcomes.get(name, {}))
+        missing = left_out(baseline["plan"], baseline["outcomes"].get(base_name, {}), plan,
+                           outcomes.get(name, {}), "graded attempt")
         if not pairs:
-            gates.append({"gate": "baseline", "variant": name, "passed": False, "value": None,
-                          "threshold": cfg.max_regression,
-                          "description": f"{name}: no shared case with the baseline to compare"})
+            gates.append({"gate": "baseline", "variant": name, "baseline_variant": base_name,
+                          "baseline_run": baseline.get("run_id"), "passed": False, "value": None,
+                          "threshold": cfg.max_regression, "shared_cases": 0, "inputs_differ": differ,
+                          "description": f"{name} vs baseline {base_name}: no case graded in both this run and "
+                                         f"the baseline to compare{missing}"})
             continue
         base_rate = sum(b for b, _ in pairs.values()) / len(pairs)
         cur_rate = sum(c for _, c in pairs.values()) / len(pairs)
@@ -89,8 +126,7 @@ def baseline_gates(baseline: dict, plan: dict, outcomes: dict[str, dict[str, lis
                 f"(change {delta * 100:+.1f} points, allowed drop {cfg.max_regression * 100:.1f} points; "
                 f"sign test {p_text(p_value)}"
                 f"{', significance required at ' + format(cfg.alpha, 'g') if cfg.require_significance else ''})")
-        if differ:
-            desc += f"; {plural(len(differ), 'case')} with changed inputs left out"
+        desc += small_sample(len(pairs), worse + better, cfg) + missing
         gates.append({"gate": "baseline", "variant": name, "baseline_variant": base_name,
                       "baseline_run": baseline.get("run_id"), "threshold": cfg.max_regression,
                       "value": delta, "baseline_rate": base_rate, "current_rate": cur_rate,
@@ -122,10 +158,11 @@ def baseline_field_gates(baseline: dict, plan: dict, fields: dict, cfg) -> list[
         shared = sorted(pairs)
         common = {"gate": "baseline-fields", "variant": name, "baseline_variant": base_name,
                   "baseline_run": baseline.get("run_id"), "threshold": cfg.max_regression}
+        missing = left_out(baseline["plan"], before, plan, after, "field grade")
         if not shared:
-            gates.append({**common, "passed": False, "value": None,
-                          "description": f"{name}: no shared case with field grades in both this run and the "
-                                         f"baseline to compare field accuracy"})
+            gates.append({**common, "passed": False, "value": None, "shared_cases": 0, "inputs_differ": differ,
+                          "description": f"{name} vs baseline {base_name}: no case with field grades in both this "
+                                         f"run and the baseline to compare field accuracy{missing}"})
             continue
         base_rate = sum(before[c][0] for c in shared) / sum(before[c][1] for c in shared)
         cur_rate = sum(after[c][0] for c in shared) / sum(after[c][1] for c in shared)
@@ -142,8 +179,7 @@ def baseline_field_gates(baseline: dict, plan: dict, fields: dict, cfg) -> list[
                 f"{cfg.max_regression * 100:.1f} points; "
                 f"sign test {p_text(p_value)}"
                 f"{', significance required at ' + format(cfg.alpha, 'g') if cfg.require_significance else ''})")
-        if differ:
-            desc += f"; {len(differ)} case(s) with changed inputs left out"
+        desc += small_sample(len(shared), worse + better, cfg) + missing
         gates.append({**common, "value": delta, "baseline_rate": base_rate, "current_rate": cur_rate,
                       "shared_cases": len(shared), "inputs_differ": differ, "worse": worse, "better": better,
                       "sign_test_p": p_value, "significant": significant, "passed": not failed,
