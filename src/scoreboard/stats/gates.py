@@ -74,7 +74,9 @@ def fail_under_gates(summary: dict, setting: Any, variants: list[str]) -> list[d
                               f"(variants: {', '.join(variants)})", field="fail_under")
         targets = [(v, setting.get(v, setting.get("*"))) for v in variants]
     else:
-        targets = [(v, float(setting)) for v in variants]
+        targets = [(v, setting) for v in variants]
+    for key, threshold in (setting.items() if isinstance(setting, dict) else [(None, setting)]):
+        _check_rate(key, threshold)
     gates = []
     for variant, threshold in targets:
         if threshold is None:
@@ -86,6 +88,17 @@ def fail_under_gates(summary: dict, setting: Any, variants: list[str]) -> list[d
                       "passed": passed,
                       "description": f"{variant}: pass rate {shown} {'≥' if passed else '<'} {threshold:.1%}"})
     return gates
+
+
+def _check_rate(variant: str | None, threshold: Any) -> None:
+    """A pass-rate floor (a suite's `fail_under` as much as the flag's) is a number within 0..1:
+    90 for 90% would be a gate no run can pass, and -0.1 one no run can fail."""
+    where = "fail_under" if variant is None else f"fail_under.{variant}"
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
+        raise ConfigError(f"the pass-rate floor must be a number between 0 and 1, got {threshold!r}", field=where)
+    if not 0 <= threshold <= 1:
+        raise ConfigError(f"the pass-rate floor is a share and must be between 0 and 1 (0.9 for 90%), got "
+                          f"{threshold:g}", field=where)
 
 
 #: what `--fail-under-metric NAME=VALUE` may name: a figure of each variant's summary
@@ -113,7 +126,7 @@ def metric_value(summary_variant: dict, name: str, declared: set[str] | frozense
         return ((summary_variant.get("reducers") or {}).get(name[8:]) or {}).get("value"), f"reducer {name[8:]}"
     if name == "pass_rate":
         return summary_variant.get("pass_rate"), "pass rate"
-    if name.startswith(("pass@", "pass^")) and name[5:].isdigit():
+    if name.startswith(("pass@", "pass^")) and _is_k(name[5:]):
         block = summary_variant.get("pass_at_k" if name[4] == "@" else "pass_hat_k") or {}
         return (block.get(name[5:]) or {}).get("value"), name
     if name == "fields":
@@ -121,6 +134,11 @@ def metric_value(summary_variant: dict, name: str, declared: set[str] | frozense
     if name.startswith("field:") and len(name) > 6:
         return (summary_variant.get("field_accuracy") or {}).get(name[6:]), f"accuracy of {name[6:]}"
     raise ConfigError(f"unknown metric {name!r} (known: {METRIC_HELP})", field="fail_under_metrics")
+
+
+def _is_k(text: str) -> bool:
+    """Whether `text` is the K of pass@K / pass^K as the summary keys it: 1, 2, ... (no 0, no 03)."""
+    return text.isascii() and text.isdigit() and not text.startswith("0")
 
 
 def _is_metric(name: str, declared: set[str] | frozenset) -> bool:
@@ -164,7 +182,7 @@ def _check_floor(name: str, threshold: Any, key: str) -> None:
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
         raise ConfigError(f"the floor of {key!r} must be a finite number, got {threshold!r}", field="fail_under_metrics")
     share = name in ("pass_rate", "fields", "score") or name.startswith("field:") or (
-        name.startswith(("pass@", "pass^")) and name[5:].isdigit())
+        name.startswith(("pass@", "pass^")) and _is_k(name[5:]))
     if share and not 0 <= threshold <= 1:
         raise ConfigError(f"the floor of {key!r} is a share and must be between 0 and 1 (0.9 for 90%), got "
                           f"{threshold:g}", field="fail_under_metrics")
@@ -226,9 +244,16 @@ def dq_gates(summary: dict, setting: dict[str, float] | None, variants: list[str
     pairs = ((summary.get("judges") or {}).get("dq")) or []
     gates = []
     for key, threshold in setting.items():
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or \
+                not (math.isfinite(threshold) and -3 <= threshold <= 3):
+            raise ConfigError(f"--min-dq takes a dQ between -3 and 3 (a difference on the 0-3 scale), got "
+                              f"{threshold!r}", field="min_dq")
         if key == "*":
             targets = [(p["a"], p["b"]) for p in pairs] or [(a, b) for i, a in enumerate(variants)
                                                             for b in variants[i + 1:]]
+            if not targets:  # one variant: no pair to gate, and a gate that checks nothing never passes
+                raise ConfigError(f"--min-dq gates the dQ of a pair of variants, and this run has one "
+                                  f"({', '.join(variants)})", field="min_dq")
         else:
             a, sep, b = key.partition("/")
             if not sep or a not in variants or b not in variants or a == b:
