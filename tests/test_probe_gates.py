@@ -181,3 +181,14 @@ def test_exit_code_of_a_written_report(status, errors, gate_ok, code):
     head = {"run": {"status": status}, "summary": {"variants": {"a": {"errors": errors, "not_run": 0}}},
             "gates": [{"gate": "fail-under", "passed": gate_ok, "description": "x"}]}
     assert exit_code_of_report(head) == code
+
+
+def test_a_dry_run_report_is_refused_as_a_baseline(work):
+    done = scoreboard(["run", "suite.yaml", "--dry-run", "--output-dir", "mock", "--no-progress", "--format", "json"],
+                      work)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (mock,) = (work / "mock" / "s").glob("*.json")
+    proc = scoreboard(["run", "suite.yaml", "--output-dir", "out", "--no-progress", "--format", "json",
+                       "--baseline", str(mock), "--max-regression", "0.05"], work)
+    assert proc.returncode == 1 and not (work / "out").exists(), proc.stdout + proc.stderr
+    assert "is a dry run" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1

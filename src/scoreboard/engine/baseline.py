@@ -16,5 +16,8 @@ def load_baseline(suite) -> dict | None:
     if suite.config.gates.max_regression is None:
         raise ConfigError("--baseline needs --max-regression DELTA", field="max_regression")
     report = load_report(path)
+    if (report.get("run") or {}).get("dry_run"):  # the mock's outputs say nothing of the system
+        raise ConfigError("is a dry run (outputs from the mock subject): a baseline must be a real run's report",
+                          file=str(path), field="gates.baseline")
     return {"plan": report["plan"], "run_id": (report.get("run") or {}).get("id"),
             "outcomes": case_outcomes(report["attempts"]), "field_outcomes": case_field_counts(report["attempts"])}
