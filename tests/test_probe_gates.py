@@ -192,3 +192,10 @@ def test_a_dry_run_report_is_refused_as_a_baseline(work):
                        "--baseline", str(mock), "--max-regression", "0.05"], work)
     assert proc.returncode == 1 and not (work / "out").exists(), proc.stdout + proc.stderr
     assert "is a dry run" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_verify_still_recomputes_a_recorded_floor_the_settings_check_would_refuse():
+    # An older report's gate with a floor past 1 is recomputed (and fails), not an error in verify.
+    summary = {"variants": {"a": {"pass_rate": 0.95}}}
+    (gate,) = fail_under_gates(summary, {"a": 90}, ["a"])
+    assert not gate["passed"] and gate["description"] == "a: pass rate 95.0% < 9000.0%"
