@@ -199,3 +199,38 @@ def test_verify_still_recomputes_a_recorded_floor_the_settings_check_would_refus
     summary = {"variants": {"a": {"pass_rate": 0.95}}}
     (gate,) = fail_under_gates(summary, {"a": 90}, ["a"])
     assert not gate["passed"] and gate["description"] == "a: pass rate 95.0% < 9000.0%"
+
+
+# --- aggregate ----------------------------------------------------------------------------------
+
+STAGE_SUBJECTS = '''
+def early(input):
+    return input.upper() if int(input.split("-")[1]) < 50 else "no"
+
+
+def late(input):
+    return input.upper() if int(input.split("-")[1]) >= 50 else "no"
+'''
+
+
+def test_aggregate_reversed_on_few_held_out_cases_says_small_sample(tmp_path):
+    (tmp_path / "subjects.py").write_text(STAGE_SUBJECTS)
+    cases = [{"id": f"s{i}", "input": f"q-{i}", "expected": f"Q-{i}"} for i in range(6)]
+    cases += [{"id": f"h{i}", "input": f"q-{100 + i}", "expected": f"Q-{100 + i}", "split": "heldout"}
+              for i in range(6)]
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    (tmp_path / "suite.yaml").write_text(
+        "name: rev\ncases: cases.jsonl\ngraders: [exact]\nstages: {screen: {first: 6}}\n"
+        "variants:\n  early: {subject: 'python:subjects:early'}\n  late: {subject: 'python:subjects:late'}\n")
+    reports = []
+    for stage in ("screen", "heldout"):
+        proc = scoreboard(["run", "suite.yaml", "--stage", stage, "--no-progress", "--format", "json",
+                           "--output-dir", stage], tmp_path)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        reports += [str(p) for p in (tmp_path / stage / "rev").glob("*.json")]
+    proc = scoreboard(["aggregate", *reports, "--output", "agg.json"], tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads((tmp_path / "agg.json").read_text())["confirmation"]["verdict"] == "reversed"
+    line = next(x for x in proc.stdout.splitlines() if "REVERSED" in x)
+    assert line.endswith("(small sample: fewer than 30 held-out cases)")
+    assert "(small sample: fewer than 30 held-out cases)" in (tmp_path / "agg.md").read_text()

@@ -7,6 +7,7 @@ from __future__ import annotations
 from html import escape
 
 from ..stats.aggregate import tests_text
+from ..stats.comparison import SMALL_CASES
 from .io import fmt_rate
 from .mdtext import cell, code
 from .schema_aggregate import Aggregate, StageSection
@@ -24,7 +25,11 @@ def _ci(ci: Interval | None, *, points: bool = False) -> str:
 
 def headline(agg: Aggregate) -> list[str]:
     """The lines every rendering leads with: pick, confirmation, disjointness, judge check."""
-    out = [agg.pick.words[0].upper() + agg.pick.words[1:], agg.confirmation.words]
+    words = agg.confirmation.words
+    if agg.confirmation.small_sample and agg.confirmation.verdict in ("reversed", "not-independent") \
+            and "fewer than" not in words:  # its words (recomputed by verify) leave the sample size out
+        words += f" (small sample: fewer than {SMALL_CASES} held-out cases)"
+    out = [agg.pick.words[0].upper() + agg.pick.words[1:], words]
     tests = agg.confirmation.tests
     if tests is not None:
         out.append(f"held-out tests: {tests_text(tests.model_dump())}")
