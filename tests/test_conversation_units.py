@@ -2,7 +2,7 @@
 replies, so their outcomes are correlated, and counting them as independent cases made the pass
 rate's interval cover 0.74-0.87 instead of 0.95 (benchmarks/conversation_units.py). Every
 interval and paired test of pass rates, pass@k, fields, scores and metrics counts a conversation
-once; a report without conversations is computed as before (statistics version 4)."""
+once; a report without conversations is computed as before."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def test_a_report_without_conversations_is_computed_as_before():
     a = summary["variants"]["a"]
     assert "conversations" not in a and a["pass_rate_ci"]["unit"] == "case"
     assert summary["comparisons"][0]["cases"] == 13
-    assert summary["methods"]["version"] == 4 and "unit" not in summary["methods"]
+    assert summary["methods"]["version"] == 5 and "unit" not in summary["methods"]
 
 
 def test_simulation_turns_as_cases_undercover_conversations_as_units_cover():

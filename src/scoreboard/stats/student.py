@@ -120,3 +120,35 @@ def t_quantile(q: float, df: int) -> float:
         if abs(step) <= 4e-16 * t:
             break
     return sign * t
+
+
+def paired_t_power(effect: float, cases: int, alpha: float) -> float:
+    """The power of the two-sided paired (one-sample) t test on `cases` cases against a true mean
+    difference of `effect` standard deviations: the noncentral t beyond either critical value.
+    T = (Z + effect sqrt(n)) / S with S = sqrt(chi2(df) / df): the normal tails averaged over
+    S's distribution (Simpson's rule on u = sqrt(chi2), whose density is smooth for every df),
+    in pure Python; checked against statsmodels' TTestPower to 1e-7 in the tests."""
+    df = cases - 1
+    crit = t_quantile(1 - alpha / 2, df)
+    nc = effect * math.sqrt(cases)
+    # density of u = sqrt(W), W ~ chi2(df): 2 u^(df-1) e^(-u^2/2) / (2^(df/2) Gamma(df/2))
+    log_norm = math.log(2.0) - (df / 2) * math.log(2.0) - math.lgamma(df / 2)
+    # u = sqrt(chi2(df)) lies within 12 of sqrt(df) but for a share below 1e-30 (its sd is under 1)
+    bottom, top = max(0.0, math.sqrt(df) - 12.0), math.sqrt(df) + 12.0
+    # the tails change over s ~ 1 / crit (crit is 63.7 at df 1, alpha 0.01): that finely resolved
+    steps = 2 * max(200, int((top - bottom) * crit * 8))
+    h = (top - bottom) / steps
+    total = 0.0
+    for i in range(steps + 1):
+        u = bottom + i * h
+        if u == 0.0:
+            if df > 1:
+                continue  # the density is 0 there
+            density = math.exp(log_norm)
+        else:
+            density = math.exp(log_norm + (df - 1) * math.log(u) - u * u / 2)
+        s = u / math.sqrt(df)
+        tails = 0.5 * math.erfc((crit * s - nc) / math.sqrt(2)) + 0.5 * math.erfc((crit * s + nc) / math.sqrt(2))
+        weight = 1 if i in (0, steps) else (4 if i % 2 else 2)
+        total += weight * density * tails
+    return min(1.0, total * h / 3)

@@ -17,7 +17,7 @@ from .comparison import compare_variants
 from .counts import CaseCounts, CaseIndex, by_unit, unit_of_cases
 from .intervals import bootstrap_seed, rate
 from .judges import JudgeAccumulator
-from .methods import METHODS, STATS_VERSION, UNCLUSTERED_VERSION, UNIT_WORDS, pass_at_k, pass_hat_k, share_interval
+from .methods import METHODS, STATS_VERSION, UNIT_WORDS, pass_at_k, pass_hat_k, share_interval
 from .methods import pass_rate_interval as rate_interval
 from .tally import Tally, field_keys
 from .tasks import TaskAccumulator, is_task_case
@@ -340,7 +340,7 @@ class Summarizer:
 def methods_block(units: dict | None) -> dict:
     """The statistics version and each method in words; with conversations, the unit too."""
     if not units:
-        return {"version": UNCLUSTERED_VERSION, **METHODS}
+        return {"version": STATS_VERSION, **METHODS}
     return {"version": STATS_VERSION, **METHODS, "unit": UNIT_WORDS}
 
 
