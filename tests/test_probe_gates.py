@@ -234,3 +234,17 @@ def test_aggregate_reversed_on_few_held_out_cases_says_small_sample(tmp_path):
     line = next(x for x in proc.stdout.splitlines() if "REVERSED" in x)
     assert line.endswith("(small sample: fewer than 30 held-out cases)")
     assert "(small sample: fewer than 30 held-out cases)" in (tmp_path / "agg.md").read_text()
+
+
+def test_a_boolean_gate_floor_is_refused_not_read_as_one(tmp_path):
+    """`fail_under: {a: true}` was read as 1.0 (pydantic's lax float): a floor is a number."""
+    from scoreboard.errors import ConfigError
+    from scoreboard.suite.load import load_suite
+
+    (tmp_path / "cases.jsonl").write_text('{"id": "a", "input": "x", "expected": "x"}\n', encoding="utf-8")
+    for setting in ("fail_under: {mock: true}", "fail_under: false", "fail_under_metrics: {pass@1: true}"):
+        (tmp_path / "suite.yaml").write_text(f"name: f\ncases: cases.jsonl\nsubject: mock\n{setting}\n",
+                                             encoding="utf-8")
+        with pytest.raises(ConfigError) as err:  # ConfigErrors (several) is one too
+            load_suite(tmp_path / "suite.yaml")
+        assert "(got True)" in str(err.value) or "(got False)" in str(err.value), str(err.value)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, StrictFloat, StrictInt, field_validator
 
 # --- visual work (issue 17): render, instrument check, stages ---
 from ..render.settings import RenderSettings
@@ -12,6 +12,9 @@ from ..safefile import DEFAULT_MAX_FILE_BYTES
 from ..safeparse import Bounds
 from ..validation import Strict
 from .visual_config import InstrumentConfig, StagesConfig
+
+#: a gate's floor: a number (an int or a float), never a boolean
+Floor = StrictInt | StrictFloat
 
 # --- end visual work ---
 
@@ -157,9 +160,10 @@ class SuiteConfig(Strict):
     case: list[str] | None = None
     output_dir: str = "eval-results"
     formats: list[Literal["json", "md", "html", "junit"]] | None = None
-    fail_under: float | dict[str, float] | None = None
+    #: a number, never a boolean (`true` is no floor; pydantic would read it as 1.0)
+    fail_under: Floor | dict[str, Floor] | None = None
     #: least values of other summary figures: {"pass@3": 0.8, "careful:fields": 0.9, "field:total": 0.95}
-    fail_under_metrics: dict[str, float] | None = None
+    fail_under_metrics: dict[str, Floor] | None = None
     limits: Limits = Field(default_factory=Limits)
     seed: int = 0
     checkpoint_every: int = Field(100, ge=1)
@@ -201,9 +205,9 @@ class SuiteConfig(Strict):
     instrument: InstrumentConfig | None = None
     stages: StagesConfig | None = None
     #: least dQ: {"*": 0.2} every pair as recorded (first minus second), {"careful/basic": 0.2} one pair
-    min_dq: dict[str, float] | None = None
+    min_dq: dict[str, Floor] | None = None
     #: least rubric-score mean per variant ({"*": 3.5} or {"careful": 4})
-    min_rubric: dict[str, float] | None = None
+    min_rubric: dict[str, Floor] | None = None
     #: baseline gate on quality: the most the pointwise quality may drop against the baseline (0-3)
     max_dq_drop: float | None = Field(None, ge=0, le=3)
     #: gates on a judge's figures pass even when its instrument check failed or never ran
