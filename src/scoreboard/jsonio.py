@@ -200,11 +200,11 @@ def duplicate_key(text: str | bytes) -> tuple | None:
     try:
         json.loads(text, object_pairs_hook=_refuse_duplicates)
         return None
-    except _Duplicate:
-        pass
+    except _Duplicate:  # there is one: the second parse below locates it
+        located = json.loads(text, object_pairs_hook=_Pairs)
     except RecursionError:
         raise ValueError(TOO_DEEP) from None
-    stack: list[tuple[Any, tuple]] = [(json.loads(text, object_pairs_hook=_Pairs), ())]
+    stack: list[tuple[Any, tuple]] = [(located, ())]
     while stack:
         item, path = stack.pop()
         if isinstance(item, _Pairs):
