@@ -9,64 +9,12 @@ import math
 from ..words import plural
 from .baseline import case_outcomes
 from .comparison import difference_sd
-from .methods import ASSUMED_DIFFERENCE_SD, POWER
+from .methods import ASSUMED_DIFFERENCE_SD, POWER, cases_needed, detectable_difference
 
 ASSUMPTION = ("assumed: a pass/fail outcome on which two variants disagree on half the cases "
               "(the widest spread a 0/1 difference has around 0); give --pilot REPORT to measure it")
 #: differences (in points of pass rate) the plan says the case count for, unless asked for others
 DEFAULT_DIFFERENCES = (0.05, 0.10, 0.20)
-
-
-def t_test_power(effect: float, cases: int, alpha: float) -> float:
-    """The power of a two-sided paired (one-sample) t test on `cases` cases against a true mean
-    difference of `effect` standard deviations: the noncentral t (df = cases - 1, noncentrality
-    effect x sqrt(cases)) beyond either critical value, as statsmodels' TTestPower computes it."""
-    from scipy.stats import nct, t
-
-    df = cases - 1
-    crit = float(t.ppf(1 - alpha / 2, df))
-    nc = effect * math.sqrt(cases)
-    lower = float(nct.cdf(-crit, df, nc))  # the wrong-way tail; scipy's NaN far out in it is 0
-    return float(nct.sf(crit, df, nc)) + (lower if math.isfinite(lower) else 0.0)
-
-
-def detectable_difference(sd: float | None, cases: int, alpha: float = 0.05, power: float = POWER) -> float | None:
-    """The smallest true mean difference the two-sided paired t test on `cases` cases detects with
-    the given power, solved exactly on the noncentral t (the normal-style shortcut
-    (t(1-alpha/2) + t(power)) x sd / sqrt(n) understates it by 5-14% below 5 cases)."""
-    if cases < 2 or sd is None:
-        return None
-    if sd == 0:
-        return 0.0
-    from scipy.optimize import brentq
-
-    high = 1.0
-    while t_test_power(high, cases, alpha) < power:
-        high *= 2
-    return sd * float(brentq(lambda d: t_test_power(d, cases, alpha) - power, 0.0, high, xtol=1e-12))
-
-
-def cases_needed(delta: float, sd: float | None, alpha: float = 0.05, power: float = POWER,
-                 limit: int = 1_000_000) -> int | None:
-    """The fewest cases (at least 2) whose paired t test detects `delta` with the given power;
-    None above `limit`."""
-    if delta <= 0 or sd is None:
-        return None
-    if sd == 0:
-        return 2
-    effect = delta / sd
-    low, high = 2, 2
-    while t_test_power(effect, high, alpha) < power:
-        if high >= limit:
-            return None
-        low, high = high + 1, min(high * 2, limit)
-    while low < high:
-        mid = (low + high) // 2
-        if t_test_power(effect, mid, alpha) >= power:
-            high = mid
-        else:
-            low = mid + 1
-    return high
 
 
 def pilot_spread(report: dict, planned: list[str] | None = None) -> tuple[float | None, str]:
