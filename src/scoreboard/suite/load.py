@@ -16,7 +16,7 @@ from ..graders.base import Grader
 from ..render.browser import check_available
 from ..safefile import FileRefused, read_regular
 from ..safeparse import ParseError, parse_json, parse_toml, parse_yaml
-from ..stats.gates import fail_under_gates, metric_gates
+from ..stats.gates import dq_gates, fail_under_gates, metric_gates, rubric_gates
 from ..validation import parse_model
 from .authoring import (
     apply_defaults,
@@ -180,6 +180,9 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
         fail_under_gates({"variants": {}}, cfg.fail_under, names)
     with errors.each(), in_file(None if "fail_under_metrics" in flags else source):  # and an unknown metric
         metric_gates({"variants": {}}, cfg.fail_under_metrics, names, declared_names(cfg, graders))
+    for setting, check in (("min_dq", dq_gates), ("min_rubric", rubric_gates)):  # a pair or variant no run has
+        with errors.each(), in_file(None if setting in flags else source):
+            check({}, getattr(cfg, setting), names)
     judge = None
     with errors.each():
         if cfg.judge is not None:

@@ -1,0 +1,46 @@
+"""Refusals a run makes before it starts, found by probing the engine and its gates from outside."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SUBJECT = '''
+def answer(text):
+    return text
+'''
+
+
+def scoreboard(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
+                          check=False, env=dict(os.environ), timeout=120)
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    (tmp_path / "subj.py").write_text(SUBJECT)
+    (tmp_path / "cases.jsonl").write_text("".join(
+        json.dumps({"id": f"c{i}", "input": f"q{i}", "expected": f"q{i}"}) + "\n" for i in range(3)))
+    (tmp_path / "suite.yaml").write_text("name: s\ncases: cases.jsonl\nsubject: python:subj:answer\n"
+                                         "output_dir: out\nvariants:\n  a: {}\n  b: {}\n")
+    return tmp_path
+
+
+@pytest.mark.parametrize("setting, field", [("min_dq: {a/c: 0.5}", "min_dq"),
+                                            ("min_rubric: {nosuch: 3}", "min_rubric")])
+@pytest.mark.parametrize("command", ["run", "validate"])
+def test_a_suite_judge_gate_naming_no_variant_is_refused_with_its_file_before_the_preamble(work, setting, field,
+                                                                                       command):
+    (work / "suite.yaml").write_text((work / "suite.yaml").read_text() + setting + "\n")
+    proc = scoreboard([command, "suite.yaml", *(["--no-progress"] if command == "run" else [])], work)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(errors) == 1 and errors[0].startswith("scoreboard: error: suite.yaml"), proc.stderr
+    assert f"field '{field}'" in errors[0]
+    assert "graders:" not in proc.stdout  # refused before the run says what it will grade
+    assert not (work / "out").exists()
