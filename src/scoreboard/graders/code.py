@@ -218,21 +218,49 @@ async def _awaited(value: Any) -> Any:
     return await value
 
 
+class UserCodeExit(Exception):
+    """A KeyboardInterrupt, SystemExit or other BaseException that user code raised, carried as
+    an ordinary exception: it is that grade's error, never the end of the run (an async function's
+    sys.exit() would otherwise leave the event loop, and the process, with its code). `kind` is
+    the original exception's class name, which a grade's error names."""
+
+    def __init__(self, exc: BaseException):
+        super().__init__(*exc.args)
+        self.kind = type(exc).__name__
+
+
+async def _contained(awaitable: Any) -> Any:
+    """Await user code, turning what it raises beyond Exception into a UserCodeExit (a real
+    cancellation still propagates)."""
+    try:
+        return await awaitable
+    except (Exception, asyncio.CancelledError):
+        raise
+    except BaseException as exc:  # the user's own KeyboardInterrupt, SystemExit, GeneratorExit
+        raise UserCodeExit(exc) from None
+
+
 async def call_user(fn: Any, args: tuple, timeout_s: float) -> Any:
     """Call a user function (sync in a worker thread, async on the loop) under a time limit.
     Without a running loop (verify driving a grade step by step) it runs in a thread of its own,
     waited for synchronously under the same limit, so a grade never suspends and a function that
-    hangs is cut there too."""
+    hangs is cut there too. Whatever it raises is an ordinary exception for the caller to record
+    (see UserCodeExit)."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return _call_bounded(fn, args, timeout_s)
+        try:
+            return _call_bounded(fn, args, timeout_s)
+        except (Exception, asyncio.CancelledError):
+            raise
+        except BaseException as exc:  # raised by the user's code in its thread
+            raise UserCodeExit(exc) from None
     try:
         if inspect.iscoroutinefunction(fn):
-            return await asyncio.wait_for(fn(*args), timeout_s)
-        result = await asyncio.wait_for(in_daemon_thread(fn, *args), timeout_s)
+            return await asyncio.wait_for(_contained(fn(*args)), timeout_s)
+        result = await asyncio.wait_for(_contained(in_daemon_thread(fn, *args)), timeout_s)
         if inspect.isawaitable(result):
-            result = await asyncio.wait_for(result, timeout_s)
+            result = await asyncio.wait_for(_contained(result), timeout_s)
         return result
     except TimeoutError:
         raise TimeoutError(f"timed out after {timeout_s:g} s") from None

@@ -78,11 +78,18 @@ async def grade_attempt(graders, ctx: GradeContext) -> tuple[list[Grade], str | 
         except BatchPending:  # a judge's request waits on a provider batch: the attempt waits
             raise
         except (Exception, SystemExit) as exc:  # a grader bug (or its sys.exit()) is data, never a lost attempt
-            text = cut_reason(_exception_text(exc))
-            grade = Grade(grader.name, None, None, f"grader raised {type(exc).__name__}: {text}")
-            error = error or f"grader {grader.name!r} raised {type(exc).__name__}: {text}"
+            said = f"{exception_name(exc)}" + (f": {cut_reason(text)}" if (text := _exception_text(exc)) else "")
+            grade = Grade(grader.name, None, None, f"grader raised {said}")
+            error = error or f"grader {grader.name!r} raised {said}"
         grades.append(grade)
     return grades, error
+
+
+def exception_name(exc: BaseException) -> str:
+    """The class name an error message gives: the original one for user code's KeyboardInterrupt
+    or SystemExit carried as an ordinary exception (graders/code.py's UserCodeExit)."""
+    kind = getattr(exc, "kind", None)
+    return kind if isinstance(kind, str) and kind else type(exc).__name__
 
 
 def _exception_text(exc: BaseException) -> str:

@@ -111,10 +111,10 @@ async def score_attempt(grades: list[dict], error: str | None, threshold: float 
         value = await call_user(scorer, (dict(result["metrics"]), context), DEFAULT_TIMEOUT_S)
         return apply_scoring(result, value, threshold)
     except (Exception, SystemExit) as exc:  # a scoring bug (or its sys.exit()) is data: an error on this attempt
-        from .grade import cut_reason
+        from .grade import cut_reason, exception_name
 
         return {**result, "status": "error", "score": None,
-                "error": f"scoring function raised {type(exc).__name__}: {cut_reason(str(exc))}"}
+                "error": f"scoring function raised {exception_name(exc)}: {cut_reason(str(exc))}"}
 
 
 def record_fields(result: dict, has_scoring: bool) -> dict:

@@ -1,0 +1,88 @@
+"""Suites as people write them, probed again from the outside: custom Python graders that end
+their own process (sys.exit in an async function, KeyboardInterrupt), return numpy values or
+scores under their threshold, and the one-line errors and semantics a suite author relies on.
+Each test runs the real command (`python -m scoreboard`) on files written under tmp_path."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SUBJECT = "def reply(prompt, skill, run, params):\n    return 'ANSWER: ' + prompt\n"
+
+
+def scoreboard(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=120)
+
+
+def write_suite(folder: Path, cases: list[dict], checks: str = "", extra: str = "") -> Path:
+    (folder / "subj.py").write_text(SUBJECT)
+    (folder / "checks.py").write_text(checks)
+    (folder / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    suite = folder / "suite.yaml"
+    suite.write_text("name: probe2\ncases: cases.jsonl\nallow_case_code: true\n"
+                     "subject: {type: python, function: 'subj:reply', model_free: true}\n" + extra)
+    return suite
+
+
+def run_report(folder: Path, suite: Path, *flags: str) -> tuple[subprocess.CompletedProcess, dict]:
+    out = folder / "report.json"
+    proc = scoreboard("run", str(suite), "--output", str(out), "--no-progress", "--format", "json",
+                      *flags, cwd=folder)
+    assert out.is_file(), proc.stderr
+    return proc, json.loads(out.read_text())
+
+
+def by_case(report: dict) -> dict[str, dict]:
+    return {a["case_id"]: a for a in report["attempts"]}
+
+
+EXITING = '''
+import sys
+
+async def async_exit(output, context):
+    sys.exit(4)
+
+def interrupt(output, context):
+    raise KeyboardInterrupt
+
+async def async_interrupt(output, context):
+    raise KeyboardInterrupt("stop")
+
+def fine(output, context):
+    return True
+
+def decide(named_scores, context):
+    raise KeyboardInterrupt
+'''
+
+
+def test_a_grader_that_exits_or_interrupts_is_that_case_s_error_never_the_end_of_the_run(tmp_path):
+    suite = write_suite(tmp_path, [
+        {"id": "async-exit", "input": "a", "graders": ["python-file:checks.py:async_exit"]},
+        {"id": "interrupt", "input": "b", "graders": ["python-file:checks.py:interrupt"]},
+        {"id": "async-interrupt", "input": "c", "graders": ["python-file:checks.py:async_interrupt"]},
+        {"id": "fine", "input": "d", "graders": ["python-file:checks.py:fine"]},
+    ], EXITING)
+    proc, report = run_report(tmp_path, suite)
+    assert proc.returncode == 2, proc.stderr   # execution errors, not the grader's exit code 4 nor 130
+    attempts = by_case(report)
+    assert attempts["fine"]["status"] == "passed"
+    assert attempts["async-exit"]["status"] == "error"
+    assert "grader 'python' raised SystemExit: 4" in attempts["async-exit"]["error"]
+    assert attempts["interrupt"]["status"] == "error"
+    assert attempts["interrupt"]["error"] == "grader 'python' raised KeyboardInterrupt"
+    assert attempts["async-interrupt"]["error"] == "grader 'python' raised KeyboardInterrupt: stop"
+
+
+def test_a_scoring_function_that_interrupts_is_an_error_on_its_attempt(tmp_path):
+    suite = write_suite(tmp_path, [{"id": "scored", "input": "a", "graders": ["python-file:checks.py:fine"]}],
+                        EXITING, "defaults: {scoring: 'python-file:checks.py:decide'}\n")
+    proc, report = run_report(tmp_path, suite)
+    assert proc.returncode == 2, proc.stderr
+    attempt = by_case(report)["scored"]
+    assert attempt["status"] == "error"
+    assert attempt["error"].startswith("scoring function raised KeyboardInterrupt")
