@@ -35,15 +35,15 @@ def kill_group(pgid: int | None, sig: int = signal.SIGKILL) -> None:
         return
 
 
-def sweep(tag: str | None, sig: int = signal.SIGKILL) -> int:
-    """Signal every process of this user whose environment carries `tag` (Linux /proc; elsewhere
-    nothing); the number signalled. Repeated until none is left (one may fork meanwhile).
+def sweep(tag: str | None, sig: int = signal.SIGKILL, *, var: str = TAG_VAR) -> int:
+    """Signal every process of this user whose environment carries `tag` (in `var`; Linux /proc;
+    elsewhere nothing); the number signalled. Repeated until none is left (one may fork meanwhile).
 
     A process may leave its group (setsid, a daemon's double fork); a child started with a tag
     in its environment passes it to every descendant, so this finds what a group kill missed."""
     if not tag or not os.path.isdir("/proc/self"):
         return 0
-    needle = b"\0" + f"{TAG_VAR}={tag}".encode() + b"\0"
+    needle = b"\0" + f"{var}={tag}".encode() + b"\0"
     me, total = os.getpid(), 0
     for _ in range(20):
         hit = 0
