@@ -19,10 +19,12 @@ from pathlib import Path
 
 from ..reaper import TAG_VAR, kill_group, sweep, unwatch, watch
 
-__all__ = ["TAG_VAR", "PIPE_GRACE_S", "new_tag", "sweep", "free_port", "kill_group", "track_group", "untrack_group",
+__all__ = ["TAG_VAR", "ATTEMPT_TAG_VAR", "PIPE_GRACE_S", "new_tag", "sweep", "free_port", "kill_group", "track_group", "untrack_group",
            "kill_tracked_groups", "Ran", "run_bounded"]
 
 _CHUNK = 1 << 16
+#: the variable carrying an attempt's tag into its agent (and so to everything the agent starts)
+ATTEMPT_TAG_VAR = "SCOREBOARD_ATTEMPT_TAG"
 #: how long the output pipes of an ended command are read before they are given up on
 PIPE_GRACE_S = 2.0
 

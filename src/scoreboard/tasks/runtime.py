@@ -31,6 +31,7 @@ from . import network, skill
 from .checks import CheckContext, run_checks
 from .fixture import Fixture, FixtureError
 from .load import TaskDef
+from .procs import ATTEMPT_TAG_VAR, new_tag, sweep
 from .proxy import AttemptProxy
 from .sandbox import Sandbox, SandboxUnavailable, make_sandbox
 from .shared import SharedFixtures
@@ -100,12 +101,12 @@ async def run_task(task: TaskDef, subject, request: SubjectRequest, *, hide: lis
         instruction = render_instruction(spec.instruction, {
             "fixture_url": door.url or "", "fixture_host": fixture.host if fixture else "",
             "fixture_port": door.port or "", "workspace": str(work), "task_id": spec.id})
-        env = {**sandbox.env(), **sandbox.net.env(), **door.agent_env(), **installed.env()}
+        env = {**sandbox.env(), **sandbox.net.env(), **door.agent_env(), **installed.env(), ATTEMPT_TAG_VAR: door.tag}
         workspace = AgentWorkspace(path=str(work), env=env, config_dir=str(sandbox.home), wrap=sandbox.wrap,
                                    isolated=sandbox.isolated, max_tool_output_bytes=spec.max_tool_output_bytes)
         result = await _run_agent(subject, dataclasses.replace(
             request, input=instruction, workspace=workspace,
-            skill=skill.skill_text_for_agent(request.skill, installed)), spec.timeout)
+            skill=skill.skill_text_for_agent(request.skill, installed)), spec.timeout, door)
         if door.proxy is not None:
             door.proxy.recording = False  # what the checks send is not the agent's
         audit = None
@@ -119,6 +120,7 @@ async def run_task(task: TaskDef, subject, request: SubjectRequest, *, hide: lis
         result.extra = {**(result.extra or {}), "task": observed}
         return result
     finally:
+        await asyncio.to_thread(sweep, door.tag, var=ATTEMPT_TAG_VAR)
         if door.sandbox is not None:
             await asyncio.to_thread(door.sandbox.close)
         if door.own and door.fixture is not None:
@@ -141,6 +143,11 @@ class _Door:
     #: the forwarding into an enforced loopback-only sandbox (tasks/network.py)
     bridge: network.Bridge | None = None
     sandbox: Sandbox | None = None
+    #: carried by the agent and everything it starts: what is still running when it is done
+    #: (a daemon that left its group, where no sandbox ends them) is killed before the checks
+    tag: str = dataclasses.field(default_factory=new_tag)
+    #: whether any such process was found (and killed)
+    left_running: bool = False
 
     @property
     def port(self) -> int | None:
@@ -203,13 +210,15 @@ def _programs(subject) -> list[str]:
         return []
 
 
-async def _run_agent(subject, request: SubjectRequest, timeout: float) -> Result:
+async def _run_agent(subject, request: SubjectRequest, timeout: float, door: _Door) -> Result:
     try:
         async with asyncio.timeout(timeout):
             return await subject.run(request)
     except TimeoutError:
         raise SubjectError(f"the agent timed out after {timeout:g} s (its process group was killed; "
                            "the fixture was stopped and the workspace removed)", kind="timeout") from None
+    finally:  # nothing the agent started goes on changing the workspace under the checks
+        door.left_running = await asyncio.to_thread(sweep, door.tag, var=ATTEMPT_TAG_VAR) > 0
 
 
 async def _observe(task: TaskDef, mode: str, result: Result, audit: dict | None, values: dict[str, str],
@@ -262,6 +271,7 @@ async def _observe(task: TaskDef, mode: str, result: Result, audit: dict | None,
         "attack_success": bool(hits or forbidden),
         "metrics": figures,
         "fixture": _audit_summary(audit, own, door),
+        "left_running": door.left_running,
         "egress": egress,
     }
 
