@@ -86,3 +86,15 @@ def test_a_scoring_function_that_interrupts_is_an_error_on_its_attempt(tmp_path)
     attempt = by_case(report)["scored"]
     assert attempt["status"] == "error"
     assert attempt["error"].startswith("scoring function raised KeyboardInterrupt")
+
+
+def test_a_case_written_with_the_id_an_expansion_made_is_a_duplicate_id_error(tmp_path):
+    suite = write_suite(tmp_path, [
+        {"id": "b", "vars": {"lang": ["fr", "de"]}, "expand": ["lang"], "expected": "x"},
+        {"id": "b[lang=fr]", "vars": {"lang": "it"}, "expected": "x"},
+    ])
+    proc = scoreboard("validate", str(suite), cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [
+        f"scoreboard: error: {tmp_path / 'cases.jsonl'}:2, case 'b[lang=fr]', field 'id': duplicate case id: "
+        "an expanded case (ID[var=value]) already has it"]

@@ -90,10 +90,12 @@ def apply_defaults(cfg: SuiteConfig, cases: list[Case], places: Places) -> list[
                         why=f"expanding makes {size:,} cases: ")
         expanded = expand_case(case, names)
         for item in expanded:
+            if item.id in seen:  # an expansion's id, or a case written later with an expansion's id
+                raise ConfigError("an expanded case id is taken" if item is not case else
+                                  "duplicate case id: an expanded case (ID[var=value]) already has it",
+                                  file=case.source, line=case.line, case_id=item.id,
+                                  field="expand" if item is not case else "id")
             if item is not case:
-                if item.id in seen:
-                    raise ConfigError("an expanded case id is taken", file=case.source, line=case.line,
-                                      case_id=item.id, field="expand")
                 item.input_hash = sha256_json(item.input)
             seen.add(item.id)
             out.append(item)
