@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
+from scoreboard.errors import ConfigError
 from scoreboard.subjects.registry import build_subject
 from scoreboard.subjects.values import SubjectRequest
 from scoreboard.suite.config import Limits
@@ -104,3 +108,79 @@ def test_an_agent_that_leaves_nothing_running_says_so(tmp_path):
     record = attempt(task, agent, tmp_path).extra["task"]
     assert record["left_running"] is False
     assert json.dumps(record)  # the record stays plain data
+
+
+# -- hostile task folders --------------------------------------------------------------------
+
+def load_error(target: Path) -> str:
+    with pytest.raises(ConfigError) as info:
+        load_task_folders(target, Limits())
+    message = str(info.value)
+    assert "\n" not in message
+    return message
+
+
+def test_a_workspace_file_whose_name_is_not_utf8_is_one_error_line_naming_it(tmp_path):
+    task = make_task(tmp_path / "task", "id: t\ninstruction: do it\nchecks: [{name: done, run: 'true'}]\n")
+    (task / "workspace").joinpath(os.fsdecode(b"caf\xe9.txt")).write_text("x")
+    message = load_error(task)
+    assert "workspace/caf\\xe9.txt" in message and "not valid UTF-8" in message
+
+
+def test_a_task_folder_whose_name_is_not_utf8_is_one_error_line(tmp_path):
+    make_task(tmp_path / "tasks" / os.fsdecode(b"t\xff"), "id: t\ninstruction: do it\nchecks: [{name: d, run: 'true'}]\n")
+    message = load_error(tmp_path / "tasks")
+    assert "t\\xff/" in message and "not valid UTF-8" in message
+
+
+def test_a_link_named_with_a_newline_is_reported_on_one_line(tmp_path):
+    task = make_task(tmp_path / "task", "id: t\ninstruction: do it\nchecks: [{name: done, run: 'true'}]\n")
+    (task / "workspace" / "a\nb").symlink_to("/etc/passwd")
+    assert "workspace/a\\x0ab is a symbolic link" in load_error(task)
+
+
+def files_hash(task: Path) -> str:
+    return load_task_folders(task, Limits())[0].task.files_hash
+
+
+def test_a_check_kept_at_the_top_of_the_task_folder_is_hashed(tmp_path):
+    """A check's file outside checks/ (at the folder's top, or in a folder of its own) changed
+    without changing the plan's hash, so --resume ran a changed check."""
+    task = make_task(tmp_path / "task", """\
+        id: t
+        instruction: do it
+        checks:
+          - {name: a, python: "check.py:check"}
+          - {name: b, run: [python3, lib/verify.py]}
+    """)
+    (task / "check.py").write_text("def check(ctx):\n    return True\n")
+    (task / "lib").mkdir()
+    (task / "lib" / "verify.py").write_text("print('ok')\n")
+    first = files_hash(task)
+    (task / "check.py").write_text("def check(ctx):\n    return False\n")
+    second = files_hash(task)
+    (task / "lib" / "verify.py").write_text("raise SystemExit(1)\n")
+    assert len({first, second, files_hash(task)}) == 3
+
+
+def test_bytecode_a_check_leaves_in_the_task_folder_does_not_change_its_hash(tmp_path):
+    """Python writes checks/__pycache__ when a Python check is imported (unless told not to):
+    the task's hash changed after its first run, and --resume refused the run."""
+    task = make_task(tmp_path / "task", "id: t\ninstruction: do it\nchecks: [{name: a, python: 'checks/c.py:check'}]\n",
+                     checks={"c.py": "def check(ctx):\n    return True\n"})
+    before = files_hash(task)
+    (task / "checks" / "__pycache__").mkdir()
+    (task / "checks" / "__pycache__" / "c.cpython-311.pyc").write_bytes(b"\x00" * 16)
+    (task / "environment").mkdir()
+    (task / "environment" / "__pycache__").mkdir()
+    assert files_hash(task) == before
+
+
+def test_a_check_command_naming_a_file_outside_the_task_folder_is_refused(tmp_path):
+    (tmp_path / "outside.py").write_text("print('ok')\n")
+    task = make_task(tmp_path / "task", "id: t\ninstruction: do it\nchecks: [{name: b, run: [python3, ../outside.py]}]\n")
+    message = load_error(task)
+    assert "checks.b.run" in message and "climbs out of the task folder" in message and "--root" not in message
+    (task / "task.yaml").write_text("id: t\ninstruction: do it\nchecks: [{name: b, run: [python3, verify.py]}]\n")
+    (task / "verify.py").symlink_to(tmp_path / "outside.py")
+    assert "checks.b.run" in load_error(task)

@@ -94,6 +94,9 @@ def _refuse_linked_tasks(target: Path) -> None:
 def load_task(folder: Path, limits: Limits, *, root: Path | None = None) -> Case:
     """One task folder as a Case whose `task` holds the TaskDef."""
     shown = str(folder / TASK_FILE)
+    if not _utf8(folder.name):
+        raise ConfigError(f"task folder {_escaped(folder.name)}/: the name is not valid UTF-8 (rename it)",
+                          file=_escaped(shown), field="cases")
     root = Path(root) if root is not None else folder
     try:
         resolve_inside(os.path.relpath(folder / TASK_FILE, root), root, root)
@@ -111,8 +114,8 @@ def load_task(folder: Path, limits: Limits, *, root: Path | None = None) -> Case
         raise ConfigError("a task file is a mapping (id, instruction, checks, ...)", file=shown)
     case_id = data.get("id") if isinstance(data.get("id"), str) else None
     spec: TaskFile = parse_model(TaskFile, data, file=shown, case_id=case_id)
-    _check_paths(spec, folder, shown)
-    files, digest = _walk(folder, shown)
+    named = _check_paths(spec, folder, shown)
+    files, digest = _walk(folder, shown, named)
     workspace = [rel[len("workspace/"):] for rel in files if rel.startswith("workspace/")]
     _check_planted(spec, workspace, {"file": shown, "case_id": spec.id})
     task = TaskDef(folder=folder.resolve(), spec=spec, files_hash=digest, source=shown, workspace_files=workspace)
@@ -127,13 +130,20 @@ def load_task(folder: Path, limits: Limits, *, root: Path | None = None) -> Case
     return case
 
 
-def _check_paths(spec: TaskFile, folder: Path, shown: str) -> None:
-    """Paths task.yaml names stay inside the task folder (checks, the fixture's cwd...)."""
+def _check_paths(spec: TaskFile, folder: Path, shown: str) -> set[str]:
+    """Paths task.yaml names stay inside the task folder (checks, the fixture's cwd...); the
+    top-level folders they lie in beside workspace/, environment/ and checks/ (hashed too)."""
     where = {"file": shown, "case_id": spec.id}
+    named: set[str] = set()
     for check in spec.checks:
         if check.python is not None:
             rel = check.python.rsplit(":", 1)[0]
-            _inside(folder, rel, f"checks.{check.name}.python", where)
+            named.add(_top(folder, _inside(folder, rel, f"checks.{check.name}.python", where)))
+        for arg in check.run or []:
+            named.add(_named_arg(folder, folder, arg, f"checks.{check.name}.run", where))
+    if spec.environment is not None:
+        for arg in spec.environment.command:
+            named.add(_named_arg(folder / "environment", folder, arg, "environment.command", where))
     for canary in spec.canaries:
         if canary.file is not None:
             _relative(canary.file, f"canaries.{canary.name}.file", where)
@@ -142,6 +152,31 @@ def _check_paths(spec: TaskFile, folder: Path, shown: str) -> None:
     if spec.environment is not None and not (folder / "environment").is_dir():
         raise ConfigError("the task declares an environment but has no environment/ folder", field="environment",
                           **where)
+    return named - {""}
+
+
+def _named_arg(base: Path, folder: Path, arg: str, field_name: str, where: dict) -> str:
+    """An argument of a check's or the fixture's command that names a file or folder relative to
+    where it runs (`base`) must lie inside the task folder; the top-level folder it lies in."""
+    if not arg or os.path.isabs(arg) or "\0" in arg or not os.path.lexists(base / arg):
+        return ""
+    try:
+        real = resolve_inside(arg, base, folder, folder_ok=True)
+    except FileRefused as exc:
+        raise ConfigError(f"{arg!r} {_outside(exc)}", field=field_name, **where) from None
+    return _top(folder, real)
+
+
+def _outside(exc: FileRefused) -> str:
+    """Why a path task.yaml names is refused (--root does not widen a task folder)."""
+    reason = exc.reason.split(" (give --root DIR", 1)[0]
+    return reason.replace("the root ", "the task folder ")
+
+
+def _top(folder: Path, real: Path) -> str:
+    """The first component of `real` under the task folder ("" for a file at its top)."""
+    parts = real.relative_to(folder.resolve()).parts
+    return parts[0] if len(parts) > 1 else ""
 
 
 def _check_planted(spec: TaskFile, workspace: list[str], where: dict) -> None:
@@ -172,16 +207,20 @@ def _relative(rel: str, field_name: str, where: dict) -> None:
         raise ConfigError("must be a relative path inside the workspace", field=field_name, **where)
 
 
-def _inside(folder: Path, rel: str, field_name: str, where: dict) -> None:
+def _inside(folder: Path, rel: str, field_name: str, where: dict) -> Path:
     try:
-        resolve_inside(rel, folder, folder)
+        return resolve_inside(rel, folder, folder)
     except FileRefused as exc:
-        raise ConfigError(f"{rel!r} {exc.reason}", field=field_name, **where) from None
+        raise ConfigError(f"{rel!r} {_outside(exc)}", field=field_name, **where) from None
 
 
-def _walk(folder: Path, shown: str) -> tuple[list[str], str]:
-    """Relative paths of the files under workspace/, environment/, checks/ and their hash;
-    anything but regular files and folders (symlinks, FIFOs, devices) is refused."""
+def _walk(folder: Path, shown: str, named: set[str]) -> tuple[list[str], str]:
+    """Relative paths of the task's files and their hash: the files at the top of its folder
+    (task.yaml, a check kept there), workspace/, environment/, checks/ and the `named` folders
+    whose files a check or the fixture runs; anything but regular files and folders (symlinks,
+    FIFOs, devices) is refused. `__pycache__` outside workspace/ is skipped: Python writes it
+    when a check or the fixture runs, which must not change the task."""
+    tops = set(SUBFOLDERS) | named
     digest = hashlib.sha256()
     files: list[str] = []
     total = entries_seen = 0
@@ -191,39 +230,56 @@ def _walk(folder: Path, shown: str) -> tuple[list[str], str]:
                            "entries (files and folders)", file=shown)
     for sub in SUBFOLDERS:
         top = folder / sub
-        if not top.exists() and not top.is_symlink():
-            continue
-        if top.is_symlink() or not top.is_dir():
+        if (top.exists() or top.is_symlink()) and (top.is_symlink() or not top.is_dir()):
             raise ConfigError(f"{sub}/ must be a folder (not a link)", file=shown, field=sub)
-        stack = [top]
-        while stack:
-            current = stack.pop()
-            entries = []
-            try:
-                with os.scandir(current) as listing:
-                    for entry in listing:  # bounded while listing: a folder of a million entries is not read whole
-                        entries_seen += 1
-                        if entries_seen > MAX_TASK_FILES:
-                            raise too_many()
-                        entries.append(entry)
-            except OSError as exc:
-                raise ConfigError(f"cannot read {current}: {exc.strerror}", file=shown) from None
-            for entry in sorted(entries, key=lambda e: e.name):
-                rel = Path(entry.path).relative_to(folder).as_posix()
-                if entry.is_symlink():
-                    raise ConfigError(f"{rel} is a symbolic link (a task folder holds plain files)", file=shown)
-                if entry.is_dir(follow_symlinks=False):
+    stack = [folder]
+    while stack:
+        current = stack.pop()
+        entries = []
+        try:
+            with os.scandir(current) as listing:
+                for entry in listing:  # bounded while listing: a folder of a million entries is not read whole
+                    entries_seen += 1
+                    if entries_seen > MAX_TASK_FILES:
+                        raise too_many()
+                    entries.append(entry)
+        except OSError as exc:
+            raise ConfigError(f"cannot read {_escaped(str(current))}: {exc.strerror}", file=shown) from None
+        for entry in sorted(entries, key=lambda e: e.name):
+            rel = Path(entry.path).relative_to(folder).as_posix()
+            if not _utf8(entry.name):
+                raise ConfigError(f"{_escaped(rel)}: the file name is not valid UTF-8 (rename it)", file=shown)
+            if entry.is_symlink():
+                raise ConfigError(f"{_escaped(rel)} is a symbolic link (a task folder holds plain files)", file=shown)
+            if entry.is_dir(follow_symlinks=False):
+                if (current != folder or entry.name in tops) and \
+                        (entry.name != "__pycache__" or rel.startswith("workspace/")):
                     stack.append(Path(entry.path))
-                    continue
-                if not entry.is_file(follow_symlinks=False):
-                    raise ConfigError(f"{rel} is not a regular file", file=shown)
-                total += entry.stat(follow_symlinks=False).st_size
-                files.append(rel)
-                if total > MAX_TASK_BYTES:
-                    raise too_many()
-                digest.update(rel.encode("utf-8") + b"\0")
-                with open(entry.path, "rb") as handle:
-                    for chunk in iter(lambda: handle.read(1 << 16), b""):
-                        digest.update(chunk)
-                digest.update(b"\0")
+                continue
+            if not entry.is_file(follow_symlinks=False):
+                raise ConfigError(f"{_escaped(rel)} is not a regular file", file=shown)
+            total += entry.stat(follow_symlinks=False).st_size
+            files.append(rel)
+            if total > MAX_TASK_BYTES:
+                raise too_many()
+            digest.update(rel.encode("utf-8") + b"\0")
+            with open(entry.path, "rb") as handle:
+                for chunk in iter(lambda: handle.read(1 << 16), b""):
+                    digest.update(chunk)
+            digest.update(b"\0")
     return sorted(files), digest.hexdigest()
+
+
+def _escaped(rel: str) -> str:
+    """A path as one line of text: bytes that are not UTF-8 and control characters as \\xNN."""
+    text = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return "".join(f"\\x{ord(c):02x}" if ord(c) < 32 or ord(c) == 127 else c for c in text)
+
+
+def _utf8(name: str) -> bool:
+    """A file name that is valid UTF-8 (a name that is not cannot be hashed, shown or reported)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
