@@ -22,6 +22,7 @@ from aiohttp import web
 
 from ..errors import ConfigError
 from ..jsonio import dumps_line
+from ..stats.methods import METHODS
 from ..store.history import HistoryStore
 from ..store.queries import (
     RunFilter,
@@ -142,7 +143,8 @@ class Viewer:
         listed = await self.call(suites, self.db)
         return json_response({"store": self.store.location, "kind": self.store.name, "csrf": s.csrf,
                               "dimensions": list(s.dimensions), "reviewer": s.reviewer,
-                              "rubric_version": s.rubric_version, "suites": listed})
+                              "rubric_version": s.rubric_version, "suites": listed,
+                              "methods": dict(METHODS)})  # each interval's method in words
 
     async def runs(self, request: web.Request) -> web.Response:
         q = request.query

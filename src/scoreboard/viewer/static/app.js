@@ -30,7 +30,19 @@ function svg(tag, attrs, ...children) {
 
 const pct = (x) => (x === null || x === undefined ? "n/a" : (100 * x).toFixed(1) + "%");
 const num = (x, d = 3) => (x === null || x === undefined ? "n/a" : Number(x).toPrecision(d));
-const pval = (p) => (p === null || p === undefined ? "n/a" : p < 0.001 ? p.toExponential(1) : p.toFixed(3));
+// a p-value as every rendering writes it (stats.comparison.format_p): four decimals, or <0.0001
+const pval = (p) => (p === null || p === undefined ? "n/a" : p < 0.00005 ? "<0.0001" : p.toFixed(4));
+const pText = (p) => { const v = pval(p); return v.startsWith("<") ? "p" + v : "p=" + v; };
+// a difference of two rates in points, as the reports write it (+46.7, -10.0)
+const points = (x) => (x === null || x === undefined ? "n/a" : (x >= 0 ? "+" : "") + (100 * x).toFixed(1));
+// an interval's method in words (the report's summary.methods; /api/meta carries them)
+const methodWords = (m) => (m && META && META.methods && META.methods[m] ? META.methods[m] : m || "method not recorded");
+// the smallest difference the paired t test would detect, in words (record.io.detectable_words)
+function detectable(d) {
+  if (!d || d.value === null || d.value === undefined) return "n/a";
+  const how = ` (80% power, paired t; spread from ${d.sd_from})`;
+  return (d.value > 1 ? "could not detect even a 100-point difference with this few cases" : `${(100 * d.value).toFixed(0)} points or more`) + how;
+}
 const short = (s) => (s ? String(s).slice(0, 10) : "");
 
 function rateText(f) {
@@ -104,7 +116,10 @@ async function runsPage(params) {
   const compareBtn = el("button", { id: "compare-selected", type: "button", text: "Compare the two selected runs" });
   const more = el("button", { id: "runs-more", type: "button", text: "Load more" });
   const count = el("span", { class: "muted" });
-  main(el("h1", { text: "Runs" }), form, el("p", {}, compareBtn, " ", count), table, more);
+  const methodNote = el("p", { class: "muted", id: "runs-method" });
+  const methods = new Set();
+  main(el("h1", { text: "Runs" }), form, el("p", {}, compareBtn, " ", count), table,
+    methodNote, more);
   compareBtn.addEventListener("click", () => {
     const picked = [...body.querySelectorAll("input[type=checkbox]:checked")].map((c) => c.value);
     if (picked.length !== 2) { count.textContent = "select exactly two runs"; return; }
@@ -117,6 +132,7 @@ async function runsPage(params) {
     const page = await api("/api/runs?" + q.toString());
     for (const r of page.runs) {
       const variants = r.figures.map((f) => el("div", {}, el("b", { text: f.name }), ": ", rateText(f)));
+      for (const f of r.figures) if (f.ci_method) methods.add(f.ci_method);
       body.append(el("tr", { "data-run": r.key },
         el("td", {}, el("input", { type: "checkbox", value: r.key, "aria-label": "select " + r.run_id })),
         el("td", { text: r.started_at || "" }),
@@ -131,6 +147,7 @@ async function runsPage(params) {
     cursor = page.next;
     more.hidden = !cursor;
     count.textContent = `${body.children.length} run(s) shown`;
+    methodNote.textContent = methods.size ? "95% intervals: " + [...methods].map((m) => `${m}: ${methodWords(m)}`).join("; ") : "";
   }
   more.addEventListener("click", () => load().catch(fail));
   await load();
@@ -140,8 +157,11 @@ async function runsPage(params) {
 async function runPage(key, params) {
   const run = await api("/api/runs/" + encodeURIComponent(key));
   const variantsRows = run.figures.map((f) => el("tr", {},
-    el("td", { text: f.name }), el("td", { class: "rate", text: rateText(f) }), el("td", { text: f.ci_method || "" }),
+    el("td", { text: f.name }), el("td", { class: "rate", text: rateText(f) }), el("td", { text: f.ci_method || "not recorded" }),
     el("td", { text: `${f.passed ?? "?"} / ${(f.passed ?? 0) + (f.failed ?? 0) + (f.errors ?? 0)}` }),
+    el("td", { class: f.errors ? "bad" : "", text: f.errors ?? "?" }),
+    el("td", { class: f.unassessed ? "warn" : "", text: f.unassessed ?? "?" }),
+    el("td", { class: f.not_run ? "warn" : "", text: f.not_run ?? "?" }),
     el("td", { text: f.field_accuracy === null ? "n/a" : `${pct(f.field_accuracy)} [${pct(f.fa_low)}–${pct(f.fa_high)}]` }),
     el("td", { text: f.cost_per_case === null ? "unknown" : "$" + num(f.cost_per_case, 3) })));
   const comparisons = ((run.summary || {}).comparisons || []).map((c) =>
@@ -156,7 +176,8 @@ async function runPage(key, params) {
   const cmp = el("form", { class: "filters" }, el("label", {}, "compare with run", others));
   const m = main(el("h1", {}, "Run ", el("span", { id: "run-id", text: run.run_id }), " of ", link(run.suite, ["trends", run.suite])),
     head, el("h2", { text: "Variants" }),
-    el("table", { id: "variant-figures" }, el("thead", {}, el("tr", {}, ["variant", "pass rate [95% CI]", "interval", "passed / judged", "field accuracy", "cost per case"].map((h) => el("th", { text: h })))), el("tbody", {}, variantsRows)),
+    el("table", { id: "variant-figures" }, el("thead", {}, el("tr", {}, ["variant", "pass rate [95% CI]", "interval", "passed / judged", "errors", "not assessed", "not run", "field accuracy", "cost per case"].map((h) => el("th", { text: h })))), el("tbody", {}, variantsRows)),
+    el("p", { class: "muted", id: "variant-methods", text: "95% intervals: " + ([...new Set(run.figures.map((f) => f.ci_method).filter(Boolean))].map((m) => `${m}: ${methodWords(m)}`).join("; ") || "method not recorded") }),
     comparisons.length ? el("h2", { text: "Paired comparison in this run" }) : null, comparisons, cmp);
   api("/api/runs?suite=" + encodeURIComponent(run.suite) + "&limit=50").then((page) => {
     const sel = el("select", { id: "compare-with" }, el("option", { value: "", text: "choose a run" }),
@@ -197,8 +218,9 @@ async function caseList(m, run, params) {
         names.map((n) => {
           const v = c.variants[n];
           if (!v) return el("td", { class: "muted", text: "—" });
-          const cls = v.tries && v.hits === v.tries ? "ok" : v.hits === 0 ? "bad" : "warn";
-          return el("td", { class: cls, text: `${v.hits}/${v.tries} passed` + (v.other ? ` (+${v.other} other)` : "") });
+          const cls = !v.tries ? "muted" : v.hits === v.tries ? "ok" : v.hits === 0 ? "bad" : "warn";
+          return el("td", { class: cls, text: `${v.hits}/${v.tries} passed` + (v.errors ? `, ${v.errors} ${v.errors === 1 ? "error" : "errors"}` : "") +
+            (v.other ? ` (+${v.other} with no verdict: not assessed, not run or interrupted)` : "") });
         })));
     }
     cursor = page.next;
@@ -263,7 +285,7 @@ async function trendsPage(suite) {
     pass[name] = points.map((p) => ({
       x: p.started_at, y: p.pass_rate, low: p.low, high: p.high, marker: p.change && p.change.significant,
       title: `${name} ${p.run_id}: ${pct(p.pass_rate)} [${pct(p.low)}–${pct(p.high)}] (${p.method || ""})` +
-        (p.change ? `; vs previous run: sign test p=${pval(p.change.sign_test_p)} on ${p.change.cases} cases` : ""),
+        (p.change ? `; vs previous run: sign test ${pText(p.change.sign_test_p)} on ${p.change.cases} cases` : ""),
     }));
     if (points.some((p) => p.field_accuracy !== null)) fields[name] = points.map((p) => ({ x: p.started_at, y: p.field_accuracy, low: p.fa_low, high: p.fa_high, title: `${name} ${p.run_id}: ${pct(p.field_accuracy)}` }));
     if (points.some((p) => p.cost_per_case !== null)) cost[name] = points.map((p) => ({ x: p.started_at, y: p.cost_per_case, title: `${name} ${p.run_id}: ${p.cost_per_case === null ? "unknown" : "$" + num(p.cost_per_case)}` }));
@@ -275,14 +297,14 @@ async function trendsPage(suite) {
       rows.push(el("tr", { class: c && c.significant ? "significant-row" : "" },
         el("td", { text: p.started_at }), el("td", {}, link(p.run_id, ["run", p.key])), el("td", { text: name }),
         el("td", { text: `${pct(p.pass_rate)} [${pct(p.low)}–${pct(p.high)}]` }),
-        el("td", {}, c ? link(`p=${pval(c.sign_test_p)} (${c.cases} cases)` + (c.significant ? " significant" : ""), ["compare", c.previous, p.key]) : "first run"),
+        el("td", {}, c ? link(`${pText(c.sign_test_p)} (${c.cases} cases)` + (c.significant ? " significant" : ""), ["compare", c.previous, p.key]) : "first run"),
         el("td", {}, c ? el("ul", { class: "flags" }, c.flags.map((f) => el("li", { text: f }))) : "")));
     }
   }
   const dq = {};
   for (const [pair, points] of Object.entries(t.dq || {})) dq[pair] = points.map((p) => ({ x: p.started_at, y: p.dq, low: p.low, high: p.high, title: `${pair}: dQ ${num(p.dq)}` }));
   main(el("h1", {}, "Trends: ", el("span", { id: "trend-suite", text: suite })),
-    el("p", { class: "muted", text: `${t.runs} run(s). Bars are 95% intervals with the case as the unit; a ringed point differs from the previous run by the paired test (${t.test}).` }),
+    el("p", { class: "muted", text: `${t.runs} run(s). Bars are 95% intervals (${[...new Set(Object.values(t.series).flat().map((p) => p.method).filter(Boolean))].map((m) => m + ": " + methodWords(m)).join("; ") || "method not recorded"}), a conversation or a case outside any as the unit; a ringed point differs from the previous run by the paired test (${t.test}).` }),
     el("div", { id: "trend-pass" }, chart("pass rate", pass, { min: 0, max: 1, percent: true })),
     Object.keys(fields).length ? chart("field accuracy (all fields)", fields, { min: 0, max: 1, percent: true }) : null,
     Object.keys(cost).length ? chart("cost per case (USD, when every cost is known)", cost, {}) : null,
@@ -306,20 +328,20 @@ async function comparePage(a, b) {
       el("h4", { text: `${g.replace("_", " ")}: ${c.transitions[g].count}` }), caseLinks(c.transitions[g].cases, a, b),
       c.transitions[g].truncated ? el("p", { class: "muted", text: "list cut; the count covers all" }) : null));
     const fieldRows = Object.entries(c.fields || {}).map(([k, f]) => el("tr", {}, el("td", { text: k }), el("td", { text: f.cases }),
-      el("td", { text: f.a_wins }), el("td", { text: f.b_wins }), el("td", { text: num(f.mean_difference) }), el("td", { text: pval(f.sign_test_p) })));
+      el("td", { text: f.a_wins }), el("td", { text: f.b_wins }), el("td", { text: points(f.mean_difference) }), el("td", { text: pval(f.sign_test_p) })));
     return el("section", { class: "pair" }, el("h2", { text: `${c.a} (A) vs ${c.b} (B)` }),
       el("p", { class: "headline", text: c.headline }),
       el("table", { class: "paired" }, el("tbody", {},
         [["cases compared", c.cases], ["A pass rate", pct(c.a_pass_rate)], ["B pass rate", pct(c.b_pass_rate)],
           ["A better / B better / ties", `${c.a_wins} / ${c.b_wins} / ${c.ties}`],
           ["sign test p (two-sided, exact)", pval(c.sign_test_p)], ["McNemar p (exact)", pval(c.mcnemar.p)],
-          ["mean difference A−B [95% CI]", `${num(c.mean_difference)} [${num(ci.low)}, ${num(ci.high)}]` + (ci.method ? ` (${ci.method})` : "")],
-          ["could detect", c.detectable_difference && c.detectable_difference.value !== null ? pct(c.detectable_difference.value) + " or more (80% power, paired t; spread from " + c.detectable_difference.sd_from + ")" : "n/a"]]
+          ["mean difference A−B, points [95% CI]", `${points(c.mean_difference)} [${points(ci.low)} to ${points(ci.high)}]` + (ci.method ? ` (${ci.method}: ${methodWords(ci.method)})` : "")],
+          ["could detect", detectable(c.detectable_difference)]]
           .map(([k, v]) => el("tr", {}, el("th", { text: k }), el("td", { text: v }))))),
       el("ul", { class: "flags" }, c.flags.map((f) => el("li", { text: f }))),
       el("div", { class: "grid" }, groups),
       fieldRows.length ? el("h3", { text: "Per field (paired, on the same cases)" }) : null,
-      fieldRows.length ? el("table", {}, el("thead", {}, el("tr", {}, ["field", "cases", "A better", "B better", "mean diff A−B", "sign test p"].map((h) => el("th", { text: h })))), el("tbody", {}, fieldRows)) : null,
+      fieldRows.length ? el("table", {}, el("thead", {}, el("tr", {}, ["field", "cases", "A better", "B better", "mean diff A−B, points", "sign test p"].map((h) => el("th", { text: h })))), el("tbody", {}, fieldRows)) : null,
       el("h3", { text: "Figures (B − A)" }),
       el("table", { class: "deltas" }, el("thead", {}, el("tr", {}, ["figure", "A", "B", "B − A"].map((h) => el("th", { text: h })))),
         el("tbody", {}, c.figures.map((f) => el("tr", {}, el("td", { text: f.figure }), el("td", { text: num(f.a, 4) }), el("td", { text: num(f.b, 4) }), el("td", { text: num(f.delta, 3) }))))));

@@ -1,0 +1,202 @@
+"""Reports a person reads, probed from the outside: the history viewer's pages in real headless
+Chromium against the real `scoreboard view`, the terminal summary and the JUnit XML of real runs.
+Each page and rendering must show the truth: errors and not-assessed attempts where the counts
+are, p-values and differences written the one way every rendering writes them, and every interval
+with its method in words."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import urllib.request
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from tests.viewer.conftest import BROWSER_ARGS, CHROMIUM, Served, scoreboard, wait_ready
+
+SUBJECT = '''def answer(input, skill, run):
+    if input == "boom":
+        raise RuntimeError("exploded")
+    if input == "sometimes":  # no verdict on the second run only
+        return "unsure" if run == 1 else "fine"
+    return input
+'''
+CHECKS = '''def check(output, context):
+    if output == "unsure":
+        return {"pass": None, "score": None, "reason": "cannot tell"}
+    return {"pass": output != "bad", "score": 1.0, "reason": "ok"}
+'''
+CASES = [("ok1", "fine"), ("bad1", "bad"), ("boom1", "boom"), ("unsure1", "unsure"), ("some1", "sometimes")] + \
+        [(f"more{i}", "fine" if i % 3 else "bad") for i in range(8)]
+P_VALUE = re.compile(r"\bp(=\d\.\d{4}|<0\.0001)(?![\d])")
+
+
+def write_project(folder: Path, runs: int = 1) -> Path:
+    """A suite whose runs hold a pass, fails, an error (the subject raises) and a not-assessed
+    attempt (the grader cannot tell)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "subj.py").write_text(SUBJECT)
+    (folder / "checks.py").write_text(CHECKS)
+    (folder / "cases.jsonl").write_text("".join(json.dumps({"id": cid, "input": text, "expected": "x"}) + "\n"
+                                                for cid, text in CASES))
+    suite = {"name": "probe2", "cases": "cases.jsonl", "graders": ["python-file:checks.py:check"], "runs": runs,
+             "formats": ["json"],
+             "variants": {"a": {"subject": {"type": "python", "function": "subj:answer", "model_free": True}},
+                          "b": {"subject": {"type": "python", "function": "subj:answer", "model_free": True}}}}
+    (folder / "suite.json").write_text(json.dumps(suite))
+    return folder / "suite.json"
+
+
+# ---------- the viewer ----------
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("probe2-view")
+    write_project(folder / "p")
+    store = str(folder / "h.sqlite")
+    for _ in range(2):
+        done = scoreboard("run", "suite.json", "--no-progress", "--store", store, cwd=folder / "p")
+        assert done.returncode == 2, done.stdout + done.stderr  # an execution error: exit 2
+    server = Served("--store", store, cwd=folder)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is not installed (scripts/setup.sh --test installs Debian's chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install 'scoreboard[browser]'")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=BROWSER_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def api(served: Served, path: str):
+    with urllib.request.urlopen(served.base + path, timeout=30) as response:
+        return json.loads(response.read())
+
+
+def keys(served: Served) -> list[str]:
+    """The runs, oldest first."""
+    return [r["key"] for r in api(served, "/api/runs?suite=probe2")["runs"]][::-1]
+
+
+def open_page(browser, served: Served, route: str):
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(served.base + "/" + route)
+    wait_ready(page)
+    assert errors == []
+    return page
+
+
+def test_the_run_page_shows_each_variants_errors_not_assessed_and_not_run(served, browser):
+    key = keys(served)[-1]
+    page = open_page(browser, served, f"#/run/{key}")
+    try:
+        heads = page.locator("#variant-figures thead th").all_inner_texts()
+        assert {"errors", "not assessed", "not run"} <= set(heads), heads
+        row = dict(zip(heads, page.locator("#variant-figures tbody tr").first.locator("td").all_inner_texts()))
+        assert (row["errors"], row["not assessed"], row["not run"]) == ("1", "1", "0"), row
+        # the case table names the error and the attempt with no verdict
+        boom = page.locator('#cases-body tr[data-case="boom1"] td').nth(2).inner_text()
+        unsure = page.locator('#cases-body tr[data-case="unsure1"] td').nth(2).inner_text()
+        assert "1 error" in boom, boom
+        assert "not assessed" in unsure, unsure
+        # the interval's method in words, not only its id
+        assert "Wilson score interval" in page.locator("#variant-figures + p").inner_text()
+    finally:
+        page.close()
+
+
+def test_viewer_p_values_and_differences_are_written_as_every_rendering_writes_them(served, browser):
+    older, newer = keys(served)[-2:]
+    page = open_page(browser, served, f"#/compare/{older}/{newer}")
+    try:
+        table = page.locator("table.paired").first.inner_text()
+        sign = re.search(r"sign test p \(two-sided, exact\)\s+(\S+)", table).group(1)
+        assert re.fullmatch(r"\d\.\d{4}|<0\.0001", sign), sign  # was 1.000 (three decimals) or 3.1e-5
+        mean = re.search(r"mean difference A−B, points \[95% CI\]\s+(.+)", table).group(1)
+        assert re.match(r"[+-]\d+\.\d \[[+-]\d+\.\d to [+-]\d+\.\d\] \(student-t: Student t interval", mean), mean
+        assert re.search(r"could detect\s+(\d+ points or more|could not detect)", table), table
+    finally:
+        page.close()
+    page = open_page(browser, served, "#/trends/probe2")
+    try:
+        text = page.locator("#trend-table").inner_text()
+        shown = re.findall(r"\bp[=<]\S+", text)
+        assert shown and all(P_VALUE.fullmatch(p) for p in shown), shown
+        assert "Wilson score interval" in page.locator("main p.muted").first.inner_text()
+    finally:
+        page.close()
+    page = open_page(browser, served, "#/runs")
+    try:
+        assert "Wilson score interval" in page.locator("#runs-method").inner_text()
+    finally:
+        page.close()
+
+
+def test_the_viewer_meta_names_every_interval_method_in_words(served):
+    meta = api(served, "/api/meta")
+    for figure in api(served, "/api/runs?suite=probe2")["runs"][0]["figures"]:
+        assert figure["ci_method"] in meta["methods"]
+        assert len(meta["methods"][figure["ci_method"]].split()) > 4
+
+
+# ---------- the terminal summary and the JUnit XML of a real run ----------
+
+@pytest.fixture(scope="module")
+def three_runs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("probe2-runs") / "p"
+    write_project(folder, runs=3)
+    done = scoreboard("run", "suite.json", "--no-progress", "--store", "none", "--format", "json,junit", cwd=folder)
+    assert done.returncode == 2, done.stdout + done.stderr
+    (report,) = (folder / "eval-results" / "probe2").glob("*.json")
+    return {"printed": done.stdout, "json": json.loads(report.read_text()),
+            "junit": report.with_suffix(".junit.xml").read_bytes()}
+
+
+def test_the_terminal_summary_names_each_interval_method_in_words(three_runs):
+    printed = three_runs["printed"]
+    assert "[95% CI " in printed  # intervals are printed ...
+    (line,) = [ln for ln in printed.splitlines() if ln.startswith("  95% intervals: ")]  # ... and their methods, once
+    for name in three_runs["json"]["summary"]["methods"]:
+        if name not in ("version", "unit"):
+            assert f"{name}: " in line, line
+    assert "wilson-effective-n: Wilson score interval on the effective number of cases" in line
+    assert "student-t: Student t interval on per-case values" in line
+
+
+def test_junit_holds_pass_at_k_and_pass_hat_k_with_their_interval_and_method(three_runs):
+    root = ET.fromstring(three_runs["junit"])
+    summary = three_runs["json"]["summary"]["variants"]
+    for suite in root.iter("testsuite"):
+        props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+        figures = summary[props["variant"]]
+        for k in ("1", "2", "3"):
+            for key, label in (("pass_at_k", "pass@"), ("pass_hat_k", "pass^")):
+                fig = figures[key][k]
+                assert props[label + k].startswith(f"{fig['value'] * 100:.1f}% [95% CI {fig['ci']['low'] * 100:.1f}%"), \
+                    (label + k, props.get(label + k))
+                assert fig["ci"]["method"] in props[label + k]
+        assert props["interval_method"].startswith("wilson-effective-n: Wilson score interval")
+
+
+def test_a_junit_pass_whose_other_runs_had_no_verdict_says_so(three_runs):
+    root = ET.fromstring(three_runs["junit"])
+    for suite in root.iter("testsuite"):
+        (case,) = [tc for tc in suite.iter("testcase") if tc.get("name") == "some1"]
+        assert case.find("failure") is None and case.find("skipped") is None  # it passed every run it was judged on
+        assert case.findtext("system-out") == "2 of 3 runs passed; 1 not assessed (no grader could judge it)"
+        (always,) = [tc for tc in suite.iter("testcase") if tc.get("name") == "ok1"]
+        assert always.find("system-out") is None  # a pass on every run needs no note
