@@ -11,7 +11,7 @@ from typing import Any
 
 from .constants import DRY_RUN_MARK, DRY_RUN_NOTE
 from .figures import figure_rows
-from .io import variant_model
+from .io import fmt_rate, variant_model
 from .schema import Attempt
 from .view import CaseTally, ReportView, as_view
 
@@ -87,7 +87,34 @@ def _testcase(parent: ET.Element, case_id: str, classname: str, tally: CaseTally
     if not tally.passed:
         ET.SubElement(tc, "skipped", message="not assessed: no grader could judge this case")
         return "skipped"
+    apart = [(tally.unassessed, "not assessed (no grader could judge it)"), (tally.not_run, "not run"),
+             (tally.not_graded, "not graded"), (tally.waiting, "waiting on a provider batch")]
+    if tally.passed < runs and any(n for n, _ in apart):  # a pass that is not every run says so
+        words = "; ".join(f"{n} {what}" for n, what in apart if n)
+        ET.SubElement(tc, "system-out").text = clean(f"{tally.passed} of {runs} runs passed; {words}")
     return "passed"
+
+
+def _k_rows(vs, methods) -> tuple[tuple[str, str], ...]:
+    """pass@k and pass^k (runs > 1), each with its interval, then each interval's method in words
+    (the report's summary.methods)."""
+    if vs is None or not vs.pass_at_k:
+        return ()
+    rows, used = [], {}
+    for label, figures in (("pass@", vs.pass_at_k), ("pass^", vs.pass_hat_k or {})):
+        for k, fig in sorted(figures.items(), key=lambda item: int(item[0])):
+            ci = fig.ci if fig is not None else None
+            if fig is None or fig.value is None:
+                continue
+            interval = ""
+            if ci is not None and ci.low is not None:
+                how = f", {ci.method}" if ci.method else ""
+                interval = f" [95% CI {fmt_rate(ci.low)}–{fmt_rate(ci.high)}{how}]"
+                used[ci.method] = None
+            rows.append((f"{label}{k}", f"{fmt_rate(fig.value)}{interval}"))
+    words = (methods.model_extra or {}) if methods is not None else {}
+    rows += [("interval_method", f"{m}: {words[m]}") for m in used if m in words]
+    return tuple(rows)
 
 
 def render_junit(view: ReportView) -> str:
@@ -122,7 +149,7 @@ def render_junit(view: ReportView) -> str:
         vs = summary.get(variant)
         rate = vs.pass_rate if vs is not None else None
         unassessed = vs.unassessed if vs is not None and vs.unassessed else None
-        figures = tuple((label.replace(" ", "_"), text) for label, text in figure_rows(vs))
+        figures = _k_rows(vs, report.summary.methods) + tuple((label.replace(" ", "_"), text) for label, text in figure_rows(vs))
         planned = next((v for v in plan.variants if v.name == variant), None)
         fields = vs.field_accuracy_overall if vs is not None else None
         for key, value in (("variant", variant), ("model", variant_model(planned) if planned else None),

@@ -87,7 +87,18 @@ def _variant_lines(report: Report) -> list[str]:
             lines.append(f"    {detectable_words(d.value)} (80% power, paired t)")
         lines += [f"    note: {flag}" for flag in comp.flags]  # each once, here (the headline carries none)
         lines += [f"    {row}" for row in comparison_rows(comp)]
-    return lines
+    return lines + _method_lines(report)
+
+
+def _method_lines(report: Report) -> list[str]:
+    """Each interval's method in words, once (as every rendering names it): the summary's methods,
+    each cut to its first clause (the Markdown and the HTML give the whole text)."""
+    methods = report.summary.methods
+    extra = {k: v for k, v in ((methods.model_extra or {}) if methods is not None else {}).items() if k != "unit"}
+    if not extra or not report.summary.variants:
+        return []
+    words = "; ".join(f"{name}: {re.split(r' [(]|; ', str(text), maxsplit=1)[0]}" for name, text in extra.items())
+    return [f"  95% intervals: {words}"]
 
 
 def _judge_lines(report: Report, lead: bool) -> list[str]:
