@@ -160,8 +160,11 @@ def _json_case_lines(text: str) -> list[int | None]:
             if key == "cases" and text[i] == "[":
                 found = []
                 i = skip(i + 1)
+                line, counted = 1, 0  # counted from the last element on: linear in the file
                 while text[i] != "]":
-                    found.append(text.count("\n", 0, i) + 1)
+                    line += text.count("\n", counted, i)
+                    counted = i
+                    found.append(line)
                     _, i = decoder.raw_decode(text, i)
                     i = skip(i)
                     if text[i] == ",":
