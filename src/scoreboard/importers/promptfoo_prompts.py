@@ -3,8 +3,11 @@ chat messages, files, and prompts that are JSON.
 
 - A `.txt` file is split as src/prompts/processors/text.ts does: on every line whose trimmed text
   is `---`, each part's lines joined with newlines and trimmed, empty parts dropped. `.json` and
-  `.yaml` files are their parsed value (a list of messages is a chat prompt); `.md`, `.j2` and
-  other text files are their text.
+  `.yaml` files are their parsed value (a list of messages is a chat prompt); `.md` and `.j2`
+  files are their text; a `.csv` file is a prompt per row (its `prompt` column, named by its
+  `label`) and a `.jsonl` file a prompt per line, as processCsvPrompts / processJsonlFile read
+  them. A script (`exec:`, `.sh`, ...) or a file of any other kind is no prompt promptfoo reads as
+  text: listed as not converted.
 - A prompt that is valid JSON is rendered as renderPrompt (src/evaluatorHelpers.ts) renders it:
   JSON.parse, each string in it rendered as a template, then JSON.stringify(value, null, 2), so a
   var's quotes and newlines are escaped inside the JSON. A list of {role, content} messages is a
@@ -14,6 +17,7 @@ chat messages, files, and prompts that are JSON.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -38,11 +42,18 @@ def prompts(value: Any, source: Source, report: Report) -> dict[str, Any]:
         label = None
         if isinstance(item, dict):
             label = item.get("label") or item.get("id")
+            for key in sorted(set(item) - {"raw", "label", "id"}):
+                report.skip(f"{where}.{key}", "this prompt setting is not converted")
             item = item.get("raw", item.get("id"))
-        if isinstance(item, str) and item.startswith("file://"):
+        if isinstance(item, str) and item.startswith("exec:"):
+            report.skip(where, "a prompt made by running a program (exec:) is not converted")
+        elif isinstance(item, str) and item.startswith("file://"):
             pattern = item[len("file://"):]
             for name in source.glob(pattern, where):
-                raw += [(label or n, v, where) for n, v in _prompt_file(name, source, report, where)]
+                if name.lower().endswith(".csv"):  # a row's own label comes first
+                    raw += [(n, v, where) for n, v in _csv_prompts(source.read_text(name, where), label)]
+                else:
+                    raw += [(label or n, v, where) for n, v in _prompt_file(name, source, report, where)]
         elif isinstance(item, (str, list)):
             raw.append((label or f"prompt-{i + 1}", item, where))
         else:
@@ -91,7 +102,15 @@ def _prompt_file(name: str, source: Source, report: Report, where: str) -> list[
         return []
     if lower.endswith((".json", ".yaml", ".yml")):
         return [(Path(name).stem, source.read_data(name, where))]
+    if not lower.endswith((".txt", ".md", ".j2", ".jsonl")):
+        report.skip(where, f"{name}: promptfoo runs a script (.sh, .rb, an executable file) as a prompt "
+                    "function and reads no prompt from other kinds of file; not converted")
+        return []
     text = source.read_text(name, where)
+    if lower.endswith(".jsonl"):  # processJsonlFile: every nonempty line is a prompt
+        lines = [line for line in text.replace("\r\n", "\n").split("\n") if line]
+        stem = Path(name).stem
+        return [(stem if len(lines) == 1 else f"{stem}-{i + 1}", line) for i, line in enumerate(lines)]
     if not lower.endswith(".txt"):
         return [(Path(name).stem, text)]
     parts, buffer = [], []
@@ -106,6 +125,36 @@ def _prompt_file(name: str, source: Source, report: Report, where: str) -> list[
     if len(parts) == 1:
         return [(Path(name).stem, parts[0])]
     return [(f"{Path(name).stem}-{i + 1}", p) for i, p in enumerate(parts)]
+
+
+def _csv_prompts(text: str, label: str | None) -> list[tuple[str, str]]:
+    """processCsvPrompts: without a comma every nonblank line is a prompt (a first line `prompt`
+    is a header); else the rows' trimmed `prompt` cells, each named by its `label` cell (or
+    `Prompt N - text`), blank lines skipped; a file that does not parse as CSV is read by lines."""
+    import csv
+    import io
+
+    def by_lines() -> list[tuple[str, str]]:
+        lines = [line for line in re.split(r"\r?\n", text) if js_trim(line)]
+        if lines and js_trim(lines[0]).lower() == "prompt":
+            lines = lines[1:]
+        return [(label or f"Prompt {i + 1} - {line}", line) for i, line in enumerate(lines)]
+
+    if "," not in text:
+        return by_lines()
+    try:
+        rows = [r for r in csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""), strict=True) if r]
+    except csv.Error:
+        return by_lines()
+    if not rows or any(len(r) != len(rows[0]) for r in rows):
+        return by_lines()
+    header = [js_trim(h) for h in rows[0]]
+    out = []
+    for row in rows[1:]:
+        cells = dict(zip(header, (js_trim(c) for c in row)))
+        if cells.get("prompt"):
+            out.append((cells.get("label") or label or f"Prompt {len(out) + 1} - {cells['prompt']}", cells["prompt"]))
+    return out
 
 
 def _json_value(text: str) -> Any:
