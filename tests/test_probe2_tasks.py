@@ -17,8 +17,10 @@ from scoreboard.errors import ConfigError
 from scoreboard.subjects.registry import build_subject
 from scoreboard.subjects.values import SubjectRequest
 from scoreboard.suite.config import Limits
+from scoreboard.tasks.fixture import Fixture, FixtureError
 from scoreboard.tasks.load import load_task_folders
 from scoreboard.tasks.runtime import run_task
+from scoreboard.tasks.spec import Environment
 
 PY = sys.executable
 
@@ -184,3 +186,61 @@ def test_a_check_command_naming_a_file_outside_the_task_folder_is_refused(tmp_pa
     (task / "task.yaml").write_text("id: t\ninstruction: do it\nchecks: [{name: b, run: [python3, verify.py]}]\n")
     (task / "verify.py").symlink_to(tmp_path / "outside.py")
     assert "checks.b.run" in load_error(task)
+
+
+# -- fixtures say why they failed ------------------------------------------------------------
+
+def start_fixture(tmp_path: Path, code: str, ready: dict):
+    (tmp_path / "fx.py").write_text(textwrap.dedent(code))
+    spec = Environment(command=[PY, "fx.py"], ready=ready)
+
+    async def go():
+        fixture = Fixture(spec, tmp_path, "ordinary", {})
+        try:
+            await fixture.start(dict(os.environ))
+            return fixture.port
+        finally:
+            fixture.stop()
+
+    return asyncio.run(go())
+
+
+def test_a_fixture_that_exits_before_it_is_ready_is_an_error_with_its_last_stderr_line(tmp_path):
+    """The error said only 'exited with status 3': what the fixture printed was thrown away."""
+    with pytest.raises(FixtureError) as info:
+        start_fixture(tmp_path, """\
+            import sys
+            print("loading shop.json", file=sys.stderr)
+            print("KeyError: 'products'", file=sys.stderr)
+            sys.exit(3)
+        """, {"url": "/health"})
+    assert str(info.value) == ("the fixture exited with status 3 before it was ready; "
+                               "its last line on stderr: KeyError: 'products'")
+
+
+def test_a_fixture_that_never_gets_ready_says_what_it_printed_on_stderr(tmp_path):
+    with pytest.raises(FixtureError) as info:
+        start_fixture(tmp_path, """\
+            import sys, time
+            print("waiting for the database\\x1b[2J", file=sys.stderr, flush=True)
+            time.sleep(60)
+        """, {"line": "^listening", "timeout": 1})
+    assert str(info.value) == ("the fixture was not ready within 1 s (no line matching '^listening'); "
+                               "its last line on stderr: waiting for the database?[2J")
+
+
+def test_a_fixture_flooding_stderr_still_gets_ready(tmp_path):
+    port = start_fixture(tmp_path, """\
+        import os, sys
+        from http.server import BaseHTTPRequestHandler, HTTPServer
+        sys.stderr.write("x" * (4 << 20))
+        sys.stderr.flush()
+        class H(BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.send_response(200)
+                self.end_headers()
+            def log_message(self, *a):
+                sys.stderr.write("y" * 100000)
+        HTTPServer(("127.0.0.1", int(os.environ["PORT"])), H).serve_forever()
+    """, {"url": "/health", "timeout": 20})
+    assert port > 0

@@ -46,6 +46,8 @@ MAX_AUDIT_BYTES = 4 << 20
 AUDIT_TIMEOUT_S = 30.0
 #: how long a stopping fixture gets after SIGTERM before SIGKILL
 STOP_GRACE_S = 2.0
+#: the most bytes of the end of the fixture's stderr that are kept (its last line explains a failed start)
+STDERR_TAIL = 4096
 #: the header naming the attempt a request of a shared fixture belongs to
 ATTEMPT_HEADER = "X-Scoreboard-Attempt"
 
@@ -64,6 +66,8 @@ class Fixture:
         self._reader: asyncio.Task | None = None
         self._lines: list[str] = []
         self._ready_line = asyncio.Event()
+        self._err_reader: asyncio.Task | None = None
+        self._stderr = b""
         #: in the fixture's environment, inherited by all it starts: what left its group is found by it
         self.tag = new_tag()
 
@@ -97,11 +101,12 @@ class Fixture:
         try:
             self.proc = await asyncio.create_subprocess_exec(
                 *argv, cwd=str(self.folder), env=env, stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, start_new_session=True)
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True)
         except OSError as exc:
             raise FixtureError(f"could not start the fixture {argv[0]!r}: {exc.strerror or exc}") from None
         track_group(self.proc.pid, self.tag)
         self._reader = asyncio.ensure_future(self._read_lines())
+        self._err_reader = asyncio.ensure_future(self._read_stderr())
         ready = self.spec.ready
         try:
             async with asyncio.timeout(ready.timeout):
@@ -113,10 +118,26 @@ class Fixture:
             self.stop()
             raise FixtureError(f"the fixture was not ready within {ready.timeout:g} s "
                                f"({'no line matching ' + repr(ready.line) if ready.line else 'GET ' + str(ready.url)})"
-                               ) from None
-        except FixtureError:
+                               + self._said()) from None
+        except FixtureError as exc:
+            if self._err_reader is not None:  # what it printed before it ended says why
+                await asyncio.wait([self._err_reader], timeout=STOP_GRACE_S)
             self.stop()
-            raise
+            raise FixtureError(f"{exc}{self._said()}") from None
+
+    async def _read_stderr(self) -> None:
+        """Read stderr to its end (a chatty fixture never blocks), keeping its last bytes."""
+        assert self.proc is not None and self.proc.stderr is not None
+        while chunk := await self.proc.stderr.read(1 << 16):
+            self._stderr = (self._stderr + chunk)[-STDERR_TAIL:]
+
+    def _said(self) -> str:
+        """": <the last line the fixture printed on stderr>" ("" when it printed none)."""
+        lines = [ln.strip() for ln in self._stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
+        if not lines:
+            return ""
+        last = "".join(c if c.isprintable() else "?" for c in lines[-1])
+        return f"; its last line on stderr: {last[:300]}"
 
     async def _read_lines(self) -> None:
         # Read to the end, so a chatty fixture never blocks on a full pipe; keep the first lines.
@@ -193,8 +214,9 @@ class Fixture:
         kill_group(proc.pid, signal.SIGKILL)
         sweep(self.tag)  # what it started that left its group (a daemon's double fork)
         untrack_group(proc.pid)
-        if self._reader is not None:
-            self._reader.cancel()
+        for reader in (self._reader, self._err_reader):
+            if reader is not None:
+                reader.cancel()
 
 
 def _group_alive(pgid: int) -> bool:
