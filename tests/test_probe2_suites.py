@@ -98,3 +98,20 @@ def test_a_case_written_with_the_id_an_expansion_made_is_a_duplicate_id_error(tm
     assert proc.stderr.strip().splitlines() == [
         f"scoreboard: error: {tmp_path / 'cases.jsonl'}:2, case 'b[lang=fr]', field 'id': duplicate case id: "
         "an expanded case (ID[var=value]) already has it"]
+
+
+def test_a_bad_transform_is_named_where_it_is_written_not_as_each_case_s_graders(tmp_path):
+    cases = [{"id": "a", "input": "x", "expected": "x"}, {"id": "b", "input": "y"}]
+    suite = write_suite(tmp_path, cases, extra="defaults: {transform: {first-match: '['}}\n")
+    proc = scoreboard("validate", str(suite), cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [  # once, even where no case has a grader to fold it into
+        f"scoreboard: error: {suite}, field 'defaults.transform': invalid regex '[' in 'first-match': "
+        "unterminated character set at position 0"]
+    cases = [{"id": "a", "input": "x", "expected": "x"},
+             {"id": "b", "input": "y", "transform": {"bogus": 1}, "graders": []}]
+    suite = write_suite(tmp_path, cases, extra="defaults: {transform: trim}\n")
+    proc = scoreboard("validate", str(suite), cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [
+        f"scoreboard: error: {tmp_path / 'cases.jsonl'}:2, case 'b', field 'transform': unknown transform 'bogus'"]

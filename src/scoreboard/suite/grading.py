@@ -51,6 +51,17 @@ def build_judge(cfg: SuiteConfig, graders: dict[str, list[Grader]], base_dir: Pa
     return build_subject({"type": "mock"}, base_dir) if dry_run else judge
 
 
+def _check_transform(spec: Any) -> None:
+    """A case's or the defaults' transform parsed on its own, so an error in it names that
+    setting rather than each grader it is folded into."""
+    from ..graders.transforms import parse_transforms
+
+    try:
+        parse_transforms(spec, "transform")
+    except ConfigError as exc:
+        raise ConfigError(exc.detail.removeprefix("grader 'transform': ")) from None
+
+
 def _spec_key(specs: list) -> tuple | str:
     """A key for a list of grader specs: the names themselves when every spec is a name (most
     case files), else their canonical JSON."""
@@ -99,10 +110,19 @@ def resolve_graders(cfg: SuiteConfig, cases: list[Case], *, errors: Collector | 
     for i, spec in enumerate(base):
         with step():
             build(spec, None, f"defaults.graders[{i}]")
+    default_transform = cfg.defaults.transform
+    if default_transform is not None:
+        with step():
+            try:
+                _check_transform(default_transform)
+            except ConfigError as exc:
+                default_transform = None  # said once here, not again for every case
+                raise ConfigError(exc.detail, file=source, field="defaults.transform") from None
     shared: dict[str, list[Grader]] = {}
     out: dict[str, list[Grader]] = {}
     implicit: dict[str, list[Case]] = {}
     code_checked: set = set()
+    transforms_checked: set[str] = set()
     for case in cases:
         with step():
             where = {"file": case.source, "line": case.line, "case_id": case.id, "field": "graders"}
@@ -111,9 +131,16 @@ def resolve_graders(cfg: SuiteConfig, cases: list[Case], *, errors: Collector | 
                 if own_key not in code_checked:  # the same specs on 10,000 cases: checked once
                     check_case_code(case.graders, cfg.allow_case_code, where)
                     code_checked.add(own_key)
-            transform = case.transform if case.transform is not None else cfg.defaults.transform
+            transform = case.transform if case.transform is not None else default_transform
             if case.transform is not None:
                 check_case_code(case.transform, cfg.allow_case_code, {**where, "field": "transform"})
+                key = canonical_json(case.transform)
+                if key not in transforms_checked:  # a bad transform names the case's own field
+                    try:
+                        _check_transform(case.transform)
+                    except ConfigError as exc:
+                        raise ConfigError(exc.detail, **{**where, "field": "transform"}) from None
+                    transforms_checked.add(key)
             own = case.graders
             if own is None and not base and transform is None:  # as before issue 14
                 if fallback:
