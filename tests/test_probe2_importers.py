@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from scoreboard.errors import ConfigError
+
 from scoreboard.importers.promptfoo import import_promptfoo
 
 
@@ -72,3 +74,63 @@ def test_prompt_config_is_listed_not_dropped(tmp_path):
     _, report = _pf(tmp_path, "prompts: [{raw: 'Rate {{t}}', label: r, config: {response_format: {type: json_object}}}]\n"
                               "providers: [echo]\n")
     assert any(item.startswith("prompts.0.config") for item in report.left_out)
+
+
+# ---- tests from CSV (src/csv.ts testCaseFromCsvRow, parseCsvRows: csv-parse with `columns: true`)
+
+CSV_CONFIG = "prompts: ['{{out}}']\nproviders: [echo]\ntests: file://tests.csv\n"
+
+
+@pytest.mark.parametrize("text, line", [
+    ("out,__expected\nyes,yes\nno\n", 3),            # a short row: csv-parse's Invalid Record Length
+    ("out,__expected\nyes,yes,extra\n", 2),          # a long row (was a var named "")
+    ("out,__expected\nyes,yes\n\nno,no\n", 3),       # a blank line is a row of one cell
+    ('out,__expected\n"a\nb",x\nyes,"never closed\n', 4),  # a quote never closed; lines counted in cells
+])
+def test_malformed_tests_csv_is_one_error_naming_the_line(tmp_path, text, line):
+    (tmp_path / "tests.csv").write_text(text)
+    (tmp_path / "promptfooconfig.yaml").write_text(CSV_CONFIG)
+    with pytest.raises(ConfigError) as err:
+        import_promptfoo(str(tmp_path / "promptfooconfig.yaml"), str(tmp_path / "out"))
+    assert f"tests.csv:{line}" in str(err.value) and "\n" not in str(err.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_csv_case_source_line_counts_multiline_cells(tmp_path):
+    cases, _ = _pf(tmp_path, CSV_CONFIG, {"tests.csv": 'out,__expected\n"two\nlines",x\nthird,y\n'})
+    assert [c["metadata"]["promptfoo_source"] for c in cases] == ["tests.csv:2", "tests.csv:4"]
+
+
+def test_csv_config_threshold_column_sets_that_assertions_threshold(tmp_path):
+    # examples/config-csv-metadata: __config:__expected2:threshold is the second assertion's threshold
+    text = "out,__expected1,__expected2,__config:__expected2:threshold\nxy,contains:x,similar:hello,0.5\n"
+    cases, report = _pf(tmp_path, CSV_CONFIG, {"tests.csv": text})
+    assert cases[0]["graders"][1] == {"similar": {"value": "hello", "threshold": 0.5}}  # not the default 0.8
+    assert cases[0]["metadata"]["threshold"] == 0.5
+    assert not report.left_out
+
+
+@pytest.mark.parametrize("column, cell", [("__config:__expected0:threshold", "1"),
+                                          ("__config:__expected:weight", "1"),
+                                          ("__config:__expected:threshold", "high")])
+def test_csv_config_column_promptfoo_throws_on_is_an_error(tmp_path, column, cell):
+    (tmp_path / "tests.csv").write_text(f"out,__expected,{column}\nx,x,{cell}\n")
+    (tmp_path / "promptfooconfig.yaml").write_text(CSV_CONFIG)
+    with pytest.raises(ConfigError, match="tests.csv:2"):
+        import_promptfoo(str(tmp_path / "promptfooconfig.yaml"), str(tmp_path / "out"))
+
+
+def test_csv_contains_any_value_is_parsed_as_promptfoo_parses_it(tmp_path):
+    # parseCommaSeparatedAssertionValues: a quoted field keeps its comma, empty fields are dropped
+    text = 'out,__expected\n"a, b here","contains-any:""a, b"",zz,,"\n'
+    cases, _ = _pf(tmp_path, CSV_CONFIG, {"tests.csv": text})
+    assert cases[0]["graders"] == [{"contains": {"patterns": ["a, b", "zz"], "mode": "any"}}]
+
+
+def test_csv_blank_or_garbage_threshold_is_unset_and_provider_output_is_listed(tmp_path):
+    # parseFiniteNumber: a blank or non-numeric __threshold leaves the test without one;
+    # __providerOutput replaces the provider's answer, which a suite cannot do: listed
+    text = "out,__expected,__threshold,__providerOutput\nx,x,,\ny,y, abc ,canned answer\n"
+    cases, report = _pf(tmp_path, CSV_CONFIG, {"tests.csv": text})
+    assert all("threshold" not in c for c in cases)
+    assert report.left_out == ["tests.csv:3.providerOutput: not converted"]

@@ -10,8 +10,6 @@ assertion becomes grader specs (promptfoo_asserts.py). Nothing is run and no mod
 
 from __future__ import annotations
 
-import csv
-import io
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +20,7 @@ from .common import Report, Source, jsonl, read_config, slug, write_output
 from .promptfoo_asserts import PYTHON_HEADER, Context, Skip, convert, transform_spec
 from .promptfoo_prompts import prompts as convert_prompts
 from .promptfoo_providers import convert_providers
-from .promptfoo_tests import assertion_from_string, csv_test
+from .promptfoo_tests import CsvProblem, assertion_from_string, csv_rows, csv_test
 from .promptfoo_transforms import transform_vars
 
 _KNOWN_KEYS = {"description", "prompts", "providers", "tests", "defaultTest", "derivedMetrics", "outputPath",
@@ -130,9 +128,18 @@ def _tests(value: Any, source: Source, report: Report) -> list[tuple[str, dict]]
 def _test_file(name: str, source: Source, report: Report) -> list[tuple[str, dict]]:
     lower = name.lower()
     if lower.endswith(".csv"):
-        text = source.read_text(name, name)
-        rows = list(csv.DictReader(io.StringIO(text, newline="")))
-        return [(f"{name}:{i + 2}", csv_test(row)) for i, row in enumerate(rows)]
+        file = str(source.folder / name)
+        try:
+            rows = csv_rows(source.read_text(name, name))
+        except CsvProblem as exc:
+            raise source.error(str(exc), file=file, line=exc.line) from None
+        out = []
+        for line, row in rows:
+            try:
+                out.append((f"{name}:{line}", csv_test(row)))
+            except ValueError as exc:  # promptfoo throws while loading the row
+                raise source.error(str(exc), file=file, line=line) from None
+        return out
     if lower.endswith(".jsonl"):
         from ..safeparse import ParseError, parse_json
 

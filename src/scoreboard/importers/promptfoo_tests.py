@@ -50,7 +50,14 @@ def assertion_from_string(expected: str) -> dict:
     inverse, kind, threshold, value = m.groups()
     full = (inverse or "") + kind
     if kind in _ARRAY:
-        return {"type": full, "value": [v.strip() for v in value.split(",")] if value else value}
+        if not value:
+            return {"type": full, "value": value}
+        from .promptfoo_asserts import Skip, parse_comma_values
+
+        try:  # parseCommaSeparatedAssertionValues: quoted fields may hold commas, empty ones dropped
+            return {"type": full, "value": parse_comma_values(value)}
+        except Skip:  # promptfoo throws; the text is kept, and the handler lists why
+            return {"type": full, "value": value}
     if kind in _RAW:
         return {"type": full, "value": value}
     out: dict[str, Any] = {"type": full, "value": value.strip() if value is not None else None}
@@ -60,12 +67,56 @@ def assertion_from_string(expected: str) -> dict:
     return out
 
 
+class CsvProblem(ValueError):
+    """A tests CSV that promptfoo's reader (csv-parse, `columns: true`) refuses, at a line."""
+
+    def __init__(self, message: str, line: int):
+        super().__init__(message)
+        self.line = line
+
+
+def csv_rows(text: str) -> list[tuple[int, dict]]:
+    """A tests CSV as (line where the row starts, {column: cell}), read as promptfoo's
+    parseCsvRows reads it (csv-parse with a header row, a byte-order mark dropped): a row with more
+    or fewer cells than the header (a blank line too) or a quote never closed stops the file."""
+    import csv
+    import io
+
+    reader = csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""), strict=True)
+    header: list[str] | None = None
+    out: list[tuple[int, dict]] = []
+    line = 1
+    try:
+        for cells in reader:
+            if header is None:
+                header = cells
+            elif len(cells or [""]) != len(header):
+                raise CsvProblem(f"the row has {len(cells or [''])} cell(s), the header {len(header)} "
+                                 "(promptfoo refuses the file)", line)
+            else:
+                out.append((line, dict(zip(header, cells))))
+            line = reader.line_num + 1
+    except csv.Error as exc:
+        raise CsvProblem(f"not valid CSV: {exc}", line) from None
+    return out
+
+
+def _finite(value: str) -> float | None:
+    """parseFiniteNumber: a whole numeric literal (no NaN, Infinity or hex), else unset."""
+    text = value.strip()
+    if not re.fullmatch(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", text):
+        return None
+    number = float(text)
+    return number if math.isfinite(number) else None
+
+
 def csv_test(row: dict) -> dict:
     """One CSV row as a promptfoo test (testCaseFromCsvRow): __expected[N] are assertions,
     __description, __metric (on every assertion), __threshold, __metadata:KEY; other columns are vars."""
     test: dict[str, Any] = {"vars": {}, "assert": []}
     metadata: dict[str, Any] = {}
     metric = None
+    configs: dict[int, dict[str, float]] = {}  # __config:__expected[N]:threshold
     for key, value in row.items():
         key = (key or "").strip()
         value = value if value is not None else ""
@@ -77,10 +128,8 @@ def csv_test(row: dict) -> dict:
         elif key == "__metric":
             metric = value
         elif key == "__threshold":
-            try:
-                test["threshold"] = float(value)
-            except ValueError:
-                test["threshold"] = value
+            if _finite(value) is not None:
+                test["threshold"] = _finite(value)
         elif key.startswith("__metadata:"):
             name = key[len("__metadata:"):]
             if name.endswith("[]"):
@@ -88,13 +137,39 @@ def csv_test(row: dict) -> dict:
                     metadata[name[:-2]] = [p.strip().replace("\\,", ",") for p in re.split(r"(?<!\\),", value)]
             elif value.strip():
                 metadata[name] = value
-        elif key in ("__prefix", "__suffix", "__providerOutput") or key.startswith("__config:"):
+        elif key == "__providerOutput":
+            if value:
+                test["providerOutput"] = value
+        elif key.startswith("__config:"):
+            configs.update(_config_column(key, value, configs))
+        elif key in ("__prefix", "__suffix"):
             test.setdefault("options", {})[key.lstrip("_")] = value
         else:
             test["vars"][key] = value
-    if metric:
-        for a in test["assert"]:
+    for i, a in enumerate(test["assert"]):
+        if metric:
             a["metric"] = metric
+        for name, number in configs.get(i, {}).items():  # set on the assertion and in metadata
+            a[name] = metadata[name] = number
     if metadata:
         test["metadata"] = metadata
     return test
+
+
+def _config_column(key: str, value: str, configs: dict[int, dict[str, float]]) -> dict[int, dict[str, float]]:
+    """`__config:__expected[N]:threshold`: the threshold of the row's first (or Nth) assertion.
+    What promptfoo throws on (another key, a bad N, a cell that is not a number) raises ValueError."""
+    parts = key[len("__config:"):].split(":")
+    if len(parts) != 2:
+        return {}  # promptfoo warns and ignores the column
+    target, name = parts
+    m = re.fullmatch(r"__expected(\d*)", target)
+    index = 0 if m and not m.group(1) else int(m.group(1)) - 1 if m and int(m.group(1)) >= 1 else None
+    if index is None:
+        raise ValueError(f"column {key!r}: {target!r} is not __expected or __expected<N>")
+    if name != "threshold":
+        raise ValueError(f"column {key!r}: {name!r} is not a config key (valid: threshold)")
+    number = _finite(value)
+    if number is None:
+        raise ValueError(f"column {key!r}: {value!r} is not a number")
+    return {index: {**configs.get(index, {}), name: number}}
