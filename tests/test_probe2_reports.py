@@ -159,11 +159,11 @@ def test_the_viewer_meta_names_every_interval_method_in_words(served):
 def three_runs(tmp_path_factory):
     folder = tmp_path_factory.mktemp("probe2-runs") / "p"
     write_project(folder, runs=3)
-    done = scoreboard("run", "suite.json", "--no-progress", "--store", "none", "--format", "json,junit", cwd=folder)
+    done = scoreboard("run", "suite.json", "--no-progress", "--store", "none", "--format", "json,junit,html", cwd=folder)
     assert done.returncode == 2, done.stdout + done.stderr
     (report,) = (folder / "eval-results" / "probe2").glob("*.json")
     return {"printed": done.stdout, "json": json.loads(report.read_text()),
-            "junit": report.with_suffix(".junit.xml").read_bytes()}
+            "junit": report.with_suffix(".junit.xml").read_bytes(), "html": report.with_suffix(".html")}
 
 
 def test_the_terminal_summary_names_each_interval_method_in_words(three_runs):
@@ -200,3 +200,25 @@ def test_a_junit_pass_whose_other_runs_had_no_verdict_says_so(three_runs):
         assert case.findtext("system-out") == "2 of 3 runs passed; 1 not assessed (no grader could judge it)"
         (always,) = [tc for tc in suite.iter("testcase") if tc.get("name") == "ok1"]
         assert always.find("system-out") is None  # a pass on every run needs no note
+
+
+def test_the_html_case_table_says_how_many_runs_were_not_assessed(three_runs, browser):
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        page.goto(three_runs["html"].resolve().as_uri())
+        page.wait_for_selector("html[data-ready=true]", timeout=30_000)
+        cell = page.locator('[data-testid="case-row"][data-case-id="unsure1"] [data-testid="case-cell-a"]').inner_text()
+        assert "3 not assessed" in cell, cell  # was "0/0" alone: nothing said why
+        cell = page.locator('[data-testid="case-row"][data-case-id="some1"] [data-testid="case-cell-a"]').inner_text()
+        assert "2/2" in cell and "1 not assessed" in cell, cell
+        cell = page.locator('[data-testid="case-row"][data-case-id="boom1"] [data-testid="case-cell-a"]').inner_text()
+        assert "3 errors" in cell and "not assessed" not in cell, cell
+        # the variant's count of cases is of the cases with a verdict, and says so (the header counts all)
+        judged = three_runs["json"]["summary"]["variants"]["a"]["cases"]
+        assert judged < len(CASES)
+        assert re.search(rf"cases judged\s+{judged}\b", page.locator("body").inner_text())
+        assert errors == []
+    finally:
+        page.close()

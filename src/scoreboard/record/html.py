@@ -264,10 +264,11 @@ PLAN_KEYS = {"fixture_hash", "suite_hash", "runs", "split"}
 
 
 def _counts(t: CaseTally | None) -> list[int]:
-    """[runs, passed, judged, errors (and interrupted), failed (failed, error, interrupted)]."""
+    """[runs, passed, judged, errors (and interrupted), failed (failed, error, interrupted), not
+    assessed, not run]."""
     if t is None:
-        return [0, 0, 0, 0, 0]
-    return [t.runs, t.passed, t.judged, t.errors + t.interrupted, t.not_passed]
+        return [0, 0, 0, 0, 0, 0, 0]
+    return [t.runs, t.passed, t.judged, t.errors + t.interrupted, t.not_passed, t.unassessed, t.not_run]
 
 
 def render_html(view: ReportView) -> str:
