@@ -45,11 +45,12 @@ def main(args: argparse.Namespace) -> int:
     from ..errors import ConfigError
     from ..record.aggregate import is_aggregate
     from ..record.files import write_new
-    from ..jsonio import duplicate_key, finite
-    from ..record.io import dumps_report, escape_surrogates, json_path, read_report_bytes, report_from_bytes
+    from ..jsonio import finite
+    from ..record.io import dumps_report, escape_surrogates, read_report_bytes, report_from_bytes
     from ..record.terminal import printable
     from ..record.verification import render_text
     from ..record.verify import verify_report
+    from ..store.reportfile import refuse_duplicates
 
     if args.output and Path(args.output).exists():
         raise ConfigError("refusing to overwrite an existing file", file=args.output)
@@ -57,14 +58,7 @@ def main(args: argparse.Namespace) -> int:
     if is_aggregate(data):  # an aggregate over stages: recomputed from the stage reports it names
         return _aggregate(args, data)
     report = report_from_bytes(data, args.report)
-    try:
-        twice = duplicate_key(data)  # a record two JSON readers read differently cannot be verified
-    except ValueError:  # nested past what the stdlib parser follows: verify names where, and fails
-        twice = None
-    if twice is not None:
-        raise ConfigError(f"report holds the key {str(twice[-1])!r} twice in one object (JSON readers disagree on "
-                          "which value counts; scoreboard never writes one)", file=args.report,
-                          field=json_path(twice))
+    refuse_duplicates(data, args.report)  # a record two JSON readers read differently cannot be verified
     result = verify_report(report, base_dir=Path(args.report).resolve().parent)
     saved = None
     if args.output and result.ok:

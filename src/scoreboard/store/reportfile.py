@@ -1,7 +1,9 @@
 """A report file read as a stream: its sections without the attempts, then the attempts one
 at a time, so a report of a million attempts is stored without being held in memory.
 
-ijson (yajl's C parser) does the parsing; a small file is simply read whole."""
+ijson (yajl's C parser) does the parsing; a small file is simply read whole. A report holding a
+key twice in one object is refused, as `verify` refuses it: JSON readers disagree on which of
+the two values counts, so the store would hold one reading of an ambiguous record."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..record.io import SCHEMAS, load_report
+from ..jsonio import duplicate_key
+from ..record.io import SCHEMAS, identity_problem, json_path, read_report_bytes, report_from_bytes
 from ..safefile import FileRefused, check_regular
 
 #: below this size a report is read whole (faster than streaming it twice)
@@ -31,7 +34,12 @@ class ReportFile:
         self.size = self.path.stat().st_size
         self._whole: dict | None = None
         if self.size <= WHOLE_BYTES:
-            self._whole = load_report(self.path)
+            data = read_report_bytes(self.path)
+            self._whole = report_from_bytes(data, str(self.path))
+            refuse_duplicates(data, str(self.path))
+            problem = identity_problem(self._whole)
+            if problem is not None:
+                raise ConfigError(problem[1], file=str(self.path), field=problem[0])
             self.head = {k: v for k, v in self._whole.items() if k != "attempts"}
         else:
             self.head = _stream_head(self.path)
@@ -52,9 +60,26 @@ class ReportFile:
             yield from ijson.items(handle, "attempts.item", use_float=True)
 
 
+def duplicate_key_error(parts: tuple | list, shown: str) -> ConfigError:
+    """The one-line error for a report holding the key at `parts` twice in one object."""
+    return ConfigError(f"report holds the key {str(parts[-1])!r} twice in one object (JSON readers disagree on "
+                       "which value counts; scoreboard never writes one)", file=shown, field=json_path(parts))
+
+
+def refuse_duplicates(data: str | bytes, shown: str) -> None:
+    """A ConfigError naming the first key an object of the report `data` holds twice."""
+    try:
+        twice = duplicate_key(data)
+    except ValueError:  # nested past what the stdlib parser follows: the report's reader says so
+        return
+    if twice is not None:
+        raise duplicate_key_error(twice, shown)
+
+
 def _stream_head(path: Path) -> dict:
     """Every top-level section but `attempts`, built from the parser's events (the attempts
-    are parsed and skipped, never built)."""
+    are parsed and skipped, never built); a key held twice in one object, anywhere in the
+    file, is refused."""
     try:
         import ijson
     except ImportError:  # pragma: no cover - a core dependency
@@ -63,9 +88,29 @@ def _stream_head(path: Path) -> dict:
     key: str | None = None
     builder = None
     depth = 0
+    seen: list = []  # per open container: its keys so far (an object) or [next index] (an array)
+    where: list = []  # the path to the value being read
     try:
         with open(path, "rb") as handle:
             for event, value in ijson.basic_parse(handle, use_float=True):
+                if event == "map_key":
+                    if value in seen[-1]:
+                        raise duplicate_key_error([*where[:-1], value], str(path))
+                    seen[-1].add(value)
+                    where[-1] = value
+                elif event in ("end_map", "end_array"):
+                    seen.pop()
+                    where.pop()
+                else:
+                    if seen and type(seen[-1]) is list:  # a value of an array: its index
+                        where[-1] = seen[-1][0]
+                        seen[-1][0] += 1
+                    if event == "start_map":
+                        seen.append(set())
+                        where.append(None)
+                    elif event == "start_array":
+                        seen.append([0])
+                        where.append(None)
                 if depth == 1 and event == "map_key":
                     key = value
                     builder = None if key == "attempts" else ijson.ObjectBuilder()
