@@ -73,8 +73,8 @@ def report_files(paths: list[str]) -> list[Path]:
             for candidate in sorted(path.rglob("*.json")):
                 if candidate.is_file() and not candidate.is_symlink() and _is_report(candidate):
                     found.append(candidate)
-        elif path.is_file():
-            found.append(path)
+        elif path.exists() or path.is_symlink():
+            found.append(path)  # not a regular file (a FIFO, a device, a dangling link): reading it says which
         else:
             raise ConfigError("no such file or folder", file=name)
     return found
