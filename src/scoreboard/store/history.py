@@ -256,12 +256,20 @@ class HistoryStore:
         if suite:
             sql += " AND suite = ?"
             params.append(suite)
-        keys = [row[0] for row in self.db.all(sql, params)]
-        if not keys:
+        rows = self.db.all(sql.replace("SELECT key", "SELECT key, suite, started_at") + " ORDER BY started_at, key",
+                           params)
+        if not rows:
             raise ConfigError(f"no run {run!r} in the store {self.location}", field="run")
-        if len(keys) > 1:
-            raise ConfigError(f"run id {run!r} is in several suites: name it SUITE/{run_id}", field="run")
-        return keys[0]
+        if len(rows) > 1:
+            if len({r[1] for r in rows}) > 1:
+                raise ConfigError(f"run id {run!r} is in several suites: name it SUITE/{run_id}", field="run")
+            # runs of one suite started in the same second from different output folders (a CI
+            # matrix sharing a store) share a run id: only the key tells them apart
+            shown = ", ".join(f"{k} (started {started or '?'})" for k, _, started in rows[:10])
+            raise ConfigError(f"run {run!r} names {len(rows)} runs of suite {rows[0][1]!r}: name one by its key "
+                              f"(`scoreboard history --json` lists them): {shown}"
+                              + (", ..." if len(rows) > 10 else ""), field="run")
+        return rows[0][0]
 
     def read(self, run_id: str) -> dict:
         """The whole report of a stored run, assembled from its rows."""
