@@ -33,11 +33,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the runs as JSON")
 
 
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _rate(f: dict) -> str:
-    if f.get("pass_rate") is None:
+    """A stored pass rate and its interval; a column that holds no number (a store changed
+    outside scoreboard) is shown as unknown, never as a number it is not."""
+    if not _number(f.get("pass_rate")):
         return "n/a"
     text = f"{f['pass_rate'] * 100:.1f}%"
-    if f.get("ci_low") is not None:
+    if _number(f.get("ci_low")) and _number(f.get("ci_high")):
         text += f" [95% CI {f['ci_low'] * 100:.1f}%–{f['ci_high'] * 100:.1f}%]"
     return text
 
@@ -47,14 +53,19 @@ def main(args: argparse.Namespace) -> int:
     import sys
 
     from ..store.locate import open_existing
-    from ..store.queries import RunFilter, check_status, check_time, clamp, list_runs
+    from ..store.queries import RunFilter, check_status, check_time, list_runs
+
+    from ..errors import ConfigError
+    from ..store.queries import MAX_LIMIT
 
     status, since, until = check_status(args.status), check_time(args.since, "--since"), check_time(args.until, "--until")
+    if not 1 <= args.limit <= MAX_LIMIT:  # not clamped in silence: the hint below would be wrong
+        raise ConfigError(f"must be from 1 to {MAX_LIMIT}, got {args.limit}", flag="--limit")
     store = open_existing(args.store)
     try:
         f = RunFilter(suite=args.suite, variant=args.variant, status=status, since=since, until=until,
                       tag=args.tag, commit=args.commit, search=args.search)
-        runs, more = list_runs(store.db, f, limit=clamp(args.limit, 20))
+        runs, more = list_runs(store.db, f, limit=args.limit)
     finally:
         store.close()
     if args.json:
@@ -74,5 +85,6 @@ def main(args: argparse.Namespace) -> int:
         for fig in r["figures"]:
             print(printable(f"    {fig['name']}: pass rate {_rate(fig)}"))
     if more:
-        print(f"(more runs: --limit {min(500, args.limit * 2)})")
+        print(f"(more runs: --limit {min(MAX_LIMIT, args.limit * 2)})" if args.limit < MAX_LIMIT
+              else "(more runs: narrow them with --since, --until, --suite or --tag)")
     return 0

@@ -36,7 +36,18 @@ def text(value: Any) -> str:
 
 
 def parse(value: str | None) -> Any:
-    return None if value is None else loads(value)
+    """A stored JSON column's value; a one-line error when it is not JSON (a store changed
+    outside scoreboard, or damaged), never a traceback."""
+    if value is None:
+        return None
+    try:
+        return loads(value)
+    except (ValueError, TypeError) as exc:
+        from ..errors import ConfigError
+
+        raise ConfigError(f"the store holds a value that is not valid JSON ({str(value)[:40]!r}...: {exc}); it was "
+                          "changed outside scoreboard or is damaged: `scoreboard store import` of the run's "
+                          "report stores it again", field="store") from None
 
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")

@@ -1,0 +1,146 @@
+"""Probes of the history store, `store`, `history` and `verify` from the outside: hostile and
+ambiguous reports, damaged stores, runs that share a run id, and the flags' bounds."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from scoreboard.cli.main import main as cli
+
+from .store.test_store import make_suite, run_into
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory):
+    """A suite run once into a SQLite store: (folder, store path, report path)."""
+    folder = tmp_path_factory.mktemp("hist")
+    suite = make_suite(folder)
+    store = str(folder / "history.sqlite")
+    _, report = run_into(store, suite)
+    return folder, store, Path(report)
+
+
+def sb(capsys, *argv: str) -> tuple[int, str, str]:
+    code = cli(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def with_duplicate(report: Path, target: Path) -> Path:
+    """The report with the first attempt's status written twice (the second one wins in most
+    readers, the first in others)."""
+    text = report.read_text()
+    twice = text.replace('"status":"passed"', '"status":"failed","status":"passed"', 1)
+    assert twice != text
+    target.write_text(twice)
+    return target
+
+
+def test_store_import_refuses_a_report_holding_a_key_twice(stored, tmp_path, capsys):
+    _, _, report = stored
+    bad = with_duplicate(report, tmp_path / "dup.json")
+    store = str(tmp_path / "s.sqlite")
+    code, out, err = sb(capsys, "store", "import", str(bad), "--store", store)
+    assert code == 1 and "0 stored" in out
+    assert "field 'attempts[0].status': report holds the key 'status' twice" in err
+    assert json.loads(sb(capsys, "store", "info", "--store", store, "--json")[1])["runs"] == 0
+
+
+def test_store_import_refuses_a_duplicate_key_in_a_streamed_report(stored, tmp_path, monkeypatch):
+    import scoreboard.store.reportfile as reportfile
+    from scoreboard.errors import ConfigError
+
+    _, _, report = stored
+    monkeypatch.setattr(reportfile, "WHOLE_BYTES", 0)  # read as a large report is: streamed
+    assert len(list(reportfile.ReportFile(report).attempts())) > 0
+    text = report.read_text()
+    bad = tmp_path / "dup.json"
+    bad.write_text(text.replace('"passed":', '"passed":0,"passed":', 1))
+    with pytest.raises(ConfigError, match=r"field 'attempts\[0\]\.grades\[0\]\.passed': report holds the key 'passed'"):
+        reportfile.ReportFile(bad)
+    with_duplicate(report, bad)
+    with pytest.raises(ConfigError, match=r"attempts\[0\]\.status"):
+        reportfile.ReportFile(bad)
+
+
+def test_store_verify_refuses_what_verify_refuses(stored, tmp_path, capsys):
+    _, store, report = stored
+    bad = with_duplicate(report, tmp_path / "dup.json")
+    code, out, err = sb(capsys, "verify", str(bad))
+    assert code == 1 and "twice" in err
+    code, out, err = sb(capsys, "store", "verify", str(bad), "--store", store)
+    assert code == 1 and "verifies" not in out and "report holds the key 'status' twice" in err
+
+
+def test_store_import_names_a_fifo_for_what_it_is(tmp_path, capsys):
+    fifo = tmp_path / "report.json"
+    os.mkfifo(fifo)
+    code, out, err = sb(capsys, "store", "import", str(fifo), "--store", str(tmp_path / "s.sqlite"))
+    assert code == 1 and "FIFO" in err and "no such file" not in err
+
+
+def test_a_run_id_shared_by_runs_of_one_suite_names_their_keys(stored, tmp_path, capsys):
+    folder, _, report = stored
+    store = str(tmp_path / "s.sqlite")
+    data = json.loads(report.read_text())
+    keys = []
+    for uid in ("aaaa", "bbbb"):  # a CI matrix: one suite, one second, two output folders
+        data["run"]["uid"] = uid
+        path = tmp_path / f"{uid}.json"
+        path.write_text(json.dumps(data))
+        assert sb(capsys, "store", "import", str(path), "--store", store)[0] == 0
+    keys = [r["key"] for r in json.loads(sb(capsys, "history", "--json", "--store", store)[1])["runs"]]
+    run_id = data["run"]["id"]
+    for name in (run_id, f"hist/{run_id}"):
+        code, _, err = sb(capsys, "store", "tag", name, "x", "--store", store)
+        assert code == 1 and "several suites" not in err
+        assert "names 2 runs of suite 'hist'" in err and all(k in err for k in keys)
+    assert sb(capsys, "store", "tag", keys[0], "x", "--store", store)[0] == 0
+
+
+@pytest.mark.parametrize("limit", ["0", "-5", "501"])
+def test_history_limit_out_of_range_is_an_error(stored, capsys, limit):
+    _, store, _ = stored
+    code, out, err = sb(capsys, "history", "--store", store, "--limit", limit)
+    assert code == 1 and out == "" and "flag --limit: must be from 1 to 500" in err
+
+
+def test_history_at_the_largest_limit_does_not_suggest_the_same_limit(tmp_path, capsys, monkeypatch):
+    import scoreboard.store.queries as queries
+
+    store = str(tmp_path / "s.sqlite")
+    folder = tmp_path / "suite"
+    suite = make_suite(folder, runs=1)
+    for _ in range(2):
+        run_into(store, suite)
+    monkeypatch.setattr(queries, "MAX_LIMIT", 1)
+    code, out, _ = sb(capsys, "history", "--store", store, "--limit", "1")
+    assert code == 0 and "--limit 1)" not in out and "narrow them with --since" in out
+
+
+def test_a_damaged_row_is_a_one_line_error_not_a_crash(stored, tmp_path, capsys):
+    _, store, _ = stored
+    copy = tmp_path / "damaged.sqlite"
+    copy.write_bytes(Path(store).read_bytes())
+    with sqlite3.connect(copy) as conn:
+        conn.execute("UPDATE runs SET variants = '{{{'")
+    code, out, err = sb(capsys, "history", "--store", str(copy))
+    assert code == 1 and "internal error" not in err
+    assert err.count("\n") == 1 and "the store holds a value that is not valid JSON" in err
+
+
+def test_history_shows_no_number_a_damaged_column_does_not_hold(stored, tmp_path, capsys):
+    _, store, _ = stored
+    copy = tmp_path / "damaged.sqlite"
+    copy.write_bytes(Path(store).read_bytes())
+    with sqlite3.connect(copy) as conn:
+        conn.execute("UPDATE variants SET pass_rate = 'abc', ci_low = 'x'")
+    code, out, err = sb(capsys, "history", "--store", str(copy))
+    assert code == 0 and "internal error" not in err
+    assert "one: pass rate n/a" in out
+
