@@ -134,3 +134,61 @@ def test_csv_blank_or_garbage_threshold_is_unset_and_provider_output_is_listed(t
     cases, report = _pf(tmp_path, CSV_CONFIG, {"tests.csv": text})
     assert all("threshold" not in c for c in cases)
     assert report.left_out == ["tests.csv:3.providerOutput: not converted"]
+
+
+# ---- $ref (util/config/load.ts dereferenceConfig: $RefParser.dereference)
+
+def test_ref_to_assertion_template_is_followed(tmp_path):
+    # examples/simple-test: `- $ref: '#/assertionTemplates/containsPirateNoise'`
+    config = ("prompts: ['{{x}}']\nproviders: [echo]\n"
+              "assertionTemplates:\n  pirate: {type: icontains, value: arrr}\n  'a/b~c': {type: contains, value: z}\n"
+              "tests:\n  - vars: {x: Arrr}\n    assert:\n      - $ref: '#/assertionTemplates/pirate'\n"
+              "      - {$ref: '#/assertionTemplates/a~1b~0c', metric: extended}\n")
+    cases, report = _pf(tmp_path, config)
+    graders = cases[0]["graders"]
+    assert graders[0] == {"contains": {"patterns": ["arrr"], "ignore_case": True, "fold": "lower", "mode": "all"}}
+    assert graders[1]["metric"] == "extended" and graders[1]["contains"]["patterns"] == ["z"]
+    assert not report.left_out
+
+
+def test_ref_into_a_file_of_the_folder(tmp_path):
+    cases, _ = _pf(tmp_path, "prompts: ['{{x}}']\nproviders: [echo]\ntests:\n  - vars: {x: a}\n"
+                             "    assert: [{$ref: 'shared/asserts.yaml#/0'}]\n",
+                   {"shared/asserts.yaml": "- {$ref: '#/1'}\n- {type: equals, value: a}\n"})
+    assert cases[0]["expected"] == "a"
+
+
+@pytest.mark.parametrize("ref, message", [
+    ("'#/assertionTemplates/missing'", "names nothing"),
+    ("'#/tests/0/assert/0'", "cycle"),
+    ("'https://example.com/a.yaml#/x'", "URL"),
+    ("'../outside.yaml#/x'", "out of"),
+])
+def test_bad_ref_is_one_error(tmp_path, ref, message):
+    (tmp_path / "cfg").mkdir()
+    (tmp_path / "outside.yaml").write_text("x: {type: equals, value: secret}\n")
+    (tmp_path / "cfg" / "promptfooconfig.yaml").write_text(
+        f"prompts: [x]\nproviders: [echo]\nassertionTemplates: {{}}\ntests:\n  - assert: [{{$ref: {ref}}}]\n")
+    with pytest.raises(ConfigError, match=message) as err:
+        import_promptfoo(str(tmp_path / "cfg" / "promptfooconfig.yaml"), str(tmp_path / "out"))
+    assert "\n" not in str(err.value) and not (tmp_path / "out").exists()
+
+
+def test_refs_that_expand_exponentially_are_refused(tmp_path):
+    # ten references to a list of ten references to ...: 10**9 values from a few lines
+    levels = ["  l0: [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"]
+    for i in range(1, 10):
+        levels.append(f"  l{i}: [" + ", ".join([f"{{$ref: '#/x/l{i - 1}'}}"] * 10) + "]")
+    (tmp_path / "promptfooconfig.yaml").write_text("prompts: [x]\nproviders: [echo]\nx:\n" + "\n".join(levels)
+                                                  + "\ntests: [{vars: {big: {$ref: '#/x/l9'}}}]\n")
+    with pytest.raises(ConfigError, match="expand the config past"):
+        import_promptfoo(str(tmp_path / "promptfooconfig.yaml"), str(tmp_path / "out"))
+
+
+def test_tool_parameter_schemas_keep_their_refs(tmp_path):
+    config = ("prompts: [x]\nproviders:\n  - id: openai:chat:gpt-4o-mini\n    config:\n      tools:\n"
+              "        - type: function\n          function:\n            name: f\n            parameters:\n"
+              "              type: object\n              properties: {a: {$ref: '#/$defs/A'}}\n"
+              "              $defs: {A: {type: string}}\ntests: [{vars: {}}]\n")
+    _pf(tmp_path, config)
+    assert "$ref" in (tmp_path / "out" / "suite.yaml").read_text()

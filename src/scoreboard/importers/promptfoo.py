@@ -17,6 +17,7 @@ import yaml
 
 from . import promptfoo_vars as pf_vars
 from .common import Report, Source, jsonl, read_config, slug, write_output
+from .jsonref import dereference
 from .promptfoo_asserts import PYTHON_HEADER, Context, Skip, convert, transform_spec
 from .promptfoo_prompts import prompts as convert_prompts
 from .promptfoo_providers import convert_providers
@@ -24,7 +25,8 @@ from .promptfoo_tests import CsvProblem, assertion_from_string, csv_rows, csv_te
 from .promptfoo_transforms import transform_vars
 
 _KNOWN_KEYS = {"description", "prompts", "providers", "tests", "defaultTest", "derivedMetrics", "outputPath",
-               "sharing", "env", "evaluateOptions", "writeLatestResults", "metadata", "tags"}
+               "sharing", "env", "evaluateOptions", "writeLatestResults", "metadata", "tags",
+               "assertionTemplates"}  # the $ref targets, already in place
 
 
 def import_promptfoo(config_path: str, out_dir: str, *, run_code: bool = False) -> tuple[Path, Report]:
@@ -33,6 +35,7 @@ def import_promptfoo(config_path: str, out_dir: str, *, run_code: bool = False) 
     data, source = read_config(config_path)
     if not isinstance(data, dict):
         raise source.error("a promptfoo config is a mapping")
+    data = dereference(data, source)  # dereferenceConfig: $ref JSON pointers (assertionTemplates)
     report = Report(config_path)
     for key in sorted(set(data) - _KNOWN_KEYS):
         report.skip(key, "this setting is not converted")
