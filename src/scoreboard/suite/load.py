@@ -357,11 +357,19 @@ def _check_baseline(cfg: SuiteConfig, places: Places, from_flag: bool) -> None:
 
 
 def _check_isolation(cfg: SuiteConfig, cases: list[Case], source: str | None, dry_run: bool) -> None:
-    """A suite that requires isolation refuses to run agent tasks where no sandbox works."""
-    if not cfg.require_isolation or dry_run or not any(c.task is not None for c in cases):
+    """A suite that requires isolation refuses to run agent tasks where no sandbox works; a
+    SCOREBOARD_SANDBOX naming no sandbox is an error before any task runs."""
+    if dry_run or not any(c.task is not None for c in cases):
         return
-    from ..tasks.sandbox import INSTALL_HINT, SandboxUnavailable, sandbox_program
+    from ..tasks.sandbox import INSTALL_HINT, SandboxUnavailable, sandbox_choice, sandbox_program
 
+    try:
+        sandbox_choice()
+    except SandboxUnavailable as exc:
+        raise ConfigError(str(exc), file=source, field="require_isolation" if cfg.require_isolation else None) \
+            from None
+    if not cfg.require_isolation:
+        return
     try:
         found = sandbox_program()
     except SandboxUnavailable as exc:
