@@ -15,6 +15,7 @@ import pytest
 
 from scoreboard.errors import ConfigError
 from scoreboard.subjects.registry import build_subject
+from scoreboard.suite.load import load_suite
 from scoreboard.subjects.values import SubjectRequest
 from scoreboard.suite.config import Limits
 from scoreboard.tasks.fixture import Fixture, FixtureError
@@ -244,3 +245,19 @@ def test_a_fixture_flooding_stderr_still_gets_ready(tmp_path):
         HTTPServer(("127.0.0.1", int(os.environ["PORT"])), H).serve_forever()
     """, {"url": "/health", "timeout": 20})
     assert port > 0
+
+
+# -- the sandbox chosen by SCOREBOARD_SANDBOX ------------------------------------------------
+
+def test_a_sandbox_variable_naming_no_sandbox_is_an_error_before_anything_runs(tmp_path, monkeypatch):
+    """A typo in SCOREBOARD_SANDBOX made every attempt an error (the run 'completed'), unless
+    the suite required isolation."""
+    make_task(tmp_path / "tasks" / "t", "id: t\ninstruction: do it\nchecks: [{name: d, run: 'true'}]\n")
+    (tmp_path / "suite.yaml").write_text(
+        "name: s\ncases: tasks\nvariants:\n  a: {subject: {type: command, argv: [python3, -c, 'print(1)']}}\n")
+    monkeypatch.setenv("SCOREBOARD_SANDBOX", "bwarp")
+    with pytest.raises(ConfigError) as info:
+        load_suite(tmp_path / "suite.yaml")
+    assert "SCOREBOARD_SANDBOX='bwarp': use auto, bwrap or docker" in str(info.value)
+    monkeypatch.setenv("SCOREBOARD_SANDBOX", "Docker ")  # spelled loosely, still a choice
+    assert load_suite(tmp_path / "suite.yaml").cases

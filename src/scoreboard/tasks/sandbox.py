@@ -32,11 +32,17 @@ INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap), 
 CHOICE_VAR = "SCOREBOARD_SANDBOX"
 
 
-def sandbox_program() -> tuple[str, str] | None:
-    """(kind, program) of the sandbox used here (SCOREBOARD_SANDBOX: auto, bwrap or docker), or None."""
+def sandbox_choice() -> str:
+    """SCOREBOARD_SANDBOX: auto (unset), bwrap or docker; SandboxUnavailable for anything else."""
     choice = os.environ.get(CHOICE_VAR, "auto").strip().lower() or "auto"
     if choice not in ("auto", BWRAP, DOCKER):
         raise SandboxUnavailable(f"{CHOICE_VAR}={choice!r}: use auto, bwrap or docker")
+    return choice
+
+
+def sandbox_program() -> tuple[str, str] | None:
+    """(kind, program) of the sandbox used here (SCOREBOARD_SANDBOX: auto, bwrap or docker), or None."""
+    choice = sandbox_choice()
     if choice in ("auto", BWRAP) and (path := bwrap_path()) is not None:
         return BWRAP, path
     if choice in ("auto", DOCKER) and (path := docker.docker_path()) is not None:
