@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import urllib.error
 import urllib.request
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -151,6 +152,35 @@ def test_the_viewer_meta_names_every_interval_method_in_words(served):
     for figure in api(served, "/api/runs?suite=probe2")["runs"][0]["figures"]:
         assert figure["ci_method"] in meta["methods"]
         assert len(meta["methods"][figure["ci_method"]].split()) > 4
+
+
+def status_of(served: Served, path: str) -> tuple[int, dict]:
+    try:
+        with urllib.request.urlopen(served.base + path, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_an_unknown_case_outcome_or_attempt_status_is_400_not_a_silently_unfiltered_page(served):
+    key = keys(served)[-1]
+    code, body = status_of(served, f"/api/runs/{key}/cases?outcome=failng")
+    assert code == 400 and "outcome" in body["error"] and "failing" in body["error"], (code, body)  # was 200: every case
+    code, body = status_of(served, f"/api/runs/{key}/attempts?status=faild")
+    assert code == 400 and "failed" in body["error"], (code, body)  # was 200 and an empty list
+    # the known ones still filter, and the cases with no verdict can be asked for
+    assert {c["case_id"] for c in api(served, f"/api/runs/{key}/cases?outcome=unjudged")["cases"]} == {"unsure1"}
+    assert {a["case_id"] for a in api(served, f"/api/runs/{key}/attempts?status=error")["attempts"]} == {"boom1"}
+
+
+def test_the_run_page_offers_the_cases_with_no_verdict(served, browser):
+    key = keys(served)[-1]
+    page = open_page(browser, served, f"#/run/{key}?outcome=unjudged")
+    try:
+        assert page.locator("#outcome").input_value() == "unjudged"
+        assert page.locator("#cases-body tr").evaluate_all("rows => rows.map(r => r.dataset.case)") == ["unsure1"]
+    finally:
+        page.close()
 
 
 # ---------- the terminal summary and the JUnit XML of a real run ----------

@@ -16,15 +16,17 @@ import ipaddress
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from aiohttp import web
 
 from ..errors import ConfigError
 from ..jsonio import dumps_line
+from ..record.schema import AttemptStatus
 from ..stats.methods import METHODS
 from ..store.history import HistoryStore
 from ..store.queries import (
+    OUTCOMES,
     RunFilter,
     attempt_page,
     case_detail,
@@ -42,6 +44,7 @@ from ..store.queries import (
 from .figures import compare_runs, trend
 from .reviews import ReviewError, review_from_form
 
+ATTEMPT_STATUSES = get_args(AttemptStatus)
 STATIC = Path(__file__).parent / "static"
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
@@ -167,6 +170,8 @@ class Viewer:
     async def cases(self, request: web.Request) -> web.Response:
         q = request.query
         key = request.match_info["key"]
+        if q.get("outcome") and q["outcome"] not in OUTCOMES:  # a typo is an error, not every case unfiltered
+            return _error(400, f"outcome: unknown outcome {q['outcome'][:80]!r} (known: {', '.join(OUTCOMES)})")
         found = await self.call(self._page, key, case_page, variant=q.get("variant") or None,
                                 outcome=q.get("outcome") or None, search=q.get("search") or None,
                                 category=q.get("category") or None, cursor=_int(q.get("cursor")),
@@ -177,6 +182,9 @@ class Viewer:
 
     async def attempts(self, request: web.Request) -> web.Response:
         q = request.query
+        if q.get("status") and q["status"] not in ATTEMPT_STATUSES:  # a typo is an error, not an empty page
+            return _error(400, f"status: unknown attempt status {q['status'][:80]!r} (known: "
+                               f"{', '.join(ATTEMPT_STATUSES)})")
         found = await self.call(self._page, request.match_info["key"], attempt_page, status=q.get("status") or None,
                                 cursor=_int(q.get("cursor")), limit=clamp(q.get("limit")))
         if found is None:

@@ -191,7 +191,7 @@ async function runPage(key, params) {
 
 async function caseList(m, run, params) {
   const variant = el("select", { name: "variant" }, el("option", { value: "", text: "any variant" }), run.figures.map((f) => el("option", { value: f.name, text: f.name })));
-  const outcome = el("select", { name: "outcome", id: "outcome" }, ["", "failing", "passing", "flaky", "errors"].map((o) => el("option", { value: o, text: o || "any outcome" })));
+  const outcome = el("select", { name: "outcome", id: "outcome" }, [["", "any outcome"], ["failing", "failing"], ["passing", "passing"], ["flaky", "flaky"], ["errors", "errors"], ["unjudged", "no verdict (not assessed or not run)"]].map(([o, t]) => el("option", { value: o, text: t })));
   const category = el("select", { name: "category" }, el("option", { value: "", text: "any category" }), run.categories.map((c) => el("option", { value: c, text: c })));
   const search = el("input", { type: "search", name: "search", placeholder: "case id" });
   for (const [k, input] of Object.entries({ variant, outcome, category, search })) input.value = params.get(k) || "";
