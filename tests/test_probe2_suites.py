@@ -115,3 +115,15 @@ def test_a_bad_transform_is_named_where_it_is_written_not_as_each_case_s_graders
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines() == [
         f"scoreboard: error: {tmp_path / 'cases.jsonl'}:2, case 'b', field 'transform': unknown transform 'bogus'"]
+
+
+def test_a_threshold_or_reducer_value_of_true_is_refused_not_read_as_1(tmp_path):
+    cases = [{"id": "a", "input": "x", "expected": "x"}]
+    for extra, field in [("defaults: {threshold: true}\n", "defaults.threshold"),
+                         ("reducers: [{kind: at_least, k: 1, value: true}]\n", "reducers.0.value")]:
+        proc = scoreboard("validate", str(write_suite(tmp_path, cases, extra=extra)), cwd=tmp_path)
+        assert proc.returncode == 1
+        assert proc.stderr.strip().splitlines() == [
+            f"scoreboard: error: {tmp_path / 'suite.yaml'}, field '{field}': must be a number (got True)"]
+    proc = scoreboard("validate", str(write_suite(tmp_path, cases, extra="defaults: {threshold: 1}\n")), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, StrictFloat, StrictInt, field_validator
 
@@ -15,6 +15,8 @@ from .visual_config import InstrumentConfig, StagesConfig
 
 #: a gate's floor: a number (an int or a float), never a boolean
 Floor = StrictInt | StrictFloat
+#: a share in [0, 1] (a threshold): a number, never a boolean (pydantic would read `true` as 1.0)
+Share = Annotated[StrictFloat, Field(ge=0, le=1)]
 
 # --- end visual work ---
 
@@ -117,7 +119,7 @@ class Defaults(Strict):
     graders: list[str | dict] | None = None
     vars: dict | None = None
     metadata: dict | None = None
-    threshold: float | None = Field(None, ge=0, le=1)
+    threshold: Share | None = None
     transform: Any = None
     expand: list[str] | None = None
     #: a custom scoring function: "python:module:function" or "python-file:path.py:function"
@@ -130,7 +132,7 @@ class Reducer(Strict):
 
     kind: Literal["mean", "max", "median", "mode", "at_least"]
     k: int | None = Field(None, ge=1)
-    value: float = Field(1.0, ge=0, le=1)
+    value: Share = 1.0
 
 
 class DerivedMetric(Strict):
