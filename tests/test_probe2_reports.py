@@ -252,3 +252,10 @@ def test_the_html_case_table_says_how_many_runs_were_not_assessed(three_runs, br
         assert errors == []
     finally:
         page.close()
+
+
+def test_one_conversation_is_not_each_of_the_1_conversation():
+    from scoreboard.record.figures import unit_words
+
+    assert unit_words(1).startswith("the intervals count the 1 conversation as one unit")
+    assert unit_words(3).startswith("the intervals count each of the 3 conversations as one unit")

@@ -15,8 +15,8 @@ def _ci(ci) -> str:
 
 def unit_words(conversations: int) -> str:
     """What the unit of the intervals is when cases are the turns of conversations."""
-    return (f"the intervals count each of the {plural(conversations, 'conversation')} as one unit (its turns "
-            "are correlated), and each case outside any as one")
+    which = "the 1 conversation" if conversations == 1 else f"each of the {plural(conversations, 'conversation')}"
+    return f"the intervals count {which} as one unit (its turns are correlated), and each case outside any as one"
 
 
 def figure_rows(s) -> list[tuple[str, str]]:
