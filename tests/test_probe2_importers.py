@@ -192,3 +192,11 @@ def test_tool_parameter_schemas_keep_their_refs(tmp_path):
               "              $defs: {A: {type: string}}\ntests: [{vars: {}}]\n")
     _pf(tmp_path, config)
     assert "$ref" in (tmp_path / "out" / "suite.yaml").read_text()
+
+
+def test_prompts_mapping_is_prompt_to_label(tmp_path):
+    # normalizeInput: `prompts: {file://a.txt: Greeting, 'Inline {{x}}': Inline}`
+    _, report = _pf(tmp_path, "prompts:\n  file://a.txt: Greeting\n  'Inline {{x}}': Inline\nproviders: [echo]\n",
+                    {"a.txt": "Hello {{x}}\n"})
+    assert _suite(tmp_path)["prompts"] == {"Greeting": "Hello {{ (x) | js }}", "Inline": "Inline {{ (x) | js }}"}
+    assert not report.left_out

@@ -35,6 +35,8 @@ def prompts(value: Any, source: Source, report: Report) -> dict[str, Any]:
     """The config's `prompts` as {name: template text or chat messages}."""
     if value is None:
         return {}
+    if isinstance(value, dict):  # normalizeInput: a mapping is {prompt or file://path: label}
+        value = [{"raw": k, "label": v} for k, v in value.items()]
     items = value if isinstance(value, list) else [value]
     raw: list[tuple[str, Any, str]] = []
     for i, item in enumerate(items):
