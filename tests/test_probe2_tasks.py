@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from scoreboard.errors import ConfigError
+from scoreboard.stats.tasks import TaskAccumulator
 from scoreboard.subjects.registry import build_subject
 from scoreboard.suite.load import load_suite
 from scoreboard.subjects.values import SubjectRequest
@@ -261,3 +262,36 @@ def test_a_sandbox_variable_naming_no_sandbox_is_an_error_before_anything_runs(t
     assert "SCOREBOARD_SANDBOX='bwarp': use auto, bwrap or docker" in str(info.value)
     monkeypatch.setenv("SCOREBOARD_SANDBOX", "Docker ")  # spelled loosely, still a choice
     assert load_suite(tmp_path / "suite.yaml").cases
+
+
+# -- a check that could not say --------------------------------------------------------------
+
+def test_a_failed_check_makes_the_attempt_not_done_even_beside_a_check_that_could_not_say(tmp_path):
+    """utility was None (unknown) when one check failed and another crashed: the failed
+    attempt was left out of benign utility, which read n/a instead of 0%."""
+    task = make_task(tmp_path / "task", """\
+        id: t
+        instruction: do it
+        sandbox: "off"
+        checks:
+          - {name: fails, run: [python3, -c, "print('wrong total'); raise SystemExit(1)"]}
+          - {name: crashes, run: [python3, -c, "raise SystemExit(5)"]}
+    """)
+    agent = tmp_path / "agent.py"
+    agent.write_text("print('done')\n")
+    record = attempt(task, agent, tmp_path).extra["task"]
+    assert [c["passed"] for c in record["checks"]] == [False, None]
+    assert record["utility"] is False
+
+
+def test_an_attempt_whose_check_could_not_say_is_counted_as_not_assessed_not_dropped():
+    plan = {"variants": [{"name": "a", "params": {"mode": "ordinary"}}]}
+    tally = TaskAccumulator(plan, {"t"})
+    for utility in (None, True):
+        tally.add({"status": "passed" if utility else "unassessed", "case_id": "t", "variant": "a",
+                   "subject_info": {"task": {"assessed": True, "utility": utility, "metrics": {},
+                                             "isolation": {"isolated": True}}}})
+    figures = tally.summary()["variants"]["a"]
+    assert figures["attempts"] == 2 and figures["not_assessed"] == 1
+    assert figures["not_assessed_reasons"] == {"a check could not say (left out of utility)": 1}
+    assert figures["benign_utility"]["attempts"] == 1
