@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SUBJECT = "def reply(prompt, skill, run, params):\n    return 'ANSWER: ' + prompt\n"
 
 
@@ -127,3 +129,48 @@ def test_a_threshold_or_reducer_value_of_true_is_refused_not_read_as_1(tmp_path)
             f"scoreboard: error: {tmp_path / 'suite.yaml'}, field '{field}': must be a number (got True)"]
     proc = scoreboard("validate", str(write_suite(tmp_path, cases, extra="defaults: {threshold: 1}\n")), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
+
+
+NUMPY_AND_SCORES = '''
+import numpy as np
+
+def above(output, context):
+    return np.float64(len(output)) > 3          # numpy.bool_, not bool
+
+def share(output, context):
+    return np.float32(0.75)
+
+def rich(output, context):
+    return {"pass": np.bool_(True), "score": np.float64(0.5), "named_scores": {"tone": np.float32(0.25)}}
+
+def low(output, context):
+    return {"score": 0.4}
+'''
+
+
+def test_numpy_values_a_grader_returns_count_as_the_python_values_they_hold(tmp_path):
+    pytest.importorskip("numpy")
+    suite = write_suite(tmp_path, [
+        {"id": "above", "input": "a", "graders": ["python-file:checks.py:above"]},
+        {"id": "share", "input": "b", "graders": ["python-file:checks.py:share"]},
+        {"id": "rich", "input": "c", "graders": ["python-file:checks.py:rich"]},
+    ], NUMPY_AND_SCORES)
+    proc, report = run_report(tmp_path, suite)
+    assert proc.returncode == 0, proc.stderr
+    attempts = by_case(report)
+    assert [attempts[c]["status"] for c in ("above", "share", "rich")] == ["passed"] * 3
+    assert attempts["share"]["grades"][0]["score"] == 0.75
+    assert attempts["rich"]["metrics"] == {"tone": 0.25}
+
+
+def test_a_score_under_its_threshold_says_so_in_its_reason(tmp_path):
+    suite = write_suite(tmp_path, [
+        {"id": "low", "input": "a", "graders": [{"python": {"file": "checks.py", "function": "low", "threshold": 0.5}}]},
+        {"id": "zero", "input": "b", "graders": [{"python": "0"}]},
+    ], NUMPY_AND_SCORES.replace("import numpy as np", ""))
+    proc, report = run_report(tmp_path, suite)
+    assert proc.returncode == 0, proc.stderr
+    attempts = by_case(report)
+    assert attempts["low"]["status"] == "failed"
+    assert attempts["low"]["grades"][0]["reason"] == "python returned score 0.4 (at least 0.5 passes)"
+    assert attempts["zero"]["grades"][0]["reason"] == "python returned score 0 (passes above 0)"

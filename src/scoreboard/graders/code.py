@@ -42,7 +42,8 @@ from typing import Any
 from ..errors import ConfigError
 from ..pyimport import import_from, in_daemon_thread
 from .base import Grader, check_keys, option_error, short
-from .grade import Grade, GradeContext, cut_reason
+from .code_result import normalise_result
+from .grade import Grade, GradeContext
 
 #: the folder python graders resolve against while a suite is being loaded
 CODE_BASE: contextvars.ContextVar[Path | None] = contextvars.ContextVar("code_base", default=None)
@@ -274,54 +275,6 @@ def _nargs(fn: Any, most: int) -> int:
     if any(p.kind is p.VAR_POSITIONAL for p in params):
         return most
     return min(most, sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)))
-
-
-def normalise_result(value: Any, threshold: float | None, name: str) -> Grade:
-    """A Python grader's return value as a Grade (promptfoo's script-result rules)."""
-    if isinstance(value, bool):
-        return Grade(name, value, 1.0 if value else 0.0, "python returned " + str(value).lower())
-    if isinstance(value, (int, float)):
-        score = float(value)
-        if not math.isfinite(score) or not 0 <= score <= 1:
-            raise ValueError(f"returned {value!r}: a score must be a number in [0, 1]")
-        passed = score >= threshold if threshold is not None else score > 0
-        return Grade(name, passed, score, f"python returned score {score:g}")
-    if isinstance(value, dict):
-        known = {"pass", "pass_", "passed", "score", "reason", "named_scores", "namedScores"}
-        extra_keys = sorted(set(value) - known)
-        if extra_keys:
-            raise ValueError(f"returned a mapping with unknown key {extra_keys[0]!r} "
-                             "(known: pass, score, reason, named_scores)")
-        passed = value.get("pass", value.get("passed", value.get("pass_")))
-        score = value.get("score")
-        if score is not None:
-            if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score) \
-                    or not 0 <= score <= 1:
-                raise ValueError(f"returned score {score!r}: a score must be a number in [0, 1]")
-            score = float(score)
-        if passed is None and "pass" not in value and "passed" not in value and score is not None:
-            passed = score >= threshold if threshold is not None else score > 0
-        if passed is not None and not isinstance(passed, bool):
-            raise ValueError(f"returned pass {passed!r}: must be true, false or null")
-        if passed is not None and score is None:
-            score = 1.0 if passed else 0.0
-        reason = cut_reason(str(value.get("reason") or ""))
-        if threshold is not None and score is not None and score < threshold and passed:
-            passed = False
-            reason = f"score {score:g} is less than threshold {threshold:g}" + (f": {reason}" if reason else "")
-        named = value.get("named_scores", value.get("namedScores"))
-        extra = None
-        if named is not None:
-            if not isinstance(named, dict) or not all(
-                    isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool)
-                    and math.isfinite(v) and 0 <= v <= 1 for k, v in named.items()):
-                raise ValueError("named_scores must map names to numbers in [0, 1]")
-            extra = {"named_scores": {k: float(v) for k, v in named.items()}}
-        return Grade(name, passed, score if passed is not None else None, reason, None, extra)
-    if value is None:
-        raise ValueError("returned None: return a bool, a number in [0, 1] or {pass, score, reason}")
-    raise ValueError(f"returned {type(value).__name__}: return a bool, a number in [0, 1] or "
-                     "{pass, score, reason}")
 
 
 class PythonGrader(Grader):

@@ -88,7 +88,7 @@ def outcome(grades: list[dict], error: str | None, threshold: float | None = Non
 
 def apply_scoring(result: dict, value: Any, threshold: float | None) -> dict:
     """The outcome after a scoring function returned `value` (bool, number or mapping)."""
-    from .code import normalise_result
+    from .code_result import normalise_result
 
     grade = normalise_result(value, threshold, "scoring")
     status = "unassessed" if grade.passed is None else ("passed" if grade.passed else "failed")
