@@ -44,3 +44,21 @@ def test_a_suite_judge_gate_naming_no_variant_is_refused_with_its_file_before_th
     assert f"field '{field}'" in errors[0]
     assert "graders:" not in proc.stdout  # refused before the run says what it will grade
     assert not (work / "out").exists()
+
+
+def test_a_run_refused_by_its_preflight_prints_only_its_error(work):
+    subject = json.dumps({"type": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m",
+                          "headers": {"Authorization": "Bearer sk-abcdefghijklmnop1234"}})
+    proc = scoreboard(["run", "suite.yaml", "--no-progress", "--subject", subject], work)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "a credential given literally on the command line is refused" in proc.stderr
+    assert proc.stdout == ""  # no "graders:" line for a run that never starts
+    assert not (work / "out").exists()
+
+
+def test_a_run_that_starts_still_says_its_graders_first(work):
+    proc = scoreboard(["run", "suite.yaml", "--no-progress", "--format", "json"], work)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("graders: exact"), proc.stdout
+    assert lines[1].startswith("s: completed")

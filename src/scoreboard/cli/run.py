@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from functools import partial
 from pathlib import Path
 
 from .common import (
@@ -96,7 +97,7 @@ def run_outcome(args: argparse.Namespace):
 
         here = os.getcwd()
         suite, options = _resumed(args)
-        print_preamble(suite, out_stream(args.json), dry_run=options.dry_run)
+        options.announce = partial(print_preamble, suite, out_stream(args.json), dry_run=options.dry_run)
         outcome = run(suite, options)
         if os.getcwd() == here:  # the paths as a fresh run prints them (relative where they can be)
             outcome.paths = {fmt: Path(_shown(path)) for fmt, path in outcome.paths.items()}
@@ -113,8 +114,8 @@ def run_outcome(args: argparse.Namespace):
                          flags=flags, dry_run=args.dry_run, output_json=args.output, executor=args.executor,
                          executor_settings=settings, hold_report=False, live=bool(args.live),
                          extra_run={"live": True} if args.live else None,
-                         store=_store(args, suite.config.output_dir))
-    print_preamble(suite, out_stream(args.json), dry_run=args.dry_run)
+                         store=_store(args, suite.config.output_dir),
+                         announce=partial(print_preamble, suite, out_stream(args.json), dry_run=args.dry_run))
     return run(suite, options)
 
 

@@ -58,6 +58,9 @@ class RunOptions:
     #: hold a small run's whole report in the Outcome (library callers); the CLI reads the file
     #: only if it needs to
     hold_report: bool = True
+    #: called once, when every check that can refuse the run has passed and before any attempt
+    #: runs (the CLI prints its preamble: a refused run prints only its error)
+    announce: Callable[[], None] | None = None
 
 
 @dataclass

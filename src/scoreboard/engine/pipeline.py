@@ -97,6 +97,8 @@ def _started(suite: Suite, options: RunOptions) -> Run:
         check_executor(suite, options)
     r.baseline = load_baseline(suite)
     r.open()
+    if options.announce is not None:
+        options.announce()
     cfg = suite.config
     r.progress = Progress(sum(1 for _ in r.index.positions()), suite.name, enabled=options.progress)
     r.progress.advance(r.reused)
