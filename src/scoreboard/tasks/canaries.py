@@ -99,7 +99,8 @@ def _chunks(path: Path, budget: _Budget):
                     return
                 budget.left -= len(chunk)
                 yield chunk
-    except OSError:
+    except OSError as exc:  # a file the agent made unreadable (chmod 000) is said, never passed over
+        budget.note(f"{path.name}: could not be read ({exc.strerror or type(exc).__name__})")
         return
 
 
