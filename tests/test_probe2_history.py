@@ -144,3 +144,19 @@ def test_history_shows_no_number_a_damaged_column_does_not_hold(stored, tmp_path
     assert code == 0 and "internal error" not in err
     assert "one: pass rate n/a" in out
 
+
+
+def test_a_case_named_gates_is_named_where_it_is_written(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "cases.jsonl").write_text('{"id": "a", "input": "x", "expected": "x"}\n'
+                                          '{"id": "gates", "input": "y", "expected": "y"}\n')
+    (tmp_path / "suite.yaml").write_text("name: g\ncases: cases.jsonl\ngraders: [exact]\nvariants:\n"
+                                         "  v: {subject: 'recorded:out.jsonl'}\n")
+    (tmp_path / "out.jsonl").write_text('{"case_id": "a", "output": "x"}\n{"case_id": "gates", "output": "y"}\n')
+    (tmp_path / "test_evals.py").write_text("import scoreboard.testing\nsuite = scoreboard.testing.suite('suite.yaml')\n")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_evals.py"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 2, done.stdout
+    assert "cases.jsonl:2, case 'gates': a case is named 'gates'" in done.stdout

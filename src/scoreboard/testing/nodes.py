@@ -46,9 +46,12 @@ class SuiteNode:
         except ScoreboardError as exc:
             raise self.CollectError(f"scoreboard: {exc}") from None
         self.case_ids = [c.id for c in suite.cases]
-        if GATES in self.case_ids:
-            raise self.CollectError(f"scoreboard: {self.suite_path}: a case is named {GATES!r}, the name of the "
-                                    "suite's gates test: rename the case")
+        for case in suite.cases:
+            if case.id == GATES:  # named where the case is written (its file and line), not only the suite
+                where = f"{case.source}:{case.line}" if case.source and case.line else (case.source or "")
+                raise self.CollectError(f"scoreboard: {where or self.suite_path}, case {GATES!r}: a case is named "
+                                        f"{GATES!r}, the name of the suite's gates test ({self.suite_path}): rename "
+                                        "the case")
         # With several variants each gets its test of each case, named like a parametrized test.
         variants = [v.name for v in suite.variants] if len(suite.variants) > 1 else [None]
         names: dict[str, str] = {}
