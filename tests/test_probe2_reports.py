@@ -173,6 +173,15 @@ def test_an_unknown_case_outcome_or_attempt_status_is_400_not_a_silently_unfilte
     assert {a["case_id"] for a in api(served, f"/api/runs/{key}/attempts?status=error")["attempts"]} == {"boom1"}
 
 
+def test_exporting_the_reviews_of_an_unknown_run_or_kind_is_refused_not_an_empty_file(served):
+    key = keys(served)[-1]
+    code, body = status_of(served, "/api/reviews/export?run=no-such-run")
+    assert code == 404 and body["error"] == "no such run", (code, body)  # was 200 with no entries
+    code, body = status_of(served, "/api/reviews/export?kind=humans")
+    assert code == 400 and "human, model" in body["error"], (code, body)
+    assert api(served, f"/api/reviews/export?run={key}&kind=human")["entries"] == []
+
+
 def test_the_run_page_offers_the_cases_with_no_verdict(served, browser):
     key = keys(served)[-1]
     page = open_page(browser, served, f"#/run/{key}?outcome=unjudged")

@@ -269,8 +269,12 @@ class Viewer:
         return json_response({"stored": entry})
 
     async def export_reviews(self, request: web.Request) -> web.Response:
-        run = request.query.get("run") or None
-        entries = await self.call(self.store.reviews, run=run, kind=request.query.get("kind") or None)
+        run, kind = request.query.get("run") or None, request.query.get("kind") or None
+        if kind is not None and kind not in ("human", "model"):
+            return _error(400, f"kind: unknown reviewer kind {kind[:80]!r} (known: human, model)")
+        if run is not None and not await self.call(run_exists, self.db, run):  # not an empty file for a typo
+            return _error(404, "no such run")
+        entries = await self.call(self.store.reviews, run=run, kind=kind)
         response = json_response({"version": "scoreboard-viewer", "entries": entries})
         response.headers["Content-Disposition"] = 'attachment; filename="reviews.json"'
         return response
