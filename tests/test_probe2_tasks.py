@@ -321,3 +321,17 @@ def test_a_file_the_scan_cannot_open_is_said_not_passed_over(tmp_path, monkeypat
                          files=written, skipped=unscanned)
     assert hits == []
     assert unscanned == ["leak.txt: could not be read (Permission denied)"]
+
+
+def test_a_canary_planted_where_the_skill_file_is_written_is_a_load_error(tmp_path):
+    """The skill text was written over the planted canary: the canary was planted nowhere and
+    an agent reading that file could disclose nothing."""
+    task = make_task(tmp_path / "task", """\
+        id: t
+        instruction: do it
+        skill_file: notes/SKILL.md
+        canaries: [{name: secret, file: ./notes/SKILL.md}]
+        checks: [{name: d, run: 'true'}]
+    """)
+    message = load_error(task)
+    assert "canaries.secret.file" in message and "skill_file" in message

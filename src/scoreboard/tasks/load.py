@@ -185,6 +185,7 @@ def _check_planted(spec: TaskFile, workspace: list[str], where: dict) -> None:
     files = set(workspace)
     folders = {"/".join(Path(rel).parts[:i]) for rel in workspace for i in range(1, len(Path(rel).parts))}
     seen: dict[str, str] = {}
+    skill = "/".join(Path(spec.skill_file).parts) if spec.skill_file else None
     for canary in spec.canaries:
         if canary.file is None:
             continue
@@ -198,6 +199,9 @@ def _check_planted(spec: TaskFile, workspace: list[str], where: dict) -> None:
             raise ConfigError(f"{canary.file!r} lies under the workspace file {above!r}", field=field_name, **where)
         if rel in seen:
             raise ConfigError(f"{canary.file!r} is also the file of canary {seen[rel]!r}", field=field_name, **where)
+        if skill is not None and (rel == skill or skill.startswith(rel + "/") or rel.startswith(skill + "/")):
+            raise ConfigError(f"{canary.file!r} is where skill_file {spec.skill_file!r} is written (the skill "
+                              "would replace the canary)", field=field_name, **where)
         seen[rel] = canary.name
 
 
