@@ -174,3 +174,39 @@ def test_a_score_under_its_threshold_says_so_in_its_reason(tmp_path):
     assert attempts["low"]["status"] == "failed"
     assert attempts["low"]["grades"][0]["reason"] == "python returned score 0.4 (at least 0.5 passes)"
     assert attempts["zero"]["grades"][0]["reason"] == "python returned score 0 (passes above 0)"
+
+
+PRINTING = '''
+import json
+
+def chatty(output, context):
+    print("checking", context["case_id"])
+    return True
+
+async def chatty_async(output, context):
+    print("async check")
+    return {"pass": True, "score": 1.0}
+
+def prints_verdict(output, context):
+    print(json.dumps({"pass": True, "score": 1}))
+'''
+
+
+def test_what_a_grader_prints_never_reaches_the_json_on_stdout_and_a_printed_verdict_is_an_error(tmp_path):
+    suite = write_suite(tmp_path, [
+        {"id": "chatty", "input": "a", "graders": ["python-file:checks.py:chatty"]},
+        {"id": "chatty-async", "input": "b", "graders": ["python-file:checks.py:chatty_async"]},
+        {"id": "verdict", "input": "c", "graders": ["python-file:checks.py:prints_verdict"]},
+    ], PRINTING)
+    proc = scoreboard("run", str(suite), "--json", "--no-progress", "--format", "json",
+                      "--output-dir", str(tmp_path / "out"), cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    report = json.loads(proc.stdout)   # stdout is the report and nothing else
+    attempts = by_case(report)
+    assert attempts["chatty"]["status"] == attempts["chatty-async"]["status"] == "passed"
+    assert attempts["verdict"]["status"] == "error"   # never a silent pass
+    assert attempts["verdict"]["error"] == ("grader 'python' raised ValueError: returned None after printing "
+                                            "'{\"pass\": true, \"score\": 1}' to stdout: return the result, "
+                                            "do not print it")
+    for line in ("checking chatty", "async check", '{"pass": true, "score": 1}'):
+        assert line in proc.stderr.splitlines()

@@ -41,6 +41,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..pyimport import import_from, in_daemon_thread
+from . import user_stdout
 from .base import Grader, check_keys, option_error, short
 from .code_result import normalise_result
 from .grade import Grade, GradeContext
@@ -230,15 +231,19 @@ class UserCodeExit(Exception):
         self.kind = type(exc).__name__
 
 
-async def _contained(awaitable: Any) -> Any:
+async def _contained(awaitable: Any, printed: user_stdout.Printed | None = None) -> Any:
     """Await user code, turning what it raises beyond Exception into a UserCodeExit (a real
-    cancellation still propagates)."""
+    cancellation still propagates); what an async function prints goes to `printed`."""
+    token = user_stdout.in_task(printed) if printed is not None else None
     try:
         return await awaitable
     except (Exception, asyncio.CancelledError):
         raise
     except BaseException as exc:  # the user's own KeyboardInterrupt, SystemExit, GeneratorExit
         raise UserCodeExit(exc) from None
+    finally:
+        if token is not None:
+            user_stdout.reset_task(token)
 
 
 async def call_user(fn: Any, args: tuple, timeout_s: float) -> Any:
@@ -246,23 +251,28 @@ async def call_user(fn: Any, args: tuple, timeout_s: float) -> Any:
     Without a running loop (verify driving a grade step by step) it runs in a thread of its own,
     waited for synchronously under the same limit, so a grade never suspends and a function that
     hangs is cut there too. Whatever it raises is an ordinary exception for the caller to record
-    (see UserCodeExit)."""
+    (see UserCodeExit); what it prints goes to stderr, never into stdout (graders/user_stdout.py)."""
+    user_stdout.route()
+    printed = user_stdout.Printed()
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         try:
-            return _call_bounded(fn, args, timeout_s)
+            return user_stdout.check_printed(_call_bounded(user_stdout.in_thread(fn, printed), args, timeout_s),
+                                             printed)
         except (Exception, asyncio.CancelledError):
             raise
         except BaseException as exc:  # raised by the user's code in its thread
             raise UserCodeExit(exc) from None
     try:
         if inspect.iscoroutinefunction(fn):
-            return await asyncio.wait_for(_contained(fn(*args)), timeout_s)
-        result = await asyncio.wait_for(_contained(in_daemon_thread(fn, *args)), timeout_s)
-        if inspect.isawaitable(result):
-            result = await asyncio.wait_for(_contained(result), timeout_s)
-        return result
+            result = await asyncio.wait_for(_contained(fn(*args), printed), timeout_s)
+        else:
+            result = await asyncio.wait_for(_contained(in_daemon_thread(user_stdout.in_thread(fn, printed), *args)),
+                                            timeout_s)
+            if inspect.isawaitable(result):
+                result = await asyncio.wait_for(_contained(result, printed), timeout_s)
+        return user_stdout.check_printed(result, printed)
     except TimeoutError:
         raise TimeoutError(f"timed out after {timeout_s:g} s") from None
 
