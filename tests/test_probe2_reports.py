@@ -120,6 +120,17 @@ def test_the_run_page_shows_each_variants_errors_not_assessed_and_not_run(served
         page.close()
 
 
+def test_the_case_page_says_unknown_for_what_nobody_measured(served, browser):
+    key = keys(served)[-1]
+    page = open_page(browser, served, f"#/case/{key}/boom1")
+    try:
+        shown = page.locator('.attempt[data-variant="a"] .measurements').inner_text()
+        assert "tokens in unknown / out unknown" in shown and "?" not in shown, shown  # was "tokens ?/?"
+        assert re.search(r"latency (\d[\d.]* ms|unknown)", shown) and "unknown ms" not in shown, shown
+    finally:
+        page.close()
+
+
 def test_viewer_p_values_and_differences_are_written_as_every_rendering_writes_them(served, browser):
     older, newer = keys(served)[-2:]
     page = open_page(browser, served, f"#/compare/{older}/{newer}")

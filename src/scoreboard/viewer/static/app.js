@@ -43,6 +43,8 @@ function detectable(d) {
   const how = ` (80% power, paired t; spread from ${d.sd_from})`;
   return (d.value > 1 ? "could not detect even a 100-point difference with this few cases" : `${(100 * d.value).toFixed(0)} points or more`) + how;
 }
+// a measurement nobody measured is unknown, never a number or a "?"
+const known = (x, unit = "") => (x === null || x === undefined ? "unknown" : x + unit);
 const short = (s) => (s ? String(s).slice(0, 10) : "");
 
 function rateText(f) {
@@ -413,7 +415,7 @@ function attemptCard(runKey, caseId, a, label, reload) {
     a.transcript ? el("details", {}, el("summary", { text: "transcript" }), show(a.transcript)) : null,
     shots.map((r) => el("img", { src: r.data_uri, alt: "rendered output", width: 320 })),
     (a.grades || []).map(gradeView),
-    el("div", { class: "muted", text: `latency ${m.latency_ms ?? "unknown"} ms · tokens ${m.input_tokens ?? "?"}/${m.output_tokens ?? "?"} · cost ${m.cost_usd === null || m.cost_usd === undefined ? "unknown" : "$" + m.cost_usd}` }),
+    el("div", { class: "muted measurements", text: `latency ${known(m.latency_ms, " ms")} · tokens in ${known(m.input_tokens)} / out ${known(m.output_tokens)} · cost ${m.cost_usd === null || m.cost_usd === undefined ? "unknown" : "$" + m.cost_usd}` }),
     info ? el("details", {}, el("summary", { text: "subject info" }), show(info)) : null,
     a.output_hash ? reviewForm(runKey, caseId, a, reload) : null);
 }
