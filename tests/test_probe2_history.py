@@ -160,3 +160,15 @@ def test_a_case_named_gates_is_named_where_it_is_written(tmp_path):
                           cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 2, done.stdout
     assert "cases.jsonl:2, case 'gates': a case is named 'gates'" in done.stdout
+
+
+def test_history_lines_give_the_interval_method_counts_and_a_small_sample_in_words(stored, capsys):
+    _, store, _ = stored
+    code, out, _ = sb(capsys, "history", "--store", store)
+    lines = [line for line in out.splitlines() if "one: pass rate" in line]
+    assert code == 0 and lines
+    line = lines[0]
+    assert ", wilson-effective-n]" in line and "judged" in line
+    assert "small sample: fewer than 30 cases" in line  # the suite has fewer than 30 cases
+    listed = json.loads(sb(capsys, "history", "--store", store, "--json")[1])["runs"][0]
+    assert listed["cases"] > 0 and f"{listed['cases']} cases" in line

@@ -4,12 +4,15 @@
                        [--tag T] [--commit SHA] [--search TEXT] [--limit N] [--json] [--store PATH|URL]
 
 Each run: when, suite, run id, status, git commit (when run inside a repository), and each
-variant's pass rate with its 95% interval (the case as the unit, as the report states it).
+variant's pass rate with its 95% interval and the interval's method (the case as the unit, as
+the report states it), the attempts passed, and the cases (a small sample said in words).
 """
 
 from __future__ import annotations
 
 import argparse
+
+from ..words import plural
 
 NAME = "history"
 HELP = "list the runs in the history store (pass rates with intervals, status, commit) with filters"
@@ -37,15 +40,27 @@ def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _rate(f: dict) -> str:
-    """A stored pass rate and its interval; a column that holds no number (a store changed
-    outside scoreboard) is shown as unknown, never as a number it is not."""
-    if not _number(f.get("pass_rate")):
-        return "n/a"
-    text = f"{f['pass_rate'] * 100:.1f}%"
-    if _number(f.get("ci_low")) and _number(f.get("ci_high")):
-        text += f" [95% CI {f['ci_low'] * 100:.1f}%–{f['ci_high'] * 100:.1f}%]"
-    return text
+def _rate(f: dict, cases: int = 0) -> str:
+    """A stored pass rate with its interval and the interval's method, the attempts it counts
+    and the cases (the interval's unit), a small sample said in words; a column that holds no
+    number (a store changed outside scoreboard) is shown as unknown, never as a number it is not."""
+    from ..stats.comparison import SMALL_CASES
+
+    known = _number(f.get("pass_rate"))
+    text = f"{f['pass_rate'] * 100:.1f}%" if known else "n/a"
+    if known and _number(f.get("ci_low")) and _number(f.get("ci_high")):
+        method = f", {f['ci_method']}" if isinstance(f.get("ci_method"), str) and f["ci_method"] else ""
+        text += f" [95% CI {f['ci_low'] * 100:.1f}%–{f['ci_high'] * 100:.1f}%{method}]"
+    counts = []
+    tallies = [f.get(k) for k in ("passed", "failed", "errors")]
+    if all(_number(n) for n in tallies):  # passed of judged, as the run's own lines say it
+        counts.append(f"{tallies[0]}/{sum(tallies)} judged" + "".join(
+            f", {f[key]} {words}" for key, words in (("errors", "errors"), ("unassessed", "unassessed"),
+                                                      ("not_run", "not run")) if _number(f.get(key)) and f[key]))
+    if cases:
+        counts.append(plural(cases, "case") + (f"; small sample: fewer than {SMALL_CASES} cases"
+                                               if cases < SMALL_CASES else ""))
+    return text + (f" ({', '.join(counts)})" if counts else "")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -83,7 +98,7 @@ def main(args: argparse.Namespace) -> int:
         print(printable(f"{r['started_at'] or '?'}  {r['suite']}  {r['run_id']}  {r['status'] or 'incomplete'}"
                         + (f"  commit {commit}" if commit else "") + tags))
         for fig in r["figures"]:
-            print(printable(f"    {fig['name']}: pass rate {_rate(fig)}"))
+            print(printable(f"    {fig['name']}: pass rate {_rate(fig, r.get('cases') or 0)}"))
     if more:
         print(f"(more runs: --limit {min(MAX_LIMIT, args.limit * 2)})" if args.limit < MAX_LIMIT
               else "(more runs: narrow them with --since, --until, --suite or --tag)")

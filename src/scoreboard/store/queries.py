@@ -187,9 +187,11 @@ def attach(db: Database, runs: list[dict]) -> None:
     tags: dict[str, list[str]] = {k: [] for k in keys}
     for key, tag in db.all(f"SELECT run_key, tag FROM run_tags WHERE run_key IN ({marks}) ORDER BY tag", keys):
         tags[key].append(tag)
+    cases = dict(db.all(f"SELECT run_key, COUNT(*) FROM cases WHERE run_key IN ({marks}) GROUP BY run_key", keys))
     for r in runs:
         r["figures"] = figures[r["key"]]
         r["tags"] = tags[r["key"]]
+        r["cases"] = int(cases.get(r["key"]) or 0)  # the plan's cases: the unit of every interval
 
 
 #: a variant block's per-case maps (one entry per case: a million for a million-case run),
