@@ -35,6 +35,8 @@ MAX_OPEN = 256
 HEAD_TIMEOUT_S = 30.0
 CONNECT_TIMEOUT_S = 15.0
 _PATH_CHARS = 300
+#: schemes a client may wrongly send in absolute form, and their default ports
+_DEFAULT_PORTS = {"https": 443, "wss": 443, "ws": 80}
 #: headers of one hop, never forwarded (RFC 9110 7.6.1)
 _HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection", "te",
         "trailer", "upgrade"}
@@ -156,6 +158,11 @@ class EgressProxy:
                 port = -1
             if url.scheme != "http" or not url.hostname or port <= 0:
                 self.counts["malformed"] += 1
+                if url.hostname and url.scheme in _DEFAULT_PORTS:  # https://host/... sent as plain http:
+                    # a try at that host all the same, refused and recorded (its path is scanned too)
+                    path = (url.path or "/") + (f"?{url.query}" if url.query else "")
+                    self._log(method, url.hostname.lower().rstrip("."), url.port if port > 0 and url.port
+                              else _DEFAULT_PORTS[url.scheme], path, refuse=True).status = 400
                 await _answer(writer, 400, "a proxy request names an absolute http:// URL (https goes by CONNECT)")
                 return
             host, path = url.hostname.lower().rstrip("."), (url.path or "/") + (f"?{url.query}" if url.query else "")
@@ -193,8 +200,8 @@ class EgressProxy:
         finally:
             up_writer.close()
 
-    def _log(self, method: str, host: str, port: int, path: str | None) -> _Try:
-        attempt = _Try(method, host, port, self.admits(host, port),
+    def _log(self, method: str, host: str, port: int, path: str | None, *, refuse: bool = False) -> _Try:
+        attempt = _Try(method, host, port, not refuse and self.admits(host, port),
                        path=None if path is None else path[:_PATH_CHARS])
         self.counts["allowed" if attempt.allowed else "refused"] += 1
         if len(self.tries) < MAX_RECORDS:
