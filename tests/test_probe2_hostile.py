@@ -6,6 +6,7 @@ read is bounded in time and memory."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -41,3 +42,63 @@ def test_json_case_lines_scan_the_document_once():
     lines = formats._json_case_lines(text)
     assert lines == list(range(2, 2002))
     assert _Counting.scanned <= len(text)
+
+
+# --------------------------------------------------------------------------- command subjects
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _wait_dead(pid: int, seconds: float = 10.0) -> bool:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_nothing_a_command_started_outlives_its_attempt(tmp_path):
+    # A command that answered and exited left its background children running after the run
+    # (`sleep &`, and one that left the group with setsid): the README says nothing a run
+    # starts outlives it. One of them also held stdout open, so the answer it had given was
+    # lost to the attempt's timeout.
+    from scoreboard.subjects.registry import build_subject
+    from tests.subjects import req
+
+    pids = tmp_path / "pids"
+    script = tmp_path / "bg.sh"
+    script.write_text("#!/bin/sh\n"
+                      f"sleep 300 >/dev/null 2>&1 & echo $! >> {pids}\n"
+                      f"setsid sleep 301 >/dev/null 2>&1 & echo $! >> {pids}\n"
+                      f"sleep 302 & echo $! >> {pids}\n"  # holds stdout open
+                      "echo answered\n")
+    script.chmod(0o755)
+    subject = build_subject({"type": "command", "argv": [str(script)]}, tmp_path)
+    try:
+        async def answer():
+            try:  # the engine's deadline for an attempt, as a run would set it (a hang guard)
+                return await asyncio.wait_for(subject.run(req("q")), 120)
+            finally:
+                await subject.aclose()
+
+        result = asyncio.run(answer())
+        assert result.output.text == "answered\n"
+    finally:
+        started = [int(p) for p in pids.read_text().split()] if pids.exists() else []
+        left = [pid for pid in started if not _wait_dead(pid)]
+        for pid in left:
+            import os
+            import signal
+
+            os.kill(pid, signal.SIGKILL)
+    assert len(started) == 3
+    assert left == []

@@ -14,7 +14,7 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..reaper import TAG_VAR, kill_group, unwatch, watch
+from ..reaper import TAG_VAR, kill_group, sweep, unwatch, watch
 
 _CHUNK = 1 << 16
 #: how often a program's end is looked for while its stdout is still open
@@ -109,7 +109,8 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | Path |
     (its last STDERR_TAIL bytes) only when asked, else discarded. With `pipe_grace_s`, a
     straggler holding stdout open after the program exited is waited for that long, then killed.
     `kill_after` kills the group once the program ended (nothing it started outlives it). On
-    cancellation (a timeout) the whole group is killed before this re-raises."""
+    cancellation (a timeout) the whole group is killed before this re-raises. Whenever the group
+    is killed, so is every process carrying its tag that left it (reaper.sweep)."""
     tag = secrets.token_hex(12)
     proc = await asyncio.create_subprocess_exec(
         *argv, stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
@@ -125,12 +126,15 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | Path |
         if pipe_grace_s is not None:
             # asyncio's wait() returns only once the pipes are closed (Python 3.11), so the end
             # of the program itself is seen in `returncode`.
-            while not out.done() and proc.returncode is None:
-                await asyncio.wait([out], timeout=_POLL_S)
-            if not out.done():
-                done, _ = await asyncio.wait([out], timeout=pipe_grace_s)
-                if not done:  # a straggler holds stdout open
+            pipes = [t for t in (out, err) if t is not None]
+            while proc.returncode is None and not all(t.done() for t in pipes):
+                await asyncio.wait([t for t in pipes if not t.done()], timeout=_POLL_S)
+            held = [t for t in pipes if not t.done()]
+            if held:  # the program ended; what it started holds its pipes
+                _, left = await asyncio.wait(held, timeout=pipe_grace_s)
+                if left:  # a straggler holds a pipe open (in the group, or one that left it)
                     kill_group(proc.pid)
+                    await asyncio.to_thread(sweep, tag)
         await proc.wait()  # past the limit, read_pipe has killed the group
         stdout, over = await out
         stderr = await err if err is not None else b""
@@ -138,6 +142,7 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | Path |
             await feed
     except BaseException:
         kill_group(proc.pid)
+        sweep(tag)  # and what left its group (setsid, a daemon's double fork)
         for task in readers:
             task.cancel()
         await asyncio.shield(proc.wait())
@@ -145,5 +150,6 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | Path |
         raise
     if kill_after or over:
         kill_group(proc.pid)
+        await asyncio.to_thread(sweep, tag)  # nothing it started outlives it, in its group or not
     unwatch(proc.pid, tag)
     return Finished(stdout, stderr, proc.returncode, over)

@@ -26,7 +26,10 @@ from .values import Output, Result, SubjectRequest
 _PLACEHOLDER = re.compile(r"\{(input|skill_file|run|seed|vars)\}")
 #: promptfoo's exec provider (src/providers/scriptCompletion.ts stripText): ANSI escape sequences
 _ANSI = re.compile(r"\x1b(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])")
-#: JavaScript's WhiteSpace and LineTerminator code points (String.prototype.trim)
+#: how long stdout is read after the program exited, while a child it left holds it open
+_PIPE_GRACE_S = 2.0
+
+
 class CommandSubject(Subject):
     kind = "command"
     #: runs in an agent task's workspace and sandbox (any command-line agent)
@@ -141,7 +144,8 @@ class CommandSubject(Subject):
             try:
                 done = await run_process(final, env=env, cwd=where, limit=limit,
                                          stdin=None if uses_placeholder else text.encode("utf-8"),
-                                         keep_stderr=bool(self.options.get("keep_stderr")))
+                                         keep_stderr=bool(self.options.get("keep_stderr")),
+                                         pipe_grace_s=_PIPE_GRACE_S, kill_after=True)
             except FileNotFoundError:
                 raise SubjectError(f"command not found: {final[0]}") from None
             except PermissionError:
