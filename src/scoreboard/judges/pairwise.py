@@ -46,6 +46,13 @@ def _text(attempt: dict) -> str | None:
     return None if out.get("json") is None else render_value(out["json"])
 
 
+def _source(attempt: dict, store, text: str) -> str:
+    from ..render.page import RenderedPage
+
+    page = RenderedPage(attempt.get("render"), store)
+    return render_value(page.judged_source(text)) if page.record.get("kind") == "folder" else text
+
+
 def _shots(attempt: dict, store, which: str) -> list[bytes]:
     """The attempt's screenshots for the judge (ValueError when there are none to show)."""
     from ..render.page import RenderedPage
@@ -80,6 +87,8 @@ async def judge_pairs(plan: dict, lookup: Callable[[str, str, int], dict | None]
                 ta, tb = _text(ra), _text(rb)
                 if ta is None or tb is None:
                     continue
+                if images:  # a folder output is shown as its index.html, never its path (blind)
+                    ta, tb = _source(ra, store, ta), _source(rb, store, tb)
                 entry: dict[str, Any] = {"case_id": case["id"], "run": run, "a": a, "b": b}
                 forward = None
                 pa = pb = None

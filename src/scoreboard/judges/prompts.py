@@ -22,6 +22,8 @@ def prompt_names(ctx: GradeContext, options: dict) -> dict:
     """What a custom judge prompt may use."""
     case = ctx.case
     output = ctx.output.text if ctx.output.text is not None else _text(ctx.output.json)
+    if options.get("images") and ctx.render is not None:  # a folder output: its index.html, never its path
+        output = ctx.render.judged_source(output)
     return {"output": output, "expected": _text(case.expected) if case.has_expected else "",
             "input": _text(case.input),
             "vars": case.vars or {}, "metadata": case.metadata, "rubric": _rubric(ctx, options)}

@@ -32,3 +32,23 @@ class RenderedPage:
         if self.store is None:
             raise ValueError("screenshots are not available here")
         return [self.store.get(s["sha256"]) for s in self.shots(which)]
+
+    def judged_source(self, text: str | None) -> str | None:
+        """The answer's source as a judge is shown it beside the screenshots: the output's text,
+        except for a folder output, whose text is its path (it may name the variant, the model or
+        the run: a blind judge never sees it): the index.html the page was rendered from."""
+        if self.record.get("kind") != "folder" or text is None:
+            return text
+        from ..safefile import FileRefused, read_inside
+        from .detect import page_source
+        from .settings import RenderSettings
+
+        source, _ = page_source(text, ["folder"])
+        if source is not None and source.folder is not None:
+            try:  # as the renderer served it: inside the folder, a regular file, bounded
+                data = read_inside("index.html", source.folder, source.folder,
+                                   limit=RenderSettings().max_file_bytes, limit_name="render.max_file_bytes")
+                return data.decode("utf-8", "replace")
+            except (FileRefused, OSError, ValueError):
+                pass
+        return "(a folder of files whose index.html can no longer be read: judge the page from its screenshots)"
