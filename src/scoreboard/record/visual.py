@@ -11,6 +11,19 @@ def _pct(x) -> str:
     return "n/a" if x is None else f"{x:.1%}"
 
 
+def _cases(n: int) -> str:
+    return f"{n} case{'' if n == 1 else 's'}"
+
+
+def _share_ci(ci) -> str:
+    """A share's interval with its method and, under 30 units, the small sample in words."""
+    if ci is None or ci.low is None:
+        return ""
+    method = f", {ci.method}" if ci.method else ""
+    small = "; small sample: fewer than 30" if ci.small_sample else ""
+    return f" [95% CI {_pct(ci.low)}–{_pct(ci.high)}{method}{small}]"
+
+
 def judge_check_text(report: Report) -> str | None:
     """The judge's instrument check as this report found it, in words (None: no judge)."""
     inst = report.instrument
@@ -37,21 +50,32 @@ def lead_lines(report: Report) -> list[str]:
         return []
     check = judge_check_text(report)
     out = []
+    planned = len(report.plan.cases)
     for dq in judges.dq or ():
         ci = dq.ci
         method = f", {ci.method}" if ci is not None and ci.method else ""  # else the report's methods say it
         interval = f" (95% CI {ci.low:+.2f} to {ci.high:+.2f}{method})" \
             if ci is not None and ci.low is not None else " (no interval)"
         flags = "".join(f"; {f}" for f in dq.flags)
-        out.append(f"dQ {dq.a} - {dq.b}: {dq.dq:+.2f}{interval} on {dq.cases} cases "
+        # A case where either variant has no pointwise score (its page did not render, the judge
+        # failed, the attempt errored) is not in dQ: how many were left out is said, never silent.
+        on = _cases(dq.cases) if dq.cases >= planned else \
+            f"{dq.cases} of {_cases(planned)} ({planned - dq.cases} left out: a variant had no pointwise score there)"
+        out.append(f"dQ {dq.a} - {dq.b}: {dq.dq:+.2f}{interval} on {on} "
                    f"(blind pointwise quality, 0-3{flags})")
+
+    def over(n: int) -> str:  # cases the judge gave no score are left out, and said to be
+        return _cases(n) if n >= planned else f"{n} of {_cases(planned)} ({planned - n} not scored)"
+
     for name, v in judges.variants.items():
         if v.rubric is not None:
             ci = v.rubric.ci
-            interval = f" [95% CI {ci.low:.2f}–{ci.high:.2f}]" if ci is not None and ci.low is not None else ""
+            method = f", {ci.method}" if ci is not None and ci.method else ""
+            interval = f" [95% CI {ci.low:.2f}–{ci.high:.2f}{method}]" if ci is not None and ci.low is not None \
+                else " (no interval)"
             small = "; small sample: fewer than 30 cases" if v.rubric.cases < 30 else ""
             out.append(f"rubric-score {name}: mean {v.rubric.mean:.2f} on {v.rubric.scale[0]}-{v.rubric.scale[1]}"
-                       f"{interval} over {v.rubric.cases} cases{small}")
+                       f"{interval} over {over(v.rubric.cases)}{small}")
     if out and check:
         out.append(check)
     return out
@@ -67,18 +91,22 @@ def check_lines(report: Report) -> list[str]:
     out = [head]
     if inst.accuracy is not None:
         a = inst.accuracy
-        ci = f" [95% CI {_pct(a.ci.low)}–{_pct(a.ci.high)}]" if a.ci is not None else ""
-        out.append(f"good ranked above degraded: {a.count}/{a.of} pairs ({_pct(a.value)}{ci}; {a.ties or 0} ties)")
+        unjudged = f"; {a.unjudged_pairs} not judged (a judge failure on either side)" if a.unjudged_pairs else ""
+        out.append(f"good ranked above degraded: {a.count}/{a.of} pairs ({_pct(a.value)}{_share_ci(a.ci)}; "
+                   f"{a.ties or 0} ties{unjudged})")
+        if a.note:
+            out.append(f"note: {a.note}")
     if inst.self_agreement is not None:
         s = inst.self_agreement
-        out.append(f"self-agreement: {s.count}/{s.of} controls judged the same in every repeat ({_pct(s.value)})")
+        out.append(f"self-agreement: {s.count}/{s.of} controls judged the same in every repeat "
+                   f"({_pct(s.value)}{_share_ci(s.ci)})")
     if inst.position is not None:
         p = inst.position
         shown = "n/a" if p.p is None else f"{p.p:.3g}"
         out.append(f"pairwise: first position chosen in {_pct(p.first_share)} of {p.answers} answers "
                    f"(p={shown}{', BIASED' if p.biased else ''})")
     if inst.pairwise_accuracy is not None:
-        out.append(f"pairwise: good output chosen in {_pct(inst.pairwise_accuracy.value)} of "
-                   f"{inst.pairwise_accuracy.of} comparisons")
+        pa = inst.pairwise_accuracy
+        out.append(f"pairwise: good output chosen in {_pct(pa.value)} of {pa.of} comparisons{_share_ci(pa.ci)}")
     out += [f"reason: {r}" for r in inst.reasons]
     return out
