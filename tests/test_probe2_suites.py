@@ -210,3 +210,19 @@ def test_what_a_grader_prints_never_reaches_the_json_on_stdout_and_a_printed_ver
                                             "do not print it")
     for line in ("checking chatty", "async check", '{"pass": true, "score": 1}'):
         assert line in proc.stderr.splitlines()
+
+
+def test_prompt_axis_mistakes_name_the_suite_file_and_the_variant(tmp_path):
+    cases = [{"id": "a", "vars": {"country": "France"}, "graders": [{"contains": "France"}]}]
+    for extra, said in [
+        ("prompts: {terse: 'T {{ country }}'}\nvariants: {x: {prompt: 'X {{ country }}'}}\n",
+         "field 'variants.x.prompt': variant 'x' has its own 'prompt', which cannot be crossed with the "
+         "suite's 'prompts' (give one or the other)"),
+        ("prompt: 'P {{ country }}'\nprompts: {terse: 'T {{ country }}'}\n",
+         "field 'prompts': give 'prompt' or 'prompts', not both"),
+        ("prompts: []\n", "field 'prompts': 'prompts' is empty: give at least one prompt, or leave it out"),
+    ]:
+        suite = write_suite(tmp_path, cases, extra=extra)
+        proc = scoreboard("validate", str(suite), cwd=tmp_path)
+        assert proc.returncode == 1
+        assert proc.stderr.strip().splitlines() == [f"scoreboard: error: {suite}, {said}"]

@@ -143,13 +143,16 @@ def cross_prompts(cfg: SuiteConfig, configs: list[dict]) -> list[dict]:
     named after the prompt, or PROMPT/VARIANT when there are several variants)."""
     from .templates import prompt_names
 
-    if not cfg.prompts:
+    if cfg.prompts is None:
         return configs
+    if not cfg.prompts:
+        raise ConfigError("'prompts' is empty: give at least one prompt, or leave it out", field="prompts")
     if cfg.prompt is not None:
         raise ConfigError("give 'prompt' or 'prompts', not both", field="prompts")
-    if any(c.get("prompt") is not None for c in configs):
-        raise ConfigError("a variant's own 'prompt' cannot be crossed with the suite's 'prompts'",
-                          field="prompts")
+    own = next((c["name"] for c in configs if c.get("prompt") is not None), None)
+    if own is not None:
+        raise ConfigError(f"variant {own!r} has its own 'prompt', which cannot be crossed with the suite's "
+                          "'prompts' (give one or the other)", field=f"variants.{own}.prompt")
     out, taken = [], set()
     for pname, spec in prompt_names(cfg.prompts):
         for c in configs:

@@ -32,10 +32,12 @@ def _subject_name(spec: Any) -> str:
     return parsed["type"]
 
 
-def variant_configs(cfg: SuiteConfig, flags: dict) -> list[dict]:
+def variant_configs(cfg: SuiteConfig, flags: dict, source: str | None = None) -> list[dict]:
     """Variants from flags (which replace the suite's) or from the suite file, crossed with the
-    suite's prompt axis (`prompts:`) when it has one."""
-    return cross_prompts(cfg, _variant_configs(cfg, flags))
+    suite's prompt axis (`prompts:`) when it has one (an error in that names the suite file)."""
+    configs = _variant_configs(cfg, flags)
+    with in_file(source):
+        return cross_prompts(cfg, configs)
 
 
 def _variant_configs(cfg: SuiteConfig, flags: dict) -> list[dict]:
@@ -106,7 +108,7 @@ def build_variants(cfg: SuiteConfig, flags: dict, places: Places, dry_run: bool,
     source = None if subject_flag else places.source
     configs: list[dict] = []
     with errors.each():
-        configs = variant_configs(cfg, flags)
+        configs = variant_configs(cfg, flags, places.source)
     for vc in configs:
         with errors.each(), in_file(source), in_variant(vc["name"]):
             base = Path.cwd() if subject_flag else places.suite_dir
