@@ -26,16 +26,20 @@ _SHELL_TOOLS = {"Bash", "BashOutput"}
 
 
 def json_lines(stdout: str) -> list[dict]:
-    """The JSON objects of a JSON-lines stream (other lines skipped); lines end at "\n" only,
-    so a U+2028 printed raw inside a string does not cut its event."""
+    """The JSON objects of a JSON-lines stream (lines that are not objects, such as a CLI's
+    notices, skipped); lines end at "\n" only, so a U+2028 printed raw inside a string does not
+    cut its event. A line that starts an object but is not valid JSON is a ValueError naming
+    it: the event it held (a tool call, a command) would be lost without a word."""
     events = []
-    for line in split_lines(stdout):
+    for number, line in enumerate(split_lines(stdout), 1):
         line = line.strip()
         if line.startswith("{"):
             try:
                 value = loads_json(line)
             except ValueError:
-                continue
+                shown = "".join(c if c.isprintable() else "?" for c in line[:80])
+                raise ValueError(f"line {number} of its event stream is not valid JSON "
+                                 f"({len(line)} characters: {shown}{'...' if len(line) > 80 else ''})") from None
             if isinstance(value, dict):
                 events.append(value)
     return events

@@ -261,7 +261,11 @@ class AgentCLISubject(Subject):
     def result(self, stdout: str, returncode: int, secrets: set[str], cap: int | None = None) -> Result:
         """The Result from what the CLI printed, or a SubjectError. In agent mode the event
         stream is read: tool calls with their commands and outputs (cut at `cap` bytes)."""
-        run = self.parse_agent_output(stdout, cap or 8192) if self.agent_mode else self.parse_output(stdout)
+        try:
+            run = self.parse_agent_output(stdout, cap or 8192) if self.agent_mode else self.parse_output(stdout)
+        except ValueError as exc:  # a malformed event: what it held is unknown, never left out quietly
+            raise self.fail(f"the CLI exited with status {returncode}, but {exc}", secrets,
+                            kind="invalid-response") from None
         if run is None:
             raise self.fail(f"the CLI exited with status {returncode} without a JSON result "
                             "(its stderr is not recorded; run it by hand to see why)", secrets,
