@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from ..errors import ConfigError, SubjectError
+from ..jsonio import loads as loads_json
 from ..redact import PROVIDER_KEY_VARS, SENSITIVE_NAME, scrub_all
 from ..templating.js import js_trim
 from ._bounded import run_process
@@ -181,7 +182,7 @@ def agent_result(stdout: str, cap: int) -> Result:
     stripped = stdout.strip()
     if stripped.startswith("{"):
         try:
-            value = json.loads(stripped)
+            value = loads_json(stripped)  # nesting past the parser is not JSON (no RecursionError)
         except ValueError:
             value = None
     calls = value.get("tool_calls") if isinstance(value, dict) else None
