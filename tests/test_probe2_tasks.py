@@ -390,3 +390,14 @@ def test_a_malformed_event_in_an_agent_clis_stream_is_the_attempts_error_not_a_c
     message = str(info.value)
     assert message.startswith("claude-cli: the CLI exited with status 0, but line 2 of its event stream is not "
                               "valid JSON") and "\n" not in message
+
+
+def test_a_command_agent_printing_json_nested_too_deep_is_its_message_not_a_recursion_error(tmp_path):
+    """The attempt was an error reading 'RecursionError: maximum recursion depth exceeded'."""
+    task = make_task(tmp_path / "task", "id: t\ninstruction: do it\nsandbox: 'off'\nchecks: [{name: d, run: 'true'}]\n")
+    agent = tmp_path / "agent.py"
+    agent.write_text("print('{\"text\": ' + '[' * 100000 + ']' * 100000 + '}')\n")
+    result = attempt(task, agent, tmp_path)
+    assert result.output.text.startswith('{"text": [[[')
+    assert result.extra["agent"]["trajectory_known"] is False
+    assert result.extra["task"]["metrics"]["commands"] is None
