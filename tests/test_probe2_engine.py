@@ -62,3 +62,21 @@ def test_a_run_that_starts_still_says_its_graders_first(work):
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("graders: exact"), proc.stdout
     assert lines[1].startswith("s: completed")
+
+
+@pytest.mark.parametrize("leftover", [".tmp-wq5te7go.part", None])
+def test_resuming_a_run_killed_before_it_wrote_its_plan_says_to_start_again(tmp_path, leftover):
+    folder = tmp_path / "eval-results" / "s" / "20261202T005151Z"  # reserved, then killed
+    folder.mkdir(parents=True)
+    if leftover:
+        (folder / leftover).write_text('{"plan": ')
+    proc = scoreboard(["run", "--resume", str(folder)], tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.count("\n") == 1 and "stopped before it started" in proc.stderr
+    assert "without --resume" in proc.stderr
+
+
+def test_resuming_a_folder_no_run_made_still_says_it_is_not_a_run_folder(tmp_path):
+    (tmp_path / "mine").mkdir()
+    proc = scoreboard(["run", "--resume", "mine"], tmp_path)
+    assert proc.returncode == 1 and "not a run folder (no run.json)" in proc.stderr

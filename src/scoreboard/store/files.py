@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -91,6 +92,11 @@ def open_run_folder(run_dir: str | os.PathLike) -> tuple[RunFolder, dict]:
     try:
         meta = loads_json(folder.meta_path.read_text(encoding="utf-8"))
     except FileNotFoundError:
+        if given.is_dir() and not folder.log_path.exists() and _only_partial_files(given):
+            # the folder a run reserved, stopped (killed) before it wrote its plan: nothing ran
+            raise ConfigError("the run made here stopped before it started (no run.json, no attempt "
+                              "ran): start it again, without --resume", file=str(run_dir),
+                              flag="--resume") from None
         raise ConfigError("not a run folder (no run.json): give the folder a run made, "
                           "eval-results/<suite>/<UTC stamp>", file=str(run_dir), flag="--resume") from None
     except (OSError, ValueError) as exc:
@@ -98,6 +104,18 @@ def open_run_folder(run_dir: str | os.PathLike) -> tuple[RunFolder, dict]:
     if not isinstance(meta, dict):
         raise ConfigError("run.json is not a JSON object", file=str(folder.meta_path))
     return folder, meta
+
+
+def _only_partial_files(folder: Path) -> bool:
+    """The folder holds nothing but the temporary files of an interrupted write (a run's
+    plan being written), or is an empty folder named by a run's UTC stamp."""
+    try:
+        names = [entry.name for entry in folder.iterdir()]
+    except OSError:
+        return False
+    if not names:
+        return re.fullmatch(r"\d{8}T\d{6}Z(-\d+)?", folder.name) is not None
+    return all(name.startswith(".tmp-") and name.endswith(".part") for name in names)
 
 
 def _not_a_folder(given: Path) -> ConfigError:
