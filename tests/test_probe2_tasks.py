@@ -24,6 +24,7 @@ from scoreboard.tasks.egress import EgressProxy
 from scoreboard.tasks.fixture import Fixture, FixtureError
 from scoreboard.tasks.load import load_task_folders
 from scoreboard.tasks.runtime import run_task
+from scoreboard.tasks.shared import SharedFixtures
 from scoreboard.tasks.spec import Environment
 
 PY = sys.executable
@@ -401,3 +402,36 @@ def test_a_command_agent_printing_json_nested_too_deep_is_its_message_not_a_recu
     assert result.output.text.startswith('{"text": [[[')
     assert result.extra["agent"]["trajectory_known"] is False
     assert result.extra["task"]["metrics"]["commands"] is None
+
+
+def test_a_shared_fixture_that_dies_during_the_run_says_why(tmp_path):
+    task_folder = make_task(tmp_path / "task", """\
+        id: t
+        instruction: do it
+        environment: {command: [python3, fx.py], ready: {line: "^ready"}, shared: true}
+        checks: [{name: d, run: 'true'}]
+    """)
+    (task_folder / "environment").mkdir()
+    (task_folder / "environment" / "fx.py").write_text(textwrap.dedent("""\
+        import sys, time
+        print("ready", flush=True)
+        time.sleep(0.3)
+        print("MemoryError: the catalogue did not fit", file=sys.stderr, flush=True)
+        sys.exit(9)
+    """))
+    task = load_task_folders(task_folder, Limits())[0].task
+
+    async def go():
+        fixtures = SharedFixtures()
+        try:
+            fixture = await fixtures.get(task, "ordinary")
+            while fixture.exited is None:
+                await asyncio.sleep(0.05)
+            with pytest.raises(FixtureError) as info:
+                await fixtures.get(task, "ordinary")
+            return str(info.value)
+        finally:
+            fixtures.close()
+
+    assert asyncio.run(go()) == ("the shared fixture exited with status 9 during the run; its last line on "
+                                 "stderr: MemoryError: the catalogue did not fit")

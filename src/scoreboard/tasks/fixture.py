@@ -118,12 +118,17 @@ class Fixture:
             self.stop()
             raise FixtureError(f"the fixture was not ready within {ready.timeout:g} s "
                                f"({'no line matching ' + repr(ready.line) if ready.line else 'GET ' + str(ready.url)})"
-                               + self._said()) from None
+                               + self.said()) from None
         except FixtureError as exc:
-            if self._err_reader is not None:  # what it printed before it ended says why
-                await asyncio.wait([self._err_reader], timeout=STOP_GRACE_S)
+            said = await self.last_words()
             self.stop()
-            raise FixtureError(f"{exc}{self._said()}") from None
+            raise FixtureError(f"{exc}{said}") from None
+
+    async def last_words(self) -> str:
+        """said() once the ended fixture's stderr was read to its end (waited for briefly)."""
+        if self._err_reader is not None:
+            await asyncio.wait([self._err_reader], timeout=STOP_GRACE_S)
+        return self.said()
 
     async def _read_stderr(self) -> None:
         """Read stderr to its end (a chatty fixture never blocks), keeping its last bytes."""
@@ -131,7 +136,7 @@ class Fixture:
         while chunk := await self.proc.stderr.read(1 << 16):
             self._stderr = (self._stderr + chunk)[-STDERR_TAIL:]
 
-    def _said(self) -> str:
+    def said(self) -> str:
         """": <the last line the fixture printed on stderr>" ("" when it printed none)."""
         lines = [ln.strip() for ln in self._stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
         if not lines:

@@ -51,7 +51,8 @@ class SharedFixtures:
                     raise
                 self._fixtures[key] = fixture
             if fixture.exited is not None:
-                raise FixtureError(f"the shared fixture exited with status {fixture.exited} during the run")
+                raise FixtureError(f"the shared fixture exited with status {fixture.exited} during the run"
+                                   f"{await fixture.last_words()}")
             return fixture
 
     def started(self) -> int:
