@@ -172,3 +172,40 @@ def test_history_lines_give_the_interval_method_counts_and_a_small_sample_in_wor
     assert "small sample: fewer than 30 cases" in line  # the suite has fewer than 30 cases
     listed = json.loads(sb(capsys, "history", "--store", store, "--json")[1])["runs"][0]
     assert listed["cases"] > 0 and f"{listed['cases']} cases" in line
+
+
+@pytest.mark.parametrize(("change", "named"), [
+    ("UPDATE variants SET pass_rate = 0.99 WHERE name = 'one'", "variants['one']: stored figures differ"),
+    ("UPDATE variants SET passed = 999 WHERE name = 'one'", "variants['one']: stored figures differ"),
+    ("UPDATE case_results SET hits = 0, passed = 0 WHERE case_id = 'c00'", "case_results['one', 'c00']"),
+    ("UPDATE field_results SET hits = 0 WHERE case_id = 'c01'", "field_results['one', "),
+    ("UPDATE grades SET passed = 0 WHERE case_id = 'c02' AND run = 0", "attempts['c02', 'one', run 0].grades[0]"),
+    ("UPDATE attempts SET status = 'failed' WHERE case_id = 'c02' AND run = 0 AND variant = 'two'",
+     "attempts['c02', 'two', run 0].status: stored 'failed', the report's is 'passed'"),
+    ("UPDATE runs SET status = 'stopped'", "run.status: stored 'stopped', the report's is 'completed'"),
+    ("DELETE FROM case_results WHERE case_id = 'c03' AND variant = 'two'", "case_results['two', 'c03']: not stored"),
+])
+def test_store_verify_checks_the_rows_history_and_the_viewer_read(stored, tmp_path, capsys, change, named):
+    _, store, report = stored
+    assert sb(capsys, "store", "verify", str(report), "--store", store)[0] == 0
+    copy = tmp_path / "changed.sqlite"
+    copy.write_bytes(Path(store).read_bytes())
+    with sqlite3.connect(copy) as conn:
+        conn.execute(change)
+    code, out, _ = sb(capsys, "store", "verify", str(report), "--store", str(copy))
+    assert code == 1 and "matches" not in out.splitlines()[0] and named in out
+
+
+def test_store_verify_counts_every_mismatch_past_those_it_lists(stored, tmp_path, capsys):
+    _, store, report = stored
+    copy = tmp_path / "changed.sqlite"
+    copy.write_bytes(Path(store).read_bytes())
+    with sqlite3.connect(copy) as conn:
+        conn.execute("UPDATE case_results SET hits = hits + 1")
+        cells = conn.execute("SELECT COUNT(*) FROM case_results").fetchone()[0]
+    assert cells > 21
+    code, out, _ = sb(capsys, "store", "verify", str(report), "--store", str(copy))
+    assert code == 1 and f": {cells} mismatch(es)" in out.splitlines()[0]
+    assert f"… and {cells - 20} more" in out
+    check = json.loads(sb(capsys, "store", "verify", str(report), "--store", str(copy), "--json")[1])
+    assert check["mismatch_count"] == cells

@@ -156,7 +156,7 @@ def _verify(store, args) -> int:
         sys.stdout.write(json.dumps({**check.to_dict(), "report_verification": own.to_dict()}, indent=1) + "\n")
     else:
         print(f"stored run {check.key or '(none)'} against {report}: "
-              + ("matches" if check.ok else f"{len(check.mismatches)} mismatch(es)"))
+              + ("matches" if check.ok else f"{check.count} mismatch(es)"))
         for line in check.mismatches:
             print(f"  {line}")
         print(f"  checked: {', '.join(f'{k} {v}' for k, v in check.checked.items())}")

@@ -85,7 +85,7 @@ def main(args: argparse.Namespace) -> int:
             print(f"not saved: {args.output} (verification failed)")
         if stored is not None:
             print(f"stored run in {args.store or 'the history store'}: "
-                  + ("matches the report" if stored.ok else f"{len(stored.mismatches)} mismatch(es)"))
+                  + ("matches the report" if stored.ok else f"{stored.count} mismatch(es)"))
             for line in stored.mismatches:
                 print(f"  {line}")
     return 0 if result.ok and (stored is None or stored.ok) else 1
