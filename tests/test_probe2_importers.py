@@ -200,3 +200,63 @@ def test_prompts_mapping_is_prompt_to_label(tmp_path):
                     {"a.txt": "Hello {{x}}\n"})
     assert _suite(tmp_path)["prompts"] == {"Greeting": "Hello {{ (x) | js }}", "Inline": "Inline {{ (x) | js }}"}
     assert not report.left_out
+
+
+# ---- OpenAI Evals: gzipped samples are unpacked bounded; refusals name no flag the command lacks
+
+def _evals_registry(tmp_path: Path, samples: str) -> Path:
+    (tmp_path / "evals").mkdir(exist_ok=True)
+    (tmp_path / "data").mkdir(exist_ok=True)
+    registry = tmp_path / "evals" / "a.yaml"
+    registry.write_text(f"a:\n  id: a.dev.v0\na.dev.v0:\n  class: evals.elsuite.basic.match:Match\n"
+                        f"  args: {{samples_jsonl: '{samples}'}}\n")
+    return registry
+
+
+def test_gzip_samples_that_unpack_past_the_file_limit_are_refused(tmp_path):
+    import gzip
+
+    from scoreboard.importers.openai_evals import import_openai_evals
+    from scoreboard.safefile import DEFAULT_MAX_FILE_BYTES
+
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "bomb.jsonl.gz").write_bytes(gzip.compress(b" " * (DEFAULT_MAX_FILE_BYTES + 10)))
+    with pytest.raises(ConfigError, match="unpacks to more than") as err:
+        import_openai_evals(str(_evals_registry(tmp_path, "bomb.jsonl.gz")), str(tmp_path / "out"))
+    assert "bomb.jsonl.gz" in str(err.value)
+
+
+def test_gzip_samples_within_the_limit_still_read(tmp_path):
+    import gzip
+
+    from scoreboard.importers.openai_evals import import_openai_evals
+
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "s.jsonl.gz").write_bytes(gzip.compress(b'{"input": "Say hi", "ideal": "hi"}\n'))
+    out, _ = import_openai_evals(str(_evals_registry(tmp_path, "s.jsonl.gz")), str(tmp_path / "out"))
+    assert json.loads((out / "cases.jsonl").read_text().splitlines()[0])["expected"] == "hi"
+
+
+def test_import_refusals_do_not_suggest_a_root_flag(tmp_path):
+    from scoreboard.importers.openai_evals import import_openai_evals
+
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "link.jsonl").symlink_to("/etc/passwd")
+    _, report = import_openai_evals(str(_evals_registry(tmp_path, "link.jsonl")), str(tmp_path / "out"))
+    assert "symlink" in report.left_out[0] and "--root" not in report.left_out[0]
+    (tmp_path / "pf").mkdir()
+    (tmp_path / "pf" / "p.txt").symlink_to("/etc/passwd")
+    with pytest.raises(ConfigError) as err:
+        _pf(tmp_path / "pf", "prompts: [file://p.txt]\nproviders: [echo]\n")
+    assert "symlink" in str(err.value) and "--root" not in str(err.value)
+
+
+def test_import_csv_input_file_refusal_names_no_root_flag(tmp_path):
+    from scoreboard.cases.csv_import import import_csv, parse_map
+
+    (tmp_path / "doc.txt").symlink_to("/etc/passwd")
+    (tmp_path / "s.csv").write_text('doc,fixed\n@doc.txt,"{""a"": 1}"\n')
+    with pytest.raises(ConfigError) as err:
+        import_csv(tmp_path / "s.csv", tmp_path / "cases.jsonl", parse_map("input=doc,expected=fixed"))
+    assert "symlink" in str(err.value) and "--root" not in str(err.value)
+    assert not (tmp_path / "cases.jsonl").exists()

@@ -146,7 +146,8 @@ def _rewrite_input(cell: str, csv_dir: Path, out_dir: Path, where: str, shown: s
         if exc.missing:
             raise ConfigError(f"{where}: input file {shorten(rel, 120)!r} not found (relative to {csv_dir})",
                               file=shown) from None
-        raise ConfigError(f"{where}: input file {shorten(rel, 120)!r} {exc.reason}", file=shown) from None
+        reason = exc.reason.replace(" (give --root DIR to widen it)", "")  # import csv takes no --root
+        raise ConfigError(f"{where}: input file {shorten(rel, 120)!r} {reason}", file=shown) from None
     return "@" + Path(os.path.relpath(csv_dir / rel, out_dir)).as_posix()
 
 

@@ -72,14 +72,14 @@ class Source:
         try:
             return resolve_inside(name, self.folder, self.folder)
         except FileRefused as exc:
-            raise self.error(f"{shorten(name, 120)!r} {exc.reason}", field_name) from None
+            raise self.error(f"{shorten(name, 120)!r} {refusal(exc)}", field_name) from None
 
     def read_bytes(self, name: str, field_name: str) -> bytes:
         try:
             return read_inside(name, self.folder, self.folder, limit=DEFAULT_MAX_FILE_BYTES,
                                limit_name="limits.max_file_bytes")
         except FileRefused as exc:
-            raise self.error(f"{shorten(name, 120)!r} {exc.reason}", field_name) from None
+            raise self.error(f"{shorten(name, 120)!r} {refusal(exc)}", field_name) from None
 
     def read_text(self, name: str, field_name: str) -> str:
         data = self.read_bytes(name, field_name)
@@ -134,6 +134,25 @@ def read_config(path: str) -> tuple[Any, Source]:
     except ParseError as exc:
         raise ConfigError(exc.message, file=path, line=exc.line, field=exc.field) from None
     return data, source
+
+
+def refusal(exc: FileRefused) -> str:
+    """Why a file was refused, without safefile's `--root` hint: an import takes no --root (what a
+    config names stays in its folder)."""
+    return exc.reason.replace(" (give --root DIR to widen it)", " (the folder of the file naming it)")
+
+
+def gunzip(raw: bytes, limit: int = DEFAULT_MAX_FILE_BYTES) -> bytes:
+    """A gzip file's content, read at most `limit` bytes far (a few kilobytes of gzip can
+    unpack to gigabytes): past it, ValueError."""
+    import gzip
+    import io
+
+    with gzip.GzipFile(fileobj=io.BytesIO(raw)) as unpacked:
+        data = unpacked.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"it unpacks to more than {limit} bytes (limits.max_file_bytes)")
+    return data
 
 
 def js_string(value: Any) -> str:

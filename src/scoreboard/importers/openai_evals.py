@@ -28,7 +28,6 @@ difference as a note. Nothing is run.
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 from collections import Counter
@@ -40,7 +39,7 @@ import yaml
 from ..errors import ConfigError, shorten
 from ..safefile import DEFAULT_MAX_FILE_BYTES, FileRefused, read_regular, resolve_inside
 from ..safeparse import ParseError, parse_yaml
-from .common import Report, Source, jsonl, read_config, write_output
+from .common import Report, Source, gunzip, jsonl, read_config, refusal, write_output
 from .pyyaml_compat import safe_load_last_wins
 from .openai_evals_classify import CLASSIFY_ARGS, Judge, NotConverted, find_spec
 
@@ -302,7 +301,7 @@ def _data_path(rel: str, reg: _Registry, name: str, field: str) -> Path:
                 inside = os.path.relpath(os.path.abspath(candidate), reg.root)
                 return resolve_inside(inside, reg.root, reg.root, folder_ok=True)
             except FileRefused as exc:
-                raise NotConverted(f"{field} {shorten(rel, 120)!r} {exc.reason}") from None
+                raise NotConverted(f"{field} {shorten(rel, 120)!r} {refusal(exc)}") from None
     raise NotConverted(f"{field} {shorten(rel, 120)!r} not found (looked for {candidates[1]})")
 
 
@@ -321,11 +320,11 @@ def _read_samples(name: str, rel: str, reg: _Registry, field: str) -> list[tuple
         try:
             raw = read_regular(str(file), limit=DEFAULT_MAX_FILE_BYTES, limit_name="limits.max_file_bytes")
             if file.name.endswith(".gz"):
-                raw = gzip.decompress(raw)
+                raw = gunzip(raw)
             text = raw.decode("utf-8")
         except FileRefused as exc:
             raise ConfigError(f"file {exc.reason}", file=shown, field=f"{name}.args.{field}") from None
-        except (OSError, EOFError, UnicodeDecodeError) as exc:
+        except (OSError, EOFError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
             raise ConfigError(f"cannot read it: {exc}", file=shown, field=f"{name}.args.{field}") from None
         lines = text.split("\n")
         if lines and lines[-1] == "":
