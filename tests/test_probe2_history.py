@@ -209,3 +209,16 @@ def test_store_verify_counts_every_mismatch_past_those_it_lists(stored, tmp_path
     assert f"… and {cells - 20} more" in out
     check = json.loads(sb(capsys, "store", "verify", str(report), "--store", str(copy), "--json")[1])
     assert check["mismatch_count"] == cells
+
+
+def test_compare_says_ties_by_construction_only_when_the_outcomes_are_the_same(stored, tmp_path, capsys):
+    _, _, report = stored
+    data = json.loads(report.read_text())
+    for a in data["attempts"]:  # the same run id and uid, other outcomes (an edited copy)
+        a.update(status="error", grades=[], error="boom")
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(data))
+    code, out, _ = sb(capsys, "compare", str(report), str(other))
+    assert code == 0 and "better on" in out and "by construction" not in out
+    code, out, _ = sb(capsys, "compare", str(report), str(report))
+    assert code == 0 and "by construction" in out

@@ -120,7 +120,7 @@ def compare_reports(a: Report, b: Report, pairs: list[tuple[str, str]] | None = 
                                    {label_a: fa, label_b: fb}, seed)
         if len(pairs) > 1 and EXPLORATORY not in comp["flags"]:
             comp["flags"].append(EXPLORATORY)  # several pairs here, one pair in each call
-        if va == vb and same_run:
+        if va == vb and same_run and ta == tb:  # said only when the two sides' outcomes are indeed the same
             comp["flags"].insert(0, SAME_ATTEMPTS)
         hits_a = sum(h for h, _ in ta.values())
         tries_a = sum(n for _, n in ta.values())
