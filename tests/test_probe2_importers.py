@@ -260,3 +260,13 @@ def test_import_csv_input_file_refusal_names_no_root_flag(tmp_path):
         import_csv(tmp_path / "s.csv", tmp_path / "cases.jsonl", parse_map("input=doc,expected=fixed"))
     assert "symlink" in str(err.value) and "--root" not in str(err.value)
     assert not (tmp_path / "cases.jsonl").exists()
+
+
+def test_csv_cells_longer_than_the_csv_modules_default_limit_are_read(tmp_path):
+    big = "w " * 100_000  # 200 KB: over Python's 128 KiB field limit, a document promptfoo reads
+    cases, _ = _pf(tmp_path, CSV_CONFIG, {"tests.csv": f'out,__expected\n"{big}",x\n'})
+    assert cases[0]["vars"]["out"] == big
+    (tmp_path / "p").mkdir()
+    _pf(tmp_path / "p", "prompts: [file://p.csv]\nproviders: [echo]\n",
+        {"p.csv": f'prompt,label\n"{big}{{{{a}}}}",big\n'})
+    assert _suite(tmp_path / "p")["prompt"].startswith("w w ")  # one prompt, not a line per row

@@ -144,10 +144,14 @@ def _csv_prompts(text: str, label: str | None) -> list[tuple[str, str]]:
 
     if "," not in text:
         return by_lines()
+    old_limit = csv.field_size_limit()  # a prompt may be longer than the csv module's 128 KiB default
+    csv.field_size_limit(max(old_limit, len(text) + 1))
     try:
         rows = [r for r in csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""), strict=True) if r]
     except csv.Error:
         return by_lines()
+    finally:
+        csv.field_size_limit(old_limit)
     if not rows or any(len(r) != len(rows[0]) for r in rows):
         return by_lines()
     header = [js_trim(h) for h in rows[0]]

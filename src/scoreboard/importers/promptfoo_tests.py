@@ -86,6 +86,8 @@ def csv_rows(text: str) -> list[tuple[int, dict]]:
     header: list[str] | None = None
     out: list[tuple[int, dict]] = []
     line = 1
+    old_limit = csv.field_size_limit()  # a cell may hold a document: the file's own bound is the limit
+    csv.field_size_limit(max(old_limit, len(text) + 1))
     try:
         for cells in reader:
             if header is None:
@@ -98,6 +100,8 @@ def csv_rows(text: str) -> list[tuple[int, dict]]:
             line = reader.line_num + 1
     except csv.Error as exc:
         raise CsvProblem(f"not valid CSV: {exc}", line) from None
+    finally:
+        csv.field_size_limit(old_limit)
     return out
 
 
