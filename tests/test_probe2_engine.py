@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -80,3 +81,18 @@ def test_resuming_a_folder_no_run_made_still_says_it_is_not_a_run_folder(tmp_pat
     (tmp_path / "mine").mkdir()
     proc = scoreboard(["run", "--resume", "mine"], tmp_path)
     assert proc.returncode == 1 and "not a run folder (no run.json)" in proc.stderr
+
+
+def test_ctrl_c_while_the_command_line_loads_is_one_line_and_exit_130(monkeypatch, capsys):
+    cli_main = importlib.import_module("scoreboard.cli.main")
+
+    def interrupted(parser, argv):  # Ctrl+C lands while the flags are parsed (before any command runs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_main, "parse", interrupted)
+    try:
+        code = cli_main.console(["run", "suite.yaml"])
+    except KeyboardInterrupt:
+        pytest.fail("Ctrl+C while the command line loads escaped as a traceback")
+    assert code == 130
+    assert capsys.readouterr().err == "scoreboard: interrupted\n"

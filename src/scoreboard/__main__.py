@@ -1,3 +1,9 @@
-from .cli.main import console
+import sys
+
+try:
+    from .cli.main import console
+except KeyboardInterrupt:  # Ctrl+C while Python imports the command line: nothing ran yet
+    print("scoreboard: interrupted", file=sys.stderr)
+    raise SystemExit(130) from None
 
 raise SystemExit(console())

@@ -56,7 +56,11 @@ def console(argv: list[str] | None = None) -> int:
     collections come every 10,000 net allocations, not 700 (see gcpause.fewer_collections):
     importing the commands and loading a suite set off about 190 of them."""
     gc.set_threshold(RUN_THRESHOLD, *gc.get_threshold()[1:])
-    code = main(argv)
+    try:
+        code = main(argv)
+    except KeyboardInterrupt:  # Ctrl+C while the commands load or the flags parse: nothing ran yet
+        print("scoreboard: interrupted", file=sys.stderr)
+        return 130
     gc.freeze()
     return code
 
