@@ -61,6 +61,9 @@ class ToolCallsGrader(Grader):
 
     def grade(self, ctx: GradeContext) -> Grade:
         """Check the recorded tool calls against the required/forbidden names."""
+        if ctx.task is not None and (ctx.task.get("metrics") or {}).get("tool_calls", 0) is None:
+            # an agent task whose agent reported no trajectory: no call seen is not "none made"
+            return self.unassessed("the agent reported no trajectory (tool calls unknown)")
         calls = ctx.output.tool_calls or []
         names = [call_name(c) for c in calls] if isinstance(calls, list) else []
         required, forbidden = self.options["required"], self.options["forbidden"]
