@@ -279,3 +279,29 @@ def test_one_conversation_is_not_each_of_the_1_conversation():
 
     assert unit_words(1).startswith("the intervals count the 1 conversation as one unit")
     assert unit_words(3).startswith("the intervals count each of the 3 conversations as one unit")
+
+
+def test_the_markdown_case_table_says_which_runs_a_stopped_run_never_made(tmp_path):
+    """--max-requests stops the run after the first requests: the cases whose later runs never ran
+    read '1/1 (2 not run)', not a bare 1/1 (and the HTML cell says the same)."""
+    from scoreboard.record.markdown import render_markdown
+    from scoreboard.record.view import view_of
+
+    report = json.loads(json.dumps(make_stopped_report()))
+    md = render_markdown(view_of(report))
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in md.splitlines() if line.startswith("| c")}
+    assert rows["c0"].endswith("| ✅ 1/1 (2 not run) |"), rows["c0"]
+    assert rows["c1"].endswith("| ❌ 0/1 (2 not run) |"), rows["c1"]
+    assert rows["c2"].endswith("| ✅ 3/3 |"), rows["c2"]
+
+
+def make_stopped_report() -> dict:
+    """Three cases, three runs; c0 and c1 ran once before the run stopped (then not-run)."""
+    from tests.record.conftest import make_report
+
+    def status(i, v, r):
+        if i < 2 and r > 0:
+            return "not-run"
+        return "failed" if i == 1 else "passed"
+
+    return make_report(3, variants=("only",), runs=3, status_of=status, run_status="stopped", case_id=lambda i: f"c{i}")

@@ -10,13 +10,15 @@ from .figures import unit_words
 from .io import detectable_words, fmt_p, fmt_rate, models_text, over_bound_words
 from .markdown_failures import failures_section
 from .markdown_parts import (
+    cases_section,
     documents_section,
     fields_section,
-    fmt_measure,
+    gates_section,
     judges_section,
+    measurements_section,
 )
 from .mdtext import cell, code
-from .schema import Gate, Plan
+from .schema import Plan
 from .schema_summary import (
     Summary,
     VariantSummary,
@@ -121,8 +123,8 @@ def _lines(view: ReportView, failures: int, failures_first: bool = False) -> Ite
     lines += judges_section(summary.judges, summary.judge_agreement)
     lines += _tasks(summary.tasks)  # agent tasks
     lines += _egress(view) if summary.tasks is not None else []
-    lines += _gates(report.gates)
-    lines += _measurements(variants, vs)
+    lines += gates_section(report.gates)
+    lines += measurements_section(variants, vs)
     if summary.not_measured:
         lines += ["## Not measured", ""]
         lines += [f"- {cell(item.what)}: {cell(item.why)}" for item in summary.not_measured]
@@ -138,7 +140,7 @@ def _lines(view: ReportView, failures: int, failures_first: bool = False) -> Ite
     if failures_first:
         yield from failures_section(view, failures)
     yield from documents_section(view, variants)
-    yield from _cases(view, variants)
+    yield from cases_section(view, variants)
     if not failures_first:
         yield from failures_section(view, failures)
 
@@ -368,47 +370,3 @@ def _field_comparison(c) -> list[str]:
 
 def _detectable(d) -> str:
     return "n/a" if d is None or d.value is None else f"±{d.value * 100:.0f} points"
-
-
-def _gates(gates: list[Gate]) -> list[str]:
-    if not gates:
-        return []
-    out = ["## Gates", ""]
-    for g in gates:
-        mark = "✅ passed" if g.passed else "❌ failed"
-        out.append(f"- {mark}: {cell(g.description or g.gate)}")
-    out.append("")
-    return out
-
-
-def _measurements(variants: list[str], vs: dict[str, VariantSummary]) -> list[str]:
-    out = ["## Measurements", "", "| variant | latency p50 ms | latency p95 ms | input tokens | output tokens | cost USD | requests |",
-           "|---|---|---|---|---|---|---|"]
-    for name in variants:
-        s = vs.get(name)
-        m = s.measurements if s is not None else {}
-        lat = m.get("latency_ms")
-        p50 = "unknown" if lat is None or lat.median is None else f"{lat.median:.1f}"
-        p95 = "unknown" if lat is None or lat.p95 is None else f"{lat.p95:.1f}"
-        out.append(f"| {cell(name)} | {p50} | {p95} | {fmt_measure(m.get('input_tokens'))} | "
-                   f"{fmt_measure(m.get('output_tokens'))} | {fmt_measure(m.get('cost_usd'))} | "
-                   f"{fmt_measure(m.get('requests'))} |")
-    out.append("")
-    return out
-
-
-def _cases(view: ReportView, variants: list[str]) -> Iterator[str]:
-    # Counted from every attempt (view.tallies), so right even when attempts were left out.
-    yield from ["## Cases", "", "| case | category | " + " | ".join(cell(v) for v in variants) + " |",
-                "|---|---|" + "---|" * len(variants)]
-    for case_id, category in view.cases():
-        cells = []
-        for name in variants:
-            passed, judged, errors, unassessed = view.verdicts(case_id, name)
-            mark = "➖" if not judged else "✅" if passed == judged else "❌" if passed == 0 else "⚠️"
-            extra = f" ({errors} error{'s' if errors != 1 else ''})" if errors else ""
-            if unassessed:
-                extra += f" ({unassessed} not assessed)"
-            cells.append(f"{mark} {passed}/{judged}{extra}")
-        yield f"| {cell(case_id)} | {cell(category or '')} | " + " | ".join(cells) + " |"
-    yield ""

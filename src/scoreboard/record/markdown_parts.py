@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 from .io import fields_over, fmt_rate
 from .mdtext import cell
+from .schema import Gate
 from .schema_base import MeasurementSummary
 from .schema_judge import JudgeAgreement, JudgeSummary
 from .schema_summary import VariantSummary
@@ -157,3 +158,49 @@ def documents_section(view: ReportView, variants: list[str]) -> Iterator[str]:
         yield f"| {cell(case_id)} | " + " | ".join(cells) + " |"
     if started:
         yield ""
+
+
+def gates_section(gates: list[Gate]) -> list[str]:
+    if not gates:
+        return []
+    out = ["## Gates", ""]
+    for g in gates:
+        mark = "✅ passed" if g.passed else "❌ failed"
+        out.append(f"- {mark}: {cell(g.description or g.gate)}")
+    out.append("")
+    return out
+
+
+def measurements_section(variants: list[str], vs: dict[str, VariantSummary]) -> list[str]:
+    out = ["## Measurements", "", "| variant | latency p50 ms | latency p95 ms | input tokens | output tokens | cost USD | requests |",
+           "|---|---|---|---|---|---|---|"]
+    for name in variants:
+        s = vs.get(name)
+        m = s.measurements if s is not None else {}
+        lat = m.get("latency_ms")
+        p50 = "unknown" if lat is None or lat.median is None else f"{lat.median:.1f}"
+        p95 = "unknown" if lat is None or lat.p95 is None else f"{lat.p95:.1f}"
+        out.append(f"| {cell(name)} | {p50} | {p95} | {fmt_measure(m.get('input_tokens'))} | "
+                   f"{fmt_measure(m.get('output_tokens'))} | {fmt_measure(m.get('cost_usd'))} | "
+                   f"{fmt_measure(m.get('requests'))} |")
+    out.append("")
+    return out
+
+
+def cases_section(view: ReportView, variants: list[str]) -> Iterator[str]:
+    # Counted from every attempt (view.tallies), so right even when attempts were left out.
+    yield from ["## Cases", "", "| case | category | " + " | ".join(cell(v) for v in variants) + " |",
+                "|---|---|" + "---|" * len(variants)]
+    for case_id, category in view.cases():
+        cells = []
+        for name in variants:
+            passed, judged, errors, unassessed, not_run = view.verdicts(case_id, name)
+            mark = "➖" if not judged else "✅" if passed == judged else "❌" if passed == 0 else "⚠️"
+            extra = f" ({errors} error{'s' if errors != 1 else ''})" if errors else ""
+            if unassessed:
+                extra += f" ({unassessed} not assessed)"
+            if not_run:  # a stopped run: the runs it never made are said, not a bare 1/1
+                extra += f" ({not_run} not run)"
+            cells.append(f"{mark} {passed}/{judged}{extra}")
+        yield f"| {cell(case_id)} | {cell(category or '')} | " + " | ".join(cells) + " |"
+    yield ""

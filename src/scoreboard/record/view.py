@@ -129,19 +129,20 @@ class CaseTallies(Mapping):
                          latency_ms_total=self.latency[i] if self.latency_known[i] else None,
                          fields_correct=correct, fields_total=total)
 
-    def verdicts(self, key: tuple[str, str]) -> tuple[int, int, int, int]:
-        """(passed, judged, errors, unassessed) of a pair, zeros when it has no attempt: what a
-        cases table shows, read from the arrays without making a CaseTally."""
+    def verdicts(self, key: tuple[str, str]) -> tuple[int, int, int, int, int]:
+        """(passed, judged, errors, unassessed, not run) of a pair, zeros when it has no attempt:
+        what a cases table shows, read from the arrays without making a CaseTally."""
         row = self.extra.get(key)
         if row is not None:
             t = CaseTally(*row[:-3])
-            return t.passed, t.judged, t.errors, t.unassessed
+            return t.passed, t.judged, t.errors, t.unassessed, t.not_run
         i = self._index(key)
         if i is None:
-            return 0, 0, 0, 0
+            return 0, 0, 0, 0, 0
         rows = self.rows
         passed, errors = rows[_SLOT["passed"] + 1][i], rows[_SLOT["error"] + 1][i]
-        return passed, passed + rows[_SLOT["failed"] + 1][i] + errors, errors, rows[_SLOT["unassessed"] + 1][i]
+        return (passed, passed + rows[_SLOT["failed"] + 1][i] + errors, errors, rows[_SLOT["unassessed"] + 1][i],
+                rows[_SLOT["not-run"] + 1][i])
 
     def _index(self, key) -> int | None:
         ci, vi = self.case_pos.get(key[0]), self.var_pos.get(key[1])
@@ -237,12 +238,12 @@ class ReportView:
             return self.tallies.cases_with(*statuses)
         return len({cid for (cid, _), t in self.tallies.items() if any(getattr(t, _COUNTER[s]) for s in statuses)})
 
-    def verdicts(self, case_id: str, variant: str) -> tuple[int, int, int, int]:
-        """(passed, judged, errors, unassessed) of a case and variant over its runs."""
+    def verdicts(self, case_id: str, variant: str) -> tuple[int, int, int, int, int]:
+        """(passed, judged, errors, unassessed, not run) of a case and variant over its runs."""
         if isinstance(self.tallies, CaseTallies):
             return self.tallies.verdicts((case_id, variant))
         t = self.tallies.get((case_id, variant))
-        return (t.passed, t.judged, t.errors, t.unassessed) if t is not None else (0, 0, 0, 0)
+        return (t.passed, t.judged, t.errors, t.unassessed, t.not_run) if t is not None else (0, 0, 0, 0, 0)
 
     def field_counts(self, case_id: str, variant: str) -> tuple[int, int] | None:
         """(fields correct, fields graded) of a case and variant over its runs; None: none graded."""
