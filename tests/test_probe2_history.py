@@ -222,3 +222,21 @@ def test_compare_says_ties_by_construction_only_when_the_outcomes_are_the_same(s
     assert code == 0 and "better on" in out and "by construction" not in out
     code, out, _ = sb(capsys, "compare", str(report), str(report))
     assert code == 0 and "by construction" in out
+
+
+def test_the_action_names_a_run_left_waiting_on_batches(stored, tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from scoreboard.cli.github_action import outputs, write_outputs
+    from scoreboard.cli.github_comment import comment_body
+
+    _, _, report = stored
+    head = {k: v for k, v in json.loads(report.read_text()).items() if k != "attempts"}
+    outcome = SimpleNamespace(paths={"json": report}, head=head, exit_code=4)
+    values = outputs(outcome, "skipped")
+    assert values["verdict"] == "waiting" and values["exit-code"] == "4"
+    target = tmp_path / "out.txt"
+    monkeypatch.setenv("GITHUB_OUTPUT", str(target))
+    write_outputs(values)
+    assert "verdict=waiting\n" in target.read_text()
+    assert "waiting on provider batches" in comment_body(head, 4, None, "").splitlines()[1]

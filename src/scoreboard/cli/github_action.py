@@ -9,7 +9,8 @@ It reads what GitHub sets: GITHUB_STEP_SUMMARY, GITHUB_OUTPUT, GITHUB_EVENT_PATH
 GITHUB_API_URL, GITHUB_REPOSITORY, GITHUB_SERVER_URL, GITHUB_RUN_ID, and GITHUB_TOKEN (the
 action passes its `github-token` input). The run itself appends its Markdown report to the
 step summary. Outputs: report, reports (every file, one a line, for upload-artifact), pass-rate
-(with one variant), pass-rates (JSON), verdict, exit-code, comment.
+(with one variant), pass-rates (JSON), verdict (passed, gates-failed, errors, invalid, or waiting:
+exit code 4, attempts waiting on provider batches), exit-code, comment.
 
 A comment that cannot be posted (a fork's read-only token, the API down) is a warning: the exit
 code stays the run's, since the gates, not the comment, decide the job.
@@ -25,7 +26,7 @@ import sys
 import uuid
 from pathlib import Path
 
-VERDICT = {0: "passed", 1: "invalid", 2: "errors", 3: "gates-failed"}
+VERDICT = {0: "passed", 1: "invalid", 2: "errors", 3: "gates-failed", 4: "waiting"}
 #: the options that take a value: `--args --verbose` is read as `--args=--verbose` (argparse
 #: would take a value that starts with "-" and holds no space for another option)
 VALUED = ("--baseline", "--max-regression", "--args", "--comment")

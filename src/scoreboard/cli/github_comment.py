@@ -24,7 +24,8 @@ MAX_BODY = 65_000
 TIMEOUT_S = 30
 #: the most of the event file read (GitHub's own events are far smaller)
 MAX_EVENT_BYTES = 32 << 20
-VERDICTS = {0: "✅ passed", 1: "⚠️ invalid input", 2: "⚠️ execution errors or a stopped run", 3: "❌ a gate failed"}
+VERDICTS = {0: "✅ passed", 1: "⚠️ invalid input", 2: "⚠️ execution errors or a stopped run", 3: "❌ a gate failed",
+            4: "⏳ attempts waiting on provider batches (`--resume` collects them)"}
 
 
 class CommentError(Exception):
