@@ -270,3 +270,28 @@ def test_csv_cells_longer_than_the_csv_modules_default_limit_are_read(tmp_path):
     _pf(tmp_path / "p", "prompts: [file://p.csv]\nproviders: [echo]\n",
         {"p.csv": f'prompt,label\n"{big}{{{{a}}}}",big\n'})
     assert _suite(tmp_path / "p")["prompt"].startswith("w w ")  # one prompt, not a line per row
+
+
+# ---- providers from files (src/providers/index.ts loadApiProviders, loadProvidersFromFile)
+
+def test_providers_from_config_files(tmp_path):
+    files = {"providers.yaml": "- id: openai:chat:gpt-4o-mini\n  config: {temperature: 0}\n- echo\n",
+             "one.json": '{"id": "openai:chat:gpt-4o", "label": "big"}'}
+    _, report = _pf(tmp_path, "prompts: [x]\nproviders: [file://one.json, file://providers.yaml]\n", files)
+    variants = _suite(tmp_path)["variants"]
+    assert variants == {"big": {"subject": {"type": "openai", "model": "gpt-4o"}},
+                        "openai-chat-gpt-4o-mini": {"subject": {"type": "openai", "model": "gpt-4o-mini",
+                                                                "params": {"temperature": 0}}},
+                        "echo": {"subject": {"type": "mock"}}}
+    assert not report.left_out
+    (tmp_path / "whole").mkdir()
+    _pf(tmp_path / "whole", "prompts: [x]\nproviders: file://providers.yaml\n", {"providers.yaml": "- echo\n"})
+    assert _suite(tmp_path / "whole")["variants"] == {"echo": {"subject": {"type": "mock"}}}
+
+
+def test_provider_file_outside_the_folder_is_refused(tmp_path):
+    (tmp_path / "cfg").mkdir()
+    (tmp_path / "p.yaml").write_text("id: echo\n")
+    (tmp_path / "cfg" / "promptfooconfig.yaml").write_text("prompts: [x]\nproviders: [file://../p.yaml]\n")
+    with pytest.raises(ConfigError, match="out of"):
+        import_promptfoo(str(tmp_path / "cfg" / "promptfooconfig.yaml"), str(tmp_path / "out"))

@@ -159,14 +159,33 @@ def _exec_argv(command: str) -> list[str]:
     return [m.group(1) or m.group(2) or m.group(0) for m in re.finditer(r"""[^\s"']+|"([^"]*)"|'([^']*)'""", command)]
 
 
+def _is_file(item: Any) -> bool:
+    """isProviderConfigFileReference: file:// and .yaml, .yml or .json."""
+    return isinstance(item, str) and item.startswith("file://") and item.endswith((".yaml", ".yml", ".json"))
+
+
+def _expand(value: Any, source: Source) -> list[tuple[str, Any]]:
+    """(where, provider) for every provider, a provider config file (`providers: file://x.yaml`,
+    or an item `file://x.yaml`) read as loadProvidersFromFile reads it: one provider or a list."""
+    items = value if isinstance(value, list) else ([value] if value is not None else [])
+    out: list[tuple[str, Any]] = []
+    for i, item in enumerate(items):
+        if not _is_file(item):
+            out.append((f"providers.{i}", item))
+            continue
+        name = item[len("file://"):]
+        loaded = source.read_data(name, f"providers.{i}")
+        configs = loaded if isinstance(loaded, list) else [loaded]
+        out += [(f"providers.{i} ({name}:{j})", c) for j, c in enumerate(configs)]
+    return out
+
+
 def convert_providers(value: Any, source: Source, report: Report, copied: dict[str, str]) -> tuple[dict, Any]:
     """({variant name: variant config}, a judge spec derived from the providers or None)."""
     import json
 
-    items: list = value if isinstance(value, list) else ([value] if value is not None else [])
     variants: dict[str, dict] = {}
-    for i, item in enumerate(items):
-        where = f"providers.{i}"
+    for i, (where, item) in enumerate(_expand(value, source)):
         if isinstance(item, dict) and "id" not in item and len(item) == 1:  # {"openai:gpt-4": {config}}
             (pid, body), = item.items()
             item = {"id": pid, **(body or {})}
