@@ -119,6 +119,11 @@ def load_folder(folder: Path, shown: str, root: Path | None) -> SkillFolder:
             seen += 1
             if seen > MAX_SKILL_FILES:
                 raise _refused(shown, rel, f"is past the limit of {MAX_SKILL_FILES} files in a skill folder")
+            try:
+                entry.name.encode("utf-8")
+            except UnicodeEncodeError:  # it could be neither hashed into the plan nor reported
+                raise _refused(shown, os.fsencode(rel).decode("utf-8", "backslashreplace"),
+                               "has a name that is not valid UTF-8 (rename it)") from None
             mode = entry.stat(follow_symlinks=False).st_mode
             if stat.S_ISLNK(mode):
                 raise _refused(shown, rel, "is a link (a skill folder holds regular files only)")
