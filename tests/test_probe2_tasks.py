@@ -487,3 +487,18 @@ def test_tool_calls_grader_is_not_assessed_for_a_task_agent_that_reported_no_tra
     known = grader.grade(GradeContext(case=None, output=Output(text="done", tool_calls=[]),
                                       measurements=Measurements(), task={"metrics": {"tool_calls": 0}}))
     assert known.passed is True
+
+
+def test_a_skill_folder_file_whose_name_is_not_utf8_is_one_error_line(tmp_path):
+    """It was an internal error (UnicodeEncodeError) when the suite loaded."""
+    skill = tmp_path / "skills" / "shop"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("# shop\n")
+    (skill / os.fsdecode(b"notes-\xff.md")).write_text("x")
+    make_task(tmp_path / "tasks" / "t", "id: t\ninstruction: do it\nchecks: [{name: d, run: 'true'}]\n")
+    (tmp_path / "suite.yaml").write_text("name: s\ncases: tasks\nvariants:\n  a: {subject: {type: command, "
+                                         "argv: [python3, -c, 'print(1)']}, skill: skills/shop}\n")
+    with pytest.raises(ConfigError) as info:
+        load_suite(tmp_path / "suite.yaml")
+    message = str(info.value)
+    assert "notes-" in message and "not valid UTF-8" in message and "\n" not in message
