@@ -226,3 +226,25 @@ def test_prompt_axis_mistakes_name_the_suite_file_and_the_variant(tmp_path):
         proc = scoreboard("validate", str(suite), cwd=tmp_path)
         assert proc.returncode == 1
         assert proc.stderr.strip().splitlines() == [f"scoreboard: error: {suite}, {said}"]
+
+
+def test_a_derived_metric_naming_a_metric_no_grader_declares_is_warned_of_before_running(tmp_path):
+    cases = [{"id": "a", "input": "x"}]
+    graders = "defaults: {graders: [{contains: x, metric: quality}]}\n"
+    suite = write_suite(tmp_path, cases, extra=graders + "derived_metrics: {typo: '2 * qualty'}\n")
+    proc = scoreboard("validate", str(suite), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr   # still valid (as promptfoo, an unknown name is no error) but said
+    assert (f"scoreboard: warning: {suite}, field 'derived_metrics.typo': names 'qualty', which is neither a "
+            "metric a grader declares nor a derived metric defined before it (declared: quality): it will be "
+            "undefined") in proc.stderr.splitlines()
+    # a custom grader's named_scores may give any name; a derived metric naming one defined before
+    # it, and __count under aggregate: sum, are known: no warning
+    code = "defaults: {graders: [{contains: x, metric: quality}, {python: 'True'}]}\n"
+    derived = ("derived_metrics: {tone2: '2 * tone', double: '2 * quality', quad: '2 * double', "
+               "per: {expression: 'quality / __count', aggregate: sum}}\n")
+    proc = scoreboard("validate", str(write_suite(tmp_path, cases, extra=code + derived)), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "warning" not in proc.stderr
+    proc = scoreboard("validate", str(write_suite(tmp_path, cases, extra=graders + derived.replace(
+        "tone2: '2 * tone', ", ""))), cwd=tmp_path)
+    assert proc.returncode == 0 and "warning" not in proc.stderr, proc.stderr

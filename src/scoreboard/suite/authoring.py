@@ -102,9 +102,11 @@ def apply_defaults(cfg: SuiteConfig, cases: list[Case], places: Places) -> list[
     return out
 
 
-def declared_names(cfg: SuiteConfig, graders: dict[str, list[Grader]]) -> set[str]:
+def declared_names(cfg: SuiteConfig, graders: dict[str, list[Grader]], warnings: list[str] | None = None,
+                   source: str | None = None) -> set[str]:
     """Figures a gate may name before anything ran: metrics the graders declare, derived
-    metrics, the case score and the reducers (`reducer:NAME`); derived expressions are checked."""
+    metrics, the case score and the reducers (`reducer:NAME`); derived expressions are checked,
+    and one naming a metric nothing can give (a typo) is a warning: it will be undefined."""
     from ..stats.metrics import (
         COUNT_NAME,
         ExpressionError,
@@ -113,6 +115,7 @@ def declared_names(cfg: SuiteConfig, graders: dict[str, list[Grader]]) -> set[st
     )
 
     names = {getattr(g, "metric", None) for gs in graders.values() for g in gs} - {None}
+    metrics = set(names)
     aggregates: dict[str, str] = {}
     for name, spec in (cfg.derived_metrics or {}).items():
         expr, aggregate = (spec, "mean") if isinstance(spec, str) else (spec.expression, spec.aggregate)
@@ -128,6 +131,11 @@ def declared_names(cfg: SuiteConfig, graders: dict[str, list[Grader]]) -> set[st
             if aggregates[other] != aggregate:
                 raise ConfigError(f"names derived metric {other!r}, whose aggregate is {aggregates[other]}, "
                                   f"not {aggregate}", field=field)
+        unknown = sorted(used - metrics - set(aggregates) - {COUNT_NAME})
+        if unknown and warnings is not None and not _names_scores(graders):  # only named_scores could give it
+            warnings.append(f"{source or 'the suite'}, field {field!r}: names {unknown[0]!r}, which is neither a "
+                            "metric a grader declares nor a derived metric defined before it (declared: "
+                            f"{', '.join(sorted(metrics)) or 'none'}): it will be undefined")
         aggregates[name] = aggregate
         names.add(name)
     names.add("score")
@@ -136,6 +144,13 @@ def declared_names(cfg: SuiteConfig, graders: dict[str, list[Grader]]) -> set[st
             raise ConfigError("the at_least reducer needs k", field="reducers")
         names.add("reducer:" + reducer_name(r if isinstance(r, str) else r.model_dump(exclude_none=True)))
     return names
+
+
+def _names_scores(graders: dict[str, list[Grader]]) -> bool:
+    """Whether some grader runs code (python, javascript), whose named_scores may name any metric."""
+    from ..graders.code import code_spec
+
+    return any(code_spec(g.spec) for gs in {id(gs): gs for gs in graders.values()}.values() for g in gs)
 
 
 def cross_prompts(cfg: SuiteConfig, configs: list[dict]) -> list[dict]:
