@@ -240,3 +240,22 @@ def test_the_action_names_a_run_left_waiting_on_batches(stored, tmp_path, monkey
     write_outputs(values)
     assert "verdict=waiting\n" in target.read_text()
     assert "waiting on provider batches" in comment_body(head, 4, None, "").splitlines()[1]
+
+
+def test_a_store_locked_past_every_wait_is_a_one_line_error(stored, tmp_path, capsys, monkeypatch):
+    import scoreboard.store.db as db
+
+    _, store, _ = stored
+    copy = tmp_path / "locked.sqlite"
+    copy.write_bytes(Path(store).read_bytes())
+    monkeypatch.setattr(db, "BUSY_TIMEOUT_S", 0.1)
+    monkeypatch.setattr(db, "RETRIES", 2)
+    key = json.loads(sb(capsys, "history", "--store", str(copy), "--json")[1])["runs"][0]["key"]
+    holder = sqlite3.connect(copy, isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")  # a stuck writer
+        code, out, err = sb(capsys, "store", "tag", key, "x", "--store", str(copy))
+    finally:
+        holder.close()
+    assert code == 1 and "internal error" not in err and err.count("\n") == 1
+    assert "the store is locked by another process" in err

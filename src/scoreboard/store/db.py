@@ -106,8 +106,10 @@ class Database:
             except sqlite3.OperationalError as exc:
                 if "readonly" in str(exc).lower():
                     raise read_only(self.location) from None
-                if not _busy(exc) or attempt == RETRIES - 1:
+                if not _busy(exc):
                     raise
+                if attempt == RETRIES - 1:
+                    raise locked(self.location) from None
                 time.sleep(0.05 * (attempt + 1))
                 continue
             break
@@ -142,6 +144,12 @@ class Database:
 def read_only(location: str) -> ConfigError:
     return ConfigError("the store is read-only here (the file or its folder may not be written): it can be "
                        "read, not changed", file=location, field="store")
+
+
+def locked(location: str) -> ConfigError:
+    """Another process held the store's write lock past every wait (a stuck writer)."""
+    return ConfigError(f"the store is locked by another process writing to it (waited {RETRIES} x "
+                       f"{BUSY_TIMEOUT_S:g} s): try again when it is done, or stop it", file=location, field="store")
 
 
 def _busy(exc: Exception) -> bool:
