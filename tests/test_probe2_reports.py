@@ -158,6 +158,21 @@ def test_viewer_p_values_and_differences_are_written_as_every_rendering_writes_t
         page.close()
 
 
+def test_the_compare_figures_show_rates_in_percent_their_change_in_points_and_how_many_values_were_known(served, browser):
+    older, newer = keys(served)[-2:]
+    page = open_page(browser, served, f"#/compare/{older}/{newer}")
+    try:
+        row = page.locator('table.deltas').first.locator('tr[data-figure="pass rate"] td').all_inner_texts()
+        assert re.fullmatch(r"\d+\.\d%", row[1]) and re.fullmatch(r"[+-]\d+\.\d points", row[3]), row  # was 0.3333 / 0.00
+        figures = page.locator("table.deltas").first.locator("td:first-child").all_inner_texts()
+        # the subject's error has no token count: the mean is over the known values, and says of how many
+        (tokens,) = [f for f in figures if f.startswith("input_tokens mean")]
+        assert tokens == f"input_tokens mean (known values: A {len(CASES) - 1} of {len(CASES)}, B {len(CASES) - 1} of " \
+                         f"{len(CASES)})", tokens
+    finally:
+        page.close()
+
+
 def test_the_viewer_meta_names_every_interval_method_in_words(served):
     meta = api(served, "/api/meta")
     for figure in api(served, "/api/runs?suite=probe2")["runs"][0]["figures"]:

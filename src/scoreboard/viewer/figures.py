@@ -112,27 +112,36 @@ def figure_deltas(a: dict, b: dict) -> list[dict]:
     """Each figure both summaries state, A's value, B's and B - A (unknown stays null)."""
     rows = []
 
-    def add(name: str, va: Any, vb: Any) -> None:
+    def add(name: str, va: Any, vb: Any, rate: bool = False) -> None:
         if va is None and vb is None:
             return
         delta = vb - va if isinstance(va, (int, float)) and isinstance(vb, (int, float)) else None
-        rows.append({"figure": name, "a": va, "b": vb, "delta": delta})
+        # a share (a pass rate, a field accuracy) is shown as a percentage, its change in points
+        rows.append({"figure": name, "a": va, "b": vb, "delta": delta, **({"rate": True} if rate else {})})
 
-    add("pass rate", a.get("pass_rate"), b.get("pass_rate"))
+    add("pass rate", a.get("pass_rate"), b.get("pass_rate"), True)
     add("field accuracy (all fields)", (a.get("field_accuracy_overall") or {}).get("value"),
-        (b.get("field_accuracy_overall") or {}).get("value"))
+        (b.get("field_accuracy_overall") or {}).get("value"), True)
     for key in sorted(set(a.get("field_accuracy") or {}) | set(b.get("field_accuracy") or {})):
-        add(f"field {key}", (a.get("field_accuracy") or {}).get(key), (b.get("field_accuracy") or {}).get(key))
+        add(f"field {key}", (a.get("field_accuracy") or {}).get(key), (b.get("field_accuracy") or {}).get(key), True)
     for family, label in (("pass_at_k", "pass@"), ("pass_hat_k", "pass^")):
         for k in sorted(set(a.get(family) or {}) | set(b.get(family) or {}), key=int):
             add(f"{label}{k}", ((a.get(family) or {}).get(k) or {}).get("value"),
-                ((b.get(family) or {}).get(k) or {}).get("value"))
+                ((b.get(family) or {}).get(k) or {}).get("value"), True)
     for name in sorted(set(a.get("metrics") or {}) | set(b.get("metrics") or {})):
         add(f"metric {name}", _value((a.get("metrics") or {}).get(name)), _value((b.get("metrics") or {}).get(name)))
     for m in ("latency_ms", "cost_usd", "input_tokens", "output_tokens"):
         ma, mb = (a.get("measurements") or {}).get(m) or {}, (b.get("measurements") or {}).get(m) or {}
-        add(f"{m} mean (known values)", ma.get("mean"), mb.get("mean"))
+        add(f"{m} mean (known values: A {_known(ma)}, B {_known(mb)})", ma.get("mean"), mb.get("mean"))
     return rows
+
+
+def _known(m: dict) -> str:
+    """How many of a measurement's values were known: '8 of 12' (unknown ones are not in the mean)."""
+    known, unknown = m.get("known_count"), m.get("unknown_count")
+    if not isinstance(known, int) or not isinstance(unknown, int):
+        return "count not recorded"
+    return f"{known} of {known + unknown}"
 
 
 def _value(x: Any) -> Any:
