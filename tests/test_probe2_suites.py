@@ -248,3 +248,13 @@ def test_a_derived_metric_naming_a_metric_no_grader_declares_is_warned_of_before
     proc = scoreboard("validate", str(write_suite(tmp_path, cases, extra=graders + derived.replace(
         "tone2: '2 * tone', ", ""))), cwd=tmp_path)
     assert proc.returncode == 0 and "warning" not in proc.stderr, proc.stderr
+
+
+def test_a_case_s_expand_naming_a_var_it_lacks_is_an_error_not_a_silent_no_op(tmp_path):
+    suite = write_suite(tmp_path, [{"id": "a", "vars": {"lang": ["fr", "de"]}, "expand": ["lnag"], "expected": "x"}],
+                        extra="prompt: 'Say hi in {{ lang }}'\n")
+    proc = scoreboard("validate", str(suite), cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [
+        f"scoreboard: error: {tmp_path / 'cases.jsonl'}:1, case 'a', field 'expand': names 'lnag', which is not "
+        "one of this case's vars ('lang')"]

@@ -84,6 +84,13 @@ def apply_defaults(cfg: SuiteConfig, cases: list[Case], places: Places) -> list[
             case.threshold = d.threshold
         case.scoring = scoring
         names = case.expand if case.expand is not None else (d.expand or [])
+        if case.expand is not None:  # a case's own expand naming a var it lacks is a typo, never a no-op
+            held = case.vars if isinstance(case.vars, dict) else {}
+            lacking = next((n for n in case.expand if n not in held), None)
+            if lacking is not None:
+                raise ConfigError(f"names {lacking!r}, which is not one of this case's vars "
+                                  f"({', '.join(map(repr, held)) or 'it has none'})", file=case.source,
+                                  line=case.line, case_id=case.id, field="expand")
         if tally is not None:  # sized before it is built: four lists of 200 values are 1.6 billion cases
             size = expansion_size(case, names)
             tally.added(size - 1, case.source, line=case.line, case_id=case.id, field="expand",
