@@ -502,3 +502,45 @@ def test_a_skill_folder_file_whose_name_is_not_utf8_is_one_error_line(tmp_path):
         load_suite(tmp_path / "suite.yaml")
     message = str(info.value)
     assert "notes-" in message and "not valid UTF-8" in message and "\n" not in message
+
+
+def test_the_attempt_folder_is_removed_even_where_the_agent_made_folders_read_only():
+    """rmtree(ignore_errors=True) left a folder the agent had chmod-ed 500 or 000 (with what it
+    wrote, canaries included) behind for a user who is not root. Run as an unprivileged user."""
+    import pwd
+    import subprocess
+
+    if os.getuid() != 0:
+        nobody = None
+    else:
+        try:
+            nobody = pwd.getpwnam("nobody").pw_uid
+        except KeyError:
+            pytest.skip("no 'nobody' user to run as")
+    import shutil
+    import tempfile
+
+    shared = Path(tempfile.mkdtemp(prefix="probe2-remove-"))  # reachable by the unprivileged user
+    shared.chmod(0o777)
+    root = shared / "attempt"
+    script = textwrap.dedent(f"""
+        import os
+        from pathlib import Path
+        from scoreboard.tasks.runtime import remove_tree
+        {'os.setgid(65534); os.setuid(%d)' % nobody if nobody is not None else ''}
+        root = Path({str(root)!r})
+        (root / "work" / "a" / "b").mkdir(parents=True)
+        (root / "work" / "a" / "b" / "leak.txt").write_text("canary")
+        (root / "work" / "c").mkdir()
+        (root / "work" / "c" / "x").write_text("x")
+        os.chmod(root / "work" / "a" / "b", 0o000)
+        os.chmod(root / "work" / "a", 0o500)
+        os.chmod(root / "work" / "c", 0o500)
+        remove_tree(root)
+        print("gone" if not os.path.lexists(root) else "left")
+    """)
+    try:
+        done = subprocess.run([PY, "-c", script], capture_output=True, text=True, check=False)
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
+    assert done.stdout.strip() == "gone", done.stderr

@@ -125,7 +125,7 @@ async def run_task(task: TaskDef, subject, request: SubjectRequest, *, hide: lis
             await asyncio.to_thread(door.sandbox.close)
         if door.own and door.fixture is not None:
             door.fixture.stop()
-        shutil.rmtree(root, ignore_errors=True)
+        await asyncio.to_thread(remove_tree, root)
         if door.proxy is not None:
             await door.proxy.close()
         if door.bridge is not None:
@@ -171,6 +171,29 @@ async def _fixture_call(task_id: str, call):
         return await call
     except FixtureError as exc:
         raise SubjectError(f"task {task_id!r}: {exc}", kind="fixture") from None
+
+
+def remove_tree(root: Path) -> None:
+    """Remove the attempt's folder whatever the agent did to it: a folder it made read-only or
+    unlistable (chmod 500, 000) is made writable again first, so nothing it wrote (a canary) is
+    left behind."""
+    def writable(func, path, _exc) -> None:
+        for folder in (os.path.dirname(path), path):
+            try:
+                if os.path.isdir(folder) and not os.path.islink(folder):
+                    os.chmod(folder, 0o700)
+            except OSError:
+                continue
+        if func in (os.rmdir, os.unlink, os.remove):
+            try:
+                func(path)
+            except OSError:  # a folder that could not be listed is emptied by the next pass
+                return
+
+    for _ in range(8):  # each pass reaches one more level of folders made unlistable
+        shutil.rmtree(root, onerror=writable)
+        if not os.path.lexists(root):
+            return
 
 
 def _workspace(task: TaskDef, values: dict[str, str], root: Path) -> Path:
