@@ -295,3 +295,33 @@ def test_provider_file_outside_the_folder_is_refused(tmp_path):
     (tmp_path / "cfg" / "promptfooconfig.yaml").write_text("prompts: [x]\nproviders: [file://../p.yaml]\n")
     with pytest.raises(ConfigError, match="out of"):
         import_promptfoo(str(tmp_path / "cfg" / "promptfooconfig.yaml"), str(tmp_path / "out"))
+
+
+# ---- a test's vars from files; $refs inside tests files (loadTestWithVars, loadTestsFromGlob)
+
+def test_test_vars_named_as_files_are_merged_not_a_crash(tmp_path):
+    # readTestFiles: plain paths (globs) merged in order; `file://x` resolves to no file (promptfoo
+    # 0.121 shows empty vars for it), which the import reproduces and notes (it crashed before)
+    config = ("prompts: ['{{a}}-{{b}}']\nproviders: [echo]\ntests:\n"
+              "  - {description: plain, vars: [vars1.yaml, vars2.yaml]}\n"
+              "  - {description: one, vars: vars1.yaml}\n"
+              "  - {description: prefixed, vars: file://vars1.yaml}\n"
+              "defaultTest: {vars: [vars2.yaml]}\n")
+    cases, report = _pf(tmp_path, config, {"vars1.yaml": "a: 1\nb: 2\n", "vars2.yaml": "b: 3\n"})
+    assert [c["vars"] for c in cases] == [{"a": 1, "b": 3}, {"a": 1, "b": 2}, {"b": 3}]
+    assert any("file://vars1.yaml" in n for n in report.notes)
+
+
+def test_test_vars_file_that_is_not_a_mapping_is_one_error(tmp_path):
+    with pytest.raises(ConfigError, match="no mapping of vars"):
+        _pf(tmp_path, "prompts: [x]\nproviders: [echo]\ntests: [{vars: v.yaml}]\n", {"v.yaml": "- 1\n"})
+
+
+def test_refs_inside_a_tests_file_resolve_against_that_file(tmp_path):
+    tests_yaml = ("- vars: {a: x}\n  assert: [{$ref: '#/1/assert/0'}]\n"
+                  "- vars: {a: q}\n  assert: [{type: contains, value: q}]\n")
+    lines = '{"vars": {"a": "z"}, "assert": [{"$ref": "#/1/assert/0"}]}\n{"assert": [{"type": "icontains", "value": "Z"}]}\n'
+    cases, _ = _pf(tmp_path, "prompts: ['{{a}}']\nproviders: [echo]\ntests: [file://sub/t.yaml, file://l.jsonl]\n",
+                   {"sub/t.yaml": tests_yaml, "l.jsonl": lines})
+    assert cases[0]["graders"] == cases[1]["graders"] == [{"contains": {"patterns": ["q"], "mode": "all"}}]
+    assert cases[2]["graders"][0]["contains"]["patterns"] == ["Z"]

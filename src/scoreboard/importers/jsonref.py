@@ -99,3 +99,13 @@ def dereference(config: dict, source: Source) -> dict:
     deref = _Deref(source)
     deref.documents[""] = config
     return {k: deref.walk(v, "", k, ()) for k, v in config.items()}
+
+
+def dereference_file(value: Any, name: str, source: Source) -> Any:
+    """A tests file's content (`name`, relative to the config's folder) with its references
+    resolved against itself, as loadTestsFromGlob dereferences each tests file."""
+    if not has_ref(value):
+        return value
+    deref = _Deref(source)
+    deref.documents[name] = value
+    return deref.walk(value, name, name, ())

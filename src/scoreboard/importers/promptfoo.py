@@ -17,7 +17,7 @@ import yaml
 
 from . import promptfoo_vars as pf_vars
 from .common import Report, Source, jsonl, read_config, slug, write_output
-from .jsonref import dereference
+from .jsonref import dereference, dereference_file
 from .promptfoo_asserts import PYTHON_HEADER, Context, Skip, convert, transform_spec
 from .promptfoo_prompts import prompts as convert_prompts
 from .promptfoo_providers import convert_providers
@@ -154,9 +154,10 @@ def _test_file(name: str, source: Source, report: Report) -> list[tuple[str, dic
                 out.append((f"{name}:{number}", parse_json(line)))
             except ParseError as exc:
                 raise source.error(exc.message, file=str(source.folder / name), line=number) from None
-        return out
+        tests = dereference_file([t for _, t in out], name, source)  # the file's lines are one document
+        return [(where, t) for (where, _), t in zip(out, tests)]
     if lower.endswith((".json", ".yaml", ".yml")):
-        value = source.read_data(name, name)
+        value = dereference_file(source.read_data(name, name), name, source)
         items = value if isinstance(value, list) else [value]
         return [(f"{name}:{i}", t) for i, t in enumerate(items) if t is not None]
     report.skip(name, "tests from this kind of file (code, spreadsheets, datasets) are not converted")
@@ -170,7 +171,8 @@ def _cases(tests: list[tuple[str, dict]], default: dict, ctx: Context) -> list[d
         if not isinstance(test, dict):
             ctx.report.skip(where, "a test is a mapping")
             continue
-        merged_vars = {**(default.get("vars") or {}), **(test.get("vars") or {})}
+        merged_vars = {**_test_vars(default.get("vars"), ctx, "defaultTest.vars"),
+                       **_test_vars(test.get("vars"), ctx, f"{where}.vars")}
         options = {**(default.get("options") or {}), **(test.get("options") or {})}
         asserts = ([] if options.get("disableDefaultAsserts") else list(default.get("assert") or [])) + \
             list(test.get("assert") or [])
@@ -229,6 +231,28 @@ def _cases(tests: list[tuple[str, dict]], default: dict, ctx: Context) -> list[d
                 case["transform"] = case_transform
             cases.append(case)
     return cases
+
+
+def _test_vars(value: Any, ctx: Context, where: str) -> dict:
+    """A test's vars; as text or a list, the YAML/JSON files they name merged in order, as
+    readTestFiles merges them (each path, a glob too, relative to the config's folder)."""
+    if value is None or isinstance(value, dict):
+        return value or {}
+    if not isinstance(value, (str, list)) or not all(isinstance(p, str) for p in ([value] if isinstance(value, str)
+                                                                                  else value)):
+        raise ctx.source.error("vars is a mapping, or the path of a file of vars (or a list of them)", where)
+    merged: dict = {}
+    for pattern in [value] if isinstance(value, str) else value:
+        if pattern.startswith("file://"):  # path.resolve(base, "file://x") names no file: no vars
+            ctx.report.note(f"{where}: promptfoo reads no vars from {pattern!r} (its readTestFiles takes a plain "
+                            "path, not file://), so neither does the import")
+            continue
+        for name in ctx.source.glob(pattern, where):
+            data = ctx.source.read_data(name, where)
+            if not isinstance(data, dict):
+                raise ctx.source.error(f"{name} holds no mapping of vars", where)
+            merged.update(data)
+    return merged
 
 
 def _unique_id(cid: str, taken: set[str]) -> str:
