@@ -102,3 +102,31 @@ def test_nothing_a_command_started_outlives_its_attempt(tmp_path):
             os.kill(pid, signal.SIGKILL)
     assert len(started) == 3
     assert left == []
+
+
+# --------------------------------------------------------------------------- datasets
+
+
+def test_a_dictionary_encoded_dataset_is_held_to_max_total_bytes(tmp_path):
+    # A 792-byte Parquet file (one 1 MiB value, dictionary-encoded, named by 2,000 rows) passed
+    # every limit: its footer and its batches hold the value once. It decoded to 2 GB of
+    # cases (2.1 GB of memory for `validate`) and its run wrote 7.9 GB of reports.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = 40
+    value = pa.array(["a" * (1 << 20)] * rows).dictionary_encode()
+    table = pa.table({"question": value, "answer": pa.array(["x"] * rows)})
+    pq.write_table(table, tmp_path / "bomb.parquet", compression="zstd")
+    with pa.OSFile(str(tmp_path / "bomb.arrow"), "wb") as handle:
+        with pa.ipc.new_stream(handle, table.schema) as writer:
+            writer.write_table(table)
+    assert (tmp_path / "bomb.parquet").stat().st_size < 64 << 10
+    for name in ("bomb.parquet", "bomb.arrow"):
+        (tmp_path / "suite.yaml").write_text(
+            f"name: s\ncases: [{{format: hf, path: {name}, columns: {{input: question, target: answer}}}}]\n"
+            "subject: mock\nlimits: {max_total_bytes: 8000000}\n")
+        done = scoreboard("validate", "suite.yaml", cwd=tmp_path)
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert done.stderr.strip().splitlines() == [
+            f"scoreboard: error: {name}:1: the rows decode to more than 8,000,000 bytes (limits.max_total_bytes)"]

@@ -240,6 +240,57 @@ def _open_table(data: bytes, suffix: str, shown: str, wanted: list[str], max_row
     return (b.select([n for n in names if n in wanted]) for b in batches), names
 
 
+def decoded_bytes(batch: Any) -> int:
+    """What a record batch holds once its values are Python values: its buffers, except that a
+    dictionary-encoded column counts each row's own value (a few KB of file can name one 1 MiB
+    dictionary entry in every row; the batch's buffers hold it once). A nested column holding a
+    dictionary counts the whole dictionary for each of its rows (an upper bound)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    total = 0
+    for column in batch.columns:
+        kind = column.type
+        if pa.types.is_dictionary(kind):
+            values = kind.value_type
+            if pa.types.is_binary(values) or pa.types.is_string(values) or pa.types.is_large_binary(values) \
+                    or pa.types.is_large_string(values):
+                each = pc.sum(pc.take(pc.binary_length(column.dictionary), column.indices)).as_py() or 0
+            elif getattr(values, "bit_width", 0) >= 8:
+                each = len(column) * (values.bit_width // 8)
+            else:
+                each = len(column) * column.dictionary.nbytes
+            total += column.indices.nbytes + int(each)
+        elif _holds_dictionary(kind):
+            total += column.nbytes + len(column) * _dictionary_bytes(column)
+        else:
+            total += column.nbytes
+    return total
+
+
+def _holds_dictionary(kind: Any) -> bool:
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(kind):
+        return True
+    return any(_holds_dictionary(kind.field(i).type) for i in range(kind.num_fields))
+
+
+def _dictionary_bytes(array: Any) -> int:
+    """The bytes of every dictionary inside a nested array."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(array.type):
+        return array.dictionary.nbytes
+    if isinstance(array, pa.StructArray):
+        children = [array.field(i) for i in range(array.type.num_fields)]
+    elif hasattr(array, "values"):
+        children = [array.values]
+    else:
+        children = []
+    return sum(_dictionary_bytes(child) for child in children)
+
+
 def table_rows(data: bytes, suffix: str, shown: str, wanted: list[str],
                max_rows: int | None) -> tuple[list[tuple[int, dict]], list[str]]:
     """The rows of a Parquet or Arrow IPC file (only the `wanted` columns), each with its number,
@@ -254,7 +305,7 @@ def table_rows(data: bytes, suffix: str, shown: str, wanted: list[str],
     try:
         batches, names = _open_table(data, suffix, shown, wanted, max_rows, limits)
         for batch in batches:
-            decoded += batch.nbytes
+            decoded += decoded_bytes(batch)
             if decoded > limits.max_total_bytes:
                 raise ConfigError(f"the rows decode to more than {limits.max_total_bytes:,} bytes "
                                   "(limits.max_total_bytes)", file=shown, line=len(rows) + 1)
