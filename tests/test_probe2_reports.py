@@ -320,3 +320,16 @@ def make_stopped_report() -> dict:
         return "failed" if i == 1 else "passed"
 
     return make_report(3, variants=("only",), runs=3, status_of=status, run_status="stopped", case_id=lambda i: f"c{i}")
+
+
+def test_junit_says_in_numbers_what_a_capped_rendering_left_out():
+    from scoreboard.record.junit import render_junit
+    from scoreboard.record.view import view_of
+    from tests.record.conftest import make_report
+
+    report = make_report(40, variants=("only",), runs=3, status_of=lambda i, v, r: "failed" if i < 5 else "passed")
+    root = ET.fromstring(render_junit(view_of(report, cap=30)).encode("utf-8"))
+    (note,) = [p.get("value") for p in root.iter("property") if p.get("name") == "attempts_omitted"]
+    # 15 failed attempts kept, then 15 of the 105 passes: 90 passes left out (was only the note, no number)
+    assert note.startswith("30 of 120 attempts kept for the failure details; 90 passing attempts left out"), note
+    assert int(root.get("failures")) == 5 and int(root.get("tests")) == 40

@@ -95,6 +95,17 @@ def _testcase(parent: ET.Element, case_id: str, classname: str, tally: CaseTally
     return "passed"
 
 
+def _omitted_words(omitted: dict | None) -> str | None:
+    """What a capped view left out, in numbers (as the Markdown and the HTML say it)."""
+    if not omitted:
+        return None
+    left = f"{omitted.get('passes_omitted', 0):,} passing attempts"
+    if omitted.get("not_passed_omitted"):
+        left += f" and {omitted['not_passed_omitted']:,} that did not pass"
+    return (f"{omitted.get('kept', 0):,} of {omitted.get('attempts', 0):,} attempts kept for the failure details; "
+            f"{left} left out of them (the counts cover every attempt): {omitted.get('note')}")
+
+
 def _k_rows(vs, methods) -> tuple[tuple[str, str], ...]:
     """pass@k and pass^k (runs > 1), each with its interval, then each interval's method in words
     (the report's summary.methods)."""
@@ -157,7 +168,7 @@ def render_junit(view: ReportView) -> str:
                            ("pass_rate", rate), ("field_accuracy", fields.value if fields is not None else None),
                            ("fields_correct", f"{fields.correct}/{fields.total}" if fields is not None else None),
                            ("not_assessed", unassessed), ("stop_reason", run.stop_reason),
-                           ("attempts_omitted", (view.omitted or {}).get("note")),
+                           ("attempts_omitted", _omitted_words(view.omitted)),
                            ("dry_run", f"{DRY_RUN_MARK}: {DRY_RUN_NOTE}" if run.dry_run else None), *figures):
             if value is not None:
                 ET.SubElement(props, "property", name=key, value=clean(value))
