@@ -258,3 +258,15 @@ def test_a_case_s_expand_naming_a_var_it_lacks_is_an_error_not_a_silent_no_op(tm
     assert proc.stderr.strip().splitlines() == [
         f"scoreboard: error: {tmp_path / 'cases.jsonl'}:1, case 'a', field 'expand': names 'lnag', which is not "
         "one of this case's vars ('lang')"]
+
+
+def test_a_missing_or_uncallable_grader_function_names_its_file_not_an_internal_module(tmp_path):
+    cases = [{"id": "a", "input": "x", "expected": "x"}]
+    for target, said in [("y", "no function 'y' in '{file}'"),
+                         ("x", "'x' in '{file}' is not a function (it is int)")]:
+        suite = write_suite(tmp_path, cases, "x = 5\n", extra=f"graders: ['python-file:checks.py:{target}']\n")
+        proc = scoreboard("validate", str(suite), cwd=tmp_path)
+        assert proc.returncode == 1
+        assert proc.stderr.strip().splitlines() == [
+            f"scoreboard: error: {suite}, field 'graders[0]': grader 'python': "
+            + said.format(file=tmp_path.resolve() / "checks.py")]

@@ -99,7 +99,10 @@ def load_callable(options: dict, what: str):
         source = Path(found) if found else None
     fn = getattr(module, attr, None)
     if fn is None or not callable(fn):
-        raise option_error(what, f"no function {attr!r} in {getattr(module, '__name__', '?')!r}")
+        where = str(source) if source is not None else getattr(module, "__name__", "?")
+        said = f"{attr!r} in {where!r} is not a function (it is {type(fn).__name__})" if fn is not None \
+            else f"no function {attr!r} in {where!r}"
+        raise option_error(what, said)
     return fn, source
 
 
