@@ -545,3 +545,39 @@ def test_the_attempt_folder_is_removed_even_where_the_agent_made_folders_read_on
     finally:
         shutil.rmtree(shared, ignore_errors=True)
     assert done.stdout.strip() == "gone", done.stderr
+
+
+class _LeavesADaemon:
+    """A subject that starts a daemon with the attempt's environment and does not end it."""
+
+    kind = "leaves-a-daemon"
+    agent_workspace = True
+
+    def __init__(self, pidfile: Path):
+        self.pidfile = pidfile
+
+    async def run(self, request):
+        import subprocess
+
+        from scoreboard.subjects.values import Result
+
+        ws = request.workspace
+        proc = subprocess.Popen([PY, "-c", "import time; time.sleep(300)"], cwd=ws.path,
+                                env={**os.environ, **ws.env}, start_new_session=True)
+        self.pidfile.write_text(str(proc.pid))
+        return Result(Output(text="done"))
+
+
+def test_what_any_agent_leaves_running_is_killed_by_the_attempt_and_said(tmp_path):
+    task = make_task(tmp_path / "task", "id: t\ninstruction: do it\nsandbox: 'off'\nchecks: [{name: d, run: 'true'}]\n")
+    case = load_task_folders(task, Limits())[0]
+    subject = _LeavesADaemon(tmp_path / "daemon.pid")
+    request = SubjectRequest(case_id=case.id, input=case.input, params={"mode": "ordinary"})
+    record = asyncio.run(run_task(case.task, subject, request, hide=[])).extra["task"]
+    assert record["left_running"] is True
+    pid = int(subject.pidfile.read_text())
+    for _ in range(50):
+        if not alive(pid):
+            break
+        time.sleep(0.1)
+    assert not alive(pid)
