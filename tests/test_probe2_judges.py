@@ -180,3 +180,24 @@ def test_dq_says_how_many_cases_it_left_out(judge_srv, tmp_path):
         assert "rubric-score flaky: mean 5.00 on 1-5 [95% CI 1.83–5.00, student-t] over 1 of 3 cases (2 not scored)" \
             in text
         assert "rubric-score good: mean 5.00 on 1-5 [95% CI 2.75–5.00, student-t] over 3 cases;" in text
+
+
+# ------------------------------------------------------------------------- hostile pages
+
+@chromium
+def test_a_folder_page_that_asks_for_its_big_file_again_and_again_is_refused_past_a_budget(tmp_path):
+    """Each reference to a folder's file under max_file_bytes was served whole: 40 references to
+    one 15 MB file held 936 MB in this process and kept the run busy for minutes after the
+    render's deadline. Past 4 x max_file_bytes served, requests are refused and the record
+    says so (a render error), so the judge is never shown that page as if it were whole."""
+    from tests.render.test_renderer import render_all
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "big.bin").write_bytes(b"x" * 60_000)
+    imgs = "".join(f'<img src="big.bin?v={i}">' for i in range(12))
+    (site / "index.html").write_text(f"<!doctype html><html><body><h1>big</h1>{imgs}</body></html>", encoding="utf-8")
+    (record,) = render_all([str(site)], tmp_path, max_file_bytes=100_000, settle_ms=0)
+    assert record["kind"] == "folder"
+    assert record["error"] == ("the page asked for more than 400000 bytes of its own files (4 x "
+                               "render.max_file_bytes): 6 request(s) refused")

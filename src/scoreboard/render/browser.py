@@ -48,6 +48,9 @@ NAVIGATIONS = 5
 CLOSE_S = 10
 #: how often the renderers' memory is measured (real seconds)
 MEMORY_EVERY_S = 0.25
+#: the most bytes one page's own files may be served, all requests together, in max_file_bytes
+#: (40 references to one 15 MB file held 936 MB in this process and the run for minutes)
+SERVED_FILES = 4
 
 # mulberry32: a small seeded generator; the same seed gives every page the same numbers.
 SEED_SCRIPT = """(() => {
@@ -185,19 +188,27 @@ class Renderer:
         await self.start()
         async with self._slots:
             kills = self.memory_kills
+            # What the page's own origin has served; once the render ends it serves nothing more.
+            served = {"bytes": 0, "open": True, "refused": 0}
             try:
                 async with asyncio.timeout(settings.timeout_ms / 1000):
-                    await self._shoot(source, record)
+                    await self._shoot(source, record, served)
             except TimeoutError:
                 record["error"] = f"render timed out after {settings.timeout_ms} ms"
             except Exception as exc:  # noqa: BLE001 - a page that breaks the browser is a measurement too
                 record["error"] = f"render failed: {type(exc).__name__}: {str(exc).splitlines()[0][:MAX_MESSAGE]}"
+            finally:
+                served["open"] = False
+            if served["refused"] and not record["error"]:
+                record["error"] = (f"the page asked for more than {SERVED_FILES * settings.max_file_bytes} bytes of "
+                                   f"its own files ({SERVED_FILES} x render.max_file_bytes): {served['refused']} "
+                                   "request(s) refused")
             if record["crashed"] and self.memory_kills > kills:
                 record["error"] = (f"the page used more than render.max_memory_mb ({settings.max_memory_mb} MB) "
                                    f"of memory: its renderer was stopped")
         return record
 
-    async def _shoot(self, source: PageSource, record: dict) -> None:
+    async def _shoot(self, source: PageSource, record: dict, served: dict) -> None:
         s = self.settings
         context = await self._browser.new_context(
             viewport={"width": s.width, "height": s.height}, device_scale_factor=s.device_scale_factor,
@@ -208,7 +219,7 @@ class Renderer:
             start = datetime.fromisoformat(s.clock)
             await context.clock.install(time=start)
             await context.clock.pause_at(start)
-            await context.route("**/*", lambda route: self._answer(route, source, record))
+            await context.route("**/*", lambda route: self._answer(route, source, record, served))
             if hasattr(context, "route_web_socket"):
                 await context.route_web_socket("**/*", lambda ws: self._block_socket(ws, record))
             page = await context.new_page()
@@ -262,8 +273,11 @@ class Renderer:
         if not full_page:
             record["blank"] = is_blank(png)  # the last viewport shot decides
 
-    async def _answer(self, route, source: PageSource, record: dict) -> None:
+    async def _answer(self, route, source: PageSource, record: dict, served: dict) -> None:
         url = route.request.url
+        if not served["open"]:  # the render is over (its deadline passed): nothing more is served
+            await route.abort("blockedbyclient")
+            return
         if not url.startswith(ORIGIN):
             record["blocked_requests"] += 1
             _listed(record, "blocked", url[:300])
@@ -275,10 +289,16 @@ class Renderer:
                 await route.abort("blockedbyclient")
             return
         path = url[len(ORIGIN):].split("?", 1)[0].split("#", 1)[0]
-        body, ctype = self._file(source, path)
+        left = SERVED_FILES * self.settings.max_file_bytes - served["bytes"]
+        body, ctype = self._file(source, path) if left > 0 else (b"", "")
         if body is None:
             await route.fulfill(status=404, body=b"not found", content_type="text/plain")
+        elif left <= 0 or len(body) > left:
+            body = None  # not held while the refusal is sent (40 of them held 15 MB each)
+            served["refused"] += 1
+            await route.abort("blockedbyclient")
         else:
+            served["bytes"] += len(body)
             await route.fulfill(status=200, body=body, content_type=ctype)
 
     async def _block_socket(self, ws, record: dict) -> None:
