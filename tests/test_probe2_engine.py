@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import json
 import os
@@ -96,3 +97,56 @@ def test_ctrl_c_while_the_command_line_loads_is_one_line_and_exit_130(monkeypatc
         pytest.fail("Ctrl+C while the command line loads escaped as a traceback")
     assert code == 130
     assert capsys.readouterr().err == "scoreboard: interrupted\n"
+
+
+# A Ctrl+C that lands after the run started (inside asyncio.run) but before its own handlers are
+# installed: asyncio's handler cancels the run's task, which cancelled the executor at its first
+# await, and the run was written as "completed" with every attempt not run (found by interrupting
+# runs at random moments).
+INTERRUPT_EARLY = """
+import os, signal, sys
+import scoreboard.engine.pipeline as pipeline
+started = pipeline._started
+def interrupted(*args, **kwargs):
+    run = started(*args, **kwargs)
+    os.kill(os.getpid(), signal.SIGINT)  # handled by asyncio.run's own handler: cancels the run's task
+    return run
+pipeline._started = interrupted
+from scoreboard.cli.main import console
+sys.exit(console(sys.argv[1:]))
+"""
+
+
+def test_ctrl_c_before_the_run_installs_its_handlers_is_an_interrupt_not_a_completed_run(work):
+    proc = subprocess.run([sys.executable, "-c", INTERRUPT_EARLY, "run", "suite.yaml", "--no-progress",
+                           "--format", "json"], cwd=work, capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ), check=False)
+    assert proc.returncode == 130, proc.stdout + proc.stderr
+    assert "scoreboard: interrupted" in proc.stderr
+    assert "completed" not in proc.stdout
+    assert not list((work / "out" / "s").glob("*.json"))  # no report claims a finished run
+    (folder,) = [p for p in (work / "out" / "s").iterdir() if p.is_dir()]
+    resumed = scoreboard(["run", "--resume", str(folder), "--no-progress"], work)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    report = json.loads(next((work / "out" / "s").glob("*.json")).read_text())
+    assert report["run"]["status"] == "completed"
+    assert {a["status"] for a in report["attempts"]} == {"passed"} and len(report["attempts"]) == 6
+
+
+def test_the_run_waits_out_its_executor_but_never_swallows_its_own_cancellation():
+    from scoreboard.engine.run import _wait
+
+    async def cancelled_while_waiting():
+        executor = asyncio.ensure_future(asyncio.sleep(30))
+        asyncio.get_running_loop().call_soon(asyncio.current_task().cancel)
+        await _wait(executor)
+
+    async def executor_cancelled():  # the grace period ran out: the wait ends, the run goes on
+        executor = asyncio.ensure_future(asyncio.sleep(30))
+        asyncio.get_running_loop().call_soon(executor.cancel)
+        await _wait(executor)
+        return "went on"
+
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(cancelled_while_waiting())
+    assert asyncio.run(executor_cancelled()) == "went on"

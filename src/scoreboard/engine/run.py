@@ -313,8 +313,13 @@ class Run:
 
 
 async def _wait(task: asyncio.Future) -> None:
+    """Wait for the executor. Its own cancellation (the grace period after an interrupt ran out)
+    ends the wait; a cancellation of the run itself is raised, never taken for a finished run:
+    a Ctrl+C that lands before the run's handlers are installed cancels the run's task (asyncio's
+    own handler), and awaiting the executor passes that on to it."""
     try:
         await task
     except asyncio.CancelledError:
-        if not task.cancelled():
+        current = asyncio.current_task()
+        if not task.cancelled() or (current is not None and current.cancelling()):
             raise
