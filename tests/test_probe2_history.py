@@ -259,3 +259,18 @@ def test_a_store_locked_past_every_wait_is_a_one_line_error(stored, tmp_path, ca
         holder.close()
     assert code == 1 and "internal error" not in err and err.count("\n") == 1
     assert "the store is locked by another process" in err
+
+
+@pytest.mark.parametrize(("status", "verdict"), [
+    ("passed", "passed"), ("not-graded", "unassessed"), ("unassessed", "unassessed"), ("waiting", "failed"),
+    ("not-run", "failed"), ("a-status-from-a-later-version", "failed"),
+])
+def test_a_case_test_passes_only_when_every_attempt_passed(status, verdict):
+    from scoreboard.testing.messages import case_verdict
+
+    attempts = [{"case_id": "c", "variant": "v", "run": 0, "status": "passed", "output": {"text": "x"}},
+                {"case_id": "c", "variant": "v", "run": 1, "status": status, "output": None, "grades": []}]
+    found, message = case_verdict("c", attempts)
+    assert found == verdict
+    if status == "not-graded":
+        assert "not graded (the case has no grader)" in message

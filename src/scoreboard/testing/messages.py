@@ -9,7 +9,10 @@ from textwrap import indent
 #: characters of an output shown in a failure message (the report holds all of it)
 OUTPUT_CHARS = 2000
 #: attempt statuses that fail a case's test (unassessed does not: it was not judged at all)
-FAILING = ("failed", "error", "not-run", "interrupted")
+FAILING = ("failed", "error", "not-run", "interrupted", "waiting")
+#: attempt statuses that were not judged: the case's test is skipped, never passed (every other
+#: status but "passed" fails it, a status this version does not know included)
+UNJUDGED = ("unassessed", "not-graded")
 
 
 def output_text(attempt: dict) -> str:
@@ -47,17 +50,21 @@ def describe_attempt(attempt: dict) -> str:
 
 def case_verdict(case_id: str, attempts: list[dict]) -> tuple[str, str]:
     """("passed" | "failed" | "unassessed", message) for one case's attempts: it fails when any
-    attempt (any variant, any run) failed or did not finish; it is unassessed when none failed
-    but some were not judged."""
+    attempt (any variant, any run) failed or did not finish (waiting on a provider batch
+    included); it is unassessed when none failed but some were not judged (unassessed, or not
+    graded: a record-only case)."""
     if not attempts:
         return "failed", f"case {case_id}: no attempt of this case is in the report"
-    bad = [a for a in attempts if a["status"] in FAILING]
-    unjudged = [a for a in attempts if a["status"] == "unassessed"]
+    bad = [a for a in attempts if a["status"] != "passed" and a["status"] not in UNJUDGED]
+    unjudged = [a for a in attempts if a["status"] in UNJUDGED]
     if bad:
         head = f"case {case_id}: {len(bad)} of {len(attempts)} attempt(s) did not pass"
         return "failed", head + "\n" + "\n".join(describe_attempt(a) for a in bad)
     if unjudged:
-        head = f"case {case_id}: {len(unjudged)} of {len(attempts)} attempt(s) not assessed"
+        ungraded = sum(a["status"] == "not-graded" for a in unjudged)
+        words = "not assessed" if not ungraded else ("not graded (the case has no grader)" if ungraded == len(unjudged)
+                                                     else "not assessed or not graded")
+        head = f"case {case_id}: {len(unjudged)} of {len(attempts)} attempt(s) {words}"
         return "unassessed", head + "\n" + "\n".join(describe_attempt(a) for a in unjudged)
     return "passed", f"case {case_id}: {len(attempts)} attempt(s) passed"
 
