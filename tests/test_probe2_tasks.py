@@ -581,3 +581,14 @@ def test_what_any_agent_leaves_running_is_killed_by_the_attempt_and_said(tmp_pat
             break
         time.sleep(0.1)
     assert not alive(pid)
+
+
+def test_an_instruction_naming_the_fixture_in_a_task_without_one_is_a_load_error(tmp_path):
+    """'The shop at {{ fixture_url }}' was rendered 'The shop at  sells...' in silence."""
+    task = make_task(tmp_path / "task", """\
+        id: t
+        instruction: "The shop at {{ fixture_url }} sells backpacks."
+        checks: [{name: d, run: 'true'}]
+    """)
+    message = load_error(task)
+    assert "{{ fixture_url }}" in message and "no environment" in message

@@ -226,6 +226,10 @@ class TaskFile(Strict):
                              "whether the payload was delivered)")
         if not self.checks:
             raise ValueError("a task needs at least one check (what 'done' means)")
+        fixture_vars = sorted({n for n in TEMPLATE_REF.findall(self.instruction) if n.startswith("fixture_")})
+        if fixture_vars and self.environment is None:
+            raise ValueError(f"the instruction uses {{{{ {fixture_vars[0]} }}}} but the task has no environment "
+                             "(it would be rendered empty)")
         return self
 
 
