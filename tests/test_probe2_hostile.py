@@ -130,3 +130,46 @@ def test_a_dictionary_encoded_dataset_is_held_to_max_total_bytes(tmp_path):
         assert done.returncode == 1, done.stdout + done.stderr
         assert done.stderr.strip().splitlines() == [
             f"scoreboard: error: {name}:1: the rows decode to more than 8,000,000 bytes (limits.max_total_bytes)"]
+
+
+# --------------------------------------------------------------------------- servers
+
+
+def _against(handler, subject_spec: dict, tmp_path: Path):
+    """Run one request of an HTTP subject against a raw server on 127.0.0.1 (same loop);
+    the SubjectError it ends in."""
+    from scoreboard.errors import SubjectError
+    from scoreboard.subjects.registry import build_subject
+    from tests.subjects import req
+
+    async def main():
+        server = await asyncio.start_server(handler, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        subject = build_subject({**subject_spec, "url": f"http://127.0.0.1:{port}/x"}, tmp_path)
+        try:
+            await asyncio.wait_for(subject.run(req("q")), 60)  # a hang guard, not a timing
+        except SubjectError as exc:
+            return exc
+        finally:
+            await subject.aclose()
+            server.close()
+        raise AssertionError("the request did not fail")
+
+    return asyncio.run(main())
+
+
+def test_a_server_closing_inside_its_headers_is_one_plain_line(tmp_path):
+    # The error was aiohttp's repr of the half-parsed answer: "ServerDisconnectedError:
+    # <RawResponseMessage(version=HttpVersion(major=1, minor=1), code=200, reason='OK',
+    # headers=<CIMultiDictProxy(...)>, raw_headers=((b'Connection', ...)), should_close=True, ...)>".
+    async def handler(reader, writer):
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Secret-Header: s3cr3t\r\n")
+        await writer.drain()
+        writer.close()
+
+    err = _against(handler, {"type": "http", "output_path": "text", "retries": {"attempts": 1}}, tmp_path)
+    message = str(err)
+    assert err.kind == "connection"
+    assert "RawResponseMessage" not in message and "s3cr3t" not in message
+    assert "closed the connection before its answer's headers ended (HTTP 200 begun)" in message

@@ -38,7 +38,7 @@ from ._limits import RETRY_DEFAULTS, Limiter, _positive, parse_retries  # noqa: 
 from ._pool import Pool
 from ._wire import (  # noqa: F401  (re-exported for the subject kinds)
     Reply,
-    as_int,
+    as_int, connection_detail,
     dumps_body,
     error_detail,
     loads,
@@ -374,7 +374,7 @@ class HTTPSubject(Subject):
         except aiohttp.ClientPayloadError as exc:
             raise self.fail(f"truncated response ({exc})", kind="invalid-response") from None
         except (aiohttp.ClientConnectionError, OSError) as exc:
-            raise self.fail(f"connection error: {type(exc).__name__}: {exc}", kind="connection",
+            raise self.fail(f"connection error: {connection_detail(exc)}", kind="connection",
                             retryable=True) from None
         except aiohttp.ClientResponseError as exc:
             # not an HTTP status: an answer aiohttp could not parse (a bad status line, too

@@ -136,6 +136,18 @@ def one_line(message: object, most: int = 200) -> str:
     return text if len(text) <= most else text[:most] + "..."
 
 
+def connection_detail(exc: BaseException) -> str:
+    """A lost connection in one line. aiohttp's ServerDisconnectedError carries the answer it
+    had begun to parse (a RawResponseMessage repr: its version, headers, flags) when the server
+    closed the connection between the status line and the end of the headers."""
+    message = getattr(exc, "message", None)
+    code = getattr(message, "code", None)
+    if message is not None and not isinstance(message, str) and isinstance(code, int):
+        return (f"{type(exc).__name__}: the server closed the connection before its answer's headers "
+                f"ended (HTTP {code} begun)")
+    return f"{type(exc).__name__}: {one_line(exc)}"
+
+
 def loads_or_fail(raw: bytes, fail) -> Any:
     """Parse a JSON body once; a body that is not JSON is an invalid-response error."""
     try:
