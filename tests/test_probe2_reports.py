@@ -333,3 +333,22 @@ def test_junit_says_in_numbers_what_a_capped_rendering_left_out():
     # 15 failed attempts kept, then 15 of the 105 passes: 90 passes left out (was only the note, no number)
     assert note.startswith("30 of 120 attempts kept for the failure details; 90 passing attempts left out"), note
     assert int(root.get("failures")) == 5 and int(root.get("tests")) == 40
+
+
+def test_junit_carries_the_gates_that_judged_each_variant(tmp_path):
+    """README: gate results go in the JSON report and every rendering; a CI test tab fed the JUnit
+    file must show why the run exited 3."""
+    folder = tmp_path / "p"
+    write_project(folder)
+    done = scoreboard("run", "suite.json", "--no-progress", "--store", "none", "--format", "json,junit",
+                      "--fail-under", "a=0.9", "--fail-under", "b=0.1", cwd=folder)
+    assert done.returncode == 2, done.stdout + done.stderr  # the subject's error outranks the failed gate
+    (report,) = (folder / "eval-results" / "probe2").glob("*.json")
+    gates = {g["variant"]: g for g in json.loads(report.read_text())["gates"]}
+    root = ET.fromstring(report.with_suffix(".junit.xml").read_bytes())
+    for suite in root.iter("testsuite"):
+        props = [(p.get("name"), p.get("value")) for p in suite.iter("property")]
+        variant = dict(props)["variant"]
+        assert [v for n, v in props if n == "gate"] == [
+            f"{'passed' if gates[variant]['passed'] else 'FAILED'}: {gates[variant]['description']}"], props
+    assert not gates["a"]["passed"] and gates["b"]["passed"]

@@ -160,7 +160,10 @@ def render_junit(view: ReportView) -> str:
         vs = summary.get(variant)
         rate = vs.pass_rate if vs is not None else None
         unassessed = vs.unassessed if vs is not None and vs.unassessed else None
-        figures = _k_rows(vs, report.summary.methods) + tuple((label.replace(" ", "_"), text) for label, text in figure_rows(vs))
+        # the gates that judged this variant (or the whole run): a CI tab shows why the exit was 3
+        gates = tuple(("gate", f"{'passed' if g.passed else 'FAILED'}: {g.description or g.gate}")
+                      for g in report.gates if g.variant in (None, variant))
+        figures = gates + _k_rows(vs, report.summary.methods) + tuple((label.replace(" ", "_"), text) for label, text in figure_rows(vs))
         planned = next((v for v in plan.variants if v.name == variant), None)
         fields = vs.field_accuracy_overall if vs is not None else None
         for key, value in (("variant", variant), ("model", variant_model(planned) if planned else None),
