@@ -592,3 +592,13 @@ def test_an_instruction_naming_the_fixture_in_a_task_without_one_is_a_load_error
     """)
     message = load_error(task)
     assert "{{ fixture_url }}" in message and "no environment" in message
+
+
+def test_a_timed_out_agent_without_a_fixture_is_not_said_to_have_had_its_fixture_stopped(tmp_path):
+    task = make_task(tmp_path / "task", "id: t\ninstruction: do it\ntimeout: 1\nsandbox: 'off'\n"
+                                        "checks: [{name: d, run: 'true'}]\n")
+    agent = tmp_path / "agent.py"
+    agent.write_text("import time\ntime.sleep(60)\n")
+    with pytest.raises(SubjectError) as info:
+        attempt(task, agent, tmp_path)
+    assert str(info.value) == "the agent timed out after 1 s (its process group was killed; the workspace removed)"

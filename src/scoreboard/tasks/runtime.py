@@ -238,8 +238,10 @@ async def _run_agent(subject, request: SubjectRequest, timeout: float, door: _Do
         async with asyncio.timeout(timeout):
             return await subject.run(request)
     except TimeoutError:
+        stopped = "" if door.fixture is None else "the fixture was stopped, " if door.own else \
+            "the shared fixture left running, "
         raise SubjectError(f"the agent timed out after {timeout:g} s (its process group was killed; "
-                           "the fixture was stopped and the workspace removed)", kind="timeout") from None
+                           f"{stopped}the workspace removed)", kind="timeout") from None
     finally:  # nothing the agent started goes on changing the workspace under the checks
         door.left_running = await asyncio.to_thread(sweep, door.tag, var=ATTEMPT_TAG_VAR) > 0
 
