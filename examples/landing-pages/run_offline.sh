@@ -46,9 +46,14 @@ if [ -z "$up" ]; then
   exit 1
 fi
 sb() { "$PY" -m scoreboard "$@"; }
-sb run suite.yaml --stage check --no-progress
+# The suite names the judge on 8791; on another JUDGE_PORT every run names the judge there.
+judge=()
+if [ "${JUDGE_PORT:-8791}" != 8791 ]; then
+  judge=(--judge "{\"type\": \"openai\", \"model\": \"pixel-judge\", \"base_url\": \"http://127.0.0.1:${JUDGE_PORT}/v1\", \"api_key_required\": false}")
+fi
+sb run suite.yaml --stage check --no-progress ${judge[@]+"${judge[@]}"}
 stages="eval-results/landing-pages/stages-$(date -u +%Y%m%dT%H%M%SZ)"
-sb run suite.yaml --stage screen --no-progress --output "$stages/screen.json"
-sb run suite.yaml --stage heldout --no-progress --output "$stages/heldout.json"
+sb run suite.yaml --stage screen --no-progress --output "$stages/screen.json" ${judge[@]+"${judge[@]}"}
+sb run suite.yaml --stage heldout --no-progress --output "$stages/heldout.json" ${judge[@]+"${judge[@]}"}
 sb aggregate "$stages/screen.json" "$stages/heldout.json" --output "$stages/aggregate.json"
-sb run suite.yaml --min-dq 1.0 --no-progress
+sb run suite.yaml --min-dq 1.0 --no-progress ${judge[@]+"${judge[@]}"}
