@@ -201,3 +201,42 @@ def test_a_folder_page_that_asks_for_its_big_file_again_and_again_is_refused_pas
     assert record["kind"] == "folder"
     assert record["error"] == ("the page asked for more than 400000 bytes of its own files (4 x "
                                "render.max_file_bytes): 6 request(s) refused")
+
+
+def test_the_offline_example_on_another_judge_port_names_the_judge_there(tmp_path):
+    """run_offline.sh says "port taken? try JUDGE_PORT=..." and starts its judge there, but the
+    suite names the judge on 8791: every judgment then failed (connection refused) and the check
+    failed. Each `scoreboard run` of the script now names the judge on JUDGE_PORT."""
+    import shutil
+    import socket
+    import subprocess
+    import sys
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "landing-pages"
+    target = tmp_path / "landing-pages"
+    shutil.copytree(example, target, ignore=shutil.ignore_patterns("eval-results"))
+    calls = tmp_path / "calls.jsonl"
+    fake = tmp_path / "python"  # the real Python, except that `-m scoreboard` only records its arguments
+    fake.write_text(f"""#!{sys.executable}
+import json, os, sys
+if sys.argv[1:3] == ["-m", "scoreboard"]:
+    with open({str(calls)!r}, "a") as f:
+        f.write(json.dumps(sys.argv[3:]) + "\\n")
+    sys.exit(0)
+os.execv({sys.executable!r}, [{sys.executable!r}, *sys.argv[1:]])
+""", encoding="utf-8")
+    fake.chmod(0o755)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "PYTHON": str(fake), "JUDGE_PORT": str(port)}
+    done = subprocess.run(["bash", str(target / "run_offline.sh")], env=env, capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    argvs = [json.loads(line) for line in calls.read_text(encoding="utf-8").splitlines()]
+    runs = [a for a in argvs if a[0] == "run"]
+    assert len(runs) == 4 and [a[0] for a in argvs].count("aggregate") == 1
+    for argv in runs:
+        judge = json.loads(argv[argv.index("--judge") + 1])
+        assert judge == {"type": "openai", "model": "pixel-judge", "base_url": f"http://127.0.0.1:{port}/v1",
+                         "api_key_required": False}
