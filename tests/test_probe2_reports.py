@@ -59,7 +59,8 @@ def served(tmp_path_factory):
     write_project(folder / "p")
     store = str(folder / "h.sqlite")
     for _ in range(2):
-        done = scoreboard("run", "suite.json", "--no-progress", "--store", store, cwd=folder / "p")
+        done = scoreboard("run", "suite.json", "--no-progress", "--store", store, "--fail-under", "a=0.9",
+                          "--fail-under", "b=0.1", cwd=folder / "p")
         assert done.returncode == 2, done.stdout + done.stderr  # an execution error: exit 2
     server = Served("--store", store, cwd=folder)
     try:
@@ -116,6 +117,18 @@ def test_the_run_page_shows_each_variants_errors_not_assessed_and_not_run(served
         assert "not assessed" in unsure, unsure
         # the interval's method in words, not only its id
         assert "Wilson score interval" in page.locator("#variant-figures + p").inner_text()
+    finally:
+        page.close()
+
+
+def test_the_run_page_shows_its_gates_and_what_it_could_not_measure(served, browser):
+    key = keys(served)[-1]
+    page = open_page(browser, served, f"#/run/{key}")
+    try:
+        gates = page.locator("#gates li").all_inner_texts()
+        assert len(gates) == 2 and gates[0].startswith("FAILED: a: pass rate") and gates[1].startswith("passed: b:"), gates
+        missing = page.locator("#not-measured li").all_inner_texts()
+        assert any(m.startswith("token usage: ") for m in missing), missing
     finally:
         page.close()
 

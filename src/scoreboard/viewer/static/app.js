@@ -168,6 +168,10 @@ async function runPage(key, params) {
     el("td", { text: f.cost_per_case === null ? "unknown" : "$" + num(f.cost_per_case, 3) })));
   const comparisons = ((run.summary || {}).comparisons || []).map((c) =>
     el("div", { class: "card" }, el("div", { text: c.headline }), el("ul", { class: "flags" }, c.flags.map((f) => el("li", { text: f })))));
+  // the gates that judged the run and what it could not measure, as every report says them
+  const gates = ((run.head || {}).gates || []).map((g) => el("li", { class: g.passed ? "ok" : "bad", "data-gate": g.gate },
+    `${g.passed ? "passed" : "FAILED"}: ${g.description || g.gate}`));
+  const notMeasured = ((run.summary || {}).not_measured || []).map((n) => el("li", { text: `${n.what}: ${n.why}` }));
   const head = el("table", {}, el("tbody", {},
     [["suite", run.suite], ["run id", run.run_id], ["status", run.status], ["started", run.started_at],
       ["finished", run.finished_at], ["git commit", (run.git_commit || "unknown") + (run.git_branch ? ` (${run.git_branch})` : "")],
@@ -180,6 +184,8 @@ async function runPage(key, params) {
     head, el("h2", { text: "Variants" }),
     el("table", { id: "variant-figures" }, el("thead", {}, el("tr", {}, ["variant", "pass rate [95% CI]", "interval", "passed / judged", "errors", "not assessed", "not run", "field accuracy", "cost per case"].map((h) => el("th", { text: h })))), el("tbody", {}, variantsRows)),
     el("p", { class: "muted", id: "variant-methods", text: "95% intervals: " + ([...new Set(run.figures.map((f) => f.ci_method).filter(Boolean))].map((m) => `${m}: ${methodWords(m)}`).join("; ") || "method not recorded") }),
+    gates.length ? el("h2", { text: "Gates" }) : null, gates.length ? el("ul", { id: "gates" }, gates) : null,
+    notMeasured.length ? el("h2", { text: "Not measured" }) : null, notMeasured.length ? el("ul", { id: "not-measured" }, notMeasured) : null,
     comparisons.length ? el("h2", { text: "Paired comparison in this run" }) : null, comparisons, cmp);
   api("/api/runs?suite=" + encodeURIComponent(run.suite) + "&limit=50").then((page) => {
     const sel = el("select", { id: "compare-with" }, el("option", { value: "", text: "choose a run" }),
