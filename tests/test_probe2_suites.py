@@ -270,3 +270,14 @@ def test_a_missing_or_uncallable_grader_function_names_its_file_not_an_internal_
         assert proc.stderr.strip().splitlines() == [
             f"scoreboard: error: {suite}, field 'graders[0]': grader 'python': "
             + said.format(file=tmp_path.resolve() / "checks.py")]
+
+
+def test_a_prompt_that_includes_another_file_is_refused_at_load_naming_the_prompt_and_line(tmp_path):
+    (tmp_path / "secret.txt").write_text("not for the prompt")
+    suite = write_suite(tmp_path, [{"id": "a", "vars": {"c": "x"}, "expected": "x"}],
+                        extra="prompt: \"Hello {{ c }}\\n{% include 'secret.txt' %}\"\n")
+    proc = scoreboard("validate", str(suite), cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [
+        f"scoreboard: error: {suite}, field 'prompt': variant 'reply': prompt 'prompt': {{% include %}} on its line 2: "
+        "a template cannot load another file (give a file as the whole prompt: \"@path\")"]
