@@ -274,3 +274,14 @@ def test_a_case_test_passes_only_when_every_attempt_passed(status, verdict):
     assert found == verdict
     if status == "not-graded":
         assert "not graded (the case has no grader)" in message
+
+
+def test_the_pytest_summary_line_counts_the_attempts_its_rate_is_over():
+    from scoreboard.testing.messages import summary_lines
+
+    block = {"pass_rate": 1.0, "passed": 1, "failed": 0, "errors": 0, "attempts": 2}
+    report = {"summary": {"variants": {"v": block}}, "gates": []}
+    (line,) = summary_lines({"suite": "s", "exit_code": 0, "paths": {}}, report)
+    assert "v 100.0% (1/1 judged of 2 attempts)" in line
+    block.update(failed=1, pass_rate=0.5)
+    assert "v 50.0% (1/2 attempts)" in summary_lines({"suite": "s", "exit_code": 0, "paths": {}}, report)[0]

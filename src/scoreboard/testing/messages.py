@@ -97,7 +97,12 @@ def summary_lines(info: dict, report: dict | None) -> list[str]:
         figures = []
         for name, v in report["summary"]["variants"].items():
             rate = "n/a" if v.get("pass_rate") is None else f"{v['pass_rate']:.1%}"
-            figures.append(f"{name} {rate} ({v['passed']}/{v['attempts']} attempts)")
+            # the rate is over the judged attempts: say so when some were not judged (not graded,
+            # unassessed, not run), or "1/2 attempts" would sit beside 100.0%
+            judged = sum(v.get(k) or 0 for k in ("passed", "failed", "errors"))
+            counts = (f"{v['passed']}/{v['attempts']} attempts" if judged == v["attempts"]
+                      else f"{v['passed']}/{judged} judged of {v['attempts']} attempts")
+            figures.append(f"{name} {rate} ({counts})")
         gates = report.get("gates") or []
         failed = sum(not g["passed"] for g in gates)
         gate_text = "no gate" if not gates else (f"{failed} of {len(gates)} gate(s) failed" if failed
