@@ -325,3 +325,36 @@ def test_refs_inside_a_tests_file_resolve_against_that_file(tmp_path):
                    {"sub/t.yaml": tests_yaml, "l.jsonl": lines})
     assert cases[0]["graders"] == cases[1]["graders"] == [{"contains": {"patterns": ["q"], "mode": "all"}}]
     assert cases[2]["graders"][0]["contains"]["patterns"] == ["Z"]
+
+
+# ---- shapes promptfoo's TestCase schema refuses: one error, not an internal error or a wrong suite
+
+@pytest.mark.parametrize("test, field", [
+    ("{vars: {x: 1}, assert: {type: equals, value: 1}}", "tests.0.assert"),  # was equals 'type', equals 'value'
+    ("{vars: {x: 1}, assert: 'contains: 1'}", "tests.0.assert"),  # was an equals per character
+    ("{vars: {x: 1}, metadata: [1, 2]}", "tests.0.metadata"),     # was an internal error
+    ("{vars: {x: 1}, options: [1]}", "tests.0.options"),          # was an internal error
+])
+def test_malformed_test_fields_are_one_error(tmp_path, test, field):
+    with pytest.raises(ConfigError) as err:
+        _pf(tmp_path, f"prompts: ['{{{{x}}}}']\nproviders: [echo]\ntests: [{test}]\n")
+    assert f"field '{field}'" in str(err.value)
+
+
+def test_malformed_default_test_options_is_one_error(tmp_path):
+    with pytest.raises(ConfigError, match="field 'defaultTest.options'"):
+        _pf(tmp_path, "prompts: [x]\nproviders: [echo]\ndefaultTest: {options: x}\ntests: [{vars: {}}]\n")
+
+
+def test_provider_config_that_is_not_a_mapping_is_listed(tmp_path):
+    _, report = _pf(tmp_path, "prompts: [x]\nproviders: [{id: 'openai:chat:m', config: [1]}, echo]\n")
+    assert report.left_out[0].startswith("providers.0: a provider is")
+
+
+@pytest.mark.parametrize("modifier", ["weight: a", "weight: -1", "metric: {a: 1}"])
+def test_assertion_weight_or_metric_the_suite_cannot_load_is_listed(tmp_path, modifier):
+    # the suite would fail to load (graders: 'weight' is a number >= 0); the import said "everything converted"
+    cases, report = _pf(tmp_path, f"prompts: ['{{{{x}}}}']\nproviders: [echo]\n"
+                                  f"tests: [{{vars: {{x: 1}}, assert: [{{type: contains, value: 1, {modifier}}}]}}]\n")
+    assert cases[0]["graders"] == []
+    assert report.left_out[0].startswith("tests.0.assert.0 (contains): ")

@@ -21,7 +21,15 @@ from .jsonref import dereference, dereference_file
 from .promptfoo_asserts import PYTHON_HEADER, Context, Skip, convert, transform_spec
 from .promptfoo_prompts import prompts as convert_prompts
 from .promptfoo_providers import convert_providers
-from .promptfoo_tests import CsvProblem, assertion_from_string, csv_rows, csv_test
+from .promptfoo_tests import (
+    CsvProblem,
+    assertion_from_string,
+    check_modifiers,
+    check_shape,
+    csv_rows,
+    csv_test,
+    test_vars,
+)
 from .promptfoo_transforms import transform_vars
 
 _KNOWN_KEYS = {"description", "prompts", "providers", "tests", "defaultTest", "derivedMetrics", "outputPath",
@@ -171,8 +179,10 @@ def _cases(tests: list[tuple[str, dict]], default: dict, ctx: Context) -> list[d
         if not isinstance(test, dict):
             ctx.report.skip(where, "a test is a mapping")
             continue
-        merged_vars = {**_test_vars(default.get("vars"), ctx, "defaultTest.vars"),
-                       **_test_vars(test.get("vars"), ctx, f"{where}.vars")}
+        check_shape(default, "defaultTest", ctx.source)
+        check_shape(test, where, ctx.source)
+        merged_vars = {**test_vars(default.get("vars"), ctx.source, ctx.report, "defaultTest.vars"),
+                       **test_vars(test.get("vars"), ctx.source, ctx.report, f"{where}.vars")}
         options = {**(default.get("options") or {}), **(test.get("options") or {})}
         asserts = ([] if options.get("disableDefaultAsserts") else list(default.get("assert") or [])) + \
             list(test.get("assert") or [])
@@ -233,28 +243,6 @@ def _cases(tests: list[tuple[str, dict]], default: dict, ctx: Context) -> list[d
     return cases
 
 
-def _test_vars(value: Any, ctx: Context, where: str) -> dict:
-    """A test's vars; as text or a list, the YAML/JSON files they name merged in order, as
-    readTestFiles merges them (each path, a glob too, relative to the config's folder)."""
-    if value is None or isinstance(value, dict):
-        return value or {}
-    if not isinstance(value, (str, list)) or not all(isinstance(p, str) for p in ([value] if isinstance(value, str)
-                                                                                  else value)):
-        raise ctx.source.error("vars is a mapping, or the path of a file of vars (or a list of them)", where)
-    merged: dict = {}
-    for pattern in [value] if isinstance(value, str) else value:
-        if pattern.startswith("file://"):  # path.resolve(base, "file://x") names no file: no vars
-            ctx.report.note(f"{where}: promptfoo reads no vars from {pattern!r} (its readTestFiles takes a plain "
-                            "path, not file://), so neither does the import")
-            continue
-        for name in ctx.source.glob(pattern, where):
-            data = ctx.source.read_data(name, where)
-            if not isinstance(data, dict):
-                raise ctx.source.error(f"{name} holds no mapping of vars", where)
-            merged.update(data)
-    return merged
-
-
 def _unique_id(cid: str, taken: set[str]) -> str:
     base, n = cid, 2
     while cid in taken:
@@ -275,6 +263,7 @@ def _case(cid: str, vars_: dict, asserts: list, test: dict, default: dict, where
         if metric and isinstance(a, dict) and not a.get("metric"):
             a = {**a, "metric": metric}
         try:
+            check_modifiers(a)
             spec, exp = _assert_set(a, vars_, ctx, spot) if isinstance(a, dict) and a.get("type") == "assert-set" \
                 else convert(a, vars_, ctx, spot)
         except Skip as exc:

@@ -191,8 +191,8 @@ def convert_providers(value: Any, source: Source, report: Report, copied: dict[s
             item = {"id": pid, **(body or {})}
         pid = item if isinstance(item, str) else (item.get("id") if isinstance(item, dict) else None)
         config = (item.get("config") or {}) if isinstance(item, dict) else {}
-        if not isinstance(pid, str):
-            report.skip(where, "a provider is an id or {id, label, config}")
+        if not isinstance(pid, str) or not isinstance(config, dict):
+            report.skip(where, "a provider is an id or {id, label, config} (config a mapping)")
             continue
         label = (item.get("label") if isinstance(item, dict) else None) or pid
         name = re.sub(r"[^A-Za-z0-9._:/-]+", "-", str(label)).replace(":", "-").strip("-") or f"provider-{i + 1}"

@@ -7,6 +7,9 @@ import math
 import re
 from typing import Any
 
+from .common import Report, Source
+from .promptfoo_assert_code import Skip
+
 #: promptfoo's assertion types a `__expected` string may name (BaseAssertionTypes)
 BASE_TYPES = (
     "answer-relevance", "bleu", "classifier", "contains", "contains-all", "contains-any", "contains-html",
@@ -26,6 +29,50 @@ _THRESHOLD = {"answer-relevance", "classifier", "context-faithfulness", "context
               "cost", "latency", "levenshtein", "perplexity-score", "perplexity", "rouge-n", "similar",
               "starts-with"}
 _JS_FILES = (".js", ".cjs", ".mjs", ".ts", ".cts", ".mts")
+
+
+def check_shape(test: dict, where: str, source: Source) -> None:
+    """What promptfoo's TestCase schema requires of the fields read here (a mapping read as a list
+    would turn its keys into assertions)."""
+    for key, kind, name in (("assert", list, "a list of assertions"), ("options", dict, "a mapping"),
+                            ("metadata", dict, "a mapping")):
+        if test.get(key) is not None and not isinstance(test[key], kind):
+            raise source.error(f"{key} is {name}, not {type(test[key]).__name__}", f"{where}.{key}")
+
+
+def test_vars(value: Any, source: Source, report: Report, where: str) -> dict:
+    """A test's vars; as text or a list, the YAML/JSON files they name merged in order, as
+    readTestFiles merges them (each path, a glob too, relative to the config's folder)."""
+    if value is None or isinstance(value, dict):
+        return value or {}
+    if not isinstance(value, (str, list)) or not all(isinstance(p, str) for p in ([value] if isinstance(value, str)
+                                                                                  else value)):
+        raise source.error("vars is a mapping, or the path of a file of vars (or a list of them)", where)
+    merged: dict = {}
+    for pattern in [value] if isinstance(value, str) else value:
+        if pattern.startswith("file://"):  # path.resolve(base, "file://x") names no file: no vars
+            report.note(f"{where}: promptfoo reads no vars from {pattern!r} (its readTestFiles takes a plain "
+                            "path, not file://), so neither does the import")
+            continue
+        for name in source.glob(pattern, where):
+            data = source.read_data(name, where)
+            if not isinstance(data, dict):
+                raise source.error(f"{name} holds no mapping of vars", where)
+            merged.update(data)
+    return merged
+
+
+def check_modifiers(a: Any) -> None:
+    """An assertion's weight (a number >= 0) and metric (a name), as promptfoo's schema has them;
+    anything else raises Skip (the suite would not load with it)."""
+    if not isinstance(a, dict):
+        return
+    weight = a.get("weight")
+    if weight is not None and (isinstance(weight, bool) or not isinstance(weight, (int, float))
+                               or not math.isfinite(weight) or weight < 0):
+        raise Skip(f"weight {weight!r} is not a number >= 0")
+    if a.get("metric") is not None and not isinstance(a["metric"], str):
+        raise Skip(f"metric {a['metric']!r} is not a name")
 
 
 def assertion_from_string(expected: str) -> dict:
