@@ -365,3 +365,15 @@ def test_junit_carries_the_gates_that_judged_each_variant(tmp_path):
         assert [v for n, v in props if n == "gate"] == [
             f"{'passed' if gates[variant]['passed'] else 'FAILED'}: {gates[variant]['description']}"], props
     assert not gates["a"]["passed"] and gates["b"]["passed"]
+
+
+def test_the_html_comparison_interval_names_its_method(three_runs, browser):
+    page = browser.new_page()
+    try:
+        page.goto(three_runs["html"].resolve().as_uri())
+        page.wait_for_selector("html[data-ready=true]", timeout=30_000)
+        stat = page.locator('[data-testid="cmp-mean-difference"]').first.locator("xpath=..").inner_text()
+        # was "95% interval -x to +y" alone: the pass rate's interval named Wilson, this one nothing
+        assert re.search(r"95% interval \S+ to \S+ \(Student t interval on per-case values\)", stat), stat
+    finally:
+        page.close()

@@ -63,6 +63,13 @@
     if (p === null || p === undefined) return "n/a";
     return p < 0.00005 ? "<0.0001" : p.toFixed(4);
   }
+  /* An interval's method in words, its first clause (the summary's methods hold the whole text). */
+  function methodShort(ci) {
+    var m = ci && ci.method;
+    if (!m) return null;
+    var words = summary.methods && typeof summary.methods[m] === "string" ? summary.methods[m] : null;
+    return words ? words.split(" (")[0].split("; ")[0] : m;
+  }
   /* How one case fared over its judged runs, in the Markdown's words. */
   function stabilityWords(passed, judged) {
     if (!judged) return "no judged run";
@@ -413,7 +420,7 @@
         stat(c.b + " better", c.b_wins, "cmp-b-wins"),
         stat("ties", c.ties, "cmp-ties"),
         c.discordant !== undefined ? stat("discordant", c.discordant, "cmp-discordant") : null,
-        stat("mean difference (A\u2212B, points)", diffText, "cmp-mean-difference", diffCi ? diffLevel + diffCi : null),
+        stat("mean difference (A\u2212B, points)", diffText, "cmp-mean-difference", diffCi ? diffLevel + diffCi + (methodShort(dci) ? " (" + methodShort(dci) + ")" : "") : null),
         stat("sign test p", fmtP(c.sign_test_p), "cmp-sign-p"),
         stat("McNemar p", fmtP(mcP), "cmp-mcnemar-p", mc && mc.b01 !== undefined ? "only A passed " + mc.b10 + " \u00b7 only B passed " + mc.b01 : null),
         c.detectable_difference && typeof c.detectable_difference.value === "number" ?
@@ -684,12 +691,13 @@
         (over.errored_attempts ? "; " + over.errored_attempts + " errored, not graded" : "");
       return el("tr", { "data-testid": "fields-overall-" + name }, el("td", { text: name }),
         el("td", { class: "r num", "data-testid": "fields-overall-value-" + name, text: fmtRate(fo.value) }),
-        el("td", { class: "r num", "data-testid": "fields-overall-ci-" + name, text: ci && typeof ci.low === "number" ? fmtRate(ci.low) + "\u2013" + fmtRate(ci.high) : "n/a" }),
+        el("td", { class: "r num", "data-testid": "fields-overall-ci-" + name, title: methodShort(ci) || "", text: ci && typeof ci.low === "number" ? fmtRate(ci.low) + "\u2013" + fmtRate(ci.high) : "n/a" }),
         el("td", { class: "muted", text: denom }));
     }).filter(Boolean);
     if (!rows.length) return null;
+    var fieldsMethod = variants.map(function (name) { var fo = (VS[name] || {}).field_accuracy_overall; return fo ? methodShort(fo.ci) : null; }).filter(Boolean)[0];
     return el("div", { class: "table-wrap" }, el("table", { "data-testid": "fields-overall" },
-      el("thead", null, el("tr", null, ["variant", "all fields", "95% interval (by case)", "over"].map(function (h, i) { return el("th", { class: i && i < 3 ? "r" : null, text: h }); }))),
+      el("thead", null, el("tr", null, ["variant", "all fields", "95% interval (by case" + (fieldsMethod ? "; " + fieldsMethod : "") + ")", "over"].map(function (h, i) { return el("th", { class: i && i < 3 ? "r" : null, text: h }); }))),
       el("tbody", null, rows)));
   }
 
