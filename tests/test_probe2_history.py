@@ -285,3 +285,16 @@ def test_the_pytest_summary_line_counts_the_attempts_its_rate_is_over():
     assert "v 100.0% (1/1 judged of 2 attempts)" in line
     block.update(failed=1, pass_rate=0.5)
     assert "v 50.0% (1/2 attempts)" in summary_lines({"suite": "s", "exit_code": 0, "paths": {}}, report)[0]
+
+
+def test_reading_a_store_that_is_not_a_file_names_what_it_is(tmp_path, capsys):
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    code, _, err = sb(capsys, "history", "--store", str(folder))
+    assert code == 1 and "the store is a directory" in err and "no history store here yet" not in err
+    fifo = tmp_path / "fifo.sqlite"
+    os.mkfifo(fifo)
+    code, _, err = sb(capsys, "store", "info", "--store", str(fifo))
+    assert code == 1 and "FIFO" in err
+    code, _, err = sb(capsys, "store", "info", "--store", str(tmp_path / "absent.sqlite"))
+    assert code == 1 and "no history store here yet" in err and not (tmp_path / "absent.sqlite").exists()

@@ -64,7 +64,9 @@ def open_existing(spec: str | None) -> HistoryStore:
     chosen = store_spec(spec)
     if chosen is None:
         raise ConfigError("no history store (store is 'none')", field="store")
-    if not chosen.startswith(("postgresql://", "postgres://")) and not Path(chosen).is_file():
+    # only a path that is not there at all is "no store yet": a directory, FIFO or device is
+    # named for what it is when opened (and a dangling symlink is not followed to be created)
+    if not chosen.startswith(("postgresql://", "postgres://")) and not os.path.lexists(chosen):
         hint = "a run given this --store records one" if spec else "a run records one; or give --store PATH or URL"
         raise ConfigError(f"no history store here yet ({hint})", file=shown_location(chosen),
                           **({"flag": "--store"} if spec else {"field": "store"}))
