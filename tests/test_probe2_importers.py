@@ -358,3 +358,18 @@ def test_assertion_weight_or_metric_the_suite_cannot_load_is_listed(tmp_path, mo
                                   f"tests: [{{vars: {{x: 1}}, assert: [{{type: contains, value: 1, {modifier}}}]}}]\n")
     assert cases[0]["graders"] == []
     assert report.left_out[0].startswith("tests.0.assert.0 (contains): ")
+
+
+@pytest.mark.parametrize("line, message", [
+    ('{"input": "q\\ud800", "ideal": "x"}', "lone surrogate"),            # was UnicodeEncodeError, exit 2
+    ('{"input": ' + "[" * 5000 + "]" * 5000 + ', "ideal": "x"}', "nested too deeply"),  # was RecursionError
+    ('{"input": "q", "ideal": ' + "9" * 5000 + "}", "not JSON"),            # int too long: no .msg
+])
+def test_samples_no_case_file_can_hold_are_one_error_naming_the_line(tmp_path, line, message):
+    from scoreboard.importers.openai_evals import import_openai_evals
+
+    registry = _evals_registry(tmp_path, "s.jsonl")
+    (tmp_path / "data" / "s.jsonl").write_text('{"input": "ok", "ideal": "ok"}\n' + line + "\n")
+    with pytest.raises(ConfigError, match=message) as err:
+        import_openai_evals(str(registry), str(tmp_path / "out"))
+    assert "s.jsonl:2" in str(err.value) and not (tmp_path / "out").exists()

@@ -142,6 +142,26 @@ def refusal(exc: FileRefused) -> str:
     return exc.reason.replace(" (give --root DIR to widen it)", " (the folder of the file naming it)")
 
 
+def parse_json_line(line: str) -> Any:
+    """One line of a JSONL file read by Python's json.loads (as OpenAI Evals reads it), refusing
+    what no case file could hold; ValueError says why in words."""
+    try:
+        value = json.loads(line)
+    except RecursionError:
+        raise ValueError("not JSON this importer reads: nested too deeply") from None
+    except ValueError as exc:
+        if not line.strip():
+            raise ValueError("a blank line is not JSON") from None
+        where = f" at column {exc.colno}" if hasattr(exc, "colno") else ""
+        raise ValueError(f"not JSON: {getattr(exc, 'msg', exc)}{where}") from None
+    if "\\u" in line.lower():  # an escaped lone surrogate parses, but no UTF-8 file can hold it
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("it holds a lone surrogate (\\ud800-\\udfff), which no UTF-8 file can hold") from None
+    return value
+
+
 def gunzip(raw: bytes, limit: int = DEFAULT_MAX_FILE_BYTES) -> bytes:
     """A gzip file's content, read at most `limit` bytes far (a few kilobytes of gzip can
     unpack to gigabytes): past it, ValueError."""

@@ -39,7 +39,7 @@ import yaml
 from ..errors import ConfigError, shorten
 from ..safefile import DEFAULT_MAX_FILE_BYTES, FileRefused, read_regular, resolve_inside
 from ..safeparse import ParseError, parse_yaml
-from .common import Report, Source, gunzip, jsonl, read_config, refusal, write_output
+from .common import Report, Source, gunzip, jsonl, parse_json_line, read_config, refusal, write_output
 from .pyyaml_compat import safe_load_last_wins
 from .openai_evals_classify import CLASSIFY_ARGS, Judge, NotConverted, find_spec
 
@@ -331,10 +331,9 @@ def _read_samples(name: str, rel: str, reg: _Registry, field: str) -> list[tuple
             lines.pop()  # the newline that ends the last line
         for number, line in enumerate(lines, start=1):
             try:
-                record = json.loads(line)
+                record = parse_json_line(line)
             except ValueError as exc:
-                what = "a blank line is not JSON" if not line.strip() else f"not JSON: {exc.msg} at column {exc.colno}"
-                raise ConfigError(f"{what} (OpenAI Evals reads every line)", file=shown, line=number,
+                raise ConfigError(f"{exc} (OpenAI Evals reads every line)", file=shown, line=number,
                                   field=f"{name}.args.{field}") from None
             out.append((f"{file.name}:{number}", record))
     return out
