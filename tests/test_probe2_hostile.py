@@ -173,3 +173,21 @@ def test_a_server_closing_inside_its_headers_is_one_plain_line(tmp_path):
     assert err.kind == "connection"
     assert "RawResponseMessage" not in message and "s3cr3t" not in message
     assert "closed the connection before its answer's headers ended (HTTP 200 begun)" in message
+
+
+# --------------------------------------------------------------------------- NUL bytes
+
+
+def test_a_nul_byte_in_a_case_file_is_named_with_its_column(tmp_path):
+    # "invalid JSON: Invalid control character at" (the stdlib's words, its position cut off)
+    # and, for a NUL after a case, "Extra data" with the hint that a case was written over
+    # several lines: nothing said that the line held a NUL byte, or where.
+    (tmp_path / "inside.jsonl").write_bytes(b'{"id": "a", "input": "x\x00y"}\n')
+    (tmp_path / "after.jsonl").write_bytes(b'{"id": "a", "input": "x"}\x00\n')
+    inside = scoreboard("validate", "inside.jsonl", cwd=tmp_path)
+    after = scoreboard("validate", "after.jsonl", cwd=tmp_path)
+    assert inside.returncode == after.returncode == 1
+    assert inside.stderr.strip() == ("scoreboard: error: inside.jsonl:1: invalid JSON: control character U+0000 "
+                                     "inside a string (write it escaped) at column 24")
+    assert after.stderr.strip() == ("scoreboard: error: after.jsonl:1: invalid JSON: Extra data at column 26 "
+                                    "(found control character U+0000)")

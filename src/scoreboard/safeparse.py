@@ -126,7 +126,7 @@ def parse_json(text: str, limits: Any = None, *, check: bool = True) -> Any:
     except RecursionError:
         raise ParseError(f"invalid JSON: nested deeper than {max_depth} levels (limits.max_depth)") from None
     except ValueError as exc:
-        raise ParseError(f"invalid JSON: {getattr(exc, 'msg', exc)}", line=getattr(exc, "lineno", None)) from None
+        raise ParseError(f"invalid JSON: {_json_problem(exc, text)}", line=getattr(exc, "lineno", None)) from None
     if check and (_MARKS[0] != marks or text.count("[") + text.count("{") > max_depth):
         try:
             check_tree(value, limits)
@@ -134,6 +134,21 @@ def parse_json(text: str, limits: Any = None, *, check: bool = True) -> Any:
             exc.partial = value
             raise
     return value
+
+
+def _json_problem(exc: ValueError, text: str) -> str:
+    """The decoder's reason with where it stopped: its column, and the character when it is a
+    control character (a NUL byte, say), which no terminal line shows. The stdlib's own
+    message for one ends in a bare "at"."""
+    msg = str(getattr(exc, "msg", exc)).removesuffix(" at")
+    pos, col = getattr(exc, "pos", None), getattr(exc, "colno", None)
+    found = ""
+    if isinstance(pos, int) and 0 <= pos < len(text) and ord(text[pos]) < 32 and text[pos] not in " \t\r\n":
+        if msg == "Invalid control character":
+            msg = f"control character U+{ord(text[pos]):04X} inside a string (write it escaped)"
+        else:
+            found = f" (found control character U+{ord(text[pos]):04X})"
+    return (msg if col is None else f"{msg} at column {col}") + found
 
 
 def _key_problem(key: Any) -> str:

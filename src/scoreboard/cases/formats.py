@@ -62,7 +62,7 @@ def _jsonl_records(text: str, shown: str, limits: Limits,
             value = parse_json(raw, limits)
         except ParseError as exc:
             exc.line = None  # a line number within this one line: the file's is `number`
-            if exc.partial is None:  # not JSON at all: perhaps a case written over several lines
+            if exc.partial is None and "control character" not in exc.message:  # perhaps a case over several lines
                 exc.message += _split_object_hint(raw, exc)
             problem = _parse_problem(exc, shown, number, exc.partial)
             if errors is None:
