@@ -373,3 +373,15 @@ def test_samples_no_case_file_can_hold_are_one_error_naming_the_line(tmp_path, l
     with pytest.raises(ConfigError, match=message) as err:
         import_openai_evals(str(registry), str(tmp_path / "out"))
     assert "s.jsonl:2" in str(err.value) and not (tmp_path / "out").exists()
+
+
+def test_samples_file_that_is_a_git_lfs_pointer_says_so(tmp_path):
+    # every data file of github.com/openai/evals is in Git LFS: a clone without git-lfs has pointers
+    from scoreboard.importers.openai_evals import import_openai_evals
+
+    registry = _evals_registry(tmp_path, "s.jsonl")
+    (tmp_path / "data" / "s.jsonl").write_text("version https://git-lfs.github.com/spec/v1\n"
+                                               "oid sha256:8d25\nsize 3852\n")
+    with pytest.raises(ConfigError, match="Git LFS pointer") as err:
+        import_openai_evals(str(registry), str(tmp_path / "out"))
+    assert "s.jsonl:1" in str(err.value)

@@ -152,6 +152,8 @@ def parse_json_line(line: str) -> Any:
     except ValueError as exc:
         if not line.strip():
             raise ValueError("a blank line is not JSON") from None
+        if line.startswith("version https://git-lfs.github.com/spec/"):  # openai/evals keeps its data in LFS
+            raise ValueError("the file is a Git LFS pointer, not the data (fetch it: git lfs pull)") from None
         where = f" at column {exc.colno}" if hasattr(exc, "colno") else ""
         raise ValueError(f"not JSON: {getattr(exc, 'msg', exc)}{where}") from None
     if "\\u" in line.lower():  # an escaped lone surrogate parses, but no UTF-8 file can hold it
