@@ -191,3 +191,21 @@ def test_a_nul_byte_in_a_case_file_is_named_with_its_column(tmp_path):
                                      "inside a string (write it escaped) at column 24")
     assert after.stderr.strip() == ("scoreboard: error: after.jsonl:1: invalid JSON: Extra data at column 26 "
                                     "(found control character U+0000)")
+
+
+def test_a_command_killed_by_a_signal_says_so(tmp_path):
+    # "command exited with status -9": asyncio's negative return code, not an exit status.
+    from scoreboard.errors import SubjectError
+    from scoreboard.subjects.registry import build_subject
+    from tests.subjects import call, req
+
+    script = tmp_path / "die.sh"
+    script.write_text("#!/bin/sh\nkill -KILL $$\n")
+    script.chmod(0o755)
+    subject = build_subject({"type": "command", "argv": [str(script)]}, tmp_path)
+    try:
+        call(subject, req("q"))
+    except SubjectError as exc:
+        assert str(exc) == "command was killed by signal SIGKILL (9)"
+    else:
+        raise AssertionError("a killed command is an error")

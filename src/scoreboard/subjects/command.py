@@ -158,8 +158,9 @@ class CommandSubject(Subject):
                 detail = ""
                 if self.options.get("keep_stderr") and done.stderr:
                     detail = ": " + done.stderr.decode("utf-8", "replace").strip()[-300:]
-                raise SubjectError(scrub_all(f"command exited with status {done.returncode}{detail}",
-                                             self.secrets()))
+                how = f"exited with status {done.returncode}" if done.returncode > 0 else \
+                    f"was killed by signal {_signal_name(-done.returncode)}"
+                raise SubjectError(scrub_all(f"command {how}{detail}", self.secrets()))
             text = done.stdout.decode("utf-8", "replace")
             if self.options.get("trim"):
                 text = _ANSI.sub("", js_trim(text))
@@ -172,6 +173,16 @@ class CommandSubject(Subject):
                 os.unlink(skill_file)
 
 
+
+
+def _signal_name(number: int) -> str:
+    """`SIGKILL (9)`, or the number alone for one Python does not name."""
+    import signal
+
+    try:
+        return f"{signal.Signals(number).name} ({number})"
+    except ValueError:
+        return str(number)
 
 
 def agent_result(stdout: str, cap: int) -> Result:
