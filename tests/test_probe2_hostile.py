@@ -209,3 +209,19 @@ def test_a_command_killed_by_a_signal_says_so(tmp_path):
         assert str(exc) == "command was killed by signal SIGKILL (9)"
     else:
         raise AssertionError("a killed command is an error")
+
+
+def test_a_command_printing_invalid_utf8_is_answered_and_says_it_was_repaired(tmp_path):
+    # Invalid UTF-8 on stdout became U+FFFD with no trace: the report showed an answer the
+    # program never printed, with nothing saying it was changed (a lone surrogate from an HTTP
+    # subject is marked subject_info.output_repaired).
+    script = tmp_path / "bad.sh"
+    script.write_text("#!/bin/sh\nprintf 'h\\377i \\303\\n'\n")
+    script.chmod(0o755)
+    (tmp_path / "c.jsonl").write_text('{"id": "a", "input": "q", "expected": "hi"}\n')
+    done = scoreboard("run", "--cases", "c.jsonl", "--subject", "command:./bad.sh", "--no-progress",
+                      "--output", "r.json", cwd=tmp_path)
+    assert done.returncode in (0, 3), done.stderr
+    attempt, = json.loads((tmp_path / "r.json").read_text())["attempts"]
+    assert attempt["output"]["text"] == "h\ufffdi \ufffd\n"
+    assert attempt["subject_info"]["output_repaired"] == {"invalid_utf8": 2}

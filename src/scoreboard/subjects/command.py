@@ -161,18 +161,30 @@ class CommandSubject(Subject):
                 how = f"exited with status {done.returncode}" if done.returncode > 0 else \
                     f"was killed by signal {_signal_name(-done.returncode)}"
                 raise SubjectError(scrub_all(f"command {how}{detail}", self.secrets()))
-            text = done.stdout.decode("utf-8", "replace")
+            text, bad = _decoded(done.stdout)
             if self.options.get("trim"):
                 text = _ANSI.sub("", js_trim(text))
             if ws is not None:
-                return agent_result(text, ws.max_tool_output_bytes)
-            # model_free: the program calls no model, so tokens, cost and requests are a known zero
-            return to_result(text, model_free=bool(self.options.get("model_free")))
+                result = agent_result(text, ws.max_tool_output_bytes)
+            else:  # model_free: the program calls no model, so tokens, cost and requests are a known zero
+                result = to_result(text, model_free=bool(self.options.get("model_free")))
+            if bad:  # the answer is not what the program printed: the attempt says so
+                result.extra = {**(result.extra or {}), "output_repaired": {"invalid_utf8": bad}}
+            return result
         finally:
             if skill_file:
                 os.unlink(skill_file)
 
 
+
+
+def _decoded(raw: bytes) -> tuple[str, int]:
+    """(stdout as text, how many invalid UTF-8 sequences in it became U+FFFD)."""
+    try:
+        return raw.decode("utf-8"), 0
+    except UnicodeDecodeError:
+        text = raw.decode("utf-8", "replace")
+        return text, text.count("\ufffd") - raw.count("\ufffd".encode("utf-8"))
 
 
 def _signal_name(number: int) -> str:
