@@ -150,3 +150,31 @@ def test_the_run_waits_out_its_executor_but_never_swallows_its_own_cancellation(
     with pytest.raises(asyncio.CancelledError):
         asyncio.run(cancelled_while_waiting())
     assert asyncio.run(executor_cancelled()) == "went on"
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/chromium"), reason="needs Debian's chromium")
+def test_rescoring_rendered_outputs_renders_them_again_for_the_page_graders(tmp_path):
+    """The visual `judge` stage is `rescore --allow-judge`: its page graders and vision judges need
+    the recorded outputs rendered (every grade was 'the output was not rendered')."""
+    (tmp_path / "pages.py").write_text(
+        "def ok(input):\n    return '<html><body><h1>Sign up</h1></body></html>'\n"
+        "def broken(input):\n    return '<html><body><p style=\"display:none\">Sign up</p>"
+        "<script>console.error(\"boom\")</script></body></html>'\n")
+    (tmp_path / "cases.jsonl").write_text('{"id": "a", "input": "x"}\n')
+    (tmp_path / "suite.yaml").write_text(json.dumps({
+        "cases": "cases.jsonl", "output_dir": "out", "formats": ["json"],
+        "render": {"width": 800, "height": 600, "moments_ms": [0]},
+        "variants": {"ok": {"subject": "python:pages:ok"}, "broken": {"subject": "python:pages:broken"}},
+        "graders": ["page-renders", "page-no-console-errors", {"page-text-visible": ["Sign up"]}]}))
+    proc = scoreboard(["run", "suite.yaml", "--no-progress", "--output", "src.json"], tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    again = scoreboard(["rescore", "src.json", "--output", "again.json", "--format", "json"], tmp_path)
+    assert again.returncode == 0, again.stdout + again.stderr
+    report = json.loads((tmp_path / "again.json").read_text())
+    ok, broken = report["attempts"]
+    assert [g["passed"] for g in ok["grades"]] == [True, True, True], ok["grades"]
+    assert [g["passed"] for g in broken["grades"]] == [False, False, False], broken["grades"]
+    assert report["plan"]["render"]["width"] == 800  # rendered as the source was
+    assert ok["render"]["shots"]
+    checked = scoreboard(["verify", "again.json"], tmp_path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr

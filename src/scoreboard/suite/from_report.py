@@ -16,11 +16,13 @@ from ..hashing import canonical_json, sha256_bytes
 from ..record.chains import cases_from_plan
 from ..record.io import load_report
 from ..record.verify import verify_report
+from ..render.browser import check_available
 from ..subjects.recorded import RecordedSubject
 from ..validation import did_you_mean, parse_model
 from .config import SuiteConfig
 from .grading import build_judge
-from .suite import Suite, Variant
+from .suite import Suite, Variant, resolve_render
+from .variants import in_file
 
 NO_REQUEST_NOTE = ("no subject request was made: outputs and measurements are the source's, "
                    "recorded when they were produced")
@@ -145,9 +147,18 @@ def suite_from_report(source: Source, specs_by_case: dict[str, list], variants: 
         settings["judge_runs"] = judge_runs
     if max_requests is not None:
         settings["budget"] = {"max_requests": max_requests}
+    if regrade and isinstance(plan.get("render"), dict):  # visual work: the outputs render as they did
+        settings["render"] = {k: v for k, v in plan["render"].items() if k != "fingerprint"}
     config = parse_model(SuiteConfig, settings, file=source.path)
     suite = Suite(settings["name"], config, cases, variants, graders, Path.cwd(), source.path, cases)
     suite.judge = build_judge(config, graders, Path.cwd(), False) if regrade else None
+    if regrade:
+        # A page grader or a judge that looks at pages needs them rendered again (the source's
+        # screenshots live beside its report, which may be anywhere): with the source's settings.
+        with in_file(source.path):
+            suite.render = resolve_render(config, graders)
+            if suite.render is not None:
+                check_available(suite.render)
     return suite
 
 
