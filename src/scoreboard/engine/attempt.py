@@ -313,6 +313,11 @@ class AttemptRunner:
             self.state.in_flight_keys.discard(key)
         if measurements.latency_ms is None and variant.subject.timed_by_harness:
             measurements.latency_ms = round((time.perf_counter() - start) * 1000, 3)
+        if error is not None and (getattr(variant.subject, "options", None) or {}).get("model_free") is True:
+            # A subject that runs no model sent no request and spent nothing, failed or not.
+            for name, zero in (("input_tokens", 0), ("output_tokens", 0), ("cost_usd", 0.0), ("requests", 0)):
+                if getattr(measurements, name) is None:
+                    setattr(measurements, name, zero)
         return output, measurements, error, extra
 
     async def _call_task(self, case, subject, request: SubjectRequest):
