@@ -18,12 +18,16 @@ import pytest
 
 from tests.viewer.conftest import BROWSER_ARGS, CHROMIUM, Served, scoreboard, wait_ready
 
-SUBJECT = '''def answer(input, skill, run):
+# Not model_free: the error's usage stays unknown (a subject that may call a model and raised),
+# while each answer it gives reports its own (a known zero).
+SUBJECT = '''from scoreboard import Measurements, Output, Result
+
+def answer(input, skill, run):
     if input == "boom":
         raise RuntimeError("exploded")
     if input == "sometimes":  # no verdict on the second run only
-        return "unsure" if run == 1 else "fine"
-    return input
+        input = "unsure" if run == 1 else "fine"
+    return Result(Output(text=input), Measurements(input_tokens=0, output_tokens=0, cost_usd=0.0, requests=0))
 '''
 CHECKS = '''def check(output, context):
     if output == "unsure":
@@ -45,8 +49,8 @@ def write_project(folder: Path, runs: int = 1) -> Path:
                                                 for cid, text in CASES))
     suite = {"name": "probe2", "cases": "cases.jsonl", "graders": ["python-file:checks.py:check"], "runs": runs,
              "formats": ["json"],
-             "variants": {"a": {"subject": {"type": "python", "function": "subj:answer", "model_free": True}},
-                          "b": {"subject": {"type": "python", "function": "subj:answer", "model_free": True}}}}
+             "variants": {"a": {"subject": {"type": "python", "function": "subj:answer"}},
+                          "b": {"subject": {"type": "python", "function": "subj:answer"}}}}
     (folder / "suite.json").write_text(json.dumps(suite))
     return folder / "suite.json"
 
