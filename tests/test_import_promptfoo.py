@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from scoreboard.importers.common import js_string
-from scoreboard.importers.promptfoo_asserts import parse_comma_values
+from scoreboard.importers.promptfoo_assert_checks import parse_comma_values
 from scoreboard.importers.promptfoo_tests import assertion_from_string
 from tests.servers.fake_provider import FakeProvider
 

@@ -99,7 +99,8 @@ def assertion_from_string(expected: str) -> dict:
     if kind in _ARRAY:
         if not value:
             return {"type": full, "value": value}
-        from .promptfoo_asserts import Skip, parse_comma_values
+        from .promptfoo_assert_checks import parse_comma_values
+        from .promptfoo_asserts import Skip
 
         try:  # parseCommaSeparatedAssertionValues: quoted fields may hold commas, empty ones dropped
             return {"type": full, "value": parse_comma_values(value)}

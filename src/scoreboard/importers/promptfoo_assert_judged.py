@@ -1,0 +1,81 @@
+"""promptfoo's model-graded assertions (llm-rubric, model-graded-closedqa, factuality, g-eval,
+similar, select-best) as scoreboard judge, classify and similar grader specs, with promptfoo's
+default grading prompts."""
+
+from __future__ import annotations
+
+from .promptfoo_assert_checks import negate
+from .promptfoo_assert_code import Skip, threshold_of
+
+CLOSED_QA = ("You are assessing a submitted answer on a given task based on a criterion. Here is the data:\n"
+             "[BEGIN DATA]\n***\n[Task]: {{ input }}\n***\n[Submission]: {{ output }}\n***\n[Criterion]: "
+             "{% raw %}CRITERION{% endraw %}\n***\n[END DATA]\nDoes the submission meet the criterion? "
+             "Answer Y or N.")
+FACTUALITY = ("You are comparing a submitted answer to an expert answer on a given question. Here is the data:\n"
+              "[BEGIN DATA]\n************\n[Question]: {{ input }}\n************\n[Expert]: "
+              "{% raw %}CRITERION{% endraw %}\n************\n[Submission]: {{ output }}\n************\n[END DATA]\n\n"
+              "Compare the factual content of the submitted answer with the expert answer. Ignore any differences "
+              "in style, grammar, or punctuation.\nThe submitted answer may either be a subset or superset of the "
+              "expert answer, or it may conflict with it. Determine which case applies. Answer the question by "
+              "selecting one of the following options:\n(A) The submitted answer is a subset of the expert answer "
+              "and is fully consistent with it.\n(B) The submitted answer is a superset of the expert answer and is "
+              "fully consistent with it.\n(C) The submitted answer contains all the same details as the expert "
+              "answer.\n(D) There is a disagreement between the submitted answer and the expert answer.\n(E) The "
+              "answers differ, but these differences don't matter from the perspective of factuality.")
+RUBRIC = ("You are grading output according to a user-specified rubric. If the statement in the rubric is true, "
+          "then the output passes the test.\n<Output>\n{{ output }}\n</Output>\n<Rubric>\n"
+          "{% raw %}CRITERION{% endraw %}\n</Rubric>")
+#: promptfoo's factuality defaults: every class passes but (D) disagreement
+FACTUALITY_SCORES = {"A": 1, "B": 1, "C": 1, "D": 0, "E": 1}
+JUDGED = {"llm-rubric", "model-graded-closedqa", "factuality", "g-eval", "model-graded-factuality"}
+
+
+def _similar(value, a, inverse, ctx, where):
+    if not (isinstance(value, str) or (isinstance(value, list) and value and all(isinstance(v, str) for v in value))):
+        raise Skip("similar needs a string or a list of strings")
+    options: dict = {"value": value, "threshold": threshold_of(a, 0.75)}
+    ctx.report.note(f"{where}: similar embeds with scoreboard's embedder (offline all-MiniLM-L6-v2 unless you set "
+                    "an embedder), promptfoo with OpenAI's embeddings: similarities differ")
+    return negate({"similar": options}, inverse), None
+
+
+def _judged(kind: str):
+    def handler(value, a, inverse, ctx, where):
+        if not isinstance(value, str) or not value:
+            raise Skip(f"{kind} needs a text value")
+        ctx.judged = True
+        literal = value.replace("{% endraw %}", "")
+        if inverse and kind != "llm-rubric":
+            # factuality.ts, modelGradedClosedQa.ts, geval.ts return the matcher's verdict without
+            # looking at `inverse`: promptfoo grades not-X as X
+            ctx.report.note(f"{where}: promptfoo's {kind} ignores not-, so not-{kind} grades as {kind}")
+        if kind == "g-eval":
+            return {"g-eval": {"criteria": value, "threshold": threshold_of(a, 0.7)}}, None
+        if kind == "llm-rubric":
+            # llmRubric.ts handleLlmRubric + matchers: pass = verdict && score >= threshold when a
+            # threshold is set; not- inverts the verdict and scores 1 - score (clamped)
+            options: dict = {"prompt": RUBRIC.replace("CRITERION", literal)}
+            t = threshold_of(a, None)
+            if t is not None:
+                options["threshold"] = t
+            return negate({"llm-judge": options}, inverse), None
+        if kind == "model-graded-closedqa":
+            return {"classify": {"prompt": CLOSED_QA.replace("CRITERION", literal), "choices": ["Y", "N"],
+                                 "choice_scores": {"Y": 1, "N": 0}}}, None
+        return {"classify": {"prompt": FACTUALITY.replace("CRITERION", literal), "choices": list(FACTUALITY_SCORES),
+                             "choice_scores": dict(FACTUALITY_SCORES), "pass": ["A", "B", "C", "E"]}}, None
+    return handler
+
+
+def _select_best(value, a, inverse, ctx, where):
+    if not isinstance(value, str) or not value:
+        raise Skip("select-best needs criteria text")
+    ctx.select_best.append(value)
+    return None, None
+
+
+MODEL_GRADED = {
+    "similar": _similar, "similar:cosine": _similar, "select-best": _select_best,
+    **{k: _judged(k) for k in ("llm-rubric", "model-graded-closedqa", "factuality", "g-eval")},
+    "model-graded-factuality": _judged("factuality"),
+}
