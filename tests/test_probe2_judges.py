@@ -125,7 +125,8 @@ def style_judge(req: dict) -> str:
 def test_the_check_verdict_says_its_interval_method_caveat_and_pairs_not_judged(judge_srv, tmp_path):
     """The check's lines dropped what its record holds: the interval's method, the small sample,
     the note that pairs of one control are not independent (the README says the report says so),
-    and the pairs left unjudged by judge failures (here half of them, and the check passed)."""
+    and the pairs left unjudged by judge failures (here half of them: they count as not above, so
+    the check fails)."""
     judge_srv.set_default("chat", {"reply": style_judge})
     (tmp_path / "controls").mkdir()
     controls = []
@@ -140,8 +141,9 @@ def test_the_check_verdict_says_its_interval_method_caveat_and_pairs_not_judged(
     assert done.returncode == 0, done.stdout + done.stderr
     (md,) = (tmp_path / "out").glob("*/*.md")
     for text in (done.stdout, md.read_text(encoding="utf-8")):
-        assert ("good ranked above degraded: 2/2 pairs (100.0% [95% CI 34.2%–100.0%, wilson; small sample: "
+        assert ("good ranked above degraded: 2/4 pairs (50.0% [95% CI 15.0%–85.0%, wilson; small sample: "
                 "fewer than 30]; 0 ties; 2 not judged (a judge failure on either side))") in text
+        assert "instrument check FAILED" in text
         assert "not independent: the interval, computed as if they were, is optimistic" in text
         assert "self-agreement: 4/4 controls judged the same in every repeat (100.0% [95% CI 51.0%–100.0%, wilson" in text
 

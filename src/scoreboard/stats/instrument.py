@@ -4,10 +4,16 @@ first, then its degraded copies; each control was judged `repeats` times (the ru
 
     accuracy        the share of (control, degraded condition) pairs where the judge's mean
                     score of the good output is above the degraded one's (a tie is not above);
-                    Wilson 95% interval, pairs taken as independent units (pairs of one control
-                    share its good output: the interval is optimistic, and says so)
+                    every pair of every control that ran counts: a pair the judge left unjudged
+                    (no usable answer on either side, in every repeat) is not above either, and
+                    is counted in `unjudged_pairs`, so a judge that fails on the controls cannot
+                    pass on the few it judged; Wilson 95% interval, pairs taken as independent
+                    units (pairs of one control share its good output: the interval is
+                    optimistic, and says so)
     self_agreement  the share of (control, condition) whose repeated judgments all gave the
-                    same answer (every dimension's score)
+                    same answer (every dimension's score); one whose repeats were judged only
+                    in part (a judge failure beside an answer) did not agree; one never judged
+                    is left to accuracy
     position        pairwise mode: how often the judge chose the answer in the first slot,
                     over both orders of every comparison; exact two-sided binomial test
                     against one half; biased when p < position_alpha and the share is above it
@@ -51,14 +57,20 @@ class InstrumentAccumulator:
         self.variants = [v["name"] for v in plan["variants"]]
         self.answers: dict[str, dict[str, dict[int, tuple]]] = defaultdict(lambda: defaultdict(dict))
         self.failed = 0
+        #: every control an attempt was made for (judged or not): the pairs accuracy is over
+        self.controls: set[str] = set()
+        #: (condition, control) pairs with a repeat the judge gave no usable answer on
+        self.failed_units: set[tuple[str, str]] = set()
 
     def add(self, a: dict) -> None:
+        self.controls.add(a["case_id"])
         grade = next((g for g in a.get("grades") or () if g.get("grader") in JUDGE_GRADER_NAMES), None)
         if grade is None:
             return
         sig, value = _signature(grade) if grade.get("passed") is not None or grade.get("scores") else (None, None)
         if value is None:
             self.failed += 1
+            self.failed_units.add((a["variant"], a["case_id"]))
             return
         self.answers[a["variant"]][a["case_id"]][a["run"]] = (sig, value)
 
@@ -74,9 +86,7 @@ class InstrumentAccumulator:
             acc, agree = out["accuracy"], out["self_agreement"]
             if acc["value"] is None or acc["value"] < s["min_accuracy"]:
                 ok = False
-                shown = "no pair judged" if acc["value"] is None else f"{acc['value']:.1%}"
-                out["reasons"].append(f"ranked good above degraded on {shown} of pairs "
-                                      f"(needs {s['min_accuracy']:.0%})")
+                out["reasons"].append(_accuracy_reason(acc, s["min_accuracy"]))
             if agree["value"] is None or agree["value"] < s["min_self_agreement"]:
                 ok = False
                 shown = "nothing repeated" if agree["value"] is None else f"{agree['value']:.1%}"
@@ -99,30 +109,42 @@ class InstrumentAccumulator:
 
     def _accuracy(self) -> dict:
         good = self.variants[0]
-        correct = pairs = ties = 0
-        missing = 0
+        correct = pairs = ties = missing = 0
         for cond in self.variants[1:]:
-            for case, runs in self.answers.get(good, {}).items():
+            for case in self.controls:
+                pairs += 1
+                runs = self.answers.get(good, {}).get(case)
                 other = self.answers.get(cond, {}).get(case)
                 if not runs or not other:
-                    missing += 1
+                    missing += 1  # counted, and not above: a judge failure is no ranking
                     continue
                 g = math.fsum(v for _, v in runs.values()) / len(runs)
                 d = math.fsum(v for _, v in other.values()) / len(other)
-                pairs += 1
                 correct += g > d
                 ties += g == d
         return _share(correct, pairs, {"ties": ties, "unjudged_pairs": missing, "note": NOTE})
 
     def _agreement(self) -> dict:
         agree = total = 0
-        for per_case in self.answers.values():
-            for runs in per_case.values():
-                if len(runs) < 2:
+        repeats = self.settings["repeats"]
+        for cond, per_case in self.answers.items():
+            for case, runs in per_case.items():
+                partial = (cond, case) in self.failed_units
+                if repeats < 2 or (len(runs) < 2 and not partial):
                     continue
-                total += 1
-                agree += len({sig for sig, _ in runs.values()}) == 1
+                total += 1  # an answer beside a judge failure is not the same answer every time
+                agree += not partial and len({sig for sig, _ in runs.values()}) == 1
         return _share(agree, total, {"unit": "control x condition, all repeats identical"})
+
+
+def _accuracy_reason(acc: dict, needed: float) -> str:
+    if acc["value"] is None:
+        return f"no control was judged (needs good above degraded on {needed:.0%} of pairs)"
+    unjudged = acc["unjudged_pairs"]
+    left = (f"; {unjudged} pair{'s' if unjudged != 1 else ''} not judged, which count as not above"
+            if unjudged else "")
+    return (f"ranked good above degraded on {acc['value']:.1%} of {acc['of']} pairs{left} "
+            f"(needs {needed:.0%})")
 
 
 def _share(k: int, n: int, extra: dict) -> dict:
