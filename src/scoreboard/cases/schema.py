@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, StrictFloat, field_validator, model_validator
 
 from ..validation import Strict, one_line_id
 
@@ -42,8 +42,9 @@ class CaseRecord(Strict):
     conversation: dict | None = None
     #: template variables (any JSON), rendered into the suite's or variant's prompt
     vars: Any = None
-    #: the case passes when the weighted mean score of its graders reaches this (0..1)
-    threshold: float | None = Field(None, ge=0, le=1)
+    #: the case passes when the weighted mean score of its graders reaches this (0..1): a
+    #: number, never a boolean or a string (pydantic would read `true` as 1.0, "0.5" as 0.5)
+    threshold: Annotated[StrictFloat, Field(ge=0, le=1)] | None = None
     #: applied to the output before every grader of this case (graders/transforms.py)
     transform: Any = None
     #: the case's graders replace the suite defaults' graders instead of adding to them

@@ -1,0 +1,108 @@
+"""Loose ends in case loading and templates, probed from the outside: a case's threshold is a
+strict number, a template never loads another file (refused at load, wherever it is compiled),
+a dataset item's error names the item, and a gold directory's errors are collected. Each test
+runs the real command (`python -m scoreboard`) on files written under tmp_path, unless it checks
+a module's shape."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SUBJECT = "def reply(prompt, skill, run, params):\n    return 'ANSWER: ' + prompt\n"
+
+
+def scoreboard(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=120)
+
+
+def write_suite(folder: Path, cases: list[dict], extra: str = "") -> Path:
+    (folder / "subj.py").write_text(SUBJECT)
+    (folder / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    suite = folder / "suite.yaml"
+    suite.write_text("name: probe3\ncases: cases.jsonl\n"
+                     "subject: {type: python, function: 'subj:reply', model_free: true}\n" + extra)
+    return suite
+
+
+def one_error(proc: subprocess.CompletedProcess) -> str:
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc.stderr
+
+
+# --- 1. a case's threshold is a number in [0, 1], never a boolean or a text ---
+
+def test_case_threshold_true_or_text_is_an_error_naming_line_case_and_field(tmp_path):
+    suite = write_suite(tmp_path, [
+        {"id": "fine", "input": "x", "grader": {"contains": "x"}, "threshold": 1},
+        {"id": "flag", "input": "x", "grader": {"contains": "x"}, "threshold": True},
+        {"id": "text", "input": "x", "grader": {"contains": "x"}, "threshold": "0.5"},
+    ])
+    err = one_error(scoreboard("validate", str(suite), cwd=tmp_path))
+    lines = err.strip().splitlines()
+    assert any("cases.jsonl:2" in ln and "'flag'" in ln and "'threshold'" in ln for ln in lines), err
+    assert any("cases.jsonl:3" in ln and "'text'" in ln and "'threshold'" in ln for ln in lines), err
+
+
+def test_case_threshold_numbers_still_load(tmp_path):
+    suite = write_suite(tmp_path, [
+        {"id": "int", "input": "x", "grader": {"contains": "x"}, "threshold": 0},
+        {"id": "float", "input": "x", "grader": {"contains": "x"}, "threshold": 0.75},
+    ])
+    proc = scoreboard("validate", str(suite), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+
+
+# --- 2. a template never loads another file: refused at load wherever it is compiled ---
+
+JUDGE = "judge: {type: openai, base_url: 'http://127.0.0.1:9/v1', model: judge-model}\n"
+
+
+@pytest.mark.parametrize("tag, text", [
+    ("include", "{% include '/etc/passwd' %} {{ output }}"),
+    ("import", "{% import '../x.j2' as m %}{{ output }}"),
+    ("from ... import", "{% from 'x' import y %}{{ output }}"),
+    ("extends", "{% extends 'base' %}"),
+])
+def test_judge_prompt_loading_another_file_is_refused_at_load(tmp_path, tag, text):
+    suite = write_suite(tmp_path, [{"id": "a", "input": "x"}],
+                        JUDGE + "graders:\n  - llm-judge: {prompt: " + json.dumps(text) + "}\n")
+    err = one_error(scoreboard("validate", str(suite), cwd=tmp_path))
+    assert len(err.strip().splitlines()) == 1, err
+    assert "suite.yaml" in err and "llm-judge" in err and "{% " + tag + " %}" in err, err
+    assert "no loader" not in err
+
+
+def test_judge_prompt_with_include_never_fails_per_case(tmp_path):
+    suite = write_suite(tmp_path, [{"id": "a", "input": "x"}, {"id": "b", "input": "y"}],
+                        JUDGE + "graders:\n  - classify: {prompt: \"{% include 'x' %}\", choices: [A, B]}\n")
+    proc = scoreboard("run", str(suite), "--output", str(tmp_path / "r.json"), "--no-progress",
+                      "--format", "json", cwd=tmp_path)
+    err = one_error(proc)
+    assert "{% include %}" in err and "classify" in err, err
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_prompt_and_chat_message_loading_another_file_still_refused(tmp_path):
+    suite = write_suite(tmp_path, [{"id": "a", "vars": {"q": "x"}}],
+                        "prompt:\n  - {role: system, content: hi}\n"
+                        "  - {role: user, content: \"{% extends '../x' %}{{ q }}\"}\n")
+    err = one_error(scoreboard("validate", str(suite), cwd=tmp_path))
+    assert "{% extends %} on message 2 (user)" in err and "cannot load another file" in err, err
+
+
+def test_environment_refuses_loading_tags_when_compiled():
+    from jinja2 import TemplateSyntaxError
+
+    from scoreboard.templating import environment
+
+    for undefined in ("error", "empty"):
+        with pytest.raises(TemplateSyntaxError) as info:
+            environment(undefined).from_string("a\n{% include '/etc/passwd' %}")
+        assert info.value.lineno == 2 and info.value.loading_tag == "include"
