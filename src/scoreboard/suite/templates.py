@@ -52,21 +52,17 @@ class Template:
 def _compile(text: str, name: str, where: dict, undefined: str = "error", place: str = "its") -> Any:
     """`place` says whose line a syntax error's line is: "its" (the template's own text), "the
     file 'prompts/x.txt'", "message 2 (user)" of a chat prompt."""
-    from jinja2 import TemplateSyntaxError, nodes
+    from jinja2 import TemplateSyntaxError
 
-    env = environment(undefined)
     try:
-        tree = env.parse(text)
+        return environment(undefined).from_string(text)
     except TemplateSyntaxError as exc:
+        tag = getattr(exc, "loading_tag", None)
+        if tag:  # a template is self-contained: there is no loader (templating/environment.py)
+            raise ConfigError(f"prompt {name!r}: {{% {tag} %}} on {place} line {exc.lineno}: a template cannot "
+                              "load another file (give a file as the whole prompt: \"@path\")", **where) from None
         raise ConfigError(f"prompt {name!r}: template syntax error on {place} line {exc.lineno}: {exc.message}",
                           **where) from None
-    # a template is self-contained: there is no loader (another file is a prompt "@file" of its own)
-    for node in tree.find_all((nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)):
-        tag = {"Include": "include", "Import": "import", "FromImport": "from ... import",
-               "Extends": "extends"}[type(node).__name__]
-        raise ConfigError(f"prompt {name!r}: {{% {tag} %}} on {place} line {node.lineno}: a template cannot "
-                          "load another file (give a file as the whole prompt: \"@path\")", **where)
-    return env.from_string(text)  # the text, not the tree: a converted Nunjucks template is known by it
 
 
 def _messages(value: Any, name: str, where: dict) -> list[dict]:

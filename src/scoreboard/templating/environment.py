@@ -124,7 +124,9 @@ def _environment(undefined: str = "error"):
             return super().from_string(source, globals, template_class)
 
         def _parse(self, source, name, filename):
-            return _instrument(super()._parse(source, name, filename), self)
+            tree = super()._parse(source, name, filename)
+            _refuse_loading(tree, name, filename)
+            return _instrument(tree, self)
 
         def call_unop(self, context, operator_name, arg):
             if context.parent.get(_JS_KEY) is _JS_ON:
@@ -220,6 +222,24 @@ def _environment(undefined: str = "error"):
     env.tests = {name: _bounded_test(fn) for name, fn in env.tests.items()}
     env.globals["lipsum"] = _lipsum
     return env
+
+
+#: the tags that load another template, by their node: there is no loader (a template is
+#: self-contained), so each is refused when the template is compiled, never when it renders
+LOADING_TAGS = {"Include": "include", "Import": "import", "FromImport": "from ... import", "Extends": "extends"}
+
+
+def _refuse_loading(tree: Any, name: Any, filename: Any) -> None:
+    """A TemplateSyntaxError (with `loading_tag` set: the tag as written) for the first
+    {% include %}, {% import %}, {% from ... import %} or {% extends %} in the template."""
+    from jinja2 import TemplateSyntaxError, nodes
+
+    for node in tree.find_all((nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)):
+        tag = LOADING_TAGS[type(node).__name__]
+        exc = TemplateSyntaxError(f"{{% {tag} %}}: a template cannot load another file", node.lineno,
+                                  name, filename)
+        exc.loading_tag = tag  # type: ignore[attr-defined]
+        raise exc
 
 
 def _named_error(obj: Any, name: Any, message: str) -> Exception:
