@@ -106,14 +106,14 @@ def test_openai_evals_registry_with_a_repeated_key_still_imports(tmp_path):
 
 
 def test_openai_evals_repeated_key_keeps_the_last_value(tmp_path):
-    from scoreboard.importers.openai_evals import read_yaml
+    from scoreboard.importers.openai_evals_registry import read_yaml
 
     (tmp_path / "k.yaml").write_text(KEYWORDS_SPEC)
     assert read_yaml(tmp_path / "k.yaml", "k.yaml")["seo_keywords"]["input_outputs"] == {"input": "completion"}
 
 
 def test_openai_evals_lenient_read_still_refuses_anchors(tmp_path):
-    from scoreboard.importers.openai_evals import read_yaml
+    from scoreboard.importers.openai_evals_registry import read_yaml
 
     (tmp_path / "k.yaml").write_text("a: 1\na: &x [1, 2]\nb: [*x, *x]\n")
     with pytest.raises(ConfigError, match="anchors"):

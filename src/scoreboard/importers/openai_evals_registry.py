@@ -1,0 +1,150 @@
+"""An OpenAI Evals registry file (its entries, aliases followed into the sibling files of an
+`evals/` folder) and the JSONL data files its entries name (Eval._prefix_registry_path,
+evals.data.get_jsonl), read for `scoreboard import openai-evals` (openai_evals.py)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, shorten
+from ..safefile import DEFAULT_MAX_FILE_BYTES, FileRefused, read_regular, resolve_inside
+from ..safeparse import ParseError, parse_yaml
+from .common import gunzip, parse_json_line, refusal
+from .openai_evals_classify import NotConverted
+from .pyyaml_compat import safe_load_last_wins
+
+_RESERVED = ("key", "group", "cls")
+
+
+class Registry:
+    """The registry file's entries, and (for aliases) those of its sibling files."""
+
+    def __init__(self, path: Path, data: dict, shown: str):
+        self.path, self.shown = path, shown
+        folder = path.resolve().parent
+        self.in_evals = folder.name == "evals"
+        #: <registry>: what holds evals/, data/ and modelgraded/
+        self.root = folder.parent if self.in_evals else folder
+        self.folder = folder
+        self.entries: dict[str, Any] = {}
+        self.where: dict[str, str] = {}
+        self._add(data, shown)
+        self.own = list(self.entries)
+        self._siblings_loaded = False
+
+    def _add(self, data: dict, shown: str) -> None:
+        for name, spec in data.items():
+            name = str(name)
+            if name in self.entries:
+                raise ConfigError(f"duplicate entry {name!r} (also in {self.where[name]}): OpenAI Evals refuses "
+                                  "the registry", file=shown, field=name)
+            if not isinstance(spec, (dict, str)):
+                raise ConfigError("an entry is a mapping (class, args) or an alias name", file=shown, field=name)
+            if isinstance(spec, dict):
+                for word in _RESERVED:
+                    if word in spec:
+                        raise ConfigError(f"{word!r} is a reserved keyword in OpenAI Evals' registry", file=shown,
+                                          field=f"{name}.{word}")
+            self.entries[name] = spec
+            self.where[name] = shown
+
+    def _load_siblings(self) -> None:
+        if self._siblings_loaded or not self.in_evals:
+            return
+        self._siblings_loaded = True
+        for other in sorted(self.folder.glob("*.yaml")):
+            if other.resolve() == self.path.resolve() or not other.is_file():
+                continue
+            data = read_yaml(other, str(other))
+            if isinstance(data, dict):
+                self._add(data, str(other))
+
+    def resolve(self, name: str, field: str) -> tuple[str, dict]:
+        """Registry._dereference: follow aliases to the entry that names a class."""
+        seen = [name]
+        while True:
+            if name not in self.entries:
+                self._load_siblings()
+            if name not in self.entries:
+                raise ConfigError(f"no entry {name!r}" + (f" (alias chain {' -> '.join(seen)})" if len(seen) > 1
+                                                            else ""), file=self.shown, field=field)
+            spec = self.entries[name]
+            alias = spec if isinstance(spec, str) else spec.get("id")
+            if alias is None:
+                return name, spec
+            alias = str(alias)
+            if alias in seen:
+                raise ConfigError(f"alias cycle {' -> '.join(seen + [alias])}", file=self.shown, field=field)
+            seen.append(alias)
+            name = alias
+
+
+
+def read_yaml(path: Path, shown: str) -> Any:
+    try:
+        text = read_regular(str(path), limit=DEFAULT_MAX_FILE_BYTES,
+                            limit_name="limits.max_file_bytes").decode("utf-8-sig")
+        try:
+            return parse_yaml(text, core=True)[0]
+        except ParseError as exc:
+            if not exc.message.startswith("duplicate key"):
+                raise
+            return safe_load_last_wins(text)  # yaml.safe_load keeps a repeated key's last value
+    except FileRefused as exc:
+        raise ConfigError(f"file {exc.reason}", file=shown) from None
+    except UnicodeDecodeError:
+        raise ConfigError("not valid UTF-8", file=shown) from None
+    except ParseError as exc:
+        raise ConfigError(exc.message, file=shown, line=exc.line, field=exc.field) from None
+
+
+def _data_path(rel: str, reg: Registry, name: str, field: str) -> Path:
+    """Eval._prefix_registry_path: the path as is when it is a file, else <registry>/data/<path>;
+    confined to the registry's folder."""
+    candidates = [Path(rel), reg.root / "data" / rel]
+    if not reg.in_evals:
+        candidates.append(reg.folder / rel)
+    for candidate in candidates:
+        if candidate.is_file() or (candidate is not candidates[0] and candidate.is_dir()):
+            try:
+                inside = os.path.relpath(os.path.abspath(candidate), reg.root)
+                return resolve_inside(inside, reg.root, reg.root, folder_ok=True)
+            except FileRefused as exc:
+                raise NotConverted(f"{field} {shorten(rel, 120)!r} {refusal(exc)}") from None
+    raise NotConverted(f"{field} {shorten(rel, 120)!r} not found (looked for {candidates[1]})")
+
+
+def read_samples(name: str, rel: str, reg: Registry, field: str) -> list[tuple[str, Any]]:
+    """evals.data.get_jsonl: every line of the file (or of each *.jsonl in the folder) as JSON."""
+    path = _data_path(rel, reg, name, field)
+    files = sorted(p for p in path.iterdir() if p.name.endswith(".jsonl")) if path.is_dir() else [path]
+    out: list[tuple[str, Any]] = []
+    for file in files:
+        shown = str(file)
+        if file.is_dir():
+            out += read_samples(name, str(file), reg, field)
+            continue
+        if file.name.endswith((".lz4", ".zst")):
+            raise NotConverted(f"{field} {rel!r}: lz4 and zstd files are not read here (decompress it first)")
+        try:
+            raw = read_regular(str(file), limit=DEFAULT_MAX_FILE_BYTES, limit_name="limits.max_file_bytes")
+            if file.name.endswith(".gz"):
+                raw = gunzip(raw)
+            text = raw.decode("utf-8")
+        except FileRefused as exc:
+            raise ConfigError(f"file {exc.reason}", file=shown, field=f"{name}.args.{field}") from None
+        except (OSError, EOFError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
+            raise ConfigError(f"cannot read it: {exc}", file=shown, field=f"{name}.args.{field}") from None
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()  # the newline that ends the last line
+        for number, line in enumerate(lines, start=1):
+            try:
+                record = parse_json_line(line)
+            except ValueError as exc:
+                raise ConfigError(f"{exc} (OpenAI Evals reads every line)", file=shown, line=number,
+                                  field=f"{name}.args.{field}") from None
+            out.append((f"{file.name}:{number}", record))
+    return out
