@@ -106,3 +106,17 @@ def test_environment_refuses_loading_tags_when_compiled():
         with pytest.raises(TemplateSyntaxError) as info:
             environment(undefined).from_string("a\n{% include '/etc/passwd' %}")
         assert info.value.lineno == 2 and info.value.loading_tag == "include"
+
+
+# --- 3. templating/limits.py split: the budget (limits.py) and the sizing (sizes.py) ---
+
+def test_templating_modules_stay_under_400_lines_and_the_split_names_import():
+    folder = Path(__file__).resolve().parents[1] / "src" / "scoreboard" / "templating"
+    for module in folder.glob("*.py"):
+        assert len(module.read_text().splitlines()) <= 400, module.name
+    from scoreboard.templating import limits, sizes
+
+    assert limits.render_budget and limits._Budget and limits._render
+    assert sizes._text_size and sizes._charge and sizes._method_check and sizes._percent_size
+    with limits.render_budget(10):
+        assert sizes._text_size(limits._budget(), ["ab", {"c": 1}]) > 0

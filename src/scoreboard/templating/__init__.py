@@ -3,7 +3,7 @@ and templates converted from promptfoo's Nunjucks, every render bounded.
 
 - environment.py: the environment, render_text, the strict and Nunjucks undefined rules;
 - bounds.py: what one render may cost (work, CPU time, bytes, output, each value's size);
-- limits.py: the budget a render runs under, and how values are sized against it;
+- limits.py: the budget a render runs under; sizes.py: how values are sized against it;
 - instrument.py and filters.py: where a render is counted (the instrumented nodes; the sized
   operators, filters and tests);
 - js.py: JavaScript values and arithmetic as Nunjucks computes them (numbers, dump, print,

@@ -4,7 +4,7 @@ js.py and nunjucks.py (the Nunjucks ports), limits.py (the budget that enforces 
 
 Each render is bounded in work (MAX_RENDER_STEPS), CPU time (MAX_RENDER_SECONDS), the bytes of the
 values it makes (MAX_RENDER_BYTES), its output, and each text (MAX_TEXT), list (MAX_ITEMS) and
-number (MAX_INT_BITS) it makes; limits.py says how each is counted. Passing a bound is a
+number (MAX_INT_BITS) it makes; limits.py and sizes.py say how each is counted. Passing a bound is a
 TemplateLimit (a jinja2 SecurityError) of one line. TemplateLimit is made on first use (module
 __getattr__), so importing this module does not import Jinja2."""
 

@@ -2,7 +2,7 @@
 judge prompts (judges/scaled.py): ImmutableSandboxedEnvironment with StrictUndefined (an
 undefined name is an error, never an empty string; a suite may ask for Nunjucks' rule instead,
 `template_undefined: empty`), no autoescaping, and every render bounded (bounds.py holds
-the bounds, limits.py how they are counted: its work, CPU time, the bytes of the values it
+the bounds, limits.py and sizes.py how they are counted: its work, CPU time, the bytes of the values it
 makes, its output, and each text, list and number it makes), so a hostile template cannot hang a
 command or use up memory; passing a bound is a TemplateLimit (a SecurityError) of one line.
 Jinja2 is imported on first use.
@@ -41,12 +41,9 @@ from .limits import (
     _BUDGET,
     _Budget,
     _budget,
-    _charge,
-    _check_text,
-    _method_check,
     _render,
-    _text_size,
 )
+from .sizes import _charge, _check_text, _method_check, _text_size
 from .nunjucks import NJ_FILTERS
 
 #: the environment's mark on a template converted from Nunjucks (one that starts with JS_MARKER):

@@ -25,11 +25,13 @@ from .bounds import (
 from .js import _is_undef, js_str
 from .limits import (
     _BUDGET,
+    _Budget,
+    _budget,
+)
+from .sizes import (
     _CONTAINER_TYPES,
     _CONTAINERS,
     _arg,
-    _Budget,
-    _budget,
     _charge,
     _check_text,
     _escaped_len,

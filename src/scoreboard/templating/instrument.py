@@ -23,9 +23,8 @@ from .limits import (
     _BUDGET,
     _Budget,
     _budget,
-    _escaped_len,
-    _text_size,
 )
+from .sizes import _escaped_len, _text_size
 
 
 class _Metered:
