@@ -178,3 +178,11 @@ def test_rescoring_rendered_outputs_renders_them_again_for_the_page_graders(tmp_
     assert ok["render"]["shots"]
     checked = scoreboard(["verify", "again.json"], tmp_path)
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_a_history_line_counts_one_error_in_the_singular():
+    from scoreboard.cli.history import _rate
+
+    line = _rate({"pass_rate": 0.5, "ci_low": 0.2, "ci_high": 0.8, "ci_method": "wilson-effective-n",
+                  "passed": 5, "failed": 4, "errors": 1, "unassessed": 2, "not_run": 1}, cases=12)
+    assert "(5/10 judged, 1 error, 2 unassessed, 1 not run, 12 cases; small sample" in line

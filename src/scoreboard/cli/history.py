@@ -55,8 +55,9 @@ def _rate(f: dict, cases: int = 0) -> str:
     tallies = [f.get(k) for k in ("passed", "failed", "errors")]
     if all(_number(n) for n in tallies):  # passed of judged, as the run's own lines say it
         counts.append(f"{tallies[0]}/{sum(tallies)} judged" + "".join(
-            f", {f[key]} {words}" for key, words in (("errors", "errors"), ("unassessed", "unassessed"),
-                                                      ("not_run", "not run")) if _number(f.get(key)) and f[key]))
+            f", {plural(f[key], one, many)}" for key, one, many in (
+                ("errors", "error", "errors"), ("unassessed", "unassessed", "unassessed"),
+                ("not_run", "not run", "not run")) if _number(f.get(key)) and f[key]))
     if cases:
         counts.append(plural(cases, "case") + (f"; small sample: fewer than {SMALL_CASES} cases"
                                                if cases < SMALL_CASES else ""))
