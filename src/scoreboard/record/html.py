@@ -19,6 +19,7 @@ from typing import Any
 
 from ..jsonio import dumps_text, finite
 from .io import escape_surrogates, models_text
+from .requests_text import notable, request_lines
 from .schema import Attempt, PlanCase
 from .view import CaseTally, ReportView, as_view
 
@@ -237,6 +238,8 @@ def page_data(view: ReportView, level: int = 0) -> dict:
     refused = _egress_refused(report.attempts)
     if refused:
         data["egress_refused"] = refused
+    if report.requests is not None and report.requests.sent:  # what the run sent and how each ended
+        data["requests"] = {"lines": request_lines(report.requests), "notable": notable(report.requests)}
     from .visual import check_lines, lead_lines  # visual work (issue 17): dQ and the judge check first
 
     lead = lead_lines(report) + check_lines(report)

@@ -12,6 +12,7 @@ from .constants import DRY_RUN_MARK
 from .figures import comparison_rows, figure_rows, unit_words
 from .io import detectable_words, fields_over, fmt_rate, over_bound_words
 from .mdtext import spell_unseen
+from .requests_text import notable, request_lines
 from .schema import Report
 from .visual import check_lines, lead_lines
 
@@ -46,6 +47,8 @@ def print_summary(report: Report, paths: dict[str, Path], out: TextIO) -> None:
               for gate in report.gates]
     if run.stop_reason:
         lines.append(f"  stopped: {run.stop_reason}")
+    if notable(report.requests):  # a failed, lost or unpriced request: what the run sent and spent
+        lines += [f"  {text}" for text in request_lines(report.requests)]
     if run.status == "waiting":
         open_ids = [b.batch_id or b.submission for b in run.batches or () if b.state != "ended"]
         folder = Path(paths["json"]).with_suffix("") if "json" in paths else "RUN_DIR"

@@ -502,6 +502,17 @@
       })));
   }
 
+  /* The requests block in words (record/requests_text.py): what the run sent, how each request
+     ended, what it spent against the budget; marked when a request failed, was lost in flight or
+     had no price. */
+  function requestsSection() {
+    var req = DATA.requests;
+    if (!req || !Array.isArray(req.lines) || !req.lines.length) return null;
+    return el("section", { "data-testid": "requests", class: req.notable ? "notable" : null },
+      el("h2", null, "Requests", el("span", { class: "muted", text: "every request the run sent, retries and judges included" })),
+      el("ul", { class: "plain" }, req.lines.map(function (line) { return el("li", { text: String(line) }); })));
+  }
+
   /* Agent tasks (summary.tasks): utility and attack success per variant with their intervals by
      case, and the egress tries each attempt's allowlist proxy refused. */
   function taskRate(r) {
@@ -1048,7 +1059,7 @@
   /* ---------- page ---------- */
 
   var sections = [header(), leadSection(), summarySection(), comparisonSection(), judgesSection(), tasksSection(),
-    notMeasuredSection(), gatesSection(),
+    notMeasuredSection(), requestsSection(), gatesSection(),
     fieldsSection(), documentsSection(), categorySection(), measurementsSection(), casesSection()];
   sections.forEach(function (s) { if (s) app.appendChild(s); });
   computeView();

@@ -1,0 +1,63 @@
+"""The requests block in words: what the run sent, how each request ended, and what it spent
+against the budget, saying where a figure is a bound, partial or unknown.
+
+A run killed while requests were in flight resumes with those requests' usage unknown (they
+may have been billed); a request that failed spends its bound. The per-variant measurements
+count only the attempts' own requests, so without these lines a person reading a rendering
+would never learn of them."""
+
+from __future__ import annotations
+
+from ..words import plural
+
+
+def notable(req) -> bool:
+    """The block says something the per-variant figures do not: a failed or unresolved request,
+    usage or cost unknown, a budget spent, batches not answered."""
+    if req is None or not req.sent:
+        return False
+    return bool(req.failed or req.unknown_usage or req.pending_unresolved or req.possibly_billed
+                or req.exhausted or req.batch_pending or req.tokens_partial or req.cost_spent_usd is None
+                or req.cost_unknown_requests)
+
+
+def request_lines(req) -> list[str]:
+    """The block as a few sentences ([] when the run sent no request)."""
+    if req is None or not req.sent:
+        return []
+    ended = req.completed + req.failed
+    parts = [f"{req.completed:,} answered"]
+    if req.failed:
+        parts.append(f"{req.failed:,} failed")
+    open_ = req.sent - ended
+    if open_ > 0:
+        parts.append(f"{open_:,} with no recorded end")
+    roles = "" if len(req.by_role) <= 1 else " (" + ", ".join(f"{role} {n:,}" for role, n in req.by_role.items()) + ")"
+    lines = [f"{plural(req.sent, 'request')} sent{roles}: {', '.join(parts)}"]
+    billed = len(req.possibly_billed) or req.pending_unresolved
+    if billed:
+        lines.append(f"{plural(billed, 'request')} possibly billed: in flight when the run stopped or was "
+                     "killed, no answer recorded (usage unknown, counted at its bound)")
+    if req.batch_pending:
+        lines.append(f"{plural(req.batch_pending, 'batched request')} not answered yet: the totals are partial")
+    lines.append("spent against the budget: " + _spend(req))
+    return lines
+
+
+def _spend(req) -> str:
+    tokens = f"{req.tokens_spent:,} tokens"
+    if req.tokens_partial and req.tokens_missing_requests:
+        tokens = (f"at least {tokens} ({plural(req.tokens_missing_requests, 'request')} with unknown usage "
+                  "and no bound)")
+    if req.cost_spent_usd is not None:
+        cost = f"${req.cost_spent_usd:,.4f}"
+    elif req.cost_unknown_requests >= req.sent:
+        cost = "cost unknown (no request had a price or a bound)"
+    elif req.cost_unknown_requests:
+        cost = (f"cost unknown: ${req.cost_known_usd or 0.0:,.4f} known, "
+                f"{plural(req.cost_unknown_requests, 'request')} with no price or bound")
+    else:
+        cost = "cost unknown (batched requests not answered yet)"
+    bounded = req.unknown_usage - (req.tokens_missing_requests or 0)
+    tail = (f"; {plural(bounded, 'request')} with unknown usage counted at their bound" if bounded > 0 else "")
+    return f"{tokens}, {cost}{tail}"
