@@ -80,3 +80,48 @@ def test_a_repeat_the_judge_failed_beside_an_answer_is_not_agreement():
     s = out["self_agreement"]
     assert (s["count"], s["of"]) == (1, 3)
     assert out["accuracy"]["unjudged_pairs"] == 0 and out["accuracy"]["count"] == 2
+
+
+# ------------------------------------------------------------------------- the Markdown's judge section
+
+
+def _judges_block() -> dict:
+    """A judge block as a run writes it: variant `flaky` scored on one case of three."""
+    def ci(low, high, cases):
+        return {"low": low, "high": high, "level": 0.95, "method": "student-t", "unit": "case", "cases": cases,
+                "small_sample": True}
+
+    def variant(mean, low, high, cases):
+        return {"judged": cases, "judge_failures": 3 - cases, "pointwise": {"clarity": mean, "correctness": mean},
+                "pointwise_ci": {"clarity": ci(low, high, cases), "correctness": ci(low, high, cases)}}
+
+    return {"variants": {"good": variant(2.0, 1.0, 2.5, 3), "flaky": variant(2.0, 0.41, 2.79, 1)},
+            "dq": [{"a": "good", "b": "flaky", "cases": 1, "dq": 0.0,
+                    "ci": {"low": -2.38, "high": 2.38, "level": 0.95, "method": "student-t", "unit": "case",
+                           "cases": 1}, "small_sample": True, "flags": ["small sample: fewer than 30 cases"]}]}
+
+
+def test_the_markdown_dq_line_says_its_interval_method_and_which_cases_it_is_on():
+    """The judge section's dQ line read '+0.00 (95% CI -2.38 to +2.38) on 1 cases': no method,
+    and nothing said of the cases left out."""
+    from scoreboard.record.markdown_parts import judges_section
+    from scoreboard.record.schema_judge import JudgeSummary
+
+    lines = judges_section(JudgeSummary.model_validate(_judges_block()), None)
+    (dq,) = [line for line in lines if line.startswith("- **dQ")]
+    assert dq == ("- **dQ good − flaky**: +0.00 (95% CI -2.38 to +2.38, student-t) on 1 case where both variants "
+                  "have a pointwise score; small sample: fewer than 30 cases")
+
+
+def test_the_markdown_pointwise_means_carry_their_intervals_and_method():
+    """The per-dimension means table showed bare means although the JSON summary has each one's
+    interval (pointwise_ci)."""
+    from scoreboard.record.markdown_parts import judges_section
+    from scoreboard.record.schema_judge import JudgeSummary
+
+    block = _judges_block()
+    block["variants"]["flaky"]["pointwise_ci"]["clarity"] = {"low": None, "high": None, "cases": 1}
+    lines = judges_section(JudgeSummary.model_validate(block), None)
+    assert "| clarity | 2.00 [1.00–2.50, 3 cases] | 2.00 (no interval, 1 case) |" in lines
+    assert "| correctness | 2.00 [1.00–2.50, 3 cases] | 2.00 [0.41–2.79, 1 case] |" in lines
+    assert "Interval method: student-t (the case is the unit); small sample: fewer than 30 cases." in lines

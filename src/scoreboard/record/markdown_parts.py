@@ -42,21 +42,17 @@ def judges_section(judges: JudgeSummary | None, agreement: JudgeAgreement | None
                        f"{'n/a' if agree is None else f'{agree:.0%}'} |")
         out.append("")
         out += _rubric_scores(judges)
-        dims = {d for v in judges.variants.values() for d in (v.pointwise or {})}
-        if dims:
-            names = list(judges.variants)
-            out += ["Blind pointwise scores (0-3, mean over cases, each case's runs averaged first):", "", "| dimension | " + " | ".join(cell(n) for n in names) + " |",
-                    "|---|" + "---|" * len(names)]
-            for d in sorted(dims):
-                vals = [(judges.variants[n].pointwise or {}).get(d) for n in names]
-                out.append(f"| {cell(d)} | " + " | ".join("n/a" if x is None else f"{x:.2f}" for x in vals) + " |")
-            out.append("")
+        out += _pointwise_table(judges)
         for dq in judges.dq or ():
             ci = dq.ci
-            ci_s = f" (95% CI {ci.low:+.2f} to {ci.high:+.2f})" if ci is not None and ci.low is not None else ""
+            method = f", {ci.method}" if ci is not None and ci.method else ""
+            ci_s = f" (95% CI {ci.low:+.2f} to {ci.high:+.2f}{method})" if ci is not None and ci.low is not None \
+                else " (no interval)"
             flags = "".join(f"; {cell(f)}" for f in dq.flags) or ("; small sample: fewer than 30 cases"
                                                             if dq.small_sample else "")
-            out.append(f"- **dQ {cell(dq.a)} − {cell(dq.b)}**: {dq.dq:+.2f}{ci_s} on {dq.cases} cases{flags}")
+            # dQ pairs the cases where both variants have a pointwise score; the rest are left out
+            out.append(f"- **dQ {cell(dq.a)} − {cell(dq.b)}**: {dq.dq:+.2f}{ci_s} on {_n_cases(dq.cases)} where "
+                       f"both variants have a pointwise score{flags}")
         for pw in judges.pairwise or ():
             pc = pw.position_consistency
             out.append(f"- **pairwise {cell(pw.a)} vs {cell(pw.b)}**: {pw.a_wins} wins, {pw.b_wins} losses, "
@@ -71,6 +67,47 @@ def judges_section(judges: JudgeSummary | None, agreement: JudgeAgreement | None
             if isinstance(value, (dict, list)):
                 value = json.dumps(value, ensure_ascii=False)
             out.append(f"- {cell(key)}: {cell(value)}")
+        out.append("")
+    return out
+
+
+def _n_cases(n: int) -> str:
+    return f"{n} case{'' if n == 1 else 's'}"
+
+
+def _pointwise_table(judges: JudgeSummary) -> list[str]:
+    """Blind pointwise means per dimension, each with its interval (the case is the unit) and the
+    cases it is over; the interval's method and a small sample are said under the table."""
+    dims = {d for v in judges.variants.values() for d in (v.pointwise or {})}
+    if not dims:
+        return []
+    names = list(judges.variants)
+    out = ["Blind pointwise scores (0-3, mean over cases, each case's runs averaged first; 95% interval "
+           "by case in brackets):", "", "| dimension | " + " | ".join(cell(n) for n in names) + " |",
+           "|---|" + "---|" * len(names)]
+    methods: set[str] = set()
+    small = False
+    for d in sorted(dims):
+        cells = []
+        for n in names:
+            v = judges.variants[n]
+            mean = (v.pointwise or {}).get(d)
+            ci = (v.pointwise_ci or {}).get(d)
+            if mean is None:
+                cells.append("n/a")
+                continue
+            over = f", {_n_cases(ci.cases)}" if ci is not None and ci.cases is not None else ""
+            if ci is None or ci.low is None:
+                cells.append(f"{mean:.2f} (no interval{over})")
+                continue
+            methods.add(ci.method or "method not recorded")
+            small = small or bool(ci.small_sample)
+            cells.append(f"{mean:.2f} [{ci.low:.2f}–{ci.high:.2f}{over}]")
+        out.append(f"| {cell(d)} | " + " | ".join(cells) + " |")
+    out.append("")
+    if methods:
+        out.append("Interval method: " + ", ".join(sorted(cell(m) for m in methods)) + " (the case is the unit)"
+                   + ("; small sample: fewer than 30 cases" if small else "") + ".")
         out.append("")
     return out
 
