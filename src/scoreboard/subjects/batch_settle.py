@@ -1,0 +1,119 @@
+"""The end of a batch for subjects/batch.py's Batcher: its results matched back by custom id,
+and every request of a submission settled (in the run's journal and ledger, and handed to the
+attempt waiting on it)."""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import aclosing
+from typing import Any
+
+from ..errors import SubjectError
+from .batch_journal import BILLED_NOTE, Journal
+from .batch_results import Tally
+from .batch_state import Resubmit, Settled, Sub, hand
+
+
+class Settling:
+    """Batcher's collecting and settling (it brings api, _ledger, _clock and _info)."""
+
+    # ---- collecting
+    async def _collect(self, journal: Journal, sub: Sub, batch: dict, status) -> bool:
+        """The batch ended: every result matched back by custom id; requests without one get the
+        batch's reason (expired, cancelled, failed). False when its results could not be read
+        to the end (those read are kept)."""
+        seen: set[str] = set()
+        ready: list[tuple[asyncio.Future, Settled]] = []
+        # a file is read no further than its requests' answers can be (batch_results.py)
+        tally = Tally(max_bytes=(len(journal.ids_of(sub.submission)) + 1) * self.api.subject.max_response_bytes,
+                      idle_s=None if journal.interrupted is not None else self._clock.limit(first=True))
+        try:
+            async with aclosing(self.api.results(batch, tally)) as results:
+                async for custom_id, ok, body, error in results:
+                    ours = journal.entries.get(custom_id, ("",))[0] == sub.submission
+                    if not ours or custom_id in seen or custom_id in journal.settled:
+                        # not this batch's (another run's, or another batch's: that one's own file
+                        # answers it), a repeat, or recorded before a crash (claimed from the log)
+                        tally.foreign += not ours
+                        continue
+                    seen.add(custom_id)
+                    if not ok and sub.cancel_sent and "cancel" in (error or "").lower():
+                        error = f"{error} ({journal.interrupted}; {BILLED_NOTE})"
+                    self._settle(journal, sub, custom_id, ok, body, error, ready)
+        except SubjectError as exc:
+            if exc.kind != "too-large":
+                hand(ready)  # what was read is recorded; the rest is read again (the caller retries)
+                return False
+            tally.cut = str(exc)
+        reason = tally.explain(status.reason or status.name)
+        if sub.cancel_sent:
+            reason = f"{reason} ({journal.interrupted}; {BILLED_NOTE})"
+        self._settle_all(journal, sub, f"batch {sub.batch_id} {status.name} without a result for this request: "
+                         f"{reason}", billed="maybe" if sub.cancel_sent else "unknown", skip=seen)
+        journal.ended(sub.submission, status.name, status.reason, status.counts)
+        hand(ready)
+        return True
+
+    # ---- settling
+    def _open_ids(self, journal: Journal, sub: Sub) -> list[str]:
+        return [cid for cid, entry in journal.entries.items()
+                if entry[0] == sub.submission and cid not in journal.settled]
+
+    def _settle_all(self, journal: Journal, sub: Sub, error: str | None, *, billed: str,
+                    skip: set[str] = frozenset()) -> None:
+        """Settle every open request of `sub` not in `skip` with `error` (None: never sent, so its
+        attempt may submit it again). `billed`: "no" (usage zero), "unknown" (usage unknown),
+        "maybe" (unknown, and listed among the requests that may have been billed)."""
+        sub.ended = True
+        ledger = self._ledger
+        for cid in self._open_ids(journal, sub):
+            if cid in skip:
+                continue
+            ticket = sub.tickets.pop(cid, None)
+            if ticket is None and ledger is not None:
+                ticket = ledger.batch_ticket(cid)
+            if ticket is not None and error is None:
+                ledger.unsend(ticket, "its batch was never created")
+            elif ticket is not None:
+                zero = {"input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0} if billed == "no" else {}
+                ledger.complete(ticket, ok=False, error=error, **zero)
+                if billed == "maybe":
+                    _possibly_billed(ledger, ticket, cid)
+            future = sub.futures.pop(cid, None)
+            if error is None:
+                if future is not None and not future.done():
+                    future.set_exception(Resubmit())
+                continue
+            journal.settle(cid, False, None, error, keep=future is None)
+            if future is not None and not future.done():
+                future.set_result(Settled(False, None, error, self._info(journal, cid, journal.entries[cid][2])))
+        journal.active.pop(sub.submission, None)
+
+    def _settle(self, journal: Journal, sub: Sub, custom_id: str, ok: bool, body: Any, error: str | None,
+                ready: list) -> None:
+        """Record one result; its waiting attempt is handed it (in `ready`) once the batch is
+        recorded as ended, so a report never shows a batch open whose attempts finished."""
+        ledger = self._ledger
+        ticket = sub.tickets.pop(custom_id, None)
+        if ticket is None and ledger is not None:
+            ticket = ledger.batch_ticket(custom_id)
+        future = sub.futures.pop(custom_id, None)
+        journal.settle(custom_id, ok, body, error, keep=future is None)
+        if ticket is not None:
+            self._complete(ticket, ok, body, error)
+            if not ok and sub.cancel_sent:
+                _possibly_billed(ledger, ticket, custom_id)
+        if future is not None and not future.done():
+            role = journal.entries[custom_id][2]
+            ready.append((future, Settled(ok, body, error, self._info(journal, custom_id, role))))
+
+    def _complete(self, ticket, ok: bool, body: Any, error: str | None) -> None:
+        """A batched request's end in the ledger, with the usage its answer reports."""
+        usage = self.api.usage(body) if ok else (None, None, None)  # unknown: an answer that does not parse
+        self._ledger.complete(ticket, ok=ok, input_tokens=usage[0], output_tokens=usage[1], cost_usd=usage[2],
+                              error=error)
+
+
+def _possibly_billed(ledger, ticket, custom_id: str) -> None:
+    ledger.possibly_billed.append({"id": ticket.id, "attempt": list(ticket.attempt), "role": ticket.role,
+                                   "usage": "unknown", "custom_id": custom_id})
