@@ -3,6 +3,13 @@ Markdown's judge section, judge prompts naming undefined variables, and a bad --
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
 from scoreboard.stats.instrument import InstrumentAccumulator
 
 # ------------------------------------------------------------------------- the instrument check
@@ -125,3 +132,59 @@ def test_the_markdown_pointwise_means_carry_their_intervals_and_method():
     assert "| clarity | 2.00 [1.00–2.50, 3 cases] | 2.00 (no interval, 1 case) |" in lines
     assert "| correctness | 2.00 [1.00–2.50, 3 cases] | 2.00 [0.41–2.79, 1 case] |" in lines
     assert "Interval method: student-t (the case is the unit); small sample: fewer than 30 cases." in lines
+
+
+# ------------------------------------------------------------------------- judge prompts
+
+
+def _cli(args: list[str], cwd: Path):
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120, check=False)
+
+
+def _prompt_suite(tmp_path: Path, graders: list, case_graders: list | None = None) -> Path:
+    (tmp_path / "m.py").write_text("def f(x):\n    return x\n", encoding="utf-8")
+    case = {"id": "c1", "input": "hi", "expected": "hi"}
+    if case_graders is not None:
+        case["graders"] = case_graders
+    (tmp_path / "cases.jsonl").write_text(json.dumps(case) + "\n", encoding="utf-8")
+    suite = {"name": "p", "cases": "cases.jsonl", "graders": graders, "variants": {"a": {"subject": "python:m:f"}},
+             "judge": {"type": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "judge"}}
+    (tmp_path / "suite.json").write_text(json.dumps(suite), encoding="utf-8")
+    return tmp_path / "suite.json"
+
+
+@pytest.mark.parametrize("grader", [
+    {"llm-judge": {"prompt": "Is {{ output }} right for {{ nosuch.var }}?"}},
+    {"classify": {"prompt": "{{ inputs }}: {{ output }}", "choices": ["good", "bad"]}},
+    {"rubric-score": {"prompt": "{% if nosuch %}{{ output }}{% endif %}"}},
+    {"g-eval": {"criteria": "clear", "prompt": "{{ output }} {{ rubric }} {{ nosuch }}"}},
+])
+def test_a_judge_prompt_naming_an_undefined_variable_is_refused_at_load(tmp_path, grader):
+    """`validate` passed such a suite; every judgment of the run then failed, each attempt 'not
+    assessed'. It is refused at load, naming the suite file, the grader and the name."""
+    _prompt_suite(tmp_path, ["exact", grader])
+    done = _cli(["validate", "suite.json"], tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    name = next(iter(grader))
+    err = done.stderr.strip().splitlines()
+    assert len(err) == 1
+    assert err[0].startswith(f"scoreboard: error: suite.json, field 'graders[1]': grader '{name}': the prompt names '")
+    assert "which a judge prompt is not given: it may use output, expected, input, vars, metadata, rubric" in err[0]
+
+
+def test_a_case_judge_prompt_naming_an_undefined_variable_names_the_case(tmp_path):
+    _prompt_suite(tmp_path, ["exact"], [{"llm-judge": {"prompt": "{{ output }} {{ question }}"}}])
+    done = _cli(["validate", "suite.json"], tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.strip() == ("scoreboard: error: cases.jsonl:1, case 'c1', field 'graders': grader 'llm-judge': "
+                                   "the prompt names 'question', which a judge prompt is not given: it may use "
+                                   "output, expected, input, vars, metadata, rubric")
+
+
+def test_a_judge_prompt_using_its_names_loops_and_globals_still_loads(tmp_path):
+    prompt = ("{% set q = input %}{% for k, v in vars.items() %}{{ k }}={{ v }} {{ loop.index }}{% endfor %}"
+              "{{ q }} {{ output }} {{ expected }} {{ metadata }} {{ rubric }} {{ range(2) | list }}")
+    _prompt_suite(tmp_path, ["exact", {"llm-judge": {"prompt": prompt}}])
+    done = _cli(["validate", "suite.json"], tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -18,8 +18,12 @@ def _rubric(ctx: GradeContext, options: dict) -> str:
     return str(rubric) if rubric else ""
 
 
+#: the names a custom judge prompt is rendered with (prompt_names)
+PROMPT_NAMES = ("output", "expected", "input", "vars", "metadata", "rubric")
+
+
 def prompt_names(ctx: GradeContext, options: dict) -> dict:
-    """What a custom judge prompt may use."""
+    """What a custom judge prompt may use (PROMPT_NAMES)."""
     case = ctx.case
     output = ctx.output.text if ctx.output.text is not None else _text(ctx.output.json)
     if options.get("images") and ctx.render is not None:  # a folder output: its index.html, never its path
@@ -40,19 +44,26 @@ def custom_prompt(ctx: GradeContext, options: dict, closing: str) -> str | None:
 
 
 def check_prompt(name: str, options: dict) -> None:
-    """A custom prompt must be a template that compiles."""
+    """A custom prompt must be a template that compiles and names only what a judge prompt is
+    rendered with (else every judgment of the run would fail, each one 'not assessed')."""
     template = options.get("prompt")
     if template is None:
         return
     if not isinstance(template, str) or not template.strip():
         raise option_error(name, f"'prompt' is a template text, got {short(template)}")
-    from jinja2 import TemplateSyntaxError
+    from jinja2 import TemplateSyntaxError, meta
 
     from ..templating import environment
 
+    env = environment()
     try:
-        environment().from_string(template)
+        env.from_string(template)
+        unknown = sorted(meta.find_undeclared_variables(env.parse(template)) - set(PROMPT_NAMES) - set(env.globals))
     except TemplateSyntaxError as exc:
         raise option_error(name, f"prompt template syntax error on its line {exc.lineno}: {exc.message}") from None
+    if unknown:
+        shown = ", ".join(repr(u) for u in unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+        raise option_error(name, f"the prompt names {shown}, which a judge prompt is not given: it may use "
+                                 f"{', '.join(PROMPT_NAMES)}")
 
 
