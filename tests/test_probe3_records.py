@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -87,3 +88,52 @@ def test_a_subject_that_may_call_a_model_and_fails_keeps_its_usage_unknown(work)
     report = json.loads(run_report(work).read_text())
     failed = [a for a in report["attempts"] if a["case_id"] == "c1"][0]
     assert failed["measurements"]["cost_usd"] is None and failed["measurements"]["requests"] is None
+
+
+# -- 1: a report holding a key twice is refused by every reader, as verify refuses it --------
+
+def doubled(report: Path, dest: Path) -> Path:
+    """`report` with attempts[1] holding "status" twice: the first says passed, the last its own."""
+    text = report.read_text()
+    at = text.index('"status"', re.search(r'"case_id":\s*"c1"', text).start())
+    dest.write_text(text[:at] + '"status": "passed", ' + text[at:])
+    return dest
+
+
+@pytest.mark.parametrize("command", [
+    ["verify", "dup.json"],
+    ["compare", "dup.json", "good.json"],
+    ["compare", "good.json", "dup.json"],
+    ["rescore", "dup.json", "--output", "rescored.json"],
+    ["report", "dup.json", "--format", "md", "--output", "dup.md"],
+    ["run", "suite.yaml", "--no-progress", "--baseline", "dup.json", "--max-regression", "0.1"],
+    ["store", "import", "dup.json", "--store", "h.sqlite"],
+])
+def test_every_reader_of_a_report_refuses_a_key_held_twice_naming_the_file_and_json_path(work, command):
+    good = run_report(work)
+    (work / "good.json").write_bytes(good.read_bytes())
+    doubled(good, work / "dup.json")
+    (work / "dup.md").write_text("kept")
+    before = sorted(p.name for p in (work / "out" / "s").iterdir())
+    proc = scoreboard(command, work)
+    if command[0] == "store":  # store import says per file what it did not store, then exits 1
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+        (line,) = [x for x in (proc.stdout + proc.stderr).splitlines() if "twice" in x]
+    else:
+        line = one_error_line(proc)
+    assert "dup.json" in line and "field 'attempts[1].status'" in line, line
+    assert "twice in one object" in line, line
+    assert (work / "dup.md").read_text() == "kept" and not (work / "rescored.json").exists()
+    assert sorted(p.name for p in (work / "out" / "s").iterdir()) == before  # nothing run, nothing written
+
+
+def test_a_report_with_a_key_twice_deep_inside_is_refused_where_it_is(work):
+    report = json.loads(run_report(work).read_text())
+    report["attempts"][0]["measurements"] = {"latency_ms": 1.0}
+    text = json.dumps(report).replace('"measurements": {"latency_ms": 1.0}',
+                                      '"measurements": {"latency_ms": 1.0, "latency_ms": 2.0}')
+    (work / "deep.json").write_text(text)
+    line = one_error_line(scoreboard(["report", "deep.json", "--format", "md", "--output", "x.md"], work))
+    assert "field 'attempts[0].measurements.latency_ms'" in line and "'latency_ms' twice" in line, line
+    assert not (work / "x.md").exists()
+

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import ConfigError
-from ..jsonio import loads as loads_json
+from .unique_json import DuplicateKey, loads_unique
 from ..stats.comparison import format_p as fmt_p
 from ..validation import first_error_parts
 from .schema import (  # SCHEMA(S) re-exported: the version written, those read
@@ -242,7 +242,11 @@ def _read_trimmed(path: str | os.PathLike, shown: str) -> bytes:
 def report_from_bytes(data: bytes, shown: str) -> dict:
     """A report's bytes as plain data; a one-line error naming `shown` when they are not one."""
     try:
-        report = loads_json(data.decode("utf-8-sig"))
+        report = loads_unique(data.decode("utf-8-sig"))
+    except DuplicateKey as exc:
+        raise ConfigError(f"report holds the key {str(exc.path[-1])!r} twice in one object (JSON readers "
+                          "disagree on which value counts; scoreboard never writes one)", file=shown,
+                          field=json_path(exc.path)) from None
     except UnicodeDecodeError:
         raise ConfigError("report is not valid UTF-8", file=shown) from None
     except MemoryError:
