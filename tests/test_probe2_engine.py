@@ -186,3 +186,22 @@ def test_a_history_line_counts_one_error_in_the_singular():
     line = _rate({"pass_rate": 0.5, "ci_low": 0.2, "ci_high": 0.8, "ci_method": "wilson-effective-n",
                   "passed": 5, "failed": 4, "errors": 1, "unassessed": 2, "not_run": 1}, cases=12)
     assert "(5/10 judged, 1 error, 2 unassessed, 1 not run, 12 cases; small sample" in line
+
+
+def test_run_json_keeps_stdout_for_the_report_when_the_subject_prints(tmp_path):
+    (tmp_path / "chatty.py").write_text(
+        "import os, sys\n"
+        "def answer(text):\n"
+        "    print('thinking about', text)\n"
+        "    os.system('echo from a shell the subject started')\n"
+        "    sys.stdout.write('raw write\\n')\n"
+        "    return text\n")
+    (tmp_path / "cases.jsonl").write_text('{"id": "c1", "input": "q1", "expected": "q1"}\n')
+    proc = scoreboard(["run", "--cases", "cases.jsonl", "--subject", "python:chatty:answer", "--json",
+                       "--no-progress", "--output-dir", "out", "--format", "json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)  # stdout is the report and nothing else
+    (variant,) = report["summary"]["variants"].values()
+    assert variant["passed"] == 1
+    for text in ("thinking about q1", "from a shell the subject started", "raw write"):
+        assert text in proc.stderr

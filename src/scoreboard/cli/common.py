@@ -5,8 +5,11 @@ parsing them, and printing an outcome. One vocabulary: every command that writes
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 from pathlib import Path
+from typing import Iterator
 
 from ..errors import ConfigError
 from ..record.constants import FORMATS as REPORT_FORMATS
@@ -173,6 +176,31 @@ def print_outcome(outcome, *, to_stderr: bool) -> None:
         typed = parse_report({**head, "plan": {**head["plan"], "cases": []}, "attempts": []},
                              str(outcome.paths.get("json", "report")))
     print_summary(typed, outcome.paths, out_stream(to_stderr))
+
+
+@contextlib.contextmanager
+def stdout_for_json(as_json: bool) -> Iterator[None]:
+    """With --json, stdout carries the report alone: while the run runs, whatever else would
+    reach it (a python subject or a custom grader printing, in this process; a program it
+    starts that inherits the descriptor) goes to stderr instead, at the descriptor and in
+    sys.stdout."""
+    if not as_json:
+        yield
+        return
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+        os.dup2(2, 1)
+    except OSError:  # no descriptor to move (stdout closed): Python's own writes still move
+        saved = None
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        if saved is not None:
+            sys.stdout.flush()
+            os.dup2(saved, 1)
+            os.close(saved)
 
 
 def emit_report(outcome) -> None:

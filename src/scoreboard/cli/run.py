@@ -25,6 +25,7 @@ from .common import (
     out_stream,
     plural,
     print_preamble,
+    stdout_for_json,
     suite_flags,
 )
 
@@ -74,7 +75,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     """Load the suite (or the stopped run) and run it; with --verbose, the per-attempt lines
     first (stderr with --json); then the usual end."""
-    outcome = run_outcome(args)
+    with stdout_for_json(args.json):  # what a subject prints never lands in the JSON on stdout
+        outcome = run_outcome(args)
     if getattr(args, "verbose", False):
         from ..record.terminal import print_cases
 
