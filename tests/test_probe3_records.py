@@ -32,7 +32,7 @@ def scoreboard(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
 def one_error_line(proc: subprocess.CompletedProcess) -> str:
     assert proc.returncode == 1, proc.stdout + proc.stderr
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("scoreboard: error:"), proc.stderr
+    assert len(lines) == 1 and re.match(r"scoreboard( [a-z]+)*: error:", lines[0]), proc.stderr
     assert "Traceback" not in proc.stderr
     return lines[0]
 
@@ -137,3 +137,35 @@ def test_a_report_with_a_key_twice_deep_inside_is_refused_where_it_is(work):
     assert "field 'attempts[0].measurements.latency_ms'" in line and "'latency_ms' twice" in line, line
     assert not (work / "x.md").exists()
 
+
+
+# -- 3: a tag a person can read, refused at the flag otherwise -------------------------------
+
+BAD_TAGS = ["", "   ", "a\nb", "x" * 5000, "\x1b[31mred", "tab\there", "a\u202eb"]
+
+
+@pytest.mark.parametrize("tag", BAD_TAGS)
+def test_run_refuses_a_tag_nobody_can_read_before_anything_runs(work, tag):
+    line = one_error_line(scoreboard(["run", "suite.yaml", "--no-progress", "--tag", tag], work))
+    assert "argument --tag" in line and "a tag is 1 to 100 characters" in line, line
+    assert not (work / "out").exists()
+
+
+@pytest.mark.parametrize("tag", BAD_TAGS)
+def test_store_tag_and_store_import_refuse_a_tag_nobody_can_read(work, tag):
+    report = run_report(work, "--store", "h.sqlite")
+    before = (work / "h.sqlite").read_bytes()
+    line = one_error_line(scoreboard(["store", "tag", report.stem, "ok", tag, "--store", "h.sqlite"], work))
+    assert "argument TAG" in line and "a tag is 1 to 100 characters" in line, line
+    line = one_error_line(scoreboard(["store", "import", str(report), "--tag", tag, "--store", "h.sqlite"], work))
+    assert "argument --tag" in line and "a tag is 1 to 100 characters" in line, line
+    assert (work / "h.sqlite").read_bytes() == before  # neither the good tag nor anything else was written
+
+
+def test_the_tag_rule_is_in_help_and_a_readable_tag_is_kept(work):
+    for command in (["run", "--help"], ["store", "tag", "--help"], ["store", "import", "--help"]):
+        proc = scoreboard(command, work)
+        assert "a tag is 1 to 100" in " ".join(proc.stdout.split()), proc.stdout
+    run_report(work, "--store", "h.sqlite", "--tag", "nightly ünïcode 🙂")
+    proc = scoreboard(["history", "--store", "h.sqlite", "--tag", "nightly ünïcode 🙂", "--json"], work)
+    assert proc.returncode == 0 and "nightly" in proc.stdout, proc.stdout + proc.stderr

@@ -28,6 +28,7 @@ from .common import (
     stdout_for_json,
     suite_flags,
 )
+from .store import TAG_RULE, tag_arg
 
 NAME = "run"
 HELP = "run a suite and write reports"
@@ -69,7 +70,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--store", metavar="PATH|URL|none", help="record the run in this history store: a SQLite file, "
                    "a postgresql:// URL, or none (default: SCOREBOARD_STORE, else .scoreboard/history.sqlite "
                    "beside the output folder)")
-    g.add_argument("--tag", action="append", metavar="TAG", help="tag the run in the history store; repeatable")
+    g.add_argument("--tag", action="append", metavar="TAG", type=tag_arg,
+                   help=f"tag the run in the history store; repeatable ({TAG_RULE})")
 
 
 def main(args: argparse.Namespace) -> int:

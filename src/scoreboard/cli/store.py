@@ -22,6 +22,29 @@ HELP = "the history store: import reports, verify a stored run, export reviews, 
 DESCRIPTION = __doc__
 
 
+#: the rule every tag keeps, said in each --help that takes one
+TAG_RULE = "a tag is 1 to 100 characters, not only spaces, with no line break or control character"
+_MAX_TAG = 100
+
+
+def tag_arg(value: str) -> str:
+    """A tag given on the command line, or argparse's one-line refusal saying the rule."""
+    import unicodedata
+
+    shown = repr(value[:40]) + ("…" if len(value) > 40 else "")
+    if not value.strip():
+        raise argparse.ArgumentTypeError(f"{'empty' if not value else 'blank'} tag {value!r}: {TAG_RULE}")
+    if len(value) > _MAX_TAG:
+        raise argparse.ArgumentTypeError(f"tag {shown} is {len(value)} characters: {TAG_RULE}")
+    bad = next((c for c in value if unicodedata.category(c) in ("Cc", "Cs", "Zl", "Zp")
+                or "\u202a" <= c <= "\u202e" or "\u2066" <= c <= "\u2069"), None)
+    if bad is not None:
+        name = unicodedata.name(bad, "")
+        raise argparse.ArgumentTypeError(f"tag {shown} holds U+{ord(bad):04X}{f' ({name})' if name else ''}: "
+                                         f"{TAG_RULE}")
+    return value
+
+
 def _store_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", metavar="PATH|URL", help="the history store (default: SCOREBOARD_STORE, else "
                    ".scoreboard/history.sqlite)")
@@ -34,7 +57,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s = sub.add_parser("import", help="store runs from report files (folders are searched for reports)",
                        description="store runs from report files (folders are searched for reports)")
     s.add_argument("paths", nargs="+", metavar="PATH", help="a report JSON file or a folder such as eval-results/")
-    s.add_argument("--tag", action="append", default=[], help="tag every imported run; repeatable")
+    s.add_argument("--tag", action="append", default=[], type=tag_arg,
+                   help=f"tag every imported run; repeatable ({TAG_RULE})")
     s.add_argument("--json", action="store_true", help="print what was done as JSON")
     _store_flag(s)
     s = sub.add_parser("verify", help="check a stored run against its report file (and the report itself)",
@@ -53,7 +77,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s = sub.add_parser("tag", help="add (or --remove) tags on a stored run",
                        description="add (or --remove) tags on a stored run")
     s.add_argument("run", help="a run (key, run id or SUITE/RUN_ID)")
-    s.add_argument("tags", nargs="+", metavar="TAG", help="the tags")
+    s.add_argument("tags", nargs="+", metavar="TAG", type=tag_arg, help=f"the tags ({TAG_RULE})")
     s.add_argument("--remove", action="store_true", help="remove the tags instead")
     _store_flag(s)
     s = sub.add_parser("info", help="where the store is, its schema version and what it holds",
