@@ -102,4 +102,4 @@ def test_dataset_readers_in_a_suite(tmp_path):
     suite["cases"][0] = {"format": "hf", "path": "../x.parquet"}
     (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite))
     bad = scoreboard(["run", "suite.yaml", "--output", "r3.json"], tmp_path)
-    assert bad.returncode == 1 and "climbs out of" in bad.stderr and "cases.path" in bad.stderr
+    assert bad.returncode == 1 and "climbs out of" in bad.stderr and "cases.0.path" in bad.stderr

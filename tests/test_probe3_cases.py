@@ -120,3 +120,30 @@ def test_templating_modules_stay_under_400_lines_and_the_split_names_import():
     assert sizes._text_size and sizes._charge and sizes._method_check and sizes._percent_size
     with limits.render_budget(10):
         assert sizes._text_size(limits._budget(), ["ab", {"c": 1}]) > 0
+
+
+# --- 4. a dataset entry's error names the entry: `cases.1.format`, or `cases.format` alone ---
+
+def write_dataset_suite(folder: Path, cases: str) -> Path:
+    (folder / "subj.py").write_text(SUBJECT)
+    (folder / "plain.jsonl").write_text('{"id": "x", "input": "y"}\n')
+    (folder / "d.jsonl").write_text('{"input": "q", "target": "a"}\n')
+    suite = folder / "suite.yaml"
+    suite.write_text(f"name: probe3\ncases: {cases}\n"
+                     "subject: {type: python, function: 'subj:reply', model_free: true}\n")
+    return suite
+
+
+@pytest.mark.parametrize("cases, field", [
+    ("[plain.jsonl, {format: jsonl, path: d.jsonl}]", "cases.1.format"),
+    ("{format: jsonl, path: d.jsonl}", "cases.format"),
+    ("[plain.jsonl, {format: inspect, path: d.jsonl, bogus: 1}]", "cases.1.bogus"),
+    ("[plain.jsonl, {format: inspect, path: ../d.jsonl}]", "cases.1.path"),
+    ("[plain.jsonl, {format: hf, path: d.jsonl, auto_id: true}]", "cases.1.auto_id"),
+    ("[{format: inspect, path: d.jsonl, encoding: nope}]", "cases.0.encoding"),
+])
+def test_dataset_entry_error_names_the_item(tmp_path, cases, field):
+    suite = write_dataset_suite(tmp_path, cases)
+    err = one_error(scoreboard("validate", str(suite), cwd=tmp_path))
+    assert len(err.strip().splitlines()) == 1, err
+    assert f"suite.yaml, field {field!r}:" in err, err

@@ -235,18 +235,45 @@ def _hf_cases(data: bytes, source: DatasetSource, shown: str, shown_suite: str |
 
 
 def load_dataset_records(spec: dict, base: Path, root: Path, limit: int, shown_suite: str | None, *,
-                         with_lines: bool = False) -> list[Any]:
+                         with_lines: bool = False, field: str = "cases") -> list[Any]:
     """The case records of a `cases: {format, path, ...}` entry (validated, one line errors).
     `with_lines`: (line, record) pairs instead, the line where each record starts in a CSV or
-    JSONL file (a JSON document or a table: the record's number), for cases_from_records."""
+    JSONL file (a JSON document or a table: the record's number), for cases_from_records.
+    `field`: where the entry is in the suite (`cases`, or `cases.2`, an item of a list), the
+    start of every field an error names."""
+    try:
+        return _dataset_records(spec, base, root, limit, shown_suite, with_lines)
+    except ConfigError as exc:
+        raise _renamed(exc, field, shown_suite) from None
+
+
+def _renamed(exc: ConfigError, field: str, shown_suite: str | None) -> ConfigError:
+    """The error with its field `cases.X` named `FIELD.X`, and the suite named when it names no
+    file (an option of the entry is the suite's); its own and each of several's."""
+    from ..errors import ConfigErrors
+
+    def one(e: ConfigError) -> ConfigError:
+        if not e.field or e.field.split(".")[0] != "cases" or (field == "cases" and e.file):
+            return e
+        return ConfigError(e.detail, file=e.file or shown_suite, line=e.line, case_id=e.case_id, flag=e.flag,
+                           field=field + e.field[len("cases"):])
+
+    if isinstance(exc, ConfigErrors):
+        renamed = [one(e) for e in exc.errors]
+        return exc if all(a is b for a, b in zip(renamed, exc.errors)) else ConfigErrors(renamed, capped=exc.capped)
+    return one(exc)
+
+
+def _dataset_records(spec: dict, base: Path, root: Path, limit: int, shown_suite: str | None,
+                     with_lines: bool) -> list[Any]:
     from ..validation import parse_model
 
-    source = parse_model(DatasetSource, spec, file=shown_suite)
+    source = parse_model(DatasetSource, spec, file=shown_suite, prefix="cases")
     shown = str(base / source.path)
     try:
         data = read_inside(source.path, base, root, limit=limit, limit_name="limits.max_file_bytes")
     except FileRefused as exc:
-        raise ConfigError(f"cases.path {source.path!r} {exc.reason}", file=shown_suite, field="cases.path") from None
+        raise ConfigError(f"path {source.path!r} {exc.reason}", file=shown_suite, field="cases.path") from None
     if source.format == "inspect":
         from .datasets_inspect import inspect_cases
 
