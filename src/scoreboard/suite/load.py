@@ -213,9 +213,10 @@ def _load_all_cases(cfg: SuiteConfig, case_paths: list[str], places: Places,
     all_cases: list[Case] = []
     seen: dict[str, str] = {}
     skipped: list[dict] = []
-    for rel in case_paths:
-        if isinstance(rel, dict):  # issue 15: a dataset reader
-            loaded = _dataset_cases(rel, cfg, places, from_flag)
+    for index, rel in enumerate(case_paths):
+        if isinstance(rel, dict):  # issue 15: a dataset reader (an error names the item of a list)
+            loaded = _dataset_cases(rel, cfg, places, from_flag,
+                                    f"cases.{index}" if isinstance(cfg.cases, list) else "cases")
             _count_cases(loaded, places.source)
             for case in loaded:
                 if case.id in seen:
@@ -269,7 +270,8 @@ def _count_cases(loaded: list[Case], shown: str | None) -> None:
                     **({} if over is None else {"line": over.line, "case_id": over.id}))
 
 
-def _dataset_cases(spec: dict, cfg: SuiteConfig, places: Places, from_flag: bool) -> list[Case]:
+def _dataset_cases(spec: dict, cfg: SuiteConfig, places: Places, from_flag: bool,
+                   field: str = "cases") -> list[Case]:
     """The cases of a `cases: {format: inspect|hf, path, ...}` entry, read inside the suite's root."""
     from ..cases.datasets import load_dataset_records
     from ..cases.loader import cases_from_records
@@ -277,10 +279,11 @@ def _dataset_cases(spec: dict, cfg: SuiteConfig, places: Places, from_flag: bool
     base = Path.cwd() if from_flag else places.suite_dir
     root = Path.cwd() if from_flag else places.root_for(places.suite_dir)
     # (line, record): an error in a case names the line its record starts on in the file
-    pairs = load_dataset_records(spec, base, root, cfg.limits.max_file_bytes, places.source, with_lines=True)
+    pairs = load_dataset_records(spec, base, root, cfg.limits.max_file_bytes, places.source, with_lines=True,
+                                 field=field)
     if len(pairs) > cfg.limits.max_cases:
         raise ConfigError(f"more than {cfg.limits.max_cases} records (limits.max_cases)", file=places.source,
-                          field="cases")
+                          field=field)
     shown = str(base / spec["path"])
     tally = budget.current()
     if tally is not None:
