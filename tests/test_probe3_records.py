@@ -169,3 +169,23 @@ def test_the_tag_rule_is_in_help_and_a_readable_tag_is_kept(work):
     run_report(work, "--store", "h.sqlite", "--tag", "nightly ünïcode 🙂")
     proc = scoreboard(["history", "--store", "h.sqlite", "--tag", "nightly ünïcode 🙂", "--json"], work)
     assert proc.returncode == 0 and "nightly" in proc.stdout, proc.stdout + proc.stderr
+
+
+# -- 4: --output - ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fmt", ["md", "json"])
+def test_report_output_dash_is_stdout_not_a_file_named_dash(work, fmt):
+    report = run_report(work)
+    proc = scoreboard(["report", str(report), "--format", fmt, "--output", "-"], work)
+    assert proc.returncode == 0, proc.stderr
+    assert not (work / "-").exists()
+    expected = scoreboard(["report", str(report), "--format", fmt], work).stdout
+    assert proc.stdout == expected and expected.strip()
+    assert "'-' is stdout" in " ".join(scoreboard(["report", "--help"], work).stdout.split())
+
+
+def test_rescore_output_dash_is_refused_in_one_line_naming_json(work):
+    report = run_report(work)
+    line = one_error_line(scoreboard(["rescore", str(report), "--output", "-"], work))
+    assert "--output" in line and "--json" in line, line
+    assert not (work / "-").exists()

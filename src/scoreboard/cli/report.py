@@ -17,7 +17,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", action="append", metavar="FMT",
                    help=f"the one format to render, from the report formats: {', '.join(REPORT_FORMATS)} "
                         "(one at a time, unlike run's --format; default md)")
-    p.add_argument("--output", metavar="FILE", help="write to FILE (created exclusively) instead of stdout")
+    p.add_argument("--output", metavar="FILE", help="write to FILE (created exclusively) instead of stdout; "
+                   "'-' is stdout")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -56,7 +57,7 @@ def main(args: argparse.Namespace) -> int:
             text = escape_surrogates(render(view_of(report, source=args.report), fmt))
     except RecursionError:
         raise too_deep(report, args.report) from None
-    if args.output:
+    if args.output and args.output != "-":
         write_new(args.output, text)
         print(f"{fmt}: {args.output}")
     else:

@@ -35,7 +35,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--judge", metavar="SPEC", help="the judge subject for model graders (with --allow-judge)")
     p.add_argument("--judge-runs", type=int, metavar="K", help="ask each judgment K times")
     p.add_argument("--max-requests", type=int, metavar="N", help="request budget for the judges")
-    p.add_argument("--output", metavar="NEW.json", help="write the JSON report exactly here (created exclusively)")
+    p.add_argument("--output", metavar="NEW.json", help="write the JSON report exactly here (created exclusively; "
+                   "'-' is refused: --json prints the report on stdout)")
     p.add_argument("--output-dir", metavar="DIR", help="where reports go (default eval-results)")
     add_format_flag(p, "json")
     p.add_argument("--json", action="store_true", help="print the report JSON on stdout (human lines go to stderr)")
@@ -47,6 +48,9 @@ def main(args: argparse.Namespace) -> int:
     from ..engine.reruns import rescore
     from ..errors import ConfigError
 
+    if args.output == "-":  # a file named '-' is never what was meant
+        raise ConfigError("'-' is not stdout here (it would be a file named '-'): --json prints the report on stdout",
+                          field="output")
     if args.output and args.output_dir:
         raise ConfigError("give --output or --output-dir, not both", field="output")
     outcome = rescore(args.report, graders_file=args.graders, allow_judge=args.allow_judge,
