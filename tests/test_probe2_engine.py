@@ -205,3 +205,23 @@ def test_run_json_keeps_stdout_for_the_report_when_the_subject_prints(tmp_path):
     assert variant["passed"] == 1
     for text in ("thinking about q1", "from a shell the subject started", "raw write"):
         assert text in proc.stderr
+
+
+@pytest.mark.parametrize("code, words", [
+    (3, "exited with status 3"),
+    (-9, "was killed by signal SIGKILL (9)"),
+    (139, "exited with status 139 (128 + SIGSEGV (11): killed by that signal?)"),
+    (255, "exited with status 255"),
+])
+def test_how_a_program_ended_names_the_signal_that_ended_it(code, words):
+    from scoreboard.subjects._bounded import exit_words
+
+    assert exit_words(code) == words
+
+
+def test_an_agent_cli_killed_by_a_signal_says_which(tmp_path):
+    from scoreboard.subjects.claude_cli import ClaudeCLISubject
+
+    subject = ClaudeCLISubject({}, tmp_path)
+    with pytest.raises(Exception, match=r"the CLI exited with status 139 \(128 \+ SIGSEGV \(11\)"):
+        subject.result("", 139, set())

@@ -153,3 +153,26 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | Path |
         await asyncio.to_thread(sweep, tag)  # nothing it started outlives it, in its group or not
     unwatch(proc.pid, tag)
     return Finished(stdout, stderr, proc.returncode, over)
+
+
+def exit_words(returncode: int) -> str:
+    """How a program ended, in words: "exited with status 3", "was killed by signal SIGKILL (9)"
+    (a negative status), or for a status a shell gives a signal's death (128 + n) the signal
+    it most likely was: "exited with status 139 (128 + SIGSEGV (11): killed by that signal?)"."""
+    if returncode < 0:
+        return f"was killed by signal {signal_name(-returncode)}"
+    if 128 < returncode < 128 + 65:
+        name = signal_name(returncode - 128)
+        if not name.isdigit():
+            return f"exited with status {returncode} (128 + {name}: killed by that signal?)"
+    return f"exited with status {returncode}"
+
+
+def signal_name(number: int) -> str:
+    """`SIGKILL (9)`, or the number alone for one Python does not name."""
+    import signal
+
+    try:
+        return f"{signal.Signals(number).name} ({number})"
+    except ValueError:
+        return str(number)

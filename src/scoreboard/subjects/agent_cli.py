@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 from ..agents.exports import ExportedRun
 from ..errors import ConfigError, SubjectError
 from ..redact import PROVIDER_KEY_VARS as API_KEY_VARS
-from ._bounded import run_process
+from ._bounded import exit_words, run_process
 from ._cli_util import TMP_ROOT, make_root, remove_root, spawn_error  # noqa: F401  (TMP_ROOT re-exported)
 from ._http import ENV_REF, expand_env, scrub
 from .agent_profile import model_endpoints, parse_agent, toml_string  # noqa: F401  (toml_string re-exported)
@@ -264,14 +264,14 @@ class AgentCLISubject(Subject):
         try:
             run = self.parse_agent_output(stdout, cap or 8192) if self.agent_mode else self.parse_output(stdout)
         except ValueError as exc:  # a malformed event: what it held is unknown, never left out quietly
-            raise self.fail(f"the CLI exited with status {returncode}, but {exc}", secrets,
+            raise self.fail(f"the CLI {exit_words(returncode)}, but {exc}", secrets,
                             kind="invalid-response") from None
         if run is None:
-            raise self.fail(f"the CLI exited with status {returncode} without a JSON result "
+            raise self.fail(f"the CLI {exit_words(returncode)} without a JSON result "
                             "(its stderr is not recorded; run it by hand to see why)", secrets,
                             kind="invalid-response")
         if run.status != "completed":
-            raise self.error_of(run.error or f"the CLI exited with status {returncode}", secrets)
+            raise self.error_of(run.error or f"the CLI {exit_words(returncode)}", secrets)
         if run.output is None:
             raise self.fail("the CLI finished without an answer", secrets, kind="invalid-response")
         measurements = Measurements(input_tokens=run.input_tokens, output_tokens=run.output_tokens,

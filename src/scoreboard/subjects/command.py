@@ -19,7 +19,7 @@ from ..errors import ConfigError, SubjectError
 from ..jsonio import loads as loads_json
 from ..redact import PROVIDER_KEY_VARS, SENSITIVE_NAME, scrub_all
 from ..templating.js import js_trim
-from ._bounded import run_process
+from ._bounded import exit_words, run_process
 from .agent_profile import parse_network
 from .base import Subject, check_keys, to_result, too_large
 from .values import Output, Result, SubjectRequest
@@ -158,8 +158,7 @@ class CommandSubject(Subject):
                 detail = ""
                 if self.options.get("keep_stderr") and done.stderr:
                     detail = ": " + done.stderr.decode("utf-8", "replace").strip()[-300:]
-                how = f"exited with status {done.returncode}" if done.returncode > 0 else \
-                    f"was killed by signal {_signal_name(-done.returncode)}"
+                how = exit_words(done.returncode)
                 raise SubjectError(scrub_all(f"command {how}{detail}", self.secrets()))
             text, bad = _decoded(done.stdout)
             if self.options.get("trim"):
@@ -185,16 +184,6 @@ def _decoded(raw: bytes) -> tuple[str, int]:
     except UnicodeDecodeError:
         text = raw.decode("utf-8", "replace")
         return text, text.count("\ufffd") - raw.count("\ufffd".encode("utf-8"))
-
-
-def _signal_name(number: int) -> str:
-    """`SIGKILL (9)`, or the number alone for one Python does not name."""
-    import signal
-
-    try:
-        return f"{signal.Signals(number).name} ({number})"
-    except ValueError:
-        return str(number)
 
 
 def agent_result(stdout: str, cap: int) -> Result:
