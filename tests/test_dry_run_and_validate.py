@@ -49,7 +49,7 @@ REFUSED = [
     ("python-module-missing", {"subject": "python:no_such_module_here:answer"}, "no_such_module_here", ""),
     ("command-missing", {"subject": "command:./not-there.sh {input}"}, "not-there.sh", "not found"),
     ("judge-typo", {"subject": "mock", "judge": {"type": "openai", "base_url": CLOSED, "model": "j", "sede": 1},
-                    **JUDGED}, "field 'subject.sede'", "unknown field"),
+                    **JUDGED}, "field 'judge.sede'", "unknown field"),
     ("judge-missing", {"subject": "mock", **JUDGED}, "field 'judge'", "needs a judge"),
     ("fail-under-unknown-variant", {"subject": "mock", "fail_under": {"nope": 0.5}}, "field 'fail_under'", "'nope'"),
     ("baseline-missing", {"subject": "mock", "gates": {"baseline": "reports/main.json", "max_regression": 0.1}},

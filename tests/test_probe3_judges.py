@@ -188,3 +188,28 @@ def test_a_judge_prompt_using_its_names_loops_and_globals_still_loads(tmp_path):
     _prompt_suite(tmp_path, ["exact", {"llm-judge": {"prompt": prompt}}])
     done = _cli(["validate", "suite.json"], tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+# ------------------------------------------------------------------------- the judge spec
+
+
+@pytest.mark.parametrize(("judge", "field"), [
+    ({"type": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "j", "timeout_mss": 5}, "judge.timeout_mss"),
+    ({"type": "nosuch"}, "judge.type"),
+    ({"type": "openai", "base_url": "http://127.0.0.1:9/v1"}, "judge.model"),
+])
+def test_a_bad_judge_spec_is_blamed_on_the_judge_not_a_subject(tmp_path, judge, field):
+    """`--judge '{..., "timeout_mss": 5}'` said "field 'subject.timeout_mss'", as if a variant's
+    subject were wrong; so did the suite's own `judge:`."""
+    from scoreboard.errors import ConfigError
+    from scoreboard.suite.load import load_suite
+
+    path = _prompt_suite(tmp_path, ["exact", {"llm-judge": {}}])
+    with pytest.raises(ConfigError) as flagged:
+        load_suite(path, {"judge": judge})
+    assert str(flagged.value).startswith(f"field '{field}': ")
+    suite = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps({**suite, "judge": judge}), encoding="utf-8")
+    with pytest.raises(ConfigError) as own:
+        load_suite(path)
+    assert str(own.value).startswith(f"{path}, field '{field}': ")

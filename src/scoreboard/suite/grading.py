@@ -45,10 +45,24 @@ def build_judge(cfg: SuiteConfig, graders: dict[str, list[Grader]], base_dir: Pa
             raise ConfigError(f"{needing[0]!r} needs a judge: set 'judge:' in the suite or --judge SPEC",
                               field="judge")
         return None
-    judge = build_subject(with_price(parse_subject_spec(cfg.judge), cfg), base_dir)
-    check_subject(judge, warnings, offline or dry_run, "the judge")
+    try:
+        judge = build_subject(with_price(parse_subject_spec(cfg.judge), cfg), base_dir)
+        check_subject(judge, warnings, offline or dry_run, "the judge")
+    except ConfigError as exc:
+        raise _as_judge(exc) from None
     check_budget_bounds(judge, cfg, {})
     return build_subject({"type": "mock"}, base_dir) if dry_run else judge
+
+
+def _as_judge(exc: ConfigError) -> ConfigError:
+    """A judge spec's error names the `judge` setting (or --judge), not `subject`: the subject
+    registry that parsed it cannot tell a judge from a variant's subject."""
+    if exc.file is not None or getattr(exc, "errors", None) is not None:
+        return exc
+    field = exc.field
+    if field is None or field == "subject" or field.startswith("subject."):
+        field = "judge" + (field or "subject")[len("subject"):]
+    return ConfigError(exc.detail, line=exc.line, case_id=exc.case_id, field=field, flag=exc.flag)
 
 
 def _check_transform(spec: Any) -> None:
