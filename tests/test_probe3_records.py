@@ -81,6 +81,18 @@ def test_a_model_free_subject_cut_by_the_timeout_records_a_known_zero(work):
     assert (m["input_tokens"], m["output_tokens"], m["cost_usd"], m["requests"]) == (0, 0, 0.0, 0)
 
 
+def test_a_model_free_command_that_exits_nonzero_records_a_known_zero(work):
+    (work / "suite.yaml").write_text(
+        "name: s\ncases: cases.jsonl\noutput_dir: out\nvariants:\n"
+        f"  a:\n    subject: {{type: command, argv: [{json.dumps(sys.executable)}, '-c', 'raise SystemExit(3)'], "
+        "model_free: true}\n")
+    report = json.loads(run_report(work).read_text())
+    for attempt in report["attempts"]:
+        m = attempt["measurements"]
+        assert "status 3" in attempt["error"], attempt
+        assert (m["input_tokens"], m["output_tokens"], m["cost_usd"], m["requests"]) == (0, 0, 0.0, 0)
+
+
 def test_a_subject_that_may_call_a_model_and_fails_keeps_its_usage_unknown(work):
     (work / "suite.yaml").write_text(
         "name: s\ncases: cases.jsonl\noutput_dir: out\nvariants:\n"
