@@ -213,3 +213,13 @@ def test_a_bad_judge_spec_is_blamed_on_the_judge_not_a_subject(tmp_path, judge, 
     with pytest.raises(ConfigError) as own:
         load_suite(path)
     assert str(own.value).startswith(f"{path}, field '{field}': ")
+
+
+def test_a_judge_spec_string_of_an_unknown_kind_is_blamed_on_the_judge(tmp_path):
+    from scoreboard.errors import ConfigError
+    from scoreboard.suite.load import load_suite
+
+    path = _prompt_suite(tmp_path, ["exact", {"llm-judge": {}}])
+    with pytest.raises(ConfigError) as flagged:
+        load_suite(path, {"judge": "nosuch:foo"})
+    assert str(flagged.value).startswith("field 'judge': unknown subject kind 'nosuch'")

@@ -49,12 +49,12 @@ def build_judge(cfg: SuiteConfig, graders: dict[str, list[Grader]], base_dir: Pa
         judge = build_subject(with_price(parse_subject_spec(cfg.judge), cfg), base_dir)
         check_subject(judge, warnings, offline or dry_run, "the judge")
     except ConfigError as exc:
-        raise _as_judge(exc) from None
+        raise as_judge_error(exc) from None
     check_budget_bounds(judge, cfg, {})
     return build_subject({"type": "mock"}, base_dir) if dry_run else judge
 
 
-def _as_judge(exc: ConfigError) -> ConfigError:
+def as_judge_error(exc: ConfigError) -> ConfigError:
     """A judge spec's error names the `judge` setting (or --judge), not `subject`: the subject
     registry that parsed it cannot tell a judge from a variant's subject."""
     if exc.file is not None or getattr(exc, "errors", None) is not None:
