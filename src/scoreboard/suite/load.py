@@ -34,7 +34,7 @@ from .checks import (
     jsonl_inside,
 )
 from .config import Limits, SuiteConfig
-from .grading import build_judge, resolve_graders
+from .grading import as_judge_error, build_judge, resolve_graders
 from .variants import build_variants, check_data_file, in_file
 from .paths import Places
 from .suite import Suite, resolve_render
@@ -186,7 +186,10 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
     judge = None
     with errors.each():
         if cfg.judge is not None:
-            check_data_file(cfg.judge, places, "judge" in flags)
+            try:  # a judge spec's error names 'judge', not 'subject'
+                check_data_file(cfg.judge, places, "judge" in flags)
+            except ConfigError as exc:
+                raise as_judge_error(exc) from None
         with in_file(None if "judge" in flags else source):
             judge = build_judge(cfg, graders, base_dir if "judge" not in flags else Path.cwd(), dry_run,
                                 warnings=warnings, offline=offline or dry_run)
