@@ -147,3 +147,63 @@ def test_dataset_entry_error_names_the_item(tmp_path, cases, field):
     err = one_error(scoreboard("validate", str(suite), cwd=tmp_path))
     assert len(err.strip().splitlines()) == 1, err
     assert f"suite.yaml, field {field!r}:" in err, err
+
+
+# --- 5. a gold directory reports every bad entry (up to 20), a duplicate key names its line ---
+
+def write_gold(folder: Path) -> Path:
+    gold = folder / "gold"
+    gold.mkdir()
+    (gold / "a.txt").write_text("doc a")
+    (gold / "a.gold.json").write_text('{\n  "fields": {"x": 1},\n  "fields": {"x": 2}\n}\n')
+    (gold / "b.txt").write_text("doc b")
+    (gold / "b.gold.json").write_text('{"fields": {},\n "doc_class": 3,\n "bogus": 1}\n')
+    (gold / "c.txt").write_text("doc c")
+    (gold / "c.gold.json").write_text('{"fields": {\n  "k": 1,\n  "k": 2\n}}\n')
+    (gold / "ok.txt").write_text("fine")
+    (gold / "ok.gold.json").write_text('{"fields": {"k": 1}}\n')
+    (gold / "orphan.gold.json").write_text('{"fields": {}}\n')
+    return gold
+
+
+def test_gold_directory_reports_every_bad_entry_with_lines(tmp_path):
+    gold = write_gold(tmp_path)
+    err = one_error(scoreboard("validate", str(gold), cwd=tmp_path))
+    lines = err.strip().splitlines()
+    assert any("orphan.gold.json" in ln and "has no document" in ln for ln in lines), err
+    assert any("a.gold.json:3" in ln and "duplicate key 'fields'" in ln for ln in lines), err
+    assert any("b.gold.json:2" in ln and "'doc_class'" in ln for ln in lines), err
+    assert any("b.gold.json:3" in ln and "'bogus'" in ln for ln in lines), err
+    assert any("c.gold.json:3" in ln and "duplicate key 'k'" in ln for ln in lines), err
+    assert len(lines) == 5, err
+
+
+def test_gold_directory_in_a_suite_reports_every_bad_entry(tmp_path):
+    write_gold(tmp_path)
+    (tmp_path / "subj.py").write_text(SUBJECT)
+    suite = tmp_path / "suite.yaml"
+    suite.write_text("name: probe3\ncases: gold\nsubject: {type: python, function: 'subj:reply', model_free: true}\n")
+    err = one_error(scoreboard("validate", str(suite), cwd=tmp_path))
+    assert len(err.strip().splitlines()) == 5, err
+
+
+def test_gold_directory_errors_stop_at_twenty(tmp_path):
+    gold = tmp_path / "gold"
+    gold.mkdir()
+    (gold / "ok.txt").write_text("fine")
+    (gold / "ok.gold.json").write_text('{"fields": {}}\n')
+    for i in range(25):
+        (gold / f"orphan{i:02}.gold.json").write_text('{"fields": {}}\n')
+    err = one_error(scoreboard("validate", str(gold), cwd=tmp_path))
+    lines = err.strip().splitlines()
+    assert len(lines) == 21 and "stopped after 20 errors" in lines[-1], err
+
+
+def test_gold_key_line_follows_the_path():
+    from scoreboard.cases.gold import _key_line
+
+    text = '{\n "fields": {\n  "document_id": "x",\n  "a": [1, {"b": 2,\n "b": 3}]\n },\n "document_id": "y"\n}'
+    assert _key_line(text, ("document_id",)) == 7
+    assert _key_line(text, ("fields", "document_id")) == 3
+    assert _key_line(text, ("fields", "a", 1, "b"), 2) == 5
+    assert _key_line(text, ("missing",)) is None

@@ -6,7 +6,8 @@
 One level only: subfolders are ignored, so a gold set can keep drafts or sources in a
 subfolder without them becoming cases. A document without a gold file is returned in
 `skipped` (the report lists it, never a silent drop); a gold file without a document is a
-ConfigError. A PDF that cannot be read (corrupt, or encrypted beyond the empty password) is
+ConfigError. Bad entries are collected (errors.Collector: up to 20, a line each), not only the
+first. A PDF that cannot be read (corrupt, or encrypted beyond the empty password) is
 not a load error: its case carries `input_error`, which the runner turns into an execution
 error naming the file, so one bad scan never hides the rest of the set.
 """
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from pydantic import Field, field_validator
 
-from ..errors import ConfigError
+from ..errors import Collector, ConfigError, ConfigErrors
 from ..hashing import sha256_json
 from ..safefile import FileRefused, read_file, resolve_inside
 from ..safeparse import ParseError, parse_json
@@ -57,25 +58,33 @@ def _relevant(name: str) -> bool:
     return not name.startswith(".") and (_is_gold_name(name) or name.lower().endswith(DOCUMENT_SUFFIXES))
 
 
-def _entries(directory: Path, root: Path) -> list[Path]:
+def _entries(directory: Path, root: Path, errors: Collector) -> tuple[list[Path], set[str]]:
     """The documents and gold files directly in `directory` (hidden ones and subfolders left
     out), sorted by name. Each must be a regular file whose real location lies inside `root`:
-    a symlink leading outside, or a FIFO or device named like a document, is refused."""
+    a symlink leading outside, or a FIFO or device named like a document, is refused (into
+    `errors`; its name is returned beside the files, so its partner is not blamed as well)."""
     try:
         names = sorted(os.listdir(directory))
     except OSError as exc:
         raise ConfigError(f"cannot read gold directory: {exc.strerror}", file=str(directory)) from None
-    out = []
+    out, refused = [], set()
     for name in names:
         if not _relevant(name):
             continue
         try:
             resolve_inside(name, directory, root, folder_ok=True)
         except FileRefused as exc:
-            raise ConfigError(f"gold directory entry {exc.reason}", file=str(directory / name)) from None
+            errors.add(ConfigError(f"gold directory entry {exc.reason}", file=str(directory / name)))
+            refused.add(_stem(name))
+            continue
         if not (directory / name).is_dir():  # one level only: subfolders are not cases
             out.append(directory / name)
-    return out
+    return out, refused
+
+
+def _stem(name: str) -> str:
+    """A document's or gold file's name without its suffix: the two of a pair share it."""
+    return name[: -len(GOLD_SUFFIX)] if _is_gold_name(name) else name[: -len(Path(name).suffix)]
 
 
 def is_gold_dir(path: str | os.PathLike) -> bool:
@@ -89,10 +98,48 @@ def is_gold_dir(path: str | os.PathLike) -> bool:
         return False
 
 
-def _key_line(text: str, key: str) -> int | None:
-    """Line of the first `"key":` in a JSON text, so an unknown field points at its line."""
-    match = re.search(r'"%s"\s*:' % re.escape(key), text)
-    return text.count("\n", 0, match.start()) + 1 if match else None
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],:]')
+
+
+def _key_line(text: str, path: tuple, occurrence: int = 1) -> int | None:
+    """The line of the `occurrence`-th `"key":` of the object at `path[:-1]` (path: keys and
+    indexes ending in that key) in a JSON text, so a field's error (an unknown field, a
+    duplicate key: its second occurrence) points at its line."""
+    if not path:
+        return None
+    import json
+
+    where, key = tuple(path[:-1]), path[-1]
+    stack: list[list] = []  # [opening bracket, path, current key or index, a key is next]
+    seen = 0
+    for m in _JSON_TOKEN.finditer(text):
+        token = m.group()
+        if token in "{[":
+            inside = stack[-1][1] + (stack[-1][2],) if stack else ()
+            stack.append([token, inside, 0 if token == "[" else None, token == "{"])
+        elif not stack:
+            return None
+        elif token in "}]":
+            stack.pop()
+        elif token == ",":
+            top = stack[-1]
+            if top[0] == "[":
+                top[2] += 1
+            else:
+                top[3] = True
+        elif token == ":":
+            stack[-1][3] = False
+        elif stack[-1][0] == "{" and stack[-1][3]:
+            top = stack[-1]
+            try:
+                top[2] = json.loads(token)
+            except ValueError:
+                return None
+            if top[1] == where and top[2] == key:
+                seen += 1
+                if seen == occurrence:
+                    return text.count("\n", 0, m.start()) + 1
+    return None
 
 
 def _read(path: Path, root: Path, limit: int, limit_name: str, what: str) -> bytes:
@@ -106,7 +153,8 @@ def _read(path: Path, root: Path, limit: int, limit_name: str, what: str) -> byt
     return data
 
 
-def _read_gold(path: Path, limits: Limits, root: Path) -> GoldRecord:
+def _read_gold(path: Path, limits: Limits, root: Path) -> tuple[GoldRecord, str]:
+    """The gold file's record, and its text (to find a field's line)."""
     shown = str(path)
     data = _read(path, root, limits.max_file_bytes, "limits.max_file_bytes", "gold file")
     try:
@@ -117,7 +165,14 @@ def _read_gold(path: Path, limits: Limits, root: Path) -> GoldRecord:
     try:
         raw = parse_json(text, limits)
     except ParseError as exc:
-        raise ConfigError(exc.message, file=shown, line=exc.line, field=exc.field) from None
+        line = exc.line
+        if line is None and exc.message.startswith("duplicate key"):  # its second occurrence
+            from ..jsonio import duplicate_key
+
+            line = _key_line(text, duplicate_key(text) or (), 2)
+        elif line is None:
+            line = _key_line(text, exc.path)
+        raise ConfigError(exc.message, file=shown, line=line, field=exc.field) from None
     if not isinstance(raw, dict):
         raise ConfigError(f'expected a JSON object {{"fields": {{...}}}}, got {type(raw).__name__}',
                           file=shown, line=1)
@@ -125,11 +180,16 @@ def _read_gold(path: Path, limits: Limits, root: Path) -> GoldRecord:
     if tally is not None:
         tally.parsed(raw, shown)
     try:
-        return parse_model(GoldRecord, raw, file=shown)
+        return parse_model(GoldRecord, raw, file=shown, every=True), text
     except ConfigError as exc:
-        top = (exc.field or "").split(".")[0]
-        line = _key_line(text, top) if top else None
-        raise ConfigError(exc.detail, file=shown, line=line, field=exc.field) from None
+        found = [ConfigError(e.detail, file=shown, line=_key_line(text, _field_path(e.field)), field=e.field)
+                 for e in getattr(exc, "errors", None) or [exc]]
+        raise (found[0] if len(found) == 1 else ConfigErrors(found)) from None
+
+
+def _field_path(field: str | None) -> tuple:
+    """A field as parse_model names it (`fields.a.0`) as keys and indexes."""
+    return tuple(int(p) if p.isdigit() else p for p in field.split(".")) if field else ()
 
 
 def _pdf_text(path: Path, data: bytes) -> tuple[str, str | None]:
@@ -185,8 +245,10 @@ def _document_input(path: Path, limits: Limits, root: Path) -> tuple[str, str | 
     return text, None
 
 
-def _pair(files: list[Path]) -> tuple[list[tuple[Path, Path]], list[dict]]:
-    """(document, gold file) pairs and the documents without a gold file."""
+def _pair(files: list[Path], refused: set[str], errors: Collector) -> tuple[list[tuple[Path, Path]], list[dict]]:
+    """(document, gold file) pairs and the documents without a gold file (a gold file without a
+    document, or a document sharing another's gold file, into `errors`); a partner of a refused
+    entry (`refused`: their stems) is neither a case nor an error of its own."""
     golds = {p.name[: -len(GOLD_SUFFIX)]: p for p in files if _is_gold_name(p.name)}
     documents: dict[str, Path] = {}
     skipped: list[dict] = []
@@ -195,20 +257,22 @@ def _pair(files: list[Path]) -> tuple[list[tuple[Path, Path]], list[dict]]:
             continue
         stem = p.name[: -len(p.suffix)]
         if stem in documents:
-            raise ConfigError(f"two documents share the gold file {stem}{GOLD_SUFFIX}: "
-                              f"{documents[stem].name} and {p.name}", file=str(p))
+            errors.add(ConfigError(f"two documents share the gold file {stem}{GOLD_SUFFIX}: "
+                                   f"{documents[stem].name} and {p.name}", file=str(p)))
+            continue
         documents[stem] = p
     pairs = []
     for stem, doc in documents.items():
         gold = golds.get(stem)
         if gold is None:
-            skipped.append({"document": doc.name, "reason": "no gold file"})
+            if stem not in refused:
+                skipped.append({"document": doc.name, "reason": "no gold file"})
         else:
             pairs.append((doc, gold))
     for stem, gold in golds.items():
-        if stem not in documents:
+        if stem not in documents and stem not in refused:
             wanted = ", ".join(stem + s for s in DOCUMENT_SUFFIXES)
-            raise ConfigError(f"gold file has no document (looked for {wanted})", file=str(gold))
+            errors.add(ConfigError(f"gold file has no document (looked for {wanted})", file=str(gold)))
     pairs.sort(key=lambda pair: pair[0].name)
     skipped.sort(key=lambda item: item["document"])
     return pairs, skipped
@@ -225,8 +289,10 @@ def load_gold_dir(path: str | os.PathLike, limits: Limits | None = None, *,
         raise ConfigError("gold directory not found" if not directory.exists()
                           else "not a directory, expected a gold directory", file=str(directory))
     root = Path(root) if root is not None else directory
-    pairs, skipped = _pair(_entries(directory, root))
+    errors = Collector()
+    pairs, skipped = _pair(*_entries(directory, root, errors), errors)
     if not pairs:
+        errors.done()
         raise ConfigError(f"no document with a NAME{GOLD_SUFFIX} file in gold directory",
                           file=str(directory))
     if len(pairs) > limits.max_cases:
@@ -235,17 +301,23 @@ def load_gold_dir(path: str | os.PathLike, limits: Limits | None = None, *,
     cases: list[Case] = []
     seen: dict[str, Path] = {}
     for document, gold_path in pairs:
-        gold = _read_gold(gold_path, limits, root)
-        case_id = gold.document_id or document.name[: -len(document.suffix)]
-        if case_id in seen:
-            raise ConfigError(f"duplicate case id (also from {seen[case_id].name})", file=str(gold_path),
-                              case_id=case_id, field="document_id")
-        seen[case_id] = gold_path
-        text, error = _document_input(document, limits, root)
-        case = Case(id=case_id, input=text, expected=gold.fields, category=gold.doc_class,
-                    metadata={"document": document.name, "gold": gold_path.name},
-                    source=str(gold_path), input_error=error)
-        case.input_hash = sha256_json(case.input)
-        cases.append(case)
+        with errors.each():
+            cases.append(_gold_case(document, gold_path, seen, limits, root))
+    errors.done()
     return cases, skipped
+
+
+def _gold_case(document: Path, gold_path: Path, seen: dict[str, Path], limits: Limits, root: Path) -> Case:
+    gold, text = _read_gold(gold_path, limits, root)
+    case_id = gold.document_id or document.name[: -len(document.suffix)]
+    if case_id in seen:
+        raise ConfigError(f"duplicate case id (also from {seen[case_id].name})", file=str(gold_path),
+                          line=_key_line(text, ("document_id",)), case_id=case_id, field="document_id")
+    seen[case_id] = gold_path
+    document_text, error = _document_input(document, limits, root)
+    case = Case(id=case_id, input=document_text, expected=gold.fields, category=gold.doc_class,
+                metadata={"document": document.name, "gold": gold_path.name},
+                source=str(gold_path), input_error=error)
+    case.input_hash = sha256_json(case.input)
+    return case
 
