@@ -103,6 +103,10 @@ def looks_like_suite(path) -> bool:
         data, _ = read_suite_file(path)
     except ConfigError:
         return False
+    from ..suite.config import SuiteConfig
+
+    if isinstance(data, dict) and set(data) & (set(SuiteConfig.model_fields) - {"cases", "name", "description"}):
+        return True  # a setting only a suite has (subject, variants, graders...): its errors are a suite's
     cases = data.get("cases")
     if isinstance(cases, dict):  # a dataset reader {format, path} (a case document never has one)
         return "format" in cases
