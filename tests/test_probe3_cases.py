@@ -207,3 +207,11 @@ def test_gold_key_line_follows_the_path():
     assert _key_line(text, ("fields", "document_id")) == 3
     assert _key_line(text, ("fields", "a", 1, "b"), 2) == 5
     assert _key_line(text, ("missing",)) is None
+
+
+# --- validate: a suite whose `cases:` list holds a bad item is still checked as a suite ---
+
+def test_validate_suite_with_a_bad_cases_item_reports_the_item_not_subject(tmp_path):
+    suite = write_dataset_suite(tmp_path, "[plain.jsonl, 5]")
+    err = one_error(scoreboard("validate", str(suite), cwd=tmp_path))
+    assert "field 'cases.1'" in err and "'subject'" not in err, err
