@@ -215,3 +215,32 @@ def test_validate_suite_with_a_bad_cases_item_reports_the_item_not_subject(tmp_p
     suite = write_dataset_suite(tmp_path, "[plain.jsonl, 5]")
     err = one_error(scoreboard("validate", str(suite), cwd=tmp_path))
     assert "field 'cases.1'" in err and "'subject'" not in err, err
+
+
+# --- an Inspect dataset's `template` cannot make an input too big to hold (str.format's widths) ---
+
+def test_inspect_template_width_is_refused_at_load(tmp_path):
+    (tmp_path / "mc.jsonl").write_text('{"input": "q", "target": "A", "choices": ["x", "y"]}\n')
+    suite = write_dataset_suite(
+        tmp_path, "[{format: inspect, path: mc.jsonl, template: '{question}{choices}{letters:>1000000000000000}'}]")
+    err = one_error(scoreboard("validate", str(suite), cwd=tmp_path))
+    assert "suite.yaml, field 'cases.0.template'" in err and "more than" in err, err
+    assert "internal error" not in err and "MemoryError" not in err
+
+
+def test_inspect_template_repeating_a_long_question_is_refused_before_it_is_made(tmp_path):
+    question = "q" * 2000
+    (tmp_path / "mc.jsonl").write_text(json.dumps({"input": question, "target": "A", "choices": ["x", "y"]}) + "\n")
+    template = "{choices}" + "{question}" * 10000  # 20 million characters once filled
+    suite = write_dataset_suite(tmp_path, "[{format: inspect, path: mc.jsonl, template: '" + template + "'}]")
+    err = one_error(scoreboard("validate", str(suite), cwd=tmp_path))
+    assert "mc.jsonl:1" in err and "template" in err and "more than" in err, err
+
+
+def test_inspect_template_filled_size_counts_before_formatting():
+    from scoreboard.cases.datasets_inspect import MAX_FILLED, filled_size
+
+    values = {"question": "abc", "choices": "A) x", "letters": "A,B"}
+    assert filled_size("{question}: {choices}", values) >= len("abc: A) x")
+    assert filled_size("{letters:>50}", values) >= 50
+    assert filled_size("{letters:>99999999999999999999}", values) > MAX_FILLED

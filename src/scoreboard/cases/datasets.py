@@ -159,6 +159,17 @@ def _inspect_options(source: DatasetSource, shown_suite: str | None) -> dict:
         raise bad("limit and max_rows are the same setting: give one", "max_rows")
     if source.template is not None and not ("{question}" in source.template and "{choices}" in source.template):
         raise bad("the template must contain '{question}' and '{choices}' placeholders", "template")
+    if source.template is not None:
+        from .datasets_inspect import MAX_FILLED, filled_size
+
+        try:
+            size = filled_size(source.template, {})
+        except ValueError as exc:
+            raise bad(f"the template is not a format string: {exc} (it takes {{question}}, {{choices}}, "
+                      "{letters}; double other braces)", "template") from None
+        if size > MAX_FILLED:
+            raise bad(f"the template would make a question of more than {MAX_FILLED:,} characters (a field's "
+                      "width)", "template")
     fields = (source.fields or InspectFields()).model_dump()
     return {"fields": fields, "auto_id": source.auto_id, "shuffle": shuffle, "shuffle_choices": choices_seed,
             "limit": source.limit or source.max_rows, "grader": source.grader, "multiple_correct":

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import json
 import random
+import re
+import string
 from typing import Any
 
 from ..errors import ConfigError
@@ -38,6 +40,29 @@ MULTIPLE_COT = ("Answer the following multiple choice question where multiple an
                 "where LETTERS is one or more of {letters}. Think step by step before answering.\n\n{question}\n\n"
                 "{choices}")
 ROLES = ("system", "user", "assistant", "tool")
+
+
+#: the most characters a `template` may fill one question into: a field width (`{letters:>999999999}`)
+#: or a field repeated makes text before any limit could see it
+MAX_FILLED = 16 * 1024 * 1024
+
+
+def filled_size(template: str, values: dict[str, str]) -> int:
+    """At least how many characters `template.format(**values)` makes, found before it is made
+    (the text between fields, each field's value or its width, whichever is longer)."""
+    total = 0
+    for literal, name, spec, conversion in string.Formatter().parse(template):
+        total += len(literal)
+        if name is None:
+            continue
+        value = values.get(re.split(r"[.\[]", name, maxsplit=1)[0], "")
+        size = len(value) * (6 if conversion in ("r", "a") else 1) + (4096 if name != name.split(".")[0] else 0)
+        digits = re.findall(r"\d+", spec or "")
+        width = max((int(d) if len(d) <= 12 else MAX_FILLED + 1 for d in digits), default=0)
+        total += max(size, width) + len(spec or "")
+        if total > MAX_FILLED:
+            break
+    return total
 
 
 class Bad(Exception):
@@ -277,8 +302,12 @@ def sample_to_case(s: dict, opts: dict, fields: dict) -> dict:
         options = "\n".join(f"{lt}) {c}" for lt, c in zip(letters, choices))
 
         def render(question: str) -> str:
+            values = {"choices": options, "letters": ",".join(letters), "question": question}
             try:
-                return template.format(choices=options, letters=",".join(letters), question=question)
+                if filled_size(template, values) > MAX_FILLED:
+                    raise Bad(f"the template would make a question of more than {MAX_FILLED:,} characters "
+                              "(a field's width, or a field repeated)", "cases.template")
+                return template.format(**values)
             except (KeyError, IndexError, ValueError) as exc:
                 raise Bad(f"the template cannot be filled: {exc!r} (it takes {{question}}, {{choices}}, "
                           "{letters}; double other braces)", "cases.template") from None
