@@ -244,3 +244,19 @@ def test_inspect_template_filled_size_counts_before_formatting():
     assert filled_size("{question}: {choices}", values) >= len("abc: A) x")
     assert filled_size("{letters:>50}", values) >= 50
     assert filled_size("{letters:>99999999999999999999}", values) > MAX_FILLED
+
+
+# --- suite defaults and expand: every case's mistake is reported, not only the first ---
+
+def test_defaults_and_expand_errors_are_collected_across_cases(tmp_path):
+    suite = write_suite(tmp_path, [
+        {"id": "a", "vars": {"q": "x"}, "expand": ["z"]},
+        {"id": "b", "vars": [1]},
+        {"id": "c", "vars": {"q": "x"}, "expand": ["w"]},
+        {"id": "ok", "vars": {"q": ["x", "y"]}, "expand": ["q"]},
+    ], "prompt: '{{ q }}'\ndefaults: {vars: {k: 1}}\n")
+    err = one_error(scoreboard("validate", str(suite), cwd=tmp_path))
+    lines = err.strip().splitlines()
+    assert len(lines) == 3, err
+    assert "case 'a', field 'expand'" in lines[0] and "case 'b', field 'vars'" in lines[1], err
+    assert "case 'c', field 'expand'" in lines[2], err

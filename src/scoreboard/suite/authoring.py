@@ -71,42 +71,53 @@ def apply_defaults(cfg: SuiteConfig, cases: list[Case], places: Places) -> list[
     out: list[Case] = []
     seen: set[str] = set()
     tally = budget.current()
+    errors = Collector()  # every case's mistake (up to 20), a line each, as the case loaders report
     for case in cases:
-        if d.vars and case.conversation is None:
-            own = case.vars if isinstance(case.vars, dict) else ({} if case.vars is None else None)
-            if own is None:
-                raise ConfigError("vars must be a mapping when the suite has defaults.vars", file=case.source,
-                                  line=case.line, case_id=case.id, field="vars")
-            case.vars = {**d.vars, **own}
-        if d.metadata:
-            case.metadata = {**d.metadata, **case.metadata}
-        if case.threshold is None:
-            case.threshold = d.threshold
-        case.scoring = scoring
-        names = case.expand if case.expand is not None else (d.expand or [])
-        if case.expand is not None:  # a case's own expand naming a var it lacks is a typo, never a no-op
-            held = case.vars if isinstance(case.vars, dict) else {}
-            lacking = next((n for n in case.expand if n not in held), None)
-            if lacking is not None:
-                raise ConfigError(f"names {lacking!r}, which is not one of this case's vars "
-                                  f"({', '.join(map(repr, held)) or 'it has none'})", file=case.source,
-                                  line=case.line, case_id=case.id, field="expand")
+        names = None
+        with errors.each():
+            names = _with_defaults(case, d, scoring)
+        if names is None:
+            continue
         if tally is not None:  # sized before it is built: four lists of 200 values are 1.6 billion cases
             size = expansion_size(case, names)
             tally.added(size - 1, case.source, line=case.line, case_id=case.id, field="expand",
                         why=f"expanding makes {size:,} cases: ")
-        expanded = expand_case(case, names)
-        for item in expanded:
+        for item in expand_case(case, names):
             if item.id in seen:  # an expansion's id, or a case written later with an expansion's id
-                raise ConfigError("an expanded case id is taken" if item is not case else
-                                  "duplicate case id: an expanded case (ID[var=value]) already has it",
-                                  file=case.source, line=case.line, case_id=item.id,
-                                  field="expand" if item is not case else "id")
+                errors.add(ConfigError("an expanded case id is taken" if item is not case else
+                                       "duplicate case id: an expanded case (ID[var=value]) already has it",
+                                       file=case.source, line=case.line, case_id=item.id,
+                                       field="expand" if item is not case else "id"))
+                continue
             if item is not case:
                 item.input_hash = sha256_json(item.input)
             seen.add(item.id)
             out.append(item)
+    errors.done()
     return out
+
+
+def _with_defaults(case: Case, d: Any, scoring: dict | None) -> list[str]:
+    """The suite's defaults laid under one case (in place); the var names to expand it by."""
+    if d.vars and case.conversation is None:
+        own = case.vars if isinstance(case.vars, dict) else ({} if case.vars is None else None)
+        if own is None:
+            raise ConfigError("vars must be a mapping when the suite has defaults.vars", file=case.source,
+                              line=case.line, case_id=case.id, field="vars")
+        case.vars = {**d.vars, **own}
+    if d.metadata:
+        case.metadata = {**d.metadata, **case.metadata}
+    if case.threshold is None:
+        case.threshold = d.threshold
+    case.scoring = scoring
+    if case.expand is not None:  # a case's own expand naming a var it lacks is a typo, never a no-op
+        held = case.vars if isinstance(case.vars, dict) else {}
+        lacking = next((n for n in case.expand if n not in held), None)
+        if lacking is not None:
+            raise ConfigError(f"names {lacking!r}, which is not one of this case's vars "
+                              f"({', '.join(map(repr, held)) or 'it has none'})", file=case.source,
+                              line=case.line, case_id=case.id, field="expand")
+    return case.expand if case.expand is not None else (d.expand or [])
 
 
 def declared_names(cfg: SuiteConfig, graders: dict[str, list[Grader]], warnings: list[str] | None = None,
