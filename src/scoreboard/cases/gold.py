@@ -169,7 +169,10 @@ def _read_gold(path: Path, limits: Limits, root: Path) -> tuple[GoldRecord, str]
         if line is None and exc.message.startswith("duplicate key"):  # its second occurrence
             from ..jsonio import duplicate_key
 
-            line = _key_line(text, duplicate_key(text) or (), 2)
+            try:
+                line = _key_line(text, duplicate_key(text) or (), 2)
+            except ValueError:  # nested past what the parser follows: the message alone
+                line = None
         elif line is None:
             line = _key_line(text, exc.path)
         raise ConfigError(exc.message, file=shown, line=line, field=exc.field) from None
