@@ -225,3 +225,15 @@ def test_an_agent_cli_killed_by_a_signal_says_which(tmp_path):
     subject = ClaudeCLISubject({}, tmp_path)
     with pytest.raises(Exception, match=r"the CLI exited with status 139 \(128 \+ SIGSEGV \(11\)"):
         subject.result("", 139, set())
+
+
+@pytest.mark.parametrize("stage, status, dry_run, code", [
+    ("check", "failed", False, 3), ("check", "passed", False, 0), ("check", "failed", True, 0),
+    (None, "failed", False, 0),  # a later run's instrument block is gated by the gates, not here
+])
+def test_a_check_stage_whose_judge_fails_its_check_exits_3(stage, status, dry_run, code):
+    from scoreboard.engine.outcomes import exit_code_of_report
+
+    head = {"run": {"status": "completed", "dry_run": dry_run}, "plan": {"stage": stage},
+            "summary": {"variants": {"good": {"errors": 0}}, "instrument": {"status": status}}, "gates": []}
+    assert exit_code_of_report(head) == code

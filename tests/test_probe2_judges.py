@@ -138,7 +138,7 @@ def test_the_check_verdict_says_its_interval_method_caveat_and_pairs_not_judged(
                        [{"id": "c1", "input": "x"}], graders=[{"pointwise": {}}],
                        instrument={"controls": "controls.jsonl", "degrade": ["blank", "unstyled"], "repeats": 2})
     done = _cli(["run", path.name, "--stage", "check", "--no-progress"], tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode == 3, done.stdout + done.stderr  # the check failed: a failed gate on the judge
     (md,) = (tmp_path / "out").glob("*/*.md")
     for text in (done.stdout, md.read_text(encoding="utf-8")):
         assert ("good ranked above degraded: 2/4 pairs (50.0% [95% CI 15.0%–85.0%, wilson; small sample: "

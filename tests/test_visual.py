@@ -164,7 +164,7 @@ def test_judge_that_cannot_tell_good_from_degraded_fails_the_check(fake_provider
     fake_provider.set_default("chat", {"reply": VisionJudge("constant")})
     make_suite(tmp_path, openai_judge(fake_provider))
     check = scoreboard(["run", "suite.yaml", "--stage", "check", "--no-progress"], tmp_path)
-    assert check.returncode == 0, check.stderr
+    assert check.returncode == 3, check.stderr  # a failed check is a failed gate on the judge
     _, report = report_of(check, tmp_path)
     inst = report["summary"]["instrument"]
     assert inst["passed"] is False and inst["accuracy"]["value"] == 0.0 and inst["accuracy"]["ties"] == 6
@@ -181,7 +181,7 @@ def test_position_biased_judge_is_caught(fake_provider, tmp_path):
     make_suite(tmp_path, openai_judge(fake_provider), graders=["page-renders"], pairwise={"images": True},
                instrument={"controls": "controls.jsonl", "degrade": ["blank", "unstyled"], "repeats": 2})
     check = scoreboard(["run", "suite.yaml", "--stage", "check", "--no-progress"], tmp_path)
-    assert check.returncode == 0, check.stderr
+    assert check.returncode == 3, check.stderr
     _, report = report_of(check, tmp_path)
     inst = report["summary"]["instrument"]
     assert inst["position"]["first_share"] == 1.0 and inst["position"]["biased"] is True

@@ -69,7 +69,15 @@ def exit_code_of_report(head: dict) -> int:
     variants = ((head.get("summary") or {}).get("variants") or {}).values()
     troubled = sum((v.get("errors") or 0) + (v.get("interrupted") or 0) + (v.get("not_run") or 0)
                    for v in variants if isinstance(v, dict))
-    return _exit_code(head["run"].get("status"), troubled, head.get("gates") or [])
+    return _exit_code(head["run"].get("status"), troubled, head.get("gates") or [], check_failed(head))
+
+
+def check_failed(head: dict) -> bool:
+    """A check stage whose judge failed its instrument check: a gate on the judge (exit 3), so a
+    CI step that checks the judge fails with it. A dry run's check (the mock judge) gates nothing."""
+    plan, run = head.get("plan") or {}, head.get("run") or {}
+    figures = (head.get("summary") or {}).get("instrument") or {}
+    return plan.get("stage") == "check" and figures.get("status") == "failed" and not run.get("dry_run")
 
 
 def exit_code_for(head: dict, summary: Summarizer) -> int:
@@ -77,15 +85,16 @@ def exit_code_for(head: dict, summary: Summarizer) -> int:
     4 waiting on provider batches (finish with --resume)."""
     troubled = sum(t.counts["error"] + t.counts["interrupted"] + t.counts["not-run"]
                    for t in summary.tallies.values())
-    return _exit_code(head["run"]["status"], troubled, head.get("gates", []))
+    return _exit_code(head["run"]["status"], troubled, head.get("gates", []), check_failed(head))
 
 
-def _exit_code(status: str | None, troubled: int, gates: list) -> int:
-    """The exit code of a run from its status, its errored/interrupted/not-run attempts and gates."""
+def _exit_code(status: str | None, troubled: int, gates: list, judge_failed: bool = False) -> int:
+    """The exit code of a run from its status, its errored/interrupted/not-run attempts and gates
+    (a failed instrument check among them)."""
     if status == "waiting":
         return WAITING_EXIT
     if status != "completed" or troubled:
         return 2
-    if any(not g.get("passed") for g in gates):
+    if judge_failed or any(not g.get("passed") for g in gates):
         return 3
     return 0
