@@ -5,6 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+#: what a judge is shown for a folder output whose index.html cannot be read (never its path,
+#: which may name the variant or model)
+UNREADABLE_FOLDER = ("(a folder of files whose index.html can no longer be read: judge the page from its "
+                     "screenshots)")
+
 
 class RenderedPage:
     """`record` is the attempt's render record; `store` (None in verify) holds the shots."""
@@ -49,6 +54,6 @@ class RenderedPage:
                 data = read_inside("index.html", source.folder, source.folder,
                                    limit=RenderSettings().max_file_bytes, limit_name="render.max_file_bytes")
                 return data.decode("utf-8", "replace")
-            except (FileRefused, OSError, ValueError):
-                pass
-        return "(a folder of files whose index.html can no longer be read: judge the page from its screenshots)"
+            except (FileRefused, OSError, ValueError):  # gone or refused since: the fixed sentence
+                return UNREADABLE_FOLDER
+        return UNREADABLE_FOLDER
