@@ -237,3 +237,41 @@ def test_a_check_stage_whose_judge_fails_its_check_exits_3(stage, status, dry_ru
     head = {"run": {"status": "completed", "dry_run": dry_run}, "plan": {"stage": stage},
             "summary": {"variants": {"good": {"errors": 0}}, "instrument": {"status": status}}, "gates": []}
     assert exit_code_of_report(head) == code
+
+
+def test_two_graders_printing_at_once_never_glue_their_lines_together(capsys):
+    from scoreboard.graders.user_stdout import Printed
+
+    first, second = Printed(), Printed()
+    # print() writes its text and its newline apart; two graders running at once interleave them
+    first.note('{"pass": true, "score": 1}')
+    second.note("async check")
+    first.note("\n")
+    second.note("\n")
+    second.note("no newline at the end")
+    second.flush()
+    assert capsys.readouterr().err.splitlines() == ['{"pass": true, "score": 1}', "async check",
+                                                    "no newline at the end"]
+    assert first.head == '{"pass": true, "score": 1}\n'
+
+
+def test_the_offline_landing_pages_script_exits_0_and_stops_its_judge_on_the_default_port(tmp_path):
+    """With JUDGE_PORT unset the exit trap read an empty array under `set -u` and exited 1."""
+    import shutil
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "landing-pages"
+    target = tmp_path / "landing-pages"
+    shutil.copytree(example, target, ignore=shutil.ignore_patterns("eval-results"))
+    fake = tmp_path / "python"  # the real Python, except that `-m scoreboard` does nothing
+    fake.write_text(f"""#!{sys.executable}
+import os, sys
+if sys.argv[1:3] == ["-m", "scoreboard"]:
+    sys.exit(0)
+os.execv({sys.executable!r}, [{sys.executable!r}, *sys.argv[1:]])
+""", encoding="utf-8")
+    fake.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "JUDGE_PORT"}
+    done = subprocess.run(["bash", str(target / "run_offline.sh")], env={**env, "PYTHON": str(fake)},
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "unbound variable" not in done.stderr

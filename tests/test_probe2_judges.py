@@ -242,3 +242,7 @@ os.execv({sys.executable!r}, [{sys.executable!r}, *sys.argv[1:]])
         judge = json.loads(argv[argv.index("--judge") + 1])
         assert judge == {"type": "openai", "model": "pixel-judge", "base_url": f"http://127.0.0.1:{port}/v1",
                          "api_key_required": False}
+    # the script's exit trap stops its judge (a variable of the same name once held the --judge
+    # arguments instead of its process id: the judge outlived the script)
+    with socket.socket() as probe:
+        assert probe.connect_ex(("127.0.0.1", port)) != 0, "the scripted judge outlived run_offline.sh"

@@ -47,13 +47,13 @@ if [ -z "$up" ]; then
 fi
 sb() { "$PY" -m scoreboard "$@"; }
 # The suite names the judge on 8791; on another JUDGE_PORT every run names the judge there.
-judge=()
+judge_args=()
 if [ "${JUDGE_PORT:-8791}" != 8791 ]; then
-  judge=(--judge "{\"type\": \"openai\", \"model\": \"pixel-judge\", \"base_url\": \"http://127.0.0.1:${JUDGE_PORT}/v1\", \"api_key_required\": false}")
+  judge_args=(--judge "{\"type\": \"openai\", \"model\": \"pixel-judge\", \"base_url\": \"http://127.0.0.1:${JUDGE_PORT}/v1\", \"api_key_required\": false}")
 fi
-sb run suite.yaml --stage check --no-progress ${judge[@]+"${judge[@]}"}
+sb run suite.yaml --stage check --no-progress ${judge_args[@]+"${judge_args[@]}"}
 stages="eval-results/landing-pages/stages-$(date -u +%Y%m%dT%H%M%SZ)"
-sb run suite.yaml --stage screen --no-progress --output "$stages/screen.json" ${judge[@]+"${judge[@]}"}
-sb run suite.yaml --stage heldout --no-progress --output "$stages/heldout.json" ${judge[@]+"${judge[@]}"}
+sb run suite.yaml --stage screen --no-progress --output "$stages/screen.json" ${judge_args[@]+"${judge_args[@]}"}
+sb run suite.yaml --stage heldout --no-progress --output "$stages/heldout.json" ${judge_args[@]+"${judge_args[@]}"}
 sb aggregate "$stages/screen.json" "$stages/heldout.json" --output "$stages/aggregate.json"
-sb run suite.yaml --min-dq 1.0 --no-progress ${judge[@]+"${judge[@]}"}
+sb run suite.yaml --min-dq 1.0 --no-progress ${judge_args[@]+"${judge_args[@]}"}

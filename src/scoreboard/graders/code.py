@@ -258,6 +258,14 @@ async def call_user(fn: Any, args: tuple, timeout_s: float) -> Any:
     user_stdout.route()
     printed = user_stdout.Printed()
     try:
+        return await _call_user(fn, args, timeout_s, printed)
+    finally:
+        printed.flush()
+
+
+async def _call_user(fn: Any, args: tuple, timeout_s: float, printed: Any) -> Any:
+    """call_user's work, its prints sent to `printed`."""
+    try:
         asyncio.get_running_loop()
     except RuntimeError:
         try:

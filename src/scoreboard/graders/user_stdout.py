@@ -25,19 +25,41 @@ _TASK: contextvars.ContextVar[Printed | None] = contextvars.ContextVar("user_std
 _THREAD = threading.local()
 
 
+#: what one call printed without a line break yet is written out past this many characters
+MAX_PENDING = 8192
+
+
 class Printed:
-    """What one call of user code printed: written to stderr as it comes, its start kept."""
+    """What one call of user code printed: written to stderr a whole line at a time (print()
+    writes its text and its newline apart, and graders run concurrently: two graders' lines are
+    never glued together), the rest when the call ends; its start kept."""
 
     def __init__(self) -> None:
         self.head = ""
+        self._pending = ""
 
     def note(self, text: str) -> None:
         if len(self.head) < MAX_KEPT:
             self.head += text[: MAX_KEPT - len(self.head)]
-        try:
-            sys.stderr.write(text)
-        except (OSError, ValueError):  # stderr closed or full: the text is dropped, the grade goes on
-            return
+        self._pending += text
+        cut = self._pending.rfind("\n")
+        if cut >= 0 or len(self._pending) > MAX_PENDING:
+            whole = len(self._pending) if cut < 0 else cut + 1
+            out, self._pending = self._pending[:whole], self._pending[whole:]
+            _to_stderr(out)
+
+    def flush(self) -> None:
+        """The call ended: what it printed after its last line break, on a line of its own."""
+        if self._pending:
+            out, self._pending = self._pending, ""
+            _to_stderr(out + "\n")
+
+
+def _to_stderr(text: str) -> None:
+    try:
+        sys.stderr.write(text)  # one write: a line is never split by another thread's
+    except (OSError, ValueError):  # stderr closed or full: the text is dropped, the grade goes on
+        return
 
 
 class _Router:
