@@ -10,7 +10,6 @@ import json
 import socket
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
