@@ -239,14 +239,18 @@ def _read_trimmed(path: str | os.PathLike, shown: str) -> bytes:
         os.close(fd)
 
 
+def duplicate_key_error(parts: tuple | list, shown: str) -> ConfigError:
+    """The one-line error for a report holding the key at `parts` twice in one object."""
+    return ConfigError(f"report holds the key {str(parts[-1])!r} twice in one object (JSON readers disagree on "
+                       "which value counts; scoreboard never writes one)", file=shown, field=json_path(parts))
+
+
 def report_from_bytes(data: bytes, shown: str) -> dict:
     """A report's bytes as plain data; a one-line error naming `shown` when they are not one."""
     try:
         report = loads_unique(data.decode("utf-8-sig"))
     except DuplicateKey as exc:
-        raise ConfigError(f"report holds the key {str(exc.path[-1])!r} twice in one object (JSON readers "
-                          "disagree on which value counts; scoreboard never writes one)", file=shown,
-                          field=json_path(exc.path)) from None
+        raise duplicate_key_error(exc.path, shown) from None
     except UnicodeDecodeError:
         raise ConfigError("report is not valid UTF-8", file=shown) from None
     except MemoryError:

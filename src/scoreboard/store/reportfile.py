@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..jsonio import duplicate_key
-from ..record.io import SCHEMAS, identity_problem, json_path, read_report_bytes, report_from_bytes
+from ..record.io import SCHEMAS, duplicate_key_error, identity_problem, read_report_bytes, report_from_bytes
 from ..safefile import FileRefused, check_regular
 
 #: below this size a report is read whole (faster than streaming it twice)
@@ -36,7 +35,6 @@ class ReportFile:
         if self.size <= WHOLE_BYTES:
             data = read_report_bytes(self.path)
             self._whole = report_from_bytes(data, str(self.path))
-            refuse_duplicates(data, str(self.path))
             problem = identity_problem(self._whole)
             if problem is not None:
                 raise ConfigError(problem[1], file=str(self.path), field=problem[0])
@@ -58,22 +56,6 @@ class ReportFile:
 
         with open(self.path, "rb") as handle:
             yield from ijson.items(handle, "attempts.item", use_float=True)
-
-
-def duplicate_key_error(parts: tuple | list, shown: str) -> ConfigError:
-    """The one-line error for a report holding the key at `parts` twice in one object."""
-    return ConfigError(f"report holds the key {str(parts[-1])!r} twice in one object (JSON readers disagree on "
-                       "which value counts; scoreboard never writes one)", file=shown, field=json_path(parts))
-
-
-def refuse_duplicates(data: str | bytes, shown: str) -> None:
-    """A ConfigError naming the first key an object of the report `data` holds twice."""
-    try:
-        twice = duplicate_key(data)
-    except ValueError:  # nested past what the stdlib parser follows: the report's reader says so
-        return
-    if twice is not None:
-        raise duplicate_key_error(twice, shown)
 
 
 def _stream_head(path: Path) -> dict:
