@@ -128,6 +128,15 @@ def turn_messages(conversation: dict, index: int, replies: list[str]) -> list[di
     return messages
 
 
+def breaks_chain(record: dict) -> bool:
+    """Whether a turn's attempt record stops the later turns of its conversation: it gave no
+    reply to carry (the subject failed, the turn was not sent, or it did not run). A turn whose
+    reply exists but whose grading failed (a grader's error) is carried like any graded turn:
+    the later turns are sent with it, as they are after a failed expectation."""
+    status = record.get("status")
+    return status in ("not-run", "interrupted") or status == "error" and record.get("output") is None
+
+
 def check_history(conversation: dict, index: int, messages: list[dict], limits: dict) -> str | None:
     """Why this turn cannot be sent without shortening anything (None when it fits)."""
     if len(messages) > limits["max_messages"]:

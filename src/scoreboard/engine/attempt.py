@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..cases.conversation import check_history, turn_messages
+from ..cases.conversation import breaks_chain, check_history, turn_messages
 from ..errors import BatchPending, BudgetExceeded, SubjectError
 from ..graders.grade import Grade, GradeContext, grade_attempt
 from ..graders.scoring import load_scorer, outcome, record_fields, score_attempt, scored_case
@@ -116,7 +116,7 @@ class AttemptRunner:
                            lookup: Callable[[str, str, int], dict | None]) -> bool:
         """Run a conversation's turns in order: each turn's input holds the actual earlier
         replies. An execution failure stops the later turns (not-run); a failed expectation
-        does not. Turns already finished (`lookup` finds them: a resumed run) are reused, not
+        or a grader's error (the reply exists) does not. Turns already finished (`lookup` finds them: a resumed run) are reused, not
         repeated. Returns False when the budget stopped the run."""
         conv = self.suite.cases[ci].conversation
         variant = self.suite.variants[vi]
@@ -127,7 +127,7 @@ class AttemptRunner:
             case = self.suite.cases[index]
             done = lookup(case.id, variant.name, run)
             if done is not None:
-                if done["status"] in ("error", "not-run", "interrupted"):
+                if breaks_chain(done):
                     broken = broken or conv["turns"][k]["id"]
                 replies.append(((done.get("output") or {}).get("text")) or "")
                 outputs.append(done.get("output") or {})
@@ -157,7 +157,7 @@ class AttemptRunner:
                                           "waits on a provider batch (--resume sends the later turns)"))
                 return True
             finish(record)
-            if record["status"] == "error":
+            if breaks_chain(record):  # no reply to carry (a grader's error leaves the reply)
                 broken = conv["turns"][k]["id"]
             replies.append(((record.get("output") or {}).get("text")) or "")
             outputs.append(record.get("output") or {})

@@ -112,12 +112,13 @@ def verify_conversation(turn_cases: list[dict], attempts: list[tuple[int, dict]]
     `chain_input_hash` = sha256_json(the exact messages sent), which must equal
     sha256_json(turn_messages(conversation, k, replies)) where replies are the recorded output
     texts of turns 0..k-1 of the same variant and run (cases.conversation.turn_messages). After a
-    turn that errored or did not run, later turns must not have run; in a `completed` report a
-    turn is not-run only after such a turn. Returns [] when no attempt carries turn data.
+    turn that gave no reply (it errored before one, or did not run: cases.conversation.breaks_chain),
+    later turns must not have run; in a `completed` report a turn is not-run only after such a turn
+    (or after a turn whose grading failed, where older runs stopped). Returns [] when no attempt carries turn data.
     """
     if not any("chain_input_hash" in a or "turn" in a for _, a in attempts) and not completed:
         return []
-    from ..cases.conversation import turn_messages
+    from ..cases.conversation import breaks_chain, turn_messages
 
     conv = conversation_of(turn_cases)
     position = {c["id"]: k for k, c in enumerate(turn_cases)}
@@ -128,6 +129,7 @@ def verify_conversation(turn_cases: list[dict], attempts: list[tuple[int, dict]]
     for chain in chains.values():
         replies: list[str] = []
         broken: str | None = None
+        errored = False  # an earlier turn's grading failed: runs made before 2026-12 stopped there
         for k, turn in enumerate(conv["turns"]):
             if k not in chain:
                 break  # a checkpoint: later turns have not run yet
@@ -136,7 +138,7 @@ def verify_conversation(turn_cases: list[dict], attempts: list[tuple[int, dict]]
             if ran and broken is not None:
                 out.append(mismatch(jpath("attempts", i, "status"), "not-run", a.get("status"),
                                     f"turn ran after turn {broken!r} of its conversation failed", "conversation"))
-            if completed and a.get("status") == "not-run" and broken is None:
+            if completed and a.get("status") == "not-run" and broken is None and not errored:
                 out.append(mismatch(jpath("attempts", i, "status"), "a finished attempt", "not-run",
                                     "turn not run although no earlier turn failed", "conversation"))
             if ran:
@@ -149,7 +151,8 @@ def verify_conversation(turn_cases: list[dict], attempts: list[tuple[int, dict]]
                     out.append(mismatch(jpath("attempts", i, "chain_input_hash"), want, a.get("chain_input_hash"),
                                         "turn input is not the predeclared turn after the recorded replies",
                                         "conversation"))
-            if a.get("status") in ("error", "not-run", "interrupted"):
+            if breaks_chain(a):
                 broken = broken or turn["id"]
+            errored = errored or a.get("status") == "error"
             replies.append(((a.get("output") or {}).get("text")) or "")
     return out

@@ -1,0 +1,106 @@
+"""Probes of conversations, case files and datasets as a user porting real suites meets them:
+a turn whose reply exists is carried to the next turn even when a grader of it broke, case
+ids that only collide once conversations are expanded are refused by `validate` as by `run`,
+..."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from scoreboard.record.verify import verify_report
+
+PY = sys.executable
+
+
+def cli(cwd: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([PY, "-m", "scoreboard", *args], cwd=cwd, env=dict(os.environ),
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def conv(cid: str, turn_ids: list[str]) -> dict:
+    return {"id": cid, "conversation": {"topic": "survey"},
+            "turns": [{"id": t, "question": f"Question {t}?"} for t in turn_ids]}
+
+
+# ---- a grader that breaks on one turn does not stop the conversation
+
+
+APP = "def answer(text, *rest):\n    return 'reply: ' + str(text)[-30:]\n"
+CHECKS = ("def boom(output, context):\n"
+          "    if 'Question t2?' in output:\n"
+          "        raise RuntimeError('grader broke')\n"
+          "    return True\n")
+
+
+def _grader_error_suite(tmp_path: Path) -> Path:
+    (tmp_path / "app.py").write_text(APP)
+    (tmp_path / "checks.py").write_text(CHECKS)
+    write_jsonl(tmp_path / "conv.jsonl", [conv("c", ["t1", "t2", "t3"])])
+    (tmp_path / "suite.json").write_text(json.dumps({
+        "name": "s", "cases": "conv.jsonl", "subject": "python:app:answer",
+        "graders": ["python-file:checks.py:boom"], "output_dir": "out", "formats": ["json"]}))
+    return tmp_path / "suite.json"
+
+
+def test_a_grader_error_on_turn_2_still_sends_turn_3_with_the_reply(tmp_path):
+    _grader_error_suite(tmp_path)
+    done = cli(tmp_path, "run", "suite.json", "--no-progress")
+    assert done.returncode == 2, done.stderr  # the grader's error is an error of the run
+    (path,) = (tmp_path / "out" / "s").glob("*.json")
+    report = json.loads(path.read_text())
+    by_id = {a["case_id"]: a for a in report["attempts"]}
+    assert by_id["c/t2"]["status"] == "error" and "grader broke" in by_id["c/t2"]["error"]
+    # the subject did reply to turn 2: that reply is carried, and turn 3 is sent and graded
+    assert by_id["c/t2"]["output"]["text"].startswith("reply: ")
+    assert by_id["c/t3"]["status"] == "passed", by_id["c/t3"]
+    assert "chain_input_hash" in by_id["c/t3"]
+    assert verify_report(report).ok, verify_report(report).mismatches
+
+
+def _chain_report(statuses: list[tuple[str, bool]]) -> tuple[list[dict], list[tuple[int, dict]]]:
+    """Plan entries and attempts of one conversation whose turn k has status and (reply or not)."""
+    from scoreboard.cases.conversation import turn_messages
+    from scoreboard.hashing import sha256_json
+
+    ids = [f"t{k + 1}" for k in range(len(statuses))]
+    shared = {"topic": "survey", "style": "balanced"}
+    plan = [{"id": f"c/{t}", "conversation": "c", "turn_index": k,
+             "input": {"conversation": "c", "turn": t, "index": k, "shared": shared, "question": f"Q{t}?"}}
+            for k, t in enumerate(ids)]
+    conversation = {"id": "c", "shared": shared, "turns": [{"id": t, "question": f"Q{t}?"} for t in ids]}
+    attempts, replies = [], []
+    for k, (status, replied) in enumerate(statuses):
+        a = {"case_id": f"c/{ids[k]}", "variant": "v", "run": 0, "status": status,
+             "output": {"text": f"reply {k}"} if replied else None}
+        if status not in ("not-run", "interrupted"):
+            a["turn"] = {"conversation": "c", "index": k, "id": ids[k]}
+            a["chain_input_hash"] = sha256_json(turn_messages(conversation, k, replies))
+        replies.append(f"reply {k}" if replied else "")
+        attempts.append((k, a))
+    return plan, attempts
+
+
+def test_verify_accepts_a_turn_sent_after_a_grader_error_and_refuses_one_after_a_subject_error():
+    from scoreboard.record.chains import verify_conversation
+
+    plan, attempts = _chain_report([("passed", True), ("error", True), ("passed", True)])
+    assert verify_conversation(plan, attempts, completed=True) == []
+    plan, attempts = _chain_report([("passed", True), ("error", False), ("passed", True)])
+    (found,) = verify_conversation(plan, attempts, completed=True)
+    assert "ran after turn 't2'" in found["what"]
+    # a report of an older run, which stopped after a grader's error, still verifies
+    plan, attempts = _chain_report([("passed", True), ("error", True), ("not-run", False)])
+    assert verify_conversation(plan, attempts, completed=True) == []
+    # ... while a turn left out after a turn that passed is still found
+    plan, attempts = _chain_report([("passed", True), ("failed", True), ("not-run", False)])
+    (found,) = verify_conversation(plan, attempts, completed=True)
+    assert "no earlier turn failed" in found["what"]
