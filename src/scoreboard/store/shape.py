@@ -5,7 +5,10 @@ the plan's cases and variants, every attempt, the reviews). A value of the wrong
 or variant named twice, an attempt of a case the plan lacks, or a name no database can hold
 (a NUL byte, a lone surrogate, a control character) is a one-line error naming the file and
 the field, found before the stored copy of the run is touched, so a bad report never replaces
-a good one. Free text (errors, reasons) is not refused: rows.clean makes it storable.
+a good one. So is a value no report scoreboard writes holds, anywhere in the report (NaN, an
+infinity, a lone surrogate: `verify` refuses them too, and no stored row could hold one), and a
+NUL byte in a hash or a time (PostgreSQL's text holds none). Free text (errors, reasons) may
+hold a NUL byte: rows.clean makes it storable.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import ConfigError, shorten
+from ..record.io import representable_fast, unrepresentable
 
 #: the longest name (suite, run id, case id, variant) the store takes
 MAX_NAME = 4096
@@ -52,8 +56,23 @@ class Shape:
         return value
 
     def optional_text(self, value: Any, field: str) -> None:
+        """A hash, a time or a status: a string any database can hold (no NUL byte), or null."""
         if value is not None and not isinstance(value, str):
             raise self.problem(field, f"must be a string or null, not {_shown(value)}")
+        if value and "\x00" in value:
+            raise self.problem(field, "holds a NUL byte, which no report scoreboard writes holds")
+
+    def representable(self, value: Any, field: str | None) -> None:
+        """No NaN, infinity or lone surrogate anywhere in `value` (C speed when there is none)."""
+        if representable_fast(value):
+            return
+        found = unrepresentable(value, limit=1)
+        if found:
+            where, what = found[0]
+            if field is not None:
+                where = field if where == "report" else field + ("" if where.startswith("[") else ".") + where
+            where = where.encode("utf-8", "backslashreplace").decode("utf-8")
+            raise self.problem(where, f"{what}, which no report scoreboard writes holds")
 
     def mapping(self, value: Any, field: str, *, optional: bool = False) -> dict:
         if value is None and optional:
@@ -72,6 +91,7 @@ class Shape:
     # ---- the sections
     def head(self, head: dict) -> None:
         """The run block, the plan's cases and variants, the summary's variant blocks, the reviews."""
+        self.representable(head, None)
         run = self.mapping(head.get("run"), "run")
         self.name(run.get("suite"), "run.suite")
         self.name(run.get("id"), "run.id")
@@ -120,6 +140,7 @@ class Shape:
         """One attempt: of a case and variant of the plan, once, with grades the store can read."""
         field = f"attempts[{index}]"
         record = self.mapping(record, field)
+        self.representable(record, field)
         cid = self.name(record.get("case_id"), f"{field}.case_id")
         variant = self.name(record.get("variant"), f"{field}.variant")
         self.name(record.get("status"), f"{field}.status")
