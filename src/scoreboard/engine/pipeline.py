@@ -131,7 +131,7 @@ def _write_record(r: Run, head: dict, json_path: Path) -> dict[str, Path]:
         kept = save_check(r.suite, head, json_path)
         if kept is not None:
             paths["check"] = kept
-    github_summary(head, r.attempts, r.view)
+    github_summary(head, r.attempts, r.view, paths)
     return paths
 
 

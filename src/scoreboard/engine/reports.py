@@ -4,7 +4,6 @@ report may record."""
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -81,21 +80,18 @@ def write_record(json_path: Path, head: dict, lines: Iterable[bytes], attempts: 
     return paths, view
 
 
-def github_summary(head: dict, attempts: Callable[[], Iterable[dict]], view=None) -> None:
-    """Append the Markdown summary to $GITHUB_STEP_SUMMARY when running in GitHub Actions."""
-    target = os.environ.get("GITHUB_STEP_SUMMARY")
-    if not target:
+def github_summary(head: dict, attempts: Callable[[], Iterable[dict]], view=None, paths: dict | None = None) -> None:
+    """Append the Markdown summary to $GITHUB_STEP_SUMMARY when running in GitHub Actions, cut to
+    stay within GitHub's limit (over 1 MiB it shows none of the summary), with a note naming the
+    whole report (`paths`: the run's files)."""
+    if not os.environ.get("GITHUB_STEP_SUMMARY"):
         return
     from ..record.markdown import render_markdown
+    from .step_summary import append
 
     view = view if view is not None else view_of_run(head, attempts())
-    try:
-        # Created owner-only when it is not there yet, like every file a run writes.
-        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        with os.fdopen(fd, "a", encoding="utf-8") as handle:
-            handle.write(scrub_known(render_markdown(view, failures=3, failures_first=True)) + "\n")
-    except OSError as exc:
-        print(f"scoreboard: warning: cannot append to GITHUB_STEP_SUMMARY: {exc}", file=sys.stderr)
+    whole = str((paths or {}).get("md") or (paths or {}).get("json") or "the run's report")
+    append(scrub_known(render_markdown(view, failures=3, failures_first=True)) + "\n", whole)
 
 
 def scrub_argv(argv: list[str], suite: Suite) -> list[str]:

@@ -1,0 +1,79 @@
+"""Probes of scoreboard wired into CI, as a team meets it: `scoreboard run` and the pytest plugin
+in a GitHub job (its step summary), the Action's comment and outputs, and the exit codes.
+
+- GitHub shows nothing of a step summary over 1 MiB: `scoreboard run` (and each suite pytest
+  runs) appended the whole Markdown report with no bound, so a big suite, or a second suite in
+  the same step, left the job with no summary at all. Only the Action's own step cut it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+GITHUB_LIMIT = 1 << 20  # GitHub refuses (and shows none of) a step summary over 1 MiB
+
+
+def env_with(**extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_") and k != "PYTEST_ADDOPTS"}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
+    return {**env, **extra}
+
+
+def qa_suite(root: Path, n: int = 60) -> Path:
+    """A suite of n questions answered by a python function: every fourth answer is wrong."""
+    evals = root / "evals"
+    evals.mkdir(parents=True)
+    (evals / "app.py").write_text("def answer(text):\n    return 'wrong' if text.endswith('!') else text\n")
+    cases = [{"id": f"q{i:04d}", "input": f"question {i}" + ("!" if i % 4 == 0 else ""),
+              "expected": f"question {i}"} for i in range(n)]
+    (evals / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    (evals / "suite.yaml").write_text("name: qa\ncases: cases.jsonl\ngraders: [exact]\nformats: [json, md]\n"
+                                      "subject: {type: python, function: 'app:answer'}\n")
+    return evals / "suite.yaml"
+
+
+def scoreboard(cwd: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=180, check=False)
+
+
+# ---- the step summary -------------------------------------------------------------------------
+
+
+def test_a_run_keeps_the_step_summary_within_githubs_limit(tmp_path):
+    """What an earlier suite of the same step wrote (here 990,000 bytes) stays whole, and the run's
+    report (3,000 cases: about 80 kB) is cut at a line's end with a note naming the whole report,
+    never past 1 MiB."""
+    qa_suite(tmp_path, 3000)
+    summary = tmp_path / "summary.md"
+    earlier = "an earlier suite's line\n" * 41_250  # 990,000 bytes
+    summary.write_text(earlier)
+    done = scoreboard(tmp_path, env_with(GITHUB_STEP_SUMMARY=str(summary)), "run", "evals/suite.yaml",
+                      "--no-progress", "--fail-under", "0.9")
+    assert done.returncode == 3, done.stderr  # 75% < 90%: the cut changes no verdict
+    text = summary.read_text(encoding="utf-8")
+    assert len(text.encode("utf-8")) <= GITHUB_LIMIT
+    assert text.startswith(earlier)
+    mine = text[len(earlier):]
+    assert mine.startswith("# scoreboard report: qa\n")
+    md = next(line.split(": ", 1)[1] for line in done.stdout.splitlines() if line.strip().startswith("md: "))
+    note = mine.index("> ⚠️ The report is cut short here: GitHub shows at most 1 MiB of a step summary.")
+    assert mine[note - 2:note] == "\n\n"  # cut at a line's end
+    assert md in mine[note:]  # names the whole report
+    assert Path(tmp_path / md).read_text().count("\n| q") == 3000  # which is whole
+
+
+def test_a_run_that_fits_appends_its_whole_report(tmp_path):
+    qa_suite(tmp_path)
+    summary = tmp_path / "summary.md"
+    done = scoreboard(tmp_path, env_with(GITHUB_STEP_SUMMARY=str(summary)), "run", "evals/suite.yaml",
+                      "--no-progress")
+    assert done.returncode == 0, done.stderr
+    text = summary.read_text(encoding="utf-8")
+    assert text.startswith("# scoreboard report: qa\n") and "cut short" not in text
+    assert text.count("\n| q") == 60
