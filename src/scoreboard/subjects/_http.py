@@ -47,6 +47,7 @@ from ._wire import (  # noqa: F401  (re-exported for the subject kinds)
     one_line,
     parse_args,
     retry_after_s,
+    shown_location,
     sse_data,
     without_surrogates,
 )
@@ -141,6 +142,10 @@ class HTTPSubject(HTTPOptions, Subject):
             kind, retryable = "auth", False
         elif status >= 400:
             kind, retryable = "client-error", False
+        elif 300 <= status < 400 and headers.get("Location") is not None:
+            # never followed: a redirect could send the request, its key with it, to another host
+            kind, retryable = "invalid-response", False
+            message = f"a redirect (to {shown_location(headers['Location'])}) is not followed"
         else:
             kind, retryable, message = "invalid-response", False, f"unexpected redirect or status ({message})"
         return self.fail(f"HTTP {status}: {message}", kind=kind, status=status,
@@ -256,6 +261,8 @@ class HTTPSubject(HTTPOptions, Subject):
                 raise self.status_error(status, raw, resp.headers)
             if over:
                 raise self.fail(too_large("the response", self.max_response_bytes), kind="too-large")
+            if stream and (resp.content_type == "application/json" or resp.content_type.endswith("+json")):
+                return self.parse_body(raw), status  # a server that does not stream answers whole
             return (self.parse_stream(raw) if stream else self.parse_body(raw)), status
         except SubjectError:
             raise

@@ -16,6 +16,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 from ..jsonio import TOO_DEEP
+from ..redact import split_userinfo
 
 try:
     import orjson as _orjson
@@ -32,6 +33,10 @@ _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 #: the largest count (tokens) an answer may report: past it a number is no count (2**53 - 1,
 #: the largest integer every JSON reader and SQLite keep exact)
 MAX_COUNT = (1 << 53) - 1
+#: the deepest nesting an answer may have. orjson reads 1,024 levels, but a value nested about
+#: 1,000 deep is past Python's recursion limit for whatever walks it next (the report's JSON
+#: encoder, a grader, a hash): a tool call's arguments 1,015 deep crashed the whole run
+MAX_DEPTH = 256
 _QUOTA_TYPES = {"insufficient_quota", "billing_error", "quota_exceeded", "payment_required",
                 "credit_balance_too_low"}
 
@@ -59,13 +64,29 @@ def loads(raw: bytes | str) -> Any:
 
 
 def loads_checked(raw: bytes | str) -> Any:
-    """loads, with nesting past the parser a ValueError like any other JSON that cannot be
+    """loads, with nesting past MAX_DEPTH a ValueError like any other JSON that cannot be
     read. Lone surrogates are kept: an answer's text reaches the runner as the server sent it,
     and the runner repairs it and records the repair (attempt.subject_info.output_repaired)."""
     try:
-        return loads(raw)
+        value = loads(raw)
     except RecursionError:
         raise ValueError(TOO_DEEP) from None
+    if raw.count(b"[" if isinstance(raw, bytes) else "[") + \
+            raw.count(b"{" if isinstance(raw, bytes) else "{") > MAX_DEPTH and _deeper(value, MAX_DEPTH):
+        raise ValueError(f"nested too deeply: more than {MAX_DEPTH} levels")
+    return value
+
+
+def _deeper(value: Any, most: int) -> bool:
+    """Whether `value` nests lists and objects more than `most` levels deep (no recursion)."""
+    stack = [(value, 1)] if isinstance(value, (dict, list)) else []
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item
+        if depth > most:
+            return True
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return False
 
 
 def loads_answer(raw: bytes | str) -> Any:
@@ -134,6 +155,16 @@ def one_line(message: object, most: int = 200) -> str:
     could not parse quote the offending bytes, newlines and all)."""
     text = " ".join(str(message).split())
     return text if len(text) <= most else text[:most] + "..."
+
+
+def shown_location(location: str) -> str:
+    """A redirect's Location as an error may show it: printable, no user:password@, cut short."""
+    text = "".join(ch for ch in location if ch.isprintable()).strip()
+    try:
+        text = split_userinfo(text)[0]
+    except ValueError:  # not a URL urlsplit can read
+        return "an unreadable address"
+    return (text[:200] + "…" if len(text) > 200 else text) or "no address"
 
 
 def connection_detail(exc: BaseException) -> str:

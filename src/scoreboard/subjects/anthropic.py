@@ -17,7 +17,7 @@ from ._http import (
     sse_data,
 )
 from .base import check_keys
-from .openai import OpenAISubject, validate_model_options
+from .openai import OpenAISubject, usage_of, validate_model_options
 from .values import SubjectRequest, wire_messages
 
 OPTIONS = COMMON_OPTIONS | {"base_url", "model", "api_key_env", "api_key_required", "anthropic_version",
@@ -132,7 +132,7 @@ class AnthropicSubject(OpenAISubject):
                 parts.append(block.get("text", ""))
             elif kind == "tool_use":
                 calls.append({"name": block.get("name"), "args": block.get("input"), "id": block.get("id")})
-        usage = data.get("usage") or {}
+        usage = usage_of(data)
         text = "".join(parts) if parts or not calls else None
         return Reply(text, calls, data.get("stop_reason"), _input_tokens(usage),
                      as_int(usage.get("output_tokens")), data.get("model"))
@@ -161,10 +161,10 @@ class AnthropicSubject(OpenAISubject):
             elif kind == "message_start":
                 message = event.get("message") or {}
                 model = message.get("model")
-                usage.update(message.get("usage") or {})
+                usage.update(usage_of(message))
             elif kind == "message_delta":
                 stop = (event.get("delta") or {}).get("stop_reason") or stop
-                usage.update(event.get("usage") or {})
+                usage.update(usage_of(event))
             elif kind == "message_stop":
                 done = True
                 break
@@ -192,8 +192,13 @@ class AnthropicSubject(OpenAISubject):
 
 def _input_tokens(usage: dict) -> int | None:
     """Input tokens, cache writes and reads included (all of them are read by the model)."""
-    base = as_int(usage.get("input_tokens"))
-    if base is None:
-        return None
-    return base + (as_int(usage.get("cache_creation_input_tokens")) or 0) + \
-        (as_int(usage.get("cache_read_input_tokens")) or 0)
+    total = 0
+    for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
+        value = usage.get(key)
+        if value is None and key != "input_tokens":
+            continue  # no cache used: nothing to add
+        count = as_int(value)
+        if count is None or count < 0:
+            return None  # a part that is no count (-100, "7"): the total is unknown, never smaller
+        total += count
+    return total

@@ -12,6 +12,7 @@ from typing import Any
 from ..errors import SubjectError
 from ..redact import REDACTED, remember, scrub, split_userinfo
 from ._bounded import read_body
+from ._wire import shown_location
 from .base import Subject, response_limit, too_large
 from .values import Measurements, Output, Result
 
@@ -112,23 +113,13 @@ class LiveAgentSubject(Subject):
         if status >= 400:
             raise SubjectError(f"HTTP {status} {reason} from POST {url}: {snippet}", kind="http", status=status)
         if 300 <= status < 400:
-            where = _shown_location(location)
+            where = shown_location(location)
             raise SubjectError(f"HTTP {status} {reason} from POST {url}: a redirect (to {where}) is not followed; "
                                "give the worker URL that answers the invoke itself", kind="http", status=status)
         if over:
             raise SubjectError(f"{too_large(f'the run payload from POST {url}', self.max_response_bytes)}",
                                kind="too-large")
         return parse_run_payload(text, url)
-
-
-def _shown_location(location: str) -> str:
-    """A redirect's Location as an error may show it: printable, no user:password@, cut short."""
-    text = "".join(ch for ch in location if ch.isprintable()).strip()
-    try:
-        text = split_userinfo(text)[0]
-    except ValueError:  # not a URL urlsplit can read
-        return "an unreadable address"
-    return (text[:200] + "…" if len(text) > 200 else text) or "no address"
 
 
 @dataclass

@@ -42,6 +42,13 @@ def chat_messages(request: SubjectRequest) -> list[dict]:
     return messages
 
 
+def usage_of(data: dict) -> dict:
+    """An answer's usage object; anything else there (a string, a list) is no usage: its
+    counts are unknown and the answer is kept."""
+    usage = data.get("usage")
+    return usage if isinstance(usage, dict) else {}
+
+
 def validate_model_options(spec: dict, kind: str) -> None:
     """Types of the options openai and anthropic share."""
     for key, typ, what in (("model", str, "a string"), ("base_url", str, "a string"),
@@ -221,7 +228,7 @@ class OpenAISubject(HTTPSubject):
         calls = [{"name": (tc.get("function") or {}).get("name"),
                   "args": parse_args((tc.get("function") or {}).get("arguments")), "id": tc.get("id")}
                  for tc in message.get("tool_calls") or () if isinstance(tc, dict)]
-        usage = data.get("usage") or {}
+        usage = usage_of(data)
         return Reply(text, calls, choice.get("finish_reason"), as_int(usage.get("prompt_tokens")),
                      as_int(usage.get("completion_tokens")), data.get("model"))
 
@@ -241,9 +248,11 @@ class OpenAISubject(HTTPSubject):
             if "error" in event:
                 raise self._shape_error(event)
             model = event.get("model") or model
-            if event.get("usage"):
-                usage = event["usage"]
+            if event.get("usage"):  # null or {} in the chunks before the last
+                usage = usage_of(event)
             for choice in event.get("choices") or ():
+                if choice.get("index") not in (None, 0):
+                    continue  # n > 1: the answer is the first choice, as in a JSON answer
                 delta = choice.get("delta") or {}
                 if delta.get("content"):
                     parts.append(delta["content"])

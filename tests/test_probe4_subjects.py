@@ -1,0 +1,193 @@
+"""Probe 4: the HTTP subjects against loopback servers that answer what a provider should not.
+
+Each case: the attempt ends, its failure (if any) is in words, usage it could not read is
+unknown (never 0, never a smaller count), and one bad answer takes nothing from the others."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from scoreboard.errors import SubjectError
+from tests.subjects import call, make, req
+from tests.test_hostile_servers_2 import RawServer, answer, by_case, case_of, chat, run_suite, sse_events
+
+
+class At:
+    """What `make` needs of a server: its base URL."""
+
+    def __init__(self, srv: RawServer):
+        self.base_url = srv.url
+
+
+def ask(kind: str, handler, **options):
+    """One request to a RawServer answering with `handler`: its Result, or its SubjectError."""
+    with RawServer(handler) as srv:
+        try:
+            return call(make(kind, At(srv), **options), req(timeout_s=30))
+        except SubjectError as err:
+            return err
+
+
+def replying(raw: bytes):
+    async def handler(path, body, writer):
+        writer.write(raw)
+    return handler
+
+
+def nested(depth: int) -> bytes:
+    return b"[" * depth + b"]" * depth
+
+
+ANTHROPIC_OK = {"type": "message", "model": "m", "stop_reason": "end_turn",
+                "content": [{"type": "text", "text": "hi"}], "usage": {"input_tokens": 3, "output_tokens": 2}}
+
+
+# --------------------------------------------------------------------------- nesting
+
+
+def test_an_answer_nested_just_under_the_parsers_limit_is_an_error_of_its_attempt_not_a_crash(tmp_path):
+    """orjson reads up to 1024 levels; a tool call's arguments 1015 deep crashed the whole run
+    ("internal error: RecursionError" while the report was written) and an http subject's
+    output 980 deep escaped as a bare RecursionError with its request uncounted."""
+    tool_use = (b'{"type":"message","model":"m","stop_reason":"tool_use","usage":{"input_tokens":3,'
+                b'"output_tokens":2},"content":[{"type":"tool_use","id":"t","name":"f","input":{"a":'
+                + nested(1015) + b"}}]}")
+
+    async def handler(path, body, writer):
+        writer.write(answer(tool_use if case_of(body) == 0 else json.dumps(ANTHROPIC_OK).encode()))
+
+    with RawServer(handler) as srv:
+        proc, report = run_suite(tmp_path, {"type": "anthropic", "base_url": srv.url, "model": "m"}, 2)
+    attempts = by_case(report)
+    assert attempts["c1"]["status"] == "passed"
+    assert attempts["c0"]["status"] == "error" and attempts["c0"]["measurements"]["requests"] == 1
+    assert attempts["c0"]["error"].startswith("anthropic: response is not valid JSON (nested too deeply")
+
+
+def test_an_http_output_nested_deep_is_the_subjects_error_with_its_request_counted():
+    err = ask("http", replying(answer(b'{"output":{"text":' + nested(980) + b"}}")))
+    assert isinstance(err, SubjectError) and err.kind == "invalid-response", err
+    assert "nested too deeply" in str(err) and err.measurements.requests == 1
+
+
+def test_a_tool_call_argument_string_nested_deep_is_kept_as_its_text():
+    args = "[" * 1000 + "]" * 1000
+    body = {"choices": [{"message": {"content": None, "tool_calls": [
+        {"id": "t", "type": "function", "function": {"name": "f", "arguments": args}}]},
+        "finish_reason": "tool_calls"}]}
+    result = ask("openai", replying(answer(json.dumps(body).encode())))
+    assert not isinstance(result, SubjectError), result
+    assert result.output.tool_calls[0]["args"] == args
+
+
+# --------------------------------------------------------------------------- usage
+
+
+@pytest.mark.parametrize("usage", ['"many"', "[3, 2]", "7", "true"])
+def test_a_usage_that_is_not_an_object_is_unknown_and_the_answer_is_kept(usage):
+    """Before, `"usage": "many"` made the whole answer an error (AttributeError)."""
+    raw = json.dumps(chat()).encode()[:-1] + b',"usage":' + usage.encode() + b"}"
+    result = ask("openai", replying(answer(raw)))
+    assert not isinstance(result, SubjectError), result
+    assert result.output.text == "hi"
+    assert (result.measurements.input_tokens, result.measurements.output_tokens) == (None, None)
+    body = {**ANTHROPIC_OK, "usage": json.loads(usage)}
+    result = ask("anthropic", replying(answer(json.dumps(body).encode())))
+    assert not isinstance(result, SubjectError), result
+    assert (result.output.text, result.measurements.input_tokens) == ("hi", None)
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_streamed_usage_that_is_not_an_object_is_unknown(kind):
+    if kind == "openai":
+        events = [b'data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}\n\n',
+                  b'data: {"choices":[],"usage":"lots"}\n\n', b"data: [DONE]\n\n"]
+    else:
+        events = [b'data: {"type":"message_start","message":{"model":"m","usage":[1]}}\n\n',
+                  b'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi"}}\n\n',
+                  b'data: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":"x"}\n\n',
+                  b'data: {"type":"message_stop"}\n\n']
+    result = ask(kind, replying(sse_events(*events, hold=False)), stream=True)
+    assert not isinstance(result, SubjectError), result
+    assert result.output.text == "hi"
+    assert (result.measurements.input_tokens, result.measurements.output_tokens) == (None, None)
+
+
+@pytest.mark.parametrize("cache", [-100, "7", 1.5, True, 1 << 60])
+def test_anthropic_cache_tokens_that_are_no_count_make_the_input_unknown(cache):
+    """100 input tokens and a cache read of -100 was recorded as 0 input tokens; a cache read
+    of "7" as 100: a count that cannot be read leaves the total unknown, never smaller."""
+    body = {**ANTHROPIC_OK, "usage": {"input_tokens": 100, "output_tokens": 2, "cache_read_input_tokens": cache}}
+    result = ask("anthropic", replying(answer(json.dumps(body).encode())))
+    assert not isinstance(result, SubjectError), result
+    assert (result.measurements.input_tokens, result.measurements.output_tokens) == (None, 2)
+
+
+def test_anthropic_cache_tokens_add_to_the_input_and_null_ones_count_nothing():
+    usage = {"input_tokens": 100, "output_tokens": 2, "cache_read_input_tokens": 5,
+             "cache_creation_input_tokens": None}
+    result = ask("anthropic", replying(answer(json.dumps({**ANTHROPIC_OK, "usage": usage}).encode())))
+    assert result.measurements.input_tokens == 105
+
+
+# --------------------------------------------------------------------------- streams
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_server_that_ignores_stream_and_answers_json_is_read(kind):
+    """Some compatible servers answer `stream: true` with one JSON body: it was read as a
+    stream with no events ("stream ended before it finished (truncated)")."""
+    body = (json.dumps(chat(usage={"prompt_tokens": 3, "completion_tokens": 2})) if kind == "openai"
+            else json.dumps(ANTHROPIC_OK)).encode()
+    result = ask(kind, replying(answer(body)), stream=True)
+    assert not isinstance(result, SubjectError), result
+    assert result.output.text == "hi" and result.measurements.input_tokens == 3
+
+
+def test_a_json_error_body_for_a_stream_is_the_providers_error():
+    result = ask("openai", replying(answer(b'{"error":{"message":"model overloaded"}}')), stream=True)
+    assert isinstance(result, SubjectError) and "model overloaded" in str(result), result
+
+
+def test_a_stream_of_two_choices_answers_with_the_first_not_both_interleaved():
+    """With n: 2 the deltas of both choices were joined into one garbled text; a JSON answer
+    gives choice 0, and so does a stream."""
+    events = [b'data: {"choices":[{"index":0,"delta":{"content":"he"}}]}\n\n',
+              b'data: {"choices":[{"index":1,"delta":{"content":"XX"}}]}\n\n',
+              b'data: {"choices":[{"index":0,"delta":{"content":"llo"},"finish_reason":"stop"}]}\n\n',
+              b'data: {"choices":[{"index":1,"delta":{"content":"YY"},"finish_reason":"length"}]}\n\n',
+              b"data: [DONE]\n\n"]
+    result = ask("openai", replying(sse_events(*events, hold=False)), stream=True, params={"n": 2})
+    assert not isinstance(result, SubjectError), result
+    assert result.output.text == "hello" and result.output.status == "stop"
+
+
+# --------------------------------------------------------------------------- redirects
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic", "http"])
+def test_a_redirect_to_another_host_is_refused_and_names_where_it_pointed(kind):
+    seen = []
+
+    async def handler(path, body, writer):
+        seen.append(path)
+        writer.write(b"HTTP/1.1 307 Temporary Redirect\r\nLocation: http://10.1.2.3/v1/chat/completions\r\n"
+                     b"Content-Length: 0\r\n\r\n")
+
+    err = ask(kind, handler)
+    assert isinstance(err, SubjectError) and len(seen) == 1, err
+    assert "HTTP 307: a redirect (to http://10.1.2.3/v1/chat/completions) is not followed" in str(err), str(err)
+    assert "\n" not in str(err)
+
+
+def test_a_redirect_location_is_shown_on_one_line_and_cut():
+    async def handler(path, body, writer):
+        writer.write(b"HTTP/1.1 302 Found\r\nLocation: http://user:hunter2@x/" + b"a" * 5000 + b"\x1b[2J\r\n"
+                     b"Content-Length: 0\r\n\r\n")
+
+    err = ask("openai", handler)
+    assert isinstance(err, SubjectError) and len(str(err)) < 400 and "\x1b" not in str(err), str(err)
+    assert "hunter2" not in str(err) and "a redirect (to http://x/aaa" in str(err)
+
