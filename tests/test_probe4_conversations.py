@@ -104,3 +104,23 @@ def test_verify_accepts_a_turn_sent_after_a_grader_error_and_refuses_one_after_a
     plan, attempts = _chain_report([("passed", True), ("failed", True), ("not-run", False)])
     (found,) = verify_conversation(plan, attempts, completed=True)
     assert "no earlier turn failed" in found["what"]
+
+
+# ---- case ids that collide only once conversations are expanded
+
+
+def test_validate_refuses_turn_case_ids_that_collide_as_run_does(tmp_path):
+    write_jsonl(tmp_path / "c.jsonl", [{"id": "a/b/c", "input": "hi", "expected": "hi"},
+                                       conv("a/b", ["c"]), conv("a", ["b/c", "d"])])
+    for args in (["validate", "c.jsonl"], ["run", "--cases", "c.jsonl", "--subject", "mock", "--no-progress"]):
+        done = cli(tmp_path, *args)
+        assert done.returncode == 1, (args, done.stdout, done.stderr)
+        assert "c.jsonl:2, case 'a/b', field 'turns.0.id'" in done.stderr and "'a/b/c'" in done.stderr
+        assert "OK" not in done.stdout
+    assert not (tmp_path / "eval-results").exists()
+    # in a file of its own, every collision is named
+    write_jsonl(tmp_path / "d.jsonl", [conv("a/b", ["c"]), conv("a", ["x", "b/c"])])
+    done = cli(tmp_path, "validate", "d.jsonl")
+    assert done.returncode == 1
+    assert done.stderr.strip() == ("scoreboard: error: d.jsonl:2, case 'a', field 'turns.1.id': turn 'b/c' makes "
+                                   "the case id 'a/b/c', a duplicate case id (first on line 1)")

@@ -235,8 +235,17 @@ def _load_one(raw: dict, line: int | None, shown: str, base: Path, root: Path, l
         def read_at(rel: str, field: str, line: int | None = line, case_id: str = record.id) -> str:
             return read_at_file(rel, base, root, limits, file=shown, line=line, case_id=case_id, field=field)
 
-        cases.extend(expand_conversation(raw, record, file=shown, line=line, limits=limits.conversation,
-                                         read_at=read_at))
+        turns = expand_conversation(raw, record, file=shown, line=line, limits=limits.conversation, read_at=read_at)
+        for turn in turns:  # CONV/TURN may be another record's id, or another conversation's turn
+            if turn.id in seen:
+                first = seen[turn.id]
+                where = f" (first on line {first})" if first else ""
+                raise ConfigError(f"turn {turn.id.removeprefix(record.id + '/')!r} makes the case id "
+                                  f"{turn.id!r}, a duplicate case id{where}", file=shown, line=line,
+                                  case_id=record.id, field=f"turns.{turn.turn_index}.id")
+        for turn in turns:
+            seen[turn.id] = line
+        cases.extend(turns)
         return
     if record.input is None and record.vars is None and not record.turns:
         raise ConfigError("required field is missing", file=shown, line=line, case_id=record.id, field="input")
