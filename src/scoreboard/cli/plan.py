@@ -214,7 +214,8 @@ def main(args: argparse.Namespace) -> int:
         plan["live"].update(command=live_command(sys.argv[1:]), max_cases=suite.config.limits.live.max_cases,
                             max_requests=suite.config.limits.live.max_requests)
     plan["power"] = planned_power(len(suite.cases), alpha=suite.config.gates.alpha, pilot=pilot,
-                                  differences=args.detect, variants=[v.name for v in suite.variants])
+                                  differences=args.detect, variants=[v.name for v in suite.variants],
+                                  runs=suite.config.runs)
     if args.pilot:
         plan["power"]["pilot"] = args.pilot
     text = json.dumps(plan, ensure_ascii=False, indent=1) + "\n"

@@ -17,37 +17,79 @@ ASSUMPTION = ("assumed: a pass/fail outcome on which two variants disagree on ha
 DEFAULT_DIFFERENCES = (0.05, 0.10, 0.20)
 
 
-def pilot_spread(report: dict, planned: list[str] | None = None) -> tuple[float | None, str]:
+def pilot_spread(report: dict, planned: list[str] | None = None, runs: int | None = None,
+                 ) -> tuple[float | None, str]:
     """(SD of per-case differences, where it came from) from a pilot report: between the planned
     run's first two variants when the pilot ran both, else its own first two (and the words say
     they are not the planned ones), runs of a case averaged first; with one variant, sqrt(2) x the
-    spread of its per-case pass fractions (two independent variants that vary as much)."""
+    spread of its per-case pass fractions (two independent variants that vary as much). When the
+    pilot ran a case another number of times than the plan's `runs`, the spread is rescaled to
+    them (see `rescaled`)."""
     variants = [v["name"] for v in report["plan"]["variants"]]
     if planned and len(planned) >= 2 and set(planned[:2]) <= set(variants):
         variants = planned[:2] + [v for v in variants if v not in planned[:2]]
     other = "" if not planned or set(variants[:2]) <= set(planned) else \
         f" (not this plan's variants: {', '.join(planned)})"
     outcomes = case_outcomes(report["attempts"])
-    per = [{cid: p / n for cid, (p, n) in outcomes.get(name, {}).items() if n} for name in variants]
-    if len(per) >= 2:
-        common = [cid for cid in per[0] if cid in per[1]]
-        sd = difference_sd([per[0][c] - per[1][c] for c in common])
+    counts = [{cid: (p, n) for cid, (p, n) in outcomes.get(name, {}).items() if n} for name in variants]
+    if len(counts) >= 2:
+        common = [cid for cid in counts[0] if cid in counts[1]]
+        sides = [[side[c] for c in common] for side in counts[:2]]
+        sd = difference_sd([pa / na - pb / nb for (pa, na), (pb, nb) in zip(*sides)])
+        sd, how = rescaled(sd, sides, runs)
         flat = " (no spread between them)" if sd == 0 else ""
-        return sd, f"pilot: {variants[0]} vs {variants[1]}{other} on {plural(len(common), 'case')}{flat}"
-    if per and len(per[0]) >= 2:
-        sd = difference_sd(list(per[0].values()))
+        return sd, f"pilot: {variants[0]} vs {variants[1]}{other} on {plural(len(common), 'case')}{how}{flat}"
+    if counts and len(counts[0]) >= 2:
+        side = list(counts[0].values())
+        sd, how = rescaled(difference_sd([p / n for p, n in side]), [side], runs)
         flat = " (no spread between its cases)" if sd == 0 else ""
         return (None if sd is None else sd * math.sqrt(2)), \
-            f"pilot: one variant ({variants[0]}){other}, sqrt(2) x its spread{flat}"
+            f"pilot: one variant ({variants[0]}){other}, sqrt(2) x its spread{how}{flat}"
     return None, "pilot: too few judged cases to measure a spread"
+
+
+def _runs_words(sides: list[list[tuple[int, int]]]) -> str:
+    tried = [n for side in sides for _, n in side]
+    low, high = min(tried), max(tried)
+    return f"{low} run{'s' if low != 1 else ''}" if low == high else f"{low}-{high} runs"
+
+
+def rescaled(sd: float | None, sides: list[list[tuple[int, int]]], runs: int | None) -> tuple[float | None, str]:
+    """The spread of per-case (differences of) pass fractions a run of `runs` runs per case would
+    show, from a pilot whose cases ran n_i times (`sides`: each variant's (passed, runs) per case,
+    in one case order), and its words. A case's fraction over n runs varies between cases (what a
+    plan cannot change) and from run to run (variance s^2 / n, which repeats average out), so a
+    pilot of 10 runs a case shows a fraction of the spread a plan of 1 run will: taken as measured,
+    it promised 80% power where a one-run plan has 14%. The run-to-run variance s^2 is pooled over
+    the pilot's cases of two runs or more (per case p(n - p) / (n (n - 1)), unbiased); the
+    between-case part is what the pilot's spread leaves (at least 0). With one run a case the
+    pilot cannot tell them apart: its spread is kept, and the words say a plan of more runs may do
+    better."""
+    if sd is None or not runs or all(n == runs for side in sides for _, n in side):
+        return sd, ""
+    each = f", {_runs_words(sides)} per case"
+    within = []
+    for side in sides:
+        pooled = [p * (n - p) / (n * (n - 1)) for p, n in side if n >= 2]
+        if not pooled:
+            return sd, (f"{each} (this plan: {plural(runs, 'run')}; the pilot measured no run-to-run spread, "
+                        "so its spread is kept: it may overstate what the planned runs show)")
+        within.append(math.fsum(pooled) / len(pooled))
+    measured = math.fsum(w / n for w, side in zip(within, sides) for _, n in side) / len(sides[0])
+    between = max(0.0, sd * sd - measured)
+    planned = between + math.fsum(within) / runs
+    return math.sqrt(planned), (f"{each}, rescaled to this plan's {plural(runs, 'run')} per case "
+                                f"(between cases {math.sqrt(between):.3f}, run to run "
+                                f"{math.sqrt(math.fsum(within)):.3f} per run)")
 
 
 def planned_power(cases: int, *, alpha: float, pilot: dict | None = None,
                   differences: tuple[float, ...] | list[float] | None = None,
-                  variants: list[str] | None = None) -> dict:
+                  variants: list[str] | None = None, runs: int | None = None) -> dict:
     """The planned run's detectable difference at 80% power and the cases each difference needs
-    (`variants`: the planned run's, which a pilot's spread is measured between when it ran them)."""
-    sd, source = (pilot_spread(pilot, variants) if pilot is not None else (None, ASSUMPTION))
+    (`variants`: the planned run's, which a pilot's spread is measured between when it ran them;
+    `runs`: its runs per case, which a pilot of other runs is rescaled to)."""
+    sd, source = (pilot_spread(pilot, variants, runs) if pilot is not None else (None, ASSUMPTION))
     if not sd:
         sd, source = ASSUMED_DIFFERENCE_SD, source if pilot is None else f"{source}; {ASSUMPTION}"
     wanted = list(differences or DEFAULT_DIFFERENCES)

@@ -1,0 +1,158 @@
+"""Outside probe of plan, compare and the statistics a user reads: `plan --pilot`'s power when
+the pilot ran another number of runs per case than the plan, and `compare` of two reports
+holding conversations (their turns are one unit, as in the report's own comparison)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from statsmodels.stats.power import TTestPower
+
+from scoreboard.stats.power import planned_power
+
+
+def scoreboard(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
+                          env=dict(os.environ), timeout=180)
+
+
+# -- plan --pilot: the pilot's runs per case against the plan's ----------------------------------
+
+def noise_pilot(cases: int, runs: int, seed: int) -> dict:
+    """Two variants that do not differ: every run of every case passes with chance 1/2."""
+    rng = random.Random(seed)
+    attempts = [{"case_id": f"c{i}", "variant": v, "run": r, "status": "passed" if rng.random() < 0.5 else "failed"}
+                for i in range(cases) for v in "ab" for r in range(runs)]
+    return {"plan": {"variants": [{"name": "a"}, {"name": "b"}], "runs": runs}, "attempts": attempts}
+
+
+def test_a_pilot_of_many_runs_does_not_promise_power_a_one_run_plan_lacks():
+    """A pilot of 10 runs per case averages most run-to-run noise out of its per-case differences;
+    a plan of 1 run per case has all of it. Taken as measured, the pilot's spread (0.22) promised 80%
+    power at a 12-point difference that a one-run plan detects 14% of the time; the spread of a
+    one-run difference of two coin flips is sqrt(0.5)."""
+    power = planned_power(30, alpha=0.05, pilot=noise_pilot(60, 10, 1), variants=["a", "b"], runs=1)
+    assert power["difference_sd"] == pytest.approx(math.sqrt(0.5), rel=0.12)
+    mde = power["detectable_difference"]
+    achieved = TTestPower().power(effect_size=mde / math.sqrt(0.5), nobs=30, alpha=0.05, alternative="two-sided")
+    assert achieved > 0.7
+    assert "10 runs per case" in power["sd_from"] and "1 run" in power["sd_from"]
+
+
+def test_a_pilot_with_the_plans_runs_is_taken_as_measured():
+    pilot = noise_pilot(40, 3, 2)
+    same = planned_power(30, alpha=0.05, pilot=pilot, variants=["a", "b"], runs=3)
+    plain = planned_power(30, alpha=0.05, pilot=pilot, variants=["a", "b"])
+    assert same["difference_sd"] == plain["difference_sd"]
+    assert same["sd_from"] == "pilot: a vs b on 40 cases"
+
+
+def test_a_pilot_of_one_run_says_a_plan_of_more_runs_may_detect_less():
+    pilot = noise_pilot(40, 1, 3)
+    more = planned_power(30, alpha=0.05, pilot=pilot, variants=["a", "b"], runs=5)
+    plain = planned_power(30, alpha=0.05, pilot=pilot, variants=["a", "b"])
+    assert more["difference_sd"] == plain["difference_sd"]  # no run-to-run spread measured: kept
+    assert "1 run per case" in more["sd_from"] and "overstate" in more["sd_from"]
+
+
+def test_a_one_variant_pilot_is_rescaled_to_the_plans_runs_too():
+    pilot = noise_pilot(60, 10, 4)
+    pilot["plan"]["variants"] = [{"name": "a"}]
+    pilot["attempts"] = [a for a in pilot["attempts"] if a["variant"] == "a"]
+    power = planned_power(30, alpha=0.05, pilot=pilot, variants=["a", "b"], runs=1)
+    assert power["difference_sd"] == pytest.approx(math.sqrt(0.5), rel=0.15)
+    assert "one variant" in power["sd_from"] and "10 runs per case" in power["sd_from"]
+
+
+COIN_SUBJECT = """import zlib
+def coin(text, run, salt):
+    return text if zlib.crc32(f"{salt}/{text}/{run}".encode()) % 2 else "no"
+def a(text, skill, run):
+    return coin(text, run, "a")
+def b(text, skill, run):
+    return coin(text, run, "b")
+"""
+
+
+def test_plan_cli_rescales_a_pilot_of_other_runs(tmp_path):
+    """A real pilot run of 10 runs per case (two coin-flip variants), a plan of 1 run per case."""
+    (tmp_path / "subj.py").write_text(COIN_SUBJECT)
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps({"id": f"c{i}", "input": f"q{i}", "expected": f"q{i}"})
+                                                  + "\n" for i in range(60)))
+    (tmp_path / "suite.yaml").write_text(
+        "name: s\ncases: cases.jsonl\nruns: 1\noutput_dir: out\nvariants:\n"
+        "  a: {subject: {type: python, function: 'subj:a', model_free: true}}\n"
+        "  b: {subject: {type: python, function: 'subj:b', model_free: true}}\n")
+    pilot = scoreboard(["run", "suite.yaml", "--runs", "10", "--no-progress", "--format", "json"], tmp_path)
+    assert pilot.returncode == 0, pilot.stdout + pilot.stderr
+    (path,) = (tmp_path / "out" / "s").glob("*.json")
+    proc = scoreboard(["plan", "suite.yaml", "--pilot", str(path), "--json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    power = json.loads(proc.stdout)["power"]
+    assert power["difference_sd"] == pytest.approx(math.sqrt(0.5), rel=0.15)
+    assert "this plan's 1 run" in power["sd_from"]
+    text = scoreboard(["plan", "suite.yaml", "--pilot", str(path)], tmp_path).stdout
+    assert "10 runs per case" in text
+
+
+# -- compare: a conversation's turns are one unit ----------------------------------------------
+
+CONV_SUBJECT = '''import zlib
+def good(input):
+    return "yes 47"
+def flaky(input):
+    return "yes 47" if zlib.crc32(str(input).encode()) % 3 else "no"
+'''
+
+
+@pytest.fixture
+def conv_report(tmp_path: Path) -> Path:
+    (tmp_path / "subj.py").write_text(CONV_SUBJECT)
+    lines = [json.dumps({"id": f"conv{k}", "conversation": {"topic": "survey", "notes": f"47 birds. item {k}"},
+                         "turns": [{"id": f"t{t}", "question": f"How many birds? {k} {t}",
+                                    "graders": [{"contains": "47"}]} for t in range(3)]}) for k in range(8)]
+    (tmp_path / "cases.jsonl").write_text("\n".join(lines) + "\n")
+    (tmp_path / "suite.yaml").write_text(
+        "name: conv\ncases: cases.jsonl\noutput_dir: out\nvariants:\n"
+        "  good: {subject: {type: python, function: 'subj:good', model_free: true}}\n"
+        "  flaky: {subject: {type: python, function: 'subj:flaky', model_free: true}}\n")
+    proc = scoreboard(["run", "suite.yaml", "--no-progress", "--format", "json"], tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (path,) = (tmp_path / "out" / "conv").glob("*.json")
+    return path
+
+
+def test_compare_counts_a_conversation_once_as_the_reports_own_comparison_does(conv_report):
+    report = json.loads(conv_report.read_text())
+    (own,) = report["summary"]["comparisons"]
+    assert own["a"] == "good" and own["b"] == "flaky"
+    proc = scoreboard(["compare", str(conv_report), str(conv_report), "--pair", "good=flaky", "--json"],
+                      conv_report.parent)
+    assert proc.returncode == 0, proc.stderr
+    (comp,) = json.loads(proc.stdout)["comparisons"]
+    for key in ("cases", "a_wins", "b_wins", "ties", "sign_test_p", "mean_difference", "mcnemar"):
+        assert comp[key] == own[key], key
+    assert comp["mean_difference_ci"] == own["mean_difference_ci"]
+    assert comp["mean_difference_ci"]["unit"] == "conversation"
+    text = scoreboard(["compare", str(conv_report), str(conv_report), "--pair", "good=flaky"], conv_report.parent)
+    assert "conversation" in text.stdout
+
+
+def test_compare_names_each_intervals_method_and_what_it_could_detect(conv_report, tmp_path):
+    """Every interval names its method in every rendering, `compare`'s text and page too; and a
+    pair says the smallest difference it could detect, as the report's own comparison does."""
+    args = ["compare", str(conv_report), str(conv_report), "--pair", "good=flaky"]
+    (comp,) = json.loads(scoreboard([*args, "--json"], tmp_path).stdout)["comparisons"]
+    own = json.loads(conv_report.read_text())["summary"]["comparisons"][0]
+    assert comp["detectable_difference"] == own["detectable_difference"]
+    text = scoreboard([*args, "--html", "cmp.html"], tmp_path).stdout
+    assert "Student t" in text and "could detect differences of" in text
+    page = (tmp_path / "cmp.html").read_text()
+    assert "Student t" in page and "8 conversations" in page
