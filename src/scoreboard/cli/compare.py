@@ -58,7 +58,15 @@ SAME_ATTEMPTS = "the same attempts on both sides (one run, one variant): every c
 
 #: the figures of a pair, in the order the comparison JSON lists them
 COMPARISON_KEYS = ("cases", "a_wins", "b_wins", "ties", "sign_test_p", "mean_difference", "mean_difference_ci",
-                   "discordant", "mcnemar", "fields", "flags", "headline")
+                   "detectable_difference", "discordant", "mcnemar", "fields", "flags", "headline")
+
+
+def method_words(result: dict) -> str:
+    """The method of the pairs' intervals in words, as every rendering names it ("" with none)."""
+    from ..stats.methods import METHODS
+
+    names = sorted({(c.get("mean_difference_ci") or {}).get("method") for c in result["comparisons"]} - {None})
+    return "; ".join(f"{name}: {METHODS.get(name, name)}" for name in names)
 
 
 def _side(report: Report) -> dict:
@@ -90,7 +98,9 @@ def compare_reports(a: Report, b: Report, pairs: list[tuple[str, str]] | None = 
     """The comparison of two reports (typed, as read_report gives them) as a JSON-ready dict;
     `pairs` (A's variant, B's variant) replaces matching by name."""
     from ..stats.comparison import EXPLORATORY, compare_variants
+    from ..stats.counts import by_unit
     from ..stats.intervals import rate
+    from ..stats.summary import unit_named
 
     hash_a = {c.id: c.input_hash for c in a.plan.cases}
     hash_b = {c.id: c.input_hash for c in b.plan.cases}
@@ -107,6 +117,10 @@ def compare_reports(a: Report, b: Report, pairs: list[tuple[str, str]] | None = 
     # A plan with no seed bootstraps with 0, as the summary of that report did.
     seed = a.plan.seed or 0
     shared_set = set(shared)
+    # A conversation's turns are one unit, as in each report's own comparison (their outcomes
+    # are correlated): paired per conversation, never per turn.
+    units = {c.id: ("conversation", c.conversation) for c in a.plan.cases
+             if c.conversation and c.id in shared_set} or None
     # One run on both sides (the same report, or a copy): a variant against itself is its own
     # attempts twice, so every case ties by construction, which is no evidence of no difference.
     same_run = a.run.id == b.run.id and getattr(a.run, "uid", None) == getattr(b.run, "uid", None)
@@ -116,8 +130,12 @@ def compare_reports(a: Report, b: Report, pairs: list[tuple[str, str]] | None = 
         tb, fb = _tallies(b, vb, shared_set)
         # The summary's own paired comparison, with the two sides labelled A: and B:.
         label_a, label_b = f"A:{va}", f"B:{vb}"
-        (comp,) = compare_variants([{"name": label_a}, {"name": label_b}], {label_a: ta, label_b: tb},
-                                   {label_a: fa, label_b: fb}, seed)
+        (comp,) = compare_variants([{"name": label_a}, {"name": label_b}],
+                                   {label_a: by_unit(ta, units), label_b: by_unit(tb, units)},
+                                   {label_a: {k: by_unit(v, units) for k, v in fa.items()},
+                                    label_b: {k: by_unit(v, units) for k, v in fb.items()}}, seed)
+        for pair in (comp, *comp["fields"].values()):
+            unit_named(pair.get("mean_difference_ci"), units)
         if len(pairs) > 1 and EXPLORATORY not in comp["flags"]:
             comp["flags"].append(EXPLORATORY)  # several pairs here, one pair in each call
         if va == vb and same_run and ta == tb:  # said only when the two sides' outcomes are indeed the same
@@ -132,15 +150,21 @@ def compare_reports(a: Report, b: Report, pairs: list[tuple[str, str]] | None = 
                  "b": [n for n in names_b if n not in {p[1] for p in pairs}]}
     return {"schema": "scoreboard.compare/v1",
             "a": _side(a), "b": _side(b),
-            "shared_cases": len(shared), "inputs_differ": differ, "only_in_a": only_a, "only_in_b": only_b,
+            "shared_cases": len(shared), "unit": "conversation" if units else "case",
+            "conversations": len(set(units.values())) if units else 0,
+            "inputs_differ": differ, "only_in_a": only_a, "only_in_b": only_b,
             "unmatched_variants": unmatched, "comparisons": comparisons}
 
 
 def render_text(result: dict) -> str:
+    from ..record.io import detectable_words
     from ..stats.comparison import p_text
 
     lines = [f"A: {result['a']['suite']} ({result['a']['run_id']})", f"B: {result['b']['suite']} ({result['b']['run_id']})",
              f"shared cases (same id and input hash): {result['shared_cases']}"]
+    if result.get("conversations"):
+        lines.append(f"paired by unit: each of {plural(result['conversations'], 'conversation')} counts once (its "
+                     "turns are correlated), each case outside any as one, as in each report's own comparison")
     if result["inputs_differ"]:
         lines.append(f"left out, inputs differ: {len(result['inputs_differ'])} ({', '.join(result['inputs_differ'][:10])}"
                      f"{'…' if len(result['inputs_differ']) > 10 else ''})")
@@ -161,8 +185,13 @@ def render_text(result: dict) -> str:
             extra = f" (95% CI {_pts(ci['low'])} to {_pts(ci['high'])})" if ci.get("low") is not None else ""
             lines.append(f"  mean paired difference A-B: {_pts(c['mean_difference'])} points{extra}; "
                          f"McNemar {p_text(c['mcnemar']['p'])}")
+        d = c.get("detectable_difference") or {}
+        if d.get("value") is not None:
+            lines.append(f"  {detectable_words(d['value'])} (80% power, alpha {d['alpha']:g}, paired t)")
         for flag in c["flags"]:
             lines.append(f"  ⚠ {flag}")
+    if method_words(result):
+        lines += ["", f"95% intervals: {method_words(result)}"]
     return "\n".join(lines) + "\n"
 
 
@@ -208,15 +237,18 @@ def render_html(result: dict) -> str:
             f"{c['a']} vs {c['b']}", c["cases"], c["a_wins"], c["b_wins"], c["ties"], diff,
             format_p(c["sign_test_p"]), format_p(c["mcnemar"]["p"]), "; ".join(c["flags"]))) + "</tr>")
     differ = "".join(f"<li>{escape(cid)}</li>" for cid in result["inputs_differ"])
+    unit = (f" Paired by unit: each of {plural(result['conversations'], 'conversation')} counts once (its turns "
+            "are correlated), each case outside any as one." if result.get("conversations") else "")
     return f"""<!doctype html><html><head><meta charset="utf-8"><title>scoreboard compare</title>
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
 <style>body{{font:14px system-ui,sans-serif;margin:2rem;color:#222}}table{{border-collapse:collapse}}
 td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left}}th{{background:#f4f4f4}}</style></head><body>
 <h1>Comparison</h1><p>A: {escape(str(result['a']['suite']))} ({escape(str(result['a']['run_id']))}) ·
 B: {escape(str(result['b']['suite']))} ({escape(str(result['b']['run_id']))})</p>
-<p>Shared cases (same id and input hash): {result['shared_cases']}. Left out because inputs differ: {len(result['inputs_differ'])}.</p>
+<p>Shared cases (same id and input hash): {result['shared_cases']}. Left out because inputs differ: {len(result['inputs_differ'])}.{unit}</p>
 <table><tr><th>pair</th><th>cases</th><th>A wins</th><th>B wins</th><th>ties</th><th>mean diff A−B, points (95% CI)</th>
 <th>sign test p</th><th>McNemar p</th><th>flags</th></tr>{''.join(rows)}</table>
+<p>95% intervals: {escape(method_words(result)) or 'none'}</p>
 {'<h2>Cases left out (inputs differ)</h2><ul>' + differ + '</ul>' if differ else ''}
 </body></html>
 """
