@@ -77,3 +77,67 @@ def test_a_run_that_fits_appends_its_whole_report(tmp_path):
     text = summary.read_text(encoding="utf-8")
     assert text.startswith("# scoreboard report: qa\n") and "cut short" not in text
     assert text.count("\n| q") == 60
+
+
+# ---- the Action's comparison with a baseline ----------------------------------------------------
+
+TOKEN = "ghs_" + "probe4" * 6
+
+
+def action_step(work: Path, api: str, *args: str) -> tuple[subprocess.CompletedProcess, dict, str]:
+    """The Action's step script on a pull request's event, against a loopback fake of GitHub."""
+    from tests.test_github_action import parse_outputs
+
+    gh = work.parent / "github"
+    gh.mkdir(exist_ok=True)
+    (gh / "event.json").write_text(json.dumps({"pull_request": {"number": 7}}))
+    for name in ("summary.md", "output.txt"):
+        (gh / name).write_text("")
+    env = env_with(GITHUB_STEP_SUMMARY=str(gh / "summary.md"), GITHUB_OUTPUT=str(gh / "output.txt"),
+                   GITHUB_EVENT_PATH=str(gh / "event.json"), GITHUB_API_URL=api, GITHUB_REPOSITORY="octo/app",
+                   GITHUB_TOKEN=TOKEN)
+    done = subprocess.run([sys.executable, "-m", "scoreboard.cli.github_action", "evals/suite.yaml", *args], cwd=work,
+                          env=env, capture_output=True, text=True, timeout=180, check=False)
+    return done, parse_outputs((gh / "output.txt").read_text()), (gh / "summary.md").read_text(encoding="utf-8")
+
+
+def test_a_baseline_of_another_suite_is_said_to_compare_nothing(tmp_path):
+    """A baseline that shares no case (another suite's report, downloaded from the wrong job) was
+    shown as a comparison: a row of n/a with a sign test p of 1. It compares nothing: say so, and
+    name both suites."""
+    from tests.servers.fake_github import FakeGitHub
+
+    other = tmp_path / "other"
+    evals = qa_suite(other, 5).parent
+    (evals / "cases.jsonl").write_text("".join(json.dumps({"id": f"z{i}", "input": f"z {i}", "expected": f"z {i}"})
+                                               + "\n" for i in range(5)))
+    (evals / "suite.yaml").write_text((evals / "suite.yaml").read_text().replace("name: qa", "name: billing"))
+    work = tmp_path / "repo"
+    qa_suite(work, 8)
+    made = scoreboard(other, env_with(), "run", "evals/suite.yaml", "--no-progress", "--output",
+                      str(work / "main.json"), "--format", "json")
+    assert made.returncode == 0, made.stderr
+    with FakeGitHub(token=TOKEN) as gh:
+        done, out, summary = action_step(work, gh.url, "--baseline", "main.json")
+        (comment,) = [c["body"] for c in gh.comments.values()]
+    assert done.returncode == 0 and out["verdict"] == "passed" and out["comment"] == "created", done.stderr
+    for text in (comment, summary):
+        compared = text[text.index("#### Compared with the baseline"):]
+        assert "Nothing was compared: no case of this run is in the baseline (same id and input hash)" in compared
+        assert "the baseline is a report of suite billing; this run is of suite qa" in compared
+        assert "sign test p" not in compared and "n/a" not in compared
+    assert "warning: nothing was compared with the baseline main.json" in done.stderr
+
+
+def test_a_pair_with_no_case_judged_on_both_sides_has_no_p_value():
+    """Shared cases that errored on one side leave the pair nothing to test: its p is unknown
+    (n/a), not the 1 of a sign test on no pairs."""
+    from scoreboard.cli.github_comment import comparison_markdown
+
+    pair = {"a": "m", "b": "m", "a_pass_rate": 0.5, "b_pass_rate": None, "cases": 0, "a_wins": 0, "b_wins": 0,
+            "ties": 0, "sign_test_p": 1.0, "flags": ["no case was judged in both variants"]}
+    result = {"a": {"run_id": "base", "suite": "qa"}, "b": {"run_id": "now", "suite": "qa"}, "shared_cases": 4,
+              "inputs_differ": [], "only_in_a": [], "only_in_b": [], "comparisons": [pair]}
+    text = comparison_markdown(result)
+    assert "| m | 50.0% | n/a | n/a | 0 | 0 | 0 | n/a |" in text, text
+    assert "suite" not in text.split("\n", 3)[2]  # one suite: nothing said of suites

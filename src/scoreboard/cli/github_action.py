@@ -118,8 +118,11 @@ def main(argv: list[str] | None = None) -> int:
     fit_summary(summary_start, outcome.paths)
     comparison = compare_with(baseline, outcome.paths["json"])
     if comparison is not None:
-        from .github_comment import comparison_markdown
+        from .github_comment import NOTHING_COMPARED, comparison_markdown
 
+        if not comparison["shared_cases"]:
+            print(f"scoreboard: warning: nothing was compared with the baseline {args.baseline}: "
+                  f"{NOTHING_COMPARED[len('Nothing was compared: '):]}", file=sys.stderr)
         append_summary(comparison_markdown(comparison))
     comment = "skipped"
     if args.baseline and args.comment == "true":

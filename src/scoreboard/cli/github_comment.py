@@ -28,6 +28,10 @@ VERDICTS = {0: "✅ passed", 1: "⚠️ invalid input", 2: "⚠️ execution err
             4: "⏳ attempts waiting on provider batches (`--resume` collects them)"}
 
 
+#: what the comparison says when the baseline shares no case with this run
+NOTHING_COMPARED = "Nothing was compared: no case of this run is in the baseline (same id and input hash)"
+
+
 class CommentError(Exception):
     """Commenting failed; the message says why (never with the token in it)."""
 
@@ -57,6 +61,12 @@ def comparison_markdown(result: dict) -> str:
                                                       ("only_in_a", "only in the baseline"),
                                                       ("only_in_b", "new in this run")) if result[k]]
     lines += [f"- {n} case(s) {label}" for n, label in left]
+    suites = (result["a"].get("suite"), result["b"].get("suite"))
+    if suites[0] != suites[1]:
+        lines.append(f"- ⚠️ the baseline is a report of suite {md(suites[0])}; this run is of suite {md(suites[1])}")
+    if not result["shared_cases"]:  # a table of n/a (and a sign test on no pair) would pass for a comparison
+        lines += ["", f"**{NOTHING_COMPARED}**"]
+        return "\n".join(lines) + "\n"
     if not result["comparisons"]:
         lines += ["", "No variant pair to compare (the names differ and the reports do not hold one variant each)."]
         return "\n".join(lines) + "\n"
@@ -67,8 +77,10 @@ def comparison_markdown(result: dict) -> str:
         if c["a_pass_rate"] is not None and c["b_pass_rate"] is not None:
             change = f"{(c['b_pass_rate'] - c['a_pass_rate']) * 100:+.1f} points"
         name = c["b"] if c["a"] == c["b"] else f"{c['a']} → {c['b']}"
+        # no case judged on both sides: nothing to test, so the p is unknown (not a sign test's 1)
+        p = "n/a" if not c.get("cases") or c.get("sign_test_p") is None else f"{c['sign_test_p']:.3g}"
         lines.append(f"| {md(name)} | {pct(c['a_pass_rate'])} | {pct(c['b_pass_rate'])} | {change} | {c['b_wins']} "
-                     f"| {c['a_wins']} | {c['ties']} | {c['sign_test_p']:.3g} |")
+                     f"| {c['a_wins']} | {c['ties']} | {p} |")
     flags = sorted({flag for c in result["comparisons"] for flag in c["flags"]})
     lines += [""] + [f"- ⚠️ {md(flag)}" for flag in flags]
     return "\n".join(lines) + "\n"
