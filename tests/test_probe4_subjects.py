@@ -10,6 +10,7 @@ import json
 import pytest
 
 from scoreboard.errors import SubjectError
+from scoreboard.subjects.registry import build_subject
 from tests.subjects import call, make, req
 from tests.test_hostile_servers_2 import RawServer, answer, by_case, case_of, chat, run_suite, sse_events
 
@@ -191,3 +192,22 @@ def test_a_redirect_location_is_shown_on_one_line_and_cut():
     assert isinstance(err, SubjectError) and len(str(err)) < 400 and "\x1b" not in str(err), str(err)
     assert "hunter2" not in str(err) and "a redirect (to http://x/aaa" in str(err)
 
+
+
+# --------------------------------------------------------------------------- agent CLIs
+
+
+@pytest.mark.parametrize("cache", [-100, "7", 1.5])
+def test_claude_cli_cache_tokens_that_are_no_count_make_the_input_unknown(tmp_path, monkeypatch, cache):
+    """Claude Code printed 100 input tokens and a cache read of -100: the attempt recorded 100
+    (a warning said the cache read was unknown, the total still read as known)."""
+    monkeypatch.chdir(tmp_path)
+    result = {"type": "result", "subtype": "success", "is_error": False, "result": "fine",
+              "usage": {"input_tokens": 100, "output_tokens": 2, "cache_read_input_tokens": cache}}
+    cli = tmp_path / "claude"
+    cli.write_text(f"#!/bin/sh\ncat <<'EOF'\n{json.dumps(result)}\nEOF\n")
+    cli.chmod(0o755)
+    got = call(build_subject({"type": "claude-cli", "binary": str(cli)}, tmp_path))
+    assert got.output.text == "fine"
+    assert (got.measurements.input_tokens, got.measurements.output_tokens) == (None, 2)
+    assert "cache_read_input_tokens" in got.extra["warnings"][0]

@@ -192,11 +192,16 @@ def _figure(run: ExportedRun, source: dict, key: str, where: str, *, integer: bo
 
 
 def _claude_input_tokens(run: ExportedRun, usage: dict) -> int | None:
-    base = _figure(run, usage, "input_tokens", "usage.", integer=True)
-    if base is None:
-        return None
-    return base + (_figure(run, usage, "cache_creation_input_tokens", "usage.", integer=True) or 0) + \
-        (_figure(run, usage, "cache_read_input_tokens", "usage.", integer=True) or 0)
+    """Input tokens with the cache writes and reads; unknown when any part printed is no
+    count (a total without it would read as known and smaller than it was)."""
+    total = _figure(run, usage, "input_tokens", "usage.", integer=True)
+    for key in ("cache_creation_input_tokens", "cache_read_input_tokens"):
+        part = _figure(run, usage, key, "usage.", integer=True)
+        if part is None and usage.get(key) is not None:
+            return None
+        if total is not None and part is not None:
+            total += part
+    return total
 
 
 def _apply_claude_result(run: ExportedRun, result: dict) -> None:
