@@ -8,12 +8,16 @@ import json
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 
 from scoreboard.cli.main import main as cli
 from scoreboard.store.history import HistoryStore
 
 from .store.conftest import postgres, store_spec  # noqa: F401 - fixtures: both backends
+from .servers.fake_batches import FakeBatches
 from .store.test_store import make_suite, run_into
+from .test_batch_cli import CASES, report, run_dir, statuses, verified, write_suite
+from .test_batch_cli import cli as batch_cli
 
 
 @pytest.fixture(scope="module")
@@ -95,3 +99,47 @@ def test_a_hostile_report_never_replaces_the_stored_copy(store_spec, report_file
     assert len(lines) == 1 and str(bad) in lines[0] and field in lines[0], err
     assert "Error:" not in err and "Traceback" not in err
     assert stored_counts(store_spec) == before
+
+
+# --------------------------------------------------------------------------- batches: results gone
+
+
+class GoneResults(FakeBatches):
+    """A batch that ends, whose results are gone for good (404: a file deleted by the
+    provider's retention, a results URL that no longer exists)."""
+
+    async def _file_content(self, request: web.Request) -> web.Response:
+        if request.match_info["id"].endswith(("-output", "-errors")):
+            return web.json_response({"error": {"message": "No such File object", "type": "invalid_request_error"}},
+                                     status=404)
+        return await super()._file_content(request)
+
+    async def _an_results(self, request: web.Request) -> web.Response:
+        return web.json_response({"type": "error", "error": {"type": "not_found_error", "message": "not found"}},
+                                 status=404)
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_an_ended_batch_whose_results_are_gone_is_an_error_not_waiting_for_ever(tmp_path, kind):
+    """A batch that ended and whose results answer 404 on every read: each request is an error
+    on its attempt naming the batch and why (its usage unknown, possibly billed), and the run
+    ends; before, its attempts were `waiting` (exit 4) and every --resume read the same 404
+    five times and left them waiting again, so the run could never complete."""
+    with GoneResults() as srv:
+        srv.polls_to_end = 1
+        write_suite(tmp_path, srv, kind, batch={"size": 10, "wait_s": 0.1, "poll_s": 0.05, "poll_max_s": 0.1})
+        first = batch_cli(tmp_path, "run", "suite.json", "--output-dir", "out", "--no-progress")
+        assert first.returncode in (2, 4), first.stderr
+        if first.returncode == 4:  # waiting: a resume must not wait again
+            again = batch_cli(tmp_path, "run", "--resume", str(run_dir(tmp_path)), "--no-progress")
+            assert again.returncode == 2, again.stderr
+        assert len(srv.batches) == 1
+    rep = report(tmp_path)
+    assert statuses(rep) == {"error": len(CASES)}, statuses(rep)
+    assert rep["run"]["status"] == "completed"
+    for a in rep["attempts"]:
+        assert "404" in a["error"] and a["measurements"]["cost_usd"] is None, a
+    requests = rep["requests"]
+    assert requests["sent"] == len(CASES) and "batch_pending" not in requests
+    assert len(requests["possibly_billed"]) == len(CASES)
+    verified(tmp_path)

@@ -21,7 +21,7 @@ class Settling:
     async def _collect(self, journal: Journal, sub: Sub, batch: dict, status) -> bool:
         """The batch ended: every result matched back by custom id; requests without one get the
         batch's reason (expired, cancelled, failed). False when its results could not be read
-        to the end (those read are kept)."""
+        to the end this time (those read are kept); a read refused for good (a 404) ends them."""
         seen: set[str] = set()
         ready: list[tuple[asyncio.Future, Settled]] = []
         # a file is read no further than its requests' answers can be (batch_results.py)
@@ -41,15 +41,21 @@ class Settling:
                         error = f"{error} ({journal.interrupted}; {BILLED_NOTE})"
                     self._settle(journal, sub, custom_id, ok, body, error, ready)
         except SubjectError as exc:
-            if exc.kind != "too-large":
+            if exc.kind != "too-large" and exc.retryable:
                 hand(ready)  # what was read is recorded; the rest is read again (the caller retries)
                 return False
-            tally.cut = str(exc)
+            # Too large, or refused for good (a 404: results the provider no longer keeps; a
+            # 401/403): reading again, now or on --resume, would meet the same answer. The
+            # requests were run, and may be billed, as for a batch that cannot be read at all.
+            gone = exc.kind != "too-large"
+            tally.cut = f"its results could not be read ({exc})" if gone else str(exc)
+        else:
+            gone = False
         reason = tally.explain(status.reason or status.name)
         if sub.cancel_sent:
             reason = f"{reason} ({journal.interrupted}; {BILLED_NOTE})"
         self._settle_all(journal, sub, f"batch {sub.batch_id} {status.name} without a result for this request: "
-                         f"{reason}", billed="maybe" if sub.cancel_sent else "unknown", skip=seen)
+                         f"{reason}", billed="maybe" if sub.cancel_sent or gone else "unknown", skip=seen)
         journal.ended(sub.submission, status.name, status.reason, status.counts)
         hand(ready)
         return True
