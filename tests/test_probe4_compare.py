@@ -156,3 +156,28 @@ def test_compare_names_each_intervals_method_and_what_it_could_detect(conv_repor
     assert "Student t" in text and "could detect differences of" in text
     page = (tmp_path / "cmp.html").read_text()
     assert "Student t" in page and "8 conversations" in page
+
+
+# -- JUnit: the pass rate with its interval and the method --------------------------------------
+
+def test_junit_gives_the_pass_rate_with_its_interval_and_method_as_the_terminal_does(tmp_path):
+    """With one run there is no pass@k: the JUnit properties held the pass rate as a bare
+    fraction, with no interval and no method anywhere in the file."""
+    import xml.etree.ElementTree as ET
+
+    (tmp_path / "subj.py").write_text(COIN_SUBJECT)
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps({"id": f"c{i}", "input": f"q{i}", "expected": f"q{i}"})
+                                                  + "\n" for i in range(20)))
+    (tmp_path / "suite.yaml").write_text(
+        "name: s\ncases: cases.jsonl\nruns: 1\noutput_dir: out\nvariants:\n"
+        "  a: {subject: {type: python, function: 'subj:a', model_free: true}}\n")
+    proc = scoreboard(["run", "suite.yaml", "--no-progress", "--format", "json,junit"], tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("  a: pass rate"))
+    shown = line.split("[95% CI ")[1].split("]")[0]  # e.g. 35.1%–70.0%
+    (xml,) = (tmp_path / "out" / "s").glob("*.junit.xml")
+    props = {p.get("name"): p.get("value") for p in ET.parse(xml).getroot().iter("property")}
+    assert shown in props["pass_rate_ci"] and "wilson-effective-n" in props["pass_rate_ci"]
+    assert props["interval_method"].startswith("wilson-effective-n: Wilson score interval")
+    assert float(props["pass_rate"]) == json.loads(next((tmp_path / "out" / "s").glob("*.json")).read_text())[
+        "summary"]["variants"]["a"]["pass_rate"]

@@ -107,12 +107,17 @@ def _omitted_words(omitted: dict | None) -> str | None:
 
 
 def _k_rows(vs, methods) -> tuple[tuple[str, str], ...]:
-    """pass@k and pass^k (runs > 1), each with its interval, then each interval's method in words
-    (the report's summary.methods)."""
-    if vs is None or not vs.pass_at_k:
+    """The pass rate's interval (`pass_rate_ci`), pass@k and pass^k (runs > 1), each with its
+    interval, then each interval's method in words (the report's summary.methods)."""
+    if vs is None:
         return ()
     rows, used = [], {}
-    for label, figures in (("pass@", vs.pass_at_k), ("pass^", vs.pass_hat_k or {})):
+    ci = vs.pass_rate_ci
+    if vs.pass_rate is not None and ci is not None and ci.low is not None:
+        how = f", {ci.method}" if ci.method else ""
+        rows.append(("pass_rate_ci", f"{fmt_rate(vs.pass_rate)} [95% CI {fmt_rate(ci.low)}–{fmt_rate(ci.high)}{how}]"))
+        used[ci.method] = None
+    for label, figures in (("pass@", vs.pass_at_k or {}), ("pass^", vs.pass_hat_k or {})):
         for k, fig in sorted(figures.items(), key=lambda item: int(item[0])):
             ci = fig.ci if fig is not None else None
             if fig is None or fig.value is None:
