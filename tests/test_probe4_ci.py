@@ -68,6 +68,17 @@ def test_a_run_keeps_the_step_summary_within_githubs_limit(tmp_path):
     assert Path(tmp_path / md).read_text().count("\n| q") == 3000  # which is whole
 
 
+def test_a_full_step_summary_gets_a_warning_not_a_report_past_the_limit(tmp_path):
+    qa_suite(tmp_path, 8)
+    summary = tmp_path / "summary.md"
+    summary.write_text("x" * 999_990 + "\n")
+    done = scoreboard(tmp_path, env_with(GITHUB_STEP_SUMMARY=str(summary)), "run", "evals/suite.yaml",
+                      "--no-progress")
+    assert done.returncode == 0, done.stderr
+    assert summary.read_text() == "x" * 999_990 + "\n"
+    assert "warning: GITHUB_STEP_SUMMARY already holds 999991 bytes: the report is not added" in done.stderr
+
+
 def test_a_run_that_fits_appends_its_whole_report(tmp_path):
     qa_suite(tmp_path)
     summary = tmp_path / "summary.md"

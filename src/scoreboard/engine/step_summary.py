@@ -10,17 +10,13 @@ from __future__ import annotations
 import os
 import sys
 
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory lock
+    fcntl = None
+
 #: what a step summary is kept under (GitHub's limit is 1 MiB; this leaves it a margin)
 LIMIT = 1_000_000
-
-
-def size() -> int:
-    """The size of $GITHUB_STEP_SUMMARY now (0 when unset or not there)."""
-    target = os.environ.get("GITHUB_STEP_SUMMARY")
-    try:
-        return os.stat(target).st_size if target else 0
-    except OSError:
-        return 0
 
 
 def cut_note(whole: str) -> str:
@@ -44,19 +40,24 @@ def fitted(text: str, room: int, whole: str) -> bytes:
 
 def append(text: str, whole: str) -> None:
     """Append `text` (a run's Markdown report; `whole` names its file) to $GITHUB_STEP_SUMMARY,
-    cut to keep the summary under LIMIT. The file is created owner-only when it is not there."""
+    cut to keep the summary under LIMIT. The file is created owner-only when it is not there;
+    it is locked while its size is read and the text added, since the suites of one pytest
+    session under xdist finish in several processes at once."""
     target = os.environ.get("GITHUB_STEP_SUMMARY")
     if not target:
         return
-    start = size()
-    data = fitted(text, LIMIT - start, whole)
-    if not data:
-        print(f"scoreboard: warning: GITHUB_STEP_SUMMARY already holds {start} bytes: the report is not added "
-              f"(GitHub shows at most 1 MiB of a step summary); the whole report is {whole}", file=sys.stderr)
-        return
     try:
         fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        with os.fdopen(fd, "ab") as handle:
-            handle.write(data)
+        with os.fdopen(fd, "ab", buffering=0) as handle:
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX)  # released when the file closes
+            start = os.fstat(fd).st_size
+            data = memoryview(fitted(text, LIMIT - start, whole))
+            if not data:
+                print(f"scoreboard: warning: GITHUB_STEP_SUMMARY already holds {start} bytes: the report is not "
+                      f"added (GitHub shows at most 1 MiB of a step summary); the whole report is {whole}",
+                      file=sys.stderr)
+            while data:
+                data = data[handle.write(data):]
     except OSError as exc:
         print(f"scoreboard: warning: cannot append to GITHUB_STEP_SUMMARY: {exc}", file=sys.stderr)
