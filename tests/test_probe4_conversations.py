@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -124,3 +125,67 @@ def test_validate_refuses_turn_case_ids_that_collide_as_run_does(tmp_path):
     assert done.returncode == 1
     assert done.stderr.strip() == ("scoreboard: error: d.jsonl:2, case 'a', field 'turns.1.id': turn 'b/c' makes "
                                    "the case id 'a/b/c', a duplicate case id (first on line 1)")
+
+
+# ---- hostile dataset files
+
+
+def _ipc(path: Path, table, compression: str | None, feather: bool = False) -> Path:
+    import pyarrow as pa
+    import pyarrow.feather as pf
+
+    if feather:
+        pf.write_feather(table, str(path), compression=compression or "uncompressed")
+    else:
+        with pa.OSFile(str(path), "wb") as sink, \
+                pa.ipc.new_stream(sink, table.schema, options=pa.ipc.IpcWriteOptions(compression=compression)) as w:
+            w.write_table(table)
+    return path
+
+
+def _hf_suite(tmp_path: Path, name: str, limits: dict | None = None) -> Path:
+    suite = {"name": "s", "cases": [{"format": "hf", "path": name, "columns": {"input": "q", "target": "a"}}],
+             "subject": "mock", "output_dir": "out", **({"limits": limits} if limits else {})}
+    (tmp_path / "suite.json").write_text(json.dumps(suite))
+    return tmp_path / "suite.json"
+
+
+def test_a_compressed_arrow_batch_is_sized_from_its_headers_before_it_is_decompressed(tmp_path):
+    import pyarrow as pa
+
+    # 8 rows of 4 MB each: 32 MB decoded from a file of a few KB (zstd)
+    bomb = pa.table({"q": pa.array(["a" * 4_000_000] * 8, type=pa.large_string()), "a": ["x"] * 8})
+    for compression in ("zstd", "lz4"):
+        path = _ipc(tmp_path / f"bomb-{compression}.arrow", bomb, compression)
+        assert path.stat().st_size < 1_000_000
+        _hf_suite(tmp_path, path.name, {"max_total_bytes": 2_000_000})
+        done = cli(tmp_path, "validate", "suite.json")
+        assert done.returncode == 1
+        found = re.fullmatch(rf"scoreboard: error: bomb-{compression}\.arrow: the batches unpack to ([\d,]+) "
+                             r"bytes, more than 2,000,000 \(limits\.max_total_bytes\)", done.stderr.strip())
+        assert found and bomb.nbytes <= int(found[1].replace(",", "")) < bomb.nbytes + 1000, done.stderr
+    # an ordinary compressed Feather file (its default is LZ4) and an uncompressed stream still load
+    table = pa.table({"q": [f"question {i}" for i in range(50)], "a": ["yes"] * 50})
+    for name, compression, feather in (("ok.feather", "lz4", True), ("ok.arrow", None, False)):
+        _ipc(tmp_path / name, table, compression, feather)
+        _hf_suite(tmp_path, name)
+        done = cli(tmp_path, "validate", "suite.json")
+        assert done.returncode == 0 and "50 cases" in done.stdout, done.stderr
+
+
+def test_arrow_headers_that_lie_about_their_buffers_are_an_error_not_a_crash(tmp_path):
+    import pyarrow as pa
+
+    from scoreboard.cases.arrow_ipc import Malformed, decoded_size
+
+    table = pa.table({"q": ["a question"] * 4, "a": ["x"] * 4})
+    data = _ipc(tmp_path / "t.arrow", table, "zstd").read_bytes()
+    assert table.nbytes <= decoded_size(data) <= table.nbytes + 64  # its buffers, padding included
+    # every byte of the file's first 600 flipped in turn: a refusal or a size, never another exception
+    for at in range(min(600, len(data))):
+        broken = bytearray(data)
+        broken[at] ^= 0xFF
+        try:
+            assert decoded_size(bytes(broken)) >= 0
+        except (Malformed, pa.ArrowException, OSError):  # what the loader turns into its one-line error
+            pass

@@ -229,6 +229,15 @@ def _open_table(data: bytes, suffix: str, shown: str, wanted: list[str], max_row
         return pf.iter_batches(batch_size=64, columns=columns, use_threads=False), names
     if suffix not in (".arrow", ".feather", ".ipc"):
         raise ConfigError("an hf dataset file is .parquet, .arrow or .jsonl", file=shown, field="cases.path")
+    from .arrow_ipc import Malformed, decoded_size
+
+    try:  # a compressed body is decompressed a whole batch at a time: its size is checked first
+        unpacked = decoded_size(data)
+    except Malformed as exc:
+        raise ConfigError(f"not a readable dataset file: {exc}", file=shown) from None
+    if unpacked > limits.max_total_bytes:
+        raise ConfigError(f"the batches unpack to {unpacked:,} bytes, more than {limits.max_total_bytes:,} "
+                          "(limits.max_total_bytes)", file=shown)
     single = pa.ipc.IpcReadOptions(use_threads=False)
     try:
         reader = pa.ipc.open_stream(pa.BufferReader(data), options=single)  # what `datasets` saves
