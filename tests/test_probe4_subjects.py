@@ -211,3 +211,22 @@ def test_claude_cli_cache_tokens_that_are_no_count_make_the_input_unknown(tmp_pa
     assert got.output.text == "fine"
     assert (got.measurements.input_tokens, got.measurements.output_tokens) == (None, 2)
     assert "cache_read_input_tokens" in got.extra["warnings"][0]
+
+
+# --------------------------------------------------------------------------- bodies that cannot be read
+
+
+def test_a_body_that_is_not_the_encoding_it_claims_is_one_line_and_not_called_truncated():
+    """`Content-Encoding: gzip` on a plain body read 'truncated response (400, message:\\n  Can
+    not decode content-encoding: gzip)': two lines, and nothing was truncated."""
+    err = ask("openai", replying(answer(b"not gzip at all" * 10, headers=("Content-Encoding: gzip",))))
+    assert isinstance(err, SubjectError) and err.kind == "invalid-response", err
+    assert "\n" not in str(err) and "truncated" not in str(err), repr(str(err))
+    assert str(err) == "openai: the response could not be decoded (Can not decode content-encoding: gzip)"
+
+
+def test_an_error_body_of_control_characters_is_not_copied_into_the_message():
+    """A 500 whose body is NUL bytes gave 'HTTP 500: ' and 300 NULs."""
+    err = ask("openai", replying(answer(b"\0" * 5000 + b"\x1b[2Jboom\x07", "500 Internal")), retries={"attempts": 1})
+    assert isinstance(err, SubjectError) and err.status == 500, err
+    assert str(err) == "openai: HTTP 500: boom", repr(str(err))

@@ -267,7 +267,9 @@ class HTTPSubject(HTTPOptions, Subject):
         except SubjectError:
             raise
         except aiohttp.ClientPayloadError as exc:
-            raise self.fail(f"truncated response ({exc})", kind="invalid-response") from None
+            detail = re.sub(r"^\d{3}, message: ", "", one_line(exc, 300))
+            what = "could not be decoded" if "decode" in detail.lower() else "was truncated"
+            raise self.fail(f"the response {what} ({detail})", kind="invalid-response") from None
         except (aiohttp.ClientConnectionError, OSError) as exc:
             raise self.fail(f"connection error: {connection_detail(exc)}", kind="connection",
                             retryable=True) from None

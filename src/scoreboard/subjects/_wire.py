@@ -145,9 +145,20 @@ def error_detail(payload: Any, text: str) -> tuple[str, bool]:
             message = err
         if message is None:
             message = payload.get("message") or payload.get("detail")
+    if isinstance(message, str):
+        message = _printable(message[:2000])
     if not isinstance(message, str) or not message.strip():
-        message = " ".join(text.split())[:300] or "(empty body)"
+        message = " ".join(_printable(text[:20_000]).split())[:300] or "(empty body)"
     return message[:500], quota
+
+
+#: terminal escape sequences and control characters (a body of NULs, a colour code)
+_UNPRINTABLE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def _printable(text: str) -> str:
+    """`text` without escape sequences and control characters (tabs and newlines kept)."""
+    return _UNPRINTABLE.sub("", text)
 
 
 def one_line(message: object, most: int = 200) -> str:
