@@ -152,3 +152,24 @@ def test_a_pair_with_no_case_judged_on_both_sides_has_no_p_value():
     text = comparison_markdown(result)
     assert "| m | 50.0% | n/a | n/a | 0 | 0 | 0 | n/a |" in text, text
     assert "suite" not in text.split("\n", 3)[2]  # one suite: nothing said of suites
+
+
+def test_a_dry_run_in_the_action_is_not_called_passed(tmp_path):
+    """`args: --dry-run` (a suite checked before spending) ran the mock and skipped every gate,
+    yet the step's verdict was `passed` and the comment said "✅ passed" over the mock's figures."""
+    from tests.servers.fake_github import FakeGitHub
+
+    work = tmp_path / "repo"
+    qa_suite(work, 8)
+    made = scoreboard(work, env_with(), "run", "evals/suite.yaml", "--no-progress", "--output", "main.json",
+                      "--format", "json")
+    assert made.returncode == 0, made.stderr
+    with FakeGitHub(token=TOKEN) as gh:
+        done, out, summary = action_step(work, gh.url, "--baseline", "main.json", "--max-regression", "0.05",
+                                         "--args", "--dry-run")
+        (comment,) = [c["body"] for c in gh.comments.values()]
+    assert done.returncode == 0, done.stderr  # as `scoreboard run --dry-run` exits: no gate was evaluated
+    assert out["verdict"] == "dry-run" and out["exit-code"] == "0"
+    heading = comment.splitlines()[1]
+    assert "DRY RUN (mock subject)" in heading and "passed" not in heading, heading
+    assert "no model was called and no gate was evaluated" in comment

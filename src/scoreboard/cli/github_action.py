@@ -9,8 +9,9 @@ It reads what GitHub sets: GITHUB_STEP_SUMMARY, GITHUB_OUTPUT, GITHUB_EVENT_PATH
 GITHUB_API_URL, GITHUB_REPOSITORY, GITHUB_SERVER_URL, GITHUB_RUN_ID, and GITHUB_TOKEN (the
 action passes its `github-token` input). The run itself appends its Markdown report to the
 step summary. Outputs: report, reports (every file, one a line, for upload-artifact), pass-rate
-(with one variant), pass-rates (JSON), verdict (passed, gates-failed, errors, invalid, or waiting:
-exit code 4, attempts waiting on provider batches), exit-code, comment.
+(with one variant), pass-rates (JSON), verdict (passed, gates-failed, errors, invalid, waiting:
+exit code 4, attempts waiting on provider batches, or dry-run: `--dry-run`, exit code 0), exit-code,
+comment.
 
 A comment that cannot be posted (a fork's read-only token, the API down) is a warning: the exit
 code stays the run's, since the gates, not the comment, decide the job.
@@ -230,8 +231,16 @@ def outputs(outcome, comment: str) -> dict[str, str]:
     only = next(iter(rates.values())) if len(rates) == 1 else None
     return {"report": str(json_path), "reports": "\n".join(files),
             "pass-rate": "" if only is None else f"{only:.4f}", "pass-rates": json.dumps(rates),
-            "verdict": VERDICT.get(outcome.exit_code, str(outcome.exit_code)),
+            "verdict": verdict(outcome.head, outcome.exit_code),
             "exit-code": str(outcome.exit_code), "comment": comment}
+
+
+def verdict(head: dict, exit_code: int) -> str:
+    """The step's verdict: the exit code's, or `dry-run` for a dry run that exited 0 (its gates
+    were skipped and its figures are the mock's: it passed nothing)."""
+    if exit_code == 0 and (head.get("run") or {}).get("dry_run"):
+        return "dry-run"
+    return VERDICT.get(exit_code, str(exit_code))
 
 
 def write_outputs(values: dict[str, str]) -> None:

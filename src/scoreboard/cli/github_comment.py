@@ -89,8 +89,14 @@ def comparison_markdown(result: dict) -> str:
 def comment_body(head: dict, exit_code: int, comparison: dict | None, footer: str) -> str:
     """The comment: marker, verdict, pass rates, gates, comparison, where the reports are."""
     run = head["run"]
-    lines = [marker(run["suite"]), f"### scoreboard · {md(run['suite'])}: {VERDICTS.get(exit_code, exit_code)}", "",
-             "| variant | pass rate | 95% interval | passed / attempts |", "|---|---|---|---|"]
+    said = VERDICTS.get(exit_code, exit_code)
+    if run.get("dry_run"):  # the mock's figures, every gate skipped: it passed nothing
+        said = f"🧪 DRY RUN (mock subject){'' if exit_code == 0 else f', {said}'}"
+    lines = [marker(run["suite"]), f"### scoreboard · {md(run['suite'])}: {said}", ""]
+    if run.get("dry_run"):
+        lines += ["> Every output is the mock subject's: no model was called and no gate was evaluated, so these "
+                  "figures say nothing of the system.", ""]
+    lines += ["| variant | pass rate | 95% interval | passed / attempts |", "|---|---|---|---|"]
     for name, v in head["summary"]["variants"].items():
         ci = v.get("pass_rate_ci") or {}
         interval = f"{pct(ci.get('low'))} – {pct(ci.get('high'))} ({md(ci.get('method', ''))})" if ci else "n/a"
