@@ -173,3 +173,17 @@ def test_a_dry_run_in_the_action_is_not_called_passed(tmp_path):
     heading = comment.splitlines()[1]
     assert "DRY RUN (mock subject)" in heading and "passed" not in heading, heading
     assert "no model was called and no gate was evaluated" in comment
+
+
+# ---- the pytest plugin ------------------------------------------------------------------------
+
+
+def test_a_mistyped_setting_of_a_pytest_suite_names_the_one_meant():
+    import pytest
+
+    import scoreboard.testing
+
+    with pytest.raises(TypeError, match=r"unknown setting\(s\) fail_undr \(did you mean 'fail_under'\?\)"):
+        scoreboard.testing.suite("evals/suite.yaml", fail_undr=0.9)
+    with pytest.raises(TypeError, match=r"fail_under_metric \(did you mean 'fail_under_metrics'\?\)"):
+        scoreboard.testing.suite("evals/suite.yaml", fail_under_metric={"pass@3": 0.8})

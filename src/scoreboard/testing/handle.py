@@ -29,10 +29,12 @@ def suite(path: str | os.PathLike, **flags) -> SuiteHandle:
     uses (`runs=1`, `fail_under=0.9`, `output_dir="eval-results"`, `max_regression=0.05`,
     `baseline="main.json"`, `subject=...`); a relative path is relative to the test module."""
     from ..suite.load import NESTED, OVERRIDABLE
+    from ..validation import did_you_mean
 
     known = set(OVERRIDABLE) | set(NESTED) | set(EXTRA_FLAGS)
     unknown = sorted(set(flags) - known)
     if unknown:
-        raise TypeError(f"scoreboard.testing.suite() got unknown setting(s) {', '.join(unknown)} "
+        named = ", ".join(name + did_you_mean(name, known) for name in unknown)
+        raise TypeError(f"scoreboard.testing.suite() got unknown setting(s) {named} "
                         f"(known: {', '.join(sorted(known))})")
     return SuiteHandle(os.fspath(path), {k: v for k, v in flags.items() if v is not None})
