@@ -187,3 +187,18 @@ def test_a_mistyped_setting_of_a_pytest_suite_names_the_one_meant():
         scoreboard.testing.suite("evals/suite.yaml", fail_undr=0.9)
     with pytest.raises(TypeError, match=r"fail_under_metric \(did you mean 'fail_under_metrics'\?\)"):
         scoreboard.testing.suite("evals/suite.yaml", fail_under_metric={"pass@3": 0.8})
+
+
+def test_the_comment_says_how_many_attempts_its_pass_rate_judged():
+    """30 of 40 attempts not assessed (a cost bound with no price): "100.0% ... 10 / 40" read as a
+    contradiction, or as 30 failures. The rate is over the judged attempts: the column says so."""
+    from scoreboard.cli.github_comment import comment_body
+
+    variant = {"attempts": 40, "passed": 10, "failed": 0, "errors": 0, "unassessed": 30, "not_run": 0,
+               "pass_rate": 1.0, "pass_rate_ci": {"low": 0.72, "high": 1.0, "method": "wilson-effective-n"}}
+    head = {"run": {"suite": "qa"}, "summary": {"variants": {"m": variant}}, "gates": []}
+    body = comment_body(head, 0, None, "")
+    assert "| m | 100.0% | 72.0% – 100.0% (wilson-effective-n) | 10 / 10 judged (30 of 40 attempts not judged) |" \
+        in body, body
+    variant.update(passed=30, failed=10, unassessed=0)
+    assert "| 30 / 40 |" in comment_body(head, 0, None, "")

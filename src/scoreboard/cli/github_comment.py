@@ -100,7 +100,7 @@ def comment_body(head: dict, exit_code: int, comparison: dict | None, footer: st
     for name, v in head["summary"]["variants"].items():
         ci = v.get("pass_rate_ci") or {}
         interval = f"{pct(ci.get('low'))} – {pct(ci.get('high'))} ({md(ci.get('method', ''))})" if ci else "n/a"
-        lines.append(f"| {md(name)} | {pct(v.get('pass_rate'))} | {interval} | {v['passed']} / {v['attempts']} |")
+        lines.append(f"| {md(name)} | {pct(v.get('pass_rate'))} | {interval} | {judged_text(v)} |")
     gates = head.get("gates") or []
     if gates:
         lines += ["", "**Gates**", ""] + [f"- {'✅' if g['passed'] else '❌'} {md(g['description'])}" for g in gates]
@@ -112,6 +112,15 @@ def comment_body(head: dict, exit_code: int, comparison: dict | None, footer: st
     if len(body) > MAX_BODY:
         body = body[:MAX_BODY] + "\n\n… (cut short; the full comparison is in the step summary)\n"
     return body
+
+
+def judged_text(v: dict) -> str:
+    """`passed / attempts`, or, when some attempts were not judged (not assessed, not graded, not
+    run), `passed / judged` with how many were not: the pass rate is over the judged ones."""
+    judged = sum(v.get(k) or 0 for k in ("passed", "failed", "errors"))
+    if judged == v["attempts"]:
+        return f"{v['passed']} / {v['attempts']}"
+    return f"{v['passed']} / {judged} judged ({v['attempts'] - judged} of {v['attempts']} attempts not judged)"
 
 
 def pull_request_number(event_path: str | None) -> int | None:
