@@ -189,3 +189,28 @@ def test_arrow_headers_that_lie_about_their_buffers_are_an_error_not_a_crash(tmp
             assert decoded_size(bytes(broken)) >= 0
         except (Malformed, pa.ArrowException, OSError):  # what the loader turns into its one-line error
             pass
+
+
+# ---- rescore grades a recorded reply again when its grader broke
+
+
+FIXED = "def boom(output, context):\n    return 'reply' in output\n"
+
+
+def test_rescore_grades_again_a_reply_whose_grader_broke_and_the_turns_after_it_stay(tmp_path):
+    _grader_error_suite(tmp_path)
+    write_jsonl(tmp_path / "plain.jsonl", [{"id": "p", "input": "Question t2?"}])
+    suite = json.loads((tmp_path / "suite.json").read_text())
+    (tmp_path / "suite.json").write_text(json.dumps({**suite, "cases": ["conv.jsonl", "plain.jsonl"]}))
+    assert cli(tmp_path, "run", "suite.json", "--no-progress").returncode == 2
+    (source,) = (tmp_path / "out" / "s").glob("*.json")
+    (tmp_path / "checks.py").write_text(FIXED)  # the grader is fixed; the outputs are what they were
+    (tmp_path / "fixed.json").write_text(json.dumps(["python-file:checks.py:boom"]))
+    done = cli(tmp_path, "rescore", str(source), "--graders", "fixed.json", "--output", "r.json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    original = {a["case_id"]: a for a in json.loads(source.read_text())["attempts"]}
+    for a in report["attempts"]:
+        assert a["status"] == "passed" and a["error"] is None, a
+        assert a["output"] == original[a["case_id"]]["output"]
+    assert verify_report(report).ok

@@ -7,7 +7,7 @@
 --graders FILE (YAML or JSON) is either a list of grader specs for every case, or
 {"default": [...], "cases": {"case-id": [...]}} (cases it does not name keep their graders).
 The new report's plan holds the new graders; run.rescore records the source report (path,
-run id, SHA-256) and the previous graders. Outputs, errors and measurements are the source's:
+run id, SHA-256) and the previous graders. Outputs, subject errors and measurements are the source's:
 no subject request is made. Model graders (llm-judge, rubric-score, pointwise, pairwise) run
 only with --allow-judge; without it the command stops before anything runs.
 

@@ -49,8 +49,12 @@ class RecordedSubject(Subject):
         subject._by_key = {}
         for a in attempts:
             out = a.get("output")
-            record = {"case_id": a["case_id"], "run": a.get("run"), "error": a.get("error"),
-                      "_output": Output.from_dict(out) if isinstance(out, dict) else None,
+            output = Output.from_dict(out) if isinstance(out, dict) else None
+            # An attempt that holds an output was answered: an error beside it is its grading's
+            # (a grader raised, a judge failed), which the graders now decide again. Only an
+            # attempt without an output failed to answer, and replays that failure.
+            record = {"case_id": a["case_id"], "run": a.get("run"), "error": a.get("error") if output is None else None,
+                      "_output": output,
                       "_measurements": dict(a.get("measurements") or {}),
                       "_info": a.get("subject_info"), "_kind": a.get("error_kind")}
             subject._by_key[(record["case_id"], record["run"])] = record
