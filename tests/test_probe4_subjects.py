@@ -9,9 +9,9 @@ import json
 
 import pytest
 
-from scoreboard.errors import SubjectError
+from scoreboard.errors import ConfigError, SubjectError
 from scoreboard.subjects.registry import build_subject
-from tests.subjects import call, make, req
+from tests.subjects import call, call_error, make, req
 from tests.test_hostile_servers_2 import RawServer, answer, by_case, case_of, chat, run_suite, sse_events
 
 
@@ -230,3 +230,31 @@ def test_an_error_body_of_control_characters_is_not_copied_into_the_message():
     err = ask("openai", replying(answer(b"\0" * 5000 + b"\x1b[2Jboom\x07", "500 Internal")), retries={"attempts": 1})
     assert isinstance(err, SubjectError) and err.status == 500, err
     assert str(err) == "openai: HTTP 500: boom", repr(str(err))
+
+
+# --------------------------------------------------------------------------- programs
+
+
+def test_an_input_with_a_nul_byte_for_a_program_argument_is_the_subjects_error(tmp_path, monkeypatch):
+    """No program argument can hold a NUL byte: the attempt read 'ValueError: embedded null
+    byte', as if scoreboard had failed. It is now the subject's error, in words, and nothing runs;
+    the same input on stdin reaches the program."""
+    monkeypatch.chdir(tmp_path)
+    nul = req(input="a\0b")
+    err = call_error(build_subject({"type": "command", "argv": ["printf", "%s", "{input}"]}, tmp_path), nul)
+    assert err.kind == "input" and str(err).startswith("command: the input holds a NUL byte"), str(err)
+    piped = call(build_subject({"type": "command", "argv": ["cat"]}, tmp_path), req(input="a\0b"))
+    assert piped.output.text == "a\0b"
+    cli = tmp_path / "claude"
+    cli.write_text("#!/bin/sh\necho never >&2\n")
+    cli.chmod(0o755)
+    err = call_error(build_subject({"type": "claude-cli", "binary": str(cli)}, tmp_path), req(input="a\0b"))
+    assert err.kind == "input" and str(err).startswith("claude-cli: the input holds a NUL byte"), str(err)
+
+
+@pytest.mark.parametrize("spec, field", [({"argv": ["echo", "a\0"]}, "subject.argv[1]"),
+                                         ({"argv": ["echo"], "env": {"X": "a\0"}}, "subject.env.X")])
+def test_a_nul_byte_in_a_commands_spec_is_refused_naming_its_field(tmp_path, spec, field):
+    with pytest.raises(ConfigError) as caught:
+        build_subject({"type": "command", **spec}, tmp_path)
+    assert caught.value.field == field and "NUL byte" in str(caught.value)

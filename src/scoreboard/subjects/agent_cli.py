@@ -197,6 +197,9 @@ class AgentCLISubject(Subject):
         except ConfigError as exc:
             raise SubjectError(str(exc), kind="config") from None
         secrets: set[str] = set()
+        if "\0" in prompt:
+            raise SubjectError(f"{self.kind}: the input holds a NUL byte, which no program argument can carry "
+                               "(not run)", kind="input")
         ws = request.workspace
         if ws is not None and not self.agent_mode:
             raise SubjectError(f"{self.kind}: an agent task needs the subject in agent mode "

@@ -53,6 +53,11 @@ class CommandSubject(Subject):
         env = spec.get("env", {})
         if not isinstance(env, dict):
             raise ConfigError("command subject: 'env' must be a mapping", field="subject.env")
+        fields = [(f"env.{k}", f"{k}{v}") for k, v in env.items()] + [(f"argv[{i}]", a) for i, a in enumerate(argv)]
+        for field, value in fields:
+            if "\0" in value:
+                raise ConfigError(f"command subject: {field} holds a NUL byte (no program argument or "
+                                  "environment variable can)", field=f"subject.{field}")
         return {**{k: v for k, v in spec.items() if k != "type"}, "argv": argv}
 
     def check(self) -> None:
@@ -132,6 +137,9 @@ class CommandSubject(Subject):
                     handle.write(request.skill)
                 env["SCOREBOARD_SKILL_FILE"] = skill_file
             uses_placeholder = any("{input}" in a for a in argv)
+            if uses_placeholder and "\0" in text:
+                raise SubjectError("command: the input holds a NUL byte, which no program argument can carry "
+                                   "(not run; an argv without {input} passes the input on stdin)", kind="input")
             values = {"input": text, "skill_file": installed or skill_file or "", "run": str(request.run),
                       "seed": seed, "vars": json.dumps(request.vars or {}, ensure_ascii=False)}
             # one pass, so an input holding "{run}" or "{vars}" is passed as it is
