@@ -258,3 +258,28 @@ def test_a_nul_byte_in_a_commands_spec_is_refused_naming_its_field(tmp_path, spe
     with pytest.raises(ConfigError) as caught:
         build_subject({"type": "command", **spec}, tmp_path)
     assert caught.value.field == field and "NUL byte" in str(caught.value)
+
+
+# --------------------------------------------------------------------------- latency
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_latency_leaves_out_the_wait_for_the_subjects_own_limits(monkeypatch, fails):
+    """With max_concurrency: 1 and four attempts at once, every request took 0.5 s and the
+    attempts read 0.5, 1.0, 1.5 and 2.0 s: the wait for the subject's own slot is queueing, not
+    the provider's latency. A clock that moves only while a slot is awaited shows it exactly."""
+    from scoreboard.subjects import _http, _limits
+
+    clock = [0.0]
+    monkeypatch.setattr(_http, "_perf", lambda: clock[0])
+    acquire = _limits.Limiter.acquire
+
+    async def slow_acquire(self):
+        clock[0] += 100.0  # queued behind max_concurrency / requests_per_minute for 100 s
+        return await acquire(self)
+
+    monkeypatch.setattr(_limits.Limiter, "acquire", slow_acquire)
+    raw = answer(b"{}", "400 Bad Request") if fails else answer(json.dumps(chat()).encode())
+    got = ask("openai", replying(raw), max_concurrency=1)
+    assert isinstance(got, SubjectError) == fails, got
+    assert got.measurements.latency_ms == 0.0 and got.measurements.requests == 1

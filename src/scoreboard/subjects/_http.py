@@ -171,10 +171,10 @@ class HTTPSubject(HTTPOptions, Subject):
         n_bytes = len(data)
         tok_bound = n_bytes + out_bound if out_bound is not None else None
         cost_bound = pricing.cost_bound(price, n_bytes, out_bound)
-        reply, n = await self._send(request, data, stream, (tok_bound, cost_bound, out_bound), price, t0)
+        reply, n, queued = await self._send(request, data, stream, (tok_bound, cost_bound, out_bound), price, t0)
         cost = reply.cost if reply.cost is not None else pricing.cost_usd(price, reply.input_tokens,
                                                                            reply.output_tokens)
-        measurements = Measurements(latency_ms=round((_perf() - t0) * 1000, 3),
+        measurements = Measurements(latency_ms=round((_perf() - t0 - queued) * 1000, 3),
                                     input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
                                     cost_usd=cost, requests=n)
         output = Output(text=reply.text, json=reply.json, tool_calls=reply.tool_calls, status=reply.status)
@@ -182,8 +182,11 @@ class HTTPSubject(HTTPOptions, Subject):
                                              "model": without_surrogates(reply.model), "retries": n - 1})
 
     async def _send(self, request: SubjectRequest, data: bytes, stream: bool, bounds: tuple,
-                    price, t0: float) -> tuple[Reply, int]:
-        """Send with retries; `bounds` = (tokens, cost, output tokens) one request may spend."""
+                    price, t0: float) -> tuple[Reply, int, float]:
+        """Send with retries; `bounds` = (tokens, cost, output tokens) one request may spend.
+        Returns the reply, the requests sent and the seconds queued behind this subject's own
+        limits (max_concurrency, requests_per_minute, the budget): not the provider's latency,
+        so not the attempt's (with max_concurrency 1, four attempts at once read 1x to 4x)."""
         loop = asyncio.get_running_loop()
         session = self._pool.session(loop, self.static_headers)
         if self._loop is not loop:  # the limiter's futures belong to one loop
@@ -193,10 +196,13 @@ class HTTPSubject(HTTPOptions, Subject):
         payload = None if self.method == "GET" else data  # a GET carries no body
         n = 0
         only_429 = True  # every answer this attempt got was a 429: a rate limit, not another failure
+        queued = 0.0
         while True:
             headers = self.request_headers()
+            q0 = _perf()
             gen = await limiter.acquire()
             ticket = None if ledger is None else await self._reserve(request, bounds)
+            queued += _perf() - q0
             n += 1
             try:
                 reply, status = await self._exchange(session, url, payload, headers, stream)
@@ -216,7 +222,7 @@ class HTTPSubject(HTTPOptions, Subject):
                         price, reply.input_tokens, reply.output_tokens)
                     ledger.complete(ticket, ok=True, status=status, input_tokens=reply.input_tokens,
                                     output_tokens=reply.output_tokens, cost_usd=cost)
-                return reply, n
+                return reply, n, queued
             limiter.release()
             only_429 = only_429 and err.status == 429
             if ticket is not None:
@@ -230,7 +236,7 @@ class HTTPSubject(HTTPOptions, Subject):
                 await asyncio.sleep(delay)
                 if getattr(ledger, "halted", None) is None:
                     continue
-            raise self._final_error(err, n, delay, only_429, t0)
+            raise self._final_error(err, n, delay, only_429, t0 + queued)
 
     async def _reserve(self, request: SubjectRequest, bounds: tuple):
         """The ledger's ticket for one request (the limiter's slot is given back if it refuses)."""
