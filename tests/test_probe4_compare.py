@@ -181,3 +181,39 @@ def test_junit_gives_the_pass_rate_with_its_interval_and_method_as_the_terminal_
     assert props["interval_method"].startswith("wilson-effective-n: Wilson score interval")
     assert float(props["pass_rate"]) == json.loads(next((tmp_path / "out" / "s").glob("*.json")).read_text())[
         "summary"]["variants"]["a"]["pass_rate"]
+
+
+# -- an even pair reads as even; runs per case that differ are said ---------------------------
+
+def test_an_even_pair_is_said_even_not_a_lead_of_plus_zero_points():
+    """Per-case differences 1/3 - 0, 1/3 - 1, 1/3 - 0 sum to zero, but in floats to -3.7e-17: the
+    headline named b ahead "+0.0 points over a" and compare printed "-0.0 points"."""
+    from scoreboard.stats.comparison import headline, paired_stats
+
+    a = {f"c{i}": [1, 3] for i in range(3)}
+    b = {"c0": [0, 1], "c1": [1, 1], "c2": [0, 1]}
+    stats = paired_stats(a, b, 0)
+    assert stats["mean_difference"] == 0.0
+    assert headline("a", "b", stats).startswith("a and b even: 0.0 points apart")
+
+
+def test_compare_says_when_the_two_reports_ran_their_cases_a_different_number_of_times(tmp_path):
+    (tmp_path / "subj.py").write_text(COIN_SUBJECT)
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps({"id": f"c{i}", "input": f"q{i}", "expected": f"q{i}"})
+                                                  + "\n" for i in range(12)))
+    (tmp_path / "suite.yaml").write_text(
+        "name: s\ncases: cases.jsonl\nvariants:\n"
+        "  a: {subject: {type: python, function: 'subj:a', model_free: true}}\n")
+    for runs in ("1", "5"):
+        done = scoreboard(["run", "suite.yaml", "--no-progress", "--format", "json", "--runs", runs,
+                           "--output-dir", f"r{runs}"], tmp_path)
+        assert done.returncode == 0, done.stdout + done.stderr
+    (one,) = (tmp_path / "r1" / "s").glob("*.json")
+    (five,) = (tmp_path / "r5" / "s").glob("*.json")
+    proc = scoreboard(["compare", str(one), str(five), "--json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    (comp,) = json.loads(proc.stdout)["comparisons"]
+    assert any("A ran 1 run per case, B 5" in flag for flag in comp["flags"]), comp["flags"]
+    same = scoreboard(["compare", str(five), str(five), "--json"], tmp_path)
+    (comp,) = json.loads(same.stdout)["comparisons"]
+    assert not any("run per case" in flag or "runs per case" in flag for flag in comp["flags"]), comp["flags"]

@@ -69,6 +69,12 @@ def method_words(result: dict) -> str:
     return "; ".join(f"{name}: {METHODS.get(name, name)}" for name in names)
 
 
+def runs_differ(runs_a: int, runs_b: int) -> str:
+    """The flag of a pair whose reports ran each case a different number of times."""
+    return (f"A ran {plural(runs_a, 'run')} per case, B {runs_b}: each case's runs are averaged first, so a "
+            "case's win or loss weighs averages over different numbers of runs")
+
+
 def _side(report: Report) -> dict:
     return {"run_id": report.run.id, "suite": report.run.suite, "fixture_hash": report.plan.fixture_hash}
 
@@ -140,6 +146,8 @@ def compare_reports(a: Report, b: Report, pairs: list[tuple[str, str]] | None = 
             comp["flags"].append(EXPLORATORY)  # several pairs here, one pair in each call
         if va == vb and same_run and ta == tb:  # said only when the two sides' outcomes are indeed the same
             comp["flags"].insert(0, SAME_ATTEMPTS)
+        if a.plan.runs != b.plan.runs:
+            comp["flags"].append(runs_differ(a.plan.runs, b.plan.runs))
         hits_a = sum(h for h, _ in ta.values())
         tries_a = sum(n for _, n in ta.values())
         hits_b = sum(h for h, _ in tb.values())
