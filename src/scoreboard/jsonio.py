@@ -9,13 +9,35 @@ from __future__ import annotations
 
 import json
 import math
+import signal
+import threading
 from collections.abc import Sequence
+from types import ModuleType
 from typing import Any
 
-try:
-    import orjson as _orjson
-except ImportError:  # optional speed-up; behaviour is the same without it
-    _orjson = None
+
+def _load_orjson() -> ModuleType | None:
+    """orjson (None where it is not installed), imported with Ctrl+C held back. Its module
+    initialisation imports uuid, datetime, enum and others and uses each without checking that
+    it loaded: a KeyboardInterrupt inside one of those imports (Ctrl+C as scoreboard starts)
+    ended the interpreter with a segmentation fault (orjson 3.13: 4 of 100 start-ups
+    interrupted at random moments). SIGINT stays pending while orjson loads and lands right
+    after it, as the KeyboardInterrupt scoreboard reports (exit 130)."""
+    hold = threading.current_thread() is threading.main_thread() and hasattr(signal, "pthread_sigmask")
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if hold else None
+    try:
+        import orjson
+    except ImportError:  # optional speed-up; behaviour is the same without it
+        return None
+    finally:
+        if previous is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+    return orjson
+
+
+_orjson = _load_orjson()
+#: the same module for the HTTP subjects' wire codec (subjects/_wire.py)
+orjson_module = _orjson
 
 class LazyList(Sequence):
     """A list whose items are made when read, not held (a plan's cases): it serialises as a JSON
