@@ -16,12 +16,8 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 from ..jsonio import TOO_DEEP
+from ..jsonio import orjson_module as _orjson  # None without orjson: the stdlib does the same, slower
 from ..redact import split_userinfo
-
-try:
-    import orjson as _orjson
-except ImportError:  # a dependency, but the stdlib does the same, only slower
-    _orjson = None
 
 _std_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 #: orjson reads integers past 64 bits as floats, silently: a body with a run of 19 digits
