@@ -214,3 +214,28 @@ def test_rescore_grades_again_a_reply_whose_grader_broke_and_the_turns_after_it_
         assert a["status"] == "passed" and a["error"] is None, a
         assert a["output"] == original[a["case_id"]]["output"]
     assert verify_report(report).ok
+
+
+# ---- a turn that could never be sent is an error when the file loads
+
+
+def test_a_turn_over_a_history_limit_before_any_reply_is_refused_at_load(tmp_path):
+    big = {"id": "big", "conversation": {"topic": "t", "documents": ["d" * 60_000]},
+           "turns": [{"id": "t1", "question": "Q?"}]}
+    write_jsonl(tmp_path / "c.jsonl", [big, conv("fits", ["t1", "t2"])])
+    done = cli(tmp_path, "validate", "c.jsonl")
+    assert done.returncode == 1 and "OK" not in done.stdout
+    assert done.stderr.strip() == (
+        "scoreboard: error: c.jsonl:1, case 'big', field 'conversation': turn 't1' could never be sent: its topic, "
+        "notes, documents and question make 60033 characters before any reply, over max_conversation_chars 50000 "
+        "(limits.conversation)")
+    # a suite's own limits: the fifth message (turn 3's question) is past max_messages 4
+    write_jsonl(tmp_path / "c.jsonl", [conv("three", ["t1", "t2", "t3"])])
+    (tmp_path / "suite.json").write_text(json.dumps({"name": "s", "cases": "c.jsonl", "subject": "mock",
+                                                     "limits": {"conversation": {"max_messages": 4}}}))
+    done = cli(tmp_path, "validate", "suite.json")
+    assert done.returncode == 1
+    assert "c.jsonl:1, case 'three', field 'turns.2': turn 't3' could never be sent: its history holds 5 messages, " \
+           "over max_messages 4" in done.stderr
+    write_jsonl(tmp_path / "c.jsonl", [conv("two", ["t1", "t2"])])
+    assert cli(tmp_path, "validate", "suite.json").returncode == 0

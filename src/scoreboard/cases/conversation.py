@@ -236,6 +236,25 @@ def _read_documents(shared: dict, read_at: Callable[[str, str], str] | None) -> 
             docs[key] = read_at(value[1:], f"conversation.documents.{key}")
 
 
+def _check_static_history(conversation: dict, limits: ConversationLimits, *, file: str, line: int | None,
+                          case_id: str) -> None:
+    """A turn whose history breaks a limit before any reply is added (the shared input and the
+    questions alone) could never be sent: an error when the file loads, not in every run."""
+    for k, turn in enumerate(conversation["turns"]):
+        messages = turn_messages(conversation, k, [""] * k)
+        field = "conversation" if k == 0 else f"turns.{k}.question"
+        if len(messages) > limits.max_messages:
+            raise ConfigError(f"turn {turn['id']!r} could never be sent: its history holds {len(messages)} messages, "
+                              f"over max_messages {limits.max_messages} (limits.conversation)", file=file, line=line,
+                              case_id=case_id, field=f"turns.{k}")
+        size = sum(len(m["content"]) for m in messages)
+        if size > limits.max_conversation_chars:
+            what = "topic, notes, documents and question" if k == 0 else "shared input and questions up to it"
+            raise ConfigError(f"turn {turn['id']!r} could never be sent: its {what} make {size} characters before "
+                              f"any reply, over max_conversation_chars {limits.max_conversation_chars} "
+                              "(limits.conversation)", file=file, line=line, case_id=case_id, field=field)
+
+
 def expand_conversation(raw: dict, record: Any, *, file: str, line: int | None,
                         limits: ConversationLimits, read_at: Callable[[str, str], str] | None = None) -> list[Case]:
     """Validate a conversation case record and turn it into one Case per turn (`read_at`
@@ -284,6 +303,7 @@ def expand_conversation(raw: dict, record: Any, *, file: str, line: int | None,
                     "turns": [{"id": tr.id, "question": tr.question, **({"style": tr.style} if tr.style else {})}
                               for tr, _ in turns],
                     "limits": limits.model_dump()}
+    _check_static_history(conversation, limits, file=file, line=line, case_id=case_id)
     out = []
     sources = sources_of(shared)
     for index, (turn, t) in enumerate(turns):
