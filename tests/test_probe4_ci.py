@@ -202,3 +202,46 @@ def test_the_comment_says_how_many_attempts_its_pass_rate_judged():
         in body, body
     variant.update(passed=30, failed=10, unassessed=0)
     assert "| 30 / 40 |" in comment_body(head, 0, None, "")
+
+
+# ---- the comment's API calls --------------------------------------------------------------------
+
+
+def test_an_api_that_drips_its_answer_cannot_hold_the_step(monkeypatch):
+    """Each read had a 30 s timeout, but an answer sent a byte at a time (a stalled proxy, a
+    hostile GITHUB_API_URL) never tripped it: the step waited for as long as it dripped. A call
+    now has a deadline for the whole answer, and missing it is a comment that failed."""
+    import socket
+    import threading
+
+    import pytest
+
+    from scoreboard.cli import github_comment
+
+    stop = threading.Event()
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+
+    def drip():
+        conn, _ = server.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n[")
+            while not stop.wait(0.05):
+                try:
+                    conn.sendall(b" ")
+                except OSError:
+                    return
+
+    thread = threading.Thread(target=drip, daemon=True)
+    thread.start()
+    monkeypatch.setattr(github_comment, "CALL_DEADLINE_S", 1.0)
+    api = github_comment.GitHub(f"http://127.0.0.1:{server.getsockname()[1]}", "octo/app", TOKEN)
+    try:
+        with pytest.raises(github_comment.CommentError, match=r"GET /issues/7/comments.*no whole answer within 1 s"):
+            api.find_comment(7, "<!-- scoreboard-comment:qa -->")
+    finally:
+        stop.set()
+        server.close()
+        thread.join(10)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -22,6 +23,9 @@ MAX_PAGES = 20
 #: GitHub refuses comment bodies over 65,536 characters
 MAX_BODY = 65_000
 TIMEOUT_S = 30
+#: the most a whole API call may take, its answer read to the end: TIMEOUT_S bounds each read
+#: only, and an answer sent a byte at a time would never trip it
+CALL_DEADLINE_S = 120.0
 #: the most of the event file read (GitHub's own events are far smaller)
 MAX_EVENT_BYTES = 32 << 20
 VERDICTS = {0: "✅ passed", 1: "⚠️ invalid input", 2: "⚠️ execution errors or a stopped run", 3: "❌ a gate failed",
@@ -145,6 +149,25 @@ def pull_request_number(event_path: str | None) -> int | None:
     return None
 
 
+class Late(Exception):
+    """An API call's answer did not come whole by its deadline."""
+
+
+def read_within(response, limit: int, deadline: float) -> bytes:
+    """At most `limit` bytes of an answer, read in pieces; Late past `deadline`."""
+    chunks, size = [], 0
+    while size < limit:
+        if time.monotonic() > deadline:
+            raise Late
+        chunk = response.read1(min(1 << 16, limit - size)) if hasattr(response, "read1") else \
+            response.read(min(1 << 16, limit - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
 class GitHub:
     """The few REST calls the comment needs."""
 
@@ -162,16 +185,22 @@ class GitHub:
             "Authorization": f"Bearer {self.token}", "Accept": "application/vnd.github+json",
             "X-GitHub-Api-Version": "2022-11-28", "User-Agent": "scoreboard-action",
             **({"Content-Type": "application/json"} if data is not None else {})})
+        deadline = time.monotonic() + CALL_DEADLINE_S
+        late = f"{method} {path}: no whole answer within {CALL_DEADLINE_S:g} s"
         try:
             with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
-                raw = response.read(MAX_EVENT_BYTES)
+                raw = read_within(response, MAX_EVENT_BYTES, deadline)
         except urllib.error.HTTPError as exc:
             detail = ""
             try:
-                detail = str(json.loads(exc.read(1 << 16)).get("message", ""))[:200]
+                detail = str(json.loads(read_within(exc, 1 << 16, deadline)).get("message", ""))[:200]
             except (ValueError, AttributeError, OSError):
                 pass
+            except Late:
+                raise CommentError(late) from None
             raise CommentError(f"{method} {path}: HTTP {exc.code}{': ' + detail if detail else ''}") from None
+        except Late:
+            raise CommentError(late) from None
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             raise CommentError(f"{method} {path}: {reason}") from None
