@@ -217,3 +217,22 @@ def test_compare_says_when_the_two_reports_ran_their_cases_a_different_number_of
     same = scoreboard(["compare", str(five), str(five), "--json"], tmp_path)
     (comp,) = json.loads(same.stdout)["comparisons"]
     assert not any("run per case" in flag or "runs per case" in flag for flag in comp["flags"]), comp["flags"]
+
+
+def test_compare_says_its_pass_rates_are_on_the_shared_cases_when_some_are_left_out():
+    from scoreboard.cli.compare import render_text
+
+    comp = {"a": "a", "b": "a", "a_pass_rate": 0.625, "b_pass_rate": 0.5, "headline": "h", "mean_difference": None,
+            "flags": [], "mcnemar": {"p": None}}
+    result = {"a": {"suite": "s", "run_id": "1"}, "b": {"suite": "s", "run_id": "2"}, "shared_cases": 8,
+              "inputs_differ": [], "only_in_a": ["c8", "c9"], "only_in_b": [], "unmatched_variants": {"a": [], "b": []},
+              "comparisons": [comp]}
+    assert "a (A) 62.5% vs a (B) 50.0% (pass rates on the 8 shared cases)" in render_text(result)
+    result["only_in_a"] = []
+    assert "a (A) 62.5% vs a (B) 50.0%\n" in render_text(result)
+    from scoreboard.cli.compare import render_html
+
+    result["only_in_a"], result["only_in_b"] = ["c8", "c9"], ["d1"]
+    comp.update(cases=8, a_wins=1, b_wins=0, ties=7, sign_test_p=1.0, mean_difference_ci=None)
+    page = render_html(result)
+    assert "Only in A: 2 cases" in page and "only in B: 1 case" in page

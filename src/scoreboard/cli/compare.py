@@ -186,7 +186,9 @@ def render_text(result: dict) -> str:
         ra = "n/a" if c["a_pass_rate"] is None else f"{c['a_pass_rate']:.1%}"
         rb = "n/a" if c["b_pass_rate"] is None else f"{c['b_pass_rate']:.1%}"
         lines.append("")
-        lines.append(f"{c['a']} (A) {ra} vs {c['b']} (B) {rb}")
+        partial = result["inputs_differ"] or result["only_in_a"] or result["only_in_b"]
+        on = f" (pass rates on the {plural(result['shared_cases'], 'shared case')})" if partial else ""
+        lines.append(f"{c['a']} (A) {ra} vs {c['b']} (B) {rb}{on}")
         lines.append(f"  {c['headline']}")
         ci = c.get("mean_difference_ci") or {}
         if c.get("mean_difference") is not None:
@@ -253,7 +255,8 @@ def render_html(result: dict) -> str:
 td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left}}th{{background:#f4f4f4}}</style></head><body>
 <h1>Comparison</h1><p>A: {escape(str(result['a']['suite']))} ({escape(str(result['a']['run_id']))}) ·
 B: {escape(str(result['b']['suite']))} ({escape(str(result['b']['run_id']))})</p>
-<p>Shared cases (same id and input hash): {result['shared_cases']}. Left out because inputs differ: {len(result['inputs_differ'])}.{unit}</p>
+<p>Shared cases (same id and input hash): {result['shared_cases']}. Left out because inputs differ: {len(result['inputs_differ'])}.
+Only in A: {plural(len(result['only_in_a']), 'case')}; only in B: {plural(len(result['only_in_b']), 'case')}.{unit}</p>
 <table><tr><th>pair</th><th>cases</th><th>A wins</th><th>B wins</th><th>ties</th><th>mean diff A−B, points (95% CI)</th>
 <th>sign test p</th><th>McNemar p</th><th>flags</th></tr>{''.join(rows)}</table>
 <p>95% intervals: {escape(method_words(result)) or 'none'}</p>
