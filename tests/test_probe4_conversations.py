@@ -239,3 +239,15 @@ def test_a_turn_over_a_history_limit_before_any_reply_is_refused_at_load(tmp_pat
            "over max_messages 4" in done.stderr
     write_jsonl(tmp_path / "c.jsonl", [conv("two", ["t1", "t2"])])
     assert cli(tmp_path, "validate", "suite.json").returncode == 0
+
+
+def test_a_conversation_seed_that_is_not_a_whole_number_is_refused_not_coerced(tmp_path):
+    records = [conv("s1", ["t1"]), conv("s2", ["t1"]), conv("s3", ["t1"])]
+    for record, seed in zip(records, (True, "7", 7)):
+        record["conversation"]["seed"] = seed
+    write_jsonl(tmp_path / "c.jsonl", records)
+    done = cli(tmp_path, "validate", "c.jsonl")
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "scoreboard: error: c.jsonl:1, case 's1', field 'conversation.seed': must be a whole number (got True)",
+        "scoreboard: error: c.jsonl:2, case 's2', field 'conversation.seed': must be a whole number (got '7')"]

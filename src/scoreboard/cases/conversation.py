@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, StrictInt, ValidationInfo, field_validator
 
 from ..errors import ConfigError
 from ..hashing import sha256_json
@@ -33,7 +33,7 @@ class SharedInput(Strict):
     #: the response detail every turn asks for unless a turn sets its own (recorded, hashed, sent)
     style: str = Field(DEFAULT_STYLE, min_length=1)
     #: fixes a subject's sampling where it takes a seed (passed to it; see SubjectRequest.seed)
-    seed: int | None = None
+    seed: StrictInt | None = None  # `true` or "7" is a mistake, never seed 1 or 7
 
     @field_validator("documents")
     @classmethod
