@@ -13,6 +13,7 @@ from typing import Iterator
 
 from ..errors import ConfigError
 from ..record.constants import FORMATS as REPORT_FORMATS
+from ..stats.gates import METRIC_HELP
 from ..words import plural
 
 FORMAT_HELP = f"report formats: {', '.join(REPORT_FORMATS)} (comma-separated or repeated)"
@@ -50,8 +51,8 @@ def add_suite_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fail-under", action="append", metavar="RATE",
                    help="exit 3 when a variant's pass rate is below RATE; VARIANT=RATE for one variant")
     p.add_argument("--fail-under-metric", action="append", metavar="NAME=VALUE",
-                   help="exit 3 when a variant's figure is below VALUE: NAME is pass_rate, pass@K, pass^K, fields "
-                        "(overall field accuracy) or field:PATH; VARIANT:NAME=VALUE for one variant; repeatable")
+                   help=f"exit 3 when a variant's figure is below VALUE: NAME is {METRIC_HELP}; "
+                        "VARIANT:NAME=VALUE for one variant; repeatable")
     p.add_argument("--fail-under-fields", action="append", metavar="RATE",  # issue 13: origin 002's gate
                    help="exit 3 when a variant's overall field accuracy is below RATE; VARIANT=RATE for one "
                         "variant (the same as --fail-under-metric fields=RATE)")

@@ -104,7 +104,7 @@ def _check_rate(variant: str | None, threshold: Any) -> None:
 
 #: what `--fail-under-metric NAME=VALUE` may name: a figure of each variant's summary
 METRIC_HELP = ("pass_rate, pass@K, pass^K, fields (overall field accuracy), field:PATH, score, a named "
-               "or derived metric, or reducer:NAME")
+               "or derived metric, metric:NAME (a named score no spec declares), or reducer:NAME")
 
 
 def metric_value(summary_variant: dict, name: str, declared: set[str] | frozenset = frozenset()

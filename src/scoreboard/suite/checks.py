@@ -4,6 +4,7 @@ API key that only a real run needs, the default grader applied to a structured `
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -128,15 +129,26 @@ def in_variant(name: str) -> Iterator[None]:
 
 
 
+GOLD_SUFFIX = ".gold.json"
+
+
+def implicit_exact_source(source: str) -> str:
+    """Where the implicit-`exact` warning points: a case file, or a gold directory as a whole (its
+    documents share one warning)."""
+    return f"{os.path.dirname(source) or '.'}{os.sep}" if source.endswith(GOLD_SUFFIX) else source
+
+
 def implicit_exact_warning(source: str, cases: list[Case]) -> str:
     """The warning for cases graded by the default `exact` although `expected` is structured."""
     first = cases[0]
-    where = f"{source}:{first.line}" if first.line else source
+    gold = source.endswith(os.sep)  # a gold directory: a gold file holds only its fields
+    where = f"{source}:{first.line}" if first.line and not gold else source
     many = f"{len(cases)} cases (the first: {first.id!r}) name no grader and expect" if len(cases) > 1 \
         else f"case {first.id!r} names no grader and expects"
+    hint = " in the suite, e.g. graders: [json-fields] (a gold file holds only its fields)" if gold else \
+        ', e.g. "grader": "json-fields" in the case or graders: [json-fields] in the suite'
     return (f"{where}: {many} a JSON object or list: graded by 'exact', so the "
-            "output must equal it as a whole; name a grader for field-by-field scores, e.g. "
-            '"grader": "json-fields" in the case or graders: [json-fields] in the suite')
+            f"output must equal it as a whole; name a grader for field-by-field scores{hint}")
 
 
 def check_isolated_agents(cfg: SuiteConfig, cases: list[Case], variants: list, source: str | None,

@@ -16,7 +16,7 @@ from ..hashing import canonical_json
 from ..subjects.base import Subject
 from ..subjects.registry import build_subject, parse_subject_spec
 from .authoring import with_transform
-from .checks import check_budget_bounds, check_subject, implicit_exact_warning
+from .checks import check_budget_bounds, check_subject, implicit_exact_source, implicit_exact_warning
 from .config import SuiteConfig
 
 #: subject kinds the suite's `prices:` table prices by model
@@ -162,7 +162,7 @@ def resolve_graders(cfg: SuiteConfig, cases: list[Case], *, errors: Collector | 
                 elif case.has_expected:
                     graders = [build("exact", case)]
                     if isinstance(case.expected, (dict, list)) and case.turns is None:
-                        implicit.setdefault(case.source or "", []).append(case)
+                        implicit.setdefault(implicit_exact_source(case.source or ""), []).append(case)
                 else:
                     graders = []  # recorded, never graded
                 for grader in graders:

@@ -35,7 +35,7 @@ from .checks import (
 )
 from .config import Limits, SuiteConfig
 from .grading import as_judge_error, build_judge, resolve_graders
-from .variants import build_variants, check_data_file, in_file
+from .variants import build_variants, check_data_file, in_file, variant_names
 from .paths import Places
 from .suite import Suite, resolve_render
 
@@ -170,7 +170,7 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
         check_isolated_agents(cfg, cases, variants, source, dry_run)  # issue 16: an http agent
     with errors.each():
         check_sendable_inputs(cases, variants)  # a chat case's tool message, for openai/anthropic
-    names = [v.name for v in variants]
+    names = variant_names(cfg, flags, places.source, variants)  # gates see every declared variant
     planned = len(cases) * len(variants) * cfg.runs
     if planned > cfg.limits.max_attempts:  # before anything sized by the plan is built
         errors.add(ConfigError(f"the run would make {planned:,} attempts ({len(cases):,} cases x "

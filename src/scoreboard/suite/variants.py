@@ -40,6 +40,15 @@ def variant_configs(cfg: SuiteConfig, flags: dict, source: str | None = None) ->
         return cross_prompts(cfg, configs)
 
 
+def variant_names(cfg: SuiteConfig, flags: dict, source: str | None, built: list[Variant]) -> list[str]:
+    """Every declared variant's name, built or not: a gate naming a variant whose subject could not
+    be built (an error of its own, already reported) does not name an unknown variant."""
+    try:
+        return [vc["name"] for vc in variant_configs(cfg, flags, source)]
+    except ConfigError:  # reported by build_variants
+        return [v.name for v in built]
+
+
 def _variant_configs(cfg: SuiteConfig, flags: dict) -> list[dict]:
     taken: set[str] = set()
     skills = [s for s in (flags.get("skill"), flags.get("vs")) if s]

@@ -1,0 +1,113 @@
+"""A newcomer following the README literally (probe 4): what the README's commands print when
+the user's setup is not complete, and what the repository holds on a fresh clone."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES = [{"id": f"c{i}", "input": f"q{i}", "expected": f"q{i}"} for i in range(2)]
+
+
+def cli(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    full = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY",
+                                                             "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL",
+                                                             "SCOREBOARD_STORE", "PROBE_UNSET_KEY")}
+    full.update(env or {})
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=full, check=False,
+                          capture_output=True, text=True, timeout=120)
+
+
+def suite_in(folder: Path, **settings) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in CASES), encoding="utf-8")
+    path = folder / "suite.json"
+    path.write_text(json.dumps({"cases": "cases.jsonl", "output_dir": "out", **settings}), encoding="utf-8")
+    return path
+
+
+def errors_of(proc: subprocess.CompletedProcess) -> list[str]:
+    assert proc.returncode == 1, (proc.args, proc.stdout, proc.stderr)
+    lines = [line for line in proc.stderr.splitlines() if not line.startswith("scoreboard: warning:")]
+    assert lines and all(line.startswith("scoreboard: error: ") for line in lines), proc.stderr
+    return lines
+
+
+# ---- the README's LLM suite run without its API key --------------------------------------------
+
+def _keyed_suite(folder: Path, **gates) -> Path:
+    subject = {"type": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m",
+               "api_key_env": "PROBE_UNSET_KEY", "api_key_required": True, "params": {"max_tokens": 16}}
+    return suite_in(folder, subject=subject, variants={"basic": {}, "careful": {"params": {"temperature": 0}}},
+                    **gates)
+
+
+def test_a_run_without_its_api_key_names_the_key_and_no_gate_of_a_variant_that_failed_to_build(tmp_path):
+    """`scoreboard run examples/invoices/llm-suite.yaml` without OPENAI_API_KEY: one line per variant
+    naming the unset variable, and nothing else: the suite's `fail_under: {careful: 0.9}` names a
+    declared variant, so it is not "an unknown variant 'careful' (variants: )"."""
+    suite = _keyed_suite(tmp_path / "s", fail_under={"careful": 0.9}, fail_under_metrics={"careful:pass_rate": 0.5},
+                         min_rubric={"basic": 3})
+    lines = errors_of(cli(tmp_path, "run", str(suite)))
+    assert len(lines) == 2, lines
+    assert all("PROBE_UNSET_KEY is not set" in line for line in lines), lines
+    assert not any("unknown variant" in line for line in lines), lines
+    assert not (tmp_path / "s" / "out").exists()
+
+
+def test_a_gate_naming_a_variant_that_is_not_declared_is_still_refused_beside_a_build_error(tmp_path):
+    suite = _keyed_suite(tmp_path / "s", fail_under={"carefull": 0.9})
+    lines = errors_of(cli(tmp_path, "run", str(suite)))
+    assert sum("PROBE_UNSET_KEY is not set" in line for line in lines) == 2, lines
+    unknown = [line for line in lines if "unknown variant" in line]
+    assert len(unknown) == 1 and "'carefull'" in unknown[0] and "(variants: basic, careful)" in unknown[0], lines
+
+
+# ---- a gold directory without a grader -----------------------------------------------------------
+
+def test_a_gold_directory_without_a_grader_is_told_to_name_one_in_the_suite_once(tmp_path):
+    """`scoreboard validate contracts/gold` (the README's gold set): the implicit-`exact` warning
+    must not advise `"grader"` in a gold file (a gold file refuses it: `field 'grader': unknown
+    field`), and it is said once for the folder, not once per document."""
+    gold = tmp_path / "gold"
+    gold.mkdir()
+    for name in ("a", "b"):
+        (gold / f"{name}.txt").write_text(f"Total: {name}\n", encoding="utf-8")
+        (gold / f"{name}.gold.json").write_text(json.dumps({"fields": {"total": name}}), encoding="utf-8")
+    done = cli(tmp_path, "validate", "gold")
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("scoreboard: warning:")]
+    assert len(warnings) == 1, warnings
+    assert warnings[0].startswith(f"scoreboard: warning: gold{os.sep}: 2 cases"), warnings
+    assert "in the suite" in warnings[0] and '"grader"' not in warnings[0], warnings
+    # the advice, followed, is accepted: a gold file holds no grader, the suite names it
+    (gold / "a.gold.json").write_text(json.dumps({"fields": {"total": "a"}, "grader": "json-fields"}), encoding="utf-8")
+    assert "field 'grader': unknown field" in cli(tmp_path, "validate", "gold").stderr
+    (gold / "a.gold.json").write_text(json.dumps({"fields": {"total": "a"}}), encoding="utf-8")
+    (tmp_path / "suite.yaml").write_text("cases: gold\ngraders: [json-fields]\nsubject: mock\n", encoding="utf-8")
+    done = cli(tmp_path, "validate", "suite.yaml")
+    assert done.returncode == 0 and "warning" not in done.stderr, done.stderr
+
+
+# ---- --help agrees with the README ---------------------------------------------------------------
+
+def test_run_and_plan_help_name_every_figure_a_metric_gate_reads(tmp_path):
+    """The README (Scores, Gates and CI) gates named and derived metrics, the case score, reducers
+    and `metric:NAME`; `run --help` listed only pass_rate, pass@K, pass^K, fields and field:PATH."""
+    for command in ("run", "plan"):
+        done = cli(tmp_path, command, "--help", env={"COLUMNS": "200"})
+        assert done.returncode == 0, done.stderr
+        flat = " ".join(done.stdout.split())
+        start = flat.index("--fail-under-metric NAME=VALUE exit 3")
+        text = flat[start:flat.index("--fail-under-fields RATE", start)]
+        for name in ("pass_rate", "pass@K", "pass^K", "field:PATH", "score", "derived metric", "metric:NAME",
+                     "reducer:NAME"):
+            assert name in text, (command, name, text)
+    # and the error for an unknown name lists the same figures
+    suite = suite_in(tmp_path / "s", subject="mock")
+    lines = errors_of(cli(tmp_path, "run", str(suite), "--fail-under-metric", "nope=0.5"))
+    assert any("metric:NAME" in line and "reducer:NAME" in line for line in lines), lines
