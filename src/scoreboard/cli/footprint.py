@@ -40,7 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--encoding", choices=("cl100k_base", "o200k_base"), default="cl100k_base",
                    help="OpenAI tokenizer to count with (default %(default)s)")
     p.add_argument("--json", action="store_true", help="print the measurement as JSON")
-    p.add_argument("--output", metavar="FILE.json", help="also save the measurement as JSON to FILE (created exclusively)")
+    p.add_argument("--output", metavar="FILE.json", help="also save the measurement as JSON to FILE (created exclusively); - writes it to stdout, as --json")
 
 
 def _rows(setup) -> list[tuple[str, ...]]:
@@ -83,6 +83,9 @@ def main(args: argparse.Namespace) -> int:
     import json
 
     text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    if args.output == "-":  # the JSON on standard output, as --json
+        sys.stdout.write(text)
+        return 0
     if args.output:
         from ..record.files import write_new
 

@@ -88,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args.debug = getattr(args, "debug", False) or args.debug_top
     try:
+        refuse_stdout_where_files_are_written(args)
         return commands[args.command](args)
     except ScoreboardError as exc:
         if args.debug:
@@ -106,6 +107,25 @@ def main(argv: list[str] | None = None) -> int:
         print(scrub_known(f"scoreboard: internal error: {type(exc).__name__}: {exc} (rerun with --debug for a "
                           "traceback)"), file=sys.stderr)
         return 2
+
+
+#: the commands whose --output may be `-`: standard output, as `report` has always taken it
+STDOUT_OUTPUT = ("report", "schema", "plan", "footprint", "store")
+
+
+def refuse_stdout_where_files_are_written(args: argparse.Namespace) -> None:
+    """`--output -` means standard output for the commands that write one document; the others
+    write a report (and its Markdown, HTML beside it) or a folder, and a file named `-` is never
+    what was meant: one line naming the flag, before anything runs."""
+    if args.command in STDOUT_OUTPUT:
+        return
+    from ..errors import ConfigError
+
+    for dest in ("output", "html", "out"):  # compare's --output is its page; import csv's --out an alias
+        if getattr(args, dest, None) == "-":
+            hint = " (--json prints the result on stdout)" if hasattr(args, "json") else ""
+            raise ConfigError(f"'-' is no file: scoreboard {args.command} writes files, not standard output; name "
+                              f"a file{hint}", field="output")
 
 
 def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:

@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--detect", action="append", type=float, metavar="DIFF",
                         help="how many cases a difference of DIFF (0-1, e.g. 0.1 = 10 points) needs; repeatable "
                              "(default 0.05, 0.1, 0.2)")
-    parser.add_argument("--output", metavar="FILE", help="save the plan as JSON to FILE (created exclusively)")
+    parser.add_argument("--output", metavar="FILE", help="save the plan as JSON to FILE (created exclusively); - writes it to stdout, as --json")
     parser.add_argument("--json", action="store_true", help="print the plan as JSON")
 
 
@@ -219,6 +219,9 @@ def main(args: argparse.Namespace) -> int:
     if args.pilot:
         plan["power"]["pilot"] = args.pilot
     text = json.dumps(plan, ensure_ascii=False, indent=1) + "\n"
+    if args.output == "-":  # the JSON on standard output, as --json
+        sys.stdout.write(text)
+        return 0
     if args.output:
         write_new(args.output, text)
     if args.json:

@@ -48,9 +48,6 @@ def main(args: argparse.Namespace) -> int:
     from ..engine.reruns import rescore
     from ..errors import ConfigError
 
-    if args.output == "-":  # a file named '-' is never what was meant
-        raise ConfigError("'-' is not stdout here (it would be a file named '-'): --json prints the report on stdout",
-                          field="output")
     if args.output and args.output_dir:
         raise ConfigError("give --output or --output-dir, not both", field="output")
     outcome = rescore(args.report, graders_file=args.graders, allow_judge=args.allow_judge,

@@ -19,7 +19,7 @@ DESCRIPTION = __doc__
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--output", metavar="FILE", help="write the schema to FILE (created exclusively) instead of stdout")
+    p.add_argument("--output", metavar="FILE", help="write the schema to FILE (created exclusively) instead of stdout; - is stdout")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -32,7 +32,7 @@ def main(args: argparse.Namespace) -> int:
 
     schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", **Report.model_json_schema(by_alias=True)}
     text = json.dumps(schema, ensure_ascii=False, indent=2) + "\n"
-    if args.output:
+    if args.output and args.output != "-":
         write_new(args.output, text)
         print(f"schema: {args.output}")
     else:

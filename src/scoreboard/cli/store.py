@@ -72,7 +72,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                        description="export stored reviews as the file `scoreboard import reviews` reads")
     s.add_argument("--run", help="only reviews of this run's outputs")
     s.add_argument("--kind", choices=["human", "model"], help="only this reviewer kind")
-    s.add_argument("--output", required=True, metavar="FILE.json", help="where to write them (created exclusively)")
+    s.add_argument("--output", required=True, metavar="FILE.json", help="where to write them (created exclusively); - is stdout")
     _store_flag(s)
     s = sub.add_parser("tag", help="add (or --remove) tags on a stored run",
                        description="add (or --remove) tags on a stored run")
@@ -194,7 +194,12 @@ def _reviews(store, args) -> int:
 
     key = store.resolve(args.run) if args.run else None
     entries = store.reviews(run=key, kind=args.kind)
-    path = write_new(args.output, dumps_line({"version": "scoreboard-store", "entries": entries}))
+    text = dumps_line({"version": "scoreboard-store", "entries": entries})
+    if args.output == "-":
+        sys.stdout.write(text)
+        print(f"{len(entries)} review(s) written to stdout", file=sys.stderr)
+        return 0
+    path = write_new(args.output, text)
     print(f"{len(entries)} review(s) written to {path}")
     return 0
 
