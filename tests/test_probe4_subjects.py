@@ -283,3 +283,22 @@ def test_latency_leaves_out_the_wait_for_the_subjects_own_limits(monkeypatch, fa
     got = ask("openai", replying(raw), max_concurrency=1)
     assert isinstance(got, SubjectError) == fails, got
     assert got.measurements.latency_ms == 0.0 and got.measurements.requests == 1
+
+
+# --------------------------------------------------------------------------- retries and budgets
+
+
+def test_a_budget_that_runs_out_between_retries_keeps_the_answer_that_was_being_retried(tmp_path):
+    """A 503 storm retried until the request budget ran out: the attempt read only 'budget ran
+    out during this attempt: request budget of 2 used up', and the 503s it met were nowhere."""
+    async def handler(path, body, writer):
+        writer.write(answer(b'{"error":{"message":"overloaded"}}', "503 Busy", ("Retry-After: 0",)))
+
+    with RawServer(handler) as srv:
+        subject = {"type": "openai", "base_url": srv.url + "/v1", "model": "m",
+                   "retries": {"attempts": 4, "base_delay_s": 0, "max_delay_s": 0}}
+        proc, report = run_suite(tmp_path, subject, 1, budget={"max_requests": 2})
+    assert proc.returncode == 2, proc.stderr
+    [attempt] = report["attempts"]
+    assert attempt["error"] == ("budget ran out during this attempt: request budget of 2 used up; the last "
+                                "answer, after 2 requests: openai: HTTP 503: overloaded"), attempt["error"]

@@ -27,7 +27,7 @@ from typing import ClassVar
 
 import aiohttp
 
-from ..errors import SubjectError
+from ..errors import BudgetExceeded, SubjectError
 from ..redact import ENV_REF, expand_env  # noqa: F401  (re-exported)
 from ..redact import scrub_all as scrub
 from ..words import plural
@@ -197,11 +197,17 @@ class HTTPSubject(HTTPOptions, Subject):
         n = 0
         only_429 = True  # every answer this attempt got was a 429: a rate limit, not another failure
         queued = 0.0
+        err = None  # the last try's error, while it is retried
         while True:
             headers = self.request_headers()
             q0 = _perf()
             gen = await limiter.acquire()
-            ticket = None if ledger is None else await self._reserve(request, bounds)
+            try:
+                ticket = None if ledger is None else await self._reserve(request, bounds)
+            except BudgetExceeded as exc:
+                if err is not None:  # the run's budget ran out before a retry: what was retried stays said
+                    exc.args = (f"{exc}; the last answer, after {plural(n, 'request')}: {err}",)
+                raise
             queued += _perf() - q0
             n += 1
             try:
