@@ -60,3 +60,13 @@ def test_a_command_that_writes_files_refuses_dash_in_one_line_before_anything_ru
     assert len(lines) == 1 and "--output" in lines[0] and "'-'" in lines[0] and argv[0] in lines[0], done.stderr
     assert not (work / "-").exists()
     assert sorted(p.name for p in (work / "out" / "s").iterdir()) == before  # nothing ran, nothing written
+
+
+def test_store_reviews_exports_to_stdout(work):
+    first = scoreboard(["run", "suite.json", "--no-progress", "--store", "h.sqlite"], work)
+    assert first.returncode == 0, first.stdout + first.stderr
+    done = scoreboard(["store", "reviews", "--store", "h.sqlite", "--output", "-"], work)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"version": "scoreboard-store", "entries": []}
+    assert "0 review(s) written to stdout" in done.stderr
+    assert not (work / "-").exists()
