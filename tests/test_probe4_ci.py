@@ -245,3 +245,26 @@ def test_an_api_that_drips_its_answer_cannot_hold_the_step(monkeypatch):
         stop.set()
         server.close()
         thread.join(10)
+
+
+def test_a_case_test_failure_prints_no_terminal_escape_nor_workflow_command(tmp_path):
+    """A model's output (and the grader's reason quoting it) went into pytest's failure message
+    as it was: in a GitHub job its `::error ...::` line forged an annotation, `::add-mask::` hid
+    a value from the log, and ESC sequences set the terminal's title or cleared it. `scoreboard
+    run` prints such text spelt out (record.terminal.printable); so does the plugin now."""
+    evals = qa_suite(tmp_path, 2).parent
+    (evals / "app.py").write_text(
+        "def answer(text):\n"
+        "    return 'ok\\n::error file=app.py,line=1::forged\\n  ::add-mask::question\\n"
+        "\\x1b]0;title\\x07\\x1b[2J ##[group]x'\n")
+    (tmp_path / "test_evals.py").write_text("import scoreboard.testing\nqa = scoreboard.testing.suite('evals/suite.yaml')\n")
+    from tests.test_probe_pytest_action import plugin_args
+
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", "-rs",
+                           *plugin_args(), "test_evals.py"], cwd=tmp_path, env=env_with(),
+                          capture_output=True, text=True, timeout=180, check=False)
+    assert done.returncode == 1 and "2 failed" in done.stdout, done.stdout + done.stderr
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout
+    assert not [line for line in done.stdout.splitlines() if line.lstrip().startswith("::") or "##[" in line]
+    assert "\\x3a:error file=app.py,line=1::forged" in done.stdout  # shown, spelt out
+    assert "\\x1b]0;title\\x07\\x1b[2J" in done.stdout

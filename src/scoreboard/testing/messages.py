@@ -48,6 +48,16 @@ def describe_attempt(attempt: dict) -> str:
     return "\n".join(lines)
 
 
+def safe(message: str) -> str:
+    """A message as pytest may print it: each line through record.terminal.printable, so no
+    output, reason, id or name (a model's, a case file's) can send a terminal escape (ESC, BEL:
+    the title, colours, a cleared screen) or, in a GitHub job, a workflow command (`::error::`
+    forges an annotation, `::add-mask::` hides a value from the log)."""
+    from ..record.terminal import printable
+
+    return "\n".join(printable(line) for line in message.split("\n"))
+
+
 def case_verdict(case_id: str, attempts: list[dict]) -> tuple[str, str]:
     """("passed" | "failed" | "unassessed", message) for one case's attempts: it fails when any
     attempt (any variant, any run) failed or did not finish (waiting on a provider batch

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from .handle import SuiteHandle
-from .messages import case_verdict, gates_verdict
+from .messages import case_verdict, gates_verdict, safe
 
 #: the name of the item that asserts the suite's gates
 GATES = "gates"
@@ -121,7 +121,7 @@ class SuiteItem(pytest.Item):
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, CaseFailed):
-            return str(excinfo.value)
+            return safe(str(excinfo.value))
         return super().repr_failure(excinfo, style=style)
 
     def run_info(self) -> tuple[dict, dict | None, dict[str, list[dict]]]:
@@ -150,7 +150,7 @@ class CaseItem(SuiteItem):
         if verdict == "failed":
             raise CaseFailed(message)
         if verdict == "unassessed":
-            pytest.skip(message)
+            pytest.skip(safe(message))
 
     def reportinfo(self):
         return self.path, None, f"case {self.name}"
@@ -167,7 +167,7 @@ class GatesItem(SuiteItem):
         if verdict == "failed":
             raise CaseFailed(message)
         if verdict == "none":
-            pytest.skip(message)
+            pytest.skip(safe(message))
 
     def reportinfo(self):
         return self.path, None, "gates"

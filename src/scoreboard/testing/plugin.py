@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from .handle import SuiteHandle
-from .messages import summary_lines
+from .messages import safe, summary_lines
 from .nodes import SESSION, CaseItem, SuiteCollector, SuiteFile, SuiteNode
 from .runs import Coordinator, attempts_by_case, read_report, run_suite, suite_key
 
@@ -107,7 +107,7 @@ class Session:
                 except (OSError, ValueError):
                     pass
             for line in summary_lines(info, report):
-                terminalreporter.write_line(line)
+                terminalreporter.write_line(safe(line))
 
     def pytest_unconfigure(self) -> None:
         if self.shared_dir is not None:
