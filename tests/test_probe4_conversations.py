@@ -251,3 +251,25 @@ def test_a_conversation_seed_that_is_not_a_whole_number_is_refused_not_coerced(t
     assert done.stderr.strip().splitlines() == [
         "scoreboard: error: c.jsonl:1, case 's1', field 'conversation.seed': must be a whole number (got True)",
         "scoreboard: error: c.jsonl:2, case 's2', field 'conversation.seed': must be a whole number (got '7')"]
+
+
+# ---- a .json file of one case per line
+
+
+def test_a_json_file_of_one_case_per_line_loads_whatever_its_cases_say(tmp_path):
+    # the word "cases" (a tag, a category, an input) in the first lines made it a broken document
+    records = [{"id": "a", "input": 'quote "cases"', "expected": "y", "tags": ["cases"]},
+               {"id": "b", "input": "x", "expected": "y", "category": "cases"}]
+    write_jsonl(tmp_path / "c.json", records)
+    done = cli(tmp_path, "validate", "c.json")
+    assert done.returncode == 0 and "OK: 2 cases in c.json" in done.stdout, done.stderr
+    # a document over several lines is still read as one, and its errors are the document's
+    (tmp_path / "d.json").write_text('{"cases": [\n  {"id": "a", "input": "x", "expected": "y"},\n'
+                                     '  {"id": "b", "input": 3}\n]}\n')
+    done = cli(tmp_path, "validate", "d.json")
+    assert done.returncode == 1
+    assert done.stderr.strip() == ("scoreboard: error: d.json:3, case 'b', field 'input': must be text (a string) "
+                                   "or a list (got 3)")
+    (tmp_path / "e.json").write_text('{"cases": [\n  {"id": "a", "input": "x"},\n  {"id": "b" "input": 3}\n]}\n')
+    done = cli(tmp_path, "validate", "e.json")
+    assert done.returncode == 1 and done.stderr.startswith("scoreboard: error: e.json:3: invalid JSON"), done.stderr

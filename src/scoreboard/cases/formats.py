@@ -187,15 +187,17 @@ def _format_of(path: Path, text: str) -> str:
     if suffix in (".yaml", ".yml"):
         return "yaml"
     if suffix == ".json":
-        stripped = text.lstrip()
-        # A .json file holding one object per line is JSONL in disguise; a document spans lines.
-        if stripped.startswith("{") and '"cases"' in stripped[:4096] and "\n" in stripped.strip():
+        # A .json file holding one object per line is JSONL in disguise: its first line is a whole
+        # value. A document's first value spans lines (or it has one line): its errors are its own.
+        # (Whether the text says "cases" decides nothing: a case's tag or input may.)
+        stripped = text.strip()
+        if "\n" not in stripped:
             return "json"
         try:
-            parse_json(text, check=False)
-            return "json"
+            parse_json(stripped.split("\n", 1)[0], check=False)
         except ParseError:
-            return "jsonl"
+            return "json"
+        return "jsonl"
     return "jsonl"
 
 
