@@ -268,3 +268,18 @@ def test_a_case_test_failure_prints_no_terminal_escape_nor_workflow_command(tmp_
     assert not [line for line in done.stdout.splitlines() if line.lstrip().startswith("::") or "##[" in line]
     assert "\\x3a:error file=app.py,line=1::forged" in done.stdout  # shown, spelt out
     assert "\\x1b]0;title\\x07\\x1b[2J" in done.stdout
+
+
+def test_two_suites_whose_names_differ_only_in_other_scripts_or_signs_keep_their_own_comments():
+    """The marker kept [A-Za-z0-9._-] and wrote every other character `_`: suites named 評価 and
+    試験 (or `qa v1` and `qa_v1`) shared one marker, so each run of a matrix overwrote the other
+    suite's comment. A name that loses characters now carries a hash of itself; a plain one keeps
+    the marker it had, so earlier comments are still found and updated."""
+    from scoreboard.cli.github_comment import marker
+
+    assert marker("qa") == "<!-- scoreboard-comment:qa -->"
+    assert marker("評価") != marker("試験")
+    assert marker("qa v1") != marker("qa_v1") == "<!-- scoreboard-comment:qa_v1 -->"
+    for name in ("評価", "qa v1", "a-->b", "x--y"):
+        inner = marker(name)[len("<!--"):-len("-->")]
+        assert ">" not in inner and "<" not in inner  # the comment cannot end early

@@ -9,6 +9,7 @@ the token never appears in what is printed.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import time
@@ -41,8 +42,13 @@ class CommentError(Exception):
 
 
 def marker(suite: str) -> str:
-    """The hidden line that identifies this suite's comment on a pull request."""
-    return f"<!-- scoreboard-comment:{re.sub(r'[^A-Za-z0-9._-]', '_', suite)} -->"
+    """The hidden line that identifies this suite's comment on a pull request: the name in
+    [A-Za-z0-9._-], and, when that loses a character (評価 and 試験 would both be `__`), a hash of
+    the name itself, so two suites never share a comment."""
+    kept = re.sub(r"[^A-Za-z0-9._-]", "_", suite)
+    if kept != suite:
+        kept += "." + hashlib.sha256(suite.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"<!-- scoreboard-comment:{kept} -->"
 
 
 def md(text: object) -> str:
