@@ -236,3 +236,31 @@ def test_compare_says_its_pass_rates_are_on_the_shared_cases_when_some_are_left_
     comp.update(cases=8, a_wins=1, b_wins=0, ties=7, sign_test_p=1.0, mean_difference_ci=None)
     page = render_html(result)
     assert "Only in A: 2 cases" in page and "only in B: 1 case" in page
+
+
+# -- aggregate: every interval's method, in every rendering -------------------------------------
+
+def test_aggregate_renderings_name_each_intervals_method(tmp_path):
+    """The aggregate's pass rates (Wilson on the effective cases) and differences (Student t) were
+    shown with no method in the terminal, the Markdown or the page."""
+    (tmp_path / "subj.py").write_text("def good(input):\n    return input.upper()\n\n"
+                                      "def weak(input):\n    n = int(input.split('-')[1])\n"
+                                      "    return input.upper() if n % 3 == 0 else 'no'\n")
+    cases = [{"id": f"s{i}", "input": f"q-{i}", "expected": f"Q-{i}"} for i in range(8)]
+    cases += [{"id": f"h{i}", "input": f"q-{100 + i}", "expected": f"Q-{100 + i}", "split": "heldout"}
+              for i in range(12)]
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    (tmp_path / "suite.yaml").write_text(
+        "name: st\ncases: cases.jsonl\ngraders: [exact]\nstages: {screen: {first: 8}}\nvariants:\n"
+        "  good: {subject: 'python:subj:good'}\n  weak: {subject: 'python:subj:weak'}\n")
+    paths = []
+    for name in ("screen", "heldout"):
+        proc = scoreboard(["run", "suite.yaml", "--stage", name, "--no-progress", "--format", "json",
+                           "--output", f"{name}.json"], tmp_path)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        paths.append(f"{name}.json")
+    proc = scoreboard(["aggregate", *paths, "--output", "agg.json"], tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for text in (proc.stdout, (tmp_path / "agg.md").read_text(), (tmp_path / "agg.html").read_text()):
+        assert "wilson-effective-n: Wilson score interval on the effective number of cases" in text
+        assert "student-t: Student t interval on per-case values" in text

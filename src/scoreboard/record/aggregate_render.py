@@ -23,6 +23,19 @@ def _ci(ci: Interval | None, *, points: bool = False) -> str:
     return f"95% CI {ci.low:+.2f} to {ci.high:+.2f}, {ci.method or 'interval'}"
 
 
+def method_words(agg: Aggregate) -> str:
+    """Each interval's method in words, once ("wilson-effective-n: Wilson score interval ..."):
+    the pass rates', the differences' and the dQ's, as every rendering names them."""
+    from ..stats.methods import METHODS
+
+    cis = [agg.pick.ci, agg.confirmation.ci]
+    for section in (agg.screen, agg.heldout):
+        cis += [v.pass_rate_ci for v in section.variants.values()]
+        cis += [dq.ci for dq in section.dq] + [c.mean_difference_ci for c in section.comparisons]
+    used = dict.fromkeys(ci.method for ci in cis if ci is not None and ci.low is not None and ci.method)
+    return "; ".join(f"{m}: {METHODS.get(m, m)}" for m in used)
+
+
 def headline(agg: Aggregate) -> list[str]:
     """The lines every rendering leads with: pick, confirmation, disjointness, judge check."""
     words = agg.confirmation.words
@@ -76,6 +89,8 @@ def render_text(agg: Aggregate, paths: dict) -> str:
         lines += [f"    {x}" for x in _section_lines(section, pointwise)]
     for g in agg.gates:
         lines.append(f"  gate {'passed' if g.passed else 'FAILED'}: {g.description}")
+    if method_words(agg):
+        lines.append(f"  95% intervals: {method_words(agg)}")
     for fmt, path in paths.items():
         lines.append(f"  {fmt}: {path}")
     return "\n".join(printable(line) for line in lines) + "\n"
@@ -123,6 +138,8 @@ def render_markdown(agg: Aggregate) -> str:
         lines += ["## Gates (held-out figures)", ""]
         lines += [f"- {'✅ passed' if g.passed else '❌ FAILED'}: {cell(g.description)}" for g in agg.gates]
         lines.append("")
+    if method_words(agg):
+        lines += [f"95% intervals: {cell(method_words(agg))}", ""]
     lines.append(f"_Primary figure: {'dQ (blind pointwise quality)' if pointwise else 'pass rate'}; "
                  f"`scoreboard verify` recomputes this aggregate from the stage reports it names._")
     return "\n".join(lines) + "\n"
@@ -164,6 +181,7 @@ section{{border:1px solid #ddd;border-radius:6px;padding:0 1rem 1rem;margin:1rem
 {_html_section("Screen (picks)", agg.screen, pointwise, "screen")}
 {_html_section("Held out (confirms)", agg.heldout, pointwise, "heldout")}
 {'<h2>Gates (held-out figures)</h2><ul data-testid="gates">' + gates + '</ul>' if gates else ''}
+<p data-testid="methods">95% intervals: {escape(method_words(agg)) or 'none'}</p>
 <p><em>Screen and held-out figures are never pooled. <code>scoreboard verify</code> recomputes this aggregate
 from the stage reports it names.</em></p></body></html>
 """
