@@ -196,7 +196,7 @@ def _reviews(store, args) -> int:
     entries = store.reviews(run=key, kind=args.kind)
     text = dumps_line({"version": "scoreboard-store", "entries": entries})
     if args.output == "-":
-        sys.stdout.write(text)
+        sys.stdout.write(text.decode())  # dumps_line gives UTF-8 bytes
         print(f"{len(entries)} review(s) written to stdout", file=sys.stderr)
         return 0
     path = write_new(args.output, text)
