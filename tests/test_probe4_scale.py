@@ -143,3 +143,46 @@ def test_an_ended_batch_whose_results_are_gone_is_an_error_not_waiting_for_ever(
     assert requests["sent"] == len(CASES) and "batch_pending" not in requests
     assert len(requests["possibly_billed"]) == len(CASES)
     verified(tmp_path)
+
+
+# --------------------------------------------------------------------------- a deeply nested large report
+
+STREAMED_IMPORT = """
+import sys
+import scoreboard.store.reportfile as reportfile
+from scoreboard.cli.main import main
+reportfile.WHOLE_BYTES = 1000  # read as a large report is: streamed
+sys.exit(main(["store", "import", sys.argv[1], "--store", sys.argv[2]]))
+"""
+
+
+def _limited_memory() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+
+@pytest.mark.parametrize("depth", [3000, 100_000])
+def test_a_deeply_nested_streamed_report_is_refused_in_bounded_memory(report_file, tmp_path, depth):
+    """A report read as a stream (a large one) whose last attempt nests an output `depth`
+    levels deep: refused in one line naming where (exit 1), within 3 GB, and the stored copy
+    is whole. Before, 3,000 levels deleted the stored rows and then failed to encode the attempt
+    (RecursionError, exit 2, 0 attempts left), and 100,000 levels (a 200 KB file) exhausted
+    memory: the attempts' reader built a path as long as the depth for every level."""
+    import subprocess
+    import sys
+
+    spec = str(tmp_path / "history.sqlite")
+    assert cli(["store", "import", str(report_file), "--store", spec]) == 0
+    before = stored_counts(spec)
+    data = json.loads(report_file.read_text())
+    data["attempts"][-1]["output"]["json"] = "@@DEEP@@"
+    bad = tmp_path / "deep.json"
+    bad.write_text(json.dumps(data).replace('"@@DEEP@@"', "[" * depth + "]" * depth))
+    done = subprocess.run([sys.executable, "-c", STREAMED_IMPORT, str(bad), spec], capture_output=True, text=True,
+                          timeout=240, preexec_fn=_limited_memory)
+    assert done.returncode == 1, done.stderr[-2000:]
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and str(bad) in lines[0] and "nested too deeply" in lines[0], done.stderr
+    assert f"attempts[{len(data['attempts']) - 1}].output.json" in lines[0]
+    assert stored_counts(spec) == before

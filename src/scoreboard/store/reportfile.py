@@ -12,7 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..record.io import SCHEMAS, duplicate_key_error, identity_problem, read_report_bytes, report_from_bytes
+from ..record.io import (
+    MAX_REPORT_DEPTH,
+    SCHEMAS,
+    duplicate_key_error,
+    identity_problem,
+    json_path,
+    read_report_bytes,
+    report_from_bytes,
+)
 from ..safefile import FileRefused, check_regular
 
 #: below this size a report is read whole (faster than streaming it twice)
@@ -61,7 +69,8 @@ class ReportFile:
 def _stream_head(path: Path) -> dict:
     """Every top-level section but `attempts`, built from the parser's events (the attempts
     are parsed and skipped, never built); a key held twice in one object, anywhere in the
-    file, is refused."""
+    file, is refused, and so is nesting deeper than a report's bound (ijson's reader of the
+    attempts would build a path as long as the depth for every value: memory squared)."""
     try:
         import ijson
     except ImportError:  # pragma: no cover - a core dependency
@@ -99,6 +108,10 @@ def _stream_head(path: Path) -> dict:
                     continue
                 if event in ("start_map", "start_array"):
                     depth += 1
+                    if len(seen) > MAX_REPORT_DEPTH:  # the attempts' reader would build a path per level
+                        raise ConfigError(f"report is nested too deeply to process (more than {MAX_REPORT_DEPTH} "
+                                          "levels; no report scoreboard writes is)", file=str(path),
+                                          field=json_path(where[:8]) + f"… ({len(seen)} levels deep)")
                 elif event in ("end_map", "end_array"):
                     depth -= 1
                 if builder is not None and (depth >= 1 or event in ("end_map", "end_array")):

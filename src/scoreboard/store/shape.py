@@ -17,12 +17,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import ConfigError, shorten
-from ..record.io import representable_fast, unrepresentable
+from ..record.io import MAX_REPORT_DEPTH, deepest, representable_fast, unrepresentable
 
 #: the longest name (suite, run id, case id, variant) the store takes
 MAX_NAME = 4096
 #: the most runs per case a plan may state (positions must fit a 64-bit integer)
 MAX_RUNS = 1_000_000
+#: the deepest nesting of one part (an attempt, the head) the store takes (a report's own bound)
+MAX_DEPTH = MAX_REPORT_DEPTH
 
 
 class Shape:
@@ -66,6 +68,13 @@ class Shape:
         """No NaN, infinity or lone surrogate anywhere in `value` (C speed when there is none)."""
         if representable_fast(value):
             return
+        # nested past what an encoder follows (a streamed report's attempt is built whatever its
+        # depth): named before the walk below, whose paths would grow with the depth squared
+        deep = deepest(value, limit=MAX_DEPTH)
+        if deep is not None:
+            where = deep if field is None else field + ("" if deep.startswith("[") else ".") + deep
+            raise self.problem(where, f"is nested more than {MAX_DEPTH} levels deep, as no report scoreboard "
+                                      "writes is")
         found = unrepresentable(value, limit=1)
         if found:
             where, what = found[0]
