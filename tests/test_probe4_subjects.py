@@ -302,3 +302,28 @@ def test_a_budget_that_runs_out_between_retries_keeps_the_answer_that_was_being_
     [attempt] = report["attempts"]
     assert attempt["error"] == ("budget ran out during this attempt: request budget of 2 used up; the last "
                                 "answer, after 2 requests: openai: HTTP 503: overloaded"), attempt["error"]
+
+
+# --------------------------------------------------------------------------- invalid UTF-8
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_an_answer_with_invalid_utf8_is_read_repaired_and_says_so(stream):
+    """A byte that is not UTF-8 in the answer (a server cutting a character in two) lost the
+    whole answer ('response is not valid JSON ('utf-8' codec can't decode byte 0xff ...)');
+    as for a command's stdout, each bad sequence is read as U+FFFD and the attempt says how many."""
+    if stream:
+        raw = sse_events(b'data: {"choices":[{"index":0,"delta":{"content":"h\xffi \xe2\x82"}}]}\n\n',
+                         b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n',
+                         b"data: [DONE]\n\n", hold=False)
+    else:
+        raw = answer(b'{"choices":[{"message":{"content":"h\xffi \xe2\x82"},"finish_reason":"stop"}]}')
+    result = ask("openai", replying(raw), stream=stream)
+    assert not isinstance(result, SubjectError), result
+    assert result.output.text == "h\ufffdi \ufffd"
+    assert result.extra["output_repaired"] == {"invalid_utf8": 2}
+
+
+def test_an_answer_in_valid_utf8_says_nothing_was_repaired():
+    result = ask("openai", replying(answer(json.dumps(chat(text="h\ufffdi é")).encode())))
+    assert result.output.text == "h\ufffdi é" and "output_repaired" not in result.extra

@@ -49,6 +49,7 @@ from ._wire import (  # noqa: F401  (re-exported for the subject kinds)
     retry_after_s,
     shown_location,
     sse_data,
+    valid_utf8,
     without_surrogates,
 )
 from .base import Subject, too_large
@@ -178,8 +179,11 @@ class HTTPSubject(HTTPOptions, Subject):
                                     input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
                                     cost_usd=cost, requests=n)
         output = Output(text=reply.text, json=reply.json, tool_calls=reply.tool_calls, status=reply.status)
-        return Result(output, measurements, {"finish_reason": without_surrogates(reply.status),
-                                             "model": without_surrogates(reply.model), "retries": n - 1})
+        extra = {"finish_reason": without_surrogates(reply.status), "model": without_surrogates(reply.model),
+                 "retries": n - 1}
+        if reply.invalid_utf8:  # the answer is not what the server sent: the attempt says so
+            extra["output_repaired"] = {"invalid_utf8": reply.invalid_utf8}
+        return Result(output, measurements, extra)
 
     async def _send(self, request: SubjectRequest, data: bytes, stream: bool, bounds: tuple,
                     price, t0: float) -> tuple[Reply, int, float]:
@@ -273,9 +277,12 @@ class HTTPSubject(HTTPOptions, Subject):
                 raise self.status_error(status, raw, resp.headers)
             if over:
                 raise self.fail(too_large("the response", self.max_response_bytes), kind="too-large")
+            raw, bad = valid_utf8(raw)
             if stream and (resp.content_type == "application/json" or resp.content_type.endswith("+json")):
-                return self.parse_body(raw), status  # a server that does not stream answers whole
-            return (self.parse_stream(raw) if stream else self.parse_body(raw)), status
+                stream = False  # a server that does not stream answers whole
+            reply = self.parse_stream(raw) if stream else self.parse_body(raw)
+            reply.invalid_utf8 = bad
+            return reply, status
         except SubjectError:
             raise
         except aiohttp.ClientPayloadError as exc:

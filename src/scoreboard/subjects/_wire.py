@@ -234,10 +234,22 @@ def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT else None
 
 
+def valid_utf8(raw: bytes) -> tuple[bytes, int]:
+    """(`raw` with each sequence that is not UTF-8 read as U+FFFD, how many there were): one
+    byte a server cut in two must not lose the whole answer."""
+    try:
+        raw.decode("utf-8")
+        return raw, 0
+    except UnicodeDecodeError:
+        text = raw.decode("utf-8", "replace")
+        return text.encode("utf-8"), text.count("\ufffd") - raw.count("\ufffd".encode("utf-8"))
+
+
 class Reply:
     """What one successful HTTP exchange produced."""
 
-    __slots__ = ("text", "json", "tool_calls", "status", "input_tokens", "output_tokens", "cost", "model")
+    __slots__ = ("text", "json", "tool_calls", "status", "input_tokens", "output_tokens", "cost", "model",
+                 "invalid_utf8")
 
     def __init__(self, text=None, tool_calls=None, status=None, input_tokens=None, output_tokens=None,
                  model=None, json=None, cost=None):
@@ -252,6 +264,7 @@ class Reply:
         self.input_tokens, self.output_tokens = _count(input_tokens), _count(output_tokens)
         self.model = model if isinstance(model, str) else None
         self.json = json
+        self.invalid_utf8 = 0  # sequences of the answer that were not UTF-8 (read as U+FFFD)
         # a negative, NaN or infinite cost is unknown
         self.cost = cost if isinstance(cost, (int, float)) and not isinstance(cost, bool) and \
             math.isfinite(cost) and cost >= 0 else None
