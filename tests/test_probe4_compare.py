@@ -264,3 +264,23 @@ def test_aggregate_renderings_name_each_intervals_method(tmp_path):
     for text in (proc.stdout, (tmp_path / "agg.md").read_text(), (tmp_path / "agg.html").read_text()):
         assert "wilson-effective-n: Wilson score interval on the effective number of cases" in text
         assert "student-t: Student t interval on per-case values" in text
+
+
+def test_compare_of_a_dry_run_says_its_outputs_are_the_mock_subjects(tmp_path):
+    """A dry run's outputs come from the mock subject: compared with a real run, it read as
+    "B:a +41.7 points over A:a" with nothing said."""
+    (tmp_path / "subj.py").write_text(COIN_SUBJECT)
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps({"id": f"c{i}", "input": f"q{i}", "expected": f"q{i}"})
+                                                  + "\n" for i in range(6)))
+    (tmp_path / "suite.yaml").write_text(
+        "name: s\ncases: cases.jsonl\nvariants:\n  a: {subject: {type: python, function: 'subj:a', model_free: true}}\n")
+    for out, extra in (("real", []), ("dry", ["--dry-run"])):
+        done = scoreboard(["run", "suite.yaml", "--no-progress", "--format", "json", "--output", f"{out}.json",
+                           *extra], tmp_path)
+        assert done.returncode == 0, done.stdout + done.stderr
+    proc = scoreboard(["compare", "real.json", "dry.json", "--json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    (comp,) = json.loads(proc.stdout)["comparisons"]
+    assert any(flag.startswith("B is a dry run") for flag in comp["flags"]), comp["flags"]
+    text = scoreboard(["compare", "real.json", "dry.json"], tmp_path).stdout
+    assert "B is a dry run" in text

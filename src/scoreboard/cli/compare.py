@@ -148,6 +148,10 @@ def compare_reports(a: Report, b: Report, pairs: list[tuple[str, str]] | None = 
             comp["flags"].insert(0, SAME_ATTEMPTS)
         if a.plan.runs != b.plan.runs:
             comp["flags"].append(runs_differ(a.plan.runs, b.plan.runs))
+        for side, report in (("A", a), ("B", b)):
+            if report.run.dry_run:  # the mock subject's outputs: no evidence about the variant
+                comp["flags"].insert(0, f"{side} is a dry run (outputs from the mock subject): its figures say "
+                                        "nothing of the variant")
         hits_a = sum(h for h, _ in ta.values())
         tries_a = sum(n for _, n in ta.values())
         hits_b = sum(h for h, _ in tb.values())
