@@ -273,3 +273,21 @@ def test_a_json_file_of_one_case_per_line_loads_whatever_its_cases_say(tmp_path)
     (tmp_path / "e.json").write_text('{"cases": [\n  {"id": "a", "input": "x"},\n  {"id": "b" "input": 3}\n]}\n')
     done = cli(tmp_path, "validate", "e.json")
     assert done.returncode == 1 and done.stderr.startswith("scoreboard: error: e.json:3: invalid JSON"), done.stderr
+
+
+def test_chat_style_turns_get_the_right_form_and_every_problem_of_a_turn_is_named(tmp_path):
+    write_jsonl(tmp_path / "c.jsonl", [
+        {"id": "chat", "turns": [{"role": "user", "content": "hi"}, {"role": "user", "content": "again"}]},
+        {"id": "typos", "conversation": {"topic": "x"},
+         "turns": [{"id": "t1", "questoin": "q", "expect": "y"}]}])
+    done = cli(tmp_path, "validate", "c.jsonl")
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "scoreboard: error: c.jsonl:1, case 'chat', field 'turns.0': a turn is {id, question, expected?, graders?} "
+        "and the subject's replies form the history; chat messages {role, content} are a case's 'input' (a list "
+        "of them)",
+        "scoreboard: error: c.jsonl:2, case 'typos', field 'turns.0.question': required field is missing",
+        "scoreboard: error: c.jsonl:2, case 'typos', field 'turns.0.questoin': unknown field (did you mean "
+        "'question'?)",
+        "scoreboard: error: c.jsonl:2, case 'typos', field 'turns.0.expect': unknown field (did you mean "
+        "'expected'?)"]

@@ -289,7 +289,11 @@ def expand_conversation(raw: dict, record: Any, *, file: str, line: int | None,
                           case_id=case_id, field="conversation.notes")
     turns, seen = [], set()
     for i, t in enumerate(turns_raw):
-        turn = parse_model(Turn, t, file=file, line=line, case_id=case_id, prefix=f"turns.{i}")
+        if isinstance(t, dict) and "question" not in t and {"role", "content"} & set(t):
+            raise ConfigError("a turn is {id, question, expected?, graders?} and the subject's replies form the "
+                              "history; chat messages {role, content} are a case's 'input' (a list of them)",
+                              file=file, line=line, case_id=case_id, field=f"turns.{i}")
+        turn = parse_model(Turn, t, file=file, line=line, case_id=case_id, prefix=f"turns.{i}", every=True)
         if turn.id in seen:
             raise ConfigError(f"duplicate turn id {turn.id!r}", file=file, line=line, case_id=case_id,
                               field=f"turns.{i}.id")
