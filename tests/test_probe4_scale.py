@@ -186,3 +186,47 @@ def test_a_deeply_nested_streamed_report_is_refused_in_bounded_memory(report_fil
     assert len(lines) == 1 and str(bad) in lines[0] and "nested too deeply" in lines[0], done.stderr
     assert f"attempts[{len(data['attempts']) - 1}].output.json" in lines[0]
     assert stored_counts(spec) == before
+
+
+# --------------------------------------------------------------------------- batches: finding a submission again
+
+
+class NamelessFirstLine(FakeBatches):
+    """Anthropic results whose first line is a JSON object naming no custom id (a line a
+    provider's bug or a proxy put there); the lines after it are the batch's own."""
+
+    async def _an_results(self, request: web.Request) -> web.Response:
+        resp = await super()._an_results(request)
+        if resp.status != 200:
+            return resp
+        stray = json.dumps({"result": {"type": "errored", "error": {"type": "error"}}}).encode() + b"\n"
+        return web.Response(body=stray + resp.body, content_type="application/binary")
+
+
+def test_finding_an_anthropic_submission_again_looks_past_a_line_naming_no_request():
+    """After a crash between a submission's create and its batch id's record, the batch is
+    found by the custom ids of its results; a first line that names none is not proof that the
+    batch is someone else's. Before, `find` stopped at it and answered not found, so the
+    requests were submitted (and billed) a second time once settle_s passed."""
+    import asyncio
+
+    from tests.subjects import make, req
+
+    from scoreboard.subjects.batch_api import AnthropicBatchAPI
+
+    with NamelessFirstLine() as srv:
+        srv.polls_to_end = 1
+        subject = make("anthropic", srv, batch={"size": 2, "wait_s": 0.05, "poll_s": 0.05, "poll_max_s": 0.1})
+
+        async def submit_then_find():
+            try:
+                await asyncio.gather(*(subject.run(req(f"What is {i}+1?", case_id=f"c{i}")) for i in range(2)),
+                                     return_exceptions=True)
+                (batch_id,) = srv.batches
+                ids = [r[0] for r in srv.batches[batch_id]["requests"]]
+                return batch_id, await AnthropicBatchAPI(subject).find("lost-submission", ids, 0.0)
+            finally:
+                await subject.aclose()
+
+        batch_id, found = asyncio.run(asyncio.wait_for(submit_then_find(), 30))
+    assert isinstance(found, dict) and found["id"] == batch_id, found

@@ -296,6 +296,8 @@ class AnthropicBatchAPI(BatchAPI):
                 continue
             async with aclosing(self.results(_checked(batch, self.subject))) as lines:
                 async for custom_id, *_ in lines:
+                    if custom_id is None:  # a line naming no request tells nothing: read on (bounded)
+                        continue
                     if custom_id in wanted:
                         return batch
                     break  # custom ids are unique to a run: one line tells whose batch it is
