@@ -111,3 +111,26 @@ def test_run_and_plan_help_name_every_figure_a_metric_gate_reads(tmp_path):
     suite = suite_in(tmp_path / "s", subject="mock")
     lines = errors_of(cli(tmp_path, "run", str(suite), "--fail-under-metric", "nope=0.5"))
     assert any("metric:NAME" in line and "reducer:NAME" in line for line in lines), lines
+
+
+# ---- validate agrees with run on a folder --------------------------------------------------------
+
+def test_validate_checks_a_folders_suite_yaml_as_run_and_plan_take_it(tmp_path):
+    """`scoreboard run examples/invoices` runs the folder's suite.yaml; `scoreboard validate
+    examples/invoices` called the folder a gold directory with no gold file (exit 1)."""
+    suite = suite_in(tmp_path / "s", subject="mock")
+    suite.rename(suite.with_name("suite.yaml"))  # JSON is YAML
+    assert cli(tmp_path, "plan", "s").returncode == 0
+    done = cli(tmp_path, "validate", "s")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("OK: suite s: 2 cases, 1 variant"), done.stdout
+    # a bad suite.yaml in the folder is that file's error, not a gold directory's
+    (tmp_path / "s" / "suite.yaml").write_text("cases: cases.jsonl\nrunz: 2\nsubject: mock\n", encoding="utf-8")
+    lines = errors_of(cli(tmp_path, "validate", "s"))
+    assert any("suite.yaml" in line and "runz" in line for line in lines), lines
+    # a gold directory is still one
+    gold = tmp_path / "gold"
+    gold.mkdir()
+    (gold / "a.txt").write_text("Total: 1\n", encoding="utf-8")
+    (gold / "a.gold.json").write_text(json.dumps({"fields": {"total": 1}}), encoding="utf-8")
+    assert cli(tmp_path, "validate", "gold").stdout.startswith("OK: gold directory gold: 1 case")

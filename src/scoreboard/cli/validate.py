@@ -16,7 +16,8 @@ DESCRIPTION = __doc__
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", help="case file (JSONL, JSON or YAML), gold directory, or suite file")
+    p.add_argument("file", help="case file (JSONL, JSON or YAML), gold directory, or suite file (a folder holding "
+                                 "suite.yaml: that suite, as run takes it)")
     add_root_flag(p)
 
 
@@ -41,6 +42,8 @@ def main(args: argparse.Namespace) -> int:
         raise ConfigError(exc.reason, file=str(path)) from None
     if path.suffix.lower() in (".yaml", ".yml", ".toml", ".json") and looks_like_suite(path):
         return _validate_suite(path, args.root)
+    if path.is_dir() and (path / "suite.yaml").is_file():  # as `run DIR` and `plan DIR` take it
+        return _validate_suite(path / "suite.yaml", args.root)
     errors, warnings = Collector(), []
     if path.is_dir():
         from ..cases.gold import load_gold_dir
