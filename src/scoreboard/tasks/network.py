@@ -7,9 +7,11 @@ into it:
           -> Unix socket DIR/PORT      -- a folder bind-mounted read-only into the sandbox
           -> 127.0.0.1:PORT (outside)  -- Bridge, in scoreboard's event loop
 
-The ports forwarded are the task's fixture (or the attempt's proxy of a shared one) and the
-agent's model endpoint when it is on loopback (127.0.0.1, localhost, ::1). Inside, the same port
-numbers answer, so the URLs the agent was given work unchanged.
+The ports forwarded are the task's fixture (or the attempt's proxy of a shared one), the
+agent's model endpoint when it is on loopback (127.0.0.1, localhost, ::1), and each loopback
+host:port the profile or the task allows (a local database or service: the proxy could not
+serve it, as NO_PROXY sends those addresses direct). Inside, the same port numbers answer, so
+the URLs the agent was given work unchanged.
 
 Everything else goes through the egress allowlist (tasks/egress.py): one more forwarded port,
 whose Unix socket is served by scoreboard's allowlisting HTTP proxy, named to the agent in
@@ -34,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from ..subjects.agent_profile import split_host_port
 from .egress import EgressProxy, join_host_port, pipe
 
 ENFORCED = "loopback (enforced)"
@@ -205,7 +208,11 @@ def plan(wanted: str | None, program: str | None, endpoints: list[str] | None, r
             return policy
         policy.egress.setdefault(target, "model")
     for target, why in (allow or {}).items():
-        policy.egress.setdefault(target, why)
+        port = _loopback_target(target)
+        if port is not None:  # a service of this machine's: forwarded in, as the fixture is
+            policy.ports.setdefault(port, why)  # (the proxy could not reach it: NO_PROXY sends it direct)
+        else:
+            policy.egress.setdefault(target, why)
     policy.sock_dir = root / "net"
     if len(str(policy.sock_dir)) > _MAX_SOCKET_DIR:
         policy.sock_dir = Path(tempfile.mkdtemp(prefix="sbnet-", dir="/tmp"))
@@ -213,6 +220,15 @@ def plan(wanted: str | None, program: str | None, endpoints: list[str] | None, r
     policy.python = interpreter()[0]
     policy.enforced = True
     return policy
+
+
+def _loopback_target(target: str) -> int | None:
+    """The port of an allowlist entry ("host:port") whose host is this machine's loopback."""
+    try:
+        host, port = split_host_port(target)
+    except ValueError:
+        return None
+    return port if host in LOOPBACK_HOSTS else None  # (127.0.0.2 and the like go through the proxy)
 
 
 def remote_target(url: str) -> str | None:
@@ -259,7 +275,10 @@ class Bridge:
         self.tasks.add(task)
         up_writer = None
         try:
-            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", port)
+            try:
+                up_reader, up_writer = await asyncio.open_connection("127.0.0.1", port)
+            except OSError:  # an allowed [::1]:PORT service that listens on IPv6 alone
+                up_reader, up_writer = await asyncio.open_connection("::1", port)
             await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
         except OSError:
             pass  # the service is gone: the agent sees its connection closed
