@@ -134,3 +134,23 @@ def test_validate_checks_a_folders_suite_yaml_as_run_and_plan_take_it(tmp_path):
     (gold / "a.txt").write_text("Total: 1\n", encoding="utf-8")
     (gold / "a.gold.json").write_text(json.dumps({"fields": {"total": 1}}), encoding="utf-8")
     assert cli(tmp_path, "validate", "gold").stdout.startswith("OK: gold directory gold: 1 case")
+
+
+# ---- the README's layout names every package -----------------------------------------------------
+
+def test_the_development_tree_names_every_package_and_command():
+    """README "Development": "one folder per noun, so the tree explains the architecture"; it
+    left out importers/, tasks/, render/ and templating/, and the aggregate, history and store
+    commands."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index("```\nsrc/scoreboard/\n")
+    tree = text[start:text.index("```", start + 3)]
+    packages = sorted(p.parent.name for p in (ROOT / "src" / "scoreboard").glob("*/__init__.py"))
+    missing = [p for p in packages if f"\n  {p}/" not in tree]
+    assert missing == [], missing
+    cli_line = " ".join(tree[tree.index("  cli/"):tree.index("  testing/")].split())
+    from scoreboard.cli.commands import MODULES
+
+    commands = ["import" if m == "imports" else m for m in MODULES if m != "view"]  # view: viewer/
+    assert [c for c in commands if f" {c}," not in cli_line and f" {c})" not in cli_line
+            and f"({c}," not in cli_line] == [], cli_line
