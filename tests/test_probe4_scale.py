@@ -230,3 +230,28 @@ def test_finding_an_anthropic_submission_again_looks_past_a_line_naming_no_reque
 
         batch_id, found = asyncio.run(asyncio.wait_for(submit_then_find(), 30))
     assert isinstance(found, dict) and found["id"] == batch_id, found
+
+
+# --------------------------------------------------------------------------- Ray: a lost worker in a resumed run
+
+
+def test_a_lost_ray_worker_counts_only_the_requests_sent_in_this_part_of_the_run(tmp_path):
+    """The Ray ledger service says how many requests an attempt reserved, and a lost worker's
+    attempt that reserved none is run again elsewhere (README: "in-flight attempts that had sent
+    no request run again"). In a resumed run an attempt is run again after an earlier part left
+    its request open (possibly billed, restored from the log): that request is not this
+    part's. Before, the service counted it, so a worker lost before the attempt sent anything
+    recorded it `interrupted` ("usage unknown") instead of running it again."""
+    from scoreboard.engine.ledger import Budget, Ledger
+    from scoreboard.engine.ray_ledger import LedgerService
+
+    earlier = Ledger(Budget())
+    earlier.reserve(("c1", "v", 0))  # the first part's request, left open when it was killed
+    service = LedgerService(Budget().to_dict(), str(tmp_path / "attempts.jsonl"), earlier.snapshot())
+    try:
+        assert service.ledger.by_attempt[("c1", "v", 0)] == 1  # the run's count keeps it
+        assert service.requests_of(["c1", "v", 0]) == 0
+        assert service.reserve(["c1", "v", 0], {"role": "subject"}, "n1") == {"id": 2}
+        assert service.requests_of(["c1", "v", 0]) == 1
+    finally:
+        service.close()

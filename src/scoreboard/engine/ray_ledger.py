@@ -29,6 +29,9 @@ class LedgerService:
         self.open: dict[int, Ticket] = {}
         #: the worker's name of each reservation not yet acknowledged by a completion
         self.nonces: dict[str, int] = {}
+        #: requests reserved per attempt by this run's part (an earlier part's, restored from
+        #: the log, were not sent by any worker of this one)
+        self.reserved_here: dict[tuple, int] = {}
 
     def reserve(self, attempt: list, bounds: dict, nonce: str) -> dict:
         try:
@@ -37,6 +40,7 @@ class LedgerService:
             return {"exceeded": str(exc), "exhausted": self.ledger.exhausted, "halted": self.ledger.halted}
         self.open[ticket.id] = ticket
         self.nonces[nonce] = ticket.id
+        self.reserved_here[ticket.attempt] = self.reserved_here.get(ticket.attempt, 0) + 1
         return {"id": ticket.id}
 
     def reserve_many(self, items: list[list]) -> list[dict]:
@@ -64,7 +68,9 @@ class LedgerService:
         self.ledger.halt(reason)
 
     def requests_of(self, attempt: list) -> int:
-        return self.ledger.by_attempt.get(tuple(attempt), 0)
+        """Requests `attempt` reserved in this part of the run (a lost worker's attempt that
+        reserved none is run again)."""
+        return self.reserved_here.get(tuple(attempt), 0)
 
     def abandon(self, attempts: list[list]) -> int:
         """Close the requests lost workers left open: possibly billed, usage unknown."""
