@@ -151,9 +151,11 @@ def _is_metric(name: str, declared: set[str] | frozenset) -> bool:
 
 
 def metric_gates(summary: dict, setting: dict[str, float] | None, variants: list[str],
-                 declared: set[str] | frozenset = frozenset()) -> list[dict]:
+                 declared: set[str] | frozenset = frozenset(), runs: int | None = None) -> list[dict]:
     """One gate per (variant, metric): `setting` maps a metric name, or VARIANT:NAME for one
-    variant, to the least value it may have (an unknown value fails the gate: nothing was shown)."""
+    variant, to the least value it may have (an unknown value fails the gate: nothing was shown).
+    `runs` (when the suite loads): a pass@K or pass^K gate with K above the runs per case is
+    refused, since no run of it could ever show the figure."""
     gates = []
     for key, threshold in (setting or {}).items():
         # "VARIANT:NAME" sets one variant's floor; a bare NAME every variant's.
@@ -164,6 +166,9 @@ def metric_gates(summary: dict, setting: dict[str, float] | None, variants: list
             raise ConfigError(f"gate on {rest!r} names an unknown variant {prefix!r} (variants: {', '.join(variants)})",
                               field="fail_under_metrics")
         _check_floor(name, threshold, key)
+        if runs is not None and name.startswith(("pass@", "pass^")) and _is_k(name[5:]) and int(name[5:]) > runs:
+            raise ConfigError(f"the gate on {key!r} needs at least {name[5:]} runs of each case; the suite runs "
+                              f"{runs} (runs, --runs)", field="fail_under_metrics")
         for variant in [target] if target else variants:
             value, what = metric_value((summary.get("variants") or {}).get(variant) or {}, name, declared)
             passed = value is not None and value >= threshold

@@ -179,7 +179,8 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
     with errors.each(), in_file(None if "fail_under" in flags else source):  # a gate naming no variant fails now
         fail_under_gates({"variants": {}}, cfg.fail_under, names)
     with errors.each(), in_file(None if "fail_under_metrics" in flags else source):  # and an unknown metric
-        metric_gates({"variants": {}}, cfg.fail_under_metrics, names, declared_names(cfg, graders, warnings, source))
+        metric_gates({"variants": {}}, cfg.fail_under_metrics, names, declared_names(cfg, graders, warnings, source),
+                     runs=cfg.runs)
     for setting, check in (("min_dq", dq_gates), ("min_rubric", rubric_gates)):  # a pair or variant no run has
         with errors.each(), in_file(None if setting in flags else source):
             check({}, getattr(cfg, setting), names)
