@@ -92,9 +92,14 @@ def read_reviews(path: str, report: dict, *, max_entries: int = MAX_REVIEWS) -> 
     # An output's text hash (SHA-256 of the canonical JSON of its text alone) binds a review too:
     # it is the output hash other tools give. It resolves to the output hash of the whole output.
     by_text: dict[tuple[str, str], set[str]] = defaultdict(set)
+    # A case whose variants were sent different prompts has one input hash per variant (each
+    # attempt's own) beside the case's hash over all of them: either binds a review of it.
+    sent: dict[tuple[str, str], set[str]] = defaultdict(set)
     for a in report["attempts"]:
         if a.get("output_hash"):
             outputs[a["case_id"]].add(a["output_hash"])
+            if a.get("input_hash"):
+                sent[(a["case_id"], a["input_hash"])].add(a["output_hash"])
             text_hash = output_text_hash(a.get("output"))
             if text_hash is not None:
                 by_text[(a["case_id"], text_hash)].add(a["output_hash"])
@@ -111,7 +116,7 @@ def read_reviews(path: str, report: dict, *, max_entries: int = MAX_REVIEWS) -> 
         entry = parse_model(ReviewEntry, raw, file=path, case_id=cid, prefix=where)
         if entry.case_id not in plan_hashes:
             raise ConfigError("case id not in the report's plan", file=path, case_id=cid, field=f"{where}.case_id")
-        if entry.input_hash != plan_hashes[entry.case_id]:
+        if entry.input_hash != plan_hashes[entry.case_id] and (entry.case_id, entry.input_hash) not in sent:
             raise ConfigError(f"input hash does not match the report's case (expected {plan_hashes[entry.case_id]})",
                               file=path, case_id=cid, field=f"{where}.input_hash")
         if entry.output_hash not in outputs[entry.case_id]:
@@ -125,6 +130,10 @@ def read_reviews(path: str, report: dict, *, max_entries: int = MAX_REVIEWS) -> 
                                   "attempt's output_hash or output_text_hash)", file=path, case_id=cid,
                                   field=f"{where}.output_hash")
             entry.output_hash = next(iter(whole))
+        if entry.input_hash != plan_hashes[entry.case_id] and entry.output_hash not in sent[(entry.case_id, entry.input_hash)]:
+            raise ConfigError("output hash is not of an output answering this input hash (an attempt's input_hash "
+                              "binds that attempt's outputs only)", file=path, case_id=cid,
+                              field=f"{where}.output_hash")
         key = entry.identity()
         if key in seen:
             raise ConfigError(f"duplicate of {seen[key]} (same case, output hash, reviewer, reviewer kind and "

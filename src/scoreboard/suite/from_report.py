@@ -88,7 +88,8 @@ class RecordedVariant(Variant):
 
 
 def build_case_graders(cases, specs_by_case: dict[str, list], *, allow_judge: bool, file: str | None):
-    """Build each case's graders (distinct specs once); model graders need allow_judge."""
+    """Build each case's graders (distinct specs once; none: recorded, not graded); model graders need
+    allow_judge."""
     judges = judge_graders()
     cache: dict[str, Any] = {}
     out: dict[str, list] = {}
@@ -107,8 +108,7 @@ def build_case_graders(cases, specs_by_case: dict[str, list], *, allow_judge: bo
                 cache[key].check_case(case)
             except ConfigError as exc:
                 raise ConfigError(exc.detail, file=file, case_id=case.id, field=exc.field or "graders") from None
-        if not graders:
-            raise ConfigError("no grader for this case", file=file, case_id=case.id, field="graders")
+        # No grader at all: the case is recorded, not graded, as it was in the run that made it.
         out[case.id] = graders
     return out
 

@@ -1,0 +1,79 @@
+"""Probes of the carried-attempts pipeline as a user who re-grades months-old reports meets it:
+`rescore`, `import comparisons`, `import reviews`, `verify` and `score` over reports and
+exports that scoreboard itself wrote or that agent CLIs export."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scoreboard.record.verify import verify_report
+
+PY = sys.executable
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cli(cwd: Path, *args: str, timeout: float = 180) -> subprocess.CompletedProcess:
+    return subprocess.run([PY, "-m", "scoreboard", *args], cwd=cwd, env=dict(os.environ),
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+@pytest.fixture(scope="module")
+def capitals(tmp_path_factory) -> Path:
+    """The README's suites example run once (it has a record-only case: `graders: []`)."""
+    where = tmp_path_factory.mktemp("capitals")
+    shutil.copytree(ROOT / "examples" / "suites", where / "s")
+    done = cli(where / "s", "run", "suite.yaml", "--output-dir", "out", "--format", "json", "--no-progress")
+    assert done.returncode == 0, done.stderr
+    (path,) = (where / "s" / "out" / "capitals").glob("*.json")
+    shutil.copy(path, where / "s" / "r.json")
+    return where / "s"
+
+
+# ---- a record-only case (no grader: recorded, not graded) does not block rescore or imports
+
+
+def test_rescore_keeps_a_record_only_case_recorded_and_not_graded(capitals, tmp_path):
+    work = tmp_path / "w"
+    shutil.copytree(capitals, work)
+    done = cli(work, "rescore", "r.json", "--output", "again.json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads((work / "again.json").read_text())
+    peru = [a for a in report["attempts"] if a["case_id"] == "peru-notes"]
+    assert peru and {a["status"] for a in peru} == {"not-graded"}
+    assert verify_report(report).ok, verify_report(report).mismatches
+
+
+def test_import_reviews_into_a_report_with_a_record_only_case(capitals, tmp_path):
+    work = tmp_path / "w"
+    shutil.copytree(capitals, work)
+    source = json.loads((work / "r.json").read_text())
+    first = source["attempts"][0]
+    (work / "reviews.json").write_text(json.dumps({"entries": [{
+        "case_id": first["case_id"], "input_hash": first["input_hash"], "output_hash": first["output_hash"],
+        "reviewer_id": "ann", "reviewer_kind": "human", "rubric_version": "v1", "ratings": {}, "verdict": True, "notes": "right"}]}))
+    done = cli(work, "import", "reviews", "r.json", "reviews.json", "--output", "reviewed.json")
+    assert done.returncode == 0, done.stderr
+    assert verify_report(json.loads((work / "reviewed.json").read_text())).ok
+
+
+def test_a_review_bound_by_one_variants_input_hash_must_review_that_variants_output(capitals, tmp_path):
+    work = tmp_path / "w"
+    shutil.copytree(capitals, work)
+    source = json.loads((work / "r.json").read_text())
+    terse, careful = (next(a for a in source["attempts"] if a["case_id"] == "france" and a["variant"] == v)
+                      for v in ("terse", "careful"))
+    assert terse["input_hash"] != careful["input_hash"]  # the prompt axis sends each variant its own input
+    (work / "reviews.json").write_text(json.dumps({"entries": [{
+        "case_id": "france", "input_hash": terse["input_hash"], "output_hash": careful["output_hash"],
+        "reviewer_id": "ann", "reviewer_kind": "human", "rubric_version": "v1", "ratings": {}, "verdict": True,
+        "notes": "right"}]}))
+    done = cli(work, "import", "reviews", "r.json", "reviews.json", "--output", "reviewed.json")
+    assert done.returncode == 1 and "entries[0].output_hash" in done.stderr, done.stderr
+    assert not (work / "reviewed.json").exists()
