@@ -273,6 +273,8 @@ class AttemptRunner:
         output: Output | None = None
         measurements = Measurements()
         error = extra = None
+        counted = getattr(self.ledger, "by_attempt", None)
+        sent_before = counted.get(key, 0) if counted is not None else None
         try:
             if case.input_error is not None:
                 raise SubjectError(case.input_error, kind="input")
@@ -294,6 +296,10 @@ class AttemptRunner:
             raise
         except TimeoutError:
             error = f"timeout after {self.timeout_s * 1000:.0f} ms"
+            if sent_before is not None and counted.get(key, 0) > sent_before:
+                # the requests it sent before the cut, as the ledger counted them (sent: possibly
+                # billed); what they spent stays unknown, since no answer came
+                measurements.requests = counted[key] - sent_before
         except SubjectError as exc:
             error = str(exc)
             # A subject that sent requests before failing says how many (and how long).
