@@ -77,3 +77,56 @@ def test_a_review_bound_by_one_variants_input_hash_must_review_that_variants_out
     done = cli(work, "import", "reviews", "r.json", "reviews.json", "--output", "reviewed.json")
     assert done.returncode == 1 and "entries[0].output_hash" in done.stderr, done.stderr
     assert not (work / "reviewed.json").exists()
+
+
+# ---- an export cut off mid-line is a run the CLI did not finish, not an invalid file
+
+EXPORTS = ROOT / "tests" / "fixtures" / "agent_exports"
+
+
+@pytest.mark.parametrize("source", ["claude_tool_stream.jsonl", "codex_tool.jsonl"])
+def test_an_export_whose_last_line_is_cut_mid_event_scores_as_a_cut_off_run(tmp_path, source):
+    text = (EXPORTS / source).read_text().rstrip("\n")
+    (tmp_path / "whole.jsonl").write_text(text + "\n")
+    (tmp_path / "cut.jsonl").write_text(text[:-15])  # the writer was killed inside the last event
+    done = cli(tmp_path, "score", "whole.jsonl", "cut.jsonl", "--expect-contains", "notes", "--expect-status",
+               "completed", "--output-dir", "o", "--format", "json")
+    assert done.returncode == 3, done.stderr  # scored: the cut run is data, not an invalid file
+    (path,) = (tmp_path / "o").glob("*/*.json")
+    report = json.loads(path.read_text())
+    sources = {s["path"]: s for s in report["run"]["transcript"]["sources"]}
+    cut = sources["cut.jsonl"]
+    assert cut["status"] == "error" and "cut off" in cut["error"]
+    assert any("line" in w and "cut off" in w for w in cut["warnings"]), cut["warnings"]
+    attempt = next(a for a in report["attempts"] if a["case_id"] == "cut")
+    assert attempt["status"] != "passed"
+    assert verify_report(report).ok
+
+
+def test_a_broken_line_before_the_last_is_still_an_invalid_file(tmp_path):
+    lines = (EXPORTS / "codex_tool.jsonl").read_text().rstrip("\n").split("\n")
+    lines[2] = lines[2][:-5]
+    (tmp_path / "bad.jsonl").write_text("\n".join(lines) + "\n")
+    done = cli(tmp_path, "score", "bad.jsonl", "--expect-contains", "x", "--output-dir", "o")
+    assert done.returncode == 1 and "bad.jsonl:3" in done.stderr, done.stderr
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("last", ["not json", '{"type": "turn.completed"} trailing'])
+def test_a_last_line_that_is_no_event_cut_short_is_still_an_invalid_file(tmp_path, last):
+    text = (EXPORTS / "codex_tool.jsonl").read_text().rstrip("\n")
+    (tmp_path / "bad.jsonl").write_text(text + "\n" + last + "\n")
+    done = cli(tmp_path, "score", "bad.jsonl", "--expect-contains", "x", "--output-dir", "o")
+    assert done.returncode == 1 and "bad.jsonl:" in done.stderr, done.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_cut_off_export_does_not_pass_on_its_text_alone_and_says_why(tmp_path):
+    text = (EXPORTS / "claude_tool_stream.jsonl").read_text().rstrip("\n")
+    (tmp_path / "cut.jsonl").write_text(text[:-15])  # the result event is cut: the run never finished
+    done = cli(tmp_path, "score", "cut.jsonl", "--expect-contains", "notes", "--output-dir", "o", "--format", "json")
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "cut.jsonl" in done.stderr and "cut off" in done.stderr  # said on the terminal, not only in the file
+    # asked for explicitly, an error run is what the case expects
+    again = cli(tmp_path, "score", "cut.jsonl", "--expect-status", "error", "--output-dir", "o", "--format", "json")
+    assert again.returncode == 0, again.stdout + again.stderr

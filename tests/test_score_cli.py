@@ -143,7 +143,8 @@ def test_exports_tool_check_and_unknown_cost(tmp_path):
     status = {a["case_id"]: a["status"] for a in report["attempts"]}
     assert status == {"claude_tool_stream": "passed", "codex_tool": "failed"}
     codex = [a for a in report["attempts"] if a["case_id"] == "codex_tool"][0]
-    assert {g["grader"]: g["passed"] for g in codex["grades"]} == {"tool-calls": False, "max-cost": None}
+    assert {g["grader"]: g["passed"] for g in codex["grades"]} == {"tool-calls": False, "max-cost": None,
+                                                               "status": True}
 
 
 def test_exports_with_a_cases_file_and_forced_format(tmp_path):

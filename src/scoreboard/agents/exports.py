@@ -92,10 +92,11 @@ def read_export(path: str | Path, fmt: str = "auto", *, run_id: str | None = Non
         except ValueError as exc:
             raise ConfigError(f"invalid JSON: {exc}", file=shown) from None
         return parse_claude_json(obj, rid, shown)
-    events = _jsonl(text, shown)
-    if fmt == "claude-stream":
-        return parse_claude_stream(events, rid, shown)
-    return parse_codex(events, rid, shown)
+    events, cut = _jsonl(text, shown)
+    run = parse_claude_stream(events, rid, shown) if fmt == "claude-stream" else parse_codex(events, rid, shown)
+    if cut is not None:
+        run.warnings.append(cut)
+    return run
 
 
 def split_lines(text: str) -> list[str]:
@@ -139,7 +140,21 @@ def detect_format(text: str) -> str | None:
     return None
 
 
-def _jsonl(text: str, shown: str) -> list[dict]:
+def _cut_short(line: str, exc: ValueError) -> bool:
+    """Whether a line that does not parse reads as the start of an event cut short: it opens an
+    object and the parser ran out of text (in an unterminated string, or at the very end)."""
+    pos = getattr(exc, "pos", None)
+    if not line.lstrip().startswith("{") or not isinstance(pos, int):
+        return False
+    message = str(exc)
+    return message.startswith("Unterminated string") or (message.startswith("Expecting")
+                                                          and pos >= len(line.rstrip()))
+
+
+def _jsonl(text: str, shown: str) -> tuple[list[dict], str | None]:
+    """The events of a JSON-lines export, and a warning when its last line was cut mid-event
+    (the CLI was killed while printing: the events before it are the run, which the reader
+    then finds unfinished). A broken line before the last is an invalid file."""
     stripped = text.strip()
     if stripped.startswith("["):  # the claude `json --verbose` list of events
         try:
@@ -147,19 +162,24 @@ def _jsonl(text: str, shown: str) -> list[dict]:
         except ValueError:
             value = None
         if isinstance(value, list):
-            return [e for e in value if isinstance(e, dict)]
+            return [e for e in value if isinstance(e, dict)], None
     events = []
-    for number, line in enumerate(split_lines(text), start=1):
+    lines = split_lines(text)
+    last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             value = loads_json(line)
         except ValueError as exc:
+            if number - 1 == last and events and _cut_short(line, exc):
+                return events, (f"line {number} (the last) is cut off mid-event ({exc}): the CLI was cut off "
+                                "while printing; the events before it are read")
             raise ConfigError(f"invalid JSON line: {exc}", file=shown, line=number) from None
         if not isinstance(value, dict):
             raise ConfigError("each line must be a JSON object (an event)", file=shown, line=number)
         events.append(value)
-    return events
+    return events, None
 
 
 def _unknown_events(run: ExportedRun, events: list[dict], known: set[str]) -> None:

@@ -169,6 +169,9 @@ def load_exports(paths: list[str | Path], fmt: str = "auto", *, cases_file: str 
         sources.insert(0, {"path": str(cases_path), "sha256": sha256_bytes(raw), "format": "cases"})
         shown = str(cases_path)
     elif expectations:
+        # Without --expect-status a run must have finished: an export its CLI marks as an error,
+        # or one cut off, never passes on its text alone (--expect-status error scores failures).
+        expectations = {"expectedStatus": "completed", **expectations}
         models = []
         for run in runs:
             try:
@@ -181,8 +184,12 @@ def load_exports(paths: list[str | Path], fmt: str = "auto", *, cases_file: str 
         raise ConfigError("agent exports need expectations: --expect-contains, --required-tool, "
                           "--expect-status, ... or --cases FILE", field="cases")
     default = Path(paths[0]).stem if len(paths) == 1 else "agent-exports"
-    return assemble(models, runs, name=safe_name(name or default), source=str(paths[0]) if len(paths) == 1
+    t = assemble(models, runs, name=safe_name(name or default), source=str(paths[0]) if len(paths) == 1
                     else ", ".join(str(p) for p in paths), shown=shown, sources=sources, check_exports=True)
+    for src in sources:  # what each export says of itself reaches the terminal, not only the report
+        notes = ([f"the run ended in error: {src['error']}"] if src.get("error") else []) + list(src.get("warnings") or [])
+        t.warnings.extend(f"{src['path']}: {note}" for note in notes)
+    return t
 
 
 def transcript_suite(t: Transcript, subject: Any, *, variant: str, output_dir: str | None = None,

@@ -63,7 +63,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--forbid-contains", action="append", metavar="TEXT", help="output does not contain TEXT; repeatable")
     g.add_argument("--required-tool", action="append", metavar="NAME", help="tool NAME was called; repeatable")
     g.add_argument("--forbidden-tool", action="append", metavar="NAME", help="tool NAME was not called; repeatable")
-    g.add_argument("--expect-status", metavar="STATUS", help="final status, e.g. completed")
+    g.add_argument("--expect-status", metavar="STATUS", help="final status (default: completed; error scores failed runs)")
     # Per-case expectations, named apart from `run`'s whole-run budgets (--max-cost, --max-tokens);
     # the old spellings still work.
     g.add_argument("--expect-max-latency-ms", "--max-latency-ms", dest="max_latency_ms", type=float, metavar="MS",
