@@ -197,12 +197,13 @@ def test_an_audit_not_per_attempt_is_not_attributed(tmp_path, monkeypatch):
 
 def test_a_shared_fixture_that_cannot_start_fails_each_attempt_once_started(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    _global_task(tmp_path, command=["sh", "-c", "echo x >> starts.log; exit 3"])
+    # the fixture runs in a private copy of the task folder: it counts its starts outside it
+    _global_task(tmp_path, command=["sh", "-c", f"echo x >> {tmp_path / 'starts.log'}; exit 3"])
     report = _run(tmp_path, {"name": "g", "cases": "tasks", "runs": 3, "variants": {
         "a": {"subject": {"type": "command", "argv": ["python3", "agent.py"]}, "params": {"mode": "hostile"}}}})
     assert [a["status"] for a in report["attempts"]] == ["error"] * 3
     assert all("exited with status 3" in a["error"] for a in report["attempts"])
-    assert (tmp_path / "tasks" / "notes" / "environment" / "starts.log").read_text().split() == ["x"]
+    assert (tmp_path / "starts.log").read_text().split() == ["x"]
 
 
 @pytest.mark.parametrize("interrupts", [1, 2], ids=["grace-expired-then-resume", "second-ctrl-c"])

@@ -64,10 +64,19 @@ def verdict(value: Any) -> dict:
 
 
 def load_function(path: Path, name: str):
-    module_spec = importlib.util.spec_from_file_location(f"scoreboard_check_{path.stem}", path)
+    """FILE.py's function, imported as `python FILE.py` would run it: its own folder first on
+    sys.path (a helper module beside it imports), then the task folder (the working folder:
+    `from checks.helpers import ...`), and the module in sys.modules while it runs (dataclasses,
+    pickle and typing look their module up there)."""
+    for folder in (str(Path.cwd()), str(path.resolve().parent)):
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+    module_name = f"scoreboard_check_{path.stem}"
+    module_spec = importlib.util.spec_from_file_location(module_name, path)
     if module_spec is None or module_spec.loader is None:
         raise ImportError(f"cannot import {path}")
     module = importlib.util.module_from_spec(module_spec)
+    sys.modules[module_name] = module
     module_spec.loader.exec_module(module)
     function = getattr(module, name, None)
     if not callable(function):

@@ -21,7 +21,9 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import signal
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -59,8 +61,13 @@ class FixtureError(Exception):
 class Fixture:
     """One running fixture process (its group), its address, and what it printed first."""
 
-    def __init__(self, spec: Environment, folder: Path, mode: str, canaries: dict[str, str]):
+    def __init__(self, spec: Environment, folder: Path, mode: str, canaries: dict[str, str], *,
+                 tops: list[str] | None = None):
         self.spec, self.folder, self.mode, self.canaries = spec, folder, mode, canaries
+        #: the task folder's entries (beside `folder`) the fixture runs in a private copy of (None: in place)
+        self.tops = tops
+        #: the private copy (removed by stop): what the fixture writes beside it stays its own
+        self.private: Path | None = None
         self.port = free_port()
         self.proc: asyncio.subprocess.Process | None = None
         self._reader: asyncio.Task | None = None
@@ -93,8 +100,36 @@ class Fixture:
         """The exit status when the process has ended (a shared fixture that died), else None."""
         return None if self.proc is None else self.proc.returncode
 
+    def prepare(self) -> Path | None:
+        """Copy the task folder (its loaded entries, `tops`) into a private folder and run the
+        fixture there: a state file or database it keeps beside it starts as the task has it,
+        for every fixture, and never changes the task folder. The private folder (None when
+        the fixture runs in place)."""
+        if self.tops is None or self.private is not None:
+            return self.private
+        self.private = Path(tempfile.mkdtemp(prefix="scoreboard-fixture-"))
+        task, copy = self.folder.parent, self.private / "task"
+        copy.mkdir()
+        try:
+            for top in self.tops:
+                source = task / top
+                if source.is_symlink():
+                    raise OSError(f"{top} became a link")
+                if source.is_dir():
+                    shutil.copytree(source, copy / top, symlinks=True,
+                                    ignore=shutil.ignore_patterns("__pycache__"))
+                elif source.is_file():
+                    shutil.copy2(source, copy / top, follow_symlinks=False)
+        except OSError as exc:
+            shutil.rmtree(self.private, ignore_errors=True)
+            raise FixtureError(f"could not copy the task folder for the fixture: {exc}") from None
+        self.folder = copy / self.folder.name
+        self.folder.mkdir(exist_ok=True)
+        return self.private
+
     async def start(self, base_env: dict[str, str]) -> None:
         """Start the command and wait until it is ready (FixtureError otherwise)."""
+        self.prepare()
         argv = [a.replace("{port}", str(self.port)) for a in self.spec.command]
         env = {**base_env, "PORT": str(self.port), "SCOREBOARD_MODE": self.mode,
                "SCOREBOARD_CANARIES": json.dumps(self.canaries), TAG_VAR: self.tag}
@@ -123,6 +158,16 @@ class Fixture:
             said = await self.last_words()
             self.stop()
             raise FixtureError(f"{exc}{said}") from None
+
+    async def exited_within(self, wait: float = 0.0) -> int | None:
+        """The exit status once the process has ended (looked for up to `wait` seconds), else None."""
+        proc = self.proc
+        if proc is None:
+            return None
+        deadline = time.monotonic() + wait
+        while proc.returncode is None and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        return proc.returncode
 
     async def last_words(self) -> str:
         """said() once the ended fixture's stderr was read to its end (waited for briefly)."""
@@ -210,8 +255,12 @@ class Fixture:
         """Stop the whole process group: SIGTERM, a short grace, then SIGKILL. Synchronous, so
         it also runs while the attempt is being cancelled."""
         proc = self.proc
-        if proc is None:
-            return
+        if proc is not None:
+            self._stop(proc)
+        if self.private is not None:
+            shutil.rmtree(self.private, ignore_errors=True)
+
+    def _stop(self, proc: asyncio.subprocess.Process) -> None:
         kill_group(proc.pid, signal.SIGTERM)
         deadline = time.monotonic() + STOP_GRACE_S
         while time.monotonic() < deadline and _group_alive(proc.pid):

@@ -38,6 +38,9 @@ class TaskDef:
     source: str
     #: relative paths of the workspace's files (copied per attempt)
     workspace_files: list[str] = field(default_factory=list)
+    #: the top-level entries of the folder that were loaded (a fixture runs in a private copy of
+    #: them; None: in place)
+    tops: list[str] | None = None
 
     @property
     def id(self) -> str:
@@ -118,7 +121,10 @@ def load_task(folder: Path, limits: Limits, *, root: Path | None = None) -> Case
     files, digest = _walk(folder, shown, named)
     workspace = [rel[len("workspace/"):] for rel in files if rel.startswith("workspace/")]
     _check_planted(spec, workspace, {"file": shown, "case_id": spec.id})
-    task = TaskDef(folder=folder.resolve(), spec=spec, files_hash=digest, source=shown, workspace_files=workspace)
+    tops = sorted({rel.split("/", 1)[0] for rel in files} |
+                  {top for top in (*SUBFOLDERS, *named) if (folder / top).is_dir()})
+    task = TaskDef(folder=folder.resolve(), spec=spec, files_hash=digest, source=shown, workspace_files=workspace,
+                   tops=tops)
     graders: list = [{"task-check": c.name} for c in spec.checks]
     graders.append("task-security")
     graders.extend(spec.graders)

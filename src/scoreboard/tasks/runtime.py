@@ -67,6 +67,14 @@ async def run_task(task: TaskDef, subject, request: SubjectRequest, *, hide: lis
             values.update(door.fixture.canaries)  # drawn once for the fixture, shared by its attempts
             door.proxy = AttemptProxy(door.fixture.url, secrets.token_hex(8))
             await door.proxy.start()
+        if spec.environment is not None and door.fixture is None:  # its own, in a private copy of the task
+            door.fixture, door.own = Fixture(spec.environment, task.folder / "environment", mode,
+                                             {c.name: values[c.name] for c in spec.canaries if c.fixture},
+                                             tops=task.tops), True
+            try:
+                door.fixture.prepare()  # copied in place, like the workspace below
+            except FixtureError as exc:
+                raise SubjectError(f"task {spec.id!r}: {exc}", kind="fixture") from None
         work = _workspace(task, values, root)
         try:
             installed = skill.install(work, text=request.skill, folder=request.skill_folder,
@@ -82,16 +90,14 @@ async def run_task(task: TaskDef, subject, request: SubjectRequest, *, hide: lis
             wanted = getattr(subject, "agent_network", None) if agent_ws else None
             programs = _programs(subject) + ([str(p) for p in network.interpreter()[1]] if wanted == "loopback" else [])
             sandbox = make_sandbox(root, work, want=want if agent_ws else "off",
-                                   hide=[task.folder, *hide], programs=programs)
+                                   hide=[task.folder, *door.private(), *hide], programs=programs)
         except SandboxUnavailable as exc:
             raise SubjectError(str(exc), kind="config") from None
         door.sandbox = sandbox  # closed (a container removed) whatever happens
         sandbox.net = network.plan(wanted, sandbox.program if sandbox.isolated else None, _endpoints(subject), root,
                                    allow=_allowed(subject, spec), kind=sandbox.kind)
         door.bridge = network.Bridge(sandbox.net)  # closed (its socket folder removed) whatever happens
-        if spec.environment is not None and door.fixture is None:
-            door.fixture, door.own = Fixture(spec.environment, task.folder / "environment", mode,
-                                             {c.name: values[c.name] for c in spec.canaries if c.fixture}), True
+        if door.own:
             await _fixture_call(spec.id, door.fixture.start(dict(os.environ)))
         if door.port is not None:
             sandbox.net.ports[door.port] = "fixture"
@@ -110,9 +116,15 @@ async def run_task(task: TaskDef, subject, request: SubjectRequest, *, hide: lis
         if door.proxy is not None:
             door.proxy.recording = False  # what the checks send is not the agent's
         audit = None
+        await _fixture_alive(spec.id, door)  # checks asking a dead fixture would blame the agent
         if fixture is not None:
-            audit = await _fixture_call(spec.id, fixture.audit(door.attempt_id))
+            try:
+                audit = await _fixture_call(spec.id, fixture.audit(door.attempt_id))
+            except SubjectError:
+                await _fixture_alive(spec.id, door, wait=1.0)  # the audit failed as the fixture died
+                raise
         observed = await _observe(task, mode, result, audit, values, before, sandbox, door, root)
+        await _fixture_alive(spec.id, door)  # the checks' verdicts came from a fixture that died
         observed["skill"] = installed.describe(work)
         observed["isolation"] = sandbox.describe() if agent_ws else \
             {"isolated": False, "kind": "remote", "note": "not isolated: the agent runs outside this machine's sandbox",
@@ -163,6 +175,20 @@ class _Door:
 
     def agent_env(self) -> dict[str, str]:
         return self.fixture.agent_env(self.port) if self.fixture else {}
+
+    def private(self) -> list[Path]:
+        """The fixture's private copy of the task folder (hidden from the agent like the task)."""
+        return [self.fixture.private] if self.fixture is not None and self.fixture.private is not None else []
+
+
+async def _fixture_alive(task_id: str, door: _Door, wait: float = 0.0) -> None:
+    """A fixture that exited during the attempt makes it an error, in words (its exit status and
+    last line on stderr), before checks that would ask a dead service blame the agent."""
+    status = await door.fixture.exited_within(wait) if door.fixture is not None else None
+    if status is not None:
+        raise SubjectError(f"task {task_id!r}: the {'' if door.own else 'shared '}fixture exited with status {status} "
+                           f"during the attempt{await door.fixture.last_words()}",
+                           kind="fixture")
 
 
 async def _fixture_call(task_id: str, call):

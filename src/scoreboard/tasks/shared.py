@@ -43,7 +43,7 @@ class SharedFixtures:
             fixture = self._fixtures.get(key)
             if fixture is None:
                 values = canary.new_values([c for c in spec.canaries if c.fixture])
-                fixture = Fixture(spec.environment, task.folder / "environment", mode, values)
+                fixture = Fixture(spec.environment, task.folder / "environment", mode, values, tops=task.tops)
                 try:
                     await fixture.start(dict(os.environ))
                 except FixtureError as exc:

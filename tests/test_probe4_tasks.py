@@ -1,0 +1,245 @@
+"""Agent tasks probed from outside (fourth round), as a team porting its agent benchmark would
+write them: Python checks that import their helpers, fixtures that keep their state in files
+beside them, fixtures that crash while the agent works, and runs of several attempts."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from scoreboard.errors import SubjectError
+from scoreboard.subjects.registry import build_subject
+from scoreboard.subjects.values import SubjectRequest
+from scoreboard.suite.config import Limits
+from scoreboard.tasks.load import load_task_folders
+from scoreboard.tasks.runtime import run_task
+from scoreboard.tasks.shared import SharedFixtures
+
+PY = sys.executable
+
+
+def make_task(folder: Path, task_yaml: str, files: dict[str, str]) -> Path:
+    (folder / "workspace").mkdir(parents=True)
+    (folder / "checks").mkdir()
+    (folder / "task.yaml").write_text(textwrap.dedent(task_yaml))
+    for rel, text in files.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(textwrap.dedent(text))
+    return folder
+
+
+def attempt(task_folder: Path, agent: str, tmp_path: Path, *, fixtures: SharedFixtures | None = None):
+    """One attempt of the task with a command agent running the Python source `agent`."""
+    script = tmp_path / "agent.py"
+    script.write_text(textwrap.dedent(agent))
+    case = load_task_folders(task_folder, Limits())[0]
+    subject = build_subject({"type": "command", "argv": [PY, str(script)]}, tmp_path)
+    request = SubjectRequest(case_id=case.id, input=case.input, params={"mode": "ordinary"})
+    return asyncio.run(run_task(case.task, subject, request, hide=[], fixtures=fixtures))
+
+
+def checks_of(result) -> dict[str, dict]:
+    return {c["name"]: c for c in result.extra["task"]["checks"]}
+
+
+# -- Python checks import what lies beside them -------------------------------------------------
+
+def test_a_python_check_imports_its_helper_module_and_defines_dataclasses(tmp_path):
+    """`python checks/x.py` puts checks/ on sys.path, so a command check imports its helpers;
+    the same file as a Python check could not (ModuleNotFoundError: not assessed), and a check
+    module with a dataclass under `from __future__ import annotations` failed to load
+    (AttributeError: the module was not in sys.modules)."""
+    task = make_task(tmp_path / "t", """\
+        id: helpers
+        instruction: do it
+        timeout: 60
+        checks:
+          - {name: helper, python: checks/check_a.py:check}
+          - {name: dataclass, python: checks/check_b.py:check}
+          - {name: package, python: checks/check_c.py:check}
+        """, {
+        "checks/helpers.py": "def ok():\n    return True\n",
+        "checks/check_a.py": "from helpers import ok\n\ndef check(ctx):\n    return ok(), 'helper imported'\n",
+        "checks/check_b.py": """\
+            from __future__ import annotations
+            from dataclasses import dataclass
+
+            @dataclass
+            class Row:
+                x: int
+
+            def check(ctx):
+                return Row(1).x == 1, 'dataclass made'
+            """,
+        "checks/check_c.py": "from checks.helpers import ok\n\ndef check(ctx):\n    return ok(), 'package import'\n",
+    })
+    result = attempt(task, "print('done')", tmp_path)
+    checks = checks_of(result)
+    assert checks["helper"] == {"name": "helper", "passed": True, "reason": "helper imported"}
+    assert checks["dataclass"] == {"name": "dataclass", "passed": True, "reason": "dataclass made"}
+    assert checks["package"] == {"name": "package", "passed": True, "reason": "package import"}
+
+
+# -- a fixture keeping its state in files beside it -----------------------------------------
+
+COUNTER_FIXTURE = """\
+    import http.server, json, os
+    DB = "state.json"   # beside the fixture, in its working folder (sqlite files are kept so too)
+    if not os.path.exists(DB):
+        with open(DB, "w") as handle:
+            json.dump({"items": []}, handle)
+
+    class H(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            with open(DB) as handle:
+                state = json.load(handle)
+            if self.path == "/add":
+                state["items"].append(1)
+                with open(DB, "w") as handle:
+                    json.dump(state, handle)
+            body = json.dumps(state).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", int(os.environ["PORT"])), H)
+    print("listening", flush=True)
+    server.serve_forever()
+    """
+
+COUNT_CHECK = """\
+    import json, os, sys, urllib.request
+    url = os.environ["SCOREBOARD_FIXTURE_URL"] + "/state"
+    state = json.load(urllib.request.urlopen(url, timeout=10))
+    print(f"{len(state['items'])} items")
+    sys.exit(0 if len(state["items"]) == 1 else 1)
+    """
+
+ADD_ONE = """\
+    import os, urllib.request
+    urllib.request.urlopen(os.environ["SCOREBOARD_FIXTURE_URL"] + "/add", timeout=10).read()
+    print("added one")
+    """
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_a_fixture_writing_state_beside_it_starts_fresh_and_leaves_the_task_folder_alone(tmp_path, shared):
+    """The fixture ran in the task's own environment/ folder: a state file it wrote there
+    carried over to the next attempt (the check saw 2 items, then 3: every attempt after the
+    first failed), stayed in the user's task folder for the next run, and changed the task's
+    hash. It runs in a private copy: each fixture starts from the folder as it was loaded."""
+    task = make_task(tmp_path / "t", f"""\
+        id: counter
+        instruction: add one item at {{{{ fixture_url }}}}
+        timeout: 60
+        environment:
+          command: [python3, fx.py]
+          ready: {{line: listening}}
+          shared: {'true' if shared else 'false'}
+        checks:
+          - {{name: one-item, run: [python3, checks/count.py]}}
+        """, {"environment/fx.py": COUNTER_FIXTURE, "checks/count.py": COUNT_CHECK})
+    before = load_task_folders(task, Limits())[0].task.files_hash
+    for _ in range(3):
+        fixtures = SharedFixtures() if shared else None
+        try:
+            result = attempt(task, ADD_ONE, tmp_path, fixtures=fixtures)
+        finally:
+            if fixtures is not None:
+                fixtures.close()
+        assert checks_of(result)["one-item"] == {"name": "one-item", "passed": True, "reason": "1 items"}
+    assert sorted(p.name for p in (task / "environment").iterdir()) == ["fx.py"]
+    assert load_task_folders(task, Limits())[0].task.files_hash == before
+
+
+def test_a_fixture_started_from_a_file_beside_environment_still_starts(tmp_path):
+    """A fixture command may name a file elsewhere in the task folder (../server/app.py): the
+    private copy keeps the task folder's layout."""
+    task = make_task(tmp_path / "t", """\
+        id: beside
+        instruction: add one item at {{ fixture_url }}
+        timeout: 60
+        environment:
+          command: [python3, ../server/fx.py]
+          ready: {line: listening}
+        checks:
+          - {name: one-item, run: [python3, checks/count.py]}
+        """, {"server/fx.py": COUNTER_FIXTURE, "environment/README": "the fixture lives in ../server\n",
+              "checks/count.py": COUNT_CHECK})
+    result = attempt(task, ADD_ONE, tmp_path)
+    assert checks_of(result)["one-item"]["passed"] is True
+    assert not (task / "environment" / "state.json").exists()
+
+
+# -- a fixture that crashes while the agent works -----------------------------------------------
+
+CRASHING_FIXTURE = """\
+    import http.server, os, sys
+
+    class H(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            if self.path == "/crash":
+                sys.stderr.write("fixture: database connection lost\\n")
+                sys.stderr.flush()
+                os._exit(3)
+            body = b"{}"
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", int(os.environ["PORT"])), H)
+    print("listening", flush=True)
+    server.serve_forever()
+    """
+
+CRASHES_IT = """\
+    import os, urllib.request
+    try:
+        urllib.request.urlopen(os.environ["SCOREBOARD_FIXTURE_URL"] + "/crash", timeout=10)
+    except Exception as exc:
+        print("the shop went away:", exc)
+    """
+
+
+@pytest.mark.parametrize("audit", [False, True])
+@pytest.mark.parametrize("shared", [False, True])
+def test_a_fixture_that_exits_during_the_attempt_is_the_attempts_error_in_words(tmp_path, audit, shared):
+    """A fixture that crashed while the agent worked left the checks asking a dead service:
+    without an audit the attempt was a plain failure (the agent blamed: "Connection refused"),
+    with one an error saying only that the audit endpoint refused the connection. It is the
+    attempt's error, naming the fixture's exit status and its last line on stderr."""
+    task = make_task(tmp_path / "t", f"""\
+        id: crashing
+        instruction: shop at {{{{ fixture_url }}}}
+        timeout: 60
+        environment:
+          command: [python3, fx.py]
+          ready: {{line: listening}}
+          shared: {'true' if shared else 'false'}
+          {'audit: /audit' if audit else ''}
+        checks:
+          - {{name: state, run: [python3, checks/count.py]}}
+        """, {"environment/fx.py": CRASHING_FIXTURE, "checks/count.py": COUNT_CHECK})
+    fixtures = SharedFixtures() if shared else None
+    try:
+        with pytest.raises(SubjectError) as caught:
+            attempt(task, CRASHES_IT, tmp_path, fixtures=fixtures)
+    finally:
+        if fixtures is not None:
+            fixtures.close()
+    message = str(caught.value)
+    assert "exited with status 3 during the attempt" in message, message
+    assert "database connection lost" in message
+    assert caught.value.kind == "fixture"
