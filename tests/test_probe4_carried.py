@@ -130,3 +130,16 @@ def test_a_cut_off_export_does_not_pass_on_its_text_alone_and_says_why(tmp_path)
     # asked for explicitly, an error run is what the case expects
     again = cli(tmp_path, "score", "cut.jsonl", "--expect-status", "error", "--output-dir", "o", "--format", "json")
     assert again.returncode == 0, again.stdout + again.stderr
+
+
+# ---- verify: a plan's prompt template edited after the run
+
+
+def test_verify_names_a_prompt_template_edited_after_the_run(capitals):
+    report = json.loads((capitals / "r.json").read_text())
+    assert verify_report(report).ok
+    prompt = report["plan"]["variants"][0]["prompt"]
+    prompt["template"] = "Largest city of {{ country }}?"  # not what was sent: inputs and hashes still say so
+    found = verify_report(report)
+    assert not found.ok
+    assert any(m["path"] == "plan.variants[0].prompt.sha256" for m in found.mismatches), found.mismatches

@@ -146,6 +146,11 @@ class _Verifier(Findings):
         for i, name in enumerate(names):
             if name in names[:i]:
                 self.add(jpath("plan.variants", i, "name"), "a unique name", name, "duplicate variant", "plan")
+            prompt = plan["variants"][i].get("prompt")
+            if isinstance(prompt, dict) and "template" in prompt and "sha256" in prompt \
+                    and prompt["sha256"] != sha256_json(prompt["template"]):
+                self.add(jpath("plan.variants", i, "prompt", "sha256"), sha256_json(prompt["template"]),
+                         prompt["sha256"], "prompt hash does not match the recorded template", "hash")
         want = fixture_hash(plan["cases"])
         self.checked["fixture_hash"] += 1
         if plan.get("fixture_hash") != want:
