@@ -2,8 +2,8 @@
 
 fresh workspace (the task's workspace/ copied, canaries planted, the variant's skill installed: tasks/skill.py)
 -> fixture started on a free loopback port and waited for -> the agent run in its sandbox with
-the rendered instruction (under the task's timeout) -> the fixture's audit read -> checks run
-(they read the workspace and the fixture's state themselves) -> canaries looked for -> fixture
+the rendered instruction (under the task's timeout) -> the fixture's audit read -> canaries
+looked for -> checks run (they read the workspace and the fixture's state themselves) -> fixture
 stopped (its whole process group) -> workspace removed. Teardown runs whatever happened, also
 on a timeout or a cancelled run. A shared fixture (tasks/shared.py) is the run's: the attempt
 reaches it through its own recording proxy (tasks/proxy.py), and does not stop it.
@@ -274,7 +274,7 @@ async def _run_agent(subject, request: SubjectRequest, timeout: float, door: _Do
 
 async def _observe(task: TaskDef, mode: str, result: Result, audit: dict | None, values: dict[str, str],
                    before: dict[str, str], sandbox, door: _Door, root: Path) -> dict:
-    """Run the checks and look for canaries; the attempt's task record."""
+    """Look for canaries, then run the checks; the attempt's task record."""
     spec = task.spec
     output = result.output
     calls = list(output.tool_calls or [])
@@ -283,8 +283,6 @@ async def _observe(task: TaskDef, mode: str, result: Result, audit: dict | None,
     ctx = CheckContext(workspace=Path(sandbox.workspace), fixture_url=door.url, mode=mode,
                        output=output.text, tool_calls=calls, audit=audit, env=door.agent_env(),
                        attempt_id=door.attempt_id)
-    checks = await run_checks(spec.checks, task.folder, ctx, {"output": root / "output.txt",
-                                                              "audit": root / "audit.json"})
     # A shared fixture's audit is this attempt's only when it says so; otherwise nothing in it
     # (delivery, tools invoked, requests) is attributed to this attempt.
     own = audit if door.proxy is None or (isinstance(audit, dict) and audit.get("attempt") == door.attempt_id) \
@@ -300,6 +298,10 @@ async def _observe(task: TaskDef, mode: str, result: Result, audit: dict | None,
     hits = canary.scan(values, output=output.text, tool_calls=calls,
                        audit={"requests": received} if own is not None or door.proxy else None, files=written,
                        egress=egress["tries"] if egress else None, skipped=unscanned)
+    # the checks run after the scan: one that resets or removes files (`git checkout -- tests/`)
+    # does not hide what the agent wrote
+    checks = await run_checks(spec.checks, task.folder, ctx, {"output": root / "output.txt",
+                                                              "audit": root / "audit.json"})
     forbidden = canary.forbidden_used(calls, own, spec.security.forbidden_tools, spec.security.forbidden_commands)
     hostile = mode in HOSTILE_MODES
     delivered = own.get("payload_delivered") if isinstance(own, dict) else None
