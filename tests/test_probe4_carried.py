@@ -143,3 +143,29 @@ def test_verify_names_a_prompt_template_edited_after_the_run(capitals):
     found = verify_report(report)
     assert not found.ok
     assert any(m["path"] == "plan.variants[0].prompt.sha256" for m in found.mismatches), found.mismatches
+
+
+# ---- rescore and imports keep the source's derived metrics, reducers and metric gates
+
+
+def test_rescore_keeps_derived_metrics_reducers_and_the_metric_gate(capitals, tmp_path):
+    work = tmp_path / "w"
+    shutil.copytree(capitals, work)
+    source = json.loads((work / "r.json").read_text())
+    assert [g["gate"] for g in source["gates"]] == ["fail-under-metric"]
+    done = cli(work, "rescore", "r.json", "--output", "same.json")
+    assert done.returncode == 0, done.stderr
+    same = json.loads((work / "same.json").read_text())
+    assert same["plan"]["derived_metrics"] == source["plan"]["derived_metrics"]
+    assert same["plan"]["reducers"] == source["plan"]["reducers"]
+    assert same["gates"] == source["gates"]
+    assert same["summary"]["variants"]["careful"]["derived_metrics"] == \
+        source["summary"]["variants"]["careful"]["derived_metrics"]
+    assert verify_report(same).ok
+    # graders that break the recall metric: the gate on f1 now fails, as the source's run would have
+    specs = [{"contains": "ANSWER", "metric": "precision"}, {"contains": "Lima", "metric": "recall"}]
+    (work / "strict.json").write_text(json.dumps({"cases": {c: specs for c in ("france", "spain", "italy")}}))
+    strict = cli(work, "rescore", "r.json", "--graders", "strict.json", "--output", "strict-report.json")
+    assert strict.returncode == 3, strict.stdout + strict.stderr
+    gates = json.loads((work / "strict-report.json").read_text())["gates"]
+    assert [(g["gate"], g["passed"]) for g in gates] == [("fail-under-metric", False)]

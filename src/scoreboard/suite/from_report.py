@@ -121,6 +121,32 @@ def source_gates(report: dict) -> tuple[dict | None, bool]:
     return fail_under or None, all_pass
 
 
+def source_summary_settings(report: dict) -> dict:
+    """The settings that shape the source's summary and gates beyond the pass rate: its derived
+    metrics and reducers (from the plan) and its metric, dQ and rubric floors (from its gates),
+    each per variant as the source applied it. A rescore without them would drop the figures
+    and pass a gate the source held."""
+    plan = report["plan"]
+    out: dict = {k: plan[k] for k in ("derived_metrics", "reducers") if plan.get(k)}
+    metric: dict[str, float] = {}
+    dq: dict[str, float] = {}
+    rubric: dict[str, float] = {}
+    for g in report.get("gates") or []:
+        variant, name, threshold = g.get("variant"), g.get("metric"), g.get("threshold")
+        if not isinstance(variant, str) or not isinstance(name, str):
+            continue
+        if g.get("gate") == "fail-under-metric":
+            metric[f"{variant}:{name}"] = threshold
+        elif g.get("gate") == "min-dq" and name.startswith("dq:"):
+            dq[name[3:]] = threshold
+        elif g.get("gate") == "min-rubric":
+            rubric[variant] = threshold
+    for key, value in (("fail_under_metrics", metric), ("min_dq", dq), ("min_rubric", rubric)):
+        if value:
+            out[key] = value
+    return out
+
+
 def suite_from_report(source: Source, specs_by_case: dict[str, list], variants: list[Variant], *,
                       allow_judge: bool, graders_file: str | None = None, output_dir: str | None = None,
                       formats: list[str] | None = None, judge: Any = None, judge_runs: int | None = None,
@@ -136,7 +162,7 @@ def suite_from_report(source: Source, specs_by_case: dict[str, list], variants: 
                                  file=graders_file or source.path)
     fail_under, _ = source_gates(source.report)
     settings = {"name": source.report["run"].get("suite") or "suite", "runs": plan["runs"],
-                "seed": plan.get("seed", 0), "fail_under": fail_under}
+                "seed": plan.get("seed", 0), "fail_under": fail_under, **source_summary_settings(source.report)}
     if output_dir:
         settings["output_dir"] = output_dir
     if formats:
