@@ -34,7 +34,8 @@ fi
 cd "$here"
 "$PY" pixel_judge.py --port "${JUDGE_PORT:-8791}" >/dev/null 2>&1 &
 judge=$!
-trap 'kill $judge 2>/dev/null || true' EXIT
+# Stopped and waited for: the port is free again when the script ends (a second run at once found it taken).
+trap 'kill $judge 2>/dev/null || true; wait $judge 2>/dev/null || true' EXIT
 up=""
 for _ in $(seq 50); do
   if "$PY" -c "import socket; socket.create_connection(('127.0.0.1', ${JUDGE_PORT:-8791}), 1)" 2>/dev/null; then up=1; break; fi

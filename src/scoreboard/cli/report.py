@@ -54,7 +54,11 @@ def main(args: argparse.Namespace) -> int:
             from ..record.render import render
             from ..record.view import view_of
 
-            text = escape_surrogates(render(view_of(report, source=args.report), fmt))
+            from pathlib import Path
+
+            view = view_of(report, source=args.report)
+            view.base_dir = Path(args.report).resolve().parent  # its screenshots, checked by hash (issue 17)
+            text = escape_surrogates(render(view, fmt))
     except RecursionError:
         raise too_deep(report, args.report) from None
     if args.output and args.output != "-":

@@ -57,9 +57,9 @@ def _prompt(ctx: GradeContext, options: dict, intro: str, *, reference: str, ans
         parts.append(f"RUBRIC:\n{rubric}")
     parts += list(extra)
     source = _text(ctx.output.text if ctx.output.text is not None else ctx.output.json)
+    if ctx.render is not None and ctx.output.text is not None:  # a rendered folder: its index.html, never its path
+        source = _text(ctx.render.judged_source(ctx.output.text))
     if options.get("images"):  # visual work (issue 17): the judge sees the rendered page
-        if ctx.render is not None and ctx.output.text is not None:  # a folder's index.html, never its path
-            source = _text(ctx.render.judged_source(ctx.output.text))
         shown = "the attached screenshot(s) of it rendered in a browser"
         if options.get("source", True):
             parts.append(f"{answer} (its source; {shown} follow):\n{source}")

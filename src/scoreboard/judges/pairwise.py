@@ -87,8 +87,8 @@ async def judge_pairs(plan: dict, lookup: Callable[[str, str, int], dict | None]
                 ta, tb = _text(ra), _text(rb)
                 if ta is None or tb is None:
                     continue
-                if images:  # a folder output is shown as its index.html, never its path (blind)
-                    ta, tb = _source(ra, store, ta), _source(rb, store, tb)
+                # a rendered folder output is shown as its index.html, never its path (blind)
+                ta, tb = _source(ra, store, ta), _source(rb, store, tb)
                 entry: dict[str, Any] = {"case_id": case["id"], "run": run, "a": a, "b": b}
                 forward = None
                 pa = pb = None

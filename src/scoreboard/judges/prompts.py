@@ -26,7 +26,7 @@ def prompt_names(ctx: GradeContext, options: dict) -> dict:
     """What a custom judge prompt may use (PROMPT_NAMES)."""
     case = ctx.case
     output = ctx.output.text if ctx.output.text is not None else _text(ctx.output.json)
-    if options.get("images") and ctx.render is not None:  # a folder output: its index.html, never its path
+    if ctx.render is not None:  # a rendered folder output: its index.html, never its path
         output = ctx.render.judged_source(output)
     return {"output": output, "expected": _text(case.expected) if case.has_expected else "",
             "input": _text(case.input),

@@ -141,6 +141,10 @@ def _attempt(a: Attempt, variant_index: dict[str, int], shrink: _Shrink) -> dict
 _THUMBS: contextvars.ContextVar = contextvars.ContextVar("thumbs", default=None)
 #: thumbnails embedded in one page at most (each a few KB); later shots are listed as links
 MAX_THUMBS = 300
+#: bytes of thumbnails embedded in one page at most, inside SIZE_BUDGET (photo-like pages make
+#: thumbnails of 100 KB: 300 of them were 40 MB, outside the budget the rest shrinks to fit);
+#: past it shots are listed as links that open the full screenshot
+THUMB_BYTES = 6_000_000
 _SHOT_PATH = re.compile(r"^[A-Za-z0-9._-]+/screenshots/[0-9a-f]{64}\.png$")
 
 
@@ -148,13 +152,13 @@ class _Thumbs:
     """Thumbnails of the screenshots beside the report, made once each, checked against their hash."""
 
     def __init__(self, base_dir):
-        self.base_dir, self.made = base_dir, {}
+        self.base_dir, self.made, self.bytes = base_dir, {}, 0
 
     def get(self, shot) -> str | None:
         if self.base_dir is None or not _SHOT_PATH.match(shot.path):
             return None
         if shot.sha256 not in self.made:
-            if len(self.made) >= MAX_THUMBS:
+            if len(self.made) >= MAX_THUMBS or self.bytes >= THUMB_BYTES:
                 return None
             try:
                 import base64
@@ -164,7 +168,12 @@ class _Thumbs:
                 from ..render.store import read_shot
 
                 png = thumbnail(read_shot(Path(self.base_dir) / shot.path, shot.sha256))
-                self.made[shot.sha256] = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+                if self.bytes + len(png) > THUMB_BYTES:  # the budget is spent: this and later shots as links
+                    self.bytes = THUMB_BYTES
+                    png = None
+                else:
+                    self.bytes += len(png)
+                self.made[shot.sha256] = png and "data:image/png;base64," + base64.b64encode(png).decode("ascii")
             except Exception:  # noqa: BLE001 - a missing or changed shot is shown without a thumbnail
                 self.made[shot.sha256] = None
         return self.made[shot.sha256]

@@ -24,8 +24,9 @@ from typing import Any
 
 from ..errors import ConfigError
 from .detect import PageSource, page_source
+from .page import index_refused
 from .pixels import is_blank
-from .settings import RenderSettings
+from .settings import RenderSettings, full_page_clip
 from .store import ShotStore
 
 ORIGIN = "http://output.invalid/"
@@ -51,6 +52,10 @@ MEMORY_EVERY_S = 0.25
 #: the most bytes one page's own files may be served, all requests together, in max_file_bytes
 #: (40 references to one 15 MB file held 936 MB in this process and the run for minutes)
 SERVED_FILES = 4
+#: the page's whole scrollable size in CSS pixels
+SIZE_SCRIPT = ("() => { const d = document.documentElement, b = document.body, w = [0, 0]; "
+               "for (const e of [d, b]) if (e) { if (e.scrollWidth > w[0]) w[0] = e.scrollWidth; "
+               "if (e.scrollHeight > w[1]) w[1] = e.scrollHeight; } return w; }")
 
 # mulberry32: a small seeded generator; the same seed gives every page the same numbers.
 SEED_SCRIPT = """(() => {
@@ -185,6 +190,10 @@ class Renderer:
                 record["error"] = (f"the page is {size} bytes, over render.max_file_bytes "
                                    f"({settings.max_file_bytes}): not rendered")
                 return record
+        if source.folder is not None:  # its index.html refused: not rendered (never our 404 page shot)
+            record["error"] = await asyncio.to_thread(index_refused, source.folder, settings.max_file_bytes)
+            if record["error"]:
+                return record
         await self.start()
         async with self._slots:
             kills = self.memory_kills
@@ -266,7 +275,9 @@ class Renderer:
                 pass
 
     async def _keep(self, page, record: dict, moment: int, *, full_page: bool) -> None:
-        png = await page.screenshot(type="png", full_page=full_page, animations="disabled", caret="hide")
+        clip = full_page_clip(await page.evaluate(SIZE_SCRIPT), self.settings.device_scale_factor) \
+            if full_page else None
+        png = await page.screenshot(type="png", full_page=full_page, animations="disabled", caret="hide", clip=clip)
         digest, path = self.store.put(png)
         record["shots"].append({"moment_ms": moment, "full_page": full_page, "sha256": digest, "path": path,
                                 "bytes": len(png)})

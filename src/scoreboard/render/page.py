@@ -57,3 +57,16 @@ class RenderedPage:
             except (FileRefused, OSError, ValueError):  # gone or refused since: the fixed sentence
                 return UNREADABLE_FOLDER
         return UNREADABLE_FOLDER
+
+
+def index_refused(folder, limit: int) -> str | None:
+    """Why a folder output's index.html is not served (over the limit, a link out, not a file)."""
+    from ..safefile import FileRefused, read_inside
+
+    try:
+        read_inside("index.html", folder, folder, limit=limit, limit_name="render.max_file_bytes")
+    except FileRefused as exc:
+        return f"the folder's index.html {exc.reason.split(' (give --root')[0]}: not rendered"
+    except (OSError, ValueError) as exc:
+        return f"the folder's index.html cannot be read ({exc}): not rendered"
+    return None

@@ -37,11 +37,18 @@ def is_blank(png: bytes) -> bool:
     return dominant_share(png) >= BLANK_SHARE
 
 
+#: a thumbnail is at most this many times as tall as it is wide: of a longer (full-page) shot it
+#: shows the top (a 16384 px page made a 240 x 3840 strip of 2 MB)
+THUMB_ASPECT = 2
+
+
 def thumbnail(png: bytes, width: int = 240) -> bytes:
-    """A small PNG of the screenshot (for the HTML report)."""
+    """A small PNG of the screenshot (for the HTML report): its top, for a long one."""
     from PIL import Image
 
     with Image.open(io.BytesIO(png)) as image:
+        if image.height > THUMB_ASPECT * image.width:
+            image = image.crop((0, 0, image.width, THUMB_ASPECT * image.width))
         image = image.convert("RGB")
         height = max(1, round(image.height * width / max(1, image.width)))
         small = image.resize((width, height), Image.LANCZOS)

@@ -11,6 +11,27 @@ from ..validation import Strict
 #: what a screenshot's page may be: an HTML document or fenced block, an SVG, Markdown (any
 #: other text), or a folder holding index.html
 KINDS = ("html", "svg", "markdown", "folder")
+#: the most device pixels a full-page shot has on a side, and in all (FULL_PAGE_MAX_PX x 4096):
+#: a longer or wider page is cut there (Chromium refused to capture a page 2,000,000 px tall,
+#: and the render, its viewport shot with it, was an error)
+FULL_PAGE_MAX_PX = 16384
+FULL_PAGE_MAX_AREA = FULL_PAGE_MAX_PX * 4096
+
+
+def full_page_clip(size, scale: float) -> dict | None:
+    """The part of a page of `size` ([width, height] in CSS pixels) a full-page shot holds: all
+    of it (None), or, past FULL_PAGE_MAX_PX on a side or FULL_PAGE_MAX_AREA in all, its top left."""
+    def side(v) -> int:  # what the page says it measures: a page may lie (its scripts run first)
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) != float("inf")
+        return max(1, int(v)) if ok else 1 << 30
+
+    width, height = (side(v) for v in (list(size)[:2] if isinstance(size, list) and len(size) >= 2 else [None] * 2))
+    if width * scale <= FULL_PAGE_MAX_PX and height * scale <= FULL_PAGE_MAX_PX \
+            and width * height * scale * scale <= FULL_PAGE_MAX_AREA:
+        return None
+    width = min(width, int(FULL_PAGE_MAX_PX / scale))
+    height = min(height, int(FULL_PAGE_MAX_PX / scale), int(FULL_PAGE_MAX_AREA / (scale * scale) / width))
+    return {"x": 0, "y": 0, "width": width, "height": height}
 
 
 class RenderSettings(Strict):
