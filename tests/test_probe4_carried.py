@@ -169,3 +169,21 @@ def test_rescore_keeps_derived_metrics_reducers_and_the_metric_gate(capitals, tm
     assert strict.returncode == 3, strict.stdout + strict.stderr
     gates = json.loads((work / "strict-report.json").read_text())["gates"]
     assert [(g["gate"], g["passed"]) for g in gates] == [("fail-under-metric", False)]
+
+
+# ---- a dry run stays a dry run through rescore and imports
+
+
+def test_rescore_of_a_dry_run_report_stays_a_dry_run(capitals, tmp_path):
+    work = tmp_path / "w"
+    shutil.copytree(capitals, work)
+    done = cli(work, "run", "suite.yaml", "--dry-run", "--output", "dry.json", "--no-progress")
+    assert done.returncode == 0, done.stderr
+    assert json.loads((work / "dry.json").read_text())["run"]["dry_run"] is True
+    again = cli(work, "rescore", "dry.json", "--output", "again.json")
+    assert again.returncode == 0, again.stderr
+    report = json.loads((work / "again.json").read_text())
+    assert report["run"]["dry_run"] is True and report["gates"] == []
+    assert verify_report(report).ok
+    compared = cli(work, "compare", "again.json", "r.json")
+    assert "dry" in compared.stdout.lower(), compared.stdout

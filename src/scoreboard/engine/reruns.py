@@ -44,8 +44,10 @@ def _carried_run(suite: Suite, source: Source, carried: Carried, *, argv, format
     if status == "stopped":
         carried.stop_reason = f"source report: {source.report['run'].get('stop_reason') or 'stopped'}"
     _, all_pass = source_gates(source.report)
+    # Outputs of a dry run are the mock subject's: graded again or reviewed, they stay a dry run's.
     options = RunOptions(argv=list(argv or []), formats=tuple(formats) if formats else ("json",), progress=False,
-                         extra_run=extra, output_json=output, require_all_pass=all_pass, carried=carried)
+                         extra_run=extra, output_json=output, require_all_pass=all_pass, carried=carried,
+                         dry_run=source.report["run"].get("dry_run") is True)
     return run(suite, options)
 
 
