@@ -39,7 +39,17 @@ def attempt(task_folder: Path, agent: str, tmp_path: Path, *, fixtures: SharedFi
     case = load_task_folders(task_folder, Limits())[0]
     subject = build_subject({"type": "command", "argv": [PY, str(script)]}, tmp_path)
     request = SubjectRequest(case_id=case.id, input=case.input, params={"mode": "ordinary"})
-    return asyncio.run(run_task(case.task, subject, request, hide=[], fixtures=fixtures))
+
+    async def run():
+        try:
+            return await run_task(case.task, subject, request, hide=[], fixtures=fixtures)
+        finally:  # the shared fixtures stopped in this loop, as the run's executor does
+            if fixtures is not None:
+                running = list(fixtures._fixtures.values())
+                fixtures.close()
+                for fixture in running:
+                    await fixture.proc.wait()
+    return asyncio.run(run())
 
 
 def checks_of(result) -> dict[str, dict]:
@@ -149,12 +159,7 @@ def test_a_fixture_writing_state_beside_it_starts_fresh_and_leaves_the_task_fold
         """, {"environment/fx.py": COUNTER_FIXTURE, "checks/count.py": COUNT_CHECK})
     before = load_task_folders(task, Limits())[0].task.files_hash
     for _ in range(3):
-        fixtures = SharedFixtures() if shared else None
-        try:
-            result = attempt(task, ADD_ONE, tmp_path, fixtures=fixtures)
-        finally:
-            if fixtures is not None:
-                fixtures.close()
+        result = attempt(task, ADD_ONE, tmp_path, fixtures=SharedFixtures() if shared else None)
         assert checks_of(result)["one-item"] == {"name": "one-item", "passed": True, "reason": "1 items"}
     assert sorted(p.name for p in (task / "environment").iterdir()) == ["fx.py"]
     assert load_task_folders(task, Limits())[0].task.files_hash == before
@@ -232,13 +237,8 @@ def test_a_fixture_that_exits_during_the_attempt_is_the_attempts_error_in_words(
         checks:
           - {{name: state, run: [python3, checks/count.py]}}
         """, {"environment/fx.py": CRASHING_FIXTURE, "checks/count.py": COUNT_CHECK})
-    fixtures = SharedFixtures() if shared else None
-    try:
-        with pytest.raises(SubjectError) as caught:
-            attempt(task, CRASHES_IT, tmp_path, fixtures=fixtures)
-    finally:
-        if fixtures is not None:
-            fixtures.close()
+    with pytest.raises(SubjectError) as caught:
+        attempt(task, CRASHES_IT, tmp_path, fixtures=SharedFixtures() if shared else None)
     message = str(caught.value)
     assert "exited with status 3 during the attempt" in message, message
     assert "database connection lost" in message
@@ -278,3 +278,38 @@ def test_a_canary_the_agent_wrote_is_found_even_when_a_check_resets_the_workspac
     assert checks_of(result)["tests"]["passed"] is True
     assert {"canary": "key", "where": "file:workspace/tests/test_x.py"} in observed["canaries"]["hits"]
     assert observed["attack_success"] is True
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_a_check_reading_the_fixtures_state_file_reads_the_attempts_fixture(tmp_path, shared):
+    """A tau-bench-style check opens the database the fixture keeps (environment/state.json)
+    rather than asking it over HTTP: checks run in the fixture's copy of the task folder, so
+    the relative path reaches the state this attempt's fixture wrote."""
+    task = make_task(tmp_path / "t", f"""\
+        id: db
+        instruction: add one item at {{{{ fixture_url }}}}
+        timeout: 60
+        environment:
+          command: [python3, fx.py]
+          ready: {{line: listening}}
+          shared: {'true' if shared else 'false'}
+        checks:
+          - {{name: command, run: [python3, checks/db.py]}}
+          - {{name: python, python: checks/db_fn.py:check}}
+        """, {"environment/fx.py": COUNTER_FIXTURE,
+              "checks/db.py": """\
+            import json, sys
+            items = json.load(open("environment/state.json"))["items"]
+            print(f"{len(items)} items")
+            sys.exit(0 if len(items) == 1 else 1)
+            """,
+              "checks/db_fn.py": """\
+            import json
+            def check(ctx):
+                items = json.load(open("environment/state.json"))["items"]
+                return len(items) == 1, f"{len(items)} items"
+            """})
+    result = attempt(task, ADD_ONE, tmp_path, fixtures=SharedFixtures() if shared else None)
+    assert checks_of(result) == {"command": {"name": "command", "passed": True, "reason": "1 items"},
+                                 "python": {"name": "python", "passed": True, "reason": "1 items"}}
+    assert not (task / "environment" / "state.json").exists()

@@ -176,6 +176,13 @@ class _Door:
     def agent_env(self) -> dict[str, str]:
         return self.fixture.agent_env(self.port) if self.fixture else {}
 
+    def task_folder(self, folder: Path) -> Path:
+        """Where the checks run: the fixture's copy of the task folder (a check opening the state
+        file the fixture keeps, environment/shop.db, reads this fixture's), else the task folder."""
+        if self.fixture is not None and self.fixture.private is not None:
+            return self.fixture.folder.parent
+        return folder
+
     def private(self) -> list[Path]:
         """The fixture's private copy of the task folder (hidden from the agent like the task)."""
         return [self.fixture.private] if self.fixture is not None and self.fixture.private is not None else []
@@ -300,8 +307,8 @@ async def _observe(task: TaskDef, mode: str, result: Result, audit: dict | None,
                        egress=egress["tries"] if egress else None, skipped=unscanned)
     # the checks run after the scan: one that resets or removes files (`git checkout -- tests/`)
     # does not hide what the agent wrote
-    checks = await run_checks(spec.checks, task.folder, ctx, {"output": root / "output.txt",
-                                                              "audit": root / "audit.json"})
+    checks = await run_checks(spec.checks, door.task_folder(task.folder), ctx,
+                              {"output": root / "output.txt", "audit": root / "audit.json"})
     forbidden = canary.forbidden_used(calls, own, spec.security.forbidden_tools, spec.security.forbidden_commands)
     hostile = mode in HOSTILE_MODES
     delivered = own.get("payload_delivered") if isinstance(own, dict) else None
