@@ -313,3 +313,33 @@ def test_a_check_reading_the_fixtures_state_file_reads_the_attempts_fixture(tmp_
     assert checks_of(result) == {"command": {"name": "command", "passed": True, "reason": "1 items"},
                                  "python": {"name": "python", "passed": True, "reason": "1 items"}}
     assert not (task / "environment" / "state.json").exists()
+
+
+# -- a fixture ported with its own fixed port ---------------------------------------------------
+
+def test_a_fixture_listening_on_a_port_of_its_own_is_told_which_port_it_was_given(tmp_path):
+    """A ported fixture that binds its usual port and ignores PORT was only "not ready within
+    N s (GET /health)": the error now says nothing listened on the port it was given, and how
+    it is given; one that answers another status says which."""
+    from scoreboard.tasks.fixture import Fixture, FixtureError
+    from scoreboard.tasks.spec import Environment
+
+    (tmp_path / "fx.py").write_text(textwrap.dedent("""\
+        import http.server, sys
+        class H(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.send_response(503); self.send_header("Content-Length", "0"); self.end_headers()
+            def log_message(self, *args):
+                pass
+        port = int(sys.argv[1]) if len(sys.argv) > 1 else 0   # its own choice without {port}
+        http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
+        """))
+    for argv, words in ((["python3", "fx.py"], "nothing listened on port"),
+                        (["python3", "fx.py", "{port}"], "GET /health last answered 503")):
+        fixture = Fixture(Environment(command=argv, ready={"url": "/health", "timeout": 1}), tmp_path,
+                          "ordinary", {})
+        with pytest.raises(FixtureError) as caught:
+            asyncio.run(fixture.start({"PATH": "/usr/bin:/bin"}))
+        assert words in str(caught.value), str(caught.value)
+        if "nothing" in words:
+            assert f"port {fixture.port}" in str(caught.value) and "{port} in its argv or $PORT" in str(caught.value)

@@ -75,6 +75,8 @@ class Fixture:
         self._ready_line = asyncio.Event()
         self._err_reader: asyncio.Task | None = None
         self._stderr = b""
+        #: the last status the ready URL answered (None: nothing answered)
+        self._status: int | None = None
         #: in the fixture's environment, inherited by all it starts: what left its group is found by it
         self.tag = new_tag()
 
@@ -152,7 +154,7 @@ class Fixture:
         except TimeoutError:
             self.stop()
             raise FixtureError(f"the fixture was not ready within {ready.timeout:g} s "
-                               f"({'no line matching ' + repr(ready.line) if ready.line else 'GET ' + str(ready.url)})"
+                               f"({'no line matching ' + repr(ready.line) if ready.line else self._url_note()})"
                                + self.said()) from None
         except FixtureError as exc:
             said = await self.last_words()
@@ -226,7 +228,17 @@ class Fixture:
             status = await asyncio.to_thread(_get_status, self.url + path)
             if status == 200:
                 return
+            self._status = status
             await asyncio.sleep(0.1)
+
+    def _url_note(self) -> str:
+        """Why the ready URL never answered 200: its last status, or that nothing listened on the
+        port the fixture was given (one listening on a port of its own choosing is never found)."""
+        got = self._status
+        if got is not None:
+            return f"GET {self.spec.ready.url} last answered {got}"
+        return (f"GET {self.spec.ready.url}: nothing listened on port {self.port}; the fixture must listen on "
+                "the port it is given, {port} in its argv or $PORT")
 
     async def audit(self, attempt: str | None = None) -> dict | None:
         """The fixture's audit record (None when the task names no audit endpoint); `attempt`:
