@@ -187,3 +187,23 @@ def test_rescore_of_a_dry_run_report_stays_a_dry_run(capitals, tmp_path):
     assert verify_report(report).ok
     compared = cli(work, "compare", "again.json", "r.json")
     assert "dry" in compared.stdout.lower(), compared.stdout
+
+
+# ---- verify: a review's rating outside 1-5 is no report scoreboard writes
+
+
+def test_verify_refuses_a_review_rating_outside_one_to_five(capitals, tmp_path):
+    work = tmp_path / "w"
+    shutil.copytree(capitals, work)
+    first = json.loads((work / "r.json").read_text())["attempts"][0]
+    (work / "reviews.json").write_text(json.dumps({"entries": [{
+        "case_id": first["case_id"], "input_hash": first["input_hash"], "output_hash": first["output_hash"],
+        "reviewer_id": "ann", "reviewer_kind": "human", "rubric_version": "v1", "ratings": {"correctness": 5},
+        "verdict": True, "notes": "right"}]}))
+    assert cli(work, "import", "reviews", "r.json", "reviews.json", "--output", "reviewed.json").returncode == 0
+    report = json.loads((work / "reviewed.json").read_text())
+    assert verify_report(report).ok
+    report["reviews"]["human"][0]["ratings"]["correctness"] = 9
+    found = verify_report(report)
+    assert not found.ok
+    assert any("reviews.human[0].ratings" in m["path"] for m in found.schema_errors), found.schema_errors

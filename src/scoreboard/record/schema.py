@@ -12,7 +12,7 @@ False. The summary's models live in schema_summary.py, the run's own block in sc
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
@@ -318,7 +318,7 @@ class Review(Closed):
     reviewer_id: StrictStr
     reviewer_kind: Literal["human", "model"]
     rubric_version: StrictStr
-    ratings: dict[str, StrictInt | None]
+    ratings: dict[str, Annotated[StrictInt, Field(ge=1, le=5)] | None]  # 1-5, or null: not assessed
     verdict: StrictBool | None = None
     notes: StrictStr
 
