@@ -247,3 +247,22 @@ def test_a_folder_whose_index_html_is_refused_is_not_rendered_and_says_why(tmp_p
     assert "index.html" in records[0]["error"] and "render.max_file_bytes" in records[0]["error"]
     assert "index.html" in records[1]["error"] and "outside" in records[1]["error"]
     assert "--root" not in records[1]["error"]
+
+
+@chromium
+def test_a_folder_file_the_renderer_refuses_is_counted_and_named_not_a_silent_404(tmp_path):
+    """A folder page's own image over render.max_file_bytes, or a symlink out of the folder, was
+    answered 404 like a missing file: the record never said the renderer refused it, or why."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("<html><body><h1>Hero</h1><img src='hero.png'><img src='leak.png'>"
+                                     "<img src='missing.png'></body></html>")
+    (site / "hero.png").write_bytes(b"\x89PNG" + b"\0" * 70_000)
+    (tmp_path / "secret.png").write_bytes(b"\x89PNG secret")
+    (site / "leak.png").symlink_to(tmp_path / "secret.png")
+    (record,) = render_all([str(site)], tmp_path, settle_ms=0, max_file_bytes=65_536)
+    assert record["error"] is None and record["shots"]
+    assert record["blocked_requests"] == 2
+    listed = " ".join(record["blocked"])
+    assert "hero.png" in listed and "render.max_file_bytes" in listed
+    assert "leak.png" in listed and "outside" in listed and "missing.png" not in listed

@@ -16,7 +16,6 @@ Playwright is imported only when a suite renders; a missing one is a one-line in
 from __future__ import annotations
 
 import asyncio
-import mimetypes
 import os
 from datetime import datetime
 from pathlib import Path
@@ -24,7 +23,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from .detect import PageSource, page_source
-from .page import index_refused
+from .page import index_refused, served_file
 from .pixels import is_blank
 from .settings import RenderSettings, full_page_clip
 from .store import ShotStore
@@ -301,7 +300,15 @@ class Renderer:
             return
         path = url[len(ORIGIN):].split("?", 1)[0].split("#", 1)[0]
         left = SERVED_FILES * self.settings.max_file_bytes - served["bytes"]
-        body, ctype = self._file(source, path) if left > 0 else (b"", "")
+        from ..safefile import FileRefused
+
+        try:
+            body, ctype = served_file(source, path, self.settings.max_file_bytes) if left > 0 else (b"", "")
+        except FileRefused as exc:  # one of its files the renderer will not serve: counted, and why
+            record["blocked_requests"] += 1
+            _listed(record, "blocked", f"{url[:300]} ({exc.reason.split(' (give --root')[0]})")
+            await route.abort("blockedbyclient")
+            return
         if body is None:
             await route.fulfill(status=404, body=b"not found", content_type="text/plain")
         elif left <= 0 or len(body) > left:
@@ -316,23 +323,6 @@ class Renderer:
         record["blocked_requests"] += 1
         _listed(record, "blocked", ws.url[:300])
         await ws.close(code=1008, reason="blocked by the renderer")
-
-    def _file(self, source: PageSource, path: str) -> tuple[bytes | None, str]:
-        """The bytes the output's own origin serves at `path` (None: not one of its files)."""
-        from urllib.parse import unquote
-
-        path = unquote(path) or "index.html"
-        if source.folder is None:
-            return (source.html.encode("utf-8"), "text/html; charset=utf-8") if path == "index.html" else (None, "")
-        from ..safefile import FileRefused, read_inside
-
-        try:  # inside the folder, regular files only, bounded: never a path that climbs out
-            data = read_inside(path, source.folder, source.folder, limit=self.settings.max_file_bytes,
-                               limit_name="render.max_file_bytes")
-        except (FileRefused, OSError, ValueError):
-            return None, ""
-        ctype = mimetypes.guess_type(path)[0] or "application/octet-stream"
-        return data, ctype + ("; charset=utf-8" if ctype.startswith("text/") else "")
 
 
 async def _loaded(page) -> None:

@@ -70,3 +70,26 @@ def index_refused(folder, limit: int) -> str | None:
     except (OSError, ValueError) as exc:
         return f"the folder's index.html cannot be read ({exc}): not rendered"
     return None
+
+
+def served_file(source, path: str, limit: int) -> tuple[bytes | None, str]:
+    """The bytes and type the output's own origin serves at `path` ((None, ""): not one of its
+    files); FileRefused for a file it will not serve (over the limit, a link out, not a file)."""
+    import mimetypes
+    from urllib.parse import unquote
+
+    from ..safefile import FileRefused, read_inside
+
+    path = unquote(path) or "index.html"
+    if source.folder is None:
+        return (source.html.encode("utf-8"), "text/html; charset=utf-8") if path == "index.html" else (None, "")
+    try:  # inside the folder, regular files only, bounded: never a path that climbs out
+        data = read_inside(path, source.folder, source.folder, limit=limit, limit_name="render.max_file_bytes")
+    except FileRefused as exc:
+        if exc.missing:
+            return None, ""
+        raise
+    except (OSError, ValueError):
+        return None, ""
+    ctype = mimetypes.guess_type(path)[0] or "application/octet-stream"
+    return data, ctype + ("; charset=utf-8" if ctype.startswith("text/") else "")
