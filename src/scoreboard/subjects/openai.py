@@ -225,15 +225,20 @@ class OpenAISubject(HTTPSubject):
         text = message.get("content")
         if isinstance(text, list):  # some servers answer with content parts
             text = "".join(p.get("text", "") for p in text if isinstance(p, dict))
+        finish = choice.get("finish_reason")
+        if text is None and isinstance(message.get("refusal"), str):
+            # the model declined (structured outputs): its words are the answer, status "refusal"
+            text, finish = message["refusal"], "refusal"
         calls = [{"name": (tc.get("function") or {}).get("name"),
                   "args": parse_args((tc.get("function") or {}).get("arguments")), "id": tc.get("id")}
                  for tc in message.get("tool_calls") or () if isinstance(tc, dict)]
         usage = usage_of(data)
-        return Reply(text, calls, choice.get("finish_reason"), as_int(usage.get("prompt_tokens")),
+        return Reply(text, calls, finish, as_int(usage.get("prompt_tokens")),
                      as_int(usage.get("completion_tokens")), data.get("model"))
 
     def parse_stream(self, raw: bytes) -> Reply:
         parts: list[str] = []
+        refused: list[str] = []
         calls: dict[int, dict] = {}
         finish = model = None
         usage: dict = {}
@@ -256,6 +261,8 @@ class OpenAISubject(HTTPSubject):
                 delta = choice.get("delta") or {}
                 if delta.get("content"):
                     parts.append(delta["content"])
+                if isinstance(delta.get("refusal"), str):
+                    refused.append(delta["refusal"])
                 for tc in delta.get("tool_calls") or ():
                     slot = calls.setdefault(tc.get("index", len(calls)), {"id": None, "name": None, "args": []})
                     if tc.get("id"):
@@ -272,6 +279,8 @@ class OpenAISubject(HTTPSubject):
         tool_calls = [{"name": c["name"], "args": parse_args("".join(c["args"])), "id": c["id"]}
                       for _, c in sorted(calls.items())]
         text = "".join(parts) if parts or not tool_calls else None
+        if not parts and refused:  # the model declined: its words are the answer, status "refusal"
+            text, finish = "".join(refused), "refusal"
         return Reply(text, tool_calls, finish, as_int(usage.get("prompt_tokens")),
                      as_int(usage.get("completion_tokens")), model)
 
