@@ -120,11 +120,35 @@ def unwatch(pgid: int, tag: str | None = None) -> None:
     _CLIENT.send(f"- {pgid} {tag or '-'}")
 
 
+def watch_folder(path: str | os.PathLike) -> None:
+    """Have the watcher remove this temporary folder (a task's workspace, a fixture's copy) if
+    scoreboard dies before it does: it may hold the attempt's planted canaries and files."""
+    _CLIENT.send(f"d {os.fsencode(os.path.abspath(path)).hex()}")
+
+
+def unwatch_folder(path: str | os.PathLike) -> None:
+    """The folder was removed: the watcher forgets it."""
+    _CLIENT.send(f"u {os.fsencode(os.path.abspath(path)).hex()}")
+
+
 def _serve(stream) -> None:
-    """The watcher: read `+`/`-` lines until the pipe closes, then kill what is still listed."""
+    """The watcher: read `+`/`-` (process groups) and `d`/`u` (folders) lines until the pipe
+    closes, then kill what is still listed and remove the folders still listed."""
     live: dict[tuple[int, str], None] = {}
+    folders: dict[bytes, None] = {}
     for raw in stream:
         parts = raw.split()
+        if len(parts) == 2 and parts[0] in (b"d", b"u"):
+            try:
+                path = bytes.fromhex(parts[1].decode("ascii"))
+            except ValueError:
+                continue
+            if path.startswith(b"/"):
+                if parts[0] == b"d":
+                    folders[path] = None
+                else:
+                    folders.pop(path, None)
+            continue
         if len(parts) != 3 or parts[0] not in (b"+", b"-") or not parts[1].isdigit():
             continue
         key = (int(parts[1]), parts[2].decode("ascii", "replace"))
@@ -137,6 +161,27 @@ def _serve(stream) -> None:
     for pgid, tag in live:
         if tag != "-":
             sweep(tag)
+    for path in folders:  # after the kills: nothing is writing there any more
+        _remove(path)
+
+
+def _remove(path: bytes) -> None:
+    """Remove a folder the way scoreboard would have (read-only entries made writable first)."""
+    import shutil
+    import stat
+
+    def writable(func, name, _exc):
+        try:
+            os.chmod(os.path.dirname(name) or name, stat.S_IRWXU)
+            if not os.path.islink(name):
+                os.chmod(name, stat.S_IRWXU)
+            func(name)
+        except OSError:
+            pass
+
+    for _ in range(2):  # a process that was dying may still have created something
+        if os.path.lexists(path):
+            shutil.rmtree(path, onerror=writable)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ JSON result, and the message of a failed start."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 
 from ..errors import SubjectError
 from ..jsonio import loads
+from ..reaper import unwatch_folder, watch_folder
 
 #: the folder (under the working directory) that holds each CLI call's throwaway directory
 TMP_ROOT = ".scoreboard-tmp"
@@ -35,7 +37,9 @@ def make_root(kind: str) -> Path:
     for _ in range(3):  # a sibling call may remove the (empty) parent between the two steps
         base.mkdir(mode=0o700, exist_ok=True)
         try:
-            return Path(tempfile.mkdtemp(prefix=f"{kind}-", dir=base))
+            root = Path(tempfile.mkdtemp(prefix=f"{kind}-", dir=base))
+            watch_folder(root)  # an agent CLI's home (its config, its session files): removed if we are killed
+            return root
         except FileNotFoundError:
             continue
     raise SubjectError(f"{kind}: could not create a temporary directory under {base}", kind="config")
@@ -45,6 +49,8 @@ def remove_root(root: Path) -> None:
     shutil.rmtree(root, ignore_errors=True)
     if root.exists():  # a dying child may still have been writing: once more
         shutil.rmtree(root, ignore_errors=True)
+    if not os.path.lexists(root):
+        unwatch_folder(root)
     try:
         root.parent.rmdir()  # only when no other call is using it
     except OSError:

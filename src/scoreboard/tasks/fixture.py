@@ -31,6 +31,7 @@ from pathlib import Path
 
 from ..bounded_regex import compile_bounded
 from ..jsonio import loads
+from ..reaper import unwatch_folder, watch_folder
 from .procs import (
     TAG_VAR,
     free_port,
@@ -110,6 +111,7 @@ class Fixture:
         if self.tops is None or self.private is not None:
             return self.private
         self.private = Path(tempfile.mkdtemp(prefix="scoreboard-fixture-"))
+        watch_folder(self.private)  # removed by the watcher if scoreboard is killed
         task, copy = self.folder.parent, self.private / "task"
         copy.mkdir()
         try:
@@ -123,7 +125,7 @@ class Fixture:
                 elif source.is_file():
                     shutil.copy2(source, copy / top, follow_symlinks=False)
         except OSError as exc:
-            shutil.rmtree(self.private, ignore_errors=True)
+            self._remove_private()
             raise FixtureError(f"could not copy the task folder for the fixture: {exc}") from None
         self.folder = copy / self.folder.name
         self.folder.mkdir(exist_ok=True)
@@ -270,7 +272,12 @@ class Fixture:
         if proc is not None:
             self._stop(proc)
         if self.private is not None:
-            shutil.rmtree(self.private, ignore_errors=True)
+            self._remove_private()
+
+    def _remove_private(self) -> None:
+        shutil.rmtree(self.private, ignore_errors=True)
+        if not os.path.lexists(self.private):
+            unwatch_folder(self.private)
 
     def _stop(self, proc: asyncio.subprocess.Process) -> None:
         kill_group(proc.pid, signal.SIGTERM)

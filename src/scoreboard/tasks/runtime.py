@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ..agents.trajectory import trajectory_figures
 from ..errors import SubjectError
+from ..reaper import unwatch_folder, watch_folder
 from ..subjects.values import AgentWorkspace, Result, SubjectRequest
 from . import canaries as canary
 from . import network, skill
@@ -59,6 +60,7 @@ async def run_task(task: TaskDef, subject, request: SubjectRequest, *, hide: lis
         raise SubjectError(f"task {spec.id!r} has no mode {mode!r} (its modes: {', '.join(spec.modes)})",
                            kind="config")
     root = Path(tempfile.mkdtemp(prefix="scoreboard-task-"))
+    watch_folder(root)  # removed by the watcher if scoreboard is killed (it holds the planted canaries)
     door = _Door()
     try:
         values = canary.new_values(spec.canaries)
@@ -226,6 +228,7 @@ def remove_tree(root: Path) -> None:
     for _ in range(8):  # each pass reaches one more level of folders made unlistable
         shutil.rmtree(root, onerror=writable)
         if not os.path.lexists(root):
+            unwatch_folder(root)
             return
 
 
