@@ -251,8 +251,9 @@ def test_text_no_column_takes_is_stored_on_both_databases(store_spec, report_fil
 
 
 def test_unknown_and_impossible_figures_stay_unknown_never_zero(store_spec, tmp_path):
-    """Costs and latencies nobody measured are null in every history answer, never 0; a
-    non-finite number a hand-edited report holds is unknown too, and the JSON stays JSON."""
+    """Costs nobody measured are null in every history answer, never 0; a non-finite number a
+    hand-edited report holds (no report scoreboard writes holds one) is refused in one line
+    naming the field, before the stored copy is touched, and the JSON stays JSON."""
     _, path = run_into("none", make_suite(tmp_path / "s"))
     data = json.loads(path.read_text())
     data["attempts"][0]["measurements"]["cost_usd"] = float("inf")
@@ -260,17 +261,20 @@ def test_unknown_and_impossible_figures_stay_unknown_never_zero(store_spec, tmp_
     block = data["summary"]["variants"]["one"]
     block["measurements"]["cost_usd"]["total"] = float("inf")
     block["pass_rate_ci"]["low"] = float("nan")
-    path.write_text(json.dumps(data))  # Infinity and NaN, as Python's json writes them
+    edited = path.with_name("edited.json")
+    edited.write_text(json.dumps(data))  # Infinity and NaN, as Python's json writes them
     store = HistoryStore(store_spec)
     try:
         store.store_report(path)
+        with pytest.raises(ConfigError, match=r"edited\.json.*field '(attempts|summary)"):
+            store.store_report(edited)
         costs = store.db.all("SELECT cost_usd, latency_ms FROM attempts ORDER BY position")
-        assert all(cost is None for cost, _ in costs)  # never measured (or not a number): unknown
-        assert costs[1][1] is None and all(isinstance(ms, float) for _, ms in costs[2:])
+        assert all(cost is None for cost, _ in costs)  # never measured: unknown
+        assert all(isinstance(ms, float) for _, ms in costs)  # the stored copy untouched by the refusal
         runs, _ = list_runs(store.db, RunFilter())
         figures = {f["name"]: f for f in runs[0]["figures"]}
         assert figures["one"]["cost_per_case"] is None and figures["two"]["cost_per_case"] is None
-        assert figures["one"]["ci_low"] is None and figures["one"]["pass_rate"] is not None
+        assert figures["one"]["ci_low"] is not None and figures["one"]["pass_rate"] is not None
         points = trend(store.db, "hist")["series"]["one"]
         assert points[0]["cost_per_case"] is None
     finally:

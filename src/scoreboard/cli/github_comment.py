@@ -71,7 +71,7 @@ def comparison_markdown(result: dict) -> str:
                                                       ("only_in_a", "only in the baseline"),
                                                       ("only_in_b", "new in this run")) if result[k]]
     lines += [f"- {n} case(s) {label}" for n, label in left]
-    suites = (result["a"].get("suite"), result["b"].get("suite"))
+    suites = ((result.get("a") or {}).get("suite"), (result.get("b") or {}).get("suite"))
     if suites[0] != suites[1]:
         lines.append(f"- ⚠️ the baseline is a report of suite {md(suites[0])}; this run is of suite {md(suites[1])}")
     if not result["shared_cases"]:  # a table of n/a (and a sign test on no pair) would pass for a comparison
