@@ -9,6 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests import test_first_hour as first_hour
+from tests.test_first_hour import errors_of
+
 ROOT = Path(__file__).resolve().parents[1]
 CASES = [{"id": f"c{i}", "input": f"q{i}", "expected": f"q{i}"} for i in range(2)]
 
@@ -23,18 +26,7 @@ def cli(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedP
 
 
 def suite_in(folder: Path, **settings) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in CASES), encoding="utf-8")
-    path = folder / "suite.json"
-    path.write_text(json.dumps({"cases": "cases.jsonl", "output_dir": "out", **settings}), encoding="utf-8")
-    return path
-
-
-def errors_of(proc: subprocess.CompletedProcess) -> list[str]:
-    assert proc.returncode == 1, (proc.args, proc.stdout, proc.stderr)
-    lines = [line for line in proc.stderr.splitlines() if not line.startswith("scoreboard: warning:")]
-    assert lines and all(line.startswith("scoreboard: error: ") for line in lines), proc.stderr
-    return lines
+    return first_hour.suite_in(folder, CASES, **settings)
 
 
 # ---- the README's LLM suite run without its API key --------------------------------------------

@@ -38,8 +38,8 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def watchers_of(pid: int) -> list[int]:
-    found = []
+def processes():
+    """(pid, parent pid, argv bytes) of every process /proc still shows."""
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
@@ -47,9 +47,11 @@ def watchers_of(pid: int) -> list[int]:
                 ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
             except (OSError, ValueError, IndexError):
                 continue
-            if ppid == pid and b"reaper.py" in cmdline:
-                found.append(int(entry.name))
-    return found
+            yield int(entry.name), ppid, cmdline
+
+
+def watchers_of(pid: int) -> list[int]:
+    return [child for child, ppid, cmdline in processes() if ppid == pid and b"reaper.py" in cmdline]
 
 
 def wait_for(predicate, timeout: float, what: str) -> None:

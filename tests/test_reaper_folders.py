@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_reaper import ROOT, alive, wait_for, watchers_of
+from tests.test_reaper import ROOT, alive, processes, wait_for, watchers_of
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="Linux /proc")
 
@@ -85,13 +85,5 @@ def test_kill_9_mid_task_leaves_no_workspace_or_fixture_copy(tmp_path):
 
 def agents_running(folder: Path) -> list[int]:
     """The pids of this test's agent (its argv names agent.py, made absolute under `folder`)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmdline = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if str(folder / "agent.py").encode() in cmdline and alive(int(entry.name)):
-                found.append(int(entry.name))
-    return found
+    script = str(folder / "agent.py").encode()
+    return [pid for pid, _, cmdline in processes() if script in cmdline and alive(pid)]
