@@ -229,7 +229,10 @@ def test_kill_9_of_a_ray_run_then_resume_counts_every_request_the_server_saw(tmp
     assert resumed.returncode == 2, resumed.stderr  # the budget stops it
     _, data = ray_report(tmp_path)
     requests = data["requests"]
-    assert received == requests["sent"] == 45, requests
+    # every request the server saw is counted; a request reserved (counted) just before the kill
+    # may never have left the killed worker, and then it is one of the unresolved, possibly billed
+    assert requests["sent"] == 45 and received <= 45, (received, requests)
+    assert requests["sent"] - received <= requests["pending_unresolved"], (received, requests)
     assert requests["completed"] + requests["failed"] + requests["pending_unresolved"] == 45
     assert len(requests["possibly_billed"]) == requests["pending_unresolved"]
     assert data["run"]["status"] == "stopped" and "request budget" in data["run"]["stop_reason"]
