@@ -27,7 +27,7 @@ document.getElementById('r').textContent = Math.random();</script></body></html>
 
 def render_all(texts: list[str], tmp_path: Path, **settings) -> list[dict]:
     async def go():
-        renderer = Renderer(RenderSettings(**settings), store_for(tmp_path / "run"))
+        renderer = Renderer(RenderSettings(**settings), store_for(tmp_path / "run"), roots=(tmp_path,))
         try:
             return [await renderer.render(t) for t in texts], renderer.store
         finally:

@@ -180,7 +180,8 @@ class Run:
         if getattr(suite, "render", None) is not None:  # visual work (issue 17)
             from ..render.browser import Renderer, store_for
 
-            self.renderer = Renderer(suite.render, store_for(self.folder.stem))
+            self.renderer = Renderer(suite.render, store_for(self.folder.stem),
+                                     roots=(suite.render_root or suite.base_dir,))
         index = self.index
         variants = len(suite.variants)
         units = dispatch_units(suite, lambda ci, vi, r: index.finished((ci * variants + vi) * cfg.runs + r))
@@ -209,7 +210,8 @@ class Run:
 
                 rubric = cfg.pairwise.rubric if not isinstance(cfg.pairwise, bool) else None
                 self.pairwise = await judge_pairs(self.plan, self.lookup, self.judge, rubric=rubric,
-                                                  state=self.state, **self.pairwise_vision())
+                                                  state=self.state, **self.pairwise_vision(),
+                                                  roots=self.renderer.roots if self.renderer else ())
         finally:
             remove_signals(loop, signals)
             self.progress.close()

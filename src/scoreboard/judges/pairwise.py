@@ -46,10 +46,10 @@ def _text(attempt: dict) -> str | None:
     return None if out.get("json") is None else render_value(out["json"])
 
 
-def _source(attempt: dict, store, text: str) -> str:
+def _source(attempt: dict, store, text: str, roots: tuple) -> str:
     from ..render.page import RenderedPage
 
-    page = RenderedPage(attempt.get("render"), store)
+    page = RenderedPage(attempt.get("render"), store, roots)
     return render_value(page.judged_source(text)) if page.record.get("kind") == "folder" else text
 
 
@@ -65,7 +65,7 @@ def _shots(attempt: dict, store, which: str) -> list[bytes]:
 
 async def judge_pairs(plan: dict, lookup: Callable[[str, str, int], dict | None], judge: Judge, *,
                       rubric: str | None = None, state=None, images: str | None = None, store=None,
-                      source: bool = True) -> dict:
+                      source: bool = True, roots: tuple = ()) -> dict:
     """Ask the judge about every (case, run, pair of variants) where both produced output;
     `lookup(case_id, variant, run)` reads a finished attempt back (from the attempt log).
     With `images` each answer is shown as its screenshots (from `store`), with or without its
@@ -88,7 +88,7 @@ async def judge_pairs(plan: dict, lookup: Callable[[str, str, int], dict | None]
                 if ta is None or tb is None:
                     continue
                 # a rendered folder output is shown as its index.html, never its path (blind)
-                ta, tb = _source(ra, store, ta), _source(rb, store, tb)
+                ta, tb = _source(ra, store, ta, roots), _source(rb, store, tb, roots)
                 entry: dict[str, Any] = {"case_id": case["id"], "run": run, "a": a, "b": b}
                 forward = None
                 pa = pb = None

@@ -109,8 +109,11 @@ def launch_args() -> list[str]:
 class Renderer:
     """One browser for a run; `render(text)` returns the attempt's render record."""
 
-    def __init__(self, settings: RenderSettings, store: ShotStore):
+    def __init__(self, settings: RenderSettings, store: ShotStore, roots: tuple = ()):
         self.settings, self.store = settings, store
+        #: the folders a folder output must lie in to be served (the suite's root); none: no
+        #: folder output is rendered
+        self.roots = tuple(Path(os.path.realpath(r)) for r in roots)
         self._pw = self._browser = None
         self._lock = asyncio.Lock()
         self._slots = asyncio.Semaphore(settings.concurrency)
@@ -176,7 +179,7 @@ class Renderer:
         """The render record of one output (shots stored by hash); failures are recorded."""
         settings = self.settings
         # off the event loop: Markdown is converted in Python (bounded by MAX_MARKDOWN_CHARS)
-        source, why = await asyncio.to_thread(page_source, text, settings.kinds)
+        source, why = await asyncio.to_thread(page_source, text, settings.kinds, self.roots)
         record: dict[str, Any] = {"kind": source.kind if source else None, "settings": settings.fingerprint(),
                                   "shots": [], "console_errors": [], "page_errors": [], "crashed": False,
                                   "blocked_requests": 0, "blocked": [], "blank": None, "network_idle": None,

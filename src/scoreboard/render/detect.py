@@ -5,6 +5,7 @@ except that a folder output is checked to exist."""
 from __future__ import annotations
 
 import html
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,8 +33,10 @@ class PageSource:
     folder: Path | None = None
 
 
-def page_source(text: str | None, kinds: list[str]) -> tuple[PageSource | None, str | None]:
-    """(source, None), or (None, why the output is not rendered)."""
+def page_source(text: str | None, kinds: list[str], roots: tuple = ()) -> tuple[PageSource | None, str | None]:
+    """(source, None), or (None, why the output is not rendered). A folder output is served only
+    when it lies inside one of `roots` (the suite's root; followed links included): an output may
+    name any folder on the machine, and what is served is shown to a judge."""
     if text is None:
         return None, "the output has no text to render"
     stripped = text.strip()
@@ -41,9 +44,14 @@ def page_source(text: str | None, kinds: list[str]) -> tuple[PageSource | None, 
         folder = Path(stripped).expanduser()
         try:
             if folder.is_dir():
+                resolved = folder.resolve()
+                inside = [Path(os.path.realpath(root)) for root in roots]
+                if not any(resolved == root or root in resolved.parents for root in inside):
+                    return None, (f"the output names a folder outside the suite's folder (or --root): {stripped} "
+                                  "(not rendered)")
                 if not (folder / "index.html").is_file():
                     return None, f"the output names a folder without index.html: {stripped}"
-                return PageSource("folder", folder=folder.resolve()), None
+                return PageSource("folder", folder=resolved), None
         except (OSError, ValueError):
             pass
     if _HTML_START.match(stripped) or (_TAGGY.search(stripped) and stripped.startswith("<")):

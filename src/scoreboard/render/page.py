@@ -14,9 +14,11 @@ UNREADABLE_FOLDER = ("(a folder of files whose index.html can no longer be read:
 class RenderedPage:
     """`record` is the attempt's render record; `store` (None in verify) holds the shots."""
 
-    def __init__(self, record: dict | None, store: Any = None):
+    def __init__(self, record: dict | None, store: Any = None, roots: tuple = ()):
         self.record = record or {}
         self.store = store
+        #: the folders a folder output's index.html may be read from (none: it is not read)
+        self.roots = roots
 
     @property
     def ok(self) -> bool:
@@ -48,7 +50,7 @@ class RenderedPage:
         from .detect import page_source
         from .settings import RenderSettings
 
-        source, _ = page_source(text, ["folder"])
+        source, _ = page_source(text, ["folder"], self.roots)
         if source is not None and source.folder is not None:
             try:  # as the renderer served it: inside the folder, a regular file, bounded
                 data = read_inside("index.html", source.folder, source.folder,

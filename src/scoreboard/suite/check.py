@@ -84,7 +84,7 @@ def check_suite(suite: Suite, root: str | None = None) -> Suite:
     check = Suite(suite.name, check_cfg, cases, variants, {c.id: graders for c in cases}, suite.base_dir,
                   source, cases, [], suite.judge)
     check.stage = "check"
-    check.render = suite.render
+    check.render, check.render_root = suite.render, suite.render_root
     check.instrument = {
         "judge_hash": judge_hash(suite.judge.spec, grader, _pairwise_spec(pairwise), _fingerprint(suite)),
         "grader": grader, "repeats": inst.repeats, "min_accuracy": inst.min_accuracy,

@@ -200,6 +200,7 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
     # --- visual work (issue 17): outputs rendered when the suite or a grader asks ---
     with in_file(source):
         suite.render = resolve_render(cfg, graders)
+        suite.render_root = places.root_for(places.suite_dir)
         if suite.render is not None and not dry_run:
             check_available(suite.render)
     # --- end visual work ---

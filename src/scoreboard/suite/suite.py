@@ -78,6 +78,9 @@ class Suite:
     # --- visual work (issue 17) ---
     #: how outputs are rendered (None: they are not)
     render: Any = None
+    #: the folder a folder output must lie in to be rendered (the suite's root: its folder, or
+    #: --root; None: base_dir)
+    render_root: Path | None = None
     #: the stage this suite runs (check, screen, heldout; None: the whole suite)
     stage: str | None = None
     #: how the screen stage chose its cases
