@@ -148,6 +148,32 @@ def test_a_pull_request_gets_one_comment_with_the_comparison_updated_on_each_run
                     reports)
 
 
+def test_the_comment_updated_is_the_actions_own_never_someone_elses_that_mentions_the_marker(project, gh):
+    """A reviewer quoting the action's comment, a comment that mentions its hidden marker, or one
+    that copies the comment whole (which the token may not edit: 403) is left alone: the action
+    updates its own comment, or adds one."""
+    from tests.servers.fake_github import BOT
+
+    base = Path(step(project, gh.url).outputs["report"])
+    shutil.copy(base, project / "main.json")
+    mark = "<!-- scoreboard-comment:qa -->"
+    quoted = gh.add_comment(7, f"> {mark}\n> ### scoreboard · qa\n\nWhy did this fail?")
+    mention = gh.add_comment(7, f"the action's comment starts with `{mark}`")
+    copied = gh.add_comment(7, f"{mark}\n### scoreboard · qa: copied by hand")
+    done = step(project, gh.url, "--baseline", "main.json")
+    assert done.code == 0, done.stderr
+    assert done.outputs["comment"] == "created"  # the copy could not be edited (403): a new one
+    (mine,) = [cid for cid, c in gh.comments.items() if c["user"] == BOT]
+    assert gh.comments[copied]["body"].endswith("copied by hand")
+    assert [m for m, *_ in gh.requests] == ["GET", "PATCH", "POST"]
+    set_answers(project / "evals", wrong={1})
+    again = step(project, gh.url, "--baseline", "main.json")
+    assert again.outputs["comment"] == "updated" and len(gh.comments) == 4
+    assert "87.5%" in gh.comments[mine]["body"]
+    assert gh.comments[quoted]["body"].startswith("> ") and gh.comments[mention]["body"].startswith("the action")
+    assert gh.comments[copied]["body"].endswith("copied by hand")
+
+
 def test_a_comment_that_cannot_be_posted_is_a_warning_and_the_gates_still_decide(project, gh):
     shutil.copy(Path(step(project, gh.url).outputs["report"]), project / "main.json")
     gh.fail_with = 403  # a fork's read-only token

@@ -20,6 +20,11 @@ from typing import Self
 from urllib.parse import parse_qs, urlparse
 
 
+#: who the token comments as (GITHUB_TOKEN in Actions), and a person
+BOT = {"login": "github-actions[bot]", "type": "Bot"}
+HUMAN = {"login": "octocat", "type": "User"}
+
+
 class FakeGitHub:
     def __init__(self, token: str, repo: str = "octo/app"):
         self.token, self.repo = token, repo
@@ -79,17 +84,20 @@ class FakeGitHub:
                 return 200, mine[(page - 1) * per_page:page * per_page]
             if listing and method == "POST":
                 self._next += 1
-                self.comments[self._next] = {"number": int(listing[1]), "body": body["body"]}
+                self.comments[self._next] = {"number": int(listing[1]), "body": body["body"], "user": BOT}
                 return 201, {"id": self._next, **self.comments[self._next]}
             if one and method == "PATCH" and int(one[1]) in self.comments:
+                if self.comments[int(one[1])]["user"] != BOT:  # the token edits its own comments only
+                    return 403, {"message": "Resource not accessible by integration"}
                 self.comments[int(one[1])]["body"] = body["body"]
                 return 200, {"id": int(one[1]), **self.comments[int(one[1])]}
         return 404, {"message": "Not Found"}
 
-    def add_comment(self, number: int, body: str) -> int:
+    def add_comment(self, number: int, body: str, user: dict | None = None) -> int:
+        """A comment someone else wrote (the token may not edit it); `user=BOT` for the action's."""
         with self._lock:
             self._next += 1
-            self.comments[self._next] = {"number": number, "body": body}
+            self.comments[self._next] = {"number": number, "body": body, "user": user or HUMAN}
             return self._next
 
     def __enter__(self) -> Self:

@@ -21,6 +21,8 @@ from ..record.mdtext import code, inline
 
 #: the most comment pages (100 each) searched for the earlier comment
 MAX_PAGES = 20
+#: comments carrying the marker tried for an edit before a new one is added
+MAX_EDIT_TRIES = 3
 #: GitHub refuses comment bodies over 65,536 characters
 MAX_BODY = 65_000
 TIMEOUT_S = 30
@@ -38,7 +40,12 @@ NOTHING_COMPARED = "Nothing was compared: no case of this run is in the baseline
 
 
 class CommentError(Exception):
-    """Commenting failed; the message says why (never with the token in it)."""
+    """Commenting failed; the message says why (never with the token in it); `status` is the
+    API's HTTP status when it answered with one."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
 
 
 def marker(suite: str) -> str:
@@ -204,7 +211,8 @@ class GitHub:
                 pass
             except Late:
                 raise CommentError(late) from None
-            raise CommentError(f"{method} {path}: HTTP {exc.code}{': ' + detail if detail else ''}") from None
+            raise CommentError(f"{method} {path}: HTTP {exc.code}{': ' + detail if detail else ''}",
+                               exc.code) from None
         except Late:
             raise CommentError(late) from None
         except (urllib.error.URLError, OSError) as exc:
@@ -216,23 +224,37 @@ class GitHub:
             raise CommentError(f"{method} {path}: the answer is not JSON") from None
 
     def find_comment(self, number: int, mark: str) -> int | None:
-        """The id of the pull request's comment that carries `mark`, if there is one."""
+        """The id of the newest comment of the pull request that begins with `mark`, if any."""
+        found = self.find_comments(number, mark)
+        return found[0] if found else None
+
+    def find_comments(self, number: int, mark: str) -> list[int]:
+        """The ids of the pull request's comments that begin with `mark` (as the action writes
+        them; a reply quoting one, or a comment that mentions the marker, does not), newest first."""
+        found: list[int] = []
         for page in range(1, MAX_PAGES + 1):
             comments = self.call("GET", f"/issues/{number}/comments?per_page=100&page={page}")
             if not isinstance(comments, list):
                 raise CommentError("listing comments: the answer is not a list")
             for comment in comments:
-                if isinstance(comment, dict) and mark in str(comment.get("body") or ""):
-                    return comment.get("id")
+                if isinstance(comment, dict) and isinstance(comment.get("id"), int) \
+                        and str(comment.get("body") or "").lstrip().startswith(mark):
+                    found.append(comment["id"])
             if len(comments) < 100:
-                return None
-        return None
+                break
+        return found[::-1]
 
     def upsert(self, number: int, body: str, mark: str) -> str:
-        """Update the earlier comment, or add one: "updated" or "created"."""
-        existing = self.find_comment(number, mark)
-        if existing is not None:
-            self.call("PATCH", f"/issues/comments/{int(existing)}", {"body": body})
+        """Update the earlier comment, or add one: "updated" or "created". A comment carrying the
+        marker that this token may not edit (someone else's: 403, or gone since: 404) is left as
+        it is, and the next one is tried, up to MAX_EDIT_TRIES, then a comment is added."""
+        for existing in self.find_comments(number, mark)[:MAX_EDIT_TRIES]:
+            try:
+                self.call("PATCH", f"/issues/comments/{int(existing)}", {"body": body})
+            except CommentError as exc:
+                if exc.status in (403, 404):
+                    continue
+                raise
             return "updated"
         self.call("POST", f"/issues/{number}/comments", {"body": body})
         return "created"
