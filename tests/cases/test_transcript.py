@@ -110,7 +110,7 @@ def test_cases_without_runs_default_to_an_empty_list(tmp_path):
 @pytest.mark.parametrize("name, needles", [
     ("invalid_unknown_field.json", ["invalid_unknown_field.json", "case 'b'", "cases[1].expectedStatuss", "unknown field"]),
     ("invalid_wrong_type.json", ["case 'a'", "cases[0].maxCost", "must be a number"]),
-    ("invalid_missing_run_field.json", ["runs[0].latency_ms", "run 'r1'", "required field is missing"]),
+    ("invalid_missing_run_field.json", ["runs[0].status", "run 'r1'", "required field is missing"]),
     ("invalid_no_cases.json", ["field 'cases'", "required field is missing"]),
     ("invalid_no_expectation.json", ["case 'a'", "sets no expectation"]),
     ("invalid_tool_both.json", ["case 'c1'", "cases[0].requiredTools", "both required and forbidden"]),
@@ -150,6 +150,25 @@ def test_a_run_tool_call_needs_a_name(tmp_path):
                                        "tool_calls": [{"args": {}}], "output": "x"}]}))
     with pytest.raises(ConfigError, match=r"runs\[0\]\.tool_calls\[0\]\.name"):
         load_transcript(p)
+
+
+def test_a_run_without_latency_ms_records_it_unknown_and_a_latency_bound_is_not_assessed(tmp_path):
+    """A transcript that does not record a run's duration loads: its latency is unknown (null,
+    never 0), and a maxLatencyMs on its case is not assessed (failing the all-pass rule)."""
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps({"cases": [{"tag": "a", "expectedOutputContains": "ok"},
+                                       {"tag": "b", "maxLatencyMs": 100}],
+                             "runs": [{"id": "r1", "tag": "a", "status": "completed", "tool_calls": [], "output": "ok"},
+                                      {"id": "r2", "tag": "b", "status": "completed", "tool_calls": [], "output": "x"}]}))
+    t = load_transcript(p)
+    suite = transcript_suite(t, RecordedSubject.holding(t.recorded(), {"transcript": t.source}), variant="recorded",
+                             output_dir=str(tmp_path / "out"), formats=["json"])
+    outcome = run(suite, RunOptions(progress=False, require_all_pass=True, extra_run=t.run_info()))
+    by_case = {a["case_id"]: a for a in outcome.report["attempts"]}
+    assert by_case["a"]["status"] == "passed" and by_case["a"]["measurements"]["latency_ms"] is None
+    assert by_case["b"]["status"] == "unassessed" and by_case["b"]["measurements"]["latency_ms"] is None
+    assert [g["passed"] for g in by_case["b"]["grades"]] == [None]
+    assert outcome.exit_code == 3
 
 
 def test_replay_cases_are_not_matched(tmp_path):

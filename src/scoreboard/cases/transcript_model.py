@@ -6,7 +6,7 @@ The transcript file (field names as the transcript tool wrote them)::
      "cases": [{"tag"? | "id"?, "requiredTools"?, "forbiddenTools"?, "expectedStatus"?,
                 "maxLatencyMs"?, "expectedOutputContains"?, "forbiddenOutputContains"?,
                 "maxCost"?, "maxTokens"?}],
-     "runs":  [{"id", "tag"?, "status", "latency_ms", "estimated_cost"?, "input_tokens"?,
+     "runs":  [{"id", "tag"?, "status", "latency_ms"?, "estimated_cost"?, "input_tokens"?,
                 "output_tokens"?, "tool_calls": [{"name", "args"?}], "output"}]}
 
 `cases` is required (it may be empty: `score` then fails its all-cases-pass rule); `runs`
@@ -66,7 +66,7 @@ class TranscriptRun(_Strict):
     id: _Text
     tag: _Text | None = None
     status: _Text
-    latency_ms: float = Field(ge=0)
+    latency_ms: float | None = Field(None, ge=0)  # absent: unknown (never 0)
     estimated_cost: float | None = Field(None, ge=0)
     input_tokens: int | None = Field(None, ge=0)
     output_tokens: int | None = Field(None, ge=0)
