@@ -182,6 +182,8 @@ def test_dq_says_how_many_cases_it_left_out(judge_srv, tmp_path):
         assert "rubric-score flaky: mean 5.00 on 1-5 [95% CI 1.83–5.00, student-t] over 1 of 3 cases (2 not scored)" \
             in text
         assert "rubric-score good: mean 5.00 on 1-5 [95% CI 2.75–5.00, student-t] over 3 cases;" in text
+    # the model-graded section of the Markdown says it too
+    assert "on 1 of 3 cases where both variants have a pointwise score" in md.read_text(encoding="utf-8")
 
 
 # ------------------------------------------------------------------------- hostile pages

@@ -23,7 +23,9 @@ def icon(rate: float | None) -> str:
     return "✅" if rate >= 0.9 else "⚠️" if rate >= 0.7 else "❌"
 
 
-def judges_section(judges: JudgeSummary | None, agreement: JudgeAgreement | None) -> list[str]:
+def judges_section(judges: JudgeSummary | None, agreement: JudgeAgreement | None,
+                   planned: int | None = None) -> list[str]:
+    """The model-graded section; `planned` (the plan's cases) says how many dQ left out."""
     if not judges and not agreement:
         return []
     out = ["## Model-graded evaluation", ""]
@@ -51,7 +53,9 @@ def judges_section(judges: JudgeSummary | None, agreement: JudgeAgreement | None
             flags = "".join(f"; {cell(f)}" for f in dq.flags) or ("; small sample: fewer than 30 cases"
                                                             if dq.small_sample else "")
             # dQ pairs the cases where both variants have a pointwise score; the rest are left out
-            out.append(f"- **dQ {cell(dq.a)} − {cell(dq.b)}**: {dq.dq:+.2f}{ci_s} on {_n_cases(dq.cases)} where "
+            on = _n_cases(dq.cases) if planned is None or dq.cases >= planned else \
+                f"{dq.cases} of {_n_cases(planned)}"
+            out.append(f"- **dQ {cell(dq.a)} − {cell(dq.b)}**: {dq.dq:+.2f}{ci_s} on {on} where "
                        f"both variants have a pointwise score{flags}")
         for pw in judges.pairwise or ():
             pc = pw.position_consistency
