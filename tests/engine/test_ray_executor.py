@@ -253,3 +253,50 @@ def test_what_ray_cannot_run_is_refused_before_anything_is_written(tmp_path):
     wrong = scoreboard(tmp_path, "run", "--cases", "cases.jsonl", "--subject", "mock", "--ray-address", "x:1",
                        "--output-dir", "out")
     assert wrong.returncode == 1 and "--executor ray" in wrong.stderr
+
+
+# --------------------------------------------------------------------------- Ray: kill -9 of the driver
+
+
+def test_kill_9_of_a_ray_run_then_resume_counts_every_request_the_server_saw(tmp_path):
+    """kill -9 of `scoreboard run --executor ray` (its own local Ray instance) mid-run, then
+    --resume on the local executor: every request the server received is in the budget, the
+    ones in flight at the kill are possibly billed, and the budget holds over both parts."""
+    with FakeProvider(latency_ms=150) as srv:
+        srv.set_default("chat", {"reply": lambda r: extract_prompt(r)})
+        write_suite(tmp_path, srv.base_url, 60, concurrency=6, budget={"max_requests": 45})
+        proc = subprocess.Popen([sys.executable, "-m", "scoreboard", "run", "suite.json", "--no-progress",
+                                 "--executor", "ray"], cwd=tmp_path, env={**ray_env(), "SB_RAY_TEST_KEY": KEY},
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                logs = list((tmp_path / "out" / "r").glob("*/attempts.jsonl"))
+                if logs and logs[0].read_bytes().count(b'"case_id"') >= 10:
+                    break
+                assert proc.poll() is None
+                time.sleep(0.05)
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+        finally:
+            # the Ray processes this run started (its session) go with it
+            session = subprocess.run(["pgrep", "-s", str(proc.pid)], check=False, capture_output=True,
+                                     text=True).stdout
+            for pid in session.split():
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        (folder,) = [p for p in (tmp_path / "out" / "r").iterdir() if p.is_dir()]
+        resumed = scoreboard(tmp_path, "run", "--resume", str(folder), "--no-progress", timeout=300)
+        received = len(srv.requests)
+    assert resumed.returncode == 2, resumed.stderr  # the budget stops it
+    _, data = report(tmp_path)
+    requests = data["requests"]
+    # every request the server saw is counted; a request reserved (counted) just before the kill
+    # may never have left the killed worker, and then it is one of the unresolved, possibly billed
+    assert requests["sent"] == 45 and received <= 45, (received, requests)
+    assert requests["sent"] - received <= requests["pending_unresolved"], (received, requests)
+    assert requests["completed"] + requests["failed"] + requests["pending_unresolved"] == 45
+    assert len(requests["possibly_billed"]) == requests["pending_unresolved"]
+    assert data["run"]["status"] == "stopped" and "request budget" in data["run"]["stop_reason"]
