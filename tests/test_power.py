@@ -71,3 +71,36 @@ def test_plan_prints_power_and_takes_a_pilot(tmp_path):
                          env=env, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 1 and bad.stderr.strip().splitlines() == [
         "scoreboard: error: flag --detect: --detect takes a difference between 0 and 1 (0.1 = 10 points), got 5"]
+
+
+def test_a_conversation_counts_once_in_the_plan_power_and_in_a_pilots_spread(tmp_path):
+    """The run's comparison counts a conversation's turns as one unit (they answer each other's
+    replies); the plan's power counted every turn as a case, promising a precision the run's
+    own intervals never give. It counts units, says so, and a pilot's spread is per unit."""
+    turns = lambda n: [{"id": f"t{k}", "question": f"q{k}"} for k in range(n)]  # noqa: E731
+    cases = [{"id": f"conv{i}", "conversation": {"topic": "x"}, "turns": turns(3)} for i in range(4)]
+    cases += [{"id": f"solo{i}", "input": "x"} for i in range(2)]
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    (tmp_path / "suite.yaml").write_text("name: conv\ncases: cases.jsonl\nsubject: mock\ngraders: [{contains: [x]}]\n")
+    done = subprocess.run([sys.executable, "-m", "scoreboard", "plan", "suite.yaml", "--json"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    power = json.loads(done.stdout)["power"]
+    assert (power["cases"], power["conversations"], power["turns"]) == (6, 4, 12)
+    assert power["detectable_difference"] == detectable_difference(power["difference_sd"], 6, 0.05, 0.8)
+    text = subprocess.run([sys.executable, "-m", "scoreboard", "plan", "suite.yaml"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120).stdout
+    assert ("power: with 6 units (a conversation counts once, whatever its turns: 4 conversations of 12 turns, "
+            "and the other cases one each)") in text
+    assert "units needed: 5 points:" in text and "(small sample: fewer than 30 units)" not in text  # mde > 1
+    # a pilot of that suite: the spread of per-conversation differences, turns summed first
+    plan_cases = [{"id": f"conv{i}/t{k}", "conversation": f"conv{i}"} for i in range(4) for k in range(3)]
+    attempts = [{"case_id": c["id"], "variant": v, "run": 0,
+                 "status": "passed" if v == "a" or c["id"].endswith(("t0", "t1")) or c["id"].startswith("conv0")
+                 else "failed"} for c in plan_cases for v in "ab"]
+    pilot = {"plan": {"variants": [{"name": "a"}, {"name": "b"}], "cases": plan_cases}, "attempts": attempts}
+    sd, source = pilot_spread(pilot)
+    diffs = [0.0, 1 / 3, 1 / 3, 1 / 3]  # conv0 all passed on both; the others b lost one turn of three
+    mean = sum(diffs) / 4
+    assert sd == pytest.approx((sum((d - mean) ** 2 for d in diffs) / 3) ** 0.5)
+    assert source == "pilot: a vs b on 4 units (a conversation counts once)"

@@ -164,7 +164,12 @@ def power_lines(power: dict) -> list[str]:
     """The plan's power figure in words: what the planned cases could detect (a difference past
     100 points is none a pass rate can show), a small-sample note, and the cases each difference needs."""
     mde, cases = power["detectable_difference"], plural(power["cases"], "case")
-    small = " (small sample: fewer than 30 cases)" if power["cases"] < 30 else ""
+    if power.get("conversations"):  # a conversation's turns count once: the units, then what they hold
+        cases = (f"{plural(power['cases'], 'unit')} (a conversation counts once, whatever its turns: "
+                 f"{plural(power['conversations'], 'conversation')} of {plural(power['turns'], 'turn')}"
+                 f"{'' if power['cases'] == power['conversations'] else ', and the other cases one each'})")
+    small = f" (small sample: fewer than 30 {'units' if power.get('conversations') else 'cases'})" \
+        if power["cases"] < 30 else ""
     how = (f"80% power, alpha {power['alpha']:g}; spread of differences {power['difference_sd']:.3f}, "
            f"{power['sd_from']}")
     if mde is None:
@@ -176,8 +181,8 @@ def power_lines(power: dict) -> list[str]:
         head = (f"  power: with {cases} a paired comparison detects differences of {mde * 100:.0f} points or "
                 f"more{small} ({how})")
     needs = [f"{n['difference'] * 100:g} points: {'more than a million' if n['cases'] is None else n['cases']} "
-             "cases" for n in power["cases_needed"]]
-    return [head, "  cases needed: " + "; ".join(needs)]
+             + ("units" if power.get("conversations") else "cases") for n in power["cases_needed"]]
+    return [head, ("  units needed: " if power.get("conversations") else "  cases needed: ") + "; ".join(needs)]
 
 
 def main(args: argparse.Namespace) -> int:
@@ -213,9 +218,11 @@ def main(args: argparse.Namespace) -> int:
     if suite.config.require_live:
         plan["live"].update(command=live_command(sys.argv[1:]), max_cases=suite.config.limits.live.max_cases,
                             max_requests=suite.config.limits.live.max_requests)
-    plan["power"] = planned_power(len(suite.cases), alpha=suite.config.gates.alpha, pilot=pilot,
-                                  differences=args.detect, variants=[v.name for v in suite.variants],
-                                  runs=suite.config.runs)
+    conversations = {c.conversation["id"] for c in suite.cases if c.conversation is not None}
+    turns = sum(1 for c in suite.cases if c.conversation is not None)
+    plan["power"] = planned_power(len(suite.cases) - turns + len(conversations), alpha=suite.config.gates.alpha,
+                                  pilot=pilot, differences=args.detect, variants=[v.name for v in suite.variants],
+                                  runs=suite.config.runs, conversations=len(conversations), turns=turns)
     if args.pilot:
         plan["power"]["pilot"] = args.pilot
     text = json.dumps(plan, ensure_ascii=False, indent=1) + "\n"

@@ -8,6 +8,7 @@ import math
 
 from ..words import plural
 from .baseline import case_outcomes
+from .counts import by_unit, unit_of_cases
 from .comparison import difference_sd
 from .methods import ASSUMED_DIFFERENCE_SD, POWER, cases_needed, detectable_difference
 
@@ -31,14 +32,19 @@ def pilot_spread(report: dict, planned: list[str] | None = None, runs: int | Non
     other = "" if not planned or set(variants[:2]) <= set(planned) else \
         f" (not this plan's variants: {', '.join(planned)})"
     outcomes = case_outcomes(report["attempts"])
-    counts = [{cid: (p, n) for cid, (p, n) in outcomes.get(name, {}).items() if n} for name in variants]
+    # a conversation's turns are one unit, as in the run's comparison: their outcomes summed
+    units = unit_of_cases(report["plan"].get("cases") or ())
+    counted = (lambda n: f"{plural(n, 'unit')} (a conversation counts once)") if units else \
+        (lambda n: plural(n, "case"))
+    counts = [{cid: (p, n) for cid, (p, n) in by_unit(outcomes.get(name, {}), units).items() if n}
+              for name in variants]
     if len(counts) >= 2:
         common = [cid for cid in counts[0] if cid in counts[1]]
         sides = [[side[c] for c in common] for side in counts[:2]]
         sd = difference_sd([pa / na - pb / nb for (pa, na), (pb, nb) in zip(*sides)])
         sd, how = rescaled(sd, sides, runs)
         flat = " (no spread between them)" if sd == 0 else ""
-        return sd, f"pilot: {variants[0]} vs {variants[1]}{other} on {plural(len(common), 'case')}{how}{flat}"
+        return sd, f"pilot: {variants[0]} vs {variants[1]}{other} on {counted(len(common))}{how}{flat}"
     if counts and len(counts[0]) >= 2:
         side = list(counts[0].values())
         sd, how = rescaled(difference_sd([p / n for p, n in side]), [side], runs)
@@ -85,15 +91,19 @@ def rescaled(sd: float | None, sides: list[list[tuple[int, int]]], runs: int | N
 
 def planned_power(cases: int, *, alpha: float, pilot: dict | None = None,
                   differences: tuple[float, ...] | list[float] | None = None,
-                  variants: list[str] | None = None, runs: int | None = None) -> dict:
+                  variants: list[str] | None = None, runs: int | None = None,
+                  conversations: int = 0, turns: int = 0) -> dict:
     """The planned run's detectable difference at 80% power and the cases each difference needs
     (`variants`: the planned run's, which a pilot's spread is measured between when it ran them;
-    `runs`: its runs per case, which a pilot of other runs is rescaled to)."""
+    `runs`: its runs per case, which a pilot of other runs is rescaled to). `cases` counts units
+    of evidence: `turns` of the plan's cases are the turns of `conversations` conversations, each
+    conversation one unit (its turns answer each other's replies), as the run's comparison counts them."""
     sd, source = (pilot_spread(pilot, variants, runs) if pilot is not None else (None, ASSUMPTION))
     if not sd:
         sd, source = ASSUMED_DIFFERENCE_SD, source if pilot is None else f"{source}; {ASSUMPTION}"
     wanted = list(differences or DEFAULT_DIFFERENCES)
-    return {"test": "paired t on per-case differences", "power": POWER, "alpha": alpha, "cases": cases,
+    units = {"conversations": conversations, "turns": turns} if conversations else {}
+    return {"test": "paired t on per-case differences", "power": POWER, "alpha": alpha, "cases": cases, **units,
             "difference_sd": sd, "sd_from": source,
             "detectable_difference": detectable_difference(sd, cases, alpha, POWER),
             "cases_needed": [{"difference": d, "cases": cases_needed(d, sd, alpha, POWER)} for d in wanted]}
