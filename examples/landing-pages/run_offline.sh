@@ -52,9 +52,17 @@ judge_args=()
 if [ "${JUDGE_PORT:-8791}" != 8791 ]; then
   judge_args=(--judge "{\"type\": \"openai\", \"model\": \"pixel-judge\", \"base_url\": \"http://127.0.0.1:${JUDGE_PORT}/v1\", \"api_key_required\": false}")
 fi
+# what this script writes is verified at the end (reports of earlier runs are left alone)
+started="$(mktemp)"
+trap 'kill $judge 2>/dev/null || true; wait $judge 2>/dev/null || true; rm -f "$started"' EXIT
 sb run suite.yaml --stage check --no-progress ${judge_args[@]+"${judge_args[@]}"}
 stages="eval-results/landing-pages/stages-$(date -u +%Y%m%dT%H%M%SZ)"
 sb run suite.yaml --stage screen --no-progress --output "$stages/screen.json" ${judge_args[@]+"${judge_args[@]}"}
 sb run suite.yaml --stage heldout --no-progress --output "$stages/heldout.json" ${judge_args[@]+"${judge_args[@]}"}
 sb aggregate "$stages/screen.json" "$stages/heldout.json" --output "$stages/aggregate.json"
 sb run suite.yaml --min-dq 1.0 --no-progress ${judge_args[@]+"${judge_args[@]}"}
+# Every report it wrote, checked: hashes, grades, figures and gates recomputed from the record.
+written=("$stages/screen.json" "$stages/heldout.json" "$stages/aggregate.json")
+while IFS= read -r report; do written+=("$report"); done < <(find eval-results/landing-pages -maxdepth 1 -name '*.json' -newer "$started")
+for report in "${written[@]}"; do sb verify "$report" >/dev/null; done
+echo "verified ${#written[@]} reports"
