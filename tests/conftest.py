@@ -27,3 +27,11 @@ def fake_agent():
     """A started FakeAgent on 127.0.0.1 accepting `Authorization: Bearer test-token`."""
     with FakeAgent(token="test-token") as srv:
         yield srv
+
+
+def pytest_collection_modifyitems(config, items):
+    """The files that hold slow tests run first (each file's tests in their own order): with
+    the tests spread over workers a file at a time (scripts/test.sh), a long file started last
+    kept one worker busy alone at the end."""
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)
