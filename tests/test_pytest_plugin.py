@@ -100,7 +100,7 @@ def test_each_case_is_a_test_whose_failure_names_the_case_graders_and_output(pyt
     out = result.stdout.str()
     failure = out[out.index("case italy ("):]
     assert "cases.jsonl:2): 1 of 1 attempt(s) did not pass" in failure
-    assert "variant m, run 1: failed" in failure
+    assert "variant m, run 0: failed" in failure
     assert 'grader exact failed: expected "Rome", got "Milan"' in failure
     assert "  output:\n    Milan\n" in failure
     assert "Traceback" not in out and "plugin.py" not in out
@@ -169,7 +169,7 @@ def test_execution_errors_fail_their_case_with_the_error(pytester):
     result = pytester.runpytest("-rs", *plugin_args())
     # s: ok passes, bad errors, no gate; priced: ok's cost is unknown, so not assessed (skipped)
     result.assert_outcomes(passed=1, failed=1, skipped=3)
-    result.stdout.fnmatch_lines(["*variant answer, run 1: error*", "*error: *the model went away*"])
+    result.stdout.fnmatch_lines(["*variant answer, run 0: error*", "*error: *the model went away*"])
     result.stdout.fnmatch_lines(["SKIPPED*case ok (*cases.jsonl:1): 1 of 1 attempt(s) not assessed*"])
     assert "grader max-cost not assessed: cost unknown" in result.stdout.str()
 
@@ -277,6 +277,6 @@ def test_with_several_variants_each_case_has_a_test_per_variant(pytester):
     result.stdout.fnmatch_lines(["*::ab::a?old? FAILED*", "*::ab::a?new? PASSED*", "*::ab::b?old? PASSED*",
                                  "*::ab::b?new? PASSED*"])
     out = result.stdout.str()
-    assert "variant old, run 1: failed" in out and "variant new, run" not in out
+    assert "variant old, run 0: failed" in out and "variant new, run" not in out
     result = pytester.runpytest("-k", "new", *plugin_args())
     result.assert_outcomes(passed=2, deselected=3)

@@ -123,6 +123,10 @@ def _equal(a: Any, b: Any) -> bool:
     return a == b
 
 
+#: said when a text differs from the expected one only around it (a program's final newline)
+_SPACE_ONLY = (" (only surrounding whitespace differs: a `trim` transform on the grader or case, or"
+               " `trim: true` on a command subject, removes it)")
+
 class ExactGrader(Grader):
     """Output text equals a string reference, or output JSON strictly equals a JSON reference.
 
@@ -174,7 +178,8 @@ class ExactGrader(Grader):
                 return self.fail("no output text")
             if text == expected:
                 return self.ok("output equals expected text")
-            return self.fail(f"expected {short(expected)}, got {short(text)}")
+            note = _SPACE_ONLY if text.strip() == expected.strip() else ""
+            return self.fail(f"expected {short(expected)}, got {short(text)}{note}")
         ok, value, error = output_json(ctx.output, self.options.get("fences", True))
         if not ok:
             return self.fail(error or "output is not JSON")

@@ -32,7 +32,7 @@ def output_text(attempt: dict) -> str:
 
 def describe_attempt(attempt: dict) -> str:
     """One attempt that did not pass: its status, error, failed and unassessed graders, output."""
-    lines = [f"variant {attempt['variant']}, run {attempt['run'] + 1}: {attempt['status']}"]
+    lines = [f"variant {attempt['variant']}, run {attempt['run']}: {attempt['status']}"]
     if attempt.get("error"):
         lines.append(f"  error: {attempt['error']}")
     for grade in attempt.get("grades") or []:

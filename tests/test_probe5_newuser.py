@@ -1,0 +1,86 @@
+"""A new user's own project, following the README section by section (probe 5): each defect met
+reproduced as the user meets it, through the CLI where that is where it shows."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from scoreboard.testing.messages import describe_attempt
+
+
+def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY",
+                                                            "SCOREBOARD_STORE")}
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, check=False,
+                          capture_output=True, text=True, timeout=120)
+
+
+def jsonl(rows) -> str:
+    return "".join(json.dumps(r) + "\n" for r in rows)
+
+
+CASES = [{"id": "p1", "input": "I love it", "expected": "positive"},
+         {"id": "n1", "input": "This is bad", "expected": "negative"},
+         {"id": "u1", "input": "a chair", "expected": "neutral"}]
+
+
+def test_a_suite_grader_error_is_said_once_not_again_for_every_case_under_a_default_transform(tmp_path):
+    # an unknown grader in the suite's `graders:` was said once on its own, and once more for
+    # every case (naming the case file's line, which names no grader) when `defaults:` set a
+    # transform: the transform made a new spec the "already said" check did not recognise
+    (tmp_path / "cases.jsonl").write_text(jsonl(CASES), encoding="utf-8")
+    (tmp_path / "suite.yaml").write_text(
+        "name: x\ncases: cases.jsonl\nsubject: mock\ngraders: [exactt]\ndefaults:\n  transform: trim\n",
+        encoding="utf-8")
+    done = cli(tmp_path, "validate", "suite.yaml")
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("scoreboard: error: suite.yaml, field 'graders[0]': unknown grader 'exactt'")
+    assert "cases.jsonl" not in done.stderr
+
+
+def test_a_case_own_bad_grader_still_names_the_case_under_a_default_transform(tmp_path):
+    rows = [dict(CASES[0], graders=["exactt"]), CASES[1]]
+    (tmp_path / "cases.jsonl").write_text(jsonl(rows), encoding="utf-8")
+    (tmp_path / "suite.yaml").write_text(
+        "name: x\ncases: cases.jsonl\nsubject: mock\ndefaults:\n  transform: trim\n", encoding="utf-8")
+    done = cli(tmp_path, "validate", "suite.yaml")
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        line for line in done.stderr.strip().splitlines() if "cases.jsonl:1, case 'p1', field 'graders'" in line]
+
+
+def test_pytest_failure_message_numbers_runs_as_every_other_rendering_does():
+    # the report, the terminal (--verbose), JUnit, HTML and the viewer all say "run 0" for the
+    # first run; the pytest message said "run 1", a run the report does not have when runs=1
+    text = describe_attempt({"variant": "m", "run": 0, "status": "failed", "grades": [],
+                             "output": {"text": "x"}})
+    assert text.startswith("variant m, run 0: failed")
+
+
+def test_exact_says_when_only_surrounding_whitespace_differs(tmp_path):
+    # a shell script's `echo` ends its answer with a newline: every exact grade failed with
+    # `got "positive\n"` and nothing said how to read a program's output trimmed
+    (tmp_path / "cases.jsonl").write_text(jsonl(CASES), encoding="utf-8")
+    (tmp_path / "label.sh").write_text(
+        '#!/bin/sh\ncase "$1" in *love*) echo positive;; *bad*) echo negative;; *) echo other;; esac\n',
+        encoding="utf-8")
+    (tmp_path / "label.sh").chmod(0o755)
+    done = cli(tmp_path, "run", "--cases", "cases.jsonl", "--subject", "command:./label.sh {input}",
+               "--verbose", "--no-progress", "--format", "json", "--store", "none")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout + done.stderr
+    assert 'expected "positive", got "positive\\n" (only surrounding whitespace differs' in out
+    # a real difference gets no such note
+    assert 'expected "neutral", got "other\\n"\n' in out
+    # the option it names exists and makes them pass
+    (tmp_path / "suite.yaml").write_text(
+        "name: trimmed\ncases: cases.jsonl\nsubject: {type: command, argv: ['./label.sh', '{input}'], trim: true}\n",
+        encoding="utf-8")
+    done = cli(tmp_path, "run", "suite.yaml", "--no-progress", "--format", "json", "--store", "none")
+    assert "(2/3)" in done.stdout + done.stderr, done.stdout + done.stderr
