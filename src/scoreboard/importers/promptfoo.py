@@ -28,6 +28,7 @@ from .promptfoo_tests import (
     check_shape,
     csv_rows,
     csv_test,
+    rebase_vars,
     test_vars,
 )
 from .promptfoo_transforms import transform_vars
@@ -45,6 +46,10 @@ def import_promptfoo(config_path: str, out_dir: str, *, run_code: bool = False) 
         raise source.error("a promptfoo config is a mapping")
     data = dereference(data, source)  # dereferenceConfig: $ref JSON pointers (assertionTemplates)
     report = Report(config_path)
+    if data.get("targets"):  # src/util/config/load.ts: config.targets is rewritten to config.providers
+        if data.get("providers"):
+            report.note("providers: replaced by targets, as promptfoo replaces them")
+        data = {**{k: v for k, v in data.items() if k != "targets"}, "providers": data["targets"]}
     for key in sorted(set(data) - _KNOWN_KEYS):
         report.skip(key, "this setting is not converted")
     for key in ("outputPath", "sharing", "env", "evaluateOptions", "writeLatestResults"):
@@ -70,7 +75,7 @@ def import_promptfoo(config_path: str, out_dir: str, *, run_code: bool = False) 
     if not isinstance(default, dict):
         raise source.error("defaultTest is a mapping", "defaultTest")
     cases = _cases(_tests(data.get("tests"), source, report), default, ctx)
-    if ctx.judged:
+    if ctx.judged or ctx.select_best:  # pairwise judging needs the judge too
         suite["judge"] = _judge(default, judge, report)
     if ctx.select_best:
         suite["pairwise"] = {"rubric": ctx.select_best[0]}
@@ -163,11 +168,11 @@ def _test_file(name: str, source: Source, report: Report) -> list[tuple[str, dic
             except ParseError as exc:
                 raise source.error(exc.message, file=str(source.folder / name), line=number) from None
         tests = dereference_file([t for _, t in out], name, source)  # the file's lines are one document
-        return [(where, t) for (where, _), t in zip(out, tests)]
+        return [(where, rebase_vars(t, name)) for (where, _), t in zip(out, tests)]
     if lower.endswith((".json", ".yaml", ".yml")):
         value = dereference_file(source.read_data(name, name), name, source)
         items = value if isinstance(value, list) else [value]
-        return [(f"{name}:{i}", t) for i, t in enumerate(items) if t is not None]
+        return [(f"{name}:{i}", rebase_vars(t, name)) for i, t in enumerate(items) if t is not None]
     report.skip(name, "tests from this kind of file (code, spreadsheets, datasets) are not converted")
     return []
 

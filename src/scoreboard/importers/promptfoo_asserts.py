@@ -130,6 +130,8 @@ def convert(a: dict, vars_: dict, ctx: Context, where: str) -> tuple[dict | None
             spec, expected = equals_runtime(expected, a, inverse, ctx), None
         else:
             ctx.expected_taken.add(key)
+    if isinstance(spec, str) and (a.get("weight") is not None or a.get("metric") or transform is not None):
+        spec = {spec: {}}  # a bare grader name ("is-json") takes modifiers beside it as a mapping
     spec = _modifiers(spec, a, vars_)
     if transform is not None:  # src/assertions/index.ts runAssertion: applied before the handler
         spec["transform"] = transform

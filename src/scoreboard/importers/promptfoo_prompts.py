@@ -102,6 +102,12 @@ def _prompt_file(name: str, source: Source, report: Report, where: str) -> list[
     if lower.endswith((".py", ".js", ".ts", ".mjs", ".cjs")):
         report.skip(where, f"prompt function {name} (code that builds a prompt) is not converted")
         return []
+    if lower.endswith(".json"):  # processJsonFile reads the raw text: JSON only once rendered, maybe
+        text = source.read_text(name, where)
+        if _json_value(text) is _NOT_JSON and (uses_template(text) or "{#" in text):
+            report.skip(where, f"{name} is JSON only after its Nunjucks tags are rendered (promptfoo reads a .json "
+                        "prompt as text and a chat provider parses the rendered text as messages): not converted")
+            return []
     if lower.endswith((".json", ".yaml", ".yml")):
         return [(Path(name).stem, source.read_data(name, where))]
     if not lower.endswith((".txt", ".md", ".j2", ".jsonl")):

@@ -67,6 +67,8 @@ def provider_subject(provider: Any) -> dict | None:
         if len(parts) > 2 and parts[1] != "messages":
             return None
         spec = {"type": "anthropic", "model": model}
+        if config.get("tools"):
+            spec["tools"] = config["tools"]
         if params:
             spec["params"] = params
         return spec
@@ -194,6 +196,16 @@ def convert_providers(value: Any, source: Source, report: Report, copied: dict[s
         if not isinstance(pid, str) or not isinstance(config, dict):
             report.skip(where, "a provider is an id or {id, label, config} (config a mapping)")
             continue
+        tools = config.get("tools")
+        if isinstance(tools, str) and tools.startswith("file://"):  # maybeLoadFromExternalFile
+            file = tools[len("file://"):]
+            config = {k: v for k, v in config.items() if k != "tools"}
+            if file.lower().endswith((".json", ".yaml", ".yml")):
+                config["tools"] = source.read_data(file, f"{where}.config.tools")
+            else:
+                report.skip(f"{where}.config.tools", f"tools from {file} (code, or a file promptfoo reads as text) "
+                            "are not converted")
+            item = {**item, "config": config}
         label = (item.get("label") if isinstance(item, dict) else None) or pid
         name = re.sub(r"[^A-Za-z0-9._:/-]+", "-", str(label)).replace(":", "-").strip("-") or f"provider-{i + 1}"
         while name in variants:

@@ -4,6 +4,7 @@ assertionFromString)."""
 from __future__ import annotations
 
 import math
+import posixpath
 import re
 from typing import Any
 
@@ -42,7 +43,8 @@ def check_shape(test: dict, where: str, source: Source) -> None:
 
 def test_vars(value: Any, source: Source, report: Report, where: str) -> dict:
     """A test's vars; as text or a list, the YAML/JSON files they name merged in order, as
-    readTestFiles merges them (each path, a glob too, relative to the config's folder)."""
+    readTestFiles merges them (each path, a glob too, relative to the config's folder: rebase_vars
+    rewrote those of a tests file's tests so)."""
     if value is None or isinstance(value, dict):
         return value or {}
     if not isinstance(value, (str, list)) or not all(isinstance(p, str) for p in ([value] if isinstance(value, str)
@@ -60,6 +62,23 @@ def test_vars(value: Any, source: Source, report: Report, where: str) -> dict:
                 raise source.error(f"{name} holds no mapping of vars", where)
             merged.update(data)
     return merged
+
+
+def rebase_vars(test: Any, tests_file: str) -> Any:
+    """A test read from a tests file: promptfoo reads it with readTest(test, path.dirname(testFile))
+    (src/util/testCaseReader.ts), so its `vars` paths are relative to that file's folder; here
+    they are rewritten relative to the config's folder (a path leaving it is refused later)."""
+    folder = posixpath.dirname(tests_file)
+    if not folder or not isinstance(test, dict) or not isinstance(test.get("vars"), (str, list)):
+        return test
+
+    def rebased(path: Any) -> Any:
+        if not isinstance(path, str) or path.startswith("file://") or posixpath.isabs(path):
+            return path
+        return posixpath.normpath(posixpath.join(folder, path))
+
+    value = test["vars"]
+    return {**test, "vars": rebased(value) if isinstance(value, str) else [rebased(p) for p in value]}
 
 
 def check_modifiers(a: Any) -> None:

@@ -10,8 +10,8 @@ assertions read too, so the case's vars are the values after all of this.
   value. Combinations are the product in key order. `options.disableVarExpansion` keeps the vars
   as they are (one combination);
 - loading (renderPrompt): .js/.ts/.py vars run code (not converted: the test is listed); .yaml
-  and .yml are JSON.stringify(yaml.load(text)); .pdf is text extraction (not converted); images
-  and videos are base64; every other file, .json included, is its text trimmed
+  and .yml are JSON.stringify(yaml.load(text)); .pdf is text extraction (not converted); images,
+  videos and audio are base64; every other file, .json included, is its text trimmed
   (String.prototype.trim);
 - then every string var loses one trailing newline (`replace(/\\n$/, '')`), and
   resolveVariables replaces `{{ name }}` in a var by another var's value, the first reference
@@ -31,7 +31,9 @@ from .common import Source, js_string
 from .promptfoo_asserts import Skip
 
 _SCRIPTS = ("js", "cjs", "mjs", "ts", "cts", "mts", "py")
-_MEDIA = ("jpg", "jpeg", "png", "gif", "bmp", "webp", "svg", "mp4", "webm", "ogg", "mov", "avi", "wmv", "mkv", "m4v")
+#: src/util/fileExtensions.ts isImageFile, isVideoFile and isAudioFile (lowercased extensions)
+_MEDIA = ("jpg", "jpeg", "png", "gif", "bmp", "webp", "svg", "mp4", "webm", "ogg", "mov", "avi", "wmv", "mkv", "m4v",
+          "wav", "mp3", "aac", "m4a", "flac", "wma", "aiff", "opus")
 #: resolveVariables' pattern: JavaScript's \w is ASCII
 #: the most cases an import makes (a suite's default limits.max_cases)
 MAX_CASES = 100_000

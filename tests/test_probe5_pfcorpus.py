@@ -1,0 +1,153 @@
+"""Shapes from promptfoo's own examples/ that the importer crashed on, refused or converted
+against promptfoo's semantics (each config below is a small copy of the shape that broke; the
+expected behaviour is taken from promptfoo's source, file named beside it)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from scoreboard.importers.promptfoo import import_promptfoo
+
+
+def _write(tmp_path: Path, files: dict[str, str | bytes]) -> Path:
+    for rel, content in files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+    return tmp_path / "promptfooconfig.yaml"
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120, check=False)
+
+
+def _cases(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "cases.jsonl").read_text().splitlines()]
+
+
+def test_a_metric_on_an_assertion_without_options_imports(tmp_path):
+    # examples/named-metrics: `- type: is-json` with `metric:` crashed ('str' object does not
+    # support item assignment, exit 2); promptfoo counts the score into the named metric
+    _write(tmp_path, {"promptfooconfig.yaml": "prompts: ['Say {{body}}']\nproviders: [echo]\ntests:\n"
+                      "  - vars: {body: x}\n    assert:\n      - type: is-json\n        metric: Consistency\n"
+                      "        weight: 2\n      - type: not-is-json\n        metric: Other\n"})
+    done = _cli("import", "promptfoo", "promptfooconfig.yaml", "--output", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    graders = _cases(tmp_path / "out")[0]["graders"]
+    assert graders[0]["metric"] == "Consistency" and graders[0]["weight"] == 2 and "is-json" in graders[0]
+    assert graders[1]["metric"] == "Other" and graders[1]["not"] == "is-json"
+    assert _cli("validate", "out/suite.yaml", cwd=tmp_path).returncode == 0
+
+
+def test_an_audio_file_var_is_base64_as_promptfoo_loads_it(tmp_path):
+    # examples/openai-audio: src/evaluatorHelpers.ts renderPrompt loads image, video and audio
+    # files (isAudioFile: wav, mp3, ...) as base64; the import refused 'not valid UTF-8'
+    audio = b"RIFF\xff\xfe\x00WAVEfmt "
+    config = _write(tmp_path, {"promptfooconfig.yaml": "prompts: ['{{clip}}']\nproviders: [echo]\ntests:\n"
+                               "  - vars: {clip: file://assets/a.wav}\n  - vars: {clip: file://assets/b.MP3}\n",
+                               "assets/a.wav": audio, "assets/b.MP3": audio})
+    import_promptfoo(str(config), str(tmp_path / "out"))
+    assert [c["vars"]["clip"] for c in _cases(tmp_path / "out")] == [base64.b64encode(audio).decode()] * 2
+
+
+def test_vars_files_of_a_tests_file_are_relative_to_that_file(tmp_path):
+    # examples/separate-test-configs: tests/tests2.yaml holds `vars: ../vars/vars_*.yaml`;
+    # src/util/testCaseReader.ts loadTestsFromGlob reads each test with readTest(test,
+    # path.dirname(testFile)), so the path is the tests file's folder's, here inside the config's
+    config = _write(tmp_path, {
+        "promptfooconfig.yaml": "prompts: ['{{topic}} {{kind}}']\nproviders: [echo]\ntests: file://tests/t*.yaml\n",
+        "tests/t.yaml": "- vars: ../vars/vars_*.yaml\n- vars: [here.yaml]\n",
+        "tests/here.yaml": "topic: near\nkind: file\n",
+        "here.yaml": "topic: WRONG\nkind: WRONG\n",
+        "vars/vars_a.yaml": "topic: aliens\n", "vars/vars_b.yaml": "kind: tips\n"})
+    _, report = import_promptfoo(str(config), str(tmp_path / "out"))
+    assert [c["vars"] for c in _cases(tmp_path / "out")] == [{"topic": "aliens", "kind": "tips"},
+                                                              {"topic": "near", "kind": "file"}]
+    assert not report.left_out
+
+
+def test_a_tests_file_var_path_that_leaves_the_config_folder_is_still_refused(tmp_path):
+    config = _write(tmp_path / "c", {"promptfooconfig.yaml": "prompts: ['{{a}}']\nproviders: [echo]\n"
+                                     "tests: file://tests/t.yaml\n", "tests/t.yaml": "- vars: ../../secret.yaml\n"})
+    (tmp_path / "secret.yaml").write_text("a: secret\n")
+    done = _cli("import", "promptfoo", str(config), "--output", "out", cwd=tmp_path)
+    assert done.returncode == 1 and "leaves the config's folder" in done.stderr and "tests/t.yaml" in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_targets_are_the_providers(tmp_path):
+    # src/util/config/load.ts: `if (ret.targets) { ret.providers = ret.targets }` (red-team configs)
+    config = _write(tmp_path, {"promptfooconfig.yaml": "prompts: ['{{q}}']\ntargets:\n  - id: echo\n"
+                               "    label: mine\nproviders: [openai:gpt-4o-mini]\ntests:\n  - vars: {q: hi}\n"})
+    _, report = import_promptfoo(str(config), str(tmp_path / "out"))
+    suite = yaml.safe_load((tmp_path / "out" / "suite.yaml").read_text())
+    assert suite["variants"] == {"mine": {"subject": {"type": "mock"}}}
+    assert not any(item.startswith("targets") for item in report.left_out)
+
+
+def test_a_json_prompt_file_with_nunjucks_tags_outside_strings_is_listed_not_refused(tmp_path):
+    # examples/multiple-turn-conversation, openai-chat-history: src/prompts/processors/json.ts
+    # reads a .json prompt as its raw text ("We do not validate if this is a valid JSON file");
+    # the rendered text becomes chat messages at run time. The import stopped with exit 1.
+    config = _write(tmp_path, {
+        "promptfooconfig.yaml": "prompts: [file://prompt.json, 'plain {{q}}']\nproviders: [echo]\n"
+                                "tests:\n  - vars: {q: hi}\n",
+        "prompt.json": '[\n  {% for m in history %}\n  {"role": "user", "content": "{{ m }}"},\n'
+                       '  {% endfor %}\n  {"role": "user", "content": "{{ q }}"}\n]\n'})
+    _, report = import_promptfoo(str(config), str(tmp_path / "out"))
+    assert any(item.startswith("prompts.0") and "prompt.json" in item for item in report.left_out), report.left_out
+    suite = yaml.safe_load((tmp_path / "out" / "suite.yaml").read_text())
+    assert "plain" in suite["prompt"]
+
+
+def test_a_json_prompt_file_that_is_broken_json_without_templates_is_still_an_error(tmp_path):
+    config = _write(tmp_path, {"promptfooconfig.yaml": "prompts: [file://p.json]\nproviders: [echo]\n",
+                               "p.json": '[{"role": "user", "content": "x"},]\n'})
+    done = _cli("import", "promptfoo", str(config), "--output", "out", cwd=tmp_path)
+    assert done.returncode == 1 and "p.json" in done.stderr
+
+
+def test_provider_tools_from_a_file_are_loaded(tmp_path):
+    # examples/redteam-travel-agent: `config: {tools: file://tools.yaml}`; the openai provider
+    # loads it (maybeLoadFromExternalFile); the import wrote the text, and the suite was invalid
+    tools = [{"type": "function", "function": {"name": "book", "parameters": {"type": "object"}}}]
+    config = _write(tmp_path, {"promptfooconfig.yaml": "prompts: ['{{q}}']\nproviders:\n  - id: openai:gpt-4o-mini\n"
+                               "    config: {tools: file://tools.yaml}\ntests:\n  - vars: {q: hi}\n",
+                               "tools.yaml": yaml.safe_dump(tools)})
+    import_promptfoo(str(config), str(tmp_path / "out"))
+    suite = yaml.safe_load((tmp_path / "out" / "suite.yaml").read_text())
+    assert suite["variants"]["openai:gpt-4o-mini".replace(":", "-")]["subject"]["tools"] == tools
+
+
+def test_anthropic_provider_tools_are_kept_not_silently_dropped(tmp_path):
+    tools = [{"name": "book", "input_schema": {"type": "object"}}]
+    config = _write(tmp_path, {"promptfooconfig.yaml": "prompts: ['{{q}}']\nproviders:\n"
+                               "  - id: anthropic:messages:claude-3-5-haiku-latest\n"
+                               f"    config: {{tools: {json.dumps(tools)}}}\ntests:\n  - vars: {{q: hi}}\n"})
+    import_promptfoo(str(config), str(tmp_path / "out"))
+    suite = yaml.safe_load((tmp_path / "out" / "suite.yaml").read_text())
+    (variant,) = suite["variants"].values()
+    assert variant["subject"]["tools"] == tools
+
+
+def test_select_best_alone_gives_the_suite_a_judge(tmp_path):
+    # examples/select-best-example: the only model-graded assertion is select-best; the suite
+    # had `pairwise` and no judge, so `scoreboard validate` refused what the import wrote
+    _write(tmp_path, {"promptfooconfig.yaml": "prompts: ['a {{q}}', 'b {{q}}']\nproviders: [echo]\ntests:\n"
+                      "  - vars: {q: hi}\n    assert:\n      - type: select-best\n        value: the funniest\n"})
+    done = _cli("import", "promptfoo", "promptfooconfig.yaml", "--output", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    suite = yaml.safe_load((tmp_path / "out" / "suite.yaml").read_text())
+    assert suite["pairwise"] == {"rubric": "the funniest"} and suite.get("judge")
+    checked = _cli("validate", "out/suite.yaml", cwd=tmp_path)
+    assert checked.returncode == 0, checked.stderr
