@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from scoreboard.engine.executor import YIELD_S
 from scoreboard.testing.messages import describe_attempt
 
 
@@ -84,3 +85,27 @@ def test_exact_says_when_only_surrounding_whitespace_differs(tmp_path):
         encoding="utf-8")
     done = cli(tmp_path, "run", "suite.yaml", "--no-progress", "--format", "json", "--store", "none")
     assert "(2/3)" in done.stdout + done.stderr, done.stdout + done.stderr
+
+
+def test_ctrl_c_during_a_sync_python_subject_stops_dispatching_at_the_next_attempt(tmp_path):
+    # a sync python function (the default, thread: false) runs on the event loop, and the
+    # workers never gave the loop a turn between attempts: SIGINT was only seen after every
+    # attempt had run (a long run could not be stopped by Ctrl-C, and then said "stopped")
+    rows = [{"id": f"c{i}", "input": f"x{i}", "expected": "neutral"} for i in range(30)]
+    (tmp_path / "cases.jsonl").write_text(jsonl(rows), encoding="utf-8")
+    (tmp_path / "interrupts.py").write_text(
+        "import os, signal, time\n\n\ndef label(input):\n"
+        "    if input == 'x2':\n        os.kill(os.getpid(), signal.SIGINT)  # the user's Ctrl-C, mid-run\n"
+        f"    time.sleep({YIELD_S * 2})  # longer than the workers' turn interval: a turn after each\n"
+        "    return 'neutral'\n", encoding="utf-8")
+    done = cli(tmp_path, "run", "--cases", "cases.jsonl", "--subject", "python:interrupts:label",
+               "--concurrency", "1", "--no-progress", "--format", "json", "--output", "out.json",
+               "--store", "none")
+    assert done.returncode == 2, done.stderr
+    report = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    assert report["run"]["status"] == "stopped"
+    ran = [a["case_id"] for a in report["attempts"] if a["status"] == "passed"]
+    # the loop reads the signal within a turn or two (asyncio's self-pipe), never after the run
+    assert ran[:3] == ["c0", "c1", "c2"] and len(ran) < 10, ran
+    assert all(a["status"] == "not-run" for a in report["attempts"] if a["case_id"] not in ran)
+    assert report["summary"]["variants"]["label"]["not_run"] == 30 - len(ran)

@@ -14,11 +14,16 @@ is one module implementing `Executor`, chosen with `--executor`.
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Protocol
 
 from ..suite.suite import Suite
 from .attempt import AttemptRunner, RunState
+
+#: a worker whose attempts never suspend gives the event loop a turn this often (seconds), so a
+#: Ctrl-C is seen between attempts without a loop turn per attempt (about 10 us each)
+YIELD_S = 0.01
 
 
 @dataclass
@@ -166,6 +171,7 @@ class LocalExecutor:
     async def _worker(cls, runner: AttemptRunner, iterator: Iterator, work: Work,
                       windows: dict[int, asyncio.Semaphore] | None = None, waiting: set | None = None) -> None:
         cases = work.suite.cases
+        turned = time.monotonic()
         for ci, vi, r in iterator:
             if work.state.stopping:
                 return
@@ -182,8 +188,14 @@ class LocalExecutor:
             if cases[ci].conversation is not None:
                 if not await runner.conversation(ci, vi, r, work.finish, work.lookup):
                     return
-                continue
-            record = await runner.attempt(ci, vi, r)
-            if record is None:  # the budget ran out before this attempt sent anything
-                return
-            work.finish(record)
+            else:
+                record = await runner.attempt(ci, vi, r)
+                if record is None:  # the budget ran out before this attempt sent anything
+                    return
+                work.finish(record)
+            # An attempt that never suspends (a sync python subject runs on the loop, a cache hit)
+            # gives the loop no turn: without this, a Ctrl-C (and every timer) waited for the
+            # whole run. A turn once YIELD_S has passed lets the signal handler stop dispatching.
+            if time.monotonic() - turned >= YIELD_S:
+                await asyncio.sleep(0)
+                turned = time.monotonic()
