@@ -151,3 +151,30 @@ def test_select_best_alone_gives_the_suite_a_judge(tmp_path):
     assert suite["pairwise"] == {"rubric": "the funniest"} and suite.get("judge")
     checked = _cli("validate", "out/suite.yaml", cwd=tmp_path)
     assert checked.returncode == 0, checked.stderr
+
+
+def test_factuality_class_scores_from_the_test_options(tmp_path):
+    # examples/huggingface-dataset-factuality: defaultTest.options.factuality sets each class's
+    # score (src/matchers.ts matchesFactuality: subset A, superset B, agree C, disagree D,
+    # differButFactual E; a class passes when its score is > 0); the import dropped it silently
+    config = _write(tmp_path, {"promptfooconfig.yaml": "prompts: ['{{q}}']\nproviders: [echo]\ndefaultTest:\n"
+                               "  options:\n    factuality: {subset: 1.0, superset: 0, agree: 1, disagree: 0.0, "
+                               "differButFactual: 0.7}\ntests:\n  - vars: {q: hi}\n    assert:\n"
+                               "      - type: factuality\n        value: Paris\n"
+                               "  - vars: {q: ho}\n    options: {factuality: {disagree: 2}}\n    assert:\n"
+                               "      - type: factuality\n        value: Rome\n"})
+    _, report = import_promptfoo(str(config), str(tmp_path / "out"))
+    first, second = _cases(tmp_path / "out")
+    spec = first["graders"][0]["classify"]
+    assert spec["choice_scores"] == {"A": 1.0, "B": 0, "C": 1, "D": 0.0, "E": 0.7}
+    assert spec["pass"] == ["A", "C", "E"]
+    assert not second.get("graders")
+    assert any("factuality.disagree" in item for item in report.left_out), report.left_out
+
+
+def test_a_test_option_the_import_does_not_read_is_listed(tmp_path):
+    config = _write(tmp_path, {"promptfooconfig.yaml": "prompts: ['{{q}}']\nproviders: [echo]\ntests:\n"
+                               "  - vars: {q: hi}\n    options: {disableConversationVar: true, runSerially: true}\n"})
+    _, report = import_promptfoo(str(config), str(tmp_path / "out"))
+    assert [i for i in report.left_out if "options" in i] == ["tests.0.options.disableConversationVar: this test "
+                                                               "option is not converted"]

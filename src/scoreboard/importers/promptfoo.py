@@ -36,6 +36,9 @@ from .promptfoo_transforms import transform_vars
 _KNOWN_KEYS = {"description", "prompts", "providers", "tests", "defaultTest", "derivedMetrics", "outputPath",
                "sharing", "env", "evaluateOptions", "writeLatestResults", "metadata", "tags",
                "assertionTemplates"}  # the $ref targets, already in place
+#: test options read while converting (others are listed); runSerially changes no result
+_OPTIONS = {"prefix", "suffix", "provider", "rubricPrompt", "transformVars", "transform", "postprocess",
+            "disableVarExpansion", "disableDefaultAsserts", "storeOutputAs", "factuality", "runSerially"}
 
 
 def import_promptfoo(config_path: str, out_dir: str, *, run_code: bool = False) -> tuple[Path, Report]:
@@ -194,6 +197,9 @@ def _cases(tests: list[tuple[str, dict]], default: dict, ctx: Context) -> list[d
         for key in ("prefix", "suffix", "provider", "rubricPrompt"):
             if options.get(key) is not None:
                 ctx.report.skip(f"{where}.options.{key}", "not converted (a promptfoo run option)")
+        for key in sorted(set(options) - _OPTIONS):
+            ctx.report.skip(f"{where}.options.{key}", "this test option is not converted")
+        ctx.grading = options
         # evaluator.ts: transformVars (the test's, else defaultTest's) runs once per test on the
         # merged vars before they are expanded, its result merged over them
         var_transform = (test.get("options") or {}).get("transformVars") or \

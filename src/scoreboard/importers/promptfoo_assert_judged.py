@@ -62,9 +62,29 @@ def _judged(kind: str):
         if kind == "model-graded-closedqa":
             return {"classify": {"prompt": CLOSED_QA.replace("CRITERION", literal), "choices": ["Y", "N"],
                                  "choice_scores": {"Y": 1, "N": 0}}}, None
-        return {"classify": {"prompt": FACTUALITY.replace("CRITERION", literal), "choices": list(FACTUALITY_SCORES),
-                             "choice_scores": dict(FACTUALITY_SCORES), "pass": ["A", "B", "C", "E"]}}, None
+        scores = _factuality_scores(ctx.grading.get("factuality"))
+        return {"classify": {"prompt": FACTUALITY.replace("CRITERION", literal), "choices": list(scores),
+                             "choice_scores": scores, "pass": [k for k, v in scores.items() if v > 0]}}, None
     return handler
+
+
+def _factuality_scores(custom) -> dict:
+    """matchesFactuality (src/matchers.ts): options.factuality's subset, superset, agree, disagree
+    and differButFactual score the classes A-E (default 1, 1, 1, 0, 1); a class passes when its
+    score is > 0."""
+    if custom is None:
+        return dict(FACTUALITY_SCORES)
+    if not isinstance(custom, dict):
+        raise Skip("options.factuality is a mapping of class scores")
+    scores = dict(FACTUALITY_SCORES)
+    for letter, key in zip("ABCDE", ("subset", "superset", "agree", "disagree", "differButFactual")):
+        value = custom.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            raise Skip(f"options.factuality.{key} {value!r} is not a score in [0, 1]")
+        scores[letter] = value
+    return scores
 
 
 def _select_best(value, a, inverse, ctx, where):

@@ -40,6 +40,8 @@ class Context:
     run_code: bool = False
     #: (test location, id of its vars) -> an equals already holds that case's `expected`
     expected_taken: set = field(default_factory=set)
+    #: the test's options merged over defaultTest's (its GradingConfig: `factuality` scores)
+    grading: dict = field(default_factory=dict)
 
 
 @lru_cache(maxsize=4096)
