@@ -36,9 +36,10 @@ from typing import Any
 import yaml
 
 from ..errors import ConfigError, shorten
-from .common import Report, Source, jsonl, read_config, write_output
+from .common import Report, Source, read_config, write_output
 from .openai_evals_classify import CLASSIFY_ARGS, Judge, NotConverted, find_spec
 from .openai_evals_registry import Registry, read_samples, read_yaml
+from .suite_limits import case_files, limits_note, order_problem
 
 _CLASSES = {"evals.elsuite.basic.match:Match": "match", "evals.elsuite.basic.includes:Includes": "includes",
             "evals.elsuite.basic.fuzzy_match:FuzzyMatch": "fuzzy", "evals.elsuite.basic.json_match:JsonMatch": "json",
@@ -121,7 +122,11 @@ def import_openai_evals(registry: str, out_dir: str, only: str | None = None) ->
         report.note("judge: OpenAI Evals' judge is the last --completion_fn, asked with max_tokens 1024 and "
                     "temperature 0 (eval_kwargs); the suite's judge is gpt-4o-mini with its own settings")
     report.counts.update({"cases": len(cases)})
-    files = {"suite.yaml": yaml.safe_dump(suite, sort_keys=False, allow_unicode=True), "cases.jsonl": jsonl(cases),
+    case_texts, suite["cases"], limits = case_files(cases)
+    if limits:
+        suite["limits"] = limits
+        report.note(limits_note(limits))
+    files = {"suite.yaml": yaml.safe_dump(suite, sort_keys=False, allow_unicode=True), **case_texts,
              "conversion-report.md": report.text()}
     return write_output(out_dir, files), report
 
@@ -223,6 +228,9 @@ def _input(raw: Any, report: Report, name: str) -> Any:
             report.note(f"{name}: messages' 'name' ({m['name']!r}, ...) is dropped: case messages hold role and "
                         "content (OpenAI Evals sends it; few-shot examples use example_user / example_assistant)")
         out.append({"role": m["role"], "content": m["content"]})
+    problem = order_problem(out)
+    if problem is not None:
+        raise NotConverted(f"{problem} (OpenAI Evals sends messages in any order; a case's are a chat's)")
     return out
 
 

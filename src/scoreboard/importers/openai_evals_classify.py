@@ -301,8 +301,10 @@ class Judge:
 
 def jinja_with_output(text: str) -> str:
     """A Jinja template that prints `text` literally, with `{{ output }}` where the completion's
-    mark was and `{{ expected }}` where the text ideal's was."""
-    return "{{ output }}".join("{{ expected }}".join(_literal(q) for q in p.split(_IDEAL)) for p in text.split(_MARK))
+    mark was and `{{ expected }}` where the text ideal's was. A carriage return is printed by an
+    expression: Jinja reads every line end of a template's own text as a newline."""
+    return "{{ output }}".join("{{ expected }}".join('{{ "\\r" }}'.join(_literal(r) for r in q.split("\r"))
+                                                     for q in p.split(_IDEAL)) for p in text.split(_MARK))
 
 
 def _literal(text: str) -> str:
