@@ -158,3 +158,22 @@ def test_a_run_end_keeps_a_review_written_in_the_viewer_during_the_run(tmp_path)
         _write_reviews(db, "run-key", stale, since="2999-01-01T00:00:00Z")
     assert [e["notes"] for e in store.reviews()] == ["old"]
     store.close()
+
+
+def test_the_github_step_names_the_flag_a_misspelt_args_flag_resembles(tmp_path):
+    # `scoreboard run --fail-undr` says "did you mean --fail-under?"; the same flag given to the
+    # action's `args` input said only "scoreboard: error: unrecognized arguments"
+    (tmp_path / "cases.jsonl").write_text(jsonl(CASES), encoding="utf-8")
+    (tmp_path / "suite.yaml").write_text("name: x\ncases: cases.jsonl\nsubject: mock\n", encoding="utf-8")
+    outputs = tmp_path / "gh_output"
+    outputs.write_text("", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    env.update(GITHUB_OUTPUT=str(outputs), GITHUB_STEP_SUMMARY=str(tmp_path / "summary.md"))
+    done = subprocess.run([sys.executable, "-m", "scoreboard.cli.github_action", "suite.yaml", "--args",
+                           "--fail-undr 0.9", "--comment", "false"], cwd=tmp_path, env=env, check=False,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "scoreboard run: error: unrecognized arguments: --fail-undr 0.9 (did you mean --fail-under?)"]
+    assert "verdict=invalid" in outputs.read_text(encoding="utf-8")
+    assert not (tmp_path / "eval-results").exists()

@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     from ..errors import ScoreboardError
     from ..redact import remember, scrub_known
     from .common import print_outcome
-    from .main import build_parser
+    from .main import build_parser, parse
     from .run import run_outcome
 
     args = parse_args(argv)
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     resume = stop_commands()
     summary_start = summary_size()
     try:
-        run_args = build_parser()[0].parse_args(run_argv(args))
+        run_args = parse(build_parser()[0], run_argv(args))  # a misspelt flag: did you mean
         run_args.debug = False
         baseline = read_baseline(args.baseline)  # before the run: a wrong path costs no run
         outcome = run_outcome(run_args)
