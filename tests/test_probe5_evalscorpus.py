@@ -107,3 +107,23 @@ def test_classify_judge_prompt_keeps_carriage_returns(tmp_path, text):
             "classify"]["prompt"]
     got = render_text(prompt, {"output": "out\r\nput", "expected": case.expected})
     assert got == f"Q: {text}\nIdeal: {text}\nNote: {text}\nA: out\r\nput"
+
+
+def test_samples_file_over_16_mib_names_the_flag_that_reads_it(tmp_path, capsys):
+    # openai/evals' registry holds Match samples files of 85 and 170 MB (formal_logic, diabetes):
+    # the refusal names the flag that reads them, and with it the suite loads.
+    from scoreboard.cli.main import main
+
+    line = json.dumps({"input": [{"role": "user", "content": "p" * 4000}], "ideal": "x"}) + "\n"
+    count = 17 * 1024 * 1024 // len(line) + 1
+    reg = _registry(tmp_path, {"big.dev.v0": {"class": MATCH, "args": {"samples_jsonl": "big.jsonl"}}}, {})
+    (tmp_path / "registry" / "data" / "big.jsonl").write_text(line * count, encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["import", "openai-evals", str(reg), "--output", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "big.jsonl" in err and "--max-file-bytes" in err and "limits.max_file_bytes" not in err
+    assert not out.exists() or not any(out.iterdir())
+    assert main(["import", "openai-evals", str(reg), "--output", str(out), "--max-file-bytes", "40000000"]) == 0
+    suite = load_suite(out / "suite.yaml", offline=True)
+    assert len(suite.cases) == count
+    assert all(p.stat().st_size <= 16 * 1024 * 1024 for p in out.iterdir())

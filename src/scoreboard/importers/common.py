@@ -164,16 +164,16 @@ def parse_json_line(line: str) -> Any:
     return value
 
 
-def gunzip(raw: bytes, limit: int = DEFAULT_MAX_FILE_BYTES) -> bytes:
+def gunzip(raw: bytes, limit: int = DEFAULT_MAX_FILE_BYTES, limit_name: str = "limits.max_file_bytes") -> bytes:
     """A gzip file's content, read at most `limit` bytes far (a few kilobytes of gzip can
-    unpack to gigabytes): past it, ValueError."""
+    unpack to gigabytes): past it, ValueError naming `limit_name`."""
     import gzip
     import io
 
     with gzip.GzipFile(fileobj=io.BytesIO(raw)) as unpacked:
         data = unpacked.read(limit + 1)
     if len(data) > limit:
-        raise ValueError(f"it unpacks to more than {limit} bytes (limits.max_file_bytes)")
+        raise ValueError(f"it unpacks to more than {limit} bytes ({limit_name})")
     return data
 
 

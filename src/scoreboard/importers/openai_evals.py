@@ -53,8 +53,10 @@ _ALWAYS = {"regex": {"patterns": [r"\A"]}}  # an empty ideal: every text starts 
 
 
 
-def import_openai_evals(registry: str, out_dir: str, only: str | None = None) -> tuple[Path, Report]:
-    """Convert every eval entry of the registry file (or the one `only` names); write DIR."""
+def import_openai_evals(registry: str, out_dir: str, only: str | None = None,
+                        max_file_bytes: int | None = None) -> tuple[Path, Report]:
+    """Convert every eval entry of the registry file (or the one `only` names); write DIR.
+    `max_file_bytes` (--max-file-bytes): the largest samples file read (default 16 MiB)."""
     try:
         data, source = read_config(registry)
     except ConfigError as exc:
@@ -66,6 +68,8 @@ def import_openai_evals(registry: str, out_dir: str, only: str | None = None) ->
     if not isinstance(data, dict):
         raise source.error("a registry file is a mapping of entries")
     reg = Registry(Path(registry), data, registry)
+    if max_file_bytes is not None:
+        reg.max_file_bytes = max_file_bytes
     report = Report(registry)
     if only is not None:
         targets = [reg.resolve(only, only)]

@@ -16,6 +16,8 @@ from .openai_evals_classify import NotConverted
 from .pyyaml_compat import safe_load_last_wins
 
 _RESERVED = ("key", "group", "cls")
+#: what raises the size a samples file may have (`import openai-evals --max-file-bytes`)
+_FLAG = "--max-file-bytes"
 
 
 class Registry:
@@ -32,6 +34,8 @@ class Registry:
         self.where: dict[str, str] = {}
         self._add(data, shown)
         self.own = list(self.entries)
+        #: the largest samples file read, unpacked (--max-file-bytes)
+        self.max_file_bytes = DEFAULT_MAX_FILE_BYTES
         self._siblings_loaded = False
 
     def _add(self, data: dict, shown: str) -> None:
@@ -129,9 +133,9 @@ def read_samples(name: str, rel: str, reg: Registry, field: str) -> list[tuple[s
         if file.name.endswith((".lz4", ".zst")):
             raise NotConverted(f"{field} {rel!r}: lz4 and zstd files are not read here (decompress it first)")
         try:
-            raw = read_regular(str(file), limit=DEFAULT_MAX_FILE_BYTES, limit_name="limits.max_file_bytes")
+            raw = read_regular(str(file), limit=reg.max_file_bytes, limit_name=_FLAG)
             if file.name.endswith(".gz"):
-                raw = gunzip(raw)
+                raw = gunzip(raw, reg.max_file_bytes, _FLAG)
             text = raw.decode("utf-8")
         except FileRefused as exc:
             raise ConfigError(f"file {exc.reason}", file=shown, field=f"{name}.args.{field}") from None
