@@ -177,3 +177,24 @@ def test_the_github_step_names_the_flag_a_misspelt_args_flag_resembles(tmp_path)
         "scoreboard run: error: unrecognized arguments: --fail-undr 0.9 (did you mean --fail-under?)"]
     assert "verdict=invalid" in outputs.read_text(encoding="utf-8")
     assert not (tmp_path / "eval-results").exists()
+
+
+def test_a_run_of_few_cases_says_small_sample_in_words_in_the_terminal_and_markdown(tmp_path):
+    # history said "small sample: fewer than 30 cases" of a run's pass rate; the run itself (one
+    # variant, so no comparison flag) printed a 30-to-95% interval and nowhere said why it is wide
+    (tmp_path / "cases.jsonl").write_text(jsonl(CASES), encoding="utf-8")
+    done = cli(tmp_path, "run", "--cases", "cases.jsonl", "--subject", "mock", "--output", "r.json",
+               "--format", "json,md", "--no-progress", "--store", "none")
+    assert done.returncode == 0, done.stderr
+    assert "  small sample: fewer than 30 cases (3 per variant): the intervals are wide\n" in done.stdout
+    md = next(tmp_path.glob("r*.md")) if not (tmp_path / "r.md").exists() else tmp_path / "r.md"
+    assert "- small sample: fewer than 30 cases (3 per variant): the intervals are wide" in md.read_text("utf-8")
+
+
+def test_thirty_cases_are_not_called_a_small_sample(tmp_path):
+    rows = [{"id": f"c{i}", "input": f"x{i}", "expected": f"x{i}"} for i in range(30)]
+    (tmp_path / "cases.jsonl").write_text(jsonl(rows), encoding="utf-8")
+    done = cli(tmp_path, "run", "--cases", "cases.jsonl", "--subject", "mock", "--format", "json",
+               "--no-progress", "--store", "none")
+    assert done.returncode == 0, done.stderr
+    assert "small sample" not in done.stdout

@@ -19,6 +19,18 @@ def unit_words(conversations: int) -> str:
     return f"the intervals count {which} as one unit (its turns are correlated), and each case outside any as one"
 
 
+def small_sample_words(summary) -> str | None:
+    """Said once under a run's figures when a variant rests on fewer than 30 cases (its intervals
+    are wide for it, not for a flaw), as history says it; None otherwise, and None when a
+    comparison already says it (each flag is said once)."""
+    counts = sorted({v.cases for v in summary.variants.values() if v.cases is not None and v.cases < 30})
+    if not counts or any(f.startswith("small sample: fewer than 30") for c in summary.comparisons or ()
+                         for f in c.flags or ()):
+        return None
+    return (f"small sample: fewer than 30 cases ({' or '.join(map(str, counts))} per variant): "
+            "the intervals are wide")
+
+
 def figure_rows(s) -> list[tuple[str, str]]:
     """(label, text) for each of a VariantSummary's issue-14 figures, in a fixed order."""
     rows: list[tuple[str, str]] = []

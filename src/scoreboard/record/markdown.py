@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .constants import DRY_RUN_MARK, DRY_RUN_NOTE
-from .figures import unit_words
+from .figures import small_sample_words, unit_words
 from .io import detectable_words, fmt_p, fmt_rate, models_text, over_bound_words
 from .markdown_failures import failures_section
 from .markdown_parts import (
@@ -297,7 +297,8 @@ def _methods(summary: Summary) -> list[str]:
     extra = methods.model_extra or {}
     words = [f"- {cell(name)}: {cell(text)}" for name, text in extra.items()]
     unit = "a conversation, or a case outside any, is the unit" if "unit" in extra else "the case is the unit"
-    return [f"Intervals ({unit}):", "", *words, ""]
+    small = small_sample_words(summary)
+    return [f"Intervals ({unit}):", "", *words, *([f"- {small}"] if small else []), ""]
 
 
 def _omitted_line(view: ReportView) -> str:

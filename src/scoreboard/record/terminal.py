@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .constants import DRY_RUN_MARK
-from .figures import comparison_rows, figure_rows, unit_words
+from .figures import comparison_rows, figure_rows, small_sample_words, unit_words
 from .io import detectable_words, fields_over, fmt_rate, over_bound_words
 from .mdtext import spell_unseen
 from .requests_text import notable, request_lines
@@ -101,7 +101,8 @@ def _method_lines(report: Report) -> list[str]:
     if not extra or not report.summary.variants:
         return []
     words = "; ".join(f"{name}: {re.split(r' [(]|; ', str(text), maxsplit=1)[0]}" for name, text in extra.items())
-    return [f"  95% intervals: {words}"]
+    small = small_sample_words(report.summary)
+    return [f"  95% intervals: {words}"] + ([f"  {small}"] if small else [])
 
 
 def _judge_lines(report: Report, lead: bool) -> list[str]:
