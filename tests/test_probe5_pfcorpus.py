@@ -178,3 +178,35 @@ def test_a_test_option_the_import_does_not_read_is_listed(tmp_path):
     _, report = import_promptfoo(str(config), str(tmp_path / "out"))
     assert [i for i in report.left_out if "options" in i] == ["tests.0.options.disableConversationVar: this test "
                                                                "option is not converted"]
+
+
+def test_a_provider_runs_only_the_prompts_it_names(tmp_path):
+    # examples/prompts-per-model: `providers: [{id: ..., prompts: [label, ...]}]` runs only those
+    # prompts (src/evaluator.ts isAllowedPrompt); the import ran every prompt on every provider
+    # and said "everything converted"
+    config = _write(tmp_path, {
+        "promptfooconfig.yaml": "prompts:\n  - id: file://p1.txt\n    label: First\n  - id: file://p2.txt\n"
+                                "    label: Second\nproviders:\n  - id: echo\n    label: both\n    prompts: [First, Second]\n"
+                                "  - id: echo\n    label: one\n    prompts: [First]\n    delay: 100\n"
+                                "  - id: echo\n    label: all\ntests:\n  - vars: {topic: x}\n",
+        "p1.txt": "Tweet about {{topic}}\n", "p2.txt": "Four words on {{topic}}\n"})
+    _, report = import_promptfoo(str(config), str(tmp_path / "out"))
+    suite = yaml.safe_load((tmp_path / "out" / "suite.yaml").read_text())
+    assert "prompts" not in suite and "prompt" not in suite
+    assert sorted(suite["variants"]) == ["First/all", "First/both", "First/one", "Second/all", "Second/both"]
+    assert "Four words" in suite["variants"]["Second/both"]["prompt"]
+    assert "Tweet" in suite["variants"]["First/one"]["prompt"]
+    assert not report.left_out and any("delay" in n for n in report.notes)
+    checked = _cli("validate", "out/suite.yaml", cwd=tmp_path)
+    assert checked.returncode == 0, checked.stderr
+
+
+def test_a_provider_prompt_filter_naming_no_label_is_listed(tmp_path):
+    config = _write(tmp_path, {"promptfooconfig.yaml": "prompts: ['a {{q}}', 'b {{q}}']\nproviders:\n"
+                               "  - id: echo\n    prompts: [nope]\n    transform: output.trim()\n"
+                               "tests:\n  - vars: {q: hi}\n"})
+    _, report = import_promptfoo(str(config), str(tmp_path / "out"))
+    suite = yaml.safe_load((tmp_path / "out" / "suite.yaml").read_text())
+    assert sorted(suite["variants"]) == ["prompt-1", "prompt-2"]
+    assert any(".prompts" in i and "'nope'" in i for i in report.left_out), report.left_out
+    assert any(i.startswith("providers.0.transform") for i in report.left_out), report.left_out

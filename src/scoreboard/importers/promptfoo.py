@@ -20,7 +20,7 @@ from .common import Report, Source, jsonl, read_config, slug, write_output
 from .jsonref import dereference, dereference_file
 from .promptfoo_asserts import PYTHON_HEADER, Context, Skip, convert, transform_spec
 from .promptfoo_prompts import prompts as convert_prompts
-from .promptfoo_providers import convert_providers
+from .promptfoo_providers import convert_providers, prompt_pairs
 from .promptfoo_tests import (
     CsvProblem,
     assertion_from_string,
@@ -71,6 +71,11 @@ def import_promptfoo(config_path: str, out_dir: str, *, run_code: bool = False) 
     if prompts:  # Nunjucks' rule: an undefined var, or an attribute of one, prints nothing
         suite["template_undefined"] = "empty"
     variants, judge = convert_providers(data.get("providers"), source, report, ctx.copied)
+    paired = prompt_pairs(prompts, variants, report)
+    if paired is not None:  # a provider runs only some prompts: each pair is a variant
+        suite.pop("prompt", None)
+        suite.pop("prompts", None)
+        variants = paired
     suite["variants"] = variants
     default = data.get("defaultTest") or {}
     if isinstance(default, str):

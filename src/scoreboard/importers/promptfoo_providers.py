@@ -6,6 +6,7 @@ left without a subject for the user to fill in."""
 
 from __future__ import annotations
 
+import copy
 import re
 from pathlib import Path
 from typing import Any
@@ -242,11 +243,63 @@ def convert_providers(value: Any, source: Source, report: Report, copied: dict[s
         if subject is None:
             report.skip(where, f"provider {pid!r} is not converted: fill in variants.{name}.subject")
             variants[name] = {"description": f"promptfoo provider {pid}: not converted, fill in a subject"}
+            _provider_keys(item, where, name, variants, report)
             continue
         for key in set(config) - set(_PARAMS) - {"apiBaseUrl", "apiHost", "apiKeyEnvar", "tools"}:
             if subject["type"] in ("openai", "anthropic") and not pid.startswith("ollama:"):
                 report.skip(f"{where}.config.{key}", "this provider setting is not converted")
         variants[name] = {"subject": subject}
+        _provider_keys(item, where, name, variants, report)
     if not variants:
         report.skip("providers", "no provider: the suite has no variant (add one under variants:)")
     return variants, None
+
+
+def _provider_keys(item: Any, where: str, name: str, variants: dict, report: Report) -> None:
+    """A provider's keys beside id, label and config: `prompts` (the labels of the prompts it
+    runs, promptfoo's providerPromptMap) kept as the variant's PROMPT_FILTER for the prompt axis;
+    `delay` (pacing only) noted; anything else listed."""
+    if not isinstance(item, dict):
+        return
+    for key in sorted(set(item) - {"id", "label", "config"}):
+        value = item[key]
+        if key == "prompts" and isinstance(value, list) and all(isinstance(v, str) for v in value):
+            variants[name][PROMPT_FILTER] = value
+        elif key == "prompts":
+            report.skip(f"{where}.prompts", "a provider's prompts are a list of prompt labels: not converted, "
+                        "the variant runs every prompt")
+        elif key == "delay":
+            report.note(f"{where}.delay: promptfoo waits between this provider's calls; the suite does not")
+        else:
+            report.skip(f"{where}.{key}", "this provider setting is not converted")
+
+
+#: where a variant carries its provider's `prompts` until the prompt axis is laid out
+PROMPT_FILTER = "__promptfoo_prompts"
+
+
+def prompt_pairs(prompts: dict[str, Any], variants: dict[str, dict], report: Report) -> dict[str, dict] | None:
+    """When a provider names the prompts it runs (providerPromptMap, src/evaluator.ts
+    isAllowedPrompt: a prompt's label is one of them, or starts with one and a colon), the
+    prompt axis as explicit variants: each allowed (prompt, provider) pair a variant with its own
+    prompt, named as the suite's `prompts` would name it. None when no provider names any."""
+    filters = {name: v.pop(PROMPT_FILTER) for name, v in variants.items() if PROMPT_FILTER in v}
+    if not filters or not prompts:
+        return None
+    for name, allowed in filters.items():
+        unknown = [a for a in allowed if not any(p == a or p.startswith(f"{a}:") for p in prompts)]
+        if unknown:
+            report.skip(f"providers ({name}).prompts", f"{unknown[0]!r} is no prompt's label here (a prompt "
+                        "without a label is named after its file or its position): the variant runs every prompt")
+            filters[name] = None
+    out: dict[str, dict] = {}
+    for pname, template in prompts.items():
+        for vname, variant in variants.items():
+            allowed = filters.get(vname)
+            if allowed is not None and not any(pname == a or pname.startswith(f"{a}:") for a in allowed):
+                continue
+            name = pname if len(variants) == 1 else f"{pname}/{vname}"
+            while name in out:
+                name += "-2"
+            out[name] = copy.deepcopy({**variant, "prompt": template})  # shared values would dump as YAML anchors
+    return out
