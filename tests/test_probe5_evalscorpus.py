@@ -127,3 +127,14 @@ def test_samples_file_over_16_mib_names_the_flag_that_reads_it(tmp_path, capsys)
     suite = load_suite(out / "suite.yaml", offline=True)
     assert len(suite.cases) == count
     assert all(p.stat().st_size <= 16 * 1024 * 1024 for p in out.iterdir())
+
+
+def test_nothing_converted_does_not_say_run_it(tmp_path, capsys):
+    # a registry of custom classes only (openai/evals' mmmu.yaml, bluff.yaml, ...): the suite
+    # written has no case, which `run` refuses, so the last line does not offer it
+    from scoreboard.cli.main import main
+
+    reg = _registry(tmp_path, {"b.dev.v0": {"class": "evals.elsuite.bluff.eval:BluffEval", "args": {}}}, {})
+    assert main(["import", "openai-evals", str(reg), "--output", str(tmp_path / "out")]) == 3
+    out = capsys.readouterr().out
+    assert "run it with" not in out and "no case was converted" in out

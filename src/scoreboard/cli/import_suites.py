@@ -40,8 +40,11 @@ def add_evals_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _finish(out, report) -> int:
     print(report.text(), end="")
-    print(f"wrote {out / 'suite.yaml'} ({plural(report.counts.get('cases', 0), 'case')}); "
-          f"run it with: scoreboard run {out / 'suite.yaml'}")
+    if report.counts.get("cases", 0):
+        print(f"wrote {out / 'suite.yaml'} ({plural(report.counts.get('cases', 0), 'case')}); "
+              f"run it with: scoreboard run {out / 'suite.yaml'}")
+    else:  # `run` refuses a suite without cases
+        print(f"wrote {out / 'suite.yaml'} (0 cases): no case was converted, so there is nothing to run")
     if report.left_out:
         print(f"{plural(len(report.left_out), 'item')} {'was' if len(report.left_out) == 1 else 'were'} not "
               f"converted (listed above and in "
