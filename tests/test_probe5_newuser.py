@@ -198,3 +198,15 @@ def test_thirty_cases_are_not_called_a_small_sample(tmp_path):
                "--no-progress", "--store", "none")
     assert done.returncode == 0, done.stderr
     assert "small sample" not in done.stdout
+
+
+def test_a_python_subject_named_by_its_file_gets_the_module_form_back(tmp_path):
+    # `python:classify.py:label` (the file, as one types it) said only "No module named
+    # 'classify.py'; 'classify' is not a package"
+    (tmp_path / "cases.jsonl").write_text(jsonl(CASES), encoding="utf-8")
+    (tmp_path / "classify.py").write_text("def label(input):\n    return 'neutral'\n", encoding="utf-8")
+    for spec, module in (("python:classify.py:label", "classify"), ("python:./classify.py:label", "classify"),
+                         ("python:lib/classify.py:label", "lib.classify")):
+        done = cli(tmp_path, "plan", "--cases", "cases.jsonl", "--subject", spec)
+        assert done.returncode == 1
+        assert f"name the module, not its file: python:{module}:label" in done.stderr, done.stderr

@@ -59,6 +59,13 @@ class PythonSubject(Subject):
         module_name, _, attr = self.options["function"].rpartition(":")
         extra = self.options.get("path")
         folders = [f for f in (str(self.base_dir / extra) if extra else None, str(self.base_dir)) if f]
+        if module_name.endswith(".py") or "/" in module_name or module_name.startswith("."):
+            # a file, as one types it (it was "No module named 'x.py'", or a relative-import error
+            # said to be raised by the user's module): the module is its dotted name
+            dotted = module_name.removesuffix(".py").removeprefix("./").strip("/").replace("/", ".")
+            raise ConfigError(f"python subject module {module_name!r} is a file path: name the module, not its "
+                              f"file: python:{dotted}:{attr} (resolved from the suite's folder)",
+                              field="subject.function")
         try:
             module = import_from(module_name, folders)
         except ImportError as exc:
