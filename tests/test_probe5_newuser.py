@@ -210,3 +210,19 @@ def test_a_python_subject_named_by_its_file_gets_the_module_form_back(tmp_path):
         done = cli(tmp_path, "plan", "--cases", "cases.jsonl", "--subject", spec)
         assert done.returncode == 1
         assert f"name the module, not its file: python:{module}:label" in done.stderr, done.stderr
+
+
+def test_a_suite_without_variants_is_named_in_the_error(tmp_path):
+    (tmp_path / "cases.jsonl").write_text(jsonl(CASES), encoding="utf-8")
+    (tmp_path / "suite.yaml").write_text("name: x\ncases: cases.jsonl\nvariants: {}\n", encoding="utf-8")
+    done = cli(tmp_path, "validate", "suite.yaml")
+    assert done.returncode == 1
+    assert done.stderr.startswith("scoreboard: error: suite.yaml, field 'variants': no variants"), done.stderr
+    (tmp_path / "suite.yaml").write_text("name: x\ncases: cases.jsonl\nvariants: {a: {params: {t: 1}}}\n",
+                                         encoding="utf-8")
+    done = cli(tmp_path, "validate", "suite.yaml")
+    assert done.stderr.startswith("scoreboard: error: suite.yaml, field 'variants.a.subject': "), done.stderr
+    # a flag's error still names the flag, not the suite
+    done = cli(tmp_path, "validate", "suite.yaml")
+    done = cli(tmp_path, "run", "suite.yaml", "--vs", "x.md")
+    assert done.stderr.startswith("scoreboard: error: flag --vs"), done.stderr

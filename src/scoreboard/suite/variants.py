@@ -35,7 +35,12 @@ def _subject_name(spec: Any) -> str:
 def variant_configs(cfg: SuiteConfig, flags: dict, source: str | None = None) -> list[dict]:
     """Variants from flags (which replace the suite's) or from the suite file, crossed with the
     suite's prompt axis (`prompts:`) when it has one (an error in that names the suite file)."""
-    configs = _variant_configs(cfg, flags)
+    try:
+        configs = _variant_configs(cfg, flags)
+    except ConfigError as exc:  # the suite's own `variants:` (not a flag's) names the suite file
+        if source is None or exc.file is not None or not (exc.field or "").startswith("variants"):
+            raise
+        raise ConfigError(exc.detail, file=source, field=exc.field) from None
     with in_file(source):
         return cross_prompts(cfg, configs)
 
