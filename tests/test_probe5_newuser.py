@@ -226,3 +226,14 @@ def test_a_suite_without_variants_is_named_in_the_error(tmp_path):
     done = cli(tmp_path, "validate", "suite.yaml")
     done = cli(tmp_path, "run", "suite.yaml", "--vs", "x.md")
     assert done.stderr.startswith("scoreboard: error: flag --vs"), done.stderr
+
+
+def test_a_variant_with_no_judged_case_is_not_called_a_small_sample():
+    from types import SimpleNamespace as NS
+
+    from scoreboard.record.figures import small_sample_words
+
+    summary = NS(variants={"a": NS(cases=0)}, comparisons=[])
+    assert small_sample_words(summary) is None  # nothing ran: no interval to call wide
+    summary = NS(variants={"a": NS(cases=0), "b": NS(cases=4)}, comparisons=[])
+    assert small_sample_words(summary) == "small sample: fewer than 30 cases (4 per variant): the intervals are wide"

@@ -23,7 +23,7 @@ def small_sample_words(summary) -> str | None:
     """Said once under a run's figures when a variant rests on fewer than 30 cases (its intervals
     are wide for it, not for a flaw), as history says it; None otherwise, and None when a
     comparison already says it (each flag is said once)."""
-    counts = sorted({v.cases for v in summary.variants.values() if v.cases is not None and v.cases < 30})
+    counts = sorted({v.cases for v in summary.variants.values() if v.cases and v.cases < 30})  # 0: no interval
     if not counts or any(f.startswith("small sample: fewer than 30") for c in summary.comparisons or ()
                          for f in c.flags or ()):
         return None
