@@ -22,8 +22,10 @@ Classes converted:
 - ModelBasedClassify: openai_evals_classify.py.
 An ideal must be a text or a list of texts (the four basic classes stop on anything else); a list
 with no ideal never matches. A text input is sent as one system message (ChatCompletionPrompt).
-Every other class, argument or sample a case cannot hold is listed as not converted; every
-difference as a note. Nothing is run.
+Every other class, argument or sample a case cannot hold (messages out of a chat's order
+among them) is listed as not converted; every difference as a note. The cases are written as
+OpenAI Evals sends them, the suite's `limits:` raised to what they need (suite_limits.py).
+Nothing is run.
 """
 
 from __future__ import annotations
