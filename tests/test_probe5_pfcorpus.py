@@ -210,3 +210,27 @@ def test_a_provider_prompt_filter_naming_no_label_is_listed(tmp_path):
     assert sorted(suite["variants"]) == ["prompt-1", "prompt-2"]
     assert any(".prompts" in i and "'nope'" in i for i in report.left_out), report.left_out
     assert any(i.startswith("providers.0.transform") for i in report.left_out), report.left_out
+
+
+def test_a_prompt_that_looks_like_a_path_is_read_as_that_file(tmp_path):
+    # examples/docker-code-generation-sandbox: `prompts: code_generation_prompt.txt` (no file://);
+    # src/prompts/utils.ts maybeFilePath takes it for a path and processPrompt reads the file.
+    # The import sent the file's name to the model as the prompt.
+    config = _write(tmp_path, {
+        "promptfooconfig.yaml": "prompts:\n  - code_prompt.txt\n  - prompts/*.txt\n  - 'Rate {{x}} 1/10'\n"
+                                "  - Answer yes/no\n  - 'Plain {{x}}?'\nproviders: [echo]\ntests:\n  - vars: {x: a}\n",
+        "code_prompt.txt": "Write {{x}}\n", "prompts/one.txt": "One {{x}}\n"})
+    _, report = import_promptfoo(str(config), str(tmp_path / "out"))
+    suite = yaml.safe_load((tmp_path / "out" / "suite.yaml").read_text())
+    texts = list(suite["prompts"].values())
+    assert texts[0].startswith("Write ") and texts[1].startswith("One ")
+    assert texts[2].startswith("Rate ") and texts[3].startswith("Plain ")  # a pattern matching nothing: the text
+    assert len(texts) == 4
+    assert [i.split(":")[0] for i in report.left_out] == ["prompts.3"], report.left_out  # no file 'Answer yes/no'
+
+
+def test_a_path_prompt_leaving_the_folder_is_refused(tmp_path):
+    (tmp_path / "secret.txt").write_text("secret")
+    config = _write(tmp_path / "c", {"promptfooconfig.yaml": "prompts: [../secret.txt]\nproviders: [echo]\n"})
+    done = _cli("import", "promptfoo", str(config), "--output", "out", cwd=tmp_path)
+    assert done.returncode == 1 and "leaves the config's folder" in done.stderr and "prompts.0" in done.stderr

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..templating.js import js_number, js_trim
+from ..errors import ConfigError
 from .common import Report, Source
 from .nunjucks import convert as convert_template
 from .nunjucks import uses_template
@@ -47,11 +48,18 @@ def prompts(value: Any, source: Source, report: Report) -> dict[str, Any]:
             for key in sorted(set(item) - {"raw", "label", "id"}):
                 report.skip(f"{where}.{key}", "this prompt setting is not converted")
             item = item.get("raw", item.get("id"))
+        if isinstance(item, str) and not item.startswith(("exec:", "file://")) and maybe_file_path(item):
+            item = _path_prompt(item, source, report, where)
+            if item is None:
+                continue
         if isinstance(item, str) and item.startswith("exec:"):
             report.skip(where, "a prompt made by running a program (exec:) is not converted")
         elif isinstance(item, str) and item.startswith("file://"):
             pattern = item[len("file://"):]
-            for name in source.glob(pattern, where):
+            names = source.glob(pattern, where)
+            if not names:  # processPrompt: a pattern matching nothing is sent as the text itself
+                report.skip(where, f"no files match {pattern!r} (promptfoo then sends {item!r} itself as the prompt)")
+            for name in names:
                 if name.lower().endswith(".csv"):  # a row's own label comes first
                     raw += [(n, v, where) for n, v in _csv_prompts(source.read_text(name, where), label)]
                 else:
@@ -72,6 +80,40 @@ def prompts(value: Any, source: Source, report: Report) -> dict[str, Any]:
         if converted is not None:
             out[_unique(str(name), out)] = converted
     return out
+
+
+#: src/prompts/constants.ts VALID_FILE_EXTENSIONS
+_FILE_EXTENSIONS = (".cjs", ".cts", ".j2", ".js", ".json", ".jsonl", ".md", ".mjs", ".mts", ".py", ".ts", ".txt",
+                    ".yml", ".yaml")
+
+
+def maybe_file_path(text: str) -> bool:
+    """src/prompts/utils.ts maybeFilePath: a prompt without file:// that promptfoo reads as a path."""
+    if any(s in text for s in ("\n", "portkey://", "langfuse://", "helicone://")):
+        return False
+    tokens = text.split(":")  # file.js:functionName
+    if any(tokens[-1].endswith(ext) or (len(tokens) > 1 and tokens[-2].endswith(ext)) for ext in _FILE_EXTENSIONS):
+        return True
+    return (len(text) >= 3 and text[-3] == ".") or (len(text) >= 4 and text[-4] == ".") or \
+        any(c in text for c in "*/\\")
+
+
+def _path_prompt(text: str, source: Source, report: Report, where: str) -> str | None:
+    """processPrompt on a prompt maybeFilePath takes for a path (src/prompts/index.ts,
+    parsePathOrGlob): a glob pattern (any of *?{}[]) is the files it matches, or else the text
+    itself; any other path is the file, as file:// names it (None when it is not there: listed)."""
+    if re.search(r"[*?{}\[\]]", text):
+        try:
+            names = [n for n in source.glob(text, where) if (source.folder / n).is_file()]  # a plain path: itself
+        except ConfigError:  # a pattern leaving the folder: never read; promptfoo's matches nothing here
+            names = []
+        return "file://" + text if names else text
+    name = text.split(":")[0] if text.split(":")[0].lower().endswith((".py", ".js", ".cjs", ".mjs", ".ts")) else text
+    if not (Path(name).is_absolute() or ".." in Path(name).parts or (source.folder / name).is_file()):
+        report.skip(where, f"promptfoo reads {text!r} as the path of a prompt file (its maybeFilePath rule: an "
+                    "extension, a / or a \\) and stops when there is none; no such file here, not converted")
+        return None
+    return "file://" + text
 
 
 def _messages(body: list[dict], where: str, report: Report) -> list[dict] | None:
