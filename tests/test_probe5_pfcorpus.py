@@ -234,3 +234,14 @@ def test_a_path_prompt_leaving_the_folder_is_refused(tmp_path):
     config = _write(tmp_path / "c", {"promptfooconfig.yaml": "prompts: [../secret.txt]\nproviders: [echo]\n"})
     done = _cli("import", "promptfoo", str(config), "--output", "out", cwd=tmp_path)
     assert done.returncode == 1 and "leaves the config's folder" in done.stderr and "prompts.0" in done.stderr
+
+
+def test_a_default_test_provider_is_listed(tmp_path):
+    # examples/tau-simulated-user: defaultTest.provider (promptfoo:simulated-user) runs every test
+    # (src/evaluator.ts: testCase.provider ||= defaultTest.provider); the import said
+    # "everything converted" and ran the tests on the config's providers
+    config = _write(tmp_path, {"promptfooconfig.yaml": "prompts: ['{{q}}']\nproviders: [echo]\ndefaultTest:\n"
+                               "  provider: {id: 'promptfoo:simulated-user', config: {maxTurns: 10}}\n"
+                               "tests:\n  - vars: {q: hi}\n"})
+    _, report = import_promptfoo(str(config), str(tmp_path / "out"))
+    assert any(i.startswith("defaultTest.provider") for i in report.left_out), report.left_out

@@ -82,6 +82,9 @@ def import_promptfoo(config_path: str, out_dir: str, *, run_code: bool = False) 
         default = _load_default(default, source)
     if not isinstance(default, dict):
         raise source.error("defaultTest is a mapping", "defaultTest")
+    if default.get("provider") is not None:  # evaluator.ts: testCase.provider ||= defaultTest.provider
+        report.skip("defaultTest.provider", "not converted: promptfoo runs every test without a provider of its own "
+                    "on this provider, not on the config's providers")
     cases = _cases(_tests(data.get("tests"), source, report), default, ctx)
     if ctx.judged or ctx.select_best:  # pairwise judging needs the judge too
         suite["judge"] = _judge(default, judge, report)
