@@ -237,3 +237,23 @@ def test_a_variant_with_no_judged_case_is_not_called_a_small_sample():
     assert small_sample_words(summary) is None  # nothing ran: no interval to call wide
     summary = NS(variants={"a": NS(cases=0), "b": NS(cases=4)}, comparisons=[])
     assert small_sample_words(summary) == "small sample: fewer than 30 cases (4 per variant): the intervals are wide"
+
+
+def test_output_named_as_another_format_is_refused_with_the_json_name_to_give(tmp_path):
+    # `--output report.md` ran and wrote report.md.json, report.md.md and report.md.html, with
+    # the run id "report.md": --output names the JSON report (the README's FILE.json)
+    (tmp_path / "cases.jsonl").write_text(jsonl(CASES), encoding="utf-8")
+    for name, fmt in (("report.md", "md"), ("report.html", "html"), ("out/report.junit.xml", "junit")):
+        done = cli(tmp_path, "run", "--cases", "cases.jsonl", "--subject", "mock", "--output", name,
+                   "--no-progress", "--store", "none")
+        assert done.returncode == 1
+        stem = name.split(".")[0]
+        assert done.stderr.strip() == (
+            f"scoreboard: error: flag --output: --output names the JSON report: give {stem}.json "
+            f"(the {fmt} rendering is written beside it, as {stem}{ {'md': '.md', 'html': '.html', 'junit': '.junit.xml'}[fmt]})"), done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cases.jsonl"]
+    # a name without a report suffix still names the run folder and its report, as documented
+    done = cli(tmp_path, "run", "--cases", "cases.jsonl", "--subject", "mock", "--output", "main",
+               "--format", "json", "--no-progress", "--store", "none")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "main.json").is_file()
