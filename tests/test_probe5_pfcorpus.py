@@ -245,3 +245,19 @@ def test_a_default_test_provider_is_listed(tmp_path):
                                "tests:\n  - vars: {q: hi}\n"})
     _, report = import_promptfoo(str(config), str(tmp_path / "out"))
     assert any(i.startswith("defaultTest.provider") for i in report.left_out), report.left_out
+
+
+def test_a_python_provider_config_gets_its_file_references_loaded(tmp_path):
+    # examples/python-provider: config values `file://configs/x.yaml` reach call_api loaded
+    # (src/providers/pythonCompletion.ts initialize -> processConfigFileReferences); the adapter
+    # passed the reference strings and the report said everything converted
+    config = _write(tmp_path, {
+        "promptfooconfig.yaml": "prompts: ['{{q}}']\nproviders:\n  - id: file://provider.py:call_api\n    config:\n"
+                                "      settings: file://configs/s.yaml\n      note: file://configs/n.txt\n"
+                                "      nested: {params: 'file://configs/p.py:get_params'}\ntests:\n  - vars: {q: hi}\n",
+        "provider.py": "def call_api(prompt, options, context):\n    return {'output': repr(options['config'])}\n",
+        "configs/s.yaml": "temperature: 0.5\n", "configs/n.txt": "hello\n", "configs/p.py": "def get_params():\n  return 1\n"})
+    _, report = import_promptfoo(str(config), str(tmp_path / "out"))
+    adapter = next((tmp_path / "out").glob("provider_provider_*.py")).read_text()
+    assert "'settings': {'temperature': 0.5}" in adapter and "'note': 'hello\\n'" in adapter
+    assert any(i.startswith("providers.0.config.nested.params") for i in report.left_out), report.left_out

@@ -237,6 +237,7 @@ def convert_providers(value: Any, source: Source, report: Report, copied: dict[s
             ref = pid.split(":", 1)[1] if pid.startswith("python:") else pid[len("file://"):]
             file, _, function = ref.partition(":")
             copied[file] = source.read_text(file, where)
+            config = _file_references(config, source, report, f"{where}.config")
             adapter = f"provider_{Path(file).stem}_{i + 1}.py"
             copied[adapter] = ADAPTER.format(name=file, config=config, function=function or "call_api")
             subject = {"type": "python", "function": f"{adapter[:-3]}:call"}
@@ -303,3 +304,24 @@ def prompt_pairs(prompts: dict[str, Any], variants: dict[str, dict], report: Rep
                 name += "-2"
             out[name] = copy.deepcopy({**variant, "prompt": template})  # shared values would dump as YAML anchors
     return out
+
+
+def _file_references(value: Any, source: Source, report: Report, where: str) -> Any:
+    """A python provider's config as processConfigFileReferences (src/util/fileReference.ts)
+    hands it over: each `file://` string replaced by its file, .json/.yaml parsed, .txt, .md or
+    no extension as text; one loaded by running code (.js, .py) is listed and left as written."""
+    if isinstance(value, dict):
+        return {k: _file_references(v, source, report, f"{where}.{k}") for k, v in value.items()}
+    if isinstance(value, list):
+        return [_file_references(v, source, report, f"{where}.{i}") for i, v in enumerate(value)]
+    if not (isinstance(value, str) and value.startswith("file://")):
+        return value
+    name = value[len("file://"):].split(":")[0]
+    ext = Path(name).suffix.lower()
+    if ext in (".json", ".yaml", ".yml"):
+        return source.read_data(name, where)
+    if ext in (".txt", ".md", ""):
+        return source.read_text(name, where)
+    report.skip(where, f"{value!r}: promptfoo runs this file's code to make the value, not converted "
+                "(the provider receives the reference as written)")
+    return value
