@@ -261,3 +261,16 @@ def test_a_python_provider_config_gets_its_file_references_loaded(tmp_path):
     adapter = next((tmp_path / "out").glob("provider_provider_*.py")).read_text()
     assert "'settings': {'temperature': 0.5}" in adapter and "'note': 'hello\\n'" in adapter
     assert any(i.startswith("providers.0.config.nested.params") for i in report.left_out), report.left_out
+
+
+def test_a_python_provider_sees_the_tests_vars_in_its_context(tmp_path):
+    # promptfoo's python provider gets call_api(prompt, options, context) with context.vars (the
+    # test's vars); the adapter passed {"vars": {}}, so a provider reading a var raised KeyError
+    _write(tmp_path, {"promptfooconfig.yaml": "prompts: ['Q: {{q}}']\nproviders: [file://provider.py]\n"
+                      "tests:\n  - vars: {q: hi}\n    assert:\n      - type: equals\n        value: 'Q: hi|hi'\n",
+                      "provider.py": "def call_api(prompt, options, context):\n"
+                                     "    return {'output': prompt + '|' + context['vars']['q']}\n"})
+    done = _cli("import", "promptfoo", "promptfooconfig.yaml", "--output", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    ran = _cli("run", "out/suite.yaml", "--output-dir", "res", "--no-progress", "--json", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]

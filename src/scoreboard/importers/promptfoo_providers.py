@@ -30,9 +30,9 @@ _spec.loader.exec_module(_module)
 CONFIG = {config!r}
 
 
-def call(input, skill, run, params):
+def call(input, skill, run, params, *, vars=None):
     prompt = input if isinstance(input, str) else __import__("json").dumps(input)
-    result = getattr(_module, {function!r})(prompt, {{"config": {{**CONFIG, **(params or {{}})}}}}, {{"vars": {{}}}})
+    result = getattr(_module, {function!r})(prompt, {{"config": {{**CONFIG, **(params or {{}})}}}}, {{"vars": vars or {{}}}})
     if isinstance(result, dict):
         if result.get("error"):
             raise RuntimeError(str(result["error"]))

@@ -50,6 +50,8 @@ class PythonSubject(Subject):
                                                           (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
                                for p in params)
         self._params_kw = any(p.kind is p.KEYWORD_ONLY and p.name == "params" for p in params)
+        # the case's template vars, to a function that asks for them (keyword-only `vars`)
+        self._vars_kw = any(p.kind is p.KEYWORD_ONLY and p.name == "vars" for p in params)
         self._model_free = bool(self.options.get("model_free"))
         self._thread = bool(self.options.get("thread"))
         # Runs on the event loop without awaiting: the runner skips its timeout scope for it.
@@ -86,6 +88,8 @@ class PythonSubject(Subject):
         kwargs = {"params": dict(request.params or {})} if self._params_kw else {}
         if self._takes_seed and request.seed is not None:
             kwargs["seed"] = request.seed
+        if getattr(self, "_vars_kw", False):
+            kwargs["vars"] = dict(request.vars or {})
         if self._async:
             value = await self._fn(*args, **kwargs)
         elif self._thread:
