@@ -257,3 +257,15 @@ def test_output_named_as_another_format_is_refused_with_the_json_name_to_give(tm
                "--format", "json", "--no-progress", "--store", "none")
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "main.json").is_file()
+
+
+def test_a_csv_given_as_a_case_file_gets_the_two_ways_to_read_it(tmp_path):
+    # a spreadsheet given to --cases was "invalid JSON" on every line
+    (tmp_path / "cases.csv").write_text("id,input,expected\na,hi,hello\n", encoding="utf-8")
+    for args in (("validate", "cases.csv"), ("run", "--cases", "cases.csv", "--subject", "mock", "--store", "none")):
+        done = cli(tmp_path, *args)
+        assert done.returncode == 1
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1, done.stderr
+        assert lines[0].startswith("scoreboard: error: cases.csv: a CSV file is not a case file"), lines[0]
+        assert "scoreboard import csv --csv cases.csv" in lines[0] and "{format: inspect, path: cases.csv}" in lines[0]

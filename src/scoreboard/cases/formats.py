@@ -231,6 +231,13 @@ def iter_case_records(path: str | os.PathLike, limits: Limits | None = None, *,
     text = _read_text(path, limits, None if inside is None else Path(inside))
     if path.suffix.lower() == ".toml":
         raise _toml_problem(text, shown, limits)
+    if path.suffix.lower() in (".csv", ".tsv", ".tab"):  # read as JSONL: "invalid JSON" on every line
+        dataset = f"read it in a suite as cases: {{format: inspect, path: {path.name}}}"
+        if path.suffix.lower() == ".csv":
+            raise ConfigError("a CSV file is not a case file (JSONL, JSON or YAML): convert it with `scoreboard "
+                              f"import csv --csv {path.name} --map input=COL,expected=COL --output cases.jsonl`, "
+                              f"or {dataset}", file=shown)
+        raise ConfigError(f"a tab-separated file is not a case file (JSONL, JSON or YAML): {dataset}", file=shown)
     fmt = _format_of(path, text)
     if fmt == "jsonl":
         records = _jsonl_records(text, shown, limits, errors)
