@@ -93,6 +93,22 @@ def add_format_flag(p: argparse.ArgumentParser, default: str) -> None:
     p.add_argument("--format", action="append", metavar="FMT", help=f"{FORMAT_HELP}; default {default}")
 
 
+def check_report_output(output: str | None) -> None:
+    """--output of a command that writes a report names the JSON report (FILE.json, or FILE: the
+    run folder and FILE.json); a name another rendering would have (`report.md`) is refused
+    before anything runs, with the JSON name to give: it was taken as a stem and wrote
+    report.md.json, report.md.md, ..."""
+    from ..record.constants import EXTENSIONS
+
+    if not output:
+        return
+    for fmt, ext in sorted(EXTENSIONS.items(), key=lambda item: -len(item[1])):
+        if fmt != "json" and output.lower().endswith(ext):
+            stem = output[: -len(ext)]
+            raise ConfigError(f"--output names the JSON report: give {stem}.json (the {fmt} rendering is "
+                              f"written beside it, as {stem}{ext})", field="output")
+
+
 def parse_formats(values: list[str] | None, *, allowed: tuple[str, ...] = REPORT_FORMATS) -> list[str] | None:
     """--format values split on commas, checked against the known formats (None when not given)."""
     if not values:

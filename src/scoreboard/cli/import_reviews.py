@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from ..words import plural
-from .common import add_format_flag, emit_report, parse_formats
+from .common import add_format_flag, check_report_output, emit_report, parse_formats
 
 HELP = "attach human or model reviews of a report's outputs, bound by hashes (no request is made)"
 DESCRIPTION = """Attach reviews of a report's outputs made elsewhere, by people or by models.
@@ -52,6 +52,7 @@ def main(args: argparse.Namespace) -> int:
         from ..errors import ConfigError
 
         raise ConfigError(f"--max-entries takes a positive number, got {args.max_entries}", field="max_entries")
+    check_report_output(args.output)
     report, paths = import_reviews(args.report, args.reviews, args.output, argv=sys.argv[1:],
                                    formats=parse_formats(args.format), max_entries=args.max_entries)
     out = sys.stderr if args.json else sys.stdout

@@ -15,7 +15,7 @@ import importlib
 from collections.abc import Callable
 
 from ..words import plural
-from .common import add_format_flag, finish, out_stream, parse_formats
+from .common import add_format_flag, check_report_output, finish, out_stream, parse_formats
 
 NAME = "import"
 HELP = ("import outside material: comparison outputs or reviews into a report, a CSV into cases, a promptfoo "
@@ -91,6 +91,7 @@ def comparisons_main(args: argparse.Namespace) -> int:
         if getattr(args, flag) < 1:
             raise ConfigError(f"--{flag.replace('_', '-')} takes a positive number, got {getattr(args, flag)}",
                               field=flag)
+    check_report_output(args.output)
     outcome = import_comparisons(args.report, args.comparisons, args.output, allow_judge=args.allow_judge,
                                  formats=parse_formats(args.format), argv=sys.argv[1:],
                                  max_entries=args.max_entries, max_output_chars=args.max_output_chars)

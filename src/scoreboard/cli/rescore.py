@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 
 from ..words import plural
-from .common import add_format_flag, finish, judge_spec, out_stream, parse_formats
+from .common import add_format_flag, check_report_output, finish, judge_spec, out_stream, parse_formats
 
 NAME = "rescore"
 HELP = "grade a report's recorded outputs again (same or new graders); no subject is called"
@@ -50,6 +50,7 @@ def main(args: argparse.Namespace) -> int:
 
     if args.output and args.output_dir:
         raise ConfigError("give --output or --output-dir, not both", field="output")
+    check_report_output(args.output)
     outcome = rescore(args.report, graders_file=args.graders, allow_judge=args.allow_judge,
                       output=args.output, output_dir=args.output_dir, formats=parse_formats(args.format),
                       argv=sys.argv[1:], judge=judge_spec(args.judge), judge_runs=args.judge_runs,

@@ -21,6 +21,7 @@ from pathlib import Path
 from .common import (
     add_format_flag,
     add_suite_flags,
+    check_report_output,
     finish,
     out_stream,
     plural,
@@ -112,7 +113,7 @@ def run_outcome(args: argparse.Namespace):
     if args.output and args.output_dir:
         raise ConfigError("give --output or --output-dir, not both", field="output")
     if args.output:
-        _check_output_name(args.output)
+        check_report_output(args.output)
     flags = suite_flags(args)
     settings = executor_settings(args)
     suite = load_staged(args.suite, flags, dry_run=args.dry_run)
@@ -229,17 +230,3 @@ def executor_settings(args: argparse.Namespace) -> dict:
     if args.executor != "ray":
         raise ConfigError("--ray-address goes with --executor ray", flag="--ray-address")
     return {"address": args.ray_address}
-
-
-def _check_output_name(output: str) -> None:
-    """--output names the JSON report (FILE.json, or FILE: the run folder and FILE.json); a name
-    another rendering would have (`report.md`) is refused before anything runs, with the JSON
-    name to give: it was taken as a stem and wrote report.md.json, report.md.md, ..."""
-    from ..errors import ConfigError
-    from ..record.constants import EXTENSIONS
-
-    for fmt, ext in sorted(EXTENSIONS.items(), key=lambda item: -len(item[1])):
-        if fmt != "json" and output.lower().endswith(ext):
-            stem = output[: -len(ext)]
-            raise ConfigError(f"--output names the JSON report: give {stem}.json (the {fmt} rendering is "
-                              f"written beside it, as {stem}{ext})", field="output")

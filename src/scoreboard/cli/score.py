@@ -25,6 +25,7 @@ from typing import TextIO
 
 from .common import (
     add_format_flag,
+    check_report_output,
     emit_report,
     out_stream,
     parse_formats,
@@ -147,6 +148,7 @@ def output_of(args: argparse.Namespace) -> str | None:
 
     if args.output and args.output_dir:
         raise ConfigError("give --output or --output-dir, not both", field="output")
+    check_report_output(args.output)
     return args.output
 
 
