@@ -274,3 +274,13 @@ def test_a_python_provider_sees_the_tests_vars_in_its_context(tmp_path):
     assert done.returncode == 0, done.stderr
     ran = _cli("run", "out/suite.yaml", "--output-dir", "res", "--no-progress", "--json", cwd=tmp_path)
     assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
+
+
+def test_tests_from_a_dataset_url_are_listed_as_such(tmp_path):
+    # examples/huggingface-dataset, google-sheets: the report said "no files match" the URL
+    config = _write(tmp_path, {"promptfooconfig.yaml": "prompts: ['{{q}}']\nproviders: [echo]\ntests:\n"
+                               "  - huggingface://datasets/cais/mmlu?split=test\n"
+                               "  - https://docs.google.com/spreadsheets/d/x/edit?usp=sharing\n"})
+    _, report = import_promptfoo(str(config), str(tmp_path / "out"))
+    assert [i.split(":")[0] for i in report.left_out] == ["tests.0", "tests.1"]
+    assert all("no files match" not in i and "export them" in i for i in report.left_out), report.left_out

@@ -144,6 +144,10 @@ def _tests(value: Any, source: Source, report: Report) -> list[tuple[str, dict]]
             report.skip(where, "a test is a mapping or a file:// reference")
             continue
         pattern = item.removeprefix("file://")
+        if pattern.startswith(("huggingface://", "http://", "https://")):  # loadTestsFromGlob fetches these
+            report.skip(where, f"tests fetched from {pattern.split('/')[0]}// (a Hugging Face dataset, a Google "
+                        "Sheet) are not converted: export them to a CSV or JSONL file beside the config")
+            continue
         names = source.glob(pattern, where)
         if not names:
             report.skip(where, f"no files match {pattern!r}: no tests from it")
