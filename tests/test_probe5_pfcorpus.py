@@ -284,3 +284,15 @@ def test_tests_from_a_dataset_url_are_listed_as_such(tmp_path):
     _, report = import_promptfoo(str(config), str(tmp_path / "out"))
     assert [i.split(":")[0] for i in report.left_out] == ["tests.0", "tests.1"]
     assert all("no files match" not in i and "export them" in i for i in report.left_out), report.left_out
+
+
+def test_a_python_provider_importing_its_neighbours_is_listed(tmp_path):
+    # hyorimitsu/sample-promptfoo src/langgraph: provider.py does `from app.main import run`, with
+    # app/ beside it; only provider.py was copied, and the suite failed later: No module named 'app'
+    config = _write(tmp_path, {"promptfooconfig.yaml": "prompts: ['{{q}}']\nproviders: ['python:provider.py']\n"
+                               "tests:\n  - vars: {q: hi}\n",
+                               "provider.py": "import json\nimport helper\nfrom app.main import run\n"
+                                              "def call_api(p, o, c):\n    return {'output': run(p)}\n",
+                               "helper.py": "", "app/main.py": "def run(p):\n    return p\n"})
+    _, report = import_promptfoo(str(config), str(tmp_path / "out"))
+    assert any("imports app, helper from its folder" in i for i in report.left_out), report.left_out

@@ -237,6 +237,10 @@ def convert_providers(value: Any, source: Source, report: Report, copied: dict[s
             ref = pid.split(":", 1)[1] if pid.startswith("python:") else pid[len("file://"):]
             file, _, function = ref.partition(":")
             copied[file] = source.read_text(file, where)
+            local = local_imports(copied[file], file, source)
+            if local:
+                report.skip(where, f"{file} imports {', '.join(local)} from its folder, which the import does not "
+                            "copy (promptfoo runs it in place): copy them beside the suite")
             config = _file_references(config, source, report, f"{where}.config")
             adapter = f"provider_{Path(file).stem}_{i + 1}.py"
             copied[adapter] = ADAPTER.format(name=file, config=config, function=function or "call_api")
@@ -325,3 +329,19 @@ def _file_references(value: Any, source: Source, report: Report, where: str) -> 
     report.skip(where, f"{value!r}: promptfoo runs this file's code to make the value, not converted "
                 "(the provider receives the reference as written)")
     return value
+
+
+def local_imports(text: str, name: str, source: Source) -> list[str]:
+    """The modules a Python file imports that sit beside it (a NAME.py or a NAME/ folder), which
+    Python finds there only because promptfoo runs the file in place."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    tops = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    tops |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module
+             and not n.level}
+    here = source.folder / Path(name).parent
+    return sorted(t for t in tops if (here / f"{t}.py").is_file() or (here / t).is_dir())
