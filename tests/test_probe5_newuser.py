@@ -111,55 +111,6 @@ def test_ctrl_c_during_a_sync_python_subject_stops_dispatching_at_the_next_attem
     assert report["summary"]["variants"]["label"]["not_run"] == 30 - len(ran)
 
 
-def test_reviews_imported_into_a_report_reach_the_history_store(tmp_path):
-    # `import reviews` writes a report that the store records as a run, but its reviews never
-    # reached the store's reviews: `store reviews` exported none, the viewer showed none, later
-    # runs did not carry them, and `store import` of the same file said "already stored"
-    (tmp_path / "cases.jsonl").write_text(jsonl(CASES), encoding="utf-8")
-    done = cli(tmp_path, "run", "--cases", "cases.jsonl", "--subject", "mock", "--output", "base.json",
-               "--format", "json", "--no-progress")
-    assert done.returncode == 0, done.stderr
-    report = json.loads((tmp_path / "base.json").read_text(encoding="utf-8"))
-    hashes = {c["id"]: c["input_hash"] for c in report["plan"]["cases"]}
-    entries = [{"case_id": a["case_id"], "input_hash": hashes[a["case_id"]], "output_hash": a["output_hash"],
-                "reviewer_id": "ana", "reviewer_kind": "human", "rubric_version": "v1",
-                "ratings": {"correctness": 2}, "verdict": False, "notes": "echoes the input"}
-               for a in report["attempts"]]
-    (tmp_path / "reviews.json").write_text(json.dumps({"entries": entries}), encoding="utf-8")
-    done = cli(tmp_path, "import", "reviews", "base.json", "reviews.json", "--output", "reviewed.json")
-    assert done.returncode == 0, done.stderr
-    done = cli(tmp_path, "store", "reviews", "--output", "exported.json")
-    assert done.returncode == 0, done.stderr
-    exported = json.loads((tmp_path / "exported.json").read_text(encoding="utf-8"))["entries"]
-    assert sorted(e["case_id"] for e in exported) == ["n1", "p1", "u1"]
-    assert {e["notes"] for e in exported} == {"echoes the input"}
-    # and a later run of the same outputs carries them in its report
-    done = cli(tmp_path, "run", "--cases", "cases.jsonl", "--subject", "mock", "--output", "later.json",
-               "--format", "json", "--no-progress")
-    later = json.loads((tmp_path / "later.json").read_text(encoding="utf-8"))
-    assert len((later.get("reviews") or {}).get("human") or []) == 3
-
-
-def test_a_run_end_keeps_a_review_written_in_the_viewer_during_the_run(tmp_path):
-    # what a run carried at its start is older than a review written meanwhile: the run's end
-    # must not put the old one back
-    from scoreboard.store.history import HistoryStore, _write_reviews
-
-    store = HistoryStore(tmp_path / "history.sqlite")
-    entry = {"case_id": "a", "input_hash": "i" * 64, "output_hash": "o" * 64, "reviewer_id": "ana",
-             "reviewer_kind": "human", "rubric_version": "v1", "ratings": {}, "verdict": True, "notes": "new"}
-    store.add_reviews([entry])  # written in the viewer, after the run started
-    stale = {"reviews": {"human": [dict(entry, verdict=False, notes="old")]}}
-    with store.db.write() as db:
-        _write_reviews(db, "run-key", stale, since="2000-01-01T00:00:00Z")
-    assert [e["notes"] for e in store.reviews()] == ["new"]
-    # one stored before the run started is replaced by the run's (an `import reviews` correction)
-    with store.db.write() as db:
-        _write_reviews(db, "run-key", stale, since="2999-01-01T00:00:00Z")
-    assert [e["notes"] for e in store.reviews()] == ["old"]
-    store.close()
-
-
 def test_the_github_step_names_the_flag_a_misspelt_args_flag_resembles(tmp_path):
     # `scoreboard run --fail-undr` says "did you mean --fail-under?"; the same flag given to the
     # action's `args` input said only "scoreboard: error: unrecognized arguments"
