@@ -85,6 +85,10 @@ class Decoy:
             except OSError:
                 return
             self.connections += 1
+            try:  # a greeting, so a probe can tell it reached this listener end to end
+                conn.sendall(b"decoy\n")
+            except OSError:
+                pass
             conn.close()
 
     def close(self):
