@@ -26,11 +26,12 @@ import functools
 import math
 import operator
 from collections import Counter
+from fractions import Fraction
 from typing import Any
 
 from .comparison import power_figures
 from .intervals import RESAMPLES, binom_two_sided_p
-from .methods import LEVEL, mean_interval, share_interval
+from .methods import LEVEL, exact_mean, mean_interval, share_interval
 
 BOOTSTRAP_METHOD = "bootstrap-percentile"
 BOOTSTRAP_WORDS = ("percentile bootstrap resampling cases (each resampled case brings all its metrics), "
@@ -120,7 +121,9 @@ def mean_figure(per_case: dict[str, tuple[float, int]]) -> dict | None:
     if not means:
         return None
     values = list(means.values())
-    return {"value": math.fsum(values) / len(values), "cases": len(values),
+    # exact: each case's sum over its count (3 runs at 1, 1, 0 are 2/3), rounded once
+    value = exact_mean(Fraction(s) / n for s, n in per_case.values() if n)
+    return {"value": value, "cases": len(values),
             "attempts": sum(n for _, n in per_case.values()), "ci": mean_interval(values, 0.0, 1.0)}
 
 
@@ -284,5 +287,8 @@ def reducer_figure(per_case_runs: dict[str, list[float]], spec: Any) -> dict | N
         return None
     # At most one case's worth of evidence per run of a case, as for the pass rate.
     most = sum(n for v, n in reduced if v is not None)
-    return {"value": math.fsum(values) / len(values), "cases": len(values),
+    kind = spec if isinstance(spec, str) else spec.get("kind")
+    exact = [sum(map(Fraction, runs), Fraction(0)) / len(runs) if kind == "mean" else v  # rounded once
+             for runs in per_case_runs.values() if (v := reduce_runs(runs, spec)) is not None]
+    return {"value": exact_mean(exact), "cases": len(values),
             "ci": share_interval(values, most=most)}

@@ -8,6 +8,7 @@ extra cases. numpy is imported inside the functions that need it, so `scoreboard
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 # Graders whose verdicts speak to meaning rather than form; without one, semantic quality is unmeasured.
@@ -17,7 +18,7 @@ from .comparison import compare_variants
 from .counts import CaseCounts, CaseIndex, by_unit, unit_of_cases
 from .intervals import bootstrap_seed, rate
 from .judges import JudgeAccumulator
-from .methods import METHODS, STATS_VERSION, UNIT_WORDS, pass_at_k, pass_hat_k, share_interval
+from .methods import METHODS, STATS_VERSION, UNIT_WORDS, exact_mean, share_interval
 from .methods import pass_rate_interval as rate_interval
 from .tally import Tally, field_keys
 from .tasks import TaskAccumulator, is_task_case
@@ -42,19 +43,22 @@ def pass_at_k_figures(cases, runs: int, units: dict | None = None) -> tuple[dict
         return at, hat
     counts = list(cases.items())
     for k in range(1, runs + 1):
-        per_at = _unit_means([(cid, pass_at_k(c, n, k)) for cid, (c, n) in counts if n >= k], units)
-        per_hat = _unit_means([(cid, pass_hat_k(c, n, k)) for cid, (c, n) in counts if n >= k], units)
+        # Each case's estimator as the exact fraction it is, so the mean is rounded once.
+        per_at = _unit_means([(cid, 1 - Fraction(math.comb(n - c, k), math.comb(n, k)))
+                              for cid, (c, n) in counts if n >= k], units)
+        per_hat = _unit_means([(cid, Fraction(math.comb(c, k), math.comb(n, k)))
+                               for cid, (c, n) in counts if n >= k], units)
         # At most one case's worth of evidence per k runs of a case (stats.methods).
         most = sum(n / k for _, (_, n) in counts if n >= k)
         for out, values in ((at, per_at), (hat, per_hat)):
             if values:
-                out[str(k)] = {"value": math.fsum(values) / len(values), "cases": len(values),
-                               "ci": share_interval(values, most=most)}
+                out[str(k)] = {"value": exact_mean(values), "cases": len(values),
+                               "ci": share_interval([float(v) for v in values], most=most)}
     return at, hat
 
 
-def _unit_means(values: list[tuple[str, float]], units: dict | None) -> list[float]:
-    """Per-case values, those of one conversation's turns averaged into one."""
+def _unit_means(values: list[tuple[str, Fraction]], units: dict | None) -> list[Fraction]:
+    """Per-case values, those of one conversation's turns averaged into one (exactly)."""
     if not units:
         return [v for _, v in values]
     return [total / n for total, n in by_unit({cid: (v, 1) for cid, v in values}, units).values()]

@@ -1,0 +1,87 @@
+"""Honest numbers checked from outside (stats6): reports of a known subject read back, their
+figures against exact arithmetic, and the words every rendering owes a reader.
+
+A gate exactly at its threshold must pass: a figure that is a mean of per-case fractions
+(pass@k, pass^k, the case score, named metrics, reducers) is an exact rational, and rounding
+each case's share before averaging put it an ulp below (pass^2 of two cases at 3 and 4 of 5
+runs is (3/10 + 6/10) / 2 = 0.45, reported 0.44999999999999996, and `--fail-under-metric
+pass^2=0.45` failed with "45.0% < 45.0%").
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+from scoreboard.stats.metrics import mean_figure, reducer_figure
+from scoreboard.stats.summary import pass_at_k_figures
+
+
+def scoreboard(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
+                          env=dict(os.environ), timeout=180)
+
+
+def _exact_k(counts: list[int], runs: int, k: int, hat: bool) -> Fraction:
+    per = [Fraction(math.comb(c, k), math.comb(runs, k)) if hat
+           else 1 - Fraction(math.comb(runs - c, k), math.comb(runs, k)) for c in counts]
+    return sum(per, Fraction(0)) / len(per)
+
+
+def test_pass_at_k_and_pass_hat_k_are_the_exact_mean_of_the_per_case_estimators():
+    """Every pass count of up to four cases (the rest passing every run) at 2..6 runs: the value
+    is the exact rational mean of Chen et al.'s per-case estimators, rounded once."""
+    for runs in range(2, 7):
+        for n in (2, 3, 5, 7):
+            for combo in itertools.combinations_with_replacement(range(runs + 1), min(n, 4)):
+                counts = list(combo) + [runs] * (n - len(combo))
+                at, hat = pass_at_k_figures({f"c{i}": (c, runs) for i, c in enumerate(counts)}, runs)
+                for k in range(1, runs + 1):
+                    assert at[str(k)]["value"] == float(_exact_k(counts, runs, k, False)), (runs, counts, k)
+                    assert hat[str(k)]["value"] == float(_exact_k(counts, runs, k, True)), (runs, counts, k)
+
+
+def test_pass_at_k_of_conversations_is_the_exact_mean_over_units():
+    cases = {"t1": (3, 5), "t2": (4, 5), "solo": (0, 5)}
+    units = {"t1": ("conversation", "c"), "t2": ("conversation", "c")}
+    _, hat = pass_at_k_figures(cases, 5, units)
+    # the conversation's turns (3/10 and 6/10) averaged first, then the two units
+    assert hat["2"]["value"] == float((Fraction(9, 20) + 0) / 2) == 0.225
+
+
+def test_case_means_and_reducers_are_exact_means_too():
+    # three cases scored 1, 1, 0 over three runs, one 0, 0, 0, one 1, 1, 1: (2/3 + 0 + 1) / 3 = 5/9
+    per_case = {"a": (2.0, 3), "b": (0.0, 3), "c": (3.0, 3), "d": (1.0, 5), "e": (4.0, 5)}
+    exact = (Fraction(2, 3) + 0 + 1 + Fraction(1, 5) + Fraction(4, 5)) / 5
+    assert mean_figure(per_case)["value"] == float(exact)
+    runs = {"x": [1.0, 1.0, 1.0, 0.0, 0.0], "y": [1.0, 1.0, 1.0, 1.0, 0.0], "z": [0.0] * 5}
+    assert reducer_figure(runs, "mean")["value"] == float((Fraction(3, 5) + Fraction(4, 5)) / 3)
+
+
+SUITE = """name: edge
+cases: cases.jsonl
+output_dir: out
+runs: 5
+variants:
+  m: {subject: {type: mock, runs: {x: ["yes", "yes", "yes", "no", "no"], y: ["yes", "yes", "yes", "yes", "no"]}}}
+"""
+
+
+def test_a_pass_hat_k_gate_exactly_at_its_threshold_passes(tmp_path):
+    """Two cases passing 3 and 4 of 5 runs: pass^2 = (3/10 + 6/10) / 2 = 45% exactly."""
+    (tmp_path / "cases.jsonl").write_text('{"id": "x", "input": "q", "expected": "yes"}\n'
+                                          '{"id": "y", "input": "q", "expected": "yes"}\n')
+    (tmp_path / "suite.yaml").write_text(SUITE)
+    proc = scoreboard(["run", "suite.yaml", "--no-progress", "--format", "json",
+                       "--fail-under-metric", "pass^2=0.45"], tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "gate passed: m: pass^2 45.0% ≥ 45.0%" in proc.stdout + proc.stderr
+    (path,) = (tmp_path / "out" / "edge").glob("*.json")
+    assert json.loads(path.read_text())["summary"]["variants"]["m"]["pass_hat_k"]["2"]["value"] == 0.45
+    assert scoreboard(["verify", str(path)], tmp_path).returncode == 0
