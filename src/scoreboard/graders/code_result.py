@@ -70,10 +70,12 @@ def normalise_result(value: Any, threshold: float | None, name: str) -> Grade:
         if isinstance(named, dict):
             named = {k: _plain(v) for k, v in named.items()}
         if named is not None:
-            if not isinstance(named, dict) or not all(
-                    isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool)
-                    and math.isfinite(v) and 0 <= v <= 1 for k, v in named.items()):
-                raise ValueError("named_scores must map names to numbers in [0, 1]")
+            if not isinstance(named, dict):
+                raise ValueError(f"returned named_scores {type(named).__name__}: must map names to numbers in [0, 1]")
+            for k, v in named.items():
+                if not isinstance(k, str) or isinstance(v, bool) or not isinstance(v, (int, float)) \
+                        or not math.isfinite(v) or not 0 <= v <= 1:
+                    raise ValueError(f"named_scores[{k!r}] is {v!r}: a named score must be a number in [0, 1]")
             extra = {"named_scores": {k: float(v) for k, v in named.items()}}
         return Grade(name, passed, score if passed is not None else None, reason, None, extra)
     if value is None:

@@ -134,7 +134,11 @@ def metric_value(summary_variant: dict, name: str, declared: set[str] | frozense
         return (summary_variant.get("field_accuracy_overall") or {}).get("value"), "field accuracy"
     if name.startswith("field:") and len(name) > 6:
         return (summary_variant.get("field_accuracy") or {}).get(name[6:]), f"accuracy of {name[6:]}"
-    raise ConfigError(f"unknown metric {name!r} (known: {METRIC_HELP})", field="fail_under_metrics")
+    import difflib
+
+    close = difflib.get_close_matches(name, sorted(declared), 1, 0.6)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    raise ConfigError(f"unknown metric {name!r} ({hint}known: {METRIC_HELP})", field="fail_under_metrics")
 
 
 def _is_k(text: str) -> bool:
@@ -174,12 +178,30 @@ def metric_gates(summary: dict, setting: dict[str, float] | None, variants: list
             passed = value is not None and value >= threshold
             # a share prints as a percentage; a derived metric over totals (aggregate sum) may not be one
             share = 0 <= threshold <= 1 and (value is None or 0 <= value <= 1)
-            shown = "n/a" if value is None else (f"{value:.1%}" if share else f"{value:.6g}")
+            shown = _unknown_words((summary.get("variants") or {}).get(variant) or {}, name) if value is None \
+                else (f"{value:.1%}" if share else f"{value:.6g}")
             limit = f"{threshold:.1%}" if share else f"{threshold:.6g}"
             gates.append({"gate": "fail-under-metric", "variant": variant, "metric": name,
                           "threshold": threshold, "value": value, "passed": passed,
                           "description": f"{variant}: {what} {shown} {'≥' if passed else '<'} {limit}"})
     return gates
+
+
+def _unknown_words(summary_variant: dict, name: str) -> str:
+    """n/a, and why when the summary can say: a named score no attempt of the variant was
+    scored on (with the closest name it has: a misspelt gate), a derived metric's own note."""
+    derived = (summary_variant.get("derived_metrics") or {}).get(name)
+    if isinstance(derived, dict) and derived.get("note"):
+        return f"n/a ({derived['note']})"
+    metrics = summary_variant.get("metrics") or {}
+    metric = name[7:] if name.startswith("metric:") else name
+    if metric in metrics or not (name.startswith("metric:") or name in (summary_variant.get("derived_metrics") or {})):
+        return "n/a"
+    import difflib
+
+    close = difflib.get_close_matches(metric, sorted(metrics), 1, 0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else (f"; its metrics: {', '.join(sorted(metrics))}" if metrics else "")
+    return f"n/a (no attempt of this variant was scored on it{hint})"
 
 
 def _check_floor(name: str, threshold: Any, key: str) -> None:

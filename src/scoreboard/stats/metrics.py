@@ -186,6 +186,20 @@ def metric_totals(grades: list[dict]) -> dict[str, float]:
     return out
 
 
+def _undefined_note(missing: list[str], known: list[str]) -> str:
+    """Why a derived metric has no value: the names no attempt was scored on (a misspelt name is
+    the usual cause: the closest known one is suggested), else the arithmetic."""
+    if not missing:
+        return "undefined: the arithmetic has no value (a division by zero, or a root of a negative number)"
+    import difflib
+
+    said = ", ".join(repr(n) for n in missing)
+    hints = [close[0] for n in missing if (close := difflib.get_close_matches(n, known, 1, 0.6))]
+    hint = f"did you mean {', '.join(repr(h) for h in hints)}?; " if hints else ""
+    theirs = f"its metrics: {', '.join(known)}" if known else "it has no named metric"
+    return f"undefined: no attempt of this variant was scored on {said} ({hint}{theirs})"
+
+
 def derived_figure(expression: str, metrics: dict[str, dict[str, tuple[float, int]]], seed: Any,
                    aggregate: str = "mean", counts: dict[str, int] | None = None) -> dict:
     """{value, expression, cases, ci}: the expression over the metrics' means (aggregate "mean":
@@ -208,6 +222,8 @@ def derived_figure(expression: str, metrics: dict[str, dict[str, tuple[float, in
     if aggregate == "sum":
         out["aggregate"] = "sum"
         out["attempts"] = sum((counts or {}).values())
+    if value is None:
+        out["note"] = _undefined_note(sorted(n for n in names if values.get(n) is None), sorted(metrics))
     if value is None or len(cases) < 2:
         return out
     import numpy as np

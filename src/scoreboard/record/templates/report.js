@@ -361,7 +361,13 @@
       [["metrics", "metric "], ["derived_metrics", "derived "], ["reducers", "reducer "]].forEach(function (pair) {
         var block = s[pair[0]];
         if (!block || typeof block !== "object") return;
-        Object.keys(block).forEach(function (k) { row(pair[1] + k, block[k] && (block[k].aggregate === "sum" || (pair[0] === "derived_metrics" && !share(block[k]))) ? num(block[k]) : fig(block[k]), pair[0] + "-" + k + "-" + name); });
+        Object.keys(block).forEach(function (k) {
+          var f = block[k];
+          var text = f && (f.aggregate === "sum" || (pair[0] === "derived_metrics" && !share(f))) ? num(f) : fig(f);
+          // why a derived metric has no value (a name no attempt was scored on: often a typo)
+          if (f && typeof f.value !== "number" && typeof f.note === "string") text += " (" + f.note + ")";
+          row(pair[1] + k, text, pair[0] + "-" + k + "-" + name);
+        });
       });
       var over = s.field_accuracy_over;
       if (over && over.errored_attempts) row("errored, fields not graded", String(over.errored_attempts), "fields-errored-" + name);

@@ -1,0 +1,136 @@
+"""Suites ported by hand from other tools (DeepEval's RAG metrics as Python graders with named
+scores, promptfoo's derived metrics and gates on them, Inspect's scorers), run from the outside
+with the real command on files written under tmp_path: a name the author misspelt must be said
+where the figure is shown, never a bare n/a."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.record.conftest import browser, opened  # noqa: F401  (Chromium fixtures)
+
+SUBJECT = "def reply(prompt, skill, run, params):\n    return 'Based on the context: ' + prompt\n"
+
+# DeepEval-style metrics: each a Python grader returning its score under a named metric
+METRICS = '''
+def faithfulness(output, context):
+    return {"pass": True, "score": 1.0, "reason": "all claims supported", "named_scores": {"faithfulness": 1.0}}
+
+async def answer_relevancy(output, context):
+    return {"pass": True, "score": 0.5, "named_scores": {"answer_relevancy": 0.5}}
+
+def bad_named(output, context):
+    return {"pass": True, "score": 1.0, "named_scores": {"faithfulness": 1.0, "tokens": 123}}
+'''
+
+
+def scoreboard(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=120)
+
+
+def write_suite(folder: Path, extra: str, graders: str = "faithfulness, answer_relevancy") -> Path:
+    (folder / "subj.py").write_text(SUBJECT)
+    (folder / "metrics.py").write_text(METRICS)
+    cases = [{"id": f"q{i}", "input": f"question {i}"} for i in range(3)]
+    (folder / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    listed = ", ".join(f"{{python: 'python-file:metrics.py:{g.strip()}'}}" for g in graders.split(","))
+    suite = folder / "suite.yaml"
+    suite.write_text("name: rag\ncases: cases.jsonl\n"
+                     "subject: {type: python, function: 'subj:reply', model_free: true}\n"
+                     f"graders: [{listed}]\n" + extra)
+    return suite
+
+
+def run_all_formats(folder: Path, suite: Path, *flags: str) -> tuple[subprocess.CompletedProcess, dict, dict]:
+    out = folder / "out"
+    proc = scoreboard("run", str(suite), "--output-dir", str(out), "--no-progress",
+                      "--format", "json,md,html,junit", *flags, cwd=folder)
+    files = {p.suffix if not p.name.endswith(".junit.xml") else ".junit": p for p in (out / "rag").iterdir() if p.is_file()}
+    assert ".json" in files, proc.stderr
+    texts = {k: p.read_text() for k, p in files.items()}
+    return proc, json.loads(texts[".json"]), texts
+
+
+def test_a_derived_metric_naming_a_metric_no_grade_produced_says_which_name_in_every_rendering(tmp_path):
+    # promptfoo evaluates derived metrics with mathjs: an undefined symbol is an error it logs at
+    # debug level. Here the value stays unknown (null, never 0) and every rendering says why.
+    suite = write_suite(tmp_path, "derived_metrics:\n  quality: '(faithfulness + answer_relevancy) / 2'\n"
+                                  "  typo: 'faithfulnes * 2'\n  ratio: 'faithfulness / (answer_relevancy - 0.5)'\n")
+    proc, report, texts = run_all_formats(tmp_path, suite)
+    assert proc.returncode == 0, proc.stderr
+    derived = report["summary"]["variants"]["reply"]["derived_metrics"]
+    assert derived["quality"]["value"] == 0.75
+    assert not derived["quality"].get("note", "").startswith("undefined")
+    assert derived["typo"]["value"] is None
+    said = ("undefined: no attempt of this variant was scored on 'faithfulnes' "
+            "(did you mean 'faithfulness'?; its metrics: answer_relevancy, faithfulness)")
+    assert derived["typo"]["note"] == said
+    # a name every attempt had, but arithmetic with no value: said as such, not as a missing name
+    assert derived["ratio"]["value"] is None
+    assert derived["ratio"]["note"] == "undefined: the arithmetic has no value (a division by zero, or a root of a negative number)"
+    assert f"derived typo: n/a (undefined) = faithfulnes * 2 ({said})" in proc.stdout
+    assert said in texts[".md"]
+    assert said.replace("'", "&#x27;") in texts[".junit"] or said.replace("'", "&apos;") in texts[".junit"] \
+        or said in texts[".junit"]
+    assert said in texts[".html"]   # the embedded report, and the card (report.js) shows the note
+
+
+def test_a_gate_on_a_metric_no_grade_produced_says_so_and_suggests_the_name(tmp_path):
+    suite = write_suite(tmp_path, "derived_metrics: {quality: '(faithfulness + answer_relevancy) / 2'}\n"
+                                  "fail_under_metrics: {'reply:metric:faithfulnes': 0.5}\n")
+    proc, report, _ = run_all_formats(tmp_path, suite)
+    assert proc.returncode == 3
+    gate = report["gates"][0]
+    assert gate["passed"] is False and gate["value"] is None
+    assert gate["description"] == ("reply: metric faithfulnes n/a (no attempt of this variant was scored on it; "
+                                   "did you mean 'faithfulness'?) < 50.0%")
+    assert gate["description"] in proc.stdout
+
+
+def test_an_unknown_gate_name_suggests_the_metric_the_suite_declares(tmp_path):
+    suite = write_suite(tmp_path, "derived_metrics: {quality: '(faithfulness + answer_relevancy) / 2'}\n"
+                                  "fail_under_metrics: {'reply:qualty': 0.5}\n")
+    proc = scoreboard("validate", str(suite), cwd=tmp_path)
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        f"scoreboard: error: {suite}, field 'fail_under_metrics': unknown metric 'qualty' (did you mean 'quality'?")
+    assert not (tmp_path / "out").exists()
+
+
+def test_named_scores_out_of_range_name_the_score_and_the_value(tmp_path):
+    suite = write_suite(tmp_path, "", graders="bad_named")
+    proc, report, _ = run_all_formats(tmp_path, suite)
+    assert proc.returncode == 2
+    error = report["attempts"][0]["error"]
+    assert "named_scores['tokens'] is 123: a named score must be a number in [0, 1]" in error, error
+
+
+def test_the_html_card_shows_why_a_derived_metric_is_undefined(tmp_path, opened):  # noqa: F811
+    suite = write_suite(tmp_path, "derived_metrics: {typo: 'faithfulnes * 2'}\n")
+    proc, report, _ = run_all_formats(tmp_path, suite)
+    page = opened.open(next((tmp_path / "out" / "rag").glob("*.html")))
+    shown = page.get_by_test_id("derived_metrics-typo-reply").first.inner_text().strip()
+    assert shown.startswith("n/a (undefined: no attempt of this variant was scored on 'faithfulnes' "
+                            "(did you mean 'faithfulness'?"), shown
+
+
+def test_a_report_written_before_the_words_on_an_undefined_derived_metric_still_verifies(tmp_path):
+    suite = write_suite(tmp_path, "derived_metrics: {typo: 'faithfulnes * 2'}\n")
+    proc, report, _ = run_all_formats(tmp_path, suite)
+    path = next((tmp_path / "out" / "rag").glob("*.json"))
+    assert scoreboard("verify", str(path), cwd=tmp_path).returncode == 0
+    del report["summary"]["variants"]["reply"]["derived_metrics"]["typo"]["note"]   # as older builds wrote it
+    older = tmp_path / "older.json"
+    older.write_text(json.dumps(report))
+    proc = scoreboard("verify", str(older), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # a value edited in is still found
+    report["summary"]["variants"]["reply"]["derived_metrics"]["typo"]["value"] = 0.5
+    older.write_text(json.dumps(report))
+    proc = scoreboard("verify", str(older), cwd=tmp_path)
+    assert proc.returncode != 0 and "derived_metrics.typo.value" in proc.stdout, proc.stdout
