@@ -85,3 +85,41 @@ def test_a_pass_hat_k_gate_exactly_at_its_threshold_passes(tmp_path):
     (path,) = (tmp_path / "out" / "edge").glob("*.json")
     assert json.loads(path.read_text())["summary"]["variants"]["m"]["pass_hat_k"]["2"]["value"] == 0.45
     assert scoreboard(["verify", str(path)], tmp_path).returncode == 0
+
+
+def _pointwise(variant: str, case: str, run: int, scores: dict) -> dict:
+    return {"case_id": case, "variant": variant, "run": run, "status": "passed",
+            "grades": [{"grader": "pointwise", "passed": True, "scores": scores, "judge": {}}]}
+
+
+def test_judge_means_and_dq_are_exact_means_rounded_once():
+    """dQ, the per-dimension means and the rubric mean: each run over its dimensions, each case
+    over its runs, then the cases, as exact fractions (a --min-dq or --min-rubric exactly met
+    passes). Seeded draws of 0-3 scores on 3 dimensions, 1-3 runs, 2-7 cases."""
+    import random
+
+    from scoreboard.stats.judges import judge_summary, rubric_mean
+
+    rng = random.Random(6)
+    for _ in range(300):
+        cases, runs = rng.randint(2, 7), rng.randint(1, 3)
+        plan = {"variants": [{"name": "a"}, {"name": "b"}], "cases": [{"id": f"c{i}"} for i in range(cases)],
+                "runs": runs, "seed": 1}
+        draws = {(v, i, r): {d: rng.randint(0, 3) for d in ("x", "y", "z")}
+                 for v in "ab" for i in range(cases) for r in range(runs)}
+        attempts = [_pointwise(v, f"c{i}", r, s) for (v, i, r), s in draws.items()]
+        out = judge_summary(plan, attempts)
+
+        def q(v, i):
+            return sum((Fraction(sum(draws[(v, i, r)].values()), 3) for r in range(runs)), Fraction(0)) / runs
+
+        want = sum((q("a", i) - q("b", i) for i in range(cases)), Fraction(0)) / cases
+        assert out["dq"][0]["dq"] == float(want)
+        for d in ("x", "y", "z"):
+            mean = sum((Fraction(sum(draws[("a", i, r)][d] for r in range(runs)), runs) for i in range(cases)),
+                       Fraction(0)) / cases
+            assert out["variants"]["a"]["pointwise"][d] == float(mean)
+        per_case = {f"c{i}": (float(sum(draws[("a", i, r)]["x"] + 1 for r in range(runs))), runs)
+                    for i in range(cases)}
+        rubric = sum((Fraction(int(s), n) for s, n in per_case.values()), Fraction(0)) / cases
+        assert rubric_mean(per_case, 1, 5)["mean"] == float(rubric)

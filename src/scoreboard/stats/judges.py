@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from fractions import Fraction
 from typing import Any
 
 from ..record.constants import JUDGE_GRADER_NAMES as _MODEL_GRADERS
 from .comparison import comparison_flags, power_figures
 from .intervals import binom_two_sided_p, bootstrap_seed
 from .measurements import MeasureAccumulator, measurement_summary
-from .methods import mean_interval
+from .methods import exact_mean, mean_interval
 
 #: model graders that grade one attempt (pairwise judging is recorded apart)
 JUDGE_GRADERS = tuple(sorted(_MODEL_GRADERS - {"pairwise"}))
@@ -77,7 +78,10 @@ class JudgeAccumulator:
                     for slot in (self.dims[v][d], self.dim_cases[v][d][a["case_id"]]):
                         slot[0] += s
                         slot[1] += 1
-                self.quality[v][a["case_id"]][a["run"]] = sum(g["scores"].values()) / len(g["scores"])
+                total = sum(g["scores"].values())
+                # exact (1, 2, 2 over 3 dimensions is 5/3) where the scores are numbers a fraction holds
+                self.quality[v][a["case_id"]][a["run"]] = (Fraction(total) / len(g["scores"]) if math.isfinite(total)
+                                                           else total / len(g["scores"]))
             scale = g.get("scale")
             if g["grader"] == "rubric-score" and _number(g.get("rubric_score")) and isinstance(scale, list) \
                     and len(scale) == 2 and all(_number(x) for x in scale):
@@ -99,10 +103,10 @@ class JudgeAccumulator:
                      "self_agreement": (math.fsum(agreement) / len(agreement)) if agreement else None}
             if self.dims[v]:
                 # The case is the unit of the mean as of its interval: runs of a case are
-                # averaged first, then the cases.
-                means = {d: [s / n for s, n in per_case.values() if n]
+                # averaged first, then the cases (exactly, rounded once).
+                exact = {d: [Fraction(s) / n if math.isfinite(s) else s / n for s, n in per_case.values() if n]
                          for d, per_case in sorted(self.dim_cases[v].items())}
-                block["pointwise"] = {d: math.fsum(m) / len(m) for d, m in means.items() if m}
+                block["pointwise"] = {d: exact_mean(m) for d, m in exact.items() if m}
                 block["pointwise_ci"] = {d: _case_mean_interval(per_case, seed)
                                          for d, per_case in sorted(self.dim_cases[v].items())}
             if self.rubric[v]:
@@ -121,9 +125,11 @@ class JudgeAccumulator:
                 common = sorted(set(quality[a]) & set(quality[b]))
                 if not common:
                     continue
-                diffs = [sum(quality[a][c]) / len(quality[a][c]) - sum(quality[b][c]) / len(quality[b][c])
-                         for c in common]
-                dq.append({"a": a, "b": b, "cases": len(common), "dq": math.fsum(diffs) / len(diffs),
+                # each run's mean over dimensions and each case's mean over runs as exact
+                # fractions, so dQ is rounded once (a --min-dq exactly met passes)
+                exact = [_exact_mean_of(quality[a][c]) - _exact_mean_of(quality[b][c]) for c in common]
+                diffs = [float(d) for d in exact]
+                dq.append({"a": a, "b": b, "cases": len(common), "dq": exact_mean(exact),
                            "ci": mean_interval(diffs, -3.0, 3.0),
                            "detectable_difference": power_figures(diffs, scale=3.0),
                            "scale": "0-3 mean over dimensions",
@@ -144,8 +150,16 @@ def rubric_mean(per_case: dict[str, list[float]], low: float, high: float) -> di
     """The mean rubric score of a variant on its scale (1-5), the case as the unit: each case's
     judged runs are averaged first, then a Student t interval over the cases (stats.methods)."""
     means = [s / n for s, n in per_case.values() if n]
-    return {"mean": math.fsum(means) / len(means), "cases": len(means), "scores": sum(n for _, n in per_case.values()),
+    mean = exact_mean(Fraction(s) / n if math.isfinite(s) else s / n for s, n in per_case.values() if n)
+    return {"mean": mean, "cases": len(means), "scores": sum(n for _, n in per_case.values()),
             "ci": mean_interval(means, float(low), float(high)), "small_sample": len(means) < 30}
+
+
+def _exact_mean_of(values: list[float]) -> Fraction | float:
+    """A case's runs averaged exactly (a float that is no fraction, NaN, as it is)."""
+    if all(math.isfinite(v) for v in values):
+        return sum(map(Fraction, values), Fraction(0)) / len(values)
+    return math.fsum(values) / len(values)
 
 
 def _in_run_order(runs: dict[int, float]) -> list[float]:

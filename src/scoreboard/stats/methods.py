@@ -239,6 +239,8 @@ def exact_mean(values) -> float:
     mean of per-case shares that is exactly a gate's decimal reads as that decimal (pass^2 of
     cases at 3/10 and 6/10 is 0.45, where the mean of the rounded shares was an ulp below)."""
     values = list(values)
+    if not all(isinstance(v, Fraction) or math.isfinite(v) for v in values):  # NaN, inf: no fraction
+        return math.fsum(values) / len(values)
     return float(sum(map(Fraction, values), Fraction(0)) / len(values))
 
 
