@@ -62,6 +62,14 @@ def make_report(folder: Path, *, judged: bool) -> Path:
         return run(load_suite(folder / "suite.json"), RunOptions(progress=False)).paths["json"]
 
 
+@pytest.fixture(autouse=True)
+def own_project(tmp_path, monkeypatch):
+    """Each test is its own project: `import reviews` records its new report in the history store
+    of the working directory, and a run carries the reviews that store holds of its outputs, so
+    tests sharing one store would see each other's reviews."""
+    monkeypatch.chdir(tmp_path)
+
+
 @pytest.fixture(scope="module")
 def judged_report(tmp_path_factory) -> Path:
     return make_report(tmp_path_factory.mktemp("judged"), judged=True)

@@ -58,6 +58,20 @@ _INSERT_REVIEW = (
     "ON CONFLICT (case_id, output_hash, reviewer_id, rubric_version) DO UPDATE SET "
     "input_hash = excluded.input_hash, reviewer_kind = excluded.reviewer_kind, ratings = excluded.ratings, "
     "verdict = excluded.verdict, notes = excluded.notes, run_key = excluded.run_key, created_at = excluded.created_at")
+
+
+def _write_reviews(db, key: str, head: dict, *, since: str | None = None) -> None:
+    """A report's reviews into the store, bound to its run (one already there is replaced; with
+    `since`, the run's start, only one stored before it: a review written meanwhile, in the
+    viewer, is newer than what the run carried and stays)."""
+    reviews = head.get("reviews") or {}
+    rows = [review_row(e, key, now_iso()) for kind in ("human", "model") for e in reviews.get(kind) or ()]
+    if since is None:
+        db.executemany(_INSERT_REVIEW, rows)
+    elif rows:
+        db.executemany(_INSERT_REVIEW + " WHERE reviews.created_at < ?", [(*row, since) for row in rows])
+
+
 REVIEW_COLUMNS = ("case_id, output_hash, reviewer_id, rubric_version, input_hash, reviewer_kind, ratings, verdict, "
                   "notes, run_key, created_at")
 #: tables holding one run's rows (what storing a run again replaces)
@@ -179,6 +193,8 @@ class HistoryStore:
             write_end(db, self.key, head, self._fields, planned)
             db.execute("UPDATE runs SET report_path = ?, report_sha256 = ?, report_bytes = ? WHERE key = ?",
                        (str(report.resolve()), sha, size, self.key))
+            # the report's reviews (`import reviews`), stored as `store import` of it stores them
+            _write_reviews(db, self.key, head, since=(head.get("run") or {}).get("started_at") or now_iso())
 
     # ---- writing a whole run from its report (import, and the end of a run that needs it)
     def store_report(self, path: str | Path, *, source: str = "import", replace: bool = False) -> str:
@@ -228,9 +244,7 @@ class HistoryStore:
             write_end(db, key, report.head, fields)
             db.execute("UPDATE runs SET report_path = ?, report_sha256 = ?, report_bytes = ? WHERE key = ?",
                        (str(report.path.resolve()), sha, size, key))
-            reviews = report.head.get("reviews") or {}
-            db.executemany(_INSERT_REVIEW, [review_row(e, key, now_iso()) for kind in ("human", "model")
-                                            for e in reviews.get(kind) or ()])
+            _write_reviews(db, key, report.head)
         return "replaced" if held is not None else "stored"
 
     # ---- reading
