@@ -123,3 +123,55 @@ def test_judge_means_and_dq_are_exact_means_rounded_once():
                     for i in range(cases)}
         rubric = sum((Fraction(int(s), n) for s, n in per_case.values()), Fraction(0)) / cases
         assert rubric_mean(per_case, 1, 5)["mean"] == float(rubric)
+
+
+# -- the words every rendering owes: small samples, errored attempts, what a pair could detect ----
+
+ERRING = '''def ok(input):
+    return "yes" if sum(map(ord, input)) % 3 else "no"
+def boom(input):
+    raise RuntimeError("provider down")
+'''
+
+
+def _erring_report(tmp_path: Path) -> Path:
+    (tmp_path / "subj.py").write_text(ERRING)
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps({"id": f"c{i}", "input": f"q{i}", "expected": "yes"})
+                                                  + "\n" for i in range(6)))
+    (tmp_path / "suite.yaml").write_text(
+        "name: e\ncases: cases.jsonl\noutput_dir: out\nvariants:\n"
+        "  ok: {subject: {type: python, function: 'subj:ok', model_free: true}}\n"
+        "  down: {subject: {type: python, function: 'subj:boom', model_free: true}}\n")
+    proc = scoreboard(["run", "suite.yaml", "--no-progress", "--format", "json,junit"], tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    (path,) = (tmp_path / "out" / "e").glob("*.json")
+    return path
+
+
+def test_junit_says_small_sample_in_words_beside_the_intervals(tmp_path):
+    """JUnit carries each variant's pass rate with its interval but no comparison, so no flag:
+    6 cases read as a measured figure in a CI tab."""
+    import xml.etree.ElementTree as ET
+
+    path = _erring_report(tmp_path)
+    root = ET.parse(next(path.parent.glob("*.junit.xml"))).getroot()
+    for suite in root.iter("testsuite"):
+        props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+        assert "pass_rate_ci" in props
+        assert props.get("small_sample") == "small sample: fewer than 30 cases (6): the intervals are wide", props
+
+
+def test_compare_shows_each_pass_rates_denominator_and_its_errors(tmp_path):
+    """A variant whose every attempt errored read `0.0%` in compare, as one that failed every case."""
+    path = _erring_report(tmp_path)
+    proc = scoreboard(["compare", str(path), str(path), "--pair", "ok=down", "--output", "cmp.html"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    ok = json.loads(path.read_text())["summary"]["variants"]["ok"]["passed"]
+    assert f"ok (A) {ok / 6:.1%} ({ok}/6) vs down (B) 0.0% (0/6, 6 errors)" in proc.stdout
+    (comp,) = json.loads(scoreboard(["compare", str(path), str(path), "--pair", "ok=down", "--json"],
+                                    tmp_path).stdout)["comparisons"]
+    assert comp["b_counts"] == {"passed": 0, "judged": 6, "errors": 6}
+    page = (tmp_path / "cmp.html").read_text()
+    assert "0.0% (0/6, 6 errors)" in page
+    # the page states what the pair could detect, as the text and every report rendering do
+    assert f"±{round(comp['detectable_difference']['value'] * 100)} points" in page

@@ -75,6 +75,23 @@ def runs_differ(runs_a: int, runs_b: int) -> str:
             "case's win or loss weighs averages over different numbers of runs")
 
 
+def _counts(report: Report, variant: str, cases: set[str]) -> dict:
+    """The pass rate's numerator and denominator on the shared cases, and the errored attempts
+    in it: a variant whose every attempt errored must not read as one that failed every case."""
+    judged = [a.status for a in report.attempts
+              if a.variant == variant and a.case_id in cases and a.status in ("passed", "failed", "error")]
+    return {"passed": judged.count("passed"), "judged": len(judged), "errors": judged.count("error")}
+
+
+def rate_words(rate: float | None, counts: dict | None) -> str:
+    """A pass rate with its denominator and errors: 0.0% (0/6, 6 errors)."""
+    shown = "n/a" if rate is None else f"{rate:.1%}"
+    if not counts:
+        return shown
+    errors = f", {plural(counts['errors'], 'error')}" if counts.get("errors") else ""
+    return f"{shown} ({counts['passed']}/{counts['judged']}{errors})"
+
+
 def _side(report: Report) -> dict:
     return {"run_id": report.run.id, "suite": report.run.suite, "fixture_hash": report.plan.fixture_hash}
 
@@ -157,6 +174,7 @@ def compare_reports(a: Report, b: Report, pairs: list[tuple[str, str]] | None = 
         hits_b = sum(h for h, _ in tb.values())
         tries_b = sum(n for _, n in tb.values())
         comparisons.append({"a": va, "b": vb, "a_pass_rate": rate(hits_a, tries_a), "b_pass_rate": rate(hits_b, tries_b),
+                            "a_counts": _counts(a, va, shared_set), "b_counts": _counts(b, vb, shared_set),
                             **{k: comp[k] for k in COMPARISON_KEYS}})
     unmatched = {"a": [n for n in names_a if n not in {p[0] for p in pairs}],
                  "b": [n for n in names_b if n not in {p[1] for p in pairs}]}
@@ -187,8 +205,7 @@ def render_text(result: dict) -> str:
         if result["unmatched_variants"][side]:
             lines.append(f"variants in {side.upper()} with no counterpart: {', '.join(result['unmatched_variants'][side])}")
     for c in result["comparisons"]:
-        ra = "n/a" if c["a_pass_rate"] is None else f"{c['a_pass_rate']:.1%}"
-        rb = "n/a" if c["b_pass_rate"] is None else f"{c['b_pass_rate']:.1%}"
+        ra, rb = rate_words(c["a_pass_rate"], c.get("a_counts")), rate_words(c["b_pass_rate"], c.get("b_counts"))
         lines.append("")
         partial = result["inputs_differ"] or result["only_in_a"] or result["only_in_b"]
         on = f" (pass rates on the {plural(result['shared_cases'], 'shared case')})" if partial else ""
@@ -247,9 +264,12 @@ def render_html(result: dict) -> str:
         diff = "n/a" if c.get("mean_difference") is None else _pts(c["mean_difference"])
         if ci.get("low") is not None:
             diff += f" ({_pts(ci['low'])} to {_pts(ci['high'])})"
+        d = (c.get("detectable_difference") or {}).get("value")
         rows.append("<tr>" + "".join(f"<td>{escape(str(v))}</td>" for v in (
-            f"{c['a']} vs {c['b']}", c["cases"], c["a_wins"], c["b_wins"], c["ties"], diff,
-            format_p(c["sign_test_p"]), format_p(c["mcnemar"]["p"]), "; ".join(c["flags"]))) + "</tr>")
+            f"{c['a']} vs {c['b']}", rate_words(c["a_pass_rate"], c.get("a_counts")),
+            rate_words(c["b_pass_rate"], c.get("b_counts")), c["cases"], c["a_wins"], c["b_wins"], c["ties"], diff,
+            format_p(c["sign_test_p"]), format_p(c["mcnemar"]["p"]),
+            "n/a" if d is None else f"±{d * 100:.0f} points", "; ".join(c["flags"]))) + "</tr>")
     differ = "".join(f"<li>{escape(cid)}</li>" for cid in result["inputs_differ"])
     unit = (f" Paired by unit: each of {plural(result['conversations'], 'conversation')} counts once (its turns "
             "are correlated), each case outside any as one." if result.get("conversations") else "")
@@ -261,8 +281,9 @@ td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left}}th{{background:#f4
 B: {escape(str(result['b']['suite']))} ({escape(str(result['b']['run_id']))})</p>
 <p>Shared cases (same id and input hash): {result['shared_cases']}. Left out because inputs differ: {len(result['inputs_differ'])}.
 Only in A: {plural(len(result['only_in_a']), 'case')}; only in B: {plural(len(result['only_in_b']), 'case')}.{unit}</p>
-<table><tr><th>pair</th><th>cases</th><th>A wins</th><th>B wins</th><th>ties</th><th>mean diff A−B, points (95% CI)</th>
-<th>sign test p</th><th>McNemar p</th><th>flags</th></tr>{''.join(rows)}</table>
+<table><tr><th>pair</th><th>A pass rate</th><th>B pass rate</th><th>cases</th><th>A wins</th><th>B wins</th><th>ties</th>
+<th>mean diff A−B, points (95% CI)</th><th>sign test p</th><th>McNemar p</th>
+<th>detectable (80% power, paired t)</th><th>flags</th></tr>{''.join(rows)}</table>
 <p>95% intervals: {escape(method_words(result)) or 'none'}</p>
 {'<h2>Cases left out (inputs differ)</h2><ul>' + differ + '</ul>' if differ else ''}
 </body></html>

@@ -171,9 +171,13 @@ def render_junit(view: ReportView) -> str:
         figures = gates + _k_rows(vs, report.summary.methods) + tuple((label.replace(" ", "_"), text) for label, text in figure_rows(vs))
         planned = next((v for v in plan.variants if v.name == variant), None)
         fields = vs.field_accuracy_overall if vs is not None else None
+        # JUnit carries no comparison, so no pair's flag: a variant of few cases says it beside its intervals
+        small = (f"small sample: fewer than 30 cases ({vs.cases}): the intervals are wide"
+                 if vs is not None and vs.cases and vs.cases < 30 else None)
         for key, value in (("variant", variant), ("model", variant_model(planned) if planned else None),
                            ("run_status", run.status), ("fixture_hash", plan.fixture_hash),
-                           ("pass_rate", rate), ("field_accuracy", fields.value if fields is not None else None),
+                           ("pass_rate", rate), ("small_sample", small),
+                           ("field_accuracy", fields.value if fields is not None else None),
                            ("fields_correct", f"{fields.correct}/{fields.total}" if fields is not None else None),
                            ("not_assessed", unassessed), ("stop_reason", run.stop_reason),
                            ("attempts_omitted", _omitted_words(view.omitted)),
