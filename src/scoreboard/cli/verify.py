@@ -1,6 +1,6 @@
 """`scoreboard verify`: recompute a report offline and name every mismatch.
 
-    scoreboard verify REPORT.json [--output NEW.json] [--json]
+    scoreboard verify REPORT.json [--output NEW.json] [--json] [--allow-code]
 
 Recomputes, from the report alone: input hashes, the fixture hash, output hashes, every grade a
 mechanical grader gives (model graders are listed as not recomputable offline), statuses, the
@@ -29,6 +29,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="save the revalidated report with a 'verification' section (created exclusively; "
                         "only when verification passes)")
     p.add_argument("--json", action="store_true", help="print the verification as JSON")
+    p.add_argument("--allow-code", action="store_true",
+                   help="recompute the grades of code the report names (Python, JavaScript): it runs with your "
+                        "permissions, so only for a report you trust (without it those grades are listed as "
+                        "not recomputed)")
     p.add_argument("--root", metavar="DIR",
                    help="an aggregate's stage reports must lie in DIR (default: the aggregate's own folder)")
     p.add_argument("--store", nargs="?", const="", metavar="PATH|URL",
@@ -57,7 +61,7 @@ def main(args: argparse.Namespace) -> int:
     if is_aggregate(data):  # an aggregate over stages: recomputed from the stage reports it names
         return _aggregate(args, data)
     report = report_from_bytes(data, args.report)  # a key held twice in one object is refused there
-    result = verify_report(report, base_dir=Path(args.report).resolve().parent)
+    result = verify_report(report, base_dir=Path(args.report).resolve().parent, allow_code=args.allow_code)
     saved = None
     if args.output and result.ok:
         revalidated = {k: v for k, v in report.items() if k != "verification"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 from typing import Any, ClassVar
 
 from ..cases.case import Case
@@ -58,6 +59,23 @@ class Grader:
 def option_error(grader: str, message: str) -> ConfigError:
     """A one-line error about a grader's options."""
     return ConfigError(f"grader {grader!r}: {message}", field="graders")
+
+
+#: whether a spec may name code that runs (a Python function, file or expression, JavaScript).
+#: False while a report is checked: a report is data someone may hand you, and the code its specs
+#: name (an expression's namespace is no boundary) must not run because it was read.
+CODE_RUNS: contextvars.ContextVar[bool] = contextvars.ContextVar("code_runs", default=True)
+CODE_NOT_RUN = "runs code the report names: not run (give --allow-code to run it)"
+
+
+class CodeNotRun(ConfigError):
+    """A spec names code while code may not run (a report being checked)."""
+
+
+def refuse_code(grader: str) -> None:
+    """CodeNotRun when the spec being built names code and code may not run here."""
+    if not CODE_RUNS.get():
+        raise CodeNotRun(f"grader {grader!r}: {CODE_NOT_RUN}", field="graders")
 
 
 MISSING_PATH = object()

@@ -42,7 +42,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..pyimport import import_from, in_daemon_thread
 from . import user_stdout
-from .base import Grader, check_keys, option_error, short
+from .base import Grader, check_keys, option_error, refuse_code, short
 from .code_result import normalise_result
 from .grade import Grade, GradeContext
 
@@ -110,6 +110,7 @@ def parse_code_target(value: Any, what: str) -> dict:
     """A function target in canonical saved form: {"function": "mod:fn", "path", "sha256"} or
     {"file": "/abs/x.py", "function": "fn", "sha256"}. Strings: "python:mod:fn",
     "python-file:path.py:fn" (relative to the suite's folder while loading)."""
+    refuse_code(what)
     if isinstance(value, str):
         if value.startswith("python-file:"):
             file, sep, fn = value[len("python-file:"):].rpartition(":")
@@ -318,6 +319,7 @@ class PythonGrader(Grader):
         if "expr" in value:
             if not isinstance(value["expr"], str) or not value["expr"].strip():
                 raise option_error(cls.name, "'expr' must be a Python expression")
+            refuse_code(cls.name)
             out["expr"] = value["expr"]
         elif "_fn" in value:
             out.update(value)

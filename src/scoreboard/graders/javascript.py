@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from .base import Grader, check_keys, option_error, short
+from .base import Grader, check_keys, option_error, refuse_code, short
 from .grade import Grade, GradeContext, cut_reason
 
 DEFAULT_TIMEOUT_S = 30.0
@@ -57,6 +57,7 @@ class JavascriptGrader(Grader):
         """Code text, or {code | file [+ function], threshold?, not?, timeout_s?, sha256?}."""
         from .code import CODE_BASE
 
+        refuse_code(cls.name)
         if isinstance(value, str):
             value = {"code": value}
         if not isinstance(value, dict):

@@ -36,7 +36,7 @@ from typing import Any
 
 from ..bounded_regex import compile_bounded
 from ..subjects.values import Output
-from .base import MISSING_PATH, get_path, option_error, short
+from .base import MISSING_PATH, get_path, option_error, refuse_code, short
 
 _FENCE = re.compile(r"```[^\n`]*\n(.*?)\n?```", re.DOTALL)
 _STRICT_ANSWER = re.compile(r"(?i)^ANSWER\s*:\s*([A-Za-z\d ,]+)\s*(?:$|\n|\.)", re.MULTILINE)
@@ -100,6 +100,8 @@ def _one(spec: Any, what: str) -> dict:
         if spec["kind"] == "python":
             target = {k: v for k, v in spec["target"].items() if k != "_fn"}
             return {"kind": "python", "target": parse_code_target(target, what)}
+        if spec["kind"] == "javascript":
+            refuse_code(what)
         return dict(spec)
     if not isinstance(spec, dict) or len(spec) != 1:
         raise option_error(what, f"a transform is a name or a one-key mapping, got {short(spec)}")
@@ -135,6 +137,8 @@ def _one(spec: Any, what: str) -> dict:
 
 def _javascript(arg: Any, what: str) -> dict:
     from .javascript import DEFAULT_TIMEOUT_S, node_path
+
+    refuse_code(what)
 
     if isinstance(arg, str):
         arg = {"code": arg}

@@ -301,10 +301,15 @@ def verify_screenshots(report: dict, base) -> tuple[list[dict], int]:
     return out, checked
 
 
-def verify_report(report: dict, base_dir=None) -> Verification:
+def verify_report(report: dict, base_dir=None, *, allow_code: bool = False) -> Verification:
     """Recompute everything the report alone allows and name every difference. With
-    `base_dir` (the report's folder) the screenshots it lists are checked against their hashes."""
+    `base_dir` (the report's folder) the screenshots it lists are checked against their hashes.
+    Code the report's specs name (Python, JavaScript) runs only with `allow_code`: a report is
+    data, and its grades by code are otherwise listed as not recomputed."""
+    from ..graders.base import CODE_RUNS
+
     v = _Verifier(report)
+    token = CODE_RUNS.set(allow_code)
     try:
         _checks(v, report, base_dir)
     except RecursionError:  # a hostile nesting the recursive checks cannot follow: named, not a crash
@@ -314,6 +319,8 @@ def verify_report(report: dict, base_dir=None) -> Verification:
                                      f"at most {MAX_REPORT_DEPTH} levels", "deeper",
                                      "the report is nested too deeply to check (no report scoreboard writes is)",
                                      "structure"))
+    finally:
+        CODE_RUNS.reset(token)
     status = (report.get("run") or {}).get("status") if isinstance(report.get("run"), dict) else None
     return Verification(ok=not v.mismatches and not v.schema_errors, status=status, mismatches=v.mismatches,
                         not_recomputable=list(v.skipped.values()), checked=dict(v.checked),

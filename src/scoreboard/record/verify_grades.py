@@ -122,6 +122,7 @@ class Regrader:
     def grader(self, spec: Any) -> tuple[Any, str]:
         """(the grader a spec builds, "") or (None, why it cannot grade offline)."""
         from ..errors import ScoreboardError
+        from ..graders.base import CODE_NOT_RUN, CodeNotRun
         from ..graders.registry import build_grader
 
         name = grader_name(spec)
@@ -134,6 +135,8 @@ class Regrader:
                 self._graders[key] = (grader, "")
                 if getattr(grader, "needs_judge", False) or getattr(grader, "remote", False):
                     self._graders[key] = (None, "needs a model: not recomputable offline")
+            except CodeNotRun:
+                self._graders[key] = (None, CODE_NOT_RUN)
             except ScoreboardError as exc:
                 self._graders[key] = (None, f"grader not available here: {exc}")
         return self._graders[key]
