@@ -134,3 +134,43 @@ def test_a_report_written_before_the_words_on_an_undefined_derived_metric_still_
     older.write_text(json.dumps(report))
     proc = scoreboard("verify", str(older), cwd=tmp_path)
     assert proc.returncode != 0 and "derived_metrics.typo.value" in proc.stdout, proc.stdout
+
+
+def _variants_suite(folder: Path, subject: str, function: str = "def reply(prompt):\n    return prompt\n") -> Path:
+    (folder / "subj.py").write_text(function)
+    (folder / "cases.jsonl").write_text(json.dumps({"id": "a", "input": "hi", "expected": "hi"}) + "\n")
+    suite = folder / "suite.yaml"
+    suite.write_text(f"name: temps\ncases: cases.jsonl\nsubject: {subject}\n"
+                     "variants: {hot: {params: {temperature: 1}}, cold: {params: {temperature: 0, top_p: 1}}}\n")
+    return suite
+
+
+def test_variants_that_differ_only_in_params_their_subject_never_receives_are_warned_of(tmp_path):
+    # promptfoo's providers take their config; here a python function that declares no params,
+    # a command and an http endpoint are sent none: two such variants are one variant twice, and
+    # their comparison says "even" about a difference that never ran
+    cases = [("{type: python, function: 'subj:reply', model_free: true}", "python",
+              "declare a fourth argument or a keyword-only params in subj:reply"),
+             ("{type: command, argv: [cat], model_free: true}", "command",
+              "put the value in the command's arguments or env"),
+             ("{type: http, url: 'http://127.0.0.1:9/x', output_path: text}", "http", "put the value in the body")]
+    for subject, kind, hint in cases:
+        suite = _variants_suite(tmp_path, subject)
+        proc = scoreboard("validate", str(suite), cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        warned = [line for line in proc.stderr.splitlines() if "params" in line]
+        assert warned == [
+            f"scoreboard: warning: {suite}, field 'variants.hot.params': the {kind} subject is sent no params, so "
+            f"these (temperature) change nothing; {hint}",
+            f"scoreboard: warning: {suite}, field 'variants.cold.params': the {kind} subject is sent no params, so "
+            f"these (temperature, top_p) change nothing; {hint}"], proc.stderr
+    # a run says it too (before anything runs), and still runs
+    suite = _variants_suite(tmp_path, cases[0][0])
+    proc = scoreboard("run", str(suite), "--output-dir", str(tmp_path / "out"), "--no-progress", cwd=tmp_path)
+    assert proc.returncode == 0 and "field 'variants.hot.params'" in proc.stderr, proc.stderr
+    # a function that takes them, positionally or as keyword-only params: no warning
+    for function in ("def reply(prompt, skill, run, params):\n    return prompt\n",
+                     "def reply(prompt, *, params):\n    return prompt\n"):
+        suite = _variants_suite(tmp_path, cases[0][0], function)
+        proc = scoreboard("validate", str(suite), cwd=tmp_path)
+        assert proc.returncode == 0 and "warning" not in proc.stderr, proc.stderr

@@ -44,6 +44,8 @@ _PIPE_GRACE_S = 5.0
 
 
 class AgentCLISubject(Subject):
+    takes_params = False
+    params_hint = "give the CLI's options in the subject spec"
     """Shared machinery; subclasses give the argv, extra environment and the output parser."""
 
     remote: ClassVar[bool] = True

@@ -46,6 +46,10 @@ class Subject:
     #: False when the harness's wall time around run() is not the output's latency (outputs
     #: made earlier): an unrecorded latency then stays unknown instead of a near-zero figure
     timed_by_harness: ClassVar[bool] = True
+    #: how a variant's `params` reach this kind: None (not said), or the hint a suite gets when
+    #: they never do (params_hint) while `takes_params` is False
+    takes_params: ClassVar[bool | None] = None
+    params_hint: ClassVar[str] = ""
 
     def __init__(self, spec: dict, base_dir: Path):
         self.base_dir = base_dir

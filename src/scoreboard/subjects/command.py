@@ -33,6 +33,8 @@ _PIPE_GRACE_S = 2.0
 
 class CommandSubject(Subject):
     kind = "command"
+    takes_params = False
+    params_hint = "put the value in the command's arguments or env"
     #: runs in an agent task's workspace and sandbox (any command-line agent)
     agent_workspace = True
 

@@ -142,6 +142,8 @@ class HttpSubject(HTTPSubject):
     """POST (or another method) a JSON body built from the request; read the answer by paths."""
 
     kind = "http"
+    takes_params = False
+    params_hint = "put the value in the body"
     has_model: ClassVar[bool] = False
 
     def parse(self, spec: dict) -> dict:

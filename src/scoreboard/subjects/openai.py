@@ -67,6 +67,7 @@ class OpenAISubject(HTTPSubject):
     """Chat Completions: JSON, or SSE with stream: true (usage via stream_options)."""
 
     kind = "openai"
+    takes_params = True  # merged into the request body (anthropic's too)
     has_model: ClassVar[bool] = True
     default_base_url = DEFAULT_BASE_URL
     default_key_env = "OPENAI_API_KEY"

@@ -50,6 +50,8 @@ class PythonSubject(Subject):
                                                           (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
                                for p in params)
         self._params_kw = any(p.kind is p.KEYWORD_ONLY and p.name == "params" for p in params)
+        self.takes_params = self._nargs >= 4 or self._params_kw
+        self.params_hint = f"declare a fourth argument or a keyword-only params in {self.options['function']}"
         # the case's template vars, to a function that asks for them (keyword-only `vars`)
         self._vars_kw = any(p.kind is p.KEYWORD_ONLY and p.name == "vars" for p in params)
         self._model_free = bool(self.options.get("model_free"))

@@ -162,7 +162,7 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
                         else (Path(source).parent.name if source else (Path(case_paths[0]).stem
                                                                        if isinstance(case_paths[0], str) else "dataset")))
     variants = build_variants(cfg, flags, places, dry_run, errors=errors, warnings=warnings,
-                         offline=offline or dry_run)
+                         offline=offline or dry_run, tasks=any(c.task is not None for c in cases))
     with errors.each():
         if cases and not errors.errors:
             render_inputs(cfg, cases, variants)  # issue 14: prompt templates

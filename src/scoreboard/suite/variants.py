@@ -110,11 +110,12 @@ def check_data_file(spec: Any, places: Places, from_flag: bool) -> None:
 
 
 def build_variants(cfg: SuiteConfig, flags: dict, places: Places, dry_run: bool, *, errors: Collector | None = None,
-              warnings: list[str] | None = None, offline: bool = False) -> list[Variant]:
+              warnings: list[str] | None = None, offline: bool = False, tasks: bool = False) -> list[Variant]:
     """Each variant's subject built and checked exactly as a run needs it (a dry run too, so
     it refuses what a real run refuses), then, for a dry run, swapped for the mock subject.
     Every variant is checked (each error names its variant); `offline`: an unset API key is a
-    warning, since nothing will call the model."""
+    warning, since nothing will call the model. Params a subject is never sent are a warning
+    (`tasks`: agent tasks read their `mode`)."""
     local = errors is None  # a caller's collector raises with everything else it gathered
     errors = errors if errors is not None else Collector(cap=1)
     variants = []
@@ -141,6 +142,12 @@ def build_variants(cfg: SuiteConfig, flags: dict, places: Places, dry_run: bool,
                 template = load_template(prompt, vc.get("prompt_name") or "prompt", places, field=field,
                                          undefined=cfg.template_undefined)
             check_subject(subject, warnings, offline, f"variant {vc['name']!r}")
+            unused = [k for k in vc.get("params") or {} if not (tasks and k == "mode")]
+            if unused and warnings is not None and subject.takes_params is False:
+                # variants that differ only in params nothing receives are one variant twice
+                where = f"{source}, " if source else ""
+                warnings.append(f"{where}field 'variants.{vc['name']}.params': the {subject.kind} subject is sent no "
+                                f"params, so these ({', '.join(unused)}) change nothing; {subject.params_hint}")
             check_budget_bounds(subject, cfg, vc.get("params") or {}, flags)
             variants.append(Variant(vc["name"], subject, skill_text, skill_path, vc.get("params") or {}, template,
                                     skill_folder))
