@@ -174,3 +174,32 @@ def test_variants_that_differ_only_in_params_their_subject_never_receives_are_wa
         suite = _variants_suite(tmp_path, cases[0][0], function)
         proc = scoreboard("validate", str(suite), cwd=tmp_path)
         assert proc.returncode == 0 and "warning" not in proc.stderr, proc.stderr
+
+
+def test_a_prompt_that_names_no_case_variable_sends_every_case_the_same_text_and_says_so(tmp_path):
+    # a prompt written as an instruction, the question left in each case's input: no template
+    # variable reads it, so every case is sent the same text (and grades another case's answer)
+    (tmp_path / "subj.py").write_text("def reply(prompt):\n    return prompt\n")
+    cases = [{"id": "a", "input": "What is 2+2?", "expected": "4"}, {"id": "b", "input": "What is 3+3?", "expected": "6"}]
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    suite = tmp_path / "suite.yaml"
+    head = "name: same\ncases: cases.jsonl\nsubject: {type: python, function: 'subj:reply', model_free: true}\n"
+    suite.write_text(head + "prompt: 'Answer the question briefly.'\n")
+    proc = scoreboard("validate", str(suite), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (f"scoreboard: warning: {suite}, field 'prompt': the prompt renders the same text for all 2 cases, "
+            "whose inputs and vars differ: it names neither {{ input }} nor a case's vars, so what each case "
+            "holds is never sent") in proc.stderr.splitlines(), proc.stderr
+    # a variant's own prompt is named as such; a prompt that reads the input is quiet
+    suite.write_text(head + "prompt: 'Q: {{ input }}'\nvariants: {plain: {}, terse: {prompt: 'Be terse.'}}\n")
+    proc = scoreboard("validate", str(suite), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    warned = [line for line in proc.stderr.splitlines() if "renders the same text" in line]
+    assert warned == [f"scoreboard: warning: {suite}, field 'variants.terse.prompt': the prompt renders the same "
+                      "text for all 2 cases, whose inputs and vars differ: it names neither {{ input }} nor a "
+                      "case's vars, so what each case holds is never sent"], proc.stderr
+    # one case, or cases that are the same: nothing to say
+    (tmp_path / "cases.jsonl").write_text(json.dumps(cases[0]) + "\n")
+    suite.write_text(head + "prompt: 'Answer the question briefly.'\n")
+    proc = scoreboard("validate", str(suite), cwd=tmp_path)
+    assert proc.returncode == 0 and "warning" not in proc.stderr, proc.stderr

@@ -195,10 +195,10 @@ def cross_prompts(cfg: SuiteConfig, configs: list[dict]) -> list[dict]:
     return out
 
 
-def render_inputs(cfg: SuiteConfig, cases: list[Case], variants: list[Variant]) -> None:
+def render_inputs(cfg: SuiteConfig, cases: list[Case], variants: list[Variant]) -> list[str]:
     """Each case's input through its variants' prompts: one rendered input when every variant
     renders the same template, else one per variant (`case.inputs`). A case with vars and no
-    input needs a prompt."""
+    input needs a prompt. Returns warnings: a prompt that sends every case the same text."""
     limit = cfg.limits.max_input_bytes
     templates = [v.prompt for v in variants]
     if all(t is None for t in templates):
@@ -206,13 +206,37 @@ def render_inputs(cfg: SuiteConfig, cases: list[Case], variants: list[Variant]) 
             if case.input is None and case.conversation is None:
                 raise ConfigError("the case has vars but no input, and the suite names no prompt to render "
                                   "them into", file=case.source, line=case.line, case_id=case.id, field="vars")
-        return
+        return []
     same = all(t is not None for t in templates) and len({t.describe()["sha256"] for t in templates}) == 1
+    from ..hashing import sha256_json
+
+    sent_as = {sha256_json([c.input, c.vars]) for c in cases if c.conversation is None}
     errors = Collector()  # every case's problem, up to MAX_ERRORS, not only the first
     for case in cases:
         with errors.each():
             _render_case(case, variants, templates, same, limit)
     errors.done()
+    return _same_text_warnings(cases, variants, same) if len(sent_as) > 1 else []
+
+
+def _same_text_warnings(cases: list[Case], variants: list[Variant], same: bool) -> list[str]:
+    """A prompt that renders one text for cases whose inputs and vars differ reads none of them
+    (an instruction written as the prompt, the question left in `input`): every case is sent
+    the same text, and each is graded on an answer to another's question."""
+    from ..hashing import sha256_json
+
+    out, seen = [], set()
+    for v in variants:
+        t = v.prompt
+        if t is None or (t.field, t.describe()["sha256"]) in seen:
+            continue
+        seen.add((t.field, t.describe()["sha256"]))
+        rendered = {sha256_json(c.input if same else (c.inputs or {}).get(v.name)) for c in cases}
+        if len(rendered) == 1:
+            out.append(f"field {t.field or 'prompt'!r}: the prompt renders the same text for all {len(cases)} "
+                       "cases, whose inputs and vars differ: it names neither {{ input }} nor a case's vars, so what "
+                       "each case holds is never sent")
+    return out
 
 
 def _render_case(case: Case, variants: list[Variant], templates: list, same: bool, limit: int) -> None:

@@ -165,7 +165,7 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
                          offline=offline or dry_run, tasks=any(c.task is not None for c in cases))
     with errors.each():
         if cases and not errors.errors:
-            render_inputs(cfg, cases, variants)  # issue 14: prompt templates
+            warnings.extend(f"{source}, {w}" if source else w for w in render_inputs(cfg, cases, variants))
     with errors.each():
         check_isolated_agents(cfg, cases, variants, source, dry_run)  # issue 16: an http agent
     with errors.each():

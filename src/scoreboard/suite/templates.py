@@ -36,6 +36,8 @@ class Template:
     compiled: Any
     #: what an undefined name does: "error" (scoreboard's rule) or "empty" (Nunjucks')
     undefined: str = "error"
+    #: where the suite writes it (`prompt`, `variants.NAME.prompt`, `prompts.NAME`), for messages
+    field: str | None = None
 
     def describe(self) -> dict:
         """The saved form, as a plan variant records it."""
@@ -107,11 +109,11 @@ def load_template(spec: Any, name: str, places: Places, *, field: str, from_flag
     in_file = f" of the file {shorten(file, 120)!r}" if file else ""
     if isinstance(spec, str):
         place = f"the file {shorten(file, 120)!r}," if file else "its"
-        return Template(name, spec, file, _compile(spec, name, where, undefined, place), undefined)
+        return Template(name, spec, file, _compile(spec, name, where, undefined, place), undefined, field)
     messages = _messages(spec, name, where)
     compiled = [(m["role"], _compile(m["content"], name, where, undefined, f"message {i + 1} ({m['role']}){in_file},"))
                 for i, m in enumerate(messages)]
-    return Template(name, messages, file, compiled, undefined)
+    return Template(name, messages, file, compiled, undefined, field)
 
 
 def render(template: Template, case: Any, max_bytes: int) -> Any:
