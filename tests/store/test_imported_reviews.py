@@ -91,3 +91,56 @@ def test_a_run_end_keeps_a_review_written_in_the_viewer_during_the_run(tmp_path)
         _write_reviews(db, "run-key", stale, since="2999-01-01T00:00:00Z")
     assert [e["notes"] for e in store.reviews()] == ["old"]
     store.close()
+
+
+def test_one_label_reviewing_as_a_person_and_as_a_model_is_stored_twice(tmp_path):
+    # import reviews keeps "ann" the person and "ann" the model as two records (README); the
+    # store keyed reviews without the reviewer kind, so the second overwrote the first
+    report = base_run(tmp_path)
+    reviews_file(tmp_path / "human.json", report, "ann", "by hand", cases={"p1"})
+    entries = json.loads((tmp_path / "human.json").read_text(encoding="utf-8"))["entries"]
+    entries.append(dict(entries[0], reviewer_kind="model", verdict=True, notes="by model"))
+    (tmp_path / "both.json").write_text(json.dumps({"entries": entries}), encoding="utf-8")
+    done = cli(tmp_path, "import", "reviews", "base.json", "both.json", "--output", "both-report.json")
+    assert done.returncode == 0, done.stderr
+    done = cli(tmp_path, "store", "reviews", "--output", "exported.json")
+    assert done.returncode == 0, done.stderr
+    exported = json.loads((tmp_path / "exported.json").read_text(encoding="utf-8"))["entries"]
+    assert sorted((e["reviewer_kind"], e["notes"]) for e in exported) == [("human", "by hand"),
+                                                                          ("model", "by model")]
+    # and a later run carries both, each as what it is
+    done = cli(tmp_path, "run", "--cases", "cases.jsonl", "--subject", "mock", "--output", "later.json",
+               "--format", "json", "--no-progress")
+    assert done.returncode == 0, done.stderr
+    later = json.loads((tmp_path / "later.json").read_text(encoding="utf-8"))
+    assert [e["notes"] for e in later["reviews"]["human"]] == ["by hand"]
+    assert [e["notes"] for e in later["reviews"]["model"]] == ["by model"]
+
+
+def test_a_store_made_before_reviews_were_keyed_by_kind_is_migrated(tmp_path):
+    from scoreboard.store.db import schema_version
+    from scoreboard.store.migrations import MIGRATIONS
+
+    path = tmp_path / "old.sqlite"
+    old = HistoryStore(path)
+    entry = {"case_id": "a", "input_hash": "i" * 64, "output_hash": "o" * 64, "reviewer_id": "ana",
+             "reviewer_kind": "human", "rubric_version": "v1", "ratings": {}, "verdict": True, "notes": "kept"}
+    old.add_reviews([entry])
+    old.close()
+    import sqlite3
+
+    # the store as the first schema made it: reviews keyed without the kind, one migration
+    db = sqlite3.connect(path)
+    db.executescript("DELETE FROM schema_migrations WHERE version > 1; DROP TABLE reviews; " +
+                     MIGRATIONS[0][1][MIGRATIONS[0][1].index(next(s for s in MIGRATIONS[0][1]
+                                                                if s.startswith("CREATE TABLE reviews")))] + ";"
+                     "INSERT INTO reviews VALUES ('a', '" + "o" * 64 + "', 'ana', 'v1', '" + "i" * 64 +
+                     "', 'human', '{}', 1, 'kept', NULL, '2026-01-01T00:00:00Z');")
+    db.commit()
+    db.close()
+    store = HistoryStore(path)
+    assert schema_version(store.db) == len(MIGRATIONS)
+    store.add_reviews([dict(entry, reviewer_kind="model", notes="model's")])
+    assert sorted((e["reviewer_kind"], e["notes"]) for e in store.reviews()) == [("human", "kept"),
+                                                                                ("model", "model's")]
+    store.close()

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from scoreboard.store.migrations import MIGRATIONS
+
 from .test_store import make_suite
 
 pytestmark = pytest.mark.slow  # each test drives several CLI processes
@@ -75,7 +77,7 @@ def test_store_import_verify_tag_and_export(tmp_path):
     assert bad.returncode == 1 and "SHA-256" in bad.stdout and "stored attempt differs" in bad.stdout
     assert sb("verify", str(report), "--store", store, cwd=tmp_path).returncode == 1
     info = json.loads(sb("store", "info", "--json", "--store", store, cwd=tmp_path).stdout)
-    assert info["schema_version"] == 1 and info["runs"] == 1
+    assert info["schema_version"] == len(MIGRATIONS) and info["runs"] == 1
 
 
 def test_store_errors_are_one_line_and_nothing_runs(tmp_path):

@@ -20,6 +20,7 @@ from ..errors import ConfigError
 from ..redact import KNOWN, scrub_known
 from .base import RunEntry
 from .db import Database, now_iso, open_database
+from .migrations import REVIEW_COLUMNS
 from .reportfile import ReportFile
 from .shape import Shape
 from .rows import (
@@ -55,8 +56,8 @@ _INSERT_RUN = ("INSERT INTO runs (key, run_id, suite, status, started_at, finish
 _INSERT_REVIEW = (
     "INSERT INTO reviews (case_id, output_hash, reviewer_id, rubric_version, input_hash, reviewer_kind, ratings, "
     "verdict, notes, run_key, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-    "ON CONFLICT (case_id, output_hash, reviewer_id, rubric_version) DO UPDATE SET "
-    "input_hash = excluded.input_hash, reviewer_kind = excluded.reviewer_kind, ratings = excluded.ratings, "
+    "ON CONFLICT (case_id, output_hash, reviewer_id, reviewer_kind, rubric_version) DO UPDATE SET "
+    "input_hash = excluded.input_hash, ratings = excluded.ratings, "
     "verdict = excluded.verdict, notes = excluded.notes, run_key = excluded.run_key, created_at = excluded.created_at")
 
 
@@ -72,8 +73,6 @@ def _write_reviews(db, key: str, head: dict, *, since: str | None = None) -> Non
         db.executemany(_INSERT_REVIEW + " WHERE reviews.created_at < ?", [(*row, since) for row in rows])
 
 
-REVIEW_COLUMNS = ("case_id, output_hash, reviewer_id, rubric_version, input_hash, reviewer_kind, ratings, verdict, "
-                  "notes, run_key, created_at")
 #: tables holding one run's rows (what storing a run again replaces)
 RUN_TABLES = ("attempts", "grades", "case_results", "field_results", "variants", "summaries", "cases", "run_tags")
 
@@ -324,14 +323,14 @@ class HistoryStore:
             params.append(kind)
         if where:
             sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY r.created_at, r.case_id, r.output_hash, r.reviewer_id, r.rubric_version"
+        sql += " ORDER BY r.created_at, r.case_id, r.output_hash, r.reviewer_id, r.reviewer_kind, r.rubric_version"
         return [review_entry(row) for row in self.db.all(sql, params)]
 
     def case_reviews(self, case_id: str) -> list[dict]:
         """The stored reviews of one case's outputs (read by the case, not the whole table)."""
         return [review_entry(row) for row in self.db.all(
             f"SELECT {REVIEW_COLUMNS} FROM reviews WHERE case_id = ? ORDER BY created_at, output_hash, reviewer_id, "
-            "rubric_version", (case_id,))]
+            "reviewer_kind, rubric_version", (case_id,))]
 
     def held_reviews(self, plan: dict, carried: dict | None) -> dict | None:
         """The reviews a new run's report starts with: those it carries, plus the stored ones of
@@ -339,15 +338,15 @@ class HistoryStore:
         wanted = {c["id"]: c.get("input_hash") for c in plan.get("cases") or ()}
         stored = [review_entry(row) for row in self.db.all(
             f"SELECT {REVIEW_COLUMNS} FROM reviews ORDER BY created_at, case_id, output_hash, reviewer_id, "
-            "rubric_version")] if self._any_reviews() else []
+            "reviewer_kind, rubric_version")] if self._any_reviews() else []
         stored = [e for e in stored if wanted.get(e["case_id"]) == e["input_hash"]]
         if not stored:
             return carried
         out = {kind: list((carried or {}).get(kind) or ()) for kind in ("human", "model")}
-        have = {(e["case_id"], e["output_hash"], e["reviewer_id"], e["rubric_version"])
+        have = {(e["case_id"], e["output_hash"], e["reviewer_id"], kind, e["rubric_version"])
                 for kind in out for e in out[kind]}
         for e in stored:
-            if (e["case_id"], e["output_hash"], e["reviewer_id"], e["rubric_version"]) not in have:
+            if (e["case_id"], e["output_hash"], e["reviewer_id"], e["reviewer_kind"], e["rubric_version"]) not in have:
                 out[e["reviewer_kind"]].append(e)
         return out
 

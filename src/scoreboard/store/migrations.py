@@ -63,6 +63,10 @@ _REVIEWS = """CREATE TABLE reviews (
   ratings TEXT NOT NULL, verdict BIGINT, notes TEXT NOT NULL, run_key TEXT, created_at TEXT NOT NULL,
   PRIMARY KEY (case_id, output_hash, reviewer_id, rubric_version))"""
 
+#: a review's columns, in the order rows are written and read
+REVIEW_COLUMNS = ("case_id, output_hash, reviewer_id, rubric_version, input_hash, reviewer_kind, ratings, verdict, "
+                   "notes, run_key, created_at")
+
 MIGRATIONS: list[tuple[str, list[str]]] = [
     ("runs, variants, cases, attempts, grades, results, summaries, reviews", [
         _RUNS,
@@ -85,6 +89,17 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
         _FIELD_RESULTS,
         "CREATE TABLE summaries (run_key TEXT PRIMARY KEY, summary TEXT NOT NULL)",
         _REVIEWS,
+        "CREATE INDEX reviews_output ON reviews (output_hash)",
+        "CREATE INDEX reviews_run ON reviews (run_key)",
+    ]),
+    # One label may review an output once as a person and once as a model (two records, as
+    # `import reviews` keeps them); keyed without the kind, the second replaced the first.
+    ("reviews keyed by reviewer kind", [
+        _REVIEWS.replace("CREATE TABLE reviews", "CREATE TABLE reviews_by_kind").replace(
+            "reviewer_id, rubric_version))", "reviewer_id, reviewer_kind, rubric_version))"),
+        f"INSERT INTO reviews_by_kind ({REVIEW_COLUMNS}) SELECT {REVIEW_COLUMNS} FROM reviews",
+        "DROP TABLE reviews",
+        "ALTER TABLE reviews_by_kind RENAME TO reviews",
         "CREATE INDEX reviews_output ON reviews (output_hash)",
         "CREATE INDEX reviews_run ON reviews (run_key)",
     ]),
