@@ -175,3 +175,22 @@ def test_compare_shows_each_pass_rates_denominator_and_its_errors(tmp_path):
     assert "0.0% (0/6, 6 errors)" in page
     # the page states what the pair could detect, as the text and every report rendering do
     assert f"±{round(comp['detectable_difference']['value'] * 100)} points" in page
+
+
+def test_the_pr_comment_names_the_pair_of_each_flag_and_shows_errors(tmp_path):
+    """With two pairs, the comment listed the union of their flags sorted: "fewer than 10
+    discordant pairs" of one pair read as said of both. And a variant whose every attempt
+    errored read 0.0%, as one that failed every case."""
+    from scoreboard.cli.compare import compare_reports
+    from scoreboard.cli.github_comment import comparison_markdown
+    from scoreboard.record.io import read_report
+
+    path = _erring_report(tmp_path)
+    report = read_report(path)
+    result = compare_reports(report, report, [("ok", "ok"), ("ok", "down")])
+    text = comparison_markdown(result)
+    assert "0.0% (0/6, 6 errors)" in text, text
+    for c in result["comparisons"]:
+        name = c["b"] if c["a"] == c["b"] else f"{c['a']} → {c['b']}"
+        for flag in c["flags"]:
+            assert f"- ⚠️ {name}: {flag}" in text, (name, flag, text)

@@ -18,6 +18,7 @@ import urllib.request
 from pathlib import Path
 
 from ..record.mdtext import code, inline
+from .compare import rate_words
 
 #: the most comment pages (100 each) searched for the earlier comment
 MAX_PAGES = 20
@@ -96,10 +97,19 @@ def comparison_markdown(result: dict) -> str:
         name = c["b"] if c["a"] == c["b"] else f"{c['a']} → {c['b']}"
         # no case judged on both sides: nothing to test, so the p is unknown (not a sign test's 1)
         p = "n/a" if not c.get("cases") or c.get("sign_test_p") is None else f"{c['sign_test_p']:.3g}"
-        lines.append(f"| {md(name)} | {pct(c['a_pass_rate'])} | {pct(c['b_pass_rate'])} | {change} | {c['b_wins']} "
+        # a side with errored attempts says them with its denominator (cli.compare.rate_words): all
+        # errored is not all failed
+        rates = [md(rate_words(c[f"{side}_pass_rate"], c.get(f"{side}_counts")))
+                 if (c.get(f"{side}_counts") or {}).get("errors") else pct(c[f"{side}_pass_rate"]) for side in "ab"]
+        lines.append(f"| {md(name)} | {rates[0]} | {rates[1]} | {change} | {c['b_wins']} "
                      f"| {c['a_wins']} | {c['ties']} | {p} |")
-    flags = sorted({flag for c in result["comparisons"] for flag in c["flags"]})
-    lines += [""] + [f"- ⚠️ {md(flag)}" for flag in flags]
+    if len(result["comparisons"]) == 1:
+        lines += [""] + [f"- ⚠️ {md(flag)}" for flag in sorted(result["comparisons"][0]["flags"])]
+    else:  # each flag beside the pair it concerns (one pair's few discordant cases are not another's)
+        lines.append("")
+        for c in result["comparisons"]:
+            name = c["b"] if c["a"] == c["b"] else f"{c['a']} → {c['b']}"
+            lines += [f"- ⚠️ {md(name)}: {md(flag)}" for flag in c["flags"]]
     return "\n".join(lines) + "\n"
 
 
