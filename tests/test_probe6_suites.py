@@ -203,3 +203,16 @@ def test_a_prompt_that_names_no_case_variable_sends_every_case_the_same_text_and
     suite.write_text(head + "prompt: 'Answer the question briefly.'\n")
     proc = scoreboard("validate", str(suite), cwd=tmp_path)
     assert proc.returncode == 0 and "warning" not in proc.stderr, proc.stderr
+
+
+def test_a_metric_written_among_a_grader_s_options_says_where_it_goes(tmp_path):
+    # Inspect and DeepEval name a metric on the scorer itself; here it sits beside the grader
+    suite = write_suite(tmp_path, "", graders="faithfulness")
+    suite.write_text(suite.read_text().replace(
+        "graders: [", "graders: [{contains: {patterns: [context], metric: grounding}}, "))
+    proc = scoreboard("validate", str(suite), cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [
+        f"scoreboard: error: {suite}, field 'graders[0]': grader 'contains': unknown option 'metric' (known: "
+        "patterns, values, mode, ignore_case, fold); 'metric' goes beside the grader's name: "
+        "{contains: {...}, metric: ...}"], proc.stderr

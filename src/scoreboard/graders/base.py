@@ -135,4 +135,7 @@ def check_keys(grader: str, value: dict, allowed: tuple[str, ...]) -> None:
     for key in value:
         if key not in allowed:
             known = ", ".join(allowed) if allowed else "none"
-            raise option_error(grader, f"unknown option {key!r} (known: {known})")
+            # weight, metric and transform modify any grader: they sit beside its name
+            beside = (f"; {key!r} goes beside the grader's name: {{{grader}: {{...}}, {key}: ...}}"
+                      if key in ("weight", "metric", "transform") else "")
+            raise option_error(grader, f"unknown option {key!r} (known: {known}){beside}")
