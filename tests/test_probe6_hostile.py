@@ -121,3 +121,35 @@ def test_a_report_verified_from_its_own_run_still_recomputes_code_grades(tmp_pat
     done = cli(report.parent, "verify", report.name, "--allow-code", "--json")
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout)["checked"]["grades"] == 1
+
+
+def _limited(cwd: Path, *args: str, memory: int = 2 << 30) -> subprocess.CompletedProcess:
+    """`cli` under an address-space limit: a command that reads a huge file whole fails, not the host."""
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=300, check=False, preexec_fn=limit)
+
+
+@pytest.mark.parametrize("head, tail", [(b"", b""), (b"{", b""), (b"", b"}"), (b"  [", b"]\n")])
+def test_a_huge_file_that_is_no_report_is_refused_before_it_is_read(tmp_path, head, tail):
+    """A 10 GiB sparse file (zeros), or one that starts or ends like a report: a report is one JSON
+    object, so what does not start with '{' and end with '}' is refused from its ends alone (it was
+    read whole first: 10 GiB, then 'too large to read in the memory available' at best)."""
+    path = tmp_path / "huge.json"
+    with open(path, "wb") as handle:
+        handle.write(head)
+        handle.truncate(10 << 30)
+        handle.seek(0, os.SEEK_END)
+        handle.write(tail)
+    for args in (["verify", path.name], ["report", path.name, "--output", "again.md", "--format", "md"],
+                 ["compare", path.name, path.name], ["rescore", path.name, "--output", "new.json"]):
+        done = _limited(tmp_path, *args)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 1 and len(lines) == 1, (args, done.stderr[-2000:])
+        assert lines[0].startswith(f"scoreboard: error: {path.name}: report is not a JSON object"), lines[0]
+        assert "memory" not in lines[0]

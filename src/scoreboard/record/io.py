@@ -191,6 +191,11 @@ _BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 20
 
 
+def _byte(b: bytes) -> str:
+    """One byte as a reader sees it: '{' or 0x00."""
+    return repr(b.decode("ascii")) if b and 32 < b[0] < 127 else f"0x{b[0]:02x}" if b else "nothing"
+
+
 def _read_trimmed(path: str | os.PathLike, shown: str) -> bytes:
     """The bytes of a regular file without the whitespace around its JSON value: a file of
     gigabytes of blanks (or a report followed by them) is never held in memory for nothing.
@@ -227,6 +232,11 @@ def _read_trimmed(path: str | os.PathLike, shown: str) -> bytes:
                 break
         if end <= start:
             raise ConfigError("report is empty (no JSON value in it, only whitespace)", file=shown)
+        # A report is one JSON object: its ends say so before gigabytes (a sparse file) are read.
+        first, last = os.pread(fd, 1, start), os.pread(fd, 1, end - 1)
+        if first != b"{" or last != b"}":
+            raise ConfigError(f"report is not a JSON object (it starts with {_byte(first)} and ends with "
+                              f"{_byte(last)}; a report is one {{...}})", file=shown)
         parts, at = [], start
         while at < end:
             chunk = os.pread(fd, min(end - at, 64 * _CHUNK), at)
