@@ -216,3 +216,31 @@ def test_a_metric_written_among_a_grader_s_options_says_where_it_goes(tmp_path):
         f"scoreboard: error: {suite}, field 'graders[0]': grader 'contains': unknown option 'metric' (known: "
         "patterns, values, mode, ignore_case, fold); 'metric' goes beside the grader's name: "
         "{contains: {...}, metric: ...}"], proc.stderr
+
+
+def test_a_prompt_reads_the_case_s_metadata_as_inspect_s_prompt_template_does(tmp_path):
+    # Inspect's prompt_template fills {context} from the sample's metadata: a ragas-style dataset
+    # (question, contexts, ground_truth) read as an Inspect dataset keeps contexts as metadata
+    rows = [{"question": "When was Einstein born?", "contexts": ["Einstein was born 14 March 1879."],
+             "ground_truth": "14 March 1879"},
+            {"question": "Where was he born?", "contexts": ["He was born in Ulm."], "ground_truth": "Ulm"}]
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "subj.py").write_text("def reply(prompt):\n    return prompt\n")
+    suite = tmp_path / "suite.yaml"
+    suite.write_text("name: ragas\ncases: [{format: inspect, path: data.jsonl, fields: {input: question, "
+                     "target: ground_truth, metadata: [contexts]}, auto_id: true}]\n"
+                     "subject: {type: python, function: 'subj:reply', model_free: true}\n"
+                     "prompt: \"Context: {{ metadata.contexts | join(' ') }}\\nQuestion: {{ input }}\"\n"
+                     "graders: [{contains: null}]\n")
+    proc = scoreboard("run", str(suite), "--output", str(tmp_path / "r.json"), "--no-progress",
+                      "--format", "json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    inputs = {c["id"]: c["input"] for c in report["plan"]["cases"]}
+    assert inputs == {"1": "Context: Einstein was born 14 March 1879.\nQuestion: When was Einstein born?",
+                      "2": "Context: He was born in Ulm.\nQuestion: Where was he born?"}
+    assert all(a["status"] == "passed" for a in report["attempts"])
+    # a metadata key a case lacks is named like a missing var
+    suite.write_text(suite.read_text().replace("metadata.contexts", "metadata.context"))
+    proc = scoreboard("validate", str(suite), cwd=tmp_path)
+    assert proc.returncode == 1 and "field 'vars.metadata.context'" in proc.stderr, proc.stderr

@@ -129,6 +129,8 @@ def render(template: Template, case: Any, max_bytes: int) -> Any:
     names["vars"] = case.vars if case.vars is not None else {}
     if case.input is not None:
         names.setdefault("input", case.input)
+    # the case's metadata, as Inspect's prompt_template reads a sample's (never its reference)
+    names.setdefault("metadata", case.metadata if isinstance(case.metadata, dict) else {})
     try:
         with render_budget(max_output_chars=max_bytes):
             if isinstance(template.compiled, list):
