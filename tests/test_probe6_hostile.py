@@ -153,3 +153,25 @@ def test_a_huge_file_that_is_no_report_is_refused_before_it_is_read(tmp_path, he
         assert done.returncode == 1 and len(lines) == 1, (args, done.stderr[-2000:])
         assert lines[0].startswith(f"scoreboard: error: {path.name}: report is not a JSON object"), lines[0]
         assert "memory" not in lines[0]
+
+
+def test_a_skill_measures_no_file_outside_its_folder(tmp_path):
+    """A SKILL.md someone shares names `../outside.txt`, `../../../../etc/passwd` and a link that
+    leads out of its folder: footprint read them (their size and tokens in its table). They are
+    listed as refused now, unread; a file inside the folder is still measured."""
+    skill = tmp_path / "skill"
+    skill.mkdir()
+    (tmp_path / "outside.txt").write_text("secret outside the skill\n")
+    (skill / "link.md").symlink_to("../outside.txt")
+    (skill / "inside.md").write_text("inside\n")
+    climb = "../" * 12 + "etc/hostname"
+    (skill / "SKILL.md").write_text(f"# Skill\nSee [a](../outside.txt), [b]({climb}), [c](link.md), "
+                                    "[d](inside.md).\n")
+    done = cli(tmp_path, "footprint", "skill", "--json", "--approximate")
+    assert done.returncode == 0, done.stderr
+    (setup,) = json.loads(done.stdout)["setups"]
+    items = {i["path"] for i in setup["items"]}
+    assert items == {"skill/SKILL.md", "skill/inside.md"}, items
+    refused = " ".join(setup["missing_references"])
+    assert "../outside.txt" in refused and "link.md" in refused and "etc/hostname" in refused, refused
+    assert "outside" in refused

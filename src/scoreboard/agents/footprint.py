@@ -38,6 +38,7 @@ from urllib.parse import unquote
 
 from ..errors import ConfigError
 from ..jsonio import loads as loads_json
+from ..safefile import FileRefused, read_file, resolve_inside
 
 SCHEMA = "scoreboard.footprint/v1"
 ENCODINGS = ("cl100k_base", "o200k_base")
@@ -190,8 +191,6 @@ class Setup:
 
 
 def _read_text(path: Path, shown: str) -> tuple[str, int]:
-    from ..safefile import FileRefused, read_file
-
     try:  # a regular file (no FIFO or device), bounded
         raw = read_file(path, limit=MAX_FILE_BYTES, limit_name="footprint's largest file")
     except FileRefused as exc:
@@ -231,7 +230,7 @@ def references(text: str, base: Path) -> tuple[list[Path], list[str]]:
     """Local files a markdown document references by relative link or path: (found, missing).
 
     A missing target is reported only when it came from a link or names a folder; a bare word
-    with a dot ("e.g.", "v1.2") is not a reference."""
+    with a dot ("e.g.", "v1.2") is not a reference. One outside `base` is listed with why, unread."""
     targets = [(t, True) for t in _LINK.findall(text)]
     targets += [(t, False) for regex in (_CODE, _BARE) for t in regex.findall(text)]
     found: list[Path] = []
@@ -247,7 +246,11 @@ def references(text: str, base: Path) -> tuple[list[Path], list[str]]:
         seen.add(t)
         candidate = base / t
         if candidate.is_file():
-            resolved = candidate.resolve()
+            try:  # inside the skill's folder: a shared skill must not measure the rest of the machine
+                resolved = resolve_inside(t, base, base)
+            except FileRefused as exc:
+                missing.append(f"{t} ({exc.reason.split(' (give --root', 1)[0]}: not read)")
+                continue
             if resolved not in found:
                 found.append(resolved)
         elif (is_link or "/" in t) and not candidate.exists() and candidate.suffix:

@@ -99,7 +99,7 @@ def main(args: argparse.Namespace) -> int:
         title = f"{label}: {setup.name}" if label else setup.name
         print_table(_rows(setup), headers, out, title=title)
         for missing in setup.missing_references:
-            print(f"  referenced but not found: {missing}", file=out)
+            print(f"  referenced but not measured (missing or refused): {missing}", file=out)
         print(file=out)
     if comparison:
         for key in ("bytes", "tokens"):
