@@ -194,3 +194,31 @@ def test_the_pr_comment_names_the_pair_of_each_flag_and_shows_errors(tmp_path):
         name = c["b"] if c["a"] == c["b"] else f"{c['a']} → {c['b']}"
         for flag in c["flags"]:
             assert f"- ⚠️ {name}: {flag}" in text, (name, flag, text)
+
+
+FLAKY = '''import zlib
+def flaky(input, skill, run):
+    return "yes 47" if zlib.crc32((str(input) + str(run)).encode()) % 3 else "no"
+'''
+
+
+def test_ten_conversations_of_four_turns_are_a_small_sample(tmp_path):
+    """The conversation is the unit of every interval: 10 conversations are 10 units of evidence,
+    whatever their 40 turns. The one-variant small-sample line counted the turns and said nothing
+    (terminal, Markdown, JUnit), while a pair of the same run was flagged on its 10 units."""
+    (tmp_path / "subj.py").write_text(FLAKY)
+    lines = [json.dumps({"id": f"conv{k}", "conversation": {"topic": "birds", "notes": f"47 birds. item {k}"},
+                         "turns": [{"id": f"t{t}", "question": f"How many? {k} {t}", "graders": [{"contains": "47"}]}
+                                   for t in range(4)]}) for k in range(10)]
+    (tmp_path / "cases.jsonl").write_text("\n".join(lines) + "\n")
+    (tmp_path / "suite.yaml").write_text("name: c\ncases: cases.jsonl\noutput_dir: out\nvariants:\n"
+                                         "  flaky: {subject: {type: python, function: 'subj:flaky', model_free: true}}\n")
+    proc = scoreboard(["run", "suite.yaml", "--no-progress", "--format", "json,md,junit"], tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    words = "small sample: fewer than 30 units (10 per variant, a conversation counting once): the intervals are wide"
+    assert words in proc.stdout + proc.stderr
+    (md,) = (tmp_path / "out" / "c").glob("*.md")
+    assert words in md.read_text()
+    (junit,) = (tmp_path / "out" / "c").glob("*.junit.xml")
+    assert "small sample: fewer than 30 units (10, a conversation counting once): the intervals are wide" \
+        in junit.read_text()

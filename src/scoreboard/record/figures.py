@@ -19,14 +19,37 @@ def unit_words(conversations: int) -> str:
     return f"the intervals count {which} as one unit (its turns are correlated), and each case outside any as one"
 
 
-def small_sample_words(summary) -> str | None:
+def unit_count(vs, plan=None) -> int:
+    """A variant's units of evidence: its cases, the turns of a conversation counting once (the
+    unit of every interval); without the plan, its cases."""
+    if not getattr(vs, "conversations", None) or plan is None:
+        return vs.cases
+    turns = sum(1 for c in plan.cases if getattr(c, "conversation", None))
+    return max(vs.conversations, vs.cases - turns + vs.conversations)
+
+
+def variant_small_words(vs, plan=None) -> str | None:
+    """One variant's small-sample words (JUnit, which carries no comparison): None from 30 units."""
+    units = unit_count(vs, plan) if vs is not None and vs.cases else 0
+    if not units or units >= 30:
+        return None
+    noun, tail = ("units", ", a conversation counting once") if getattr(vs, "conversations", None) else ("cases", "")
+    return f"small sample: fewer than 30 {noun} ({units}{tail}): the intervals are wide"
+
+
+def small_sample_words(summary, plan=None) -> str | None:
     """Said once under a run's figures when a variant rests on fewer than 30 cases (its intervals
     are wide for it, not for a flaw), as history says it; None otherwise, and None when a
-    comparison already says it (each flag is said once)."""
-    counts = sorted({v.cases for v in summary.variants.values() if v.cases and v.cases < 30})  # 0: no interval
+    comparison already says it (each flag is said once). With conversations (`plan` given) the
+    unit is the conversation: 10 conversations of 4 turns are 10 units."""
+    small = [v for v in summary.variants.values() if v.cases and unit_count(v, plan) < 30]  # 0: no interval
+    counts = sorted({unit_count(v, plan) for v in small})
     if not counts or any(f.startswith("small sample: fewer than 30") for c in summary.comparisons or ()
                          for f in c.flags or ()):
         return None
+    if any(getattr(v, "conversations", None) for v in small):
+        return (f"small sample: fewer than 30 units ({' or '.join(map(str, counts))} per variant, a conversation "
+                "counting once): the intervals are wide")
     return (f"small sample: fewer than 30 cases ({' or '.join(map(str, counts))} per variant): "
             "the intervals are wide")
 

@@ -10,7 +10,7 @@ from collections import defaultdict
 from typing import Any
 
 from .constants import DRY_RUN_MARK, DRY_RUN_NOTE
-from .figures import figure_rows
+from .figures import figure_rows, variant_small_words
 from .io import fmt_rate, variant_model
 from .schema import Attempt
 from .view import CaseTally, ReportView, as_view
@@ -172,8 +172,7 @@ def render_junit(view: ReportView) -> str:
         planned = next((v for v in plan.variants if v.name == variant), None)
         fields = vs.field_accuracy_overall if vs is not None else None
         # JUnit carries no comparison, so no pair's flag: a variant of few cases says it beside its intervals
-        small = (f"small sample: fewer than 30 cases ({vs.cases}): the intervals are wide"
-                 if vs is not None and vs.cases and vs.cases < 30 else None)
+        small = variant_small_words(vs, plan)
         for key, value in (("variant", variant), ("model", variant_model(planned) if planned else None),
                            ("run_status", run.status), ("fixture_hash", plan.fixture_hash),
                            ("pass_rate", rate), ("small_sample", small),

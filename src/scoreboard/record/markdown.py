@@ -119,7 +119,7 @@ def _lines(view: ReportView, failures: int, failures_first: bool = False) -> Ite
         lines += [f"- ⚠️ {cell(name)}: {over_bound_words(n)}" for name, n in over] + [""]
     lines += _pass_at_k(variants, vs)
     lines += _figures(variants, vs, summary)
-    lines += _methods(summary)
+    lines += _methods(summary, plan)
     lines += _comparisons(summary)
     lines += judges_section(summary.judges, summary.judge_agreement, len(plan.cases))
     lines += _tasks(summary.tasks)  # agent tasks
@@ -290,14 +290,14 @@ def _k_cell(fig) -> str:
     return f"{fmt_rate(fig.value)}{interval}"
 
 
-def _methods(summary: Summary) -> list[str]:
+def _methods(summary: Summary, plan=None) -> list[str]:
     methods = summary.methods
     if methods is None:
         return []
     extra = methods.model_extra or {}
     words = [f"- {cell(name)}: {cell(text)}" for name, text in extra.items()]
     unit = "a conversation, or a case outside any, is the unit" if "unit" in extra else "the case is the unit"
-    small = small_sample_words(summary)
+    small = small_sample_words(summary, plan)
     return [f"Intervals ({unit}):", "", *words, *([f"- {small}"] if small else []), ""]
 
 

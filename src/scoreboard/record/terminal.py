@@ -101,7 +101,7 @@ def _method_lines(report: Report) -> list[str]:
     if not extra or not report.summary.variants:
         return []
     words = "; ".join(f"{name}: {re.split(r' [(]|; ', str(text), maxsplit=1)[0]}" for name, text in extra.items())
-    small = small_sample_words(report.summary)
+    small = small_sample_words(report.summary, report.plan)
     return [f"  95% intervals: {words}"] + ([f"  {small}"] if small else [])
 
 
