@@ -222,3 +222,52 @@ def test_ten_conversations_of_four_turns_are_a_small_sample(tmp_path):
     (junit,) = (tmp_path / "out" / "c").glob("*.junit.xml")
     assert "small sample: fewer than 30 units (10, a conversation counting once): the intervals are wide" \
         in junit.read_text()
+
+
+def test_the_page_of_a_one_variant_run_says_small_sample_in_words(tmp_path):
+    """The terminal and Markdown say it under a one-variant run's figures; the page said nothing
+    (its only small-sample words were a comparison's flags, and a lone variant has none)."""
+    from scoreboard.record.html import page_data
+    from scoreboard.record.view import view_of
+    from tests.record.conftest import make_report
+
+    from scoreboard.stats.summary import summarize
+
+    def real(*args, **kwargs):
+        report = make_report(*args, **kwargs)
+        report["summary"] = summarize(report["plan"], report["attempts"])
+        return report
+
+    assert page_data(view_of(real(4, variants=("basic",), runs=2)))["small_sample"] == \
+        "small sample: fewer than 30 cases (4 per variant): the intervals are wide"
+    two = real(4, runs=2)  # a pair carries the flag: said once, there
+    assert any("fewer than 30" in f for f in two["summary"]["comparisons"][0]["flags"])
+    assert "small_sample" not in page_data(view_of(two))
+    assert "small_sample" not in page_data(view_of(real(30, variants=("basic",), runs=1)))
+
+
+def test_the_page_shows_the_small_sample_words(tmp_path):
+    import os
+
+    from scoreboard.record.html import render_html
+    from scoreboard.record.view import view_of
+    from tests.record.conftest import BROWSER_ARGS, CHROMIUM, make_report
+
+    if not os.path.exists(CHROMIUM):
+        import pytest
+
+        pytest.skip(f"{CHROMIUM} is not installed")
+    from playwright.sync_api import sync_playwright
+
+    path = tmp_path / "report.html"
+    path.write_text(render_html(view_of(make_report(4, variants=("basic",), runs=2))), encoding="utf-8")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=BROWSER_ARGS)
+        try:
+            page = browser.new_page()
+            page.goto(path.resolve().as_uri())
+            page.wait_for_selector("html[data-ready=true]", timeout=30_000)
+            text = page.get_by_test_id("small-sample").inner_text()
+        finally:
+            browser.close()
+    assert "small sample: fewer than 30 cases (4 per variant): the intervals are wide" in text

@@ -18,6 +18,7 @@ from importlib import resources
 from typing import Any
 
 from ..jsonio import dumps_text, finite
+from .figures import small_sample_words
 from .io import escape_surrogates, models_text
 from .requests_text import notable, request_lines
 from .schema import Attempt, PlanCase
@@ -239,6 +240,9 @@ def page_data(view: ReportView, level: int = 0) -> dict:
     data = {"version": DATA_VERSION, "run": report.run.model_dump(by_alias=True, exclude_unset=True),
             "plan": plan_out, "summary": report.summary.model_dump(exclude_unset=True),
             "gates": [g.model_dump(exclude_unset=True) for g in report.gates], "cases": cases}
+    small = small_sample_words(report.summary, plan)  # said once, as the terminal and Markdown say it
+    if small:
+        data["small_sample"] = small
     if shrink.shortened:
         data["shortened"] = {"count": shrink.shortened, "text_limit": shrink.text_limit,
                              "value_limit": shrink.value_limit, "passing_values_kept": shrink.keep_passing}

@@ -387,7 +387,9 @@
     });
     return el("section", { "data-testid": "summary" },
       el("h2", null, "Pass rate", el("span", { class: "muted", text: "judged attempts that passed; ticks at 70% and 90%; a mark only where a gate judged the variant" })),
-      el("div", { class: "cards" }, cards));
+      el("div", { class: "cards" }, cards),
+      typeof DATA.small_sample === "string" ? el("p", { class: "muted small", "data-testid": "small-sample" },
+        mark("warn", "caution"), " " + DATA.small_sample) : null);
   }
 
   var FLAG_WORDS = {
