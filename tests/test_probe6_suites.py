@@ -244,3 +244,28 @@ def test_a_prompt_reads_the_case_s_metadata_as_inspect_s_prompt_template_does(tm
     suite.write_text(suite.read_text().replace("metadata.contexts", "metadata.context"))
     proc = scoreboard("validate", str(suite), cwd=tmp_path)
     assert proc.returncode == 1 and "field 'vars.metadata.context'" in proc.stderr, proc.stderr
+
+
+def test_per_case_differences_equal_but_for_float_rounding_have_no_spread(tmp_path):
+    # gsm8k-style: one variant right on every run, the other on 2 of 3 runs of each case: every
+    # per-case difference is 1/3, computed as 1 - 0.666... (an ulp apart once averaged). That is
+    # no spread, so what the run could detect rests on the stated assumption, never on a float
+    # rounding error that read "could detect differences of 0 points or more"
+    from scoreboard.stats.comparison import difference_sd, power_figures
+
+    diffs = [1 - 2 / 3] * 3
+    assert difference_sd(diffs) == 0.0
+    figure = power_figures(diffs)
+    assert figure["sd_from"] == "assumption" and figure["value"] > 0.5
+    (tmp_path / "subj.py").write_text("def reply(prompt, skill, run, params):\n"
+                                      "    return 'ok' if params.get('steady') or run != 1 else 'no'\n")
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps({"id": f"g{i}", "input": f"q{i}", "expected": "ok"})
+                                                  + "\n" for i in range(3)))
+    suite = tmp_path / "suite.yaml"
+    suite.write_text("name: gsm\ncases: cases.jsonl\nruns: 3\n"
+                     "subject: {type: python, function: 'subj:reply', model_free: true}\n"
+                     "variants: {steady: {params: {steady: true}}, noisy: {params: {steady: false}}}\n")
+    proc = scoreboard("run", str(suite), "--output", str(tmp_path / "r.json"), "--no-progress", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "could detect differences of 0 points" not in proc.stdout, proc.stdout
+    assert "could not detect even a 100-point difference with this few cases" in proc.stdout, proc.stdout

@@ -81,7 +81,10 @@ def difference_sd(diffs: list[float]) -> float | None:
     if n < 2:
         return None
     mean = math.fsum(diffs) / n
-    return math.sqrt(math.fsum((d - mean) ** 2 for d in diffs) / (n - 1))
+    spread = math.fsum((d - mean) ** 2 for d in diffs)
+    # equal differences an ulp apart (1 - 2/3 is 0.33333333333333337) are no spread: the same
+    # tolerance as mean_interval's, or a rounding error is read as certainty
+    return 0.0 if spread <= 1e-24 else math.sqrt(spread / (n - 1))
 
 
 def power_figures(diffs: list[float], alpha: float = 0.05, scale: float = 1.0) -> dict | None:
