@@ -271,3 +271,60 @@ def test_the_page_shows_the_small_sample_words(tmp_path):
         finally:
             browser.close()
     assert "small sample: fewer than 30 cases (4 per variant): the intervals are wide" in text
+
+
+FIELDS_SUBJECT = '''import hashlib, json
+def u(*p):
+    return int.from_bytes(hashlib.sha256("/".join(map(str, p)).encode()).digest()[:8], "big") / 2**64
+def f(input, skill, run, params):
+    i = json.loads(input)["i"]
+    if params.get("err") and u(i, run, "e") < 0.5:
+        raise RuntimeError("provider down")
+    return {"a": 1 if u(i, run, params["s"]) < 0.8 else 0}
+'''
+
+
+def test_the_per_field_comparison_says_which_errored_attempts_it_left_out(tmp_path):
+    """Fields are compared over the attempts graded field by field, so a variant's errored
+    attempts (no fields to grade) are left out of its per-field figures, while the pass-rate
+    comparison of the same pair counts them as failures. The Markdown and the page said nothing."""
+    (tmp_path / "subj.py").write_text(FIELDS_SUBJECT)
+    (tmp_path / "cases.jsonl").write_text("".join(
+        json.dumps({"id": f"c{i}", "input": json.dumps({"i": i}), "expected": {"a": 1}, "fields": ["a"]}) + "\n"
+        for i in range(8)))
+    (tmp_path / "suite.yaml").write_text(
+        "name: f\ncases: cases.jsonl\noutput_dir: out\nruns: 3\nvariants:\n"
+        "  x: {subject: {type: python, function: 'subj:f', model_free: true}, params: {s: x}}\n"
+        "  y: {subject: {type: python, function: 'subj:f', model_free: true}, params: {s: y, err: true}}\n")
+    proc = scoreboard(["run", "suite.yaml", "--no-progress", "--format", "json,md"], tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    (path,) = (tmp_path / "out" / "f").glob("*.json")
+    errored = json.loads(path.read_text())["summary"]["variants"]["y"]["field_accuracy_over"]["errored_attempts"]
+    assert errored
+    words = (f"fields are compared over the attempts graded field by field: left out, y's {errored} errored "
+             "attempts (no fields to grade; the pass-rate comparison counts them as failures)")
+    assert words in path.with_suffix(".md").read_text()
+    from scoreboard.record.figures import field_errors_words
+    from scoreboard.record.io import read_report
+
+    report = read_report(path)
+    assert field_errors_words(report.summary.comparisons[0], report.summary) == words
+    import os
+
+    from tests.record.conftest import BROWSER_ARGS, CHROMIUM
+
+    if not os.path.exists(CHROMIUM):
+        return  # the Markdown and the helper are checked above; the page needs Chromium
+    from playwright.sync_api import sync_playwright
+
+    assert scoreboard(["report", str(path), "--format", "html", "--output", "page.html"], tmp_path).returncode == 0
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=BROWSER_ARGS)
+        try:
+            page = browser.new_page()
+            page.goto((tmp_path / "page.html").resolve().as_uri())
+            page.wait_for_selector("html[data-ready=true]", timeout=30_000)
+            text = page.get_by_test_id("cmp-field-errors").inner_text()
+        finally:
+            browser.close()
+    assert words in text

@@ -92,6 +92,23 @@ def figure_rows(s) -> list[tuple[str, str]]:
     return rows
 
 
+def field_errors_words(comp, summary) -> str | None:
+    """What a pair's per-field figures leave out: each side's errored attempts, which have no
+    fields to grade (the pass-rate comparison of the same pair counts them as failures)."""
+    if not comp.fields:
+        return None
+    left = []
+    for name in (comp.a, comp.b):
+        vs = summary.variants.get(name)
+        over = vs.field_accuracy_over if vs is not None else None
+        if over is not None and over.errored_attempts:
+            left.append(f"{name}'s {plural(over.errored_attempts, 'errored attempt')}")
+    if not left:
+        return None
+    return (f"fields are compared over the attempts graded field by field: left out, {' and '.join(left)} (no fields "
+            "to grade; the pass-rate comparison counts them as failures)")
+
+
 def comparison_rows(comp) -> list[str]:
     """One line per compared metric of a pair (and the case score)."""
     out = []

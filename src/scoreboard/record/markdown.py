@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .constants import DRY_RUN_MARK, DRY_RUN_NOTE
-from .figures import small_sample_words, unit_words
+from .figures import field_errors_words, small_sample_words, unit_words
 from .io import detectable_words, fmt_p, fmt_rate, models_text, over_bound_words
 from .markdown_failures import failures_section
 from .markdown_parts import (
@@ -342,7 +342,7 @@ def _comparisons(summary: Summary) -> list[str]:
                        f"{d.cases} {unit}; spread of differences from {cell(d.sd_from)})")
     out.append("")
     for c in comps:
-        out += _field_comparison(c)
+        out += _field_comparison(c, summary)
     return out
 
 
@@ -354,7 +354,7 @@ def _diff(diff: float | None, ci) -> str:
     return text
 
 
-def _field_comparison(c) -> list[str]:
+def _field_comparison(c, summary=None) -> list[str]:
     """The per-field paired figures of one pair; the exploratory note belongs to them alone."""
     fields = c.fields or {}
     if not fields:
@@ -368,6 +368,8 @@ def _field_comparison(c) -> list[str]:
         f = fields[path]
         out.append(f"| {cell(path)} | {f.cases} | {f.a_wins} | {f.b_wins} | {f.ties} | "
                    f"{_diff(f.mean_difference, f.mean_difference_ci)} | {fmt_p(f.sign_test_p)} |")
+    left = field_errors_words(c, summary) if summary is not None else None
+    out += ["", f"- ⚠️ {cell(left)}"] if left else []
     out.append("")
     return out
 

@@ -392,6 +392,17 @@
         mark("warn", "caution"), " " + DATA.small_sample) : null);
   }
 
+  /* What a pair's per-field figures leave out: each side's errored attempts have no fields to
+     grade (record/figures.field_errors_words says the same in the Markdown). */
+  function fieldErrors(c) {
+    var left = [c.a, c.b].filter(function (n) {
+      var over = (VS[n] || {}).field_accuracy_over;
+      return over && over.errored_attempts;
+    }).map(function (n) { return n + "'s " + plural(VS[n].field_accuracy_over.errored_attempts, "errored attempt"); });
+    return left.length ? "fields are compared over the attempts graded field by field: left out, " + left.join(" and ") +
+      " (no fields to grade; the pass-rate comparison counts them as failures)" : null;
+  }
+
   var FLAG_WORDS = {
     "few-discordant": "Few cases differ between the variants, so this comparison cannot say much.",
     "underpowered": "Too few cases to detect a difference of this size reliably.",
@@ -485,6 +496,7 @@
     return el("details", { class: "field-cmp", open: paths.length <= 12 },
       el("summary", { class: "muted", text: "Per field (" + plural(paths.length, "field") + ")" }),
       fieldFlags.length ? el("p", { class: "muted small", "data-testid": "cmp-field-flags" }, mark("warn", "caution"), " " + fieldFlags.map(flagWords).join("; ")) : null,
+      fieldErrors(c) ? el("p", { class: "muted small", "data-testid": "cmp-field-errors" }, mark("warn", "caution"), " " + fieldErrors(c)) : null,
       el("div", { class: "table-wrap" }, el("table", { "data-testid": "cmp-fields" },
         el("thead", null, el("tr", null, heads.map(function (h, i) { return el("th", { class: i ? "r" : null, text: h }); }))),
         el("tbody", null, paths.map(function (p) {
