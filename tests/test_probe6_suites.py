@@ -269,3 +269,16 @@ def test_per_case_differences_equal_but_for_float_rounding_have_no_spread(tmp_pa
     assert proc.returncode == 0, proc.stderr
     assert "could detect differences of 0 points" not in proc.stdout, proc.stdout
     assert "could not detect even a 100-point difference with this few cases" in proc.stdout, proc.stdout
+
+
+def test_a_derived_metric_named_like_a_declared_metric_is_refused(tmp_path):
+    # promptfoo writes a derived metric over the named score of that name; here both were shown
+    # as 'accuracy' and a gate on accuracy read the named one, in silence
+    suite = write_suite(tmp_path, "derived_metrics: {accuracy: 'accuracy * 0.5'}\n"
+                                  "fail_under_metrics: {accuracy: 0.9}\n")
+    suite.write_text(suite.read_text().replace("graders: [", "graders: [{contains: Based, metric: accuracy}, "))
+    proc = scoreboard("validate", str(suite), cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [
+        f"scoreboard: error: {suite}, field 'derived_metrics.accuracy': 'accuracy' is already a metric a grader "
+        "declares: give the derived metric another name"], proc.stderr

@@ -138,6 +138,9 @@ def declared_names(cfg: SuiteConfig, graders: dict[str, list[Grader]], warnings:
     for name, spec in (cfg.derived_metrics or {}).items():
         expr, aggregate = (spec, "mean") if isinstance(spec, str) else (spec.expression, spec.aggregate)
         field = f"derived_metrics.{name}"
+        if name in metrics:  # two figures of one name: a gate and a reader could not tell them apart
+            raise ConfigError(f"{name!r} is already a metric a grader declares: give the derived metric "
+                              "another name", field=field)
         try:
             used = expression_names(expr)
         except ExpressionError as exc:
