@@ -328,3 +328,25 @@ def test_the_per_field_comparison_says_which_errored_attempts_it_left_out(tmp_pa
         finally:
             browser.close()
     assert words in text
+
+
+def test_a_gate_met_up_to_float_rounding_passes():
+    """A case score is a mean of grade scores that are floats (0.7 and 0.1 average to
+    0.39999999999999997, not the 0.4 a gate names): `--fail-under-metric score=0.4` failed with
+    "40.0% < 40.0%". The gates on dQ and the baseline already allow rounding (1e-12); these did not."""
+    from scoreboard.stats.gates import fail_under_gates, metric_gates
+    from scoreboard.stats.metrics import mean_figure
+
+    value = mean_figure({"a": (0.7, 1), "b": (0.1, 1)})["value"]
+    assert value < 0.4  # the float mean, an ulp under
+    summary = {"variants": {"v": {"score": {"value": value}, "pass_rate": 0.1 + 0.2 - 0.2,
+                                  "metrics": {"total": {"value": 12.5 * (1 - 1e-15)}}}}}
+    (gate,) = metric_gates(summary, {"score": 0.4}, ["v"])
+    assert gate["passed"] and "≥ 40.0%" in gate["description"], gate
+    (gate,) = metric_gates(summary, {"total": 12.5}, ["v"], declared={"total"})
+    assert gate["passed"], gate
+    (gate,) = fail_under_gates(summary, 0.1, ["v"])
+    assert gate["passed"], gate
+    # a real shortfall still fails
+    (gate,) = metric_gates(summary, {"score": 0.4001}, ["v"])
+    assert not gate["passed"]
