@@ -193,5 +193,8 @@ def test_rescore_refuses_a_python_grader_whose_code_changed(tmp_path):
     done = subprocess.run([sys.executable, "-m", "scoreboard", "rescore", str(json_path), "--output",
                            str(tmp_path / "again.json")], capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and "code changed" in done.stderr
+    # verify runs no code a report names unless allowed; allowed, it finds the code changed
     checked = verify_report(json.loads(Path(json_path).read_text()))
+    assert checked.ok and any("--allow-code" in (s.get("why") or "") for s in checked.not_recomputable)
+    checked = verify_report(json.loads(Path(json_path).read_text()), allow_code=True)
     assert checked.ok and any("code changed" in (s.get("why") or "") for s in checked.not_recomputable)
