@@ -19,6 +19,7 @@ from . import promptfoo_vars as pf_vars
 from .common import Report, Source, jsonl, read_config, slug, write_output
 from .jsonref import dereference, dereference_file
 from .promptfoo_asserts import PYTHON_HEADER, Context, Skip, convert, transform_spec
+from .promptfoo_derived import declared_metrics, derived_metrics
 from .promptfoo_prompts import prompts as convert_prompts
 from .promptfoo_providers import convert_providers, prompt_pairs
 from .promptfoo_tests import (
@@ -94,7 +95,7 @@ def import_promptfoo(config_path: str, out_dir: str, *, run_code: bool = False) 
                     "a comparison in the report rather than a grade on each case")
         if len(set(ctx.select_best)) > 1:
             report.skip("select-best", "several different select-best criteria: only the first is used")
-    derived = _derived(data.get("derivedMetrics"), report)
+    derived = derived_metrics(data.get("derivedMetrics"), report, declared_metrics(cases))
     if derived:
         suite["derived_metrics"] = derived
     if any(_uses_code(c) for c in cases):
@@ -369,31 +370,3 @@ def _judge(default: dict, provider_judge: Any, report: Report) -> Any:
     report.note("judge: promptfoo's default grader is an OpenAI model; the suite's judge is set to OpenAI "
                 "gpt-4.1 (OPENAI_API_KEY): change `judge:` to use another")
     return {"type": "openai", "model": "gpt-4.1"}
-
-
-def _derived(value: Any, report: Report) -> dict[str, dict]:
-    """derivedMetrics as derived metrics over the metrics' totals (src/evaluator.ts
-    updateDerivedMetrics: mathjs evaluates each expression over the prompt's namedScores, which
-    sum every row's weighted assertion scores, with `__count` the rows evaluated; an earlier
-    derived metric's value is in scope of a later one)."""
-    from ..stats.metrics import ExpressionError, parse_expression
-
-    out: dict[str, dict] = {}
-    for i, item in enumerate(value or []):
-        where = f"derivedMetrics.{i}"
-        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not isinstance(item.get("value"), str):
-            report.skip(where, "a derived metric is {name, value: expression} (functions are not converted)")
-            continue
-        expression = item["value"].replace("^", "**")  # mathjs' power operator
-        try:
-            parse_expression(expression)
-        except ExpressionError as exc:
-            report.skip(where, f"{exc} (mathjs functions beyond these are not converted)")
-            continue
-        out[item["name"]] = {"expression": expression, "aggregate": "sum"}
-    if out:
-        report.note("derivedMetrics: evaluated over each metric's total over the variant's attempts and __count "
-                    "(its attempts), as promptfoo does; where promptfoo shows 0 for an expression it cannot "
-                    "evaluate (a metric no attempt scored) or Infinity/NaN (a division by zero), scoreboard "
-                    "shows the value as undefined (n/a)")
-    return out
