@@ -199,6 +199,12 @@ class TaskFile(Strict):
     def _id(cls, value: str) -> str:
         return one_line_id(value)
 
+    @field_validator("sandbox", mode="before")
+    @classmethod
+    def _sandbox_off(cls, value: Any) -> Any:
+        # YAML 1.1 reads a bare `off` (as the README writes it) as false
+        return "off" if value is False else value
+
     @field_validator("instruction")
     @classmethod
     def _template(cls, value: str) -> str:
