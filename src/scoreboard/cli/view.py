@@ -26,7 +26,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--token-env", metavar="VAR", help="environment variable holding the access token (required "
                    "off loopback; optional on it)")
     p.add_argument("--dimension", action="append", metavar="NAME",
-                   help="a review rating dimension (1-5); repeatable (default correctness, completeness, clarity)")
+                   help="a review rating dimension (1-5): correctness, usefulness, coherence or creativity; "
+                   "repeatable (default all four)")
     p.add_argument("--reviewer", help="reviewer id the review form starts with (default: your user name)")
     p.add_argument("--rubric-version", default="v1", help="rubric version the review form starts with")
 

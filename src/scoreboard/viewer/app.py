@@ -22,6 +22,7 @@ from aiohttp import web
 
 from ..errors import ConfigError
 from ..jsonio import dumps_line
+from ..judges.reviews import DIMENSIONS as REVIEW_DIMENSIONS
 from ..record.schema import AttemptStatus
 from ..stats.methods import METHODS
 from ..store.history import HistoryStore
@@ -49,7 +50,9 @@ STATIC = Path(__file__).parent / "static"
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 ASSETS = {"app.js": "text/javascript", "app.css": "text/css"}
-DEFAULT_DIMENSIONS = ("correctness", "completeness", "clarity")
+#: the review record holds these ratings and no other (judges.reviews.Ratings): a dimension the
+#: form offered beyond them made a review the store and `import reviews` refuse
+DEFAULT_DIMENSIONS = REVIEW_DIMENSIONS
 TOKEN_COOKIE = "scoreboard_token"
 
 
@@ -79,6 +82,10 @@ def check_settings(settings: Settings) -> None:
     if not is_loopback(settings.host) and not settings.token:
         raise ConfigError(f"binding {settings.host} (not loopback) needs a token: set one with --token-env VAR",
                           field="host")
+    unknown = [d for d in settings.dimensions if d not in REVIEW_DIMENSIONS]
+    if unknown:
+        raise ConfigError(f"--dimension {unknown[0]}: a review rates only {', '.join(REVIEW_DIMENSIONS)} "
+                          "(the record `import reviews` reads)", field="dimension")
 
 
 def json_response(value: Any, status: int = 200) -> web.Response:
