@@ -99,7 +99,7 @@ def main(args: argparse.Namespace) -> int:
         print(printable(f"{r['started_at'] or '?'}  {r['suite']}  {r['run_id']}  {r['status'] or 'incomplete'}"
                         + (f"  commit {commit}" if commit else "") + tags))
         for fig in r["figures"]:
-            print(printable(f"    {fig['name']}: pass rate {_rate(fig, r.get('cases') or 0)}"))
+            print(printable(f"    {fig['name']}: pass rate {_rate(fig, fig.get('cases') or 0)}"))
     if more:
         print(f"(more runs: --limit {min(MAX_LIMIT, args.limit * 2)})" if args.limit < MAX_LIMIT
               else "(more runs: narrow them with --since, --until, --suite or --tag)")

@@ -188,10 +188,28 @@ def attach(db: Database, runs: list[dict]) -> None:
     for key, tag in db.all(f"SELECT run_key, tag FROM run_tags WHERE run_key IN ({marks}) ORDER BY tag", keys):
         tags[key].append(tag)
     cases = dict(db.all(f"SELECT run_key, COUNT(*) FROM cases WHERE run_key IN ({marks}) GROUP BY run_key", keys))
+    partial = _judged_cases(db, figures)
     for r in runs:
         r["figures"] = figures[r["key"]]
         r["tags"] = tags[r["key"]]
-        r["cases"] = int(cases.get(r["key"]) or 0)  # the plan's cases: the unit of every interval
+        r["cases"] = int(cases.get(r["key"]) or 0)  # the plan's cases
+        for f in r["figures"]:  # the cases a variant's interval is over (the report's `cases`)
+            f["cases"] = partial.get((r["key"], f["name"]), r["cases"])
+
+
+def _judged_cases(db: Database, figures: dict[str, list[dict]]) -> dict[tuple[str, str], int]:
+    """(run key, variant) -> the cases with a judged attempt, for each variant some of whose
+    attempts were not judged (a stopped run): every other variant's are the plan's cases. A
+    variant whose counts are not stored (a run under way) is left out (its rate is unknown)."""
+    wanted = [(key, f["name"]) for key, rows in figures.items() for f in rows
+              if all(isinstance(f.get(n), int) for n in ("attempts", "passed", "failed", "errors"))
+              and f["attempts"] != f["passed"] + f["failed"] + f["errors"]]
+    out: dict[tuple[str, str], int] = {}
+    for key, variant in wanted:
+        row = db.one("SELECT COUNT(*) FROM case_results WHERE run_key = ? AND variant = ? AND tries > 0",
+                     (key, variant))
+        out[(key, variant)] = int(row[0]) if row else 0
+    return out
 
 
 #: a variant block's per-case maps (one entry per case: a million for a million-case run),
