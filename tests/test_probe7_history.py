@@ -55,3 +55,39 @@ def test_history_states_the_cases_the_variants_interval_is_over(stopped):
     listed = json.loads(sb("history", "--store", "h.sqlite", "--json", cwd=folder).stdout)["runs"][0]
     assert listed["figures"][0]["cases"] == figures["cases"]
     assert listed["cases"] == CASES  # the plan's cases, as before
+
+
+def _request(url: str, body: dict | None = None, headers: dict | None = None) -> tuple[int, dict]:
+    import urllib.error
+    import urllib.request
+
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json", **(headers or {})})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_a_refused_review_says_why_and_not_that_it_was_not_json(stopped):
+    from tests.viewer.conftest import Served
+
+    folder, report = stopped
+    served = Served("--store", "h.sqlite", cwd=folder)
+    try:
+        _, meta = _request(served.base + "/api/meta")
+        _, runs = _request(served.base + "/api/runs")
+        key = runs["runs"][0]["key"]
+        done = next(a for a in report["attempts"] if a["status"] == "passed")
+        form = {"run": key, "case_id": done["case_id"], "output_hash": done["output_hash"], "reviewer_id": "ana",
+                "rubric_version": "v1", "verdict": "pass", "ratings": {"correctness": 5}, "notes": ""}
+        code, body = _request(served.base + "/api/reviews", form, {"X-CSRF-Token": meta["csrf"]})
+        assert code == 400 and body["error"] == "notes: required", body
+        code, body = _request(served.base + "/api/reviews", {**form, "ratings": {"correctness": 9}},
+                              {"X-CSRF-Token": meta["csrf"]})
+        assert code == 400 and body["error"] == "ratings.correctness: a whole number from 1 to 5", body
+        code, body = _request(served.base + "/api/reviews", {**form, "notes": "fine"}, {"X-CSRF-Token": meta["csrf"]})
+        assert code == 200 and body["stored"]["notes"] == "fine"
+    finally:
+        served.stop()

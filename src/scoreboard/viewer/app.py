@@ -265,10 +265,10 @@ class Viewer:
         try:
             form = await request.json()
             entry, key = await self.call(review_from_form, self.db, form, self.settings.dimensions)
+        except ReviewError as exc:  # a ValueError too: caught first, or it read "not JSON: notes: required"
+            return _error(400, str(exc))
         except ValueError as exc:
             return _error(400, f"not JSON: {exc}")
-        except ReviewError as exc:
-            return _error(400, str(exc))
         try:
             await self.call(self.store.add_reviews, [entry], key)
         except ConfigError as exc:  # a store that may only be read here
