@@ -51,3 +51,14 @@ def test_view_refuses_a_dimension_no_review_can_hold(tmp_path):
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "charm" in lines[0] and "correctness, usefulness, coherence, creativity" in lines[0]
     assert not (tmp_path / "none.sqlite").exists()
+
+
+def test_verify_counts_one_code_grade_in_the_singular(tmp_path):
+    (tmp_path / "cases.jsonl").write_text('{"id": "a", "input": "hi", "expected": "hi"}\n')
+    (tmp_path / "suite.yaml").write_text('name: one\ncases: cases.jsonl\nsubject: mock\n'
+                                         'graders: [{python: "output == expected"}]\n')
+    done = scoreboard("run", "suite.yaml", "--no-progress", "--output", "r.json", "--format", "json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    done = scoreboard("verify", "r.json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "not recomputable offline: python (1 grade, first attempts[0].grades[0])" in done.stdout, done.stdout

@@ -99,7 +99,8 @@ def render_text(path: str, result: Verification, *, limit: int = 50) -> str:
             lines.append(f"  {m['path']}: {m['what']}: {m['expected']} (found {describe_value(m['found'])})")
     for s in result.not_recomputable:
         label = s.get("grader") or (f"gate {s.get('gate')}" if s.get("gate") else s.get("first", "figure"))
-        count = f" ({s['grades']} grades, first {s['first']})" if s.get("grades") else f" ({s['first']})"
+        count = (f" ({s['grades']} grade{'s' if s['grades'] != 1 else ''}, first {s['first']})" if s.get("grades")
+                 else f" ({s['first']})")
         lines.append(f"not recomputable offline: {label}{count}: {s['why']}")
     if result.status == "running":
         lines.append("partial, not complete: internally consistent at best; this is not a completed evaluation")
