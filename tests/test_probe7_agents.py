@@ -50,3 +50,74 @@ def test_a_sandbox_value_that_is_not_a_setting_is_still_refused_naming_the_field
     with pytest.raises(ScoreboardError) as exc:
         load_task_folders(folder, Limits())
     assert "sandbox" in str(exc.value) and "\n" not in str(exc.value)
+
+
+# -- what a real (command) agent leaves running is said, not only killed ---------------------------
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("holds_stdout", [False, True])
+def test_a_daemon_a_command_agent_leaves_behind_is_recorded_as_left_running(tmp_path, holds_stdout):
+    # the command subject killed what its agent left (kill_after), so the attempt's own sweep
+    # found nothing and the record said `left_running: false` of an agent that left a daemon
+    import asyncio
+    import sys
+
+    from scoreboard.subjects.registry import build_subject
+    from scoreboard.subjects.values import SubjectRequest
+    from scoreboard.tasks.runtime import run_task
+
+    if not Path("/proc/self").is_dir():
+        pytest.skip("needs Linux /proc")
+    folder = make_task(tmp_path / "t", """\
+        id: t
+        instruction: do it
+        sandbox: 'off'
+        checks: [{name: ok, run: [python3, checks/ok.py]}]
+        """, {"checks/ok.py": "print('ok')\n"})
+    pidfile = tmp_path / "daemon.pid"
+    agent = tmp_path / "agent.py"
+    stdio = "" if holds_stdout else ", stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL"
+    agent.write_text(textwrap.dedent(f"""\
+        import subprocess, sys
+        p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"],
+                             start_new_session=True{stdio})
+        open({str(pidfile)!r}, "w").write(str(p.pid))
+        print("done")
+        """))
+    case = load_task_folders(folder, Limits())[0]
+    subject = build_subject({"type": "command", "argv": [sys.executable, str(agent)]}, tmp_path)
+    request = SubjectRequest(case_id=case.id, input=case.input, params={"mode": "ordinary"})
+    record = asyncio.run(run_task(case.task, subject, request, hide=[])).extra["task"]
+    pid = int(pidfile.read_text())
+    assert not _alive(pid)
+    assert record["left_running"] is True
+
+
+def test_a_command_agent_that_leaves_nothing_running_says_so(tmp_path):
+    import asyncio
+    import sys
+
+    from scoreboard.subjects.registry import build_subject
+    from scoreboard.subjects.values import SubjectRequest
+    from scoreboard.tasks.runtime import run_task
+
+    folder = make_task(tmp_path / "t", """\
+        id: t
+        instruction: do it
+        sandbox: 'off'
+        checks: [{name: ok, run: [python3, checks/ok.py]}]
+        """, {"checks/ok.py": "print('ok')\n"})
+    agent = tmp_path / "agent.py"
+    agent.write_text("import subprocess\nsubprocess.run(['true'])\nprint('done')\n")
+    case = load_task_folders(folder, Limits())[0]
+    subject = build_subject({"type": "command", "argv": [sys.executable, str(agent)]}, tmp_path)
+    request = SubjectRequest(case_id=case.id, input=case.input, params={"mode": "ordinary"})
+    record = asyncio.run(run_task(case.task, subject, request, hide=[])).extra["task"]
+    assert record["left_running"] is False

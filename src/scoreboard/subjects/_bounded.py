@@ -10,6 +10,7 @@ process group is killed, and the caller turns it into an execution error naming 
 from __future__ import annotations
 
 import asyncio
+import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,12 +80,14 @@ async def read_tail(stream, keep: int) -> bytes:
 @dataclass
 class Finished:
     """How a child process ended: its stdout (up to the limit), the tail of its stderr when kept,
-    its exit status, and whether stdout went past the limit (the group was then killed)."""
+    its exit status, whether stdout went past the limit (the group was then killed), and whether
+    it left a process running once it ended (killed: in its group, or one that left it)."""
 
     stdout: bytes
     stderr: bytes
     returncode: int | None
     over_limit: bool
+    left_running: bool = False
 
 
 async def _feed(proc, data: bytes) -> None:
@@ -122,6 +125,7 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | Path |
     err = asyncio.ensure_future(read_tail(proc.stderr, STDERR_TAIL)) if keep_stderr else None
     feed = asyncio.ensure_future(_feed(proc, stdin)) if stdin is not None else None
     readers = [t for t in (out, err, feed) if t is not None]
+    stayed = False  # whether it left a process running when it ended
     try:
         if pipe_grace_s is not None:
             # asyncio's wait() returns only once the pipes are closed (Python 3.11), so the end
@@ -133,6 +137,7 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | Path |
             if held:  # the program ended; what it started holds its pipes
                 _, left = await asyncio.wait(held, timeout=pipe_grace_s)
                 if left:  # a straggler holds a pipe open (in the group, or one that left it)
+                    stayed = True
                     kill_group(proc.pid)
                     await asyncio.to_thread(sweep, tag)
         await proc.wait()  # past the limit, read_pipe has killed the group
@@ -149,10 +154,36 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | Path |
         unwatch(proc.pid, tag)
         raise
     if kill_after or over:
+        stayed = stayed or (not over and _group_alive(proc.pid))
         kill_group(proc.pid)
-        await asyncio.to_thread(sweep, tag)  # nothing it started outlives it, in its group or not
+        swept = await asyncio.to_thread(sweep, tag)  # nothing it started outlives it, in its group or not
+        stayed = stayed or (swept > 0 and not over)
     unwatch(proc.pid, tag)
-    return Finished(stdout, stderr, proc.returncode, over)
+    return Finished(stdout, stderr, proc.returncode, over, stayed)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a live process of this (ended, reaped) program's group is still there (Linux
+    /proc: a zombie nobody reaps is not running; elsewhere, any member)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    if not os.path.isdir("/proc/self"):
+        return True
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[-1].split()
+        except OSError:
+            continue
+        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] != b"Z":
+            return True
+    return False
 
 
 def exit_words(returncode: int) -> str:

@@ -235,6 +235,8 @@ class AgentCLISubject(Subject):
                 if isinstance(exc, OSError):
                     raise self.fail(spawn_error(exc, binary), secrets, kind="config") from None
                 raise
+            if ws is not None and done.left_running:
+                ws.left_running = True
             try:
                 if done.over_limit:
                     raise self.fail(f"{too_large('its output', self.max_response_bytes)} (the CLI was killed)",

@@ -161,6 +161,8 @@ class CommandSubject(Subject):
                 raise SubjectError(f"command not found: {final[0]}") from None
             except PermissionError:
                 raise SubjectError(f"command is not executable: {final[0]}") from None
+            if ws is not None and done.left_running:
+                ws.left_running = True
             if done.over_limit:
                 raise SubjectError(f"command: {too_large('its stdout', limit)} (the process was killed)",
                                    kind="too-large")

@@ -102,6 +102,8 @@ class AgentWorkspace:
     isolated: bool = False
     #: the most bytes of one tool output kept in the trajectory
     max_tool_output_bytes: int = 8192
+    #: set by the subject: its agent left a process running when it ended (the subject killed it)
+    left_running: bool = False
 
     def argv(self, argv: list[str], env: dict[str, str] | None = None) -> list[str]:
         """`argv` as run: inside the sandbox when there is one (`env`: the environment it runs

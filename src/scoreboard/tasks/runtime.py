@@ -115,6 +115,7 @@ async def run_task(task: TaskDef, subject, request: SubjectRequest, *, hide: lis
         result = await _run_agent(subject, dataclasses.replace(
             request, input=instruction, workspace=workspace,
             skill=skill.skill_text_for_agent(request.skill, installed)), spec.timeout, door)
+        door.left_running = door.left_running or workspace.left_running  # what the subject killed itself
         if door.proxy is not None:
             door.proxy.recording = False  # what the checks send is not the agent's
         audit = None
