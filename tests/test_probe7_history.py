@@ -12,9 +12,25 @@ from pathlib import Path
 
 import pytest
 
+from tests.viewer.conftest import BROWSER_ARGS, CHROMIUM
+
 from tests.servers.fake_provider import FakeProvider
 
 CASES = 40
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's headless Chromium through Playwright (skipped, with the reason, without them)."""
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is not installed (scripts/setup.sh --test installs Debian's chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install 'scoreboard[browser]'")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=BROWSER_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
 
 
 def sb(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -36,10 +52,12 @@ def stopped(tmp_path_factory):
                  "variants": {"bot": {"subject": {"type": "openai", "base_url": server.base_url + "/v1",
                                                   "model": "m"}}}}
         (folder / "suite.json").write_text(json.dumps(suite))
+        done = sb("run", "suite.json", "--no-progress", "--store", "h.sqlite", "--tag", "whole", cwd=folder)
+        assert done.returncode == 0, done.stdout + done.stderr
         done = sb("run", "suite.json", "--no-progress", "--max-requests", "10", "--store", "h.sqlite", cwd=folder)
     assert done.returncode == 2, done.stdout + done.stderr
-    report = json.loads(next((folder / "eval-results" / "partial").glob("*.json")).read_text())
-    assert report["run"]["status"] == "stopped"
+    reports = [json.loads(p.read_text()) for p in (folder / "eval-results" / "partial").glob("*.json")]
+    (report,) = [r for r in reports if r["run"]["status"] == "stopped"]
     return folder, report
 
 
@@ -49,10 +67,10 @@ def test_history_states_the_cases_the_variants_interval_is_over(stopped):
     assert figures["not_run"] > 0 and figures["cases"] < CASES  # what makes this run a probe
     out = sb("history", "--store", "h.sqlite", cwd=folder)
     assert out.returncode == 0, out.stderr
-    line = next(line for line in out.stdout.splitlines() if "bot: pass rate" in line)
+    line = next(line for line in out.stdout.splitlines() if "bot: pass rate" in line and "not run" in line)
     assert f"{figures['cases']} cases; small sample" in line, line
     assert f"{CASES} cases" not in line
-    listed = json.loads(sb("history", "--store", "h.sqlite", "--json", cwd=folder).stdout)["runs"][0]
+    (listed,) = json.loads(sb("history", "--store", "h.sqlite", "--json", "--status", "stopped", cwd=folder).stdout)["runs"]
     assert listed["figures"][0]["cases"] == figures["cases"]
     assert listed["cases"] == CASES  # the plan's cases, as before
 
@@ -77,7 +95,7 @@ def test_a_refused_review_says_why_and_not_that_it_was_not_json(stopped):
     served = Served("--store", "h.sqlite", cwd=folder)
     try:
         _, meta = _request(served.base + "/api/meta")
-        _, runs = _request(served.base + "/api/runs")
+        _, runs = _request(served.base + "/api/runs?status=stopped")
         key = runs["runs"][0]["key"]
         done = next(a for a in report["attempts"] if a["status"] == "passed")
         form = {"run": key, "case_id": done["case_id"], "output_hash": done["output_hash"], "reviewer_id": "ana",
@@ -90,4 +108,47 @@ def test_a_refused_review_says_why_and_not_that_it_was_not_json(stopped):
         code, body = _request(served.base + "/api/reviews", {**form, "notes": "fine"}, {"X-CSRF-Token": meta["csrf"]})
         assert code == 200 and body["stored"]["notes"] == "fine"
     finally:
+        served.stop()
+
+
+def test_the_comparison_lists_a_cost_unknown_in_both_runs_as_unknown(stopped):
+    """Neither run knows a cost (no price): the figures table still has the cost row, with
+    the counts of known values (0 of N) and no number, rather than leaving cost out."""
+    from tests.viewer.conftest import Served
+
+    folder, _ = stopped
+    served = Served("--store", "h.sqlite", cwd=folder)
+    try:
+        _, whole = _request(served.base + "/api/runs?status=completed")
+        _, part = _request(served.base + "/api/runs?status=stopped")
+        a, b = whole["runs"][0]["key"], part["runs"][0]["key"]
+        _, compared = _request(served.base + f"/api/compare?a={a}&b={b}")
+    finally:
+        served.stop()
+    rows = {r["figure"].split(" (")[0]: r for r in compared["comparisons"][0]["figures"]}
+    cost = rows["cost_usd mean"]
+    assert cost["a"] is None and cost["b"] is None and cost["delta"] is None
+    assert cost["figure"] == f"cost_usd mean (known values: A 0 of {2 * CASES}, B 0 of 10)", cost
+    assert rows["input_tokens mean"]["a"] is not None  # the tokens the provider reported are known
+
+
+def test_the_compare_page_shows_the_unknown_cost_as_unknown(stopped, browser):
+    from tests.viewer.conftest import Served, wait_ready
+
+    folder, _ = stopped
+    served = Served("--store", "h.sqlite", cwd=folder)
+    page = browser.new_page()
+    try:
+        _, whole = _request(served.base + "/api/runs?status=completed")
+        _, part = _request(served.base + "/api/runs?status=stopped")
+        page.goto(served.url)
+        wait_ready(page)
+        page.goto(f"{served.base}/#/compare/{whole['runs'][0]['key']}/{part['runs'][0]['key']}")
+        wait_ready(page)
+        cells = page.locator("table.deltas").first.locator('tr[data-figure^="cost_usd mean"] td').all_inner_texts()
+        assert cells[1:] == ["unknown", "unknown", "unknown"], cells
+        tokens = page.locator("table.deltas").first.locator('tr[data-figure^="input_tokens mean"] td').all_inner_texts()
+        assert "unknown" not in tokens[1:] and tokens[1] != "n/a", tokens
+    finally:
+        page.close()
         served.stop()

@@ -112,12 +112,14 @@ def figure_deltas(a: dict, b: dict) -> list[dict]:
     """Each figure both summaries state, A's value, B's and B - A (unknown stays null)."""
     rows = []
 
-    def add(name: str, va: Any, vb: Any, rate: bool = False) -> None:
-        if va is None and vb is None:
+    def add(name: str, va: Any, vb: Any, rate: bool = False, measured: bool = False) -> None:
+        if va is None and vb is None and not measured:
             return
         delta = vb - va if isinstance(va, (int, float)) and isinstance(vb, (int, float)) else None
-        # a share (a pass rate, a field accuracy) is shown as a percentage, its change in points
-        rows.append({"figure": name, "a": va, "b": vb, "delta": delta, **({"rate": True} if rate else {})})
+        # a share (a pass rate, a field accuracy) is shown as a percentage, its change in points;
+        # a measurement's mean that no value is known for is shown as unknown
+        rows.append({"figure": name, "a": va, "b": vb, "delta": delta, **({"rate": True} if rate else {}),
+                     **({"measurement": True} if measured else {})})
 
     add("pass rate", a.get("pass_rate"), b.get("pass_rate"), True)
     add("field accuracy (all fields)", (a.get("field_accuracy_overall") or {}).get("value"),
@@ -132,7 +134,9 @@ def figure_deltas(a: dict, b: dict) -> list[dict]:
         add(f"metric {name}", _value((a.get("metrics") or {}).get(name)), _value((b.get("metrics") or {}).get(name)))
     for m in ("latency_ms", "cost_usd", "input_tokens", "output_tokens"):
         ma, mb = (a.get("measurements") or {}).get(m) or {}, (b.get("measurements") or {}).get(m) or {}
-        add(f"{m} mean (known values: A {_known(ma)}, B {_known(mb)})", ma.get("mean"), mb.get("mean"))
+        # kept when neither run knows a value (a cost with no price): unknown, not left out
+        add(f"{m} mean (known values: A {_known(ma)}, B {_known(mb)})", ma.get("mean"), mb.get("mean"),
+            measured=_counted(ma) or _counted(mb))
     return rows
 
 
@@ -142,6 +146,11 @@ def _known(m: dict) -> str:
     if not isinstance(known, int) or not isinstance(unknown, int):
         return "count not recorded"
     return f"{known} of {known + unknown}"
+
+
+def _counted(m: dict) -> bool:
+    """Whether a measurement counted any values, known or unknown."""
+    return any(isinstance(m.get(k), int) and m[k] > 0 for k in ("known_count", "unknown_count"))
 
 
 def _value(x: Any) -> Any:

@@ -353,8 +353,9 @@ async function comparePage(a, b) {
       el("h3", { text: "Figures (B − A)" }),
       el("table", { class: "deltas" }, el("thead", {}, el("tr", {}, ["figure", "A", "B", "B − A"].map((h) => el("th", { text: h })))),
         el("tbody", {}, c.figures.map((f) => el("tr", { "data-figure": f.figure }, el("td", { text: f.figure }),
-          el("td", { text: f.rate ? pct(f.a) : num(f.a, 4) }), el("td", { text: f.rate ? pct(f.b) : num(f.b, 4) }),
-          el("td", { text: f.rate ? (f.delta === null || f.delta === undefined ? "n/a" : points(f.delta) + " points") : num(f.delta, 3) }))))));
+          el("td", { text: f.rate ? pct(f.a) : f.measurement ? known(f.a === null ? null : num(f.a, 4)) : num(f.a, 4) }),
+          el("td", { text: f.rate ? pct(f.b) : f.measurement ? known(f.b === null ? null : num(f.b, 4)) : num(f.b, 4) }),
+          el("td", { text: f.rate ? (f.delta === null || f.delta === undefined ? "n/a" : points(f.delta) + " points") : f.measurement ? known(f.delta === null ? null : num(f.delta, 3)) : num(f.delta, 3) }))))));
   });
   const listing = (title, ids, id) => el("div", { class: "card", id }, el("h4", { text: `${title}: ${ids.length}` }), el("ul", {}, ids.slice(0, 500).map((c) => el("li", { text: c }))));
   main(el("h1", { text: "Compare two runs" }), side(r.a, "A"), side(r.b, "B"),
