@@ -152,3 +152,34 @@ def test_the_compare_page_shows_the_unknown_cost_as_unknown(stopped, browser):
     finally:
         page.close()
         served.stop()
+
+
+def test_the_run_page_of_a_run_under_way_shows_no_judged_count_it_does_not_have(stopped, browser, tmp_path):
+    """A run still under way (or killed with kill -9) has no tallies stored yet: its run page
+    says the attempts judged are unknown, never 0."""
+    import sqlite3
+
+    from tests.viewer.conftest import Served, wait_ready
+
+    folder, _ = stopped
+    copy = tmp_path / "copy.sqlite"
+    with sqlite3.connect(folder / "h.sqlite") as source, sqlite3.connect(copy) as conn:
+        source.backup(conn)  # (the store is in WAL mode: a file copy could miss its last writes)  # as the run's start writes them: the figures come at its end
+        conn.execute("UPDATE variants SET attempts = NULL, passed = NULL, failed = NULL, errors = NULL, "
+                     "unassessed = NULL, not_run = NULL, pass_rate = NULL, ci_low = NULL, ci_high = NULL")
+        conn.execute("UPDATE runs SET status = 'running', attempts = NULL")
+    source.close()
+    conn.close()
+    served = Served("--store", str(copy), cwd=folder)
+    page = browser.new_page()
+    try:
+        _, runs = _request(served.base + "/api/runs?status=running")
+        page.goto(served.url)
+        wait_ready(page)
+        page.goto(f"{served.base}/#/run/{runs['runs'][0]['key']}")
+        wait_ready(page)
+        cells = page.locator("#variant-figures tbody tr").first.locator("td").all_inner_texts()
+        assert cells[3] == "? / ?", cells
+    finally:
+        page.close()
+        served.stop()
