@@ -239,6 +239,8 @@ def run_command_agent(tmp: Path, network_setting, env: dict, graders: list | Non
     spec["graders"] = spec.get("graders", []) + (graders or [])
     if task_network is not None:
         spec["network"] = task_network
+    # the shop starts slowly on a loaded machine (the tests run in parallel): more than 20 s to ready
+    spec["environment"]["ready"]["timeout"] = 90
     task.write_text(yaml.safe_dump(spec))
     (tmp / "agent.py").write_text(AGENT)
     suite = {"name": "t", "cases": "tasks", "require_isolation": True, "output_dir": str(tmp / "out"),
@@ -248,6 +250,7 @@ def run_command_agent(tmp: Path, network_setting, env: dict, graders: list | Non
     (tmp / "suite.yaml").write_text(yaml.safe_dump(suite))
     outcome = run(load_suite(tmp / "suite.yaml"), RunOptions(formats=["json", "md"], progress=False))
     (attempt,) = outcome.report["attempts"]
+    assert "subject_info" in attempt, (attempt["status"], attempt.get("error"))  # the task never ran: why
     return {"attempt": attempt, "report": outcome.report, "task": attempt["subject_info"]["task"],
             "md": next((tmp / "out").rglob("*.md")).read_text()}
 
