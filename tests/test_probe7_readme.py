@@ -62,3 +62,61 @@ def test_verify_counts_one_code_grade_in_the_singular(tmp_path):
     done = scoreboard("verify", "r.json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "not recomputable offline: python (1 grade, first attempts[0].grades[0])" in done.stdout, done.stdout
+
+
+CASES3 = "".join(f'{{"id": "{i}", "input": "{v}", "expected": "{e}"}}\n'
+                 for i, v, e in (("a", "hello", "hello"), ("b", "world", "world"), ("c", "x", "y")))
+
+
+@pytest.mark.parametrize("name", ["pass_rate", "score", "fields", "pass@1", "pass^2", "field:total",
+                                  "metric:precision", "reducer:max"])
+def test_a_derived_metric_named_like_a_figure_every_run_has_is_refused(tmp_path, name):
+    # a gate on the name read the derived value in silence: --fail-under-metric pass_rate=0.5 gated
+    # `derived_metrics: {pass_rate: "recall * 0.1"}`, not the pass rate
+    (tmp_path / "cases.jsonl").write_text(CASES3)
+    (tmp_path / "suite.yaml").write_text(
+        'name: s\ncases: cases.jsonl\nsubject: "command:echo {input}"\n'
+        'graders: [{python: "output.strip() == expected", metric: recall}]\n'
+        f'derived_metrics: {{"{name}": "recall * 0.1"}}\n')
+    done = scoreboard("validate", "suite.yaml", cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"field 'derived_metrics.{name}'" in lines[0], lines
+
+
+def test_a_gate_on_pass_rate_or_score_reads_that_figure_not_a_metric_of_that_name(tmp_path):
+    # a grader's metric (or a Python grader's named score) called pass_rate or score shadowed the
+    # figure the gate names; the metric stays reachable as metric:NAME
+    (tmp_path / "cases.jsonl").write_text(CASES3)
+    (tmp_path / "checks.py").write_text("def named(output, context):\n"
+                                        "    return {'pass': True, 'score': 1.0, 'named_scores': {'score': 0.0}}\n")
+    (tmp_path / "suite.yaml").write_text(
+        'name: s\ncases: cases.jsonl\nsubject: "command:echo {input}"\n'
+        'graders:\n  - {python: "output.strip() == expected"}\n'
+        '  - {python: "False", metric: pass_rate, weight: 0}\n'
+        '  - {python: {file: checks.py, function: named}, weight: 0}\n')
+    done = scoreboard("run", "suite.yaml", "--no-progress", "--format", "json", "--output", "r.json",
+                      "--fail-under-metric", "pass_rate=0.6", "--fail-under-metric", "score=0.6", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "gate passed: echo: pass rate 66.7% ≥ 60.0%" in done.stdout, done.stdout
+    done = scoreboard("run", "suite.yaml", "--no-progress", "--format", "json", "--output", "m.json",
+                      "--fail-under-metric", "metric:pass_rate=0.5", "--fail-under-metric", "metric:score=0.5",
+                      cwd=tmp_path)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "gate FAILED: echo: metric pass_rate 0.0% < 50.0%" in done.stdout, done.stdout
+    assert "gate FAILED: echo: metric score 0.0% < 50.0%" in done.stdout, done.stdout
+    for report in ("r.json", "m.json"):
+        done = scoreboard("verify", report, "--allow-code", cwd=tmp_path)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_import_promptfoo_lists_a_derived_metric_named_like_a_figure_and_the_suite_loads(tmp_path):
+    (tmp_path / "promptfooconfig.yaml").write_text(
+        "prompts: ['Q: {{ q }}']\nproviders: [echo]\n"
+        "tests:\n  - vars: {q: 'yes'}\n    assert:\n      - {type: contains, value: 'yes', metric: hits}\n"
+        "derivedMetrics:\n  - {name: score, value: 'hits / __count'}\n  - {name: share, value: 'hits / __count'}\n")
+    done = scoreboard("import", "promptfoo", "promptfooconfig.yaml", "--output", "out", cwd=tmp_path)
+    assert done.returncode == 3 and "derivedMetrics.0" in done.stdout, done.stdout + done.stderr
+    assert "derivedMetrics.1" not in done.stdout
+    done = scoreboard("validate", "out/suite.yaml", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..stats.gates import is_builtin_figure
 from ..stats.metrics import ExpressionError, parse_expression
 from .common import Report
 
@@ -45,6 +46,10 @@ def derived_metrics(value: Any, report: Report, declared: set[str]) -> dict[str,
         if item["name"] in declared:
             report.skip(where, f"{item['name']!r} is also an assertion's metric: promptfoo writes the derived value "
                         "over that named score, and scoreboard keeps one figure per name (rename one of them)")
+            continue
+        if is_builtin_figure(item["name"]):
+            report.skip(where, f"{item['name']!r} is the name of a figure every scoreboard run has (a gate on it "
+                        "reads that figure): rename the derived metric")
             continue
         expression = item["value"].replace("^", "**")  # mathjs' power operator
         try:

@@ -119,13 +119,16 @@ def metric_value(summary_variant: dict, name: str, declared: set[str] | frozense
     """(value, what it is) of a named figure of one variant's summary; ConfigError when the name
     is not one a gate can read. `declared`: named metrics the suite declares (known before any
     attempt ran)."""
-    # issue 14: named and derived metrics, the case score, reducers
-    for block, what in (("metrics", "metric"), ("derived_metrics", "derived metric")):
-        figures = summary_variant.get(block) or {}
-        if name in figures:
-            return (figures[name] or {}).get("value"), f"{what} {name}"
-    if name in declared:
-        return None, f"metric {name}"
+    # issue 14: named and derived metrics, the case score, reducers. A figure every run has is
+    # read first: a metric a grader (or a Python grader's named score) calls `score` or
+    # `pass_rate` is `metric:NAME`, and never stands in for the figure the gate names.
+    if not is_builtin_figure(name):
+        for block, what in (("metrics", "metric"), ("derived_metrics", "derived metric")):
+            figures = summary_variant.get(block) or {}
+            if name in figures:
+                return (figures[name] or {}).get("value"), f"{what} {name}"
+        if name in declared:
+            return None, f"metric {name}"
     if name == "score":
         return (summary_variant.get("score") or {}).get("value"), "score"
     if name.startswith("metric:") and len(name) > 7:  # a named score no spec declares (a Python grader's)
@@ -146,6 +149,13 @@ def metric_value(summary_variant: dict, name: str, declared: set[str] | frozense
     close = difflib.get_close_matches(name, sorted(declared), 1, 0.6)
     hint = f"did you mean {close[0]!r}? " if close else ""
     raise ConfigError(f"unknown metric {name!r} ({hint}known: {METRIC_HELP})", field="fail_under_metrics")
+
+
+def is_builtin_figure(name: str) -> bool:
+    """Whether a gate name is a figure every run has (or a prefixed name): a metric of that name
+    could not be told apart from it."""
+    return (name in ("score", "pass_rate", "fields") or name.startswith(("field:", "metric:", "reducer:"))
+            or (name.startswith(("pass@", "pass^")) and _is_k(name[5:])))
 
 
 def _is_k(text: str) -> bool:

@@ -125,6 +125,7 @@ def declared_names(cfg: SuiteConfig, graders: dict[str, list[Grader]], warnings:
     """Figures a gate may name before anything ran: metrics the graders declare, derived
     metrics, the case score and the reducers (`reducer:NAME`); derived expressions are checked,
     and one naming a metric nothing can give (a typo) is a warning: it will be undefined."""
+    from ..stats.gates import is_builtin_figure
     from ..stats.metrics import (
         COUNT_NAME,
         ExpressionError,
@@ -141,6 +142,9 @@ def declared_names(cfg: SuiteConfig, graders: dict[str, list[Grader]], warnings:
         if name in metrics:  # two figures of one name: a gate and a reader could not tell them apart
             raise ConfigError(f"{name!r} is already a metric a grader declares: give the derived metric "
                               "another name", field=field)
+        if is_builtin_figure(name):  # a gate on the name reads that figure, never this one
+            raise ConfigError(f"{name!r} names a figure a gate reads (pass_rate, score, fields, pass@K, pass^K, "
+                              "field:, metric:, reducer:): give the derived metric another name", field=field)
         try:
             used = expression_names(expr)
         except ExpressionError as exc:
