@@ -183,3 +183,20 @@ def test_the_run_page_of_a_run_under_way_shows_no_judged_count_it_does_not_have(
     finally:
         page.close()
         served.stop()
+
+
+@pytest.mark.parametrize("url", [
+    "postgresql://ana@127.0.0.1:1/h?password=hunter2secret&sslmode=disable",
+    "postgres:///h?host=127.0.0.1&port=1&sslpassword=hunter2secret&password=hunter2secret",
+    "postgresql://ana:hunter2secret@127.0.0.1:1/h",
+])
+def test_a_store_url_is_never_printed_with_its_password(url, tmp_path):
+    """libpq takes a password in the URL's query as well as before the '@': neither is shown."""
+    pytest.importorskip("psycopg", reason="psycopg is not installed: pip install 'scoreboard[postgres]'")
+    from scoreboard.store.db import shown_location
+
+    shown = shown_location(url)
+    assert "hunter2secret" not in shown and "***" in shown and "127.0.0.1" in shown, shown
+    done = sb("store", "info", "--store", url, cwd=tmp_path)  # port 1 on loopback: refused at once
+    assert done.returncode == 1 and "hunter2secret" not in done.stdout + done.stderr, done.stderr
+    assert "cannot connect to the store" in done.stderr

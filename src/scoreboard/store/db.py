@@ -46,16 +46,25 @@ def is_url(spec: str) -> bool:
     return spec.startswith(("postgresql://", "postgres://"))
 
 
+#: query parameters of a PostgreSQL URL that hold a secret (libpq reads a password there too)
+SECRET_PARAMS = ("password", "sslpassword")
+
+
 def shown_location(spec: str) -> str:
-    """A store's location as it may be printed: a URL without its password."""
+    """A store's location as it may be printed: a URL without its password, whether before
+    the '@' or in the query (`?password=...`)."""
     if not is_url(spec):
         return spec
+    spec, mark, query = spec.partition("?")
+    if mark:
+        query = "&".join(f"{name}=***" if name.strip().lower() in SECRET_PARAMS else f"{name}{eq}{value}"
+                         for name, eq, value in (p.partition("=") for p in query.split("&")))
     scheme, _, rest = spec.partition("://")
     if "@" in rest.split("/", 1)[0]:
         auth, _, host = rest.partition("@")
         user = auth.split(":", 1)[0]
-        return f"{scheme}://{user}:***@{host}" if ":" in auth else f"{scheme}://{user}@{host}"
-    return spec
+        spec = f"{scheme}://{user}:***@{host}" if ":" in auth else f"{scheme}://{user}@{host}"
+    return spec + mark + query
 
 
 class Database:
