@@ -121,3 +121,37 @@ def test_a_command_agent_that_leaves_nothing_running_says_so(tmp_path):
     request = SubjectRequest(case_id=case.id, input=case.input, params={"mode": "ordinary"})
     record = asyncio.run(run_task(case.task, subject, request, hide=[])).extra["task"]
     assert record["left_running"] is False
+
+
+# -- pairwise: a comparison never sent to the judge is not a judge failure -------------------------
+
+def test_a_pair_whose_page_did_not_render_is_not_counted_as_a_judge_failure():
+    # an output whose render timed out has no screenshot: the comparison is never sent to the
+    # judge, yet the report said "2 judge failures ... (judge failure or no majority)" of a judge
+    # that answered every question it was asked
+    from scoreboard.judges.pairwise import _shots
+    from scoreboard.stats.judges import pairwise_summary
+
+    with pytest.raises(ValueError) as exc:
+        _shots({"render": {"kind": "html", "shots": [], "error": "render timed out after 8000 ms"}}, None, "last")
+    plan = {"cases": [{"id": "ok"}, {"id": "loop"}]}
+    judgments = [
+        {"case_id": "ok", "run": 0, "a": "x", "b": "y", "forward": "A", "backward": "B", "consistent": True,
+         "verdict": "x", "usage": [{"requests": 1}, {"requests": 1}]},
+        {"case_id": "loop", "run": 0, "a": "x", "b": "y", "verdict": None, "failure": str(exc.value), "usage": []},
+    ]
+    [pair] = pairwise_summary(plan, {"judgments": judgments})
+    assert pair["judge_failures"] == 0
+    assert not any("judge failure" in f for f in pair["flags"])
+    assert any("1 comparison not judged" in f and "screenshot" in f for f in pair["flags"])
+
+
+def test_a_real_judge_failure_in_pairwise_is_still_counted():
+    from scoreboard.stats.judges import pairwise_summary
+
+    plan = {"cases": [{"id": "c"}]}
+    judgments = [{"case_id": "c", "run": 0, "a": "x", "b": "y", "verdict": None,
+                  "failure": "judge answered no JSON", "usage": [{"requests": 1}]}]
+    [pair] = pairwise_summary(plan, {"judgments": judgments})
+    assert pair["judge_failures"] == 1
+    assert any("not assessed (judge failure" in f for f in pair["flags"])

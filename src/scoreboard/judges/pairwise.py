@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import BudgetExceeded
+from ..record.constants import NOT_SHOWN
 from .client import Judge, JudgeFailure, render_value
 
 SCHEMA = {"type": "object", "additionalProperties": False, "required": ["winner", "explanation"],
@@ -59,7 +60,7 @@ def _shots(attempt: dict, store, which: str) -> list[bytes]:
 
     page = RenderedPage(attempt.get("render"), store)
     if not page.ok:
-        raise ValueError(f"no screenshot to judge: {page.record.get('error') or 'the output was not rendered'}")
+        raise ValueError(f"{NOT_SHOWN}: {page.record.get('error') or 'the output was not rendered'}")
     return page.images(which)
 
 

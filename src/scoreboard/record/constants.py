@@ -7,6 +7,8 @@ from __future__ import annotations
 MEASUREMENT_KEYS = ("latency_ms", "input_tokens", "output_tokens", "cost_usd", "requests")
 #: graders that call a model: not recomputable offline; `rescore` needs --allow-judge
 JUDGE_GRADER_NAMES = frozenset({"llm-judge", "rubric-score", "pointwise", "pairwise", "classify", "g-eval"})
+#: how a pairwise comparison never sent to the judge begins (an output had no screenshot)
+NOT_SHOWN = "no screenshot to judge"
 #: the renderings of a report, and the file extension of each
 FORMATS = ("json", "md", "html", "junit")
 #: the statuses a run can end (or be checkpointed) with: the report's run.status, the history's filter

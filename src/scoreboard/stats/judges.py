@@ -12,6 +12,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..record.constants import JUDGE_GRADER_NAMES as _MODEL_GRADERS
+from ..record.constants import NOT_SHOWN
 from .comparison import comparison_flags, power_figures
 from .intervals import binom_two_sided_p, bootstrap_seed
 from .measurements import MeasureAccumulator, measurement_summary
@@ -201,14 +202,17 @@ def pairwise_summary(plan: dict, pairwise: dict) -> list[dict]:
     out = []
     for (a, b), items in by_pair.items():
         per_case: dict[str, list[int]] = defaultdict(list)
-        consistent = asked = failed = 0
+        consistent = asked = failed = unshown = 0
         usage: dict[str, list] = defaultdict(list)
         for j in items:
             for u in j.get("usage") or ():
                 for key in ("requests", "input_tokens", "output_tokens", "cost_usd"):
                     usage[key].append(u.get(key))
             if j.get("verdict") is None:
-                failed += 1
+                if not j.get("usage") and str(j.get("failure") or "").startswith(NOT_SHOWN):
+                    unshown += 1  # never sent to the judge: not the judge's failure
+                else:
+                    failed += 1
                 continue
             asked += 1
             consistent += bool(j.get("consistent"))
@@ -221,6 +225,9 @@ def pairwise_summary(plan: dict, pairwise: dict) -> list[dict]:
             # visible there, not only in the count.
             flags.append(f"{failed} comparison{'s' if failed != 1 else ''} not assessed (judge failure or "
                          "no majority)")
+        if unshown:
+            flags.append(f"{unshown} comparison{'s' if unshown != 1 else ''} not judged: an output had no "
+                         "screenshot to show (it did not render)")
         planned = len(plan.get("cases") or ())
         seen = len({j["case_id"] for j in items})
         if seen < planned:  # never asked: a variant had no output there, or the run stopped first
