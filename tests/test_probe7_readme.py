@@ -120,3 +120,21 @@ def test_import_promptfoo_lists_a_derived_metric_named_like_a_figure_and_the_sui
     assert "derivedMetrics.1" not in done.stdout
     done = scoreboard("validate", "out/suite.yaml", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_difference_no_run_could_detect_is_never_shown_past_100_points(tmp_path):
+    # 3 cases: the smallest detectable difference is 188 points; the terminal said "could not detect
+    # even a 100-point difference" while the Markdown table and the compare page said "±188 points"
+    (tmp_path / "cases.jsonl").write_text(CASES3)
+    (tmp_path / "suite.yaml").write_text(
+        'name: s\ncases: cases.jsonl\ngraders: [{python: "output.strip() == expected"}]\n'
+        'variants:\n  good: {subject: "command:echo {input}"}\n  bad: {subject: "command:false"}\n')
+    done = scoreboard("run", "suite.yaml", "--no-progress", "--format", "json,md", "--output", "r.json", cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "could not detect even a 100-point difference" in done.stdout
+    markdown = (tmp_path / "r.md").read_text()
+    done = scoreboard("compare", "r.json", "r.json", "--pair", "good=bad", "--output", "c.html", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    page = (tmp_path / "c.html").read_text()
+    for text in (markdown, page):
+        assert "±188" not in text and "none within 100 points" in text

@@ -256,6 +256,7 @@ def render_html(result: dict) -> str:
     """A small self-contained page (no network resource); every value is escaped."""
     from html import escape
 
+    from ..record.markdown import detectable_cell
     from ..stats.comparison import format_p
 
     rows = []
@@ -269,7 +270,7 @@ def render_html(result: dict) -> str:
             f"{c['a']} vs {c['b']}", rate_words(c["a_pass_rate"], c.get("a_counts")),
             rate_words(c["b_pass_rate"], c.get("b_counts")), c["cases"], c["a_wins"], c["b_wins"], c["ties"], diff,
             format_p(c["sign_test_p"]), format_p(c["mcnemar"]["p"]),
-            "n/a" if d is None else f"±{d * 100:.0f} points", "; ".join(c["flags"]))) + "</tr>")
+            detectable_cell(d), "; ".join(c["flags"]))) + "</tr>")
     differ = "".join(f"<li>{escape(cid)}</li>" for cid in result["inputs_differ"])
     unit = (f" Paired by unit: each of {plural(result['conversations'], 'conversation')} counts once (its turns "
             "are correlated), each case outside any as one." if result.get("conversations") else "")

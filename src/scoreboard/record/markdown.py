@@ -374,5 +374,13 @@ def _field_comparison(c, summary=None) -> list[str]:
     return out
 
 
+def detectable_cell(value: float | None) -> str:
+    """A table cell of the smallest detectable difference: past 100 points (a pass rate cannot
+    move further) there is none, as detectable_words says and the HTML report shows."""
+    if value is None:
+        return "n/a"
+    return "none within 100 points" if value > 1 else f"±{value * 100:.0f} points"
+
+
 def _detectable(d) -> str:
-    return "n/a" if d is None or d.value is None else f"±{d.value * 100:.0f} points"
+    return detectable_cell(None if d is None else d.value)
