@@ -155,3 +155,43 @@ def test_a_real_judge_failure_in_pairwise_is_still_counted():
     [pair] = pairwise_summary(plan, {"judgments": judgments})
     assert pair["judge_failures"] == 1
     assert any("not assessed (judge failure" in f for f in pair["flags"])
+
+
+# -- a timed-out attempt still says where it ran ----------------------------------------------------
+
+def test_a_timed_out_task_attempt_records_where_it_ran_and_what_it_left(tmp_path):
+    # an agent that timed out was an error attempt with no subject_info at all: the README says
+    # every attempt's record says where it ran, and the summary counted it neither isolated nor not
+    import json
+    import subprocess
+    import sys
+
+    folder = make_task(tmp_path / "suite" / "tasks" / "slow", """\
+        id: slow
+        instruction: take your time
+        timeout: 1
+        sandbox: 'off'
+        checks: [{name: ok, run: [python3, checks/ok.py]}]
+        """, {"checks/ok.py": "print('ok')\n"})
+    suite = folder.parent.parent
+    (suite / "agent.py").write_text("import subprocess, time\n"
+                                    "subprocess.Popen(['sleep', '120'], start_new_session=True,\n"
+                                    "                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+                                    "time.sleep(60)\n")
+    (suite / "suite.yaml").write_text("name: slow\ncases: tasks\nvariants:\n"
+                                      "  sleeper: {subject: {type: command, argv: [python3, agent.py]}}\n")
+    done = subprocess.run([sys.executable, "-m", "scoreboard", "run", str(suite / "suite.yaml"), "--output-dir",
+                           str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    [report] = (tmp_path / "out" / "slow").glob("*.json")
+    data = json.loads(report.read_text())
+    [a] = data["attempts"]
+    assert a["status"] == "error" and "timed out" in a["error"]
+    task = a["subject_info"]["task"]
+    assert task["isolation"]["isolated"] is False and task["isolation"]["network"]
+    assert isinstance(task["left_running"], bool)
+    summary = data["summary"]["tasks"]["variants"]["sleeper"]
+    assert summary["errors"] == 1 and summary["not_isolated_attempts"] == 1
+    verified = subprocess.run([sys.executable, "-m", "scoreboard", "verify", str(report)],
+                              capture_output=True, text=True, timeout=120)
+    assert verified.returncode == 0, verified.stdout + verified.stderr

@@ -302,6 +302,8 @@ class AttemptRunner:
                 measurements.requests = counted[key] - sent_before
         except SubjectError as exc:
             error = str(exc)
+            if isinstance(getattr(exc, "extra", None), dict):  # an agent task's: where it ran, what it tried
+                extra = exc.extra
             # A subject that sent requests before failing says how many (and how long).
             if isinstance(getattr(exc, "measurements", None), Measurements):
                 measurements = exc.measurements

@@ -75,15 +75,17 @@ class TaskTally:
         self.attempts += 1
         cid = attempt["case_id"]
         task = (attempt.get("subject_info") or {}).get("task")
-        if status == "error" or not isinstance(task, dict):
+        isolation = task.get("isolation") if isinstance(task, dict) else None
+        failed = status == "error" or not isinstance(task, dict)
+        if isinstance(isolation, dict) or not failed:  # an error attempt says where it ran when it got that far
+            if (isolation or {}).get("isolated"):
+                self.isolated += 1
+            else:
+                self.not_isolated += 1
+        if failed:
             self.errors += 1
             self.utility[cid][1] += 1  # not done
             return
-        isolation = task.get("isolation") or {}
-        if isolation.get("isolated"):
-            self.isolated += 1
-        else:
-            self.not_isolated += 1
         for key in FIGURES:
             value = (task.get("metrics") or {}).get(key)
             slot = self.figures[key]
