@@ -200,3 +200,47 @@ def test_a_store_url_is_never_printed_with_its_password(url, tmp_path):
     done = sb("store", "info", "--store", url, cwd=tmp_path)  # port 1 on loopback: refused at once
     assert done.returncode == 1 and "hunter2secret" not in done.stdout + done.stderr, done.stderr
     assert "cannot connect to the store" in done.stderr
+
+
+@pytest.fixture(scope="module")
+def postgres():
+    from tests.store.pg import Postgres, pg_bin
+
+    if pg_bin() is None:
+        pytest.skip("PostgreSQL binaries (initdb, pg_ctl) not found: scripts/setup.sh --test installs Debian's "
+                    "postgresql")
+    pytest.importorskip("psycopg", reason="psycopg is not installed: pip install 'scoreboard[postgres]'")
+    with Postgres() as server:
+        yield server
+
+
+@pytest.mark.parametrize("form", ["userinfo", "query"])
+def test_a_password_in_the_store_url_of_a_run_is_written_nowhere(postgres, tmp_path, form):
+    """The run's argv is saved in run.json, in every report and in the store's rows: the
+    password of `--store postgresql://...` is a credential the run knows (the test server trusts
+    every password, so the run goes ahead)."""
+    import psycopg
+
+    secret = "storepassword-" + form
+    name = f"pw_{form}_{os.getpid()}"
+    postgres.create_database(name)
+    host = f"127.0.0.1:{postgres.port}/{name}"
+    url = f"postgresql://scoreboard:{secret}@{host}" if form == "userinfo" else \
+        f"postgresql://scoreboard@{host}?password={secret}"
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps({"id": f"c{i}", "input": "q", "expected": "yes"}) + "\n"
+                                                  for i in range(3)))
+    (tmp_path / "answers.jsonl").write_text("".join(json.dumps({"case_id": f"c{i}", "output": "yes"}) + "\n"
+                                                    for i in range(3)))
+    (tmp_path / "suite.json").write_text(json.dumps({
+        "name": "pw", "cases": "cases.jsonl", "formats": ["json", "md", "html"], "graders": [{"exact": {}}],
+        "variants": {"only": {"subject": "recorded:answers.jsonl"}}}))
+    done = sb("run", "suite.json", "--no-progress", "--store", url, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert secret not in done.stdout + done.stderr
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
+    with psycopg.connect(url) as conn:
+        (head,) = conn.execute("SELECT head FROM runs").fetchone()
+        assert "***" in head and secret not in head
+        assert not conn.execute("SELECT 1 FROM summaries WHERE summary LIKE %s", (f"%{secret}%",)).fetchall()

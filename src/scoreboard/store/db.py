@@ -67,6 +67,25 @@ def shown_location(spec: str) -> str:
     return spec + mark + query
 
 
+def url_secrets(spec: str) -> list[str]:
+    """The password a PostgreSQL URL holds (before the '@' or in the query), as written and
+    percent-decoded: a credential a run that names the store must write nowhere."""
+    if not is_url(spec):
+        return []
+    from urllib.parse import unquote
+
+    spec, _, query = spec.partition("?")
+    rest = spec.partition("://")[2]
+    found = []
+    if "@" in rest.split("/", 1)[0]:
+        auth = rest.partition("@")[0]
+        if ":" in auth:
+            found.append(auth.split(":", 1)[1])
+    found += [value for name, _, value in (p.partition("=") for p in query.split("&"))
+              if name.strip().lower() in SECRET_PARAMS]
+    return [v for raw in found if raw for v in {raw, unquote(raw)}]
+
+
 class Database:
     """A connection to the history database; `kind` is "sqlite" or "postgresql"."""
 

@@ -13,7 +13,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import ConfigError
-from .db import read_only, shown_location
+from ..redact import remember
+from .db import read_only, shown_location, url_secrets
 from .files import FileStore
 from .follow import FollowedHistoryStore
 from .history import HistoryStore
@@ -79,6 +80,8 @@ def run_store(output_dir: str | os.PathLike, spec: str | None = None, *, tags: I
     cannot (a read-only folder), and the run keeps its report files."""
     if spec or os.environ.get(ENV):
         chosen = store_spec(spec, output_dir)
+        # --store is in the argv that run.json, the reports and the store's rows keep
+        remember(*url_secrets(chosen or ""))
         return FileStore(output_dir) if chosen is None else _writable(FollowedHistoryStore(chosen, tags=tags))
     try:
         return _writable(FollowedHistoryStore(store_spec(None, output_dir), tags=tags))
