@@ -244,3 +244,41 @@ def test_a_password_in_the_store_url_of_a_run_is_written_nowhere(postgres, tmp_p
         (head,) = conn.execute("SELECT head FROM runs").fetchone()
         assert "***" in head and secret not in head
         assert not conn.execute("SELECT 1 FROM summaries WHERE summary LIKE %s", (f"%{secret}%",)).fetchall()
+
+
+@pytest.mark.parametrize("cases", [3, 1200])  # 2,400 attempts: the store's rows are written by its writer process
+def test_a_run_killed_after_it_began_leaves_no_store_password_in_the_store(postgres, tmp_path, cases):
+    """The run's row is written when it begins, with its argv; a run killed with kill -9 never
+    rewrites it from the report, so the password must already be masked then."""
+    import psycopg
+
+    secret = f"killedrunpassword{cases}"
+    name = f"pwkill_{cases}_{os.getpid()}"
+    postgres.create_database(name)
+    url = f"postgresql://scoreboard:{secret}@127.0.0.1:{postgres.port}/{name}"
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps({"id": f"c{i}", "input": f"q{i}", "expected": "yes"})
+                                                  + "\n" for i in range(cases)))
+    # the last case waits (at most 60 s) for the run's row, then kills its own run
+    (tmp_path / "killer.py").write_text(
+        "import os, signal, time\nimport psycopg\n"
+        f"def answer(input, **kw):\n    if input == 'q{cases - 1}':\n"
+        "        for _ in range(600):\n"
+        "            with psycopg.connect(os.environ['KILLER_STORE']) as conn:\n"
+        "                if conn.execute('SELECT COUNT(*) FROM runs').fetchone()[0]:\n"
+        "                    break\n"
+        "            time.sleep(0.1)\n"
+        "        os.kill(os.getpid(), signal.SIGKILL)\n"
+        "    return 'yes'\n")
+    (tmp_path / "suite.json").write_text(json.dumps({
+        "name": "pwkill", "cases": "cases.jsonl", "runs": 2, "concurrency": 1, "formats": ["json"],
+        "graders": [{"exact": {}}],
+        "variants": {"only": {"subject": {"type": "python", "function": "killer:answer", "model_free": True}}}}))
+    done = subprocess.run([sys.executable, "-m", "scoreboard", "run", "suite.json", "--no-progress", "--store", url],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False,
+                          env={**os.environ, "KILLER_STORE": url})
+    assert done.returncode == -9, done.stderr
+    assert secret not in done.stdout + done.stderr
+    with psycopg.connect(url) as conn:
+        rows = conn.execute("SELECT status, head FROM runs").fetchall()
+    assert [status for status, _ in rows] == ["running"]
+    assert secret not in rows[0][1] and "***" in rows[0][1], rows[0][1][:400]
