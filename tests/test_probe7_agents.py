@@ -195,3 +195,29 @@ def test_a_timed_out_task_attempt_records_where_it_ran_and_what_it_left(tmp_path
     verified = subprocess.run([sys.executable, "-m", "scoreboard", "verify", str(report)],
                               capture_output=True, text=True, timeout=120)
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_a_task_that_turns_its_sandbox_off_is_not_said_to_have_no_sandbox_available(tmp_path):
+    # `sandbox: off` on a machine with bubblewrap was recorded as "not isolated ... (no sandbox
+    # available)": the user reading the record looks for a missing install that is not missing
+    import asyncio
+    import sys
+
+    from scoreboard.subjects.registry import build_subject
+    from scoreboard.subjects.values import SubjectRequest
+    from scoreboard.tasks.runtime import run_task
+
+    folder = make_task(tmp_path / "t", """\
+        id: t
+        instruction: do it
+        sandbox: off
+        checks: [{name: ok, run: [python3, checks/ok.py]}]
+        """, {"checks/ok.py": "print('ok')\n"})
+    agent = tmp_path / "agent.py"
+    agent.write_text("print('done')\n")
+    case = load_task_folders(folder, Limits())[0]
+    subject = build_subject({"type": "command", "argv": [sys.executable, str(agent)]}, tmp_path)
+    request = SubjectRequest(case_id=case.id, input=case.input, params={"mode": "ordinary"})
+    isolation = asyncio.run(run_task(case.task, subject, request, hide=[])).extra["task"]["isolation"]
+    assert isolation["isolated"] is False
+    assert "no sandbox available" not in isolation["note"] and "sandbox: off" in isolation["note"]

@@ -124,6 +124,8 @@ class Sandbox:
     net: NetPolicy | None = None
     #: the container's name (Docker), removed by close()
     container: str | None = None
+    #: why the agent ran without one (kind "none")
+    why_none: str = "no sandbox available"
 
     @property
     def isolated(self) -> bool:
@@ -134,7 +136,7 @@ class Sandbox:
         net = (self.net or NetPolicy(None)).describe()
         if not self.isolated:
             return {"isolated": False, "kind": "none",
-                    "note": "not isolated: the agent ran with the user's permissions (no sandbox available)", **net}
+                    "note": f"not isolated: the agent ran with the user's permissions ({self.why_none})", **net}
         return {"isolated": True, "kind": self.kind,
                 "writable": ["workspace", "private HOME", "private TMPDIR"],
                 "hidden": [str(p) for p in self.hidden], **net}
@@ -211,7 +213,8 @@ def make_sandbox(root: Path, workspace: Path, *, want: str, hide: list[Path], pr
     if found is None:
         if want == "required":
             raise SandboxUnavailable(f"the task requires a sandbox and none works here: {INSTALL_HINT}")
-        return Sandbox("none", root, workspace, home, tmp)
+        return Sandbox("none", root, workspace, home, tmp,
+                       why_none="the task turned it off: sandbox: off" if want == "off" else "no sandbox available")
     kind, program = found
     hidden: list[Path] = []
     for path in real_homes() + [Path(os.path.realpath(p)) for p in hide]:
