@@ -221,3 +221,30 @@ def test_a_task_that_turns_its_sandbox_off_is_not_said_to_have_no_sandbox_availa
     isolation = asyncio.run(run_task(case.task, subject, request, hide=[])).extra["task"]["isolation"]
     assert isolation["isolated"] is False
     assert "no sandbox available" not in isolation["note"] and "sandbox: off" in isolation["note"]
+
+
+def test_a_fixture_that_fails_to_start_does_not_say_where_an_agent_never_started_ran(tmp_path):
+    import asyncio
+    import sys
+
+    from scoreboard.errors import SubjectError
+    from scoreboard.subjects.registry import build_subject
+    from scoreboard.subjects.values import SubjectRequest
+    from scoreboard.tasks.runtime import run_task
+
+    folder = make_task(tmp_path / "t", """\
+        id: t
+        instruction: use {{ fixture_url }}
+        environment: {command: [python3, svc.py], ready: {url: /health, timeout: 5}}
+        checks: [{name: ok, run: [python3, checks/ok.py]}]
+        """, {"checks/ok.py": "print('ok')\n",
+              "environment/svc.py": "import sys\nsys.stderr.write('fatal: database locked\\n')\nsys.exit(7)\n"})
+    agent = tmp_path / "agent.py"
+    agent.write_text("print('done')\n")
+    case = load_task_folders(folder, Limits())[0]
+    subject = build_subject({"type": "command", "argv": [sys.executable, str(agent)]}, tmp_path)
+    request = SubjectRequest(case_id=case.id, input=case.input, params={"mode": "ordinary"})
+    with pytest.raises(SubjectError) as exc:
+        asyncio.run(run_task(case.task, subject, request, hide=[]))
+    assert "database locked" in str(exc.value)
+    assert getattr(exc.value, "extra", None) is None

@@ -136,7 +136,7 @@ async def run_task(task: TaskDef, subject, request: SubjectRequest, *, hide: lis
         result.extra = {**(result.extra or {}), "task": observed}
         return result
     except SubjectError as exc:  # where it ran, what it left and tried: recorded on the error attempt too
-        if door.sandbox is not None:
+        if door.sandbox is not None and door.started:
             exc.extra = {"task": {"task": spec.id, "mode": mode, "error_kind": exc.kind,
                                   "isolation": _where(door.sandbox, getattr(subject, "agent_workspace", False)),
                                   "left_running": door.left_running,
@@ -179,6 +179,8 @@ class _Door:
     tag: str = dataclasses.field(default_factory=new_tag)
     #: whether any such process was found (and killed)
     left_running: bool = False
+    #: whether the agent was started (an error after that still says where it ran)
+    started: bool = False
 
     @property
     def port(self) -> int | None:
@@ -287,6 +289,7 @@ def _programs(subject) -> list[str]:
 
 
 async def _run_agent(subject, request: SubjectRequest, timeout: float, door: _Door) -> Result:
+    door.started = True
     try:
         async with asyncio.timeout(timeout):
             return await subject.run(request)
