@@ -282,3 +282,18 @@ def test_a_run_killed_after_it_began_leaves_no_store_password_in_the_store(postg
         rows = conn.execute("SELECT status, head FROM runs").fetchall()
     assert [status for status, _ in rows] == ["running"]
     assert secret not in rows[0][1] and "***" in rows[0][1], rows[0][1][:400]
+
+
+def test_store_tag_says_which_tags_it_did_not_change(stopped):
+    """Removing a tag the run does not have (a typo) is said, not reported as removed."""
+    folder, _ = stopped
+    store = ["--store", "h.sqlite"]
+    key = json.loads(sb("history", *store, "--json", "--tag", "whole", cwd=folder).stdout)["runs"][0]["key"]
+    done = sb("store", "tag", key, "relase", "whole", "--remove", *store, cwd=folder)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["removed: whole", "not on the run: relase"], done.stdout
+    done = sb("store", "tag", key, "whole", "nightly", *store, cwd=folder)
+    done = sb("store", "tag", key, "nightly", "whole", *store, cwd=folder)
+    assert done.stdout.splitlines() == ["already tagged: nightly, whole"], done.stdout
+    listed = json.loads(sb("history", *store, "--json", "--tag", "nightly", cwd=folder).stdout)["runs"]
+    assert [r["tags"] for r in listed] == [["nightly", "whole"]]

@@ -205,8 +205,12 @@ def _reviews(store, args) -> int:
 
 
 def _tag(store, args) -> int:
-    store.tag(args.run, args.tags, remove=args.remove)
-    print(f"{'removed' if args.remove else 'tagged'}: {', '.join(args.tags)}")
+    unchanged = store.tag(args.run, args.tags, remove=args.remove)
+    changed = [t for t in dict.fromkeys(args.tags) if t not in unchanged]
+    if changed:
+        print(f"{'removed' if args.remove else 'tagged'}: {', '.join(changed)}")
+    if unchanged:  # a tag to remove the run never had (a typo) is not reported as removed
+        print(f"{'not on the run' if args.remove else 'already tagged'}: {', '.join(unchanged)}")
     return 0
 
 

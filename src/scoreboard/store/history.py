@@ -353,13 +353,18 @@ class HistoryStore:
     def _any_reviews(self) -> bool:
         return self.db.one("SELECT 1 FROM reviews LIMIT 1") is not None
 
-    def tag(self, run: str, tags: list[str], remove: bool = False) -> None:
+    def tag(self, run: str, tags: list[str], remove: bool = False) -> list[str]:
+        """Add (or remove) the run's tags; the ones that were already so (a tag to remove the
+        run does not have, a tag to add it has)."""
         key = self.resolve(run)
         with self.db.write() as db:
+            held = {t for (t,) in db.all("SELECT tag FROM run_tags WHERE run_key = ?", (key,))}
+            unchanged = sorted({t for t in tags if (t in held) != remove})
             if remove:
                 db.executemany("DELETE FROM run_tags WHERE run_key = ? AND tag = ?", [(key, t) for t in tags])
             else:
                 write_tags(db, key, tags)
+        return unchanged
 
     def close(self) -> None:
         self.db.close()
