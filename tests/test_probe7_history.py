@@ -297,3 +297,25 @@ def test_store_tag_says_which_tags_it_did_not_change(stopped):
     assert done.stdout.splitlines() == ["already tagged: nightly, whole"], done.stdout
     listed = json.loads(sb("history", *store, "--json", "--tag", "nightly", cwd=folder).stdout)["runs"]
     assert [r["tags"] for r in listed] == [["nightly", "whole"]]
+
+
+def test_the_run_page_of_a_stopped_run_says_how_many_attempts_never_ran(stopped, browser):
+    """The store keeps a record of every planned attempt, the ones a stop left unrun too: the
+    run page's attempt count says how many of them never ran."""
+    from tests.viewer.conftest import Served, wait_ready
+
+    folder, report = stopped
+    figures = report["summary"]["variants"]["bot"]
+    served = Served("--store", "h.sqlite", cwd=folder)
+    page = browser.new_page()
+    try:
+        _, runs = _request(served.base + "/api/runs?status=stopped")
+        page.goto(served.url)
+        wait_ready(page)
+        page.goto(f"{served.base}/#/run/{runs['runs'][0]['key']}")
+        wait_ready(page)
+        row = page.locator("tr", has=page.locator("th", has_text="attempts")).first.locator("td").inner_text()
+        assert row == f"{figures['attempts']} of {figures['attempts']} planned ({figures['not_run']} not run)", row
+    finally:
+        page.close()
+        served.stop()

@@ -156,6 +156,12 @@ async function runsPage(params) {
 }
 
 // ---------------------------------------------------------------- one run
+// the attempts a stop left unrun (the store keeps a record of each), said beside the count
+function notRun(figures) {
+  const n = figures.reduce((sum, f) => sum + (f.not_run ?? 0), 0);
+  return n ? ` (${n} not run)` : "";
+}
+
 async function runPage(key, params) {
   const run = await api("/api/runs/" + encodeURIComponent(key));
   const variantsRows = run.figures.map((f) => el("tr", {},
@@ -177,7 +183,7 @@ async function runPage(key, params) {
     [["suite", run.suite], ["run id", run.run_id], ["status", run.status], ["started", run.started_at],
       ["finished", run.finished_at], ["git commit", (run.git_commit || "unknown") + (run.git_branch ? ` (${run.git_branch})` : "")],
       ["report", run.report_path || "not written"], ["report SHA-256", run.report_sha256 || ""],
-      ["attempts", `${run.attempts ?? "?"} of ${run.planned ?? "?"} planned`], ["recorded", `${run.source} at ${run.recorded_at}`],
+      ["attempts", `${run.attempts ?? "?"} of ${run.planned ?? "?"} planned` + notRun(run.figures)], ["recorded", `${run.source} at ${run.recorded_at}`],
       ["tags", run.tags.join(", ")]].map(([k, v]) => el("tr", {}, el("th", { text: k }), el("td", { text: v ?? "" })))));
   const others = el("span");
   const cmp = el("form", { class: "filters" }, el("label", {}, "compare with run", others));
