@@ -45,8 +45,9 @@ def test_a_run_without_its_api_key_names_the_key_and_no_gate_of_a_variant_that_f
     suite = _keyed_suite(tmp_path / "s", fail_under={"careful": 0.9}, fail_under_metrics={"careful:pass_rate": 0.5},
                          min_rubric={"basic": 3})
     lines = errors_of(cli(tmp_path, "run", str(suite)))
-    assert len(lines) == 2, lines
-    assert all("PROBE_UNSET_KEY is not set" in line for line in lines), lines
+    # the third line: no grader of this suite gives a rubric score, so its min_rubric could only fail
+    assert len(lines) == 3 and sum("PROBE_UNSET_KEY is not set" in line for line in lines) == 2, lines
+    assert "rubric-score grader" in lines[2], lines
     assert not any("unknown variant" in line for line in lines), lines
     assert not (tmp_path / "s" / "out").exists()
 

@@ -138,3 +138,17 @@ def test_a_difference_no_run_could_detect_is_never_shown_past_100_points(tmp_pat
     page = (tmp_path / "c.html").read_text()
     for text in (markdown, page):
         assert "±188" not in text and "none within 100 points" in text
+
+
+@pytest.mark.parametrize("flag, grader", [("--min-dq", "pointwise"), ("--min-rubric", "rubric-score")])
+def test_a_judge_gate_no_grader_can_feed_is_refused_before_anything_runs(tmp_path, flag, grader):
+    # the whole run was spent (every request sent) before the gate failed on 'n/a'
+    (tmp_path / "cases.jsonl").write_text(CASES3)
+    (tmp_path / "suite.yaml").write_text(
+        'name: s\ncases: cases.jsonl\ngraders: [{python: "output.strip() == expected"}]\n'
+        'variants:\n  a: {subject: "command:echo {input}"}\n  b: {subject: "command:echo {input}"}\n')
+    done = scoreboard("run", "suite.yaml", flag, "0.5", "--no-progress", cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"flag {flag}" in lines[0] and grader in lines[0], lines
+    assert not (tmp_path / "eval-results").exists()

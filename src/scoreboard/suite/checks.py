@@ -179,3 +179,28 @@ def check_sendable_inputs(cases: list[Case], variants: list) -> None:
                 field, reason = problem
                 raise ConfigError(f"variant {variant.name!r} ({variant.subject.kind}): {reason}", file=case.source,
                                   line=case.line, case_id=case.id, field=field)
+
+
+_GATE_GRADER = {"min_dq": "pointwise", "min_rubric": "rubric-score"}
+
+
+def gate_has_grader(setting: str, value, graders: dict) -> None:
+    """A dQ or rubric gate no grader of the suite can feed would fail on n/a after the whole run
+    was spent: refused before anything runs."""
+    if not value:
+        return
+    wanted = _GATE_GRADER[setting]
+
+    def names(spec) -> set[str]:  # every grader a spec names, inside group/not too (lenient)
+        if isinstance(spec, str):
+            return {spec}
+        if isinstance(spec, dict):
+            return set(spec) | {n for v in spec.values() for n in names(v)}
+        if isinstance(spec, list):
+            return {n for v in spec for n in names(v)}
+        return set()
+
+    if not any(wanted in names(getattr(g, "spec", None)) or getattr(g, "name", None) == wanted
+               for gs in graders.values() for g in gs):
+        raise ConfigError(f"no grader of this suite gives what the gate reads (a {wanted} grader): it could only "
+                          "fail, after every request was spent", field=setting)

@@ -31,6 +31,7 @@ from .checks import (
     case_document_hint,
     check_isolated_agents,
     check_sendable_inputs,
+    gate_has_grader,
     jsonl_inside,
 )
 from .config import Limits, SuiteConfig
@@ -184,6 +185,7 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
     for setting, check in (("min_dq", dq_gates), ("min_rubric", rubric_gates)):  # a pair or variant no run has
         with errors.each(), in_file(None if setting in flags else source):
             check({}, getattr(cfg, setting), names)
+            gate_has_grader(setting, getattr(cfg, setting), graders)
     judge = None
     with errors.each():
         if cfg.judge is not None:
@@ -390,3 +392,4 @@ def _check_isolation(cfg: SuiteConfig, cases: list[Case], source: str | None, dr
 def _safe_name(name: str) -> str:
     cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")
     return cleaned or "suite"
+
