@@ -184,6 +184,31 @@ def _remove(path: bytes) -> None:
             shutil.rmtree(path, onerror=writable)
 
 
+def group_alive(pgid: int, *, unknown: bool = True) -> bool:
+    """Whether a live process of this process group is still there: on Linux, one in /proc that
+    is not a zombie (a zombie nobody reaps is not running); elsewhere, any member. `unknown` is
+    the answer when the group exists but may not be signalled (another user's)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return unknown
+    if not os.path.isdir("/proc/self"):
+        return True
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[-1].split()
+        except OSError:
+            continue
+        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] != b"Z":
+            return True
+    return False
+
+
 if __name__ == "__main__":
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl+C for scoreboard is not one for its watcher
     _serve(sys.stdin.buffer)

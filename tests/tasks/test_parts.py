@@ -15,11 +15,12 @@ from scoreboard.cases.case import Case
 from scoreboard.graders.grade import Grade, GradeContext
 from scoreboard.graders.registry import build_grader
 from scoreboard.graders.task import delivery_rule
+from scoreboard.reaper import group_alive
 from scoreboard.stats.tasks import TaskAccumulator
 from scoreboard.subjects.values import Measurements, Output
 from scoreboard.tasks import canaries
 from scoreboard.tasks.checks import CheckContext, run_checks
-from scoreboard.tasks.fixture import Fixture, FixtureError, _group_alive
+from scoreboard.tasks.fixture import Fixture, FixtureError
 from scoreboard.tasks.spec import Canary, Check, Environment
 
 
@@ -155,7 +156,7 @@ def test_fixture_ready_line_env_and_group_teardown(tmp_path):
         return pgid
 
     pgid = asyncio.run(go())
-    assert not _group_alive(pgid)
+    assert not group_alive(pgid)
 
 
 def test_fixture_that_never_gets_ready_is_an_error_and_is_stopped(tmp_path):
@@ -168,7 +169,7 @@ def test_fixture_that_never_gets_ready_is_an_error_and_is_stopped(tmp_path):
             await fixture.start({})
         return fixture.proc.pid
 
-    assert not _group_alive(asyncio.run(go()))
+    assert not group_alive(asyncio.run(go()))
     (tmp_path / "dies.py").write_text("raise SystemExit(4)\n")
     spec = Environment(command=[sys.executable, "dies.py"], ready={"url": "/health", "timeout": 5})
     with pytest.raises(FixtureError, match="exited with status 4"):

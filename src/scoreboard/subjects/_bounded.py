@@ -10,12 +10,11 @@ process group is killed, and the caller turns it into an execution error naming 
 from __future__ import annotations
 
 import asyncio
-import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..reaper import TAG_VAR, kill_group, sweep, unwatch, watch
+from ..reaper import TAG_VAR, group_alive, kill_group, sweep, unwatch, watch
 
 _CHUNK = 1 << 16
 #: how often a program's end is looked for while its stdout is still open
@@ -154,36 +153,12 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | Path |
         unwatch(proc.pid, tag)
         raise
     if kill_after or over:
-        stayed = stayed or (not over and _group_alive(proc.pid))
+        stayed = stayed or (not over and group_alive(proc.pid))
         kill_group(proc.pid)
         swept = await asyncio.to_thread(sweep, tag)  # nothing it started outlives it, in its group or not
         stayed = stayed or (swept > 0 and not over)
     unwatch(proc.pid, tag)
     return Finished(stdout, stderr, proc.returncode, over, stayed)
-
-
-def _group_alive(pgid: int) -> bool:
-    """Whether a live process of this (ended, reaped) program's group is still there (Linux
-    /proc: a zombie nobody reaps is not running; elsewhere, any member)."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    if not os.path.isdir("/proc/self"):
-        return True
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[-1].split()
-        except OSError:
-            continue
-        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] != b"Z":
-            return True
-    return False
 
 
 def exit_words(returncode: int) -> str:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from ..bounded_regex import compile_bounded
 from ..jsonio import loads
-from ..reaper import unwatch_folder, watch_folder
+from ..reaper import group_alive, unwatch_folder, watch_folder
 from .procs import (
     TAG_VAR,
     free_port,
@@ -282,7 +282,7 @@ class Fixture:
     def _stop(self, proc: asyncio.subprocess.Process) -> None:
         kill_group(proc.pid, signal.SIGTERM)
         deadline = time.monotonic() + STOP_GRACE_S
-        while time.monotonic() < deadline and _group_alive(proc.pid):
+        while time.monotonic() < deadline and group_alive(proc.pid, unknown=False):
             time.sleep(0.02)
         kill_group(proc.pid, signal.SIGKILL)
         sweep(self.tag)  # what it started that left its group (a daemon's double fork)
@@ -290,27 +290,6 @@ class Fixture:
         for reader in (self._reader, self._err_reader):
             if reader is not None:
                 reader.cancel()
-
-
-def _group_alive(pgid: int) -> bool:
-    """Whether a live (not zombie) process is left in the group; a zombie leader does not count."""
-    try:
-        os.killpg(pgid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    if not os.path.isdir("/proc/self"):
-        return True
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
-            return True
-    return False
 
 
 _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
