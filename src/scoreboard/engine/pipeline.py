@@ -71,6 +71,7 @@ async def _run_async(suite: Suite, options: RunOptions) -> Outcome:
         paths = _write_record(r, head, json_path)
     finally:
         r.index.close()
+        r.release()
         gc.unfreeze()
     r.store.finish(head, paths)
     if options.store is None and hasattr(r.store, "close"):
@@ -96,6 +97,17 @@ def _started(suite: Suite, options: RunOptions) -> Run:
     if check_executor is not None:  # before anything is written: what the executor cannot run
         check_executor(suite, options)
     r.baseline = load_baseline(suite)
+    try:
+        _opened(r, suite, options)
+    except BaseException:
+        r.release()  # refused after it took the run folder: the folder is free again
+        raise
+    r.pairwise = None
+    return r
+
+
+def _opened(r: Run, suite: Suite, options: RunOptions) -> None:
+    """The run's folder and log opened, its progress and checkpoints set up."""
     r.open()
     if options.announce is not None:
         options.announce()
@@ -109,8 +121,6 @@ def _started(suite: Suite, options: RunOptions) -> Run:
                                 on_failure=r.stop_on_write_failure)
     if options.carried is not None:
         r.checkpoint.min_gap = float("inf")  # nothing here waits on a model unless judges run
-    r.pairwise = None
-    return r
 
 
 def _write_record(r: Run, head: dict, json_path: Path) -> dict[str, Path]:

@@ -48,6 +48,7 @@ class Run:
         cfg = suite.config
         self.index = AttemptIndex([c.id for c in suite.cases], [v.name for v in suite.variants], cfg.runs)
         self.store = self.summary = None  # opened with the run (attach_store): nothing before the checks
+        self.held: int | None = None  # the lock on the run folder while this process runs it
         self.executor = get_executor(options.executor, options.executor_settings)
         self.formats = tuple(options.formats or cfg.formats or DEFAULT_FORMATS)
         self.reused = 0
@@ -69,6 +70,7 @@ class Run:
         options = self.options
         if options.resume_dir:
             self.folder, meta = open_run_folder(options.resume_dir)
+            self.held = self.folder.hold()  # before the log is read or its torn tail cut
             check_resumable(meta, self.plan, self.folder)
             self.started_at = meta.get("started_at") or now_iso()
             self.uid = meta.get("uid")  # None for a run started before runs had one
@@ -87,6 +89,7 @@ class Run:
                 self.folder.discard_if_empty()
                 raise ReportWriteError(f"{self.folder.meta_path}: the run could not be started "
                                        f"({exc.strerror or exc}); nothing was run") from None
+            self.held = self.folder.hold()
         self.attach_store()
         following = getattr(self.store, "begin_following", None)
         if following is not None:  # a large run's rows written by a process following the log
@@ -111,6 +114,12 @@ class Run:
             pos = self.index.pos(*key)
             if pos is not None:
                 self.index.freeze(pos, absent=True)
+
+    def release(self) -> None:
+        """Let go of the run folder (the run ended here, or could not start)."""
+        if self.held is not None:
+            os.close(self.held)
+            self.held = None
 
     def meta(self) -> dict:
         suite, options = self.suite, self.options

@@ -5,10 +5,13 @@
     <output_dir>/<suite>/<UTC stamp>.json            the report (md, html, junit.xml beside it)
 
 Folders are created 0700, files 0600, nothing is overwritten except a run's own checkpoint.
+A run holds an exclusive lock on its attempt log while it runs (`hold`): a second process
+resuming it is refused, and a process that dies (kill -9 too) holds nothing.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -45,6 +48,22 @@ class RunFolder:
 
     def report_path(self, extension: str) -> Path:
         return self.stem.with_name(self.stem.name + extension)
+
+    def hold(self) -> int | None:
+        """Lock the run's attempt log (created if missing) for this process until the returned
+        descriptor is closed; a one-line error when another process holds it (the run is still
+        going, or being resumed). None where the file system takes no locks: nothing is held."""
+        fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise ConfigError("this run is still running in another process (it holds the run's attempt log): "
+                              "let it end, or stop it, then --resume", file=str(self.stem), flag="--resume") from None
+        except OSError:  # no locks here (some network file systems): run as before, unheld
+            os.close(fd)
+            return None
+        return fd
 
     def discard_if_empty(self) -> None:
         """Remove the folder of a run that could not start (nothing in it is anyone's work)."""

@@ -1,0 +1,89 @@
+"""A run holds its run folder while it runs: `run --resume` of a run still going in another
+process (or a second resume at once) is refused in one line, before it reads or cuts the attempt
+log. Both used to run the same attempts (paid twice) and append to one log, and the resume cut
+the live run's last line as 'torn'. A run killed with kill -9 holds nothing: it resumes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+SLOW = """import time
+def answer(input, skill, run, params):
+    time.sleep(0.3)
+    return input
+"""
+
+
+def project(tmp_path: Path, n: int = 16) -> Path:
+    (tmp_path / "slow.py").write_text(SLOW)
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps({"id": f"c{i}", "input": f"q{i}", "expected": f"q{i}"})
+                                                  + "\n" for i in range(n)))
+    (tmp_path / "suite.yaml").write_text('name: held\ncases: cases.jsonl\nsubject: {type: python, function: '
+                                         '"slow:answer", thread: true}\ngraders: [exact]\nconcurrency: 1\n')
+    return tmp_path
+
+
+def scoreboard(cwd: Path, *args: str, background: bool = False):
+    env = {**os.environ, "SCOREBOARD_STORE": "none"}
+    argv = [sys.executable, "-m", "scoreboard", *args]
+    if background:
+        return subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def wait_for_lines(log: Path, n: int, proc: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if log.exists() and log.read_bytes().count(b"\n") >= n:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the run wrote fewer than {n} lines to {log}")
+
+
+def attempts(log: Path) -> list[str]:
+    rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    return [r["case_id"] for r in rows if "case_id" in r and r.get("status")]
+
+
+def test_a_resume_of_a_run_still_running_is_refused_and_takes_nothing(tmp_path):
+    work = project(tmp_path)
+    first = scoreboard(work, "run", "suite.yaml", "--output", "r.json", "--format", "json", "--no-progress",
+                       background=True)
+    try:
+        wait_for_lines(work / "r" / "attempts.jsonl", 2, first)
+        before = (work / "r" / "attempts.jsonl").read_bytes()
+        done = scoreboard(work, "run", "--resume", "r")
+        assert done.returncode == 1, done.stdout + done.stderr
+        (line,) = done.stderr.strip().splitlines()
+        assert "still running" in line and "--resume" in line and str(work / "r") in line, line
+        # it read nothing into the log and cut nothing off it
+        assert (work / "r" / "attempts.jsonl").read_bytes().startswith(before)
+    finally:
+        out, err = first.communicate(timeout=120)
+    assert first.returncode == 0, out + err
+    ids = attempts(work / "r" / "attempts.jsonl")
+    assert sorted(ids) == sorted(f"c{i}" for i in range(16))  # each attempt ran once
+    report = json.loads((work / "r.json").read_text())
+    assert report["summary"]["variants"]["answer"]["passed"] == 16
+
+
+def test_a_run_killed_with_kill_9_holds_nothing_and_resumes(tmp_path):
+    work = project(tmp_path)
+    first = scoreboard(work, "run", "suite.yaml", "--output", "r.json", "--format", "json", "--no-progress",
+                       background=True)
+    wait_for_lines(work / "r" / "attempts.jsonl", 3, first)
+    first.send_signal(signal.SIGKILL)
+    first.communicate(timeout=60)
+    done = scoreboard(work, "run", "--resume", "r")
+    assert done.returncode == 0, done.stdout + done.stderr
+    ids = attempts(work / "r" / "attempts.jsonl")
+    assert sorted(set(ids)) == sorted(f"c{i}" for i in range(16)) and len(ids) == 16
+    # and once it has ended, a resume of the completed run is answered as before
+    again = scoreboard(work, "run", "--resume", "r")
+    assert again.returncode == 0, again.stdout + again.stderr
