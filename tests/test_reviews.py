@@ -66,8 +66,11 @@ def make_report(folder: Path, *, judged: bool) -> Path:
 def own_project(tmp_path, monkeypatch):
     """Each test is its own project: `import reviews` records its new report in the history store
     of the working directory, and a run carries the reviews that store holds of its outputs, so
-    tests sharing one store would see each other's reviews."""
+    tests sharing one store would see each other's reviews. Nor does a test keep one: each
+    report here holds the reviews it was given (tests/store/test_imported_reviews.py covers the
+    store's part)."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SCOREBOARD_STORE", "none")
 
 
 @pytest.fixture(scope="module")

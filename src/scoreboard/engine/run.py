@@ -328,9 +328,14 @@ async def _wait(task: asyncio.Future) -> None:
     ends the wait; a cancellation of the run itself is raised, never taken for a finished run:
     a Ctrl+C that lands before the run's handlers are installed cancels the run's task (asyncio's
     own handler), and awaiting the executor passes that on to it."""
+    current = asyncio.current_task()
     try:
         await task
     except asyncio.CancelledError:
-        current = asyncio.current_task()
         if not task.cancelled() or (current is not None and current.cancelling()):
             raise
+        return
+    if current is not None and current.cancelling():
+        # the run was cancelled while the executor ended on its own (its workers took the
+        # cancellation as their attempts' and returned): still an interrupt, never "completed"
+        raise asyncio.CancelledError
