@@ -330,14 +330,30 @@ class Renderer:
 
 async def _loaded(page) -> None:
     """Wait for the page's document to load; a page that moves to another of its own files
-    (a folder's index.html sending on to page.html) is followed a few times, then given up."""
-    for _ in range(NAVIGATIONS):
-        try:
-            await page.evaluate(LOADED_SCRIPT)
-            return
-        except Exception as exc:  # noqa: BLE001 - only a navigation is retried
-            if "context was destroyed" not in str(exc):
-                raise
+    (a folder's index.html sending on to page.html) is followed a few times, then given up.
+    The moves are counted as the main frame's navigations: one move can destroy the context
+    of several tries on a slow machine, and that is not a page reloading itself."""
+    moves = 0
+
+    def moved(frame) -> None:
+        nonlocal moves
+        if frame == page.main_frame:
+            moves += 1
+
+    page.on("framenavigated", moved)
+    try:
+        for tries in range(20 * NAVIGATIONS):  # a bound beside the count, should events not come
+            try:
+                await page.evaluate(LOADED_SCRIPT)
+                return
+            except Exception as exc:  # noqa: BLE001 - only a navigation is retried
+                if "context was destroyed" not in str(exc):
+                    raise
+            if moves > NAVIGATIONS and tries + 1 >= NAVIGATIONS:  # (a same-document move is no try)
+                break
+            await asyncio.sleep(0.01 * min(tries + 1, 10))  # the next document is on its way
+    finally:
+        page.remove_listener("framenavigated", moved)
     raise RuntimeError(f"the page navigated more than {NAVIGATIONS} times while loading")
 
 
