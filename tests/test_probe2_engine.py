@@ -262,11 +262,19 @@ def test_the_offline_landing_pages_script_exits_0_and_stops_its_judge_on_the_def
     example = Path(__file__).resolve().parents[1] / "examples" / "landing-pages"
     target = tmp_path / "landing-pages"
     shutil.copytree(example, target, ignore=shutil.ignore_patterns("eval-results"))
-    fake = tmp_path / "python"  # the real Python, except that `-m scoreboard` does nothing
+    # the real Python, except that `-m scoreboard` does nothing and the judge takes no port: the
+    # default port 8791 is the README's run of the example, maybe at this moment in another test
+    # file (a judge here took it, and was stopped under that run: every judgment failed)
+    fake = tmp_path / "python"
     fake.write_text(f"""#!{sys.executable}
-import os, sys
+import os, sys, time
 if sys.argv[1:3] == ["-m", "scoreboard"]:
     sys.exit(0)
+if sys.argv[1:2] == ["pixel_judge.py"]:
+    time.sleep(120)  # stands in for the judge until the script's exit trap stops it
+    sys.exit(0)
+if sys.argv[1:2] == ["-c"] and "create_connection" in sys.argv[2]:
+    sys.exit(0)  # the script's check that its judge is up
 os.execv({sys.executable!r}, [{sys.executable!r}, *sys.argv[1:]])
 """, encoding="utf-8")
     fake.chmod(0o755)
