@@ -329,16 +329,13 @@ class Renderer:
 
 
 async def _loaded(page) -> None:
-    """Wait for the page's document to load; a page that moves to another of its own files
-    (a folder's index.html sending on to page.html) is followed a few times, then given up.
-    The moves are counted as the main frame's navigations: one move can destroy the context
-    of several tries on a slow machine, and that is not a page reloading itself."""
+    """Wait for the page's document to load; a page that moves to another of its own files is
+    followed a few times (its main frame's navigations: one move may spoil several tries)."""
     moves = 0
 
     def moved(frame) -> None:
         nonlocal moves
-        if frame == page.main_frame:
-            moves += 1
+        moves += frame == page.main_frame
 
     page.on("framenavigated", moved)
     try:
