@@ -120,7 +120,7 @@ def test_plan_from_flags_only_and_its_errors(tmp_path):
     (tmp_path / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in CASES), encoding="utf-8")
     done = scoreboard(["plan", "--cases", "cases.jsonl", "--subject", "mock", "--split", "heldout"], tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "1 cases" in done.stdout and "h1" in done.stdout and "judge: none" in done.stdout
+    assert "cases: 1 case (split: heldout)" in done.stdout and "h1" in done.stdout and "judge: none" in done.stdout
     assert "most requests: 0 (0 subject + 0 judge" in done.stdout
     done = scoreboard(["plan", "--cases", "cases.jsonl", "--subject", "mock", "--grader", "llm-judge"], tmp_path)
     assert done.returncode == 1

@@ -333,11 +333,19 @@ def check_report(plan, attempts, units):
         ci = comp["mean_difference_ci"]
         assert ci["unit"] == unit_name
         assert (ci["low"], ci["high"]) == pytest.approx(t_ref(diffs, -1.0, 1.0), abs=1e-12)
-        if len(common) >= 2:
+        binary = all(a[u][1] == 1 and b[u][1] == 1 for u in common)
+        if len(common) >= 2 and binary:
+            # pass/fail, one run a side: exact power for the share of cases the two disagree on
+            share = float(np.mean(np.square(diffs))) or 0.5
+            figure = comp["detectable_difference"]
+            assert figure["discordance"] == pytest.approx(share, abs=1e-12)
+            if figure["value"] <= 1:
+                assert binary_power_ref(len(common), figure["value"], share, 0.05) == pytest.approx(0.8, abs=1e-5)
+        elif len(common) >= 2:
             sd = float(np.std(diffs, ddof=1)) or M.ASSUMED_DIFFERENCE_SD
             mde = comp["detectable_difference"]["value"]  # 80% power exactly, on the noncentral t
             assert exact_power(mde / sd, len(common), 0.05) == pytest.approx(0.8, abs=1e-6)
-    assert summary["methods"]["version"] == 5
+    assert summary["methods"]["version"] == 6
 
 
 @pytest.mark.parametrize("conversations", [False, True])
@@ -348,6 +356,22 @@ def test_random_reports_match_the_references(conversations):
 
 
 # --- 5. power ------------------------------------------------------------------------------------
+
+def binary_power_ref(n: int, delta: float, share: float, alpha: float) -> float:
+    """The chance, over every outcome of n pass/fail cases (scipy's multinomial), that the
+    paired t interval at 1 - alpha (t_ref, scipy's t) lies above 0, when the leader wins
+    (share + delta) / 2 of the cases and loses (share - delta) / 2 (past the share: wins delta, loses none)."""
+    won, lost = ((share + delta) / 2, (share - delta) / 2) if delta < share else (min(1.0, delta), 0.0)
+    total = 0.0
+    for w in range(n + 1):
+        for x in range(n - w + 1):
+            if w <= x:
+                continue
+            values = [1.0] * w + [-1.0] * x + [0.0] * (n - w - x)
+            if t_ref(values, -1.0, 1.0)[0] > 0:  # t_ref is at 95%: alpha 0.05
+                total += stats.multinomial.pmf([w, x, n - w - x], n, [won, lost, max(0.0, 1 - won - lost)])
+    return total
+
 
 def exact_power(effect: float, n: int, alpha: float) -> float:
     """Power of the two-sided one-sample t test, from the noncentral t (what TTestPower computes)."""

@@ -187,7 +187,7 @@ def compare_reports(a: Report, b: Report, pairs: list[tuple[str, str]] | None = 
 
 
 def render_text(result: dict) -> str:
-    from ..record.io import detectable_words
+    from ..record.detectable import detectable_how, detectable_words
     from ..stats.comparison import p_text
 
     lines = [f"A: {result['a']['suite']} ({result['a']['run_id']})", f"B: {result['b']['suite']} ({result['b']['run_id']})",
@@ -218,7 +218,7 @@ def render_text(result: dict) -> str:
                          f"McNemar {p_text(c['mcnemar']['p'])}")
         d = c.get("detectable_difference") or {}
         if d.get("value") is not None:
-            lines.append(f"  {detectable_words(d['value'])} (80% power, alpha {d['alpha']:g}, paired t)")
+            lines.append(f"  {detectable_words(d['value'])} (80% power, alpha {d['alpha']:g}, {detectable_how(d)})")
         for flag in c["flags"]:
             lines.append(f"  ⚠ {flag}")
     if method_words(result):

@@ -172,8 +172,15 @@ def power_lines(power: dict) -> list[str]:
         if power["cases"] < 30 else ""
     how = (f"80% power, alpha {power['alpha']:g}; spread of differences {power['difference_sd']:.3f}, "
            f"{power['sd_from']}")
+    if power.get("power_method"):  # one run a case: pass/fail outcomes, the power exact
+        how = (f"80% power, alpha {power['alpha']:g}, {power['power_method']} of the cases, the variants "
+               f"disagreeing on {power['discordance'] * 100:.0f}% of them; spread of differences "
+               f"{power['difference_sd']:.3f}, {power['sd_from']}")
     if mde is None:
         head = f"  power: with {cases} a paired comparison can detect no difference (it needs at least 2 cases)"
+    elif mde > 1 and power.get("power_method"):
+        head = (f"  power: with {cases} a paired comparison cannot detect even a 100-point difference "
+                f"(not even a lead on every case is found with 80% power; {how})")
     elif mde > 1:
         head = (f"  power: with {cases} a paired comparison cannot detect even a 100-point difference "
                 f"(it would take {mde * 100:.0f} points; {how})")

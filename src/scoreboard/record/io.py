@@ -386,14 +386,6 @@ def models_text(plan) -> str:
     return " · ".join(f"{v.name}: {model_words(v)}" for v in plan.variants)
 
 
-def detectable_words(value: float) -> str:
-    """The smallest difference a comparison could detect, in words; past 100 points (a pass rate
-    cannot move further) the run could not detect any difference."""
-    if value > 1:
-        return "could not detect even a 100-point difference with this few cases"
-    return f"could detect differences of {value * 100:.0f} points or more"
-
-
 def over_bound_words(count: int) -> str:
     """An attempt count whose provider reported more usage than the request was allowed."""
     return (f"provider reported more usage than the request allowed on {count} "

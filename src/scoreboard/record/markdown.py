@@ -7,7 +7,8 @@ from typing import Any
 
 from .constants import DRY_RUN_MARK, DRY_RUN_NOTE
 from .figures import field_errors_words, small_sample_words, unit_words
-from .io import detectable_words, fmt_p, fmt_rate, models_text, over_bound_words
+from .detectable import detectable_how, detectable_words
+from .io import fmt_p, fmt_rate, models_text, over_bound_words
 from .markdown_failures import failures_section
 from .markdown_parts import (
     cases_section,
@@ -338,7 +339,7 @@ def _comparisons(summary: Summary) -> list[str]:
         d = c.detectable_difference
         if d is not None and d.value is not None:
             out.append(f"- {cell(c.a)} vs {cell(c.b)}: this run {detectable_words(d.value)} "
-                       f"(80% power, alpha {d.alpha:g}, paired t over "
+                       f"(80% power, alpha {d.alpha:g}, {detectable_how(d)}; over "
                        f"{d.cases} {unit}; spread of differences from {cell(d.sd_from)})")
     out.append("")
     for c in comps:

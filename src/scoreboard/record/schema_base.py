@@ -47,7 +47,9 @@ class Interval(Closed):
 
 
 class Detectable(Closed):
-    """The smallest true difference the paired t test detects with `power` at `alpha`."""
+    """The smallest true difference the paired t test detects with `power` at `alpha`; for
+    pass/fail outcomes of one run a side, `power_method` says the power is exact and
+    `discordance` is the share of cases the variants disagree on that it assumes."""
 
     value: Num | None
     power: Num
@@ -56,6 +58,8 @@ class Detectable(Closed):
     sd_from: StrictStr
     cases: StrictInt
     test: StrictStr
+    discordance: Num | None = None
+    power_method: StrictStr | None = None
 
 
 class MeasurementSummary(Closed):

@@ -10,7 +10,8 @@ from typing import TextIO
 
 from .constants import DRY_RUN_MARK
 from .figures import comparison_rows, figure_rows, small_sample_words, unit_words
-from .io import detectable_words, fields_over, fmt_rate, over_bound_words
+from .detectable import detectable_how, detectable_words
+from .io import fields_over, fmt_rate, over_bound_words
 from .mdtext import spell_unseen
 from .requests_text import notable, request_lines
 from .schema import Report
@@ -87,7 +88,7 @@ def _variant_lines(report: Report) -> list[str]:
             lines.append(f"  {comp.headline}")
         d = comp.detectable_difference
         if d is not None and d.value is not None:
-            lines.append(f"    {detectable_words(d.value)} (80% power, paired t)")
+            lines.append(f"    {detectable_words(d.value)} (80% power, {detectable_how(d)})")
         lines += [f"    note: {flag}" for flag in comp.flags]  # each once, here (the headline carries none)
         lines += [f"    {row}" for row in comparison_rows(comp)]
     return lines + _method_lines(report)

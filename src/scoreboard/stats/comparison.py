@@ -19,6 +19,7 @@ import math
 from fractions import Fraction
 from typing import Any
 
+from .binary_power import EXACT_WORDS, binary_detectable
 from .intervals import binom_two_sided_p
 from .methods import ASSUMED_DIFFERENCE_SD, POWER, detectable_difference, mean_interval
 
@@ -63,7 +64,9 @@ def paired_stats(a: dict[str, list[int]], b: dict[str, list[int]], seed: Any) ->
         "sign_test_p": binom_two_sided_p(a_wins, a_wins + b_wins),
         "mean_difference": exact_mean(by_runs, n, diffs) if n else None,
         "mean_difference_ci": mean_interval(diffs, -1.0, 1.0),
-        "detectable_difference": power_figures(diffs),
+        # one run a side and pass/fail: the differences are -1, 0, 1 and the power is exact
+        "detectable_difference": power_figures(diffs, binary=all(
+            a[c][1] == 1 and b[c][1] == 1 and a[c][0] in (0, 1) and b[c][0] in (0, 1) for c in common)),
     }
 
 
@@ -87,10 +90,14 @@ def difference_sd(diffs: list[float]) -> float | None:
     return 0.0 if spread <= 1e-24 else math.sqrt(spread / (n - 1))
 
 
-def power_figures(diffs: list[float], alpha: float = 0.05, scale: float = 1.0) -> dict | None:
+def power_figures(diffs: list[float], alpha: float = 0.05, scale: float = 1.0, binary: bool = False,
+                  ) -> dict | None:
     """What this comparison could detect: the smallest true difference its paired t test finds
     with 80% power at `alpha`, from its own spread of per-case differences (the stated
-    assumption, scaled to the figure's range, when they did not differ at all)."""
+    assumption, scaled to the figure's range, when they did not differ at all). `binary`: the
+    differences are pass/fail outcomes of one run a side (-1, 0, 1), and the power is exact
+    (stats.binary_power) for the share of cases the variants disagreed on (the assumption's half
+    when they agreed on every case)."""
     n = len(diffs)
     if n < 2:
         return None
@@ -98,9 +105,16 @@ def power_figures(diffs: list[float], alpha: float = 0.05, scale: float = 1.0) -
     assumed = not sd
     if assumed:
         sd = ASSUMED_DIFFERENCE_SD * scale
-    return {"value": detectable_difference(sd, n, alpha, POWER), "power": POWER, "alpha": alpha,
-            "difference_sd": sd, "sd_from": "assumption" if assumed else "this run", "cases": n,
-            "test": "paired t"}
+    figure = {"value": detectable_difference(sd, n, alpha, POWER), "power": POWER, "alpha": alpha,
+              "difference_sd": sd, "sd_from": "assumption" if assumed else "this run", "cases": n,
+              "test": "paired t"}
+    if binary:
+        share = math.fsum(d * d for d in diffs) / n
+        assumed = not share
+        share = share or round(ASSUMED_DIFFERENCE_SD ** 2, 12)
+        figure.update(value=binary_detectable(n, share, alpha, POWER), discordance=share,
+                      power_method=EXACT_WORDS, sd_from="assumption" if assumed else "this run")
+    return figure
 
 
 def mcnemar(a: dict[str, list[int]], b: dict[str, list[int]]) -> dict:

@@ -8,6 +8,7 @@ import math
 
 from ..words import plural
 from .baseline import case_outcomes
+from .binary_power import EXACT_WORDS, binary_cases_needed, binary_detectable
 from .counts import by_unit, unit_of_cases
 from .comparison import difference_sd
 from .methods import ASSUMED_DIFFERENCE_SD, POWER, cases_needed, detectable_difference
@@ -20,6 +21,13 @@ DEFAULT_DIFFERENCES = (0.05, 0.10, 0.20)
 
 def pilot_spread(report: dict, planned: list[str] | None = None, runs: int | None = None,
                  ) -> tuple[float | None, str]:
+    """(SD of per-case differences, where it came from): see pilot_figures."""
+    sd, source, _ = pilot_figures(report, planned, runs)
+    return sd, source
+
+
+def pilot_figures(report: dict, planned: list[str] | None = None, runs: int | None = None,
+                  ) -> tuple[float | None, str, float]:
     """(SD of per-case differences, where it came from) from a pilot report: between the planned
     run's first two variants when the pilot ran both, else its own first two (and the words say
     they are not the planned ones), runs of a case averaged first; with one variant, sqrt(2) x the
@@ -41,17 +49,18 @@ def pilot_spread(report: dict, planned: list[str] | None = None, runs: int | Non
     if len(counts) >= 2:
         common = [cid for cid in counts[0] if cid in counts[1]]
         sides = [[side[c] for c in common] for side in counts[:2]]
-        sd = difference_sd([pa / na - pb / nb for (pa, na), (pb, nb) in zip(*sides)])
-        sd, how = rescaled(sd, sides, runs)
+        diffs = [pa / na - pb / nb for (pa, na), (pb, nb) in zip(*sides)]
+        sd, how = rescaled(difference_sd(diffs), sides, runs)
         flat = " (no spread between them)" if sd == 0 else ""
-        return sd, f"pilot: {variants[0]} vs {variants[1]}{other} on {counted(len(common))}{how}{flat}"
+        return sd, f"pilot: {variants[0]} vs {variants[1]}{other} on {counted(len(common))}{how}{flat}", \
+            (math.fsum(diffs) / len(diffs) if diffs else 0.0)
     if counts and len(counts[0]) >= 2:
         side = list(counts[0].values())
         sd, how = rescaled(difference_sd([p / n for p, n in side]), [side], runs)
         flat = " (no spread between its cases)" if sd == 0 else ""
         return (None if sd is None else sd * math.sqrt(2)), \
-            f"pilot: one variant ({variants[0]}){other}, sqrt(2) x its spread{how}{flat}"
-    return None, "pilot: too few judged cases to measure a spread"
+            f"pilot: one variant ({variants[0]}){other}, sqrt(2) x its spread{how}{flat}", 0.0
+    return None, "pilot: too few judged cases to measure a spread", 0.0
 
 
 def _runs_words(sides: list[list[tuple[int, int]]]) -> str:
@@ -97,13 +106,23 @@ def planned_power(cases: int, *, alpha: float, pilot: dict | None = None,
     (`variants`: the planned run's, which a pilot's spread is measured between when it ran them;
     `runs`: its runs per case, which a pilot of other runs is rescaled to). `cases` counts units
     of evidence: `turns` of the plan's cases are the turns of `conversations` conversations, each
-    conversation one unit (its turns answer each other's replies), as the run's comparison counts them."""
-    sd, source = (pilot_spread(pilot, variants, runs) if pilot is not None else (None, ASSUMPTION))
+    conversation one unit (its turns answer each other's replies), as the run's comparison counts them.
+    With one run a case (and no conversation) the outcomes are pass/fail and the figures are
+    exact for the share of cases the variants disagree on (`discordance`), not the noncentral t's."""
+    sd, source, lead = pilot_figures(pilot, variants, runs) if pilot is not None else (None, ASSUMPTION, 0.0)
     if not sd:
-        sd, source = ASSUMED_DIFFERENCE_SD, source if pilot is None else f"{source}; {ASSUMPTION}"
+        sd, lead, source = ASSUMED_DIFFERENCE_SD, 0.0, source if pilot is None else f"{source}; {ASSUMPTION}"
     wanted = list(differences or DEFAULT_DIFFERENCES)
     units = {"conversations": conversations, "turns": turns} if conversations else {}
-    return {"test": "paired t on per-case differences", "power": POWER, "alpha": alpha, "cases": cases, **units,
-            "difference_sd": sd, "sd_from": source,
-            "detectable_difference": detectable_difference(sd, cases, alpha, POWER),
+    out = {"test": "paired t on per-case differences", "power": POWER, "alpha": alpha, "cases": cases, **units,
+           "difference_sd": sd, "sd_from": source}
+    if runs == 1 and not conversations:
+        # one run a case: each difference is -1, 0 or 1, and the power is exact (stats.binary_power)
+        # for the share of cases the variants disagree on: the spread's square plus the lead's
+        share = min(1.0, round(sd * sd + lead * lead, 12))
+        return {**out, "discordance": share, "power_method": EXACT_WORDS,
+                "detectable_difference": binary_detectable(cases, share, alpha, POWER),
+                "cases_needed": [{"difference": d, "cases": binary_cases_needed(d, share, alpha, POWER)}
+                                 for d in wanted]}
+    return {**out, "detectable_difference": detectable_difference(sd, cases, alpha, POWER),
             "cases_needed": [{"difference": d, "cases": cases_needed(d, sd, alpha, POWER)} for d in wanted]}

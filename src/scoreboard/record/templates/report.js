@@ -4,6 +4,12 @@
   "use strict";
 
   var DATA = JSON.parse(document.getElementById("data").textContent);
+  // how a detectable difference was reached (record.detectable.detectable_how)
+  function detectableHow(d) {
+    return d.power_method ? (d.test || "paired t") + ", power " + d.power_method + ", the variants disagreeing on " +
+      Math.round(d.discordance * 100) + "% of cases" : (d.test || "paired t");
+  }
+
   var PAGE_SIZE = 100;
   var FAILED = { failed: 1, error: 1, interrupted: 1 };
   var JUDGED = { passed: 1, failed: 1, error: 1 };
@@ -445,7 +451,8 @@
         c.detectable_difference && typeof c.detectable_difference.value === "number" ?
           stat("detectable difference", c.detectable_difference.value > 1 ? "none within 100 points" :
                "\u00b1" + Math.round(c.detectable_difference.value * 100) + " points", "cmp-detectable",
-               "80% power, paired t, spread from " + c.detectable_difference.sd_from) : null);
+               "80% power, " + detectableHow(c.detectable_difference) + ", spread from " +
+               c.detectable_difference.sd_from) : null);
       /* Each flag once, beside the headline (which carries none); the per-field note sits with its table. */
       var flagList = Array.isArray(c.flags) ? c.flags : [];
       var flags = flagList.length ? el("ul", { class: "flags", "data-testid": "cmp-flags" },

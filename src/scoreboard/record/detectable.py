@@ -1,0 +1,22 @@
+"""A comparison's smallest detectable difference in words, as every rendering gives it."""
+
+from __future__ import annotations
+
+
+def detectable_words(value: float) -> str:
+    """The smallest difference a comparison could detect, in words; past 100 points (a pass rate
+    cannot move further) the run could not detect any difference."""
+    if value > 1:
+        return "could not detect even a 100-point difference with this few cases"
+    return f"could detect differences of {value * 100:.0f} points or more"
+
+
+def detectable_how(d) -> str:
+    """How a detectable difference was reached, in words: its test, and for pass/fail outcomes
+    of one run a side the exact power and the share of cases the variants disagree on (`d`: the
+    report's figure, as a model or as its JSON)."""
+    get = d.get if isinstance(d, dict) else (lambda key: getattr(d, key, None))
+    test, method = get("test") or "paired t", get("power_method")
+    if not method:
+        return test
+    return f"{test}, power {method}, the variants disagreeing on {get('discordance') * 100:.0f}% of cases"
