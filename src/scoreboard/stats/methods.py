@@ -27,7 +27,8 @@ Chosen by simulation (benchmarks/calibration.py; the tables are in benchmarks/RE
   w = z^2 / (n + z^2), is what they allow, anywhere on the scale: [c - w (c - low end),
   c + w (high end - c)] (the bound the pass rate takes for a unanimous record). Never zero width.
 - **Power: the paired t test's minimum detectable effect** at 80% power and the gate's alpha,
-  from the spread of per-case differences (a pilot's, this run's, or a stated assumption).
+  from the spread of per-case differences (a pilot's, this run's, or a stated assumption);
+  exact for pass/fail outcomes of one run a side (stats.binary_power).
 """
 
 from __future__ import annotations
