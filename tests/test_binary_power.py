@@ -164,3 +164,25 @@ def test_the_plan_says_which_power_it_gives(tmp_path):
     assert "exact" not in three and "spread of differences 0.707" in three
     tiny = plan(tmp_path, "3", "--runs", "1")
     assert "cannot detect even a 100-point difference (not even a lead on every case is found with 80% power" in tiny
+
+
+def one_run_pilot(outcomes: list[tuple[str, str]]) -> dict:
+    """A pilot report of two variants, one run a case: (a's status, b's status) per case."""
+    attempts = [{"case_id": f"c{i}", "variant": v, "run": 1, "status": s}
+                for i, pair in enumerate(outcomes) for v, s in zip("ab", pair)]
+    return {"plan": {"variants": [{"name": "a"}, {"name": "b"}], "cases": [], "runs": 1}, "attempts": attempts}
+
+
+def test_a_one_run_pilot_gives_the_share_it_counted():
+    # 20 cases: a won 3, b won 1, 16 agreed: the variants disagree on 4 of 20
+    pilot = one_run_pilot([("passed", "failed")] * 3 + [("failed", "passed")] + [("passed", "passed")] * 16)
+    plan = planned_power(40, alpha=0.05, pilot=pilot, variants=["a", "b"], runs=1)
+    assert plan["discordance"] == 0.2 and plan["detectable_difference"] == binary_detectable(40, 0.2, 0.05)
+    assert "pilot: a vs b on 20 cases" in plan["sd_from"]
+    # every case agreed: nothing measured, the assumption's half (and the words say so)
+    same = planned_power(40, alpha=0.05, pilot=one_run_pilot([("passed", "passed")] * 10), variants=["a", "b"], runs=1)
+    assert same["discordance"] == 0.5 and "assumed" in same["sd_from"]
+    # a pilot of more runs, planned at one: the spread's square plus the lead's
+    three = planned_power(40, alpha=0.05, pilot=pilot, variants=["a", "b"], runs=3)
+    assert "discordance" not in three and three["detectable_difference"] == detectable_difference(
+        three["difference_sd"], 40, 0.05)

@@ -33,7 +33,9 @@ def pilot_figures(report: dict, planned: list[str] | None = None, runs: int | No
     they are not the planned ones), runs of a case averaged first; with one variant, sqrt(2) x the
     spread of its per-case pass fractions (two independent variants that vary as much). When the
     pilot ran a case another number of times than the plan's `runs`, the spread is rescaled to
-    them (see `rescaled`)."""
+    them (see `rescaled`). Third: the share of cases a plan of one run a case would see the two
+    variants disagree on (stats.binary_power's discordance): counted, when the pilot ran each
+    case once on both sides; else the spread's square plus the mean difference's."""
     variants = [v["name"] for v in report["plan"]["variants"]]
     if planned and len(planned) >= 2 and set(planned[:2]) <= set(variants):
         variants = planned[:2] + [v for v in variants if v not in planned[:2]]
@@ -52,14 +54,19 @@ def pilot_figures(report: dict, planned: list[str] | None = None, runs: int | No
         diffs = [pa / na - pb / nb for (pa, na), (pb, nb) in zip(*sides)]
         sd, how = rescaled(difference_sd(diffs), sides, runs)
         flat = " (no spread between them)" if sd == 0 else ""
+        if all(n == 1 for side in sides for _, n in side):
+            share = math.fsum(d * d for d in diffs) / len(diffs) if diffs else 0.0
+        else:
+            share = (sd or 0.0) ** 2 + (math.fsum(diffs) / len(diffs)) ** 2 if diffs else 0.0
         return sd, f"pilot: {variants[0]} vs {variants[1]}{other} on {counted(len(common))}{how}{flat}", \
-            (math.fsum(diffs) / len(diffs) if diffs else 0.0)
+            min(1.0, round(share, 12))
     if counts and len(counts[0]) >= 2:
         side = list(counts[0].values())
         sd, how = rescaled(difference_sd([p / n for p, n in side]), [side], runs)
         flat = " (no spread between its cases)" if sd == 0 else ""
         return (None if sd is None else sd * math.sqrt(2)), \
-            f"pilot: one variant ({variants[0]}){other}, sqrt(2) x its spread{how}{flat}", 0.0
+            f"pilot: one variant ({variants[0]}){other}, sqrt(2) x its spread{how}{flat}", \
+            (0.0 if sd is None else min(1.0, round(2 * sd * sd, 12)))
     return None, "pilot: too few judged cases to measure a spread", 0.0
 
 
@@ -109,20 +116,23 @@ def planned_power(cases: int, *, alpha: float, pilot: dict | None = None,
     conversation one unit (its turns answer each other's replies), as the run's comparison counts them.
     With one run a case (and no conversation) the outcomes are pass/fail and the figures are
     exact for the share of cases the variants disagree on (`discordance`), not the noncentral t's."""
-    sd, source, lead = pilot_figures(pilot, variants, runs) if pilot is not None else (None, ASSUMPTION, 0.0)
-    if not sd:
-        sd, lead, source = ASSUMED_DIFFERENCE_SD, 0.0, source if pilot is None else f"{source}; {ASSUMPTION}"
+    sd, source, share = pilot_figures(pilot, variants, runs) if pilot is not None else (None, ASSUMPTION, 0.0)
+    if sd is None or (not sd and not share):  # fewer than 2 cases, or no disagreement: nothing measured
+        sd, source = ASSUMED_DIFFERENCE_SD, source if pilot is None else f"{source}; {ASSUMPTION}"
+        share = round(ASSUMED_DIFFERENCE_SD ** 2, 12)
     wanted = list(differences or DEFAULT_DIFFERENCES)
     units = {"conversations": conversations, "turns": turns} if conversations else {}
     out = {"test": "paired t on per-case differences", "power": POWER, "alpha": alpha, "cases": cases, **units,
            "difference_sd": sd, "sd_from": source}
     if runs == 1 and not conversations:
         # one run a case: each difference is -1, 0 or 1, and the power is exact (stats.binary_power)
-        # for the share of cases the variants disagree on: the spread's square plus the lead's
-        share = min(1.0, round(sd * sd + lead * lead, 12))
+        # for the share of cases the variants disagree on
         return {**out, "discordance": share, "power_method": EXACT_WORDS,
                 "detectable_difference": binary_detectable(cases, share, alpha, POWER),
                 "cases_needed": [{"difference": d, "cases": binary_cases_needed(d, share, alpha, POWER)}
                                  for d in wanted]}
+    if not sd:  # the pilot's variants disagreed on every case alike: no spread for the t
+        sd, source = ASSUMED_DIFFERENCE_SD, f"{source}; {ASSUMPTION}"
+        out.update(difference_sd=sd, sd_from=source)
     return {**out, "detectable_difference": detectable_difference(sd, cases, alpha, POWER),
             "cases_needed": [{"difference": d, "cases": cases_needed(d, sd, alpha, POWER)} for d in wanted]}
