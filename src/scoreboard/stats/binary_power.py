@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from .methods import POWER, _solve_effect, unanimous_bound
+from .methods import POWER, _solve_effect, fewest_cases, unanimous_bound
 from .student import t_quantile
 
 #: the most cases whose outcomes are enumerated; above, the noncentral t with the alternative's spread
@@ -139,15 +139,4 @@ def binary_cases_needed(delta: float, discordance: float, alpha: float, power: f
     for cases in range(2, EXACT_LIMIT + 1):
         if exact_power(cases, delta, discordance, alpha) >= power:
             return cases
-    low, high = EXACT_LIMIT + 1, EXACT_LIMIT + 1
-    while (binary_detectable(high, discordance, alpha, power) or math.inf) > delta:
-        low, high = high, high * 2
-        if high > limit:
-            return None
-    while low < high:
-        mid = (low + high) // 2
-        if (binary_detectable(mid, discordance, alpha, power) or math.inf) <= delta:
-            high = mid
-        else:
-            low = mid + 1
-    return high
+    return fewest_cases(lambda n: binary_detectable(n, discordance, alpha, power), delta, EXACT_LIMIT + 1, limit)

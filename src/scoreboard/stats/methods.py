@@ -222,14 +222,20 @@ def cases_needed(delta: float, sd: float, alpha: float = 0.05, power: float = PO
         return None
     if sd == 0:
         return 2
-    low, high = 2, 2
-    while (detectable_difference(sd, high, alpha, power) or math.inf) > delta:
+    return fewest_cases(lambda n: detectable_difference(sd, n, alpha, power), delta, 2, limit)
+
+
+def fewest_cases(detectable, delta: float, start: int, limit: int) -> int | None:
+    """The fewest cases from `start` whose `detectable(cases)` is at most `delta` (doubling, then
+    bisection: the detectable difference falls as cases grow), None past `limit`."""
+    low, high = start, start
+    while (detectable(high) or math.inf) > delta:
         low, high = high, high * 2
         if high > limit:
             return None
     while low < high:
         mid = (low + high) // 2
-        if (detectable_difference(sd, mid, alpha, power) or math.inf) <= delta:
+        if (detectable(mid) or math.inf) <= delta:
             high = mid
         else:
             low = mid + 1
