@@ -120,6 +120,19 @@ class OpenAISubject(HTTPSubject):
     def key_env(self) -> str | None:
         return self.options.get("api_key_env", self.default_key_env)
 
+    def keyless_warning(self) -> str | None:
+        """An `api_key_env` the spec names, unset, for a server that may take requests without a
+        key (not the provider's own host): the requests would go without the key the suite says
+        they carry, so validate, plan and run say so (api_key_required: true makes it an error)."""
+        env = self.options.get("api_key_env")
+        if (not env or os.environ.get(env) or self.options.get("api_key_required") is False
+                or self._userinfo or any(k.lower() in ("authorization", "x-api-key", "api-key")
+                                         for k in self.options.get("headers", {}))):
+            return None
+        base = self.options.get("base_url", self.default_base_url).rstrip("/")
+        return (f"subject {self.kind!r}: environment variable {env} (field 'subject.api_key_env') is not set: "
+                f"requests to {base} go without an API key (api_key_required: true refuses to run without it)")
+
     # ---- batch: true (subjects/batch.py) -------------------------------------------------------
     _batch: dict | None = None
     _batcher = None

@@ -84,20 +84,29 @@ def check_subject(subject: Subject, warnings: list[str] | None, offline: bool, w
     warning (validate and plan need no API key), not an error."""
     if not offline or not hasattr(subject, "check_credentials"):
         subject.check()
-        return
-    subject.check_setup()
-    try:
-        subject.check_credentials()
-    except ConfigError as exc:
-        if warnings is None:
+    else:
+        subject.check_setup()
+        try:
+            subject.check_credentials()
+        except ConfigError as exc:
+            _warn_once(warnings, f"{exc.detail}; a real run needs it", who)
             return
-        # One line per missing variable, naming every variant that needs it.
-        head = f"{exc.detail}; a real run needs it (used by "
-        for i, line in enumerate(warnings):
-            if line.startswith(head):
-                warnings[i] = f"{line[:-1]}, {who})"
-                return
-        warnings.append(f"{head}{who})")
+    keyless = getattr(subject, "keyless_warning", None)
+    text = keyless() if keyless is not None else None
+    if text:  # a key variable the suite names, unset, for a server that takes requests without one
+        _warn_once(warnings, text, who)
+
+
+def _warn_once(warnings: list[str] | None, text: str, who: str) -> None:
+    """One line per missing variable, naming every variant (or the judge) that needs it."""
+    if warnings is None:
+        return
+    head = f"{text} (used by "
+    for i, line in enumerate(warnings):
+        if line.startswith(head):
+            warnings[i] = f"{line[:-1]}, {who})"
+            return
+    warnings.append(f"{head}{who})")
 
 
 def check_budget_bounds(subject: Subject, cfg: SuiteConfig, params: dict, flags: dict | None = None) -> None:

@@ -1,0 +1,92 @@
+"""A new user's first hour (probe 8): a suite of their own against a chat endpoint they started
+on 127.0.0.1, a prompt template over cases, two variants and a gate, a Python grader, and the
+mistakes a newcomer makes on the way; each defect met reproduced as the user meets it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.servers.fake_provider import FakeProvider
+
+UNSET = "SB_PROBE8_UNSET_KEY"
+
+
+def cli(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    full = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY",
+                                                             "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", UNSET)}
+    full.update({"SCOREBOARD_STORE": "none", **(env or {})})
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=full, check=False,
+                          capture_output=True, text=True, timeout=120)
+
+
+def jsonl(rows) -> str:
+    return "".join(json.dumps(r) + "\n" for r in rows)
+
+
+CASES = [{"id": "fr", "vars": {"country": "France"}, "expected": "Paris"},
+         {"id": "de", "vars": {"country": "Germany"}, "expected": "Berlin"}]
+
+
+def own_suite(folder: Path, subject: dict, **settings) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "cases.jsonl").write_text(jsonl(CASES), encoding="utf-8")
+    path = folder / "suite.json"
+    path.write_text(json.dumps({"name": "capitals", "cases": "cases.jsonl", "output_dir": "out",
+                                "prompt": "What is the capital of {{ country }}?", "subject": subject,
+                                "variants": {"plain": {}, "careful": {"params": {"temperature": 0}}},
+                                "graders": ["contains"], **settings}), encoding="utf-8")
+    return path
+
+
+# ---- an API key variable the suite names, unset, for a server on 127.0.0.1 ---------------------
+
+@pytest.fixture
+def chat_server():
+    with FakeProvider(latency_ms=0) as srv:
+        srv.set_default("chat", {"reply": "Paris"})
+        yield srv
+
+
+def test_an_unset_api_key_env_the_suite_names_is_said_by_validate_plan_and_run(tmp_path, chat_server):
+    """The README: 'An unset API key variable is a warning' in validate and plan. A suite that
+    names `api_key_env: MY_KEY` for a local server, MY_KEY never exported: nothing said anywhere,
+    and the run sent every request without a key (a gateway answers 401 to each)."""
+    subject = {"type": "openai", "base_url": chat_server.base_url + "/v1", "model": "m",
+               "api_key_env": UNSET}
+    suite = own_suite(tmp_path, subject)
+    for command in (("validate", str(suite)), ("plan", str(suite)),
+                    ("run", str(suite), "--no-progress", "--format", "json")):
+        proc = cli(tmp_path, *command)
+        assert proc.returncode in (0, 3), (command, proc.stderr)
+        said = [line for line in proc.stderr.splitlines() if UNSET in line]
+        assert len(said) == 1, (command, proc.stderr)
+        assert said[0].startswith("scoreboard: warning: "), said
+        assert "field 'subject.api_key_env'" in said[0] or "api_key_env" in said[0], said
+        assert "without" in said[0] and "api_key_required: true" in said[0], said
+        assert "variant 'plain'" in said[0] and "variant 'careful'" in said[0], said
+    # the key set: nothing to say
+    proc = cli(tmp_path, "validate", str(suite), env={UNSET: "k"})
+    assert proc.returncode == 0 and UNSET not in proc.stderr, proc.stderr
+
+
+def test_api_key_required_makes_the_unset_variable_an_error_of_the_run(tmp_path, chat_server):
+    subject = {"type": "openai", "base_url": chat_server.base_url + "/v1", "model": "m",
+               "api_key_env": UNSET, "api_key_required": True}
+    suite = own_suite(tmp_path, subject)
+    proc = cli(tmp_path, "run", str(suite), "--no-progress")
+    assert proc.returncode == 1, proc.stderr
+    assert UNSET in proc.stderr and "is not set" in proc.stderr, proc.stderr
+    assert not chat_server.requests
+
+
+def test_a_local_server_with_no_api_key_env_named_gets_no_warning(tmp_path, chat_server):
+    """Ollama, vLLM: no key named, none needed; nothing to warn about."""
+    suite = own_suite(tmp_path, {"type": "openai", "base_url": chat_server.base_url + "/v1", "model": "m"})
+    proc = cli(tmp_path, "validate", str(suite))
+    assert proc.returncode == 0 and "warning" not in proc.stderr, proc.stderr
