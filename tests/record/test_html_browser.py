@@ -279,3 +279,21 @@ def test_ten_thousand_cases_load_and_search(opened, big_html, big_report):
     only_local(opened)
     assert not opened.errors
     print(f"\n10k-case report: {size / 1e6:.1f} MB, loaded in {loaded:.2f} s")
+
+
+def test_the_detectable_difference_says_how_its_power_was_reached(opened, demo_report, tmp_path):
+    """A pass/fail comparison of one run a side carries its exact power and the disagreement it
+    assumes; the page says both (a figure by the noncentral t says paired t alone)."""
+    c = demo_report["summary"]["comparisons"][0]
+    c["detectable_difference"].update(value=0.3355, power_method="exact over every pass/fail outcome",
+                                      discordance=8 / 12)
+    page = opened.open(write(tmp_path, demo_report))
+    box = page.get_by_test_id(f"comparison-{c['a']}-{c['b']}")
+    assert box.get_by_test_id("cmp-detectable").inner_text() == "±34 points"
+    shown = box.inner_text()
+    assert "80% power, paired t, power exact over every pass/fail outcome, the variants disagreeing on 67% of " \
+           "cases, spread from this run" in shown
+    del c["detectable_difference"]["power_method"], c["detectable_difference"]["discordance"]
+    page = opened.open(write(tmp_path, demo_report, "plain.html"))
+    plain = page.get_by_test_id(f"comparison-{c['a']}-{c['b']}").inner_text()
+    assert "80% power, paired t, spread from this run" in plain and "exact" not in plain

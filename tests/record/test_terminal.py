@@ -69,3 +69,15 @@ def test_judges_dq_pairwise_and_judge_failures(demo_report):
     assert "  dQ basic - careful: -0.75 (95% CI -1.00 to -0.50) on 12 cases (blind pointwise quality, 0-3)" in lines
     assert "  pairwise basic vs careful: 1 wins, 9 losses, 2 ties; position consistency 50%" in lines
     assert "  judge failures (not assessed): 3" in lines
+
+
+def test_an_exact_detectable_difference_says_so_in_the_terminal_and_the_markdown(demo_report):
+    from scoreboard.record.markdown import render_markdown
+    from scoreboard.record.view import view_of
+
+    figure = demo_report["summary"]["comparisons"][0]["detectable_difference"]
+    figure.update(value=0.3355, power_method="exact over every pass/fail outcome", discordance=7 / 15)
+    words = "power exact over every pass/fail outcome, the variants disagreeing on 47% of cases"
+    assert f"    could detect differences of 34 points or more (80% power, paired t, {words})" in printed(demo_report)
+    assert f"this run could detect differences of 34 points or more (80% power, alpha 0.05, paired t, {words}; " \
+           in render_markdown(view_of(demo_report))
