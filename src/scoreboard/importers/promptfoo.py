@@ -207,9 +207,15 @@ def _cases(tests: list[tuple[str, dict]], default: dict, ctx: Context) -> list[d
         options = {**(default.get("options") or {}), **(test.get("options") or {})}
         asserts = ([] if options.get("disableDefaultAsserts") else list(default.get("assert") or [])) + \
             list(test.get("assert") or [])
-        for key in ("prefix", "suffix", "provider", "rubricPrompt"):
+        for key in ("prefix", "suffix", "rubricPrompt"):
             if options.get(key) is not None:
                 ctx.report.skip(f"{where}.options.{key}", "not converted (a promptfoo run option)")
+        # defaultTest's grading provider becomes the suite's judge (_judge); a test's own other one
+        # would grade that test alone, which one suite judge cannot
+        own = (test.get("options") or {}).get("provider")
+        if own is not None and own != (default.get("options") or {}).get("provider"):
+            ctx.report.skip(f"{where}.options.provider", "not converted: this test's own grading provider "
+                            "(the suite's one judge grades every case)")
         for key in sorted(set(options) - _OPTIONS):
             ctx.report.skip(f"{where}.options.{key}", "this test option is not converted")
         ctx.grading = options
