@@ -37,10 +37,10 @@ def own_suite(folder: Path, subject: dict, **settings) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "cases.jsonl").write_text(jsonl(CASES), encoding="utf-8")
     path = folder / "suite.json"
-    path.write_text(json.dumps({"name": "capitals", "cases": "cases.jsonl", "output_dir": "out",
-                                "prompt": "What is the capital of {{ country }}?", "subject": subject,
-                                "variants": {"plain": {}, "careful": {"params": {"temperature": 0}}},
-                                "graders": ["contains"], **settings}), encoding="utf-8")
+    doc = {"name": "capitals", "cases": "cases.jsonl", "output_dir": "out",
+           "prompt": "What is the capital of {{ country }}?", "subject": subject,
+           "variants": {"plain": {}, "careful": {"params": {"temperature": 0}}}, "graders": ["contains"], **settings}
+    path.write_text(json.dumps({k: v for k, v in doc.items() if v is not None}), encoding="utf-8")
     return path
 
 
@@ -90,3 +90,32 @@ def test_a_local_server_with_no_api_key_env_named_gets_no_warning(tmp_path, chat
     suite = own_suite(tmp_path, {"type": "openai", "base_url": chat_server.base_url + "/v1", "model": "m"})
     proc = cli(tmp_path, "validate", str(suite))
     assert proc.returncode == 0 and "warning" not in proc.stderr, proc.stderr
+
+
+# ---- a prompt file every variant shares, missing or broken ----------------------------------------
+
+@pytest.mark.parametrize("text, words", [(None, "not found"), ("Capital of {{ country }}?\n{% if x %}\n", "line 2")])
+def test_a_shared_prompt_file_error_is_said_once_not_once_per_variant(tmp_path, text, words):
+    """`prompt: "@prompts/q.txt"` for two variants, the file missing (a wrong relative path) or
+    with a syntax error: the same line came twice, each blaming a variant that shares it."""
+    suite = own_suite(tmp_path, "mock", prompt="@prompts/q.txt")
+    if text is not None:
+        (tmp_path / "prompts").mkdir()
+        (tmp_path / "prompts" / "q.txt").write_text(text, encoding="utf-8")
+    for command in ("validate", "plan", "run"):
+        proc = cli(tmp_path, command, suite.name)
+        assert proc.returncode == 1, (command, proc.stderr)
+        lines = proc.stderr.splitlines()
+        assert len(lines) == 1, (command, proc.stderr)
+        assert lines[0].startswith("scoreboard: error: suite.json, field 'prompt': "), lines
+        assert "prompts/q.txt" in lines[0] and words in lines[0] and "variant" not in lines[0], lines
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_prompt_of_the_prompts_axis_crossed_with_two_variants_is_said_once(tmp_path):
+    suite = own_suite(tmp_path, "mock", prompt=None,
+                      prompts={"terse": "@prompts/missing.txt", "long": "Capital of {{ country }}?"})
+    proc = cli(tmp_path, "validate", suite.name)
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and "field 'prompts.terse'" in lines[0] and "not found" in lines[0], proc.stderr

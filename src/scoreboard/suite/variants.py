@@ -124,6 +124,14 @@ def build_variants(cfg: SuiteConfig, flags: dict, places: Places, dry_run: bool,
     configs: list[dict] = []
     with errors.each():
         configs = variant_configs(cfg, flags, places.source)
+    # A prompt several variants share is loaded (and its error said) once: the suite's own
+    # prompt before any variant, a prompt of the `prompts:` axis at its first variant.
+    loaded: dict[str, Any] = {}
+    if cfg.prompt is not None and any(vc.get("prompt") is None for vc in configs):
+        loaded["prompt"] = None
+        with errors.each(), in_file(source):
+            loaded["prompt"] = load_template(cfg.prompt, "prompt", places, field="prompt",
+                                             undefined=cfg.template_undefined)
     for vc in configs:
         with errors.each(), in_file(source), in_variant(vc["name"]):
             base = Path.cwd() if subject_flag else places.suite_dir
@@ -135,12 +143,14 @@ def build_variants(cfg: SuiteConfig, flags: dict, places: Places, dry_run: bool,
                 skill_text, skill_path, skill_folder = load_skill(
                     vc["skill"], Path.cwd() if skill_flag else places.suite_dir, places, from_flag=skill_flag)
             own = vc.get("prompt")
-            prompt = own if own is not None else cfg.prompt
-            template = None
-            if prompt is not None:
-                field = vc.get("prompt_field") or (f"variants.{vc['name']}.prompt" if own is not None else "prompt")
-                template = load_template(prompt, vc.get("prompt_name") or "prompt", places, field=field,
-                                         undefined=cfg.template_undefined)
+            template = loaded.get("prompt")
+            if own is not None:
+                field = vc.get("prompt_field") or f"variants.{vc['name']}.prompt"
+                if field not in loaded:
+                    loaded[field] = None  # a failed load is said once, not for every variant again
+                    loaded[field] = load_template(own, vc.get("prompt_name") or "prompt", places, field=field,
+                                                  undefined=cfg.template_undefined)
+                template = loaded[field]
             check_subject(subject, warnings, offline, f"variant {vc['name']!r}")
             unused = [k for k in vc.get("params") or {} if not (tasks and k == "mode")]
             if unused and warnings is not None and subject.takes_params is False:
