@@ -23,7 +23,7 @@ from typing import Any
 
 from ..templating.js import js_number, js_trim
 from ..errors import ConfigError
-from .common import Report, Source
+from .common import Report, Source, js_string
 from .nunjucks import convert as convert_template
 from .nunjucks import uses_template
 
@@ -122,11 +122,37 @@ def _messages(body: list[dict], where: str, report: Report) -> list[dict] | None
         if set(m) - {"role", "content"}:
             report.skip(where, "a chat message with fields other than role and content")
             return None
-        content = _template(str(m.get("content", "")), where, report)
+        content = _content(m.get("content", ""), where, report)
+        if content is None:
+            return None
+        content = _template(content, where, report)
         if content is None:
             return None
         messages.append({"role": m.get("role"), "content": content})
     return messages
+
+
+def _content(content: Any, where: str, report: Report) -> str | None:
+    """A message's content as text: a list of parts (OpenAI's and Anthropic's content blocks) is
+    sent by promptfoo as those parts, which a scoreboard message (text) holds only when it is one
+    text part; its cache_control is a caching hint, dropped (a note)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict) \
+            and content[0].get("type") == "text" and isinstance(content[0].get("text"), str) \
+            and set(content[0]) <= {"type", "text", "cache_control"}:
+        if "cache_control" in content[0]:
+            report.note(f"{where}: a message part's cache_control (a prompt-caching hint) is not sent")
+        return content[0]["text"]
+    if isinstance(content, list):
+        kinds = ", ".join(sorted({str(p.get("type")) for p in content if isinstance(p, dict)})) or "not mappings"
+        report.skip(where, f"a chat message whose content is {len(content)} parts ({kinds}): a scoreboard "
+                    "message is one text; not converted")
+        return None
+    if isinstance(content, (int, float, bool)):
+        return js_string(content)
+    report.skip(where, f"a chat message whose content is {'null' if content is None else 'a mapping'}: not converted")
+    return None
 
 
 def _template(text: str, where: str, report: Report) -> str | None:
