@@ -101,3 +101,21 @@ def test_chat_message_content_with_an_image_part_is_listed_not_converted(tmp_pat
     done = _import(tmp_path)
     assert done.returncode == 3
     assert "prompts.0" in done.stdout and "image_url" in done.stdout
+
+
+def test_a_javascript_assertion_that_logs_is_graded(tmp_path):
+    # examples/javascript-assert-external/assert.js logs the prompt and vars (console.log) before it
+    # returns; the printed line took the place of the result ("node gave no result: b'Prompt: ..'")
+    # and every case was left unassessed. promptfoo prints the log and grades the result.
+    _write(tmp_path, {
+        "assert.js": "module.exports = (output, context) => {\n  console.log('Prompt:', context.prompt);\n"
+                     "  process.stdout.write('raw\\n');\n"
+                     "  return {pass: output.includes('bananas'), score: 0.75, reason: 'Looks good'};\n};\n",
+        "promptfooconfig.yaml": "prompts: ['Tell me about {{topic}}']\nproviders: [echo]\n"
+                                "defaultTest:\n  options: {transform: \"console.log('t');\\nreturn output\"}\n"
+                                "  assert: [{type: javascript, value: file://assert.js}]\n"
+                                "tests:\n  - vars: {topic: bananas}\n  - vars: {topic: kiwis}\n"})
+    assert _import(tmp_path).returncode == 0
+    attempts = _attempts(tmp_path)
+    assert attempts["test-1"]["status"] == "passed" and attempts["test-1"]["grades"][0]["score"] == 0.75
+    assert attempts["test-2"]["status"] == "failed" and attempts["test-2"]["grades"][0]["reason"] == "Looks good"

@@ -11,6 +11,11 @@
 'use strict';
 const path = require('path');
 
+// stdout carries only the result lines: what a job prints (console.log, process.stdout.write, as
+// promptfoo's own examples log from their assertions) goes to stderr instead
+const writeResult = process.stdout.write.bind(process.stdout);
+process.stdout.write = (chunk, encoding, callback) => process.stderr.write(chunk, encoding, callback);
+
 function lastTopLevelSemicolon(code) {
   let depth = 0, quote = null, last = -1;
   for (let i = 0; i < code.length; i++) {
@@ -185,7 +190,7 @@ async function serve() {
     } catch (err) {
       out = errorOf(job, err);
     }
-    await new Promise((resolve) => process.stdout.write(line(out), resolve));
+    await new Promise((resolve) => writeResult(line(out), resolve));
   }
 }
 
@@ -194,9 +199,9 @@ async function once() {
   for await (const chunk of process.stdin) input += chunk;
   const job = JSON.parse(input);
   try {
-    process.stdout.write(line(await runJob(job)));
+    writeResult(line(await runJob(job)));
   } catch (err) {
-    process.stdout.write(line(errorOf(job, err)));
+    writeResult(line(errorOf(job, err)));
   }
 }
 
