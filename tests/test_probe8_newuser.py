@@ -119,3 +119,22 @@ def test_a_prompt_of_the_prompts_axis_crossed_with_two_variants_is_said_once(tmp
     assert proc.returncode == 1, proc.stderr
     lines = proc.stderr.splitlines()
     assert len(lines) == 1 and "field 'prompts.terse'" in lines[0] and "not found" in lines[0], proc.stderr
+
+
+# ---- a gate naming a misspelt variant -----------------------------------------------------------
+
+def test_a_misspelt_variant_in_the_suites_fail_under_is_named_with_a_suggestion_and_no_flag(tmp_path):
+    """`fail_under: {carefull: 0.9}` in the suite file read 'field 'fail_under': --fail-under names
+    an unknown variant' (a flag the user never gave), with no 'did you mean'."""
+    suite = own_suite(tmp_path, "mock", fail_under={"carefull": 0.9})
+    proc = cli(tmp_path, "validate", suite.name)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.splitlines() == [
+        "scoreboard: error: suite.json, field 'fail_under': names an unknown variant 'carefull' "
+        "(variants: plain, careful); did you mean 'careful'?"], proc.stderr
+    suite = own_suite(tmp_path, "mock")
+    proc = cli(tmp_path, "run", suite.name, "--fail-under", "carefull=0.9")
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.splitlines() == [
+        "scoreboard: error: flag --fail-under: names an unknown variant 'carefull' "
+        "(variants: plain, careful); did you mean 'careful'?"], proc.stderr

@@ -63,6 +63,16 @@ def parse_fail_under(values: list[str] | None) -> float | dict[str, float] | Non
     return overall
 
 
+def unknown_variant(name: str, variants: list[str]) -> str:
+    """A gate's variant that the suite does not have, with the one it resembles: the error names
+    the suite's field or the flag that gave it (not a flag when the suite file did)."""
+    import difflib
+
+    close = difflib.get_close_matches(name, variants, n=1, cutoff=0.75)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"names an unknown variant {name!r} (variants: {', '.join(variants) or 'none'}){hint}"
+
+
 def fail_under_gates(summary: dict, setting: Any, variants: list[str]) -> list[dict]:
     """One gate per variant whose pass rate must reach the threshold."""
     if setting is None:
@@ -70,8 +80,7 @@ def fail_under_gates(summary: dict, setting: Any, variants: list[str]) -> list[d
     if isinstance(setting, dict):
         unknown = sorted(set(setting) - set(variants) - {"*"})
         if unknown:
-            raise ConfigError(f"--fail-under names an unknown variant {unknown[0]!r} "
-                              f"(variants: {', '.join(variants)})", field="fail_under")
+            raise ConfigError(unknown_variant(unknown[0], variants), field="fail_under")
         targets = [(v, setting.get(v, setting.get("*"))) for v in variants]
     else:
         targets = [(v, setting) for v in variants]
@@ -328,7 +337,7 @@ def rubric_gates(summary: dict, setting: dict[str, float] | None, variants: list
         return []
     unknown = sorted(set(setting) - set(variants) - {"*"})
     if unknown:
-        raise ConfigError(f"--min-rubric names an unknown variant {unknown[0]!r}", field="min_rubric")
+        raise ConfigError(unknown_variant(unknown[0], variants), field="min_rubric")
     per = ((summary.get("judges") or {}).get("variants")) or {}
     gates = []
     for v in variants:
