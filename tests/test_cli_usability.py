@@ -148,7 +148,7 @@ def test_resume_given_the_report_names_the_folder_to_give(tmp_path):
     ("--since", "yesterday", "not a date: 'yesterday'"),
     ("--until", "2026-13-01", "not a date"),
     ("--since", "2026-02-30", "not a date"),
-    ("--status", "done", "unknown status 'done' (known: completed, stopped, running, waiting)"),
+    ("--status", "done", "unknown status 'done' (known: completed, stopped, running, waiting, interrupted)"),
 ])
 def test_history_refuses_a_filter_value_it_cannot_read(tmp_path, flag, value, words):
     store = tmp_path / "h.sqlite"

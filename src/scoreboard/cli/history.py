@@ -25,7 +25,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", metavar="PATH|URL", help="the history store (default: SCOREBOARD_STORE, else "
                    ".scoreboard/history.sqlite)")
     for name, helptext in (("suite", "only this suite"), ("variant", "only runs with this variant"),
-                           ("status", f"only runs with this status: {', '.join(STATUSES)}"),
+                           ("status", f"only runs with this status: {', '.join(STATUSES)}, or interrupted (recorded as "
+                                      "running, its process ended)"),
                            ("since", "started on or after: an ISO date (2026-12-01) or UTC time (2026-12-01T14:30Z)"),
                            ("until", "started on or before: an ISO date (the whole day) or UTC time"),
                            ("tag", "only runs with this tag"),
@@ -97,6 +98,7 @@ def main(args: argparse.Namespace) -> int:
         commit = (r["git_commit"] or "")[:10] + (" (dirty)" if r["git_dirty"] else "")
         tags = f"  tags: {', '.join(r['tags'])}" if r["tags"] else ""
         print(printable(f"{r['started_at'] or '?'}  {r['suite']}  {r['run_id']}  {r['status'] or 'incomplete'}"
+                        + (f" ({r['note']})" if r.get("note") else "")
                         + (f"  commit {commit}" if commit else "") + tags))
         for fig in r["figures"]:
             print(printable(f"    {fig['name']}: pass rate {_rate(fig, fig.get('cases') or 0)}"))

@@ -69,11 +69,13 @@ async def _run_async(suite: Suite, options: RunOptions) -> Outcome:
         status, r.stop_reason = r.conclude()
         head = KNOWN.scrub_value(r.head(status, final=True))
         paths = _write_record(r, head, json_path)
+        # stored before the folder is let go: a reader who finds it free and the row still
+        # `running` takes the run for one whose process ended (store/liveness.py)
+        r.store.finish(head, paths)
     finally:
         r.index.close()
         r.release()
         gc.unfreeze()
-    r.store.finish(head, paths)
     if options.store is None and hasattr(r.store, "close"):
         r.store.close()  # the run opened it (history store, issue 18)
     outcome = Outcome(head, paths, exit_code_for(head, r.summary))

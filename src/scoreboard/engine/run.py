@@ -91,6 +91,8 @@ class Run:
                                        f"({exc.strerror or exc}); nothing was run") from None
             self.held = self.folder.hold()
         self.attach_store()
+        # the store records where the run runs (what tells a reader whether it still does)
+        meta = {**meta, "folder": str(self.folder.stem.resolve())}
         following = getattr(self.store, "begin_following", None)
         if following is not None:  # a large run's rows written by a process following the log
             following(meta, self.folder.log_path)

@@ -20,6 +20,7 @@ from ..errors import ConfigError
 from ..redact import KNOWN, scrub_known
 from .base import RunEntry
 from .db import Database, now_iso, open_database
+from .liveness import folder_of_report, this_host
 from .migrations import REVIEW_COLUMNS
 from .reportfile import ReportFile
 from .shape import Shape
@@ -50,9 +51,10 @@ from .writes import (
 FLUSH_SECONDS = 1.0
 
 _INSERT_RUN = ("INSERT INTO runs (key, run_id, suite, status, started_at, finished_at, recorded_at, source, "
-               "git_commit, git_branch, git_dirty, dry_run, synthetic, executor, planned, attempts, variants, head) "
-               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET "
-               "status = excluded.status, recorded_at = excluded.recorded_at")
+               "git_commit, git_branch, git_dirty, dry_run, synthetic, executor, planned, attempts, variants, head, "
+               "folder, host) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+               "ON CONFLICT (key) DO UPDATE SET status = excluded.status, recorded_at = excluded.recorded_at, "
+               "folder = excluded.folder, host = excluded.host")
 _INSERT_REVIEW = (
     "INSERT INTO reviews (case_id, output_hash, reviewer_id, rubric_version, input_hash, reviewer_kind, ratings, "
     "verdict, notes, run_key, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -152,7 +154,8 @@ class HistoryStore:
             db.execute(_INSERT_RUN, (self.key, meta["run_id"], meta["suite"], "running", meta.get("started_at"), None,
                                      now_iso(), "live", commit, branch, flag(dirty), flag(meta.get("dry_run")),
                                      None, meta.get("executor"), planned, None,
-                                     text([v["name"] for v in plan.get("variants") or ()]), text(head)))
+                                     text([v["name"] for v in plan.get("variants") or ()]), text(head),
+                                     meta.get("folder"), this_host() if meta.get("folder") else None))
             if batches is None:
                 write_cases(db, self.key, plan)
             else:
@@ -227,7 +230,8 @@ class HistoryStore:
                                      run.get("finished_at"), now_iso(), held[4] if held else source, commit, branch,
                                      dirty, flag(run.get("dry_run")), flag(run.get("synthetic")),
                                      run.get("executor"), None, None,
-                                     text([v["name"] for v in plan.get("variants") or ()]), None))
+                                     text([v["name"] for v in plan.get("variants") or ()]), None,
+                                     folder_of_report(report.path), this_host()))
             write_cases(db, key, plan)
             write_tags(db, key, self.tags)
         batch: list[dict] = []

@@ -103,6 +103,13 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
         "CREATE INDEX reviews_output ON reviews (output_hash)",
         "CREATE INDEX reviews_run ON reviews (run_key)",
     ]),
+    # Where a run runs (its folder and the machine's name): a run the store says is `running`
+    # whose folder nobody holds any more (its process was killed) is shown as interrupted, never
+    # as running forever (store/liveness.py). A row from before this is left unknown (null).
+    ("runs record their folder and host", [
+        "ALTER TABLE runs ADD COLUMN folder TEXT",
+        "ALTER TABLE runs ADD COLUMN host TEXT",
+    ]),
 ]
 
 #: every table the migrations make (a database holding one of them without `schema_migrations`

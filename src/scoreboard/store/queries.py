@@ -12,11 +12,12 @@ from typing import Any
 from ..errors import ConfigError, shorten
 from ..record.constants import RUN_STATUSES
 from .db import Database
+from .liveness import INTERRUPTED, annotate
 from .rows import parse
 
 RUN_COLUMNS = ("key, run_id, suite, status, started_at, finished_at, recorded_at, source, report_path, "
                "report_sha256, report_bytes, git_commit, git_branch, git_dirty, dry_run, synthetic, executor, "
-               "planned, attempts, variants")
+               "planned, attempts, variants, folder, host")
 _RUN_NAMES = [c.strip() for c in RUN_COLUMNS.split(",")]
 VARIANT_COLUMNS = ("run_key, position, name, attempts, passed, failed, errors, unassessed, not_run, pass_rate, "
                    "ci_low, ci_high, ci_method, field_accuracy, fa_low, fa_high, cost_per_case")
@@ -43,8 +44,8 @@ _LIVE_RESULTS = (
     "WHERE a.run_key = ? GROUP BY a.variant, a.case_id) cr")
 
 
-#: the statuses a run can be recorded with
-STATUSES = RUN_STATUSES
+#: the statuses a run can be recorded with, and `interrupted`: recorded as running, its process ended
+STATUSES = (*RUN_STATUSES, INTERRUPTED)
 
 
 def check_status(value: str | None, flag: str = "--status") -> str | None:
@@ -113,7 +114,25 @@ def clamp(limit: Any, default: int = 50) -> int:
 
 def list_runs(db: Database, f: RunFilter, *, limit: int = 50, cursor: str | None = None) -> tuple[list[dict], str | None]:
     """One page of runs, newest first, with their variants' figures and tags; and the cursor of
-    the next page (None at the end)."""
+    the next page (None at the end). A run recorded as running is shown as it is now (`running`
+    or `interrupted`, store/liveness.py), and filtered so: pages of the recorded ones are read
+    until enough are found."""
+    if f.status not in ("running", INTERRUPTED):
+        return _list_runs(db, f, limit=limit, cursor=cursor)
+    wanted, found = f.status, []
+    recorded = RunFilter(**{**vars(f), "status": "running"})
+    while True:
+        page, cursor = _list_runs(db, recorded, limit=limit, cursor=cursor)
+        found += [r for r in page if r["status"] == wanted]
+        if cursor is None or len(found) > limit:
+            break
+    if len(found) <= limit:
+        return found, None
+    last = found[limit - 1]
+    return found[:limit], f"{last['started_at'] or ''}|{last['run_id']}|{last['key']}"
+
+
+def _list_runs(db: Database, f: RunFilter, *, limit: int, cursor: str | None) -> tuple[list[dict], str | None]:
     where, params = [], []
     if f.suite:
         where.append("r.suite = ?")
@@ -170,7 +189,7 @@ def run_dict(row: tuple) -> dict:
     out["variants"] = parse(out["variants"]) or []
     for flag in ("git_dirty", "dry_run", "synthetic"):
         out[flag] = None if out[flag] is None else bool(out[flag])
-    return out
+    return annotate(out)
 
 
 def attach(db: Database, runs: list[dict]) -> None:

@@ -94,7 +94,7 @@ async function runsPage(params) {
   const field = (name, label, input) => el("label", {}, label, input);
   const suiteSel = el("select", { name: "suite" }, el("option", { value: "", text: "all suites" }),
     META.suites.map((s) => el("option", { value: s.suite, text: `${s.suite} (${s.runs})` })));
-  const status = el("select", { name: "status" }, ["", "completed", "stopped", "running", "waiting"].map((s) =>
+  const status = el("select", { name: "status" }, ["", "completed", "stopped", "running", "interrupted", "waiting"].map((s) =>
     el("option", { value: s, text: s || "any status" })));
   const inputs = {
     suite: suiteSel, status,
@@ -141,7 +141,7 @@ async function runsPage(params) {
         el("td", { text: r.started_at || "" }),
         el("td", {}, link(r.suite, ["trends", r.suite])),
         el("td", {}, link(r.run_id, ["run", r.key])),
-        el("td", { class: "status-" + r.status, text: r.status || "" }),
+        el("td", { class: "status-" + r.status, text: r.status || "", title: r.note || "" }),
         el("td", {}, variants.length ? variants : r.variants.join(", ")),
         el("td", { title: r.git_commit || "", text: short(r.git_commit) + (r.git_dirty ? " (dirty)" : "") }),
         el("td", {}, r.tags.map((t) => el("span", { class: "pill", text: t }))),
@@ -181,7 +181,7 @@ async function runPage(key, params) {
     `${g.passed ? "passed" : "FAILED"}: ${g.description || g.gate}`));
   const notMeasured = ((run.summary || {}).not_measured || []).map((n) => el("li", { text: `${n.what}: ${n.why}` }));
   const head = el("table", {}, el("tbody", {},
-    [["suite", run.suite], ["run id", run.run_id], ["status", run.status], ["started", run.started_at],
+    [["suite", run.suite], ["run id", run.run_id], ["status", (run.status ?? "") + (run.note ? ` (${run.note})` : "")], ["started", run.started_at],
       ["finished", run.finished_at], ["git commit", (run.git_commit || "unknown") + (run.git_branch ? ` (${run.git_branch})` : "")],
       ["report", run.report_path || "not written"], ["report SHA-256", run.report_sha256 || ""],
       ["attempts", `${run.attempts ?? "?"} of ${run.planned ?? "?"} planned` + notRun(run.figures)], ["recorded", `${run.source} at ${run.recorded_at}`],

@@ -1,0 +1,217 @@
+"""A run killed with kill -9 (or whose machine lost power) stayed `running` forever in
+`scoreboard history` and in the viewer: its row is written `running` at its start and nothing
+is left to conclude it. A live run holds its folder's attempt log (an exclusive flock), so a
+reader can tell: a run recorded as running whose folder nobody holds is shown `interrupted`,
+with how to resume it; one really running in another process stays `running`. The recorded
+row is not changed until a resume or an import stores the run again."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from scoreboard.store.liveness import annotate, held, this_host
+
+SLOW = """import time
+def answer(input, skill, run, params):
+    time.sleep(0.3)
+    return input
+"""
+
+
+def project(tmp_path: Path, n: int = 40) -> Path:
+    (tmp_path / "slow.py").write_text(SLOW)
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps({"id": f"c{i}", "input": f"q{i}", "expected": f"q{i}"})
+                                                  + "\n" for i in range(n)))
+    (tmp_path / "suite.yaml").write_text('name: live\ncases: cases.jsonl\nsubject: {type: python, function: '
+                                         '"slow:answer", thread: true}\ngraders: [exact]\nconcurrency: 1\n')
+    return tmp_path
+
+
+def scoreboard(cwd: Path, *args: str, store: str | None = None, background: bool = False):
+    env = {**os.environ, "SCOREBOARD_STORE": store or str(cwd / "hist.sqlite")}
+    argv = [sys.executable, "-m", "scoreboard", *args]
+    if background:
+        return subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=180)
+
+
+def wait_for_lines(log: Path, n: int, proc: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and proc.poll() is None:
+        if log.exists() and log.read_bytes().count(b"\n") >= n:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the run wrote fewer than {n} lines to {log}: {proc.poll()}")
+
+
+def history(work: Path, *args: str, store: str | None = None) -> list[dict]:
+    done = scoreboard(work, "history", "--json", *args, store=store)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(done.stdout)["runs"]
+
+
+def killed_run(work: Path, name: str, store: str | None = None) -> None:
+    """A run started in its own process, killed with kill -9 after a few attempts."""
+    proc = scoreboard(work, "run", "suite.yaml", "--output", f"{name}.json", "--format", "json", "--no-progress",
+                      store=store, background=True)
+    wait_for_lines(work / name / "attempts.jsonl", 3, proc)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+
+
+def test_a_run_killed_with_kill_9_is_interrupted_in_history_and_a_live_one_is_running(tmp_path):
+    work = project(tmp_path)
+    killed_run(work, "dead")
+    live = scoreboard(work, "run", "suite.yaml", "--output", "live.json", "--format", "json", "--no-progress",
+                      background=True)
+    try:
+        wait_for_lines(work / "live" / "attempts.jsonl", 2, live)
+        runs = {r["run_id"]: r for r in history(work)}
+        dead = runs["dead"]
+        assert dead["status"] == "interrupted" and dead["recorded_status"] == "running", dead
+        assert f"scoreboard run --resume {work / 'dead'}" in dead["note"]
+        assert runs["live"]["status"] == "running" and "recorded_status" not in runs["live"], runs["live"]
+        # the filters say the same: --status running is the live one, interrupted the dead one
+        assert [r["run_id"] for r in history(work, "--status", "running")] == ["live"]
+        assert [r["run_id"] for r in history(work, "--status", "interrupted")] == ["dead"]
+        text = scoreboard(work, "history")
+        assert text.returncode == 0, text.stderr
+        line = next(ln for ln in text.stdout.splitlines() if "  dead  " in ln)
+        assert "interrupted (its process ended without concluding; resume with: scoreboard run --resume" in line
+        assert "running" not in line.split("(")[0]
+    finally:
+        out, err = live.communicate(timeout=180)
+    assert live.returncode == 0, out + err
+    # the recorded row is left as it was: only a resume (or an import) stores the run again
+    with sqlite3.connect(work / "hist.sqlite") as db:
+        assert db.execute("SELECT status FROM runs WHERE run_id = 'dead'").fetchone() == ("running",)
+    resumed = scoreboard(work, "run", "--resume", "dead", "--no-progress")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert {r["run_id"]: r["status"] for r in history(work)} == {"dead": "completed", "live": "completed"}
+
+
+def test_the_viewer_api_shows_a_killed_run_as_interrupted(tmp_path):
+    from tests.viewer.conftest import Served
+
+    work = project(tmp_path, n=20)
+    killed_run(work, "dead")
+    served = Served("--store", str(work / "hist.sqlite"), cwd=work)
+    try:
+        with urllib.request.urlopen(served.base + "/api/runs", timeout=30) as response:
+            (run,) = json.loads(response.read())["runs"]
+        assert run["status"] == "interrupted" and "--resume" in run["note"], run
+        with urllib.request.urlopen(f"{served.base}/api/runs/{run['key']}", timeout=30) as response:
+            one = json.loads(response.read())
+        assert one["status"] == "interrupted" and one["note"] == run["note"]
+        with urllib.request.urlopen(served.base + "/api/runs?status=running", timeout=30) as response:
+            assert json.loads(response.read())["runs"] == []
+        with urllib.request.urlopen(served.base + "/api/runs?status=interrupted", timeout=30) as response:
+            assert [r["key"] for r in json.loads(response.read())["runs"]] == [run["key"]]
+    finally:
+        served.stop()
+
+
+def test_a_killed_run_in_a_postgresql_store_is_interrupted(tmp_path):
+    from tests.store.pg import Postgres, pg_bin
+
+    if pg_bin() is None:
+        pytest.skip("PostgreSQL binaries (initdb, pg_ctl) not found")
+    pytest.importorskip("psycopg")
+    with Postgres() as server:
+        url = server.create_database("live")
+        work = project(tmp_path, n=20)
+        killed_run(work, "dead", store=url)
+        (run,) = history(work, store=url)
+        assert run["status"] == "interrupted" and run["folder"] == str(work / "dead"), run
+
+
+def test_a_run_whose_folder_is_gone_is_interrupted_and_one_elsewhere_is_as_recorded(tmp_path):
+    gone = str(tmp_path / "gone")
+    run = annotate({"status": "running", "folder": gone, "host": this_host()})
+    assert run["status"] == "interrupted" and "is gone" in run["note"]
+    other = annotate({"status": "running", "folder": gone, "host": "another-machine.invalid"})
+    assert other["status"] == "running" and "another-machine.invalid" in other["note"]
+    old = annotate({"status": "running", "folder": None, "host": None})
+    assert old["status"] == "running" and "unknown" in old["note"]
+    assert held(gone) is False
+
+
+def test_a_run_whose_report_concluded_but_whose_store_row_did_not_says_import(tmp_path):
+    folder = tmp_path / "r"
+    folder.mkdir()
+    (folder / "attempts.jsonl").write_text("")
+    (tmp_path / "r.json").write_text(json.dumps({"schema": "x", "run": {"id": "r", "status": "completed"}}, separators=(",", ":")))
+    run = annotate({"status": "running", "folder": str(folder), "host": this_host()})
+    assert run["status"] == "interrupted" and f"scoreboard store import {tmp_path / 'r.json'}" in run["note"]
+
+
+def test_a_store_made_before_folders_were_recorded_is_migrated_and_read(tmp_path):
+    from scoreboard.store.db import open_database
+    from scoreboard.store.migrations import MIGRATIONS
+
+    path = tmp_path / "old.sqlite"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+               "applied_at TEXT NOT NULL)")
+    for version, (name, statements) in enumerate(MIGRATIONS[:2], start=1):
+        for statement in statements:
+            db.execute(statement)
+        db.execute("INSERT INTO schema_migrations VALUES (?, ?, 'then')", (version, name))
+    db.execute("INSERT INTO runs (key, run_id, suite, status, recorded_at, source, variants) "
+               "VALUES ('k', 'r', 's', 'running', 'then', 'live', '[]')")
+    db.commit()
+    db.close()
+    done = scoreboard(tmp_path, "history", "--json", store=str(path))
+    assert done.returncode == 0, done.stderr
+    (run,) = json.loads(done.stdout)["runs"]
+    assert run["status"] == "running" and run["folder"] is None and "unknown" in run["note"]
+    opened = open_database(str(path))
+    try:
+        assert opened.one("SELECT MAX(version) FROM schema_migrations")[0] == len(MIGRATIONS)
+    finally:
+        opened.close()
+
+
+def test_a_run_stores_its_end_before_it_lets_go_of_its_folder(tmp_path, monkeypatch):
+    """The store's end was written after the run let go of its folder: a reader in that window
+    (seconds, for a large run whose rows a writer process finishes) saw the row `running` and
+    the folder free, a run whose process ended."""
+    from scoreboard.engine.pipeline import RunOptions, run
+    from scoreboard.suite.load import load_suite
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "cases.jsonl").write_text(json.dumps({"id": "c", "input": "q", "expected": "q"}) + "\n")
+    (tmp_path / "echo.py").write_text("def answer(input, skill, run, params):\n    return input\n")
+    (tmp_path / "suite.yaml").write_text('name: ends\ncases: cases.jsonl\nsubject: {type: python, function: '
+                                         '"echo:answer"}\ngraders: [exact]\n')
+
+    class Watching:
+        name = "watching"
+        folder = None
+        held_at_finish = None
+
+        def begin(self, meta):
+            self.folder = meta["folder"]
+
+        def attempt(self, record):
+            pass
+
+        def finish(self, head, paths):
+            self.held_at_finish = held(self.folder)
+
+    store = Watching()
+    outcome = run(load_suite(tmp_path / "suite.yaml"), RunOptions(progress=False, store=store))
+    assert outcome.head["run"]["status"] == "completed"
+    assert store.folder and Path(store.folder).is_dir()
+    assert store.held_at_finish is True  # (the run process's own open of the log: another description)
+    assert held(store.folder) is False
