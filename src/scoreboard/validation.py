@@ -25,6 +25,13 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=False)
 
 
+class StrictSettings(Strict):
+    """Settings a person writes (a suite file and its blocks): each value of its own type, never
+    coerced: `runs: "3"`, `cache: 1` or `require_live: "no"` are refused, not read as 3, true, false."""
+
+    model_config = ConfigDict(extra="forbid", frozen=False, strict=True)
+
+
 # pydantic names each branch of a union in the error location ("str", "list[Message]",
 # "dict[any,any]"); those tags mean nothing to a user writing a case or suite file. A part is
 # taken as a tag only where errors of two or more branches diverge, so a user's own key (a
@@ -137,8 +144,22 @@ def _message(err: dict, siblings: list[dict], loc: tuple, model: type[BaseModel]
         got_s = repr(got)
         if len(got_s) > 60:
             got_s = got_s[:57] + "..."
-        msg = f"{msg} (got {got_s})"
+        msg = f"{msg} (got {got_s}{_exponent_hint(got) if kind in ('float_type', 'int_type') else ''})"
     return " ".join(msg.split())
+
+
+_EXPONENT = re.compile(r"([-+]?\d[\d_]*)(?:\.(\d*))?[eE]([-+]?)(\d+)")
+
+
+def _exponent_hint(value: Any) -> str:
+    """A number YAML 1.1 (PyYAML) reads as text, `1e-3` or `1.5e3` (it wants a dot and a signed
+    exponent), and how to write it so it is a number."""
+    found = _EXPONENT.fullmatch(value.strip()) if isinstance(value, str) else None
+    if found is None:
+        return ""
+    whole, fraction, sign, power = found.groups()
+    return (f": YAML reads an exponent without a dot and a sign as text; write {whole}.{fraction or '0'}"
+            f"e{sign or '+'}{power}")
 
 
 #: pydantic error types -> what the value must be, in the words the README uses

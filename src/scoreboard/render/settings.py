@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import Field, field_validator
 
 from ..hashing import sha256_json
-from ..validation import Strict
+from ..validation import StrictSettings
 
 #: what a screenshot's page may be: an HTML document or fenced block, an SVG, Markdown (any
 #: other text), or a folder holding index.html
@@ -34,7 +34,7 @@ def full_page_clip(size, scale: float) -> dict | None:
     return {"x": 0, "y": 0, "width": width, "height": height}
 
 
-class RenderSettings(Strict):
+class RenderSettings(StrictSettings):
     """Deterministic settings of one render: viewport, scale, clock, seed, settle rule, shots."""
 
     width: int = Field(1024, ge=16, le=4096)

@@ -10,7 +10,7 @@ from pydantic import Field, StrictFloat, StrictInt, field_validator
 from ..render.settings import RenderSettings
 from ..safefile import DEFAULT_MAX_FILE_BYTES
 from ..safeparse import Bounds
-from ..validation import Strict
+from ..validation import StrictSettings
 from .visual_config import InstrumentConfig, StagesConfig
 
 #: a gate's floor: a number (an int or a float), never a boolean
@@ -21,7 +21,7 @@ Share = Annotated[StrictFloat, Field(ge=0, le=1)]
 # --- end visual work ---
 
 
-class ConversationLimits(Strict):
+class ConversationLimits(StrictSettings):
     """Bounds on conversation fixtures (from the chat fixtures this grew from); configurable."""
 
     max_turns: int = Field(10, ge=1)
@@ -36,7 +36,7 @@ class ConversationLimits(Strict):
     max_file_bytes: int = Field(2 * 1024 * 1024, gt=0)
 
 
-class LiveLimits(Strict):
+class LiveLimits(StrictSettings):
     """Bounds of a live comparison plan (a suite with `require_live: true`): how many case ids
     it may select, and the request budget it must set (origin 004: 1-10 ids, 1-20 requests)."""
 
@@ -44,7 +44,7 @@ class LiveLimits(Strict):
     max_requests: int = Field(20, ge=1)
 
 
-class Limits(Strict):
+class Limits(StrictSettings):
     """Bounds on what a case file may hold; each configurable per suite. `max_depth` and
     `max_number_chars` bound every JSON/YAML/TOML document read from a user file (see
     safeparse.py); a suite file itself is read under the defaults (its limits are inside it)."""
@@ -64,7 +64,7 @@ class Limits(Strict):
     live: LiveLimits = Field(default_factory=LiveLimits)
 
 
-class BudgetConfig(Strict):
+class BudgetConfig(StrictSettings):
     """Run-wide limits across variants, judges and retries; a budget is never exceeded."""
 
     max_requests: int | None = Field(None, ge=0)
@@ -72,7 +72,7 @@ class BudgetConfig(Strict):
     max_tokens: int | None = Field(None, ge=0)
 
 
-class Price(Strict):
+class Price(StrictSettings):
     """USD per million tokens; `batch_discount`: the fraction a provider batch API takes off both."""
 
     input_per_mtok: float = Field(ge=0)
@@ -80,7 +80,7 @@ class Price(Strict):
     batch_discount: float | None = Field(None, ge=0, lt=1)
 
 
-class GateConfig(Strict):
+class GateConfig(StrictSettings):
     """Baseline regression gate."""
 
     baseline: str | None = None
@@ -89,7 +89,7 @@ class GateConfig(Strict):
     alpha: float = Field(0.05, gt=0, lt=1)
 
 
-class PairwiseConfig(Strict):
+class PairwiseConfig(StrictSettings):
     """Pairwise judging of every pair of variants, asked in both orders."""
 
     rubric: str | None = None
@@ -99,7 +99,7 @@ class PairwiseConfig(Strict):
     # --- end visual work ---
 
 
-class VariantConfig(Strict):
+class VariantConfig(StrictSettings):
     """A named subject configuration: subject + optional skill + params (+ its own prompt)."""
 
     name: str | None = None
@@ -112,7 +112,7 @@ class VariantConfig(Strict):
 
 
 # --- suites as people write them (issue 14): defaults, prompts, metrics, reducers ------------
-class Defaults(Strict):
+class Defaults(StrictSettings):
     """What every case starts from: graders (a case's add to them unless it says `replace`),
     vars and metadata (a case's keys win), a threshold, a transform, vars to expand."""
 
@@ -126,7 +126,7 @@ class Defaults(Strict):
     scoring: str | dict | None = None
 
 
-class Reducer(Strict):
+class Reducer(StrictSettings):
     """A per-case reduction of a variant's repeated runs: mean, max, median, mode, or
     at_least (k runs scoring at least `value`)."""
 
@@ -135,7 +135,7 @@ class Reducer(Strict):
     value: Share = 1.0
 
 
-class DerivedMetric(Strict):
+class DerivedMetric(StrictSettings):
     """A derived metric with its aggregate: `mean` (each name is the metric's mean by case) or
     `sum` (each name is the metric's weighted score total over every attempt, and `__count` the
     number of attempts that ran: promptfoo's derivedMetrics)."""
@@ -145,7 +145,7 @@ class DerivedMetric(Strict):
 # --- end issue 14 block ------------------------------------------------------------------------
 
 
-class SuiteConfig(Strict):
+class SuiteConfig(StrictSettings):
     """A suite file: every setting the command-line flags hold."""
 
     name: str | None = None

@@ -6,12 +6,12 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from ..render.degrade import DEGRADATIONS
-from ..validation import Strict
+from ..validation import StrictSettings
 
 STAGES = ("check", "screen", "heldout", "judge")
 
 
-class InstrumentConfig(Strict):
+class InstrumentConfig(StrictSettings):
     """Calibration controls and the bar the judge must clear before its verdicts are used."""
 
     #: control files (JSONL): {"id", "input", "output" (text or "@file"), "rubric"?, "degraded"?: {name: text or "@file"}}
@@ -39,7 +39,7 @@ class InstrumentConfig(Strict):
         return self
 
 
-class ScreenConfig(Strict):
+class ScreenConfig(StrictSettings):
     """The screen stage's subset: the first k cases, a seeded sample, or k per category."""
 
     first: int | None = Field(None, ge=1)
@@ -55,7 +55,7 @@ class ScreenConfig(Strict):
         return self
 
 
-class StagesConfig(Strict):
+class StagesConfig(StrictSettings):
     """A suite's named stages (`scoreboard run SUITE --stage screen|heldout|check`)."""
 
     screen: ScreenConfig | None = None

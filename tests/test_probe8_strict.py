@@ -1,0 +1,134 @@
+"""Suite files as people write them, typed strictly: a value of the wrong type is refused with
+one line naming the file and the field, never coerced into something the author did not write
+(`runs: "3"` ran three times, `require_live: "no"` turned the live guard off, `cache: 1`
+switched the cache on, `budget: {max_requests: true}` was a budget of one request)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scoreboard.errors import ConfigError, ConfigErrors
+from scoreboard.suite.load import load_suite
+
+
+def scoreboard(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=120)
+
+
+def write(folder: Path, extra: str, name: str = "suite.yaml") -> Path:
+    cases = [{"id": "a", "input": "hi", "expected": "hi"}, {"id": "b", "input": "yo", "expected": "yo"}]
+    (folder / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    suite = folder / name
+    suite.write_text("cases: cases.jsonl\nsubject: mock\ngraders: [exact]\n" + extra)
+    return suite
+
+
+def refused(suite: Path) -> list[str]:
+    with pytest.raises(ConfigError) as info:
+        load_suite(suite, {}, offline=True)
+    exc = info.value
+    return exc.lines() if isinstance(exc, ConfigErrors) else [str(exc)]
+
+
+# (suite text, field, what the message says the value must be)
+WRONG_TYPES = [
+    # whole numbers written as text or as a boolean
+    ('runs: "3"\n', "runs", "must be a whole number (got '3')"),
+    ("runs: true\n", "runs", "must be a whole number (got True)"),
+    ('concurrency: "4"\n', "concurrency", "must be a whole number"),
+    ('timeout_ms: "1000"\n', "timeout_ms", "must be a whole number"),
+    ('seed: "7"\n', "seed", "must be a whole number"),
+    ("seed: true\n", "seed", "must be a whole number"),
+    ('checkpoint_every: "10"\n', "checkpoint_every", "must be a whole number"),
+    ('judge_runs: "3"\n', "judge_runs", "must be a whole number"),
+    ('limits: {max_cases: "10"}\n', "limits.max_cases", "must be a whole number"),
+    ('limits: {conversation: {max_turns: "5"}}\n', "limits.conversation.max_turns", "must be a whole number"),
+    ('limits: {live: {max_requests: "5"}}\n', "limits.live.max_requests", "must be a whole number"),
+    ("budget: {max_requests: true}\n", "budget.max_requests", "must be a whole number"),
+    ('budget: {max_tokens: "1000"}\n', "budget.max_tokens", "must be a whole number"),
+    ('render: {width: "800"}\n', "render.width", "must be a whole number"),
+    ('stages: {screen: {first: "2"}}\n', "stages.screen.first", "must be a whole number"),
+    # numbers written as text or as a boolean
+    ('budget: {max_cost_usd: "5"}\n', "budget.max_cost_usd", "must be a number (got '5')"),
+    ("budget: {max_cost_usd: true}\n", "budget.max_cost_usd", "must be a number (got True)"),
+    ('grace_seconds: "30"\n', "grace_seconds", "must be a number"),
+    ('checkpoint_seconds: "10"\n', "checkpoint_seconds", "must be a number"),
+    ('gates: {max_regression: "0.05"}\n', "gates.max_regression", "must be a number"),
+    ("gates: {max_regression: true}\n", "gates.max_regression", "must be a number"),
+    ('gates: {alpha: "0.05"}\n', "gates.alpha", "must be a number"),
+    ('max_dq_drop: "0.5"\n', "max_dq_drop", "must be a number"),
+    ('prices: {m: {input_per_mtok: "0.15", output_per_mtok: 0.6}}\n', "prices.m.input_per_mtok", "must be a number"),
+    ('render: {device_scale_factor: "2"}\n', "render.device_scale_factor", "must be a number"),
+    # booleans written as text or as a number ("no" and "false" were read as false, "1" as true)
+    ('require_live: "no"\n', "require_live", "must be true or false (got 'no')"),
+    ('require_isolation: "false"\n', "require_isolation", "must be true or false"),
+    ("cache: 1\n", "cache", "must be true or false (got 1)"),
+    ('allow_case_code: "yes"\n', "allow_case_code", "must be true or false"),
+    ('trust_unchecked_judge: "on"\n', "trust_unchecked_judge", "must be true or false"),
+    ('gates: {require_significance: "true"}\n', "gates.require_significance", "must be true or false"),
+    ('render: {full_page: "yes"}\n', "render.full_page", "must be true or false"),
+]
+
+
+@pytest.mark.parametrize("text, field, message", WRONG_TYPES, ids=[f"{f}={t.split(':', 1)[1].strip()}"
+                                                                    for t, f, _ in WRONG_TYPES])
+def test_a_suite_setting_of_the_wrong_type_is_refused_naming_file_and_field(tmp_path, text, field, message):
+    suite = write(tmp_path, text)
+    lines = refused(suite)
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"{suite}"), lines
+    assert f"field '{field}': {message}" in lines[0], lines
+
+
+@pytest.mark.parametrize("text", ['judge: mock\npairwise: "yes"\n', 'render: "on"\n', "judge: mock\npairwise: 1\n"])
+def test_a_switch_that_also_takes_a_mapping_refuses_text_and_numbers(tmp_path, text):
+    lines = refused(write(tmp_path, text))
+    assert len(lines) == 1 and "must be true or false" in lines[0], lines
+
+
+def test_runs_given_as_text_fails_validate_with_one_line_and_exit_1(tmp_path):
+    suite = write(tmp_path, 'runs: "3"\n')
+    proc = scoreboard("validate", str(suite), cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout
+    assert proc.stderr.strip().splitlines() == [
+        f"scoreboard: error: {suite}, field 'runs': must be a whole number (got '3')"]
+
+
+def test_yaml_exponent_without_a_dot_is_text_and_the_error_says_how_to_write_it(tmp_path):
+    # PyYAML (YAML 1.1) reads 1e-3 as the text "1e-3"; it was coerced silently, and refused
+    # bare it would puzzle its author: the message says how to write the number.
+    lines = refused(write(tmp_path, "budget: {max_cost_usd: 1e-3}\n"))
+    assert len(lines) == 1 and "field 'budget.max_cost_usd': must be a number" in lines[0], lines
+    assert "1.0e-3" in lines[0], lines
+
+
+@pytest.mark.parametrize("text", [
+    "runs: 3\n", "cache: true\n", "cache: false\n", "require_live: false\n",
+    "budget: {max_cost_usd: 5}\n",  # a whole number where a number is wanted
+    "budget: {max_cost_usd: 1.0e-3}\n", "gates: {alpha: 0.01, require_significance: true}\n",
+    "judge: mock\npairwise: true\n", "category: smoke\n", "case: [a]\n", "fail_under: 1\n", "fail_under: {mock: 0.5}\n",
+    "render: false\n",
+])
+def test_the_documented_forms_still_load(tmp_path, text):
+    suite = write(tmp_path, text)
+    if text.startswith("category"):
+        (tmp_path / "cases.jsonl").write_text(json.dumps({"id": "a", "input": "x", "expected": "x",
+                                                          "category": "smoke"}) + "\n")
+    load_suite(suite, {}, offline=True)
+
+
+def test_toml_and_json_suites_are_held_to_the_same_types(tmp_path):
+    write(tmp_path, "")
+    toml = tmp_path / "suite.toml"
+    toml.write_text('cases = "cases.jsonl"\nsubject = "mock"\ngraders = ["exact"]\nruns = "3"\n')
+    assert "field 'runs': must be a whole number (got '3')" in refused(toml)[0]
+    js = tmp_path / "suite.json"
+    js.write_text(json.dumps({"cases": "cases.jsonl", "subject": "mock", "graders": ["exact"], "cache": "false"}))
+    assert "field 'cache': must be true or false (got 'false')" in refused(js)[0]
+
