@@ -138,3 +138,30 @@ def test_a_misspelt_variant_in_the_suites_fail_under_is_named_with_a_suggestion_
     assert proc.stderr.splitlines() == [
         "scoreboard: error: flag --fail-under: names an unknown variant 'carefull' "
         "(variants: plain, careful); did you mean 'careful'?"], proc.stderr
+
+
+# ---- a template variable the case spells otherwise ------------------------------------------------
+
+@pytest.mark.parametrize("prompt, case_vars, field, hint", [
+    ("Capital of {{ contry }}?", {"country": "France"}, "vars.contry", "the case defines 'country'"),
+    ("Capital of {{ country }}?", {"cuntry": "France"}, "vars.country", "the case defines 'cuntry'"),
+    ("Dear {{ user.nmae }}", {"user": {"name": "Ada"}}, "vars.user.nmae", "the case defines 'user.name'"),
+])
+def test_an_undefined_template_variable_names_the_one_the_case_has(tmp_path, prompt, case_vars, field, hint):
+    (tmp_path / "cases.jsonl").write_text(jsonl([{"id": "fr", "vars": case_vars, "expected": "Paris"}]),
+                                          encoding="utf-8")
+    (tmp_path / "suite.json").write_text(json.dumps({"cases": "cases.jsonl", "prompt": prompt, "subject": "mock",
+                                                     "variants": {"a": {}}}), encoding="utf-8")
+    proc = cli(tmp_path, "validate", "suite.json")
+    assert proc.returncode == 1, proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith(f"scoreboard: error: cases.jsonl:1, case 'fr', field '{field}': "), line
+    assert line.endswith(f"; {hint}"), line
+
+
+def test_an_undefined_template_variable_nothing_resembles_gets_no_guess(tmp_path):
+    (tmp_path / "cases.jsonl").write_text(jsonl([{"id": "fr", "vars": {"city": "Paris"}}]), encoding="utf-8")
+    (tmp_path / "suite.json").write_text(json.dumps({"cases": "cases.jsonl", "prompt": "{{ country }}",
+                                                     "subject": "mock", "variants": {"a": {}}}), encoding="utf-8")
+    proc = cli(tmp_path, "validate", "suite.json")
+    assert proc.returncode == 1 and "defines" not in proc.stderr and "field 'vars.country'" in proc.stderr, proc.stderr

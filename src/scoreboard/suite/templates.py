@@ -116,6 +116,20 @@ def load_template(spec: Any, name: str, places: Places, *, field: str, from_flag
     return Template(name, messages, file, compiled, undefined, field)
 
 
+def _resembles(var: str, names: dict) -> str:
+    """"; the case defines 'country'" for a name the case spells otherwise (a typo in the prompt
+    or in the case: either way the two are shown side by side), else ""."""
+    import difflib
+
+    head, _, last = var.rpartition(".")
+    scope: Any = names
+    for part in head.split(".") if head else ():
+        scope = scope.get(part) if isinstance(scope, dict) else None
+    keys = [k for k in scope if isinstance(k, str)] if isinstance(scope, dict) else []
+    close = difflib.get_close_matches(last, keys, n=1, cutoff=0.75)
+    return f"; the case defines {(head + '.' if head else '') + close[0]!r}" if close else ""
+
+
 def render(template: Template, case: Any, max_bytes: int) -> Any:
     """The case's input through the template: text, or chat messages. Errors name the case and
     the variable (StrictUndefined) or the sandbox's refusal. The messages of a chat prompt share
@@ -145,7 +159,7 @@ def render(template: Template, case: Any, max_bytes: int) -> Any:
             raise ConfigError(f"prompt {template.name!r} could not be rendered: {exc.message}", field="vars",
                               **where) from None
         raise ConfigError(f"prompt {template.name!r} uses {var!r}, which this case does not define "
-                          f"({exc.message})", field=f"vars.{var}", **where) from None
+                          f"({exc.message}){_resembles(var, names)}", field=f"vars.{var}", **where) from None
     except SecurityError as exc:
         if getattr(exc, "kind", None) == "output" and max_bytes <= MAX_TEXT:  # stopped at the limit
             raise ConfigError(f"rendered prompt {template.name!r} is over the limit of {max_bytes} bytes "
