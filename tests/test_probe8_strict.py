@@ -132,3 +132,54 @@ def test_toml_and_json_suites_are_held_to_the_same_types(tmp_path):
     js.write_text(json.dumps({"cases": "cases.jsonl", "subject": "mock", "graders": ["exact"], "cache": "false"}))
     assert "field 'cache': must be true or false (got 'false')" in refused(js)[0]
 
+
+# --- a variant's task mode is checked against its tasks before anything runs ---------------------
+AGENT_TASK = Path(__file__).resolve().parents[1] / "examples" / "agent-task"
+
+
+def agent_suite(tmp_path: Path, mode_line: str, modes: str | None = None) -> Path:
+    import shutil
+
+    folder = tmp_path / "agent-task"
+    shutil.copytree(AGENT_TASK, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    suite = folder / "suite.yaml"
+    suite.write_text(suite.read_text().replace("params: {mode: hostile-result}", mode_line))
+    if modes is not None:
+        task = folder / "tasks" / "wishlist" / "task.yaml"
+        text = task.read_text()
+        assert "modes: [ordinary, hostile, hostile-schema, hostile-result]" in text
+        task.write_text(text.replace("modes: [ordinary, hostile, hostile-schema, hostile-result]", modes))
+    return suite
+
+
+def test_a_variant_naming_a_mode_its_task_lacks_fails_validate_not_every_attempt(tmp_path):
+    # A misspelt mode passed `validate`, and at run time every attempt of the variant was an error.
+    suite = agent_suite(tmp_path, "params: {mode: hostile-reslt}")
+    proc = scoreboard("validate", str(suite), cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout
+    assert proc.stderr.strip().splitlines() == [
+        f"scoreboard: error: {suite}, field 'variants.hostile-result.params.mode': variant 'hostile-result' "
+        "runs mode 'hostile-reslt', which task 'wishlist' does not have (its modes: ordinary, hostile, "
+        "hostile-schema, hostile-result)"]
+
+
+@pytest.mark.parametrize("mode_line, modes, wanted", [
+    # a mode the task does not list
+    ("params: {mode: hostile}", "modes: [ordinary, hostile-result]", "runs mode 'hostile', which task 'wishlist'"),
+    # no mode is the ordinary mode, which this task does not offer
+    ("params: {}", "modes: [hostile, hostile-schema, hostile-result]", "runs mode 'ordinary', which task"),
+    # a mode that is not text was run as ordinary
+    ("params: {mode: [hostile-result]}", None, "a task's mode is text"),
+    ("params: {mode: true}", None, "a task's mode is text"),
+])
+def test_a_task_mode_is_checked_when_the_suite_loads(tmp_path, mode_line, modes, wanted):
+    suite = agent_suite(tmp_path, mode_line, modes)
+    lines = refused(suite)  # one line per variant that cannot run its task
+    assert all(line.startswith(f"{suite}, field 'variants.") for line in lines), lines
+    ours = [line for line in lines if line.startswith(f"{suite}, field 'variants.hostile-result.params.mode': ")]
+    assert len(ours) == 1 and wanted in ours[0], lines
+
+
+def test_the_agent_task_example_still_validates(tmp_path):
+    load_suite(agent_suite(tmp_path, "params: {mode: hostile-result}"), {}, offline=True)
+

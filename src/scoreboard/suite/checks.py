@@ -174,6 +174,26 @@ def check_isolated_agents(cfg: SuiteConfig, cases: list[Case], variants: list, s
                               field=f"variants.{variant.name}.subject")
 
 
+def check_task_modes(cases: list[Case], variants: list, source: str | None) -> None:
+    """A variant's task mode (its `mode` parameter, ordinary by default) that a task of the suite
+    does not offer, or that is not text, would make every attempt of that task an error (or run
+    it in the ordinary mode): refused before anything runs, one line per variant."""
+    tasks = {c.task.spec.id: c.task.spec for c in cases if c.task is not None}
+    problems = []
+    for variant in variants if tasks else []:
+        mode, field = variant.params.get("mode", "ordinary"), f"variants.{variant.name}.params.mode"
+        if not isinstance(mode, str):
+            problems.append(ConfigError(f"variant {variant.name!r}: a task's mode is text, one of the task's modes "
+                                        f"(got {mode!r})", file=source, field=field))
+            continue
+        spec = next((t for t in tasks.values() if mode not in t.modes), None)
+        if spec is not None:
+            problems.append(ConfigError(f"variant {variant.name!r} runs mode {mode!r}, which task {spec.id!r} does "
+                                        f"not have (its modes: {', '.join(spec.modes)})", file=source, field=field))
+    if problems:
+        raise problems[0] if len(problems) == 1 else ConfigErrors(problems)
+
+
 def check_sendable_inputs(cases: list[Case], variants: list) -> None:
     """A chat-message input a variant's API cannot take as written (a `tool` message for the
     openai or anthropic subject, which has no call id to answer) is refused before anything

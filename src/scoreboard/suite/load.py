@@ -31,6 +31,7 @@ from .checks import (
     case_document_hint,
     check_isolated_agents,
     check_sendable_inputs,
+    check_task_modes,
     gate_has_grader,
     jsonl_inside,
 )
@@ -169,6 +170,8 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
             warnings.extend(f"{source}, {w}" if source else w for w in render_inputs(cfg, cases, variants))
     with errors.each():
         check_isolated_agents(cfg, cases, variants, source, dry_run)  # issue 16: an http agent
+    with errors.each():
+        check_task_modes(cases, variants, source)  # a mode a task lacks: every attempt an error
     with errors.each():
         check_sendable_inputs(cases, variants)  # a chat case's tool message, for openai/anthropic
     names = variant_names(cfg, flags, places.source, variants)  # gates see every declared variant
