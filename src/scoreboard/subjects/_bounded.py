@@ -23,16 +23,18 @@ _POLL_S = 0.1
 STDERR_TAIL = 1 << 16
 
 
-async def read_body(resp, limit: int, end=None) -> tuple[bytes, bool]:
+async def read_body(resp, limit: int, end=None, head: bool = False) -> tuple[bytes, bool]:
     """(the body of an aiohttp response up to `limit` bytes, whether it had more). The limit
     holds after decompression: a small gzip body may stand for a huge one. `end(buf, start)`,
     when given, says whether what was read (new bytes from `start`) holds the end of the answer
-    (a stream's last event): reading stops there, whether or not the server closes the body."""
+    (a stream's last event): reading stops there, whether or not the server closes the body.
+    `head`: a body declared larger than the limit is still read up to it (an error body's first
+    64 KiB hold its message), else it is not read at all."""
     length = resp.content_length
     encoded = (resp.headers.get("Content-Encoding") or "identity").lower() != "identity"
-    if length is not None and length > limit and not encoded:
+    if length is not None and length > limit and not encoded and not head:
         return b"", True  # declared too large: not read at all
-    if length is not None and not encoded and end is None:
+    if length is not None and length <= limit and not encoded and end is None:
         return await resp.read(), False  # the declared length is within the limit: one read
     buf = bytearray()
     async for chunk in resp.content.iter_chunked(_CHUNK):

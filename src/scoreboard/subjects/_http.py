@@ -272,7 +272,8 @@ class HTTPSubject(HTTPOptions, Subject):
                 ok = status < 300
                 end = self.stream_end if stream and ok and self.stream_end_line is not None else None
                 raw, over = await read_body(resp, self.max_response_bytes if ok
-                                            else min(ERROR_BODY_BYTES, self.max_response_bytes), end)
+                                            else min(ERROR_BODY_BYTES, self.max_response_bytes), end,
+                                            head=not ok)
             if status >= 300:
                 raise self.status_error(status, raw, resp.headers)
             if over:

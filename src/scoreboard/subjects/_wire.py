@@ -129,9 +129,13 @@ def retry_after_s(headers) -> float | None:
 
 
 def error_detail(payload: Any, text: str) -> tuple[str, bool]:
-    """(the provider's error message, whether its type/code says quota or billing)."""
+    """(the provider's error message, whether its type/code says quota or billing). A JSON
+    body cut at the 64 KiB an error body may take (one that echoes a long prompt back) is no
+    JSON: its message and type are read from what was kept."""
     message = None
     quota = False
+    if payload is None and text.lstrip()[:1] == "{":
+        payload = _cut_error(text)
     if isinstance(payload, dict):
         err = payload.get("error")
         if isinstance(err, dict):
@@ -146,6 +150,23 @@ def error_detail(payload: Any, text: str) -> tuple[str, bool]:
     if not isinstance(message, str) or not message.strip():
         message = " ".join(_printable(text[:20_000]).split())[:300] or "(empty body)"
     return message[:500], quota
+
+
+_CUT_MESSAGE = re.compile(r'"message"\s*:\s*("(?:[^"\\]|\\.){0,2000}")')
+_CUT_TYPE = re.compile(r'"(?:type|code)"\s*:\s*"(\w{1,64})"')
+
+
+def _cut_error(text: str) -> dict | None:
+    """{"error": {"message", "type"}} as far as a cut JSON error body shows them (None: neither)."""
+    found = _CUT_MESSAGE.search(text)
+    try:
+        message = json.loads(found.group(1)) if found else None
+    except ValueError:
+        message = None
+    kinds = [k for k in _CUT_TYPE.findall(text) if k in _QUOTA_TYPES][:1]
+    if message is None and not kinds:
+        return None
+    return {"error": {"message": message, **({"type": kinds[0]} if kinds else {})}}
 
 
 #: terminal escape sequences and control characters (a body of NULs, a colour code)

@@ -1,0 +1,147 @@
+"""Hostile and broken HTTP servers behind subjects (probe 8): raw loopback servers that answer
+as real providers and gateways sometimes do, driven through `scoreboard run` on real suite files.
+
+Each run must end on its own, record every failure as an error of its own attempt with a clear
+reason, leave usage it could not read unknown (null, never 0), and write a report that
+`scoreboard verify` accepts."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HANG_GUARD_S = 240  # a generous bound on a whole CLI run: reaching it means the run hung
+
+
+class Server:
+    """HTTP/1.1 on 127.0.0.1, port 0, in a thread: `handler(n, body, writer)` writes whatever
+    bytes it likes for the n-th request (from 1); the connection is closed after each."""
+
+    def __init__(self, handler):
+        self.handler, self.seen = handler, []
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=asyncio.run, args=(self._serve(),), daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        assert self._ready.wait(10)
+        return self
+
+    def __exit__(self, *exc):
+        self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(10)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def _serve(self):
+        self._loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
+        server = await asyncio.start_server(self._client, "127.0.0.1", 0)
+        self.port = server.sockets[0].getsockname()[1]
+        self._ready.set()
+        async with server:
+            await self._stop.wait()
+            for task in [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]:
+                task.cancel()
+
+    async def _client(self, reader, writer):
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = re.search(rb"(?i)\r\ncontent-length: *(\d+)", head)
+            body = await reader.readexactly(int(length.group(1))) if length else b""
+            self.seen.append(body)
+            await self.handler(len(self.seen), body, writer)
+            await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
+            pass
+        finally:
+            writer.close()
+
+
+def answer(body: bytes, status: str = "200 OK", ctype: str = "application/json", headers: tuple = ()) -> bytes:
+    head = [f"HTTP/1.1 {status}", f"Content-Type: {ctype}", f"Content-Length: {len(body)}",
+            "Connection: close", *headers]
+    return ("\r\n".join(head) + "\r\n\r\n").encode() + body
+
+
+def stream(events: bytes) -> bytes:
+    """An SSE answer with no Content-Length: it ends where the server closes the connection."""
+    return b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n" + events
+
+
+CHAT_OK = json.dumps({"choices": [{"index": 0, "message": {"content": "hi"}, "finish_reason": "stop"}],
+                      "usage": {"prompt_tokens": 3, "completion_tokens": 2}}).encode()
+
+
+def run_suite(folder: Path, subject: dict, cases: int = 1, *args: str) -> tuple[subprocess.CompletedProcess, dict]:
+    """`scoreboard run` of a suite of `cases` cases (c0, c1, ...; input "hi", graded by contains),
+    then `scoreboard verify` of its report, which must accept it."""
+    folder.mkdir(exist_ok=True)
+    (folder / "cases.jsonl").write_text("".join(json.dumps({"id": f"c{i}", "input": "hi", "expected": "hi"}) + "\n"
+                                                for i in range(cases)))
+    (folder / "suite.yaml").write_text("name: s\ncases: cases.jsonl\ngraders: [contains]\nsubject: "
+                                       + json.dumps(subject) + "\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "SCOREBOARD_STORE": "none"}
+    done = subprocess.run([sys.executable, "-m", "scoreboard", "run", "suite.yaml", "--no-progress", "--format",
+                           "json", "--output", "rep", *args], cwd=folder, env=env, capture_output=True, text=True,
+                          timeout=HANG_GUARD_S, check=False)
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    report = json.loads((folder / "rep.json").read_text())
+    checked = subprocess.run([sys.executable, "-m", "scoreboard", "verify", "rep.json"], cwd=folder, env=env,
+                             capture_output=True, text=True, timeout=HANG_GUARD_S, check=False)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    return done, report
+
+
+def by_case(report: dict) -> dict:
+    return {a["case_id"]: a for a in report["attempts"]}
+
+
+def openai(srv: Server, **kw) -> dict:
+    return {"type": "openai", "base_url": srv.url + "/v1", "model": "m", "params": {"max_tokens": 10},
+            "retries": {"attempts": 2, "base_delay_s": 0.01, "max_delay_s": 0.02}, **kw}
+
+
+def anthropic(srv: Server, **kw) -> dict:
+    return {"type": "anthropic", "base_url": srv.url, "model": "m",
+            "retries": {"attempts": 2, "base_delay_s": 0.01, "max_delay_s": 0.02}, **kw}
+
+
+# --------------------------------------------------------------------------- error bodies past 64 KiB
+
+
+def test_an_error_body_past_64_kib_with_a_length_still_gives_its_message(tmp_path):
+    """A 4xx that echoes a long prompt back (a validation error) declares a Content-Length past
+    the 64 KiB an error body may take. Its first 64 KiB were not read at all, so the error said
+    'HTTP 400: (empty body)': the provider's reason was lost, and a quota 4xx of that size was
+    retried like any other instead of stopping the run."""
+    echo = "x" * 200_000
+
+    async def handler(n, body, writer):
+        if n == 1:
+            writer.write(answer(json.dumps({"error": {"message": "prompt is too long for this model",
+                                                      "type": "invalid_request_error"}, "input": echo}).encode(),
+                                "400 Bad Request"))
+        else:
+            writer.write(answer(json.dumps({"error": {"message": "You exceeded your current quota",
+                                                      "type": "insufficient_quota"}, "input": echo}).encode(),
+                                "403 Forbidden"))
+
+    with Server(handler) as srv:
+        done, report = run_suite(tmp_path / "w", openai(srv), 3, "--concurrency", "1")
+        seen = len(srv.seen)
+    attempts = by_case(report)
+    assert attempts["c0"]["status"] == "error"
+    assert attempts["c0"]["error"] == "openai: HTTP 400: prompt is too long for this model", attempts["c0"]
+    assert "quota or billing limit reached" in attempts["c1"]["error"], attempts["c1"]
+    assert "You exceeded your current quota" in attempts["c1"]["error"]
+    assert attempts["c2"]["status"] == "not-run" and seen == 2  # the quota error stopped the run
+    assert report["run"]["status"] == "stopped" and done.returncode == 2, done.stderr
