@@ -279,5 +279,5 @@ def test_a_prompt_that_includes_another_file_is_refused_at_load_naming_the_promp
     proc = scoreboard("validate", str(suite), cwd=tmp_path)
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines() == [
-        f"scoreboard: error: {suite}, field 'prompt': variant 'reply': prompt 'prompt': {{% include %}} on its line 2: "
+        f"scoreboard: error: {suite}, field 'prompt': prompt 'prompt': {{% include %}} on its line 2: "
         "a template cannot load another file (give a file as the whole prompt: \"@path\")"]
