@@ -165,3 +165,30 @@ def test_an_undefined_template_variable_nothing_resembles_gets_no_guess(tmp_path
                                                      "subject": "mock", "variants": {"a": {}}}), encoding="utf-8")
     proc = cli(tmp_path, "validate", "suite.json")
     assert proc.returncode == 1 and "defines" not in proc.stderr and "field 'vars.country'" in proc.stderr, proc.stderr
+
+
+# ---- a Python function the file does not have ---------------------------------------------------
+
+CHECKS = "import re\n\ndef short(output, context):\n    return len(output) < 40\n\ndef polite(output):\n    return 'please' in output\n"
+
+
+@pytest.mark.parametrize("spec", ["python-file:checks.py:shrot", "python:checks:shrot",
+                                  {"python": {"file": "checks.py", "function": "shrot"}}])
+def test_a_misspelt_grader_function_names_the_function_the_file_has(tmp_path, spec):
+    suite = own_suite(tmp_path, "mock", graders=[spec])
+    (tmp_path / "checks.py").write_text(CHECKS, encoding="utf-8")
+    proc = cli(tmp_path, "validate", suite.name)
+    assert proc.returncode == 1, proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith("scoreboard: error: suite.json, field 'graders[0]': "), line
+    assert "'shrot'" in line and line.endswith("(did you mean 'short'?)"), line
+
+
+def test_a_misspelt_subject_function_names_the_function_the_module_has(tmp_path):
+    (tmp_path / "cases.jsonl").write_text(jsonl([{"id": "a", "input": "x", "expected": "x"}]), encoding="utf-8")
+    (tmp_path / "agent.py").write_text("def answer(text):\n    return text\n", encoding="utf-8")
+    proc = cli(tmp_path, "run", "--cases", "cases.jsonl", "--subject", "python:agent:anser", "--no-progress")
+    assert proc.returncode == 1, proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert "field 'subject.function'" in line and line.endswith("(did you mean 'answer'?)"), line
+    assert not (tmp_path / "eval-results").exists()

@@ -71,3 +71,14 @@ def in_daemon_thread(fn: Any, *args: Any, **kwargs: Any) -> asyncio.Future:
 
     threading.Thread(target=work, name="scoreboard-user-code", daemon=True).start()
     return future
+
+
+def function_like(module: Any, name: str) -> str:
+    """" (did you mean 'short'?)" when the module defines a function (or other callable) whose
+    name is close to `name`, the one a spec misspelt; else ""."""
+    import difflib
+
+    names = [k for k, v in vars(module).items() if callable(v) and not k.startswith("_")
+             and getattr(v, "__module__", None) == getattr(module, "__name__", None)]
+    close = difflib.get_close_matches(name, sorted(names), n=1, cutoff=0.75)
+    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..pyimport import import_from, in_daemon_thread
+from ..pyimport import function_like, import_from, in_daemon_thread
 from . import user_stdout
 from .base import Grader, check_keys, option_error, refuse_code, short
 from .code_result import normalise_result
@@ -101,7 +101,7 @@ def load_callable(options: dict, what: str):
     if fn is None or not callable(fn):
         where = str(source) if source is not None else getattr(module, "__name__", "?")
         said = f"{attr!r} in {where!r} is not a function (it is {type(fn).__name__})" if fn is not None \
-            else f"no function {attr!r} in {where!r}"
+            else f"no function {attr!r} in {where!r}{function_like(module, attr)}"
         raise option_error(what, said)
     return fn, source
 

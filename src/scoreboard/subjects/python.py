@@ -16,7 +16,7 @@ import inspect
 import time
 
 from ..errors import ConfigError, SubjectError
-from ..pyimport import import_from, in_daemon_thread
+from ..pyimport import function_like, import_from, in_daemon_thread
 from .base import Subject, check_keys, require, to_result
 from .values import SubjectRequest
 
@@ -80,7 +80,8 @@ class PythonSubject(Subject):
                               field="subject.function") from None
         fn = getattr(module, attr, None)
         if fn is None or not callable(fn):
-            raise ConfigError(f"{module_name!r} has no function {attr!r}", field="subject.function")
+            raise ConfigError(f"{module_name!r} has no function {attr!r}{function_like(module, attr)}",
+                              field="subject.function")
         return fn
 
     async def run(self, request: SubjectRequest):
