@@ -121,18 +121,24 @@ def test_the_viewer_api_shows_a_killed_run_as_interrupted(tmp_path):
         served.stop()
 
 
-def test_a_killed_run_in_a_postgresql_store_is_interrupted(tmp_path):
+@pytest.fixture(scope="module")
+def postgres():
+    """A throwaway PostgreSQL server (tests/store/pg.py), skipped without its binaries."""
     from tests.store.pg import Postgres, pg_bin
 
     if pg_bin() is None:
         pytest.skip("PostgreSQL binaries (initdb, pg_ctl) not found")
     pytest.importorskip("psycopg")
     with Postgres() as server:
-        url = server.create_database("live")
-        work = project(tmp_path, n=20)
-        killed_run(work, "dead", store=url)
-        (run,) = history(work, store=url)
-        assert run["status"] == "interrupted" and run["folder"] == str(work / "dead"), run
+        yield server
+
+
+def test_a_killed_run_in_a_postgresql_store_is_interrupted(tmp_path, postgres):
+    url = postgres.create_database("live")
+    work = project(tmp_path, n=20)
+    killed_run(work, "dead", store=url)
+    (run,) = history(work, store=url)
+    assert run["status"] == "interrupted" and run["folder"] == str(work / "dead"), run
 
 
 def test_a_run_whose_folder_is_gone_is_interrupted_and_one_elsewhere_is_as_recorded(tmp_path):
@@ -215,3 +221,64 @@ def test_a_run_stores_its_end_before_it_lets_go_of_its_folder(tmp_path, monkeypa
     assert store.folder and Path(store.folder).is_dir()
     assert store.held_at_finish is True  # (the run process's own open of the log: another description)
     assert held(store.folder) is False
+
+
+def _report(tmp_path: Path, name: str, expected: str) -> Path:
+    """A finished run's report made by a real run (3 cases, every one expecting `expected`)."""
+    from scoreboard.engine.pipeline import RunOptions, run
+    from scoreboard.suite.load import load_suite
+
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps({"id": f"c{i}", "input": "q", "expected": expected})
+                                                  + "\n" for i in range(3)))
+    (tmp_path / "echo.py").write_text("def answer(input, skill, run, params):\n    return input\n")
+    (tmp_path / "suite.yaml").write_text('name: swap\ncases: cases.jsonl\nsubject: {type: python, function: '
+                                         '"echo:answer"}\ngraders: [exact]\n')
+    run(load_suite(tmp_path / "suite.yaml"), RunOptions(progress=False, output_json=str(tmp_path / name)))
+    return tmp_path / name
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_a_store_failure_while_a_changed_report_replaces_its_run_keeps_the_old_copy(kind, tmp_path, monkeypatch,
+                                                                                    request):
+    """`store import` of a changed report deleted the stored run, then wrote the new one in
+    several transactions: a failure (or a kill) between them left neither copy, the run
+    half-stored with no status. It is one transaction now: the old copy stays whole."""
+    import scoreboard.store.history as history_module
+    from scoreboard.store.history import HistoryStore
+
+    monkeypatch.setenv("SCOREBOARD_STORE", "none")
+    monkeypatch.chdir(tmp_path)
+    report = _report(tmp_path, "r.json", "q")  # every case passes
+    spec = str(tmp_path / "h.sqlite") if kind == "sqlite" else \
+        request.getfixturevalue("postgres").create_database(f"swap{os.getpid()}")
+    store = HistoryStore(spec)
+    try:
+        assert store.store_report(report) == "stored"
+        before = store.db.all("SELECT status, report_sha256, attempts FROM runs")
+        kept = store.db.all("SELECT case_id, status FROM attempts ORDER BY position")
+        # the same run's report, changed (its attempts fail now)
+        data = json.loads(report.read_text())
+        for a in data["attempts"]:
+            a["status"] = "failed"
+        report.write_text(json.dumps(data, separators=(",", ":")))
+        calls = []
+        real = history_module.write_attempts
+
+        def failing(db, key, batch, where):
+            calls.append(len(batch))
+            if len(calls) == 2:
+                raise OSError("disk full")
+            return real(db, key, batch, where)
+
+        monkeypatch.setattr(history_module, "FLUSH_EVERY", 1)
+        monkeypatch.setattr(history_module, "write_attempts", failing)
+        with pytest.raises(OSError):
+            store.store_report(report)
+        assert store.db.all("SELECT status, report_sha256, attempts FROM runs") == before
+        assert store.db.all("SELECT case_id, status FROM attempts ORDER BY position") == kept
+        assert before[0][0] == "completed" and [s for _, s in kept] == ["passed"] * 3
+        monkeypatch.setattr(history_module, "write_attempts", real)
+        assert store.store_report(report) == "replaced"
+        assert [s for (s,) in store.db.all("SELECT status FROM attempts ORDER BY position")] == ["failed"] * 3
+    finally:
+        store.close()

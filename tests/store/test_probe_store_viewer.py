@@ -287,9 +287,9 @@ def test_unknown_and_impossible_figures_stay_unknown_never_zero(store_spec, tmp_
 
 
 def test_an_import_cut_off_half_way_is_never_shown_as_completed(report_file, tmp_path, monkeypatch):
-    """The process storing a report dies between batches (kill -9, a full disk): what is left
-    is marked incomplete (no status, no report hash), kept out of trends, and stored whole by
-    the next import."""
+    """The process storing a report dies between batches (kill -9, a full disk): the import is
+    one transaction, so nothing of it is left (never a half-stored run), nothing is in trends,
+    and the next import stores it whole."""
     import scoreboard.store.history as history
 
     monkeypatch.setattr(history, "FLUSH_EVERY", 10)
@@ -308,13 +308,12 @@ def test_an_import_cut_off_half_way_is_never_shown_as_completed(report_file, tmp
         with pytest.raises(KeyboardInterrupt):
             store.store_report(report_file)
         monkeypatch.setattr(history, "write_attempts", real)
-        (run,) = list_runs(store.db, RunFilter())[0]
-        assert run["status"] is None and run["report_sha256"] is None
-        assert store.db.one("SELECT COUNT(*) FROM attempts")[0] == 20  # two batches made it
+        assert list_runs(store.db, RunFilter())[0] == []
+        assert store.db.one("SELECT COUNT(*) FROM attempts")[0] == 0  # the two batches written were rolled back
         assert list_runs(store.db, RunFilter(status="completed"))[0] == []
         assert trend(store.db, "hist")["runs"] == 0
-        assert "incomplete" in sb("history", "--store", spec, cwd=tmp_path).stdout
-        assert store.store_report(report_file) == "replaced"
+        assert "no runs" in sb("history", "--store", spec, cwd=tmp_path).stdout
+        assert store.store_report(report_file) == "stored"
         assert check_stored(store, report_file).ok
         assert list_runs(store.db, RunFilter(status="completed"))[0][0]["attempts"] == N * 4
     finally:

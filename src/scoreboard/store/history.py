@@ -219,13 +219,13 @@ class HistoryStore:
         commit, branch, dirty = (held[1], held[2], held[3]) if held else (None, None, None)
         where = positions(plan)
         fields = FieldTally(plan)
+        # One transaction: a failure or a kill on the way leaves the stored copy as it was (the
+        # old run whole, or none), never the old one deleted and the new one half-written.
         with self.db.write() as db:
             for table in RUN_TABLES:
                 if table != "run_tags":
                     db.execute(f"DELETE FROM {table} WHERE run_key = ?", (key,))
             db.execute("DELETE FROM runs WHERE key = ?", (key,))
-            # No status until the last rows are in (write_end sets the report's): a store read
-            # meanwhile, or after this process is killed, never shows a half-stored run as completed.
             db.execute(_INSERT_RUN, (key, run["id"], run["suite"], None, run.get("started_at"),
                                      run.get("finished_at"), now_iso(), held[4] if held else source, commit, branch,
                                      dirty, flag(run.get("dry_run")), flag(run.get("synthetic")),
@@ -234,15 +234,13 @@ class HistoryStore:
                                      folder_of_report(report.path), this_host()))
             write_cases(db, key, plan)
             write_tags(db, key, self.tags)
-        batch: list[dict] = []
-        for record in report.attempts():
-            batch.append(record)
-            fields.add(record)
-            if len(batch) >= FLUSH_EVERY:
-                with self.db.write() as db:
+            batch: list[dict] = []
+            for record in report.attempts():
+                batch.append(record)
+                fields.add(record)
+                if len(batch) >= FLUSH_EVERY:
                     write_attempts(db, key, batch, where)
-                batch = []
-        with self.db.write() as db:
+                    batch = []
             write_attempts(db, key, batch, where)
             write_end(db, key, report.head, fields)
             db.execute("UPDATE runs SET report_path = ?, report_sha256 = ?, report_bytes = ? WHERE key = ?",
