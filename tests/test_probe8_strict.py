@@ -183,3 +183,25 @@ def test_a_task_mode_is_checked_when_the_suite_loads(tmp_path, mode_line, modes,
 def test_the_agent_task_example_still_validates(tmp_path):
     load_suite(agent_suite(tmp_path, "params: {mode: hostile-result}"), {}, offline=True)
 
+
+# --- a suite's own subject spec that cannot be read names the suite file -----------------------
+@pytest.mark.parametrize("text, field", [
+    ("subject: echo\n", "subject"),               # no such kind (promptfoo's provider name)
+    ("subject: {model: gpt-4o}\n", "subject.type"),  # a mapping without its type
+    ("subject: ''\n", "subject"),
+])
+def test_the_suites_own_subject_spec_error_names_the_suite_file(tmp_path, text, field):
+    suite = write(tmp_path, "")
+    suite.write_text(suite.read_text().replace("subject: mock\n", text))
+    proc = scoreboard("validate", str(suite), cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"scoreboard: error: {suite}, field '{field}': "), lines
+
+
+def test_a_subject_flag_error_still_names_the_flag_not_the_suite(tmp_path):
+    suite = write(tmp_path, "")
+    proc = scoreboard("plan", str(suite), "--subject", "echo", cwd=tmp_path)
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(suite) not in lines[0] and "unknown subject kind 'echo'" in lines[0], lines

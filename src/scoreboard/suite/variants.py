@@ -37,8 +37,10 @@ def variant_configs(cfg: SuiteConfig, flags: dict, source: str | None = None) ->
     suite's prompt axis (`prompts:`) when it has one (an error in that names the suite file)."""
     try:
         configs = _variant_configs(cfg, flags)
-    except ConfigError as exc:  # the suite's own `variants:` (not a flag's) names the suite file
-        if source is None or exc.file is not None or not (exc.field or "").startswith("variants"):
+    except ConfigError as exc:  # the suite's own `variants:` or `subject:` (not a flag's) names the suite file
+        from_flags = any(flags.get(k) for k in ("skill", "vs", "subject", "vs_subject"))
+        if source is None or exc.file is not None or exc.flag is not None or \
+                (from_flags and not (exc.field or "").startswith("variants")):
             raise
         raise ConfigError(exc.detail, file=source, field=exc.field) from None
     with in_file(source):
