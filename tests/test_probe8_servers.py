@@ -145,3 +145,34 @@ def test_an_error_body_past_64_kib_with_a_length_still_gives_its_message(tmp_pat
     assert "You exceeded your current quota" in attempts["c1"]["error"]
     assert attempts["c2"]["status"] == "not-run" and seen == 2  # the quota error stopped the run
     assert report["run"]["status"] == "stopped" and done.returncode == 2, done.stderr
+
+
+# --------------------------------------------------------------------------- quota said in a 200
+
+
+def test_a_quota_error_in_a_200_answer_or_a_stream_event_stops_the_run(tmp_path):
+    """Gateways answer 200 with an error body, and stream an error event once the status line
+    is sent (OpenRouter, LiteLLM, Anthropic's `event: error`). A quota or billing error said that
+    way was read as a transient provider error: retried, then the next case sent, and the next,
+    every one refused. Now it stops the run as the same error with a 402 or 403 status does."""
+    quota = {"error": {"message": "You exceeded your current quota", "type": "insufficient_quota"}}
+    billing = {"type": "error", "error": {"type": "billing_error", "message": "Your credit balance is too low"}}
+
+    async def chat(n, body, writer):
+        writer.write(answer(json.dumps(quota).encode()))
+
+    async def sse(n, body, writer):
+        start = {"type": "message_start", "message": {"model": "m", "usage": {"input_tokens": 5}}}
+        writer.write(stream(b"event: message_start\ndata: " + json.dumps(start).encode() + b"\n\n"
+                            b"event: error\ndata: " + json.dumps(billing).encode() + b"\n\n"))
+
+    for name, handler, spec in (("openai", chat, openai), ("anthropic", sse, lambda s: anthropic(s, stream=True))):
+        with Server(handler) as srv:
+            done, report = run_suite(tmp_path / name, spec(srv), 3, "--concurrency", "1")
+            seen = len(srv.seen)
+        attempts = by_case(report)
+        assert "quota or billing limit reached, stopping the run" in attempts["c0"]["error"], attempts["c0"]
+        assert attempts["c0"]["measurements"]["input_tokens"] is None
+        assert [attempts[c]["status"] for c in ("c1", "c2")] == ["not-run", "not-run"], name
+        assert seen == 1, (name, seen)  # not retried, and no later case sent
+        assert report["run"]["status"] == "stopped" and done.returncode == 2, done.stderr

@@ -152,6 +152,17 @@ class HTTPSubject(HTTPOptions, Subject):
         return self.fail(f"HTTP {status}: {message}", kind=kind, status=status,
                          retryable=retryable, retry_after=retry_after)
 
+    def body_error(self, data: dict) -> SubjectError:
+        """A provider's error said in an answer's body (a 200 with an error object, a stream's
+        error event, as gateways send once the status line is out): a quota or billing error
+        (its type, or code 402) stops the run as a 402 does; another is retried as a 5xx."""
+        message, quota = error_detail(data, "")
+        err = data.get("error")
+        if quota or (isinstance(err, dict) and err.get("code") in (402, "402")):
+            return self.fail(f"provider error: quota or billing limit reached, stopping the run: {message}",
+                             kind="quota", stop_run=True)
+        return self.fail(f"provider error: {message}", kind="server-error", retryable=True)
+
     # ------------------------------------------------------------------ session
 
     def prepare(self, concurrency: int) -> None:

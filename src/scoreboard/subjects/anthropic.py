@@ -11,7 +11,6 @@ from ._http import (
     COMMON_OPTIONS,
     Reply,
     as_int,
-    error_detail,
     loads_or_fail,
     parse_args,
     sse_data,
@@ -185,8 +184,7 @@ class AnthropicSubject(OpenAISubject):
 
     def _shape_error(self, data: Any):
         if isinstance(data, dict) and "error" in data:
-            message, _ = error_detail(data, "")
-            return self.fail(f"provider error: {message}", kind="server-error", retryable=True)
+            return self.body_error(data)
         return self.fail("response has no content", kind="invalid-response")
 
 

@@ -14,7 +14,6 @@ from ._http import (
     HTTPSubject,
     Reply,
     as_int,
-    error_detail,
     loads_or_fail,
     parse_args,
     sse_data,
@@ -300,6 +299,5 @@ class OpenAISubject(HTTPSubject):
 
     def _shape_error(self, data: Any):
         if isinstance(data, dict) and "error" in data:
-            message, _ = error_detail(data, "")
-            return self.fail(f"provider error: {message}", kind="server-error", retryable=True)
+            return self.body_error(data)
         return self.fail("response has no choices", kind="invalid-response")
