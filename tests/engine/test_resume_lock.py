@@ -87,3 +87,42 @@ def test_a_run_killed_with_kill_9_holds_nothing_and_resumes(tmp_path):
     # and once it has ended, a resume of the completed run is answered as before
     again = scoreboard(work, "run", "--resume", "r")
     assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_a_reader_asking_whether_a_run_is_alive_does_not_refuse_its_resume(tmp_path):
+    """`scoreboard history` and the viewer take the lock for an instant to tell a live run from a
+    dead one; a resume that starts in that instant waits it out instead of refusing."""
+    import fcntl
+    import threading
+
+    import pytest
+
+    from scoreboard.errors import ConfigError
+    from scoreboard.store.files import RunFolder
+
+    folder = RunFolder(tmp_path / "run")
+    folder.stem.mkdir()
+
+    def holding(seconds: float, taken: threading.Event) -> None:
+        fd = os.open(folder.log_path, os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        taken.set()
+        time.sleep(seconds)
+        os.close(fd)
+
+    taken = threading.Event()
+    reader = threading.Thread(target=holding, args=(0.15, taken))
+    reader.start()
+    taken.wait()
+    fd = folder.hold()  # the reader lets go within its instant: held, not refused
+    assert fd is not None
+    os.close(fd)
+    reader.join()
+    # a holder that keeps it (a live run) is refused, in one line
+    taken = threading.Event()
+    live = threading.Thread(target=holding, args=(2.5, taken))
+    live.start()
+    taken.wait()
+    with pytest.raises(ConfigError, match="still running in another process"):
+        folder.hold()
+    live.join()

@@ -15,6 +15,7 @@ import fcntl
 import json
 import os
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -55,7 +56,7 @@ class RunFolder:
         going, or being resumed). None where the file system takes no locks: nothing is held."""
         fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _lock_soon(fd)
         except BlockingIOError:
             os.close(fd)
             raise ConfigError("this run is still running in another process (it holds the run's attempt log): "
@@ -71,6 +72,21 @@ class RunFolder:
             self.stem.rmdir()
         except OSError:
             pass  # not empty, or already gone: left as it is
+
+
+def _lock_soon(fd: int, tries: int = 40, pause: float = 0.025) -> None:
+    """flock(LOCK_EX) without waiting on a live run: a reader asking whether the run is alive
+    (store/liveness.py, `scoreboard history`, the viewer) takes the lock for an instant, so a
+    refusal is tried again for up to a second before it is believed; a run that still runs
+    holds it for its whole life."""
+    for attempt in range(tries):
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if attempt == tries - 1:
+                raise
+            time.sleep(pause)
 
 
 def new_run_folder(output_dir: str | os.PathLike, suite: str, output_json: str | None = None) -> RunFolder:
