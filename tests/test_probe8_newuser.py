@@ -192,3 +192,30 @@ def test_a_misspelt_subject_function_names_the_function_the_module_has(tmp_path)
     (line,) = proc.stderr.splitlines()
     assert "field 'subject.function'" in line and line.endswith("(did you mean 'answer'?)"), line
     assert not (tmp_path / "eval-results").exists()
+
+
+# ---- an inline Python expression naming what it cannot see --------------------------------------
+
+def test_an_inline_expression_with_a_misspelt_name_is_refused_when_the_suite_loads(tmp_path):
+    """`{python: "len(outptu) < 500"}` validated OK, and every attempt of the run was then an
+    error (NameError), where a name starting with '_' is refused at load."""
+    suite = own_suite(tmp_path, "mock", graders=[{"python": "len(outptu) < 500"}])
+    for command in ("validate", "run"):
+        proc = cli(tmp_path, command, suite.name)
+        assert proc.returncode == 1, (command, proc.stderr)
+        (line,) = proc.stderr.splitlines()
+        assert line.startswith("scoreboard: error: suite.json, field 'graders[0]': grader 'python': "), line
+        assert "'outptu'" in line and "(did you mean 'output'?)" in line, line
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("expr", ["len(output) < 500", "all(w in output for w in vars['country'].split())",
+                                  "any(re.search(p, text) for p in [r'\\d', 'Paris']) or json is None",
+                                  "math.isfinite(len(context['output'])) and case_id != '' and run >= 0",
+                                  "sorted({k: v for k, v in (metadata or {}).items()}) == [] or True"])
+def test_an_inline_expression_over_the_names_it_sees_still_loads_and_runs(tmp_path, expr):
+    suite = own_suite(tmp_path, "mock", graders=[{"python": expr}])
+    proc = cli(tmp_path, "run", suite.name, "--no-progress", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(next((tmp_path / "out").rglob("*.json")).read_text())
+    assert all(a["status"] != "error" for a in report["attempts"]), report["attempts"][0]

@@ -154,8 +154,23 @@ def parse_code_target(value: Any, what: str) -> dict:
     return out
 
 
+#: the names an inline expression sees besides the safe builtins (expression_names)
+_EXPRESSION_NAMES = ("output", "json", "text", "expected", "vars", "metadata", "input", "case_id", "run",
+                     "tool_calls", "status", "measurements", "rubric", "re", "math", "context")
+
+
 def _check_expression(tree: ast.AST, what: str) -> None:
+    import difflib
+
+    bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     for node in ast.walk(tree):
+        if (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in bound
+                and node.id not in _EXPRESSION_NAMES and node.id not in _SAFE_BUILTINS and not node.id.startswith("_")):
+            # a typo would be a NameError on every attempt of the run: refused when the suite loads
+            close = difflib.get_close_matches(node.id, [*_EXPRESSION_NAMES, *_SAFE_BUILTINS], n=1, cutoff=0.75)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise option_error(what, f"an expression may not use the name {node.id!r}: it sees "
+                                     f"{', '.join(_EXPRESSION_NAMES)} and a few builtins{hint}")
         if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
             raise option_error(what, f"an expression may not use the attribute {node.attr!r}")
         if isinstance(node, ast.Name) and node.id.startswith("_"):
