@@ -44,6 +44,10 @@ ANSWER_PROMPTS = {
                        "答えだけを新しい行に繰り返してください。\n\n推論：",
 }
 MATCH_FNS = ("include", "exact", "endswith", "starts_or_endswith")
+#: PromptFn's keyword arguments (sample_kwargs and eval_kwargs are passed to it); any other is a TypeError
+_PROMPT_FN_ARGS = ("max_tokens", "temperature", "n_samples", "completion_kwargs")
+#: what PromptFn sends itself: a completion_kwargs key among them is a TypeError (multiple values)
+_PROMPT_FN_SENDS = {"prompt", "max_tokens", "temperature", "top_p", "frequency_penalty", "presence_penalty", "n"}
 #: ModelBasedClassify's own keyword arguments (besides Eval's samples_jsonl and seed)
 CLASSIFY_ARGS = {"modelgraded_spec", "modelgraded_spec_args", "sample_kwargs", "eval_kwargs", "multicomp_n",
                  "eval_type", "match_fn", "metaeval"}
@@ -96,6 +100,34 @@ def format_necessary(template: str, **kwargs: Any) -> str:
         raise NotConverted(f"the judge's prompt names {{{missing[0]}}}, which neither the sample nor "
                            f"modelgraded_spec_args gives (OpenAI Evals stops on it)")
     return template.format(**{k: kwargs[k] for k in keys})
+
+
+def whole_tokens(value: Any, what: str) -> None:
+    """A max_tokens OpenAI Evals sends with every request: a whole number (or null, the API's default)."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise NotConverted(f"{what} {value!r} is not a whole number of at least 1: the API refuses every request "
+                           f"OpenAI Evals sends with it")
+
+
+def prompt_fn_kwargs(what: str, raw: Any) -> dict:
+    """ModelBasedClassify's sample_kwargs or eval_kwargs, as PromptFn(**kwargs) takes them."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise NotConverted(f"{what} {raw!r} is not a mapping (OpenAI Evals' dict.update raises TypeError)")
+    unknown = sorted(str(k) for k in raw if k not in _PROMPT_FN_ARGS)
+    if unknown:
+        raise NotConverted(f"{what} has {unknown[0]!r}, which PromptFn does not take (OpenAI Evals raises "
+                           f"TypeError; it takes {', '.join(_PROMPT_FN_ARGS)})")
+    if "completion_kwargs" in raw:
+        extra = raw["completion_kwargs"]
+        if not isinstance(extra, dict):
+            raise NotConverted(f"{what}.completion_kwargs {extra!r} is not a mapping (OpenAI Evals raises TypeError)")
+        clash = sorted(str(k) for k in extra if k in _PROMPT_FN_SENDS)
+        if clash:
+            raise NotConverted(f"{what}.completion_kwargs has {clash[0]!r}, which PromptFn sends itself (OpenAI Evals "
+                               f"raises TypeError: multiple values)")
+    return raw
 
 
 def get_choice_strings(choice_strings: Any, n: int) -> list[str]:
@@ -196,8 +228,14 @@ class Judge:
         if len(set(self.choices)) != len(self.choices):
             raise NotConverted(f"choice_strings {spec['choice_strings']!r} repeats a choice")
         self.scores = self._scores(spec.get("choice_scores"))
+        self.sample_kwargs = prompt_fn_kwargs("sample_kwargs", args.get("sample_kwargs"))
+        prompt_fn_kwargs("eval_kwargs", args.get("eval_kwargs"))
+        whole_tokens(self.sample_kwargs.get("max_tokens", 1024), "sample_kwargs.max_tokens")
+        if self.sample_kwargs.get("n_samples") not in (None, 1):
+            report.note(f"{entry}: sample_kwargs.n_samples {self.sample_kwargs['n_samples']!r}: OpenAI Evals asks for "
+                        f"that many completions and judges the first; the case asks for one")
         eval_type = args.get("eval_type")
-        if eval_type is not None and eval_type not in ANSWER_PROMPTS:
+        if eval_type is not None and (not isinstance(eval_type, str) or eval_type not in ANSWER_PROMPTS):
             raise NotConverted(f"eval_type {eval_type!r} is not one of {sorted(ANSWER_PROMPTS)}")
         match_fn = args.get("match_fn")
         if match_fn is not None and match_fn not in MATCH_FNS:
@@ -294,9 +332,9 @@ class Judge:
     def params(self) -> dict:
         """What ModelBasedClassify sends with each completion of the model (PromptFn's defaults
         under sample_kwargs)."""
-        kwargs = {"max_tokens": 1024, "temperature": 0, **(self.args.get("sample_kwargs") or {})}
+        kwargs = {"max_tokens": 1024, "temperature": 0, **self.sample_kwargs}
         return {"max_tokens": kwargs["max_tokens"], "temperature": kwargs["temperature"], "top_p": 1,
-                "frequency_penalty": 0, "presence_penalty": 0}
+                "frequency_penalty": 0, "presence_penalty": 0, **(kwargs.get("completion_kwargs") or {})}
 
 
 def jinja_with_output(text: str) -> str:
