@@ -118,3 +118,36 @@ def test_sample_kwargs_are_what_prompt_fn_takes_and_sends(tmp_path):
     params = yaml.safe_load((tmp_path / "out" / "suite.yaml").read_text())["subject"]["params"]
     assert params == {"max_tokens": 1024, "temperature": 0.4, "top_p": 1, "frequency_penalty": 0,
                       "presence_penalty": 0, "stop": ["\n\n"]}
+
+
+TOKENS = """\
+fuzzy.dev.v0:
+  class: evals.elsuite.basic.fuzzy_match:FuzzyMatch
+  args: {samples_jsonl: qa/samples.jsonl, max_tokens: [64]}
+json.dev.v0:
+  class: evals.elsuite.basic.json_match:JsonMatch
+  args: {samples_jsonl: qa/json.jsonl, max_tokens: "512"}
+graded.dev.v0:
+  class: evals.elsuite.modelgraded.classify:ModelBasedClassify
+  args: {samples_jsonl: qa/samples.jsonl, modelgraded_spec: fact, eval_type: cot_classify,
+         sample_kwargs: {max_tokens: 0}}
+match.dev.v0:
+  class: evals.elsuite.basic.match:Match
+  args: {samples_jsonl: qa/samples.jsonl, max_tokens: "never sent"}
+"""
+
+
+def test_max_tokens_no_request_can_carry_is_listed_and_the_suite_validates(tmp_path):
+    # FuzzyMatch / JsonMatch send max_tokens with every request (ModelBasedClassify its
+    # sample_kwargs'): a list, a text or 0 went into the subject's params, the import said
+    # "run it", and validate refused the suite ('max_tokens' must be a whole number)
+    registry(tmp_path, TOKENS)
+    done, report, cases = converted(tmp_path)
+    assert done.returncode == 3, done.stderr
+    listed = not_converted(report)
+    assert "fuzzy.dev.v0: max_tokens [64] is not a whole number of at least 1" in listed
+    assert "json.dev.v0: max_tokens '512' is not a whole number of at least 1" in listed
+    assert "graded.dev.v0: sample_kwargs.max_tokens 0 is not a whole number of at least 1" in listed
+    assert sorted(c["id"] for c in cases) == ["match.dev.v0-1", "match.dev.v0-2"]  # Match never sends it
+    check = scoreboard(["validate", "out/suite.yaml"], tmp_path)
+    assert check.returncode == 0, check.stderr

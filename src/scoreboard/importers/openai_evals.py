@@ -39,7 +39,7 @@ import yaml
 
 from ..errors import ConfigError, shorten
 from .common import Report, Source, read_config, write_output
-from .openai_evals_classify import CLASSIFY_ARGS, Judge, NotConverted, find_spec
+from .openai_evals_classify import CLASSIFY_ARGS, Judge, NotConverted, find_spec, whole_tokens
 from .openai_evals_registry import Registry, read_samples, read_yaml
 from .suite_limits import case_files, limits_note, order_problem
 
@@ -154,6 +154,8 @@ def _entry(name: str, kind: str, args: dict, reg: Registry, report: Report) -> t
     unknown = sorted(set(args) - _ARGS[kind] - {"samples_jsonl", "seed"})
     if unknown:
         raise NotConverted(f"argument {unknown[0]!r} is not one the class takes (OpenAI Evals raises TypeError)")
+    if kind in ("fuzzy", "json"):  # sent with every request (Match keeps its max_tokens unsent)
+        whole_tokens(args.get("max_tokens", 100 if kind == "fuzzy" else 512), "max_tokens")
     judge = None
     if kind == "classify":
         spec_name = args.get("modelgraded_spec")
