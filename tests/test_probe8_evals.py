@@ -151,3 +151,25 @@ def test_max_tokens_no_request_can_carry_is_listed_and_the_suite_validates(tmp_p
     assert sorted(c["id"] for c in cases) == ["match.dev.v0-1", "match.dev.v0-2"]  # Match never sends it
     check = scoreboard(["validate", "out/suite.yaml"], tmp_path)
     assert check.returncode == 0, check.stderr
+
+
+NAMES = """\
+"tab\\tname.dev.v0":
+  class: evals.elsuite.basic.match:Match
+  args: {samples_jsonl: qa/samples.jsonl}
+"fine name.dev.v0":
+  class: evals.elsuite.basic.match:Match
+  args: {samples_jsonl: qa/samples.jsonl}
+"""
+
+
+def test_an_entry_name_no_case_id_can_hold_is_listed(tmp_path):
+    # OpenAI Evals runs an entry whose name holds a tab; its cases' ids (name-N) did not load:
+    # the import exited 0 and validate refused the suite
+    registry(tmp_path, NAMES)
+    done, report, cases = converted(tmp_path)
+    assert done.returncode == 3, done.stderr
+    assert "tab\\tname.dev.v0': its name holds a control character (U+0009)" in not_converted(report)
+    assert sorted(c["id"] for c in cases) == ["fine name.dev.v0-1", "fine name.dev.v0-2"]
+    check = scoreboard(["validate", "out/suite.yaml"], tmp_path)
+    assert check.returncode == 0, check.stderr

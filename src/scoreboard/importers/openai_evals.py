@@ -93,6 +93,11 @@ def import_openai_evals(registry: str, out_dir: str, only: str | None = None,
     params: dict[str, dict] = {}
     kinds: set[str] = set()
     for name, spec in targets:
+        bad = next((c for c in name if ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f), None)
+        if bad is not None:
+            report.skip(repr(name), f"its name holds a control character (U+{ord(bad):04X}): a case id (name-N) "
+                                    "cannot")
+            continue
         if "class" not in spec:
             report.skip(name, "names no class: OpenAI Evals cannot run it")
             continue
