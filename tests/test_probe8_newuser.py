@@ -219,3 +219,22 @@ def test_an_inline_expression_over_the_names_it_sees_still_loads_and_runs(tmp_pa
     assert proc.returncode == 0, proc.stderr
     report = json.loads(next((tmp_path / "out").rglob("*.json")).read_text())
     assert all(a["status"] != "error" for a in report["attempts"]), report["attempts"][0]
+
+
+# ---- a misspelt option of a grader --------------------------------------------------------------
+
+def test_a_misspelt_grader_option_gets_a_suggestion_and_no_internal_names(tmp_path):
+    """`{python: {file: checks.py, function: short, treshold: 0.6}}` listed '(known: expr, function,
+    file, path, sha256, threshold, timeout_s, _fn)': an internal key, and no 'did you mean'."""
+    (tmp_path / "checks.py").write_text(CHECKS, encoding="utf-8")
+    suite = own_suite(tmp_path, "mock", graders=[{"python": {"file": "checks.py", "function": "short",
+                                                             "treshold": 0.6}}])
+    proc = cli(tmp_path, "validate", suite.name)
+    assert proc.returncode == 1, proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith("scoreboard: error: suite.json, field 'graders[0]': grader 'python': "
+                           "unknown option 'treshold' (known: "), line
+    assert "_fn" not in line and line.endswith("(did you mean 'threshold'?)"), line
+    suite = own_suite(tmp_path, "mock", graders=[{"contains": {"paterns": ["Paris"]}}])
+    proc = cli(tmp_path, "validate", suite.name)
+    assert proc.returncode == 1 and proc.stderr.rstrip().endswith("(did you mean 'patterns'?)"), proc.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextvars
+import difflib
 from typing import Any, ClassVar
 
 from ..cases.case import Case
@@ -134,8 +135,11 @@ def check_keys(grader: str, value: dict, allowed: tuple[str, ...]) -> None:
     """Raise ConfigError naming the first option key not in `allowed`."""
     for key in value:
         if key not in allowed:
-            known = ", ".join(allowed) if allowed else "none"
+            shown = [k for k in allowed if not k.startswith("_")]  # internal keys (a loaded function) unsaid
+            known = ", ".join(shown) if shown else "none"
             # weight, metric and transform modify any grader: they sit beside its name
             beside = (f"; {key!r} goes beside the grader's name: {{{grader}: {{...}}, {key}: ...}}"
                       if key in ("weight", "metric", "transform") else "")
-            raise option_error(grader, f"unknown option {key!r} (known: {known}){beside}")
+            close = difflib.get_close_matches(str(key), shown, n=1, cutoff=0.75) if not beside else []
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise option_error(grader, f"unknown option {key!r} (known: {known}){beside}{hint}")
