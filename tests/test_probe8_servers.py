@@ -176,3 +176,31 @@ def test_a_quota_error_in_a_200_answer_or_a_stream_event_stops_the_run(tmp_path)
         assert [attempts[c]["status"] for c in ("c1", "c2")] == ["not-run", "not-run"], name
         assert seen == 1, (name, seen)  # not retried, and no later case sent
         assert report["run"]["status"] == "stopped" and done.returncode == 2, done.stderr
+
+
+# --------------------------------------------------------------------------- Retry-After past the timeout
+
+
+def test_a_retry_after_longer_than_an_attempt_does_not_time_out_the_attempts_after_it(tmp_path):
+    """A 429 whose Retry-After (1e9, garbage from a gateway, or a minute against a 2 s timeout)
+    outlasts an attempt paused the subject's every request for a whole attempt's timeout: the
+    next case waited in the queue, sent its request too late and was recorded 'timeout after 3000 ms'. A
+    pause no attempt can outlast is not imposed on the others; they ask the server themselves."""
+    async def handler(n, body, writer):
+        if n == 1:
+            writer.write(answer(b'{"error":{"message":"upstream failed"}}', "500 Internal Server Error"))
+        elif n == 2:
+            writer.write(answer(b'{"error":{"message":"slow down"}}', "429 Too Many Requests",
+                                headers=("Retry-After: 1e9",)))
+        else:
+            await asyncio.sleep(1)  # an answer takes a while: one sent at the pause's end is too late
+            writer.write(answer(CHAT_OK))
+
+    with Server(handler) as srv:
+        done, report = run_suite(tmp_path / "w", openai(srv), 3, "--concurrency", "1", "--timeout", "3000")
+    attempts = by_case(report)
+    assert attempts["c0"]["status"] == "error" and "HTTP 429: slow down" in attempts["c0"]["error"]
+    assert attempts["c0"]["measurements"]["requests"] == 2
+    for case in ("c1", "c2"):
+        assert attempts[case]["status"] == "passed", attempts[case]
+        assert attempts[case]["measurements"]["requests"] == 1

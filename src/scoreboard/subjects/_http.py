@@ -249,9 +249,12 @@ class HTTPSubject(HTTPOptions, Subject):
             if ticket is not None:
                 ledger.complete(ticket, ok=False, status=err.status, error=str(err))
             if err.status == 429 and not err.stop_run:
-                # paused no longer than an attempt lasts (Retry-After: 1e9 would time out every later one)
+                # A pause no attempt can outlast (Retry-After: 1e9, a minute against a 30 s timeout)
+                # is not imposed on the others: each would wait in the queue and time out, its
+                # request sent too late or never. They ask the server themselves.
                 pause, most = err.retry_after, request.timeout_s
-                limiter.on_rate_limited(gen, min(pause, most) if pause is not None and most is not None else pause)
+                limiter.on_rate_limited(gen, None if pause is not None and most is not None and pause >= most
+                                        else pause)
             err, delay = self._retry_delay(err, n, request, t0)
             if delay is not None and getattr(ledger, "halted", None) is None:
                 await asyncio.sleep(delay)
