@@ -156,7 +156,8 @@ def test_a_run_whose_report_concluded_but_whose_store_row_did_not_says_import(tm
     folder = tmp_path / "r"
     folder.mkdir()
     (folder / "attempts.jsonl").write_text("")
-    (tmp_path / "r.json").write_text(json.dumps({"schema": "x", "run": {"id": "r", "status": "completed"}}, separators=(",", ":")))
+    (tmp_path / "r.json").write_text(json.dumps({"schema": "x", "run": {"id": "r", "status": "completed"}},
+                                                separators=(",", ":")))
     run = annotate({"status": "running", "folder": str(folder), "host": this_host()})
     assert run["status"] == "interrupted" and f"scoreboard store import {tmp_path / 'r.json'}" in run["note"]
 
@@ -282,3 +283,30 @@ def test_a_store_failure_while_a_changed_report_replaces_its_run_keeps_the_old_c
         assert [s for (s,) in store.db.all("SELECT status FROM attempts ORDER BY position")] == ["failed"] * 3
     finally:
         store.close()
+
+
+def test_verify_of_a_killed_runs_checkpoint_says_its_process_ended_and_how_to_resume(tmp_path):
+    """`scoreboard verify` of the checkpoint a run killed with kill -9 left said "a checkpoint
+    of a run still in progress": nothing was, and nothing said to resume it."""
+    work = project(tmp_path, n=300)  # a minute and a half: killed long before it ends
+    suite = work / "suite.yaml"
+    suite.write_text(suite.read_text() + "checkpoint_every: 2\ncheckpoint_seconds: 0.2\n")
+    proc = scoreboard(work, "run", "suite.yaml", "--output", "k.json", "--format", "json", "--no-progress",
+                      store="none", background=True)
+    try:
+        deadline = time.monotonic() + 90
+        while not (work / "k.json").exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert (work / "k.json").exists(), "no checkpoint was written"
+        live = scoreboard(work, "verify", "k.json", store="none")
+        assert "a checkpoint of a run still in progress" in live.stdout, live.stdout + live.stderr
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=60)
+    done = scoreboard(work, "verify", "k.json", store="none")
+    assert done.returncode == 0, done.stdout + done.stderr
+    first = done.stdout.splitlines()[0]
+    assert "still in progress" not in first, first
+    assert f"its process ended without concluding; resume with: scoreboard run --resume {work / 'k'}" in first
+    data = json.loads(scoreboard(work, "verify", "k.json", "--json", store="none").stdout)
+    assert data["partial"] is True and f"--resume {work / 'k'}" in data["interrupted"]

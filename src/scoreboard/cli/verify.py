@@ -71,8 +71,15 @@ def main(args: argparse.Namespace) -> int:
                                        "note": result.to_dict()["note"]}
         saved = write_new(args.output, dumps_report(revalidated, indent=None))
     stored = _stored(args)
+    ended = None
+    if result.partial:  # a checkpoint: of a run still going, or of one whose process ended (kill -9)
+        from ..store.liveness import checkpoint_ended
+
+        ended = checkpoint_ended(args.report)
     if args.json:
         out = {"report": args.report, **result.to_dict(), "saved": str(saved) if saved else None}
+        if ended:
+            out["interrupted"] = ended
         if stored is not None:
             out["stored"] = stored.to_dict()
         # a found value may be a hostile report's lone surrogate or NaN: JSON escapes and null
@@ -80,7 +87,7 @@ def main(args: argparse.Namespace) -> int:
     else:
         # one line per finding: a found value's newline or escape sequence is spelt out
         sys.stdout.write("".join(printable(escape_surrogates(line)) + "\n"
-                                 for line in render_text(args.report, result).splitlines()))
+                                 for line in render_text(args.report, result, ended=ended).splitlines()))
         if saved:
             print(f"saved: {saved}")
         elif args.output:

@@ -75,12 +75,14 @@ def describe_value(value: Any, limit: int = 72) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def render_text(path: str, result: Verification, *, limit: int = 50) -> str:
-    """The human form of a verification."""
+def render_text(path: str, result: Verification, *, limit: int = 50, ended: str | None = None) -> str:
+    """The human form of a verification; `ended`, for a checkpoint whose run's process is known
+    to have ended: what to do (store/liveness.py), said instead of "still in progress"."""
     lines = []
     n = len(result.mismatches)
+    of_run = f"that did not finish: {ended}" if ended else "still in progress"
     state = {"completed": "completed", "stopped": "stopped (not every planned attempt ran)",
-             "running": "partial, not complete (a checkpoint of a run still in progress)",
+             "running": f"partial, not complete (a checkpoint of a run {of_run})",
              "waiting": "waiting on provider batches (finish with --resume)"}.get(
         result.status if isinstance(result.status, str) else "", f"status {result.status!r}")
     if result.ok:

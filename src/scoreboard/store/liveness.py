@@ -71,6 +71,15 @@ def annotate(run: dict) -> dict:
     return run
 
 
+def checkpoint_ended(report: str | os.PathLike) -> str | None:
+    """For a checkpoint (a report with status running): how to go on when the run folder beside
+    it is held by nobody (its process ended); None while it is held, or when it cannot be told."""
+    folder = folder_of_report(report)
+    if folder is None or not (Path(folder) / "run.json").is_file() or held(folder) is not False:
+        return None
+    return f"its process ended without concluding; resume with: scoreboard run --resume {folder}"
+
+
 def interrupted_note(folder: str) -> str:
     from .files import report_head
 
