@@ -238,3 +238,25 @@ def test_a_misspelt_grader_option_gets_a_suggestion_and_no_internal_names(tmp_pa
     suite = own_suite(tmp_path, "mock", graders=[{"contains": {"paterns": ["Paris"]}}])
     proc = cli(tmp_path, "validate", suite.name)
     assert proc.returncode == 1 and proc.stderr.rstrip().endswith("(did you mean 'patterns'?)"), proc.stderr
+
+
+# ---- a grader value written as a template --------------------------------------------------------
+
+@pytest.mark.parametrize("spec, field", [({"contains": "{{ expected }}"}, "graders[0]"),
+                                         ({"regex": {"patterns": ["^{{country}}$"]}}, "graders[0]")])
+def test_a_grader_value_written_as_a_template_is_said_to_be_matched_as_written(tmp_path, spec, field):
+    """`{contains: "{{ expected }}"}` (promptfoo's habit: its assertion values are templates):
+    nothing was said, and every attempt failed 'not found: "{{ expected }}"'."""
+    suite = own_suite(tmp_path, "mock", graders=[spec])
+    for command in ("validate", "run"):
+        proc = cli(tmp_path, command, suite.name, *(("--no-progress",) if command == "run" else ()))
+        said = [line for line in proc.stderr.splitlines() if line.startswith("scoreboard: warning:")]
+        assert len(said) == 1, (command, proc.stderr)
+        assert said[0].startswith(f"scoreboard: warning: suite.json, field '{field}': "), said
+        assert "{{" in said[0] and "not a template" in said[0] and "case's expected" in said[0], said
+
+
+def test_a_plain_grader_value_is_not_warned_about(tmp_path):
+    suite = own_suite(tmp_path, "mock", graders=[{"contains": "Paris"}, {"regex": "^[A-Z]{2}$"}])
+    proc = cli(tmp_path, "validate", suite.name)
+    assert proc.returncode == 0 and "warning" not in proc.stderr, proc.stderr

@@ -3,6 +3,7 @@ in), the judge subject they need, and the price a subject is given from the suit
 
 from __future__ import annotations
 
+import re
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -84,6 +85,36 @@ def _spec_key(specs: list) -> tuple | str:
     return canonical_json(specs)
 
 
+#: graders that match their values as written (a promptfoo habit writes them as templates)
+_LITERAL = ("contains", "not-contains", "regex", "not-regex", "starts-with", "one-of")
+_TEMPLATE = re.compile(r"\{\{\s*[A-Za-z_][\w.]*\s*\}\}")
+
+
+def _template_warning(spec: Any, source: str | None, field: str, warnings: list[str] | None) -> None:
+    """`{contains: "{{ expected }}"}` is matched as written, so every attempt would fail on it:
+    promptfoo renders its assertion values, a suite's graders do not."""
+    if warnings is None or not isinstance(spec, dict):
+        return
+    name = next((k for k in spec if k in _LITERAL), None)
+    found = next((m.group(0) for text in _strings(spec.get(name)) for m in [_TEMPLATE.search(text)] if m), None)
+    if name is None or found is None:
+        return
+    where = f"{source}, " if source else ""
+    hint = "" if name == "one-of" else f"; {name!r} with no value reads the case's expected"
+    warnings.append(f"{where}field {field!r}: grader {name!r} matches {found!r} as written: a grader's value is "
+                    f"not a template{hint}")
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _strings(v)]
+    if isinstance(value, list):
+        return [t for v in value for t in _strings(v)]
+    return []
+
+
 def resolve_graders(cfg: SuiteConfig, cases: list[Case], *, errors: Collector | None = None,
                     warnings: list[str] | None = None, source: str | None = None) -> dict[str, list[Grader]]:
     """Build each distinct grader spec once and check every case against its graders (with
@@ -120,10 +151,12 @@ def resolve_graders(cfg: SuiteConfig, cases: list[Case], *, errors: Collector | 
     for i, spec in enumerate(cfg.graders or []):
         with step():
             fallback.append(build(spec, None, f"graders[{i}]"))
+            _template_warning(spec, source, f"graders[{i}]", warnings)
     base = list(cfg.defaults.graders or [])
     for i, spec in enumerate(base):
         with step():
             build(spec, None, f"defaults.graders[{i}]")
+            _template_warning(spec, source, f"defaults.graders[{i}]", warnings)
     default_transform = cfg.defaults.transform
     if default_transform is not None:
         with step():
