@@ -205,3 +205,36 @@ def test_a_subject_flag_error_still_names_the_flag_not_the_suite(tmp_path):
     assert proc.returncode == 1
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and str(suite) not in lines[0] and "unknown subject kind 'echo'" in lines[0], lines
+
+
+# --- params scoreboard itself reads from a model subject's request body ------------------------
+@pytest.mark.parametrize("subject, variant_params, field, wanted", [
+    # "100" went to the API as text (a 400 for every attempt) and bounded nothing for a budget
+    ("{type: openai, model: gpt-4o}", '{max_tokens: "100"}', "variants.a.params.max_tokens", "a whole number"),
+    ("{type: openai, model: gpt-4o}", "{max_completion_tokens: 100.5}", "variants.a.params.max_completion_tokens",
+     "a whole number"),
+    ("{type: openai, model: gpt-4o}", '{n: "2"}', "variants.a.params.n", "a whole number"),
+    # stream: "no" streamed (bool("no") is true)
+    ("{type: openai, model: gpt-4o}", '{stream: "no"}', "variants.a.params.stream", "true or false"),
+    ("{type: anthropic, model: claude-x}", '{max_tokens: "100"}', "variants.a.params.max_tokens", "a whole number"),
+    ("{type: openai, model: gpt-4o, params: {max_tokens: '100'}}", "{}", "subject.params.max_tokens",
+     "a whole number"),
+    ("{type: anthropic, model: claude-x, params: {stream: 'false'}}", "{}", "subject.params.stream",
+     "true or false"),
+])
+def test_a_model_params_value_scoreboard_reads_is_typed(tmp_path, subject, variant_params, field, wanted):
+    suite = write(tmp_path, "")
+    suite.write_text(suite.read_text().replace("subject: mock\n", f"subject: {subject}\n")
+                     + f"variants: {{a: {{params: {variant_params}}}}}\n")
+    lines = refused(suite)
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"{suite}, field '{field}': ") and wanted in lines[0], lines
+
+
+def test_model_params_of_the_right_types_still_load(tmp_path):
+    suite = write(tmp_path, "")
+    suite.write_text(suite.read_text().replace("subject: mock\n", "subject: {type: openai, model: gpt-4o, "
+                                               "params: {max_tokens: 100, stream: false}}\n")
+                     + "variants: {a: {params: {temperature: '0.2', max_completion_tokens: 50, n: 1}}}\n")
+    load_suite(suite, {}, offline=True)  # a param scoreboard does not read is the provider's to judge
+

@@ -16,7 +16,6 @@ from ._http import (
     as_int,
     loads_or_fail,
     parse_args,
-    sse_data,
 )
 from .base import check_keys
 from .values import Result, SubjectRequest, wire_messages, wire_problem
@@ -60,6 +59,25 @@ def validate_model_options(spec: dict, kind: str) -> None:
     if base is not None and not base.startswith(("http://", "https://")):
         raise ConfigError(f"subject {kind!r}: base_url must start with http:// or https://",
                           field="subject.base_url")
+    check_body_params(spec.get("params") or {}, kind, "subject.params")
+
+
+#: request-body params scoreboard reads itself (the bound on output tokens, streaming): typed
+_READ_PARAMS = {"max_tokens": "whole", "max_completion_tokens": "whole", "n": "whole", "stream": "bool"}
+
+
+def check_body_params(params: dict, kind: str, field: str) -> None:
+    """The params scoreboard reads from a request body are of their type: `max_tokens: "100"` went to
+    the API as text and bounded nothing for a budget, `stream: "no"` streamed."""
+    for key, want in _READ_PARAMS.items():
+        value = params.get(key)
+        if value is None:
+            continue
+        if want == "bool" and not isinstance(value, bool):
+            raise ConfigError(f"subject {kind!r}: {key!r} must be true or false (got {value!r})", field=f"{field}.{key}")
+        if want == "whole" and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise ConfigError(f"subject {kind!r}: {key!r} must be a whole number of at least 1 (got {value!r})",
+                              field=f"{field}.{key}")
 
 
 class OpenAISubject(HTTPSubject):
@@ -95,6 +113,10 @@ class OpenAISubject(HTTPSubject):
             options["tools"] = [t if "type" in t else {"type": "function", "function": t}
                                 for t in tools if isinstance(t, dict)]
         return options
+
+    def check_params(self, params: dict, field: str) -> None:
+        """A variant's params (merged into the request body) of the types scoreboard reads."""
+        check_body_params(params, self.kind, field)
 
     def check_setup(self) -> None:
         """What a run needs besides credentials (validate and plan need nothing more)."""
@@ -256,11 +278,10 @@ class OpenAISubject(HTTPSubject):
         finish = model = None
         usage: dict = {}
         done = False
-        for payload in sse_data(raw):
-            if payload == b"[DONE]":
+        for event in self.stream_events(raw):
+            if event == b"[DONE]":
                 done = True
                 break
-            event = loads_or_fail(payload, self.fail)
             if not isinstance(event, dict):
                 raise self.fail("stream event is not a JSON object", kind="invalid-response")
             if "error" in event:

@@ -160,6 +160,9 @@ def build_variants(cfg: SuiteConfig, flags: dict, places: Places, dry_run: bool,
                 where = f"{source}, " if source else ""
                 warnings.append(f"{where}field 'variants.{vc['name']}.params': the {subject.kind} subject is sent no "
                                 f"params, so these ({', '.join(unused)}) change nothing; {subject.params_hint}")
+            check_params = getattr(subject, "check_params", None)
+            if check_params is not None and vc.get("params"):
+                check_params(vc["params"], f"variants.{vc['name']}.params")
             check_budget_bounds(subject, cfg, vc.get("params") or {}, flags)
             variants.append(Variant(vc["name"], subject, skill_text, skill_path, vc.get("params") or {}, template,
                                     skill_folder))
