@@ -204,3 +204,31 @@ def test_a_retry_after_longer_than_an_attempt_does_not_time_out_the_attempts_aft
     for case in ("c1", "c2"):
         assert attempts[case]["status"] == "passed", attempts[case]
         assert attempts[case]["measurements"]["requests"] == 1
+
+
+# --------------------------------------------------------------------------- a stream cut inside an event
+
+
+def test_a_stream_cut_inside_an_event_is_called_truncated_not_invalid_json(tmp_path):
+    """A server that drops the connection in the middle of an event's data line: the attempt
+    said 'response is not valid JSON (Unterminated string ...)', blaming the server's JSON for a
+    stream that was cut. A whole event that is no JSON is still called so."""
+    delta = json.dumps({"choices": [{"index": 0, "delta": {"content": "hi"}}]}).encode()
+    cut = {"openai": b"data: " + delta + b"\n\ndata: {\"choices\": [{\"index\": 0, \"de",
+           "anthropic": b"event: message_start\ndata: {\"type\": \"message_start\", \"message\": {\"model\": \"m\"}}"
+                        b"\n\nevent: content_block_delta\ndata: {\"type\": \"content_block_delta\", \"in"}
+
+    for name, spec in (("openai", openai), ("anthropic", anthropic)):
+        async def handler(n, body, writer, name=name):
+            if n == 1:
+                writer.write(stream(cut[name]))
+            else:
+                writer.write(stream(b"data: {not json}\n\n"))
+
+        with Server(handler) as srv:
+            _, report = run_suite(tmp_path / name, spec(srv, stream=True), 2, "--concurrency", "1")
+        attempts = by_case(report)
+        assert attempts["c0"]["error"] == f"{name}: stream ended before it finished (truncated inside an event)", \
+            attempts["c0"]
+        assert attempts["c0"]["measurements"]["output_tokens"] is None
+        assert "response is not valid JSON" in attempts["c1"]["error"], attempts["c1"]

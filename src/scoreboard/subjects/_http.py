@@ -43,6 +43,7 @@ from ._wire import (  # noqa: F401  (re-exported for the subject kinds)
     error_detail,
     loads,
     loads_answer,
+    loads_checked,
     loads_or_fail,
     one_line,
     parse_args,
@@ -109,6 +110,25 @@ class HTTPSubject(HTTPOptions, Subject):
 
     def parse_stream(self, raw: bytes) -> Reply:
         raise self.fail("this subject does not stream", kind="config")
+
+    def stream_events(self, raw: bytes):
+        """Each SSE event's data, parsed as JSON ([DONE] given as is). The last one is cut when
+        the stream ends inside its line (no line end): one that is no JSON is a stream that
+        was truncated, not a server's bad JSON."""
+        payloads = sse_data(raw)
+        cut = not raw.endswith((b"\n", b"\r"))
+        for i, payload in enumerate(payloads):
+            if payload == b"[DONE]":
+                yield payload
+                continue
+            try:
+                yield loads_checked(payload)
+            except ValueError as exc:
+                if cut and i == len(payloads) - 1:
+                    raise self.fail("stream ended before it finished (truncated inside an event)",
+                                    kind="invalid-response") from None
+                raise self.fail(f"response is not valid JSON ({exc}; {len(payload)} bytes)",
+                                kind="invalid-response") from None
 
     #: a stream's last event, a whole line (None: the stream ends when the server closes it)
     stream_end_line: ClassVar[re.Pattern | None] = None

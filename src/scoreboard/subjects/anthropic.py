@@ -13,7 +13,6 @@ from ._http import (
     as_int,
     loads_or_fail,
     parse_args,
-    sse_data,
 )
 from .base import check_keys
 from .openai import OpenAISubject, usage_of, validate_model_options
@@ -141,8 +140,7 @@ class AnthropicSubject(OpenAISubject):
         usage: dict = {}
         stop = model = None
         done = False
-        for payload in sse_data(raw):
-            event = loads_or_fail(payload, self.fail)
+        for event in self.stream_events(raw):
             kind = event.get("type") if isinstance(event, dict) else None
             if kind == "content_block_delta":
                 delta = event.get("delta") or {}

@@ -16,7 +16,6 @@ from ._http import (
     as_int,
     loads_or_fail,
     parse_args,
-    sse_data,
 )
 from .base import check_keys
 from .values import Result, SubjectRequest, wire_messages, wire_problem
@@ -279,11 +278,10 @@ class OpenAISubject(HTTPSubject):
         finish = model = None
         usage: dict = {}
         done = False
-        for payload in sse_data(raw):
-            if payload == b"[DONE]":
+        for event in self.stream_events(raw):
+            if event == b"[DONE]":
                 done = True
                 break
-            event = loads_or_fail(payload, self.fail)
             if not isinstance(event, dict):
                 raise self.fail("stream event is not a JSON object", kind="invalid-response")
             if "error" in event:
