@@ -238,3 +238,14 @@ def test_model_params_of_the_right_types_still_load(tmp_path):
                      + "variants: {a: {params: {temperature: '0.2', max_completion_tokens: 50, n: 1}}}\n")
     load_suite(suite, {}, offline=True)  # a param scoreboard does not read is the provider's to judge
 
+
+@pytest.mark.parametrize("options, field", [
+    ('latency_ms: "5"', "subject.latency_ms"),   # every attempt failed at run time
+    ("latency_ms: true", "subject.latency_ms"),
+    ("runs: {a: hi}", "subject.runs"),            # a run's output picked by index from the text 'hi'
+])
+def test_the_mock_subjects_options_are_typed(tmp_path, options, field):
+    suite = write(tmp_path, "")
+    suite.write_text(suite.read_text().replace("subject: mock\n", f"subject: {{type: mock, {options}}}\n"))
+    lines = refused(suite)
+    assert len(lines) == 1 and lines[0].startswith(f"{suite}, field '{field}': "), lines

@@ -24,6 +24,16 @@ class MockSubject(Subject):
         errors = spec.get("errors", [])
         if not isinstance(errors, list):
             raise ConfigError("mock subject: 'errors' must be a list of case ids", field="subject.errors")
+        latency = spec.get("latency_ms")
+        if latency is not None and (isinstance(latency, bool) or not isinstance(latency, (int, float))
+                                    or not 0 <= latency <= 600_000):
+            # "5" failed every attempt at run time (a str divided by 1000)
+            raise ConfigError(f"mock subject: 'latency_ms' must be a number of milliseconds from 0 to 600000 "
+                              f"(got {latency!r})", field="subject.latency_ms")
+        runs = spec.get("runs", {})
+        if not isinstance(runs, dict) or not all(isinstance(v, list) for v in runs.values()):
+            raise ConfigError("mock subject: 'runs' must map case ids to a list of outputs (one per run)",
+                              field="subject.runs")
         return {k: v for k, v in spec.items() if k != "type"}
 
     async def run(self, request: SubjectRequest):
