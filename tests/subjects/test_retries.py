@@ -47,6 +47,15 @@ def test_a_429_on_every_retry_stops_the_run_but_one_after_other_failures_does_no
     assert "after every retry" not in str(err) and len(fake_provider.requests) == 3
 
 
+def test_a_429_asking_for_a_wait_no_retry_fits_in_says_no_retry_was_made(fake_provider):
+    """One request, a Retry-After past the attempt's timeout: the run stops on it, and the words
+    say there was no time to retry (they said 'after every retry', with none made)."""
+    fake_provider.push("chat", {"status": 429, "retry_after": 60})
+    err = call_error(make("openai", fake_provider), req(timeout_s=2.0))
+    assert err.stop_run and err.kind == "rate-limit" and len(fake_provider.requests) == 1
+    assert "rate limited with no time left to retry" in str(err) and "after every retry" not in str(err)
+
+
 def test_retry_after_forms():
     assert retry_after_s(CIMultiDict({"Retry-After": "1.5"})) == 1.5
     assert retry_after_s(CIMultiDict({"retry-after-ms": "250", "Retry-After": "9"})) == 0.25

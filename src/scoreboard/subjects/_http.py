@@ -65,11 +65,12 @@ ERROR_BODY_BYTES = 1 << 16
 END_OVERLAP = 4096
 
 
-def rate_limit_stop(err: SubjectError) -> SubjectError:
-    """The same 429, now stopping the run (kind "rate-limit", stop_run=True)."""
-    stopped = SubjectError(f"{err} (rate limited after every retry: stopping the run, no later request "
-                           "is sent)", kind="rate-limit", status=429, stop_run=True)
-    return stopped
+def rate_limit_stop(err: SubjectError, requests: int = 2) -> SubjectError:
+    """The same 429, now stopping the run (kind "rate-limit", stop_run=True); `requests`: how many
+    the attempt sent (one: the server asked for a wait no retry could fit in)."""
+    how = "after every retry" if requests > 1 else "with no time left to retry"
+    return SubjectError(f"{err} (rate limited {how}: stopping the run, no later request is sent)",
+                        kind="rate-limit", status=429, stop_run=True)
 
 
 class HTTPSubject(HTTPOptions, Subject):
@@ -367,7 +368,7 @@ class HTTPSubject(HTTPOptions, Subject):
             # 429) is the provider's signal to stop, not a failure of this case: no later
             # request is sent (as for 402 / quota). A 429 after a timeout or a server error
             # that left no time to retry is this attempt's error only.
-            err = rate_limit_stop(err)
+            err = rate_limit_stop(err, n)
         if n > 1:
             err.args = (f"{err} (after {plural(n, 'request')})",)
         err.measurements = Measurements(latency_ms=round((_perf() - t0) * 1000, 3), requests=n)
