@@ -312,3 +312,27 @@ def test_verify_of_a_killed_runs_checkpoint_says_its_process_ended_and_how_to_re
     assert f"its process ended without concluding; resume with: scoreboard run --resume {work / 'k'}" in first
     data = json.loads(scoreboard(work, "verify", "k.json", "--json", store="none").stdout)
     assert data["partial"] is True and f"--resume {work / 'k'}" in data["interrupted"]
+    # rescore (and replay, aggregate) refuse it in one line that says the same, not "still in progress"
+    refused = scoreboard(work, "rescore", "k.json", store="none")
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    (line,) = refused.stderr.strip().splitlines()
+    assert "k.json" in line and "run.status" in line and "still in progress" not in line, line
+    assert f"a checkpoint of a run that did not finish (its process ended without concluding; resume with: " \
+           f"scoreboard run --resume {work / 'k'})" in line, line
+
+
+def test_a_checkpoint_whose_folder_is_still_held_is_still_in_progress(tmp_path):
+    from scoreboard.store.files import RunFolder
+    from scoreboard.store.liveness import checkpoint_of
+
+    folder = RunFolder(tmp_path / "r")
+    folder.stem.mkdir()
+    (folder.stem / "run.json").write_text("{}")
+    (tmp_path / "r.json").write_text("{}")
+    fd = folder.hold()
+    try:
+        assert checkpoint_of(tmp_path / "r.json") == "a checkpoint of a run still in progress"
+    finally:
+        os.close(fd)
+    assert "did not finish" in checkpoint_of(tmp_path / "r.json")
+    assert checkpoint_of(tmp_path / "elsewhere.json") == "a checkpoint of a run still in progress"  # unknown

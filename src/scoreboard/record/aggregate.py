@@ -85,14 +85,16 @@ def stage_files_of(record: dict, path: str | os.PathLike, root: str | os.PathLik
     return out
 
 
-def _stage_of(report: dict, shown: str) -> str:
+def _stage_of(report: dict, shown: str, path: str) -> str:
     stage = report["plan"].get("stage")
     if stage not in ("screen", "heldout", "check"):
         raise ConfigError("is not a stage report (plan.stage is not set): aggregate takes the reports of "
                           "`scoreboard run SUITE --stage screen|heldout|check`", file=shown, field="plan.stage")
     status = report["run"].get("status")
     if status == "running":
-        raise ConfigError("is a checkpoint of a run still in progress, not a finished stage", file=shown,
+        from ..store.liveness import checkpoint_of
+
+        raise ConfigError(f"is {checkpoint_of(path)}, not a finished stage", file=shown,
                           field="run.status")
     if report["run"].get("dry_run"):
         raise ConfigError("is a dry run (outputs from the mock subject): nothing to aggregate", file=shown,
@@ -119,7 +121,7 @@ def _classify(files: list[StageFile]) -> dict[str, tuple[StageFile, dict]]:
     stages: dict[str, tuple[StageFile, dict]] = {}
     for file in files:
         report = _verified(file)
-        stage = _stage_of(report, file.shown)
+        stage = _stage_of(report, file.shown, file.recorded)
         if stage in stages:
             raise ConfigError(f"two {stage} reports: {stages[stage][0].shown} and {file.shown} (give one of each)",
                               file=file.shown, field="plan.stage")

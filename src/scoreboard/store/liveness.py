@@ -80,6 +80,14 @@ def checkpoint_ended(report: str | os.PathLike) -> str | None:
     return f"its process ended without concluding; resume with: scoreboard run --resume {folder}"
 
 
+def checkpoint_of(report: str | os.PathLike) -> str:
+    """A checkpoint named in an error: of a run still in progress, or of one whose process ended
+    (and how to resume it): never "still in progress" for a run nobody runs."""
+    ended = checkpoint_ended(report)
+    return f"a checkpoint of a run that did not finish ({ended})" if ended else \
+        "a checkpoint of a run still in progress"
+
+
 def interrupted_note(folder: str) -> str:
     from .files import report_head
 

@@ -58,8 +58,10 @@ def load_source(path: str, *, blocking: frozenset[str] = INTEGRITY_CHECKS) -> So
     sha = sha256_bytes(Path(path).read_bytes())
     status = report["run"].get("status") if isinstance(report["run"], dict) else None
     if status == "running":
-        raise ConfigError("the report is a checkpoint of a run still in progress (status running); "
-                          "use its final report", file=path, field="run.status")
+        from ..store.liveness import checkpoint_of
+
+        raise ConfigError(f"the report is {checkpoint_of(path)} (status running); use its final report",
+                          file=path, field="run.status")
     result = verify_report(report)
     bad = [m for m in result.mismatches if m.get("check") in blocking]
     if bad:
