@@ -260,3 +260,32 @@ def test_a_plain_grader_value_is_not_warned_about(tmp_path):
     suite = own_suite(tmp_path, "mock", graders=[{"contains": "Paris"}, {"regex": "^[A-Z]{2}$"}])
     proc = cli(tmp_path, "validate", suite.name)
     assert proc.returncode == 0 and "warning" not in proc.stderr, proc.stderr
+
+
+# ---- an endpoint that refuses connections -------------------------------------------------------
+
+def test_a_run_whose_attempts_errored_says_why_without_verbose(tmp_path):
+    """The endpoint's port is wrong (nothing listens): the run ended '0/2, 2 errors' and '8 requests
+    sent: 0 answered, 8 failed', and nothing said why unless run again with --verbose."""
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    subject = {"type": "openai", "base_url": f"http://127.0.0.1:{port}/v1", "model": "m",
+               "retries": {"attempts": 1, "base_delay_s": 0.01}}
+    suite = own_suite(tmp_path, subject)
+    proc = cli(tmp_path, "run", suite.name, "--no-progress", "--format", "json")
+    assert proc.returncode == 2, proc.stderr
+    said = [line for line in proc.stdout.splitlines() if "ended in an error" in line]
+    assert len(said) == 1, proc.stdout
+    assert said[0].startswith("  4 attempts ended in an error, e.g. "), said
+    assert "connection" in said[0] and "--verbose" in said[0], said
+    report = json.loads(next((tmp_path / "out").rglob("*.json")).read_text())
+    assert [a["status"] for a in report["attempts"]] == ["error"] * 4
+
+
+def test_a_run_with_no_error_says_nothing_of_errors(tmp_path, chat_server):
+    suite = own_suite(tmp_path, {"type": "openai", "base_url": chat_server.base_url + "/v1", "model": "m"})
+    proc = cli(tmp_path, "run", suite.name, "--no-progress", "--format", "json")
+    assert proc.returncode == 0 and "ended in an error" not in proc.stdout + proc.stderr, proc.stdout

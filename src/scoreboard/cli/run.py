@@ -85,6 +85,20 @@ def main(args: argparse.Namespace) -> int:
 
         report = outcome.report
         print_cases(report["plan"], report["attempts"], out_stream(args.json))
+    elif getattr(outcome, "head", None) is not None:
+        from ..record.terminal import first_error_line
+
+        from ..engine.attemptlog import scan_attempt_log
+        from ..store.files import RunFolder
+
+        # read from the run's attempt log a line at a time up to the first error (never the
+        # whole report into memory: a run may hold a million attempts)
+        json_path = outcome.paths.get("json")
+        log = RunFolder(Path(json_path).with_suffix("")).log_path if json_path else None
+        attempts = (r for _, _, r in scan_attempt_log(log) if "case_id" in r) if log else ()
+        line = first_error_line(outcome.head, attempts)
+        if line:  # the summary counts the errors; this says why one happened
+            print(line, file=out_stream(args.json))
     return finish(args, outcome)
 
 

@@ -220,3 +220,22 @@ def print_cases(plan: dict, attempts: Iterable[dict], out: TextIO) -> None:
             for reason in _why(a):
                 print(printable(f"  ✗ {reason}"), file=out)
     print(file=out)
+
+
+def first_error_line(head: dict, attempts: Iterable[dict]) -> str | None:
+    """One line saying how many attempts ended in an error and why one did (the first in the log),
+    for a run printed without --verbose: its summary counted them ('0/3, 3 errors') and said
+    nothing of why (a wrong port, a missing key). None when no attempt errored."""
+    variants = ((head.get("summary") or {}).get("variants") or {}).values()
+    count = sum((v.get("errors") or 0) for v in variants if isinstance(v, dict))
+    if not count:
+        return None
+    several = len(list(variants)) > 1
+    for a in attempts:
+        if a.get("status") == "error":
+            label = shown(str(a.get("case_id"))) + (f" [{shown(str(a.get('variant')))}]" if several else "")
+            why = shown(str(a.get("error") or "no error text recorded"))
+            why = why if len(why) <= 300 else why[:299] + "…"
+            return printable(f"  {count:,} attempt{'s' if count != 1 else ''} ended in an error, e.g. {label}: "
+                             f"{why} (--verbose prints every attempt)")
+    return None
