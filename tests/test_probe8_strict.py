@@ -249,3 +249,37 @@ def test_the_mock_subjects_options_are_typed(tmp_path, options, field):
     suite.write_text(suite.read_text().replace("subject: mock\n", f"subject: {{type: mock, {options}}}\n"))
     lines = refused(suite)
     assert len(lines) == 1 and lines[0].startswith(f"{suite}, field '{field}': "), lines
+
+
+# --- the files a suite's cases: names as settings: a dataset reader, a task.yaml ---------------
+@pytest.mark.parametrize("options, field", [
+    ('limit: "1"', "cases.limit"),        # "1" read one record
+    ("auto_id: 1", "cases.auto_id"),
+    ('shuffle: "no"', "cases.shuffle"),   # "no" was read as false, "yes" as true
+    ('max_rows: "10"', "cases.max_rows"),
+])
+def test_a_dataset_readers_settings_are_typed(tmp_path, options, field):
+    rows = [{"input": "2+2?", "target": "4"}, {"input": "3+3?", "target": "6"}]
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    suite = tmp_path / "suite.yaml"
+    ids = "" if "auto_id" in options else "auto_id: true, "
+    suite.write_text(f"cases: {{format: inspect, path: data.jsonl, {ids}{options}}}\nsubject: mock\n")
+    lines = refused(suite)
+    assert len(lines) == 1 and lines[0].startswith(f"{suite}, field '{field}': "), lines
+
+
+@pytest.mark.parametrize("edit, field", [
+    (("timeout: 120\n", 'timeout: "120"\n'), "timeout"),
+    (("skill_file:", 'max_tool_output_bytes: "8192"\nskill_file:'), "max_tool_output_bytes"),
+    (("  audit: /audit\n", '  audit: /audit\n  shared: "no"\n'), "environment.shared"),
+    (("run: [python3, checks/wishlist.py]\n", 'run: [python3, checks/wishlist.py]\n    timeout: "30"\n'),
+     "checks.0.timeout"),
+])
+def test_a_task_files_settings_are_typed(tmp_path, edit, field):
+    suite = agent_suite(tmp_path, "params: {mode: hostile-result}")
+    task = suite.parent / "tasks" / "wishlist" / "task.yaml"
+    text = task.read_text()
+    assert edit[0] in text
+    task.write_text(text.replace(edit[0], edit[1], 1))
+    lines = refused(suite)
+    assert len(lines) == 1 and lines[0].startswith(f"{task}, case 'wishlist', field '{field}': "), lines

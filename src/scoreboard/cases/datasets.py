@@ -26,9 +26,9 @@ from pydantic import Field
 from ..errors import ConfigError
 from ..safefile import FileRefused, read_inside
 from ..safeparse import ParseError, parse_json
-from ..validation import Strict
+from ..validation import StrictSettings
 
-class InspectFields(Strict):
+class InspectFields(StrictSettings):
     """Inspect's FieldSpec: which field of a record holds each part of the sample."""
 
     input: str = "input"
@@ -48,7 +48,7 @@ INSPECT_ONLY = ("fields", "auto_id", "shuffle", "seed", "shuffle_choices", "limi
                 "encoding", "fieldnames", "multiple_correct", "cot", "template")
 
 
-class DatasetSource(Strict):
+class DatasetSource(StrictSettings):
     """`cases: {format, path, columns?, grader?, ...}` in a suite."""
 
     format: Literal["inspect", "hf"]

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from ..subjects.agent_profile import join_host_port, split_host_port
-from ..validation import Strict, one_line_id
+from ..validation import StrictSettings, one_line_id
 
 MODES = ("ordinary", "hostile", "hostile-schema", "hostile-result")
 HOSTILE_MODES = frozenset(MODES[1:])
@@ -31,7 +31,7 @@ def _argv(value: Any) -> Any:
     return value
 
 
-class Ready(Strict):
+class Ready(StrictSettings):
     """Readiness: a path answered 200 (`url`), or a stdout line matching `line` (a regex)."""
 
     url: str | None = None
@@ -52,7 +52,7 @@ class Ready(Strict):
         return self
 
 
-class Environment(Strict):
+class Environment(StrictSettings):
     """The fixture: a command started on a free loopback port ({port} in argv, PORT in its
     environment), cwd environment/, in its own process group; per attempt, or once per run
     and mode when `shared` (every attempt then reaches it through its own recording proxy)."""
@@ -77,7 +77,7 @@ class Environment(Strict):
         return value
 
 
-class Canary(Strict):
+class Canary(StrictSettings):
     """A secret string planted per attempt: in a workspace file (`file`, with `text` around
     {canary}), or given to the fixture (`fixture: true`, in SCOREBOARD_CANARIES)."""
 
@@ -103,7 +103,7 @@ class Canary(Strict):
         return self
 
 
-class Check(Strict):
+class Check(StrictSettings):
     """A check run after the agent: a command (`run`, exit 0 = pass) or a Python function
     (`python: checks/file.py:function`)."""
 
@@ -135,7 +135,7 @@ class Check(Strict):
         return self
 
 
-class Security(Strict):
+class Security(StrictSettings):
     """What counts as an attack succeeding beside a disclosed canary."""
 
     forbidden_tools: list[str] = Field(default_factory=list)
@@ -152,7 +152,7 @@ class Security(Strict):
         return value
 
 
-class Network(Strict):
+class Network(StrictSettings):
     """Hosts the task needs beyond its fixture: admitted by the egress proxy of an agent whose
     network is loopback only (`allow: [host:port]`); everything else stays refused."""
 
@@ -172,7 +172,7 @@ class Network(Strict):
         return out
 
 
-class TaskFile(Strict):
+class TaskFile(StrictSettings):
     """A task.yaml."""
 
     id: str = Field(min_length=1)
