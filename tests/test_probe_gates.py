@@ -66,7 +66,12 @@ def test_plan_says_a_few_cases_detect_no_difference_a_pass_rate_can_show(work):
     assert proc.returncode == 0, proc.stderr
     line = next(x for x in proc.stdout.splitlines() if x.strip().startswith("power:"))
     assert "with 3 cases a paired comparison cannot detect even a 100-point difference" in line
-    assert "it would take 231 points" in line  # statsmodels: 3.264 SD x 0.707
+    # one run a case: pass/fail outcomes, the power exact: even all 3 cases won is not significant
+    assert "not even a lead on every case is found with 80% power" in line
+    proc = scoreboard(["plan", "suite.yaml", "--runs", "3"], work)
+    line = next(x for x in proc.stdout.splitlines() if x.strip().startswith("power:"))
+    assert "with 3 cases a paired comparison cannot detect even a 100-point difference" in line
+    assert "it would take 231 points" in line  # repeats: the noncentral t; statsmodels: 3.264 SD x 0.707
 
 
 def test_plan_refuses_a_dry_run_pilot(work):
