@@ -100,12 +100,13 @@ def test_runs_given_as_text_fails_validate_with_one_line_and_exit_1(tmp_path):
         f"scoreboard: error: {suite}, field 'runs': must be a whole number (got '3')"]
 
 
-def test_yaml_exponent_without_a_dot_is_text_and_the_error_says_how_to_write_it(tmp_path):
-    # PyYAML (YAML 1.1) reads 1e-3 as the text "1e-3"; it was coerced silently, and refused
-    # bare it would puzzle its author: the message says how to write the number.
-    lines = refused(write(tmp_path, "budget: {max_cost_usd: 1e-3}\n"))
-    assert len(lines) == 1 and "field 'budget.max_cost_usd': must be a number" in lines[0], lines
-    assert "1.0e-3" in lines[0], lines
+def test_yaml_exponent_without_a_dot_is_a_number_where_a_number_is_wanted(tmp_path):
+    # PyYAML (YAML 1.1) reads 1e-3 as the text "1e-3"; YAML 1.2 and its author read a number:
+    # taken as one where a number is wanted, and refused (as text) where a whole number is
+    suite = load_suite(write(tmp_path, "budget: {max_cost_usd: 1e-3}\ngates: {alpha: 5e-2}\n"), {}, offline=True)
+    assert suite.config.budget.max_cost_usd == 0.001 and suite.config.gates.alpha == 0.05
+    lines = refused(write(tmp_path, "budget: {max_requests: 1e3}\n"))
+    assert len(lines) == 1 and "field 'budget.max_requests': must be a whole number (got '1e3')" in lines[0], lines
 
 
 @pytest.mark.parametrize("text", [

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, get_args
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from .errors import ConfigError, ConfigErrors
 
@@ -27,9 +27,28 @@ class Strict(BaseModel):
 
 class StrictSettings(Strict):
     """Settings a person writes (a suite file and its blocks): each value of its own type, never
-    coerced: `runs: "3"`, `cache: 1` or `require_live: "no"` are refused, not read as 3, true, false."""
+    coerced: `runs: "3"`, `cache: 1` or `require_live: "no"` are refused, not read as 3, true, false.
+    One exception: a number in exponent form where a number (not a whole one) is wanted, `1e-3`,
+    which YAML 1.2 reads as a number and PyYAML (YAML 1.1, no dot, no sign) hands over as text."""
 
     model_config = ConfigDict(extra="forbid", frozen=False, strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _yaml_exponents(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        fixed = {key: float(value) for key, value in data.items()
+                 if isinstance(value, str) and key in cls.model_fields and _wants_float(cls.model_fields[key].annotation)
+                 and _EXPONENT.fullmatch(value.strip())}
+        return {**data, **fixed} if fixed else data
+
+
+def _wants_float(annotation: Any) -> bool:
+    """Whether a field's type takes a float (float, float | None, a union holding float; not int)."""
+    if annotation is float:
+        return True
+    return any(_wants_float(arg) for arg in get_args(annotation))
 
 
 # pydantic names each branch of a union in the error location ("str", "list[Message]",
@@ -144,7 +163,7 @@ def _message(err: dict, siblings: list[dict], loc: tuple, model: type[BaseModel]
         got_s = repr(got)
         if len(got_s) > 60:
             got_s = got_s[:57] + "..."
-        msg = f"{msg} (got {got_s}{_exponent_hint(got) if kind in ('float_type', 'int_type') else ''})"
+        msg = f"{msg} (got {got_s}{_exponent_hint(got) if kind == 'float_type' else ''})"
     return " ".join(msg.split())
 
 
