@@ -13,7 +13,7 @@ from aiohttp import web
 from multidict import CIMultiDict
 
 from scoreboard.engine.ledger import Budget, Ledger, request_records_summary
-from scoreboard.errors import BudgetExceeded
+from scoreboard.errors import BudgetExceeded, SubjectError
 from scoreboard.subjects._http import Limiter, retry_after_s, scrub
 from tests.servers.fake_provider import FakeProvider, FakeServerBase
 from tests.subjects import KEY_ENV, ListLog, call, call_error, make, req
@@ -323,3 +323,18 @@ def test_key_not_in_result(fake_provider, monkeypatch):
     monkeypatch.setenv(KEY_ENV, "sk-live-SECRET-0043")
     result = call(make("openai", fake_provider))
     assert "sk-live-SECRET-0043" not in repr(result)
+
+
+def test_a_stream_with_no_choice_is_no_answer_not_an_empty_one():
+    """A stream of [DONE] alone (or a usage chunk and [DONE]) carried no choice: the attempt is an
+    invalid-response error; it was recorded as the answer "" (graded, hashed, as if the model said nothing)."""
+    subject = make("openai")
+    for raw in (b"data: [DONE]\n\n",
+                b'data: {"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 0}}\n\ndata: [DONE]\n\n'):
+        with pytest.raises(SubjectError, match="the stream held no answer") as caught:
+            subject.parse_stream(raw)
+        assert caught.value.kind == "invalid-response"
+    # an empty answer the model did give (a choice whose content is "") stays the answer ""
+    given = b'data: {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, ' \
+            b'"finish_reason": "stop"}]}\n\ndata: [DONE]\n\n'
+    assert subject.parse_stream(given).text == ""

@@ -277,7 +277,7 @@ class OpenAISubject(HTTPSubject):
         calls: dict[int, dict] = {}
         finish = model = None
         usage: dict = {}
-        done = False
+        done = answered = False
         for event in self.stream_events(raw):
             if event == b"[DONE]":
                 done = True
@@ -292,6 +292,7 @@ class OpenAISubject(HTTPSubject):
             for choice in event.get("choices") or ():
                 if choice.get("index") not in (None, 0):
                     continue  # n > 1: the answer is the first choice, as in a JSON answer
+                answered = True
                 delta = choice.get("delta") or {}
                 if delta.get("content"):
                     parts.append(delta["content"])
@@ -310,6 +311,8 @@ class OpenAISubject(HTTPSubject):
                     finish = choice["finish_reason"]
         if not done and finish is None:
             raise self.fail("stream ended before it finished (truncated)", kind="invalid-response")
+        if not answered:  # [DONE] (or a usage chunk) alone: no answer was given, not an empty one
+            raise self.fail("the stream held no answer (no event carried a choice)", kind="invalid-response")
         tool_calls = [{"name": c["name"], "args": parse_args("".join(c["args"])), "id": c["id"]}
                       for _, c in sorted(calls.items())]
         text = "".join(parts) if parts or not tool_calls else None
