@@ -21,7 +21,7 @@ from typing import Any
 
 from .binary_power import EXACT_WORDS, binary_detectable
 from .intervals import binom_two_sided_p
-from .methods import ASSUMED_DIFFERENCE_SD, POWER, detectable_difference, mean_interval
+from .methods import ASSUMED_DIFFERENCE_SD, ASSUMED_DISCORDANCE, POWER, detectable_difference, mean_interval
 
 SMALL_CASES = 30
 SMALL_DISCORDANT = 10
@@ -105,16 +105,14 @@ def power_figures(diffs: list[float], alpha: float = 0.05, scale: float = 1.0, b
     assumed = not sd
     if assumed:
         sd = ASSUMED_DIFFERENCE_SD * scale
-    figure = {"value": detectable_difference(sd, n, alpha, POWER), "power": POWER, "alpha": alpha,
-              "difference_sd": sd, "sd_from": "assumption" if assumed else "this run", "cases": n,
-              "test": "paired t"}
+    figure = {"power": POWER, "alpha": alpha, "difference_sd": sd, "cases": n, "test": "paired t"}
     if binary:
         share = math.fsum(d * d for d in diffs) / n
-        assumed = not share
-        share = share or round(ASSUMED_DIFFERENCE_SD ** 2, 12)
-        figure.update(value=binary_detectable(n, share, alpha, POWER), discordance=share,
-                      power_method=EXACT_WORDS, sd_from="assumption" if assumed else "this run")
-    return figure
+        return {**figure, "value": binary_detectable(n, share or ASSUMED_DISCORDANCE, alpha, POWER),
+                "discordance": share or ASSUMED_DISCORDANCE, "power_method": EXACT_WORDS,
+                "sd_from": "this run" if share else "assumption"}
+    return {**figure, "value": detectable_difference(sd, n, alpha, POWER),
+            "sd_from": "assumption" if assumed else "this run"}
 
 
 def mcnemar(a: dict[str, list[int]], b: dict[str, list[int]]) -> dict:

@@ -68,7 +68,8 @@ UNIT_WORDS = ("a conversation is one unit of evidence: its turns answer each oth
               "baseline gate and a pilot's power figure are per turn")
 #: stated assumption when no pilot gives the spread of per-case differences: a binary outcome
 #: whose variants disagree on half the cases (the largest spread a 0/1 difference has at 0)
-ASSUMED_DIFFERENCE_SD = 0.5 ** 0.5
+ASSUMED_DISCORDANCE = 0.5
+ASSUMED_DIFFERENCE_SD = ASSUMED_DISCORDANCE ** 0.5
 POWER = 0.8
 
 

@@ -11,7 +11,7 @@ from .baseline import case_outcomes
 from .binary_power import EXACT_WORDS, binary_cases_needed, binary_detectable
 from .counts import by_unit, unit_of_cases
 from .comparison import difference_sd
-from .methods import ASSUMED_DIFFERENCE_SD, POWER, cases_needed, detectable_difference
+from .methods import ASSUMED_DIFFERENCE_SD, ASSUMED_DISCORDANCE, POWER, cases_needed, detectable_difference
 
 ASSUMPTION = ("assumed: a pass/fail outcome on which two variants disagree on half the cases "
               "(the widest spread a 0/1 difference has around 0); give --pilot REPORT to measure it")
@@ -119,7 +119,7 @@ def planned_power(cases: int, *, alpha: float, pilot: dict | None = None,
     sd, source, share = pilot_figures(pilot, variants, runs) if pilot is not None else (None, ASSUMPTION, 0.0)
     if sd is None or (not sd and not share):  # fewer than 2 cases, or no disagreement: nothing measured
         sd, source = ASSUMED_DIFFERENCE_SD, source if pilot is None else f"{source}; {ASSUMPTION}"
-        share = round(ASSUMED_DIFFERENCE_SD ** 2, 12)
+        share = ASSUMED_DISCORDANCE
     wanted = list(differences or DEFAULT_DIFFERENCES)
     units = {"conversations": conversations, "turns": turns} if conversations else {}
     out = {"test": "paired t on per-case differences", "power": POWER, "alpha": alpha, "cases": cases, **units,
