@@ -22,6 +22,7 @@ from .promptfoo_asserts import PYTHON_HEADER, Context, Skip, convert, transform_
 from .promptfoo_derived import declared_metrics, derived_metrics
 from .promptfoo_prompts import prompts as convert_prompts
 from .promptfoo_providers import convert_providers, prompt_pairs
+from .promptfoo_scenarios import scenario_tests
 from .promptfoo_tests import (
     CsvProblem,
     assertion_from_string,
@@ -36,7 +37,7 @@ from .promptfoo_transforms import transform_vars
 
 _KNOWN_KEYS = {"description", "prompts", "providers", "tests", "defaultTest", "derivedMetrics", "outputPath",
                "sharing", "env", "evaluateOptions", "writeLatestResults", "metadata", "tags",
-               "assertionTemplates"}  # the $ref targets, already in place
+               "assertionTemplates", "scenarios"}  # the $ref targets, already in place
 #: test options read while converting (others are listed); runSerially changes no result
 _OPTIONS = {"prefix", "suffix", "provider", "rubricPrompt", "transformVars", "transform", "postprocess",
             "disableVarExpansion", "disableDefaultAsserts", "storeOutputAs", "factuality", "runSerially"}
@@ -86,7 +87,14 @@ def import_promptfoo(config_path: str, out_dir: str, *, run_code: bool = False) 
     if default.get("provider") is not None:  # evaluator.ts: testCase.provider ||= defaultTest.provider
         report.skip("defaultTest.provider", "not converted: promptfoo runs every test without a provider of its own "
                     "on this provider, not on the config's providers")
-    cases = _cases(_tests(data.get("tests"), source, report), default, ctx)
+    # evaluator.ts: the tests, else (no scenarios) one empty test; then every scenario's tests
+    tests = _tests(data.get("tests"), source, report) if data.get("tests") else []
+    if data.get("scenarios") is not None:
+        tests += scenario_tests(data["scenarios"], default, source, report,
+                                lambda value, where: _tests(value, source, report, where))
+    elif not tests:
+        tests = [("tests", {})]
+    cases = _cases(tests, default, ctx)
     if ctx.judged or ctx.select_best:  # pairwise judging needs the judge too
         suite["judge"] = _judge(default, judge, report)
     if ctx.select_best:
@@ -130,14 +138,12 @@ def _load_default(value: str, source: Source) -> Any:
 
 # ---- tests
 
-def _tests(value: Any, source: Source, report: Report) -> list[tuple[str, dict]]:
+def _tests(value: Any, source: Source, report: Report, prefix: str = "tests") -> list[tuple[str, dict]]:
     """Every test as (where it came from, the test mapping)."""
-    if value is None:
-        return [("tests", {})]  # promptfoo runs one empty test when there are none
     items = value if isinstance(value, list) else [value]
     out: list[tuple[str, dict]] = []
     for i, item in enumerate(items):
-        where = f"tests.{i}"
+        where = f"{prefix}.{i}"
         if isinstance(item, dict):
             out.append((where, item))
             continue

@@ -1,0 +1,114 @@
+"""promptfoo import: `scenarios`, prompt files holding an object, and other config shapes real
+suites use. Each expectation is promptfoo's own behaviour (the source file is named beside it),
+checked through the real CLI on files in tmp_path."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "SCOREBOARD_STORE": "none"}
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300, check=False, env=env)
+
+
+def _import(tmp_path: Path, config: str, files: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess, list]:
+    (tmp_path / "c.yaml").write_text(config)
+    for name, text in (files or {}).items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    done = _cli(tmp_path, "import", "promptfoo", "c.yaml", "--output", "out")
+    cases_file = tmp_path / "out" / "cases.jsonl"
+    cases = [json.loads(x) for x in cases_file.read_text().splitlines()] if cases_file.exists() else []
+    return done, cases
+
+
+def _grades(tmp_path: Path) -> dict[str, list[bool]]:
+    done = _cli(tmp_path, "run", "out/suite.yaml", "--output", "r.json")
+    assert done.returncode in (0, 3), done.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    return {a["case_id"]: [g["passed"] for g in a["grades"]] for a in report["attempts"]}
+
+
+SCENARIOS = """
+prompts: ["{{greeting}}|{{language}}|{{input}}|{{expected}}"]
+providers: [echo]
+defaultTest:
+  vars: {greeting: hi, language: Default}
+  metadata: {team: a, from: default}
+  assert:
+    - {type: contains, value: "hi|"}
+scenarios:
+  - description: translations
+    config:
+      - description: spanish
+        vars: {language: Spanish, expected: Hola}
+        metadata: {from: config}
+        options: {prefix: "IGNORED "}
+        assert:
+          - {type: contains, value: Hola}
+      - vars: {language: French, expected: Bonjour}
+    tests:
+      - description: hello
+        vars: {input: Hello, language: Override}
+        metadata: {kind: greeting}
+        assert:
+          - {type: contains, value: "{{language}}"}
+      - vars: {input: Bye}
+"""
+
+
+def test_scenarios_cross_every_config_entry_with_every_test_as_promptfoo_merges_them(tmp_path):
+    # evaluator.ts: {...defaultTest, ...data, ...test, vars: {dT, data, test}, options: {dT, test},
+    # assert: [...data.assert, ...test.assert] (defaultTest's prepended later), metadata: {dT, data, test}};
+    # with no `tests:` beside the scenarios promptfoo runs no empty test
+    done, cases = _import(tmp_path, SCENARIOS)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "scenarios: this setting is not converted" not in done.stdout
+    by_source = {c["metadata"]["promptfoo_source"]: c for c in cases}
+    assert len(cases) == 4, [c["id"] for c in cases]
+    first = by_source["scenarios.0.config.0 x scenarios.0.tests.0"]
+    # the test's own vars win over the config entry's, which win over defaultTest's
+    assert first["vars"] == {"greeting": "hi", "language": "Override", "expected": "Hola", "input": "Hello"}
+    assert [g["contains"]["patterns"] for g in first["graders"]] == [["hi|"], ["Hola"], ["Override"]]
+    assert first["metadata"]["team"] == "a" and first["metadata"]["from"] == "config"
+    assert first["metadata"]["kind"] == "greeting" and first["metadata"]["description"] == "hello"
+    # a test without a description takes the config entry's (the spread of data under test)
+    second = by_source["scenarios.0.config.0 x scenarios.0.tests.1"]
+    assert second["metadata"]["description"] == "spanish" and second["vars"]["language"] == "Spanish"
+    french = by_source["scenarios.0.config.1 x scenarios.0.tests.1"]
+    assert french["vars"] == {"greeting": "hi", "language": "French", "expected": "Bonjour", "input": "Bye"}
+    assert [g["contains"]["patterns"] for g in french["graders"]] == [["hi|"]]
+    assert len({c["id"] for c in cases}) == 4
+    # the config entry's options are dropped by promptfoo (options: {dT.options, test.options}): a note
+    assert "promptfoo ignores a scenario config entry's options" in done.stdout
+    grades = _grades(tmp_path)
+    assert sorted(map(len, grades.values())) == [1, 2, 2, 3] and all(all(g) for g in grades.values())
+
+
+def test_scenarios_from_files_and_a_scenario_without_tests(tmp_path):
+    # load.ts: `scenarios: file://...` loaded (a list flattened), a scenario's `tests: file://`
+    # read as tests; no `tests` is one empty test per config entry
+    files = {
+        "scen.yaml": "- config: [{vars: {q: a}}, {vars: {q: b}}]\n  tests: file://scen_tests.yaml\n"
+                     "- config: [{vars: {q: c}, assert: [{type: equals, value: c}]}]\n",
+        "scen_tests.yaml": "- vars: {n: '1'}\n  assert: [{type: contains, value: '{{q}}'}]\n",
+    }
+    done, cases = _import(tmp_path, "prompts: ['{{q}}']\nproviders: [echo]\n"
+                          "tests: [{vars: {q: z}, description: plain}]\nscenarios: [file://scen.yaml]\n", files)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [c["vars"] for c in cases] == [{"q": "z"}, {"q": "a", "n": "1"}, {"q": "b", "n": "1"}, {"q": "c"}]
+    assert cases[3]["expected"] == "c" and cases[0]["id"] == "plain"
+    assert all(all(g) for g in _grades(tmp_path).values())
+
+
+def test_a_scenario_without_config_is_a_one_line_error(tmp_path):
+    done, _ = _import(tmp_path, "prompts: [x]\nproviders: [echo]\nscenarios:\n  - tests: [{vars: {a: 1}}]\n")
+    assert done.returncode == 1
+    err = done.stderr.strip()
+    assert len(err.splitlines()) == 1 and "c.yaml" in err and "scenarios.0.config" in err, err
