@@ -112,3 +112,25 @@ def test_a_scenario_without_config_is_a_one_line_error(tmp_path):
     assert done.returncode == 1
     err = done.stderr.strip()
     assert len(err.splitlines()) == 1 and "c.yaml" in err and "scenarios.0.config" in err, err
+
+
+def test_a_prompt_file_holding_an_object_is_listed_for_chat_providers(tmp_path):
+    # prompts/processors/json.ts and yaml.ts hand the file over as JSON text; the openai chat
+    # provider's parseChatPrompt JSON.parses it into the request's `messages`: an object there is
+    # no list of messages (the API refuses it). echo returns the text (rendered, JSON.stringify(v, null, 2))
+    files = {"p.json": '{"messages": [{"role": "user", "content": "{{q}}"}]}',
+             "y.yaml": "messages:\n  - {role: user, content: '{{q}}'}\n"}
+    done, _ = _import(tmp_path, "prompts: [file://p.json, file://y.yaml]\n"
+                      "providers: [openai:chat:gpt-4o-mini, ollama:chat:llama3, echo]\ntests: [{vars: {q: hi}}]\n",
+                      files)
+    assert done.returncode == 3, done.stdout + done.stderr
+    listed = [line for line in done.stdout.splitlines() if "request's `messages`" in line]
+    assert len(listed) == 4, listed  # two prompts x two chat variants; echo gets what promptfoo's echo gets
+    assert all("variant 'echo'" not in line for line in listed)
+    suite = (tmp_path / "out" / "suite.yaml").read_text()
+    assert '\\"messages\\": [' in suite
+    # a list of messages is still a chat prompt, on every variant, and is not listed
+    (tmp_path / "ok").mkdir()
+    done, _ = _import(tmp_path / "ok", "prompts: [file://m.json]\nproviders: [openai:chat:gpt-4o-mini]\n",
+                      {"m.json": '[{"role": "user", "content": "{{q}}"}]'})
+    assert done.returncode == 0, done.stdout

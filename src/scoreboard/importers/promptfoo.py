@@ -20,6 +20,7 @@ from .common import Report, Source, jsonl, read_config, slug, write_output
 from .jsonref import dereference, dereference_file
 from .promptfoo_asserts import PYTHON_HEADER, Context, Skip, convert, transform_spec
 from .promptfoo_derived import declared_metrics, derived_metrics
+from .promptfoo_prompts import chat_parsed
 from .promptfoo_prompts import prompts as convert_prompts
 from .promptfoo_providers import convert_providers, prompt_pairs
 from .promptfoo_scenarios import scenario_tests
@@ -65,7 +66,8 @@ def import_promptfoo(config_path: str, out_dir: str, *, run_code: bool = False) 
                              "cases": "cases.jsonl"}
     if data.get("description"):
         suite["description"] = str(data["description"])
-    prompts = convert_prompts(data.get("prompts"), source, report)
+    json_prompts: dict[str, str] = {}
+    prompts = convert_prompts(data.get("prompts"), source, report, json_prompts)
     if len(prompts) == 1:
         suite["prompt"] = next(iter(prompts.values()))
     elif prompts:
@@ -73,6 +75,7 @@ def import_promptfoo(config_path: str, out_dir: str, *, run_code: bool = False) 
     if prompts:  # Nunjucks' rule: an undefined var, or an attribute of one, prints nothing
         suite["template_undefined"] = "empty"
     variants, judge = convert_providers(data.get("providers"), source, report, ctx.copied)
+    chat_parsed(json_prompts, variants, report)
     paired = prompt_pairs(prompts, variants, report)
     if paired is not None:  # a provider runs only some prompts: each pair is a variant
         suite.pop("prompt", None)

@@ -32,8 +32,9 @@ _NOT_JSON = object()
 _LEAF = "__promptfoo_leaf"
 
 
-def prompts(value: Any, source: Source, report: Report) -> dict[str, Any]:
-    """The config's `prompts` as {name: template text or chat messages}."""
+def prompts(value: Any, source: Source, report: Report, json_values: dict[str, str] | None = None) -> dict[str, Any]:
+    """The config's `prompts` as {name: template text or chat messages}; `json_values` gets the
+    name and kind of each prompt that is JSON but no list of messages (an object, text, a number)."""
     if value is None:
         return {}
     if isinstance(value, dict):  # normalizeInput: a mapping is {prompt or file://path: label}
@@ -79,6 +80,8 @@ def prompts(value: Any, source: Source, report: Report) -> dict[str, Any]:
         converted = _template(body, where, report) if parsed is _NOT_JSON else _json_template(parsed, where, report)
         if converted is not None:
             out[_unique(str(name), out)] = converted
+            if parsed is not _NOT_JSON and json_values is not None:
+                json_values[list(out)[-1]] = _json_kind(parsed)
     return out
 
 
@@ -246,6 +249,27 @@ def _json_value(text: str) -> Any:
         return json.loads(text, parse_constant=refuse)
     except (ValueError, RecursionError):
         return _NOT_JSON
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a JSON object" + (" (`messages` inside it)" if "messages" in value else "")
+    return "a JSON list" if isinstance(value, list) else "JSON text" if isinstance(value, str) else "a JSON value"
+
+
+def chat_parsed(json_values: dict[str, str], variants: dict[str, dict], report: Report) -> None:
+    """promptfoo's openai chat provider (and ollama:chat) sends a prompt that is JSON as the
+    request's `messages` as it parses (src/providers/shared.ts parseChatPrompt): a JSON object
+    (`{"messages": [...]}` too), text or number is no list of messages, the API refuses the
+    request and promptfoo's row is an error. The import sends it as one user message holding the
+    JSON text (what echo, http, exec and anthropic receive): listed for each such variant."""
+    chat = [n for n, v in variants.items() if (v.get("subject") or {}).get("type") == "openai"]
+    for pname, kind in json_values.items():
+        for vname in chat:
+            report.skip(f"prompt {pname!r} on variant {vname!r}", f"not converted: the prompt is {kind}, which "
+                        "promptfoo's chat provider sends as the request's `messages` (no list of messages: the API "
+                        "refuses it and promptfoo's row is an error); the suite sends the JSON text as one user "
+                        "message instead (make the prompt a list of messages to send messages)")
 
 
 def _json_template(value: Any, where: str, report: Report) -> str | None:
