@@ -134,3 +134,20 @@ def test_a_prompt_file_holding_an_object_is_listed_for_chat_providers(tmp_path):
     done, _ = _import(tmp_path / "ok", "prompts: [file://m.json]\nproviders: [openai:chat:gpt-4o-mini]\n",
                       {"m.json": '[{"role": "user", "content": "{{q}}"}]'})
     assert done.returncode == 0, done.stdout
+
+
+def test_env_tags_render_from_the_configs_env(tmp_path):
+    # load.ts readConfig: renderEnvOnlyInObject renders {{ env.NAME }} / {{ env['NAME'] | f }} from
+    # the config's env (over the process environment); before, the prompt printed nothing there and
+    # a contains whose value was "{{ env.FOO }}" became a grader that always fails
+    done, cases = _import(tmp_path, "prompts: [\"Q: {{q}} {{ env.FOO }} {{ env['FOO'] | upper }}{{ env.UNSET_X }}\"]\n"
+                          "providers: [echo]\nenv: {FOO: bar}\n"
+                          "tests:\n  - vars: {q: a}\n    assert:\n"
+                          "      - {type: equals, value: 'Q: a bar BAR'}\n"
+                          "      - {type: contains, value: '{{ env.FOO }}'}\n")
+    assert done.returncode == 3, done.stdout + done.stderr  # UNSET_X: the environment promptfoo runs in
+    assert "{{ env.UNSET_X }} reads the environment variable UNSET_X" in done.stdout
+    assert "always fails" not in done.stdout
+    assert cases[0]["expected"] == "Q: a bar BAR"
+    assert cases[0]["graders"][1] == {"contains": {"patterns": ["bar"], "mode": "all"}}
+    assert _grades(tmp_path) == {"test-1": [True, True]}

@@ -20,6 +20,7 @@ from .common import Report, Source, jsonl, read_config, slug, write_output
 from .jsonref import dereference, dereference_file
 from .promptfoo_asserts import PYTHON_HEADER, Context, Skip, convert, transform_spec
 from .promptfoo_derived import declared_metrics, derived_metrics
+from .promptfoo_env import render_env
 from .promptfoo_prompts import chat_parsed
 from .promptfoo_prompts import prompts as convert_prompts
 from .promptfoo_providers import convert_providers, prompt_pairs
@@ -52,6 +53,7 @@ def import_promptfoo(config_path: str, out_dir: str, *, run_code: bool = False) 
         raise source.error("a promptfoo config is a mapping")
     data = dereference(data, source)  # dereferenceConfig: $ref JSON pointers (assertionTemplates)
     report = Report(config_path)
+    data = render_env(data, source, report)  # readConfig: {{ env.NAME }} rendered from the config's env
     if data.get("targets"):  # src/util/config/load.ts: config.targets is rewritten to config.providers
         if data.get("providers"):
             report.note("providers: replaced by targets, as promptfoo replaces them")
@@ -60,7 +62,8 @@ def import_promptfoo(config_path: str, out_dir: str, *, run_code: bool = False) 
         report.skip(key, "this setting is not converted")
     for key in ("outputPath", "sharing", "env", "evaluateOptions", "writeLatestResults"):
         if key in data:
-            report.note(f"{key}: a promptfoo run setting, not part of the suite")
+            report.note(f"{key}: a promptfoo run setting, not part of the suite"
+                        + (" (its values fill the config's {{ env.NAME }} tags)" if key == "env" else ""))
     ctx = Context(source, report, run_code=run_code)
     suite: dict[str, Any] = {"name": slug(str(data.get("description") or Path(config_path).parent.name or "promptfoo")),
                              "cases": "cases.jsonl"}
