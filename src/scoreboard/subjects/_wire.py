@@ -99,6 +99,8 @@ def without_surrogates(value: Any) -> Any:
     """`value` with every string's unpaired surrogates replaced by U+FFFD (what a subject says
     beside an answer, such as the model's name, must be writable as UTF-8)."""
     if isinstance(value, str):
+        if value.isascii():  # the usual model name and finish reason: nothing to replace
+            return value
         return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
     if isinstance(value, list):
         return [without_surrogates(v) for v in value]
