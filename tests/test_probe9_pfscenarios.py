@@ -151,3 +151,26 @@ def test_env_tags_render_from_the_configs_env(tmp_path):
     assert cases[0]["expected"] == "Q: a bar BAR"
     assert cases[0]["graders"][1] == {"contains": {"patterns": ["bar"], "mode": "all"}}
     assert _grades(tmp_path) == {"test-1": [True, True]}
+
+
+def test_a_role_yaml_prompt_file_is_sent_as_chat_messages_to_a_chat_provider(tmp_path):
+    # providers/shared.ts parseChatPrompt: rendered text starting `- role:` is yaml.load-ed into the
+    # request's messages; before, the suite sent the YAML text as one user message
+    from tests.servers.fake_provider import FakeProvider
+
+    files = {"chat.txt": "- role: system\n  content: Be brief\n- role: user\n  content: \"{{q}}\"\n"}
+    with FakeProvider() as srv:
+        done, _ = _import(tmp_path, "prompts: [file://chat.txt]\nproviders:\n  - id: openai:chat:gpt-x\n"
+                          f"    config: {{apiBaseUrl: '{srv.base_url}/v1', apiKeyEnvar: PF9_KEY}}\n"
+                          "tests: [{vars: {q: hi there}}]\n", files)
+        assert done.returncode == 0, done.stdout + done.stderr
+        env = {**os.environ, "SCOREBOARD_STORE": "none", "PF9_KEY": "k"}
+        run = subprocess.run([sys.executable, "-m", "scoreboard", "run", "out/suite.yaml", "--output", "r.json"],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False, env=env)
+        assert run.returncode in (0, 3), run.stderr
+        sent = srv.requests[0]["json"]["messages"]
+    assert sent == [{"role": "system", "content": "Be brief"}, {"role": "user", "content": "hi there"}]
+    # beside a provider that takes text (echo), the chat variant is listed instead
+    (tmp_path / "two").mkdir()
+    done, _ = _import(tmp_path / "two", "prompts: [file://chat.txt]\nproviders: [openai:chat:gpt-x, echo]\n", files)
+    assert done.returncode == 3 and "prompt 'chat' on variant 'openai-chat-gpt-x'" in done.stdout, done.stdout

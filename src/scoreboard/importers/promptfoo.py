@@ -69,16 +69,16 @@ def import_promptfoo(config_path: str, out_dir: str, *, run_code: bool = False) 
                              "cases": "cases.jsonl"}
     if data.get("description"):
         suite["description"] = str(data["description"])
-    json_prompts: dict[str, str] = {}
+    json_prompts: dict[str, Any] = {}
     prompts = convert_prompts(data.get("prompts"), source, report, json_prompts)
+    variants, judge = convert_providers(data.get("providers"), source, report, ctx.copied)
+    chat_parsed(prompts, json_prompts, variants, report)
     if len(prompts) == 1:
         suite["prompt"] = next(iter(prompts.values()))
     elif prompts:
         suite["prompts"] = prompts
     if prompts:  # Nunjucks' rule: an undefined var, or an attribute of one, prints nothing
         suite["template_undefined"] = "empty"
-    variants, judge = convert_providers(data.get("providers"), source, report, ctx.copied)
-    chat_parsed(json_prompts, variants, report)
     paired = prompt_pairs(prompts, variants, report)
     if paired is not None:  # a provider runs only some prompts: each pair is a variant
         suite.pop("prompt", None)

@@ -82,6 +82,8 @@ def prompts(value: Any, source: Source, report: Report, json_values: dict[str, s
             out[_unique(str(name), out)] = converted
             if parsed is not _NOT_JSON and json_values is not None:
                 json_values[list(out)[-1]] = _json_kind(parsed)
+            elif json_values is not None and js_trim(body).startswith("- role:"):
+                json_values[list(out)[-1]] = _yaml_chat(body, where, report)
     return out
 
 
@@ -251,25 +253,60 @@ def _json_value(text: str) -> Any:
         return _NOT_JSON
 
 
+def _yaml_chat(text: str, where: str, report: Report) -> Any:
+    """A text prompt starting `- role:`, which promptfoo's parseChatPrompt reads as YAML messages
+    once rendered: those messages (each content a template), or why it cannot be read so here."""
+    from ..safeparse import ParseError, parse_yaml
+
+    try:
+        value = parse_yaml(text, core=True)[0]
+    except ParseError:
+        return "YAML chat messages only once its vars are rendered"
+    if not isinstance(value, list) or not all(isinstance(m, dict) for m in value):
+        return "YAML that is no list of messages"
+    scratch = Report(report.source)
+    messages = _messages(value, where, scratch)
+    if messages is None:
+        return "YAML messages " + (scratch.left_out[0].split(": ", 1)[-1] if scratch.left_out else "not converted")
+    return messages
+
+
 def _json_kind(value: Any) -> str:
     if isinstance(value, dict):
         return "a JSON object" + (" (`messages` inside it)" if "messages" in value else "")
     return "a JSON list" if isinstance(value, list) else "JSON text" if isinstance(value, str) else "a JSON value"
 
 
-def chat_parsed(json_values: dict[str, str], variants: dict[str, dict], report: Report) -> None:
-    """promptfoo's openai chat provider (and ollama:chat) sends a prompt that is JSON as the
-    request's `messages` as it parses (src/providers/shared.ts parseChatPrompt): a JSON object
-    (`{"messages": [...]}` too), text or number is no list of messages, the API refuses the
-    request and promptfoo's row is an error. The import sends it as one user message holding the
-    JSON text (what echo, http, exec and anthropic receive): listed for each such variant."""
+def chat_parsed(prompts: dict[str, Any], json_values: dict[str, Any], variants: dict[str, dict],
+                report: Report) -> None:
+    """What promptfoo's openai chat provider (and ollama:chat) sends for a prompt it parses
+    (src/providers/shared.ts parseChatPrompt on the rendered text): text starting `- role:` is
+    read as YAML messages; JSON is sent as the request's `messages` as it parses, so a JSON object
+    (`{"messages": [...]}` too), text or number is no list of messages: the API refuses the
+    request and promptfoo's row is an error. Other providers get the text (echo, http, exec,
+    anthropic). YAML messages become the prompt's messages when every variant is a chat one;
+    otherwise each chat variant is listed, as is each one given a JSON prompt of another shape."""
     chat = [n for n, v in variants.items() if (v.get("subject") or {}).get("type") == "openai"]
     for pname, kind in json_values.items():
+        if isinstance(kind, list) and chat and len(chat) == len(variants):
+            prompts[pname] = kind
+            report.note(f"prompt {pname!r}: its `- role:` YAML is sent as chat messages, as promptfoo's chat "
+                        "provider parses it (each message's vars rendered after the YAML is read; promptfoo "
+                        "renders them first, so a var holding YAML syntax differs)")
+            continue
+        if isinstance(kind, list):
+            why = ("its `- role:` YAML, which promptfoo's chat provider sends as chat messages; the suite's other "
+                   "variants take it as text, as promptfoo's other providers do, so this variant gets the text "
+                   "as one user message")
+        elif kind.startswith("YAML"):
+            why = (f"promptfoo's chat provider reads text starting `- role:` as YAML messages once rendered, and "
+                   f"this is {kind}; the variant gets the text as one user message")
+        else:
+            why = (f"the prompt is {kind}, which promptfoo's chat provider sends as the request's `messages` (no "
+                   "list of messages: the API refuses it and promptfoo's row is an error); the suite sends the "
+                   "JSON text as one user message instead (make the prompt a list of messages to send messages)")
         for vname in chat:
-            report.skip(f"prompt {pname!r} on variant {vname!r}", f"not converted: the prompt is {kind}, which "
-                        "promptfoo's chat provider sends as the request's `messages` (no list of messages: the API "
-                        "refuses it and promptfoo's row is an error); the suite sends the JSON text as one user "
-                        "message instead (make the prompt a list of messages to send messages)")
+            report.skip(f"prompt {pname!r} on variant {vname!r}", f"not converted: {why}")
 
 
 def _json_template(value: Any, where: str, report: Report) -> str | None:
