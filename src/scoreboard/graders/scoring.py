@@ -14,7 +14,9 @@ promptfoo's rules (its AssertionsResult), kept exactly:
 
 Where promptfoo has no "not assessed", scoreboard does: a grade that could not decide (a judge
 failure) leaves the weighted score unknown, so the case is unassessed, never silently scored
-without it. A case with no grader is "not-graded".
+without it. A case with no grader is "not-graded", and so is one whose every grade is record-only
+(`record_only` on the grade: a classify judge's choice recorded without a score, OpenAI Evals'
+spec without choice_scores); a record-only grade takes no part in any case's verdict or score.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ def outcome(grades: list[dict], error: str | None, threshold: float | None = Non
     metrics = named_scores(grades) if any("metric" in g or "named_scores" in g for g in grades) else {}
     if error is not None:
         return {"status": "error", "score": None, "metrics": metrics}
+    grades = [g for g in grades if not g.get("record_only")]
     if not grades:
         return {"status": "not-graded", "score": None, "metrics": metrics}
     score, complete = weighted_score(grades)

@@ -18,7 +18,8 @@ evals/elsuite/utils.py, evals/prompt/base.py at openai/evals), and how each case
   template whose only variable is `{{ output }}`;
 - `choice_strings` (a list, or a text whose characters are the choices), `choice_scores` (a
   mapping, or `from_strings`: each choice's float); scores outside [0, 1] are rescaled to it (a
-  note says so); without scores OpenAI Evals reports only the counts of each choice (a note).
+  note says so); without scores OpenAI Evals reports only the counts of each choice: the grader is
+  `record_only` (the choice recorded and counted, no verdict; a note says so).
 """
 
 from __future__ import annotations
@@ -264,9 +265,10 @@ class Judge:
 
     def _scores(self, raw: Any) -> dict | None:
         if raw is None:
-            self.report.note(f"{self.entry}: spec {self.spec_name!r} has no choice_scores: OpenAI Evals reports only "
-                             f"how often each choice was picked; the case scores {self.choices[0]!r} 1 and the "
-                             f"others 0")
+            self.report.note(f"{self.entry}: spec {self.spec_name!r} has no choice_scores, so no score: OpenAI Evals "
+                             f"reports only how often each choice was picked (counts/<choice>); the cases' classify "
+                             f"graders are record_only: the judge's choice is recorded and counted per variant, the "
+                             f"attempt neither passed nor failed (not graded)")
             return None
         if raw == "from_strings":
             try:
@@ -327,6 +329,9 @@ class Judge:
         out: dict = {"prompt": jinja_with_output(text), "choices": self.choices}
         if self.scores is not None:
             out["choice_scores"] = self.scores
+        else:  # OpenAI Evals gives no score: the choice is recorded and counted, never a verdict
+            out["record_only"] = True
+            out["label"] = self.entry
         return {"classify": out}
 
     def params(self) -> dict:

@@ -7,7 +7,11 @@
   named `choices`; `choice_scores` maps each to a score in [0, 1] (default: the first choice 1,
   the rest 0); the grade passes when the choice is in `pass` (default: a score >= `threshold`,
   0.5). Factuality's five classes: `choices: [A, B, C, D, E]`,
-  `choice_scores: {A: 1, B: 1, C: 1, D: 0, E: 1}`.
+  `choice_scores: {A: 1, B: 1, C: 1, D: 0, E: 1}`. With `record_only: true` (OpenAI Evals'
+  spec without choice_scores) the choice is recorded and counted per variant, never scored: the
+  grade is neither passed nor failed (`record_only` on it) and takes no part in the case's
+  verdict; a case with no other grader is not graded. `label` names its choice counts (default:
+  the grader's name).
 - `g-eval` (promptfoo's g-eval): each of `criteria` is scored 0-10 by the judge, normalised to
   [0, 1]; the grade's score is their mean and it passes at `threshold` (default 0.7).
 
@@ -29,7 +33,7 @@ class ClassifyGrader(_JudgeGrader):
     """The judge picks one of the named choices; each choice has a score."""
 
     name = "classify"
-    allowed = ("rubric", "prompt", "choices", "choice_scores", "pass", "threshold")
+    allowed = ("rubric", "prompt", "choices", "choice_scores", "pass", "threshold", "record_only", "label")
 
     @classmethod
     def normalise(cls, options: dict) -> dict:
@@ -38,6 +42,18 @@ class ClassifyGrader(_JudgeGrader):
         if not isinstance(choices, list) or len(choices) < 2 or not all(isinstance(c, str) and c for c in choices) \
                 or len(set(choices)) != len(choices):
             raise option_error(cls.name, f"'choices' is a list of at least two distinct names, got {short(choices)}")
+        if "label" in options and (not options.get("record_only") or not isinstance(options["label"], str)
+                                   or not options["label"].strip()):
+            raise option_error(cls.name, "'label' names a record_only grader's choice counts: a name, with "
+                                         "record_only: true")
+        if "record_only" in options:
+            if options["record_only"] is not True:
+                raise option_error(cls.name, f"'record_only' is true or absent, got {short(options['record_only'])}")
+            clash = [k for k in ("choice_scores", "pass", "threshold") if k in options]
+            if clash:
+                raise option_error(cls.name, f"'record_only' records the choice without a score: it takes no "
+                                             f"{clash[0]!r}")
+            return {**options, "choices": choices}
         scores = options.get("choice_scores", {c: (1.0 if i == 0 else 0.0) for i, c in enumerate(choices)})
         if not isinstance(scores, dict) or set(scores) != set(choices) or not all(
                 isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and 0 <= v <= 1
@@ -55,6 +71,15 @@ class ClassifyGrader(_JudgeGrader):
             out["threshold"] = t
         return out
 
+    async def grade(self, ctx: GradeContext) -> Grade:
+        grade = await super().grade(ctx)
+        if self.options.get("record_only"):  # whatever happened, this grade decides nothing
+            grade.passed, grade.score = None, None
+            grade.extra = {**(grade.extra or {}), "record_only": True}
+            if self.options.get("label"):
+                grade.extra["label"] = self.options["label"]
+        return grade
+
     async def judged(self, ctx: GradeContext) -> Grade:
         choices = self.options["choices"]
         schema = {"type": "object", "additionalProperties": False, "required": ["choice", "explanation"],
@@ -68,10 +93,13 @@ class ClassifyGrader(_JudgeGrader):
         if judgment.value is None:
             return Grade(self.name, None, None, "judge split evenly across its runs: no majority", None, extra)
         choice = judgment.value
+        why = judgment.explanations[0] if judgment.explanations else ""
+        if self.options.get("record_only"):
+            extra["choice"] = choice
+            return Grade(self.name, None, None, f"judge chose {choice} (recorded only: no score): {why}", None, extra)
         score = float(self.options["choice_scores"][choice])
         passed = choice in self.options["pass"] if "pass" in self.options else score >= self.options["threshold"]
         extra["choice"] = choice
-        why = judgment.explanations[0] if judgment.explanations else ""
         return Grade(self.name, passed, score, f"judge chose {choice} (score {score:g}): {why}", None, extra)
 
 

@@ -61,7 +61,8 @@ def figure_rows(s) -> list[tuple[str, str]]:
         return rows
     unit = "unit" if getattr(s, "conversations", None) else "case"
     if s.not_graded:
-        rows.append(("not graded", f"{plural(s.not_graded, 'attempt')} recorded without a grader (no pass or fail)"))
+        rows.append(("not graded", f"{plural(s.not_graded, 'attempt')} recorded with no grader, or only "
+                                   f"record-only ones (no pass or fail)"))
     if s.score is not None:
         rows.append(("score", f"{fmt_rate(s.score.value)}{_ci(s.score.ci)} (weighted grade score, mean by {unit}, "
                               f"{plural(s.score.cases, unit)})"))
@@ -121,3 +122,11 @@ def comparison_rows(comp) -> list[str]:
         out.append(f"{comp.a} vs {comp.b}, {name}: difference {diff}{interval}; {comp.a} higher on {fig.a_wins} "
                    f"cases, lower on {fig.b_wins}, {fig.ties} ties; sign test p={p}")
     return out
+
+
+def choice_words(c) -> str:
+    """A record-only classify grader's choice counts in one variant (OpenAI Evals' counts/<choice>),
+    over the attempts it judged, those with no choice said apart."""
+    picked = ", ".join(f"{k} {n}" for k, n in c.counts.items()) or "none"
+    return (f"{picked} of {plural(c.attempts, 'attempt')}; {c.no_choice} without a choice (judge failure or no "
+            f"majority); recorded only: no score, no pass or fail")

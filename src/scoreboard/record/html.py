@@ -117,6 +117,9 @@ def _attempt(a: Attempt, variant_index: dict[str, int], shrink: _Shrink) -> dict
         grade: dict[str, Any] = {"n": g.grader, "p": g.passed}
         if g.score is not None:
             grade["sc"] = g.score
+        extra = g.model_extra or {}
+        if extra.get("record_only") is True:  # a choice recorded, no verdict (classify record_only)
+            grade["ro"] = str(extra["choice"]) if isinstance(extra.get("choice"), str) else ""
         if g.reason:
             grade["re"] = shrink.text(g.reason)
         fields = []

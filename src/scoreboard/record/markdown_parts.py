@@ -43,6 +43,7 @@ def judges_section(judges: JudgeSummary | None, agreement: JudgeAgreement | None
                        f"{fmt_measure(u.get('output_tokens'))} | {fmt_measure(u.get('cost_usd'))} | "
                        f"{'n/a' if agree is None else f'{agree:.0%}'} |")
         out.append("")
+        out += _choice_counts(judges)
         out += _rubric_scores(judges)
         out += _pointwise_table(judges)
         for dq in judges.dq or ():
@@ -245,3 +246,12 @@ def cases_section(view: ReportView, variants: list[str]) -> Iterator[str]:
             cells.append(f"{mark} {passed}/{judged}{extra}")
         yield f"| {cell(case_id)} | {cell(category or '')} | " + " | ".join(cells) + " |"
     yield ""
+
+
+def _choice_counts(judges) -> list[str]:
+    """Record-only classify graders: how often the judge picked each choice, per variant."""
+    from .figures import choice_words
+
+    rows = [f"- **{cell(name)}**, {cell(label)}: {cell(choice_words(c))}"
+            for name, v in judges.variants.items() for label, c in (v.choices or {}).items()]
+    return (["Judge's choices, recorded only (OpenAI Evals' counts/<choice>):", "", *rows, ""]) if rows else []

@@ -65,6 +65,15 @@ class InstrumentSummary(Closed):
     status: StrictStr
 
 
+class ChoiceCounts(Closed):
+    """How often the judge picked each choice of a record-only classify grader in one variant:
+    `attempts` grades in all, `no_choice` of them without a choice (judge failure, no majority)."""
+
+    counts: dict[str, StrictInt]
+    no_choice: StrictInt
+    attempts: StrictInt
+
+
 class JudgeVariant(Closed):
     """Judge usage (apart from the subjects'), failures, self-agreement, pointwise means."""
 
@@ -79,6 +88,8 @@ class JudgeVariant(Closed):
     rubric_scores: dict[str, RubricScore] | None = None
     #: rubric-score: the mean score on the rubric's own scale (case = unit), with its interval
     rubric: RubricMean | None = None
+    #: record-only classify graders (OpenAI Evals' counts/<choice>), by label
+    choices: dict[str, ChoiceCounts] | None = None
 
 
 class QualityDifference(Closed):

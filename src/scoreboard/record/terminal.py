@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .constants import DRY_RUN_MARK
-from .figures import comparison_rows, figure_rows, small_sample_words, unit_words
+from .figures import choice_words, comparison_rows, figure_rows, small_sample_words, unit_words
 from .detectable import detectable_how, detectable_words
 from .io import fields_over, fmt_rate, over_bound_words
 from .mdtext import spell_unseen
@@ -113,6 +113,8 @@ def _judge_lines(report: Report, lead: bool) -> list[str]:
         return []
     lines = []
     for name, jv in judges.variants.items():
+        for label, c in (jv.choices or {}).items():
+            lines.append(f"  {shown(name)}: {shown(label)} choices: {shown(choice_words(c))}")
         for scale, r in (jv.rubric_scores or {}).items():
             ci = r.ci
             interval = f" [95% CI {ci.low:.2f}–{ci.high:.2f}]" if ci is not None and ci.low is not None else ""

@@ -107,6 +107,7 @@ class Regrader:
         complete = True
         for j, spec in enumerate(specs):
             path = jpath("attempts", i, "grades", j)
+            self.record_only(spec, recorded[j], path)
             grader, why = self.grader(spec)
             if grader is None:
                 self.found.skip(grader_name(spec) or canonical_json(spec), path, why)
@@ -118,6 +119,23 @@ class Regrader:
             self.found.checked["grades"] += 1
             self.found.diff(grade.to_dict(), recorded[j], path, "grade differs from the recomputed grade", "grade")
         return error, complete
+
+    def record_only(self, spec: Any, grade: Any, path: str) -> None:
+        """A grade is record-only (it decides nothing: graders/scoring.py) exactly when its spec is
+        (a classify grader with record_only: true), so a judge's grade, which is not recomputed,
+        cannot be marked so to keep a failure out of the pass rate."""
+        from ..errors import ScoreboardError
+        from ..graders.registry import split_spec
+
+        try:
+            name, value = split_spec(spec)
+        except ScoreboardError:
+            return
+        want = name == "classify" and isinstance(value, dict) and value.get("record_only") is True
+        found = grade.get("record_only") if isinstance(grade, dict) else None
+        if (found is True) != want or (found is not None and found is not True):
+            self.found.add(f"{path}.record_only", want or None, found,
+                           "a grade is record-only exactly when its grader is (classify record_only: true)", "grade")
 
     def grader(self, spec: Any) -> tuple[Any, str]:
         """(the grader a spec builds, "") or (None, why it cannot grade offline)."""

@@ -51,6 +51,9 @@ class JudgeAccumulator:
         # variant -> (low, high) scale -> case -> [sum, count] of rubric-score scores on their scale
         self.rubric: dict[str, dict[tuple, dict[str, list[float]]]] = {
             v: defaultdict(lambda: defaultdict(lambda: [0.0, 0])) for v in names}
+        #: variant -> label -> choice -> attempts: record-only classify grades (OpenAI Evals'
+        #: counts/<choice>); the key "" counts those with no choice (judge failure, no majority)
+        self.choices: dict[str, dict[str, dict[str, int]]] = {v: defaultdict(lambda: defaultdict(int)) for v in names}
         self.any_judge = False
 
     def add(self, a: dict) -> None:
@@ -61,9 +64,12 @@ class JudgeAccumulator:
         for g in _judge_grades(a):
             self.any_judge = True
             info = g.get("judge") or {}
+            if g.get("record_only"):
+                choice = g.get("choice")
+                self.choices[v][str(g.get("label") or g["grader"])][choice if isinstance(choice, str) else ""] += 1
             if g.get("judge_failure"):
                 self.failures[v] += 1
-            elif g.get("passed") is not None:
+            elif g.get("passed") is not None or (g.get("record_only") and isinstance(g.get("choice"), str)):
                 self.judged[v] += 1
             elif info:
                 # The judge answered but its runs split evenly: not assessed, counted apart.
@@ -102,6 +108,8 @@ class JudgeAccumulator:
                      "no_majority": self.no_majority[v],
                      "usage": {k: acc.summary() for k, acc in sorted(self.usage[v].items())},
                      "self_agreement": (math.fsum(agreement) / len(agreement)) if agreement else None}
+            if self.choices[v]:
+                block["choices"] = {label: choice_counts(per) for label, per in sorted(self.choices[v].items())}
             if self.dims[v]:
                 # The case is the unit of the mean as of its interval: runs of a case are
                 # averaged first, then the cases (exactly, rounded once).
@@ -141,6 +149,13 @@ class JudgeAccumulator:
         if pairwise:
             out["pairwise"] = pairwise_summary(self.plan, pairwise)
         return out
+
+
+def choice_counts(per: dict[str, int]) -> dict:
+    """A record-only classify grader's figures in one variant: how often the judge picked each
+    choice, over how many grades, and how many gave no choice (counted apart, never dropped)."""
+    counts = {c: n for c, n in sorted(per.items()) if c}
+    return {"counts": counts, "no_choice": per.get("", 0), "attempts": sum(per.values())}
 
 
 def _number(value: Any) -> bool:

@@ -605,6 +605,22 @@
             measureCell("judge-" + n, "requests", u.requests, 0),
             measureCell("judge-" + n, "cost_usd", u.cost_usd, 4));
         })))));
+      var choiceRows = [];
+      names.forEach(function (n) {
+        var cs = j.variants[n].choices || {};
+        Object.keys(cs).forEach(function (label) {
+          var c = cs[label] || {}, counts = c.counts || {};
+          choiceRows.push(el("tr", { "data-testid": "choices-" + n + "-" + label }, el("td", { text: n }), el("td", { text: label }),
+            el("td", { "data-testid": "choice-counts-" + n, text: Object.keys(counts).map(function (k) { return k + ": " + counts[k]; }).join(", ") || "none" }),
+            el("td", { class: "r num", "data-testid": "choice-none-" + n, text: fmtNum(c.no_choice) }),
+            el("td", { class: "r num", text: fmtNum(c.attempts) })));
+        });
+      });
+      if (choiceRows.length) {
+        parts.push(el("h3", { text: "Judge's choices, recorded only (no score, no pass or fail; OpenAI Evals' counts/<choice>)" }), el("div", { class: "table-wrap" }, el("table", { "data-testid": "choice-counts" },
+          el("thead", null, el("tr", null, ["variant", "grader", "attempts per choice", "no choice (judge failure, no majority)", "of attempts"].map(function (h, i) { return el("th", { class: i > 2 ? "r" : null, text: h }); }))),
+          el("tbody", null, choiceRows))));
+      }
       var rubricRows = [];
       names.forEach(function (n) {
         var rs = j.variants[n].rubric_scores || {};
@@ -1032,8 +1048,10 @@
     }
     (a.g || []).forEach(function (g) {
       var kind = g.p === true ? "ok" : g.p === false ? "bad" : "none";
+      var said = g.ro !== undefined ? (g.ro ? "recorded only: chose " + g.ro : "recorded only: no choice") :
+        g.p === true ? "passed" : g.p === false ? "failed" : "not assessed";
       var gradeBox = el("div", { class: "grade", "data-testid": "grade" },
-        el("div", { class: "gh" }, mark(kind, g.p === true ? "passed" : g.p === false ? "failed" : "not assessed"), el("span", { text: g.n || "grader" }),
+        el("div", { class: "gh" }, mark(kind, said), el("span", { text: g.n || "grader" }),
           typeof g.sc === "number" ? el("span", { class: "muted small num", text: "score " + fmtNum(g.sc, 3) }) : null),
         g.re ? el("div", { class: "reason", "data-testid": "grade-reason", text: g.re }) : null);
       if (g.f && g.f.length) gradeBox.appendChild(fieldDiff(g.f));

@@ -180,6 +180,11 @@ async function runPage(key, params) {
   const gates = ((run.head || {}).gates || []).map((g) => el("li", { class: g.passed ? "ok" : "bad", "data-gate": g.gate },
     `${g.passed ? "passed" : "FAILED"}: ${g.description || g.gate}`));
   const notMeasured = ((run.summary || {}).not_measured || []).map((n) => el("li", { text: `${n.what}: ${n.why}` }));
+  // record-only classify graders: the judge's choices counted per variant (OpenAI Evals' counts/<choice>)
+  const choices = Object.entries(((run.summary || {}).judges || {}).variants || {}).flatMap(([v, jv]) =>
+    Object.entries(jv.choices || {}).map(([label, c]) => el("li", { "data-choices": `${v}/${label}`, text:
+      `${v}, ${label}: ${Object.entries(c.counts || {}).map(([k, n]) => `${k} ${n}`).join(", ") || "none"} of ${c.attempts} attempts; ` +
+      `${c.no_choice} without a choice (judge failure or no majority); recorded only: no score, no pass or fail` })));
   const head = el("table", {}, el("tbody", {},
     [["suite", run.suite], ["run id", run.run_id], ["status", (run.status ?? "") + (run.note ? ` (${run.note})` : "")], ["started", run.started_at],
       ["finished", run.finished_at], ["git commit", (run.git_commit || "unknown") + (run.git_branch ? ` (${run.git_branch})` : "")],
@@ -193,6 +198,7 @@ async function runPage(key, params) {
     el("table", { id: "variant-figures" }, el("thead", {}, el("tr", {}, ["variant", "pass rate [95% CI]", "interval", "passed / judged", "errors", "not assessed", "not run", "field accuracy", "cost per case"].map((h) => el("th", { text: h })))), el("tbody", {}, variantsRows)),
     el("p", { class: "muted", id: "variant-methods", text: "95% intervals: " + ([...new Set(run.figures.map((f) => f.ci_method).filter(Boolean))].map((m) => `${m}: ${methodWords(m)}`).join("; ") || "method not recorded") }),
     gates.length ? el("h2", { text: "Gates" }) : null, gates.length ? el("ul", { id: "gates" }, gates) : null,
+    choices.length ? el("h2", { text: "Judge's choices (recorded only)" }) : null, choices.length ? el("ul", { id: "choices" }, choices) : null,
     notMeasured.length ? el("h2", { text: "Not measured" }) : null, notMeasured.length ? el("ul", { id: "not-measured" }, notMeasured) : null,
     comparisons.length ? el("h2", { text: "Paired comparison in this run" }) : null, comparisons, cmp);
   api("/api/runs?suite=" + encodeURIComponent(run.suite) + "&limit=50").then((page) => {
@@ -383,7 +389,7 @@ function gradeView(g) {
   const cls = g.passed === true ? "ok" : g.passed === false ? "bad" : "muted";
   const judge = g.judge || {};
   return el("div", { class: "grade" },
-    el("div", {}, el("b", { text: g.grader }), " ", el("span", { class: cls, text: g.passed === null ? "not assessed" : g.passed ? "passed" : "failed" }),
+    el("div", {}, el("b", { text: g.grader }), " ", el("span", { class: cls, text: g.record_only === true ? (typeof g.choice === "string" ? `recorded only: chose ${g.choice}` : "recorded only: no choice") : g.passed === null ? "not assessed" : g.passed ? "passed" : "failed" }),
       g.score !== null && g.score !== undefined ? ` score ${num(g.score)}` : ""),
     g.reason ? el("div", { class: "reason", text: g.reason }) : null,
     judge.explanation || judge.rationale ? el("div", { class: "rationale" }, el("i", { text: "judge: " }), String(judge.explanation || judge.rationale)) : null,
