@@ -122,8 +122,10 @@ def test_connection_refused_is_retried_then_reported():
     sock.close()
     ledger = Ledger()
     err = call_error(make("openai", base_url=f"http://127.0.0.1:{port}/v1"), req(ledger=ledger))
-    assert err.kind == "connection" and err.measurements.requests == 3
-    assert (ledger.sent, ledger.failed) == (3, 3)
+    # retried 3 times; no try left (nothing was listening): never sent, so no request and no usage
+    assert err.kind == "connection" and err.measurements.requests == 0 and "(after 3 tries, 3 never sent)" in str(err)
+    assert (ledger.sent, ledger.unsent, ledger.failed) == (0, 3, 0)
+    assert ledger.unsent_reasons == {"connection refused": 3}
 
 
 def test_retry_after_beyond_the_timeout_fails_now(fake_provider):

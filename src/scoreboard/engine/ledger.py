@@ -23,6 +23,7 @@ from typing import Any
 
 from ..errors import BudgetExceeded, LogWriteError
 from ..subjects.batch_journal import Journal
+from .ledger_records import request_records_summary  # noqa: F401  (re-exported)
 
 
 @dataclass
@@ -69,6 +70,8 @@ class Ledger:
         self.log = log
         self._ids = itertools.count(start_id)
         self.sent = 0  # reserved requests, retries included: what a provider may have seen
+        #: tries that failed before a byte was written (connection refused, ...), by reason: no usage, no budget
+        self.unsent, self.unsent_reasons = 0, {}
         self.completed = 0
         self.failed = 0
         self.tokens_spent = 0
@@ -151,9 +154,12 @@ class Ledger:
 
     def complete(self, ticket: Ticket, *, ok: bool, status: int | None = None,
                  input_tokens: int | None = None, output_tokens: int | None = None,
-                 cost_usd: float | None = None, error: str | None = None) -> None:
+                 cost_usd: float | None = None, error: str | None = None, never_sent: str | None = None) -> None:
         """Record how a reserved request ended and release its reservation. A negative count or
-        cost reported by a provider is unknown (it would hand budget back), never subtracted."""
+        cost reported by a provider is unknown (it would hand budget back), never subtracted.
+        `never_sent` (why): the try failed before any byte of it was written, so it spent nothing."""
+        if never_sent is not None:
+            return self._not_sent(ticket, never_sent, error)
         input_tokens, output_tokens, cost_usd = (v if v is None or v >= 0 else None
                                                  for v in (input_tokens, output_tokens, cost_usd))
         if ticket.batch is not None:
@@ -190,6 +196,17 @@ class Ledger:
             self._append_end({"kind": "request", "id": ticket.id, "state": "not-sent",
                               "attempt": list(ticket.attempt), "error": reason})
 
+    def _not_sent(self, ticket: Ticket, reason: str, error: str | None) -> None:
+        self._release(ticket)
+        self._count_unsent(reason)
+        if self.log is not None:
+            self._append_end({"kind": "request", "id": ticket.id, "state": "not-sent", "never_sent": reason,
+                              "attempt": list(ticket.attempt), "error": error})
+
+    def _count_unsent(self, reason: str) -> None:
+        self.unsent += 1
+        self.unsent_reasons[reason] = self.unsent_reasons.get(reason, 0) + 1
+
     def _release(self, ticket: Ticket) -> None:
         """A reservation undone: the request was never sent."""
         if ticket.batch is not None:
@@ -197,8 +214,10 @@ class Ledger:
         self._reserved_tokens -= ticket.reserved_tokens
         self._reserved_cost -= ticket.reserved_cost
         self.sent -= 1
-        self.by_attempt[ticket.attempt] = self.by_attempt.get(ticket.attempt, 1) - 1
-        self.by_role[ticket.role] = self.by_role.get(ticket.role, 1) - 1
+        for counts, key in ((self.by_attempt, ticket.attempt), (self.by_role, ticket.role)):
+            counts[key] = counts.get(key, 1) - 1
+            if counts[key] == 0:  # nothing of it sent: no row saying 0
+                del counts[key]
 
     def _append_end(self, record: dict) -> None:
         """How a request ended, logged; when the log cannot take it the run stops sending (the
@@ -256,6 +275,8 @@ class Ledger:
             if r.get("kind") != "request" or r["state"] != "pending":
                 continue
             end = ends.get(r["id"]) or {}
+            if end.get("state") == "not-sent" and isinstance(end.get("never_sent"), str):
+                self._count_unsent(end["never_sent"])  # a try that never left: no usage, no budget
             batch = r.get("batch") if isinstance(r.get("batch"), dict) else None
             if end.get("state") == "not-sent" or (
                     not end and batch is not None and batch.get("custom_id") not in self.journal.entries):
@@ -292,8 +313,8 @@ class Ledger:
             self._ids = itertools.count(max(ids) + 1)
 
     #: the counters a ledger hands to another one (the Ray executor's ledger service and back)
-    _STATE = ("sent", "completed", "failed", "tokens_spent", "cost_spent", "unknown_usage", "tokens_missing",
-              "cost_missing", "by_attempt", "by_role", "exhausted", "halted", "restored_unresolved",
+    _STATE = ("sent", "unsent", "unsent_reasons", "completed", "failed", "tokens_spent", "cost_spent",
+              "unknown_usage", "tokens_missing", "cost_missing", "by_attempt", "by_role", "exhausted", "halted", "restored_unresolved",
               "possibly_billed", "over_bound")
 
     def snapshot(self) -> dict:
@@ -339,7 +360,10 @@ class Ledger:
                 "possibly_billed": list(self.possibly_billed),
                 # batched requests submitted and not yet answered (a waiting run): their usage is
                 # not known yet, so the totals above are partial
-                **({"batch_pending": len(self.batch_open)} if self.batch_open else {})}
+                **({"batch_pending": len(self.batch_open)} if self.batch_open else {}),
+                # tries that failed before any byte was written: no usage, not in `sent`
+                **({"tries": self.sent + self.unsent, "never_sent": self.unsent,
+                    "never_sent_reasons": dict(sorted(self.unsent_reasons.items()))} if self.unsent else {})}
 
 
 OVER_BOUND = "provider reported more usage than the request allowed"
@@ -359,23 +383,3 @@ def over_bound(ticket: Ticket, input_tokens: int | None, output_tokens: int | No
     if not found:
         return None
     return {"message": OVER_BOUND, "request": ticket.id, "role": ticket.role, **found}
-
-
-def request_records_summary(records: list[dict]) -> dict:
-    """Tally request records from an attempt log; a pending one with no end is possibly billed."""
-    ends: dict[int, dict] = {}
-    pending: dict[int, dict] = {}
-    for r in records:
-        if r.get("kind") != "request":
-            continue
-        if r["state"] == "pending":
-            pending[r["id"]] = r
-        else:
-            ends[r["id"]] = r
-    unresolved = [pending[i] for i in sorted(pending) if i not in ends]
-    unsent = sum(1 for e in ends.values() if e["state"] == "not-sent")
-    return {"sent": len(pending) - unsent, "completed": sum(1 for e in ends.values() if e["state"] == "completed"),
-            "failed": sum(1 for e in ends.values() if e["state"] == "failed"),
-            "pending_unresolved": len(unresolved),
-            "possibly_billed": [{"id": r["id"], "attempt": r["attempt"], "role": r.get("role"),
-                                 "usage": "unknown"} for r in unresolved]}

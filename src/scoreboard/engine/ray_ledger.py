@@ -146,13 +146,15 @@ class WorkerLedger:
 
     def complete(self, ticket: Ticket, *, ok: bool, status: int | None = None,
                  input_tokens: int | None = None, output_tokens: int | None = None,
-                 cost_usd: float | None = None, error: str | None = None) -> None:
+                 cost_usd: float | None = None, error: str | None = None, never_sent: str | None = None) -> None:
         over = over_bound(ticket, input_tokens, output_tokens, cost_usd)
+        if never_sent:  # never left: not this attempt's request (as the service's ledger counts it)
+            self.by_attempt[ticket.attempt] = self.by_attempt.get(ticket.attempt, 1) - 1
         if over is not None:
             self.over_bound.setdefault(ticket.attempt, []).append(over)
         outcome = {"ok": ok, "status": status, "input_tokens": input_tokens, "output_tokens": output_tokens,
                    "cost_usd": cost_usd, "error": KNOWN.scrub(error) if error and KNOWN else error,
-                   "nonce": self.nonces.pop(ticket.id, None)}
+                   "nonce": self.nonces.pop(ticket.id, None), **({"never_sent": never_sent} if never_sent else {})}
         self._completes.append([ticket.id, outcome])
         self._schedule(asyncio.get_running_loop())
 

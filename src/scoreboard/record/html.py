@@ -20,7 +20,7 @@ from typing import Any
 from ..jsonio import dumps_text, finite
 from .figures import small_sample_words
 from .io import escape_surrogates, models_text
-from .requests_text import notable, request_lines
+from .requests_text import notable, request_lines, tried
 from .schema import Attempt, PlanCase
 from .view import CaseTally, ReportView, as_view
 
@@ -254,7 +254,7 @@ def page_data(view: ReportView, level: int = 0) -> dict:
     refused = _egress_refused(report.attempts)
     if refused:
         data["egress_refused"] = refused
-    if report.requests is not None and report.requests.sent:  # what the run sent and how each ended
+    if tried(report.requests):  # what the run sent and how each ended
         data["requests"] = {"lines": request_lines(report.requests), "notable": notable(report.requests)}
     from .visual import check_lines, lead_lines  # visual work (issue 17): dQ and the judge check first
 

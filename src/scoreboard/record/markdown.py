@@ -19,7 +19,7 @@ from .markdown_parts import (
     measurements_section,
 )
 from .mdtext import cell, code
-from .requests_text import request_lines
+from .requests_text import request_lines, tried
 from .schema import Plan
 from .schema_summary import (
     Summary,
@@ -127,7 +127,7 @@ def _lines(view: ReportView, failures: int, failures_first: bool = False) -> Ite
     lines += _egress(view) if summary.tasks is not None else []
     lines += gates_section(report.gates)
     lines += measurements_section(variants, vs)
-    if report.requests is not None and report.requests.sent:  # what the run sent, and how each ended
+    if tried(report.requests):  # what the run sent, and how each ended
         lines += ["## Requests", "", *(f"- {cell(line)}" for line in request_lines(report.requests)), ""]
     if summary.not_measured:
         lines += ["## Not measured", ""]

@@ -11,19 +11,24 @@ from __future__ import annotations
 from ..words import plural
 
 
+def tried(req) -> bool:
+    """The run tried a request: one sent, or one that never left (a refused connection)."""
+    return req is not None and bool(req.sent or getattr(req, "never_sent", None))
+
+
 def notable(req) -> bool:
-    """The block says something the per-variant figures do not: a failed or unresolved request,
-    usage or cost unknown, a budget spent, batches not answered."""
-    if req is None or not req.sent:
+    """The block says something the per-variant figures do not: a failed, unresolved or never
+    sent request, usage or cost unknown, a budget spent, batches not answered."""
+    if not tried(req):
         return False
-    return bool(req.failed or req.unknown_usage or req.pending_unresolved or req.possibly_billed
+    return bool(req.never_sent or req.failed or req.unknown_usage or req.pending_unresolved or req.possibly_billed
                 or req.exhausted or req.batch_pending or req.tokens_partial or req.cost_spent_usd is None
                 or req.cost_unknown_requests)
 
 
 def request_lines(req) -> list[str]:
-    """The block as a few sentences ([] when the run sent no request)."""
-    if req is None or not req.sent:
+    """The block as a few sentences ([] when the run tried no request)."""
+    if not tried(req):
         return []
     ended = req.completed + req.failed
     parts = [f"{req.completed:,} answered"]
@@ -34,6 +39,12 @@ def request_lines(req) -> list[str]:
         parts.append(f"{open_:,} with no recorded end")
     roles = "" if len(req.by_role) <= 1 else " (" + ", ".join(f"{role} {n:,}" for role, n in req.by_role.items()) + ")"
     lines = [f"{plural(req.sent, 'request')} sent{roles}: {', '.join(parts)}"]
+    if req.never_sent:  # tries that failed before a byte was written: not sent, not billed
+        why = req.never_sent_reasons or {}
+        why = next(iter(why)) if len(why) == 1 else ", ".join(f"{k} {n:,}" for k, n in why.items())
+        head = f"{plural(req.tries or 0, 'try', 'tries')}, {req.sent:,} sent, {req.never_sent:,} never sent ({why})"
+        lines = [head + (f"{roles}: {', '.join(parts)}" if req.sent else ": nothing reached the provider, "
+                         "nothing was billed")]
     billed = len(req.possibly_billed) or req.pending_unresolved
     if billed:
         lines.append(f"{plural(billed, 'request')} possibly billed: in flight when the run stopped or was "

@@ -127,6 +127,12 @@ class Requests(Closed):
     possibly_billed: list[PossiblyBilled] = []
     #: batched requests submitted and not answered yet (a waiting run): the totals are partial
     batch_pending: StrictInt | None = None
+    #: tries that failed before any byte of the request was written (connection refused, a name
+    #: not resolved, a connect timeout, TLS): not in `sent`, no usage, not billed; by reason.
+    #: Present only when there were some; `tries` is then sent + never_sent
+    tries: StrictInt | None = None
+    never_sent: StrictInt | None = None
+    never_sent_reasons: dict[str, StrictInt] | None = None
 
 
 # ---------------------------------------------------------------------------------------------

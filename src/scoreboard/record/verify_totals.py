@@ -178,6 +178,7 @@ def check_requests(v: Findings) -> None:
     if is_number(sent) and all(is_number(x) for x in ended) and sum(ended) > sent:
         v.add("requests", f"completed + failed <= sent ({sent})", sum(ended),
               "more requests ended than were sent", "requests")
+    _check_never_sent(v, req, sent)
     known = [((a.get("measurements") or {}).get("requests")) for a in v.report["attempts"]]
     total = sum(x for x in known if is_number(x))
     if is_number(sent) and total > sent:
@@ -201,3 +202,28 @@ def check_conversations(v: Findings) -> None:
             v.checked["conversations"] += 1
         completed = (v.report.get("run") or {}).get("status") == "completed"
         v.mismatches.extend(verify_conversation(cases, records, completed=completed))
+
+
+def _check_never_sent(v: Findings, req: dict, sent) -> None:
+    """Tries that never left (failed before a byte was written) are apart from `sent`: they add
+    up, and no usage is claimed for them (no more requests with usage than were sent; with none
+    sent, nothing spent)."""
+    never, tries, reasons = req.get("never_sent"), req.get("tries"), req.get("never_sent_reasons")
+    if not is_number(sent):
+        return
+    if is_number(never) and is_number(tries) and tries != sent + never:
+        v.add("requests.tries", f"sent + never_sent ({sent + never})", tries,
+              "tries are not the requests sent plus those never sent", "requests")
+    if is_number(never) and isinstance(reasons, dict) and all(is_number(n) for n in reasons.values()) \
+            and sum(reasons.values()) != never:
+        v.add("requests.never_sent_reasons", never, sum(reasons.values()),
+              "the reasons do not add up to the tries never sent", "requests")
+    for key in ("unknown_usage", "tokens_missing_requests", "cost_unknown_requests"):
+        if is_number(req.get(key)) and req[key] > sent:
+            v.add(f"requests.{key}", f"<= {sent} (requests sent)", req[key],
+                  "more requests with usage than were sent (a try that never left spent nothing)", "requests")
+    if sent == 0:
+        for key in ("tokens_spent", "cost_known_usd"):
+            if is_number(req.get(key)) and req[key] != 0:
+                v.add(f"requests.{key}", 0, req[key],
+                      "usage spent with no request sent (a try that never left spent nothing)", "requests")

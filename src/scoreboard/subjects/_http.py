@@ -36,6 +36,7 @@ from ._bounded import read_body
 from ._http_options import HTTPOptions
 from ._limits import Limiter
 from ._pool import Pool
+from ._unsent import SentProbe, never_sent_reason
 from ._wire import (  # noqa: F401  (re-exported for the subject kinds)
     Reply,
     as_int, connection_detail,
@@ -203,12 +204,12 @@ class HTTPSubject(HTTPOptions, Subject):
         n_bytes = len(data)
         tok_bound = n_bytes + out_bound if out_bound is not None else None
         cost_bound = pricing.cost_bound(price, n_bytes, out_bound)
-        reply, n, queued = await self._send(request, data, stream, (tok_bound, cost_bound, out_bound), price, t0)
+        reply, n, unsent, queued = await self._send(request, data, stream, (tok_bound, cost_bound, out_bound), price, t0)
         cost = reply.cost if reply.cost is not None else pricing.cost_usd(price, reply.input_tokens,
                                                                            reply.output_tokens)
         measurements = Measurements(latency_ms=round((_perf() - t0 - queued) * 1000, 3),
                                     input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
-                                    cost_usd=cost, requests=n)
+                                    cost_usd=cost, requests=n - unsent)
         output = Output(text=reply.text, json=reply.json, tool_calls=reply.tool_calls, status=reply.status)
         extra = {"finish_reason": without_surrogates(reply.status), "model": without_surrogates(reply.model),
                  "retries": n - 1}
@@ -217,9 +218,10 @@ class HTTPSubject(HTTPOptions, Subject):
         return Result(output, measurements, extra)
 
     async def _send(self, request: SubjectRequest, data: bytes, stream: bool, bounds: tuple,
-                    price, t0: float) -> tuple[Reply, int, float]:
+                    price, t0: float) -> tuple[Reply, int, int, float]:
         """Send with retries; `bounds` = (tokens, cost, output tokens) one request may spend.
-        Returns the reply, the requests sent and the seconds queued behind this subject's own
+        Returns the reply, the tries made, those of them never sent (they failed before a byte
+        was written: the ledger counts them apart, with no usage) and the seconds queued behind this subject's own
         limits (max_concurrency, requests_per_minute, the budget): not the provider's latency,
         so not the attempt's (with max_concurrency 1, four attempts at once read 1x to 4x)."""
         loop = asyncio.get_running_loop()
@@ -229,7 +231,7 @@ class HTTPSubject(HTTPOptions, Subject):
         limiter, ledger = self._limiter, request.ledger
         url = self.url()
         payload = None if self.method == "GET" else data  # a GET carries no body
-        n = 0
+        n = unsent = 0
         only_429 = True  # every answer this attempt got was a 429: a rate limit, not another failure
         queued = 0.0
         err = None  # the last try's error, while it is retried
@@ -245,15 +247,16 @@ class HTTPSubject(HTTPOptions, Subject):
                 raise
             queued += _perf() - q0
             n += 1
+            probe = SentProbe()
             try:
-                reply, status = await self._exchange(session, url, payload, headers, stream)
+                reply, status = await self._exchange(session, url, payload, headers, stream, probe)
             except SubjectError as exc:
                 err = exc
             except BaseException as exc:  # cancelled by the runner's timeout, or a bug: never pending
                 limiter.release()
                 if ticket is not None:
                     reason = "cancelled" if isinstance(exc, asyncio.CancelledError) else type(exc).__name__
-                    ledger.complete(ticket, ok=False, error=reason)
+                    ledger.complete(ticket, ok=False, error=reason, never_sent=never_sent_reason(exc, probe))
                 raise
             else:
                 limiter.release()
@@ -263,11 +266,13 @@ class HTTPSubject(HTTPOptions, Subject):
                         price, reply.input_tokens, reply.output_tokens)
                     ledger.complete(ticket, ok=True, status=status, input_tokens=reply.input_tokens,
                                     output_tokens=reply.output_tokens, cost_usd=cost)
-                return reply, n, queued
+                return reply, n, unsent, queued
             limiter.release()
             only_429 = only_429 and err.status == 429
+            never = getattr(err, "never_sent", None)
+            unsent += never is not None
             if ticket is not None:
-                ledger.complete(ticket, ok=False, status=err.status, error=str(err))
+                ledger.complete(ticket, ok=False, status=err.status, error=str(err), never_sent=never)
             if err.status == 429 and not err.stop_run:
                 # A pause no attempt can outlast (Retry-After: 1e9, a minute against a 30 s timeout)
                 # is not imposed on the others: each would wait in the queue and time out, its
@@ -280,7 +285,7 @@ class HTTPSubject(HTTPOptions, Subject):
                 await asyncio.sleep(delay)
                 if getattr(ledger, "halted", None) is None:
                     continue
-            raise self._final_error(err, n, delay, only_429, t0 + queued)
+            raise self._final_error(err, (n, unsent), delay, only_429, t0 + queued)
 
     async def _reserve(self, request: SubjectRequest, bounds: tuple):
         """The ledger's ticket for one request (the limiter's slot is given back if it refuses)."""
@@ -295,13 +300,14 @@ class HTTPSubject(HTTPOptions, Subject):
             self._limiter.release()
             raise
 
-    async def _exchange(self, session, url: str, payload: bytes | None, headers: dict, stream: bool
-                        ) -> tuple[Reply, int]:
+    async def _exchange(self, session, url: str, payload: bytes | None, headers: dict, stream: bool,
+                        probe: SentProbe | None = None) -> tuple[Reply, int]:
         """One request and its parsed reply, with its status; every way it can fail is a SubjectError
-        (retryable for a lost connection)."""
+        (retryable for a lost connection; `never_sent` says why one that failed before a byte of
+        the request was written never left: `probe` learns whether it was written)."""
         try:
             async with session.request(self.method, url, data=payload, headers=headers,
-                                       allow_redirects=False) as resp:
+                                       allow_redirects=False, trace_request_ctx=probe) as resp:
                 status = resp.status
                 ok = status < 300
                 end = self.stream_end if stream and ok and self.stream_end_line is not None else None
@@ -325,8 +331,9 @@ class HTTPSubject(HTTPOptions, Subject):
             what = "could not be decoded" if "decode" in detail.lower() else "was truncated"
             raise self.fail(f"the response {what} ({detail})", kind="invalid-response") from None
         except (aiohttp.ClientConnectionError, OSError) as exc:
-            raise self.fail(f"connection error: {connection_detail(exc)}", kind="connection",
-                            retryable=True) from None
+            err = self.fail(f"connection error: {connection_detail(exc)}", kind="connection", retryable=True)
+            err.never_sent = never_sent_reason(exc, probe)
+            raise err from None
         except aiohttp.ClientResponseError as exc:
             # not an HTTP status: an answer aiohttp could not parse (a bad status line, too
             # many or too long headers, an encoding it cannot decode)
@@ -356,10 +363,11 @@ class HTTPSubject(HTTPOptions, Subject):
                              retry_after=err.retry_after), None
         return err, delay
 
-    def _final_error(self, err: SubjectError, n: int, delay: float | None, only_429: bool, t0: float
-                     ) -> SubjectError:
+    def _final_error(self, err: SubjectError, tries: tuple[int, int], delay: float | None, only_429: bool,
+                     t0: float) -> SubjectError:
         """The attempt's error once no retry is left, or the run stopped on a quota or billing
-        error meanwhile (then no later request may go out)."""
+        error meanwhile (then no later request may go out). `tries`: (made, never sent)."""
+        n, unsent = tries
         if delay is not None:
             err.args = (f"{err} (no retry: the run stopped)",)
         elif err.status == 429 and not err.stop_run and only_429:
@@ -368,7 +376,12 @@ class HTTPSubject(HTTPOptions, Subject):
             # request is sent (as for 402 / quota). A 429 after a timeout or a server error
             # that left no time to retry is this attempt's error only.
             err = rate_limit_stop(err, n)
-        if n > 1:
+        if unsent:  # tries that never left spent nothing: an attempt none of whose tries left spent 0
+            err.args = (f"{err} (after {plural(n, 'try', 'tries')}, {unsent:,} never sent)",)
+        elif n > 1:
             err.args = (f"{err} (after {plural(n, 'request')})",)
-        err.measurements = Measurements(latency_ms=round((_perf() - t0) * 1000, 3), requests=n)
+        none = 0 if unsent == n else None
+        err.measurements = Measurements(latency_ms=round((_perf() - t0) * 1000, 3), requests=n - unsent,
+                                        input_tokens=none, output_tokens=none,
+                                        cost_usd=None if none is None else 0.0)
         return err

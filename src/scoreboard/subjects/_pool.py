@@ -8,6 +8,8 @@ from collections.abc import Callable
 
 import aiohttp
 
+from ._unsent import trace_config
+
 
 def connection_limit(max_concurrency: int | None, prepared: int | None) -> int:
     """The aiohttp connector's `limit` (0: none) for a subject capped at `max_concurrency`
@@ -76,7 +78,8 @@ class Pool:
         # be the same silent cap as `limit`.
         connector = aiohttp.TCPConnector(limit=self.limit, limit_per_host=0)
         self._session = aiohttp.ClientSession(connector=connector, headers=fixed, trust_env=False,
-                                              timeout=aiohttp.ClientTimeout(total=None))
+                                              timeout=aiohttp.ClientTimeout(total=None),
+                                              trace_configs=[trace_config()])
         self.loop = loop
         return self._session
 

@@ -1,0 +1,182 @@
+"""Requests that never left are not "possibly billed".
+
+A try whose connection was refused (nothing listening: no byte of the request was written) was
+counted as a sent request with unknown usage: "9 requests sent: 0 answered, 9 failed", each
+charged at its bound, so a run with `--max-cost` stopped for budget over money that cannot have
+been spent. Such a try is now recorded apart (state "not-sent", `never_sent`: why): no usage, no
+budget, and every rendering says "9 tries, 0 sent, 9 never sent (connection refused)". A request
+cut after it was written (a server that closes at once, or that reads it and never answers)
+stays possibly billed."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from scoreboard.engine.ledger import Budget, Ledger
+from tests.subjects import ListLog
+
+ROOT = Path(__file__).resolve().parent.parent
+PRICE = {"input_per_mtok": 1000, "output_per_mtok": 1000}  # $0.123 bound per request
+RETRIES = {"attempts": 3, "base_delay_s": 0.001, "max_delay_s": 0.001}
+
+
+def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "SCOREBOARD_STORE": "none"}
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+def closed_port() -> int:
+    """A loopback port with nothing listening (bound, then closed)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class RawServer:
+    """A loopback TCP server: `close` accepts and closes at once without reading; `hang` reads the
+    request and never answers."""
+
+    def __init__(self, mode: str):
+        self.mode, self.conns, self.requests = mode, [], 0
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            if self.mode == "close":  # a FIN: the client's connect has succeeded, it writes, then reads nothing
+                conn.close()
+                continue
+            self.conns.append(conn)
+            data = b""
+            while b"\r\n\r\n" not in data:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            self.requests += 1
+
+    def close(self) -> None:
+        self.sock.close()
+        for c in self.conns:
+            c.close()
+
+
+def run_suite(tmp_path: Path, port: int, *flags: str, n: int = 3, retries=RETRIES):
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps({"id": f"c{i}", "input": f"q{i}", "expected": f"q{i}"})
+                                                  + "\n" for i in range(n)))
+    subject = {"type": "openai", "base_url": f"http://127.0.0.1:{port}/v1", "model": "m",
+               "params": {"max_tokens": 50}, "price": PRICE, "retries": retries}
+    (tmp_path / "suite.json").write_text(json.dumps({"name": "unsent", "cases": "cases.jsonl", "subject": subject,
+                                                     "concurrency": 1, "formats": ["json", "md", "html"]}))
+    proc = cli(tmp_path, "run", "suite.json", "--no-progress", *flags)
+    [report] = (tmp_path / "eval-results" / "unsent").glob("*.json")
+    return proc, report, json.loads(report.read_text())
+
+
+def log_records(report: Path) -> list[dict]:
+    log = report.with_suffix("") / "attempts.jsonl"
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def test_a_refused_connection_is_a_try_never_sent_and_spends_no_budget(tmp_path):
+    proc, path, report = run_suite(tmp_path, closed_port(), "--max-cost", "0.5")
+    req = report["requests"]
+    # it was: "budget: cost budget of $0.5 would be exceeded" after 4 "requests sent" at $0.123 each
+    assert report["run"]["status"] == "completed", proc.stdout + proc.stderr
+    assert "stopped" not in proc.stdout
+    assert (req["sent"], req["tries"], req["never_sent"]) == (0, 9, 9)
+    assert req["never_sent_reasons"] == {"connection refused": 9}
+    assert (req["failed"], req["unknown_usage"], req["tokens_spent"], req["cost_spent_usd"]) == (0, 0, 0, 0.0)
+    assert req["exhausted"] is None and req["possibly_billed"] == []
+    line = "9 tries, 0 sent, 9 never sent (connection refused)"
+    assert line in proc.stdout
+    assert line in path.with_suffix(".md").read_text()
+    assert line in path.with_suffix(".html").read_text()
+    for a in report["attempts"]:  # nothing left, so nothing spent: known 0, not unknown
+        m = a["measurements"]
+        assert (m["requests"], m["input_tokens"], m["output_tokens"], m["cost_usd"]) == (0, 0, 0, 0.0)
+        assert "(after 3 tries, 3 never sent)" in a["error"]
+    ends = [r for r in log_records(path) if r.get("kind") == "request" and r["state"] != "pending"]
+    assert len(ends) == 9 and {(r["state"], r["never_sent"]) for r in ends} == {("not-sent", "connection refused")}
+    assert "usage" not in json.dumps(ends)
+    ok = cli(tmp_path, "verify", str(path))
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+
+
+def test_a_request_budget_is_not_spent_by_tries_that_never_left(tmp_path):
+    proc, _, report = run_suite(tmp_path, closed_port(), "--max-requests", "1")
+    assert report["run"]["status"] == "completed", proc.stdout + proc.stderr
+    assert [a["status"] for a in report["attempts"]] == ["error"] * 3  # none "not-run" for a budget
+    assert report["requests"]["never_sent"] == 9 and report["requests"]["sent"] == 0
+
+
+@pytest.mark.parametrize("mode", ["close", "hang"])
+def test_a_request_cut_after_it_was_written_stays_possibly_billed(tmp_path, mode):
+    srv = RawServer(mode)
+    try:
+        flags = ("--timeout", "1500") if mode == "hang" else ()
+        proc, path, report = run_suite(tmp_path, srv.port, *flags, n=1, retries={"attempts": 1})
+    finally:
+        srv.close()
+    req = report["requests"]
+    assert req["sent"] == 1 and "never_sent" not in req and "tries" not in req, proc.stdout + proc.stderr
+    assert req["unknown_usage"] == 1 and req["cost_spent_usd"] == pytest.approx(0.123)  # its bound: unknown, not 0
+    [attempt] = report["attempts"]
+    assert attempt["measurements"]["cost_usd"] is None and attempt["measurements"]["requests"] in (1, None)
+    ends = [r for r in log_records(path) if r.get("kind") == "request" and r["state"] != "pending"]
+    assert [r["state"] for r in ends] == ["failed"] and "never_sent" not in ends[0]
+
+
+def test_resume_keeps_the_never_sent_count_and_older_logs_load_as_before():
+    log = ListLog()
+    ledger = Ledger(Budget(max_requests=1), log)
+    t1 = ledger.reserve(("c0", "v", 0), max_tokens=10)
+    ledger.complete(t1, ok=False, error="refused", never_sent="connection refused")
+    t2 = ledger.reserve(("c0", "v", 0), max_tokens=10)  # the budget of 1 was given back
+    ledger.complete(t2, ok=True, input_tokens=3, output_tokens=4, cost_usd=0.01)
+    before = ledger.summary()
+    assert (before["sent"], before["tries"], before["never_sent"]) == (1, 2, 1)
+    assert before["by_role"] == {"subject": 1} and ledger.by_attempt == {("c0", "v", 0): 1}
+    again = Ledger(Budget(max_requests=5))
+    again.restore(log.records)
+    assert again.summary() == {**before, "budget": again.budget.to_dict()}
+    # an older log: a batched request's not-sent end has no `never_sent`: not a try, as before
+    old = [{"kind": "request", "id": 1, "state": "pending", "attempt": ["c", "v", 0], "role": "subject"},
+           {"kind": "request", "id": 1, "state": "not-sent", "attempt": ["c", "v", 0], "error": "no batch"}]
+    legacy = Ledger(Budget())
+    legacy.restore(old)
+    s = legacy.summary()
+    assert s["sent"] == 0 and "never_sent" not in s and "tries" not in s
+
+
+def test_verify_refuses_usage_claimed_for_tries_that_never_left(tmp_path):
+    _, path, report = run_suite(tmp_path, closed_port(), n=1, retries={"attempts": 2})
+    for key, value, field in (("tokens_spent", 123, "requests.tokens_spent"),
+                              ("unknown_usage", 2, "requests.unknown_usage"),
+                              ("tries", 5, "requests.tries"),
+                              ("never_sent_reasons", {"connection refused": 1}, "requests.never_sent_reasons")):
+        bad = json.loads(json.dumps(report))
+        bad["requests"][key] = value
+        target = tmp_path / f"bad-{key}.json"
+        target.write_text(json.dumps(bad))
+        out = cli(tmp_path, "verify", str(target), "--json")
+        assert out.returncode != 0
+        assert field in [m["path"] for m in json.loads(out.stdout)["mismatches"]], (key, out.stdout)
