@@ -174,3 +174,16 @@ def test_a_role_yaml_prompt_file_is_sent_as_chat_messages_to_a_chat_provider(tmp
     (tmp_path / "two").mkdir()
     done, _ = _import(tmp_path / "two", "prompts: [file://chat.txt]\nproviders: [openai:chat:gpt-x, echo]\n", files)
     assert done.returncode == 3 and "prompt 'chat' on variant 'openai-chat-gpt-x'" in done.stdout, done.stdout
+
+
+def test_env_tags_in_prompt_and_tests_files_render_too(tmp_path):
+    # templates.ts getNunjucksEngine: `env` is a global ({...process.env, ...config.env}) when a
+    # prompt file or a tests file's assertion renders
+    files = {"p.txt": "Q: {{q}} for {{ env.CO }}\n", "t.yaml": "- vars: {q: a}\n  assert:\n"
+             "    - {type: equals, value: 'Q: a for Acme'}\n    - {type: icontains, value: '{{ env.CO }}'}\n",
+             "d.yaml": "assert: [{type: contains, value: '{{ env.CO }}'}]\n"}
+    done, cases = _import(tmp_path, "prompts: [file://p.txt]\nproviders: [echo]\nenv: {CO: Acme}\n"
+                          "defaultTest: file://d.yaml\ntests: [file://t.yaml]\n", files)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert cases[0]["expected"] == "Q: a for Acme"
+    assert _grades(tmp_path) == {"test-1": [True, True, True]}

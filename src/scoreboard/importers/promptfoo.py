@@ -20,7 +20,7 @@ from .common import Report, Source, jsonl, read_config, slug, write_output
 from .jsonref import dereference, dereference_file
 from .promptfoo_asserts import PYTHON_HEADER, Context, Skip, convert, transform_spec
 from .promptfoo_derived import declared_metrics, derived_metrics
-from .promptfoo_env import render_env
+from .promptfoo_env import EnvTags
 from .promptfoo_prompts import chat_parsed
 from .promptfoo_prompts import prompts as convert_prompts
 from .promptfoo_providers import convert_providers, prompt_pairs
@@ -53,7 +53,8 @@ def import_promptfoo(config_path: str, out_dir: str, *, run_code: bool = False) 
         raise source.error("a promptfoo config is a mapping")
     data = dereference(data, source)  # dereferenceConfig: $ref JSON pointers (assertionTemplates)
     report = Report(config_path)
-    data = render_env(data, source, report)  # readConfig: {{ env.NAME }} rendered from the config's env
+    env_tags = EnvTags(data, source, report)
+    data = env_tags.config(data)  # readConfig: {{ env.NAME }} rendered from the config's env
     if data.get("targets"):  # src/util/config/load.ts: config.targets is rewritten to config.providers
         if data.get("providers"):
             report.note("providers: replaced by targets, as promptfoo replaces them")
@@ -70,7 +71,7 @@ def import_promptfoo(config_path: str, out_dir: str, *, run_code: bool = False) 
     if data.get("description"):
         suite["description"] = str(data["description"])
     json_prompts: dict[str, Any] = {}
-    prompts = convert_prompts(data.get("prompts"), source, report, json_prompts)
+    prompts = convert_prompts(data.get("prompts"), source, report, json_prompts, env_tags.walk)
     variants, judge = convert_providers(data.get("providers"), source, report, ctx.copied)
     chat_parsed(prompts, json_prompts, variants, report)
     if len(prompts) == 1:
@@ -87,20 +88,21 @@ def import_promptfoo(config_path: str, out_dir: str, *, run_code: bool = False) 
     suite["variants"] = variants
     default = data.get("defaultTest") or {}
     if isinstance(default, str):
-        default = _load_default(default, source)
+        default = env_tags.walk(_load_default(default, source), default)
     if not isinstance(default, dict):
         raise source.error("defaultTest is a mapping", "defaultTest")
     if default.get("provider") is not None:  # evaluator.ts: testCase.provider ||= defaultTest.provider
         report.skip("defaultTest.provider", "not converted: promptfoo runs every test without a provider of its own "
                     "on this provider, not on the config's providers")
     # evaluator.ts: the tests, else (no scenarios) one empty test; then every scenario's tests
-    tests = _tests(data.get("tests"), source, report) if data.get("tests") else []
+    tests = _tests(data.get("tests"), source, report, env=env_tags.walk) if data.get("tests") else []
     if data.get("scenarios") is not None:
         tests += scenario_tests(data["scenarios"], default, source, report,
-                                lambda value, where: _tests(value, source, report, where))
+                                lambda value, where: _tests(value, source, report, where, env_tags.walk))
     elif not tests:
         tests = [("tests", {})]
     cases = _cases(tests, default, ctx)
+    env_tags.finish()
     if ctx.judged or ctx.select_best:  # pairwise judging needs the judge too
         suite["judge"] = _judge(default, judge, report)
     if ctx.select_best:
@@ -144,7 +146,8 @@ def _load_default(value: str, source: Source) -> Any:
 
 # ---- tests
 
-def _tests(value: Any, source: Source, report: Report, prefix: str = "tests") -> list[tuple[str, dict]]:
+def _tests(value: Any, source: Source, report: Report, prefix: str = "tests",
+           env: Any = None) -> list[tuple[str, dict]]:
     """Every test as (where it came from, the test mapping)."""
     items = value if isinstance(value, list) else [value]
     out: list[tuple[str, dict]] = []
@@ -164,8 +167,8 @@ def _tests(value: Any, source: Source, report: Report, prefix: str = "tests") ->
         names = source.glob(pattern, where)
         if not names:
             report.skip(where, f"no files match {pattern!r}: no tests from it")
-        for name in names:
-            out += _test_file(name, source, report)
+        for name in names:  # a tests file's {{ env.NAME }} render as promptfoo's env global renders them
+            out += [(w, env(t, w) if env else t) for w, t in _test_file(name, source, report)]
     return out
 
 

@@ -20,44 +20,48 @@ _ENV = re.compile(r"""\{\{\s*env\.(\w+)\s*(\|[^}]+)?\s*\}\}|\{\{\s*env\[['"]([^'
 _PLAIN = re.compile(r"^[^\\\"'\x00-\x1f{}%#]*$")  # a value safe inside a Nunjucks string literal
 
 
-def render_env(data: dict, source: Source, report: Report) -> dict:
-    """The config with each `{{ env.NAME }}` its `env:` sets rendered (the `env` mapping itself
-    kept as written); the others listed."""
-    env = data.get("env")
-    if env is None:
-        env = {}
-    if not isinstance(env, dict):
-        raise source.error("env is a mapping of names to values", "env")
-    values = {str(k): js_string(v) for k, v in env.items() if v is not None}
-    unset: dict[str, str] = {}
+class EnvTags:
+    """The config's `env:` values, rendering `{{ env.NAME }}` tags in the config and in the
+    prompt and tests files it names (Nunjucks' `env` global renders those when promptfoo runs);
+    `finish()` lists each name `env:` does not set."""
 
-    def text(value: str, where: str) -> str:
-        def swap(m: re.Match) -> str:
-            name, flt = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-            if name not in values:
-                unset.setdefault(name, where)
-                return m.group(0)
-            if not flt:
-                return values[name]
-            if not _PLAIN.match(values[name]):
-                report.skip(where, f"{{{{ env.{name} {flt.strip()} }}}}: a filter on a value with quotes, "
-                            "backslashes or braces is not converted")
-                return m.group(0)
-            return "{{ '" + values[name] + "' " + flt.strip() + " }}"  # the filter applied when it renders
-        return _ENV.sub(swap, value) if "env" in value else value
+    def __init__(self, data: dict, source: Source, report: Report):
+        env = data.get("env")
+        if env is not None and not isinstance(env, dict):
+            raise source.error("env is a mapping of names to values", "env")
+        self.values = {str(k): js_string(v) for k, v in (env or {}).items() if v is not None}
+        self.report = report
+        self.unset: dict[str, str] = {}
 
-    def walk(value: Any, where: str) -> Any:
+    def config(self, data: dict) -> dict:
+        return {k: (v if k == "env" else self.walk(v, k)) for k, v in data.items()}
+
+    def walk(self, value: Any, where: str) -> Any:
         if isinstance(value, str):
-            return text(value, where)
+            return self._text(value, where) if "env" in value else value
         if isinstance(value, list):
-            return [walk(v, f"{where}.{i}") for i, v in enumerate(value)]
+            return [self.walk(v, f"{where}.{i}") for i, v in enumerate(value)]
         if isinstance(value, dict):
-            return {k: walk(v, f"{where}.{k}" if where else str(k)) for k, v in value.items()}
+            return {k: self.walk(v, f"{where}.{k}" if where else str(k)) for k, v in value.items()}
         return value
 
-    out = {k: (v if k == "env" else walk(v, k)) for k, v in data.items()}
-    for name, where in unset.items():
-        report.skip(where, f"{{{{ env.{name} }}}} reads the environment variable {name} when promptfoo runs "
-                    "(the config's env: does not set it); a suite's templates read no environment (it prints "
-                    "nothing): set it under env: in the config, or write its value in")
-    return out
+    def _text(self, value: str, where: str) -> str:
+        def swap(m: re.Match) -> str:
+            name, flt = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+            if name not in self.values:
+                self.unset.setdefault(name, where)
+                return m.group(0)
+            if not flt:
+                return self.values[name]
+            if not _PLAIN.match(self.values[name]):
+                self.report.skip(where, f"{{{{ env.{name} {flt.strip()} }}}}: a filter on a value with quotes, "
+                                 "backslashes or braces is not converted")
+                return m.group(0)
+            return "{{ '" + self.values[name] + "' " + flt.strip() + " }}"  # the filter applied when it renders
+        return _ENV.sub(swap, value)
+
+    def finish(self) -> None:
+        for name, where in self.unset.items():
+            self.report.skip(where, f"{{{{ env.{name} }}}} reads the environment variable {name} when promptfoo "
+                             "runs (the config's env: does not set it); a suite's templates read no environment "
+                             "(it prints nothing): set it under env: in the config, or write its value in")

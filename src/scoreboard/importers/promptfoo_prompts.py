@@ -32,7 +32,8 @@ _NOT_JSON = object()
 _LEAF = "__promptfoo_leaf"
 
 
-def prompts(value: Any, source: Source, report: Report, json_values: dict[str, str] | None = None) -> dict[str, Any]:
+def prompts(value: Any, source: Source, report: Report, json_values: dict[str, Any] | None = None,
+            env: Any = None) -> dict[str, Any]:
     """The config's `prompts` as {name: template text or chat messages}; `json_values` gets the
     name and kind of each prompt that is JSON but no list of messages (an object, text, a number)."""
     if value is None:
@@ -71,6 +72,7 @@ def prompts(value: Any, source: Source, report: Report, json_values: dict[str, s
             report.skip(where, "a prompt is text, a file:// reference or chat messages")
     out: dict[str, Any] = {}
     for name, body, where in raw:
+        body = env(body, where) if env else body  # {{ env.NAME }}: Nunjucks' env global (promptfoo_env)
         parsed = _json_value(body) if isinstance(body, str) else body
         if isinstance(parsed, list) and parsed and all(isinstance(m, dict) for m in parsed):
             messages = _messages(parsed, where, report)
