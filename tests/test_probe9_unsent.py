@@ -180,3 +180,28 @@ def test_verify_refuses_usage_claimed_for_tries_that_never_left(tmp_path):
         out = cli(tmp_path, "verify", str(target), "--json")
         assert out.returncode != 0
         assert field in [m["path"] for m in json.loads(out.stdout)["mismatches"]], (key, out.stdout)
+
+
+def test_an_attempt_timing_out_while_still_connecting_sent_nothing(tmp_path):
+    """A listener whose accept queue is full drops the SYN: the connect hangs until the attempt's
+    timeout cancels it, before a byte of the request was written (it read "possibly billed")."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(0)
+    fill = []
+    for _ in range(4):  # never accepted: the queue stays full
+        c = socket.socket()
+        c.setblocking(False)
+        c.connect_ex(srv.getsockname())
+        fill.append(c)
+    try:
+        proc, path, report = run_suite(tmp_path, srv.getsockname()[1], "--timeout", "800", "--max-requests", "2",
+                                       n=2, retries={"attempts": 1})
+    finally:
+        for c in (*fill, srv):
+            c.close()
+    req = report["requests"]
+    assert [a["error"] for a in report["attempts"]] == ["timeout after 800 ms"] * 2, proc.stdout + proc.stderr
+    assert (req["sent"], req["never_sent"], req["possibly_billed"]) == (0, 2, [])
+    assert req["never_sent_reasons"] == {"cancelled before sending": 2} and req["cost_spent_usd"] == 0.0
+    assert "2 tries, 0 sent, 2 never sent (cancelled before sending)" in proc.stdout
