@@ -187,3 +187,13 @@ def test_env_tags_in_prompt_and_tests_files_render_too(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert cases[0]["expected"] == "Q: a for Acme"
     assert _grades(tmp_path) == {"test-1": [True, True, True]}
+
+
+def test_a_text_prompt_anthropic_would_reshape_is_listed_for_anthropic_variants(tmp_path):
+    # providers/anthropic/util.ts parseMessages: a text prompt's lines are trimmed, blank ones
+    # dropped, `system:` / `user:` lines become the system prompt and turns; the suite sends the text
+    done, _ = _import(tmp_path, "prompts:\n  - |\n    system: Be brief\n\n    user: {{q}}\n  - 'Just {{q}}'\n"
+                      "providers: [anthropic:messages:claude-x, echo]\ntests: [{vars: {q: hi}}]\n")
+    assert done.returncode == 3, done.stdout + done.stderr
+    listed = [line for line in done.stdout.splitlines() if "anthropic provider trims every line" in line]
+    assert len(listed) == 1 and "prompt 'prompt-1' on variant 'anthropic-messages-claude-x'" in listed[0], listed

@@ -309,6 +309,27 @@ def chat_parsed(prompts: dict[str, Any], json_values: dict[str, Any], variants: 
                    "JSON text as one user message instead (make the prompt a list of messages to send messages)")
         for vname in chat:
             report.skip(f"prompt {pname!r} on variant {vname!r}", f"not converted: {why}")
+    _anthropic_text(prompts, variants, report)
+
+
+_ROLE_LINES = ("system:", "user:", "assistant:", "thinking:")
+
+
+def _anthropic_text(prompts: dict[str, Any], variants: dict[str, dict], report: Report) -> None:
+    """promptfoo's anthropic provider reads a rendered prompt that is no JSON list as lines
+    (src/providers/anthropic/util.ts parseMessages): each line trimmed, blank lines dropped, a
+    `system:` line the system prompt, `user:` / `assistant:` lines turns. A prompt whose own text
+    that changes is listed for each anthropic variant (the suite sends the text as written)."""
+    names = [n for n, v in variants.items() if (v.get("subject") or {}).get("type") == "anthropic"]
+    for pname, template in prompts.items():
+        if not names or not isinstance(template, str):
+            continue
+        lines = js_trim(template).split("\n")
+        if any(line != js_trim(line) or not line or line.startswith(_ROLE_LINES) for line in lines):
+            for vname in names:
+                report.skip(f"prompt {pname!r} on variant {vname!r}", "not converted as promptfoo sends it: its "
+                            "anthropic provider trims every line of a text prompt, drops blank lines and reads "
+                            "`system:` / `user:` / `assistant:` lines as messages; the suite sends the text as written")
 
 
 def _json_template(value: Any, where: str, report: Report) -> str | None:
