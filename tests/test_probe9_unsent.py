@@ -205,3 +205,27 @@ def test_an_attempt_timing_out_while_still_connecting_sent_nothing(tmp_path):
     assert (req["sent"], req["never_sent"], req["possibly_billed"]) == (0, 2, [])
     assert req["never_sent_reasons"] == {"cancelled before sending": 2} and req["cost_spent_usd"] == 0.0
     assert "2 tries, 0 sent, 2 never sent (cancelled before sending)" in proc.stdout
+
+
+def test_a_judge_whose_requests_never_left_spent_a_known_zero(tmp_path):
+    """Each grade's judge usage read "1 request, cost unknown" though no try reached the judge."""
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps({"id": f"c{i}", "input": f"q{i}"}) + "\n"
+                                                  for i in range(2)))
+    judge = {"type": "openai", "base_url": f"http://127.0.0.1:{closed_port()}/v1", "model": "j",
+             "params": {"max_tokens": 50}, "price": {"input_per_mtok": 100, "output_per_mtok": 100},
+             "retries": {"attempts": 2, "base_delay_s": 0.001}}
+    (tmp_path / "suite.json").write_text(json.dumps({
+        "name": "unsent", "cases": "cases.jsonl", "formats": ["json"], "judge": judge, "concurrency": 1,
+        "subject": {"type": "mock", "outputs": {"c0": "a", "c1": "b"}},
+        "graders": [{"llm-judge": {"prompt": "Is {{ output }} right?"}}]}))
+    proc = cli(tmp_path, "run", "suite.json", "--no-progress", "--max-cost", "0.2")  # a judge call's bound: ~$0.06
+    [path] = (tmp_path / "eval-results" / "unsent").glob("*.json")
+    report = json.loads(path.read_text())
+    assert report["run"]["status"] == "completed", proc.stdout + proc.stderr
+    assert report["requests"]["never_sent"] == 4 and report["requests"]["sent"] == 0
+    for a in report["attempts"]:
+        [grade] = a["grades"]
+        assert grade["judge_failure"] is True
+        assert grade["judge"]["usage"] == {"requests": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
+    usage = report["summary"]["judges"]["variants"]["mock"]["usage"]
+    assert usage["cost_usd"]["unknown_count"] == 0 and usage["cost_usd"]["total"] == 0.0

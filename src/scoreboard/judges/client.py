@@ -191,9 +191,14 @@ class Judge:
             except BudgetExceeded:
                 raise
             except SubjectError as exc:
-                # An HTTP judge that retried says how many requests it sent before giving up.
-                sent = getattr(getattr(exc, "measurements", None), "requests", None)
-                usage.unknown(sent if isinstance(sent, int) else 1)
+                # An HTTP judge that retried says how many requests it sent before giving up; one
+                # none of whose tries left (connection refused) spent a known 0, not an unknown.
+                m = getattr(exc, "measurements", None)
+                sent = getattr(m, "requests", None)
+                if sent == 0 and m.cost_usd == 0 and m.input_tokens == 0 and m.output_tokens == 0:
+                    usage.add(m)
+                else:
+                    usage.unknown(sent if isinstance(sent, int) else 1)
                 if exc.stop_run and self.ledger is not None:
                     # 402 / quota from the judge's provider stops the run like a subject's does.
                     self.ledger.halt(str(exc))
