@@ -229,3 +229,34 @@ def test_a_judge_whose_requests_never_left_spent_a_known_zero(tmp_path):
         assert grade["judge"]["usage"] == {"requests": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
     usage = report["summary"]["judges"]["variants"]["mock"]["usage"]
     assert usage["cost_usd"]["unknown_count"] == 0 and usage["cost_usd"]["total"] == 0.0
+
+
+def test_a_resumed_run_keeps_the_tries_that_never_left(tmp_path, fake_provider):
+    """The first part: variant `gone` is refused (never sent), variant `live` gets a 402 that stops
+    the run; the resumed part finishes. The report still counts the refused tries of the first."""
+    fake_provider.push("chat", 402)
+    fake_provider.set_default("chat", {"reply": "q"})
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps({"id": f"c{i}", "input": "q", "expected": "q"}) + "\n"
+                                                  for i in range(3)))
+    common = {"type": "openai", "model": "m", "params": {"max_tokens": 50}, "price": PRICE,
+              "retries": {"attempts": 2, "base_delay_s": 0.001}}
+    suite = {"name": "unsent", "cases": "cases.jsonl", "concurrency": 1, "formats": ["json", "md"],
+             "variants": {"gone": {"subject": {**common, "base_url": f"http://127.0.0.1:{closed_port()}/v1"}},
+                          "live": {"subject": {**common, "base_url": fake_provider.base_url + "/v1"}}}}
+    (tmp_path / "suite.json").write_text(json.dumps(suite))
+    first = cli(tmp_path, "run", "suite.json", "--no-progress")
+    [path] = (tmp_path / "eval-results" / "unsent").glob("*.json")
+    report = json.loads(path.read_text())
+    assert report["run"]["status"] == "stopped", first.stdout + first.stderr
+    before = report["requests"]
+    assert before["sent"] == 1 and before["never_sent"] >= 2 and before["tries"] == 1 + before["never_sent"]
+    second = cli(tmp_path, "run", "--resume", str(path.with_suffix("")), "--no-progress")
+    report = json.loads(path.read_text())
+    req = report["requests"]
+    assert report["run"]["status"] == "completed", second.stdout + second.stderr
+    assert req["never_sent"] == 6 and req["never_sent_reasons"] == {"connection refused": 6}  # 3 cases x 2 tries
+    assert req["sent"] == 1 + req["completed"] and req["completed"] >= 2 and req["tries"] == req["sent"] + 6
+    line = f"{req['tries']} tries, {req['sent']} sent, 6 never sent (connection refused): {req['completed']} answered"
+    assert line in path.with_suffix(".md").read_text()
+    ok = cli(tmp_path, "verify", str(path))
+    assert ok.returncode == 0, ok.stdout + ok.stderr
