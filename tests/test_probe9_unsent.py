@@ -260,3 +260,21 @@ def test_a_resumed_run_keeps_the_tries_that_never_left(tmp_path, fake_provider):
     assert line in path.with_suffix(".md").read_text()
     ok = cli(tmp_path, "verify", str(path))
     assert ok.returncode == 0, ok.stdout + ok.stderr
+
+
+def test_the_ray_ledger_service_counts_a_never_sent_try_as_no_request_of_its_attempt(tmp_path):
+    """A lost worker's attempt that sent nothing is run again (requests_of == 0): a try that never
+    left is not one of its requests, and the service's ledger counts it apart."""
+    from scoreboard.engine.ray_ledger import LedgerService
+
+    service = LedgerService(Budget(max_requests=1).to_dict(), str(tmp_path / "attempts.jsonl"), Ledger().snapshot())
+    first = service.reserve(["c0", "v", 0], {"max_tokens": 10}, "n1")
+    service.complete(first["id"], {"ok": False, "error": "refused", "never_sent": "connection refused", "nonce": "n1"})
+    assert service.requests_of(["c0", "v", 0]) == 0
+    second = service.reserve(["c0", "v", 0], {"max_tokens": 10}, "n2")  # the request budget was given back
+    assert "id" in second
+    service.complete(second["id"], {"ok": True, "input_tokens": 1, "output_tokens": 1, "nonce": "n2"})
+    assert service.requests_of(["c0", "v", 0]) == 1
+    state = service.state()
+    service.close()
+    assert (state["sent"], state["unsent"], state["unsent_reasons"]) == (1, 1, {"connection refused": 1})

@@ -62,6 +62,8 @@ class LedgerService:
         ticket = self.open.pop(ticket_id, None)
         self.nonces.pop(outcome.pop("nonce", None), None)
         if ticket is not None:
+            if outcome.get("never_sent"):  # it never left: not one of its attempt's requests
+                self.reserved_here[ticket.attempt] = self.reserved_here.get(ticket.attempt, 1) - 1
             self.ledger.complete(ticket, **outcome)
 
     def halt(self, reason: str) -> None:
