@@ -278,3 +278,40 @@ def test_the_ray_ledger_service_counts_a_never_sent_try_as_no_request_of_its_att
     state = service.state()
     service.close()
     assert (state["sent"], state["unsent"], state["unsent_reasons"]) == (1, 1, {"connection refused": 1})
+
+
+def test_the_probe_rides_the_connector_not_aiohttp_tracing():
+    # A trace config makes aiohttp build and await a signal for every stage of every request
+    # (25-40 us of CPU a request, measured against the kit's mock); the connector marks the
+    # try's probe instead, and only once it has a connection.
+    import asyncio
+
+    from scoreboard.subjects._pool import Pool
+    from scoreboard.subjects._unsent import ProbingConnector, SentProbe, probing
+
+    async def check():
+        server = await asyncio.start_server(lambda r, w: w.close(), "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        pool = Pool(8)
+        session = pool.session(asyncio.get_running_loop(), dict)
+        assert isinstance(session.connector, ProbingConnector)
+        assert not session.trace_configs
+        refused = socket.socket()
+        refused.bind(("127.0.0.1", 0))
+        dead = refused.getsockname()[1]
+        refused.close()
+        outcomes = {}
+        for name, url in (("refused", f"http://127.0.0.1:{dead}/"), ("accepted", f"http://127.0.0.1:{port}/")):
+            probe = SentProbe()
+            probing(probe)
+            try:
+                async with session.post(url, data=b"{}") as resp:
+                    await resp.read()
+            except Exception:
+                pass
+            outcomes[name] = probe.sent
+        await pool.aclose()
+        server.close()
+        return outcomes
+
+    assert asyncio.run(check()) == {"refused": False, "accepted": True}

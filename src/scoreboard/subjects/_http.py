@@ -36,7 +36,7 @@ from ._bounded import read_body
 from ._http_options import HTTPOptions
 from ._limits import Limiter
 from ._pool import Pool
-from ._unsent import SentProbe, never_sent_reason
+from ._unsent import SentProbe, never_sent_reason, probing
 from ._wire import (  # noqa: F401  (re-exported for the subject kinds)
     Reply,
     as_int, connection_detail,
@@ -305,9 +305,10 @@ class HTTPSubject(HTTPOptions, Subject):
         """One request and its parsed reply, with its status; every way it can fail is a SubjectError
         (retryable for a lost connection; `never_sent` says why one that failed before a byte of
         the request was written never left: `probe` learns whether it was written)."""
+        probing(probe)  # the connector marks it once it has a connection for this try
         try:
             async with session.request(self.method, url, data=payload, headers=headers,
-                                       allow_redirects=False, trace_request_ctx=probe) as resp:
+                                       allow_redirects=False) as resp:
                 status = resp.status
                 ok = status < 300
                 end = self.stream_end if stream and ok and self.stream_end_line is not None else None

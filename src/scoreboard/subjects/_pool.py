@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import aiohttp
 
-from ._unsent import trace_config
+from ._unsent import ProbingConnector
 
 
 def connection_limit(max_concurrency: int | None, prepared: int | None) -> int:
@@ -76,10 +76,9 @@ class Pool:
         fixed = {"Content-Type": "application/json", **headers()}
         # limit_per_host=0: all of a subject's requests go to one host, so a per-host cap would
         # be the same silent cap as `limit`.
-        connector = aiohttp.TCPConnector(limit=self.limit, limit_per_host=0)
+        connector = ProbingConnector(limit=self.limit, limit_per_host=0)
         self._session = aiohttp.ClientSession(connector=connector, headers=fixed, trust_env=False,
-                                              timeout=aiohttp.ClientTimeout(total=None),
-                                              trace_configs=[trace_config()])
+                                              timeout=aiohttp.ClientTimeout(total=None))
         self.loop = loop
         return self._session
 
