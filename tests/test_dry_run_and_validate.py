@@ -44,7 +44,7 @@ REFUSED = [
     ("subject-typo", {"subject": {"type": "openai", "base_url": CLOSED, "model": "m", "temprature": 0}},
      "field 'subject.temprature'", "unknown field"),
     ("variant-subject-typo", {"variants": {"a": {"subject": "mock"}, "b": {"subject": {
-        "type": "http", "url": "http://127.0.0.1:9/x", "outptu_path": "text"}}}}, "field 'subject.outptu_path'",
+        "type": "http", "url": "http://127.0.0.1:9/x", "outptu_path": "text"}}}}, "field 'variants.b.subject.outptu_path'",
      "unknown field"),
     ("python-module-missing", {"subject": "python:no_such_module_here:answer"}, "no_such_module_here", ""),
     ("command-missing", {"subject": "command:./not-there.sh {input}"}, "not-there.sh", "not found"),

@@ -145,7 +145,7 @@ def test_allowlists_are_checked_when_the_suite_loads(tmp_path):
     (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite))
     with pytest.raises(ConfigError) as err:
         load_suite(tmp_path / "suite.yaml")
-    assert "'api.example.com' is not host:port" in str(err.value) and err.value.field == "subject.network.allow"
+    assert "'api.example.com' is not host:port" in str(err.value) and err.value.field == "variants.a.subject.network.allow"
     suite["variants"]["a"]["subject"] = {"type": "claude-cli", "agent": {"network": {"allow": ["h:99999"]}}}
     (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite))
     with pytest.raises(ConfigError) as err:

@@ -126,15 +126,20 @@ def check_budget_bounds(subject: Subject, cfg: SuiteConfig, params: dict, flags:
 
 
 @contextmanager
-def in_variant(name: str) -> Iterator[None]:
-    """A subject or skill error names the variant it belongs to."""
+def in_variant(name: str, subject_field: str | None = None) -> Iterator[None]:
+    """A subject or skill error names the variant it belongs to; with `subject_field` (where the
+    variant's subject is in the suite file: `variants.NAME.subject`), a field in the subject spec
+    is named at that place (the subject knows only `subject.FIELD`)."""
     try:
         yield
     except ConfigError as exc:
         if exc.detail.startswith("variant "):
             raise
+        field = exc.field
+        if subject_field and exc.flag is None and field and (field == "subject" or field.startswith("subject.")):
+            field = subject_field + field[len("subject"):]
         raise ConfigError(f"variant {name!r}: {exc.detail}", file=exc.file, line=exc.line,
-                          case_id=exc.case_id, field=exc.field, flag=exc.flag) from None
+                          case_id=exc.case_id, field=field, flag=exc.flag) from None
 
 
 

@@ -78,13 +78,14 @@ def _variant_configs(cfg: SuiteConfig, flags: dict) -> list[dict]:
             [(v.name, v) for v in cfg.variants]
         out = []
         for index, (name, v) in enumerate(items):
+            own = f"variants.{name if isinstance(cfg.variants, dict) else index}"  # its place in the file
             subject = v.subject if v.subject is not None else cfg.subject
             if subject is None:
-                raise ConfigError("variant has no subject and the suite names none",
-                                  field=f"variants.{name or index}.subject")
+                raise ConfigError("variant has no subject and the suite names none", field=f"{own}.subject")
             label = name or (skill_name(v.skill) if v.skill else _subject_name(subject))
             out.append({"name": unique_name(label, taken), "subject": subject, "skill": v.skill,
-                        "params": v.params, "prompt": v.prompt})
+                        "params": v.params, "prompt": v.prompt, "field": own,
+                        "subject_field": f"{own}.subject" if v.subject is not None else "subject"})
         return out
     if cfg.subject is not None:
         return [{"name": unique_name(_subject_name(cfg.subject), taken), "subject": cfg.subject}]
@@ -135,7 +136,7 @@ def build_variants(cfg: SuiteConfig, flags: dict, places: Places, dry_run: bool,
             loaded["prompt"] = load_template(cfg.prompt, "prompt", places, field="prompt",
                                              undefined=cfg.template_undefined)
     for vc in configs:
-        with errors.each(), in_file(source), in_variant(vc["name"]):
+        with errors.each(), in_file(source), in_variant(vc["name"], vc.get("subject_field")):
             base = Path.cwd() if subject_flag else places.suite_dir
             check_data_file(vc["subject"], places, subject_flag)
             subject = build_subject(prepare_subject_spec(vc["subject"], cfg), base)
@@ -147,7 +148,7 @@ def build_variants(cfg: SuiteConfig, flags: dict, places: Places, dry_run: bool,
             own = vc.get("prompt")
             template = loaded.get("prompt")
             if own is not None:
-                field = vc.get("prompt_field") or f"variants.{vc['name']}.prompt"
+                field = vc.get("prompt_field") or f"{vc.get('field') or 'variants.' + vc['name']}.prompt"
                 if field not in loaded:
                     loaded[field] = None  # a failed load is said once, not for every variant again
                     loaded[field] = load_template(own, vc.get("prompt_name") or "prompt", places, field=field,
@@ -158,11 +159,11 @@ def build_variants(cfg: SuiteConfig, flags: dict, places: Places, dry_run: bool,
             if unused and warnings is not None and subject.takes_params is False:
                 # variants that differ only in params nothing receives are one variant twice
                 where = f"{source}, " if source else ""
-                warnings.append(f"{where}field 'variants.{vc['name']}.params': the {subject.kind} subject is sent no "
+                warnings.append(f"{where}field '{vc.get('field') or 'variants.' + vc['name']}.params': the {subject.kind} subject is sent no "
                                 f"params, so these ({', '.join(unused)}) change nothing; {subject.params_hint}")
             check_params = getattr(subject, "check_params", None)
             if check_params is not None and vc.get("params"):
-                check_params(vc["params"], f"variants.{vc['name']}.params")
+                check_params(vc["params"], f"{vc.get('field') or 'variants.' + vc['name']}.params")
             check_budget_bounds(subject, cfg, vc.get("params") or {}, flags)
             variants.append(Variant(vc["name"], subject, skill_text, skill_path, vc.get("params") or {}, template,
                                     skill_folder))
