@@ -223,10 +223,10 @@ def test_a_suite_with_several_mistakes_reports_them_all_with_suggestions(tmp_pat
     (tmp_path / "s.yaml").write_text("cases: cases.jsonl\nsubject: mock\nrunz: 3\nconcurency: 2\n"
                                      "limits: {max_cass: 3}\nformats: [pdf]\n", encoding="utf-8")
     lines = errors_of(cli(tmp_path, "validate", "s.yaml"))
-    assert "s.yaml, field 'runz': unknown field (did you mean 'runs'?)" in lines
-    assert "s.yaml, field 'concurency': unknown field (did you mean 'concurrency'?)" in lines
-    assert "s.yaml, field 'limits.max_cass': unknown field (did you mean 'max_cases'?)" in lines
-    assert "s.yaml, field 'formats.0': must be one of 'json', 'md', 'html' or 'junit' (got 'pdf')" in lines
+    assert "s.yaml:3, field 'runz': unknown field (did you mean 'runs'?)" in lines
+    assert "s.yaml:4, field 'concurency': unknown field (did you mean 'concurrency'?)" in lines
+    assert "s.yaml:5, field 'limits.max_cass': unknown field (did you mean 'max_cases'?)" in lines
+    assert "s.yaml:6, field 'formats.0': must be one of 'json', 'md', 'html' or 'junit' (got 'pdf')" in lines
 
 
 def test_variants_are_all_checked(tmp_path):

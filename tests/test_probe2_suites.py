@@ -108,7 +108,7 @@ def test_a_bad_transform_is_named_where_it_is_written_not_as_each_case_s_graders
     proc = scoreboard("validate", str(suite), cwd=tmp_path)
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines() == [  # once, even where no case has a grader to fold it into
-        f"scoreboard: error: {suite}, field 'defaults.transform': invalid regex '[' in 'first-match': "
+        f"scoreboard: error: {suite}:5, field 'defaults.transform': invalid regex '[' in 'first-match': "
         "unterminated character set at position 0"]
     cases = [{"id": "a", "input": "x", "expected": "x"},
              {"id": "b", "input": "y", "transform": {"bogus": 1}, "graders": []}]
@@ -126,7 +126,7 @@ def test_a_threshold_or_reducer_value_of_true_is_refused_not_read_as_1(tmp_path)
         proc = scoreboard("validate", str(write_suite(tmp_path, cases, extra=extra)), cwd=tmp_path)
         assert proc.returncode == 1
         assert proc.stderr.strip().splitlines() == [
-            f"scoreboard: error: {tmp_path / 'suite.yaml'}, field '{field}': must be a number (got True)"]
+            f"scoreboard: error: {tmp_path / 'suite.yaml'}:5, field '{field}': must be a number (got True)"]
     proc = scoreboard("validate", str(write_suite(tmp_path, cases, extra="defaults: {threshold: 1}\n")), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
 
@@ -216,16 +216,16 @@ def test_prompt_axis_mistakes_name_the_suite_file_and_the_variant(tmp_path):
     cases = [{"id": "a", "vars": {"country": "France"}, "graders": [{"contains": "France"}]}]
     for extra, said in [
         ("prompts: {terse: 'T {{ country }}'}\nvariants: {x: {prompt: 'X {{ country }}'}}\n",
-         "field 'variants.x.prompt': variant 'x' has its own 'prompt', which cannot be crossed with the "
+         "6, field 'variants.x.prompt': variant 'x' has its own 'prompt', which cannot be crossed with the "
          "suite's 'prompts' (give one or the other)"),
         ("prompt: 'P {{ country }}'\nprompts: {terse: 'T {{ country }}'}\n",
-         "field 'prompts': give 'prompt' or 'prompts', not both"),
-        ("prompts: []\n", "field 'prompts': 'prompts' is empty: give at least one prompt, or leave it out"),
+         "6, field 'prompts': give 'prompt' or 'prompts', not both"),
+        ("prompts: []\n", "5, field 'prompts': 'prompts' is empty: give at least one prompt, or leave it out"),
     ]:
         suite = write_suite(tmp_path, cases, extra=extra)
         proc = scoreboard("validate", str(suite), cwd=tmp_path)
         assert proc.returncode == 1
-        assert proc.stderr.strip().splitlines() == [f"scoreboard: error: {suite}, {said}"]
+        assert proc.stderr.strip().splitlines() == [f"scoreboard: error: {suite}:{said}"]
 
 
 def test_a_derived_metric_naming_a_metric_no_grader_declares_is_warned_of_before_running(tmp_path):
@@ -268,7 +268,7 @@ def test_a_missing_or_uncallable_grader_function_names_its_file_not_an_internal_
         proc = scoreboard("validate", str(suite), cwd=tmp_path)
         assert proc.returncode == 1
         assert proc.stderr.strip().splitlines() == [
-            f"scoreboard: error: {suite}, field 'graders[0]': grader 'python': "
+            f"scoreboard: error: {suite}:5, field 'graders[0]': grader 'python': "
             + said.format(file=tmp_path.resolve() / "checks.py")]
 
 
@@ -279,5 +279,5 @@ def test_a_prompt_that_includes_another_file_is_refused_at_load_naming_the_promp
     proc = scoreboard("validate", str(suite), cwd=tmp_path)
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines() == [
-        f"scoreboard: error: {suite}, field 'prompt': prompt 'prompt': {{% include %}} on its line 2: "
+        f"scoreboard: error: {suite}:5, field 'prompt': prompt 'prompt': {{% include %}} on its line 2: "
         "a template cannot load another file (give a file as the whole prompt: \"@path\")"]

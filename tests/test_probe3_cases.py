@@ -146,7 +146,7 @@ def test_dataset_entry_error_names_the_item(tmp_path, cases, field):
     suite = write_dataset_suite(tmp_path, cases)
     err = one_error(scoreboard("validate", str(suite), cwd=tmp_path))
     assert len(err.strip().splitlines()) == 1, err
-    assert f"suite.yaml, field {field!r}:" in err, err
+    assert f"suite.yaml:2, field {field!r}:" in err, err  # the line of `cases:`
 
 
 # --- 5. a gold directory reports every bad entry (up to 20), a duplicate key names its line ---
@@ -224,7 +224,7 @@ def test_inspect_template_width_is_refused_at_load(tmp_path):
     suite = write_dataset_suite(
         tmp_path, "[{format: inspect, path: mc.jsonl, template: '{question}{choices}{letters:>1000000000000000}'}]")
     err = one_error(scoreboard("validate", str(suite), cwd=tmp_path))
-    assert "suite.yaml, field 'cases.0.template'" in err and "more than" in err, err
+    assert "suite.yaml:2, field 'cases.0.template'" in err and "more than" in err, err
     assert "internal error" not in err and "MemoryError" not in err
 
 

@@ -169,7 +169,7 @@ def test_a_judge_prompt_naming_an_undefined_variable_is_refused_at_load(tmp_path
     name = next(iter(grader))
     err = done.stderr.strip().splitlines()
     assert len(err) == 1
-    assert err[0].startswith(f"scoreboard: error: suite.json, field 'graders[1]': grader '{name}': the prompt names '")
+    assert err[0].startswith(f"scoreboard: error: suite.json:1, field 'graders[1]': grader '{name}': the prompt names '")
     assert "which a judge prompt is not given: it may use output, expected, input, vars, metadata, rubric" in err[0]
 
 
@@ -212,7 +212,7 @@ def test_a_bad_judge_spec_is_blamed_on_the_judge_not_a_subject(tmp_path, judge, 
     path.write_text(json.dumps({**suite, "judge": judge}), encoding="utf-8")
     with pytest.raises(ConfigError) as own:
         load_suite(path)
-    assert str(own.value).startswith(f"{path}, field '{field}': ")
+    assert str(own.value).startswith(f"{path}:1, field '{field}': ")  # a one-line JSON file
 
 
 def test_a_judge_spec_string_of_an_unknown_kind_is_blamed_on_the_judge(tmp_path):

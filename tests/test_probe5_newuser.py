@@ -41,7 +41,7 @@ def test_a_suite_grader_error_is_said_once_not_again_for_every_case_under_a_defa
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
-    assert lines[0].startswith("scoreboard: error: suite.yaml, field 'graders[0]': unknown grader 'exactt'")
+    assert lines[0].startswith("scoreboard: error: suite.yaml:4, field 'graders[0]': unknown grader 'exactt'")
     assert "cases.jsonl" not in done.stderr
 
 
@@ -168,11 +168,11 @@ def test_a_suite_without_variants_is_named_in_the_error(tmp_path):
     (tmp_path / "suite.yaml").write_text("name: x\ncases: cases.jsonl\nvariants: {}\n", encoding="utf-8")
     done = cli(tmp_path, "validate", "suite.yaml")
     assert done.returncode == 1
-    assert done.stderr.startswith("scoreboard: error: suite.yaml, field 'variants': no variants"), done.stderr
+    assert done.stderr.startswith("scoreboard: error: suite.yaml:3, field 'variants': no variants"), done.stderr
     (tmp_path / "suite.yaml").write_text("name: x\ncases: cases.jsonl\nvariants: {a: {params: {t: 1}}}\n",
                                          encoding="utf-8")
     done = cli(tmp_path, "validate", "suite.yaml")
-    assert done.stderr.startswith("scoreboard: error: suite.yaml, field 'variants.a.subject': "), done.stderr
+    assert done.stderr.startswith("scoreboard: error: suite.yaml:3, field 'variants.a.subject': "), done.stderr
     # a flag's error still names the flag, not the suite
     done = cli(tmp_path, "validate", "suite.yaml")
     done = cli(tmp_path, "run", "suite.yaml", "--vs", "x.md")

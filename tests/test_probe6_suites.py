@@ -98,7 +98,7 @@ def test_an_unknown_gate_name_suggests_the_metric_the_suite_declares(tmp_path):
     assert proc.returncode == 1
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(
-        f"scoreboard: error: {suite}, field 'fail_under_metrics': unknown metric 'qualty' (did you mean 'quality'?")
+        f"scoreboard: error: {suite}:6, field 'fail_under_metrics': unknown metric 'qualty' (did you mean 'quality'?")
     assert not (tmp_path / "out").exists()
 
 
@@ -213,7 +213,7 @@ def test_a_metric_written_among_a_grader_s_options_says_where_it_goes(tmp_path):
     proc = scoreboard("validate", str(suite), cwd=tmp_path)
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines() == [
-        f"scoreboard: error: {suite}, field 'graders[0]': grader 'contains': unknown option 'metric' (known: "
+        f"scoreboard: error: {suite}:4, field 'graders[0]': grader 'contains': unknown option 'metric' (known: "
         "patterns, values, mode, ignore_case, fold); 'metric' goes beside the grader's name: "
         "{contains: {...}, metric: ...}"], proc.stderr
 
@@ -280,5 +280,5 @@ def test_a_derived_metric_named_like_a_declared_metric_is_refused(tmp_path):
     proc = scoreboard("validate", str(suite), cwd=tmp_path)
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines() == [
-        f"scoreboard: error: {suite}, field 'derived_metrics.accuracy': 'accuracy' is already a metric a grader "
+        f"scoreboard: error: {suite}:5, field 'derived_metrics.accuracy': 'accuracy' is already a metric a grader "
         "declares: give the derived metric another name"], proc.stderr

@@ -107,7 +107,7 @@ def test_a_shared_prompt_file_error_is_said_once_not_once_per_variant(tmp_path, 
         assert proc.returncode == 1, (command, proc.stderr)
         lines = proc.stderr.splitlines()
         assert len(lines) == 1, (command, proc.stderr)
-        assert lines[0].startswith("scoreboard: error: suite.json, field 'prompt': "), lines
+        assert lines[0].startswith("scoreboard: error: suite.json:1, field 'prompt': "), lines
         assert "prompts/q.txt" in lines[0] and words in lines[0] and "variant" not in lines[0], lines
     assert not (tmp_path / "out").exists()
 
@@ -130,7 +130,7 @@ def test_a_misspelt_variant_in_the_suites_fail_under_is_named_with_a_suggestion_
     proc = cli(tmp_path, "validate", suite.name)
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.splitlines() == [
-        "scoreboard: error: suite.json, field 'fail_under': names an unknown variant 'carefull' "
+        "scoreboard: error: suite.json:1, field 'fail_under': names an unknown variant 'carefull' "
         "(variants: plain, careful); did you mean 'careful'?"], proc.stderr
     suite = own_suite(tmp_path, "mock")
     proc = cli(tmp_path, "run", suite.name, "--fail-under", "carefull=0.9")
@@ -180,7 +180,7 @@ def test_a_misspelt_grader_function_names_the_function_the_file_has(tmp_path, sp
     proc = cli(tmp_path, "validate", suite.name)
     assert proc.returncode == 1, proc.stderr
     (line,) = proc.stderr.splitlines()
-    assert line.startswith("scoreboard: error: suite.json, field 'graders[0]': "), line
+    assert line.startswith("scoreboard: error: suite.json:1, field 'graders[0]': "), line
     assert "'shrot'" in line and line.endswith("(did you mean 'short'?)"), line
 
 
@@ -204,7 +204,7 @@ def test_an_inline_expression_with_a_misspelt_name_is_refused_when_the_suite_loa
         proc = cli(tmp_path, command, suite.name)
         assert proc.returncode == 1, (command, proc.stderr)
         (line,) = proc.stderr.splitlines()
-        assert line.startswith("scoreboard: error: suite.json, field 'graders[0]': grader 'python': "), line
+        assert line.startswith("scoreboard: error: suite.json:1, field 'graders[0]': grader 'python': "), line
         assert "'outptu'" in line and "(did you mean 'output'?)" in line, line
     assert not (tmp_path / "out").exists()
 
@@ -232,7 +232,7 @@ def test_a_misspelt_grader_option_gets_a_suggestion_and_no_internal_names(tmp_pa
     proc = cli(tmp_path, "validate", suite.name)
     assert proc.returncode == 1, proc.stderr
     (line,) = proc.stderr.splitlines()
-    assert line.startswith("scoreboard: error: suite.json, field 'graders[0]': grader 'python': "
+    assert line.startswith("scoreboard: error: suite.json:1, field 'graders[0]': grader 'python': "
                            "unknown option 'treshold' (known: "), line
     assert "_fn" not in line and line.endswith("(did you mean 'threshold'?)"), line
     suite = own_suite(tmp_path, "mock", graders=[{"contains": {"paterns": ["Paris"]}}])

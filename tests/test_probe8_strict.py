@@ -97,7 +97,7 @@ def test_runs_given_as_text_fails_validate_with_one_line_and_exit_1(tmp_path):
     proc = scoreboard("validate", str(suite), cwd=tmp_path)
     assert proc.returncode == 1, proc.stdout
     assert proc.stderr.strip().splitlines() == [
-        f"scoreboard: error: {suite}, field 'runs': must be a whole number (got '3')"]
+        f"scoreboard: error: {suite}:4, field 'runs': must be a whole number (got '3')"]
 
 
 def test_yaml_exponent_without_a_dot_is_a_number_where_a_number_is_wanted(tmp_path):
@@ -159,7 +159,7 @@ def test_a_variant_naming_a_mode_its_task_lacks_fails_validate_not_every_attempt
     proc = scoreboard("validate", str(suite), cwd=tmp_path)
     assert proc.returncode == 1, proc.stdout
     assert proc.stderr.strip().splitlines() == [
-        f"scoreboard: error: {suite}, field 'variants.hostile-result.params.mode': variant 'hostile-result' "
+        f"scoreboard: error: {suite}:17, field 'variants.hostile-result.params.mode': variant 'hostile-result' "
         "runs mode 'hostile-reslt', which task 'wishlist' does not have (its modes: ordinary, hostile, "
         "hostile-schema, hostile-result)"]
 
@@ -176,8 +176,8 @@ def test_a_variant_naming_a_mode_its_task_lacks_fails_validate_not_every_attempt
 def test_a_task_mode_is_checked_when_the_suite_loads(tmp_path, mode_line, modes, wanted):
     suite = agent_suite(tmp_path, mode_line, modes)
     lines = refused(suite)  # one line per variant that cannot run its task
-    assert all(line.startswith(f"{suite}, field 'variants.") for line in lines), lines
-    ours = [line for line in lines if line.startswith(f"{suite}, field 'variants.hostile-result.params.mode': ")]
+    assert all(line.startswith(f"{suite}:") and ", field 'variants." in line for line in lines), lines
+    ours = [line for line in lines if line.startswith(f"{suite}:17, field 'variants.hostile-result.params.mode': ")]
     assert len(ours) == 1 and wanted in ours[0], lines
 
 
@@ -197,7 +197,7 @@ def test_the_suites_own_subject_spec_error_names_the_suite_file(tmp_path, text, 
     proc = scoreboard("validate", str(suite), cwd=tmp_path)
     assert proc.returncode == 1, proc.stdout
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"scoreboard: error: {suite}, field '{field}': "), lines
+    assert len(lines) == 1 and lines[0].startswith(f"scoreboard: error: {suite}:2, field '{field}': "), lines
 
 
 def test_a_subject_flag_error_still_names_the_flag_not_the_suite(tmp_path):
@@ -229,7 +229,8 @@ def test_a_model_params_value_scoreboard_reads_is_typed(tmp_path, subject, varia
                      + f"variants: {{a: {{params: {variant_params}}}}}\n")
     lines = refused(suite)
     assert len(lines) == 1, lines
-    assert lines[0].startswith(f"{suite}, field '{field}': ") and wanted in lines[0], lines
+    line = 4 if field.startswith("variants.") else 2  # the appended `variants:`, or `subject:`
+    assert lines[0].startswith(f"{suite}:{line}, field '{field}': ") and wanted in lines[0], lines
 
 
 def test_model_params_of_the_right_types_still_load(tmp_path):
@@ -249,7 +250,7 @@ def test_the_mock_subjects_options_are_typed(tmp_path, options, field):
     suite = write(tmp_path, "")
     suite.write_text(suite.read_text().replace("subject: mock\n", f"subject: {{type: mock, {options}}}\n"))
     lines = refused(suite)
-    assert len(lines) == 1 and lines[0].startswith(f"{suite}, field '{field}': "), lines
+    assert len(lines) == 1 and lines[0].startswith(f"{suite}:2, field '{field}': "), lines
 
 
 # --- the files a suite's cases: names as settings: a dataset reader, a task.yaml ---------------
@@ -266,7 +267,7 @@ def test_a_dataset_readers_settings_are_typed(tmp_path, options, field):
     ids = "" if "auto_id" in options else "auto_id: true, "
     suite.write_text(f"cases: {{format: inspect, path: data.jsonl, {ids}{options}}}\nsubject: mock\n")
     lines = refused(suite)
-    assert len(lines) == 1 and lines[0].startswith(f"{suite}, field '{field}': "), lines
+    assert len(lines) == 1 and lines[0].startswith(f"{suite}:1, field '{field}': "), lines
 
 
 @pytest.mark.parametrize("edit, field", [
@@ -282,5 +283,7 @@ def test_a_task_files_settings_are_typed(tmp_path, edit, field):
     text = task.read_text()
     assert edit[0] in text
     task.write_text(text.replace(edit[0], edit[1], 1))
+    bad = next(part for part in edit[1].splitlines() if '"' in part)  # the line of the mistyped value
+    line = task.read_text().splitlines().index(bad) + 1
     lines = refused(suite)
-    assert len(lines) == 1 and lines[0].startswith(f"{task}, case 'wishlist', field '{field}': "), lines
+    assert len(lines) == 1 and lines[0].startswith(f"{task}:{line}, case 'wishlist', field '{field}': "), lines

@@ -45,8 +45,8 @@ def test_a_bad_grader_in_the_suite_names_the_suite_file(tmp_path):
     assert done.returncode == 1
     # each bad grader named by its place, every one said (the defaults' too), one line each
     regex, python = done.stderr.strip().splitlines()
-    assert regex.startswith("scoreboard: error: s.yaml, field 'graders[0]': grader 'regex': invalid regex")
-    assert python.startswith("scoreboard: error: s.yaml, field 'defaults.graders[0]': ") and "nope.py" in python
+    assert regex.startswith("scoreboard: error: s.yaml:4, field 'graders[0]': grader 'regex': invalid regex")
+    assert python.startswith("scoreboard: error: s.yaml:5, field 'defaults.graders[0]': ") and "nope.py" in python
 
 
 def test_a_bad_suite_grader_does_not_hide_a_bad_case_grader(tmp_path):
@@ -60,5 +60,5 @@ def test_a_bad_suite_grader_does_not_hide_a_bad_case_grader(tmp_path):
                           capture_output=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
     assert done.returncode == 1
     suite_line, case_line = done.stderr.strip().splitlines()
-    assert suite_line.startswith("scoreboard: error: s.yaml, field 'graders[1]': grader 'python': python file")
+    assert suite_line.startswith("scoreboard: error: s.yaml:4, field 'graders[1]': grader 'python': python file")
     assert case_line.startswith("scoreboard: error: c.jsonl:1, case 'a', field 'graders': unknown grader 'containz'")

@@ -205,15 +205,18 @@ def parse_toml(text: str, limits: Any = None) -> Any:
     return value
 
 
-def parse_yaml(text: str, limits: Any = None, *, core: bool = False) -> tuple[Any, dict[str, list[int]]]:
+def parse_yaml(text: str, limits: Any = None, *, core: bool = False,
+               where: dict | None = None) -> tuple[Any, dict[str, list[int]]]:
     """One YAML document, bounded; and the line of each item of every top-level list (so a
     case in `cases:` is named by its line). `core`: plain scalars typed by YAML 1.2's core
-    schema as js-yaml reads them (promptfoo's configs: `yes` is text, `1e3` a number)."""
+    schema as js-yaml reads them (promptfoo's configs: `yes` is text, `1e3` a number).
+    `where`, when given, is filled with the line of every value by its path (keys and indexes):
+    a mapping entry's is its key's line, a list item's the line it starts on."""
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     builder = _YamlBuilder(*_bounds(limits))
-    builder.core = core
+    builder.core, builder.where = core, where
     try:
         return builder.build(yaml.parse(text, Loader=loader))
     except ParseError as exc:
@@ -238,10 +241,11 @@ _NO_KEY = object()
 
 
 class _Frame:
-    __slots__ = ("index", "key", "lines", "path", "value")
+    __slots__ = ("index", "key", "key_lines", "lines", "path", "value")
 
     def __init__(self, value: Any, path: tuple, lines: list | None):
         self.value, self.path, self.key, self.index, self.lines = value, path, _NO_KEY, 0, lines
+        self.key_lines: dict[str, int] = {}  # a mapping's keys -> their lines (a duplicate names both)
 
 
 class _YamlBuilder:
@@ -315,6 +319,8 @@ class _YamlBuilder:
         if isinstance(top.value, list):
             if top.lines is not None:
                 top.lines.append(line)
+            if self.where is not None:
+                self.where[top.path + (top.index,)] = line
             top.value.append(value)
             top.index += 1
             return top.path + (top.index - 1,)
@@ -323,15 +329,19 @@ class _YamlBuilder:
                 raise ParseError("a mapping key must be a plain value", line=line, path=top.path)
             if not isinstance(value, str):
                 raise ParseError(_key_problem(value), line=line, path=top.path)
-            if value in top.value:
-                raise ParseError(f"duplicate key {value!r}", line=line, path=top.path)
-            top.key = value
+            if value in top.value or value in top.key_lines:
+                raise ParseError(f"duplicate key {value!r} (first at line {top.key_lines[value]}, again at line "
+                                 f"{line}; YAML would keep only the last)", line=line, path=top.path)
+            top.key, top.key_lines[value] = value, line
             return None  # type: ignore[return-value]
         key, top.key = top.key, _NO_KEY
         top.value[key] = value
+        if self.where is not None:
+            self.where[top.path + (key,)] = top.key_lines[key]
         return top.path + (key,)
 
     core = False
+    where: dict | None = None
 
     def _core(self, text: str, line: int) -> Any:
         """A plain scalar under YAML 1.2's core schema (js-yaml's default schema)."""

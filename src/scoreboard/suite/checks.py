@@ -5,6 +5,7 @@ API key that only a real run needs, the default grader applied to a structured `
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -238,3 +239,32 @@ def gate_has_grader(setting: str, value, graders: dict) -> None:
                for gs in graders.values() for g in gs):
         raise ConfigError(f"no grader of this suite gives what the gate reads (a {wanted} grader): it could only "
                           "fail, after every request was spent", field=setting)
+
+
+def check_isolation(cfg: SuiteConfig, cases: list[Case], source: str | None, dry_run: bool) -> None:
+    """A suite that requires isolation refuses to run agent tasks where no sandbox works; a
+    SCOREBOARD_SANDBOX naming no sandbox is an error before any task runs."""
+    if dry_run or not any(c.task is not None for c in cases):
+        return
+    from ..tasks.sandbox import INSTALL_HINT, SandboxUnavailable, sandbox_choice, sandbox_program
+
+    try:
+        sandbox_choice()
+    except SandboxUnavailable as exc:
+        raise ConfigError(str(exc), file=source, field="require_isolation" if cfg.require_isolation else None) \
+            from None
+    if not cfg.require_isolation:
+        return
+    try:
+        found = sandbox_program()
+    except SandboxUnavailable as exc:
+        raise ConfigError(str(exc), file=source, field="require_isolation") from None
+    if found is None:
+        raise ConfigError(f"the suite requires isolation and no sandbox works here: {INSTALL_HINT}",
+                          file=source, field="require_isolation")
+
+
+def safe_name(name: str) -> str:
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")
+    return cleaned or "suite"
+

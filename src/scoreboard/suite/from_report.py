@@ -222,6 +222,15 @@ def read_graders_file(path: str, case_ids: list[str]) -> dict[str, list]:
     except ParseError as exc:
         raise ConfigError(f"cannot parse graders file: {exc.message}", file=path, line=exc.line,
                           field=exc.field) from None
+    try:  # an error about an entry names the line of its key
+        return _graders_by_case(data, path, case_ids)
+    except ConfigError as exc:
+        from ..located import key_lines, with_lines
+
+        raise with_lines(exc, path, key_lines(text, Path(path).suffix)) from None
+
+
+def _graders_by_case(data: Any, path: str, case_ids: list[str]) -> dict[str, list]:
     if isinstance(data, list):
         data = {"default": data}
     if not isinstance(data, dict):

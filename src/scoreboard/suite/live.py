@@ -11,6 +11,7 @@ from __future__ import annotations
 import shlex
 
 from ..errors import ConfigError
+from ..located import with_lines
 from .suite import Suite
 
 #: flags of `scoreboard plan` that `run` does not take (each with the number of values it has)
@@ -49,9 +50,10 @@ def check_live_plan(suite: Suite) -> None:
 def check_live_opt_in(suite: Suite, *, live: bool, dry_run: bool) -> None:
     """A suite that requires --live sends nothing without it (a dry run sends nothing anyway)."""
     if suite.config.require_live and not live and not dry_run:
-        raise ConfigError("this suite sets require_live: true: its requests spend provider credits, so a run "
-                          "sends them only with an explicit --live (nothing was sent; `scoreboard plan` "
-                          "prints the command)", file=suite.source, field="require_live")
+        raise with_lines(ConfigError("this suite sets require_live: true: its requests spend provider credits, "
+                                     "so a run sends them only with an explicit --live (nothing was sent; "
+                                     "`scoreboard plan` prints the command)", file=suite.source,
+                                     field="require_live"), suite.source)
 
 
 def live_command(plan_argv: list[str]) -> str:

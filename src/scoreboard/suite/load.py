@@ -6,12 +6,12 @@ A flag given on the command line overrides the suite file's setting of the same 
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 from ..cases import budget
 from ..cases.case import Case
 from ..errors import Collector, ConfigError, shorten
+from ..located import with_lines
 from ..graders.base import Grader
 from ..render.browser import check_available
 from ..safefile import FileRefused, read_regular
@@ -30,10 +30,12 @@ from .checks import (
     blame_flags,
     case_document_hint,
     check_isolated_agents,
+    check_isolation,
     check_sendable_inputs,
     check_task_modes,
     gate_has_grader,
     jsonl_inside,
+    safe_name,
 )
 from .config import Limits, SuiteConfig
 from .grading import as_judge_error, build_judge, resolve_graders
@@ -124,7 +126,15 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
     """Resolve a suite file plus flag overrides into a Suite: every error before anything runs
     (each one found, up to MAX_ERRORS, one line each). `flags["root"]` (--root) is the folder
     every path named inside a file must stay in. `offline` (validate, plan; a dry run too):
-    nothing will call a model, so an unset API key is a warning in `suite.warnings`, not an error."""
+    nothing will call a model, so an unset API key is a warning in `suite.warnings`, not an error.
+    An error about a setting of the suite file names the line of its key (located.py)."""
+    try:
+        return _load_suite(path, flags, dry_run, offline)
+    except ConfigError as exc:
+        raise with_lines(exc, None if path is None else str(path)) from None
+
+
+def _load_suite(path: str | os.PathLike | None, flags: dict | None, dry_run: bool, offline: bool) -> Suite:
     flags = {k: v for k, v in (flags or {}).items() if v is not None}
     data: dict = {}
     base_dir = Path.cwd()
@@ -154,7 +164,7 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
     with errors.each():
         _check_baseline(cfg, places, from_flag="baseline" in flags)
     with errors.each():
-        _check_isolation(cfg, cases, source, dry_run)
+        check_isolation(cfg, cases, source, dry_run)
     graders: dict[str, list[Grader]] = {}
     if cases:
         with code_base(places.suite_dir):
@@ -200,7 +210,7 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
             judge = build_judge(cfg, graders, base_dir if "judge" not in flags else Path.cwd(), dry_run,
                                 warnings=warnings, offline=offline or dry_run)
     errors.done()
-    suite = Suite(_safe_name(name), cfg, cases, variants, graders, base_dir, source, all_cases, skipped, judge)
+    suite = Suite(safe_name(name), cfg, cases, variants, graders, base_dir, source, all_cases, skipped, judge)
     suite.warnings = warnings
     # --- visual work (issue 17): outputs rendered when the suite or a grader asks ---
     with in_file(source):
@@ -367,32 +377,3 @@ def _check_baseline(cfg: SuiteConfig, places: Places, from_flag: bool) -> None:
     places.resolve(baseline, "gates.baseline", from_flag=from_flag)
     if not from_flag:
         cfg.gates.baseline = str(places.suite_dir / baseline)
-
-
-def _check_isolation(cfg: SuiteConfig, cases: list[Case], source: str | None, dry_run: bool) -> None:
-    """A suite that requires isolation refuses to run agent tasks where no sandbox works; a
-    SCOREBOARD_SANDBOX naming no sandbox is an error before any task runs."""
-    if dry_run or not any(c.task is not None for c in cases):
-        return
-    from ..tasks.sandbox import INSTALL_HINT, SandboxUnavailable, sandbox_choice, sandbox_program
-
-    try:
-        sandbox_choice()
-    except SandboxUnavailable as exc:
-        raise ConfigError(str(exc), file=source, field="require_isolation" if cfg.require_isolation else None) \
-            from None
-    if not cfg.require_isolation:
-        return
-    try:
-        found = sandbox_program()
-    except SandboxUnavailable as exc:
-        raise ConfigError(str(exc), file=source, field="require_isolation") from None
-    if found is None:
-        raise ConfigError(f"the suite requires isolation and no sandbox works here: {INSTALL_HINT}",
-                          file=source, field="require_isolation")
-
-
-def _safe_name(name: str) -> str:
-    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")
-    return cleaned or "suite"
-

@@ -9,6 +9,7 @@ import os
 import random
 
 from ..errors import ConfigError
+from ..located import with_lines
 from ..hashing import sha256_json, sha256_json_items
 from .load import load_suite, read_suite_file
 from .suite import Suite
@@ -17,7 +18,15 @@ STAGES = ("check", "screen", "heldout", "judge")
 
 
 def load_staged(path: str | os.PathLike | None, flags: dict | None = None, *, dry_run: bool = False) -> Suite:
-    """The suite of one stage (`flags["stage"]`), or the whole suite when no stage is named."""
+    """The suite of one stage (`flags["stage"]`), or the whole suite when no stage is named (an
+    error about a setting of the suite file names its line, as load_suite's do)."""
+    try:
+        return _load_staged(path, flags, dry_run)
+    except ConfigError as exc:
+        raise with_lines(exc, None if path is None else str(path)) from None
+
+
+def _load_staged(path: str | os.PathLike | None, flags: dict | None, dry_run: bool) -> Suite:
     flags = dict(flags or {})
     stage = flags.pop("stage", None)
     if stage is None:

@@ -15,6 +15,7 @@ from ..cases.case import Case
 from ..errors import ConfigError
 from ..hashing import sha256_json
 from ..safefile import FileRefused, read_file, resolve_inside
+from ..located import key_lines, with_lines
 from ..safeparse import ParseError, parse_yaml
 from ..suite.config import Limits
 from ..validation import parse_model
@@ -108,7 +109,8 @@ def load_task(folder: Path, limits: Limits, *, root: Path | None = None) -> Case
     except FileRefused as exc:
         raise ConfigError(f"task file {exc.reason}", file=shown) from None
     try:
-        data, _ = parse_yaml(raw.decode("utf-8-sig"), limits)
+        text = raw.decode("utf-8-sig")
+        data, _ = parse_yaml(text, limits)
     except UnicodeDecodeError:
         raise ConfigError("task file is not valid UTF-8", file=shown) from None
     except ParseError as exc:
@@ -116,11 +118,14 @@ def load_task(folder: Path, limits: Limits, *, root: Path | None = None) -> Case
     if not isinstance(data, dict):
         raise ConfigError("a task file is a mapping (id, instruction, checks, ...)", file=shown)
     case_id = data.get("id") if isinstance(data.get("id"), str) else None
-    spec: TaskFile = parse_model(TaskFile, data, file=shown, case_id=case_id)
-    named = _check_paths(spec, folder, shown)
-    files, digest = _walk(folder, shown, named)
-    workspace = [rel[len("workspace/"):] for rel in files if rel.startswith("workspace/")]
-    _check_planted(spec, workspace, {"file": shown, "case_id": spec.id})
+    try:  # an error about a setting names the line of its key
+        spec: TaskFile = parse_model(TaskFile, data, file=shown, case_id=case_id)
+        named = _check_paths(spec, folder, shown)
+        files, digest = _walk(folder, shown, named)
+        workspace = [rel[len("workspace/"):] for rel in files if rel.startswith("workspace/")]
+        _check_planted(spec, workspace, {"file": shown, "case_id": spec.id})
+    except ConfigError as exc:
+        raise with_lines(exc, shown, key_lines(text)) from None
     tops = sorted({rel.split("/", 1)[0] for rel in files} |
                   {top for top in (*SUBFOLDERS, *named) if (folder / top).is_dir()})
     task = TaskDef(folder=folder.resolve(), spec=spec, files_hash=digest, source=shown, workspace_files=workspace,
