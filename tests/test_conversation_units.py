@@ -51,7 +51,7 @@ def test_the_intervals_and_paired_tests_count_a_conversation_once():
     assert (comp["cases"], comp["a_wins"], comp["b_wins"], comp["ties"]) == (5, 3, 0, 2)
     assert comp["mean_difference"] == (1 + 0 + 2 / 3 + 1 + 0) / 5  # per unit, not per turn
     assert comp["mean_difference_ci"]["unit"] == "conversation"
-    assert summary["methods"]["version"] == 6 and "conversation is one unit" in summary["methods"]["unit"]
+    assert summary["methods"]["version"] == 7 and "conversation is one unit" in summary["methods"]["unit"]
 
 
 def test_pass_at_k_averages_a_conversations_turns_into_one_value():
@@ -67,7 +67,7 @@ def test_a_report_without_conversations_is_computed_as_before():
     a = summary["variants"]["a"]
     assert "conversations" not in a and a["pass_rate_ci"]["unit"] == "case"
     assert summary["comparisons"][0]["cases"] == 13
-    assert summary["methods"]["version"] == 6 and "unit" not in summary["methods"]
+    assert summary["methods"]["version"] == 7 and "unit" not in summary["methods"]
 
 
 def test_simulation_turns_as_cases_undercover_conversations_as_units_cover():

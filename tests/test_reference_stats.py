@@ -345,7 +345,7 @@ def check_report(plan, attempts, units):
             sd = float(np.std(diffs, ddof=1)) or M.ASSUMED_DIFFERENCE_SD
             mde = comp["detectable_difference"]["value"]  # 80% power exactly, on the noncentral t
             assert exact_power(mde / sd, len(common), 0.05) == pytest.approx(0.8, abs=1e-6)
-    assert summary["methods"]["version"] == 6
+    assert summary["methods"]["version"] == 7
 
 
 @pytest.mark.parametrize("conversations", [False, True])

@@ -96,5 +96,5 @@ def run_through_judge(judge_srv, tmp_path):
     assert f"| careful | 1-5 | 5.00 (95% CI {ci['low']:.2f}–{ci['high']:.2f}) over 4 cases; small sample" in md
     html = Path(outcome.paths["html"]).read_text()
     assert '"rubric_scores"' in html  # the page's data carries the figure it draws (tests/record: the table)
-    assert json.loads(Path(outcome.paths["json"]).read_text())["summary"]["methods"]["version"] == 6
+    assert json.loads(Path(outcome.paths["json"]).read_text())["summary"]["methods"]["version"] == 7
 

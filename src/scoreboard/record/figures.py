@@ -63,6 +63,9 @@ def figure_rows(s) -> list[tuple[str, str]]:
     if s.not_graded:
         rows.append(("not graded", f"{plural(s.not_graded, 'attempt')} recorded with no grader, or only "
                                    f"record-only ones (no pass or fail)"))
+    if getattr(s, "errors_not_graded", None):
+        rows.append(("errors not graded", f"{plural(s.errors_not_graded, 'error')} of cases with no grader (or only "
+                                          f"record-only ones): counted as errors, outside the pass rate"))
     if s.score is not None:
         rows.append(("score", f"{fmt_rate(s.score.value)}{_ci(s.score.ci)} (weighted grade score, mean by {unit}, "
                               f"{plural(s.score.cases, unit)})"))

@@ -188,7 +188,7 @@ def _model_line(plan: Plan) -> str:
 def _summary_row(name: str, s: VariantSummary | None) -> str:
     if s is None:
         return f"| {cell(name)} | n/a | 0 / 0 | 0 | 0 | 0 | n/a | n/a |"
-    judged = s.passed + s.failed + s.errors
+    judged = s.passed + s.failed + s.errors - (s.errors_not_graded or 0)
     return (f"| {cell(name)} | {fmt_rate(s.pass_rate)}{_interval(s)} | {s.passed} / {judged} | {s.errors} | "
             f"{s.unassessed} | {s.not_run} | {fmt_rate(s.mean_pass_rate)} | {fmt_rate(s.min_pass_rate)} |")
 

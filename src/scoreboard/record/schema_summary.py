@@ -166,6 +166,8 @@ class VariantSummary(Closed):
     unassessed: StrictInt = 0
     not_run: StrictInt = 0
     interrupted: StrictInt = 0
+    #: errors of cases no grader decides: counted in errors, outside the pass rate (absent: none)
+    errors_not_graded: StrictInt | None = None
     #: attempts waiting on a provider batch (a waiting run; absent: none)
     waiting: StrictInt | None = None
     pass_rate: StrictFloat | None

@@ -65,7 +65,7 @@ def _variant_lines(report: Report) -> list[str]:
     """Each variant's pass rate and figures, then each comparison with its flags."""
     lines = []
     for name, s in report.summary.variants.items():
-        judged = s.passed + s.failed + s.errors
+        judged = s.passed + s.failed + s.errors - (s.errors_not_graded or 0)
         ci = s.pass_rate_ci
         interval = f" [95% CI {fmt_rate(ci.low)}–{fmt_rate(ci.high)}]" if ci is not None and ci.low is not None else ""
         extra = "".join(f", {n} {one if n == 1 else many}" for key, one, many in _COUNTS

@@ -129,13 +129,23 @@ def declared_metrics(plan_cases) -> set[str]:
     return names
 
 
+def not_graded_case(case: dict) -> bool:
+    """Whether no grader of a planned case decides its outcome (none at all, or only record-only
+    ones: classify with record_only: true), so its attempts are never passed or failed."""
+    specs = case.get("graders")
+    return isinstance(specs, list) and all(
+        isinstance(s, dict) and len(s) == 1 and isinstance(s.get("classify"), dict)
+        and s["classify"].get("record_only") is True for s in specs)
+
+
 def variant_summary(tally: Tally, runs: int, keys: dict[tuple[str, str], str], seed: Any = 0,
                     plan_extra: dict | None = None, units: dict | None = None) -> dict:
     """Counts, pass rates (overall with a case-level CI, per run, mean, min), case stability,
     field accuracy (over attempts), by category, measurements. With `units` (case id -> its
     conversation) a conversation's turns are one unit of every interval."""
     counts, cases = tally.counts, tally.cases
-    judged = counts["passed"] + counts["failed"] + counts["error"]
+    # an error of a case no grader decides is counted, but outside the rate (Tally.add)
+    judged = counts["passed"] + counts["failed"] + counts["error"] - tally.ungraded_errors
     per_run = [{"run": r, "attempts": tally.per_run[r][1], "passed": tally.per_run[r][0],
                 "pass_rate": rate(tally.per_run[r][0], tally.per_run[r][1])} for r in range(runs)]
     run_rates = [p["pass_rate"] for p in per_run if p["pass_rate"] is not None]
@@ -148,6 +158,7 @@ def variant_summary(tally: Tally, runs: int, keys: dict[tuple[str, str], str], s
         "passed": counts["passed"], "failed": counts["failed"], "errors": counts["error"],
         "unassessed": counts["unassessed"], "not_run": counts["not-run"],
         "interrupted": counts["interrupted"],
+        **({"errors_not_graded": tally.ungraded_errors} if tally.ungraded_errors else {}),
         # attempts waiting on a provider batch are not finished: counted here, nowhere else
         **({"waiting": counts["waiting"]} if counts["waiting"] else {}),
         "pass_rate": rate(counts["passed"], judged),
@@ -235,6 +246,7 @@ class Summarizer:
         declared: set[str] = set()
         seen_specs: set[int] = set()
         task_cases: set[str] = set()
+        ungraded: set[str] = set()
         #: case id -> its conversation, for the turns of one (each conversation is one unit)
         self.units: dict[str, tuple[str, str]] = {}
         for c in plan["cases"]:  # one pass: the plan's cases may be made as they are read
@@ -247,8 +259,10 @@ class Summarizer:
                 declared |= declared_metrics([c])
             if is_task_case(c):
                 task_cases.add(c["id"])
+            elif not_graded_case(c):
+                ungraded.add(c["id"])
         index = CaseIndex(list(categories))
-        self.tallies = {v["name"]: Tally(index, categories) for v in plan["variants"]}
+        self.tallies = {v["name"]: Tally(index, categories, frozenset(ungraded)) for v in plan["variants"]}
         self.tasks = TaskAccumulator(plan, task_cases)
         self.extra = {"declared": declared, "derived_metrics": plan.get("derived_metrics"),
                       "reducers": plan.get("reducers")}

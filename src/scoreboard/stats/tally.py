@@ -26,8 +26,11 @@ class Tally:
     """Everything a variant's summary and comparisons need, updated one attempt at a time: flat
     per-case counters and compact measurement arrays, never the attempts themselves."""
 
-    def __init__(self, cases: CaseIndex, categories: dict[str, str | None]):
+    def __init__(self, cases: CaseIndex, categories: dict[str, str | None], ungraded: frozenset = frozenset()):
         self.index, self.categories = cases, categories
+        #: cases no grader decides (not graded, record-only): their errors stay outside the rates
+        self.ungraded = ungraded
+        self.ungraded_errors = 0
         self.attempts = 0
         self.counts: dict[str, int] = defaultdict(int)
         self.per_run: dict[int, list[int]] = defaultdict(lambda: [0, 0])
@@ -58,7 +61,13 @@ class Tally:
         self.attempts += 1
         status, cid = a["status"], a["case_id"]
         self.counts[status] += 1
-        if status in JUDGED:
+        judged = status in JUDGED
+        if judged and status == "error" and cid in self.ungraded:
+            # A case no grader decides is never passed or failed: its error is counted (and
+            # shown), but it is no failure of any rate, as its other attempts are no pass.
+            self.ungraded_errors += 1
+            judged = False
+        if judged:
             ok = status == "passed"
             for slot in (self.per_run[a["run"]], self.by_cat[self.categories.get(cid) or "uncategorised"]):
                 slot[0] += ok
@@ -83,7 +92,7 @@ class Tally:
                 counts.add(cid, bool(f.get("passed")))
                 self.fields_all.add(cid, bool(f.get("passed")))
         self.field_attempts += fielded
-        if status in JUDGED or status == "unassessed":
+        if judged or status == "unassessed":
             self._add_scores(a, cid, status)
 
     def _add_scores(self, a: dict, cid: str, status: str) -> None:
