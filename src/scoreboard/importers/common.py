@@ -44,14 +44,18 @@ class Report:
             self.notes.append(text)
 
     def text(self) -> str:
-        """The report as Markdown (printed at the end and saved beside the suite)."""
-        lines = [f"# Conversion report: {self.source}", ""]
-        lines += [f"- {k}: {v}" for k, v in self.counts.items()]
+        """The report as Markdown (printed at the end and saved beside the suite). Each line
+        quotes the config (an assertion type, a label, a path), so each is `prose`: a terminal
+        escape, a line end, HTML or an image link in the config is shown as text."""
+        from ..record.mdtext import prose
+
+        lines = [f"# Conversion report: {prose(self.source)}", ""]
+        lines += [f"- {prose(k)}: {prose(v)}" for k, v in self.counts.items()]
         lines += ["", f"## Not converted ({len(self.left_out)})", ""]
-        lines += [f"- {item}" for item in self.left_out] or ["- nothing: everything converted"]
+        lines += [f"- {prose(item)}" for item in self.left_out] or ["- nothing: everything converted"]
         if self.notes:
             lines += ["", f"## Converted with a difference ({len(self.notes)})", ""]
-            lines += [f"- {n}" for n in self.notes]
+            lines += [f"- {prose(n)}" for n in self.notes]
         return "\n".join(lines) + "\n"
 
 

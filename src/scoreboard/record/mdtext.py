@@ -101,6 +101,21 @@ def inline(text: Any, *, line_ends: str = " ") -> str:
 #: the name the renderers have used for it
 cell = inline
 
+#: backslashes before a `]` (doubled, so the `\\]` that `prose` writes still escapes it)
+_ESCAPING = re.compile(r"\\(?=\\*\])")
+
+
+def prose(text: Any) -> str:
+    """Our own words quoting foreign values (a conversion report's line naming a config's
+    assertion type), as one line of Markdown that a terminal also prints safely: control,
+    direction and zero-width characters and line ends spelt as escapes, no HTML, no link or
+    image, no block of its own; the rest (quotes, `*`, `_`, backticks) stays as written, so the
+    line reads the same printed and rendered."""
+    s = spell_unseen("" if text is None else str(text))
+    s = _ESCAPING.sub(r"\\\\", s)
+    s = _ENTITY.sub("&amp;", s).replace("<", "&lt;")
+    return _leading(_LINK_CLOSE.sub("\\\\]", s))
+
 
 def code(text: Any) -> str:
     """A value as one inline code span, shown literally (not for a table cell: a `|` would still

