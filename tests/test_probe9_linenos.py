@@ -134,8 +134,8 @@ def test_a_key_given_twice_names_both_lines(tmp_path):
     (tmp_path / "s.yaml").write_text("cases: c.jsonl\nruns: 2\nsubject: mock\nruns: 3\n", encoding="utf-8")
     done = cli(tmp_path, "run", "s.yaml", "--output-dir", "out")
     assert done.returncode == 1
-    assert errors_of(done) == ["s.yaml:4: duplicate key 'runs' (first at line 2, again at line 4; "
-                               "YAML would keep only the last)"]
+    assert errors_of(done) == ["s.yaml:4: duplicate key 'runs' (first at line 2, again at line 4: "
+                               "only one may be given)"]
     assert not (tmp_path / "out").exists()
 
 
@@ -194,4 +194,22 @@ def test_a_setting_checked_when_the_run_starts_names_its_line_too(tmp_path):
     assert done.returncode == 1
     (line,) = errors_of(done)
     assert line.startswith("s.yaml:4, field 'require_live': this suite sets require_live: true"), line
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("text,expected", [
+    # found by the walk after json.loads, which has no line: the YAML reading of the text finds it
+    ('{\n "cases": "c.jsonl",\n "runs": 2,\n "subject": "mock",\n "runs": 3\n}\n',
+     "s.json:5: duplicate key 'runs' (first at line 3, again at line 5: only one may be given)"),
+    ('{\n "cases": "c.jsonl",\n "subject": "mock",\n "limits": {"max_cases": 1e999}\n}\n',
+     "s.json:4, field 'limits.max_cases': number 1e999 is out of range (not a finite double)"),
+])
+def test_a_json_suite_refused_after_parsing_names_the_line(tmp_path, text, expected):
+    (tmp_path / "c.jsonl").write_text(CASE, encoding="utf-8")
+    (tmp_path / "s.json").write_text(text, encoding="utf-8")
+    for command in ("run", "plan"):
+        done = cli(tmp_path, command, "s.json", "--output-dir", "out") if command == "run" else \
+            cli(tmp_path, command, "s.json")
+        assert done.returncode == 1
+        assert errors_of(done) == [expected], done.stderr
     assert not (tmp_path / "out").exists()

@@ -31,6 +31,23 @@ def key_lines(text: str, suffix: str = ".yaml") -> dict[str, int]:
     return {".".join(str(p) for p in path): line for path, line in where.items()}
 
 
+def json_refusal(exc, text: str) -> tuple[str, int | None, str | None]:
+    """(message, line, field) of a JSON document's ParseError: what the walk after parsing refuses
+    (a key given twice, a number out of range) has no line of its own; the YAML reading of the
+    same text finds it (a duplicate, both its lines), else the line of its field's key."""
+    from .safeparse import ParseError, parse_yaml
+
+    if exc.line is not None:
+        return exc.message, exc.line, exc.field
+    if exc.message.startswith("duplicate key"):
+        try:
+            parse_yaml(text, None, core=True)
+        except ParseError as again:
+            if again.message.startswith("duplicate key") and again.line is not None:
+                return again.message, again.line, again.field
+    return exc.message, line_of(exc.field, key_lines(text)), exc.field
+
+
 def line_of(field: str | None, lines: dict[str, int]) -> int | None:
     """The line of a dotted field path (`[N]` taken as `.N`), or of its nearest enclosing key."""
     if not field or not lines:

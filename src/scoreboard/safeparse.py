@@ -331,7 +331,7 @@ class _YamlBuilder:
                 raise ParseError(_key_problem(value), line=line, path=top.path)
             if value in top.value or value in top.key_lines:
                 raise ParseError(f"duplicate key {value!r} (first at line {top.key_lines[value]}, again at line "
-                                 f"{line}; YAML would keep only the last)", line=line, path=top.path)
+                                 f"{line}: only one may be given)", line=line, path=top.path)
             top.key, top.key_lines[value] = value, line
             return None  # type: ignore[return-value]
         key, top.key = top.key, _NO_KEY

@@ -11,7 +11,7 @@ from pathlib import Path
 from ..cases import budget
 from ..cases.case import Case
 from ..errors import Collector, ConfigError, shorten
-from ..located import with_lines
+from ..located import json_refusal, with_lines
 from ..graders.base import Grader
 from ..render.browser import check_available
 from ..safefile import FileRefused, read_regular
@@ -77,7 +77,8 @@ def read_suite_file(path: str | os.PathLike) -> tuple[dict, Path]:
         if jsonl_inside(text):
             raise ConfigError("this holds one JSON object per line, a case file (JSONL), not a suite: "
                               + AS_CASES.format(path=shown), file=shown) from None
-        raise ConfigError(exc.message, file=shown, line=exc.line, field=exc.field) from None
+        message, line, field = json_refusal(exc, text) if suffix == ".json" else (exc.message, exc.line, exc.field)
+        raise ConfigError(message, file=shown, line=line, field=field) from None
     hint = case_document_hint(data)
     if hint and path.suffix.lower() == ".toml":  # TOML holds suites only: no --cases to suggest
         raise ConfigError(f"{hint}, not a suite; a case file is JSONL, JSON or YAML (TOML holds only suites)",
