@@ -91,3 +91,25 @@ def test_plan_prints_variant_names_and_case_ids_escaped(tmp_path):
     rows = [line for line in done.stdout.splitlines() if line.startswith("    ") and "(exact)" in line]
     assert [r.split()[0] for r in rows] == ["plain", "rtl\\u202egnp.exe"]
     assert len({re.search(r"[0-9a-f]{64}", r).start() for r in rows}) == 1  # the hashes stay in one column
+
+
+def test_score_prints_its_table_and_warnings_escaped(tmp_path):
+    transcript = {
+        "prompt": "p", "roomId": "r", "agentId": "a",
+        "cases": [{"tag": "t" + ESC, "requiredTools": ["search" + ESC], "expectedOutputContains": "ok" + ESC},
+                  {"tag": "dup", "expectedOutputContains": "ok"}],
+        "runs": [{"id": "run" + ESC, "tag": "t" + ESC, "output": "looks" + ESC},
+                 {"id": "r2", "tag": "dup", "output": "ok"},
+                 {"id": "r3" + ESC, "tag": "dup", "output": "ok"}],
+    }
+    for run in transcript["runs"]:
+        run.update(status="completed", tool_calls=[], latency_ms=5)
+    (tmp_path / "tr.json").write_text(json.dumps(transcript), encoding="utf-8")
+    done = scoreboard(tmp_path, "score", "tr.json", "--format", "json")
+    assert done.returncode == 3, done.stdout + done.stderr
+    inert_terminal(done.stdout + done.stderr)
+    rows = [line for line in done.stdout.splitlines() if line.startswith(("t\\x1b", "dup "))]
+    assert len(rows) == 2 and "run\\x1b[2J" in rows[0] and "(tag)" in rows[0], done.stdout
+    assert "missing: search\\x1b[2J" in rows[0]
+    assert rows[0].index("run\\x1b") == rows[1].index("r2 (tag)")  # the columns hold on the escaped text
+    assert "r3\\x1b[2J" in done.stderr  # the warning naming the duplicate run

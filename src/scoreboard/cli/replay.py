@@ -219,8 +219,10 @@ def main(args: argparse.Namespace) -> int:
     # The runner's own deadline sits past ours so that a timeout reads as the invoke's timeout.
     suite = transcript_suite(transcript, subject, variant="live", output_dir=args.output_dir, formats=formats,
                              timeout_ms=settings["timeout_ms"] + 5_000, name=args.name)
+    from ..record.terminal import printable
+
     for warning in transcript.warnings:
-        print(f"scoreboard: warning: {warning}", file=sys.stderr)
+        print(printable(f"scoreboard: warning: {warning}"), file=sys.stderr)
     block, finalize = replay_block({**settings, "case_ids": [c.id for c in suite.cases]}, baseline)
     outcome = run(suite, RunOptions(argv=redact_argv(sys.argv[1:], settings["token"]), formats=tuple(formats),
                                     progress=False, require_all_pass=True, extra_run=transcript.run_info(),

@@ -174,7 +174,12 @@ def case_rows(report: dict, matches: list[dict], run_label=None) -> list[tuple[s
 
 
 def print_table(rows: list[tuple[str, ...]], headers: tuple[str, ...], out: TextIO, title: str | None = None) -> None:
-    """A rich table on a terminal, tab-free aligned plain text otherwise."""
+    """A rich table on a terminal, tab-free aligned plain text otherwise; every cell as the
+    terminal may print it (a run id or reason with ESC, CR or U+202E is shown escaped)."""
+    from ..record.terminal import printable
+
+    rows = [tuple(printable(str(c)) for c in row) for row in rows]
+    title = printable(title) if title else title
     if out.isatty():
         from rich.console import Console
         from rich.table import Table
@@ -225,8 +230,10 @@ def main(args: argparse.Namespace) -> int:
     subject = RecordedSubject.holding(transcript.recorded(), {"transcript": transcript.source})
     suite = transcript_suite(transcript, subject, variant="recorded", output_dir=args.output_dir,
                              formats=formats, name=args.name)
+    from ..record.terminal import printable
+
     for warning in transcript.warnings:
-        print(f"scoreboard: warning: {warning}", file=sys.stderr)
+        print(printable(f"scoreboard: warning: {warning}"), file=sys.stderr)
     if not suite.cases:
         print("scoreboard: the transcript has no cases: score fails (every case must pass, and there "
               "must be at least one)", file=sys.stderr)
