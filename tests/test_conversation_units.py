@@ -52,6 +52,8 @@ def test_the_intervals_and_paired_tests_count_a_conversation_once():
     assert comp["mean_difference"] == (1 + 0 + 2 / 3 + 1 + 0) / 5  # per unit, not per turn
     assert comp["mean_difference_ci"]["unit"] == "conversation"
     assert summary["methods"]["version"] == 7 and "conversation is one unit" in summary["methods"]["unit"]
+    # the headline counts what it compared: units (a conversation once), not 13 cases
+    assert comp["headline"].endswith("better on 3 units, worse on 0, 2 ties"), comp["headline"]
 
 
 def test_pass_at_k_averages_a_conversations_turns_into_one_value():
@@ -67,6 +69,7 @@ def test_a_report_without_conversations_is_computed_as_before():
     a = summary["variants"]["a"]
     assert "conversations" not in a and a["pass_rate_ci"]["unit"] == "case"
     assert summary["comparisons"][0]["cases"] == 13
+    assert "better on 8 cases, worse on 0, 5 ties" in summary["comparisons"][0]["headline"]
     assert summary["methods"]["version"] == 7 and "unit" not in summary["methods"]
 
 

@@ -152,9 +152,10 @@ def _points_range(low: float, high: float) -> str:
     return f"{_points(low)}–{_points(high)}"
 
 
-def headline(a: str, b: str, stats: dict) -> str:
+def headline(a: str, b: str, stats: dict, unit: str = "case") -> str:
     """One plain sentence for a pair: who is ahead by how many points (the mean over cases of
-    the per-case difference in pass rate), its interval, the sign test, the case counts.
+    the per-case difference in pass rate), its interval, the sign test, the counts of cases (of
+    units, `unit`, when a conversation's turns count as one).
     Flags are not repeated here: every rendering lists them once beside the headline."""
     if not stats["cases"]:
         return f"{a} vs {b}: no case was judged in both variants, nothing to compare"
@@ -168,7 +169,7 @@ def headline(a: str, b: str, stats: dict) -> str:
         lead, other, wins, losses = a, b, stats["a_wins"], stats["b_wins"]
     interval = f" (95% CI {_points_range(low, high)})" if low is not None else ""
     ties = stats["ties"]
-    counts = (f"better on {wins} case{'s' if wins != 1 else ''}, worse on {losses}, "
+    counts = (f"better on {wins} {unit}{'s' if wins != 1 else ''}, worse on {losses}, "
               f"{ties} tie{'s' if ties != 1 else ''}")
     if diff == 0:
         return f"{a} and {b} even: 0.0 points apart{interval}, sign test {p_text(stats['sign_test_p'])}; " \
@@ -196,8 +197,9 @@ def comparison_flags(cases: int, discordant: int, multiple: bool, mcnemar_discor
 
 
 def compare_variants(variants: list[dict], tallies: dict[str, dict], field_tallies: dict[str, dict],
-                     seed: Any) -> list[dict]:
-    """One comparison per pair of plan variants (a before b in plan order); [] with one variant."""
+                     seed: Any, unit: str = "case") -> list[dict]:
+    """One comparison per pair of plan variants (a before b in plan order); [] with one variant.
+    `unit`: what the tallies' entries are ("unit" when a conversation's turns were summed)."""
     pairs = [(variants[i], variants[j]) for i in range(len(variants)) for j in range(i + 1, len(variants))]
     out = []
     for va, vb in pairs:
@@ -222,6 +224,6 @@ def compare_variants(variants: list[dict], tallies: dict[str, dict], field_talli
             "mean_difference": stats["mean_difference"], "mean_difference_ci": stats["mean_difference_ci"],
             "detectable_difference": stats["detectable_difference"],
             "fields": fields, "field_flags": [EXPLORATORY] if len(fields) > 1 else [],
-            "flags": flags, "headline": headline(a, b, stats),
+            "flags": flags, "headline": headline(a, b, stats, unit),
         })
     return out

@@ -321,7 +321,7 @@ class Summarizer:
                     for name, t in tallies.items()}
         comparisons = compare_variants(plan["variants"], {n: by_unit(t.cases, units) for n, t in tallies.items()},
                                        {n: {k: by_unit(per, units) for k, per in t.keyed_fields(keys).items()}
-                                        for n, t in tallies.items()}, seed)
+                                        for n, t in tallies.items()}, seed, "unit" if units else "case")
         compare_metrics(comparisons, tallies, units)
         if units:
             for comp in comparisons:
