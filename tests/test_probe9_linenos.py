@@ -213,3 +213,17 @@ def test_a_json_suite_refused_after_parsing_names_the_line(tmp_path, text, expec
         assert done.returncode == 1
         assert errors_of(done) == [expected], done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_prompt_file_that_does_not_parse_names_its_own_line(tmp_path):
+    """`prompt: "@p.yaml"` whose YAML is broken said where the suite names it, not where in the
+    prompt file the problem is."""
+    (tmp_path / "c.jsonl").write_text(CASE, encoding="utf-8")
+    (tmp_path / "p.yaml").write_text("- role: system\n  content: hi\n- role: user\n  content: [x\n  y: 1\n",
+                                     encoding="utf-8")
+    (tmp_path / "s.yaml").write_text("cases: c.jsonl\nsubject: mock\nprompt: \"@p.yaml\"\n", encoding="utf-8")
+    done = cli(tmp_path, "run", "s.yaml", "--output-dir", "out")
+    assert done.returncode == 1
+    (line,) = errors_of(done)
+    assert line.startswith("s.yaml:3, field 'prompt': prompt file 'p.yaml' line 5: invalid YAML"), line
+    assert not (tmp_path / "out").exists()

@@ -102,7 +102,8 @@ def load_template(spec: Any, name: str, places: Places, *, field: str, from_flag
             try:
                 spec = parse_json(text) if rel.lower().endswith(".json") else parse_yaml(text)[0]
             except ParseError as exc:
-                raise ConfigError(f"prompt file {rel!r}: {exc.message}", **where) from None
+                at = f" line {exc.line}" if exc.line is not None and not exc.message.startswith("duplicate key") else ""
+                raise ConfigError(f"prompt file {rel!r}{at}: {exc.message}", **where) from None
             spec = _messages(spec, name, where)
         else:
             spec = text
