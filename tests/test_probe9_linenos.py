@@ -227,3 +227,12 @@ def test_a_prompt_file_that_does_not_parse_names_its_own_line(tmp_path):
     (line,) = errors_of(done)
     assert line.startswith("s.yaml:3, field 'prompt': prompt file 'p.yaml' line 5: invalid YAML"), line
     assert not (tmp_path / "out").exists()
+
+
+def test_a_missing_case_file_of_a_list_names_its_item_and_line(tmp_path):
+    (tmp_path / "c.jsonl").write_text(CASE, encoding="utf-8")
+    (tmp_path / "s.yaml").write_text("cases:\n  - c.jsonl\n  - missing.jsonl\nsubject: mock\n", encoding="utf-8")
+    done = cli(tmp_path, "run", "s.yaml", "--output-dir", "out")
+    assert done.returncode == 1
+    assert errors_of(done) == ["s.yaml:3, field 'cases.1': cases 'missing.jsonl' not found"]
+    assert not (tmp_path / "out").exists()

@@ -246,7 +246,8 @@ def _load_all_cases(cfg: SuiteConfig, case_paths: list[str], places: Places,
                 seen[case.id] = f"{case.source}:{case.line}"
                 all_cases.append(case)
             continue
-        places.resolve(rel, "cases", from_flag=from_flag, folder_ok=True)
+        places.resolve(rel, f"cases.{index}" if isinstance(cfg.cases, list) and not from_flag else "cases",
+                       from_flag=from_flag, folder_ok=True)  # a path of a list: its item (and line)
         target = Path(rel) if from_flag or Path(rel).is_absolute() else case_base / rel
         if target.is_dir():
             # folders only: agent tasks or gold documents (their modules' models cost a plain

@@ -52,7 +52,8 @@ class Places:
                 return check_regular(Path(name), folder_ok=folder_ok)
             resolve_inside(name, self.suite_dir, self.root_for(self.suite_dir), folder_ok=folder_ok)
         except FileRefused as exc:
-            raise ConfigError(f"{field} {shorten(name, 120)!r} {exc.reason}",
+            head, _, last = field.rpartition(".")  # an item of a list (cases.1) is said as its list's
+            raise ConfigError(f"{head if last.isdigit() else field} {shorten(name, 120)!r} {exc.reason}",
                               file=None if from_flag else self.source, field=field) from None
         return Path(name) if from_flag else self.suite_dir / name
 
