@@ -156,7 +156,8 @@ def compare_reports(a: Report, b: Report, pairs: list[tuple[str, str]] | None = 
         (comp,) = compare_variants([{"name": label_a}, {"name": label_b}],
                                    {label_a: by_unit(ta, units), label_b: by_unit(tb, units)},
                                    {label_a: {k: by_unit(v, units) for k, v in fa.items()},
-                                    label_b: {k: by_unit(v, units) for k, v in fb.items()}}, seed)
+                                    label_b: {k: by_unit(v, units) for k, v in fb.items()}}, seed,
+                                   "unit" if units else "case")
         for pair in (comp, *comp["fields"].values()):
             unit_named(pair.get("mean_difference_ci"), units)
         if len(pairs) > 1 and EXPLORATORY not in comp["flags"]:

@@ -1,0 +1,115 @@
+"""Reports written by last week's build keep working with this one.
+
+The reports in tests/data/probe9_old/ were written by commit 73f3bc5 (statistics version 6,
+before `errors_not_graded` and the 'units' headline of conversations), from a worktree of that
+commit, and are kept as it wrote them:
+
+    git worktree add /tmp/oldbuild 73f3bc5
+    cd WORK   # subj.py, cases.jsonl, rep.yaml, conv.json, conv.yaml: the SUBJ, CASES, ... below
+    PYTHONPATH=/tmp/oldbuild/src SCOREBOARD_STORE=none python -m scoreboard run rep.yaml \\
+        --fail-under careful=0.6 --format json --output rep_v6.json
+    PYTHONPATH=/tmp/oldbuild/src SCOREBOARD_STORE=none python -m scoreboard run conv.yaml \\
+        --format json --output conv_v6.json
+
+rep_v6.json: two variants, 2 runs, a case with `graders: []` whose subject raised in `careful`
+(version 6 counted those errors as failures of the rate: 4/6; version 7 leaves them out: 4/4).
+conv_v6.json: two conversations and a plain case, two variants.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+DATA = Path(__file__).parent / "data" / "probe9_old"
+
+SUBJ = '''
+def reply(prompt, skill, run, params):
+    style = params.get("style", "plain")
+    if "ungraded" in prompt and style == "careful":
+        raise RuntimeError("ungraded case failed")
+    if "hard" in prompt:
+        return "yes" if style == "careful" else "no"
+    return "yes"
+
+def conv(input, seed=None):
+    msgs = input if isinstance(input, list) else []
+    last = msgs[-1]["content"] if msgs else str(input)
+    if "birds" in last:
+        return "47 birds [note_1]"
+    return "It rained [note_2]"
+'''
+CASES = '''{"id": "easy", "input": "easy question", "graders": [{"contains": "yes"}]}
+{"id": "hard", "input": "hard question", "graders": [{"contains": "yes"}]}
+{"id": "ungraded", "input": "ungraded question", "graders": []}
+'''
+REP = '''name: rep
+cases: cases.jsonl
+runs: 2
+subject: {type: python, function: "subj:reply", model_free: true}
+variants:
+  basic: {params: {style: plain}}
+  careful: {params: {style: careful}}
+'''
+CONV_CASES = '''{"cases": [
+  {"id": "c1", "conversation": {"topic": "survey", "notes": "The survey counted 47 birds.\\n\\nIt rained on Tuesday."},
+   "turns": [{"id": "t1", "question": "How many birds?", "graders": [{"contains": "47"}]},
+             {"id": "t2", "question": "What happened on Tuesday?", "graders": [{"citations": {"required": ["note_2"]}}]}]},
+  {"id": "c2", "conversation": {"topic": "survey2", "notes": "We saw 12 owls.\\n\\nIt snowed."},
+   "turns": [{"id": "t1", "question": "How many birds?", "graders": [{"contains": "12"}]},
+             {"id": "t2", "question": "What weather?", "graders": [{"contains": "snow"}]}]},
+  {"id": "plain", "input": "just a question", "graders": [{"contains": "birds"}]}
+]}
+'''
+CONV = '''name: conv
+cases: conv.json
+subject: {type: python, function: "subj:conv", model_free: true}
+variants:
+  a: {}
+  b: {subject: {type: mock, default: "47 birds snow [note_2]"}}
+'''
+
+
+def cli(cwd: Path, *args: str, store: str = "none") -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "PYTHONPATH")}
+    env["SCOREBOARD_STORE"] = store
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, check=False,
+                          capture_output=True, text=True, timeout=120)
+
+
+def old(tmp_path: Path, name: str) -> Path:
+    shutil.copy(DATA / name, tmp_path / name)
+    return tmp_path / name
+
+
+def write_suites(folder: Path) -> None:
+    for name, text in (("subj.py", SUBJ), ("cases.jsonl", CASES), ("rep.yaml", REP), ("conv.json", CONV_CASES),
+                       ("conv.yaml", CONV)):
+        (folder / name).write_text(text, encoding="utf-8")
+
+
+def test_old_reports_are_version_6_and_verify(tmp_path):
+    for name in ("rep_v6.json", "conv_v6.json"):
+        report = json.loads((DATA / name).read_text(encoding="utf-8"))
+        assert report["summary"]["methods"]["version"] == 6
+        done = cli(tmp_path, "verify", str(old(tmp_path, name)))
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "statistics version 6" in done.stdout
+
+
+def test_compare_of_conversations_says_units_in_its_headline(tmp_path):
+    """compare pairs a conversation's turns as one unit: its headline counts units, as each
+    report's own comparison does since version 7 ('better on 2 units'), not 'cases'."""
+    write_suites(tmp_path)
+    done = cli(tmp_path, "run", "conv.yaml", "--format", "json", "--output", "new.json")
+    assert done.returncode == 0, done.stderr
+    result = cli(tmp_path, "compare", str(old(tmp_path, "conv_v6.json")), "new.json", "--pair", "a=b", "--json")
+    assert result.returncode == 0, result.stderr
+    (pair,) = json.loads(result.stdout)["comparisons"]
+    assert pair["cases"] == 3 and pair["b_wins"] == 2
+    assert "better on 2 units, worse on 0, 1 tie" in pair["headline"], pair["headline"]
+    assert " cases" not in pair["headline"]
