@@ -121,11 +121,14 @@ def _jsonl_rows(data: bytes, shown: str) -> list[tuple[int | None, Any]]:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise ConfigError(f"not valid UTF-8 (byte {exc.start})", file=shown, line=line) from None
+    from .datasets_files import current_limits
+
+    limits = current_limits()
     rows: list[tuple[int | None, Any]] = []
     for number, line in enumerate(text.split("\n"), start=1):
         if line.strip():
             try:
-                rows.append((number, parse_json(line)))
+                rows.append((number, parse_json(line, limits)))
             except ParseError as exc:
                 raise ConfigError(exc.message, file=shown, line=number, field=exc.field) from None
     return rows

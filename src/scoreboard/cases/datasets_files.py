@@ -40,6 +40,7 @@ def decode(data: bytes, encoding: str | None, default: str, shown: str) -> str:
 def jsonl_records(text: str, shown: str) -> list[tuple[int, Any]]:
     """JSON Lines as the jsonlines reader reads them: every line one JSON object (a blank
     line is an error there too; the newline after the last line is not a line)."""
+    limits = current_limits()
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -49,7 +50,7 @@ def jsonl_records(text: str, shown: str) -> list[tuple[int, Any]]:
             raise ConfigError("a blank line: a JSONL file holds one JSON object on every line", file=shown,
                               line=number)
         try:
-            rows.append((number, parse_json(line)))
+            rows.append((number, parse_json(line, limits)))
         except ParseError as exc:
             raise ConfigError(exc.message, file=shown, line=number, field=exc.field) from None
     return rows
@@ -81,7 +82,7 @@ def _element_lines(text: str) -> list[int] | None:
 def json_records(text: str, shown: str) -> list[tuple[int | None, Any]]:
     """One JSON document (json.load): an array of records, or one object as the only record."""
     try:
-        value = parse_json(text)
+        value = parse_json(text, current_limits())
     except ParseError as exc:
         raise ConfigError(exc.message, file=shown, line=exc.line, field=exc.field) from None
     if isinstance(value, dict):
@@ -192,7 +193,9 @@ def plain_value(value: Any, field: str) -> Any:
                        "one with `columns:`", field)
 
 
-def _limits() -> Any:
+def current_limits() -> Any:
+    """The limits of the suite being loaded (its `limits:`), or the defaults outside a suite:
+    every JSON value of a dataset is parsed within its max_depth and max_number_chars."""
     from ..suite.config import Limits
     from .budget import current
 
@@ -307,7 +310,7 @@ def table_rows(data: bytes, suffix: str, shown: str, wanted: list[str],
     limits.max_cases rows (or max_rows) and limits.max_total_bytes decoded."""
     import pyarrow as pa
 
-    limits = _limits()
+    limits = current_limits()
     cap = max_rows if max_rows is not None else limits.max_cases
     rows: list[tuple[int, dict]] = []
     decoded = 0

@@ -91,8 +91,10 @@ def answer_index(char: str) -> int:
 # ---- a record as Inspect's Sample ---------------------------------------------------------------
 
 def _json_text(value: str, field: str) -> Any:
+    from .datasets_files import current_limits
+
     try:
-        return parse_json(value)
+        return parse_json(value, current_limits())
     except ParseError as exc:
         raise Bad(f"{field} is text that is not JSON: {exc.message}", field + (f".{exc.field}" if exc.field else ""))
 

@@ -1,0 +1,55 @@
+"""Inspect AI datasets as cases (`cases: {format: inspect, path}`), probed from outside with the
+real CLI on small dataset files: each test is a defect found by comparing what scoreboard loads
+with what inspect_ai's json_dataset / csv_dataset and an Inspect eval make of the same bytes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, SCOREBOARD_STORE="none")
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+def suite(tmp_path: Path, cases: str, extra: str = "") -> Path:
+    path = tmp_path / "suite.yaml"
+    path.write_text(f"name: t\n{extra}cases: {cases}\nsubject: mock\n")
+    return path
+
+
+def test_dataset_json_held_to_the_suites_own_number_and_depth_limits(tmp_path):
+    """A dataset's JSON was parsed under the default bounds whatever the suite's `limits:` said:
+    `max_number_chars: 200` still refused a 150-digit number "over the limit of 100", and
+    `max_number_chars: 5` / `max_depth: 4` let longer numbers and deeper nesting through (a
+    case file under the same suite is held to them)."""
+    big = int("9" * 150)
+    (tmp_path / "big.jsonl").write_text(json.dumps({"input": "q", "target": "a", "metadata": {"n": big}}) + "\n")
+    suite(tmp_path, "{format: inspect, path: big.jsonl}", "limits: {max_number_chars: 200}\n")
+    done = cli(tmp_path, "validate", "suite.yaml")
+    assert done.returncode == 0, done.stderr
+
+    (tmp_path / "small.jsonl").write_text(json.dumps({"input": "q", "target": "a", "metadata": {"n": 123456}}) + "\n")
+    suite(tmp_path, "{format: inspect, path: small.jsonl}", "limits: {max_number_chars: 5}\n")
+    done = cli(tmp_path, "validate", "suite.yaml")
+    assert done.returncode == 1
+    assert "small.jsonl:1, field 'metadata.n'" in done.stderr and "limit of 5 (limits.max_number_chars)" in done.stderr
+
+    deep = {"input": "q", "metadata": {"a": [[[[1]]]]}}
+    (tmp_path / "deep.json").write_text(json.dumps([deep]))
+    suite(tmp_path, "{format: inspect, path: deep.json}", "limits: {max_depth: 4}\n")
+    done = cli(tmp_path, "validate", "suite.yaml")
+    assert done.returncode == 1 and "deep.json" in done.stderr and "limits.max_depth" in done.stderr
+
+    # JSON text in a CSV cell (metadata) is held to them too
+    (tmp_path / "m.csv").write_text('input,metadata\nq,"{""n"": 1234567}"\n')
+    suite(tmp_path, "{format: inspect, path: m.csv}", "limits: {max_number_chars: 5}\n")
+    done = cli(tmp_path, "validate", "suite.yaml")
+    assert done.returncode == 1
+    assert "m.csv:2" in done.stderr and "'metadata.n'" in done.stderr and "limit of 5" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
