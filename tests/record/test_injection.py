@@ -26,6 +26,7 @@ from scoreboard.cli.github_comment import comment_body, comparison_markdown, mar
 from scoreboard.record.io import parse_report
 from scoreboard.record.junit import render_junit
 from scoreboard.record.markdown import render_markdown
+from scoreboard.record.mdtext import spell_unseen
 from scoreboard.record.terminal import print_cases, print_summary
 from scoreboard.record.view import view_of
 from tests.record.conftest import make_report
@@ -355,8 +356,8 @@ def test_the_hostile_html_report_runs_nothing_in_chromium(hostile_run, opened):
     assert page.locator("body img, body iframe, body object, body embed").count() == 0
     assert page.locator("main script, main style, main svg script").count() == 0
     body = page.locator("body").inner_text()
-    for case in CASES[:8]:
-        assert case["id"] in body, case["id"]  # every id shown as the text it is
+    for case in CASES[:8]:  # every id shown as the text it is (a direction override spelt \u202e)
+        assert spell_unseen(case["id"]) in body, case["id"]
     for text in (SCRIPT, "</style><style>*{background:url(", "[click me](javascript:window.__pwned=3)",
                  "output was: <svg onload=", MENTION):
         assert text in body, text

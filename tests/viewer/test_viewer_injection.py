@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from scoreboard.record.mdtext import spell_unseen
 from tests.record.test_injection import (
     CASES,
     MENTION,
@@ -55,7 +56,8 @@ def test_every_page_shows_hostile_text_as_text_and_runs_none_of_it(browser, proj
         wait_ready(page)
         run_route = page.evaluate("location.hash")
         ids = page.locator("#cases-body a").all_inner_texts()
-        assert sorted(ids) == sorted(c["id"] for c in CASES + DOTS)
+        # shown as the text they are: a direction override or zero-width space spelt (\u202e)
+        assert sorted(ids) == sorted(spell_unseen(c["id"]) for c in CASES + DOTS)
         seen.append(page.locator("main").inner_text())
         for i, case_id in enumerate(ids):
             page.goto(served.base + "/" + run_route)

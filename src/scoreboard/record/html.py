@@ -1,7 +1,8 @@
 """Self-contained HTML rendering of a report: inline CSS, JS and SVG; no network resource.
 
 The page is drawn by the inline script from the report data embedded as JSON; every piece of
-model output reaches the DOM through textContent only. Big reports stay small and fast: the
+model output reaches the DOM through textContent only, its control and direction characters
+spelt as escapes by templates/unseen.js (the viewer serves the same file). Big reports stay small and fast: the
 embedded data holds only what the page shows (the attempts of the typed view: all of them, or
 every one that did not pass and a sample of passes, which the page then says), long texts are
 shortened when the file would otherwise pass SIZE_BUDGET, and the case table renders one page
@@ -20,6 +21,7 @@ from typing import Any
 from ..jsonio import dumps_text, finite
 from .figures import small_sample_words
 from .io import escape_surrogates, models_text
+from .mdtext import spell_unseen
 from .requests_text import notable, request_lines, tried
 from .schema import Attempt, PlanCase
 from .view import CaseTally, ReportView, as_view
@@ -303,7 +305,7 @@ def render_html(view: ReportView) -> str:
         _THUMBS.reset(token)
     suite = view.report.run.suite or "report"
     dry = "DRY RUN (mock subject): " if view.report.run.dry_run else ""
-    parts = {"TITLE": html.escape(f"{dry}scoreboard report: {suite}"), "CSS": _template("report.css"),
-             "JS": _template("report.js"), "DATA": payload}
+    parts = {"TITLE": html.escape(f"{dry}scoreboard report: {spell_unseen(suite)}"), "CSS": _template("report.css"),
+             "JS": _template("unseen.js") + "\n" + _template("report.js"), "DATA": payload}
     # One pass, so nothing inside the data is ever treated as a slot.
     return _SLOT.sub(lambda m: parts[m.group(1)], _template("report.html"))

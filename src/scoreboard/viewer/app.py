@@ -5,7 +5,9 @@ nothing from a CDN); it asks this server for JSON a page at a time and draws wha
 figure comes from stats/ through viewer/figures.py. Security: 127.0.0.1 by default, with the
 Host header checked (no DNS rebinding); any other address needs a token, checked on every
 request; a strict Content-Security-Policy (no inline script or style, nothing from elsewhere);
-review writes carry a per-session CSRF token; every user string is rendered by the page as text.
+review writes carry a per-session CSRF token; every user string is rendered by the page as text,
+its control and direction characters spelt as escapes (record/templates/unseen.js, which the HTML
+report inlines too).
 """
 
 from __future__ import annotations
@@ -49,7 +51,9 @@ ATTEMPT_STATUSES = get_args(AttemptStatus)
 STATIC = Path(__file__).parent / "static"
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
-ASSETS = {"app.js": "text/javascript", "app.css": "text/css"}
+ASSETS = {"app.js": "text/javascript", "app.css": "text/css", "unseen.js": "text/javascript"}
+#: the one script that spells control and direction characters, shared with the HTML report
+SHARED = {"unseen.js": Path(__file__).parents[1] / "record" / "templates" / "unseen.js"}
 #: the review record holds these ratings and no other (judges.reviews.Ratings): a dimension the
 #: form offered beyond them made a review the store and `import reviews` refuse
 DEFAULT_DIMENSIONS = REVIEW_DIMENSIONS
@@ -145,7 +149,8 @@ class Viewer:
         name = request.match_info["name"]
         if name not in ASSETS:
             raise web.HTTPNotFound()
-        return web.Response(body=(STATIC / name).read_bytes(), content_type=ASSETS[name], charset="utf-8")
+        return web.Response(body=SHARED.get(name, STATIC / name).read_bytes(), content_type=ASSETS[name],
+                            charset="utf-8")
 
     # ---- data
     async def meta(self, request: web.Request) -> web.Response:

@@ -1,5 +1,8 @@
 /* scoreboard report page. Every value from the report reaches the DOM through textContent or
-   setAttribute and is never parsed as markup, so model output is always shown as text. */
+   setAttribute and is never parsed as markup, so model output is always shown as text; every text
+   shown goes through scoreboardUnseen (unseen.js, inlined before this script): control and
+   direction characters spelt as escapes, line ends kept only in multi-line text (a <pre>, or an
+   element made with lines: true). */
 (function () {
   "use strict";
 
@@ -42,12 +45,17 @@
     for (var i = 2; i < arguments.length; i++) add(node, arguments[i]);
     return node;
   }
+  /* Text as this node shows it: one line (ids, names, reasons) unless the node holds multi-line text. */
+  function shown(node, text) {
+    return node.localName === "pre" || node.sbLines ? scoreboardUnseen.lines(text) : scoreboardUnseen.line(text);
+  }
   function setAttrs(node, attrs) {
     if (!attrs) return;
+    if (attrs.lines) node.sbLines = true;
     Object.keys(attrs).forEach(function (k) {
       var v = attrs[k];
-      if (v === null || v === undefined || v === false) return;
-      if (k === "text") node.textContent = String(v);
+      if (v === null || v === undefined || v === false || k === "lines") return;
+      if (k === "text") node.textContent = shown(node, v);
       else if (k === "class") node.setAttribute("class", v);
       else if (k.slice(0, 2) === "on") node.addEventListener(k.slice(2), v);
       else node.setAttribute(k, v === true ? "" : String(v));
@@ -56,7 +64,7 @@
   function add(node, child) {
     if (child === null || child === undefined || child === false) return;
     if (Array.isArray(child)) { child.forEach(function (c) { add(node, c); }); return; }
-    node.appendChild(typeof child === "object" ? child : document.createTextNode(String(child)));
+    node.appendChild(typeof child === "object" ? child : document.createTextNode(shown(node, child)));
   }
 
   /* ---------- formatting ---------- */
@@ -124,7 +132,7 @@
   }
   function valueNode(v) {
     if (isOmitted(v)) return el("span", { class: "omitted", text: "(" + v.__omitted__.toLocaleString("en-US") + " characters, not embedded here; see the JSON report)" });
-    return document.createTextNode(valueText(v));
+    return document.createTextNode(scoreboardUnseen.lines(valueText(v)));
   }
   /* One diff cell: compact JSON; a long value that matched is clipped (full text on hover). */
   function diffCell(v, passed) {
@@ -208,7 +216,7 @@
   /* ---------- sections ---------- */
 
   var app = document.getElementById("app");
-  document.title = (run.dry_run ? "DRY RUN (mock subject): " : "") + "scoreboard report: " + (run.suite || "report");
+  document.title = (run.dry_run ? "DRY RUN (mock subject): " : "") + "scoreboard report: " + scoreboardUnseen.line(run.suite || "report");
 
   function header() {
     var status = run.status || "unknown";
@@ -1033,7 +1041,7 @@
   function attemptView(a) {
     var box = el("div", { "data-testid": "attempt" });
     box.appendChild(el("div", null, statusBadge(a.s), a.os ? el("span", { class: "muted small", text: " output status: " + a.os }) : null));
-    if (a.e) box.appendChild(el("div", { class: "error-box", "data-testid": "attempt-error", text: a.e }));
+    if (a.e) box.appendChild(el("div", { class: "error-box", "data-testid": "attempt-error", lines: true, text: a.e }));
     if (a.o !== undefined && a.o !== null) {
       var pretty = prettyOutput(a.o);
       box.appendChild(el("pre", { class: "text", "data-testid": "attempt-output", title: pretty.json ? "JSON output, pretty-printed" : null, text: pretty.text }));

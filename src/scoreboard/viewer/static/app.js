@@ -1,6 +1,10 @@
 // scoreboard history viewer: draws what the server computed (figures come from scoreboard's
-// stats/ functions); every value from the store is set as text, never parsed as HTML.
+// stats/ functions); every value from the store is set as text, never parsed as HTML, through
+// scoreboardUnseen (unseen.js, loaded first): control and direction characters spelt as escapes,
+// line ends kept only in a <pre> (an output, an input).
 "use strict";
+
+const shown = (node, text) => (node.localName === "pre" ? scoreboardUnseen.lines(text) : scoreboardUnseen.line(text));
 
 const COLORS = ["#0969da", "#cf222e", "#1a7f37", "#8250df", "#bc4c00", "#1b7c83", "#6e7781", "#bf3989"];
 let META = null;
@@ -10,13 +14,13 @@ function el(tag, attrs, ...children) {
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === null || v === undefined || v === false) continue;
     if (k === "class") node.className = v;
-    else if (k === "text") node.textContent = v;
+    else if (k === "text") node.textContent = shown(node, v);
     else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
     else node.setAttribute(k, v === true ? "" : String(v));
   }
   for (const c of children.flat()) {
     if (c === null || c === undefined || c === false) continue;
-    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    node.append(c instanceof Node ? c : document.createTextNode(shown(node, c)));
   }
   return node;
 }
@@ -24,7 +28,7 @@ function el(tag, attrs, ...children) {
 function svg(tag, attrs, ...children) {
   const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
   for (const [k, v] of Object.entries(attrs || {})) if (v !== null && v !== undefined) node.setAttribute(k, String(v));
-  for (const c of children.flat()) if (c !== null && c !== undefined) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  for (const c of children.flat()) if (c !== null && c !== undefined) node.append(c instanceof Node ? c : document.createTextNode(shown(node, c)));
   return node;
 }
 
@@ -150,7 +154,7 @@ async function runsPage(params) {
     cursor = page.next;
     more.hidden = !cursor;
     count.textContent = `${body.children.length} run(s) shown`;
-    methodNote.textContent = methods.size ? "95% intervals: " + [...methods].map((m) => `${m}: ${methodWords(m)}`).join("; ") : "";
+    methodNote.textContent = methods.size ? scoreboardUnseen.line("95% intervals: " + [...methods].map((m) => `${m}: ${methodWords(m)}`).join("; ")) : "";
   }
   more.addEventListener("click", () => load().catch(fail));
   await load();
@@ -419,7 +423,7 @@ function reviewForm(runKey, caseId, attempt, done) {
       status.textContent = "saved";
       status.className = "ok saved";
       done();
-    } catch (e) { status.textContent = e.message; status.className = "bad"; }
+    } catch (e) { status.textContent = scoreboardUnseen.line(e.message); status.className = "bad"; }
   });
   return el("details", { class: "review" }, el("summary", { text: "Review this output" }), form);
 }
@@ -490,7 +494,7 @@ async function render() {
 
 async function start() {
   META = await api("/api/meta");
-  document.getElementById("store").textContent = `${META.kind}: ${META.store}`;
+  document.getElementById("store").textContent = scoreboardUnseen.line(`${META.kind}: ${META.store}`);
   document.getElementById("nav-suites").replaceChildren(...META.suites.map((s) => el("a", { href: "#/trends/" + encodeURIComponent(s.suite), text: "trends: " + s.suite })));
   window.addEventListener("hashchange", () => { document.documentElement.dataset.ready = "false"; render(); });
   await render();
