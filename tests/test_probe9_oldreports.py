@@ -101,6 +101,28 @@ def test_old_reports_are_version_6_and_verify(tmp_path):
         assert "statistics version 6" in done.stdout
 
 
+def test_compare_leaves_errors_of_not_graded_cases_out_of_the_rate(tmp_path):
+    """compare recomputes each side's pass rate: an error of a case no grader decides is outside
+    it, as in the summary (version 7); it read 4/6 with the old report and 4/6 with a new one
+    whose own summary says 4/4, and the not-graded case joined the pairs as a tie."""
+    write_suites(tmp_path)
+    done = cli(tmp_path, "run", "rep.yaml", "--format", "json", "--output", "new.json")
+    assert done.returncode in (0, 2), done.stderr
+    new = json.loads((tmp_path / "new.json").read_text(encoding="utf-8"))
+    assert new["summary"]["variants"]["careful"]["pass_rate"] == 1.0
+    result = cli(tmp_path, "compare", str(old(tmp_path, "rep_v6.json")), "new.json", "--json")
+    assert result.returncode == 0, result.stderr
+    pairs = {c["a"]: c for c in json.loads(result.stdout)["comparisons"]}
+    careful = pairs["careful"]
+    assert careful["a_pass_rate"] == careful["b_pass_rate"] == 1.0
+    assert careful["a_counts"] == careful["b_counts"] == {"passed": 4, "judged": 4, "errors": 0,
+                                                          "errors_not_graded": 2}
+    assert careful["cases"] == 2 and careful["ties"] == 2  # easy and hard; not the not-graded case
+    assert pairs["basic"]["cases"] == 2
+    text = cli(tmp_path, "compare", "rep_v6.json", "new.json").stdout
+    assert "careful (A) 100.0% (4/4, 2 errors of not-graded cases outside the rate)" in text
+
+
 def test_compare_of_conversations_says_units_in_its_headline(tmp_path):
     """compare pairs a conversation's turns as one unit: its headline counts units, as each
     report's own comparison does since version 7 ('better on 2 units'), not 'cases'."""

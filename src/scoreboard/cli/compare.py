@@ -35,13 +35,29 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "--html is the older spelling)")
 
 
-def _tallies(report: Report, variant: str, cases: set[str]) -> tuple[dict, dict]:
+def not_graded(report: Report) -> set[str]:
+    """The cases of a report no grader decides (none, or only record-only ones): their errors are
+    counted apart, outside the pass rate and the pairs, as in the summary (statistics version 7).
+    Read from the report's own plan, whichever build wrote it."""
+    from ..stats.summary import not_graded_case
+
+    return {c.id for c in report.plan.cases
+            if "graders" in c.model_fields_set and not_graded_case({"graders": c.graders})}
+
+
+def _judged(report: Report, variant: str, cases: set[str], ungraded: set[str]):
+    """The attempts of a variant on `cases` that count in its pass rate and pairs."""
+    for a in report.attempts:
+        if a.variant == variant and a.case_id in cases and a.status in ("passed", "failed", "error") \
+                and not (a.status == "error" and a.case_id in ungraded):
+            yield a
+
+
+def _tallies(report: Report, variant: str, cases: set[str], ungraded: set[str]) -> tuple[dict, dict]:
     """Per case {case: [hits, tries]} and per field {key: {case: [hits, tries]}} over judged runs."""
     tally: dict[str, list[int]] = {}
     fields: dict[str, dict[str, list[int]]] = {}
-    for a in report.attempts:
-        if a.variant != variant or a.case_id not in cases or a.status not in ("passed", "failed", "error"):
-            continue
+    for a in _judged(report, variant, cases, ungraded):
         slot = tally.setdefault(a.case_id, [0, 0])
         slot[0] += a.status == "passed"
         slot[1] += 1
@@ -75,12 +91,15 @@ def runs_differ(runs_a: int, runs_b: int) -> str:
             "case's win or loss weighs averages over different numbers of runs")
 
 
-def _counts(report: Report, variant: str, cases: set[str]) -> dict:
+def _counts(report: Report, variant: str, cases: set[str], ungraded: set[str]) -> dict:
     """The pass rate's numerator and denominator on the shared cases, and the errored attempts
-    in it: a variant whose every attempt errored must not read as one that failed every case."""
-    judged = [a.status for a in report.attempts
-              if a.variant == variant and a.case_id in cases and a.status in ("passed", "failed", "error")]
-    return {"passed": judged.count("passed"), "judged": len(judged), "errors": judged.count("error")}
+    in it: a variant whose every attempt errored must not read as one that failed every case.
+    The errors of not-graded cases are counted apart (`errors_not_graded`, when there are some)."""
+    judged = [a.status for a in _judged(report, variant, cases, ungraded)]
+    apart = sum(1 for a in report.attempts
+                if a.variant == variant and a.case_id in cases and a.case_id in ungraded and a.status == "error")
+    return {"passed": judged.count("passed"), "judged": len(judged), "errors": judged.count("error"),
+            **({"errors_not_graded": apart} if apart else {})}
 
 
 def rate_words(rate: float | None, counts: dict | None) -> str:
@@ -89,6 +108,8 @@ def rate_words(rate: float | None, counts: dict | None) -> str:
     if not counts:
         return shown
     errors = f", {plural(counts['errors'], 'error')}" if counts.get("errors") else ""
+    if counts.get("errors_not_graded"):
+        errors += f", {plural(counts['errors_not_graded'], 'error')} of not-graded cases outside the rate"
     return f"{shown} ({counts['passed']}/{counts['judged']}{errors})"
 
 
@@ -148,9 +169,10 @@ def compare_reports(a: Report, b: Report, pairs: list[tuple[str, str]] | None = 
     # attempts twice, so every case ties by construction, which is no evidence of no difference.
     same_run = a.run.id == b.run.id and getattr(a.run, "uid", None) == getattr(b.run, "uid", None)
     comparisons = []
+    ungraded_a, ungraded_b = not_graded(a), not_graded(b)
     for va, vb in pairs:
-        ta, fa = _tallies(a, va, shared_set)
-        tb, fb = _tallies(b, vb, shared_set)
+        ta, fa = _tallies(a, va, shared_set, ungraded_a)
+        tb, fb = _tallies(b, vb, shared_set, ungraded_b)
         # The summary's own paired comparison, with the two sides labelled A: and B:.
         label_a, label_b = f"A:{va}", f"B:{vb}"
         (comp,) = compare_variants([{"name": label_a}, {"name": label_b}],
@@ -175,7 +197,8 @@ def compare_reports(a: Report, b: Report, pairs: list[tuple[str, str]] | None = 
         hits_b = sum(h for h, _ in tb.values())
         tries_b = sum(n for _, n in tb.values())
         comparisons.append({"a": va, "b": vb, "a_pass_rate": rate(hits_a, tries_a), "b_pass_rate": rate(hits_b, tries_b),
-                            "a_counts": _counts(a, va, shared_set), "b_counts": _counts(b, vb, shared_set),
+                            "a_counts": _counts(a, va, shared_set, ungraded_a),
+                            "b_counts": _counts(b, vb, shared_set, ungraded_b),
                             **{k: comp[k] for k in COMPARISON_KEYS}})
     unmatched = {"a": [n for n in names_a if n not in {p[0] for p in pairs}],
                  "b": [n for n in names_b if n not in {p[1] for p in pairs}]}
