@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -174,3 +175,29 @@ def test_the_viewer_spells_control_and_direction_characters(project, browser):
     finally:
         server.stop()
 
+
+# ---------- JUnit ----------
+
+def test_junit_spells_control_and_direction_characters_in_names(project):
+    root = ET.fromstring(project["junit"].read_bytes())
+    names = {tc.get("name") for tc in root.iter("testcase")}
+    assert names == {"rtl\\u202egnp.exe", NICE_ID}
+    classes = {tc.get("classname") for tc in root.iter("testcase")}
+    assert classes == {f"{SUITE}.w\\x1b[31mRED", f"{SUITE}.plain"}
+    assert {ts.get("name") for ts in root.iter("testsuite")} == classes
+    failures = " ".join(f.get("message") + (f.text or "") for f in root.iter("failure"))
+    assert "bad\\x1b[31m \\u202eoutput" in failures
+    text = project["junit"].read_text(encoding="utf-8")
+    assert "\u202e" not in text and "\x1b" not in text
+
+
+def test_junit_keeps_what_xml_cannot_carry_as_escapes():
+    """A NUL, ESC or lone surrogate in a case id was dropped: "a\\x00" and "a" were one name."""
+    from scoreboard.record.junit import render_junit
+    from scoreboard.record.view import view_of
+    from tests.record.conftest import make_report
+
+    report = make_report(3, runs=1, case_id=lambda i: ["a\x00", "a", "b\ufffe\ud800"][i])
+    root = ET.fromstring(render_junit(view_of(report)).encode("utf-8"))
+    names = [tc.get("name") for tc in root.iter("testcase")]
+    assert names[:3] == ["a\\x00", "a", "b\\ufffe\\ud800"]

@@ -76,7 +76,7 @@ def test_not_run_is_skipped_and_unassessed_is_not_a_failure():
     assert int(root.get("skipped")) == 3 and int(root.get("failures")) == 0
 
 
-def test_everything_is_escaped_and_illegal_characters_are_stripped():
+def test_everything_is_escaped_and_illegal_characters_are_spelt():
     report = make_report(2, runs=1, suite='s<&>"', case_id=lambda i: f'c<{i}>&"\x00\x1b\ud800',
                          status_of=lambda i, v, r: "failed")
     for a in report["attempts"]:
@@ -84,10 +84,10 @@ def test_everything_is_escaped_and_illegal_characters_are_stripped():
     text = render_junit(view_of(report))
     root = ET.fromstring(text.encode("utf-8"))
     names = [tc.get("name") for tc in root.iter("testcase")]
-    assert names[:2] == ['c<0>&"', 'c<1>&"']
+    assert names[:2] == ['c<0>&"\\x00\\x1b\\ud800', 'c<1>&"\\x00\\x1b\\ud800']  # spelt, never dropped
     assert root.find("testsuite").get("name") == 's<&>".basic'
     failure = next(root.iter("failure"))
-    assert "bad ]]> </failure> <x/> &  bell  \U0001F600" in failure.text
+    assert "bad ]]> </failure> <x/> & \\x07 bell \\ufffe \U0001F600" in failure.text
     assert "\x07" not in text and "\x00" not in text
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from .constants import DRY_RUN_MARK, DRY_RUN_NOTE
 from .figures import figure_rows, variant_small_words
 from .io import fmt_rate, variant_model
+from .mdtext import spell_unseen, visible
 from .schema import Attempt
 from .view import CaseTally, ReportView, as_view
 
@@ -22,9 +23,19 @@ MESSAGE_LIMIT = 1000
 VALUE_LIMIT = 300
 
 
-def clean(value: Any) -> str:
-    """Text safe for XML 1.0: characters XML cannot carry are removed (escaping is ElementTree's job)."""
-    return _ILLEGAL.sub("", "" if value is None else str(value))
+def clean(value: Any, *, keep_lines: bool = True) -> str:
+    """Text safe for XML 1.0 and shown as it is, as the terminal shows it: control, direction and
+    zero-width characters spelt as escapes (\\x1b, \\u202e), so a CI tab cannot show a case id
+    holding U+202E reversed or lose a NUL (two ids one apart read the same); the rest XML cannot
+    carry (U+FFFE, U+FFFF) spelt too. Nothing is dropped; escaping markup is ElementTree's job.
+    Line ends and tabs are kept unless keep_lines is false (a name)."""
+    text = spell_unseen("" if value is None else str(value), keep_lines=keep_lines)
+    return _ILLEGAL.sub(lambda m: visible(m.group()), text)
+
+
+def one_line(value: Any) -> str:
+    """A test case, class or suite name (or a variant): one line, every hidden character spelt."""
+    return clean(value, keep_lines=False)
 
 
 def _short(value: Any, limit: int = VALUE_LIMIT) -> str:
@@ -54,7 +65,7 @@ def _testcase(parent: ET.Element, case_id: str, classname: str, tally: CaseTally
               attempts: list[Attempt]) -> str:
     """Add one <testcase>; returns its outcome: passed, failure, error or skipped. Counts and time
     come from the tally of every run; the reasons from the runs the view kept."""
-    tc = ET.SubElement(parent, "testcase", name=clean(case_id), classname=clean(classname))
+    tc = ET.SubElement(parent, "testcase", name=one_line(case_id), classname=one_line(classname))
     tally = tally or CaseTally()
     if tally.latency_ms_total is not None:
         tc.set("time", f"{tally.latency_ms_total / 1000:.3f}")
@@ -153,12 +164,12 @@ def render_junit(view: ReportView) -> str:
     for a in report.attempts:
         grouped[(a.variant, a.case_id)].append(a)
     mark = f"{DRY_RUN_MARK} " if run.dry_run else ""  # a CI tab shows a dry run for what it is
-    root = ET.Element("testsuites", name=clean(mark + suite))
+    root = ET.Element("testsuites", name=one_line(mark + suite))
     totals = dict(tests=0, failures=0, errors=0, skipped=0)
     summary = report.summary.variants
     for variant in variants:
         classname = f"{suite}.{variant}"
-        ts = ET.SubElement(root, "testsuite", name=clean(mark + classname))
+        ts = ET.SubElement(root, "testsuite", name=one_line(mark + classname))
         if run.started_at:
             ts.set("timestamp", clean(str(run.started_at).removesuffix("Z")))
         props = ET.SubElement(ts, "properties")
@@ -182,7 +193,7 @@ def render_junit(view: ReportView) -> str:
                            ("attempts_omitted", _omitted_words(view.omitted)),
                            ("dry_run", f"{DRY_RUN_MARK}: {DRY_RUN_NOTE}" if run.dry_run else None), *figures):
             if value is not None:
-                ET.SubElement(props, "property", name=key, value=clean(value))
+                ET.SubElement(props, "property", name=key, value=one_line(value) if key == "variant" else clean(value))
         counts = dict(tests=0, failures=0, errors=0, skipped=0)
         for case_id in case_ids:
             outcome = _testcase(ts, case_id, classname, view.tallies.get((case_id, variant)),
