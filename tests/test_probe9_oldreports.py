@@ -135,3 +135,24 @@ def test_compare_of_conversations_says_units_in_its_headline(tmp_path):
     assert pair["cases"] == 3 and pair["b_wins"] == 2
     assert "better on 2 units, worse on 0, 1 tie" in pair["headline"], pair["headline"]
     assert " cases" not in pair["headline"]
+
+
+def test_history_counts_a_version_7_report_as_its_summary_does(tmp_path):
+    """history said 'pass rate 100.0% (4/6 judged, 2 errors)' for a version 7 report whose two
+    errors are of a not-graded case (outside the rate); the old report beside it keeps its own
+    figures (4/6: version 6 counted them)."""
+    write_suites(tmp_path)
+    assert cli(tmp_path, "run", "rep.yaml", "--format", "json", "--output", "new.json").returncode in (0, 2)
+    store = str(tmp_path / "h.sqlite")
+    done = cli(tmp_path, "store", "import", str(old(tmp_path, "rep_v6.json")), "new.json", store=store)
+    assert done.returncode == 0, done.stderr
+    listed = cli(tmp_path, "history", store=store)
+    assert listed.returncode == 0, listed.stderr
+    lines = [line.strip() for line in listed.stdout.splitlines() if line.strip().startswith("careful:")]
+    assert len(lines) == 2, listed.stdout
+    assert any("100.0%" in line and "(4/4 judged, 2 errors (2 of not-graded cases, outside the rate)" in line
+               for line in lines), lines
+    assert any("66.7%" in line and "(4/6 judged, 2 errors," in line for line in lines), lines
+    data = json.loads(cli(tmp_path, "history", "--json", store=store).stdout)
+    apart = sorted(str(f.get("errors_not_graded")) for r in data["runs"] for f in r["figures"] if f["name"] == "careful")
+    assert apart == ["2", "None"]

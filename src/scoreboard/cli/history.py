@@ -55,10 +55,13 @@ def _rate(f: dict, cases: int = 0) -> str:
     counts = []
     tallies = [f.get(k) for k in ("passed", "failed", "errors")]
     if all(_number(n) for n in tallies):  # passed of judged, as the run's own lines say it
-        counts.append(f"{tallies[0]}/{sum(tallies)} judged" + "".join(
+        # errors of cases no grader decides are outside the rate (statistics version 7)
+        apart = f.get("errors_not_graded") if _number(f.get("errors_not_graded")) else 0
+        counts.append(f"{tallies[0]}/{sum(tallies) - apart} judged" + "".join(
             f", {plural(f[key], one, many)}" for key, one, many in (
                 ("errors", "error", "errors"), ("unassessed", "unassessed", "unassessed"),
-                ("not_run", "not run", "not run")) if _number(f.get(key)) and f[key]))
+                ("not_run", "not run", "not run")) if _number(f.get(key)) and f[key])
+            + (f" ({apart} of not-graded cases, outside the rate)" if apart else ""))
     if cases:
         counts.append(plural(cases, "case") + (f"; small sample: fewer than {SMALL_CASES} cases"
                                                if cases < SMALL_CASES else ""))

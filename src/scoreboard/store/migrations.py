@@ -110,6 +110,12 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
         "ALTER TABLE runs ADD COLUMN folder TEXT",
         "ALTER TABLE runs ADD COLUMN host TEXT",
     ]),
+    # Statistics version 7 leaves the errors of cases no grader decides outside the pass rate:
+    # a variant's judged attempts are passed + failed + errors - errors_not_graded. A row from
+    # before this is null (a report of an earlier version counted them in the rate).
+    ("variants record the errors of not-graded cases", [
+        "ALTER TABLE variants ADD COLUMN errors_not_graded BIGINT",
+    ]),
 ]
 
 #: every table the migrations make (a database holding one of them without `schema_migrations`

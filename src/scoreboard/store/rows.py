@@ -131,7 +131,8 @@ def variant_rows(key: str, plan: dict, summary: dict | None) -> list[tuple]:
                                                                            "unassessed", "not_run")),
                      _number(s.get("pass_rate")), _number(ci.get("low")), _number(ci.get("high")),
                      clean(method) if isinstance(method, str) else None, _number(fa.get("value")),
-                     _number(fa_ci.get("low")), _number(fa_ci.get("high")), cost_per_case(s)))
+                     _number(fa_ci.get("low")), _number(fa_ci.get("high")), cost_per_case(s),
+                     _int(s.get("errors_not_graded"))))
     return rows
 
 

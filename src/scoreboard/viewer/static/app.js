@@ -171,8 +171,10 @@ async function runPage(key, params) {
   const run = await api("/api/runs/" + encodeURIComponent(key));
   const variantsRows = run.figures.map((f) => el("tr", {},
     el("td", { text: f.name }), el("td", { class: "rate", text: rateText(f) }), el("td", { text: f.ci_method || "not recorded" }),
-    // judged = passed + failed + errors, unknown (never 0) while any of them is not stored (a run under way)
-    el("td", { text: `${f.passed ?? "?"} / ${[f.passed, f.failed, f.errors].some((n) => n === null || n === undefined) ? "?" : f.passed + f.failed + f.errors}` }),
+    // judged = passed + failed + errors, unknown (never 0) while any of them is not stored (a run under way);
+    // the errors of not-graded cases are outside it (statistics version 7)
+    el("td", { text: `${f.passed ?? "?"} / ${[f.passed, f.failed, f.errors].some((n) => n === null || n === undefined) ? "?" : f.passed + f.failed + f.errors - (f.errors_not_graded || 0)}` +
+      (f.errors_not_graded ? ` (${f.errors_not_graded} ${f.errors_not_graded === 1 ? "error" : "errors"} of not-graded cases outside the rate)` : "") }),
     el("td", { class: f.errors ? "bad" : "", text: f.errors ?? "?" }),
     el("td", { class: f.unassessed ? "warn" : "", text: f.unassessed ?? "?" }),
     el("td", { class: f.not_run ? "warn" : "", text: f.not_run ?? "?" }),
