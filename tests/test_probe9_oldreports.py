@@ -156,3 +156,34 @@ def test_history_counts_a_version_7_report_as_its_summary_does(tmp_path):
     data = json.loads(cli(tmp_path, "history", "--json", store=store).stdout)
     apart = sorted(str(f.get("errors_not_graded")) for r in data["runs"] for f in r["figures"] if f["name"] == "careful")
     assert apart == ["2", "None"]
+
+
+def test_viewer_compares_runs_without_the_errors_of_not_graded_cases(tmp_path):
+    """The viewer's comparison of two stored runs (/api/compare, and the trend's marker) paired
+    the not-graded case's errors as failures: careful read 4/6 (66.7%) on 3 cases for a new
+    report whose own summary says 4/4 on 2; the old report's run is counted by the same rule."""
+    import urllib.request
+
+    from tests.viewer.conftest import Served
+
+    write_suites(tmp_path)
+    assert cli(tmp_path, "run", "rep.yaml", "--format", "json", "--output", "new.json").returncode in (0, 2)
+    store = str(tmp_path / "h.sqlite")
+    assert cli(tmp_path, "store", "import", str(old(tmp_path, "rep_v6.json")), "new.json", store=store).returncode == 0
+    runs = json.loads(cli(tmp_path, "history", "--json", store=store).stdout)["runs"]
+    keys = {r["run_id"]: r["key"] for r in runs}
+    served = Served("--store", store, cwd=tmp_path)
+    try:
+        url = f"{served.base}/api/compare?a={keys['rep_v6']}&b={keys['new']}"
+        with urllib.request.urlopen(url, timeout=30) as answer:
+            data = json.loads(answer.read())
+        with urllib.request.urlopen(f"{served.base}/api/trends?suite=rep", timeout=30) as answer:
+            trend = json.loads(answer.read())
+    finally:
+        served.stop()
+    pairs = {c["a"]: c for c in data["comparisons"]}
+    assert pairs["careful"]["cases"] == 2 and pairs["careful"]["ties"] == 2
+    assert pairs["careful"]["a_pass_rate"] == pairs["careful"]["b_pass_rate"] == 1.0
+    assert pairs["basic"]["cases"] == 2
+    change = trend["series"]["careful"][-1]["change"]
+    assert change["previous"] == keys["rep_v6"] and change["cases"] == 2, change

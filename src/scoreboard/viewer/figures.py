@@ -24,6 +24,22 @@ ALPHA = 0.05
 LIST_CAP = 500
 
 
+def graded_tallies(db: Database, key: str) -> dict[str, dict[str, list[int]]]:
+    """A run's per-case tallies (store.queries.case_tallies) without the cases no grader decides
+    (none, or only record-only ones): their errors are outside every pass rate and pair, as in
+    the summary (statistics version 7); a not-graded case has no other judged attempt."""
+    from ..stats.summary import not_graded_case
+    from ..store.rows import parse
+
+    tallies = case_tallies(db, key)
+    ungraded = {cid for cid, data in db.all(
+        "SELECT case_id, data FROM cases WHERE run_key = ? AND (data LIKE ? OR data LIKE ?)",
+        (key, '%"graders":[]%', '%"record_only":true%')) if not_graded_case(parse(data) or {})}
+    if ungraded:
+        tallies = {v: {c: n for c, n in per.items() if c not in ungraded} for v, per in tallies.items()}
+    return tallies
+
+
 def _pairs(names_a: list[str], names_b: list[str]) -> list[tuple[str, str]]:
     pairs = [(n, n) for n in names_a if n in names_b]
     if not pairs and len(names_a) == 1 and len(names_b) == 1:
@@ -57,7 +73,7 @@ def compare_runs(db: Database, key_a: str, key_b: str) -> dict:
     names_a = [v["name"] for v in run_a["figures"]]
     names_b = [v["name"] for v in run_b["figures"]]
     pairs = _pairs(names_a, names_b)
-    tallies_a, tallies_b = case_tallies(db, key_a), case_tallies(db, key_b)
+    tallies_a, tallies_b = graded_tallies(db, key_a), graded_tallies(db, key_b)
     fields_a, fields_b = field_tallies(db, key_a), field_tallies(db, key_b)
     seed = (run_a["head"].get("plan") or {}).get("seed") or 0
     out = []
@@ -212,7 +228,7 @@ class _RunCache:
     def of(self, key: str) -> tuple[dict, dict]:
         if key not in self.hashes:
             self.hashes[key] = case_hashes(self.db, key)
-            self.tallies[key] = case_tallies(self.db, key)
+            self.tallies[key] = graded_tallies(self.db, key)
         return self.hashes[key], self.tallies[key]
 
 
