@@ -53,3 +53,32 @@ def test_dataset_json_held_to_the_suites_own_number_and_depth_limits(tmp_path):
     assert done.returncode == 1
     assert "m.csv:2" in done.stderr and "'metadata.n'" in done.stderr and "limit of 5" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_dataset_records_counted_as_they_are_read(tmp_path):
+    """A 16 MiB CSV of one-letter rows (8 million records) took 155 s and 7.8 GB of memory to be
+    refused for limits.max_cases: every row was made a sample and a case first, the count came
+    after. Now the reader stops at the first record past max_cases (naming the dataset's line),
+    and with a `limit:` (all records are read, for Inspect's shuffle) each record read counts
+    toward limits.max_values: the records' values, not only the few cases kept."""
+    rows = "".join(f"q{i},a\n" for i in range(30)) + "ragged,row,here\n"
+    (tmp_path / "d.csv").write_text("input,target\n" + rows)
+    suite(tmp_path, "{format: inspect, path: d.csv}", "limits: {max_cases: 10}\n")
+    done = cli(tmp_path, "validate", "suite.yaml")
+    assert done.returncode == 1
+    # the 11th record (line 12) is refused: the reader never got to the ragged line 32
+    assert "d.csv:12: more than 10 records" in done.stderr and "limits.max_cases" in done.stderr, done.stderr
+
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps({"input": f"q{i}"}) + "\n" for i in range(30)))
+    suite(tmp_path, "{format: inspect, path: d.jsonl}", "limits: {max_cases: 10}\n")
+    done = cli(tmp_path, "validate", "suite.yaml")
+    assert done.returncode == 1 and "d.jsonl:11: more than 10 records" in done.stderr, done.stderr
+
+    # limit: 3 keeps 3 cases, but all 30 records (5 values each) were parsed: over max_values 100
+    (tmp_path / "d.csv").write_text("input,target\n" + "".join(f"q{i},a\n" for i in range(30)))
+    suite(tmp_path, "{format: inspect, path: d.csv, limit: 3}", "limits: {max_values: 100}\n")
+    done = cli(tmp_path, "validate", "suite.yaml")
+    assert done.returncode == 1 and "d.csv:22:" in done.stderr and "limits.max_values" in done.stderr, done.stderr
+    suite(tmp_path, "{format: inspect, path: d.csv, limit: 3}", "limits: {max_values: 1000}\n")
+    done = cli(tmp_path, "validate", "suite.yaml")
+    assert done.returncode == 0 and "3 cases" in done.stdout, done.stderr

@@ -114,23 +114,28 @@ def record_to_case(rec: dict, index: int, shown: str, grader: str, *, line: int 
     return inspect_cases(rows, opts, shown, False)[0][1]
 
 
-def _jsonl_rows(data: bytes, shown: str) -> list[tuple[int | None, Any]]:
-    """The records of a JSONL file for `hf` (blank lines skipped), each with its line."""
+def _jsonl_rows(data: bytes, shown: str, max_rows: int | None) -> list[tuple[int | None, Any]]:
+    """The records of a JSONL file for `hf` (blank lines skipped), each with its line: the first
+    `max_rows`, counted as they are read (datasets_files.Records)."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise ConfigError(f"not valid UTF-8 (byte {exc.start})", file=shown, line=line) from None
-    from .datasets_files import current_limits
+    from .datasets_files import Records, current_limits
 
     limits = current_limits()
+    records = Records(shown, capped=max_rows is None)
     rows: list[tuple[int | None, Any]] = []
     for number, line in enumerate(text.split("\n"), start=1):
+        if max_rows is not None and len(rows) >= max_rows:
+            break
         if line.strip():
             try:
                 rows.append((number, parse_json(line, limits)))
             except ParseError as exc:
                 raise ConfigError(exc.message, file=shown, line=number, field=exc.field) from None
+            records.add(rows[-1][1], number)
     return rows
 
 
@@ -182,17 +187,20 @@ def _inspect_options(source: DatasetSource, shown_suite: str | None) -> dict:
 
 def _inspect_rows(data: bytes, source: DatasetSource, shown: str) -> tuple[list[tuple[int | None, Any]], bool]:
     """file_dataset's choice of reader by extension: the records and whether they are CSV cells."""
-    from .datasets_files import csv_records, decode, json_records, jsonl_records
+    from .datasets_files import Records, csv_records, decode, json_records, jsonl_records
 
     suffix = Path(source.path).suffix.lower()
+    # counted as read: without a limit every record is a case (limits.max_cases)
+    records = Records(shown, capped=source.limit is None and source.max_rows is None)
     if suffix in (".csv", ".tsv", ".tab"):
         text = decode(data, source.encoding, "utf-8-sig", shown)
         delimiter = source.delimiter if source.delimiter is not None else ("\t" if suffix != ".csv" else None)
         return csv_records(text, shown, dialect=source.dialect, delimiter=delimiter,
-                           fieldnames=source.fieldnames), True
+                           fieldnames=source.fieldnames, records=records), True
     if suffix in (".json", ".jsonl"):
         text = decode(data, source.encoding, "utf-8-sig", shown)
-        return (jsonl_records(text, shown) if suffix == ".jsonl" else json_records(text, shown)), False
+        read = jsonl_records if suffix == ".jsonl" else json_records
+        return read(text, shown, records), False
     raise ConfigError(f"no Inspect dataset reader for {suffix or 'a file without an extension'!r} (.json, .jsonl, "
                       ".csv, .tsv, .tab)", file=shown, field="cases.path")
 
@@ -216,11 +224,12 @@ def _hf_cases(data: bytes, source: DatasetSource, shown: str, shown_suite: str |
     meta = cols.get("metadata", "metadata")
     suffix = Path(source.path).suffix.lower()
     if suffix == ".json" and data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"[":  # a JSON array, as `datasets` reads it too
-        from .datasets_files import decode, json_records
+        from .datasets_files import Records, decode, json_records
 
-        rows, names = json_records(decode(data, None, "utf-8-sig", shown), shown)[: source.max_rows], None
+        records = Records(shown, capped=source.max_rows is None)
+        rows, names = json_records(decode(data, None, "utf-8-sig", shown), shown, records)[: source.max_rows], None
     elif suffix in (".jsonl", ".json"):
-        rows, names = _jsonl_rows(data, shown)[: source.max_rows], None
+        rows, names = _jsonl_rows(data, shown, source.max_rows), None
     else:
         try:
             import pyarrow  # noqa: F401
@@ -229,6 +238,11 @@ def _hf_cases(data: bytes, source: DatasetSource, shown: str, shown_suite: str |
                               file=shown, field="cases.format") from None
         wanted = [fields[k] for k in ("input", "target", "choices", "id", "sandbox", "files", "setup")] + [meta]
         rows, names = table_rows(data, suffix, shown, wanted, source.max_rows)
+        from .datasets_files import Records
+
+        records = Records(shown, capped=False)  # table_rows holds them to max_cases (or max_rows)
+        for line, row in rows:
+            records.add(row, line)
         if "input" not in cols and fields["input"] not in names:
             listed = ", ".join(map(repr, names[:12])) + (", ..." if len(names) > 12 else "")
             raise ConfigError(f"no column {fields['input']!r} (the file's columns: {listed}); `columns: {{input: "

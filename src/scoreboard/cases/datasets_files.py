@@ -37,10 +37,34 @@ def decode(data: bytes, encoding: str | None, default: str, shown: str) -> str:
                           file=shown, line=line) from None
 
 
-def jsonl_records(text: str, shown: str) -> list[tuple[int, Any]]:
+class Records:
+    """The records of one dataset file, counted as they are read, before any becomes a sample (a
+    16 MiB CSV of one-letter rows is 8 million records, gigabytes once they are samples): with
+    `capped` (no `limit:`, so every record is a case) more than limits.max_cases is refused at
+    the first record past it, and every record's values go into the suite's limits.max_values
+    (its running total; the defaults outside a suite)."""
+
+    def __init__(self, shown: str, capped: bool):
+        from .budget import LoadBudget, current
+
+        self.shown, self.capped, self.count = shown, capped, 0
+        self.tally = current() or LoadBudget(current_limits())
+
+    def add(self, record: Any, line: int | None) -> None:
+        self.count += 1
+        where = line if line is not None else self.count
+        cap = self.tally.limits.max_cases
+        if self.capped and self.count > cap:
+            raise ConfigError(f"more than {cap:,} records, each of them a case (limits.max_cases; `limit: N` "
+                              "takes N of them)", file=self.shown, line=where)
+        self.tally.parsed(record, self.shown, line=where)
+
+
+def jsonl_records(text: str, shown: str, records: Records | None = None) -> list[tuple[int, Any]]:
     """JSON Lines as the jsonlines reader reads them: every line one JSON object (a blank
     line is an error there too; the newline after the last line is not a line)."""
     limits = current_limits()
+    records = records or Records(shown, False)
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -53,6 +77,7 @@ def jsonl_records(text: str, shown: str) -> list[tuple[int, Any]]:
             rows.append((number, parse_json(line, limits)))
         except ParseError as exc:
             raise ConfigError(exc.message, file=shown, line=number, field=exc.field) from None
+        records.add(rows[-1][1], number)
     return rows
 
 
@@ -79,26 +104,32 @@ def _element_lines(text: str) -> list[int] | None:
         return None
 
 
-def json_records(text: str, shown: str) -> list[tuple[int | None, Any]]:
+def json_records(text: str, shown: str, records: Records | None = None) -> list[tuple[int | None, Any]]:
     """One JSON document (json.load): an array of records, or one object as the only record."""
     try:
         value = parse_json(text, current_limits())
     except ParseError as exc:
         raise ConfigError(exc.message, file=shown, line=exc.line, field=exc.field) from None
     if isinstance(value, dict):
+        (records or Records(shown, False)).add(value, 1)
         return [(1, value)]
     if not isinstance(value, list):
         raise ConfigError("a JSON dataset is an array of records (or one record)", file=shown)
     lines = _element_lines(text) or []
-    return [(lines[i] if i < len(lines) else None, item) for i, item in enumerate(value)]
+    out = [(lines[i] if i < len(lines) else None, item) for i, item in enumerate(value)]
+    records = records or Records(shown, False)
+    for line, item in out:
+        records.add(item, line)
+    return out
 
 
 def csv_records(text: str, shown: str, *, dialect: str, delimiter: str | None,
-                fieldnames: list[str] | None) -> list[tuple[int, dict]]:
+                fieldnames: list[str] | None, records: Records | None = None) -> list[tuple[int, dict]]:
     """csv.DictReader's records, as csv_dataset keeps them: blank lines skipped, a row with more
     or fewer cells than the header refused, a row whose cells are all blank dropped; every cell
     stays text ("" when empty). Each with the file line it starts on."""
     params = {"delimiter": delimiter} if delimiter is not None else {}
+    records = records or Records(shown, False)
     old_limit = csv.field_size_limit()
     csv.field_size_limit(max(old_limit, len(text) + 1))
     try:
@@ -140,6 +171,7 @@ def csv_records(text: str, shown: str, *, dialect: str, delimiter: str | None,
                                   f"{', '.join(header[len(cells):])}", file=shown, line=start)
             if any(cell.strip() for cell in cells):
                 rows.append((start, dict(zip(header, cells))))
+                records.add(rows[-1][1], start)
         return rows
     except csv.Error as exc:
         raise ConfigError(f"malformed CSV: {exc}", file=shown, line=end + 1) from None

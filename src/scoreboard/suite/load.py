@@ -308,11 +308,9 @@ def _dataset_cases(spec: dict, cfg: SuiteConfig, places: Places, from_flag: bool
                           field=field)
     shown = str(base / spec["path"])
     tally = budget.current()
-    if tally is not None:
+    if tally is not None:  # its records' values were counted as they were read (cases/datasets_files.py)
         data = Path(shown)
         tally.read(data.stat().st_size if data.is_file() else 0, shown)
-        for line, record in pairs:
-            tally.parsed(record, shown, line=line)
     return cases_from_records(pairs, shown, base, root, cfg.limits)
 
 
