@@ -82,3 +82,22 @@ def test_dataset_records_counted_as_they_are_read(tmp_path):
     suite(tmp_path, "{format: inspect, path: d.csv, limit: 3}", "limits: {max_values: 1000}\n")
     done = cli(tmp_path, "validate", "suite.yaml")
     assert done.returncode == 0 and "3 cases" in done.stdout, done.stderr
+
+
+def test_a_target_naming_a_choice_twice_is_refused(tmp_path):
+    """Target "AA" (or ["A", "a"], or "B, b") loaded as a multiple-answer case expecting "AA",
+    which no answer can ever be: Inspect's choice scorer compares the sorted target positions
+    [0, 0] with the distinct choices picked, so the sample is scored wrong whatever the model
+    says. Like a target beyond the choices, it is refused, naming the file, line, case and field."""
+    records = [{"input": "q", "choices": ["x", "y", "z"], "target": "B"},
+               {"input": "q", "choices": ["x", "y", "z"], "target": ["A", "a"], "id": "dup"}]
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    suite(tmp_path, "{format: inspect, path: d.jsonl}")
+    done = cli(tmp_path, "validate", "suite.yaml")
+    assert done.returncode == 1
+    assert "d.jsonl:2, case 'dup', field 'target'" in done.stderr and "choice A more than once" in done.stderr
+    (tmp_path / "d.csv").write_text('input,choices,answer\nq,"x,y,z","B, b"\n')
+    suite(tmp_path, "{format: inspect, path: d.csv, fields: {target: answer}}")
+    done = cli(tmp_path, "validate", "suite.yaml")
+    assert done.returncode == 1 and "d.csv:2, case '1', field 'answer'" in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1

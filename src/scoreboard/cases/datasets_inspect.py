@@ -252,6 +252,10 @@ def target_positions(target: str | list[str], count: int, field: str) -> list[in
     if beyond:
         raise Bad(f"the target names answer(s) beyond the {count} choices: {', '.join(beyond)} (letters "
                   f"{answer_character(0)}-{answer_character(count - 1)})", field)
+    twice = sorted({answer_character(p) for p in positions if positions.count(p) > 1})
+    if twice:  # the scorer compares the sorted positions with the distinct choices picked: never equal
+        raise Bad(f"the target names choice {', '.join(twice)} more than once, so no answer can match it "
+                  "(Inspect scores such a sample wrong whatever the answer)", field)
     return positions
 
 
