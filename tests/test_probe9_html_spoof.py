@@ -201,3 +201,42 @@ def test_junit_keeps_what_xml_cannot_carry_as_escapes():
     root = ET.fromstring(render_junit(view_of(report)).encode("utf-8"))
     names = [tc.get("name") for tc in root.iter("testcase")]
     assert names[:3] == ["a\\x00", "a", "b\\ufffe\\ud800"]
+
+
+# ---------- the two static pages: compare --html and the aggregate ----------
+
+def page_text(page: str) -> str:
+    """What a browser shows of a static page: its text with the markup and entities read."""
+    import html
+
+    return html.unescape(re.sub(r"<[^>]+>", " ", page))
+
+
+def test_compare_html_spells_control_and_direction_characters(project, tmp_path):
+    report = project["json"]
+    again = scoreboard("run", str(project["folder"] / "suite.json"), "--format", "json", "--no-progress",
+                       "--store", "none", "--output", str(tmp_path / "b"), cwd=project["folder"])
+    assert again.returncode == 0, again.stdout + again.stderr
+    line = next(x for x in again.stdout.splitlines() if x.strip().startswith("json: "))
+    second = Path(line.split("json: ", 1)[1].strip())
+    second = second if second.is_absolute() else project["folder"] / second
+    done = scoreboard("compare", str(report), str(second), "--output", str(tmp_path / "cmp.html"), cwd=tmp_path)
+    assert done.returncode in (0, 3), done.stdout + done.stderr
+    text = page_text((tmp_path / "cmp.html").read_text(encoding="utf-8"))
+    no_hidden(text)
+    assert "w\\x1b[31mRED" in text
+
+
+def test_the_aggregate_html_spells_control_and_direction_characters(tmp_path):
+    from tests.test_aggregate import make_suite, stage
+
+    make_suite(tmp_path, screen=4, heldout=6,
+               variants={"good\x1b[2J": {"subject": "python:subjects:good"},
+                         "weak\u2067": {"subject": "python:subjects:weak"}})
+    screen, held = stage(tmp_path, "screen"), stage(tmp_path, "heldout")
+    out = tmp_path / "agg" / "a.json"
+    done = scoreboard("aggregate", str(screen), str(held), "--output", str(out), cwd=tmp_path)
+    assert done.returncode in (0, 3), done.stdout + done.stderr
+    text = page_text(out.with_suffix(".html").read_text(encoding="utf-8"))
+    no_hidden(text)
+    assert "good\\x1b[2J" in text and "weak\\u2067" in text

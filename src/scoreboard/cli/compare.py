@@ -277,10 +277,10 @@ def nothing_compared(result: dict) -> None:
 
 
 def render_html(result: dict) -> str:
-    """A small self-contained page (no network resource); every value is escaped."""
-    from html import escape
-
+    """A small self-contained page (no network resource); every value is escaped, its control and
+    direction characters spelt (\\x1b, \\u202e)."""
     from ..record.markdown import detectable_cell
+    from ..record.mdtext import html_text
     from ..stats.comparison import format_p
 
     rows = []
@@ -290,26 +290,26 @@ def render_html(result: dict) -> str:
         if ci.get("low") is not None:
             diff += f" ({_pts(ci['low'])} to {_pts(ci['high'])})"
         d = (c.get("detectable_difference") or {}).get("value")
-        rows.append("<tr>" + "".join(f"<td>{escape(str(v))}</td>" for v in (
+        rows.append("<tr>" + "".join(f"<td>{html_text(str(v))}</td>" for v in (
             f"{c['a']} vs {c['b']}", rate_words(c["a_pass_rate"], c.get("a_counts")),
             rate_words(c["b_pass_rate"], c.get("b_counts")), c["cases"], c["a_wins"], c["b_wins"], c["ties"], diff,
             format_p(c["sign_test_p"]), format_p(c["mcnemar"]["p"]),
             detectable_cell(d), "; ".join(c["flags"]))) + "</tr>")
-    differ = "".join(f"<li>{escape(cid)}</li>" for cid in result["inputs_differ"])
+    differ = "".join(f"<li>{html_text(cid)}</li>" for cid in result["inputs_differ"])
     unit = (f" Paired by unit: each of {plural(result['conversations'], 'conversation')} counts once (its turns "
             "are correlated), each case outside any as one." if result.get("conversations") else "")
     return f"""<!doctype html><html><head><meta charset="utf-8"><title>scoreboard compare</title>
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
 <style>body{{font:14px system-ui,sans-serif;margin:2rem;color:#222}}table{{border-collapse:collapse}}
 td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left}}th{{background:#f4f4f4}}</style></head><body>
-<h1>Comparison</h1><p>A: {escape(str(result['a']['suite']))} ({escape(str(result['a']['run_id']))}) ·
-B: {escape(str(result['b']['suite']))} ({escape(str(result['b']['run_id']))})</p>
+<h1>Comparison</h1><p>A: {html_text(str(result['a']['suite']))} ({html_text(str(result['a']['run_id']))}) ·
+B: {html_text(str(result['b']['suite']))} ({html_text(str(result['b']['run_id']))})</p>
 <p>Shared cases (same id and input hash): {result['shared_cases']}. Left out because inputs differ: {len(result['inputs_differ'])}.
 Only in A: {plural(len(result['only_in_a']), 'case')}; only in B: {plural(len(result['only_in_b']), 'case')}.{unit}</p>
 <table><tr><th>pair</th><th>A pass rate</th><th>B pass rate</th><th>cases</th><th>A wins</th><th>B wins</th><th>ties</th>
 <th>mean diff A−B, points (95% CI)</th><th>sign test p</th><th>McNemar p</th>
 <th>detectable (80% power, paired t)</th><th>flags</th></tr>{''.join(rows)}</table>
-<p>95% intervals: {escape(method_words(result)) or 'none'}</p>
+<p>95% intervals: {html_text(method_words(result)) or 'none'}</p>
 {'<h2>Cases left out (inputs differ)</h2><ul>' + differ + '</ul>' if differ else ''}
 </body></html>
 """

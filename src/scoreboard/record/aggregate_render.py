@@ -4,12 +4,11 @@ pick and its confirmation lead."""
 
 from __future__ import annotations
 
-from html import escape
 
 from ..stats.aggregate import tests_text
 from ..stats.comparison import SMALL_CASES
 from .io import fmt_rate
-from .mdtext import cell, code
+from .mdtext import cell, code, html_text
 from .schema_aggregate import Aggregate, StageSection
 from .schema_base import Interval
 from .terminal import printable
@@ -151,37 +150,38 @@ def _html_section(title: str, section: StageSection, pointwise: bool, testid: st
         ci = v.pass_rate_ci
         interval = f"{fmt_rate(ci.low)}–{fmt_rate(ci.high)}" if ci is not None and ci.low is not None else "n/a"
         quality = ", ".join(f"{d} {m:.2f}" for d, m in (v.quality or {}).items()) if pointwise else ""
-        rows.append("<tr>" + "".join(f"<td>{escape(str(x))}</td>" for x in (
+        rows.append("<tr>" + "".join(f"<td>{html_text(str(x))}</td>" for x in (
             name, fmt_rate(v.pass_rate), interval, f"{v.passed}/{v.attempts}", quality or "n/a")) + "</tr>")
     notes = [f"dQ {dq.a} - {dq.b}: {dq.dq:+.2f} ({_ci(dq.ci)}) on {dq.cases} cases" + "".join(f"; {f}" for f in dq.flags)
              for dq in section.dq] + [c.headline + "".join(f"; {f}" for f in c.flags) for c in section.comparisons]
-    return (f'<section data-testid="{testid}"><h2>{escape(title)}</h2><p>Run {escape(section.run_id)} · '
-            f'{len(section.cases)} cases: {escape(", ".join(section.cases))}</p>'
+    return (f'<section data-testid="{testid}"><h2>{html_text(title)}</h2><p>Run {html_text(section.run_id)} · '
+            f'{len(section.cases)} cases: {html_text(", ".join(section.cases))}</p>'
             '<table><tr><th>variant</th><th>pass rate</th><th>95% CI</th><th>passed</th><th>quality (0-3)</th></tr>'
-            + "".join(rows) + "</table><ul>" + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul></section>")
+            + "".join(rows) + "</table><ul>" + "".join(f"<li>{html_text(n)}</li>" for n in notes) + "</ul></section>")
 
 
 def render_html(agg: Aggregate) -> str:
-    """A small self-contained page (no network resource); every value is escaped."""
+    """A small self-contained page (no network resource); every value is escaped, its control and
+    direction characters spelt (\\x1b, \\u202e)."""
     pointwise = agg.primary == "dq"
-    lead = "".join(f"<li>{escape(x)}</li>" for x in headline(agg))
-    verdict = escape(agg.confirmation.verdict)
-    stages = "".join(f"<tr><td>{escape(r.stage)}</td><td>{escape(r.path)}</td><td>{escape(r.run_id)}</td>"
-                     f"<td><code>{escape(r.sha256[:16])}…</code></td></tr>" for r in agg.stages)
-    gates = "".join(f"<li>{'passed' if g.passed else 'FAILED'}: {escape(g.description)}</li>" for g in agg.gates)
-    return f"""<!doctype html><html><head><meta charset="utf-8"><title>scoreboard aggregate: {escape(agg.suite)}</title>
+    lead = "".join(f"<li>{html_text(x)}</li>" for x in headline(agg))
+    verdict = html_text(agg.confirmation.verdict)
+    stages = "".join(f"<tr><td>{html_text(r.stage)}</td><td>{html_text(r.path)}</td><td>{html_text(r.run_id)}</td>"
+                     f"<td><code>{html_text(r.sha256[:16])}…</code></td></tr>" for r in agg.stages)
+    gates = "".join(f"<li>{'passed' if g.passed else 'FAILED'}: {html_text(g.description)}</li>" for g in agg.gates)
+    return f"""<!doctype html><html><head><meta charset="utf-8"><title>scoreboard aggregate: {html_text(agg.suite)}</title>
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
 <style>body{{font:14px system-ui,sans-serif;margin:2rem;color:#222;max-width:70rem}}table{{border-collapse:collapse}}
 td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left}}th{{background:#f4f4f4}}
 section{{border:1px solid #ddd;border-radius:6px;padding:0 1rem 1rem;margin:1rem 0}}
 .confirmed{{color:#176b2c}}.not-confirmed,.not-comparable,.no-pick,.not-independent,.reversed{{color:#9a2a0a}}</style></head>
-<body><h1>Aggregate: {escape(agg.suite)}</h1>
+<body><h1>Aggregate: {html_text(agg.suite)}</h1>
 <ul data-testid="lead" class="{verdict}">{lead}</ul>
 <table><tr><th>stage</th><th>report</th><th>run</th><th>SHA-256</th></tr>{stages}</table>
 {_html_section("Screen (picks)", agg.screen, pointwise, "screen")}
 {_html_section("Held out (confirms)", agg.heldout, pointwise, "heldout")}
 {'<h2>Gates (held-out figures)</h2><ul data-testid="gates">' + gates + '</ul>' if gates else ''}
-<p data-testid="methods">95% intervals: {escape(method_words(agg)) or 'none'}</p>
+<p data-testid="methods">95% intervals: {html_text(method_words(agg)) or 'none'}</p>
 <p><em>Screen and held-out figures are never pooled. <code>scoreboard verify</code> recomputes this aggregate
 from the stage reports it names.</em></p></body></html>
 """

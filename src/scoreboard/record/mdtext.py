@@ -135,3 +135,12 @@ def block(text: str, *, indent: str = "") -> str:
     fence = "`" * max(3, longest + 1)
     lines = [fence, *s.split("\n"), fence]
     return "\n".join(indent + line if line else line for line in lines)
+
+
+def html_text(text: Any) -> str:
+    """A value as text in a static HTML page (`compare --output`, the aggregate's page): markup
+    escaped, and control, direction and zero-width characters spelt as escapes, as the HTML
+    report's script (templates/unseen.js) spells them."""
+    import html
+
+    return html.escape(spell_unseen("" if text is None else str(text)))
