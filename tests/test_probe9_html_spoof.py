@@ -112,6 +112,22 @@ def test_the_html_report_spells_control_and_direction_characters(project, browse
         page.close()
 
 
+def test_the_html_reports_search_finds_an_id_as_it_is_shown(project, browser):
+    """A user who copies the id the page shows ("rtl\\u202egnp.exe") into the search finds its case."""
+    from playwright.sync_api import expect
+
+    page = browser.new_page()
+    try:
+        page.goto(project["html"].resolve().as_uri())
+        page.wait_for_selector("html[data-ready=true]", timeout=30_000)
+        search = page.locator('[data-testid="case-search"]')
+        for query, found in (("rtl\\u202egnp", 1), ("w\\x1b[2j", 0), ("\\x1b[2J", 1), ("nice-\u00e9", 1)):
+            search.fill(query)  # (the table redraws a moment after typing: wait for the count)
+            expect(page.locator('[data-testid="case-row"]')).to_have_count(found)
+    finally:
+        page.close()
+
+
 def test_the_html_reports_title_spells_a_direction_override(tmp_path):
     from scoreboard.record.html import render_html
     from tests.record.conftest import make_report

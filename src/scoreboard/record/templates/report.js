@@ -204,10 +204,14 @@
   var haystack = null; // built on the first search: case id, expected answer and every output
   function buildHaystack() {
     haystack = cases.map(function (c) {
-      var parts = [c.id, c.x === undefined ? "" : valueText(c.x)];
+      var parts = [];
+      // each text as stored and as shown (its hidden characters spelt), so a copied id is found
+      function both(text, show) { parts.push(text); var s = show(text); if (s !== text) parts.push(s); }
+      both(c.id, scoreboardUnseen.line);
+      both(c.x === undefined ? "" : valueText(c.x), scoreboardUnseen.lines);
       (c.a || []).forEach(function (a) {
-        if (a.o !== undefined && a.o !== null) parts.push(a.o);
-        if (a.j !== undefined) parts.push(valueText(a.j));
+        if (a.o !== undefined && a.o !== null) both(a.o, scoreboardUnseen.lines);
+        if (a.j !== undefined) both(valueText(a.j), scoreboardUnseen.lines);
       });
       return parts.join("\n").toLowerCase();
     });
