@@ -101,3 +101,20 @@ def test_a_target_naming_a_choice_twice_is_refused(tmp_path):
     done = cli(tmp_path, "validate", "suite.yaml")
     assert done.returncode == 1 and "d.csv:2, case '1', field 'answer'" in done.stderr, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_csv_options_on_a_json_dataset_are_refused(tmp_path):
+    """`fieldnames:`, `dialect:` and `delimiter:` on a .jsonl or .json dataset were silently
+    ignored (Inspect's json_dataset takes none of them): the user's mapping did nothing."""
+    (tmp_path / "d.jsonl").write_text(json.dumps({"question": "q", "target": "a"}) + "\n")
+    (tmp_path / "d.json").write_text(json.dumps([{"input": "q"}]))
+    for name, option, field in [("d.jsonl", "fieldnames: [input, target]", "fieldnames"),
+                                ("d.json", "dialect: excel", "dialect"), ("d.jsonl", "delimiter: ';'", "delimiter")]:
+        suite(tmp_path, f"{{format: inspect, path: {name}, {option}}}")
+        done = cli(tmp_path, "validate", "suite.yaml")
+        assert done.returncode == 1, (option, done.stdout)
+        assert f"suite.yaml:2, field 'cases.{field}': {field} is an option of a CSV dataset" in done.stderr
+    (tmp_path / "d.csv").write_text("q,a\n")
+    suite(tmp_path, "{format: inspect, path: d.csv, fieldnames: [input, target], delimiter: ','}")
+    done = cli(tmp_path, "validate", "suite.yaml")
+    assert done.returncode == 0, done.stderr

@@ -198,6 +198,10 @@ def _inspect_rows(data: bytes, source: DatasetSource, shown: str) -> tuple[list[
         return csv_records(text, shown, dialect=source.dialect, delimiter=delimiter,
                            fieldnames=source.fieldnames, records=records), True
     if suffix in (".json", ".jsonl"):
+        csv_only = [k for k in ("dialect", "delimiter", "fieldnames") if k in source.model_fields_set]
+        if csv_only:  # json_dataset takes none of them: it would do nothing
+            raise ConfigError(f"{csv_only[0]} is an option of a CSV dataset; {Path(source.path).name} is read as "
+                              f"{suffix[1:].upper()}", field=f"cases.{csv_only[0]}")
         text = decode(data, source.encoding, "utf-8-sig", shown)
         read = jsonl_records if suffix == ".jsonl" else json_records
         return read(text, shown, records), False
