@@ -256,3 +256,20 @@ def test_the_aggregate_html_spells_control_and_direction_characters(tmp_path):
     text = page_text(out.with_suffix(".html").read_text(encoding="utf-8"))
     no_hidden(text)
     assert "good\\x1b[2J" in text and "weak\\u2067" in text
+
+
+def test_a_lone_surrogate_is_spelt_and_an_emoji_is_not(browser, tmp_path):
+    from scoreboard.record.html import render_html
+    from tests.record.conftest import make_report
+
+    report = make_report(2, runs=1, case_id=lambda i: ["lone\ud800x", "pair\U0001F600x"][i])
+    path = tmp_path / "r.html"
+    path.write_text(render_html(report), encoding="utf-8")
+    page = browser.new_page()
+    try:
+        page.goto(path.resolve().as_uri())
+        page.wait_for_selector("html[data-ready=true]", timeout=30_000)
+        ids = page.locator('[data-testid="case-row"]').all_inner_texts()
+        assert any("lone\\ud800x" in t for t in ids) and any("pair\U0001F600x" in t for t in ids), ids
+    finally:
+        page.close()
