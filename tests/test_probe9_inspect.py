@@ -118,3 +118,14 @@ def test_csv_options_on_a_json_dataset_are_refused(tmp_path):
     suite(tmp_path, "{format: inspect, path: d.csv, fieldnames: [input, target], delimiter: ','}")
     done = cli(tmp_path, "validate", "suite.yaml")
     assert done.returncode == 0, done.stderr
+
+
+def test_fieldnames_naming_a_column_twice_is_refused(tmp_path):
+    """A header naming a column twice is an error, but `fieldnames: [input, target, input]` was
+    taken silently, each record keeping only the last cell of the name (the third column became
+    the input)."""
+    (tmp_path / "d.csv").write_text("first,a,third\n")
+    suite(tmp_path, "{format: inspect, path: d.csv, fieldnames: [input, target, input]}")
+    done = cli(tmp_path, "validate", "suite.yaml")
+    assert done.returncode == 1
+    assert "suite.yaml:2, field 'cases.fieldnames.2': column 'input' appears twice in fieldnames" in done.stderr

@@ -163,6 +163,10 @@ def _inspect_options(source: DatasetSource, shown_suite: str | None) -> dict:
         raise bad("shuffle_choices takes a seed (shuffle_choices: 42) so every run shows the same order",
                   "shuffle_choices")
     choices_seed = None if source.shuffle_choices is False else source.shuffle_choices
+    names = source.fieldnames or []
+    twice = next((i for i, name in enumerate(names) if name in names[:i]), None)
+    if twice is not None:  # as a header naming a column twice: a record would keep the last cell only
+        raise bad(f"column {names[twice]!r} appears twice in fieldnames", f"fieldnames.{twice}")
     if source.limit is not None and source.max_rows is not None:
         raise bad("limit and max_rows are the same setting: give one", "max_rows")
     if source.template is not None and not ("{question}" in source.template and "{choices}" in source.template):
