@@ -187,3 +187,22 @@ def test_viewer_compares_runs_without_the_errors_of_not_graded_cases(tmp_path):
     assert pairs["basic"]["cases"] == 2
     change = trend["series"]["careful"][-1]["change"]
     assert change["previous"] == keys["rep_v6"] and change["cases"] == 2, change
+
+
+def test_rescore_of_a_version_6_report_says_its_figures_are_computed_with_version_7(tmp_path):
+    # a rescore recomputes the summary with this build's statistics: the old rep report's careful
+    # went from 46.7% to 58.3% (the errors of its not-graded case left the rate) while rescore
+    # only said "graders changed for 0 of 5 cases"
+    src = old(tmp_path, "rep_v6.json")
+    done = cli(tmp_path, "rescore", str(src), "--output", str(tmp_path / "new.json"))
+    # exit 2: the source's run had attempts that errored, and the rescored report keeps them
+    assert done.returncode == 2 and (tmp_path / "new.json").exists(), done.stdout + done.stderr
+    assert "graders changed for 0 of 3 cases" in done.stdout
+    assert ("statistics computed with version 7; the source's summary used version 6, so its figures may "
+            "differ for that reason alone") in done.stdout
+    new = json.loads((tmp_path / "new.json").read_text(encoding="utf-8"))
+    assert new["run"]["rescore"]["source_statistics_version"] == 6
+    assert new["summary"]["methods"]["version"] == 7
+    assert cli(tmp_path, "verify", str(tmp_path / "new.json")).returncode == 0
+    again = cli(tmp_path, "rescore", str(tmp_path / "new.json"), "--output", str(tmp_path / "newer.json"))
+    assert again.returncode == 2 and "graders changed" in again.stdout and "statistics computed" not in again.stdout  # same version: nothing to say

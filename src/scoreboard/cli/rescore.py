@@ -59,4 +59,9 @@ def main(args: argparse.Namespace) -> int:
     changed = info["changed_cases"]
     print(f"rescored {args.report} (run {info['source_run_id']}): graders changed for {len(changed)} of "
           f"{plural(len(info['previous_graders']), 'case')}; no subject request was made", file=out_stream(args.json))
+    was, now = info.get("source_statistics_version"), outcome.head["summary"].get("methods", {}).get("version")
+    if was != now:
+        print(f"statistics computed with version {now}; the source's summary used "
+              f"{'no stated version' if was is None else f'version {was}'}, so its figures may differ for "
+              "that reason alone (README: Statistics)", file=out_stream(args.json))
     return finish(args, outcome)

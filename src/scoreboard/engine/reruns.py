@@ -75,8 +75,17 @@ def rescore(report_path: str, *, graders_file: str | None = None, allow_judge: b
         [g.spec for g in suite.graders[cid]]))
     extra = {"rescore": {**source.reference(), "graders_file": graders_file, "previous_graders": previous,
                          "changed_cases": changed, "allow_judge": allow_judge, "subject_requests": 0,
-                         "source_requests": report.get("requests"), "note": NO_REQUEST_NOTE}}
+                         "source_requests": report.get("requests"), "note": NO_REQUEST_NOTE,
+                         "source_statistics_version": statistics_version(report)}}
     return _carried_run(suite, source, carried, argv=argv, formats=formats, extra=extra, output=output)
+
+
+def statistics_version(report: dict) -> int | None:
+    """The statistics version a report's summary was computed with (None: it does not say)."""
+    summary = report.get("summary")
+    methods = summary.get("methods") if isinstance(summary, dict) else None
+    version = methods.get("version") if isinstance(methods, dict) else None
+    return version if type(version) is int else None
 
 
 def import_comparisons(report_path: str, comparisons_path: str, output: str, *, allow_judge: bool = False,

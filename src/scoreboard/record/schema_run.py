@@ -41,6 +41,9 @@ class Rescore(SourceReport):
     previous_graders: dict[str, list[Any]] = {}
     changed_cases: list[StrictStr] = []
     allow_judge: StrictBool = False
+    #: the statistics version of the source's summary (None: it did not say); the rescored
+    #: summary is computed with this build's (summary.methods.version)
+    source_statistics_version: StrictInt | None = None
 
 
 class Imported(SourceReport):
