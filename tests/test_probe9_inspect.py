@@ -129,3 +129,30 @@ def test_fieldnames_naming_a_column_twice_is_refused(tmp_path):
     done = cli(tmp_path, "validate", "suite.yaml")
     assert done.returncode == 1
     assert "suite.yaml:2, field 'cases.fieldnames.2': column 'input' appears twice in fieldnames" in done.stderr
+
+
+def test_several_correct_letters_read_as_one_letter_is_refused(tmp_path):
+    """With `template:` (answers parsed as one letter unless multiple_correct: true) or
+    `multiple_correct: false`, a sample whose target names two choices ("A, C") loaded as a case
+    that no answer can pass: one letter parsed, two expected (Inspect scores it wrong whatever
+    the answer too). Every such case counted as a failure of the model. Now refused, naming the
+    sample; with multiple_correct: true it loads and a right answer passes."""
+    records = [{"input": "q1", "choices": ["x", "y", "z"], "target": "B"},
+               {"input": "q2", "choices": ["x", "y", "z"], "target": "A, C", "id": "two"}]
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    template = "'{question}\\n{choices}\\nANSWER: one of {letters}'"
+    for option in [f"template: {template}", "multiple_correct: false"]:
+        suite(tmp_path, f"{{format: inspect, path: d.jsonl, {option}}}")
+        done = cli(tmp_path, "validate", "suite.yaml")
+        assert done.returncode == 1, option
+        assert "d.jsonl:2, case 'two', field 'target': the target names 2 choices" in done.stderr
+        assert "multiple_correct: true" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    (tmp_path / "out.jsonl").write_text(json.dumps({"id": "1", "output": "ANSWER: B"}) + "\n"
+                                        + json.dumps({"id": "two", "output": "ANSWER: A, C"}) + "\n")
+    (tmp_path / "suite.yaml").write_text(f"name: t\ncases: {{format: inspect, path: d.jsonl, template: {template}, "
+                                         "multiple_correct: true}\nsubject: recorded:out.jsonl\n")
+    done = cli(tmp_path, "run", "suite.yaml", "--output", "r.json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    (variant,) = report["summary"]["variants"].values()
+    assert variant["passed"] == 2, variant

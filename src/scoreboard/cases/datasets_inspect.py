@@ -302,6 +302,10 @@ def sample_to_case(s: dict, opts: dict, fields: dict) -> dict:
         multiple = opts["multiple_correct"]
         if multiple is None:
             multiple = False if template else len(positions) > 1
+        if not multiple and len(positions) > 1:  # one letter parsed, several expected: never a pass
+            raise Bad(f"the target names {len(positions)} choices but the answer is read as one letter "
+                      f"({'multiple_correct: false' if opts['multiple_correct'] is False else 'a template'}), so "
+                      "no answer can match it: set multiple_correct: true on the cases entry", fields["target"])
         if template is None:
             template = (MULTIPLE_COT if opts["cot"] else MULTIPLE) if multiple else (SINGLE_COT if opts["cot"]
                                                                                       else SINGLE)
