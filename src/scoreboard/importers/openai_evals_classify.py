@@ -10,7 +10,8 @@ evals/elsuite/utils.py, evals/prompt/base.py at openai/evals), and how each case
 - the judge's prompt: the spec's `prompt` (a text becomes one user message); with the entry's
   `eval_type` arg, that type's answer prompt is appended to the last message after a blank line
   (`"Y" or "N"` for the choices); then every message is filled by Python's `str.format` with the
-  completion, every field of the sample and `modelgraded_spec_args` (later ones win), each chat
+  completion, every field of the sample and `modelgraded_spec_args` (later ones win) and `n` (the
+  number of completions judged: 1; a sample or spec arg `n` is a TypeError there), each chat
   value rendered as text first (`chat_prompt_to_text_prompt`), every name the template uses
   required. The answered field is first "scrubbed" (its braces doubled), so the judge sees `{{`
   where the sample has `{`: OpenAI Evals does so, and so does the case. Everything but the
@@ -191,14 +192,24 @@ def find_spec(name: str, folders: list[Path], read_yaml, report) -> dict:
     elif name in builtin:
         spec = _dereference(name, builtin)
     else:
+        named = sorted(builtin_names(FILES.get(f"{name}.yaml", ""))) if isinstance(name, str) else []
         raise NotConverted(f"modelgraded spec {name!r} is neither in the registry's modelgraded/*.yaml nor "
-                           f"one of OpenAI Evals' built-in specs")
+                           f"one of OpenAI Evals' built-in specs" + (
+                               f" (its {name}.yaml holds {', '.join(map(repr, named))})" if named else ""))
     if not isinstance(spec, dict):
         raise NotConverted(f"modelgraded spec {name!r} is not a mapping")
-    for need in ("prompt", "choice_strings"):
+    for need in ("prompt", "choice_strings", "input_outputs"):  # ModelGradedSpec's required fields
         if need not in spec:
             raise NotConverted(f"modelgraded spec {name!r} has no {need!r} (OpenAI Evals requires it)")
     return spec
+
+
+def builtin_names(text: str) -> list[str]:
+    """The spec names one of OpenAI Evals' built-in modelgraded/*.yaml files holds."""
+    import yaml
+
+    data = yaml.safe_load(text) if text else None
+    return [str(k) for k in data] if isinstance(data, dict) else []
 
 
 class Judge:
@@ -214,11 +225,7 @@ class Judge:
             raise NotConverted("metaeval: true grades the judge against labelled choices, not the model")
         if spec.get("output_template") is not None and "{" in str(spec.get("output_template")):
             report.note(f"{entry}: the spec's output_template is for several completions; with one it is unused")
-        pairs = spec.get("input_outputs")
-        if pairs is None:
-            report.note(f"{entry}: spec {spec_name!r} has no input_outputs, which OpenAI Evals requires; taken as "
-                        f"{{input: completion}}")
-            pairs = {"input": "completion"}
+        pairs = spec["input_outputs"]
         if not isinstance(pairs, dict) or len(pairs) != 1:
             raise NotConverted(f"input_outputs {pairs!r}: a case answers exactly one input")
         (self.input_key, self.output_key), = [(str(k), str(v)) for k, v in pairs.items()]
@@ -244,7 +251,14 @@ class Judge:
         spec_args = args.get("modelgraded_spec_args") or {}
         if not isinstance(spec_args, dict):
             raise NotConverted("modelgraded_spec_args is not a mapping")
+        if "n" in spec_args:
+            raise NotConverted("modelgraded_spec_args gives 'n', which OpenAI Evals passes itself (multicomp_n) "
+                               "when it fills in the judge's prompt: TypeError, multiple values for 'n'")
         self.spec_args = spec_args
+        if not eval_type and not spec.get("eval_type"):
+            report.note(f"{entry}: neither the entry nor spec {spec_name!r} gives eval_type: OpenAI Evals' get_choice "
+                        f"reads the judge's reply with eval_type None and stops on every sample (AttributeError); "
+                        f"the cases are converted as if eval_type were classify, without its answer prompt")
         prompt = spec["prompt"]
         messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else copy.deepcopy(prompt)
         if not is_chat_prompt(messages) or not messages or not all(isinstance(m.get("content", ""), str)
@@ -302,7 +316,11 @@ class Judge:
                                f"asking the model; a case is answered by the subject")
         scrubbed = scrub_formatting_from_prompt(sample[self.input_key]) if isinstance(
             sample[self.input_key], (str, list)) else sample[self.input_key]
-        values = {self.output_key: _MARK, **sample, self.input_key: scrubbed, **self.spec_args}
+        if "n" in sample or self.output_key == "n":
+            raise NotConverted("the sample gives 'n', which OpenAI Evals passes itself (multicomp_n) when it fills "
+                               "in the judge's prompt: TypeError, multiple values for 'n'")
+        # PromptFn(**format_kwargs, n=multicomp_n): a spec's {n} is the number of completions judged
+        values = {self.output_key: _MARK, **sample, self.input_key: scrubbed, **self.spec_args, "n": 1}
         values = {k: chat_prompt_to_text_prompt(v, for_completion=False) if is_chat_prompt(v) else v
                   for k, v in values.items()}
         ideal_as_expected = isinstance(values.get("ideal"), str) and values["ideal"] == sample.get("ideal") \
