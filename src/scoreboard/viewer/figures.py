@@ -1,6 +1,7 @@
 """The viewer's figures, all from the statistics the reports use (stats/): a run compared with
 another (stats.comparison.compare_variants on per-case tallies, cases matched by id and input
-hash), and a suite's trend (each run's own summary figures with their intervals, and a marker
+hash, a conversation's turns summed into one unit as in the reports: stats.counts.by_unit), and
+a suite's trend (each run's own summary figures with their intervals, and a marker
 where a run differs from the one before by the paired test). Nothing is estimated again in the
 browser: it draws these numbers."""
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..stats.comparison import EXPLORATORY, compare_variants
+from ..stats.counts import by_unit, unit_of_cases
 from ..stats.intervals import rate
 from ..store.db import Database
 from ..store.queries import (
@@ -40,6 +42,22 @@ def graded_tallies(db: Database, key: str) -> dict[str, dict[str, list[int]]]:
     return tallies
 
 
+def case_units(db: Database, key: str) -> dict[str, tuple[str, str]]:
+    """case id -> its conversation (stats.counts.unit_of_cases) for a run's conversation turns,
+    from the plan cases the store holds (every stored run has kept them whole)."""
+    from ..store.rows import parse
+
+    cases = (parse(data) for data, in db.all("SELECT data FROM cases WHERE run_key = ? AND data LIKE ?",
+                                              (key, '%"conversation":%')))
+    return unit_of_cases(c for c in cases if isinstance(c, dict) and isinstance(c.get("id"), str))
+
+
+def shared_units(units: dict, shared: set[str]) -> dict | None:
+    """The units of the shared cases (None without a conversation among them), as
+    `scoreboard compare` takes them: a conversation's turns count once."""
+    return {cid: u for cid, u in units.items() if cid in shared} or None
+
+
 def _pairs(names_a: list[str], names_b: list[str]) -> list[tuple[str, str]]:
     pairs = [(n, n) for n in names_a if n in names_b]
     if not pairs and len(names_a) == 1 and len(names_b) == 1:
@@ -51,10 +69,18 @@ def _majority(slot: list[int] | None) -> bool | None:
     return None if not slot or not slot[1] else 2 * slot[0] > slot[1]
 
 
-def paired(ta: dict, tb: dict, fa: dict, fb: dict, seed: Any, label: tuple[str, str]) -> dict:
-    """The summary's own paired comparison of two per-case tallies (labelled A: and B:)."""
+def paired(ta: dict, tb: dict, fa: dict, fb: dict, seed: Any, label: tuple[str, str], units: dict | None = None,
+           ) -> dict:
+    """The summary's own paired comparison of two per-case tallies (labelled A: and B:); with
+    `units`, a conversation's turns summed into one unit first, as the summary does."""
+    from ..stats.summary import unit_named
+
     a, b = label
-    (comp,) = compare_variants([{"name": a}, {"name": b}], {a: ta, b: tb}, {a: fa, b: fb}, seed)
+    (comp,) = compare_variants([{"name": a}, {"name": b}], {a: by_unit(ta, units), b: by_unit(tb, units)},
+                               {a: {k: by_unit(v, units) for k, v in fa.items()},
+                                b: {k: by_unit(v, units) for k, v in fb.items()}}, seed, "unit" if units else "case")
+    for pair in (comp, *comp["fields"].values()):
+        unit_named(pair.get("mean_difference_ci"), units)
     return comp
 
 
@@ -76,13 +102,14 @@ def compare_runs(db: Database, key_a: str, key_b: str) -> dict:
     tallies_a, tallies_b = graded_tallies(db, key_a), graded_tallies(db, key_b)
     fields_a, fields_b = field_tallies(db, key_a), field_tallies(db, key_b)
     seed = (run_a["head"].get("plan") or {}).get("seed") or 0
+    units = shared_units(case_units(db, key_a), shared)
     out = []
     for va, vb in pairs:
         ta = {c: v for c, v in tallies_a.get(va, {}).items() if c in shared}
         tb = {c: v for c, v in tallies_b.get(vb, {}).items() if c in shared}
         fa = {k: {c: v for c, v in per.items() if c in shared} for k, per in fields_a.get(va, {}).items()}
         fb = {k: {c: v for c, v in per.items() if c in shared} for k, per in fields_b.get(vb, {}).items()}
-        comp = paired(ta, tb, fa, fb, seed, (f"A:{va}", f"B:{vb}"))
+        comp = paired(ta, tb, fa, fb, seed, (f"A:{va}", f"B:{vb}"), units)
         if len(pairs) > 1 and EXPLORATORY not in comp["flags"]:
             comp["flags"].append(EXPLORATORY)
         comp.update({"a": va, "b": vb,
@@ -92,11 +119,14 @@ def compare_runs(db: Database, key_a: str, key_b: str) -> dict:
                      "figures": figure_deltas(_block(run_a, va), _block(run_b, vb))})
         out.append(comp)
     return {"a": _side(run_a), "b": _side(run_b), "shared_cases": len(shared), "inputs_differ": differ,
+            "unit": "conversation" if units else "case", "conversations": len(set(units.values())) if units else 0,
             "only_in_a": only_a, "only_in_b": only_b,
             "unmatched_variants": {"a": [n for n in names_a if n not in {p[0] for p in pairs}],
                                    "b": [n for n in names_b if n not in {p[1] for p in pairs}]},
             "comparisons": out, "alpha": ALPHA,
-            "matching": "cases matched by id and input hash; a case whose input differs is left out and listed"}
+            "matching": "cases matched by id and input hash; a case whose input differs is left out and listed"
+                        + ("; paired by unit: a conversation's turns count once, each case outside any as one, as in "
+                           "each report's own comparison" if units else "")}
 
 
 def _side(run: dict) -> dict:
@@ -202,8 +232,9 @@ def trend(db: Database, suite: str, limit: int = 60) -> dict:
                 {"key": r["key"], "run_id": r["run_id"], "started_at": r["started_at"], "dq": item.get("dq"),
                  "low": ci.get("low"), "high": ci.get("high")})
     return {"suite": suite, "runs": len(runs), "series": series, "dq": dq, "alpha": ALPHA,
-            "test": "two-sided exact sign test on per-case outcomes against the previous run (cases matched by "
-                    "id and input hash); a marker where p < 0.05, each test on its own (no correction)"}
+            "test": "two-sided exact sign test on per-unit outcomes against the previous run (cases matched by "
+                    "id and input hash; a conversation's turns count once, as in the reports, each case outside any "
+                    "as one unit); a marker where p < 0.05, each test on its own (no correction)"}
 
 
 def _metrics(block: dict) -> dict:
@@ -218,17 +249,19 @@ def _metrics(block: dict) -> dict:
 
 
 class _RunCache:
-    """Per-case tallies and input hashes of the runs one trend reads, each read once."""
+    """Per-case tallies, input hashes and conversations of the runs one trend reads, each read once."""
 
     def __init__(self, db: Database):
         self.db = db
         self.hashes: dict[str, dict] = {}
         self.tallies: dict[str, dict] = {}
+        self.units: dict[str, dict] = {}
 
     def of(self, key: str) -> tuple[dict, dict]:
         if key not in self.hashes:
             self.hashes[key] = case_hashes(self.db, key)
             self.tallies[key] = graded_tallies(self.db, key)
+            self.units[key] = case_units(self.db, key)
         return self.hashes[key], self.tallies[key]
 
 
@@ -238,8 +271,10 @@ def run_change(cache: _RunCache, key_prev: str, key: str, variant: str) -> dict:
     shared = {c for c in ha if c in hb and ha[c] == hb[c]}
     ta = {c: v for c, v in ta_all.get(variant, {}).items() if c in shared}
     tb = {c: v for c, v in tb_all.get(variant, {}).items() if c in shared}
-    comp = paired(ta, tb, {}, {}, 0, ("previous", "this"))
-    return {"previous": key_prev, "cases": comp["cases"], "sign_test_p": comp["sign_test_p"],
+    units = shared_units(cache.units[key_prev], shared)
+    comp = paired(ta, tb, {}, {}, 0, ("previous", "this"), units)
+    return {"previous": key_prev, "cases": comp["cases"], "unit": "conversation" if units else "case",
+            "sign_test_p": comp["sign_test_p"],
             "mcnemar_p": comp["mcnemar"]["p"],
             "mean_difference": None if comp["mean_difference"] is None else -comp["mean_difference"],
             "significant": bool(comp["cases"]) and comp["sign_test_p"] < ALPHA,

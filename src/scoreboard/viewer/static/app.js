@@ -49,6 +49,8 @@ function detectable(d) {
   return (d.value > 1 ? "could not detect even a 100-point difference with this few cases" : `${(100 * d.value).toFixed(0)} points or more`) + how;
 }
 // a measurement nobody measured is unknown, never a number or a "?"
+// what a paired test counted: units where a conversation's turns count once (as in the reports)
+const counted = (n, unit) => `${n} ${unit === "conversation" ? "unit" : "case"}${n === 1 ? "" : "s"}`;
 const known = (x, unit = "") => (x === null || x === undefined ? "unknown" : x + unit);
 const short = (s) => (s ? String(s).slice(0, 10) : "");
 
@@ -313,7 +315,7 @@ async function trendsPage(suite) {
     pass[name] = points.map((p) => ({
       x: p.started_at, y: p.pass_rate, low: p.low, high: p.high, marker: p.change && p.change.significant,
       title: `${name} ${p.run_id}: ${pct(p.pass_rate)} [${pct(p.low)}–${pct(p.high)}] (${p.method || ""})` +
-        (p.change ? `; vs previous run: sign test ${pText(p.change.sign_test_p)} on ${p.change.cases} cases` : ""),
+        (p.change ? `; vs previous run: sign test ${pText(p.change.sign_test_p)} on ${counted(p.change.cases, p.change.unit)}` : ""),
     }));
     if (points.some((p) => p.field_accuracy !== null)) fields[name] = points.map((p) => ({ x: p.started_at, y: p.field_accuracy, low: p.fa_low, high: p.fa_high, title: `${name} ${p.run_id}: ${pct(p.field_accuracy)}` }));
     if (points.some((p) => p.cost_per_case !== null)) cost[name] = points.map((p) => ({ x: p.started_at, y: p.cost_per_case, title: `${name} ${p.run_id}: ${p.cost_per_case === null ? "unknown" : "$" + num(p.cost_per_case)}` }));
@@ -325,7 +327,7 @@ async function trendsPage(suite) {
       rows.push(el("tr", { class: c && c.significant ? "significant-row" : "" },
         el("td", { text: p.started_at }), el("td", {}, link(p.run_id, ["run", p.key])), el("td", { text: name }),
         el("td", { text: `${pct(p.pass_rate)} [${pct(p.low)}–${pct(p.high)}]` }),
-        el("td", {}, c ? link(`${pText(c.sign_test_p)} (${c.cases} cases)` + (c.significant ? " significant" : ""), ["compare", c.previous, p.key]) : "first run"),
+        el("td", {}, c ? link(`${pText(c.sign_test_p)} (${counted(c.cases, c.unit)})` + (c.significant ? " significant" : ""), ["compare", c.previous, p.key]) : "first run"),
         el("td", {}, c ? el("ul", { class: "flags" }, c.flags.map((f) => el("li", { text: f }))) : "")));
     }
   }
@@ -360,7 +362,7 @@ async function comparePage(a, b) {
     return el("section", { class: "pair" }, el("h2", { text: `${c.a} (A) vs ${c.b} (B)` }),
       el("p", { class: "headline", text: c.headline }),
       el("table", { class: "paired" }, el("tbody", {},
-        [["cases compared", c.cases], ["A pass rate", pct(c.a_pass_rate)], ["B pass rate", pct(c.b_pass_rate)],
+        [[r.unit === "conversation" ? "units compared (a conversation counting once)" : "cases compared", c.cases], ["A pass rate", pct(c.a_pass_rate)], ["B pass rate", pct(c.b_pass_rate)],
           ["A better / B better / ties", `${c.a_wins} / ${c.b_wins} / ${c.ties}`],
           ["sign test p (two-sided, exact)", pval(c.sign_test_p)], ["McNemar p (exact)", pval(c.mcnemar.p)],
           ["mean difference A−B, points [95% CI]", `${points(c.mean_difference)} [${points(ci.low)} to ${points(ci.high)}]` + (ci.method ? ` (${ci.method}: ${methodWords(ci.method)})` : "")],
@@ -379,7 +381,7 @@ async function comparePage(a, b) {
   });
   const listing = (title, ids, id) => el("div", { class: "card", id }, el("h4", { text: `${title}: ${ids.length}` }), el("ul", {}, ids.slice(0, 500).map((c) => el("li", { text: c }))));
   main(el("h1", { text: "Compare two runs" }), side(r.a, "A"), side(r.b, "B"),
-    el("p", { class: "muted", text: `${r.matching}. Shared cases: ${r.shared_cases}.` }),
+    el("p", { class: "muted", text: `${r.matching}. Shared cases: ${r.shared_cases}` + (r.conversations ? `, the turns of ${r.conversations} conversation${r.conversations === 1 ? "" : "s"} among them.` : ".") }),
     blocks.length ? blocks : el("p", { class: "notice", text: "no variant pair to compare (names differ and the runs do not hold one variant each)" }),
     el("h2", { text: "Cases in only one run" }),
     el("div", { class: "grid" }, listing("only in A", r.only_in_a, "only-a"), listing("only in B", r.only_in_b, "only-b"), listing("inputs differ (left out)", r.inputs_differ, "inputs-differ")));
