@@ -98,7 +98,8 @@ def test_an_unknown_gate_name_suggests_the_metric_the_suite_declares(tmp_path):
     assert proc.returncode == 1
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(
-        f"scoreboard: error: {suite}:6, field 'fail_under_metrics': unknown metric 'qualty' (did you mean 'quality'?")
+        f"scoreboard: error: {suite}:6, field 'fail_under_metrics.reply:qualty': unknown metric 'qualty' "
+        "(did you mean 'quality'?")
     assert not (tmp_path / "out").exists()
 
 

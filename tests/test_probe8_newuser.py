@@ -130,7 +130,7 @@ def test_a_misspelt_variant_in_the_suites_fail_under_is_named_with_a_suggestion_
     proc = cli(tmp_path, "validate", suite.name)
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.splitlines() == [
-        "scoreboard: error: suite.json:1, field 'fail_under': names an unknown variant 'carefull' "
+        "scoreboard: error: suite.json:1, field 'fail_under.carefull': names an unknown variant 'carefull' "
         "(variants: plain, careful); did you mean 'careful'?"], proc.stderr
     suite = own_suite(tmp_path, "mock")
     proc = cli(tmp_path, "run", suite.name, "--fail-under", "carefull=0.9")

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..cases.case import Case
-from ..errors import ConfigError, ConfigErrors
+from ..errors import Collector, ConfigError, ConfigErrors
 from ..safeparse import ParseError
 from ..subjects.base import Subject
 from .config import SuiteConfig
@@ -217,6 +217,24 @@ def check_sendable_inputs(cases: list[Case], variants: list) -> None:
 
 
 _GATE_GRADER = {"min_dq": "pointwise", "min_rubric": "rubric-score"}
+
+
+def gate_entries(setting: str, value, check, errors: Collector, source: str | None) -> None:
+    """A suite file's gate checked entry by entry, so an error names the entry (`fail_under.v9`,
+    and so its line) and every bad entry is said; a flag's (`source` None) is checked whole, its
+    error naming the flag."""
+    if source is None or not isinstance(value, dict):
+        check(value)
+        return
+    for key, one in value.items():
+        with errors.each():
+            try:
+                check({key: one})
+            except ConfigError as exc:
+                if exc.file is not None or exc.flag is not None:
+                    raise
+                field = f"{setting}.{key}" if exc.field == setting else exc.field  # or `fail_under.v2` already
+                raise ConfigError(exc.detail, file=source, case_id=exc.case_id, field=field) from None
 
 
 def gate_has_grader(setting: str, value, graders: dict) -> None:

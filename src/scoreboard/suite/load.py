@@ -33,6 +33,7 @@ from .checks import (
     check_isolation,
     check_sendable_inputs,
     check_task_modes,
+    gate_entries,
     gate_has_grader,
     jsonl_inside,
     safe_name,
@@ -191,15 +192,21 @@ def _load_suite(path: str | os.PathLike | None, flags: dict | None, dry_run: boo
         errors.add(ConfigError(f"the run would make {planned:,} attempts ({len(cases):,} cases x "
                                f"{len(variants):,} variants x {cfg.runs:,} runs), more than "
                                f"{cfg.limits.max_attempts:,} (limits.max_attempts)", file=source))
-    with errors.each(), in_file(None if "fail_under" in flags else source):  # a gate naming no variant fails now
-        fail_under_gates({"variants": {}}, cfg.fail_under, names)
-    with errors.each(), in_file(None if "fail_under_metrics" in flags else source):  # and an unknown metric
-        metric_gates({"variants": {}}, cfg.fail_under_metrics, names, declared_names(cfg, graders, warnings, source),
-                     runs=cfg.runs)
-    for setting, check in (("min_dq", dq_gates), ("min_rubric", rubric_gates)):  # a pair or variant no run has
+    declared = None
+    with errors.each(), in_file(source):  # a derived metric's error is the suite file's
+        declared = declared_names(cfg, graders, warnings, source)
+    for setting, check in (  # a gate naming no variant, an unknown metric, a pair no run has fails now
+            ("fail_under", lambda value: fail_under_gates({"variants": {}}, value, names)),
+            ("fail_under_metrics", lambda value: metric_gates({"variants": {}}, value, names, declared,
+                                                              runs=cfg.runs)),
+            ("min_dq", lambda value: dq_gates({}, value, names)),
+            ("min_rubric", lambda value: rubric_gates({}, value, names))):
+        if setting == "fail_under_metrics" and declared is None:
+            continue  # its names are unknown while the metrics are refused
         with errors.each(), in_file(None if setting in flags else source):
-            check({}, getattr(cfg, setting), names)
-            gate_has_grader(setting, getattr(cfg, setting), graders)
+            gate_entries(setting, getattr(cfg, setting), check, errors, None if setting in flags else source)
+            if setting in ("min_dq", "min_rubric"):
+                gate_has_grader(setting, getattr(cfg, setting), graders)
     judge = None
     with errors.each():
         if cfg.judge is not None:

@@ -1,0 +1,79 @@
+"""The suite errors and warnings left without a line by tests/test_probe9_linenos.py name FILE:LINE
+too: a gate's bad entry (`fail_under`, `fail_under_metrics`, `min_dq`, `min_rubric`) names its own
+line, not its block's (a `--fail-under` flag still names the flag); `validate` on a JSON suite
+that does not parse names the line as `run` and `plan` do (it took the file for a case file);
+a warning about a key of the suite file names the key's line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CASE = json.dumps({"id": "a", "input": "hi", "expected": "hi"}) + "\n"
+TWO = "cases: c.jsonl\nvariants:\n  v1: {subject: mock}\n  v2: {subject: mock}\n"
+COMMANDS = (("run", "s.yaml", "--output-dir", "out"), ("validate", "s.yaml"), ("plan", "s.yaml"))
+
+
+def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
+    env["SCOREBOARD_STORE"] = "none"
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, check=False,
+                          capture_output=True, text=True, timeout=120)
+
+
+def lines_of(done: subprocess.CompletedProcess, kind: str = "error") -> list[str]:
+    head = f"scoreboard: {kind}: "
+    return [line.removeprefix(head) for line in done.stderr.splitlines() if line.startswith(head)]
+
+
+def suite(tmp_path: Path, text: str, name: str = "s.yaml") -> None:
+    (tmp_path / "c.jsonl").write_text(CASE, encoding="utf-8")
+    (tmp_path / name).write_text(text, encoding="utf-8")
+
+
+GATES = [
+    (TWO + "fail_under:\n  v1: 0.5\n  v9: 0.5\n",
+     ["s.yaml:7, field 'fail_under.v9': names an unknown variant 'v9' (variants: v1, v2)"]),
+    (TWO + "fail_under_metrics:\n  pass_rate: 0.5\n  bogus: 0.5\n",
+     ["s.yaml:7, field 'fail_under_metrics.bogus': unknown metric 'bogus'"]),
+    (TWO + "fail_under_metrics:\n  pass_rate: 0.5\n  v1:pass_rate: 5\n",
+     ["s.yaml:7, field 'fail_under_metrics.v1:pass_rate': the floor of 'v1:pass_rate' is a share"]),
+    (TWO + "graders: [exact, {rubric-score: {rubric: r}}]\njudge: mock\nmin_rubric:\n  v1: 3\n  v7: 2\n",
+     ["s.yaml:9, field 'min_rubric.v7': names an unknown variant 'v7' (variants: v1, v2)"]),
+    (TWO + "graders: [exact, pointwise]\njudge: mock\nmin_dq:\n  v1/v2: 0.1\n  v1/v3: 0.1\n",
+     ["s.yaml:9, field 'min_dq.v1/v3': --min-dq names a pair as A/B of two variants (v1, v2), got 'v1/v3'"]),
+    # every bad entry is said, each at its own line
+    (TWO + "fail_under:\n  v8: 0.5\n  v1: 0.5\n  v9: 0.5\n",
+     ["s.yaml:6, field 'fail_under.v8': names an unknown variant 'v8'",
+      "s.yaml:8, field 'fail_under.v9': names an unknown variant 'v9'"]),
+]
+
+
+@pytest.mark.parametrize("text,expected", GATES)
+def test_a_bad_gate_entry_names_its_own_line(tmp_path, text, expected):
+    suite(tmp_path, text)
+    for args in COMMANDS:
+        done = cli(tmp_path, *args)
+        assert done.returncode == 1, (args, done.stdout, done.stderr)
+        got = lines_of(done)
+        assert len(got) == len(expected), (args, done.stderr)
+        assert all(line.startswith(want) for line, want in zip(got, expected)), (args, done.stderr)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.jsonl", "s.yaml"]
+
+
+@pytest.mark.parametrize("flag,expected", [
+    (["--fail-under", "v8=0.4"], "flag --fail-under: names an unknown variant 'v8' (variants: v1, v2)"),
+    (["--fail-under-metric", "bogus=0.4"], "flag --fail-under-metric: unknown metric 'bogus'"),
+    (["--min-rubric", "v5=2"], "flag --min-rubric: names an unknown variant 'v5' (variants: v1, v2)"),
+])
+def test_a_gate_flag_error_still_names_the_flag(tmp_path, flag, expected):
+    suite(tmp_path, TWO + "graders: [exact, {rubric-score: {rubric: r}}]\njudge: mock\n")
+    done = cli(tmp_path, "plan", "s.yaml", *flag)
+    assert done.returncode == 1, done.stderr
+    got = lines_of(done)
+    assert len(got) == 1 and got[0].startswith(expected), done.stderr
