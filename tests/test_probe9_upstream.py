@@ -178,3 +178,73 @@ def test_no_eval_type_anywhere_is_noted(tmp_path):
     assert len(cases) == 2
     assert "f.dev.v0: neither the entry nor spec 'fact' gives eval_type" in report
     assert "c.dev.v0: neither" not in report
+
+
+# ---- (2) promptfoo http provider headers with {{ env.X }} --------------------------------------
+
+PF_CONFIG = """prompts: ['Q: {{{{ q }}}}']
+env:
+  FIXED_TEAM: from-config
+providers:
+  - id: https
+    label: svc
+    config:
+      url: {url}/generic
+      method: post
+      headers:
+        Authorization: 'Bearer {{{{ env.PF_PROBE_TOKEN }}}}'
+        X-Tight: '{{{{env.PF_PROBE_TIGHT}}}}'
+        X-Quoted: "{{{{ env['PF_PROBE_TIGHT'] }}}}-q"
+        X-Team: '{{{{ env.FIXED_TEAM }}}}'
+        X-Plain: plain
+      body: {{input: '{{{{ prompt }}}}'}}
+      transformResponse: json.output
+tests:
+  - vars: {{q: hi}}
+"""
+
+
+def test_http_headers_from_the_environment_are_sent_from_the_environment(tmp_path):
+    """promptfoo renders each header with Nunjucks when it calls the provider (http.ts getHeaders),
+    `env` being the environment under the config's env:. The import listed such a provider as
+    'its headers are templates' (not converted); now {{ env.X }} is the http subject's ${X}, read
+    when the suite runs, and a name env: sets is its literal value."""
+    from tests.servers.fake_provider import FakeProvider
+
+    with FakeProvider() as srv:
+        srv.set_default("generic", {"reply": lambda req: "echo " + req["input"]})
+        (tmp_path / "c.yaml").write_text(PF_CONFIG.format(url=srv.base_url))
+        done = scoreboard(["import", "promptfoo", "c.yaml", "--output", "out"], tmp_path)
+        assert done.returncode == 0, done.stdout + done.stderr
+        suite = yaml.safe_load((tmp_path / "out" / "suite.yaml").read_text())
+        headers = suite["variants"]["svc"]["subject"]["headers"]
+        assert headers == {"Authorization": "Bearer ${PF_PROBE_TOKEN}", "X-Tight": "${PF_PROBE_TIGHT}",
+                           "X-Quoted": "${PF_PROBE_TIGHT}-q", "X-Team": "from-config", "X-Plain": "plain"}
+        report = (tmp_path / "out" / "conversion-report.md").read_text()
+        assert "${PF_PROBE_TOKEN}" in report and "PF_PROBE_TOKEN" not in report.split("## Converted")[0]
+        secret = "s3cret-token-value"
+        run = scoreboard(["run", "out/suite.yaml", "--output", "r.json"], tmp_path,
+                         env={"PF_PROBE_TOKEN": secret, "PF_PROBE_TIGHT": "tight"})
+        requests = [r for r in srv.requests if r["path"].endswith("/generic")]
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert len(requests) == 1
+    sent = requests[0]["headers"]
+    assert sent["authorization"] == f"Bearer {secret}" and sent["x-tight"] == "tight"
+    assert sent["x-quoted"] == "tight-q" and sent["x-team"] == "from-config" and sent["x-plain"] == "plain"
+    assert secret not in (tmp_path / "r.json").read_text()
+
+
+def test_http_headers_that_cannot_be_sent_alike_are_listed(tmp_path):
+    """A filter on the variable, a test var, or a literal ${X} (promptfoo sends it as written; the
+    http subject would read a variable) stays not converted, each with its reason."""
+    base = ("  - {{id: http, label: {label}, config: {{url: 'http://127.0.0.1:9/a', body: {{p: '{{{{prompt}}}}'}}, "
+            "transformResponse: json.out, headers: {{X-A: \"{value}\"}}}}}}\n")
+    rows = {"filtered": "{{ env.PF_PROBE_TOKEN | upper }}", "vars": "{{ q }}", "dollar": "cost ${HOME}"}
+    (tmp_path / "c.yaml").write_text("prompts: [x]\nproviders:\n" + "".join(
+        base.format(label=label, value=value) for label, value in rows.items()))
+    done = scoreboard(["import", "promptfoo", "c.yaml", "--output", "out"], tmp_path)
+    assert done.returncode == 3
+    report = (tmp_path / "out" / "conversion-report.md").read_text()
+    assert "a filter on an environment variable is not converted" in report
+    assert "its headers are templates" in report
+    assert "holds ${HOME}, which promptfoo sends as written" in report

@@ -72,7 +72,7 @@ def import_promptfoo(config_path: str, out_dir: str, *, run_code: bool = False) 
         suite["description"] = str(data["description"])
     json_prompts: dict[str, Any] = {}
     prompts = convert_prompts(data.get("prompts"), source, report, json_prompts, env_tags.walk)
-    variants, judge = convert_providers(data.get("providers"), source, report, ctx.copied)
+    variants, judge = convert_providers(data.get("providers"), source, report, ctx.copied, env_tags)
     chat_parsed(prompts, json_prompts, variants, report)
     if len(prompts) == 1:
         suite["prompt"] = next(iter(prompts.values()))

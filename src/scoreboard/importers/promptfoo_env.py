@@ -31,7 +31,7 @@ class EnvTags:
             raise source.error("env is a mapping of names to values", "env")
         self.values = {str(k): js_string(v) for k, v in (env or {}).items() if v is not None}
         self.report = report
-        self.unset: dict[str, str] = {}
+        self.unset: dict[str, list[str]] = {}
 
     def config(self, data: dict) -> dict:
         return {k: (v if k == "env" else self.walk(v, k)) for k, v in data.items()}
@@ -49,7 +49,7 @@ class EnvTags:
         def swap(m: re.Match) -> str:
             name, flt = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
             if name not in self.values:
-                self.unset.setdefault(name, where)
+                self.unset.setdefault(name, []).append(where)
                 return m.group(0)
             if not flt:
                 return self.values[name]
@@ -60,8 +60,59 @@ class EnvTags:
             return "{{ '" + self.values[name] + "' " + flt.strip() + " }}"  # the filter applied when it renders
         return _ENV.sub(swap, value)
 
+    def converted(self, prefix: str, names: list[str]) -> None:
+        """The tags of `names` under `prefix` (a provider) were converted (an http header's ${NAME})."""
+        for name in names:
+            self.unset[name] = [w for w in self.unset.get(name, []) if not w.startswith(prefix + ".")]
+
     def finish(self) -> None:
-        for name, where in self.unset.items():
+        for name, wheres in self.unset.items():
+            if not wheres:
+                continue
+            where = wheres[0]
             self.report.skip(where, f"{{{{ env.{name} }}}} reads the environment variable {name} when promptfoo "
                              "runs (the config's env: does not set it); a suite's templates read no environment "
                              "(it prints nothing): set it under env: in the config, or write its value in")
+
+
+_SCOREBOARD_REF = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")  # what the http subject reads as a variable
+_VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def http_headers(headers: dict, values: dict[str, str]) -> tuple[dict[str, str], list[str], str | None]:
+    """An http provider's headers as the http subject's: promptfoo renders each value with Nunjucks
+    when it calls the provider (src/providers/http.ts getHeaders), `env` being the process
+    environment under the config's env:. A `{{ env.NAME }}` tag becomes `${NAME}` (the http subject
+    reads it from the environment per request); a name the config's env: sets is its literal value.
+    Returns (headers, the names made ${NAME}, why not converted or None)."""
+    out: dict[str, str] = {}
+    names: list[str] = []
+    for key, raw in headers.items():
+        value = str(raw)
+        if _SCOREBOARD_REF.search(value):
+            return {}, [], (f"its header {key!r} holds {_SCOREBOARD_REF.search(value).group(0)}, which promptfoo "
+                            "sends as written and the http subject reads as an environment variable")
+        why: list[str] = []
+
+        def swap(m: re.Match) -> str:
+            name, flt = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+            if flt:
+                why.append(f"its header {key!r}: {m.group(0)}: a filter on an environment variable is not converted")
+            elif name in values:
+                if _SCOREBOARD_REF.search(values[name]):
+                    why.append(f"its header {key!r}: env: {name} holds a ${{...}}, which the http subject would read "
+                               "as an environment variable")
+                return values[name]
+            elif not _VAR_NAME.match(name):
+                why.append(f"its header {key!r}: {m.group(0)} names no variable ${{NAME}} can name")
+            else:
+                names.append(name)
+                return "${" + name + "}"
+            return m.group(0)
+        value = _ENV.sub(swap, value)
+        if why:
+            return {}, [], why[0]
+        if any(s in value for s in ("{{", "{%", "{#")):
+            return {}, [], "its headers are templates"
+        out[str(key)] = value
+    return out, sorted(set(names)), None

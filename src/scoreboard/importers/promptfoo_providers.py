@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .common import Report, Source
+from .promptfoo_env import EnvTags, http_headers
 
 _PARAMS = {"temperature": "temperature", "max_tokens": "max_tokens", "top_p": "top_p", "seed": "seed",
            "stop": "stop", "response_format": "response_format", "presence_penalty": "presence_penalty",
@@ -110,7 +111,7 @@ def _http_object_body(body: Any) -> Any:
     return walk(body)
 
 
-def http_subject(pid: str, config: dict) -> dict:
+def http_subject(pid: str, config: dict, env_values: dict[str, str] | None = None) -> dict:
     """promptfoo's http provider (id `http`/`https` with config.url, or the URL as the id) as an
     `http` subject: POST (the documented default) of the JSON body with {{prompt}} in it, the
     output read at the dot path a `json.a.b[0]` transformResponse (or responseParser) names."""
@@ -129,13 +130,18 @@ def http_subject(pid: str, config: dict) -> dict:
     if any("." in part or not part for part in parts):
         raise NotConverted("its transformResponse path has a key the http subject's dot path cannot name")
     headers = config.get("headers") or {}
-    if not isinstance(headers, dict) or any("{{" in str(v) for v in headers.values()):
-        raise NotConverted("its headers are templates")
+    if not isinstance(headers, dict):
+        raise NotConverted("its headers are not a mapping")
+    headers, env_names, why = http_headers(headers, env_values or {})
+    if why:
+        raise NotConverted(why)
     body = config.get("body")
     spec: dict[str, Any] = {"type": "http", "url": url, "method": str(config.get("method") or "POST").upper(),
                             "body": _http_object_body(body), "output_path": ".".join(parts)}
     if headers:
-        spec["headers"] = {str(k): str(v) for k, v in headers.items()}
+        spec["headers"] = headers
+    if env_names:
+        spec["_env_names"] = env_names  # popped by convert_providers
     return spec
 
 
@@ -183,7 +189,8 @@ def _expand(value: Any, source: Source) -> list[tuple[str, Any]]:
     return out
 
 
-def convert_providers(value: Any, source: Source, report: Report, copied: dict[str, str]) -> tuple[dict, Any]:
+def convert_providers(value: Any, source: Source, report: Report, copied: dict[str, str],
+                      env: EnvTags | None = None) -> tuple[dict, Any]:
     """({variant name: variant config}, a judge spec derived from the providers or None)."""
     import json
 
@@ -214,7 +221,16 @@ def convert_providers(value: Any, source: Source, report: Report, copied: dict[s
         subject = provider_subject(item)
         try:
             if subject is None and (pid in ("http", "https") or pid.startswith(("http://", "https://"))):
-                subject = http_subject(pid, config)
+                subject = http_subject(pid, config, env.values if env else None)
+                names = subject.pop("_env_names", [])
+                if names:
+                    for prefix in (where, where.replace("providers", "targets", 1)):
+                        if env:
+                            env.converted(prefix, names)
+                    report.note(f"{where}: its headers' {', '.join('{{ env.%s }}' % n for n in names)} read the "
+                                f"environment when each request is sent: the http subject's "
+                                f"{', '.join('${%s}' % n for n in names)}; where promptfoo sends an empty value "
+                                f"for a variable that is not set, the run stops naming it")
             elif subject is None and pid.startswith("ollama:chat:") and len(pid.split(":", 2)[2]) > 0:
                 subject = ollama_subject(pid, config)
                 report.note(f"{where}: {pid} is sent to Ollama's OpenAI-compatible endpoint (OLLAMA_BASE_URL + /v1, "
