@@ -47,6 +47,7 @@ def test_the_intervals_and_paired_tests_count_a_conversation_once():
     assert a["cases"] == 13 and a["conversations"] == 4 and a["pass_rate"] == 9 / 13
     ci = a["pass_rate_ci"]
     assert ci["unit"] == "conversation" and ci["effective_cases"] <= 5  # 4 conversations and a case, not 13
+    assert a["units"] == 5
     comp = summary["comparisons"][0]
     assert (comp["cases"], comp["a_wins"], comp["b_wins"], comp["ties"]) == (5, 3, 0, 2)
     assert comp["mean_difference"] == (1 + 0 + 2 / 3 + 1 + 0) / 5  # per unit, not per turn
@@ -67,7 +68,7 @@ def test_a_report_without_conversations_is_computed_as_before():
     plan = {**plan, "cases": [{"id": c["id"]} for c in plan["cases"]]}
     summary = summarize(plan, attempts)
     a = summary["variants"]["a"]
-    assert "conversations" not in a and a["pass_rate_ci"]["unit"] == "case"
+    assert "conversations" not in a and "units" not in a and a["pass_rate_ci"]["unit"] == "case"
     assert summary["comparisons"][0]["cases"] == 13
     assert "better on 8 cases, worse on 0, 5 ties" in summary["comparisons"][0]["headline"]
     assert summary["methods"]["version"] == 7 and "unit" not in summary["methods"]
@@ -97,7 +98,8 @@ def test_a_conversation_run_says_its_unit_in_every_rendering_and_verifies(tmp_pa
     assert "the intervals count each of the 3 conversations as one unit" in done.stdout
     report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     variant = next(iter(report["summary"]["variants"].values()))
-    assert variant["cases"] == 9 and variant["conversations"] == 3
+    assert variant["cases"] == 9 and variant["conversations"] == 3 and variant["units"] == 3
+    assert "fewer than 30 units (3 per variant, a conversation counting once)" in done.stdout
     assert "**Unit**: the intervals count each of the 3 conversations" in (tmp_path / "r.md").read_text(encoding="utf-8")
     verified = subprocess.run([sys.executable, "-m", "scoreboard", "verify", "r.json"], cwd=tmp_path, env=env,
                               capture_output=True, text=True, timeout=120)
@@ -125,3 +127,19 @@ def test_markdown_lists_not_run_attempts_with_their_reason(tmp_path):
     section = md.split("## Not run", 1)[1]
     assert "talk/t3" in section and "turn 't2' of this conversation failed" in section, md
     assert "1 of 1 run not run" in section
+
+
+def test_a_run_writing_only_json_counts_its_units_from_the_summary(tmp_path):
+    # with --format json no view is built and the terminal reads a plan without its cases: it
+    # said "fewer than 30 units (11 per variant ...)" for 3 conversations of 2 turns and 2 cases
+    cases = [{"id": f"c{k}", "conversation": {"topic": "t"},
+              "turns": [{"id": f"t{t}", "question": f"q{k}{t}", "graders": [{"contains": "q"}]} for t in range(2)]}
+             for k in range(3)] + [{"id": "p1", "input": "q", "graders": [{"contains": "q"}]},
+                                   {"id": "p2", "input": "q", "graders": [{"contains": "q"}]}]
+    (tmp_path / "cases.json").write_text(json.dumps({"cases": cases}), encoding="utf-8")
+    (tmp_path / "suite.yaml").write_text("name: talks\ncases: cases.json\nsubject: mock\n", encoding="utf-8")
+    env = dict(os.environ, COLUMNS="200", NO_COLOR="1", SCOREBOARD_STORE="none")
+    done = subprocess.run([sys.executable, "-m", "scoreboard", "run", "suite.yaml", "--format", "json", "--no-progress"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "fewer than 30 units (5 per variant, a conversation counting once)" in done.stdout, done.stdout

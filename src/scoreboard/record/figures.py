@@ -21,8 +21,13 @@ def unit_words(conversations: int) -> str:
 
 def unit_count(vs, plan=None) -> int:
     """A variant's units of evidence: its cases, the turns of a conversation counting once (the
-    unit of every interval); without the plan, its cases."""
-    if not getattr(vs, "conversations", None) or plan is None:
+    unit of every interval), as its summary counts them (`units`); a summary written before it
+    did, from the plan's turns (without the plan, its cases)."""
+    if not getattr(vs, "conversations", None):
+        return vs.cases
+    if getattr(vs, "units", None) is not None:
+        return vs.units
+    if plan is None:
         return vs.cases
     turns = sum(1 for c in plan.cases if getattr(c, "conversation", None))
     return max(vs.conversations, vs.cases - turns + vs.conversations)

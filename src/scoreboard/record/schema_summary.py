@@ -160,6 +160,8 @@ class VariantSummary(Closed):
     cases: StrictInt | None = None
     #: the conversations its cases are turns of: each one unit of the intervals (absent: none)
     conversations: StrictInt | None = None
+    #: with conversations, the units its intervals count: each conversation once, each other case once
+    units: StrictInt | None = None
     passed: StrictInt
     failed: StrictInt
     errors: StrictInt

@@ -189,6 +189,7 @@ def variant_summary(tally: Tally, runs: int, keys: dict[tuple[str, str], str], s
                                          "ci": unit_named(fields_ci, units)}
     if units:
         out["conversations"] = len({units[cid] for cid in cases if cid in units})
+        out["units"] = len({units.get(cid, cid) for cid in cases})  # what the intervals count
     return out
 
 
