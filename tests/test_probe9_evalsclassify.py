@@ -1,5 +1,5 @@
-"""OpenAI Evals ModelBasedClassify specs without `choice_scores` (fact.yaml, battle.yaml,
-diversity.yaml in openai/evals' registry/modelgraded): OpenAI Evals gives them no score, it only
+"""OpenAI Evals ModelBasedClassify specs without `choice_scores` (fact.yaml, best.yaml,
+possible.yaml, rhyming.yaml in openai/evals' registry/modelgraded): OpenAI Evals gives them no score, it only
 records which choice the judge picked and reports `counts/<choice>` (evals/elsuite/modelgraded/
 classify.py: `score` only `if self.mg.choice_scores`). The import made them classify graders that
 passed on the first choice and failed on every other: an invented verdict. They are record-only
