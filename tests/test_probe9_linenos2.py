@@ -77,3 +77,22 @@ def test_a_gate_flag_error_still_names_the_flag(tmp_path, flag, expected):
     assert done.returncode == 1, done.stderr
     got = lines_of(done)
     assert len(got) == 1 and got[0].startswith(expected), done.stderr
+
+
+def test_validate_names_the_line_of_a_json_suites_duplicate_key(tmp_path):
+    suite(tmp_path, '{\n  "cases": "c.jsonl",\n  "subject": "mock",\n  "runs": 1,\n  "runs": 2\n}\n', "s.json")
+    said = []
+    for args in (("validate", "s.json"), ("plan", "s.json"), ("run", "s.json", "--output-dir", "out")):
+        done = cli(tmp_path, *args)
+        assert done.returncode == 1, (args, done.stderr)
+        said.append(lines_of(done))
+    assert said[0] == said[1] == said[2] == [
+        "s.json:5: duplicate key 'runs' (first at line 4, again at line 5: only one may be given)"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.jsonl", "s.json"]
+
+
+def test_a_json_case_file_is_still_checked_as_cases(tmp_path):
+    (tmp_path / "cases.json").write_text(json.dumps({"cases": [{"id": "a", "input": "x", "expected": "x"}]}), encoding="utf-8")
+    done = cli(tmp_path, "validate", "cases.json")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("OK: 1 case in cases.json")

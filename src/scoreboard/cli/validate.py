@@ -108,7 +108,11 @@ def looks_like_suite(path) -> bool:
     try:
         data, _ = read_suite_file(path)
     except ConfigError:
-        return False
+        # a JSON suite that does not parse (a key given twice, a number out of range) is a suite
+        # still: its error names the line, as `run` and `plan` say it
+        data = _lenient_json(path)
+        if data is None:
+            return False
     from ..suite.config import SuiteConfig
 
     if isinstance(data, dict) and set(data) & (set(SuiteConfig.model_fields) - {"cases", "name", "description"}):
@@ -119,3 +123,21 @@ def looks_like_suite(path) -> bool:
     if isinstance(cases, list):
         return bool(cases) and all(isinstance(c, str) or (isinstance(c, dict) and "format" in c) for c in cases)
     return True
+
+
+def _lenient_json(path) -> dict | None:
+    """What a `.json` file holds when read leniently (Python's reader takes a key twice and any
+    number), so its shape can tell a suite from a case file; None when it holds no mapping."""
+    import json
+    from pathlib import Path
+
+    from ..safefile import DEFAULT_MAX_FILE_BYTES, FileRefused, read_regular
+
+    if Path(path).suffix.lower() != ".json":
+        return None
+    try:
+        data = json.loads(read_regular(Path(path), limit=DEFAULT_MAX_FILE_BYTES,
+                                       limit_name="limits.max_file_bytes").decode("utf-8-sig"))
+    except (FileRefused, OSError, ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
