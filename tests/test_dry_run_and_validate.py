@@ -51,7 +51,7 @@ REFUSED = [
     ("judge-typo", {"subject": "mock", "judge": {"type": "openai", "base_url": CLOSED, "model": "j", "sede": 1},
                     **JUDGED}, "field 'judge.sede'", "unknown field"),
     ("judge-missing", {"subject": "mock", **JUDGED}, "field 'judge'", "needs a judge"),
-    ("fail-under-unknown-variant", {"subject": "mock", "fail_under": {"nope": 0.5}}, "field 'fail_under'", "'nope'"),
+    ("fail-under-unknown-variant", {"subject": "mock", "fail_under": {"nope": 0.5}}, "field 'fail_under.nope'", "'nope'"),
     ("baseline-missing", {"subject": "mock", "gates": {"baseline": "reports/main.json", "max_regression": 0.1}},
      "field 'gates.baseline'", "not found"),
     ("baseline-not-a-report", {"subject": "mock", "gates": {"baseline": "s.json", "max_regression": 0.1}},

@@ -63,7 +63,7 @@ SHAPES = [
     ("cases: c.jsonl\nsubject: mock\n\njudge: {type: mock, bogus: 1}\n",
      "s.yaml:4, field 'judge.bogus'"),
     ("cases: c.jsonl\nsubject: mock\nfail_under:\n  mock: 0.5\n  nope: 0.5\n",
-     "s.yaml:3, field 'fail_under': names an unknown variant 'nope'"),
+     "s.yaml:5, field 'fail_under.nope': names an unknown variant 'nope'"),
     # a missing required field: the line of the mapping that lacks it
     ("cases: c.jsonl\nsubject: mock\ngates:\n  baseline: base.json\n",
      "s.yaml:3, field 'gates.max_regression': a baseline needs max_regression"),
