@@ -133,7 +133,7 @@ def test_a_store_made_before_reviews_were_keyed_by_kind_is_migrated(tmp_path):
     db = sqlite3.connect(path)
     db.executescript("DELETE FROM schema_migrations WHERE version > 1; DROP TABLE reviews; "
                      "ALTER TABLE runs DROP COLUMN folder; ALTER TABLE runs DROP COLUMN host; "
-                     "ALTER TABLE variants DROP COLUMN errors_not_graded; " +
+                     "ALTER TABLE variants DROP COLUMN errors_not_graded; ALTER TABLE variants DROP COLUMN units; " +
                      MIGRATIONS[0][1][MIGRATIONS[0][1].index(next(s for s in MIGRATIONS[0][1]
                                                                 if s.startswith("CREATE TABLE reviews")))] + ";"
                      "INSERT INTO reviews VALUES ('a', '" + "o" * 64 + "', 'ana', 'v1', '" + "i" * 64 +

@@ -62,7 +62,11 @@ def _rate(f: dict, cases: int = 0) -> str:
                 ("errors", "error", "errors"), ("unassessed", "unassessed", "unassessed"),
                 ("not_run", "not run", "not run")) if _number(f.get(key)) and f[key])
             + (f" ({apart} of not-graded cases, outside the rate)" if apart else ""))
-    if cases:
+    units = f.get("units") if _number(f.get("units")) else None  # with conversations: what the interval counts
+    if units is not None:
+        counts.append(plural(cases, "case") + f", {plural(units, 'unit')} (a conversation counting once)"
+                      + (f"; small sample: fewer than {SMALL_CASES} units" if units < SMALL_CASES else ""))
+    elif cases:
         counts.append(plural(cases, "case") + (f"; small sample: fewer than {SMALL_CASES} cases"
                                                if cases < SMALL_CASES else ""))
     return text + (f" ({', '.join(counts)})" if counts else "")

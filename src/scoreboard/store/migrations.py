@@ -116,6 +116,11 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
     ("variants record the errors of not-graded cases", [
         "ALTER TABLE variants ADD COLUMN errors_not_graded BIGINT",
     ]),
+    # With conversations a variant's intervals count units (a conversation once, each other case
+    # once), not cases: history says how many. A row from before this is null (its cases are said).
+    ("variants record the units their intervals count", [
+        "ALTER TABLE variants ADD COLUMN units BIGINT",
+    ]),
 ]
 
 #: every table the migrations make (a database holding one of them without `schema_migrations`

@@ -20,7 +20,7 @@ RUN_COLUMNS = ("key, run_id, suite, status, started_at, finished_at, recorded_at
                "planned, attempts, variants, folder, host")
 _RUN_NAMES = [c.strip() for c in RUN_COLUMNS.split(",")]
 VARIANT_COLUMNS = ("run_key, position, name, attempts, passed, failed, errors, unassessed, not_run, pass_rate, "
-                   "ci_low, ci_high, ci_method, field_accuracy, fa_low, fa_high, cost_per_case, errors_not_graded")
+                   "ci_low, ci_high, ci_method, field_accuracy, fa_low, fa_high, cost_per_case, errors_not_graded, units")
 _VARIANT_NAMES = [c.strip() for c in VARIANT_COLUMNS.split(",")]
 MAX_LIMIT = 500
 OUTCOMES = {

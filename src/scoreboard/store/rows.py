@@ -132,7 +132,7 @@ def variant_rows(key: str, plan: dict, summary: dict | None) -> list[tuple]:
                      _number(s.get("pass_rate")), _number(ci.get("low")), _number(ci.get("high")),
                      clean(method) if isinstance(method, str) else None, _number(fa.get("value")),
                      _number(fa_ci.get("low")), _number(fa_ci.get("high")), cost_per_case(s),
-                     _int(s.get("errors_not_graded"))))
+                     _int(s.get("errors_not_graded")), _int(s.get("units"))))
     return rows
 
 

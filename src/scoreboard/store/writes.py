@@ -38,7 +38,7 @@ INSERT_GRADE = ("INSERT INTO grades (run_key, case_id, variant, run, idx, grader
                 "grader = excluded.grader, passed = excluded.passed, score = excluded.score, reason = excluded.reason")
 INSERT_VARIANT = ("INSERT INTO variants (run_key, position, name, spec, attempts, passed, failed, errors, unassessed, "
                   "not_run, pass_rate, ci_low, ci_high, ci_method, field_accuracy, fa_low, fa_high, cost_per_case, "
-                  "errors_not_graded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                  "errors_not_graded, units) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 CASE_RESULTS = (
     "INSERT INTO case_results (run_key, variant, case_id, position, input_hash, category, hits, tries, passed, "
     "failed, errors, other) SELECT a.run_key, a.variant, a.case_id, MIN(c.position), MIN(c.input_hash), "
