@@ -33,8 +33,8 @@ def work(tmp_path: Path) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize("setting, field", [("min_dq: {a/c: 0.5}", "min_dq"),
-                                            ("min_rubric: {nosuch: 3}", "min_rubric")])
+@pytest.mark.parametrize("setting, field", [("min_dq: {a/c: 0.5}", "min_dq.a/c"),
+                                            ("min_rubric: {nosuch: 3}", "min_rubric.nosuch")])
 @pytest.mark.parametrize("command", ["run", "validate"])
 def test_a_suite_judge_gate_naming_no_variant_is_refused_with_its_file_before_the_preamble(work, setting, field,
                                                                                        command):

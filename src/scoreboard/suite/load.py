@@ -204,8 +204,9 @@ def _load_suite(path: str | os.PathLike | None, flags: dict | None, dry_run: boo
         if setting == "fail_under_metrics" and declared is None:
             continue  # its names are unknown while the metrics are refused
         with errors.each(), in_file(None if setting in flags else source):
+            before = len(errors.errors)
             gate_entries(setting, getattr(cfg, setting), check, errors, None if setting in flags else source)
-            if setting in ("min_dq", "min_rubric"):
+            if setting in ("min_dq", "min_rubric") and len(errors.errors) == before:  # its entries first
                 gate_has_grader(setting, getattr(cfg, setting), graders)
     judge = None
     with errors.each():
