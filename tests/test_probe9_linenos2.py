@@ -91,6 +91,17 @@ def test_validate_names_the_line_of_a_json_suites_duplicate_key(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.jsonl", "s.json"]
 
 
+def test_a_json_suites_number_out_of_range_names_its_line(tmp_path):
+    suite(tmp_path, '{\n  "cases": "c.jsonl",\n  "subject": "mock",\n  "runs": 1e999\n}\n', "s.json")
+    for args in (("validate", "s.json"), ("plan", "s.json"), ("run", "s.json", "--output-dir", "out")):
+        done = cli(tmp_path, *args)
+        assert done.returncode == 1, (args, done.stderr)
+        got = lines_of(done)
+        assert len(got) == 1 and got[0].startswith("s.json:4, field 'runs': number 1e999 is out of range"), (
+            args, done.stderr)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.jsonl", "s.json"]
+
+
 def test_a_json_case_file_is_still_checked_as_cases(tmp_path):
     (tmp_path / "cases.json").write_text(json.dumps({"cases": [{"id": "a", "input": "x", "expected": "x"}]}), encoding="utf-8")
     done = cli(tmp_path, "validate", "cases.json")

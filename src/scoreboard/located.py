@@ -39,12 +39,14 @@ def json_refusal(exc, text: str) -> tuple[str, int | None, str | None]:
 
     if exc.line is not None:
         return exc.message, exc.line, exc.field
-    if exc.message.startswith("duplicate key"):
-        try:
-            parse_yaml(text, None, core=True)
-        except ParseError as again:
-            if again.message.startswith("duplicate key") and again.line is not None:
-                return again.message, again.line, again.field
+    try:
+        parse_yaml(text, None, core=True)
+    except ParseError as again:
+        if again.line is not None and exc.message.startswith("duplicate key") \
+                and again.message.startswith("duplicate key"):
+            return again.message, again.line, again.field
+        if again.line is not None and exc.field and again.field == exc.field:
+            return exc.message, again.line, exc.field  # a number out of range: the value's line
     return exc.message, line_of(exc.field, key_lines(text)), exc.field
 
 
