@@ -234,7 +234,7 @@ def test_a_derived_metric_naming_a_metric_no_grader_declares_is_warned_of_before
     suite = write_suite(tmp_path, cases, extra=graders + "derived_metrics: {typo: '2 * qualty'}\n")
     proc = scoreboard("validate", str(suite), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr   # still valid (as promptfoo, an unknown name is no error) but said
-    assert (f"scoreboard: warning: {suite}, field 'derived_metrics.typo': names 'qualty', which is neither a "
+    assert (f"scoreboard: warning: {suite}:6, field 'derived_metrics.typo': names 'qualty', which is neither a "
             "metric a grader declares nor a derived metric defined before it (declared: quality): it will be "
             "undefined") in proc.stderr.splitlines()
     # a custom grader's named_scores may give any name; a derived metric naming one defined before

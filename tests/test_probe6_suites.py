@@ -161,9 +161,9 @@ def test_variants_that_differ_only_in_params_their_subject_never_receives_are_wa
         assert proc.returncode == 0, proc.stderr
         warned = [line for line in proc.stderr.splitlines() if "params" in line]
         assert warned == [
-            f"scoreboard: warning: {suite}, field 'variants.hot.params': the {kind} subject is sent no params, so "
+            f"scoreboard: warning: {suite}:4, field 'variants.hot.params': the {kind} subject is sent no params, so "
             f"these (temperature) change nothing; {hint}",
-            f"scoreboard: warning: {suite}, field 'variants.cold.params': the {kind} subject is sent no params, so "
+            f"scoreboard: warning: {suite}:4, field 'variants.cold.params': the {kind} subject is sent no params, so "
             f"these (temperature, top_p) change nothing; {hint}"], proc.stderr
     # a run says it too (before anything runs), and still runs
     suite = _variants_suite(tmp_path, cases[0][0])
@@ -188,7 +188,7 @@ def test_a_prompt_that_names_no_case_variable_sends_every_case_the_same_text_and
     suite.write_text(head + "prompt: 'Answer the question briefly.'\n")
     proc = scoreboard("validate", str(suite), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert (f"scoreboard: warning: {suite}, field 'prompt': the prompt renders the same text for all 2 cases, "
+    assert (f"scoreboard: warning: {suite}:4, field 'prompt': the prompt renders the same text for all 2 cases, "
             "whose inputs and vars differ: it names neither {{ input }} nor a case's vars, so what each case "
             "holds is never sent") in proc.stderr.splitlines(), proc.stderr
     # a variant's own prompt is named as such; a prompt that reads the input is quiet
@@ -196,7 +196,7 @@ def test_a_prompt_that_names_no_case_variable_sends_every_case_the_same_text_and
     proc = scoreboard("validate", str(suite), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     warned = [line for line in proc.stderr.splitlines() if "renders the same text" in line]
-    assert warned == [f"scoreboard: warning: {suite}, field 'variants.terse.prompt': the prompt renders the same "
+    assert warned == [f"scoreboard: warning: {suite}:5, field 'variants.terse.prompt': the prompt renders the same "
                       "text for all 2 cases, whose inputs and vars differ: it names neither {{ input }} nor a "
                       "case's vars, so what each case holds is never sent"], proc.stderr
     # one case, or cases that are the same: nothing to say

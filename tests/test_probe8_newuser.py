@@ -252,7 +252,7 @@ def test_a_grader_value_written_as_a_template_is_said_to_be_matched_as_written(t
         proc = cli(tmp_path, command, suite.name, *(("--no-progress",) if command == "run" else ()))
         said = [line for line in proc.stderr.splitlines() if line.startswith("scoreboard: warning:")]
         assert len(said) == 1, (command, proc.stderr)
-        assert said[0].startswith(f"scoreboard: warning: suite.json, field '{field}': "), said
+        assert said[0].startswith(f"scoreboard: warning: suite.json:1, field '{field}': "), said
         assert "{{" in said[0] and "not a template" in said[0] and "case's expected" in said[0], said
 
 

@@ -107,3 +107,40 @@ def test_a_json_case_file_is_still_checked_as_cases(tmp_path):
     done = cli(tmp_path, "validate", "cases.json")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("OK: 1 case in cases.json")
+
+
+WARNED = """cases: c.jsonl
+variants:
+  v1:
+    subject: {type: command, argv: [cat]}
+    params:
+      temperature: 0.2
+  v2:
+    subject: {type: command, argv: [cat]}
+graders:
+  - contains: "{{ expected }}"
+derived_metrics:
+  foo: bar * 2
+"""
+
+
+def test_a_warning_about_a_suite_key_names_its_line(tmp_path):
+    suite(tmp_path, WARNED)
+    for args in COMMANDS:
+        done = cli(tmp_path, *args)
+        warned = lines_of(done, "warning")
+        for want in ("s.yaml:5, field 'variants.v1.params': the command subject is sent no params",
+                     "s.yaml:10, field 'graders[0]': grader 'contains' matches '{{ expected }}' as written",
+                     "s.yaml:12, field 'derived_metrics.foo': names 'bar'"):
+            assert sum(line.startswith(want) for line in warned) == 1, (args, want, done.stderr)
+
+
+def test_a_suite_folders_warning_names_its_suite_yaml_and_line(tmp_path):
+    (tmp_path / "d").mkdir()
+    suite(tmp_path / "d", WARNED, "suite.yaml")
+    for args in (("validate", "d"), ("plan", "d")):
+        done = cli(tmp_path, *args)
+        assert done.returncode == 0, (args, done.stderr)
+        warned = lines_of(done, "warning")
+        want = f"{os.path.join('d', 'suite.yaml')}:5, field 'variants.v1.params': the command subject"
+        assert any(line.startswith(want) for line in warned), (args, done.stderr)

@@ -102,6 +102,25 @@ def with_lines(exc: ConfigError, file: str | None, lines: dict[str, int] | None 
     return changed[0]
 
 
+_FIELD = re.compile(r"field (?:'([^'\\]*)'|\"([^\"\\]*)\")")
+
+
+def warning_lines(warnings: list[str], file: str | None) -> list[str]:
+    """`warnings` with the line of its key added to each that names a field of `file`
+    (`s.yaml, field 'variants.v1.params': ...` -> `s.yaml:5, field ...`), as with_lines does
+    for errors; the file is read again only when one does."""
+    head = f"{file}, "
+    if file is None or not any(w.startswith(head + "field ") for w in warnings):
+        return warnings
+    shown, lines = file_lines(file)
+    out = []
+    for warning in warnings:
+        found = _FIELD.match(warning, len(head)) if warning.startswith(head) else None
+        line = line_of(found[1] if found[1] is not None else found[2], lines) if found else None
+        out.append(warning if line is None else f"{shown}:{line}, {warning[len(head):]}")
+    return out
+
+
 _TABLE = re.compile(r"\[\s*([^\[\]]+?)\s*\]\s*(?:#.*)?")
 _ARRAY = re.compile(r"\[\[\s*([^\[\]]+?)\s*\]\]\s*(?:#.*)?")
 _KEY = re.compile(r"((?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*'))*)\s*=")

@@ -11,7 +11,7 @@ from pathlib import Path
 from ..cases import budget
 from ..cases.case import Case
 from ..errors import Collector, ConfigError, shorten
-from ..located import json_refusal, with_lines
+from ..located import json_refusal, warning_lines, with_lines
 from ..graders.base import Grader
 from ..render.browser import check_available
 from ..safefile import FileRefused, read_regular
@@ -131,9 +131,11 @@ def load_suite(path: str | os.PathLike | None = None, flags: dict | None = None,
     nothing will call a model, so an unset API key is a warning in `suite.warnings`, not an error.
     An error about a setting of the suite file names the line of its key (located.py)."""
     try:
-        return _load_suite(path, flags, dry_run, offline)
+        suite = _load_suite(path, flags, dry_run, offline)
     except ConfigError as exc:
         raise with_lines(exc, None if path is None else str(path)) from None
+    suite.warnings = warning_lines(suite.warnings, suite.source)  # a warning about a key: its line too
+    return suite
 
 
 def _load_suite(path: str | os.PathLike | None, flags: dict | None, dry_run: bool, offline: bool) -> Suite:
