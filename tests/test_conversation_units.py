@@ -129,36 +129,32 @@ def test_markdown_lists_not_run_attempts_with_their_reason(tmp_path):
     assert "1 of 1 run not run" in section
 
 
+def run_three_talks_and_two_cases(folder: Path, store: bool) -> tuple[subprocess.CompletedProcess, dict]:
+    """Three conversations of two turns and two plain cases (5 units), run writing only JSON."""
+    cases = [{"id": f"c{k}", "conversation": {"topic": "t"},
+              "turns": [{"id": f"t{t}", "question": f"q{k}{t}", "graders": [{"contains": "q"}]} for t in range(2)]}
+             for k in range(3)] + [{"id": f"p{i}", "input": "q", "graders": [{"contains": "q"}]} for i in (1, 2)]
+    (folder / "cases.json").write_text(json.dumps({"cases": cases}), encoding="utf-8")
+    (folder / "suite.yaml").write_text("name: talks\ncases: cases.json\nsubject: mock\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "SCOREBOARD_STORE"}
+    env.update(COLUMNS="200", NO_COLOR="1", **({} if store else {"SCOREBOARD_STORE": "none"}))
+    done = subprocess.run([sys.executable, "-m", "scoreboard", "run", "suite.yaml", "--format", "json", "--no-progress"],
+                          cwd=folder, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done, env
+
+
 def test_a_run_writing_only_json_counts_its_units_from_the_summary(tmp_path):
     # with --format json no view is built and the terminal reads a plan without its cases: it
     # said "fewer than 30 units (11 per variant ...)" for 3 conversations of 2 turns and 2 cases
-    cases = [{"id": f"c{k}", "conversation": {"topic": "t"},
-              "turns": [{"id": f"t{t}", "question": f"q{k}{t}", "graders": [{"contains": "q"}]} for t in range(2)]}
-             for k in range(3)] + [{"id": "p1", "input": "q", "graders": [{"contains": "q"}]},
-                                   {"id": "p2", "input": "q", "graders": [{"contains": "q"}]}]
-    (tmp_path / "cases.json").write_text(json.dumps({"cases": cases}), encoding="utf-8")
-    (tmp_path / "suite.yaml").write_text("name: talks\ncases: cases.json\nsubject: mock\n", encoding="utf-8")
-    env = dict(os.environ, COLUMNS="200", NO_COLOR="1", SCOREBOARD_STORE="none")
-    done = subprocess.run([sys.executable, "-m", "scoreboard", "run", "suite.yaml", "--format", "json", "--no-progress"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    done, _ = run_three_talks_and_two_cases(tmp_path, store=False)
     assert "fewer than 30 units (5 per variant, a conversation counting once)" in done.stdout, done.stdout
 
 
 def test_history_counts_the_units_a_conversation_runs_intervals_count(tmp_path):
     # history said "(8/8 judged, 8 cases; small sample: fewer than 30 cases)" for 3 conversations
     # of 2 turns and 2 cases, whose interval counts 5 units
-    cases = [{"id": f"c{k}", "conversation": {"topic": "t"},
-              "turns": [{"id": f"t{t}", "question": f"q{k}{t}", "graders": [{"contains": "q"}]} for t in range(2)]}
-             for k in range(3)] + [{"id": "p1", "input": "q", "graders": [{"contains": "q"}]},
-                                   {"id": "p2", "input": "q", "graders": [{"contains": "q"}]}]
-    (tmp_path / "cases.json").write_text(json.dumps({"cases": cases}), encoding="utf-8")
-    (tmp_path / "suite.yaml").write_text("name: talks\ncases: cases.json\nsubject: mock\n", encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if k != "SCOREBOARD_STORE"}
-    env.update(COLUMNS="200", NO_COLOR="1")
-    done = subprocess.run([sys.executable, "-m", "scoreboard", "run", "suite.yaml", "--format", "json", "--no-progress"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    _, env = run_three_talks_and_two_cases(tmp_path, store=True)
     shown = subprocess.run([sys.executable, "-m", "scoreboard", "history"], cwd=tmp_path, env=env,
                            capture_output=True, text=True, timeout=120)
     assert shown.returncode == 0, shown.stderr
