@@ -144,3 +144,18 @@ def test_a_suite_folders_warning_names_its_suite_yaml_and_line(tmp_path):
         warned = lines_of(done, "warning")
         want = f"{os.path.join('d', 'suite.yaml')}:5, field 'variants.v1.params': the command subject"
         assert any(line.startswith(want) for line in warned), (args, done.stderr)
+
+
+@pytest.mark.parametrize("name, text, expected", [
+    ("cases.json", '{"cases": [\n  {"id": "a", "input": "x",\n   "id": "b"}\n]}\n',
+     "cases.json:3, case 'b': duplicate key 'id' (first at line 2, again at line 3: only one may be given)"),
+    ("list.json", '[\n {"id": "a", "input": "x"},\n {"id": "b",\n  "input": "y", "input": "z"}\n]\n',
+     "list.json:4, field '1': duplicate key 'input' (first at line 4, again at line 4: only one may be given)"),
+])
+def test_a_json_case_document_with_a_key_given_twice_names_its_lines(tmp_path, name, text, expected):
+    # the JSON reader finds a duplicate after parsing, with no line: it said "list.json, field '1':
+    # duplicate key 'input'" (and a document named the case's first line, not the duplicate's)
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    done = cli(tmp_path, "validate", name)
+    assert done.returncode == 1
+    assert lines_of(done) == [expected], done.stderr

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import Collector, ConfigError
 from ..safefile import FileRefused, read_file
+from ..located import json_refusal
 from ..safeparse import ParseError, parse_json, parse_toml, parse_yaml
 from ..suite.config import Limits
 from . import budget as _budget
@@ -119,6 +120,9 @@ def _document_records(text: str, shown: str, is_yaml: bool, limits: Limits) -> I
         try:
             doc = parse_json(text, limits)
         except ParseError as exc:
+            if exc.line is None and exc.message.startswith("duplicate key"):
+                # found after parsing (no line of its own): the YAML reading of the text names both lines
+                exc.message, exc.line, _ = json_refusal(exc, text)
             partial = exc.partial
             found = _json_case_lines(text) if isinstance(partial, dict) and isinstance(partial.get("cases"), list) else []
             raise _in_document(exc, partial, found, shown) from None
