@@ -105,17 +105,18 @@ def looks_like_suite(path) -> bool:
 
     if Path(path).suffix.lower() == ".toml":  # only a suite is TOML: its own errors, not a case file's
         return True
+    from ..suite.config import SuiteConfig
+
+    suite_only = set(SuiteConfig.model_fields) - {"cases", "name", "description"}
     try:
         data, _ = read_suite_file(path)
     except ConfigError:
         # a JSON suite that does not parse (a key given twice, a number out of range) is a suite
-        # still: its error names the line, as `run` and `plan` say it
+        # still, when it names a setting only a suite has: its error names the line, as `run`
+        # and `plan` say it (one case object, refused as a suite, is a case file)
         data = _lenient_json(path)
-        if data is None:
-            return False
-    from ..suite.config import SuiteConfig
-
-    if isinstance(data, dict) and set(data) & (set(SuiteConfig.model_fields) - {"cases", "name", "description"}):
+        return data is not None and bool(set(data) & suite_only)
+    if isinstance(data, dict) and set(data) & suite_only:
         return True  # a setting only a suite has (subject, variants, graders...): its errors are a suite's
     cases = data.get("cases")
     if isinstance(cases, dict):  # a dataset reader {format, path} (a case document never has one)
