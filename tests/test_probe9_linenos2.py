@@ -159,3 +159,32 @@ def test_a_json_case_document_with_a_key_given_twice_names_its_lines(tmp_path, n
     done = cli(tmp_path, "validate", name)
     assert done.returncode == 1
     assert lines_of(done) == [expected], done.stderr
+
+
+SHARED = """name: s
+subject: {type: openai, model: m, FIELD: 0.2}
+cases: c.jsonl
+variants:
+  - name: a
+    params: {temperature: 0}
+  - name: b
+    params: {temperature: 1}
+"""
+
+
+@pytest.mark.parametrize("field, hint", [
+    ("temperature", "('temperature' is a request parameter: it goes under params, as in params: {temperature: ...})"),
+    ("tmprture", "(did you mean the request parameter 'temperature'? it goes under params, as in "
+                 "params: {temperature: ...})"),
+    ("modle", "(did you mean 'model'?)"),
+])
+def test_the_suites_own_subject_shared_by_variants_is_refused_once_naming_them(tmp_path, field, hint):
+    # the same error was printed once per variant sharing the suite's subject, each naming one
+    (tmp_path / "c.jsonl").write_text('{"id": "a", "input": "x"}\n', encoding="utf-8")
+    suite(tmp_path, SHARED.replace("FIELD", field))
+    for command in ("validate", "plan"):
+        done = cli(tmp_path, command, "s.yaml")
+        assert done.returncode == 1
+        (line,) = lines_of(done)
+        assert line.startswith(f"s.yaml:2, field 'subject.{field}': variants 'a', 'b' (the suite's subject): "
+                               f"subject 'openai': unknown field {hint}"), line

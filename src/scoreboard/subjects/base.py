@@ -125,13 +125,29 @@ def require(options: dict, key: str, kind: str, typ: type | tuple = str) -> Any:
     return value
 
 
+#: request parameters people write beside a subject's options instead of under its `params`
+MODEL_PARAMS = frozenset({"temperature", "top_p", "top_k", "max_tokens", "max_completion_tokens", "seed", "stop",
+                          "presence_penalty", "frequency_penalty", "response_format", "reasoning_effort", "n",
+                          "logprobs", "top_logprobs", "logit_bias", "thinking", "stop_sequences", "user"})
+
+
 def check_keys(options: dict, allowed: set[str], kind: str) -> None:
-    """Reject unknown keys in a subject spec."""
+    """Reject unknown keys in a subject spec (one that is, or is close to, a model parameter is
+    pointed at `params`, where a subject that takes them wants it)."""
     unknown = sorted(set(options) - allowed - {"type"})
     if unknown:
         from ..validation import did_you_mean
 
-        raise ConfigError(f"subject {kind!r}: unknown field{did_you_mean(unknown[0], allowed)} "
+        hint = did_you_mean(unknown[0], allowed)
+        if not hint and "params" in allowed:
+            import difflib
+
+            param = next(iter(difflib.get_close_matches(unknown[0], sorted(MODEL_PARAMS), n=1, cutoff=0.75)), None)
+            if param:
+                what = f"{param!r} is a request parameter:" if param == unknown[0] else \
+                    f"did you mean the request parameter {param!r}?"
+                hint = f" ({what} it goes under params, as in params: {{{param}: ...}})"
+        raise ConfigError(f"subject {kind!r}: unknown field{hint} "
                           f"(allowed: {', '.join(sorted(allowed))})", field=f"subject.{unknown[0]}")
 
 

@@ -127,19 +127,24 @@ def check_budget_bounds(subject: Subject, cfg: SuiteConfig, params: dict, flags:
 
 
 @contextmanager
-def in_variant(name: str, subject_field: str | None = None) -> Iterator[None]:
+def in_variant(name: str, subject_field: str | None = None, sharing: list[str] | None = None) -> Iterator[None]:
     """A subject or skill error names the variant it belongs to; with `subject_field` (where the
     variant's subject is in the suite file: `variants.NAME.subject`), a field in the subject spec
-    is named at that place (the subject knows only `subject.FIELD`)."""
+    is named at that place (the subject knows only `subject.FIELD`). `sharing`: the variants
+    whose subject is the suite's own `subject:` (an error of it names them all)."""
     try:
         yield
     except ConfigError as exc:
         if exc.detail.startswith("variant "):
             raise
         field = exc.field
-        if subject_field and exc.flag is None and field and (field == "subject" or field.startswith("subject.")):
+        in_subject = exc.flag is None and field and (field == "subject" or field.startswith("subject."))
+        if subject_field and in_subject:
             field = subject_field + field[len("subject"):]
-        raise ConfigError(f"variant {name!r}: {exc.detail}", file=exc.file, line=exc.line,
+        who = f"variant {name!r}"
+        if sharing and in_subject:
+            who = f"variants {', '.join(map(repr, sharing))} (the suite's subject)"
+        raise ConfigError(f"{who}: {exc.detail}", file=exc.file, line=exc.line,
                           case_id=exc.case_id, field=field, flag=exc.flag) from None
 
 

@@ -135,11 +135,23 @@ def build_variants(cfg: SuiteConfig, flags: dict, places: Places, dry_run: bool,
         with errors.each(), in_file(source):
             loaded["prompt"] = load_template(cfg.prompt, "prompt", places, field="prompt",
                                              undefined=cfg.template_undefined)
+    # The suite's own `subject:`, shared by several variants, is refused once, naming them all.
+    sharing = [vc["name"] for vc in configs if vc.get("subject_field") == "subject"]
+    sharing = sharing if len(sharing) > 1 else []
+    shared_refused = False
     for vc in configs:
-        with errors.each(), in_file(source), in_variant(vc["name"], vc.get("subject_field")):
+        shared = vc["name"] in sharing
+        if shared and shared_refused:
+            continue
+        with errors.each(), in_file(source), in_variant(vc["name"], vc.get("subject_field"),
+                                                         sharing if shared else None):
             base = Path.cwd() if subject_flag else places.suite_dir
-            check_data_file(vc["subject"], places, subject_flag)
-            subject = build_subject(prepare_subject_spec(vc["subject"], cfg), base)
+            try:
+                check_data_file(vc["subject"], places, subject_flag)
+                subject = build_subject(prepare_subject_spec(vc["subject"], cfg), base)
+            except ConfigError:
+                shared_refused = shared
+                raise
             skill_text = skill_path = skill_folder = None
             if vc.get("skill"):
                 skill_flag = "skill" in flags
