@@ -43,7 +43,15 @@ def import_from(module_name: str, folders: list[str]) -> ModuleType:
         for name in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
             del sys.modules[name]
         importlib.invalidate_caches()
-    return importlib.import_module(module_name)
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if home is None or exc.name not in (top, module_name):
+            raise
+        # The folder holds it, but the import system's listing of the folder is older than the
+        # file (a folder listed before the file was written, within its clock's resolution)
+        importlib.invalidate_caches()
+        return importlib.import_module(module_name)
 
 
 def in_daemon_thread(fn: Any, *args: Any, **kwargs: Any) -> asyncio.Future:
