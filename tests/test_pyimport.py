@@ -35,3 +35,20 @@ def test_a_module_written_after_its_folder_was_listed_is_still_found(tmp_path):
 def test_a_module_no_folder_holds_is_still_not_found(tmp_path):
     with pytest.raises(ModuleNotFoundError):
         import_from("nowhere_p9_module", [str(tmp_path)])
+
+
+def test_a_relative_folder_is_the_current_one_after_a_chdir(tmp_path, monkeypatch):
+    # a suite named by a relative path gives its folder as '.': the import system's listing of
+    # '.' belongs to whatever folder was current when it was made
+    for name, word in (("one", "first"), ("two", "second")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "where_p9.py").write_text(f"WORD = {word!r}\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path / "one")
+    assert import_from("where_p9", ["."]).WORD == "first"
+    monkeypatch.chdir(tmp_path / "two")
+    try:
+        assert import_from("where_p9", ["."]).WORD == "second"
+    finally:
+        sys.modules.pop("where_p9", None)
+        for entry in [p for p in sys.path if p.startswith(str(tmp_path))]:
+            sys.path.remove(entry)

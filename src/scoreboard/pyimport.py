@@ -32,6 +32,9 @@ def _inside(path: str | None, folder: str) -> bool:
 
 def import_from(module_name: str, folders: list[str]) -> ModuleType:
     """`importlib.import_module(module_name)` with `folders` (first wins) searched first."""
+    # absolute: the import system keeps one listing per sys.path entry, and a relative one ('.')
+    # would be another folder's after a chdir (the listing is refreshed by mtime alone)
+    folders = [os.path.abspath(f) for f in folders]
     for folder in reversed(folders):
         if folder in sys.path:
             sys.path.remove(folder)
