@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -13,6 +14,25 @@ if _ROOT not in sys.path:  # so `tests.servers` imports work under any import mo
 
 from tests.servers.fake_agent import FakeAgent  # noqa: E402
 from tests.servers.fake_provider import FakeProvider  # noqa: E402
+
+#: Debian's headless Chromium, through Playwright (never a downloaded browser)
+CHROMIUM = "/usr/bin/chromium"
+# No DNS look-ups: every name but loopback resolves to nothing.
+BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is not installed (scripts/setup.sh --test installs Debian's chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install 'scoreboard[browser]'")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=BROWSER_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
 
 
 @pytest.fixture

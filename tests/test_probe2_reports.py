@@ -7,7 +7,6 @@ with its method in words."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import urllib.error
 import urllib.request
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.viewer.conftest import BROWSER_ARGS, CHROMIUM, Served, scoreboard, wait_ready
+from tests.viewer.conftest import Served, scoreboard, wait_ready
 
 # Not model_free: the error's usage stays unknown (a subject that may call a model and raised),
 # while each answer it gives reports its own (a known zero).
@@ -71,19 +70,6 @@ def served(tmp_path_factory):
         yield server
     finally:
         server.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} is not installed (scripts/setup.sh --test installs Debian's chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install 'scoreboard[browser]'")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=BROWSER_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def api(served: Served, path: str):

@@ -12,25 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.viewer.conftest import BROWSER_ARGS, CHROMIUM
 
 from tests.servers.fake_provider import FakeProvider
 
 CASES = 40
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """Debian's headless Chromium through Playwright (skipped, with the reason, without them)."""
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} is not installed (scripts/setup.sh --test installs Debian's chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install 'scoreboard[browser]'")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=BROWSER_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def sb(*args: str, cwd: Path) -> subprocess.CompletedProcess:

@@ -8,14 +8,13 @@ headless Chromium."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-from tests.viewer.conftest import BROWSER_ARGS, CHROMIUM, Served, scoreboard, wait_ready
+from tests.viewer.conftest import Served, scoreboard, wait_ready
 
 VARIANT = "w\x1b[31mRED"
 CASE_ID = "rtl\u202egnp.exe"
@@ -59,19 +58,6 @@ def project(tmp_path_factory) -> dict:
     (report,) = (folder / "eval-results" / SUITE).glob("*.json")
     return {"folder": folder, "store": store, "json": report, "html": report.with_suffix(".html"),
             "junit": report.with_suffix(".junit.xml")}
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} is not installed (scripts/setup.sh --test installs Debian's chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install 'scoreboard[browser]'")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=BROWSER_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def no_hidden(text: str) -> None:

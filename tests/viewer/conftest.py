@@ -11,12 +11,8 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 
-CHROMIUM = "/usr/bin/chromium"
-# No DNS look-ups: every name but loopback resolves to nothing.
-BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1"]
+from tests.conftest import BROWSER_ARGS, CHROMIUM  # noqa: F401  (the browser the viewer's tests use)
 
 
 def scoreboard(*args: str, cwd: Path, env: dict | None = None, timeout: int = 180) -> subprocess.CompletedProcess:
@@ -46,18 +42,6 @@ class Served:
         except subprocess.TimeoutExpired:
             self.proc.kill()
 
-
-@pytest.fixture(scope="module")
-def browser():
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} is not installed (scripts/setup.sh --test installs Debian's chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install 'scoreboard[browser]'")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=BROWSER_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def wait_ready(page, timeout: float = 30_000) -> None:
