@@ -147,6 +147,7 @@ def test_the_watcher_exits_when_its_owner_ends(tmp_path):
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
         assert owner.stdout.readline() == "ready\n"
+        wait_for(lambda: watchers_of(owner.pid), 10, "the watcher")
         watchers = watchers_of(owner.pid)
         assert len(watchers) == 1
         owner.stdin.close()
@@ -154,3 +155,45 @@ def test_the_watcher_exits_when_its_owner_ends(tmp_path):
         wait_for(lambda: not alive(watchers[0]), 10, "the watcher to exit after its owner")
     finally:
         owner.kill()
+
+
+def test_a_watcher_that_was_killed_is_replaced_by_one_told_everything_still_listed(tmp_path):
+    """Someone kills the watcher (the OOM killer, a `pkill python`): the next group scoreboard
+    starts brings up a new watcher, which is told the groups listed before as well, so a kill -9
+    of scoreboard afterwards still ends both."""
+    driver = textwrap.dedent("""\
+        import subprocess, sys, time
+        from scoreboard.reaper import unwatch, watch
+        def group():
+            proc = subprocess.Popen(["sleep", "120"], start_new_session=True)
+            watch(proc.pid)
+            return proc
+        first, gone = group(), group()
+        gone.kill(); gone.wait(); unwatch(gone.pid)
+        print(first.pid, flush=True)
+        sys.stdin.readline()  # the test has killed the watcher
+        print(group().pid, flush=True)
+        time.sleep(120)
+    """)
+    owner = subprocess.Popen([sys.executable, "-c", driver], env=env_with(tmp_path / "pids"), text=True,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    started = []
+    try:
+        started.append(int(owner.stdout.readline()))
+        wait_for(lambda: watchers_of(owner.pid), 10, "the first watcher")
+        (first_watcher,) = watchers_of(owner.pid)
+        os.kill(first_watcher, signal.SIGKILL)
+        wait_for(lambda: not alive(first_watcher), 10, "the first watcher to end")
+        owner.stdin.write("go\n")
+        owner.stdin.flush()
+        started.append(int(owner.stdout.readline()))
+        wait_for(lambda: watchers_of(owner.pid), 10, "the second watcher")
+        assert len(watchers_of(owner.pid)) == 1
+        assert all(alive(pid) for pid in started)
+        owner.kill()
+        owner.wait(timeout=30)
+        wait_for(lambda: not any(alive(pid) for pid in started), 15,
+                 "the group listed before the watcher was killed, and the one after, to end")
+    finally:
+        owner.kill()
+        kill_all(started)

@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 
 #: the variable holding a child's tag (inherited by everything it starts)
 TAG_VAR = "SCOREBOARD_PROC_TAG"
@@ -73,33 +74,55 @@ def _environ(pid: str) -> bytes:
 
 
 class _Client:
-    """This process's end of the pipe to its watcher (started on first use)."""
+    """This process's end of the pipe to its watcher (started on first use).
+
+    It keeps what the watcher was told and still holds (the groups and folders listed), so a
+    watcher that is gone (killed by someone, by the OOM killer) is replaced by one told all of it,
+    not one that knows only what came after."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.fd: int | None = None
-        self.pid: int | None = None  # the process that started the watcher (a fork has none)
+        self.pid: int | None = None  # the process these belong to (a fork starts with none)
+        self.listed: dict[str, None] = {}  # the `+` and `d` lines still in force, in order
 
     def send(self, line: str) -> None:
         with self.lock:
-            if self.fd is None or self.pid != os.getpid():
-                self.fd = self._start()
-            if self.fd is None:
+            if self.pid != os.getpid():  # a fork: what the parent listed is the parent's
+                self.fd, self.pid = None, os.getpid()
+                self.listed.clear()
+            kind, _, rest = line.partition(" ")
+            if kind in ("+", "d"):
+                self.listed[line] = None
+            else:
+                self.listed.pop(("+" if kind == "-" else "d") + " " + rest, None)
+            if self.fd is not None and self._write(line + "\n"):
                 return
-            try:
-                os.write(self.fd, line.encode() + b"\n")
-            except OSError:  # the watcher is gone (killed by someone): start another next time
-                os.close(self.fd)
-                self.fd = None
+            self.fd = self._start()
+            if self.fd is not None:  # a new watcher: everything still listed (this line among them)
+                self._write("".join(entry + "\n" for entry in self.listed))
+
+    def _write(self, text: str) -> bool:
+        try:
+            os.write(self.fd, text.encode())
+            return True
+        except OSError:  # the watcher is gone: the caller starts another
+            os.close(self.fd)
+            self.fd = None
+            return False
 
     def _start(self) -> int | None:
-        try:
-            watcher = subprocess.Popen([sys.executable, "-I", "-S", os.path.abspath(__file__)],
-                                       stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                       stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
-        except OSError:  # no watcher: the exit handlers still run on every other way out
+        for delay in (0.0, 0.05, 0.2):  # a fork refused for a moment (EAGAIN: too many processes)
+            time.sleep(delay)
+            try:
+                watcher = subprocess.Popen([sys.executable, "-I", "-S", os.path.abspath(__file__)],
+                                           stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                           stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+                break
+            except OSError:
+                continue
+        else:  # no watcher: the exit handlers still run on every other way out
             return None
-        self.pid = os.getpid()
         fd = os.dup(watcher.stdin.fileno())  # kept; the Popen object (and its copy) may go
         watcher.stdin.close()
         os.set_inheritable(fd, False)
