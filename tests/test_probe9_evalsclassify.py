@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -133,6 +134,12 @@ def test_choices_are_recorded_and_counted_never_a_verdict(tmp_path):
     assert "- **b**, facts.dev.v0: A 1, C 2 of 4 attempts; 1 without a choice" in md
     html = path.with_suffix(".html").read_text()
     assert '"ro":"C"' in html.replace(" ", "")  # the choice travels with the attempt (shown by the browser test)
+    junit = scoreboard(["report", str(path), "--format", "junit"], tmp_path)
+    assert junit.returncode == 0, junit.stderr
+    props = {(suite.get("name"), p.get("name")): p.get("value")
+             for suite in ET.fromstring(junit.stdout).iter("testsuite") for p in suite.iter("property")}
+    assert props[(f"{report['run']['suite']}.b", "choices_facts.dev.v0")].startswith(
+        "A 1, C 2 of 4 attempts; 1 without a choice")
     check = scoreboard(["verify", str(path)], tmp_path)
     assert check.returncode == 0, check.stdout + check.stderr
 

@@ -10,7 +10,7 @@ from collections import defaultdict
 from typing import Any
 
 from .constants import DRY_RUN_MARK, DRY_RUN_NOTE
-from .figures import figure_rows, variant_small_words
+from .figures import choice_words, figure_rows, variant_small_words
 from .io import fmt_rate, variant_model
 from .mdtext import spell_unseen, visible
 from .schema import Attempt
@@ -144,6 +144,13 @@ def _k_rows(vs, methods) -> tuple[tuple[str, str], ...]:
     return tuple(rows)
 
 
+def _choice_rows(judges, variant: str) -> tuple[tuple[str, str], ...]:
+    """A record-only classify grader's choices in this variant (OpenAI Evals' counts/<choice>):
+    they decide nothing, so no testcase shows them; the properties do."""
+    jv = judges.variants.get(variant) if judges is not None else None
+    return tuple((f"choices_{label}", choice_words(c)) for label, c in ((jv.choices or {}).items() if jv else ()))
+
+
 def render_junit(view: ReportView) -> str:
     """The report as JUnit XML: a case fails when any of its runs failed; errors are <error>."""
     view = as_view(view)
@@ -180,6 +187,7 @@ def render_junit(view: ReportView) -> str:
         gates = tuple(("gate", f"{'passed' if g.passed else 'FAILED'}: {g.description or g.gate}")
                       for g in report.gates if g.variant in (None, variant))
         figures = gates + _k_rows(vs, report.summary.methods) + tuple((label.replace(" ", "_"), text) for label, text in figure_rows(vs))
+        figures += _choice_rows(report.summary.judges, variant)
         planned = next((v for v in plan.variants if v.name == variant), None)
         fields = vs.field_accuracy_overall if vs is not None else None
         # JUnit carries no comparison, so no pair's flag: a variant of few cases says it beside its intervals
