@@ -284,7 +284,8 @@ def _open_sqlite(path: Path) -> Database:
     try:
         if not os.access(path, os.W_OK):
             return Database(_read_only_sqlite(path), str(path), readonly=True)
-        conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
+        conn = sqlite3.connect(_file_uri(path), uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_S,
+                               check_same_thread=False)
         try:
             # another program's database is refused before anything (even its journal mode) changes
             refuse_foreign(Database(conn, str(path)))
@@ -303,12 +304,19 @@ def _open_sqlite(path: Path) -> Database:
     return Database(conn, str(path))
 
 
+def _file_uri(path: Path) -> str:
+    """The file a path names, as a SQLite URI: SQLite itself reads a name beginning 'file:' as a
+    URI and ':memory:' as no file at all, so `--store file:h.sqlite` wrote h.sqlite (with the
+    default mode, not owner-only) and `--store :memory:` kept nothing."""
+    from urllib.parse import quote
+
+    return "file:" + quote(str(path.absolute()))
+
+
 def _read_only_sqlite(path: Path) -> sqlite3.Connection:
     """A connection that only reads. A WAL database needs its -shm file: when that cannot be
     made and no -wal file exists, no writer has the database open, and it is read as immutable."""
-    from urllib.parse import quote
-
-    uri = "file:" + quote(str(path.resolve()))
+    uri = _file_uri(path.resolve())
     conn = sqlite3.connect(uri + "?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S, check_same_thread=False,
                            isolation_level=None)
     try:
