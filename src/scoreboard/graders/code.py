@@ -69,6 +69,11 @@ def _import_file(path: Path, what: str):
     if spec is None or spec.loader is None:
         raise option_error(what, f"cannot load {str(path)!r} as a Python file")
     module = importlib.util.module_from_spec(spec)
+    # its folder first on sys.path, as `python checks.py` has it: `import helpers` beside it works
+    folder = str(path.resolve().parent)
+    if folder in sys.path:
+        sys.path.remove(folder)
+    sys.path.insert(0, folder)
     try:
         spec.loader.exec_module(module)
     except (Exception, SystemExit) as exc:  # the user's file raised (or called sys.exit) while importing
