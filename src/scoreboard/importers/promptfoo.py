@@ -18,7 +18,7 @@ import yaml
 from . import promptfoo_vars as pf_vars
 from .common import Report, Source, jsonl, read_config, slug, write_output
 from .jsonref import dereference, dereference_file
-from .promptfoo_asserts import PYTHON_HEADER, Context, Skip, convert, transform_spec
+from .promptfoo_asserts import PYTHON_HEADER, Context, RowError, Skip, convert, transform_spec
 from .promptfoo_derived import declared_metrics, derived_metrics
 from .promptfoo_env import EnvTags
 from .promptfoo_prompts import chat_parsed
@@ -300,6 +300,7 @@ def _case(cid: str, vars_: dict, asserts: list, test: dict, default: dict, where
     case: dict[str, Any] = {"id": cid, "vars": vars_}
     graders: list = []
     expected: Any = None
+    errors = False  # an assertion promptfoo's handler rejects: the row is an error
     metric = test.get("metric")
     for i, a in enumerate(asserts):
         if isinstance(a, str):
@@ -314,6 +315,10 @@ def _case(cid: str, vars_: dict, asserts: list, test: dict, default: dict, where
         except Skip as exc:
             ctx.report.skip(spot, str(exc))
             continue
+        except RowError as exc:
+            graders.append(exc.spec)
+            errors = True
+            continue
         if spec is None:
             continue
         if exp is not None:
@@ -326,7 +331,9 @@ def _case(cid: str, vars_: dict, asserts: list, test: dict, default: dict, where
         case["expected"] = expected
     case["graders"] = graders
     threshold = test.get("threshold", default.get("threshold"))
-    if threshold is not None:
+    if threshold is not None and errors:
+        ctx.report.note(f"{where}.threshold: dropped, as the test always fails (promptfoo errors its row)")
+    elif threshold is not None:
         if isinstance(threshold, (int, float)) and not isinstance(threshold, bool) and 0 <= threshold <= 1:
             case["threshold"] = threshold
         else:

@@ -22,7 +22,7 @@ from .promptfoo_assert_code import (
 )
 from .promptfoo_assert_judged import MODEL_GRADED
 
-__all__ = ["PYTHON_HEADER", "Context", "Skip", "convert", "render", "transform_spec"]
+__all__ = ["PYTHON_HEADER", "Context", "RowError", "Skip", "convert", "render", "transform_spec"]
 
 
 @dataclass
@@ -42,6 +42,16 @@ class Context:
     expected_taken: set = field(default_factory=set)
     #: the test's options merged over defaultTest's (its GradingConfig: `factuality` scores)
     grading: dict = field(default_factory=dict)
+
+
+class RowError(Exception):
+    """An assertion promptfoo's handler rejects by throwing: its row is an error whatever the
+    assertion's weight or any threshold. `spec` is a grader that always fails, to stand in the
+    case on its own (outside any group, at weight 1, the case's threshold dropped)."""
+
+    def __init__(self, spec: dict):
+        super().__init__("promptfoo errors this row")
+        self.spec = spec
 
 
 @lru_cache(maxsize=4096)
@@ -122,7 +132,9 @@ def convert(a: dict, vars_: dict, ctx: Context, where: str) -> tuple[dict | None
     except Invalid as exc:  # promptfoo's handler throws: the row is an error, so the case fails
         ctx.report.note(f"{where}: promptfoo stops this {kind} with an error ({exc}), so it fails every test; "
                         "converted to a grader that always fails")
-        spec, expected = runtime_spec(ctx, f"_pf.fail({('Error: ' + str(exc))!r})"), None
+        # runAssertion throws before a weight 0 could force a pass, and the throw errors the whole
+        # row: no weight, no test or assert-set threshold may let the case pass
+        raise RowError(runtime_spec(ctx, f"_pf.fail({('Error: ' + str(exc))!r})")) from None
     if spec is None:
         return None, None
     if expected is not None:

@@ -1,0 +1,78 @@
+"""promptfoo assertion fidelity: configs imported and run end to end against the echo provider
+(or a command subject), each verdict compared with what promptfoo 0.123.1 gives for the same
+config (checked by running `promptfoo eval` on it; the rules are src/assertions/index.ts
+runAssertion / runAssertions and assertionsResult.ts AssertionsResult)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+
+def _scoreboard(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=300, check=False, env=_env())
+
+
+def _env() -> dict:
+    import os
+
+    return {**os.environ, "SCOREBOARD_STORE": "none"}
+
+
+def _run(tmp_path: Path, config: str, files: dict[str, str] | None = None) -> tuple[str, dict[str, dict]]:
+    """(the conversion report, case id -> its attempt) after importing and running the config."""
+    for name, text in (files or {}).items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "promptfooconfig.yaml").write_text(config)
+    done = _scoreboard(["import", "promptfoo", "promptfooconfig.yaml", "--output", "out"], tmp_path)
+    assert done.returncode in (0, 3), done.stdout + done.stderr
+    run = _scoreboard(["run", "out/suite.yaml", "--output", "r.json"], tmp_path)
+    assert run.returncode in (0, 1, 3), run.stdout + run.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    return (tmp_path / "out" / "conversion-report.md").read_text(), {a["case_id"]: a for a in report["attempts"]}
+
+
+def test_an_assertion_promptfoo_rejects_fails_the_test_whatever_its_weight_or_threshold(tmp_path):
+    # runAssertion throws for `starts-with: 5` or `contains: ""` before weight 0 could force a
+    # pass, and the throw makes the whole row an error: no test threshold, assert-set threshold
+    # or weight 0 lets such a test pass (promptfoo 0.123.1: all three rows are errors)
+    config = """prompts: ['{{q}}']
+providers: [echo]
+tests:
+  - description: threshold
+    vars: {q: abc}
+    threshold: 0.5
+    assert:
+      - {type: contains, value: abc}
+      - {type: contains, value: abc}
+      - {type: starts-with, value: 5}
+  - description: weight0
+    vars: {q: abc}
+    assert:
+      - {type: contains, value: abc}
+      - {type: contains, value: "", weight: 0}
+  - description: inset
+    vars: {q: abc}
+    assert:
+      - type: assert-set
+        threshold: 0.5
+        assert:
+          - {type: contains, value: abc}
+          - {type: contains, value: abc}
+          - {type: regex, value: 7}
+  - description: fine
+    vars: {q: abc}
+    threshold: 0.5
+    assert:
+      - {type: contains, value: abc}
+      - {type: contains, value: zzz}
+"""
+    report, by_id = _run(tmp_path, config)
+    assert by_id["threshold"]["status"] == "failed"
+    assert by_id["weight0"]["status"] == "failed"
+    assert by_id["inset"]["status"] == "failed"
+    assert by_id["fine"]["status"] == "passed"  # a threshold still applies to a test that does not error
+    assert "tests.0.threshold" in report  # the dropped threshold is said
