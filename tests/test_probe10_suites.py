@@ -50,3 +50,27 @@ def test_a_python_file_grader_imports_a_module_beside_it(tmp_path):
     data = report(proc)
     assert [a["status"] for a in data["attempts"]] == ["passed"]
     assert [g["passed"] for g in data["attempts"][0]["grades"]] == [True, True]
+
+
+# ---- a gate on a reducer the suite does not declare --------------------------------------------
+
+def test_a_gate_on_a_reducer_the_suite_does_not_declare_is_refused_when_it_loads(tmp_path):
+    """`fail_under_metrics: {"reducer:max": 0.5}` with `reducers: [mean]`: the run went ahead and
+    its gate failed on "reducer max n/a", saying neither why nor what to fix (exit 3), though
+    the suite's reducers are known before anything runs."""
+    path = suite(tmp_path / "s", "graders: [{contains: ANSWER}]\nreducers: [mean, {kind: at_least, k: 2}]\n"
+                                 "fail_under_metrics: {\"reducer:max\": 0.5}\n")
+    proc = cli(tmp_path, "run", str(path), "--output-dir", str(tmp_path / "out"))
+    assert proc.returncode == 1, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("scoreboard: error")]
+    assert len(lines) == 1, proc.stderr
+    assert "suite.yaml" in lines[0] and "fail_under_metrics.reducer:max" in lines[0], lines
+    assert "no reducer 'max'" in lines[0] and "at_least_2, mean" in lines[0], lines
+    assert not (tmp_path / "out").exists()
+    # from the command line too, and a declared reducer's gate still reads it
+    bare = suite(tmp_path / "b", "graders: [{contains: ANSWER}]\n")
+    proc = cli(tmp_path, "run", str(bare), "--output-dir", str(tmp_path / "out"), "--fail-under-metric", "reducer:max=0.5")
+    assert proc.returncode == 1 and "no reducer 'max' is declared (reducers: none)" in proc.stderr, proc.stderr
+    ok = suite(tmp_path / "k", "graders: [{contains: ANSWER}]\nreducers: [max]\nfail_under_metrics: {\"reducer:max\": 0.5}\n")
+    proc = cli(tmp_path, "run", str(ok), "--output-dir", str(tmp_path / "out"))
+    assert proc.returncode == 0 and "gate passed: reply: reducer max 100.0% ≥ 50.0%" in proc.stdout + proc.stderr, proc.stderr

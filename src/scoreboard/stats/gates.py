@@ -143,6 +143,11 @@ def metric_value(summary_variant: dict, name: str, declared: set[str] | frozense
     if name.startswith("metric:") and len(name) > 7:  # a named score no spec declares (a Python grader's)
         return ((summary_variant.get("metrics") or {}).get(name[7:]) or {}).get("value"), f"metric {name[7:]}"
     if name.startswith("reducer:") and len(name) > 8:
+        if declared and name not in declared:  # the suite's reducers are known when it loads
+            have = sorted(d[8:] for d in declared if d.startswith("reducer:"))
+            raise ConfigError(f"no reducer {name[8:]!r} is declared (reducers: {', '.join(have) or 'none'}), "
+                              f"so the gate could never read a value: the suite's `reducers:` adds it",
+                              field="fail_under_metrics")
         return ((summary_variant.get("reducers") or {}).get(name[8:]) or {}).get("value"), f"reducer {name[8:]}"
     if name == "pass_rate":
         return summary_variant.get("pass_rate"), "pass rate"
@@ -303,8 +308,9 @@ def dq_gates(summary: dict, setting: dict[str, float] | None, variants: list[str
             raise ConfigError(f"--min-dq takes a dQ between -3 and 3 (a difference on the 0-3 scale), got "
                               f"{threshold!r}", field="min_dq")
         if key == "*":
-            targets = [(p["a"], p["b"]) for p in pairs] or [(a, b) for i, a in enumerate(variants)
-                                                            for b in variants[i + 1:]]
+            # Every pair of the run, not only those with a dQ: a pair no case was scored in by
+            # both (a variant whose every judgment failed) is n/a, and fails, never left ungated.
+            targets = [(a, b) for i, a in enumerate(variants) for b in variants[i + 1:]]
             if not targets:  # one variant: no pair to gate, and a gate that checks nothing never passes
                 raise ConfigError(f"--min-dq gates the dQ of a pair of variants, and this run has one "
                                   f"({', '.join(variants)})", field="min_dq")
