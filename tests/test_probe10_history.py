@@ -47,3 +47,61 @@ def test_a_store_named_like_a_sqlite_uri_is_the_file_it_names(tmp_path, name):
     listed = sb("history", "--store", name, "--json", cwd=folder)
     assert listed.returncode == 0, listed.stderr
     assert len(json.loads(listed.stdout)["runs"]) == 1
+
+
+def fetch(url: str):
+    import urllib.request
+
+    with urllib.request.urlopen(url, timeout=30) as response:  # noqa: S310 - loopback, the test's own server
+        return json.loads(response.read())
+
+
+@pytest.fixture(scope="module")
+def two_versions(tmp_path_factory):
+    """Two runs of one suite in one store, the first one's report stating statistics version 6
+    (as a report of an earlier build does), and the key of each, that one first."""
+    folder = project(tmp_path_factory.mktemp("versions") / "p")
+    for name in ("old", "new"):
+        done = sb("run", "suite.yaml", "--no-progress", "--store", "none", "--output", f"{name}.json", cwd=folder)
+        assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads((folder / "old.json").read_text())
+    report["summary"]["methods"]["version"] = 6
+    (folder / "old.json").write_text(json.dumps(report))
+    done = sb("store", "import", "old.json", "new.json", "--store", "h.sqlite", cwd=folder)
+    assert done.returncode == 0, done.stdout + done.stderr
+    listed = json.loads(sb("history", "--store", "h.sqlite", "--json", cwd=folder).stdout)["runs"]
+    assert len(listed) == 2
+    from tests.viewer.conftest import Served
+
+    served = Served("--store", "h.sqlite", cwd=folder)
+    try:
+        keys = {r["run_id"]: r["key"] for r in listed}
+        yield served, (keys["old"], keys["new"])
+    finally:
+        served.stop()
+
+
+def test_comparing_runs_of_two_statistics_versions_says_so(two_versions):
+    served, (old, new) = two_versions
+    both = fetch(f"{served.base}/api/compare?a={old}&b={new}")
+    assert both["statistics_versions"] == {"a": 6, "b": 7}
+    assert "statistics version 6" in both["statistics_note"] and "statistics version 7" in both["statistics_note"]
+    assert fetch(f"{served.base}/api/compare?a={new}&b={new}")["statistics_note"] is None
+
+
+def test_the_compare_page_says_the_statistics_versions_differ(two_versions, browser):
+    from tests.viewer.conftest import wait_ready
+
+    served, (old, new) = two_versions
+    page = browser.new_page()
+    try:
+        page.goto(served.url)
+        wait_ready(page)
+        page.goto(f"{served.base}/#/compare/{old}/{new}")
+        wait_ready(page)
+        assert "statistics version 6" in page.locator("#statistics-versions").inner_text()
+        page.goto(f"{served.base}/#/compare/{new}/{new}")
+        wait_ready(page)
+        assert page.locator("#statistics-versions").count() == 0
+    finally:
+        page.close()

@@ -118,7 +118,9 @@ def compare_runs(db: Database, key_a: str, key_b: str) -> dict:
                      "transitions": transitions(ta, tb, hash_a),
                      "figures": figure_deltas(_block(run_a, va), _block(run_b, vb))})
         out.append(comp)
+    versions = {"a": _stats_version(run_a), "b": _stats_version(run_b)}
     return {"a": _side(run_a), "b": _side(run_b), "shared_cases": len(shared), "inputs_differ": differ,
+            "statistics_versions": versions, "statistics_note": versions_note(versions["a"], versions["b"]),
             "unit": "conversation" if units else "case", "conversations": len(set(units.values())) if units else 0,
             "only_in_a": only_a, "only_in_b": only_b,
             "unmatched_variants": {"a": [n for n in names_a if n not in {p[0] for p in pairs}],
@@ -127,6 +129,24 @@ def compare_runs(db: Database, key_a: str, key_b: str) -> dict:
             "matching": "cases matched by id and input hash; a case whose input differs is left out and listed"
                         + ("; paired by unit: a conversation's turns count once, each case outside any as one, as in "
                            "each report's own comparison" if units else "")}
+
+
+def _stats_version(run: dict) -> int | None:
+    """The statistics version the run's summary was computed with (None: it does not say)."""
+    version = ((run.get("summary") or {}).get("methods") or {}).get("version")
+    return version if isinstance(version, int) and not isinstance(version, bool) else None
+
+
+def versions_note(a: int | None, b: int | None) -> str | None:
+    """In words, when the two runs' summaries were not computed by one statistics version: each
+    run's figures (the figure table) are its own report's, while the paired statistics are
+    computed here alike for both."""
+    if a == b and a is not None:
+        return None
+    said = {side: f"statistics version {v}" if v is not None else "a statistics version it does not state"
+            for side, v in (("A", a), ("B", b))}
+    return (f"A's summary was computed with {said['A']}, B's with {said['B']}: a change in the figures table "
+            "may come from the methods, not the runs; the paired statistics are computed here alike for both")
 
 
 def _side(run: dict) -> dict:

@@ -382,6 +382,7 @@ async function comparePage(a, b) {
   const listing = (title, ids, id) => el("div", { class: "card", id }, el("h4", { text: `${title}: ${ids.length}` }), el("ul", {}, ids.slice(0, 500).map((c) => el("li", { text: c }))));
   main(el("h1", { text: "Compare two runs" }), side(r.a, "A"), side(r.b, "B"),
     el("p", { class: "muted", text: `${r.matching}. Shared cases: ${r.shared_cases}` + (r.conversations ? `, the turns of ${r.conversations} conversation${r.conversations === 1 ? "" : "s"} among them.` : ".") }),
+    r.statistics_note ? el("p", { class: "notice", id: "statistics-versions", text: r.statistics_note }) : null,
     blocks.length ? blocks : el("p", { class: "notice", text: "no variant pair to compare (names differ and the runs do not hold one variant each)" }),
     el("h2", { text: "Cases in only one run" }),
     el("div", { class: "grid" }, listing("only in A", r.only_in_a, "only-a"), listing("only in B", r.only_in_b, "only-b"), listing("inputs differ (left out)", r.inputs_differ, "inputs-differ")));
