@@ -76,3 +76,43 @@ tests:
     assert by_id["inset"]["status"] == "failed"
     assert by_id["fine"]["status"] == "passed"  # a threshold still applies to a test that does not error
     assert "tests.0.threshold" in report  # the dropped threshold is said
+
+
+def test_an_assert_set_of_weight_zero_still_fails_the_test(tmp_path):
+    # runAssertions adds an assert-set's result with its weight, but only runAssertion forces the
+    # pass of a weight-0 assertion: a failing set of weight 0 fails the test (promptfoo 0.123.1:
+    # FAIL, score 0), while it takes no part in the score
+    config = """prompts: ['{{q}}']
+providers: [echo]
+tests:
+  - description: w0set
+    vars: {q: abc}
+    assert:
+      - type: assert-set
+        weight: 0
+        assert:
+          - {type: contains, value: zzz}
+  - description: w0set-pass
+    vars: {q: abc}
+    assert:
+      - {type: contains, value: zzz, weight: 1}
+      - type: assert-set
+        weight: 0
+        assert:
+          - {type: contains, value: abc}
+    threshold: 0.5
+  - description: w0set-threshold
+    vars: {q: abc}
+    threshold: 0.5
+    assert:
+      - {type: contains, value: abc}
+      - type: assert-set
+        weight: 0
+        assert:
+          - {type: contains, value: zzz}
+"""
+    _, by_id = _run(tmp_path, config)
+    assert by_id["w0set"]["status"] == "failed"
+    assert by_id["w0set-pass"]["status"] == "failed" and by_id["w0set-pass"]["score"] == 0.0
+    # with a test threshold the verdict is the score's, and the set of weight 0 has no part in it
+    assert by_id["w0set-threshold"]["status"] == "passed" and by_id["w0set-threshold"]["score"] == 1.0

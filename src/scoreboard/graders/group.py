@@ -7,7 +7,9 @@ is the weighted mean of the members' scores (a member's `weight`, default 1; a m
 score counts 1 when it passed, 0 when not); without a threshold the group passes when every
 member passes, with one when the score reaches it. The group's own `weight` and `metric` stand
 beside it like any grader's. A member not assessed leaves the group not assessed (not knowing is
-never turned into a pass or a fail).
+never turned into a pass or a fail). `must_pass: true` keeps the group's verdict in the case's even
+at `weight: 0` (promptfoo's assert-set: its weight scales only its part in the score; the weight-0
+rule that forces a pass is runAssertion's, for single assertions).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ class GroupGrader(Grader):
             value = {"graders": value}
         if not isinstance(value, dict):
             raise option_error(cls.name, f"options are {{graders: [...], threshold?}}, got {short(value)}")
-        check_keys(cls.name, value, ("graders", "threshold"))
+        check_keys(cls.name, value, ("graders", "threshold", "must_pass"))
         members = value.get("graders")
         if not isinstance(members, list) or not members:
             raise option_error(cls.name, "'graders' is a non-empty list of grader specs")
@@ -44,6 +46,10 @@ class GroupGrader(Grader):
             if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t):
                 raise option_error(cls.name, f"'threshold' is a number, got {short(t)}")
             out["threshold"] = t
+        if "must_pass" in value:
+            if value["must_pass"] is not True:
+                raise option_error(cls.name, f"'must_pass' is true or absent, got {short(value['must_pass'])}")
+            out["must_pass"] = True
         return out
 
     def __init__(self, value: Any = None):
@@ -74,7 +80,8 @@ class GroupGrader(Grader):
         parts = [f"{g.grader}: {'pass' if g.passed else ('not assessed' if g.passed is None else 'fail')}"
                  for g in grades]
         if any(g.passed is None for g in grades):
-            return Grade(self.name, None, None, "a member was not assessed: " + "; ".join(parts))
+            return Grade(self.name, None, None, "a member was not assessed: " + "; ".join(parts),
+                         extra={"must_pass": True} if self.options.get("must_pass") else None)
         total = weight_sum = 0.0
         for m, g in zip(self.members, grades, strict=True):
             w = float(getattr(m, "weight", 1))
@@ -92,5 +99,7 @@ class GroupGrader(Grader):
         else:
             passed = score >= threshold
             reason = f"aggregate score {score:.2f} {'>=' if passed else '<'} {threshold:g} threshold"
-        return Grade(self.name, passed, score, f"{reason} ({'; '.join(parts)})",
-                     extra={"members": [g.to_dict() for g in grades]})
+        extra: dict = {"members": [g.to_dict() for g in grades]}
+        if self.options.get("must_pass"):
+            extra["must_pass"] = True
+        return Grade(self.name, passed, score, f"{reason} ({'; '.join(parts)})", extra=extra)

@@ -6,7 +6,8 @@ promptfoo's rules (its AssertionsResult), kept exactly:
 - with a `threshold`, the case passes when that score reaches it (a failed grader does not fail
   the case by itself); without one, every grader must pass (scoreboard's rule as before), except
   those of weight 0: they are metric-only (recorded, counted in their metric, never failing the
-  case; promptfoo's runAssertion forces their pass);
+  case; promptfoo's runAssertion forces their pass), except a `group` with `must_pass: true`
+  (promptfoo's assert-set, which that rule does not reach);
 - a named metric is the weighted mean of the scores of the grades naming it; a grade's own
   `named_scores` (a Python grader's) count with the grade's weight;
 - a custom scoring function receives the named scores and {threshold, score, grades} and returns
@@ -78,8 +79,9 @@ def outcome(grades: list[dict], error: str | None, threshold: float | None = Non
             status = "passed" if score >= threshold - 1e-12 else "failed"
         return {"status": status, "score": score if complete else None, "metrics": metrics}
     # weight 0 is metric-only: recorded and counted in its metric, never failing the case
-    # (promptfoo's runAssertion forces such an assertion's pass)
-    counted = [g for g in grades if g.get("weight", 1) != 0]
+    # (promptfoo's runAssertion forces such an assertion's pass), unless the grade says it must
+    # pass (a group with must_pass: promptfoo's assert-set, whose weight scales only its score)
+    counted = [g for g in grades if g.get("weight", 1) != 0 or g.get("must_pass")]
     if any(g.get("passed") is False for g in counted):
         status = "failed"
     elif all(g.get("passed") is True for g in counted):

@@ -18,7 +18,7 @@ import yaml
 from . import promptfoo_vars as pf_vars
 from .common import Report, Source, jsonl, read_config, slug, write_output
 from .jsonref import dereference, dereference_file
-from .promptfoo_asserts import PYTHON_HEADER, Context, RowError, Skip, convert, transform_spec
+from .promptfoo_asserts import PYTHON_HEADER, Context, RowError, Skip, assert_set, convert, transform_spec
 from .promptfoo_derived import declared_metrics, derived_metrics
 from .promptfoo_env import EnvTags
 from .promptfoo_prompts import chat_parsed
@@ -310,7 +310,7 @@ def _case(cid: str, vars_: dict, asserts: list, test: dict, default: dict, where
             a = {**a, "metric": metric}
         try:
             check_modifiers(a)
-            spec, exp = _assert_set(a, vars_, ctx, spot) if isinstance(a, dict) and a.get("type") == "assert-set" \
+            spec, exp = assert_set(a, vars_, ctx, spot) if isinstance(a, dict) and a.get("type") == "assert-set" \
                 else convert(a, vars_, ctx, spot)
         except Skip as exc:
             ctx.report.skip(spot, str(exc))
@@ -344,46 +344,6 @@ def _case(cid: str, vars_: dict, asserts: list, test: dict, default: dict, where
     metadata["promptfoo_source"] = where
     case["metadata"] = metadata
     return case
-
-
-def _assert_set(a: dict, vars_: dict, ctx: Context, where: str) -> tuple[dict | None, Any]:
-    """An assert-set as a `group` grader (src/assertions/index.ts runAssertions: the members
-    score into their own AssertionsResult with the set's threshold; the set's result is added
-    with the set's weight and metric). A member that cannot be converted drops the whole set."""
-    members = a.get("assert")
-    if not isinstance(members, list) or not members:
-        raise Skip("assert-set needs an `assert` list")  # validateAssertions.ts
-    specs, expected = [], None
-    for j, member in enumerate(members):
-        spot = f"{where}.assert.{j}"
-        if isinstance(member, str):
-            member = assertion_from_string(member)
-        if not isinstance(member, dict) or member.get("type") == "assert-set":
-            raise Skip(f"{spot}: an assert-set member is an assertion (sets do not nest)")
-        if member.get("metric"):
-            raise Skip(f"{spot}: a metric on an assert-set member is not converted")
-        if str(member.get("type", "")).endswith("select-best"):
-            raise Skip(f"{spot}: select-best inside an assert-set is not converted")
-        spec, exp = convert(member, vars_, ctx, spot)
-        if exp is not None:
-            if expected is not None:
-                raise Skip(f"{spot}: a second equals assertion on one test (a case has one expected value)")
-            expected = exp
-        specs.append(spec)
-    options: dict = {"graders": specs}
-    if a.get("threshold") is not None:
-        t = a["threshold"]
-        if isinstance(t, bool) or not isinstance(t, (int, float)):
-            raise Skip(f"assert-set threshold {t!r} is not a number")
-        options["threshold"] = t
-    spec: dict = {"group": options}
-    if a.get("weight") is not None:
-        spec["weight"] = a["weight"]
-    if a.get("metric"):
-        from .promptfoo_asserts import render
-
-        spec["metric"] = render(a["metric"], vars_)
-    return spec, expected
 
 
 def _judge(default: dict, provider_judge: Any, report: Report) -> Any:

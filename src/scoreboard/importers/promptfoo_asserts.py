@@ -22,7 +22,7 @@ from .promptfoo_assert_code import (
 )
 from .promptfoo_assert_judged import MODEL_GRADED
 
-__all__ = ["PYTHON_HEADER", "Context", "RowError", "Skip", "convert", "render", "transform_spec"]
+__all__ = ["PYTHON_HEADER", "Context", "RowError", "Skip", "assert_set", "convert", "render", "transform_spec"]
 
 
 @dataclass
@@ -149,6 +149,50 @@ def convert(a: dict, vars_: dict, ctx: Context, where: str) -> tuple[dict | None
     spec = _modifiers(spec, a, vars_)
     if transform is not None:  # src/assertions/index.ts runAssertion: applied before the handler
         spec["transform"] = transform
+    return spec, expected
+
+
+def assert_set(a: dict, vars_: dict, ctx: Context, where: str) -> tuple[dict | None, Any]:
+    """An assert-set as a `group` grader (src/assertions/index.ts runAssertions: the members
+    score into their own AssertionsResult with the set's threshold; the set's result is added
+    with the set's weight and metric). A member that cannot be converted drops the whole set."""
+    members = a.get("assert")
+    if not isinstance(members, list) or not members:
+        raise Skip("assert-set needs an `assert` list")  # validateAssertions.ts
+    specs, expected = [], None
+    for j, member in enumerate(members):
+        spot = f"{where}.assert.{j}"
+        if isinstance(member, str):
+            from .promptfoo_tests import assertion_from_string
+
+            member = assertion_from_string(member)
+        if not isinstance(member, dict) or member.get("type") == "assert-set":
+            raise Skip(f"{spot}: an assert-set member is an assertion (sets do not nest)")
+        if member.get("metric"):
+            raise Skip(f"{spot}: a metric on an assert-set member is not converted")
+        if str(member.get("type", "")).endswith("select-best"):
+            raise Skip(f"{spot}: select-best inside an assert-set is not converted")
+        spec, exp = convert(member, vars_, ctx, spot)
+        if exp is not None:
+            if expected is not None:
+                raise Skip(f"{spot}: a second equals assertion on one test (a case has one expected value)")
+            expected = exp
+        specs.append(spec)
+    options: dict = {"graders": specs}
+    if a.get("threshold") is not None:
+        t = a["threshold"]
+        if isinstance(t, bool) or not isinstance(t, (int, float)):
+            raise Skip(f"assert-set threshold {t!r} is not a number")
+        options["threshold"] = t
+    if a.get("weight") == 0:
+        # runAssertions adds the set's result with its weight, but only runAssertion forces a
+        # weight-0 assertion's pass: a failing set of weight 0 still fails the test
+        options["must_pass"] = True
+    spec: dict = {"group": options}
+    if a.get("weight") is not None:
+        spec["weight"] = a["weight"]
+    if a.get("metric"):
+        spec["metric"] = render(a["metric"], vars_)
     return spec, expected
 
 

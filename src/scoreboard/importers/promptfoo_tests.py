@@ -119,7 +119,6 @@ def assertion_from_string(expected: str) -> dict:
         if not value:
             return {"type": full, "value": value}
         from .promptfoo_assert_checks import parse_comma_values
-        from .promptfoo_asserts import Skip
 
         try:  # parseCommaSeparatedAssertionValues: quoted fields may hold commas, empty ones dropped
             return {"type": full, "value": parse_comma_values(value)}
