@@ -116,3 +116,50 @@ tests:
     assert by_id["w0set-pass"]["status"] == "failed" and by_id["w0set-pass"]["score"] == 0.0
     # with a test threshold the verdict is the score's, and the set of weight 0 has no part in it
     assert by_id["w0set-threshold"]["status"] == "passed" and by_id["w0set-threshold"]["score"] == 1.0
+
+
+def test_a_weight_zero_cost_or_latency_the_subject_cannot_report_is_unknown_not_a_pass(tmp_path):
+    # handleCost throws when the provider reports no cost (promptfoo's exec provider reports none),
+    # before weight 0 could force a pass: the row is an error. scoreboard's grade is not assessed,
+    # so the case must be too, not passed because the grade has weight 0; a known cost of weight 0
+    # is still metric-only
+    (tmp_path / "say.sh").write_text("#!/bin/sh\nprintf '%s' \"$1\"\n")
+    (tmp_path / "say.sh").chmod(0o755)
+    config = """prompts: ['{{q}}']
+providers: ['exec:./say.sh']
+tests:
+  - description: cost0
+    vars: {q: x}
+    assert:
+      - {type: cost, threshold: 0.01, weight: 0, metric: spend}
+      - {type: contains, value: x}
+  - description: cost1
+    vars: {q: x}
+    assert:
+      - {type: cost, threshold: 0.01}
+"""
+    (tmp_path / "promptfooconfig.yaml").write_text(config)
+    done = _scoreboard(["import", "promptfoo", "promptfooconfig.yaml", "--output", "out"], tmp_path)
+    assert done.returncode in (0, 3), done.stdout + done.stderr
+    import shutil
+
+    shutil.copy(tmp_path / "say.sh", tmp_path / "out" / "say.sh")  # the exec: script is not copied
+    run = _scoreboard(["run", "out/suite.yaml", "--output", "r.json"], tmp_path)
+    assert run.returncode in (0, 1, 3), run.stdout + run.stderr
+    by_id = {a["case_id"]: a for a in json.loads((tmp_path / "r.json").read_text())["attempts"]}
+    assert by_id["cost1"]["status"] == "unassessed"
+    assert by_id["cost0"]["status"] == "unassessed", by_id["cost0"]["grades"]
+
+    config = """prompts: ['{{q}}']
+providers: [echo]
+tests:
+  - description: known
+    vars: {q: x}
+    assert:
+      - {type: cost, threshold: 0, weight: 0, metric: spend}
+      - {type: latency, threshold: 100000, weight: 0}
+      - {type: contains, value: x}
+"""
+    (tmp_path / "echo").mkdir()
+    _, by_id = _run(tmp_path / "echo", config)
+    assert by_id["known"]["status"] == "passed" and by_id["known"]["metrics"] == {"spend": 0.0}

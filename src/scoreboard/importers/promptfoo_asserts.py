@@ -149,7 +149,26 @@ def convert(a: dict, vars_: dict, ctx: Context, where: str) -> tuple[dict | None
     spec = _modifiers(spec, a, vars_)
     if transform is not None:  # src/assertions/index.ts runAssertion: applied before the handler
         spec["transform"] = transform
+    if a.get("weight") == 0 and base in _UNKNOWABLE:
+        spec = _unknown_counts(spec)
     return spec, expected
+
+
+#: promptfoo's types whose scoreboard grade may be unknown (no cost or latency reported, a judge
+#: or an embedding call failing), where promptfoo's handler throws: the row is an error
+_UNKNOWABLE = ("cost", "latency", "similar", "similar:cosine", "llm-rubric", "model-graded-closedqa", "factuality",
+               "model-graded-factuality", "g-eval")
+
+
+def _unknown_counts(spec: dict) -> dict:
+    """A weight-0 assertion whose grade may be unknown, in a group that must pass: runAssertion
+    forces a weight-0 pass only when the handler returns, so a known verdict stays metric-only
+    (the member's weight 0 cannot fail the group) and an unknown one leaves the case unknown."""
+    outer: dict = {"group": {"graders": [{k: v for k, v in spec.items() if k != "metric"}], "must_pass": True},
+                   "weight": 0}
+    if spec.get("metric"):
+        outer["metric"] = spec["metric"]
+    return outer
 
 
 def assert_set(a: dict, vars_: dict, ctx: Context, where: str) -> tuple[dict | None, Any]:
