@@ -74,3 +74,27 @@ def test_a_gate_on_a_reducer_the_suite_does_not_declare_is_refused_when_it_loads
     ok = suite(tmp_path / "k", "graders: [{contains: ANSWER}]\nreducers: [max]\nfail_under_metrics: {\"reducer:max\": 0.5}\n")
     proc = cli(tmp_path, "run", str(ok), "--output-dir", str(tmp_path / "out"))
     assert proc.returncode == 0 and "gate passed: reply: reducer max 100.0% ≥ 50.0%" in proc.stdout + proc.stderr, proc.stderr
+
+
+# ---- a floor outside 0..1 on a grader's metric, a named score or a reducer ---------------------
+
+def test_a_floor_outside_0_1_on_a_metric_of_scores_is_refused_as_a_share(tmp_path):
+    """`fail_under_metrics: {accuracy: 90}` (90 meant as 90%) on a grader's `metric: accuracy`: a
+    mean of grade scores never exceeds 1, so the run went ahead and its gate could only fail
+    ("metric accuracy 1 < 90", exit 3); the same for a Python grader's named score and a reducer.
+    A derived metric may exceed 1 (`acc * 3`) and keeps any finite floor."""
+    body = ("graders: [{contains: ANSWER, metric: accuracy}]\nreducers: [max]\n"
+            "derived_metrics: {tripled: \"accuracy * 3\"}\n")
+    for i, (gate, floor) in enumerate((("accuracy", 90), ("reply:accuracy", 1.5), ("metric:tone", -0.5),
+                                       ("reducer:max", 2))):
+        path = suite(tmp_path / f"s{i}", body + f"fail_under_metrics: {{\"{gate}\": {floor}}}\n")
+        proc = cli(tmp_path, "run", str(path), "--output-dir", str(tmp_path / "out"))
+        assert proc.returncode == 1, (gate, proc.stdout, proc.stderr)
+        lines = [line for line in proc.stderr.splitlines() if line.startswith("scoreboard: error")]
+        assert len(lines) == 1 and f"field 'fail_under_metrics.{gate}'" in lines[0], lines
+        assert "is a share and must be between 0 and 1" in lines[0], lines
+        assert not (tmp_path / "out").exists()
+    path = suite(tmp_path / "ok", body + "fail_under_metrics: {tripled: 2.5, accuracy: 0.9}\n")
+    proc = cli(tmp_path, "run", str(path), "--output-dir", str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr
+    assert "gate passed: reply: derived metric tripled 3 ≥ 2.5" in proc.stdout + proc.stderr, proc.stdout + proc.stderr

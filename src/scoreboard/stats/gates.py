@@ -186,11 +186,13 @@ def _is_metric(name: str, declared: set[str] | frozenset) -> bool:
 
 
 def metric_gates(summary: dict, setting: dict[str, float] | None, variants: list[str],
-                 declared: set[str] | frozenset = frozenset(), runs: int | None = None) -> list[dict]:
+                 declared: set[str] | frozenset = frozenset(), runs: int | None = None,
+                 shares: set[str] | frozenset = frozenset()) -> list[dict]:
     """One gate per (variant, metric): `setting` maps a metric name, or VARIANT:NAME for one
     variant, to the least value it may have (an unknown value fails the gate: nothing was shown).
     `runs` (when the suite loads): a pass@K or pass^K gate with K above the runs per case is
-    refused, since no run of it could ever show the figure."""
+    refused, since no run of it could ever show the figure. `shares`: the metrics graders declare
+    (means of scores in 0..1), whose floor must lie within 0..1 too."""
     gates = []
     for key, threshold in (setting or {}).items():
         # "VARIANT:NAME" sets one variant's floor; a bare NAME every variant's.
@@ -200,7 +202,7 @@ def metric_gates(summary: dict, setting: dict[str, float] | None, variants: list
         if target is None and colon and prefix not in ("field", "metric", "reducer") and _is_metric(rest, declared):
             raise ConfigError(f"gate on {rest!r} names an unknown variant {prefix!r} (variants: {', '.join(variants)})",
                               field="fail_under_metrics")
-        _check_floor(name, threshold, key)
+        _check_floor(name, threshold, key, name in shares)
         if runs is not None and name.startswith(("pass@", "pass^")) and _is_k(name[5:]) and int(name[5:]) > runs:
             raise ConfigError(f"the gate on {key!r} needs at least {name[5:]} runs of each case; the suite runs "
                               f"{runs} (runs, --runs)", field="fail_under_metrics")
@@ -235,12 +237,14 @@ def _unknown_words(summary_variant: dict, name: str) -> str:
     return f"n/a (no attempt of this variant was scored on it{hint})"
 
 
-def _check_floor(name: str, threshold: Any, key: str) -> None:
+def _check_floor(name: str, threshold: Any, key: str, graded: bool = False) -> None:
     """A floor is a finite number, and one on a share (a pass rate, pass@k or pass^k, field
-    accuracy, the case score) lies within 0..1: 90 for 90% would be a gate no run can pass."""
+    accuracy, the case score, a grader's metric (`graded`), a Python grader's named score, a
+    reducer: means of scores in 0..1) lies within 0..1: 90 for 90% would be a gate no run can pass."""
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
         raise ConfigError(f"the floor of {key!r} must be a finite number, got {threshold!r}", field="fail_under_metrics")
-    share = name in ("pass_rate", "fields", "score") or name.startswith("field:") or (
+    share = graded or name in ("pass_rate", "fields", "score") or name.startswith(("field:", "metric:",
+                                                                                  "reducer:")) or (
         name.startswith(("pass@", "pass^")) and _is_k(name[5:]))
     if share and not 0 <= threshold <= 1:
         raise ConfigError(f"the floor of {key!r} is a share and must be between 0 and 1 (0.9 for 90%), got "

@@ -120,6 +120,11 @@ def _with_defaults(case: Case, d: Any, scoring: dict | None) -> list[str]:
     return case.expand if case.expand is not None else (d.expand or [])
 
 
+def graded_metrics(graders: dict[str, list[Grader]]) -> set[str]:
+    """The metrics the suite's graders declare: each a mean of grade scores, a share in 0..1."""
+    return {getattr(g, "metric", None) for gs in graders.values() for g in gs} - {None}
+
+
 def declared_names(cfg: SuiteConfig, graders: dict[str, list[Grader]], warnings: list[str] | None = None,
                    source: str | None = None) -> set[str]:
     """Figures a gate may name before anything ran: metrics the graders declare, derived
@@ -133,7 +138,7 @@ def declared_names(cfg: SuiteConfig, graders: dict[str, list[Grader]], warnings:
         reducer_name,
     )
 
-    names = {getattr(g, "metric", None) for gs in graders.values() for g in gs} - {None}
+    names = graded_metrics(graders)
     metrics = set(names)
     aggregates: dict[str, str] = {}
     for name, spec in (cfg.derived_metrics or {}).items():

@@ -22,6 +22,7 @@ from .authoring import (
     apply_defaults,
     code_base,
     declared_names,
+    graded_metrics,
     render_inputs,
 )
 from .checks import (
@@ -200,7 +201,7 @@ def _load_suite(path: str | os.PathLike | None, flags: dict | None, dry_run: boo
     for setting, check in (  # a gate naming no variant, an unknown metric, a pair no run has fails now
             ("fail_under", lambda value: fail_under_gates({"variants": {}}, value, names)),
             ("fail_under_metrics", lambda value: metric_gates({"variants": {}}, value, names, declared,
-                                                              runs=cfg.runs)),
+                                                              runs=cfg.runs, shares=graded_metrics(graders))),
             ("min_dq", lambda value: dq_gates({}, value, names)),
             ("min_rubric", lambda value: rubric_gates({}, value, names))):
         if setting == "fail_under_metrics" and declared is None:
