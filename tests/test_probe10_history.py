@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.store.conftest import postgres  # noqa: F401  (the PostgreSQL server fixture, reused)
+
 SUITE = """name: demo
 cases: cases.jsonl
 graders: [{exact: {}}]
@@ -105,3 +107,44 @@ def test_the_compare_page_says_the_statistics_versions_differ(two_versions, brow
         assert page.locator("#statistics-versions").count() == 0
     finally:
         page.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_runs_of_one_second_are_listed_newest_first_past_the_ninth(tmp_path, request, backend):
+    """Twelve runs reserved in one second are named Z, Z-2 ... Z-12: history, the viewer's pages
+    and its trend list them newest first (by text alone Z-9 came before Z-12, Z-11 and Z-10)."""
+    folder = project(tmp_path / "p")
+    done = sb("run", "suite.yaml", "--no-progress", "--store", "none", "--output", "r.json", cwd=folder)
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads((folder / "r.json").read_text())
+    stamp = "20261201T101010Z"
+    names = [stamp] + [f"{stamp}-{n}" for n in range(2, 13)]
+    (folder / "many").mkdir()
+    for n, name in enumerate(names):
+        report["run"].update(id=name, uid=f"{n:016x}", started_at="2026-12-01T10:10:10Z")
+        (folder / "many" / f"{name}.json").write_text(json.dumps(report))
+    store = "h.sqlite" if backend == "sqlite" else request.getfixturevalue("postgres").create_database(
+        f"p10o{os.getpid()}")
+    done = sb("store", "import", "many", "--store", store, cwd=folder)
+    assert done.returncode == 0, done.stdout + done.stderr
+    newest_first = names[::-1]
+    listed = json.loads(sb("history", "--store", store, "--json", cwd=folder).stdout)["runs"]
+    assert [r["run_id"] for r in listed] == newest_first
+    from tests.viewer.conftest import Served
+
+    served = Served("--store", store, cwd=folder)
+    try:
+        seen, cursor = [], None
+        while True:
+            import urllib.parse
+
+            page = fetch(f"{served.base}/api/runs?limit=5" + (f"&cursor={urllib.parse.quote(cursor)}" if cursor else ""))
+            seen += [r["run_id"] for r in page["runs"]]
+            cursor = page["next"]
+            if cursor is None:
+                break
+        assert seen == newest_first
+        trend = fetch(f"{served.base}/api/trends?suite=demo")
+        assert [p["run_id"] for p in trend["series"]["v1"]] == names
+    finally:
+        served.stop()

@@ -293,7 +293,7 @@ class FileStore:
                     status=(head or {}).get("status") or ("incomplete" if not report.exists() else None),
                     started_at=meta.get("started_at"), report=report if report.exists() else None,
                     folder=folder.stem, variants=[v.get("name") for v in (meta.get("plan") or {}).get("variants") or []]))
-        entries.sort(key=lambda e: (e.started_at or "", e.run_id), reverse=True)
+        entries.sort(key=lambda e: (e.started_at or "", len(e.run_id), e.run_id), reverse=True)
         yield from entries
 
     def read(self, run_id: str) -> dict:

@@ -13,7 +13,7 @@ from ..errors import ConfigError, shorten
 from ..record.constants import RUN_STATUSES
 from .db import Database
 from .liveness import INTERRUPTED, annotate
-from .rows import parse
+from .rows import NEWEST, parse
 
 RUN_COLUMNS = ("key, run_id, suite, status, started_at, finished_at, recorded_at, source, report_path, "
                "report_sha256, report_bytes, git_commit, git_branch, git_dirty, dry_run, synthetic, executor, "
@@ -163,17 +163,16 @@ def _list_runs(db: Database, f: RunFilter, *, limit: int, cursor: str | None) ->
                      "OR EXISTS (SELECT 1 FROM run_tags t WHERE t.run_key = r.key AND LOWER(t.tag) LIKE ? ESCAPE '\\'))")
         params.extend([pattern] * 5)
     if cursor:
-        # (start, run id, key): runs started in the same second keep their order (a run id made
-        # in the same second as another ends in -2, -3...)
+        # (start, run id, key): runs started in the same second keep their order (rows.NEWEST)
         started, _, rest = cursor.partition("|")
-        run_id, _, key = rest.partition("|")
-        where.append("(COALESCE(r.started_at, '') < ? OR (COALESCE(r.started_at, '') = ? AND "
-                     "(r.run_id < ? OR (r.run_id = ? AND r.key < ?))))")
-        params.extend([started, started, run_id, run_id, key])
+        run_id, _, key = rest.rpartition("|")
+        where.append("(COALESCE(r.started_at, '') < ? OR (COALESCE(r.started_at, '') = ? AND (LENGTH(r.run_id) < ? OR "
+                     "(LENGTH(r.run_id) = ? AND (r.run_id < ? OR (r.run_id = ? AND r.key < ?))))))")
+        params.extend([started, started, len(run_id), len(run_id), run_id, run_id, key])
     sql = f"SELECT {', '.join('r.' + c for c in _RUN_NAMES)} FROM runs r"
     if where:
         sql += " WHERE " + " AND ".join(where)
-    sql += " ORDER BY COALESCE(r.started_at, '') DESC, r.run_id DESC, r.key DESC LIMIT ?"
+    sql += f" ORDER BY COALESCE(r.started_at, '') DESC, {NEWEST} LIMIT ?"
     rows = db.all(sql, [*params, limit + 1])
     runs = [run_dict(row) for row in rows[:limit]]
     attach(db, runs)
@@ -349,7 +348,7 @@ def case_history(db: Database, suite: str, case_id: str, input_hash: str | None,
     """The same case (id and input hash) in the suite's runs, newest first: per-variant tallies."""
     rows = db.all("SELECT r.key, r.run_id, r.started_at, cr.variant, cr.hits, cr.tries FROM case_results cr "
                   "JOIN runs r ON r.key = cr.run_key WHERE cr.case_id = ? AND cr.input_hash = ? AND r.suite = ? "
-                  "ORDER BY r.started_at DESC, r.run_id DESC, r.key DESC, cr.variant LIMIT ?",
+                  f"ORDER BY r.started_at DESC, {NEWEST}, cr.variant LIMIT ?",
                   (case_id, input_hash, suite, limit * 8))
     out: dict[str, dict] = {}
     for key, run_id, started, variant, hits, tries in rows:
@@ -390,7 +389,7 @@ def suites(db: Database) -> list[dict]:
 def suite_runs(db: Database, suite: str, limit: int = 60) -> list[dict]:
     """The suite's latest finished runs, oldest first, with their figures."""
     rows = db.all(f"SELECT {RUN_COLUMNS} FROM runs WHERE suite = ? AND status <> 'running' "
-                  "ORDER BY started_at DESC, run_id DESC, key DESC LIMIT ?", (suite, limit))
+                  f"ORDER BY started_at DESC, {NEWEST.replace('r.', '')} LIMIT ?", (suite, limit))
     runs = [run_dict(r) for r in rows][::-1]
     attach(db, runs)
     for r in runs:  # one summary parsed at a time, and kept lean

@@ -20,6 +20,10 @@ from ..jsonio import dumps_line, loads
 HEAD_SECTIONS = ("schema", "run", "plan", "gates", "requests", "pairwise", "reviews", "verification")
 JUDGED = ("passed", "failed", "error")
 
+#: newest first among runs started in the same second: a run id made in the same second as
+#: another ends in -2, -3 ... -10, so a longer id is a later one (by text alone -9 came before -10)
+NEWEST = "LENGTH(r.run_id) DESC, r.run_id DESC, r.key DESC"
+
 
 def run_key(suite: str, run_id: str, started_at: str | None, uid: str | None = None) -> str:
     """A run's identity in a store: the same run recorded live and imported from its report
