@@ -7,6 +7,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from scoreboard.stats.gates import dq_gates
@@ -60,3 +62,49 @@ def test_dq_gates_name_every_pair_of_the_run():
     gates = dq_gates(summary, {"*": 1.0}, ["a", "b", "c"])
     assert [(g["metric"], g["value"], g["passed"]) for g in gates] == [
         ("dq:a/b", 2.0, True), ("dq:a/c", None, False), ("dq:b/c", None, False)]
+
+
+REFUSAL = "I'm sorry, I can't help with that."
+
+
+class RefusingJudge(BaseHTTPRequestHandler):
+    """An OpenAI-compatible judge that declines every judgment (structured outputs' refusal)."""
+
+    asked: list = []
+
+    def do_POST(self):  # noqa: N802 - the http.server name
+        self.asked.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+        data = json.dumps({"model": "j", "choices": [{"index": 0, "finish_reason": "stop", "message": {
+            "role": "assistant", "content": None, "refusal": REFUSAL}}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 9}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_judge_that_refuses_is_a_judge_failure_saying_so_not_a_parse_error(tmp_path):
+    # Before: the judge's refusal read "judge answer unusable after a retry: output is not valid
+    # JSON: Expecting value: line 1 column 1 (char 0)", and each refusal was asked again.
+    server = ThreadingHTTPServer(("127.0.0.1", 0), RefusingJudge)
+    RefusingJudge.asked = []
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        three_variants(tmp_path, variants=("a", "b"))
+        judge = json.dumps({"type": "openai", "model": "j", "api_key_required": False,
+                            "base_url": f"http://127.0.0.1:{server.server_port}/v1"})
+        proc = scoreboard(["run", "suite.yaml", "--no-progress", "--format", "json", "--judge", judge], tmp_path)
+    finally:
+        server.shutdown()
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "judge failures (not assessed): 4" in proc.stdout
+    report = json.loads(next((tmp_path / "eval-results" / "three").glob("*.json")).read_text())
+    grades = [g for a in report["attempts"] for g in a["grades"]]
+    assert len(grades) == 4 and all(g["passed"] is None and g["judge_failure"] for g in grades)
+    assert all(g["reason"] == f"judge failure: judge refused: {REFUSAL}" for g in grades), grades[0]["reason"]
+    assert len(RefusingJudge.asked) == 4  # a refusal is not asked again as if it had not parsed
+    assert all(g["judge"]["usage"]["requests"] == 1 for g in grades)

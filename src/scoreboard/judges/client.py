@@ -204,6 +204,11 @@ class Judge:
                     self.ledger.halt(str(exc))
                 raise JudgeFailure(f"judge request failed: {clip(str(exc))}", usage) from None
             usage.add(result.measurements)
+            if result.output.status == "refusal":
+                # The model declined (OpenAI `refusal`, Anthropic stop_reason "refusal"): said in its
+                # words, not retried as an answer that did not parse ("not valid JSON").
+                raise JudgeFailure(f"judge refused: {clip(str(result.output.text or '').strip()) or '(no words)'}",
+                                   usage)
             value, last_error = _extract(result.output, validator)
             if value is not None:
                 return value
