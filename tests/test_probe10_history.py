@@ -148,3 +148,17 @@ def test_runs_of_one_second_are_listed_newest_first_past_the_ninth(tmp_path, req
         assert [p["run_id"] for p in trend["series"]["v1"]] == names
     finally:
         served.stop()
+
+
+@pytest.mark.parametrize("page", ["cases", "attempts"])
+def test_a_page_cursor_past_a_database_integer_is_a_page_not_a_500(two_versions, page):
+    import urllib.error
+
+    served, (old, _) = two_versions
+    try:
+        after = fetch(f"{served.base}/api/runs/{old}/{page}?cursor=99999999999999999999999")
+        before = fetch(f"{served.base}/api/runs/{old}/{page}?cursor=-99999999999999999999999&limit=500")
+    except urllib.error.HTTPError as exc:
+        raise AssertionError(f"{exc.code}: {exc.read()[:200]!r}") from None
+    assert after == {page: [], "next": None}
+    assert len(before[page]) == 6 and before["next"] is None

@@ -304,8 +304,10 @@ def _host_ok(host: str) -> bool:
 
 
 def _int(value: str | None) -> int | None:
+    """A page cursor (a position): one that is not a number is ignored; one past what a database
+    integer holds is held to its range (it was a 500: 'Python int too large to convert')."""
     try:
-        return int(value) if value not in (None, "") else None
+        return max(-2**63, min(2**63 - 1, int(value))) if value not in (None, "") else None
     except ValueError:
         return None
 
