@@ -163,3 +163,29 @@ tests:
     (tmp_path / "echo").mkdir()
     _, by_id = _run(tmp_path / "echo", config)
     assert by_id["known"]["status"] == "passed" and by_id["known"]["metrics"] == {"spend": 0.0}
+
+
+def test_a_latency_threshold_of_zero_or_a_negative_cost_imports_into_a_suite_that_loads(tmp_path):
+    # latency.ts and cost.ts compare `latencyMs <= threshold` / `cost <= threshold` for any number;
+    # the import wrote max-latency-ms: 0 and max-cost: -1, which scoreboard refuses, so the whole
+    # converted suite failed to load ("needs a positive number of milliseconds, got 0")
+    config = """prompts: ['{{q}}']
+providers: [echo]
+tests:
+  - description: lat0
+    vars: {q: x}
+    assert: [{type: latency, threshold: 0}]
+  - description: not-lat0
+    vars: {q: x}
+    assert: [{type: not-latency, threshold: 0}]
+  - description: cost-neg
+    vars: {q: x}
+    assert: [{type: cost, threshold: -1}]
+  - description: not-cost-neg
+    vars: {q: x}
+    assert: [{type: not-cost, threshold: -1}]
+"""
+    _, by_id = _run(tmp_path, config)
+    # the mock subject's latency is above 0 ms and its cost a known 0
+    assert by_id["lat0"]["status"] == "failed" and by_id["not-lat0"]["status"] == "passed"
+    assert by_id["cost-neg"]["status"] == "failed" and by_id["not-cost-neg"]["status"] == "passed"

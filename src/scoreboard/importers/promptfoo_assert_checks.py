@@ -182,6 +182,9 @@ def _measure(name: str, kind: str):
         t = threshold_of(a, None)
         if t is None:  # latency.ts / cost.ts throw
             raise Invalid(f"{kind.capitalize()} assertion must have a threshold")
+        if t < 0 or (t == 0 and name == "max-latency-ms"):  # beyond what scoreboard's grader takes
+            key = "latency_ms" if kind == "latency" else "cost_usd"
+            return runtime_spec(ctx, f"_pf.measure(context.get('measurements'), {key!r}, {t!r}, {inverse!r})"), None
         return negate({name: t}, inverse), None
     return handler
 

@@ -30,7 +30,7 @@ from .promptfoo_runtime_json import (
 __all__ = ["JS_SPACE", "fail", "js_split_words", "js_trim", "text_of", "utf16_len", "FINISH_REASONS", "contains_json",
            "convert_slash_comments", "extract_json_objects", "finish_reason", "is_basic_refusal", "is_refusal",
            "js_json_parse", "deep_strict_equal", "equals", "contains", "levenshtein_distance", "levenshtein",
-           "rouge_n_score", "rouge_n", "bleu_score", "gleu_score", "bleu", "gleu", "word_count"]
+           "rouge_n_score", "rouge_n", "bleu_score", "gleu_score", "bleu", "gleu", "word_count", "measure"]
 
 #: JavaScript's \\s (String.prototype.trim and /\\s+/ use the same set)
 # ---- equals (src/assertions/equals.ts) ---------------------------------------------------
@@ -281,3 +281,16 @@ def word_count(output: Any, value: Any, inverse: bool) -> dict:
     return _verdict(base != inverse, why)
 
 
+# ---- latency, cost (src/assertions/latency.ts, cost.ts) -----------------------------------
+
+def measure(measurements: Any, key: str, threshold: float, inverse: bool) -> dict:
+    """`value <= threshold` (not- inverts) for a threshold scoreboard's max-latency-ms / max-cost
+    refuse (0 ms, a negative cost); a value the subject did not report is unknown (promptfoo's
+    handler throws), never a pass."""
+    value = (measurements or {}).get(key)
+    label = "Latency" if key == "latency_ms" else "Cost"
+    if value is None:
+        return {"pass": None, "reason": f"{label} unknown (the subject reported none)"}
+    passed = (value <= threshold) != inverse
+    return _verdict(passed, f"{label} {value:g} is {'less than or equal to' if inverse else 'greater than'} "
+                            f"threshold {threshold:g}")
