@@ -109,3 +109,23 @@ def render_text(path: str, result: Verification, *, limit: int = 50, ended: str 
     lines.append(NOTE)
     # one line per finding: a newline or escape sequence in a found value is spelt out
     return "\n".join(spell_unseen(line) for line in lines) + "\n"
+
+
+def numbers_past_double(value, *, limit: int = 20) -> list[tuple[str, int]]:
+    """(JSON path, digits) of each whole number past a double's range (no float holds it), at
+    most `limit`, or [("report", 0)] when none is found (the error came from elsewhere)."""
+    import sys
+
+    from .io import json_path
+
+    found: list[tuple[str, int]] = []
+    stack: list[tuple] = [(value, ())]
+    while stack and len(found) < limit:
+        item, path = stack.pop()
+        if isinstance(item, dict):
+            stack.extend((sub, path + (k,)) for k, sub in reversed(list(item.items())))
+        elif isinstance(item, list):
+            stack.extend((sub, path + (i,)) for i, sub in reversed(list(enumerate(item))))
+        elif isinstance(item, int) and not isinstance(item, bool) and abs(item) > sys.float_info.max:
+            found.append((json_path(path) or "report", len(str(abs(item)))))
+    return found or [("report", 0)]

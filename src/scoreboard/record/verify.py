@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..hashing import output_text_hash, sha256_json
 from .chains import UNFINISHED, cases_from_plan, jpath, mismatch
-from .verification import Findings, Verification
+from .verification import Findings, Verification, numbers_past_double
 from .verify_grades import Regrader
 from .verify_totals import (
     check_conversations,
@@ -27,6 +27,8 @@ FINISHED = frozenset({"passed", "failed", "error", "unassessed", "not-graded"})
 RUN_STATUSES = ("completed", "stopped", "running", "waiting")
 #: schema errors listed one by one before the rest are left to the checks below
 SCHEMA_ERRORS = 5
+#: planned attempts missing from a finished report named one by one (the rest counted)
+MISSING_LISTED = 100
 
 #: what each check covers (the `check` key of a mismatch)
 CHECKS = ("structure", "plan", "hash", "grade", "status", "summary", "gates", "lifecycle",
@@ -103,8 +105,12 @@ class _Verifier(Findings):
                 self.add(jpath("plan.variants", i), "an object with a name", v, "plan variant malformed", "structure")
                 ok = False
         runs = plan.get("runs")
-        if not isinstance(runs, int) or isinstance(runs, bool) or runs < 1:
-            self.add("plan.runs", "an integer >= 1", runs, "plan runs malformed", "structure")
+        from ..suite.config import MAX_RUNS
+
+        if not isinstance(runs, int) or isinstance(runs, bool) or not 1 <= runs <= MAX_RUNS:
+            # above the suite's bound no run planned it, and the checks would count to it
+            self.add("plan.runs", f"an integer from 1 to {MAX_RUNS}", _shown(runs), "plan runs malformed",
+                     "structure")
             ok = False
         if not isinstance(attempts, list):
             self.add("attempts", "a list", type(attempts).__name__, "attempts malformed", "structure")
@@ -210,15 +216,32 @@ class _Verifier(Findings):
             self.add("run.status", "completed or stopped", status, "a waiting run with no attempt waiting on a batch",
                      "lifecycle")
         if status in ("completed", "stopped", "waiting"):
-            present = set(seen)
-            for c in plan["cases"]:
-                for v in plan["variants"]:
-                    if v["name"] in imported:
-                        continue  # an import supplies what it has: absent attempts were never planned
-                    for r in range(runs):
-                        if (c["id"], v["name"], r) not in present:
-                            self.add("attempts", {"case_id": c["id"], "variant": v["name"], "run": r}, None,
-                                     f"planned attempt missing from a {status} report", "lifecycle")
+            self.missing(seen, imported, status)
+
+    def missing(self, present: dict, imported: set, status: str) -> None:
+        """Each planned attempt absent from a finished report, the first MISSING_LISTED named
+        (then how many more): the walk ends there, so a plan of many cases and runs with few
+        attempts is not walked to its end."""
+        plan = self.report["plan"]
+        names = [v["name"] for v in plan["variants"] if v["name"] not in imported]  # an import supplies what it has
+        ids = {c["id"] for c in plan["cases"]}
+        found = sum(1 for (cid, var, r) in present if cid in ids and var in names
+                    and isinstance(r, int) and not isinstance(r, bool) and 0 <= r < plan["runs"])
+        absent = len(ids) * len(set(names)) * plan["runs"] - found
+        listed = 0
+        for c in plan["cases"]:
+            for name in names:
+                for r in range(plan["runs"]):
+                    if listed >= min(absent, MISSING_LISTED):
+                        if absent > listed:
+                            self.add("attempts", f"{absent} planned attempts", f"{absent - listed} more missing",
+                                     f"planned attempts missing from a {status} report (the first "
+                                     f"{listed} named)", "lifecycle")
+                        return
+                    if (c["id"], name, r) not in present:
+                        listed += 1
+                        self.add("attempts", {"case_id": c["id"], "variant": name, "run": r}, None,
+                                 f"planned attempt missing from a {status} report", "lifecycle")
 
     def attempt(self, i: int, a: dict, plan_case: dict, run_status: str | None) -> None:
         self.checked["attempts"] += 1
@@ -347,6 +370,10 @@ def _checks(v: _Verifier, report: dict, base_dir) -> None:
             v.mismatches.append(mismatch("$", "text that has a UTF-8 form", "a lone surrogate (\\ud800-\\udfff)",
                                          "a string in the report holds a lone surrogate, which no report scoreboard "
                                          "writes does: its hashes cannot be recomputed", "encoding"))
+        except OverflowError:  # a whole number past a double's range, where a figure is read as one
+            for where, digits in numbers_past_double(report):
+                v.add(where, "a number within a double's range (about 1.8e308)", f"a whole number of {digits} digits",
+                      "number too large to check (no report scoreboard writes holds one)", "encoding")
         except (TypeError, AttributeError, KeyError, IndexError, ValueError) as exc:
             if not v.schema_errors:
                 raise  # a report that fits the schema must be checked whole: a failure here is a bug

@@ -13,6 +13,9 @@ from ..safeparse import Bounds
 from ..validation import StrictSettings
 from .visual_config import InstrumentConfig, StagesConfig
 
+#: the most runs a suite plans (a report's plan.runs above it is none scoreboard wrote)
+MAX_RUNS = 1000
+
 #: a gate's floor: a number (an int or a float), never a boolean
 Floor = StrictInt | StrictFloat
 #: a share in [0, 1] (a threshold): a number, never a boolean (pydantic would read `true` as 1.0)
@@ -155,7 +158,7 @@ class SuiteConfig(StrictSettings):
     graders: list[str | dict] | None = None
     subject: str | dict | None = None
     variants: dict[str, VariantConfig] | list[VariantConfig] | None = None
-    runs: int = Field(1, ge=1, le=1000)
+    runs: int = Field(1, ge=1, le=MAX_RUNS)
     concurrency: int | None = Field(None, ge=1, le=10_000)
     timeout_ms: int = Field(120_000, gt=0)
     category: list[str] | None = None

@@ -1,0 +1,129 @@
+"""Probe 10: `scoreboard verify` against forged and hostile reports.
+
+A real run (a loopback OpenAI-compatible server and a Python subject, two variants, two runs,
+an error, a conversation, a judge) is written by the CLI; each test forges one thing in a copy
+and runs `scoreboard verify` on it from the outside: a forgery is refused naming the field,
+hostile input gets a one-line answer and exit 1, never a traceback or a hang.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.servers.fake_provider import FakeProvider
+
+CASES = [
+    {"id": "a", "input": "alpha one", "expected": "alpha", "graders": [{"contains": "alpha"}]},
+    {"id": "b", "input": "beta two", "expected": "beta", "graders": [{"contains": "beta"}]},
+    {"id": "c", "input": "gamma three", "expected": "zzz", "graders": [{"contains": "zzz"}]},
+    {"id": "d", "input": "delta four", "expected": "delta", "graders": [{"contains": "delta"}]},
+    {"id": "conv", "conversation": {"topic": "survey", "notes": "47 birds.\n\nRain on Tuesday."},
+     "turns": [{"id": "t1", "question": "How many birds?", "graders": [{"contains": "birds"}]},
+               {"id": "t2", "question": "What happened on Tuesday?", "graders": [{"contains": "Tuesday"}]}]},
+]
+
+SUBJECT = '''
+def answer(input, skill, run):
+    text = input if isinstance(input, str) else str(input)
+    if "delta" in text and run == 1:
+        raise RuntimeError("boom on delta")
+    return text
+'''
+
+
+def sb(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    env = {**os.environ, "SCOREBOARD_STORE": "none", "FAKE_KEY": "x"}
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory) -> dict:
+    """The report of a real run: openai subject on loopback (priced, judged case b) and a python one."""
+    root = tmp_path_factory.mktemp("probe10")
+    (root / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in CASES), encoding="utf-8")
+    (root / "subj.py").write_text(SUBJECT, encoding="utf-8")
+    with FakeProvider(latency_ms=0) as server:
+        url = server.base_url + "/v1"
+        suite = {"name": "p10", "cases": "cases.jsonl", "runs": 2,
+                 "prices": {"m1": {"input_per_mtok": 1.0, "output_per_mtok": 2.0}},
+                 "budget": {"max_requests": 200}, "fail_under": {"oa": 0.5, "py": 0.9},
+                 "variants": {"oa": {"subject": {"type": "openai", "base_url": url, "model": "m1",
+                                                 "api_key_env": "FAKE_KEY", "params": {"max_tokens": 100}}},
+                              "py": {"subject": {"type": "python", "function": "subj:answer", "model_free": True}}}}
+        (root / "suite.json").write_text(json.dumps(suite), encoding="utf-8")
+        done = sb("run", "suite.json", "--no-progress", "--format", "json", cwd=root)
+    assert done.returncode == 2 and "gate FAILED: py" in done.stdout, done.stdout + done.stderr
+    (path,) = (root / "eval-results" / "p10").glob("*.json")
+    report = json.loads(path.read_text(encoding="utf-8"))
+    assert any(a["status"] == "error" for a in report["attempts"])
+    return report
+
+
+def verify(report: dict, tmp_path: Path, name: str = "r.json", text: str | None = None,
+           timeout: float = 60) -> subprocess.CompletedProcess:
+    (tmp_path / name).write_text(text if text is not None else json.dumps(report), encoding="utf-8")
+    return sb("verify", name, cwd=tmp_path, timeout=timeout)
+
+
+def refused(done: subprocess.CompletedProcess, *where: str) -> None:
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
+    assert "FAILED" in done.stdout, done.stdout + done.stderr
+    for w in where:
+        assert f"  {w}" in done.stdout, done.stdout
+
+
+def test_the_untouched_report_verifies(source, tmp_path):
+    done = verify(source, tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "verified, no mismatch" in done.stdout
+
+
+# ---- hostile numbers
+
+
+def test_a_huge_plan_runs_is_refused_at_once_not_counted_to(source, tmp_path):
+    """plan.runs = 10**30 walked every planned attempt (cases x variants x 10**30) and never ended."""
+    report = copy.deepcopy(source)
+    report["plan"]["runs"] = 10 ** 30
+    done = verify(report, tmp_path, timeout=60)
+    refused(done, "plan.runs")
+    assert "1 to 1000" in done.stdout
+
+
+def test_many_missing_attempts_are_named_up_to_a_bound_then_counted(source, tmp_path):
+    report = copy.deepcopy(source)
+    report["plan"]["runs"] = 1000
+    (tmp_path / "r.json").write_text(json.dumps(report), encoding="utf-8")
+    done = sb("verify", "r.json", "--json", cwd=tmp_path, timeout=60)
+    assert done.returncode == 1, done.stderr
+    missing = [m for m in json.loads(done.stdout)["mismatches"] if m["path"] == "attempts"]
+    assert len(missing) == 101  # the first 100 named, then how many more
+    assert missing[-1]["found"] == f"{6 * 2 * 1000 - 24 - 100} more missing"
+
+
+@pytest.mark.parametrize("where", ["gate", "plan-threshold", "budget"])
+def test_a_whole_number_past_a_doubles_range_is_named_not_an_internal_error(source, tmp_path, where):
+    """A gate threshold, a case threshold or a budget of 10**400 (valid JSON: 401 digits) was an
+    internal error, OverflowError: int too large to convert to float (exit 2)."""
+    report = copy.deepcopy(source)
+    if where == "gate":
+        report["gates"][0]["threshold"] = 10 ** 400
+        path = "gates[0].threshold"
+    elif where == "plan-threshold":
+        report["plan"]["cases"][0]["threshold"] = 10 ** 400
+        path = "plan.cases[0].threshold"
+    else:
+        report["plan"]["budget"]["max_cost_usd"] = 10 ** 400
+        path = "plan.budget.max_cost_usd"
+    done = verify(report, tmp_path)
+    refused(done, path)
+    assert "401 digits" in done.stdout
