@@ -162,3 +162,24 @@ def test_a_page_cursor_past_a_database_integer_is_a_page_not_a_500(two_versions,
         raise AssertionError(f"{exc.code}: {exc.read()[:200]!r}") from None
     assert after == {page: [], "next": None}
     assert len(before[page]) == 6 and before["next"] is None
+
+
+def test_a_trend_over_two_statistics_versions_says_so(two_versions, browser):
+    from tests.viewer.conftest import wait_ready
+
+    served, _ = two_versions
+    trend = fetch(f"{served.base}/api/trends?suite=demo")
+    assert trend["statistics_versions"] == [6, 7]
+    assert "version 6, version 7" in trend["statistics_note"]
+    assert sorted(p["statistics_version"] for p in trend["series"]["v1"]) == [6, 7]
+    page = browser.new_page()
+    try:
+        page.goto(served.url)
+        wait_ready(page)
+        page.goto(f"{served.base}/#/trends/demo")
+        wait_ready(page)
+        assert "more than one statistics version" in page.locator("#trend-statistics-versions").inner_text()
+        cells = page.locator("#trend-table tbody tr td:nth-child(4)").all_inner_texts()
+        assert sorted(c.rsplit("(", 1)[1] for c in cells) == ["statistics version 6)", "statistics version 7)"], cells
+    finally:
+        page.close()

@@ -149,6 +149,15 @@ def versions_note(a: int | None, b: int | None) -> str | None:
             "may come from the methods, not the runs; the paired statistics are computed here alike for both")
 
 
+def trend_versions_note(versions: list[int | None]) -> str | None:
+    """In words, when a trend's runs were summarised by more than one statistics version."""
+    if len(versions) < 2:
+        return None
+    said = ", ".join(f"version {v}" if v is not None else "one not stated" for v in versions)
+    return (f"these runs' figures were computed with more than one statistics version ({said}; each point's is in "
+            "the table): a step between runs of different versions may come from the methods, not the runs")
+
+
 def _side(run: dict) -> dict:
     return {k: run[k] for k in ("key", "run_id", "suite", "status", "started_at", "git_commit")}
 
@@ -241,7 +250,8 @@ def trend(db: Database, suite: str, limit: int = 60) -> dict:
                      "git_commit": r["git_commit"], "status": r["status"], "pass_rate": fig["pass_rate"],
                      "low": fig["ci_low"], "high": fig["ci_high"], "method": fig["ci_method"],
                      "field_accuracy": fig["field_accuracy"], "fa_low": fig["fa_low"], "fa_high": fig["fa_high"],
-                     "cost_per_case": fig["cost_per_case"], "metrics": _metrics(block), "change": None}
+                     "cost_per_case": fig["cost_per_case"], "metrics": _metrics(block), "change": None,
+                     "statistics_version": _stats_version(r)}
             if name in previous:
                 point["change"] = run_change(cache, previous[name], r["key"], name)
             previous[name] = r["key"]
@@ -251,7 +261,9 @@ def trend(db: Database, suite: str, limit: int = 60) -> dict:
             dq.setdefault(f"{item['a']} vs {item['b']}", []).append(
                 {"key": r["key"], "run_id": r["run_id"], "started_at": r["started_at"], "dq": item.get("dq"),
                  "low": ci.get("low"), "high": ci.get("high")})
+    versions = sorted({_stats_version(r) for r in runs}, key=lambda v: (v is None, v or 0))
     return {"suite": suite, "runs": len(runs), "series": series, "dq": dq, "alpha": ALPHA,
+            "statistics_versions": versions, "statistics_note": trend_versions_note(versions),
             "test": "two-sided exact sign test on per-unit outcomes against the previous run (cases matched by "
                     "id and input hash; a conversation's turns count once, as in the reports, each case outside any "
                     "as one unit); a marker where p < 0.05, each test on its own (no correction)"}

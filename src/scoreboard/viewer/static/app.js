@@ -326,7 +326,7 @@ async function trendsPage(suite) {
       const c = p.change;
       rows.push(el("tr", { class: c && c.significant ? "significant-row" : "" },
         el("td", { text: p.started_at }), el("td", {}, link(p.run_id, ["run", p.key])), el("td", { text: name }),
-        el("td", { text: `${pct(p.pass_rate)} [${pct(p.low)}–${pct(p.high)}]` }),
+        el("td", { text: `${pct(p.pass_rate)} [${pct(p.low)}–${pct(p.high)}]` + (t.statistics_note ? ` (statistics version ${p.statistics_version === null ? "not stated" : p.statistics_version})` : "") }),
         el("td", {}, c ? link(`${pText(c.sign_test_p)} (${counted(c.cases, c.unit)})` + (c.significant ? " significant" : ""), ["compare", c.previous, p.key]) : "first run"),
         el("td", {}, c ? el("ul", { class: "flags" }, c.flags.map((f) => el("li", { text: f }))) : "")));
     }
@@ -335,6 +335,7 @@ async function trendsPage(suite) {
   for (const [pair, points] of Object.entries(t.dq || {})) dq[pair] = points.map((p) => ({ x: p.started_at, y: p.dq, low: p.low, high: p.high, title: `${pair}: dQ ${num(p.dq)}` }));
   main(el("h1", {}, "Trends: ", el("span", { id: "trend-suite", text: suite })),
     el("p", { class: "muted", text: `${t.runs} run(s). Bars are 95% intervals (${[...new Set(Object.values(t.series).flat().map((p) => p.method).filter(Boolean))].map((m) => m + ": " + methodWords(m)).join("; ") || "method not recorded"}), a conversation or a case outside any as the unit; a ringed point differs from the previous run by the paired test (${t.test}).` }),
+    t.statistics_note ? el("p", { class: "notice", id: "trend-statistics-versions", text: t.statistics_note }) : null,
     el("div", { id: "trend-pass" }, chart("pass rate", pass, { min: 0, max: 1, percent: true })),
     Object.keys(fields).length ? chart("field accuracy (all fields)", fields, { min: 0, max: 1, percent: true }) : null,
     Object.keys(cost).length ? chart("cost per case (USD, when every cost is known)", cost, {}) : null,
