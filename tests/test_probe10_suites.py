@@ -58,7 +58,7 @@ def test_a_gate_on_a_reducer_the_suite_does_not_declare_is_refused_when_it_loads
     """`fail_under_metrics: {"reducer:max": 0.5}` with `reducers: [mean]`: the run went ahead and
     its gate failed on "reducer max n/a", saying neither why nor what to fix (exit 3), though
     the suite's reducers are known before anything runs."""
-    path = suite(tmp_path / "s", "graders: [{contains: ANSWER}]\nreducers: [mean, {kind: at_least, k: 2}]\n"
+    path = suite(tmp_path / "s", "graders: [{contains: ANSWER}]\nruns: 2\nreducers: [mean, {kind: at_least, k: 2}]\n"
                                  "fail_under_metrics: {\"reducer:max\": 0.5}\n")
     proc = cli(tmp_path, "run", str(path), "--output-dir", str(tmp_path / "out"))
     assert proc.returncode == 1, proc.stderr
@@ -98,3 +98,33 @@ def test_a_floor_outside_0_1_on_a_metric_of_scores_is_refused_as_a_share(tmp_pat
     proc = cli(tmp_path, "run", str(path), "--output-dir", str(tmp_path / "out"))
     assert proc.returncode == 0, proc.stderr
     assert "gate passed: reply: derived metric tripled 3 ≥ 2.5" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
+# ---- reducers whose figure could only be 0, or options that change nothing ---------------------
+
+def test_an_at_least_reducer_needing_more_runs_than_the_suite_makes_is_refused(tmp_path):
+    """`runs: 2` with `{kind: at_least, k: 3}`: no case can have 3 runs, so the reducer reported
+    "at_least_3: 0.0%" for a subject that passed every run, with no word why (a pass@K gate
+    with K above the runs is refused; this is the same figure)."""
+    body = "graders: [{contains: ANSWER}]\nruns: 2\nreducers: [max, {kind: at_least, k: 3}]\n"
+    path = suite(tmp_path / "s", body)
+    proc = cli(tmp_path, "run", str(path), "--output-dir", str(tmp_path / "out"))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("scoreboard: error")]
+    assert len(lines) == 1 and "suite.yaml:6, field 'reducers.1.k'" in lines[0], lines
+    assert "needs at least 3 runs of each case; the suite runs 2" in lines[0], lines
+    # --runs 3 makes it meaningful, and every run passed: 1, never 0
+    data = report(cli(tmp_path, "run", str(path), "--output-dir", str(tmp_path / "out"), "--runs", "3", "--json"))
+    assert data["summary"]["variants"]["reply"]["reducers"]["at_least_3"]["value"] == 1.0
+
+
+def test_k_or_value_on_a_reducer_that_reads_every_run_is_refused(tmp_path):
+    """`{kind: max, k: 2}` or `{kind: mean, value: 0.5}` (meant as at_least's options) ran as a
+    plain max or mean, the option ignored in silence."""
+    for i, (spec, extra) in enumerate((("{kind: max, k: 2}", "k"), ("{kind: mean, value: 0.5}", "value"))):
+        path = suite(tmp_path / f"s{i}", f"graders: [{{contains: ANSWER}}]\nruns: 2\nreducers: [{spec}]\n")
+        proc = cli(tmp_path, "run", str(path), "--output-dir", str(tmp_path / "out"))
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        lines = [line for line in proc.stderr.splitlines() if line.startswith("scoreboard: error")]
+        assert len(lines) == 1 and f"field 'reducers.0.{extra}'" in lines[0], lines
+        assert "is the at_least reducer's" in lines[0], lines

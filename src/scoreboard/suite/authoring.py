@@ -169,9 +169,16 @@ def declared_names(cfg: SuiteConfig, graders: dict[str, list[Grader]], warnings:
         aggregates[name] = aggregate
         names.add(name)
     names.add("score")
-    for r in cfg.reducers or []:
+    for i, r in enumerate(cfg.reducers or []):
         if not isinstance(r, str) and r.kind == "at_least" and r.k is None:
             raise ConfigError("the at_least reducer needs k", field="reducers")
+        if not isinstance(r, str) and r.kind != "at_least" and ({"k", "value"} & r.model_fields_set):
+            extra = sorted({"k", "value"} & r.model_fields_set)[0]
+            raise ConfigError(f"'{extra}' is the at_least reducer's: a {r.kind} reducer reduces every run and "
+                              f"takes neither k nor value", field=f"reducers.{i}.{extra}")
+        if not isinstance(r, str) and r.kind == "at_least" and r.k is not None and r.k > cfg.runs:
+            raise ConfigError(f"at_least k={r.k} needs at least {r.k} runs of each case; the suite runs "
+                              f"{cfg.runs} (runs, --runs), so its figure could only be 0", field=f"reducers.{i}.k")
         names.add("reducer:" + reducer_name(r if isinstance(r, str) else r.model_dump(exclude_none=True)))
     return names
 
