@@ -6,6 +6,7 @@ runAssertion / runAssertions and assertionsResult.ts AssertionsResult)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -141,9 +142,6 @@ tests:
     (tmp_path / "promptfooconfig.yaml").write_text(config)
     done = _scoreboard(["import", "promptfoo", "promptfooconfig.yaml", "--output", "out"], tmp_path)
     assert done.returncode in (0, 3), done.stdout + done.stderr
-    import shutil
-
-    shutil.copy(tmp_path / "say.sh", tmp_path / "out" / "say.sh")  # the exec: script is not copied
     run = _scoreboard(["run", "out/suite.yaml", "--output", "r.json"], tmp_path)
     assert run.returncode in (0, 1, 3), run.stdout + run.stderr
     by_id = {a["case_id"]: a for a in json.loads((tmp_path / "r.json").read_text())["attempts"]}
@@ -189,3 +187,53 @@ tests:
     # the mock subject's latency is above 0 ms and its cost a known 0
     assert by_id["lat0"]["status"] == "failed" and by_id["not-lat0"]["status"] == "passed"
     assert by_id["cost-neg"]["status"] == "failed" and by_id["not-cost-neg"]["status"] == "passed"
+
+
+def test_an_exec_provider_s_script_is_copied_beside_the_suite_and_one_outside_the_folder_is_listed(tmp_path):
+    # promptfoo runs `exec:./say.sh` in the config's folder (execFile with cwd basePath); the
+    # converted suite runs its command in its own folder, so the script must be there, still
+    # executable; a file outside the config's folder is never read
+    project = tmp_path / "project"
+    (project / "bin").mkdir(parents=True)
+    (project / "say.sh").write_text("#!/bin/sh\nprintf 'said %s' \"$1\"\n")
+    (project / "say.sh").chmod(0o755)
+    (project / "bin" / "helper.py").write_text("import sys\nprint('py ' + sys.argv[1])\n")
+    (tmp_path / "outside.sh").write_text("#!/bin/sh\necho secret\n")
+    (tmp_path / "outside.sh").chmod(0o755)
+    config = """prompts: ['{{q}}']
+providers:
+  - {id: 'exec:./say.sh', label: sh}
+  - {id: 'exec:python3 bin/helper.py', label: py}
+tests:
+  - vars: {q: hello}
+    assert: [{type: contains, value: hello}]
+"""
+    (project / "promptfooconfig.yaml").write_text(config)
+    done = _scoreboard(["import", "promptfoo", "project/promptfooconfig.yaml", "--output", "out"], tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = tmp_path / "out"
+    assert (out / "say.sh").read_text() == (project / "say.sh").read_text()
+    assert os.access(out / "say.sh", os.X_OK) and not os.access(out / "bin" / "helper.py", os.X_OK)
+    run = _scoreboard(["run", "out/suite.yaml", "--output", "r.json"], tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    outputs = {a["variant"]: a["output"]["text"] for a in json.loads((tmp_path / "r.json").read_text())["attempts"]}
+    assert outputs == {"sh": "said hello", "py": "py hello"}
+
+    (project / "promptfooconfig.yaml").write_text(config.replace("exec:./say.sh", "exec:../outside.sh"))
+    done = _scoreboard(["import", "promptfoo", "project/promptfooconfig.yaml", "--output", "out2"], tmp_path)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert not list(tmp_path.glob("out2/**/outside*")) and (tmp_path / "out2" / "bin" / "helper.py").exists()
+    assert "../outside.sh" in done.stdout and "copy it beside the suite" in (tmp_path / "out2" / "conversion-report.md").read_text()
+
+
+def test_a_file_the_config_names_never_replaces_the_suite_the_import_writes(tmp_path):
+    (tmp_path / "suite.yaml").write_text("#!/bin/sh\necho pwned\n")
+    (tmp_path / "promptfooconfig.yaml").write_text("""prompts: ['{{q}}']
+providers: ['exec:sh suite.yaml']
+tests:
+  - vars: {q: hello}
+""")
+    done = _scoreboard(["import", "promptfoo", "promptfooconfig.yaml", "--output", "out"], tmp_path)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "pwned" not in (tmp_path / "out" / "suite.yaml").read_text()
+    assert "not copied" in (tmp_path / "out" / "conversion-report.md").read_text()

@@ -188,8 +188,14 @@ def js_string(value: Any) -> str:
     return "null" if value is None else js_print(value)
 
 
+class Executable(bytes):
+    """The content of a copied file that was executable where it came from (a script an exec:
+    provider runs): written 0700, not 0600."""
+
+
 def write_output(out_dir: str, files: dict[str, str | bytes]) -> Path:
-    """Create DIR (it must not exist, or be empty) and write every file exclusively (0600)."""
+    """Create DIR (it must not exist, or be empty) and write every file exclusively (0600; an
+    `Executable`'s 0700)."""
     target = Path(out_dir)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise ConfigError("the output folder exists and is not empty (nothing is overwritten)", file=out_dir,
@@ -199,7 +205,7 @@ def write_output(out_dir: str, files: dict[str, str | bytes]) -> Path:
         path = target / rel
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         data = content.encode() if isinstance(content, str) else content
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o700 if isinstance(content, Executable) else 0o600)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
     return target

@@ -120,6 +120,9 @@ def import_promptfoo(config_path: str, out_dir: str, *, run_code: bool = False) 
     if ctx.python:
         files["promptfoo_asserts.py"] = PYTHON_HEADER + "\n\n" + "\n\n".join(ctx.python)
     for rel, text in ctx.copied.items():
+        if rel in files:  # a file the config names must not replace what the import writes
+            report.skip(rel, "a file the config names has the name of a file the import writes: not copied")
+            continue
         files[rel] = text
     report.counts.update({"prompts": len(prompts), "variants": len(variants), "cases": len(cases),
                           "graders": sum(len(c.get("graders") or []) for c in cases)})

@@ -11,7 +11,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .common import Report, Source
+from ..errors import ConfigError
+from .common import Executable, Report, Source
 from .promptfoo_env import EnvTags, http_headers
 
 _PARAMS = {"temperature": "temperature", "max_tokens": "max_tokens", "top_p": "top_p", "seed": "seed",
@@ -168,6 +169,26 @@ def _exec_argv(command: str) -> list[str]:
     return [m.group(1) or m.group(2) or m.group(0) for m in re.finditer(r"""[^\s"']+|"([^"]*)"|'([^']*)'""", command)]
 
 
+def _copy_scripts(argv: list[str], source: Source, report: Report, copied: dict, where: str) -> None:
+    """The files an exec: command names (promptfoo runs it in the config's folder, and hashes
+    every part that is a file there: getFileHashes) copied beside the suite, which runs the
+    command in its own folder; a part naming a file outside the config's folder is listed, not
+    copied (nothing outside the folder is read)."""
+    import os
+
+    for part in argv:
+        path = source.folder / part
+        if os.path.isabs(part) or not os.path.lexists(path) or os.path.isdir(path):
+            continue  # a program on PATH (python3, node) or an absolute one: run as named
+        try:
+            data = source.read_bytes(part, where)
+        except ConfigError as exc:
+            report.skip(where, f"exec provider: {exc.detail}; copy it beside the suite")
+            continue
+        rel = os.path.normpath(part)
+        copied[rel] = Executable(data) if os.access(path, os.X_OK) else data
+
+
 def _is_file(item: Any) -> bool:
     """isProviderConfigFileReference: file:// and .yaml, .yml or .json."""
     return isinstance(item, str) and item.startswith("file://") and item.endswith((".yaml", ".yml", ".json"))
@@ -245,7 +266,9 @@ def convert_providers(value: Any, source: Source, report: Report, copied: dict[s
             # src/providers/scriptCompletion.ts: argv = parseScriptParts(cmd) + [prompt,
             # JSON(options), JSON(context)], the output stdout.trim() with ANSI escapes stripped
             options = {k: v for k, v in item.items() if k != "id"} if isinstance(item, dict) else {}
-            subject = {"type": "command", "trim": True, "argv": _exec_argv(pid[len("exec:"):].strip()) + [
+            argv = _exec_argv(pid[len("exec:"):].strip())
+            _copy_scripts(argv, source, report, copied, where)
+            subject = {"type": "command", "trim": True, "argv": argv + [
                 "{input}", json.dumps(options), '{"vars": {vars}}']}
             report.note(f"{where}: exec provider: its context argument holds the test's vars only (promptfoo "
                         "also passes the prompt object and the test)")
