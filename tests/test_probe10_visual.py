@@ -108,3 +108,34 @@ def test_a_judge_that_refuses_is_a_judge_failure_saying_so_not_a_parse_error(tmp
     assert all(g["reason"] == f"judge failure: judge refused: {REFUSAL}" for g in grades), grades[0]["reason"]
     assert len(RefusingJudge.asked) == 4  # a refusal is not asked again as if it had not parsed
     assert all(g["judge"]["usage"]["requests"] == 1 for g in grades)
+    # no dQ at all is still said first, with the judge check, never left out
+    assert "  dQ a - b: n/a (no case has a pointwise score from both variants; judge failures: a 2, b 2)" \
+        in proc.stdout and "judge check never ran" in proc.stdout
+
+
+def test_the_lead_names_every_dq_pair_one_without_dq_as_n_a(tmp_path):
+    # Before: the lead ("dQ first") listed only the pairs that had a dQ; the pairs of a variant the
+    # judge refused throughout vanished from the terminal, the Markdown and the HTML in silence.
+    three_variants(tmp_path)
+    proc = scoreboard(["run", "suite.yaml", "--no-progress", "--format", "json,md", "--trust-unchecked-judge"],
+                      tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lead = proc.stdout.splitlines()[2:6]
+    assert lead[0].startswith("  dQ a - b: +2.00")
+    assert lead[1:] == ["  dQ a - c: n/a (no case has a pointwise score from both variants; judge failures: c 2)",
+                        "  dQ b - c: n/a (no case has a pointwise score from both variants; judge failures: c 2)",
+                        "  judge check never ran: these figures are unverified; trusted by --trust-unchecked-judge"]
+    markdown = next((tmp_path / "eval-results" / "three").glob("*.md")).read_text()
+    assert "- dQ b - c: n/a (no case has a pointwise score from both variants; judge failures: c 2)" in markdown
+
+
+def test_json_only_run_counts_the_cases_a_dq_left_out(tmp_path):
+    # Before: with --format json alone the terminal typed the plan without its cases, so a dQ over
+    # 1 of 2 cases read "on 1 case" (the case left out unsaid), and a pointwise suite was unknown.
+    three_variants(tmp_path, variants=("a", "b"))
+    (tmp_path / "mods.py").write_text(JUDGE_MODULE.replace('return "plain answer"',
+                                                           'return "REFUSEME" if input == "y" else "plain"'))
+    proc = scoreboard(["run", "suite.yaml", "--no-progress", "--format", "json", "--trust-unchecked-judge"],
+                      tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "on 1 of 2 cases (1 left out: a variant had no pointwise score there)" in proc.stdout

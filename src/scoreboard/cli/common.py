@@ -188,9 +188,10 @@ def print_outcome(outcome, *, to_stderr: bool) -> None:
     from ..record.terminal import print_summary
 
     typed = getattr(outcome, "record", None)
-    if typed is None:  # no rendering was made: type the head, without the plan's cases it does not show
-        head = outcome.head
-        typed = parse_report({**head, "plan": {**head["plan"], "cases": []}, "attempts": []},
+    if typed is None:  # no rendering was made: type the head, its plan's cases by id and graders only
+        head = outcome.head  # (the lead counts the cases and names every dQ pair of a pointwise suite)
+        cases = [{"id": c.get("id"), "graders": c.get("graders") or []} for c in head["plan"].get("cases") or ()]
+        typed = parse_report({**head, "plan": {**head["plan"], "cases": cases}, "attempts": []},
                              str(outcome.paths.get("json", "report")))
     print_summary(typed, outcome.paths, out_stream(to_stderr))
 

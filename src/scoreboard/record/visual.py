@@ -51,7 +51,14 @@ def lead_lines(report: Report) -> list[str]:
     check = judge_check_text(report)
     out = []
     planned = len(report.plan.cases)
-    for dq in judges.dq or ():
+    for dq in _pairs(report):
+        if isinstance(dq, tuple):  # a pair of a pointwise suite with no dQ: said, never left out
+            a, b = dq
+            failed = [f"{v} {judges.variants[v].judge_failures}" for v in (a, b)
+                      if v in judges.variants and judges.variants[v].judge_failures]
+            why = f"; judge failures: {', '.join(failed)}" if failed else ""
+            out.append(f"dQ {a} - {b}: n/a (no case has a pointwise score from both variants{why})")
+            continue
         ci = dq.ci
         method = f", {ci.method}" if ci is not None and ci.method else ""  # else the report's methods say it
         interval = f" (95% CI {ci.low:+.2f} to {ci.high:+.2f}{method})" \
@@ -79,6 +86,23 @@ def lead_lines(report: Report) -> list[str]:
     if out and check:
         out.append(check)
     return out
+
+
+def _pairs(report: Report) -> list:
+    """The dQ pairs in order; in a suite with a pointwise grader every pair of variants, a pair
+    with no dQ (no case scored in both: the judge failed or refused there, the page did not
+    render) as the tuple (a, b)."""
+    found = list(report.summary.judges.dq or ())
+    if not any(_is_pointwise(g) for c in report.plan.cases for g in c.graders):
+        return found
+    names = [v.name for v in report.plan.variants]
+    have = {(d.a, d.b): d for d in found} | {(d.b, d.a): d for d in found}
+    pairs = [have.get((a, b), (a, b)) for i, a in enumerate(names) for b in names[i + 1:]]
+    return pairs + [d for d in found if d not in pairs]
+
+
+def _is_pointwise(spec) -> bool:
+    return spec == "pointwise" or (isinstance(spec, dict) and "pointwise" in spec)
 
 
 def check_lines(report: Report) -> list[str]:
