@@ -64,6 +64,7 @@ EXAMPLES = {
     "not": ({"not": {"contains": ["42"]}}, None),
     "group": ({"group": {"graders": [{"contains": ["42"]}, {"regex": {"patterns": ["^p"]}, "weight": 2}],
                          "threshold": 0.5}}, None),
+    "inspect": ({"inspect": {"scorer": "match", "numeric": True}}, ["42", "forty-two"]),
 }
 
 ODD_OUTPUTS = [

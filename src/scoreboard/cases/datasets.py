@@ -45,7 +45,7 @@ class InspectFields(StrictSettings):
 
 
 INSPECT_ONLY = ("fields", "auto_id", "shuffle", "seed", "shuffle_choices", "limit", "dialect", "delimiter",
-                "encoding", "fieldnames", "multiple_correct", "cot", "template")
+                "encoding", "fieldnames", "multiple_correct", "cot", "template", "solver", "scorer")
 
 
 class DatasetSource(StrictSettings):
@@ -71,6 +71,9 @@ class DatasetSource(StrictSettings):
     multiple_correct: bool | None = None
     cot: bool = False
     template: str | None = None
+    #: an Inspect task's solver steps and scorers (cases/datasets_inspect_solver.py)
+    solver: list[str | dict] | None = None
+    scorer: list[str | dict] | None = None
     #: a sample naming a sandbox or setup script: refused ("error") or kept in metadata
     unsupported: Literal["error", "metadata"] = "error"
 
@@ -183,7 +186,17 @@ def _inspect_options(source: DatasetSource, shown_suite: str | None) -> dict:
             raise bad(f"the template would make a question of more than {MAX_FILLED:,} characters (a field's "
                       "width)", "template")
     fields = (source.fields or InspectFields()).model_dump()
-    return {"fields": fields, "auto_id": source.auto_id, "shuffle": shuffle, "shuffle_choices": choices_seed,
+    solver = scorer = None
+    if source.solver is not None or source.scorer is not None:
+        from .datasets_inspect_solver import parse_scorer, parse_solver, solve_case
+
+        given = sorted(k for k in ("multiple_correct", "cot", "template") if k in source.model_fields_set)
+        if given:
+            raise bad(f"{given[0]} is multiple_choice's: with solver: give it there", given[0])
+        solver = parse_solver(source.solver or ["generate"], bad)
+        scorer = parse_scorer(source.scorer or [], solver, bad)
+    return {"solver": solver, "scorer": scorer, "solve": solve_case if solver is not None else None,
+            "fields": fields, "auto_id": source.auto_id, "shuffle": shuffle, "shuffle_choices": choices_seed,
             "limit": source.limit or source.max_rows, "grader": source.grader, "multiple_correct":
             source.multiple_correct, "cot": source.cot, "template": source.template,
             "unsupported": source.unsupported}

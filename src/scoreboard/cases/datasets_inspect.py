@@ -293,7 +293,9 @@ def sample_to_case(s: dict, opts: dict, fields: dict) -> dict:
     if s.get("description"):
         case["notes"] = s["description"]
     choices = s["choices"]
-    if choices:
+    if opts.get("solver") is not None:  # an imported Inspect task's solvers and scorers
+        opts["solve"](s, opts, fields, case)  # datasets_inspect_solver.solve_case
+    elif choices:
         letters = [answer_character(i) for i in range(len(choices))]
         positions = target_positions(s["target"], len(choices), fields["target"])
         if not positions:

@@ -38,6 +38,39 @@ def add_evals_arguments(parser: argparse.ArgumentParser) -> None:
                              "written raises its limits to what its cases need")
 
 
+INSPECT_DESCRIPTION = """Convert the Inspect AI tasks of a task file (its @task functions) into DIR/suite.yaml
+(several tasks: DIR/<task>/suite.yaml, or the one --task names) with their dataset copied into DIR.
+The file is read statically: it is parsed, never imported or run, and no model is called. Exit 0:
+everything converted; 3: some items were not converted (see DIR/conversion-report.md, FILE:LINE
+each); 1: invalid input (a syntax error, no @task, a path leaving the file's folder), nothing
+written."""
+
+
+def add_inspect_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = INSPECT_DESCRIPTION
+    parser.add_argument("taskfile", metavar="TASKFILE.py", help="a Python file with @task functions")
+    parser.add_argument("--output", required=True, metavar="DIR", help="a new (or empty) folder")
+    parser.add_argument("--task", metavar="NAME", help="only this task (default: every task of the file)")
+    parser.add_argument("--model", metavar="MODEL", help="the subject: openai/NAME, anthropic/NAME or an "
+                        "OpenAI-compatible base URL (default: the Task's model=, else a placeholder)")
+
+
+def inspect_main(args: argparse.Namespace) -> int:
+    from ..importers.inspect_task import import_inspect
+
+    out, report, written = import_inspect(args.taskfile, args.output, task=args.task, model=args.model)
+    if len(written) == 1:
+        return _finish(out / written[0].removesuffix("suite.yaml"), report)
+    print(report.text(), end="")
+    for rel in written:
+        print(f"wrote {out / rel}; run it with: scoreboard run {out / rel}")
+    if report.left_out:
+        print(f"{plural(len(report.left_out), 'item')} {'was' if len(report.left_out) == 1 else 'were'} not "
+              f"converted (listed above and in {out / 'conversion-report.md'})")
+        return 3
+    return 0
+
+
 def _finish(out, report) -> int:
     print(report.text(), end="")
     if report.counts.get("cases", 0):

@@ -19,7 +19,7 @@ from .common import add_format_flag, check_report_output, finish, out_stream, pa
 
 NAME = "import"
 HELP = ("import outside material: comparison outputs or reviews into a report, a CSV into cases, a promptfoo "
-        "config or OpenAI Evals entries into a suite")
+        "config, OpenAI Evals entries or Inspect AI tasks into a suite")
 DESCRIPTION = ("Import outside material. KIND is one of the sub-commands below; "
                "`scoreboard import KIND --help` describes each.")
 
@@ -109,6 +109,8 @@ SUBCOMMANDS: dict[str, tuple[str, Callable, Callable]] = {
     # issue 15: other tools' suites
     "promptfoo": ("convert a promptfoo config into a scoreboard suite", *_suites("promptfoo")),
     "openai-evals": ("convert OpenAI Evals registry entries into a scoreboard suite", *_suites("evals")),
+    "inspect": ("convert an Inspect AI task file (@task functions, read without running it) into suites",
+                *_suites("inspect")),
 }
 
 

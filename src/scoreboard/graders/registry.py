@@ -58,6 +58,8 @@ GRADERS: dict[str, str] = {
     "javascript": "scoreboard.graders.javascript:JavascriptGrader",
     "not": "scoreboard.graders.negate:NotGrader",
     "group": "scoreboard.graders.group:GroupGrader",
+    # Inspect AI's built-in scorers, exactly (scoreboard import inspect)
+    "inspect": "scoreboard.graders.inspect_scorers:InspectGrader",
 }
 
 #: graders that call a model: not recomputable offline, and `rescore` needs --allow-judge

@@ -1,0 +1,313 @@
+"""An Inspect AI task file read statically: parsed by Python's ast module, never imported or run.
+
+What can be known without running it: the functions decorated `@task` / `@task(...)` /
+`@inspect_ai.task`, the `Task(...)` each returns, and the values of its arguments where they are
+literals, names of module constants (or of the function's own plain assignments, or its
+parameters' defaults) or concatenations of them. A call to an Inspect function (json_dataset,
+generate, match, ...) is kept as a Call; a call to anything else, an f-string with a
+computed part, a comprehension, a name bound in a loop or assigned twice is Unresolved, with
+the line and why, and the importer lists it as not converted.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ConfigError
+
+#: the most characters (or items) one resolved value may hold: `A = "x"; B = A + A; ...` doubles
+MAX_VALUE = 16 * 1024 * 1024
+MAX_ITEMS = 1_000_000
+MAX_DEPTH = 60
+
+
+@dataclass
+class Unresolved:
+    """A value the import cannot know without running the file."""
+
+    line: int
+    why: str
+
+
+@dataclass
+class FuncRef:
+    """A function defined in the file (a record_to_sample, a custom solver or scorer)."""
+
+    name: str
+    line: int
+
+
+@dataclass
+class Call:
+    """A call to an Inspect function: its name (the last part: json_dataset, match) and arguments."""
+
+    name: str
+    args: list
+    kwargs: dict
+    line: int
+
+    def arg(self, index: int, name: str, default: Any = None) -> Any:
+        if name in self.kwargs:
+            return self.kwargs[name]
+        return self.args[index] if index is not None and index < len(self.args) else default
+
+
+@dataclass
+class TaskDef:
+    name: str
+    function: str
+    line: int
+    task: Any  # a Call named Task, or Unresolved
+    skipped: list[tuple[int, str]] = field(default_factory=list)
+    params: dict = field(default_factory=dict)
+
+
+def unresolved_in(value: Any) -> Unresolved | None:
+    """The first Unresolved anywhere in a value (not inside Calls: their consumers look)."""
+    if isinstance(value, Unresolved):
+        return value
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    for item in items:
+        found = unresolved_in(item)
+        if found is not None:
+            return found
+    return None
+
+
+class Module:
+    """The file's imports, constants and functions, and a resolver over them."""
+
+    def __init__(self, tree: ast.Module):
+        self.aliases: dict[str, str] = {}  # local name -> Inspect's name (from inspect_ai imports)
+        self.modules: set[str] = set()  # local names of inspect_ai modules
+        self.constants: dict[str, Any] = {}  # name -> node (or Unresolved when bound otherwise)
+        self.functions: dict[str, ast.AST] = {}
+        for node in tree.body:
+            self._top(node)
+
+    def _bind(self, names: dict, name: str, value: Any, line: int) -> None:
+        names[name] = Unresolved(line, f"{name} is assigned more than once") if name in names else value
+
+    def _top(self, node: ast.AST) -> None:
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "inspect_ai":
+            for a in node.names:
+                self.aliases[a.asname or a.name] = a.name
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] == "inspect_ai":
+                    self.modules.add(a.asname or a.name.split(".")[0])
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            self.functions[node.name] = node
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                if isinstance(t, ast.Name) and node.value is not None:
+                    self._bind(self.constants, t.id, node.value, node.lineno)
+                else:
+                    for n in ast.walk(t):
+                        if isinstance(n, ast.Name):
+                            self._bind(self.constants, n.id, Unresolved(node.lineno, f"{n.id} is unpacked"),
+                                       node.lineno)
+        else:  # loops, ifs, with, augmented assignments: any name they bind is not a constant
+            for n in ast.walk(node):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                    self.constants[n.id] = Unresolved(getattr(node, "lineno", 0),
+                                                      f"{n.id} is bound by code (line {getattr(node, 'lineno', 0)})")
+
+    def inspect_name(self, node: ast.AST) -> str | None:
+        """The Inspect name a call's function refers to (`match`, `inspect_ai.scorer.match`)."""
+        if isinstance(node, ast.Name):
+            return self.aliases.get(node.id)
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if isinstance(node, ast.Name) and node.id in self.modules and parts:
+            return parts[0]
+        return None
+
+
+class Resolver:
+    """Values of expressions in one scope (a task function's locals and parameters, then the module)."""
+
+    def __init__(self, module: Module, local: dict | None = None):
+        self.module = module
+        self.local = local or {}
+        self.stack: list[str] = []
+        self.memo: dict[str, Any] = {}
+
+    def name(self, ident: str, line: int) -> Any:
+        if ident in self.memo:
+            return self.memo[ident]
+        if ident in self.stack or len(self.stack) > MAX_DEPTH:
+            return Unresolved(line, f"{ident} refers to itself")
+        for names in (self.local, self.module.constants):
+            if ident in names:
+                node = names[ident]
+                self.stack.append(ident)
+                try:
+                    value = node if isinstance(node, Unresolved) else node[1] if isinstance(node, tuple) \
+                        else self.value(node)
+                finally:
+                    self.stack.pop()
+                self.memo[ident] = value
+                return value
+        if ident in self.module.functions:
+            return FuncRef(ident, self.module.functions[ident].lineno)
+        if ident in self.module.aliases:
+            return Unresolved(line, f"{ident} is Inspect's function itself, not a call of it")
+        return Unresolved(line, f"{ident} is not a constant of the file")
+
+    def value(self, node: ast.AST, depth: int = 0) -> Any:
+        line = getattr(node, "lineno", 0)
+        if depth > MAX_DEPTH:
+            raise ConfigError("an expression nested too deeply to read", line=line)
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, (str, int, float, bool)) or node.value is None:
+                return node.value
+            return Unresolved(line, f"a {type(node.value).__name__} constant")
+        if isinstance(node, (ast.List, ast.Tuple)):
+            if any(isinstance(e, ast.Starred) for e in node.elts):
+                return Unresolved(line, "a list with *unpacking")
+            return [self.value(e, depth + 1) for e in node.elts]
+        if isinstance(node, ast.Dict):
+            out = {}
+            for k, v in zip(node.keys, node.values):
+                key = self.value(k, depth + 1) if k is not None else None
+                if not isinstance(key, (str, int, float, bool)):
+                    return Unresolved(line, "a dict whose keys are not constants")
+                out[key] = self.value(v, depth + 1)
+            return out
+        if isinstance(node, ast.Name):
+            return self.name(node.id, line)
+        if isinstance(node, ast.JoinedStr):
+            parts = []
+            for part in node.values:
+                if isinstance(part, ast.Constant):
+                    parts.append(str(part.value))
+                    continue
+                inner = self.value(part.value, depth + 1) if isinstance(part, ast.FormattedValue) else None
+                if part.conversion != -1 or part.format_spec is not None or not isinstance(inner, (str, int)) \
+                        or isinstance(inner, bool):
+                    return Unresolved(line, "an f-string with a computed part")
+                parts.append(str(inner))
+            return self._bounded("".join(parts), line)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = self.value(node.left, depth + 1), self.value(node.right, depth + 1)
+            for side in (left, right):
+                if isinstance(side, Unresolved):
+                    return side
+            if isinstance(left, str) and isinstance(right, str) or isinstance(left, list) and isinstance(right, list):
+                return self._bounded(left + right, line)
+            if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (left, right)):
+                return left + right
+            return Unresolved(line, "a + of values that are not both texts, lists or numbers")
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            inner = self.value(node.operand, depth + 1)
+            if isinstance(inner, (int, float)) and not isinstance(inner, bool):
+                return -inner if isinstance(node.op, ast.USub) else inner
+            return Unresolved(line, "a sign on something not a number")
+        if isinstance(node, ast.Call):
+            return self.call(node, depth)
+        return Unresolved(line, f"a {type(node).__name__} expression (code the import does not run)")
+
+    def _bounded(self, value: Any, line: int) -> Any:
+        if len(value) > (MAX_VALUE if isinstance(value, str) else MAX_ITEMS):
+            raise ConfigError(f"a value built from constants is larger than {MAX_VALUE:,} characters or "
+                              f"{MAX_ITEMS:,} items", line=line)
+        return value
+
+    def call(self, node: ast.Call, depth: int) -> Any:
+        line = node.lineno
+        name = self.module.inspect_name(node.func)
+        if name is None:
+            shown = ast.unparse(node.func)[:60]
+            return Unresolved(line, f"{shown}(...) calls code the import does not run")
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return Unresolved(line, f"{name}(...) with *args or **kwargs")
+        args = [self.value(a, depth + 1) for a in node.args]
+        kwargs = {k.arg: self.value(k.value, depth + 1) for k in node.keywords}
+        return Call(name, args, kwargs, line)
+
+
+def parse(text: str, shown: str) -> ast.Module:
+    """The file's syntax tree; a syntax error is one line naming the file and line."""
+    try:
+        return ast.parse(text, filename=shown)
+    except SyntaxError as exc:
+        raise ConfigError(f"not valid Python: {exc.msg}", file=shown, line=exc.lineno, field="syntax") from None
+    except (RecursionError, MemoryError, ValueError) as exc:
+        raise ConfigError(f"not Python the import reads ({type(exc).__name__}: nested too deeply or a NUL "
+                          "byte)", file=shown, field="syntax") from None
+
+
+def _is_task(module: Module, decorator: ast.AST) -> tuple[bool, ast.Call | None]:
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    name = module.inspect_name(target)
+    if name is None and isinstance(target, ast.Name) and target.id == "task" and "task" not in module.functions:
+        name = "task"
+    return name == "task", decorator if isinstance(decorator, ast.Call) else None
+
+
+def find_tasks(tree: ast.Module, shown: str) -> tuple[Module, list[TaskDef]]:
+    """Every @task function of the file, with the Task(...) its top-level `return` builds."""
+    module = Module(tree)
+    tasks = []
+    for node in tree.body:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        found = [call for ok, call in (_is_task(module, d) for d in node.decorator_list) if ok]
+        if not any(_is_task(module, d)[0] for d in node.decorator_list):
+            continue
+        name = node.name
+        for call in found:
+            for k in call.keywords if call else []:
+                if k.arg == "name":
+                    given = Resolver(module).value(k.value)
+                    if isinstance(given, str) and given:
+                        name = given
+        tasks.append(_task(module, node, name))
+    return module, tasks
+
+
+def _task(module: Module, node: ast.FunctionDef, name: str) -> TaskDef:
+    local: dict[str, Any] = {}
+    params: dict[str, Any] = {}
+    args = node.args
+    positional = args.posonlyargs + args.args
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    outer = Resolver(module)
+    for a, d in list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults)):
+        value = Unresolved(node.lineno, f"parameter {a.arg} has no default") if d is None else outer.value(d)
+        local[a.arg] = ("param", value)
+        params[a.arg] = value
+    for extra in (args.vararg, args.kwarg):
+        if extra is not None:
+            local[extra.arg] = Unresolved(node.lineno, f"*{extra.arg} is given when the task runs")
+    skipped: list[tuple[int, str]] = []
+    returned: Any = Unresolved(node.lineno, f"{node.name} has no return statement at its top level")
+    for stmt in node.body:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue  # a docstring
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for t in targets:
+                if isinstance(t, ast.Name):
+                    local[t.id] = Unresolved(stmt.lineno, f"{t.id} is assigned more than once") \
+                        if t.id in local and not isinstance(local[t.id], tuple) else stmt.value
+                    continue
+                skipped.append((stmt.lineno, "an assignment that unpacks is not read"))
+        elif isinstance(stmt, ast.Return) and stmt.value is not None:
+            returned = stmt.value
+        else:
+            skipped.append((stmt.lineno, f"a statement in {node.name}() is not run ({type(stmt).__name__}: only "
+                                         "plain assignments and the return are read)"))
+            for n in ast.walk(stmt):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                    local[n.id] = Unresolved(stmt.lineno, f"{n.id} is bound by code (line {stmt.lineno})")
+    task = returned if isinstance(returned, Unresolved) else Resolver(module, local).value(returned)
+    if not isinstance(task, Unresolved) and not (isinstance(task, Call) and task.name == "Task"):
+        task = Unresolved(getattr(returned, "lineno", node.lineno), f"{node.name} does not return Task(...)")
+    return TaskDef(name, node.name, node.lineno, task, skipped, params)

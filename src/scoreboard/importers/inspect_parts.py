@@ -1,0 +1,192 @@
+"""An Inspect task's solver, scorer, epochs, config and model as a suite's parts (see
+inspect_task.py). Each function takes the statically read values (inspect_ast.py) and a
+`skip(line, what)` that lists an item as not converted; what converts is returned."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .inspect_ast import Call, FuncRef, Unresolved, unresolved_in
+
+Skip = Callable[[int, str], None]
+_TEMPLATED = ("system_message", "user_message", "assistant_message", "prompt_template")
+_SCORER_OPTIONS = {"match": ("location", "ignore_case", "numeric"), "includes": ("ignore_case",), "exact": (),
+                   "f1": ("stop_words",), "pattern": ("pattern", "ignore_case", "match_all"), "answer": ("pattern",),
+                   "choice": ()}
+_SCORER_POSITIONAL = {"match": ["location"], "includes": ["ignore_case"], "pattern": ["pattern", "ignore_case",
+                                                                                        "match_all"],
+                      "answer": ["pattern"], "f1": ["answer_fn", "stop_words"]}
+_PARAMS = {"temperature": "temperature", "max_tokens": "max_tokens", "top_p": "top_p", "seed": "seed",
+           "stop_seqs": "stop", "frequency_penalty": "frequency_penalty", "presence_penalty": "presence_penalty"}
+_REDUCERS = {"mean": "mean", "max": "max", "median": "median", "mode": "mode"}
+
+
+def describe(value: Any) -> str:
+    if isinstance(value, Call):
+        return f"{value.name}(...)"
+    if isinstance(value, FuncRef):
+        return f"{value.name} (a function of the file, line {value.line})"
+    if isinstance(value, Unresolved):
+        return value.why
+    return repr(value)[:80]
+
+
+def line_of(value: Any, default: int) -> int:
+    return getattr(value, "line", default) or default
+
+
+def flatten_solver(value: Any, line: int, skip: Skip) -> list[Call]:
+    """A solver, a list of them or chain(...) as one list of calls (the rest listed)."""
+    if isinstance(value, list):
+        return [c for item in value for c in flatten_solver(item, line, skip)]
+    if isinstance(value, Call) and value.name == "chain":
+        return flatten_solver(list(value.args), value.line, skip)
+    if isinstance(value, Call):
+        return [value]
+    skip(line_of(value, line), f"solver {describe(value)}: not converted")
+    return []
+
+
+def solver_steps(calls: list[Call], template_text: Callable[[Any, int], Any], skip: Skip) -> tuple[list, dict]:
+    """The `solver:` steps of the cases entry, and request settings a step sets (max_tokens)."""
+    steps: list = []
+    params: dict = {}
+    done = None
+    for call in calls:
+        if done is not None:
+            skip(call.line, f"solver {call.name}(...) after {done}: a case is one generation, so it is not run")
+            continue
+        bad = unresolved_in(call.args) or unresolved_in(call.kwargs)
+        if call.name in _TEMPLATED:
+            template = template_text(call.arg(0, "template"), call.line)
+            extra = {k: v for k, v in call.kwargs.items() if k != "template"}
+            if bad is not None or not isinstance(template, str) or len(call.args) > 1 \
+                    or unresolved_in(extra) or any(isinstance(v, (Call, FuncRef)) for v in extra.values()):
+                skip(call.line, f"solver {call.name}(...): {describe(bad or template)} (not converted)")
+                continue
+            steps.append({call.name: {"template": template, "params": extra} if extra else template})
+        elif call.name == "chain_of_thought":
+            template = template_text(call.arg(0, "template"), call.line)
+            if bad is not None or not (template is None or isinstance(template, str)):
+                skip(call.line, f"solver chain_of_thought(...): {describe(bad or template)} (not converted)")
+                continue
+            steps.append({"chain_of_thought": {"template": template}} if template is not None else "chain_of_thought")
+        elif call.name == "multiple_choice":
+            options = {k: call.kwargs[k] for k in ("template", "cot", "multiple_correct") if k in call.kwargs}
+            if "template" in options:
+                options["template"] = template_text(options["template"], call.line)
+            other = sorted(set(call.kwargs) - {"template", "cot", "multiple_correct", "max_tokens"})
+            if bad is not None or call.args or other or not isinstance(options.get("template", ""), str):
+                skip(call.line, "solver multiple_choice(...): " + (describe(bad) if bad else
+                                                                 f"argument {(other or ['positional'])[0]} "
+                                                                 "is not converted"))
+                continue
+            if call.kwargs.get("max_tokens") is not None:
+                params["max_tokens"] = call.kwargs["max_tokens"]
+            steps.append({"multiple_choice": options} if options else "multiple_choice")
+            done = "multiple_choice(), which generates"
+        elif call.name == "generate":
+            if call.args or call.kwargs:
+                skip(call.line, "solver generate(...) with arguments: they are not converted (a plain generate)")
+            steps.append("generate")
+            done = "generate()"
+        else:
+            skip(call.line, f"solver {call.name}(...) is not converted (scoreboard sends the prompt once and grades "
+                            "the answer)")
+    return steps, params
+
+
+def scorers(value: Any, line: int, skip: Skip, notes: Callable[[str], None], choices: bool) -> list:
+    """The `scorer:` list of the cases entry (`choices`: a multiple_choice step was converted)."""
+    items = value if isinstance(value, list) else [] if value is None else [value]
+    out: list = []
+    for item in items:
+        if not isinstance(item, Call):
+            skip(line_of(item, line), f"scorer {describe(item)}: not converted")
+            continue
+        if item.name not in _SCORER_OPTIONS:
+            skip(item.line, f"scorer {item.name}(...) is not converted"
+                 + (" (a model grades: not converted)" if item.name.startswith("model_graded") else ""))
+            continue
+        if item.name == "choice" and not choices:
+            skip(item.line, "scorer choice() reads the answer multiple_choice() parsed, and no multiple_choice "
+                            "step was converted: not converted")
+            continue
+        options = dict(zip(_SCORER_POSITIONAL.get(item.name, []), item.args))
+        if len(item.args) > len(_SCORER_POSITIONAL.get(item.name, [])):
+            skip(item.line, f"scorer {item.name}(...): more positional arguments than it takes")
+            continue
+        options.update(item.kwargs)
+        bad = unresolved_in(options) or next((v for v in options.values() if isinstance(v, (Call, FuncRef))), None)
+        unknown = sorted(set(options) - set(_SCORER_OPTIONS[item.name]))
+        if bad is not None or unknown:
+            skip(item.line, f"scorer {item.name}(...): " + (describe(bad) if bad is not None
+                                                            else f"argument {unknown[0]} is not converted"))
+            continue
+        if item.name == "f1":
+            notes("f1(): Inspect reports the mean F1; each case's score is its F1 and it passes at F1 = 1")
+        out.append({item.name: options} if options else item.name)
+    if len(out) > 1:
+        notes("several scorers: Inspect reports each one; a scoreboard case passes when every grader passes")
+    return out
+
+
+def epochs(value: Any, line: int, skip: Skip) -> tuple[int | None, list | None]:
+    """(runs, reducers) of Task(epochs=N) or Epochs(N, reducer)."""
+    if value is None:
+        return None, None
+    reducer = None
+    if isinstance(value, Call) and value.name == "Epochs":
+        reducer = value.arg(1, "reducer")
+        value = value.arg(0, "epochs")
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 1000:
+        skip(line, f"epochs {describe(value)}: not converted (a whole number 1-1000)")
+        return None, None
+    out = []
+    for r in reducer if isinstance(reducer, list) else [] if reducer is None else [reducer]:
+        if isinstance(r, str) and r in _REDUCERS:
+            out.append(_REDUCERS[r])
+        elif isinstance(r, str) and r.startswith("at_least_") and r[9:].isdigit() and int(r[9:]) >= 1:
+            out.append({"kind": "at_least", "k": int(r[9:])})
+        else:
+            skip(line, f"epochs reducer {describe(r)} is not converted (mean, max, median, mode, at_least_k)")
+    return value, out or None
+
+
+def generate_config(value: Any, line: int, skip: Skip) -> dict:
+    """GenerateConfig(...) as the subject's params."""
+    if value is None:
+        return {}
+    if not (isinstance(value, Call) and value.name == "GenerateConfig") or value.args:
+        skip(line_of(value, line), f"config {describe(value)}: not converted")
+        return {}
+    params = {}
+    for key, v in value.kwargs.items():
+        if key in _PARAMS and not isinstance(v, (Unresolved, Call, FuncRef)) and unresolved_in(v) is None:
+            params[_PARAMS[key]] = v
+        else:
+            skip(value.line, f"config {key}={describe(v)}: not converted")
+    return params
+
+
+def subject(model: Any, line: int, cli_model: str | None, skip: Skip, note: Callable[[str], None]) -> dict:
+    """The suite's subject: --model, else Task(model=...), else a placeholder said in the report."""
+    given = cli_model if cli_model is not None else model
+    if given is None:
+        note("subject: Inspect names the model when the eval runs (--model); the suite's subject is openai "
+             "gpt-4o-mini: change `subject:` (or import with --model PROVIDER/MODEL or a base URL)")
+        return {"type": "openai", "model": "gpt-4o-mini"}
+    if not isinstance(given, str):
+        skip(line, f"model {describe(given)}: not converted; the suite's subject is a placeholder (openai "
+                   "gpt-4o-mini): fill in `subject:`")
+        return {"type": "openai", "model": "gpt-4o-mini"}
+    if given.startswith(("http://", "https://")):
+        named = model.split("/", 1)[1] if isinstance(model, str) and model.startswith("openai/") else "default"
+        note(f"subject: an OpenAI-compatible endpoint at {given}, model {named!r}")
+        return {"type": "openai", "base_url": given, "model": named}
+    provider, _, name = given.partition("/")
+    if provider in ("openai", "anthropic") and name:
+        return {"type": provider, "model": name}
+    skip(line, f"model {given!r}: only openai/... and anthropic/... models are converted; the suite's subject is a "
+               "placeholder (openai gpt-4o-mini): fill in `subject:`")
+    return {"type": "openai", "model": "gpt-4o-mini"}

@@ -1,0 +1,303 @@
+"""`scoreboard import inspect TASKFILE.py --output DIR`: Inspect AI tasks as scoreboard suites,
+read statically (inspect_ast.py): the file is parsed, never imported or run, and no model is
+called.
+
+Each @task function's Task(...) becomes DIR/suite.yaml (several tasks: DIR/<task>/suite.yaml,
+or the one `--task` names): its dataset a `cases: {format: inspect, ...}` entry (json_dataset,
+csv_dataset and file_dataset with their FieldSpec and options, the file copied into DIR; a
+MemoryDataset or list of Sample(...) written as DIR/samples.jsonl), its solver and scorer that
+entry's `solver:` and `scorer:` (cases/datasets_inspect_solver.py, graders/inspect_scorers.py),
+epochs the suite's runs (and reducers), config the subject's params, model (or --model) the
+subject. Everything else is listed in DIR/conversion-report.md with FILE:LINE.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..errors import ConfigError
+from ..safefile import DEFAULT_MAX_FILE_BYTES, FileRefused, read_regular
+from . import inspect_parts as parts
+from .common import Report, Source, write_output
+from .inspect_ast import Call, FuncRef, TaskDef, Unresolved, find_tasks, parse, unresolved_in
+
+_READERS = {"json_dataset": "json_file", "csv_dataset": "csv_file", "file_dataset": "file"}
+_OPTIONS = ("auto_id", "shuffle", "seed", "shuffle_choices", "limit", "dialect", "delimiter", "encoding",
+            "fieldnames")
+_IGNORED = ("name",)
+_FIELDS = ("input", "target", "choices", "id", "metadata", "sandbox", "files", "setup")
+_SAMPLE = ("input", "choices", "target", "id", "metadata", "sandbox", "files", "setup")
+_ROLES = {"ChatMessageSystem": "system", "ChatMessageUser": "user", "ChatMessageAssistant": "assistant"}
+_TASK_ARGS = ("dataset", "setup", "solver", "cleanup", "scorer")
+_TASK_READ = {"dataset", "setup", "solver", "scorer", "epochs", "config", "model", "name", "display_name", "version",
+              "metadata", "tags", "description"}
+
+
+class _Task:
+    """One task's conversion: its report lines, files and suite."""
+
+    def __init__(self, source: Source, report: Report, task: TaskDef, prefix: str, many: bool):
+        self.source, self.report, self.task, self.prefix = source, report, task, prefix
+        self.label = f"task {task.name}: " if many else ""
+        self.files: dict[str, str | bytes] = {}
+        self.originals: dict[str, str] = {}  # a copied file's name in DIR -> its path in the task's folder
+
+    def skip(self, line: int, what: str) -> None:
+        self.report.skip(f"{self.source.shown}:{line}", self.label + what)
+
+    def note(self, text: str) -> None:
+        self.report.note(self.label + text)
+
+    def template_text(self, value: Any, line: int) -> Any:
+        """Inspect's resource(): a template naming a file that exists is that file's text."""
+        if not isinstance(value, str) or "\n" in value or "{" in value or not value.strip() or len(value) > 255:
+            return value
+        try:
+            path = self.source.resolve(value, "template")
+        except ConfigError:
+            if "/" in value or value.endswith((".txt", ".md", ".jinja", ".tmpl")):
+                return Unresolved(line, f"template {value!r} names a file outside the task's folder: not read")
+            return value
+        if not path.is_file():
+            return value
+        self.note(f"template {value!r} (line {line}) is the file's text, as Inspect's resource() reads it")
+        return self.source.read_text(value, "template")
+
+    def convert(self, cli_model: str | None) -> dict | None:
+        task = self.task.task
+        for at, what in self.task.skipped:
+            self.skip(at, what)
+        for name, value in self.task.params.items():
+            if not isinstance(value, Unresolved):
+                self.note(f"parameter {name} of {self.task.function}() is its default, {value!r} (Inspect's -T "
+                          "would change it)")
+        if isinstance(task, Unresolved):
+            self.skip(task.line, f"the task is not converted: {task.why}")
+            return None
+        args = {name: task.args[i] for i, name in enumerate(_TASK_ARGS) if i < len(task.args)}
+        args.update(task.kwargs)
+        for name in sorted(set(args) - _TASK_READ):
+            if args[name] is not None:
+                self.skip(task.line, f"Task({name}=...) is not converted")
+        solver_calls = parts.flatten_solver(args.get("solver", Call("generate", [], {}, task.line)), task.line,
+                                            self.skip)
+        if args.get("setup") is not None:  # Inspect runs the setup solvers first
+            solver_calls = parts.flatten_solver(args["setup"], task.line, self.skip) + solver_calls
+        steps, step_params = parts.solver_steps(solver_calls, self.template_text, self.skip)
+        choices = any(s == "multiple_choice" or isinstance(s, dict) and "multiple_choice" in s for s in steps)
+        scorer = parts.scorers(args.get("scorer"), task.line, self.skip, self.note, choices)
+        if not scorer:
+            self.note("no scorer converted: the cases are run and not graded")
+        runs, reducers = parts.epochs(args.get("epochs"), task.line, self.skip)
+        params = {**parts.generate_config(args.get("config"), task.line, self.skip), **step_params}
+        subject = parts.subject(args.get("model"), task.line, cli_model, self.skip, self.note)
+        if params:
+            subject["params"] = params
+        suite: dict[str, Any] = {"name": self.task.name,
+                                 "description": f"Inspect task {self.task.name} ({Path(self.source.shown).name}:"
+                                                f"{self.task.line})"}
+        entry = self.dataset(args.get("dataset"), task.line)
+        if entry is not None:
+            entry["solver"], entry["scorer"] = steps or ["generate"], scorer
+            suite["cases"] = entry
+        suite["subject"] = subject
+        if runs is not None and runs > 1:
+            suite["runs"] = runs
+            if reducers:
+                suite["reducers"] = reducers
+        return suite
+
+    # ---- datasets -------------------------------------------------------------------------------
+
+    def dataset(self, value: Any, line: int) -> dict | None:
+        if isinstance(value, Call) and value.name in _READERS:
+            return self.file_dataset(value)
+        if isinstance(value, Call) and value.name == "MemoryDataset":
+            return self.memory(value.arg(0, "samples"), value.line)
+        if isinstance(value, list):
+            return self.memory(value, line)
+        if isinstance(value, Call) and value.name in ("hf_dataset", "example_dataset"):
+            self.skip(value.line, f"dataset {value.name}(...) is not converted (nothing is downloaded): save it as "
+                                  "a JSON or CSV file and use json_dataset / csv_dataset")
+        else:
+            self.skip(parts.line_of(value, line), f"dataset {parts.describe(value)}: not converted")
+        return None
+
+    def file_dataset(self, call: Call) -> dict | None:
+        path = call.arg(0, _READERS[call.name])
+        if not isinstance(path, str):
+            self.skip(call.line, f"dataset {call.name}(...): its path is {parts.describe(path)} (not converted)")
+            return None
+        if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", path):
+            self.skip(call.line, f"dataset {call.name}({path!r}): a remote file is not converted (nothing is "
+                                 "downloaded)")
+            return None
+        where = f"dataset.{_READERS[call.name]}"
+        try:
+            real = self.source.resolve(path, where)
+            data = self.source.read_bytes(path, where)
+        except ConfigError as exc:
+            raise ConfigError(exc.detail, file=self.source.shown, line=call.line, field=where) from None
+        entry: dict[str, Any] = {"format": "inspect"}
+        fields = call.arg(1, "sample_fields")
+        if isinstance(fields, Call) and fields.name == "FieldSpec":
+            spec = dict(zip(_FIELDS, fields.args)) | fields.kwargs
+            bad = unresolved_in(spec) or next((k for k in spec if k not in _FIELDS + ("description",)), None)
+            if bad is not None:
+                self.skip(fields.line, f"FieldSpec {parts.describe(bad) if not isinstance(bad, str) else bad}: "
+                                       "not converted, so the dataset is not")
+                return None
+            entry["fields"] = {k: v for k, v in spec.items() if v is not None}
+        elif fields is not None:
+            self.skip(call.line, f"sample_fields {parts.describe(fields)}: a record_to_sample "
+                      "function is not run, so the dataset is not converted (map the fields with FieldSpec)")
+            return None
+        for key, value in call.kwargs.items():
+            if key in _OPTIONS and value is not None and value is not False:
+                if isinstance(value, (Unresolved, Call, FuncRef)) or unresolved_in(value):
+                    self.skip(call.line, f"dataset {key}={parts.describe(value)}: not converted")
+                    return None
+                entry[key] = value
+            elif key == "fs_options" and value:
+                self.skip(call.line, "dataset fs_options: not converted")
+            elif key not in _OPTIONS + _IGNORED + (_READERS[call.name], "sample_fields", "fs_options"):
+                self.skip(call.line, f"dataset {key}=...: not converted")
+        if call.name == "csv_dataset" and "encoding" not in entry:
+            entry["encoding"] = "utf-8-sig"
+        name = self._name(real.relative_to(self.source.folder).as_posix(), call.name)
+        self.files[name] = data
+        entry["path"] = name
+        return {"format": "inspect", "path": name, **{k: v for k, v in entry.items() if k not in ("format", "path")}}
+
+    def _name(self, rel: str, reader: str) -> str:
+        """Where the copy goes: its path in the task's folder, under data/, with the extension that
+        makes our reader read it as Inspect's reader does."""
+        name = rel if "/" in rel else f"data/{rel}"
+        self.originals[name] = rel
+        suffix = Path(rel).suffix.lower()
+        if reader == "csv_dataset" and suffix != ".csv":
+            name += ".csv"
+        elif reader == "json_dataset" and suffix not in (".json", ".jsonl"):
+            name += ".json"
+        return name
+
+    def memory(self, samples: Any, line: int) -> dict | None:
+        if not isinstance(samples, list):
+            self.skip(parts.line_of(samples, line), f"dataset samples {parts.describe(samples)}: not converted")
+            return None
+        records = []
+        for item in samples:
+            record = self.sample(item, line)
+            if record is not None:
+                records.append(record)
+        if not records:
+            return None
+        self.files["samples.jsonl"] = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+        return {"format": "inspect", "path": "samples.jsonl"}
+
+    def sample(self, item: Any, line: int) -> dict | None:
+        if not (isinstance(item, Call) and item.name == "Sample"):
+            self.skip(parts.line_of(item, line), f"sample {parts.describe(item)}: not converted")
+            return None
+        record = dict(zip(_SAMPLE, item.args)) | item.kwargs
+        if isinstance(record.get("input"), list):
+            messages = []
+            for m in record["input"]:
+                if isinstance(m, Call) and m.name in _ROLES and not m.args[1:]:
+                    m = {"role": _ROLES[m.name], "content": m.arg(0, "content")}
+                messages.append(m)
+            record["input"] = messages
+        bad = unresolved_in(record) or next((v for v in record.values() if isinstance(v, (Call, FuncRef))), None)
+        if bad is None:
+            bad = next((m for m in record.get("input") or [] if isinstance(m, (Call, FuncRef))), None) \
+                if isinstance(record.get("input"), list) else None
+        unknown = sorted(set(record) - set(_SAMPLE) - {"description"})
+        if bad is not None or unknown:
+            self.skip(item.line, "Sample(...): " + (parts.describe(bad) if bad is not None else
+                                                   f"argument {unknown[0]} is not converted"))
+            return None
+        return {k: v for k, v in record.items() if v is not None}
+
+
+def _check(suite: dict, conv: _Task, source: Source, task: str) -> int:
+    """Load the cases as `scoreboard run` will (a problem is the reader's one-line error, naming
+    the dataset file in the task's folder, or the task file for its Sample(...) list); the
+    number of cases."""
+    from ..cases.datasets import load_dataset_records
+    from ..safefile import DEFAULT_MAX_FILE_BYTES as LIMIT
+
+    entry = suite["cases"]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / entry["path"]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        content = conv.files[entry["path"]]
+        path.write_bytes(content.encode() if isinstance(content, str) else content)
+        try:
+            return len(load_dataset_records(entry, Path(tmp), Path(tmp), LIMIT, source.shown))
+        except ConfigError as exc:
+            if entry["path"] == "samples.jsonl":
+                where = {"file": source.shown, "line": None,
+                         "detail": f"task {task}: Sample {exc.line}: {exc.detail}" if exc.line else exc.detail}
+            else:
+                original = str(Path(source.shown).parent / conv.originals[entry["path"]])
+                where = {"file": original if exc.file == str(path) else exc.file, "line": exc.line,
+                         "detail": f"task {task}: {exc.detail}"}
+            raise ConfigError(where["detail"], file=where["file"], line=where["line"], case_id=exc.case_id,
+                              field=exc.field) from None
+
+
+def import_inspect(path: str, out_dir: str, *, task: str | None = None,
+                   model: str | None = None) -> tuple[Path, Report, list[str]]:
+    """Convert the task file's tasks (or the one `task` names); write DIR. Returns the output
+    folder, the report and the suite files written (relative to it)."""
+    try:
+        raw = read_regular(path, limit=DEFAULT_MAX_FILE_BYTES, limit_name="limits.max_file_bytes")
+    except FileRefused as exc:
+        raise ConfigError(f"task file {exc.reason}", file=path) from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"not valid UTF-8 (byte {exc.start})", file=path,
+                          line=raw[: exc.start].count(b"\n") + 1) from None
+    source = Source(Path(path))
+    try:
+        _, tasks = find_tasks(parse(text, path), path)
+    except ConfigError as exc:
+        raise ConfigError(exc.detail, file=exc.file or path, line=exc.line, field=exc.field) from None
+    if not tasks:
+        raise ConfigError("no @task function in the file (Inspect finds none to run)", file=path, field="task")
+    if task is not None:
+        chosen = [t for t in tasks if task in (t.name, t.function)]
+        if not chosen:
+            raise ConfigError(f"no task {task!r} (the file's tasks: {', '.join(t.name for t in tasks)})",
+                              file=path, field="task")
+        tasks = chosen
+    many = len(tasks) > 1
+    report = Report(path)
+    files: dict[str, str | bytes] = {}
+    written, total, seen = [], 0, set()
+    for t in tasks:
+        folder = re.sub(r"[^A-Za-z0-9._-]+", "-", t.name).strip(".-") or "task"
+        while many and folder in seen:
+            folder += "-2"
+        seen.add(folder)
+        prefix = f"{folder}/" if many else ""
+        conv = _Task(source, report, t, prefix, many)
+        suite = conv.convert(model)
+        if suite is None:
+            continue
+        if "cases" in suite:
+            total += _check(suite, conv, source, t.name)
+        for rel, content in conv.files.items():
+            files[prefix + rel] = content
+        files[prefix + "suite.yaml"] = yaml.safe_dump(suite, sort_keys=False, allow_unicode=True, width=100)
+        written.append(prefix + "suite.yaml")
+    report.counts.update({"tasks": len(tasks), "suites": len(written), "cases": total})
+    files["conversion-report.md"] = report.text()
+    return write_output(out_dir, files), report, written
