@@ -183,3 +183,44 @@ def test_a_trend_over_two_statistics_versions_says_so(two_versions, browser):
         assert sorted(c.rsplit("(", 1)[1] for c in cells) == ["statistics version 6)", "statistics version 7)"], cells
     finally:
         page.close()
+
+
+def test_a_store_with_damaged_pages_is_a_one_line_error_naming_it(tmp_path):
+    """A store whose header reads but whose tables' pages are damaged ('database disk image is
+    malformed'): history and store verify say so in one line naming the file (exit 1), a run
+    warns and still writes its reports, and the viewer answers JSON naming the store, not
+    'internal error' (exit 2) and 'Server got itself in trouble'."""
+    import sqlite3
+
+    folder = project(tmp_path / "p")
+    assert sb("run", "suite.yaml", "--no-progress", "--store", "h.sqlite", cwd=folder).returncode == 0
+    db = sqlite3.connect(folder / "h.sqlite")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    roots = dict(db.execute("SELECT name, rootpage FROM sqlite_master WHERE type = 'table'"))
+    page = db.execute("PRAGMA page_size").fetchone()[0]
+    db.close()
+    raw = bytearray((folder / "h.sqlite").read_bytes())
+    for table in ("runs", "cases", "attempts"):
+        at = (roots[table] - 1) * page
+        raw[at:at + 2000] = b"\x0d\x00\x00\xff\xff" + b"\xee" * 1995
+    (folder / "h.sqlite").write_bytes(bytes(raw))
+    for command in (("history",), ("store", "verify", "x")):
+        done = sb(*command, "--store", "h.sqlite", cwd=folder)
+        assert done.returncode == 1, (command, done.stderr)
+        (line,) = done.stderr.splitlines()
+        assert "h.sqlite" in line and "field 'store'" in line and "damaged" in line, line
+    done = sb("run", "suite.yaml", "--no-progress", "--store", "h.sqlite", cwd=folder)
+    assert done.returncode == 0, done.stderr
+    assert "damaged" in done.stderr and "its report files are the record" in done.stderr
+    from tests.viewer.conftest import Served
+
+    served = Served("--store", "h.sqlite", cwd=folder)
+    try:
+        import urllib.error
+
+        with pytest.raises(urllib.error.HTTPError) as caught:
+            fetch(f"{served.base}/api/runs")
+        assert caught.value.code == 500
+        assert "damaged" in json.loads(caught.value.read())["error"]
+    finally:
+        served.stop()

@@ -102,7 +102,10 @@ class Database:
         return statement
 
     def execute(self, statement: str, params: Sequence = ()) -> Any:
-        return self.conn.execute(self.sql(statement), tuple(params))
+        try:
+            return self.conn.execute(self.sql(statement), tuple(params))
+        except sqlite3.DatabaseError as exc:
+            raise damaged(exc, self.location) from None
 
     def executemany(self, statement: str, rows: list[Sequence]) -> None:
         if rows:
@@ -118,7 +121,10 @@ class Database:
         """Rows of a query fetched in batches (a large result is never held whole)."""
         cursor = self.execute(statement, params)
         while True:
-            batch = cursor.fetchmany(size)
+            try:
+                batch = cursor.fetchmany(size)
+            except sqlite3.DatabaseError as exc:
+                raise damaged(exc, self.location) from None
             if not batch:
                 return
             yield from batch
@@ -167,6 +173,15 @@ class Database:
 
     def close(self) -> None:
         self.conn.close()
+
+
+def damaged(exc: sqlite3.DatabaseError, location: str) -> Exception:
+    """A SQLite file whose pages are damaged ('database disk image is malformed') is a one-line
+    error naming it, not an internal error; any other failure (busy, read-only) is left as it is."""
+    if type(exc) is not sqlite3.DatabaseError or "malformed" not in str(exc):
+        return exc  # (a file that is no database at all is refused on opening: 'cannot open the store')
+    return ConfigError(f"the store is damaged ({exc}): move it aside and `scoreboard store import eval-results/` "
+                       "stores the runs again from their reports", file=location, field="store")
 
 
 def read_only(location: str) -> ConfigError:

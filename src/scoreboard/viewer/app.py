@@ -134,6 +134,8 @@ class Viewer:
             response = await handler(request)
         except web.HTTPException as exc:
             response = exc
+        except ConfigError as exc:  # a store that fails to be read (a damaged file): said, not a bare 500
+            response = _error(500, str(exc))
         response.headers["Content-Security-Policy"] = CSP
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Referrer-Policy"] = "no-referrer"
