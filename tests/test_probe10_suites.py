@@ -128,3 +128,29 @@ def test_k_or_value_on_a_reducer_that_reads_every_run_is_refused(tmp_path):
         lines = [line for line in proc.stderr.splitlines() if line.startswith("scoreboard: error")]
         assert len(lines) == 1 and f"field 'reducers.0.{extra}'" in lines[0], lines
         assert "is the at_least reducer's" in lines[0], lines
+
+
+# ---- a threshold over graders that all weigh 0 -------------------------------------------------
+
+def test_a_threshold_on_a_case_whose_graders_all_weigh_0_is_refused_naming_the_case(tmp_path):
+    """`defaults: {threshold: 0.5}` with graders that are all `weight: 0` (metric-only): the case's
+    score is a weighted mean over no weight, so every attempt came out "NOT ASSESSED" with no
+    reason and the pass rate read n/a (0/0), whatever the subject answered."""
+    cases = [{"id": "c1", "input": "Paris"},
+             {"id": "c2", "input": "Rome", "graders": [{"contains": "Rome", "weight": 0, "metric": "m"}],
+              "replace": True},
+             {"id": "c3", "input": "Oslo", "graders": [{"contains": "Oslo", "weight": 1}]}]
+    body = ("defaults:\n  threshold: 0.5\n  graders: [{contains: ANSWER, weight: 0, metric: m}]\n")
+    path = suite(tmp_path / "s", body, cases)
+    proc = cli(tmp_path, "run", str(path), "--output-dir", str(tmp_path / "out"))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("scoreboard: error")]
+    assert len(lines) == 2, lines
+    for line, (n, cid) in zip(lines, ((1, "c1"), (2, "c2"))):
+        assert f"cases.jsonl:{n}, case '{cid}', field 'threshold'" in line, line
+        assert "every grader has weight 0" in line, line
+    assert not (tmp_path / "out").exists()
+    # one grader that weighs something decides it (c3: defaults' weight-0 grader plus its own)
+    path = suite(tmp_path / "ok", body, cases[2:])
+    data = report(cli(tmp_path, "run", str(path), "--output-dir", str(tmp_path / "out"), "--json"))
+    assert [(a["case_id"], a["status"], a["score"]) for a in data["attempts"]] == [("c3", "passed", 1.0)]

@@ -115,6 +115,19 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
+def _check_weights(case: Case, graders: list[Grader], where: dict) -> None:
+    """A case with a threshold whose every scoring grader has weight 0 has no score to reach it
+    (the weighted mean over no weight): every attempt would be unassessed, whatever the output."""
+    if case.threshold is None or case.scoring is not None:
+        return
+    counted = [g for g in graders if not (isinstance(g.spec, dict) and isinstance(g.spec.get("classify"), dict)
+                                          and g.spec["classify"].get("record_only") is True)]
+    if counted and all(getattr(g, "weight", 1) == 0 for g in counted):
+        raise ConfigError(f"threshold {case.threshold:g} on a case whose every grader has weight 0: its score "
+                          "(the weighted mean of its grades) has no weight to be taken over, so no attempt could "
+                          "pass or fail; give a grader a weight above 0", **{**where, "field": "threshold"})
+
+
 def resolve_graders(cfg: SuiteConfig, cases: list[Case], *, errors: Collector | None = None,
                     warnings: list[str] | None = None, source: str | None = None) -> dict[str, list[Grader]]:
     """Build each distinct grader spec once and check every case against its graders (with
@@ -200,6 +213,7 @@ def resolve_graders(cfg: SuiteConfig, cases: list[Case], *, errors: Collector | 
                     graders = []  # recorded, never graded
                 for grader in graders:
                     grader.check_case(case)
+                _check_weights(case, graders, where)
                 out[case.id] = graders
                 continue
             if own is None:
@@ -215,6 +229,7 @@ def resolve_graders(cfg: SuiteConfig, cases: list[Case], *, errors: Collector | 
                 graders = shared[key] = [build(s, case) for s in specs]
             for grader in graders:
                 grader.check_case(case)
+            _check_weights(case, graders, where)
             out[case.id] = graders
     if warnings is not None:
         warnings.extend(implicit_exact_warning(source, found) for source, found in implicit.items())
