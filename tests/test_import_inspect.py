@@ -459,3 +459,77 @@ def test_inspect_grader_pattern_is_bounded_and_numbers_read_as_inspect():
     assert grade({"scorer": "match", "numeric": True}, "the answer is 十二", "12").passed is True
     assert grade({"scorer": "match", "numeric": True}, "ANSWER: １２", "12").passed is True
     assert grade({"scorer": "match", "numeric": True}, "about <42", "42").passed is False
+
+
+# ---- chat input, format_template's rules, module import forms -------------------------------------
+
+CHAT_TASK = '''import inspect_ai
+import inspect_ai.solver as sv
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ChatMessageAssistant
+from inspect_ai.scorer import includes, match
+
+S = [
+    Sample(input=[ChatMessageSystem(content="Orig system."), ChatMessageUser(content="c1 first"),
+                  ChatMessageAssistant(content="ok"), ChatMessageUser(content="c1 second {n}")],
+           target="yes", id="c1", metadata={"n": 3, "prompt": "META", "items": ["x", "y"]}),
+    Sample(input="c2 plain {n}", target=["no", "nope"], id="c2", metadata={"n": 7.5, "items": ["p"]}),
+    Sample(input="c3 none", target="maybe", id="c3"),
+]
+TPL = "P={prompt} n={n:>4} first={items[0]} lit={{x}} style={style}"
+
+@task
+def chat():
+    return Task(dataset=MemoryDataset(S),
+                solver=sv.chain(sv.system_message("Second system {n}"), sv.prompt_template(TPL, style="terse"),
+                                sv.user_message("Then {items}"), sv.generate()),
+                scorer=[includes(), match("any")])
+
+@inspect_ai.task
+def dotted():
+    return Task(dataset=S, solver=sv.generate(), scorer=includes())
+'''
+
+
+def test_chat_samples_and_templates_follow_inspect(tmp_path):
+    write(tmp_path / "t.py", CHAT_TASK)
+    done = scoreboard(["import", "inspect", "t.py", "--output", "out"], tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = (tmp_path / "out/conversion-report.md").read_text()
+    assert "task dotted: dotted() (line 25): Inspect's `inspect eval FILE` (and FILE@dotted) does not find it" in report
+    grades, requests = run_suite(tmp_path, "out/chat/suite.yaml", {"c1": "YES indeed", "c2": "Nope.",
+                                                                   "c3": "maybe?"})
+    # Inspect: includes C and match("any") C on all three
+    assert all(g[0] == [("inspect", True, 1.0), ("inspect", True, 1.0)] for g in grades.values())
+    sent = {next(k for k in ("c1", "c2", "c3") if any(k in m["content"] for m in r["messages"])): r["messages"]
+            for r in requests}
+    # the messages Inspect sent, request for request
+    assert sent["c1"] == [
+        {"role": "system", "content": "Orig system."}, {"role": "system", "content": "Second system 3"},
+        {"role": "user", "content": "c1 first"}, {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": "P=c1 second {n} n=   3 first=x lit={x} style=terse"},
+        {"role": "user", "content": "Then ['x', 'y']"}]
+    assert sent["c2"] == [
+        {"role": "system", "content": "Second system 7.5"},
+        {"role": "user", "content": "P=c2 plain {n} n= 7.5 first=p lit={x} style=terse"},
+        {"role": "user", "content": "Then ['p']"}]
+    assert sent["c3"] == [
+        {"role": "system", "content": "Second system {n}"},
+        {"role": "user", "content": "P=c3 none n= {n} first={items[0]} lit={x} style=terse"},
+        {"role": "user", "content": "Then {items}"}]
+
+
+def test_a_template_naming_a_file_is_its_text_and_module_datasets_resolve(tmp_path):
+    write(tmp_path / "d.tsv", "input\ttarget\nhello\tworld\n")
+    write(tmp_path / "prompt.txt", "Q: {prompt}\nA:")
+    write(tmp_path / "t.py", "from inspect_ai import Task, task\nfrom inspect_ai.dataset import file_dataset\n"
+                             "from inspect_ai.scorer import includes\n"
+                             "from inspect_ai.solver import generate, prompt_template\n\n"
+                             "DATASET = file_dataset('d.tsv')\n\n@task\ndef tsv():\n    return Task(dataset=DATASET, "
+                             "solver=[prompt_template('prompt.txt'), generate()], scorer=includes())\n")
+    done = scoreboard(["import", "inspect", "t.py", "--output", "out"], tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    grades, requests = run_suite(tmp_path, "out/suite.yaml", {"hello": "the World"})
+    assert requests[0]["messages"] == [{"role": "user", "content": "Q: hello\nA:"}]
+    assert grades["1"][0] == [("inspect", True, 1.0)]

@@ -62,6 +62,8 @@ class TaskDef:
     task: Any  # a Call named Task, or Unresolved
     skipped: list[tuple[int, str]] = field(default_factory=list)
     params: dict = field(default_factory=dict)
+    #: `inspect eval FILE` lists it (its parser reads only a bare `@task` / `@task(...)`)
+    listed: bool = True
 
 
 def unresolved_in(value: Any) -> Unresolved | None:
@@ -268,7 +270,13 @@ def find_tasks(tree: ast.Module, shown: str) -> tuple[Module, list[TaskDef]]:
                     given = Resolver(module).value(k.value)
                     if isinstance(given, str) and given:
                         name = given
-        tasks.append(_task(module, node, name))
+        found_task = _task(module, node, name)
+        found_task.listed = any((d.func if isinstance(d, ast.Call) else d).__class__ is ast.Name and
+                                (d.func if isinstance(d, ast.Call) else d).id == "task" for d in node.decorator_list)
+        if isinstance(node, ast.AsyncFunctionDef):
+            found_task.task = Unresolved(node.lineno, f"async def {node.name}: Inspect's task functions are plain "
+                                                      "functions (it does not list this one)")
+        tasks.append(found_task)
     return module, tasks
 
 

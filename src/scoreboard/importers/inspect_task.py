@@ -77,6 +77,10 @@ class _Task:
             if not isinstance(value, Unresolved):
                 self.note(f"parameter {name} of {self.task.function}() is its default, {value!r} (Inspect's -T "
                           "would change it)")
+        if not self.task.listed:
+            self.note(f"{self.task.function}() (line {self.task.line}): Inspect's `inspect eval FILE` (and "
+                      f"FILE@{self.task.name}) does not find it, as it finds tasks by a bare @task decorator; converted "
+                      f"as the task it builds (eval({self.task.function}()) from Python runs it)")
         if isinstance(task, Unresolved):
             self.skip(task.line, f"the task is not converted: {task.why}")
             return None
