@@ -21,7 +21,8 @@ from tests.servers.fake_provider import FakeProvider
 
 CASES = [
     {"id": "a", "input": "alpha one", "expected": "alpha", "graders": [{"contains": "alpha"}]},
-    {"id": "b", "input": "beta two", "expected": "beta", "graders": [{"contains": "beta"}]},
+    {"id": "b", "input": "beta two", "expected": "beta",
+     "graders": [{"contains": "beta"}, {"llm-judge": {"rubric": "must say beta"}}]},
     {"id": "c", "input": "gamma three", "expected": "zzz", "graders": [{"contains": "zzz"}]},
     {"id": "d", "input": "delta four", "expected": "delta", "graders": [{"contains": "delta"}]},
     {"id": "conv", "conversation": {"topic": "survey", "notes": "47 birds.\n\nRain on Tuesday."},
@@ -55,6 +56,8 @@ def source(tmp_path_factory) -> dict:
         suite = {"name": "p10", "cases": "cases.jsonl", "runs": 2,
                  "prices": {"m1": {"input_per_mtok": 1.0, "output_per_mtok": 2.0}},
                  "budget": {"max_requests": 200}, "fail_under": {"oa": 0.5, "py": 0.9},
+                 "judge": {"type": "openai", "base_url": url, "model": "m1", "api_key_env": "FAKE_KEY",
+                           "params": {"max_tokens": 100}},
                  "variants": {"oa": {"subject": {"type": "openai", "base_url": url, "model": "m1",
                                                  "api_key_env": "FAKE_KEY", "params": {"max_tokens": 100}}},
                               "py": {"subject": {"type": "python", "function": "subj:answer", "model_free": True}}}}
@@ -127,3 +130,36 @@ def test_a_whole_number_past_a_doubles_range_is_named_not_an_internal_error(sour
     done = verify(report, tmp_path)
     refused(done, path)
     assert "401 digits" in done.stdout
+
+
+# ---- the ledger (requests block) against itself and against what the attempts measured
+
+
+def _hide_judges(r: dict) -> str:
+    """The judges' requests taken out of the ledger, which then adds up by itself."""
+    judge = r["requests"]["by_role"].pop("judge")
+    for key in ("sent", "completed"):
+        r["requests"][key] -= judge
+    return "requests.sent"
+
+
+LEDGER_FORGERIES = {
+    "tokens-lowered": lambda r: (r["requests"].__setitem__("tokens_spent", 5), "requests.tokens_spent")[1],
+    "cost-zeroed": lambda r: (r["requests"].update(cost_spent_usd=0.0, cost_known_usd=0.0),
+                              "requests.cost_known_usd")[1],
+    "cost-raised": lambda r: (r["requests"].__setitem__("cost_spent_usd", 99.0), "requests.cost_spent_usd")[1],
+    "completed-lowered": lambda r: (r["requests"].__setitem__("completed", 3), "requests.completed")[1],
+    "sent-raised": lambda r: (r["requests"].update(sent=500, completed=500), "requests.by_role")[1],
+    "judges-hidden": _hide_judges,
+    "billed-dropped": lambda r: (r["requests"].__setitem__("pending_unresolved", 1), "requests.possibly_billed")[1],
+}
+
+
+@pytest.mark.parametrize("forgery", sorted(LEDGER_FORGERIES))
+def test_a_forged_ledger_total_is_refused_naming_the_field(source, tmp_path, forgery):
+    """Each of these verified as 'no mismatch': the ledger was read only for the budget and for
+    sent >= the attempts' own requests (not their judges', tokens or cost)."""
+    report = copy.deepcopy(source)
+    assert report["requests"]["by_role"]["judge"] > 0 and report["requests"]["pending_unresolved"] == 0
+    where = LEDGER_FORGERIES[forgery](report)
+    refused(verify(report, tmp_path), where)

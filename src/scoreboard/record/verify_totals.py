@@ -182,11 +182,80 @@ def check_requests(v: Findings) -> None:
         v.add("requests", f"completed + failed <= sent ({sent})", sum(ended),
               "more requests ended than were sent", "requests")
     _check_never_sent(v, req, sent)
-    known = [((a.get("measurements") or {}).get("requests")) for a in v.report["attempts"]]
-    total = sum(x for x in known if is_number(x))
-    if is_number(sent) and total > sent:
-        v.add("requests.sent", f">= {total} (attempts' measured requests)", sent,
+    _check_ledger(v, req, sent)
+    _check_usage(v, req, sent)
+
+
+def _usages(report: dict):
+    """(where, usage) of each request-bearing record: an attempt's measurements and each of its
+    judge grades' usage (judge requests go through the same ledger)."""
+    for i, a in enumerate(report["attempts"]):
+        if isinstance(a.get("measurements"), dict):
+            yield jpath("attempts", i, "measurements"), a["measurements"]
+        for j, g in enumerate(a.get("grades") or []):
+            usage = ((g.get("judge") if isinstance(g, dict) else None) or {})
+            usage = usage.get("usage") if isinstance(usage, dict) else None
+            if isinstance(usage, dict):
+                yield jpath("attempts", i, "grades", j, "judge", "usage"), usage
+
+
+def _check_usage(v: Findings, req: dict, sent) -> None:
+    """The ledger holds at least what the attempts and their judges measured: their requests,
+    and the tokens and cost of those that sent any (a cached or recorded answer sent none)."""
+    requests = tokens = cost = 0
+    for _, usage in _usages(v.report):
+        n = usage.get("requests")
+        if not is_number(n):
+            continue
+        requests += n
+        if n > 0:
+            tokens += sum(usage[k] for k in ("input_tokens", "output_tokens") if is_number(usage.get(k)))
+            cost += usage["cost_usd"] if is_number(usage.get("cost_usd")) else 0
+    if is_number(sent) and requests > sent:
+        v.add("requests.sent", f">= {requests} (attempts' and judges' measured requests)", sent,
               "attempts measured more requests than the run sent", "requests")
+    spent = req.get("tokens_spent")
+    if is_number(spent) and tokens > spent:
+        v.add("requests.tokens_spent", f">= {tokens} (attempts' and judges' measured tokens)", spent,
+              "the ledger spent fewer tokens than the attempts measured", "requests")
+    known = req.get("cost_known_usd")
+    if is_number(known) and cost > known + 1e-9 * max(1.0, cost):
+        v.add("requests.cost_known_usd", f">= {round(cost, 10)} (attempts' and judges' measured cost)", known,
+              "the ledger spent less than the attempts measured", "requests")
+
+
+def _check_ledger(v: Findings, req: dict, sent) -> None:
+    """The ledger's own totals agree: requests by role add up to those sent; in a completed run
+    every request sent ended (completed, failed) or is pending (possibly billed, or in a batch);
+    each pending request is listed as possibly billed; the cost spent is the known cost unless
+    some is unknown."""
+    if not is_number(sent):
+        return
+    roles = req.get("by_role")
+    if isinstance(roles, dict) and all(is_number(n) for n in roles.values()) and sum(roles.values()) != sent:
+        v.add("requests.by_role", f"requests adding up to sent ({sent})", sum(roles.values()),
+              "requests by role do not add up to the requests sent", "requests")
+    parts = [req.get(k) for k in ("completed", "failed")] + [req.get(k, 0) for k in ("pending_unresolved",
+                                                                                   "batch_pending")]
+    if (v.report.get("run") or {}).get("status") == "completed" and all(is_number(x) for x in parts) \
+            and sum(parts) != sent:
+        v.add("requests.completed", f"completed + failed + pending_unresolved = sent ({sent})", sum(parts),
+              "a request of a completed run neither ended nor is listed as possibly billed", "requests")
+    billed, unresolved = req.get("possibly_billed"), req.get("pending_unresolved")
+    if isinstance(billed, list) and is_number(unresolved) and len(billed) < unresolved:
+        # (a cancelled batch's requests are listed too: they may still be billed)
+        v.add("requests.possibly_billed", f">= {unresolved} requests (pending_unresolved)", len(billed),
+              "a request left pending is not listed as possibly billed", "requests")
+    spent, known, unknown = req.get("cost_spent_usd"), req.get("cost_known_usd"), req.get("cost_unknown_requests")
+    if is_number(spent) and is_number(known) and abs(spent - known) > 1e-9 * max(1.0, abs(known)):
+        v.add("requests.cost_spent_usd", known, spent, "cost spent differs from the known cost with none unknown",
+              "requests")
+    if is_number(spent) and is_number(unknown) and unknown > 0:
+        v.add("requests.cost_spent_usd", None, spent, "a cost is given while some requests' cost is unknown",
+              "requests")
+    if spent is None and "cost_spent_usd" in req and unknown == 0 and not req.get("batch_pending"):
+        v.add("requests.cost_spent_usd", known, None, "cost unknown while every request's cost is known",
+              "requests")
 
 
 def check_conversations(v: Findings) -> None:
