@@ -533,3 +533,15 @@ def test_a_template_naming_a_file_is_its_text_and_module_datasets_resolve(tmp_pa
     grades, requests = run_suite(tmp_path, "out/suite.yaml", {"hello": "the World"})
     assert requests[0]["messages"] == [{"role": "user", "content": "Q: hello\nA:"}]
     assert grades["1"][0] == [("inspect", True, 1.0)]
+
+
+def test_an_unseeded_shuffle_is_listed_not_refused(tmp_path):
+    """Inspect shuffles in another order on every run without a seed; the reader refuses an
+    unseeded shuffle, so the import used to stop with exit 1 on a valid task file."""
+    write(tmp_path / "s.jsonl", '{"input": "a", "target": "b"}\n{"input": "c", "target": "d"}\n')
+    write(tmp_path / "t.py", "from inspect_ai import Task, task\nfrom inspect_ai.dataset import json_dataset\n\n"
+                             "@task\ndef sh():\n    return Task(dataset=json_dataset('s.jsonl', shuffle=True))\n")
+    done = scoreboard(["import", "inspect", "t.py", "--output", "out"], tmp_path)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "t.py:6: dataset shuffle=True without a seed" in (tmp_path / "out/conversion-report.md").read_text()
+    assert "shuffle" not in yaml.safe_load((tmp_path / "out/suite.yaml").read_text())["cases"]

@@ -172,6 +172,12 @@ class _Task:
                 self.skip(call.line, "dataset fs_options: not converted")
             elif key not in _OPTIONS + _IGNORED + (_READERS[call.name], "sample_fields", "fs_options"):
                 self.skip(call.line, f"dataset {key}=...: not converted")
+        for key in ("shuffle", "shuffle_choices"):
+            seed = entry.get("seed") if key == "shuffle" else None
+            if entry.get(key) is True and seed is None:  # Inspect: another order on every run
+                self.skip(call.line, f"dataset {key}=True without a seed: Inspect draws another order on every "
+                                     f"run; not converted (the cases keep the file's order; give {key} a seed)")
+                del entry[key]
         if call.name == "csv_dataset" and "encoding" not in entry:
             entry["encoding"] = "utf-8-sig"
         name = self._name(real.relative_to(self.source.folder).as_posix(), call.name)
