@@ -224,3 +224,30 @@ def test_a_store_with_damaged_pages_is_a_one_line_error_naming_it(tmp_path):
         assert "damaged" in json.loads(caught.value.read())["error"]
     finally:
         served.stop()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_search_folds_every_letter_not_only_a_to_z(tmp_path, request, backend):
+    """`history --search ökonom` finds the variant Ökonom and a case search in the viewer finds
+    the case Éclair-1 from 'éCLAIR': SQLite's LOWER folded only A-Z while the pattern was folded
+    by Python, so no search holding a capital beyond ASCII ever matched."""
+    folder = project(tmp_path / "p")
+    (folder / "suite.yaml").write_text(SUITE.replace("  v1:", "  Ökonom:"))
+    (folder / "cases.jsonl").write_text(json.dumps({"id": "Éclair-1", "input": "a", "expected": "yes"}) + "\n"
+                                        + json.dumps({"id": "other", "input": "a", "expected": "yes"}) + "\n")
+    store = "h.sqlite" if backend == "sqlite" else request.getfixturevalue("postgres").create_database(
+        f"p10s{os.getpid()}")
+    done = sb("run", "suite.yaml", "--no-progress", "--store", store, "--tag", "Ünique", cwd=folder)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for words in ("ökonom", "ÖKONOM", "ünique", "Ünique"):
+        listed = sb("history", "--store", store, "--search", words, "--json", cwd=folder)
+        assert len(json.loads(listed.stdout)["runs"]) == 1, words
+    from tests.viewer.conftest import Served
+
+    served = Served("--store", store, cwd=folder)
+    try:
+        (run,) = fetch(f"{served.base}/api/runs?search=%C3%B6KONOM")["runs"]
+        found = fetch(f"{served.base}/api/runs/{run['key']}/cases?search=%C3%A9CLAIR")["cases"]
+        assert [c["case_id"] for c in found] == ["Éclair-1"]
+    finally:
+        served.stop()

@@ -28,6 +28,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..record.files import make_private_dirs
+from .sqlitefile import connect, file_uri
 from .migrations import MIGRATIONS
 
 #: how long a writer waits for another's lock before retrying, and how often it retries
@@ -299,8 +300,7 @@ def _open_sqlite(path: Path) -> Database:
     try:
         if not os.access(path, os.W_OK):
             return Database(_read_only_sqlite(path), str(path), readonly=True)
-        conn = sqlite3.connect(_file_uri(path), uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_S,
-                               check_same_thread=False)
+        conn = connect(file_uri(path), timeout=BUSY_TIMEOUT_S)
         try:
             # another program's database is refused before anything (even its journal mode) changes
             refuse_foreign(Database(conn, str(path)))
@@ -319,21 +319,11 @@ def _open_sqlite(path: Path) -> Database:
     return Database(conn, str(path))
 
 
-def _file_uri(path: Path) -> str:
-    """The file a path names, as a SQLite URI: SQLite itself reads a name beginning 'file:' as a
-    URI and ':memory:' as no file at all, so `--store file:h.sqlite` wrote h.sqlite (with the
-    default mode, not owner-only) and `--store :memory:` kept nothing."""
-    from urllib.parse import quote
-
-    return "file:" + quote(str(path.absolute()))
-
-
 def _read_only_sqlite(path: Path) -> sqlite3.Connection:
     """A connection that only reads. A WAL database needs its -shm file: when that cannot be
     made and no -wal file exists, no writer has the database open, and it is read as immutable."""
-    uri = _file_uri(path.resolve())
-    conn = sqlite3.connect(uri + "?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S, check_same_thread=False,
-                           isolation_level=None)
+    uri = file_uri(path.resolve())
+    conn = connect(uri + "?mode=ro", timeout=BUSY_TIMEOUT_S)
     try:
         conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
         return conn
@@ -341,7 +331,7 @@ def _read_only_sqlite(path: Path) -> sqlite3.Connection:
         conn.close()
         if Path(str(path) + "-wal").exists():
             raise
-    return sqlite3.connect(uri + "?immutable=1", uri=True, check_same_thread=False, isolation_level=None)
+    return connect(uri + "?immutable=1")
 
 
 def migrate(db: Database) -> list[int]:
