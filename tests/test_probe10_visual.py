@@ -139,3 +139,43 @@ def test_json_only_run_counts_the_cases_a_dq_left_out(tmp_path):
                       tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "on 1 of 2 cases (1 left out: a variant had no pointwise score there)" in proc.stdout
+
+
+SCRIPTED_PAGE = ('<!doctype html><html><body><div id="app"></div><script>document.getElementById("app").innerHTML = '
+                 '"<h1>Harbor Lights Cinema</h1><p>Films every night by the sea</p>";</script></body></html>')
+STYLED_PAGE = ("<!doctype html><html><head><style>h1{color:#e76f51}</style></head><body><h1>Garden centre</h1>"
+               "<p>Plants, pots and advice for every garden</p></body></html>")
+
+
+def check_suite_files(tmp_path: Path, degrade: list[str]) -> None:
+    (tmp_path / "mods.py").write_text(JUDGE_MODULE)
+    (tmp_path / "cases.jsonl").write_text('{"id": "c1", "input": "x"}\n')
+    (tmp_path / "garden.html").write_text(STYLED_PAGE)
+    (tmp_path / "cinema.html").write_text(SCRIPTED_PAGE)
+    (tmp_path / "controls.jsonl").write_text(
+        '{"id": "garden", "input": "A garden centre", "output": "@garden.html"}\n'
+        '{"id": "cinema", "input": "A cinema", "output": "@cinema.html"}\n')
+    (tmp_path / "suite.yaml").write_text(
+        "name: chk\ncases: cases.jsonl\nvariants:\n  a: {subject: \"python:mods:a\"}\n"
+        "graders: [{pointwise: {dimensions: [content, clarity]}}]\njudge: \"python:mods:judge\"\n"
+        f"instrument: {{controls: controls.jsonl, degrade: {json.dumps(degrade)}, repeats: 2}}\n")
+
+
+def test_a_degradation_that_leaves_a_control_as_it_was_is_refused_naming_it(tmp_path):
+    # Before: a control whose text its script writes was "truncated" and "shuffled" into the very
+    # same page; a judge scoring the two alike (rightly) failed the check for it, blamed on the judge.
+    check_suite_files(tmp_path, ["blank", "truncated"])
+    proc = scoreboard(["run", "suite.yaml", "--stage", "check", "--no-progress"], tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert "controls.jsonl" in line and ":2" in line and "cinema" in line and "instrument.degrade" in line, line
+    assert "degradation 'truncated' leaves this control's page as it was" in line
+    assert not (tmp_path / "eval-results").exists()
+
+
+def test_degradations_that_change_every_control_still_run(tmp_path):
+    check_suite_files(tmp_path, ["blank", "no-images"])
+    (tmp_path / "cinema.html").write_text(SCRIPTED_PAGE.replace("<body>", "<body><img src=x.png>"))
+    (tmp_path / "garden.html").write_text(STYLED_PAGE.replace("<body>", "<body><svg width=9 height=9></svg>"))
+    proc = scoreboard(["run", "suite.yaml", "--stage", "check", "--no-progress", "--format", "json"], tmp_path)
+    assert "instrument check" in proc.stdout, proc.stdout + proc.stderr

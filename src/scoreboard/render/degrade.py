@@ -172,6 +172,18 @@ class _Shuffled(_Rewriter):
         return _WORD.sub(lambda _m: next(self.words, ""), data)
 
 
+#: why a degradation can leave a page as it was (its copy would be the good page, judged as worse)
+UNCHANGED = {"unstyled": "it has no <style>, stylesheet <link> or style attribute (styles its script sets stay)",
+             "truncated": "it has no text outside its scripts to cut (text its script writes stays)",
+             "shuffled": "it has no words outside its scripts to shuffle, or only one word over and over",
+             "no-images": "it has no image, <svg>, <canvas>, <video>, frame or CSS url() image to remove"}
+
+
+def unchanged(page: str, degraded: str) -> bool:
+    """Whether a degraded copy is the page itself, as the rewriter re-emits it untouched."""
+    return degraded == _Rewriter().rewrite(page)
+
+
 def degrade(page: str, how: str, seed: int = 0) -> str:
     """The page's HTML made worse in one way (see DEGRADATIONS)."""
     if how == "blank":

@@ -11,7 +11,7 @@ from ..cases.controls import Control, load_controls
 from ..errors import ConfigError
 from ..graders.registry import JUDGE_GRADERS
 from ..hashing import sha256_json
-from ..render.degrade import degrade
+from ..render.degrade import UNCHANGED, degrade, unchanged
 from ..render.detect import page_source
 from ..subjects.control import ControlSubject
 from .config import PairwiseConfig
@@ -66,7 +66,15 @@ def check_suite(suite: Suite, root: str | None = None) -> Suite:
                               line=control.case.line, case_id=control.case.id, field="output")
         seed = int(sha256_json([cfg.seed, control.case.id])[:8], 16)
         for how in inst.degrade:
-            outputs[how][control.case.id] = degrade(page.html, how, seed)
+            worse = degrade(page.html, how, seed)
+            if how in UNCHANGED and unchanged(page.html, worse):
+                # the "degraded" copy would be the good page: a judge that scores both alike (rightly)
+                # would fail the check for it
+                raise ConfigError(f"degradation {how!r} leaves this control's page as it was: {UNCHANGED[how]}; "
+                                  "drop it from instrument.degrade or give the control its own \"degraded\" outputs",
+                                  file=control.case.source, line=control.case.line, case_id=control.case.id,
+                                  field="instrument.degrade")
+            outputs[how][control.case.id] = worse
         for name, text in control.supplied.items():
             outputs[f"supplied:{name}"][control.case.id] = text
     variants = [Variant(name, ControlSubject(name, outs)) for name, outs in outputs.items()]
