@@ -545,3 +545,12 @@ def test_an_unseeded_shuffle_is_listed_not_refused(tmp_path):
     assert done.returncode == 3, done.stdout + done.stderr
     assert "t.py:6: dataset shuffle=True without a seed" in (tmp_path / "out/conversion-report.md").read_text()
     assert "shuffle" not in yaml.safe_load((tmp_path / "out/suite.yaml").read_text())["cases"]
+
+
+def test_a_solver_that_never_generates_is_listed(tmp_path):
+    write(tmp_path / "t.py", "from inspect_ai import Task, task\nfrom inspect_ai.dataset import Sample\n"
+                             "from inspect_ai.solver import system_message\n\n@task\ndef t():\n"
+                             "    return Task(dataset=[Sample(input='a', target='b')], solver=[system_message('s')])\n")
+    done = scoreboard(["import", "inspect", "t.py", "--output", "out"], tmp_path)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "t.py:7: the solver never generates" in (tmp_path / "out/conversion-report.md").read_text()

@@ -95,6 +95,9 @@ class _Task:
             solver_calls = parts.flatten_solver(args["setup"], task.line, self.skip) + solver_calls
         steps, step_params = parts.solver_steps(solver_calls, self.template_text, self.skip)
         choices = any(s == "multiple_choice" or isinstance(s, dict) and "multiple_choice" in s for s in steps)
+        if not choices and "generate" not in steps:  # Inspect never calls the model: every output is empty
+            self.skip(task.line, "the solver never generates (no generate() or multiple_choice()): Inspect scores an "
+                                 "empty output; converted with one generation at the end")
         scorer = parts.scorers(args.get("scorer"), task.line, self.skip, self.note, choices)
         if not scorer:
             self.note("no scorer converted: the cases are run and not graded")
