@@ -163,3 +163,15 @@ def test_a_forged_ledger_total_is_refused_naming_the_field(source, tmp_path, for
     assert report["requests"]["by_role"]["judge"] > 0 and report["requests"]["pending_unresolved"] == 0
     where = LEDGER_FORGERIES[forgery](report)
     refused(verify(report, tmp_path), where)
+
+
+@pytest.mark.parametrize("version", [8, 10 ** 400], ids=["8", "401-digits"])
+def test_a_statistics_version_above_this_builds_is_refused_not_taken_on_its_word(source, tmp_path, version):
+    """summary.methods.version = 8 (or 10**400) verified as 'no mismatch': a version other than
+    this build's has its intervals left unchecked, so a forger raised it and edited them freely."""
+    report = copy.deepcopy(source)
+    report["summary"]["methods"]["version"] = version
+    report["summary"]["variants"]["py"]["pass_rate_ci"]["low"] = 0.6
+    done = verify(report, tmp_path)
+    refused(done, "summary.methods.version")
+    assert "newer than this build's" in done.stdout

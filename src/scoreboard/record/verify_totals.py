@@ -24,9 +24,14 @@ def check_summary(v: Findings) -> dict | None:
         return None
     methods = recorded.get("methods")
     version = methods.get("version", 1) if isinstance(methods, dict) else 1 if methods is None else None
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        v.add("summary.methods.version", f"a statistics version (1..{STATS_VERSION})", version,
-              "unknown statistics version", "summary")
+    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= STATS_VERSION:
+        # no build wrote a version above its own: one above this build's hides every interval
+        # from the check (it cannot be recomputed here), so it is not taken on its word
+        v.add("summary.methods.version", f"a statistics version (1..{STATS_VERSION})",
+              version if not isinstance(version, int) or abs(version) < 10 ** 15 else f"{len(str(version))} digits",
+              "unknown statistics version" + (f" (newer than this build's, {STATS_VERSION}: a newer scoreboard "
+                                              "verifies it)" if isinstance(version, int) and version > STATS_VERSION
+                                              else ""), "summary")
     try:
         summary = stats.summarize(v.report["plan"], v.report["attempts"], v.report.get("pairwise"),
                                   reviews=v.report.get("reviews"))
