@@ -52,3 +52,48 @@ def test_a_relative_folder_is_the_current_one_after_a_chdir(tmp_path, monkeypatc
         sys.modules.pop("where_p9", None)
         for entry in [p for p in sys.path if p.startswith(str(tmp_path))]:
             sys.path.remove(entry)
+
+
+def _suite_with_helper(folder, verdict: str, entry: str) -> None:
+    folder.mkdir()
+    (folder / "helpers_p10.py").write_text(f"VERDICT = {verdict!r}\n", encoding="utf-8")
+    (folder / entry).write_text("import helpers_p10\n\ndef check(*args, **kwargs):\n"
+                                "    return helpers_p10.VERDICT\n", encoding="utf-8")
+
+
+def test_two_suites_whose_code_imports_a_same_named_helper_each_get_their_own(tmp_path):
+    # the pytest plugin (or a notebook) loads several suites in one process; each grader file and
+    # python subject imports `helpers_p10` from beside it, and the second got the first's
+    from scoreboard.graders.code import load_callable
+
+    _suite_with_helper(tmp_path / "a", "from a", "checks_p10a.py")
+    _suite_with_helper(tmp_path / "b", "from b", "checks_p10b.py")
+    _suite_with_helper(tmp_path / "c", "from c", "subject_p10c.py")
+    _suite_with_helper(tmp_path / "d", "from d", "subject_p10d.py")
+    try:
+        fn_a, _ = load_callable({"file": str(tmp_path / "a" / "checks_p10a.py"), "function": "check"}, "grader")
+        fn_b, _ = load_callable({"file": str(tmp_path / "b" / "checks_p10b.py"), "function": "check"}, "grader")
+        assert (fn_a(), fn_b()) == ("from a", "from b")
+        sub_c = import_from("subject_p10c", [str(tmp_path / "c")])
+        sub_d = import_from("subject_p10d", [str(tmp_path / "d")])
+        assert (sub_c.check(), sub_d.check()) == ("from c", "from d")
+        assert fn_a() == "from a"  # what was loaded keeps its own helper
+    finally:
+        for name in [n for n in sys.modules if n.startswith(("helpers_p10", "subject_p10"))]:
+            del sys.modules[name]
+        for folder in "abcd":
+            if str(tmp_path / folder) in sys.path:
+                sys.path.remove(str(tmp_path / folder))
+
+
+def test_a_user_folder_never_drops_the_standard_library(tmp_path):
+    import json
+
+    (tmp_path / "json.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "subject_p10e.py").write_text("def f():\n    return 1\n", encoding="utf-8")
+    try:
+        import_from("subject_p10e", [str(tmp_path)])
+        assert sys.modules["json"] is json
+    finally:
+        sys.modules.pop("subject_p10e", None)
+        sys.path.remove(str(tmp_path))

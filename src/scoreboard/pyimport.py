@@ -30,15 +30,40 @@ def _inside(path: str | None, folder: str) -> bool:
     return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def import_from(module_name: str, folders: list[str]) -> ModuleType:
-    """`importlib.import_module(module_name)` with `folders` (first wins) searched first."""
-    # absolute: the import system keeps one listing per sys.path entry, and a relative one ('.')
-    # would be another folder's after a chdir (the listing is refreshed by mtime alone)
+#: the folders of user code this process put on sys.path, each once
+_USER_FOLDERS: list[str] = []
+
+
+def prefer_folders(folders: list[str]) -> list[str]:
+    """Put `folders` (first wins) first on sys.path, as absolute paths (the import system keeps
+    one listing per sys.path entry, and a relative one ('.') would be another folder's after a
+    chdir: the listing is refreshed by mtime alone). A module an earlier user folder provided
+    (a `helpers.py` that another suite's code imported) whose name one of these folders provides
+    too is dropped from the cache, so `import helpers` here finds this folder's. Only modules of
+    user folders are dropped, never the standard library's or an installed package's."""
     folders = [os.path.abspath(f) for f in folders]
     for folder in reversed(folders):
         if folder in sys.path:
             sys.path.remove(folder)
         sys.path.insert(0, folder)
+    others = [f.rstrip(os.sep) + os.sep for f in _USER_FOLDERS if f not in folders]
+    _USER_FOLDERS.extend(f for f in folders if f not in _USER_FOLDERS)
+    if not others:
+        return folders
+    mine = tuple(f.rstrip(os.sep) + os.sep for f in folders)
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str) or not file.startswith(tuple(others)) or file.startswith(mine):
+            continue
+        if any(_provides(name.split(".")[0], f) for f in folders):
+            del sys.modules[name]
+    importlib.invalidate_caches()
+    return folders
+
+
+def import_from(module_name: str, folders: list[str]) -> ModuleType:
+    """`importlib.import_module(module_name)` with `folders` (first wins) searched first."""
+    folders = prefer_folders(folders)
     top = module_name.split(".")[0]
     home = next((f for f in folders if _provides(top, f)), None)
     cached = sys.modules.get(top)

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..pyimport import function_like, import_from, in_daemon_thread
+from ..pyimport import function_like, import_from, in_daemon_thread, prefer_folders
 from . import user_stdout
 from .base import Grader, check_keys, option_error, refuse_code, short
 from .code_result import normalise_result
@@ -70,10 +70,8 @@ def _import_file(path: Path, what: str):
         raise option_error(what, f"cannot load {str(path)!r} as a Python file")
     module = importlib.util.module_from_spec(spec)
     # its folder first on sys.path, as `python checks.py` has it: `import helpers` beside it works
-    folder = str(path.resolve().parent)
-    if folder in sys.path:
-        sys.path.remove(folder)
-    sys.path.insert(0, folder)
+    # (this folder's helpers, not another suite's imported earlier)
+    prefer_folders([str(path.resolve().parent)])
     try:
         spec.loader.exec_module(module)
     except (Exception, SystemExit) as exc:  # the user's file raised (or called sys.exit) while importing
