@@ -175,3 +175,11 @@ def test_a_statistics_version_above_this_builds_is_refused_not_taken_on_its_word
     done = verify(report, tmp_path)
     refused(done, "summary.methods.version")
     assert "newer than this build's" in done.stdout
+
+
+def test_a_real_runs_gates_under_a_dry_run_flag_are_refused(source, tmp_path):
+    """run.dry_run set on a report with gates verified: a dry run evaluates none (its answers are
+    the mock's), so the flag and the gates cannot both be true."""
+    report = copy.deepcopy(source)
+    report["run"]["dry_run"] = True
+    refused(verify(report, tmp_path), "gates")
