@@ -251,3 +251,30 @@ def test_a_search_folds_every_letter_not_only_a_to_z(tmp_path, request, backend)
         assert [c["case_id"] for c in found] == ["Éclair-1"]
     finally:
         served.stop()
+
+
+def test_the_run_page_says_when_its_report_is_gone_or_changed(tmp_path, browser):
+    from tests.viewer.conftest import Served, wait_ready
+
+    folder = project(tmp_path / "p")
+    for name in ("gone", "edited", "kept"):
+        done = sb("run", "suite.yaml", "--no-progress", "--store", "h.sqlite", "--output", f"{name}.json", cwd=folder)
+        assert done.returncode == 0, done.stdout + done.stderr
+    (folder / "gone.json").unlink()
+    (folder / "edited.json").write_text((folder / "edited.json").read_text() + "\n")
+    served = Served("--store", "h.sqlite", cwd=folder)
+    page = browser.new_page()
+    try:
+        keys = {r["run_id"]: r["key"] for r in fetch(f"{served.base}/api/runs")["runs"]}
+        states = {name: fetch(f"{served.base}/api/runs/{key}")["report_state"] for name, key in keys.items()}
+        assert states == {"gone": "missing", "edited": "changed", "kept": "present"}
+        page.goto(served.url)
+        wait_ready(page)
+        for name, words in (("gone", "not there now"), ("edited", "changed since it was stored"), ("kept", None)):
+            page.goto(f"{served.base}/#/run/{keys[name]}")
+            wait_ready(page)
+            row = page.locator("tr", has=page.locator("th", has_text="report")).first.inner_text()
+            assert (words in row) if words else ("not there" not in row and "changed" not in row), row
+    finally:
+        page.close()
+        served.stop()

@@ -179,6 +179,7 @@ class Viewer:
         found = await self.call(get_run, self.db, request.match_info["key"])
         if found is None:
             return _error(404, "no such run")
+        found["report_state"] = report_state(found)
         return json_response(found)
 
     async def cases(self, request: web.Request) -> web.Response:
@@ -303,6 +304,22 @@ def _host_ok(host: str) -> bool:
         return ipaddress.ip_address(name.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def report_state(run: dict) -> str | None:
+    """Whether the report the store names is still where it was written: "present", "missing" or
+    "changed" (not the size stored); None where this cannot be told here (no report, or a run
+    recorded on another machine)."""
+    from ..store.liveness import this_host
+
+    path, host = run.get("report_path"), run.get("host")
+    if not path or (host and host != this_host()):
+        return None
+    try:
+        size = Path(path).stat().st_size
+    except OSError:
+        return "missing"
+    return "changed" if run.get("report_bytes") not in (None, size) else "present"
 
 
 def _int(value: str | None) -> int | None:

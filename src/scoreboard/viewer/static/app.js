@@ -196,7 +196,7 @@ async function runPage(key, params) {
   const head = el("table", {}, el("tbody", {},
     [["suite", run.suite], ["run id", run.run_id], ["status", (run.status ?? "") + (run.note ? ` (${run.note})` : "")], ["started", run.started_at],
       ["finished", run.finished_at], ["git commit", (run.git_commit || "unknown") + (run.git_branch ? ` (${run.git_branch})` : "")],
-      ["report", run.report_path || "not written"], ["report SHA-256", run.report_sha256 || ""],
+      ["report", (run.report_path || "not written") + (run.report_state === "missing" ? " (not there now: deleted or moved since it was stored; the store keeps its rows, store verify needs the file)" : run.report_state === "changed" ? " (changed since it was stored: not the size recorded; scoreboard store verify checks it)" : "")], ["report SHA-256", run.report_sha256 || ""],
       ["attempts", `${run.attempts ?? "?"} of ${run.planned ?? "?"} planned` + notRun(run.figures)], ["recorded", `${run.source} at ${run.recorded_at}`],
       ["tags", run.tags.join(", ")]].map(([k, v]) => el("tr", {}, el("th", { text: k }), el("td", { text: v ?? "" })))));
   const others = el("span");
