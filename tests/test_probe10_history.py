@@ -278,3 +278,21 @@ def test_the_run_page_says_when_its_report_is_gone_or_changed(tmp_path, browser)
     finally:
         page.close()
         served.stop()
+
+
+def test_a_commit_filter_that_is_no_commit_prefix_is_an_error_not_an_empty_list(tmp_path, two_versions):
+    import urllib.error
+
+    folder = project(tmp_path / "p")
+    assert sb("run", "suite.yaml", "--no-progress", "--store", "h.sqlite", cwd=folder).returncode == 0
+    for given in ("XYZ!", "%", "4c2_"):
+        done = sb("history", "--store", "h.sqlite", "--commit", given, cwd=folder)
+        assert done.returncode == 1, done.stdout
+        (line,) = done.stderr.splitlines()
+        assert "--commit" in line and "not a commit prefix" in line, line
+    assert sb("history", "--store", "h.sqlite", "--commit", "4C22", cwd=folder).returncode == 0
+    served, _ = two_versions
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        fetch(f"{served.base}/api/runs?commit=xyz%21")
+    assert caught.value.code == 400 and "not a commit prefix" in json.loads(caught.value.read())["error"]
+    assert fetch(f"{served.base}/api/runs?commit=4c22")["runs"] == []

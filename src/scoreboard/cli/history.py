@@ -82,13 +82,16 @@ def main(args: argparse.Namespace) -> int:
     from ..errors import ConfigError
     from ..store.queries import MAX_LIMIT
 
+    from ..store.filters import check_commit
+
     status, since, until = check_status(args.status), check_time(args.since, "--since"), check_time(args.until, "--until")
+    commit = check_commit(args.commit)
     if not 1 <= args.limit <= MAX_LIMIT:  # not clamped in silence: the hint below would be wrong
         raise ConfigError(f"must be from 1 to {MAX_LIMIT}, got {args.limit}", flag="--limit")
     store = open_existing(args.store)
     try:
         f = RunFilter(suite=args.suite, variant=args.variant, status=status, since=since, until=until,
-                      tag=args.tag, commit=args.commit, search=args.search)
+                      tag=args.tag, commit=commit, search=args.search)
         runs, more = list_runs(store.db, f, limit=args.limit)
     finally:
         store.close()

@@ -44,6 +44,7 @@ from ..store.queries import (
     run_exists,
     suites,
 )
+from ..store.filters import check_commit
 from .figures import compare_runs, trend
 from .reviews import ReviewError, review_from_form
 
@@ -170,6 +171,7 @@ class Viewer:
         try:  # a status or date it cannot read is an error, as in `scoreboard history`, not an empty list
             f.status = check_status(f.status, "status")
             f.since, f.until = check_time(f.since, "since"), check_time(f.until, "until")
+            f.commit = check_commit(f.commit, "commit")
         except ConfigError as exc:
             return _error(400, f"{exc.flag}: {exc.detail}")
         page, nxt = await self.call(list_runs, self.db, f, limit=clamp(q.get("limit")), cursor=q.get("cursor"))
