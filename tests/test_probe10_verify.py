@@ -183,3 +183,12 @@ def test_a_real_runs_gates_under_a_dry_run_flag_are_refused(source, tmp_path):
     report = copy.deepcopy(source)
     report["run"]["dry_run"] = True
     refused(verify(report, tmp_path), "gates")
+
+
+def test_a_judge_runs_no_suite_can_plan_is_refused(source, tmp_path):
+    """plan.judge_runs = 10**30 verified as 'no mismatch' (a suite asks each judgment 1 to 15 times)."""
+    report = copy.deepcopy(source)
+    report["plan"]["judge_runs"] = 10 ** 30
+    done = verify(report, tmp_path)
+    refused(done, "plan.judge_runs")
+    assert "1 to 15" in done.stdout

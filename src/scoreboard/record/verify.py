@@ -104,14 +104,16 @@ class _Verifier(Findings):
             if not isinstance(v, dict) or not isinstance(v.get("name"), str):
                 self.add(jpath("plan.variants", i), "an object with a name", v, "plan variant malformed", "structure")
                 ok = False
-        runs = plan.get("runs")
-        from ..suite.config import MAX_RUNS
+        from ..suite.config import MAX_JUDGE_RUNS, MAX_RUNS
 
-        if not isinstance(runs, int) or isinstance(runs, bool) or not 1 <= runs <= MAX_RUNS:
-            # above the suite's bound no run planned it, and the checks would count to it
-            self.add("plan.runs", f"an integer from 1 to {MAX_RUNS}", _shown(runs), "plan runs malformed",
-                     "structure")
-            ok = False
+        # above the suite's bounds no run planned them (and the checks would count to plan.runs)
+        for key, most, must in (("runs", MAX_RUNS, True), ("judge_runs", MAX_JUDGE_RUNS, False)):
+            runs = plan.get(key)
+            if (must or runs is not None) and (not isinstance(runs, int) or isinstance(runs, bool)
+                                               or not 1 <= runs <= most):
+                self.add(f"plan.{key}", f"an integer from 1 to {most}", _shown(runs), f"plan {key} malformed",
+                         "structure")
+                ok = False
         if not isinstance(attempts, list):
             self.add("attempts", "a list", type(attempts).__name__, "attempts malformed", "structure")
             return False

@@ -15,6 +15,8 @@ from .visual_config import InstrumentConfig, StagesConfig
 
 #: the most runs a suite plans (a report's plan.runs above it is none scoreboard wrote)
 MAX_RUNS = 1000
+#: the most times a suite asks each judgment (plan.judge_runs)
+MAX_JUDGE_RUNS = 15
 
 #: a gate's floor: a number (an int or a float), never a boolean
 Floor = StrictInt | StrictFloat
@@ -182,7 +184,7 @@ class SuiteConfig(StrictSettings):
     grace_seconds: float = Field(30.0, ge=0)
     gates: GateConfig = Field(default_factory=GateConfig)
     judge: str | dict | None = None
-    judge_runs: int = Field(1, ge=1, le=15)
+    judge_runs: int = Field(1, ge=1, le=MAX_JUDGE_RUNS)
     pairwise: bool | PairwiseConfig | None = None
     #: a run sends requests only with an explicit --live (see suite/live.py)
     require_live: bool = False
