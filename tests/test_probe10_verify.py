@@ -192,3 +192,22 @@ def test_a_judge_runs_no_suite_can_plan_is_refused(source, tmp_path):
     done = verify(report, tmp_path)
     refused(done, "plan.judge_runs")
     assert "1 to 15" in done.stdout
+
+
+def test_a_run_variant_flagged_imported_to_drop_its_failures_is_refused(source, tmp_path):
+    """plan.variants[py].imported = true (an import may lack attempts), py's failed and errored
+    attempts dropped, the summary and gates recomputed: verified as 'no mismatch', py at 100%."""
+    from scoreboard.stats.gates import fail_under_gates, refuse_unchecked
+    from scoreboard.stats.summary import summarize
+
+    report = copy.deepcopy(source)
+    (i,) = [i for i, v in enumerate(report["plan"]["variants"]) if v["name"] == "py"]
+    report["plan"]["variants"][i]["imported"] = True
+    report["attempts"] = [a for a in report["attempts"]
+                          if not (a["variant"] == "py" and a["status"] in ("failed", "error"))]
+    report["summary"] = summarize(report["plan"], report["attempts"], report.get("pairwise"))
+    report["gates"] = [refuse_unchecked(fail_under_gates(report["summary"], {g["variant"]: g["threshold"]},
+                                                         [g["variant"]]), report.get("instrument"))[0]
+                       for g in report["gates"]]
+    assert report["summary"]["variants"]["py"]["pass_rate"] == 1.0
+    refused(verify(report, tmp_path), f"plan.variants[{i}].imported")

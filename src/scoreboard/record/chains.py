@@ -156,3 +156,15 @@ def verify_conversation(turn_cases: list[dict], attempts: list[tuple[int, dict]]
             errored = errored or a.get("status") == "error"
             replies.append(((a.get("output") or {}).get("text")) or "")
     return out
+
+
+def imported_from(subject) -> dict | None:
+    """The comparisons file an imported variant's subject names, through the reports that carried
+    it (each a recorded subject whose `original` is the one before); None: it names none."""
+    for _ in range(100):
+        if not isinstance(subject, dict) or subject.get("type") != "recorded":
+            return None
+        if subject.get("source") == "comparisons":
+            return subject
+        subject = subject.get("original")
+    return None

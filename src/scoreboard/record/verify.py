@@ -13,7 +13,7 @@ Matching hashes prove internal consistency only: they do not authenticate a prov
 from __future__ import annotations
 
 from ..hashing import output_text_hash, sha256_json
-from .chains import UNFINISHED, cases_from_plan, jpath, mismatch
+from .chains import UNFINISHED, cases_from_plan, imported_from, jpath, mismatch
 from .verification import Findings, Verification, numbers_past_double
 from .verify_grades import Regrader
 from .verify_totals import (
@@ -178,6 +178,11 @@ class _Verifier(Findings):
         case_pos = {c["id"]: i for i, c in enumerate(plan["cases"])}
         var_pos = {v["name"]: i for i, v in enumerate(plan["variants"])}
         imported = {v["name"] for v in plan["variants"] if v.get("imported")}
+        for i, v in enumerate(plan["variants"]):
+            if v.get("imported") and imported_from(v.get("subject")) is None:
+                # an import may lack attempts (none are missing): a run's variant flagged so could drop its failures
+                self.add(jpath("plan.variants", i, "imported"), "a variant imported from a comparisons file",
+                         True, "variant marked imported, but its subject is no comparisons file", "plan")
         runs = plan["runs"]
         if status not in RUN_STATUSES:
             self.add("run.status", "|".join(RUN_STATUSES), status, "unknown run status", "lifecycle")
