@@ -84,6 +84,8 @@ def is_loopback(host: str) -> bool:
 
 
 def check_settings(settings: Settings) -> None:
+    if not 0 <= settings.port <= 65535:  # bind() would raise OverflowError: an internal error, exit 2
+        raise ConfigError(f"must be a port from 0 to 65535 (0 picks a free one), got {settings.port}", field="port")
     if not is_loopback(settings.host) and not settings.token:
         raise ConfigError(f"binding {settings.host} (not loopback) needs a token: set one with --token-env VAR",
                           field="host")

@@ -1,0 +1,53 @@
+"""Probe 10, one CLI vocabulary: a flag given a bad value gets one line naming that flag and
+exit 1 (never an internal error, a silent default, or an error blaming a file the user did not
+get wrong)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CASES = '{"id": "a", "input": "x", "expected": "x"}\n{"id": "b", "input": "y", "expected": "y"}\n'
+EXPORT = ('{"type": "result", "subtype": "success", "result": "42", "total_cost_usd": 0.1, "duration_ms": 5, '
+          '"usage": {"input_tokens": 1, "output_tokens": 1}}\n')
+
+
+def cli(*args: str, cwd: Path, store: str = "none") -> subprocess.CompletedProcess:
+    env = {**os.environ, "SCOREBOARD_STORE": store}
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+def one_error(proc: subprocess.CompletedProcess) -> str:
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 1, (proc.returncode, proc.stderr)
+    assert len(lines) == 1, proc.stderr
+    assert "internal error" not in lines[0]
+    return lines[0]
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    (tmp_path / "cases.jsonl").write_text(CASES, encoding="utf-8")
+    return tmp_path
+
+
+def report(work: Path) -> Path:
+    proc = cli("run", "--cases", "cases.jsonl", "--subject", "mock", "--output", "r.json", "--no-progress", cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    return work / "r.json"
+
+
+@pytest.mark.parametrize("port", ["70000", "-5"])
+def test_view_port_out_of_range_names_the_flag(work, port):
+    """`view --port 99999` with a store was `internal error: OverflowError: bind(): port must be
+    0-65535`, exit 2."""
+    proc = cli("run", "--cases", "cases.jsonl", "--subject", "mock", "--output-dir", "out", "--no-progress",
+               "--store", "h.sqlite", cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    line = one_error(cli("view", "--store", "h.sqlite", "--port", port, cwd=work))
+    assert line.startswith("scoreboard: error: flag --port:") and "65535" in line
