@@ -7,7 +7,6 @@ cases/transcript_match.py (which run each case reads); `transcript_suite` makes 
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from ..errors import ConfigError
 from ..hashing import sha256_bytes
 from ..safefile import DEFAULT_MAX_FILE_BYTES, FileRefused, read_regular
 from ..safeparse import Bounds, ParseError, parse_json
+from .. import words
 from ..validation import first_error
 from .transcript_match import assemble
 from .transcript_model import RunRecord, Transcript, TranscriptCase, TranscriptFile
@@ -110,8 +110,7 @@ def parse_cases_document(data: Any, shown: str) -> list[TranscriptCase]:
 
 
 def safe_name(name: str) -> str:
-    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")
-    return cleaned or "transcript"
+    return words.safe_name(name, "transcript")
 
 
 def load_transcript(path: str | Path) -> Transcript:

@@ -5,7 +5,6 @@ API key that only a real run needs, the default grader applied to a structured `
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 from ..cases.case import Case
 from ..errors import Collector, ConfigError, ConfigErrors
 from ..safeparse import ParseError
+from .. import words
 from ..subjects.base import Subject
 from .config import SuiteConfig
 
@@ -288,6 +288,5 @@ def check_isolation(cfg: SuiteConfig, cases: list[Case], source: str | None, dry
 
 
 def safe_name(name: str) -> str:
-    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")
-    return cleaned or "suite"
+    return words.safe_name(name, "suite")
 
