@@ -51,3 +51,17 @@ def test_view_port_out_of_range_names_the_flag(work, port):
     assert proc.returncode == 0, proc.stderr
     line = one_error(cli("view", "--store", "h.sqlite", "--port", port, cwd=work))
     assert line.startswith("scoreboard: error: flag --port:") and "65535" in line
+
+
+@pytest.mark.parametrize("command", ["run", "plan"])
+@pytest.mark.parametrize("flag", ["--max-cost", "--grace", "--alpha"])
+@pytest.mark.parametrize("value", ["inf", "nan"])
+def test_non_finite_suite_flags_are_refused(work, command, flag, value):
+    """`run --max-cost inf` was `internal error: ValueError: Out of range float values are not JSON
+    compliant`, exit 2 (a suite file's `.inf` was refused by name); `--grace inf` ran."""
+    if command == "plan" and flag == "--grace":
+        pytest.skip("plan takes no --grace")
+    extra = ["--output-dir", "out", "--no-progress"] if command == "run" else []
+    line = one_error(cli(command, "--cases", "cases.jsonl", "--subject", "mock", *extra, flag, value, cwd=work))
+    assert line.startswith(f"scoreboard: error: flag {flag}: must be a finite number"), line
+    assert not (work / "out").exists()

@@ -31,7 +31,8 @@ class StrictSettings(Strict):
     One exception: a number in exponent form where a number (not a whole one) is wanted, `1e-3`,
     which YAML 1.2 reads as a number and PyYAML (YAML 1.1, no dot, no sign) hands over as text."""
 
-    model_config = ConfigDict(extra="forbid", frozen=False, strict=True)
+    # no NaN or Infinity: a file's are refused as it is parsed, a flag's (`--max-cost inf`) here
+    model_config = ConfigDict(extra="forbid", frozen=False, strict=True, allow_inf_nan=False)
 
     @model_validator(mode="before")
     @classmethod
