@@ -329,7 +329,7 @@ def partial():
     return Task(
         dataset=[Sample(input="hi", target="hello"), Sample(input=f"hi {NAME.upper()}", target="x")],
         solver=[system_message(f"Be {NAME}"), generate(), self_critique()],
-        scorer=[includes(), model_graded_qa()],
+        scorer=[includes(), model_graded_qa(model=["openai/a", "openai/b"])],
     )
 '''
 
@@ -342,7 +342,8 @@ def test_items_not_converted_are_listed_with_file_and_line(tmp_path):
     report = (tmp_path / "out/conversion-report.md").read_text()
     for line, what in [(13, "hf_dataset(...) is not converted"), (17, "record_to_sample"),
                        (22, "an f-string with a computed part"), (23, "self_critique(...) after generate()"),
-                       (24, "model_graded_qa(...) is not converted")]:
+                       (24, "model_graded_qa(...): model= a list of 2 graders (Inspect takes their majority vote): "
+                            "not converted")]:
         assert any(f"t.py:{line}: " in row and what in row for row in report.splitlines()), (line, what, report)
     # what converts is written: the partial task's first sample, its f-string system message is a
     # constant's value here

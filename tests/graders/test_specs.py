@@ -65,6 +65,7 @@ EXAMPLES = {
     "group": ({"group": {"graders": [{"contains": ["42"]}, {"regex": {"patterns": ["^p"]}, "weight": 2}],
                          "threshold": 0.5}}, None),
     "inspect": ({"inspect": {"scorer": "match", "numeric": True}}, ["42", "forty-two"]),
+    "inspect-model-graded": ({"inspect-model-graded": {"scorer": "model_graded_qa", "partial_credit": True}}, "42"),
 }
 
 ODD_OUTPUTS = [

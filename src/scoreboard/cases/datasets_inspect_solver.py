@@ -15,8 +15,9 @@ Inspect's default template; `multiple_choice` renders the last user message as a
 the sample's choices and is the generation; `generate` ends the steps. The case's input is the
 resulting messages (a text when only one user message remains). With `solver:` a sample's
 choices are shown only by a multiple_choice step. Each scorer becomes a grader: `choice` the
-multiple_choice answer against the target's letters, the others the `inspect` grader
-(graders/inspect_scorers.py) against the target(s).
+multiple_choice answer against the target's letters, model_graded_qa / model_graded_fact the
+`inspect-model-graded` judge grader (judges/inspect_graded.py; shown the sample's input text),
+the others the `inspect` grader (graders/inspect_scorers.py) against the target(s).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ DEFAULT_COT_TEMPLATE = ("\n{prompt}\n\nBefore answering, reason in a step-by-ste
                         "quotes) where $ANSWER is the answer to the question.\n")
 TEMPLATED = ("system_message", "user_message", "assistant_message", "prompt_template")
 STEPS = (*TEMPLATED, "chain_of_thought", "multiple_choice", "generate")
-SCORERS = ("match", "includes", "exact", "f1", "pattern", "answer", "choice")
+SCORERS = ("match", "includes", "exact", "f1", "pattern", "answer", "choice", "model_graded_qa", "model_graded_fact")
 
 
 def parse_solver(steps: list, bad) -> list[dict]:
@@ -111,7 +112,7 @@ def parse_scorer(scorers: list, solver: list[dict], bad) -> list[dict]:
                           f"scorer.{i}")
             out.append({"choice": True})
             continue
-        spec = {"inspect": {"scorer": kind, **value}}
+        spec = {"inspect-model-graded" if kind.startswith("model_graded") else "inspect": {"scorer": kind, **value}}
         try:
             build_grader(spec)
         except Exception as exc:  # noqa: BLE001 - the grader's own one-line message
@@ -233,9 +234,24 @@ def solve_case(s: dict, opts: dict, fields: dict, case: dict) -> None:
                 "choices": len(s["choices"]), "multiple": mc["multiple_correct"]}}})
         else:
             case["expected"] = s["target"]  # Inspect's Target: a text or a list, "" when none
+            if "inspect-model-graded" in spec:  # the grader is shown the sample's input (TaskState.input_text)
+                spec = {"inspect-model-graded": {**spec["inspect-model-graded"], "question": _input_text(given)}}
             graders.append(spec)
     if graders:
         case["graders"] = graders
+
+
+def _input_text(given: Any) -> str:
+    """TaskState.input_text: the sample's input, or its last user message's text."""
+    if isinstance(given, str):
+        return given
+    last = next((m for m in reversed(given) if m.get("role") == "user"), None)
+    if last is None:
+        raise Bad("a model-graded scorer shows the grader the sample's last user message, and it has none (Inspect: "
+                  "input_text requested from TaskState but none available)")
+    content = last.get("content")
+    return content if isinstance(content, str) else "".join(
+        str(p.get("text", "")) for p in content or [] if isinstance(p, dict) and p.get("type") == "text")
 
 
 def _multiple_choice(s: dict, step: dict, messages: list[dict], fields: dict) -> None:

@@ -60,6 +60,7 @@ GRADERS: dict[str, str] = {
     "group": "scoreboard.graders.group:GroupGrader",
     # Inspect AI's built-in scorers, exactly (scoreboard import inspect)
     "inspect": "scoreboard.graders.inspect_scorers:InspectGrader",
+    "inspect-model-graded": "scoreboard.judges.inspect_graded:InspectModelGradedGrader",
 }
 
 #: graders that call a model: not recomputable offline, and `rescore` needs --allow-judge

@@ -96,17 +96,23 @@ def solver_steps(calls: list[Call], template_text: Callable[[Any, int], Any], sk
     return steps, params
 
 
-def scorers(value: Any, line: int, skip: Skip, notes: Callable[[str], None], choices: bool) -> list:
-    """The `scorer:` list of the cases entry (`choices`: a multiple_choice step was converted)."""
+def scorers(value: Any, line: int, skip: Skip, notes: Callable[[str], None], choices: bool,
+            graded: Callable[[Call], dict | None] | None = None) -> list:
+    """The `scorer:` list of the cases entry (`choices`: a multiple_choice step was converted;
+    `graded` converts model_graded_qa / model_graded_fact, inspect_graded.py)."""
     items = value if isinstance(value, list) else [] if value is None else [value]
     out: list = []
     for item in items:
         if not isinstance(item, Call):
             skip(line_of(item, line), f"scorer {describe(item)}: not converted")
             continue
+        if item.name in ("model_graded_qa", "model_graded_fact") and graded is not None:
+            spec = graded(item)
+            if spec is not None:
+                out.append(spec)
+            continue
         if item.name not in _SCORER_OPTIONS:
-            skip(item.line, f"scorer {item.name}(...) is not converted"
-                 + (" (a model grades: not converted)" if item.name.startswith("model_graded") else ""))
+            skip(item.line, f"scorer {item.name}(...) is not converted")
             continue
         if item.name == "choice" and not choices:
             skip(item.line, "scorer choice() reads the answer multiple_choice() parsed, and no multiple_choice "

@@ -26,6 +26,7 @@ from ..safefile import DEFAULT_MAX_FILE_BYTES, FileRefused, read_regular
 from . import inspect_parts as parts
 from .common import Report, Source, write_output
 from .inspect_ast import Call, FuncRef, TaskDef, Unresolved, find_tasks, parse, unresolved_in
+from .inspect_graded import Graded
 
 _READERS = {"json_dataset": "json_file", "csv_dataset": "csv_file", "file_dataset": "file"}
 _OPTIONS = ("auto_id", "shuffle", "seed", "shuffle_choices", "limit", "dialect", "delimiter", "encoding",
@@ -98,12 +99,15 @@ class _Task:
         if not choices and "generate" not in steps:  # Inspect never calls the model: every output is empty
             self.skip(task.line, "the solver never generates (no generate() or multiple_choice()): Inspect scores an "
                                  "empty output; converted with one generation at the end")
-        scorer = parts.scorers(args.get("scorer"), task.line, self.skip, self.note, choices)
+        graded = Graded(self.skip, self.note, self.template_text, args.get("model_roles") is not None)
+        scorer = parts.scorers(args.get("scorer"), task.line, self.skip, self.note, choices, graded)
         if not scorer:
             self.note("no scorer converted: the cases are run and not graded")
         runs, reducers = parts.epochs(args.get("epochs"), task.line, self.skip)
-        params = {**parts.generate_config(args.get("config"), task.line, self.skip), **step_params}
+        config = parts.generate_config(args.get("config"), task.line, self.skip)
+        params = {**config, **step_params}
         subject = parts.subject(args.get("model"), task.line, cli_model, self.skip, self.note)
+        judge = graded.judge(subject, config)
         if params:
             subject["params"] = params
         suite: dict[str, Any] = {"name": self.task.name,
@@ -114,6 +118,8 @@ class _Task:
             entry["solver"], entry["scorer"] = steps or ["generate"], scorer
             suite["cases"] = entry
         suite["subject"] = subject
+        if judge is not None:
+            suite["judge"] = judge
         if runs is not None and runs > 1:
             suite["runs"] = runs
             if reducers:

@@ -153,6 +153,9 @@ class Judge:
                 raise
             answers.append(key(answer))
             explanations.append(str(answer.get("explanation", ""))[:2000])
+        return self._majority(answers, explanations, failures, usage)
+
+    def _majority(self, answers: list, explanations: list[str], failures: list[str], usage: Usage) -> Judgment:
         if not answers:
             raise JudgeFailure("; ".join(dict.fromkeys(failures)) or "no answer", usage)
         counts = Counter(json.dumps(a, sort_keys=True) for a in answers)
@@ -165,6 +168,32 @@ class Judge:
         agreement = top[0][1] / len(answers) if self.runs > 1 and len(answers) > 1 else None
         return Judgment(value, answers, explanations, agreement, usage, failures)
 
+    async def ask_text(self, attempt: tuple, prompt: str, *, parse: Callable[[str], tuple[Any, str | None]]
+                       ) -> Judgment:
+        """Ask `runs` times with the prompt alone, as one user message: no system message, no
+        schema, no retry (a free-text judge such as Inspect's model_graded_qa). `parse` maps the
+        reply's text to (value, None), or (None, why) when it holds no usable value: that ask
+        is then a failure, as a reply that does not parse is for `ask`."""
+        usage = Usage()
+        answers, explanations, failures = [], [], []
+        for k in range(self.runs):
+            try:
+                result = await self._send(attempt, prompt, {}, usage, skill=None)
+            except BudgetExceeded as exc:
+                exc.judge_usage = usage
+                raise
+            except JudgeFailure as exc:
+                failures.append(str(exc))
+                continue
+            text = result.output.text if isinstance(result.output.text, str) else ""
+            value, why = parse(text)
+            if value is None:
+                failures.append(clip(why or "no usable answer"))
+                continue
+            answers.append(value)
+            explanations.append(text[:2000])
+        return self._majority(answers, explanations, failures, usage)
+
     async def _ask_once(self, attempt: tuple, k: int, prompt: str, name: str, schema: dict,
                         validator, usage: Usage, images: list[bytes] | None = None) -> dict:
         params = structured_params(self.subject.kind, name, schema)
@@ -175,44 +204,50 @@ class Judge:
                 text = (f"{text}\n\nYour previous answer could not be used ({last_error}). "
                         "Answer again with only the JSON object.")
             sent = vision_input(self.subject.kind, text, images) if images else text
-            request = SubjectRequest(case_id=attempt[0], input=sent, skill=SYSTEM, run=attempt[2],
-                                     params=params, timeout_s=self.timeout_s, variant=attempt[1],
-                                     ledger=self.ledger, role="judge")
-            try:
-                if getattr(self.subject, "batched", False):
-                    # A batched judge waits on the provider's batch (its poll_for_s), not on a model.
-                    result = await self.subject.run(request)
-                else:
-                    async with asyncio.timeout(self.timeout_s):
-                        result = await self.subject.run(request)
-            except TimeoutError:
-                usage.unknown()
-                raise JudgeFailure(f"judge timed out after {self.timeout_s:g}s") from None
-            except BudgetExceeded:
-                raise
-            except SubjectError as exc:
-                # An HTTP judge that retried says how many requests it sent before giving up; one
-                # none of whose tries left (connection refused) spent a known 0, not an unknown.
-                m = getattr(exc, "measurements", None)
-                sent = getattr(m, "requests", None)
-                if sent == 0 and m.cost_usd == 0 and m.input_tokens == 0 and m.output_tokens == 0:
-                    usage.add(m)
-                else:
-                    usage.unknown(sent if isinstance(sent, int) else 1)
-                if exc.stop_run and self.ledger is not None:
-                    # 402 / quota from the judge's provider stops the run like a subject's does.
-                    self.ledger.halt(str(exc))
-                raise JudgeFailure(f"judge request failed: {clip(str(exc))}", usage) from None
-            usage.add(result.measurements)
-            if result.output.status == "refusal":
-                # The model declined (OpenAI `refusal`, Anthropic stop_reason "refusal"): said in its
-                # words, not retried as an answer that did not parse ("not valid JSON").
-                raise JudgeFailure(f"judge refused: {clip(str(result.output.text or '').strip()) or '(no words)'}",
-                                   usage)
+            result = await self._send(attempt, sent, params, usage)
             value, last_error = _extract(result.output, validator)
             if value is not None:
                 return value
         raise JudgeFailure(f"judge answer unusable after a retry: {last_error}", usage)
+
+    async def _send(self, attempt: tuple, sent: Any, params: dict, usage: Usage, skill: str | None = SYSTEM):
+        """One request to the judge subject (its usage added to `usage`); a timeout, a failed
+        request or a refusal is a JudgeFailure."""
+        request = SubjectRequest(case_id=attempt[0], input=sent, skill=skill, run=attempt[2],
+                                 params=params, timeout_s=self.timeout_s, variant=attempt[1],
+                                 ledger=self.ledger, role="judge")
+        try:
+            if getattr(self.subject, "batched", False):
+                # A batched judge waits on the provider's batch (its poll_for_s), not on a model.
+                result = await self.subject.run(request)
+            else:
+                async with asyncio.timeout(self.timeout_s):
+                    result = await self.subject.run(request)
+        except TimeoutError:
+            usage.unknown()
+            raise JudgeFailure(f"judge timed out after {self.timeout_s:g}s") from None
+        except BudgetExceeded:
+            raise
+        except SubjectError as exc:
+            # An HTTP judge that retried says how many requests it sent before giving up; one
+            # none of whose tries left (connection refused) spent a known 0, not an unknown.
+            m = getattr(exc, "measurements", None)
+            tries = getattr(m, "requests", None)
+            if tries == 0 and m.cost_usd == 0 and m.input_tokens == 0 and m.output_tokens == 0:
+                usage.add(m)
+            else:
+                usage.unknown(tries if isinstance(tries, int) else 1)
+            if exc.stop_run and self.ledger is not None:
+                # 402 / quota from the judge's provider stops the run like a subject's does.
+                self.ledger.halt(str(exc))
+            raise JudgeFailure(f"judge request failed: {clip(str(exc))}", usage) from None
+        usage.add(result.measurements)
+        if result.output.status == "refusal":
+            # The model declined (OpenAI `refusal`, Anthropic stop_reason "refusal"): said in its
+            # words, not retried as an answer that did not parse ("not valid JSON").
+            raise JudgeFailure(f"judge refused: {clip(str(result.output.text or '').strip()) or '(no words)'}",
+                               usage)
+        return result
 
 
 #: judge kinds that can be shown screenshots (python and mock judges get the OpenAI form)
@@ -252,3 +287,6 @@ class BoundJudge:
     async def ask(self, prompt: str, *, name: str, schema: dict, key: Callable[[dict], Any],
                   images: list[bytes] | None = None) -> Judgment:
         return await self.judge.ask(self.attempt, prompt, name=name, schema=schema, key=key, images=images)
+
+    async def ask_text(self, prompt: str, *, parse: Callable[[str], tuple[Any, str | None]]) -> Judgment:
+        return await self.judge.ask_text(self.attempt, prompt, parse=parse)

@@ -6,7 +6,8 @@ from __future__ import annotations
 #: the measurements of an attempt; each may be null (unknown), never a stand-in 0
 MEASUREMENT_KEYS = ("latency_ms", "input_tokens", "output_tokens", "cost_usd", "requests")
 #: graders that call a model: not recomputable offline; `rescore` needs --allow-judge
-JUDGE_GRADER_NAMES = frozenset({"llm-judge", "rubric-score", "pointwise", "pairwise", "classify", "g-eval"})
+JUDGE_GRADER_NAMES = frozenset({"llm-judge", "rubric-score", "pointwise", "pairwise", "classify", "g-eval",
+                                "inspect-model-graded"})
 #: how a pairwise comparison never sent to the judge begins (an output had no screenshot)
 NOT_SHOWN = "no screenshot to judge"
 #: the renderings of a report, and the file extension of each
