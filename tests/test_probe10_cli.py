@@ -65,3 +65,11 @@ def test_non_finite_suite_flags_are_refused(work, command, flag, value):
     line = one_error(cli(command, "--cases", "cases.jsonl", "--subject", "mock", *extra, flag, value, cwd=work))
     assert line.startswith(f"scoreboard: error: flag {flag}: must be a finite number"), line
     assert not (work / "out").exists()
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_footprint_timeout_must_be_finite(work, value):
+    """`footprint --timeout nan --run "sleep 3"` measured 0 bytes and 0 tokens and exited 0: the
+    command was given up at once and its output counted as empty."""
+    line = one_error(cli("footprint", f"--timeout={value}", "--run", "echo hi", cwd=work))
+    assert "--timeout" in line and "finite" in line

@@ -80,6 +80,30 @@ def add_suite_flags(p: argparse.ArgumentParser) -> None:
     add_root_flag(p)
 
 
+def number(kind: type = float, *, at_least: float | None = None, above: float | None = None):
+    """An argparse type: a finite number (a whole one with `kind=int`) within bounds, so a bad
+    value is argparse's one line naming the flag (`argument --expect-max-cost/--max-cost: must be
+    a finite number, got 'nan'`), exit 1, for flags whose value no settings model checks."""
+    import math
+
+    def parse(raw: str):
+        try:
+            value = kind(raw)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {'a whole number' if kind is int else 'a number'}, "
+                                             f"got {raw!r}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"must be a finite number, got {raw!r}")
+        if at_least is not None and value < at_least:
+            raise argparse.ArgumentTypeError(f"must be at least {at_least:g}, got {raw}")
+        if above is not None and value <= above:
+            raise argparse.ArgumentTypeError(f"must be more than {above:g}, got {raw}")
+        return value
+
+    parse.__name__ = kind.__name__  # argparse's own wording for a value it cannot convert
+    return parse
+
+
 def add_root_flag(p: argparse.ArgumentParser) -> None:
     """--root: the folder that paths named inside files (@ inputs, a suite's cases and skills...)
     must stay in; by default each file's own folder."""

@@ -17,6 +17,7 @@ import argparse
 import sys
 
 from ..words import plural
+from .common import number
 
 NAME = "footprint"
 HELP = "measure the context an agent setup costs (instruction files, prompts, tool schemas, CLI output)"
@@ -31,7 +32,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--run", action="append", metavar="COMMAND",
                    help="run COMMAND (split like a shell would, run without one) and measure what it prints; "
                         "repeatable; the same as the path run:COMMAND")
-    p.add_argument("--timeout", type=float, default=60.0, metavar="S",
+    p.add_argument("--timeout", type=number(float, above=0), default=60.0, metavar="S",
                    help="seconds a command may run (default %(default)g)")
     p.add_argument("--approximate", action="store_true",
                    help="estimate tokens as ceil(characters / 4) even when a tokenizer is installed")
