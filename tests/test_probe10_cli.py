@@ -73,3 +73,27 @@ def test_footprint_timeout_must_be_finite(work, value):
     command was given up at once and its output counted as empty."""
     line = one_error(cli("footprint", f"--timeout={value}", "--run", "echo hi", cwd=work))
     assert "--timeout" in line and "finite" in line
+
+
+@pytest.mark.parametrize("flag,value", [("--expect-max-cost", "nan"), ("--expect-max-cost", "inf"),
+                                        ("--max-cost", "-1"), ("--expect-max-tokens", "-1"),
+                                        ("--expect-max-latency-ms", "0"), ("--max-latency-ms", "nan")])
+def test_score_expectation_flags_name_the_flag(work, flag, value):
+    """`score ex.json --expect-max-cost nan` said `field 'maxCost': ...`, and `inf` said
+    `<flags>, case 'ex', field 'cases[0].maxCost': grader 'max-cost' ...`: names the user never typed."""
+    (work / "ex.json").write_text(EXPORT, encoding="utf-8")
+    line = one_error(cli("score", "ex.json", flag, value, "--output-dir", "out", cwd=work))
+    aliases = {"--max-cost": "--expect-max-cost", "--max-latency-ms": "--expect-max-latency-ms"}
+    assert f"argument {aliases.get(flag, flag)}" in line, line
+    assert "maxCost" not in line and "maxLatencyMs" not in line and "maxTokens" not in line
+    assert not (work / "out").exists()
+
+
+@pytest.mark.parametrize("flag,value", [("--judge-runs", "0"), ("--max-requests", "-1")])
+def test_rescore_flags_are_blamed_not_the_report(work, flag, value):
+    """`rescore r.json --judge-runs 0` said `r.json, field 'judge_runs': must be at least 1`: the
+    report was blamed for the flag's value."""
+    report(work)
+    line = one_error(cli("rescore", "r.json", flag, value, "--output-dir", "out", cwd=work))
+    assert flag in line and "r.json" not in line, line
+    assert not (work / "out").exists()

@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 
 from ..words import plural
-from .common import add_format_flag, check_report_output, finish, judge_spec, out_stream, parse_formats
+from .common import add_format_flag, check_report_output, finish, judge_spec, number, out_stream, parse_formats
 
 NAME = "rescore"
 HELP = "grade a report's recorded outputs again (same or new graders); no subject is called"
@@ -33,8 +33,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "or {default: [...], cases: {id: [...]}}; default: the report's own")
     p.add_argument("--allow-judge", action="store_true", help="allow graders that call a model")
     p.add_argument("--judge", metavar="SPEC", help="the judge subject for model graders (with --allow-judge)")
-    p.add_argument("--judge-runs", type=int, metavar="K", help="ask each judgment K times")
-    p.add_argument("--max-requests", type=int, metavar="N", help="request budget for the judges")
+    p.add_argument("--judge-runs", type=number(int, at_least=1), metavar="K", help="ask each judgment K times")
+    p.add_argument("--max-requests", type=number(int, at_least=0), metavar="N", help="request budget for the judges")
     p.add_argument("--output", metavar="NEW.json", help="write the JSON report exactly here (created exclusively; "
                    "'-' is refused: --json prints the report on stdout)")
     p.add_argument("--output-dir", metavar="DIR", help="where reports go (default eval-results)")

@@ -27,6 +27,7 @@ from .common import (
     add_format_flag,
     check_report_output,
     emit_report,
+    number,
     out_stream,
     parse_formats,
     print_outcome,
@@ -67,11 +68,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--expect-status", metavar="STATUS", help="final status (default: completed; error scores failed runs)")
     # Per-case expectations, named apart from `run`'s whole-run budgets (--max-cost, --max-tokens);
     # the old spellings still work.
-    g.add_argument("--expect-max-latency-ms", "--max-latency-ms", dest="max_latency_ms", type=float, metavar="MS",
+    g.add_argument("--expect-max-latency-ms", "--max-latency-ms", dest="max_latency_ms", type=number(float, above=0), metavar="MS",
                    help="each run's duration at most MS")
-    g.add_argument("--expect-max-cost", "--max-cost", dest="max_cost", type=float, metavar="USD",
+    g.add_argument("--expect-max-cost", "--max-cost", dest="max_cost", type=number(float, at_least=0), metavar="USD",
                    help="each run's estimated cost at most USD (unknown cost: not assessed)")
-    g.add_argument("--expect-max-tokens", "--max-tokens", dest="max_tokens", type=int, metavar="N",
+    g.add_argument("--expect-max-tokens", "--max-tokens", dest="max_tokens", type=number(int, at_least=0), metavar="N",
                    help="each run's input + output tokens at most N")
     add_report_arguments(p)
 
