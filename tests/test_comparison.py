@@ -197,7 +197,8 @@ def test_variant_with_only_errors_is_still_compared():
 def test_variant_without_judged_attempts():
     (c,) = compare({"a": one_run([P, F]), "b": one_run(["unassessed", "not-run"])})
     assert c["cases"] == 0 and c["a_wins"] == c["b_wins"] == c["ties"] == 0
-    assert c["sign_test_p"] == 1.0 and c["mcnemar"] == {"b01": 0, "b10": 0, "p": 1.0}
+    # no case compared: no test at all (it read p=1.0, a figure with no evidence behind it)
+    assert c["sign_test_p"] is None and c["mcnemar"] == {"b01": 0, "b10": 0, "p": None}
     assert c["mean_difference"] is None and c["mean_difference_ci"] is None
     assert "no case was judged in both variants" in c["flags"]
     assert "nothing to compare" in c["headline"]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from scoreboard.stats.methods import STATS_VERSION
 from tests.store.conftest import postgres  # noqa: F401  (the PostgreSQL server fixture, reused)
 
 SUITE = """name: demo
@@ -86,8 +87,8 @@ def two_versions(tmp_path_factory):
 def test_comparing_runs_of_two_statistics_versions_says_so(two_versions):
     served, (old, new) = two_versions
     both = fetch(f"{served.base}/api/compare?a={old}&b={new}")
-    assert both["statistics_versions"] == {"a": 6, "b": 7}
-    assert "statistics version 6" in both["statistics_note"] and "statistics version 7" in both["statistics_note"]
+    assert both["statistics_versions"] == {"a": 6, "b": STATS_VERSION}
+    assert "statistics version 6" in both["statistics_note"] and f"statistics version {STATS_VERSION}" in both["statistics_note"]
     assert fetch(f"{served.base}/api/compare?a={new}&b={new}")["statistics_note"] is None
 
 
@@ -169,9 +170,9 @@ def test_a_trend_over_two_statistics_versions_says_so(two_versions, browser):
 
     served, _ = two_versions
     trend = fetch(f"{served.base}/api/trends?suite=demo")
-    assert trend["statistics_versions"] == [6, 7]
-    assert "version 6, version 7" in trend["statistics_note"]
-    assert sorted(p["statistics_version"] for p in trend["series"]["v1"]) == [6, 7]
+    assert trend["statistics_versions"] == [6, STATS_VERSION]
+    assert f"version 6, version {STATS_VERSION}" in trend["statistics_note"]
+    assert sorted(p["statistics_version"] for p in trend["series"]["v1"]) == [6, STATS_VERSION]
     page = browser.new_page()
     try:
         page.goto(served.url)
@@ -180,7 +181,7 @@ def test_a_trend_over_two_statistics_versions_says_so(two_versions, browser):
         wait_ready(page)
         assert "more than one statistics version" in page.locator("#trend-statistics-versions").inner_text()
         cells = page.locator("#trend-table tbody tr td:nth-child(4)").all_inner_texts()
-        assert sorted(c.rsplit("(", 1)[1] for c in cells) == ["statistics version 6)", "statistics version 7)"], cells
+        assert sorted(c.rsplit("(", 1)[1] for c in cells) == ["statistics version 6)", f"statistics version {STATS_VERSION})"], cells
     finally:
         page.close()
 

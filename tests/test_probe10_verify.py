@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from scoreboard.stats.methods import STATS_VERSION
 from tests.servers.fake_provider import FakeProvider
 
 CASES = [
@@ -165,9 +166,9 @@ def test_a_forged_ledger_total_is_refused_naming_the_field(source, tmp_path, for
     refused(verify(report, tmp_path), where)
 
 
-@pytest.mark.parametrize("version", [8, 10 ** 400], ids=["8", "401-digits"])
+@pytest.mark.parametrize("version", [STATS_VERSION + 1, 10 ** 400], ids=["next", "401-digits"])
 def test_a_statistics_version_above_this_builds_is_refused_not_taken_on_its_word(source, tmp_path, version):
-    """summary.methods.version = 8 (or 10**400) verified as 'no mismatch': a version other than
+    """summary.methods.version = 8 when 7 was this build's (or 10**400) verified as 'no mismatch': a version other than
     this build's has its intervals left unchecked, so a forger raised it and edited them freely."""
     report = copy.deepcopy(source)
     report["summary"]["methods"]["version"] = version

@@ -25,6 +25,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from scoreboard.stats.methods import STATS_VERSION
+
 DATA = Path(__file__).parent / "data" / "probe9_old"
 
 SUBJ = '''
@@ -198,11 +200,11 @@ def test_rescore_of_a_version_6_report_says_its_figures_are_computed_with_versio
     # exit 2: the source's run had attempts that errored, and the rescored report keeps them
     assert done.returncode == 2 and (tmp_path / "new.json").exists(), done.stdout + done.stderr
     assert "graders changed for 0 of 3 cases" in done.stdout
-    assert ("statistics computed with version 7; the source's summary used version 6, so its figures may "
+    assert (f"statistics computed with version {STATS_VERSION}; the source's summary used version 6, so its figures may "
             "differ for that reason alone") in done.stdout
     new = json.loads((tmp_path / "new.json").read_text(encoding="utf-8"))
     assert new["run"]["rescore"]["source_statistics_version"] == 6
-    assert new["summary"]["methods"]["version"] == 7
+    assert new["summary"]["methods"]["version"] == STATS_VERSION
     assert cli(tmp_path, "verify", str(tmp_path / "new.json")).returncode == 0
     again = cli(tmp_path, "rescore", str(tmp_path / "new.json"), "--output", str(tmp_path / "newer.json"))
     assert again.returncode == 2 and "graders changed" in again.stdout and "statistics computed" not in again.stdout  # same version: nothing to say

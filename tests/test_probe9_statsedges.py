@@ -253,7 +253,7 @@ def test_an_error_of_a_not_graded_case_stays_outside_the_pass_rate(here):
     assert a["per_run"][0]["pass_rate"] == 1.0
     comp = r["summary"]["comparisons"][0]
     assert comp["cases"] == 4 and comp["ties"] == 4
-    assert r["summary"]["methods"]["version"] == 7
+    assert r["summary"]["methods"]["version"] >= 7  # errors of not-graded cases left the rate in version 7
     # the report verifies, and the terminal's count is over the attempts in the rate
     from scoreboard.cli.main import main as cli
 

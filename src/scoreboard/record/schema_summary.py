@@ -203,7 +203,7 @@ class VariantSummary(Closed):
 class McNemar(Closed):
     b01: StrictInt
     b10: StrictInt
-    p: StrictFloat
+    p: StrictFloat | None = None  # no case compared: no test
 
 
 class FieldComparison(Open):

@@ -61,7 +61,7 @@ def paired_stats(a: dict[str, list[int]], b: dict[str, list[int]], seed: Any) ->
     n = len(common)
     return {
         "cases": n, "a_wins": a_wins, "b_wins": b_wins, "ties": n - a_wins - b_wins,
-        "sign_test_p": binom_two_sided_p(a_wins, a_wins + b_wins),
+        "sign_test_p": binom_two_sided_p(a_wins, a_wins + b_wins) if n else None,  # no case compared: no test
         "mean_difference": exact_mean(by_runs, n, diffs) if n else None,
         "mean_difference_ci": mean_interval(diffs, -1.0, 1.0),
         # one run a side and pass/fail: the differences are -1, 0, 1 and the power is exact
@@ -117,15 +117,16 @@ def power_figures(diffs: list[float], alpha: float = 0.05, scale: float = 1.0, b
 
 def mcnemar(a: dict[str, list[int]], b: dict[str, list[int]]) -> dict:
     """Exact McNemar on per-case majority outcomes (mean > 0.5 passes; exactly 0.5 fails)."""
-    b01 = b10 = 0
+    b01 = b10 = paired = 0
     for cid, (ha, na) in a.items():
         if cid not in b or not na or not b[cid][1]:
             continue
+        paired += 1
         hb, nb = b[cid]
         pass_a, pass_b = 2 * ha > na, 2 * hb > nb
         b01 += (not pass_a) and pass_b
         b10 += pass_a and not pass_b
-    return {"b01": b01, "b10": b10, "p": binom_two_sided_p(b01, b01 + b10)}
+    return {"b01": b01, "b10": b10, "p": binom_two_sided_p(b01, b01 + b10) if paired else None}
 
 
 def format_p(p: float | None) -> str:

@@ -136,7 +136,7 @@ def compare_means(a: dict[str, tuple[float, int]], b: dict[str, tuple[float, int
     losses = sum(1 for d in diffs if d < -1e-12)
     n = len(common)
     return {"cases": n, "a_wins": wins, "b_wins": losses, "ties": n - wins - losses,
-            "sign_test_p": binom_two_sided_p(wins, wins + losses),
+            "sign_test_p": binom_two_sided_p(wins, wins + losses) if n else None,  # no case: no test
             "mean_difference": math.fsum(diffs) / n if n else None,
             "mean_difference_ci": mean_interval(diffs, -1.0, 1.0),
             "detectable_difference": power_figures(diffs)}
