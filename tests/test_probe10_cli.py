@@ -97,3 +97,17 @@ def test_rescore_flags_are_blamed_not_the_report(work, flag, value):
     line = one_error(cli("rescore", "r.json", flag, value, "--output-dir", "out", cwd=work))
     assert flag in line and "r.json" not in line, line
     assert not (work / "out").exists()
+
+
+@pytest.mark.parametrize("command", ["run", "rescore", "score", "report", "aggregate", "export turns"])
+@pytest.mark.parametrize("value", ["", ",", " , "])
+def test_format_naming_no_format_is_refused(work, command, value):
+    """`run --format ""` (an empty CI variable) wrote the default json, md and html, exit 0."""
+    args = {"run": ["run", "--cases", "cases.jsonl", "--subject", "mock", "--output-dir", "out", "--no-progress"],
+            "rescore": ["rescore", "r.json", "--output-dir", "out"], "score": ["score", "r.json", "--output-dir", "out"],
+            "report": ["report", "r.json"], "aggregate": ["aggregate", "r.json", "r.json"],
+            "export turns": ["export", "turns", "r.json", "--output", "out/t.json"]}[command]
+    (work / "r.json").write_text("{}", encoding="utf-8")
+    line = one_error(cli(*args, "--format", value, cwd=work))
+    assert line.startswith("scoreboard: error: flag --format:") and "no format" in line, line
+    assert not (work / "out").exists()

@@ -134,8 +134,10 @@ def check_report_output(output: str | None) -> None:
 
 
 def parse_formats(values: list[str] | None, *, allowed: tuple[str, ...] = REPORT_FORMATS) -> list[str] | None:
-    """--format values split on commas, checked against the known formats (None when not given)."""
-    if not values:
+    """--format values split on commas, checked against the known formats (None when not given).
+    A value naming no format (`--format ""`, an empty CI variable) is refused: it is no request
+    for the default formats."""
+    if values is None:
         return None
     out: list[str] = []
     for item in values:
@@ -146,7 +148,10 @@ def parse_formats(values: list[str] | None, *, allowed: tuple[str, ...] = REPORT
                 raise ConfigError(f"unknown report format {fmt!r} (known: {', '.join(allowed)})", field="format")
             if fmt not in out:
                 out.append(fmt)
-    return out or None
+    if not out:
+        raise ConfigError(f"names no format (give one or more of {', '.join(allowed)}, comma-separated)",
+                          field="format")
+    return out
 
 
 def parse_spec(raw: str | None, flag: str):
