@@ -212,3 +212,25 @@ def test_a_run_variant_flagged_imported_to_drop_its_failures_is_refused(source, 
                        for g in report["gates"]]
     assert report["summary"]["variants"]["py"]["pass_rate"] == 1.0
     refused(verify(report, tmp_path), f"plan.variants[{i}].imported")
+
+
+def test_a_version_7_report_is_still_checked_in_full_not_only_its_counts(source, tmp_path):
+    """Version 8 changed only the p-values of a comparison of no common case; a version-7 report
+    (every report the previous build wrote) keeps every figure checked, so an interval edited in
+    one is refused, not waved through as 'computed with another version'."""
+    from scoreboard.record.verify_totals import _as_previous_version
+
+    report = copy.deepcopy(source)
+    report["summary"]["methods"]["version"] = 7
+    done = verify(report, tmp_path)
+    assert done.returncode == 0 and "not recomputed" not in done.stdout, done.stdout
+    report["summary"]["variants"]["py"]["pass_rate_ci"]["low"] = 0.6
+    refused(verify(report, tmp_path, name="edited.json"), "summary")
+    # what version 7 wrote for a comparison of no common case
+    summary = {"methods": {"version": 8}, "comparisons": [
+        {"cases": 0, "sign_test_p": None, "mcnemar": {"b01": 0, "b10": 0, "p": None}},
+        {"cases": 3, "sign_test_p": 0.25, "mcnemar": {"b01": 0, "b10": 2, "p": 0.5}}]}
+    seven = _as_previous_version(summary)
+    assert seven["methods"]["version"] == 7 and summary["methods"]["version"] == 8
+    assert seven["comparisons"][0]["sign_test_p"] == 1.0 and seven["comparisons"][0]["mcnemar"]["p"] == 1.0
+    assert seven["comparisons"][1] == summary["comparisons"][1]
