@@ -111,3 +111,20 @@ def test_format_naming_no_format_is_refused(work, command, value):
     line = one_error(cli(*args, "--format", value, cwd=work))
     assert line.startswith("scoreboard: error: flag --format:") and "no format" in line, line
     assert not (work / "out").exists()
+
+
+@pytest.mark.parametrize("sub", [["info"], ["import", "r.json"], ["tag", "r", "t1"], ["verify", "r.json"],
+                                 ["reviews", "--output", "rv.json"]])
+def test_store_takes_store_before_its_sub_command(work, sub):
+    """`scoreboard store --store h.sqlite info` was `argument COMMAND: invalid choice: 'h.sqlite'`
+    while `history --store h.sqlite` and `store info --store h.sqlite` worked."""
+    report(work)
+    assert cli("store", "import", "r.json", "--store", "h.sqlite", cwd=work).returncode == 0
+    proc = cli("store", "--store", "h.sqlite", *sub, cwd=work)  # SCOREBOARD_STORE=none: the flag must count
+    assert proc.returncode == 0, proc.stderr
+    assert "no history store" not in proc.stderr
+    if sub == ["info"]:
+        assert proc.stdout.startswith("store: h.sqlite")
+    # given after the sub-command too, the later one counts (as argparse takes a repeated flag)
+    after = cli("store", "--store", "elsewhere.sqlite", "info", "--store", "h.sqlite", cwd=work)
+    assert after.returncode == 0 and after.stdout.startswith("store: h.sqlite"), after.stderr

@@ -6,8 +6,8 @@
     scoreboard store tag RUN TAG [TAG ...] [--remove]                  label a run
     scoreboard store info                                              where it is, schema version, counts
 
-Every sub-command takes --store PATH|URL (default: SCOREBOARD_STORE, else
-.scoreboard/history.sqlite). Importing is idempotent: a report already stored (same SHA-256)
+Every sub-command takes --store PATH|URL, before or after its name (default: SCOREBOARD_STORE,
+else .scoreboard/history.sqlite). Importing is idempotent: a report already stored (same SHA-256)
 is left as it is; a changed report replaces its run.
 """
 
@@ -46,12 +46,16 @@ def tag_arg(value: str) -> str:
 
 
 def _store_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--store", metavar="PATH|URL", help="the history store (default: SCOREBOARD_STORE, else "
-                   ".scoreboard/history.sqlite)")
+    # before the sub-command (`store --store X info`, as `history --store X`) or after it; a
+    # sub-command's own default would overwrite the value given before it, so it has none
+    p.add_argument("--store", metavar="PATH|URL", default=argparse.SUPPRESS, help="the history store (default: "
+                   "SCOREBOARD_STORE, else .scoreboard/history.sqlite)")
     p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--store", metavar="PATH|URL", help="the history store, here or after the sub-command "
+                   "(default: SCOREBOARD_STORE, else .scoreboard/history.sqlite)")
     sub = p.add_subparsers(dest="store_command", metavar="COMMAND", parser_class=type(p))
     sub.required = True
     s = sub.add_parser("import", help="store runs from report files (folders are searched for reports)",
