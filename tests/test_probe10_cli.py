@@ -128,3 +128,22 @@ def test_store_takes_store_before_its_sub_command(work, sub):
     # given after the sub-command too, the later one counts (as argparse takes a repeated flag)
     after = cli("store", "--store", "elsewhere.sqlite", "info", "--store", "h.sqlite", cwd=work)
     assert after.returncode == 0 and after.stdout.startswith("store: h.sqlite"), after.stderr
+
+
+@pytest.mark.parametrize("name,start", [("page.html", "<!DOCTYPE html>"), ("again.md", "# scoreboard report"),
+                                        ("ci.junit.xml", "<?xml"), ("ci.xml", "<?xml"), ("copy.JSON", "{")])
+def test_report_output_name_picks_the_format(work, name, start):
+    """`report r.json --output page.html` wrote Markdown into page.html (the default format)."""
+    report(work)
+    proc = cli("report", "r.json", "--output", name, cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    assert (work / name).read_text(encoding="utf-8").lstrip().startswith(start)
+
+
+def test_report_output_name_and_format_must_agree(work):
+    report(work)
+    line = one_error(cli("report", "r.json", "--format", "md", "--output", "page.html", cwd=work))
+    assert line.startswith("scoreboard: error: flag --output: 'page.html'") and "--format html" in line, line
+    assert not (work / "page.html").exists()
+    proc = cli("report", "r.json", "--format", "md", "--output", "notes.txt", cwd=work)  # a name of no format
+    assert proc.returncode == 0 and (work / "notes.txt").read_text(encoding="utf-8").startswith("# scoreboard")

@@ -18,7 +18,30 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"the one format to render, from the report formats: {', '.join(REPORT_FORMATS)} "
                         "(one at a time, unlike run's --format; default md)")
     p.add_argument("--output", metavar="FILE", help="write to FILE (created exclusively) instead of stdout; "
-                   "'-' is stdout")
+                   "'-' is stdout; without --format, a name ending .md, .html, .junit.xml (or .xml) or .json "
+                   "picks the format")
+
+
+def format_of(args: argparse.Namespace) -> str:
+    """The one format to render: --format's, else the one --output's name ends with, else md. A
+    --format another than the name's is refused: `--output page.html` got Markdown."""
+    from ..errors import ConfigError
+    from ..record.constants import EXTENSIONS
+
+    formats = parse_formats(args.format)
+    if formats is not None and len(formats) != 1:
+        raise ConfigError(f"report renders one format at a time (got {', '.join(formats)}): run it once per "
+                          "format", flag="--format")
+    name = (args.output or "").lower()
+    named = next((fmt for fmt, ext in EXTENSIONS.items() if name.endswith(ext)), None)
+    if named is None and name.endswith(".xml"):
+        named = "junit"
+    if formats is None:
+        return named or "md"
+    if named is not None and named != formats[0]:
+        raise ConfigError(f"{args.output!r} is named as the {named} format, but --format is {formats[0]}: give "
+                          f"--format {named}, or a name ending {EXTENSIONS[formats[0]]}", flag="--output")
+    return formats[0]
 
 
 def main(args: argparse.Namespace) -> int:
@@ -34,11 +57,7 @@ def main(args: argparse.Namespace) -> int:
         unrepresentable,
     )
 
-    formats = parse_formats(args.format) or ["md"]
-    if len(formats) != 1:
-        raise ConfigError(f"report renders one format at a time (got {', '.join(formats)}): run it once per "
-                          "format", flag="--format")
-    fmt = formats[0]
+    fmt = format_of(args)
     report = load_report(args.report)
     try:
         # NaN or an infinity would be shown as a figure ("nan%"): no report scoreboard writes
