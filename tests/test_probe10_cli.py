@@ -147,3 +147,14 @@ def test_report_output_name_and_format_must_agree(work):
     assert not (work / "page.html").exists()
     proc = cli("report", "r.json", "--format", "md", "--output", "notes.txt", cwd=work)  # a name of no format
     assert proc.returncode == 0 and (work / "notes.txt").read_text(encoding="utf-8").startswith("# scoreboard")
+
+
+@pytest.mark.parametrize("name", ["cmp.json", "cmp.md", "cmp.junit.xml"])
+def test_compare_output_is_an_html_page(work, name):
+    """`compare A B --output cmp.json` wrote the HTML page into cmp.json."""
+    report(work)
+    line = one_error(cli("compare", "r.json", "r.json", "--output", name, cwd=work))
+    assert line.startswith(f"scoreboard: error: flag --output: '{name}'") and ".html" in line, line
+    assert not (work / name).exists()
+    proc = cli("compare", "r.json", "r.json", "--output", "cmp.html", cwd=work)
+    assert proc.returncode == 0 and (work / "cmp.html").read_text(encoding="utf-8").startswith("<!doctype html>")

@@ -317,9 +317,13 @@ Only in A: {plural(len(result['only_in_a']), 'case')}; only in B: {plural(len(re
 
 def main(args: argparse.Namespace) -> int:
     """Compare two reports, read as typed models; print the result (and write --html)."""
+    from ..errors import ConfigError
     from ..record.files import write_new
     from ..record.io import escape_surrogates, read_report
 
+    if args.html and args.html.lower().endswith((".json", ".md", ".xml")):  # it would hold the HTML page
+        raise ConfigError(f"{args.html!r}: compare writes an HTML page there; give a name ending .html (--json "
+                          "prints the comparison as JSON)", flag="--output")
     a = read_report(args.a)
     b = read_report(args.b)
     pairs = parse_pairs(args.pair, [v.name for v in a.plan.variants], [v.name for v in b.plan.variants])
