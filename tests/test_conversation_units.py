@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from scoreboard.stats.methods import STATS_VERSION
 from scoreboard.stats.summary import summarize
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,7 +53,7 @@ def test_the_intervals_and_paired_tests_count_a_conversation_once():
     assert (comp["cases"], comp["a_wins"], comp["b_wins"], comp["ties"]) == (5, 3, 0, 2)
     assert comp["mean_difference"] == (1 + 0 + 2 / 3 + 1 + 0) / 5  # per unit, not per turn
     assert comp["mean_difference_ci"]["unit"] == "conversation"
-    assert summary["methods"]["version"] == 7 and "conversation is one unit" in summary["methods"]["unit"]
+    assert summary["methods"]["version"] == STATS_VERSION and "conversation is one unit" in summary["methods"]["unit"]
     # the headline counts what it compared: units (a conversation once), not 13 cases
     assert comp["headline"].endswith("better on 3 units, worse on 0, 2 ties"), comp["headline"]
 
@@ -71,7 +72,7 @@ def test_a_report_without_conversations_is_computed_as_before():
     assert "conversations" not in a and "units" not in a and a["pass_rate_ci"]["unit"] == "case"
     assert summary["comparisons"][0]["cases"] == 13
     assert "better on 8 cases, worse on 0, 5 ties" in summary["comparisons"][0]["headline"]
-    assert summary["methods"]["version"] == 7 and "unit" not in summary["methods"]
+    assert summary["methods"]["version"] == STATS_VERSION and "unit" not in summary["methods"]
 
 
 def test_simulation_turns_as_cases_undercover_conversations_as_units_cover():

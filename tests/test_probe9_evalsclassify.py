@@ -218,3 +218,31 @@ def test_html_report_shows_the_counts_and_each_recorded_choice(tmp_path):
             assert errors == []
         finally:
             browser.close()
+
+
+def test_rescore_with_allow_judge_asks_the_judge_the_report_was_graded_by(tmp_path):
+    """`rescore --allow-judge` without --judge stopped with "'classify' needs a judge: set
+    'judge:' in the suite or --judge SPEC" though the plan records the run's judge; it is now
+    that judge (and its judge_runs), and the rescored report verifies: the requests its attempts
+    measured were sent by the source's run, whose ledger it keeps (run.rescore.source_requests)."""
+    out = imported(tmp_path)
+    suite = yaml.safe_load((out / "suite.yaml").read_text())
+    with FakeProvider() as srv:
+        picks = {"FACT Question": FACT_PICKS, "GRADED Question": GRADED_PICKS}
+        srv.set_default("chat", {"reply": judge_reply(picks)})
+        for part in ("subject", "judge"):
+            suite[part].update(base_url=srv.base_url + "/v1", api_key_env="PROBE9_KEY")
+        (out / "suite.yaml").write_text(yaml.safe_dump(suite))
+        run = scoreboard(["run", "out/suite.yaml", "--output", "first.json"], tmp_path, {"PROBE9_KEY": "k"})
+        assert run.returncode in (0, 3), run.stderr
+        flipped = {k: ("E" if v == "C" else v) for k, v in FACT_PICKS.items()}
+        srv.set_default("chat", {"reply": judge_reply({**picks, "FACT Question": flipped})})
+        done = scoreboard(["rescore", "first.json", "--allow-judge", "--output", "again.json"], tmp_path,
+                          {"PROBE9_KEY": "k"})
+    assert done.returncode in (0, 3), done.stdout + done.stderr
+    report = json.loads((tmp_path / "again.json").read_text())
+    (variant,) = report["summary"]["judges"]["variants"].values()
+    assert variant["choices"]["facts.dev.v0"]["counts"] == {"A": 1, "E": 2}
+    assert report["plan"]["judge"] == json.loads((tmp_path / "first.json").read_text())["plan"]["judge"]
+    check = scoreboard(["verify", "again.json"], tmp_path)
+    assert check.returncode == 0, check.stdout + check.stderr

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats as st
 
+from scoreboard.stats.methods import STATS_VERSION
 from scoreboard.record.io import parse_report
 from scoreboard.record.markdown import render_markdown
 from scoreboard.record.terminal import print_summary
@@ -96,5 +97,5 @@ def run_through_judge(judge_srv, tmp_path):
     assert f"| careful | 1-5 | 5.00 (95% CI {ci['low']:.2f}–{ci['high']:.2f}) over 4 cases; small sample" in md
     html = Path(outcome.paths["html"]).read_text()
     assert '"rubric_scores"' in html  # the page's data carries the figure it draws (tests/record: the table)
-    assert json.loads(Path(outcome.paths["json"]).read_text())["summary"]["methods"]["version"] == 7
+    assert json.loads(Path(outcome.paths["json"]).read_text())["summary"]["methods"]["version"] == STATS_VERSION
 

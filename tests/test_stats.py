@@ -9,6 +9,7 @@ import pytest
 from scipy.stats import binomtest
 from statsmodels.stats.proportion import proportion_confint
 
+from scoreboard.stats.methods import STATS_VERSION
 from scoreboard.stats.intervals import binom_two_sided_p
 from scoreboard.stats.measurements import measurement_summary
 from scoreboard.stats.methods import wilson
@@ -152,7 +153,7 @@ def test_every_variant_gets_the_same_method():
         {**a, "variant": "b"} for a in pattern([["passed", "failed", "passed"]] * 10)]
     s = summarize(plan_for(10, variants=("a", "b"), runs=3), attempts)
     assert {v["pass_rate_ci"]["method"] for v in s["variants"].values()} == {"wilson-effective-n"}
-    assert s["methods"]["version"] == 7 and "wilson-effective-n" in s["methods"]
+    assert s["methods"]["version"] == STATS_VERSION and "wilson-effective-n" in s["methods"]
 
 
 # --- stability, flaky cases, edge cases ---------------------------------------------------------

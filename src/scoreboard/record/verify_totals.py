@@ -216,13 +216,29 @@ def check_requests(v: Findings) -> None:
     _check_usage(v, req, sent)
 
 
+def _judge_in_ledger(plan: dict) -> bool:
+    """Whether the plan's judge sends its requests through the run's ledger: a judge calling a
+    remote model does; a python or command judge is a local call its usage counts as a request
+    the ledger never saw."""
+    from ..subjects.registry import parse_subject_spec, subject_class
+
+    spec = plan.get("judge") if isinstance(plan, dict) else None
+    if spec is None:
+        return True
+    try:
+        return bool(subject_class(parse_subject_spec(spec)["type"]).remote)
+    except Exception:  # noqa: BLE001 - a judge spec this build cannot read: its usage counts
+        return True
+
+
 def _usages(report: dict):
     """(where, usage) of each request-bearing record: an attempt's measurements and each of its
-    judge grades' usage (judge requests go through the same ledger)."""
+    judge grades' usage (a remote judge's requests go through the same ledger)."""
+    judged = _judge_in_ledger(report.get("plan"))
     for i, a in enumerate(report["attempts"]):
         if isinstance(a.get("measurements"), dict):
             yield jpath("attempts", i, "measurements"), a["measurements"]
-        for j, g in enumerate(a.get("grades") or []):
+        for j, g in enumerate(a.get("grades") or [] if judged else []):
             usage = ((g.get("judge") if isinstance(g, dict) else None) or {})
             usage = usage.get("usage") if isinstance(usage, dict) else None
             if isinstance(usage, dict):
@@ -231,7 +247,17 @@ def _usages(report: dict):
 
 def _check_usage(v: Findings, req: dict, sent) -> None:
     """The ledger holds at least what the attempts and their judges measured: their requests,
-    and the tokens and cost of those that sent any (a cached or recorded answer sent none)."""
+    and the tokens and cost of those that sent any (a cached or recorded answer sent none).
+    A rescored or imported report's attempts were made by its source's run: the source's
+    ledger (run.rescore/imported.source_requests) counts with this one's."""
+    run = v.report.get("run") or {}
+    origin = next((run[k] for k in ("rescore", "imported") if isinstance(run.get(k), dict)), None)
+    if origin is not None:
+        source = origin.get("source_requests")
+        if not isinstance(source, dict):
+            return  # a source whose ledger was not kept: nothing to hold its attempts to
+        req = {k: _plus(req.get(k), source.get(k)) for k in ("tokens_spent", "cost_known_usd")}
+        sent = _plus(sent, source.get("sent"))
     requests = tokens = cost = 0
     for _, usage in _usages(v.report):
         n = usage.get("requests")
@@ -252,6 +278,11 @@ def _check_usage(v: Findings, req: dict, sent) -> None:
     if is_number(known) and cost > known + 1e-9 * max(1.0, cost):
         v.add("requests.cost_known_usd", f">= {round(cost, 10)} (attempts' and judges' measured cost)", known,
               "the ledger spent less than the attempts measured", "requests")
+
+
+def _plus(a, b):
+    """a + b when both are numbers, else None (unknown)."""
+    return a + b if is_number(a) and is_number(b) else None
 
 
 def _check_ledger(v: Findings, req: dict, sent) -> None:

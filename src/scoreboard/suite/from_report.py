@@ -169,8 +169,11 @@ def suite_from_report(source: Source, specs_by_case: dict[str, list], variants: 
         settings["output_dir"] = output_dir
     if formats:
         settings["formats"] = formats
+    # the judge the source was graded by, unless another is named (--judge, --judge-runs)
+    judge = judge if judge is not None else (plan.get("judge") if regrade else None)
     if judge is not None:
         settings["judge"] = judge
+    judge_runs = judge_runs if judge_runs is not None else (plan.get("judge_runs") if judge is not None else None)
     if judge_runs is not None:
         settings["judge_runs"] = judge_runs
     if max_requests is not None:
