@@ -218,9 +218,12 @@ def loads_or_fail(raw: bytes, fail) -> Any:
 
 
 def sse_data(raw: bytes) -> list[bytes]:
-    """The data payloads of a server-sent-events body, one per event."""
+    """The data payloads of a server-sent-events body, one per event. One leading UTF-8 byte
+    order mark is dropped, as the SSE spec says (kept, it hid the first data line)."""
     out: list[bytes] = []
     buf: list[bytes] = []
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
     for line in raw.splitlines():
         if line.startswith(b"data:"):
             value = line[5:]

@@ -55,7 +55,8 @@ class AnthropicSubject(OpenAISubject):
     default_key_env = "ANTHROPIC_API_KEY"
     base_url_env = "ANTHROPIC_BASE_URL"
     bound_hint = "set max_tokens in the subject (default 1024) or params.max_tokens"
-    stream_end_line = re.compile(rb'(?m)^data: ?\{[^\n]*"type" ?: ?"message_stop"[^\n]*\n')
+    #: lines may end with CRLF, LF or a lone CR (the SSE spec)
+    stream_end_line = re.compile(rb'(?m)(?:^|(?<=\r))data: ?\{[^\r\n]*"type" ?: ?"message_stop"[^\r\n]*[\r\n]')
 
     def parse(self, spec: dict) -> dict:
         check_keys(spec, OPTIONS, self.kind)

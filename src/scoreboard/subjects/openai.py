@@ -91,7 +91,8 @@ class OpenAISubject(HTTPSubject):
     #: where a spec without base_url points, as the official SDK reads it (then the default host)
     base_url_env = "OPENAI_BASE_URL"
     bound_hint = "set params.max_tokens (or max_completion_tokens) in the subject or the variant"
-    stream_end_line = re.compile(rb"(?m)^data: ?\[DONE\][ \t]*\r?\n")
+    #: lines may end with CRLF, LF or a lone CR (the SSE spec): a line begins after any of them
+    stream_end_line = re.compile(rb"(?m)(?:^|(?<=\r))data: ?\[DONE\][ \t]*[\r\n]")
 
     def base_url_from_env(self, spec: dict) -> dict:
         """No base_url: the one in the environment variable the provider's SDK reads, if set
