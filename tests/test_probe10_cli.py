@@ -158,3 +158,25 @@ def test_compare_output_is_an_html_page(work, name):
     assert not (work / name).exists()
     proc = cli("compare", "r.json", "r.json", "--output", "cmp.html", cwd=work)
     assert proc.returncode == 0 and (work / "cmp.html").read_text(encoding="utf-8").startswith("<!doctype html>")
+
+
+@pytest.mark.parametrize("args,name,shown", [
+    (["verify", "r.json"], "v.md", "--output"), (["plan", "--cases", "cases.jsonl", "--subject", "mock"], "p.html",
+                                                 "--output"),
+    (["schema"], "s.xml", "--output"), (["footprint", "cases.jsonl"], "f.md", "--output"),
+    (["store", "reviews", "--store", "h.sqlite"], "rv.html", "--output"),
+    (["import", "csv", "--csv", "c.csv", "--map", "input=a,expected=b"], "c.md", "--output"),
+    (["import", "csv", "--csv", "c.csv", "--map", "input=a,expected=b"], "c.md", "--out"),
+    (["export", "turns", "r.json"], "t.md", "--output"), (["aggregate", "r.json", "r.json"], "ag.html", "--output"),
+])
+def test_json_outputs_refuse_another_formats_name(work, args, name, shown):
+    """`verify r.json --output v.md`, `plan --output p.html`, `import csv --out c.md`... wrote JSON
+    into a file named as Markdown, HTML or XML; a report writer (export turns, aggregate) says
+    which name to give, as run does."""
+    report(work)
+    (work / "c.csv").write_text('a,b\nx,"{""t"": 1}"\n', encoding="utf-8")
+    assert cli("store", "import", "r.json", "--store", "h.sqlite", cwd=work).returncode == 0
+    line = one_error(cli(*args, shown, name, cwd=work))
+    assert line.startswith(f"scoreboard: error: flag {shown}:") and name in line, line
+    assert ".json" in line
+    assert not (work / name).exists()

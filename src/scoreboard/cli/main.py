@@ -89,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     args.debug = getattr(args, "debug", False) or args.debug_top
     try:
         refuse_stdout_where_files_are_written(args)
+        refuse_names_of_another_format(args, sys.argv[1:] if argv is None else argv)
         return commands[args.command](args)
     except ScoreboardError as exc:
         if args.debug:
@@ -126,6 +127,31 @@ def refuse_stdout_where_files_are_written(args: argparse.Namespace) -> None:
             hint = " (--json prints the result on stdout)" if hasattr(args, "json") else ""
             raise ConfigError(f"'-' is no file: scoreboard {args.command} writes files, not standard output; name "
                               f"a file{hint}", field="output")
+
+
+#: the commands whose --output is one JSON document (import csv: JSON Lines), whatever its name says
+JSON_OUTPUT = {"verify": "JSON", "plan": "JSON", "schema": "JSON", "footprint": "JSON", "store reviews": "JSON",
+               "import csv": "JSON Lines"}
+
+
+def refuse_names_of_another_format(args: argparse.Namespace, argv: list[str]) -> None:
+    """An --output named as another format (`plan --output plan.md`, `verify --output v.html`)
+    would hold JSON: one line naming the flag, before anything runs. A command writing a report
+    and its renderings beside it says which name to give (check_report_output)."""
+    from ..errors import ConfigError
+    from .common import check_report_output
+
+    kind = next(filter(None, (getattr(args, k, None) for k in ("import_kind", "store_command", "export_kind"))), None)
+    command = " ".join(filter(None, (args.command, kind)))
+    output = getattr(args, "out" if command == "import csv" else "output", None)
+    if not isinstance(output, str) or output == "-":
+        return
+    if args.command in ("export", "aggregate"):  # a report, its other formats beside it
+        check_report_output(output)
+    elif command in JSON_OUTPUT and output.lower().endswith((".md", ".html", ".htm", ".xml")):
+        raise ConfigError(f"{output!r}: scoreboard {command} writes {JSON_OUTPUT[command]} there; give a name "
+                          f"ending {'.jsonl' if command == 'import csv' else '.json'}",
+                          flag="--out" if _given("--out", argv) is not None else "--output")
 
 
 def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
