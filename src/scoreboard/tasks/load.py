@@ -42,6 +42,9 @@ class TaskDef:
     #: the top-level entries of the folder that were loaded (a fixture runs in a private copy of
     #: them; None: in place)
     tops: list[str] | None = None
+    #: relative path -> sha256 of every file loaded (what an agent that changed the task's files,
+    #: its checks, is found by: tasks/tamper.py)
+    digests: dict[str, str] = field(default_factory=dict)
 
     @property
     def id(self) -> str:
@@ -121,7 +124,7 @@ def load_task(folder: Path, limits: Limits, *, root: Path | None = None) -> Case
     try:  # an error about a setting names the line of its key
         spec: TaskFile = parse_model(TaskFile, data, file=shown, case_id=case_id)
         named = _check_paths(spec, folder, shown)
-        files, digest = _walk(folder, shown, named)
+        files, digest, digests = _walk(folder, shown, named)
         workspace = [rel[len("workspace/"):] for rel in files if rel.startswith("workspace/")]
         _check_planted(spec, workspace, {"file": shown, "case_id": spec.id})
     except ConfigError as exc:
@@ -129,7 +132,7 @@ def load_task(folder: Path, limits: Limits, *, root: Path | None = None) -> Case
     tops = sorted({rel.split("/", 1)[0] for rel in files} |
                   {top for top in (*SUBFOLDERS, *named) if (folder / top).is_dir()})
     task = TaskDef(folder=folder.resolve(), spec=spec, files_hash=digest, source=shown, workspace_files=workspace,
-                   tops=tops)
+                   tops=tops, digests=digests)
     graders: list = [{"task-check": c.name} for c in spec.checks]
     graders.append("task-security")
     graders.extend(spec.graders)
@@ -229,7 +232,7 @@ def _inside(folder: Path, rel: str, field_name: str, where: dict) -> Path:
         raise ConfigError(f"{rel!r} {_outside(exc)}", field=field_name, **where) from None
 
 
-def _walk(folder: Path, shown: str, named: set[str]) -> tuple[list[str], str]:
+def _walk(folder: Path, shown: str, named: set[str]) -> tuple[list[str], str, dict[str, str]]:
     """Relative paths of the task's files and their hash: the files at the top of its folder
     (task.yaml, a check kept there), workspace/, environment/, checks/ and the `named` folders
     whose files a check or the fixture runs; anything but regular files and folders (symlinks,
@@ -238,6 +241,7 @@ def _walk(folder: Path, shown: str, named: set[str]) -> tuple[list[str], str]:
     tops = set(SUBFOLDERS) | named
     digest = hashlib.sha256()
     files: list[str] = []
+    digests: dict[str, str] = {}
     total = entries_seen = 0
 
     def too_many() -> ConfigError:
@@ -278,11 +282,14 @@ def _walk(folder: Path, shown: str, named: set[str]) -> tuple[list[str], str]:
             if total > MAX_TASK_BYTES:
                 raise too_many()
             digest.update(rel.encode("utf-8") + b"\0")
+            own = hashlib.sha256()
             with open(entry.path, "rb") as handle:
                 for chunk in iter(lambda: handle.read(1 << 16), b""):
                     digest.update(chunk)
+                    own.update(chunk)
             digest.update(b"\0")
-    return sorted(files), digest.hexdigest()
+            digests[rel] = own.hexdigest()
+    return sorted(files), digest.hexdigest(), digests
 
 
 def _escaped(rel: str) -> str:

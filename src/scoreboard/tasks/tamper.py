@@ -1,0 +1,72 @@
+"""Did the agent change the task's own files? Where no sandbox hides the task folder (`sandbox:
+off`, or no sandbox on this machine), an agent can rewrite a check to pass (or plant a module
+a Python check would import instead of the real one). Before the checks run, the files the
+task was loaded with are hashed again, in the task folder and in the copy the checks run in;
+any that changed or went away, and any new Python module among the checks, make the attempt
+an error, in words, instead of a verdict from checks the agent wrote.
+
+The fixture's own folder (environment/) of a private copy is left out: the fixture keeps its
+state there while it runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from ..errors import SubjectError
+
+#: how many changed files an error names
+SHOWN = 3
+
+
+def changed_files(digests: dict[str, str], folder: Path, *, skip_environment: bool = False) -> list[str]:
+    """Relative paths under `folder` of the loaded files (`digests`) that changed or went
+    away, and of new Python files under checks/."""
+    out = []
+    for rel, digest in sorted(digests.items()):
+        if rel.startswith("workspace/") or (skip_environment and rel.startswith("environment/")):
+            continue
+        if _digest(folder / rel) != digest:
+            out.append(rel)
+    checks = folder / "checks"
+    for top, dirs, files in os.walk(checks, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            rel = (Path(top) / name).relative_to(folder).as_posix()
+            if name.endswith(".py") and rel not in digests:
+                out.append(rel)
+    return out
+
+
+def refuse_changed(task_id: str, digests: dict[str, str], folder: Path, checks_folder: Path) -> None:
+    """A SubjectError (kind `tamper`) when the task folder, or the copy of it the checks run in,
+    no longer holds the files the task was loaded with."""
+    changed = changed_files(digests, folder)
+    if not changed and checks_folder != folder:
+        changed = changed_files(digests, checks_folder, skip_environment=True)
+    if changed:
+        raise SubjectError(f"task {task_id!r}: the task's own files changed while the agent ran "
+                           f"({describe(changed)}): its checks were not run (an agent outside a sandbox "
+                           "can rewrite them; sandbox: required refuses to run without one)", kind="tamper")
+
+
+def describe(changed: list[str]) -> str:
+    shown = ", ".join(repr(rel) for rel in changed[:SHOWN])
+    more = f" and {len(changed) - SHOWN} more" if len(changed) > SHOWN else ""
+    return f"{shown}{more}"
+
+
+def _digest(path: Path) -> str | None:
+    """The file's sha256 (None: not a regular file any more, or unreadable)."""
+    if path.is_symlink() or not path.is_file():
+        return None
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 16), b""):
+                digest.update(chunk)
+    except OSError:
+        return None
+    return digest.hexdigest()

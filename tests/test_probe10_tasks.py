@@ -1,0 +1,125 @@
+"""Agent tasks probed as a hostile task author and a misbehaving agent would (tenth round):
+agents that rewrite the checks that grade them, and what must still be data in the report."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from scoreboard.errors import SubjectError
+from scoreboard.subjects.registry import build_subject
+from scoreboard.subjects.values import SubjectRequest
+from scoreboard.suite.config import Limits
+from scoreboard.tasks.load import load_task_folders
+from scoreboard.tasks.runtime import run_task
+
+PY = sys.executable
+
+
+def make_task(folder: Path, task_yaml: str, files: dict[str, str]) -> Path:
+    (folder / "workspace").mkdir(parents=True)
+    (folder / "checks").mkdir()
+    (folder / "task.yaml").write_text(textwrap.dedent(task_yaml))
+    for rel, text in files.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(textwrap.dedent(text))
+    return folder
+
+
+def attempt(task_folder: Path, agent: str, tmp_path: Path, env: dict | None = None):
+    """One attempt of the task with a command agent running the Python source `agent`."""
+    script = tmp_path / "agent.py"
+    script.write_text(textwrap.dedent(agent))
+    case = load_task_folders(task_folder, Limits())[0]
+    subject = build_subject({"type": "command", "argv": [PY, str(script)], "env": env or {}}, tmp_path)
+    request = SubjectRequest(case_id=case.id, input=case.input, params={"mode": "ordinary"})
+    return asyncio.run(run_task(case.task, subject, request, hide=[]))
+
+
+CHECK = """\
+    import os, sys
+    if os.path.exists(os.path.join(os.environ["SCOREBOARD_WORKSPACE"], "done.txt")):
+        print("done.txt is there"); sys.exit(0)
+    print("no done.txt"); sys.exit(1)
+"""
+
+
+# -- an agent outside a sandbox rewrites what grades it --------------------------------------
+
+@pytest.mark.parametrize("how", ["rewrite", "plant-module"])
+def test_an_agent_that_rewrites_its_checks_is_an_error_not_a_pass(tmp_path, how):
+    """With `sandbox: off` the task folder is in reach: an agent that did nothing but rewrite
+    checks/done.py to exit 0 (or plant a module its Python check imports first) was graded
+    by its own check and passed."""
+    task = make_task(tmp_path / "t", """\
+        id: t
+        instruction: write done.txt
+        sandbox: off
+        checks:
+          - {name: done, run: [python3, checks/done.py]}
+          - {name: helper, python: checks/helper_check.py:check}
+        """, {"checks/done.py": CHECK,
+              "checks/helper_check.py": "import json\ndef check(ctx):\n    return json.dumps(1) == '1'\n"})
+    agent = {"rewrite": """\
+        import os
+        open(os.path.join(os.environ["TASK"], "checks", "done.py"), "w").write("raise SystemExit(0)\\n")
+        print("all done")
+        """, "plant-module": """\
+        import os
+        open(os.path.join(os.environ["TASK"], "checks", "json.py"), "w").write("def dumps(x): return '1'\\n")
+        print("all done")
+        """}[how]
+    with pytest.raises(SubjectError) as caught:
+        attempt(task, agent, tmp_path, env={"TASK": str(task)})
+    assert caught.value.kind == "tamper"
+    said = str(caught.value)
+    assert "checks/done.py" in said if how == "rewrite" else "checks/json.py" in said
+    assert "checks were not run" in said
+    assert caught.value.extra["task"]["error_kind"] == "tamper"  # where it ran is still recorded
+
+
+def test_an_agent_that_rewrites_the_checks_copy_beside_its_fixture_is_an_error(tmp_path):
+    """With a fixture the checks run in its private copy of the task folder, which exists while
+    the agent runs: rewriting that copy's check was not seen either."""
+    task = make_task(tmp_path / "t", """\
+        id: t
+        instruction: write done.txt
+        sandbox: off
+        environment: {command: [python3, fx.py], ready: {line: ready}}
+        checks:
+          - {name: done, run: [python3, checks/done.py]}
+        """, {"checks/done.py": CHECK,
+              "environment/fx.py": "import os, time\nopen('state.txt', 'w').write(os.getcwd())\n"
+                                   "print('ready', flush=True)\ntime.sleep(60)\n"})
+    agent = """\
+        import glob, os
+        for path in glob.glob(os.path.join(os.environ["TMPROOT"], "scoreboard-fixture-*", "task", "checks", "done.py")):
+            open(path, "w").write("raise SystemExit(0)\\n")
+        print("all done")
+        """
+    import tempfile
+    with pytest.raises(SubjectError) as caught:
+        attempt(task, agent, tmp_path, env={"TMPROOT": tempfile.gettempdir()})
+    assert caught.value.kind == "tamper" and "checks/done.py" in str(caught.value)
+
+
+def test_checks_and_a_fixture_writing_beside_them_are_not_taken_for_tampering(tmp_path):
+    """What the task's own parts write (a fixture's state in environment/, a check's log in
+    checks/) leaves the next attempt's verdict alone."""
+    task = make_task(tmp_path / "t", """\
+        id: t
+        instruction: write done.txt
+        sandbox: off
+        environment: {command: [python3, fx.py], ready: {line: ready}}
+        checks:
+          - {name: done, run: [python3, checks/done.py]}
+        """, {"checks/done.py": "open('checks/last.log', 'a').write('ran')\n" + textwrap.dedent(CHECK),
+              "environment/fx.py": "import time\nopen('state.txt', 'a').write('x')\n"
+                                   "print('ready', flush=True)\ntime.sleep(60)\n"})
+    for _ in range(2):
+        result = attempt(task, "open('done.txt', 'w').write('x')\n", tmp_path)
+        assert result.extra["task"]["checks"][0]["passed"] is True
