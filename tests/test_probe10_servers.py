@@ -85,3 +85,43 @@ def test_a_stream_with_lone_cr_line_ends_held_open_is_answered(kind):
     assert not isinstance(result, SubjectError), result
     assert result.output.text == "hi"
     assert (result.measurements.input_tokens, result.measurements.output_tokens) == (3, 2)
+
+
+# --------------------------------------------------------------------------- anthropic: no message
+
+
+START = event({"type": "message_start", "message": {"model": "m", "usage": {"input_tokens": 3, "output_tokens": 1}}})
+BLOCK = event({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
+DELTA = event({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hello"}})
+END = event({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 50}})
+STOP = event({"type": "message_stop"})
+
+
+@pytest.mark.parametrize("events", [[STOP], [END], [STOP, START, BLOCK, DELTA, END]],
+                         ids=["message_stop-alone", "message_delta-alone", "message_stop-first"])
+def test_an_anthropic_stream_that_holds_no_message_is_an_error_not_an_empty_answer(events):
+    """A stream of message_stop alone (a gateway that cut the stream and closed it properly),
+    or one whose message_stop came first, was a successful attempt answering '' with no stop
+    reason: graded as the model's answer (a fail, not an error). openai's subject says 'the
+    stream held no answer' for the same; anthropic now says so too, usage unknown."""
+    result = ask("anthropic", sse_events(*events, hold=False), stream=True)
+    assert isinstance(result, SubjectError), result.output
+    assert str(result) == "anthropic: the stream held no answer (no message_start, no content block)"
+    assert result.kind == "invalid-response"
+    assert result.measurements.requests == 1
+    assert result.measurements.input_tokens is None and result.measurements.output_tokens is None
+
+
+def test_an_anthropic_stream_with_events_out_of_order_keeps_its_text_and_counts():
+    """message_start carries a placeholder output count (1); message_delta the final one. A stream
+    whose message_delta came before message_start read output_tokens 1 for 50 (cost and budget
+    undercounted); a text delta before its content_block_start was dropped by it (answer '')."""
+    late_start = ask("anthropic", sse_events(END, START, BLOCK, DELTA, STOP, hold=True), stream=True)
+    assert not isinstance(late_start, SubjectError), late_start
+    assert late_start.output.text == "hello"
+    assert (late_start.measurements.input_tokens, late_start.measurements.output_tokens) == (3, 50)
+    late_block = ask("anthropic", sse_events(START, DELTA, BLOCK, END, STOP, hold=True), stream=True)
+    assert not isinstance(late_block, SubjectError), late_block
+    assert late_block.output.text == "hello"
+    assert late_block.output.status == "end_turn"
+    assert (late_block.measurements.input_tokens, late_block.measurements.output_tokens) == (3, 50)

@@ -140,7 +140,7 @@ class AnthropicSubject(OpenAISubject):
         blocks: dict[int, dict] = {}
         usage: dict = {}
         stop = model = None
-        done = False
+        done = started = False
         for event in self.stream_events(raw):
             kind = event.get("type") if isinstance(event, dict) else None
             if kind == "content_block_delta":
@@ -152,14 +152,21 @@ class AnthropicSubject(OpenAISubject):
                     block["parts"].append(delta.get("partial_json", ""))
             elif kind == "content_block_start":
                 cb = event.get("content_block") or {}
+                index = event.get("index", len(blocks))
+                # deltas that came before their block's start (out of order) are kept
+                early = blocks[index]["parts"] if index in blocks else []
                 block = {"type": cb.get("type"), "id": cb.get("id"), "name": cb.get("name"), "parts": []}
                 if cb.get("type") == "text" and cb.get("text"):
                     block["parts"].append(cb["text"])
-                blocks[event.get("index", len(blocks))] = block
+                block["parts"] += early
+                blocks[index] = block
             elif kind == "message_start":
                 message = event.get("message") or {}
                 model = message.get("model")
-                usage.update(usage_of(message))
+                started = True
+                # its output count is a placeholder (1): a message_delta read before it keeps its own
+                for key, value in usage_of(message).items():
+                    usage.setdefault(key, value)
             elif kind == "message_delta":
                 stop = (event.get("delta") or {}).get("stop_reason") or stop
                 usage.update(usage_of(event))
@@ -170,6 +177,9 @@ class AnthropicSubject(OpenAISubject):
                 raise self._shape_error(event)
         if not done and stop is None:
             raise self.fail("stream ended before it finished (truncated)", kind="invalid-response")
+        if not started and not blocks:  # message_stop alone, or first: no answer, not an empty one
+            raise self.fail("the stream held no answer (no message_start, no content block)",
+                            kind="invalid-response")
         parts: list[str] = []
         calls: list[dict] = []
         for _, block in sorted(blocks.items()):
