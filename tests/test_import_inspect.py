@@ -327,7 +327,7 @@ def mapped():
 @task
 def partial():
     return Task(
-        dataset=[Sample(input="hi", target="hello"), Sample(input=f"hi {NAME.upper()}", target="x")],
+        dataset=[Sample(input="hi", target="hello"), Sample(input=f"hi {NAME.title()}", target="x")],
         solver=[system_message(f"Be {NAME}"), generate(), self_critique()],
         scorer=[includes(), model_graded_qa(model=["openai/a", "openai/b"])],
     )
@@ -340,7 +340,7 @@ def test_items_not_converted_are_listed_with_file_and_line(tmp_path):
     done = scoreboard(["import", "inspect", "t.py", "--output", "out"], tmp_path)
     assert done.returncode == 3, done.stdout + done.stderr
     report = (tmp_path / "out/conversion-report.md").read_text()
-    for line, what in [(13, "hf_dataset(...) is not converted"), (17, "record_to_sample"),
+    for line, what in [(13, "hf_dataset('openai/gsm8k', split='test') is not converted"),
                        (22, "an f-string with a computed part"), (23, "self_critique(...) after generate()"),
                        (24, "model_graded_qa(...): model= a list of 2 graders (Inspect takes their majority vote): "
                             "not converted")]:
@@ -351,6 +351,8 @@ def test_items_not_converted_are_listed_with_file_and_line(tmp_path):
     assert partial["cases"]["solver"] == [{"system_message": "Be x"}, "generate"]
     assert (tmp_path / "out/partial/samples.jsonl").read_text() == '{"input": "hi", "target": "hello"}\n'
     assert not (tmp_path / "out/hub/suite.yaml").read_text().count("cases:")
+    # the record_to_sample is translated (not run) over the file's records
+    assert (tmp_path / "out/mapped/samples.jsonl").read_text() == '{"input": "a", "target": "b"}\n'
 
 
 def test_task_flag_picks_one_task(tmp_path):

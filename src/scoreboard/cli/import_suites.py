@@ -53,12 +53,15 @@ def add_inspect_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task", metavar="NAME", help="only this task (default: every task of the file)")
     parser.add_argument("--model", metavar="MODEL", help="the subject: openai/NAME, anthropic/NAME or an "
                         "OpenAI-compatible base URL (default: the Task's model=, else a placeholder)")
+    parser.add_argument("--dataset", metavar="FILE", help="a local copy (.jsonl, .json or .csv) of the dataset the "
+                        "task downloads (hf_dataset, example_dataset, a remote path), read in its place")
 
 
 def inspect_main(args: argparse.Namespace) -> int:
     from ..importers.inspect_task import import_inspect
 
-    out, report, written = import_inspect(args.taskfile, args.output, task=args.task, model=args.model)
+    out, report, written = import_inspect(args.taskfile, args.output, task=args.task, model=args.model,
+                                          dataset=args.dataset)
     if len(written) == 1:
         return _finish(out / written[0].removesuffix("suite.yaml"), report)
     print(report.text(), end="")

@@ -25,7 +25,8 @@ from ..errors import ConfigError
 from ..safefile import DEFAULT_MAX_FILE_BYTES, FileRefused, read_regular
 from . import inspect_parts as parts
 from .common import Report, Source, write_output
-from .inspect_ast import Call, FuncRef, TaskDef, Unresolved, find_tasks, parse, unresolved_in
+from . import inspect_datasets as remote
+from .inspect_ast import Call, FuncRef, Module, TaskDef, Unresolved, find_tasks, parse, unresolved_in
 from .inspect_graded import Graded
 
 _READERS = {"json_dataset": "json_file", "csv_dataset": "csv_file", "file_dataset": "file"}
@@ -43,10 +44,13 @@ _TASK_READ = {"dataset", "setup", "solver", "scorer", "epochs", "config", "model
 class _Task:
     """One task's conversion: its report lines, files and suite."""
 
-    def __init__(self, source: Source, report: Report, task: TaskDef, prefix: str, many: bool):
+    def __init__(self, source: Source, report: Report, task: TaskDef, prefix: str, many: bool, module: Module,
+                 copy: tuple[str, bytes, str] | None = None):
         self.source, self.report, self.task, self.prefix = source, report, task, prefix
+        self.module, self.copy = module, copy  # copy: --dataset's (name in DIR, bytes, path given)
         self.label = f"task {task.name}: " if many else ""
         self.files: dict[str, str | bytes] = {}
+        self.copied: str | None = None  # the downloaded dataset --dataset stands in for
         self.originals: dict[str, str] = {}  # a copied file's name in DIR -> its path in the task's folder
 
     def skip(self, line: int, what: str) -> None:
@@ -130,35 +134,42 @@ class _Task:
 
     def dataset(self, value: Any, line: int) -> dict | None:
         if isinstance(value, Call) and value.name in _READERS:
-            return self.file_dataset(value)
+            path = value.arg(0, _READERS[value.name])
+            if not (isinstance(path, str) and remote.REMOTE.match(path)):
+                return self.file_dataset(value)
         if isinstance(value, Call) and value.name == "MemoryDataset":
             return self.memory(value.arg(0, "samples"), value.line)
         if isinstance(value, list):
             return self.memory(value, line)
-        if isinstance(value, Call) and value.name in ("hf_dataset", "example_dataset"):
-            self.skip(value.line, f"dataset {value.name}(...) is not converted (nothing is downloaded): save it as "
-                                  "a JSON or CSV file and use json_dataset / csv_dataset")
+        if isinstance(value, Call) and value.name in ("hf_dataset", "example_dataset", *_READERS):
+            if self.copy is not None:
+                self.note(f"dataset {remote.described(value)} (line {value.line}) is read from the local copy "
+                          f"{self.copy[2]} (--dataset)")
+                self.copied = remote.described(value)
+                return self.file_dataset(value, self.copy)
+            remote.missing_copy(value, self.module, self.skip)
         else:
             self.skip(parts.line_of(value, line), f"dataset {parts.describe(value)}: not converted")
         return None
 
-    def file_dataset(self, call: Call) -> dict | None:
-        path = call.arg(0, _READERS[call.name])
-        if not isinstance(path, str):
-            self.skip(call.line, f"dataset {call.name}(...): its path is {parts.describe(path)} (not converted)")
-            return None
-        if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", path):
-            self.skip(call.line, f"dataset {call.name}({path!r}): a remote file is not converted (nothing is "
-                                 "downloaded)")
-            return None
-        where = f"dataset.{_READERS[call.name]}"
-        try:
-            real = self.source.resolve(path, where)
-            data = self.source.read_bytes(path, where)
-        except ConfigError as exc:
-            raise ConfigError(exc.detail, file=self.source.shown, line=call.line, field=where) from None
+    def file_dataset(self, call: Call, copy: tuple[str, bytes, str] | None = None) -> dict | None:
+        reader = _READERS.get(call.name, "path")
+        if copy is None:
+            path = call.arg(0, reader)
+            if not isinstance(path, str):
+                self.skip(call.line, f"dataset {call.name}(...): its path is {parts.describe(path)} (not converted)")
+                return None
+            where = f"dataset.{reader}"
+            try:
+                real = self.source.resolve(path, where)
+                data = self.source.read_bytes(path, where)
+            except ConfigError as exc:
+                raise ConfigError(exc.detail, file=self.source.shown, line=call.line, field=where) from None
+            shown = str(Path(self.source.shown).parent / real.relative_to(self.source.folder))
+        else:
+            data, shown = copy[1], copy[2]
         entry: dict[str, Any] = {"format": "inspect"}
-        fields = call.arg(1, "sample_fields")
+        fields = remote.sample_fields_of(call, reader)
         if isinstance(fields, Call) and fields.name == "FieldSpec":
             spec = dict(zip(_FIELDS, fields.args)) | fields.kwargs
             bad = unresolved_in(spec) or next((k for k in spec if k not in _FIELDS + ("description",)), None)
@@ -167,9 +178,8 @@ class _Task:
                                        "not converted, so the dataset is not")
                 return None
             entry["fields"] = {k: v for k, v in spec.items() if v is not None}
-        elif fields is not None:
-            self.skip(call.line, f"sample_fields {parts.describe(fields)}: a record_to_sample "
-                      "function is not run, so the dataset is not converted (map the fields with FieldSpec)")
+        elif fields is not None and not isinstance(fields, FuncRef):
+            self.skip(call.line, f"sample_fields {parts.describe(fields)}: not converted, so the dataset is not")
             return None
         for key, value in call.kwargs.items():
             if key in _OPTIONS and value is not None and value is not False:
@@ -179,7 +189,8 @@ class _Task:
                 entry[key] = value
             elif key == "fs_options" and value:
                 self.skip(call.line, "dataset fs_options: not converted")
-            elif key not in _OPTIONS + _IGNORED + (_READERS[call.name], "sample_fields", "fs_options"):
+            elif key not in _OPTIONS + _IGNORED + (reader, "sample_fields", "fs_options") and not (
+                    copy is not None and key in remote.HUB_ARGS):
                 self.skip(call.line, f"dataset {key}=...: not converted")
         for key in ("shuffle", "shuffle_choices"):
             seed = entry.get("seed") if key == "shuffle" else None
@@ -189,9 +200,21 @@ class _Task:
                 del entry[key]
         if call.name == "csv_dataset" and "encoding" not in entry:
             entry["encoding"] = "utf-8-sig"
-        name = self._name(real.relative_to(self.source.folder).as_posix(), call.name)
-        self.files[name] = data
+        name = copy[0] if copy else self._name(real.relative_to(self.source.folder).as_posix(), call.name)
+        if copy:
+            self.originals[name] = copy[2]
         entry["path"] = name
+        if isinstance(fields, FuncRef):
+            samples = remote.translated(self.module, fields, entry, data, shown, self.label, self.skip)
+            if samples is None:
+                return None
+            self.note(f"sample_fields={fields.name} (line {fields.line}) is translated (not run): its samples of "
+                      f"{shown} are written to samples.jsonl")
+            for key in ("dialect", "delimiter", "encoding", "fieldnames"):
+                entry.pop(key, None)
+            self.files["samples.jsonl"], entry["path"] = samples, "samples.jsonl"
+            return {"format": "inspect", **{k: v for k, v in entry.items() if k != "format"}}
+        self.files[name] = data
         return {"format": "inspect", "path": name, **{k: v for k, v in entry.items() if k not in ("format", "path")}}
 
     def _name(self, rel: str, reader: str) -> str:
@@ -264,15 +287,16 @@ def _check(suite: dict, conv: _Task, source: Source, task: str) -> int:
                 where = {"file": source.shown, "line": None,
                          "detail": f"task {task}: Sample {exc.line}: {exc.detail}" if exc.line else exc.detail}
             else:
-                original = str(Path(source.shown).parent / conv.originals[entry["path"]])
+                rel = conv.originals[entry["path"]]
+                original = rel if conv.copy and rel == conv.copy[2] else str(Path(source.shown).parent / rel)
                 where = {"file": original if exc.file == str(path) else exc.file, "line": exc.line,
                          "detail": f"task {task}: {exc.detail}"}
             raise ConfigError(where["detail"], file=where["file"], line=where["line"], case_id=exc.case_id,
                               field=exc.field) from None
 
 
-def import_inspect(path: str, out_dir: str, *, task: str | None = None,
-                   model: str | None = None) -> tuple[Path, Report, list[str]]:
+def import_inspect(path: str, out_dir: str, *, task: str | None = None, model: str | None = None,
+                   dataset: str | None = None) -> tuple[Path, Report, list[str]]:
     """Convert the task file's tasks (or the one `task` names); write DIR. Returns the output
     folder, the report and the suite files written (relative to it)."""
     try:
@@ -286,7 +310,7 @@ def import_inspect(path: str, out_dir: str, *, task: str | None = None,
                           line=raw[: exc.start].count(b"\n") + 1) from None
     source = Source(Path(path))
     try:
-        _, tasks = find_tasks(parse(text, path), path)
+        module, tasks = find_tasks(parse(text, path), path)
     except ConfigError as exc:
         raise ConfigError(exc.detail, file=exc.file or path, line=exc.line, field=exc.field) from None
     if not tasks:
@@ -298,17 +322,23 @@ def import_inspect(path: str, out_dir: str, *, task: str | None = None,
                               file=path, field="task")
         tasks = chosen
     many = len(tasks) > 1
+    copy = None
+    if dataset is not None:
+        copy = (*remote.read_copy(dataset), dataset)
     report = Report(path)
     files: dict[str, str | bytes] = {}
     written, total, seen = [], 0, set()
+    copied: dict[str, str] = {}  # each downloaded dataset --dataset stood in for -> its first task
     for t in tasks:
         folder = re.sub(r"[^A-Za-z0-9._-]+", "-", t.name).strip(".-") or "task"
         while many and folder in seen:
             folder += "-2"
         seen.add(folder)
         prefix = f"{folder}/" if many else ""
-        conv = _Task(source, report, t, prefix, many)
+        conv = _Task(source, report, t, prefix, many, module, copy)
         suite = conv.convert(model)
+        if conv.copied is not None:
+            copied.setdefault(conv.copied, t.name)
         if suite is None:
             continue
         if "cases" in suite:
@@ -317,6 +347,12 @@ def import_inspect(path: str, out_dir: str, *, task: str | None = None,
             files[prefix + rel] = content
         files[prefix + "suite.yaml"] = yaml.safe_dump(suite, sort_keys=False, allow_unicode=True, width=100)
         written.append(prefix + "suite.yaml")
+    if copy is not None and len(copied) != 1:
+        several = "; ".join(f"{d} (task {t})" for d, t in copied.items())
+        raise ConfigError(f"--dataset {dataset!r} stands in for one downloaded dataset; " + (
+            f"the tasks download several: {several}: pick one task with --task" if copied else
+            "no task downloads one (their datasets are local files or written in the task file)"),
+            file=path, field="--dataset")
     report.counts.update({"tasks": len(tasks), "suites": len(written), "cases": total})
     files["conversion-report.md"] = report.text()
     return write_output(out_dir, files), report, written

@@ -1,0 +1,99 @@
+"""Datasets of an Inspect task that are not a local file (hf_dataset, example_dataset, a remote
+json_dataset / csv_dataset path), read from the local copy `--dataset FILE` names; and a
+`sample_fields=record_to_sample` function applied to a local dataset's records by the translation
+of inspect_records.py (the samples written as samples.jsonl)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import ConfigError
+from ..safefile import DEFAULT_MAX_FILE_BYTES, FileRefused, read_regular
+from .inspect_ast import Call, FuncRef, Module
+from .inspect_records import Interpreter, RecordError, check
+
+REMOTE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
+#: hf_dataset's arguments naming which data to download: the local copy stands in for them
+HUB_ARGS = ("path", "split", "name", "data_dir", "revision", "trust", "cached")
+HF_POSITIONAL = ("path", "split", "name", "data_dir", "revision", "sample_fields")
+SUFFIXES = (".jsonl", ".json", ".csv", ".tsv", ".tab")
+
+
+def described(call: Call) -> str:
+    """hf_dataset('openai/gsm8k', name='main', split='test'): what the eval downloads."""
+    named = dict(zip(HF_POSITIONAL, call.args)) if call.name == "hf_dataset" else {}
+    named |= {k: v for k, v in call.kwargs.items() if k in HUB_ARGS[:5]}
+    key = {"json_dataset": "json_file", "csv_dataset": "csv_file", "file_dataset": "file",
+           "example_dataset": "name"}.get(call.name, "path")
+    first = call.arg(0, key)
+    rest = [f"{k}={v!r}" for k, v in named.items() if k != "path" and isinstance(v, (str, int))]
+    return f"{call.name}({', '.join([repr(first)] + rest)})"
+
+
+def sample_fields_of(call: Call, reader: str) -> Any:
+    if call.name == "hf_dataset":
+        return call.arg(5, "sample_fields")
+    return call.arg(1, "sample_fields")
+
+
+def missing_copy(call: Call, module: Module, skip: Callable[[int, str], None]) -> None:
+    """List a dataset that is downloaded, saying how to convert it."""
+    where = ""
+    if call.name == "example_dataset" and isinstance(call.arg(0, "name"), str):
+        where = f" (Inspect installs it as inspect_ai/dataset/_examples/{call.arg(0, 'name')}.jsonl)"
+    skip(call.line, f"dataset {described(call)} is not converted (nothing is downloaded): import again with "
+                    f"--dataset FILE, a local copy of it as JSON Lines, JSON or CSV{where}")
+    fields = sample_fields_of(call, "")
+    if isinstance(fields, FuncRef):
+        bad = check(module, fields.name)
+        if bad is not None:
+            skip(bad.line, f"sample_fields={fields.name}: {bad.why}: the function is not translated (a local "
+                           "copy would not be converted either; map the fields with FieldSpec)")
+
+
+def read_copy(path: str) -> tuple[str, bytes]:
+    """The --dataset file: its name in DIR (data/NAME) and its bytes."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in SUFFIXES:
+        raise ConfigError(f"--dataset {path!r}: no Inspect dataset reader for {suffix or 'a file without an extension'!r}"
+                          " (save it as .jsonl, .json or .csv)", file=path, field="--dataset")
+    try:
+        data = read_regular(path, limit=DEFAULT_MAX_FILE_BYTES, limit_name="limits.max_file_bytes")
+    except FileRefused as exc:
+        raise ConfigError(f"dataset file {exc.reason}", file=path, field="--dataset") from None
+    return f"data/{Path(path).name}", data
+
+
+def translated(module: Module, fn: FuncRef, entry: dict, data: bytes, shown: str, label: str,
+               skip: Callable[[int, str], None]) -> str | None:
+    """samples.jsonl from the records of a dataset file through the file's record_to_sample, or
+    None (listed) when the function is not translated. A record it fails on (a missing field, a
+    wrong type) is an error naming the dataset file, the record's line and the function."""
+    from ..cases.datasets import DatasetSource, _inspect_rows
+
+    bad = check(module, fn.name)
+    if bad is not None:
+        skip(bad.line, f"sample_fields={fn.name}: {bad.why}: the function is not translated, so the dataset is not "
+                       "converted (map the fields with FieldSpec)")
+        return None
+    read = {k: entry[k] for k in ("dialect", "delimiter", "encoding", "fieldnames") if k in entry}
+    rows, _ = _inspect_rows(data, DatasetSource(format="inspect", path=entry["path"], **read), shown)
+    interp = Interpreter(module, fn.name)
+    out = []
+    for line, record in rows:
+        try:
+            out.append(json.dumps(interp.sample(record), ensure_ascii=False))
+        except RecordError as exc:
+            if exc.unsupported:
+                skip(fn.line, f"sample_fields={fn.name}: {exc.why} (record at {shown}:{line}): the dataset is not "
+                              "converted")
+                return None
+            raise ConfigError(f"{label}sample_fields={fn.name} (line {fn.line}) fails on this record: {exc.why}",
+                              file=shown, line=line, field="sample_fields") from None
+        except (TypeError, ValueError) as exc:  # a value JSON cannot hold (NaN is written as Inspect reads it)
+            raise ConfigError(f"{label}sample_fields={fn.name} (line {fn.line}) builds a sample JSON cannot hold: "
+                              f"{exc}", file=shown, line=line, field="sample_fields") from None
+    return "".join(x + "\n" for x in out)

@@ -1,0 +1,360 @@
+"""A task file's `record_to_sample` function, translated without running it.
+
+Inspect's `json_dataset(..., sample_fields=record_to_sample)` (and hf_dataset's) builds each
+sample by calling a function of the file on the record. Most such functions only pick fields of
+the record and combine them: `Sample(input=record["question"], choices=record["choices"],
+target=chr(ord("A") + record["answer"]), id=record["id"], metadata={...})`. Such a body is
+checked statically (check()) and then evaluated over each record by the small interpreter below
+(samples()): it knows the record, literals, the file's constants, local assignments, `if`/`else`,
+comprehensions, f-strings, arithmetic and comparisons, a short list of builtins (str, int, float,
+bool, len, chr, ord, list, dict, zip, min, max, abs, round, sorted, enumerate, range) and text,
+list and dict methods that return a new value, and other functions of the file built the same
+way. Nothing else: no attribute of anything but those methods, no import, no mutation, no loop
+statement, no I/O; a function using any of them is reported (file line, construct) and not
+converted. Work is bounded per record.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from .inspect_ast import MAX_VALUE, Module, Resolver, Unresolved
+
+_SAMPLE = ("input", "choices", "target", "id", "metadata")
+_ROLES = {"ChatMessageSystem": "system", "ChatMessageUser": "user", "ChatMessageAssistant": "assistant"}
+_BUILTINS = {"str": str, "int": int, "float": float, "bool": bool, "len": len, "chr": chr, "ord": ord,
+             "list": list, "dict": dict, "zip": lambda *a: list(zip(*a)), "min": min, "max": max, "abs": abs,
+             "round": round, "sorted": sorted, "enumerate": lambda *a: list(enumerate(*a)), "tuple": list,
+             "range": lambda *a: _range(*a)}
+_METHODS = {str: {"strip", "lstrip", "rstrip", "lower", "upper", "split", "rsplit", "join", "replace", "startswith",
+                  "endswith", "splitlines", "capitalize", "title", "isdigit", "removeprefix", "removesuffix",
+                  "find", "count", "index"},
+            list: {"index", "count", "pop"}, dict: {"get", "keys", "values", "items"}}
+_BINOPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+           ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b if not isinstance(a, str) else _no(),
+           ast.Div: lambda a, b: a / b}
+_CMPS = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
+         ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
+         ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b, ast.Is: lambda a, b: a is b,
+         ast.IsNot: lambda a, b: a is not b}
+_EXPRS = (ast.Constant, ast.Name, ast.Subscript, ast.Slice, ast.Call, ast.Attribute, ast.BinOp, ast.UnaryOp,
+          ast.BoolOp, ast.Compare, ast.IfExp, ast.JoinedStr, ast.FormattedValue, ast.List, ast.Tuple, ast.Dict,
+          ast.ListComp, ast.comprehension, ast.keyword, ast.Load, ast.Store, ast.expr_context, ast.operator,
+          ast.unaryop, ast.boolop, ast.cmpop)
+MAX_STEPS = 200_000
+MAX_CALLS = 20
+
+
+class RecordError(Exception):
+    """The function fails on a record (Inspect's eval would stop with this exception), or
+    (unsupported) does what the translation does not do."""
+
+    def __init__(self, why: str, unsupported: bool = False):
+        super().__init__(why)
+        self.why, self.unsupported = why, unsupported
+
+
+class _Return(Exception):
+    def __init__(self, value: Any):
+        self.value = value
+
+
+def _no() -> Any:
+    raise RecordError("%-formatting of a text is not evaluated", unsupported=True)
+
+
+def _range(*args: int) -> list:
+    if len(range(*args)) > 100_000:
+        raise RecordError("range(...) larger than 100,000")
+    return list(range(*args))
+
+
+def check(module: Module, name: str, seen: set[str] | None = None) -> Unresolved | None:
+    """Why the file's function `name` cannot be translated (its first construct outside the
+    subset, with its line), or None."""
+    seen = set() if seen is None else seen
+    fn = module.functions.get(name)
+    if not isinstance(fn, ast.FunctionDef):
+        return Unresolved(getattr(fn, "lineno", 0), f"{name} is not a plain function")
+    seen.add(name)
+    a = fn.args
+    if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or fn.decorator_list:
+        return Unresolved(fn.lineno, f"{name}() has decorators, *args, **kwargs or keyword-only parameters")
+    params = {p.arg for p in a.args}
+    for stmt in fn.body:
+        bad = _check_stmt(module, stmt, seen, params)
+        if bad is not None:
+            return bad
+    return None
+
+
+def _check_stmt(module: Module, stmt: ast.stmt, seen: set[str], params: set[str]) -> Unresolved | None:
+    line = stmt.lineno
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+        return None
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        if not all(isinstance(t, ast.Name) for t in targets):
+            return Unresolved(line, "an assignment to something other than a name (mutation or unpacking)")
+        return _check_expr(module, stmt.value, seen)
+    if isinstance(stmt, ast.Return) and stmt.value is not None:
+        return _check_expr(module, stmt.value, seen)
+    if isinstance(stmt, ast.If):
+        for part in [stmt.test]:
+            bad = _check_expr(module, part, seen)
+            if bad is not None:
+                return bad
+        for s in stmt.body + stmt.orelse:
+            bad = _check_stmt(module, s, seen, params)
+            if bad is not None:
+                return bad
+        return None
+    if isinstance(stmt, ast.Pass):
+        return None
+    kind = type(stmt).__name__
+    what = ast.unparse(stmt).splitlines()[0][:60] if kind != "Return" else "a bare return"
+    return Unresolved(line, f"{kind} statement `{what}` (only assignments to a name, if/else and return are "
+                            "translated)")
+
+
+def _check_expr(module: Module, node: ast.AST, seen: set[str]) -> Unresolved | None:
+    for n in ast.walk(node):
+        line = getattr(n, "lineno", 0)
+        if not isinstance(n, _EXPRS):
+            return Unresolved(line, f"a {type(n).__name__} expression `{ast.unparse(n)[:60]}`")
+        if isinstance(n, ast.Call):
+            if isinstance(n.func, ast.Attribute):
+                if n.func.attr not in set().union(*_METHODS.values()):
+                    return Unresolved(line, f"method .{n.func.attr}(...)")
+                continue
+            if not isinstance(n.func, ast.Name):
+                return Unresolved(line, f"a call of `{ast.unparse(n.func)[:60]}`")
+            ident = n.func.id
+            if module.aliases.get(ident) in ("Sample",) + tuple(_ROLES) or ident in _BUILTINS:
+                continue
+            if ident in module.functions:
+                if ident not in seen:
+                    bad = check(module, ident, seen)
+                    if bad is not None:
+                        return Unresolved(bad.line, f"{ident}(): {bad.why}")
+                continue
+            return Unresolved(line, f"a call of {ident}(...)")
+        if isinstance(n, ast.Attribute):
+            parent_ok = any(isinstance(c, ast.Call) and c.func is n for c in ast.walk(node))
+            if not parent_ok:
+                return Unresolved(line, f"attribute `{ast.unparse(n)[:60]}`")
+        if isinstance(n, ast.FormattedValue) and n.format_spec is not None:
+            if not all(isinstance(v, ast.Constant) for v in n.format_spec.values):  # type: ignore[attr-defined]
+                return Unresolved(line, "an f-string with a computed format")
+    return None
+
+
+class Interpreter:
+    """Evaluates the checked functions of a module over one record at a time."""
+
+    def __init__(self, module: Module, name: str):
+        self.module, self.name = module, name
+        self.constants = Resolver(module)
+        self.steps = 0
+
+    def sample(self, record: Any) -> dict:
+        """The Sample the function builds from the record, as a samples.jsonl record."""
+        self.steps = 0
+        try:
+            value = self.call(self.name, [record], 0)
+        except RecordError:
+            raise
+        except Exception as exc:  # the record's own failure: a missing key, a wrong type
+            raise RecordError(f"{type(exc).__name__}: {str(exc)[:200]}") from None
+        if not isinstance(value, dict) or value.get("__sample__") is not True:
+            raise RecordError(f"{self.name}() returned {type(value).__name__}, not one Sample(...) (a list of "
+                              "samples or none is not converted)", unsupported=True)
+        value.pop("__sample__")
+        return {k: v for k, v in value.items() if v is not None}
+
+    def call(self, name: str, args: list, depth: int) -> Any:
+        if depth > MAX_CALLS:
+            raise RecordError("functions call each other too deeply")
+        fn = self.module.functions[name]
+        params = [p.arg for p in fn.args.args]
+        defaults = [None] * (len(params) - len(fn.args.defaults)) + list(fn.args.defaults)
+        if len(args) > len(params):
+            raise RecordError(f"{name}() takes {len(params)} arguments")
+        scope: dict[str, Any] = {}
+        for i, p in enumerate(params):
+            if i < len(args):
+                scope[p] = args[i]
+            elif defaults[i] is not None:
+                scope[p] = self.expr(defaults[i], {}, depth)
+            else:
+                raise RecordError(f"{name}() is missing its argument {p}")
+        try:
+            self.block(fn.body, scope, depth)
+        except _Return as ret:
+            return ret.value
+        return None
+
+    def block(self, body: list, scope: dict, depth: int) -> None:
+        for stmt in body:
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+                value = self.expr(stmt.value, scope, depth)
+                for t in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
+                    scope[t.id] = value
+            elif isinstance(stmt, ast.Return):
+                raise _Return(self.expr(stmt.value, scope, depth))
+            elif isinstance(stmt, ast.If):
+                self.block(stmt.body if self.expr(stmt.test, scope, depth) else stmt.orelse, scope, depth)
+
+    def expr(self, node: ast.AST, scope: dict, depth: int) -> Any:
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            raise RecordError(f"more than {MAX_STEPS:,} steps for one record")
+        value = self._expr(node, scope, depth)
+        if isinstance(value, (str, list, dict)) and len(value) > MAX_VALUE:
+            raise RecordError(f"a value larger than {MAX_VALUE:,}")
+        return value
+
+    def _expr(self, node: ast.AST, scope: dict, depth: int) -> Any:
+        ev = lambda n: self.expr(n, scope, depth)  # noqa: E731
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id in scope:
+                return scope[node.id]
+            value = self.constants.name(node.id, node.lineno)
+            if isinstance(value, Unresolved):
+                raise RecordError(f"{node.id}: {value.why}")
+            if not isinstance(value, (str, int, float, bool, list, dict)) and value is not None:
+                raise RecordError(f"{node.id} is not a constant the translation knows")
+            return value
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return [ev(e) for e in node.elts]
+        if isinstance(node, ast.Dict):
+            out = {}
+            for k, v in zip(node.keys, node.values):
+                if k is None:
+                    out.update(ev(v))
+                else:
+                    out[ev(k)] = ev(v)
+            return out
+        if isinstance(node, ast.Subscript):
+            base = ev(node.value)
+            if isinstance(node.slice, ast.Slice):
+                s = node.slice
+                return base[slice(*(ev(x) if x is not None else None for x in (s.lower, s.upper, s.step)))]
+            return base[ev(node.slice)]
+        if isinstance(node, ast.BinOp):
+            left, right = ev(node.left), ev(node.right)
+            if isinstance(node.op, ast.Mult) and (isinstance(left, (str, list)) or isinstance(right, (str, list))):
+                count = right if isinstance(left, (str, list)) else left
+                if isinstance(count, int) and count * len(left if isinstance(left, (str, list)) else right) > MAX_VALUE:
+                    raise RecordError("a repeated value larger than the limit")
+            op = _BINOPS.get(type(node.op))
+            if op is None:
+                raise RecordError(f"operator {type(node.op).__name__}")
+            return op(left, right)
+        if isinstance(node, ast.UnaryOp):
+            v = ev(node.operand)
+            return not v if isinstance(node.op, ast.Not) else -v if isinstance(node.op, ast.USub) else +v
+        if isinstance(node, ast.BoolOp):
+            result = None
+            for v in node.values:
+                result = ev(v)
+                if isinstance(node.op, ast.And) and not result or isinstance(node.op, ast.Or) and result:
+                    return result
+            return result
+        if isinstance(node, ast.Compare):
+            left = ev(node.left)
+            for op, comp in zip(node.ops, node.comparators):
+                right = ev(comp)
+                if not _CMPS[type(op)](left, right):
+                    return False
+                left = right
+            return True
+        if isinstance(node, ast.IfExp):
+            return ev(node.body) if ev(node.test) else ev(node.orelse)
+        if isinstance(node, ast.JoinedStr):
+            return "".join(ev(v) if isinstance(v, ast.FormattedValue) else str(v.value) for v in node.values)
+        if isinstance(node, ast.FormattedValue):
+            v = ev(node.value)
+            v = repr(v) if node.conversion == ord("r") else str(v) if node.conversion == ord("s") else v
+            spec = "".join(str(c.value) for c in node.format_spec.values) if node.format_spec else ""
+            if not isinstance(v, (str, int, float, bool, list, dict)) and v is not None:
+                raise RecordError("an f-string of a value the translation does not format")
+            return format(v, spec)
+        if isinstance(node, ast.ListComp):
+            return self.comprehension(node, scope, depth)
+        if isinstance(node, ast.Call):
+            return self.calls(node, scope, depth)
+        raise RecordError(f"a {type(node).__name__} expression")
+
+    def comprehension(self, node: ast.ListComp, scope: dict, depth: int) -> list:
+        out: list = []
+
+        def run(i: int, inner: dict) -> None:
+            if i == len(node.generators):
+                out.append(self.expr(node.elt, inner, depth))
+                return
+            gen = node.generators[i]
+            if gen.is_async:
+                raise RecordError("an async comprehension")
+            for item in self.expr(gen.iter, inner, depth):
+                here = dict(inner)
+                _bind(gen.target, item, here)
+                if all(self.expr(c, here, depth) for c in gen.ifs):
+                    run(i + 1, here)
+
+        run(0, dict(scope))
+        return out
+
+    def calls(self, node: ast.Call, scope: dict, depth: int) -> Any:
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            raise RecordError("a call with *args")
+        args = [self.expr(a, scope, depth) for a in node.args]
+        kwargs: dict[str, Any] = {}
+        for k in node.keywords:
+            if k.arg is None:
+                kwargs.update(self.expr(k.value, scope, depth))
+            else:
+                kwargs[k.arg] = self.expr(k.value, scope, depth)
+        if isinstance(node.func, ast.Attribute):
+            target = self.expr(node.func.value, scope, depth)
+            kind = next((t for t in _METHODS if isinstance(target, t)), None)
+            if kind is None or node.func.attr not in _METHODS[kind]:
+                raise RecordError(f".{node.func.attr}() of a {type(target).__name__}")
+            if node.func.attr == "replace" and len(args) >= 2 and isinstance(args[1], str):
+                hits = target.count(args[0]) if args[0] else len(target) + 1
+                if len(target) + hits * len(args[1]) > MAX_VALUE:
+                    raise RecordError(f"a value larger than {MAX_VALUE:,}")
+            result = getattr(target, node.func.attr)(*args, **kwargs)
+            return list(result) if node.func.attr in ("keys", "values", "items") else result
+        ident = node.func.id
+        inspect = self.module.aliases.get(ident)
+        if inspect == "Sample":
+            fields = dict(zip(_SAMPLE, args)) | kwargs
+            unknown = sorted(k for k, v in fields.items() if k not in _SAMPLE and v is not None)
+            if unknown:
+                raise RecordError(f"Sample({unknown[0]}=...) is not converted", unsupported=True)
+            return {"__sample__": True, **fields}
+        if inspect in _ROLES:
+            content = kwargs.get("content", args[0] if args else None)
+            return {"role": _ROLES[inspect], "content": content}
+        if ident in self.module.functions:
+            if kwargs:
+                raise RecordError(f"{ident}() called with keyword arguments")
+            return self.call(ident, args, depth + 1)
+        return _BUILTINS[ident](*args, **kwargs)
+
+
+def _bind(target: ast.AST, item: Any, scope: dict) -> None:
+    if isinstance(target, ast.Name):
+        scope[target.id] = item
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        items = list(item)
+        if len(items) != len(target.elts):
+            raise RecordError("a comprehension unpacks a value of another length")
+        for t, v in zip(target.elts, items):
+            _bind(t, v, scope)
+    else:
+        raise RecordError("a comprehension target that is not a name")

@@ -1,0 +1,280 @@
+"""`scoreboard import inspect` on real Inspect suites' task files (shortened; origin noted on each):
+the Hub datasets they download are read from a local copy (--dataset FILE), their
+`record_to_sample` functions are translated, never run, and what cannot be converted is listed
+with FILE:LINE."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from tests.servers.fake_provider import FakeProvider
+
+
+def scoreboard(args, cwd):
+    env = dict(os.environ, SCOREBOARD_STORE="none")
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=300, check=False)
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def jsonl(rows: list) -> str:
+    return "".join(json.dumps(r) + "\n" for r in rows)
+
+
+def samples(path: Path) -> list:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+# UKGovernmentBEIS/inspect_evals src/inspect_evals/mmlu/mmlu.py (mmlu_0_shot, record_to_sample)
+MMLU = '''from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import Sample, hf_dataset
+from inspect_ai.scorer import choice
+from inspect_ai.solver import multiple_choice
+
+
+@task
+def mmlu_0_shot(cot: bool = False) -> Task:
+    return Task(
+        dataset=hf_dataset(path="cais/mmlu", name="all", split="test", sample_fields=record_to_sample,
+                           shuffle=True, seed=42),
+        solver=multiple_choice(cot=cot),
+        scorer=choice(),
+    )
+
+
+def record_to_sample(record: dict[str, Any]) -> Sample:
+    return Sample(
+        input=record["question"],
+        choices=record["choices"],
+        # converts 0 -> A, 1 -> B, etc.
+        target=("ABCD"[record["answer"]]),
+        metadata={"subject": record["subject"]},
+    )
+'''
+MMLU_ROWS = [{"question": "What is 2+2?", "subject": "math", "choices": ["3", "4", "5", "6"], "answer": 1},
+             {"question": "Capital of France?", "subject": "geo", "choices": ["Paris", "Rome", "Oslo", "Bern"],
+              "answer": 0}]
+
+
+def test_hf_dataset_is_read_from_a_local_copy_through_its_record_to_sample(tmp_path):
+    write(tmp_path / "mmlu.py", MMLU)
+    write(tmp_path / "mmlu.jsonl", jsonl(MMLU_ROWS))
+    done = scoreboard(["import", "inspect", "mmlu.py", "--output", "out"], tmp_path)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "mmlu.py:12: dataset hf_dataset('cais/mmlu', name='all', split='test') is not converted" in done.stdout
+    assert "--dataset FILE" in done.stdout
+    done = scoreboard(["import", "inspect", "mmlu.py", "--output", "out2", "--dataset", "mmlu.jsonl"], tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert samples(tmp_path / "out2/samples.jsonl") == [
+        {"input": "What is 2+2?", "choices": ["3", "4", "5", "6"], "target": "B", "metadata": {"subject": "math"}},
+        {"input": "Capital of France?", "choices": ["Paris", "Rome", "Oslo", "Bern"], "target": "A",
+         "metadata": {"subject": "geo"}}]
+    suite = yaml.safe_load((tmp_path / "out2/suite.yaml").read_text())
+    assert suite["cases"]["path"] == "samples.jsonl" and suite["cases"]["shuffle"] is True
+    assert suite["cases"]["seed"] == 42
+    # the converted suite runs: multiple choice graded against the translated targets
+    with FakeProvider(latency_ms=0) as srv:
+        srv.set_default("chat", {"reply": lambda req: "ANSWER: B" if "2+2" in req["messages"][-1]["content"]
+                                 else "ANSWER: C"})
+        suite["subject"] = {"type": "openai", "base_url": srv.base_url + "/v1", "model": "m"}
+        (tmp_path / "out2/suite.yaml").write_text(yaml.safe_dump(suite))
+        done = scoreboard(["run", "out2/suite.yaml", "--output", "r.json"], tmp_path)
+    assert done.returncode in (0, 2, 3), done.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert sorted(a["grades"][0]["passed"] for a in report["attempts"]) == [False, True]
+
+
+# UKGovernmentBEIS/inspect_evals src/inspect_evals/hellaswag/hellaswag.py; boolq/boolq.py; piqa/piqa.py
+SHAPES = '''from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import Sample, json_dataset
+from inspect_ai.scorer import choice, match
+from inspect_ai.solver import multiple_choice
+
+
+@task
+def hellaswag():
+    return Task(dataset=json_dataset("h.jsonl", sample_fields=hellaswag_record, auto_id=True),
+                solver=[multiple_choice()], scorer=choice())
+
+
+@task
+def boolq():
+    return Task(dataset=json_dataset("b.jsonl", sample_fields=boolq_record), scorer=match())
+
+
+def hellaswag_record(record: dict[str, Any]) -> Sample:
+    return Sample(
+        input=record["ctx"],
+        target=chr(ord("A") + int(record["label"])),
+        choices=record["endings"],
+        metadata=dict(source_id=record["source_id"]),
+    )
+
+
+def boolq_record(record: dict[str, Any]) -> Sample:
+    if record["answer"]:
+        target = "Yes"
+    else:
+        target = "No"
+
+    return Sample(input=f"{record['question']}?", target=target,
+                  choices=[c["text"].strip() for c in record["options"] if c["ok"]],
+                  id="A" if record["n"] == 0 else "B")
+'''
+
+
+def test_record_to_sample_shapes_of_real_suites_are_translated(tmp_path):
+    write(tmp_path / "t.py", SHAPES)
+    write(tmp_path / "h.jsonl", jsonl([{"ctx": "A man sits", "label": "2", "endings": ["a", "b", "c"],
+                                        "source_id": "x1"}]))
+    write(tmp_path / "b.jsonl", jsonl([{"question": "is water wet", "answer": True, "n": 0,
+                                        "options": [{"text": " y ", "ok": True}, {"text": "n", "ok": False}]},
+                                       {"question": "is fire cold", "answer": False, "n": 1, "options": []}]))
+    done = scoreboard(["import", "inspect", "t.py", "--output", "out"], tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert samples(tmp_path / "out/hellaswag/samples.jsonl") == [
+        {"input": "A man sits", "target": "C", "choices": ["a", "b", "c"], "metadata": {"source_id": "x1"}}]
+    assert samples(tmp_path / "out/boolq/samples.jsonl") == [
+        {"input": "is water wet?", "target": "Yes", "choices": ["y"], "id": "A"},
+        {"input": "is fire cold?", "target": "No", "choices": [], "id": "B"}]
+    assert yaml.safe_load((tmp_path / "out/hellaswag/suite.yaml").read_text())["cases"]["auto_id"] is True
+
+
+def test_a_record_the_function_fails_on_is_one_line_naming_file_line_and_field(tmp_path):
+    write(tmp_path / "mmlu.py", MMLU)
+    write(tmp_path / "mmlu.jsonl", jsonl([MMLU_ROWS[0], {"question": "q", "choices": []}]))
+    done = scoreboard(["import", "inspect", "mmlu.py", "--output", "out", "--dataset", "mmlu.jsonl"], tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    error = done.stderr.strip()
+    assert len(error.splitlines()) == 1 and "Traceback" not in error and "internal error" not in error, error
+    assert "mmlu.jsonl" in error and ":2" in error and "sample_fields" in error and "KeyError" in error, error
+    assert not (tmp_path / "out").exists()
+
+
+# what the translation refuses: code that is not a pure function of the record
+UNSAFE = '''import hashlib
+import os
+from inspect_ai import Task, task
+from inspect_ai.dataset import Sample, json_dataset
+
+open("ran.txt", "w").write("the file ran")
+
+
+@task
+def hashed():
+    return Task(dataset=json_dataset("d.jsonl", sample_fields=hashed_record))
+
+
+@task
+def dunder():
+    return Task(dataset=json_dataset("d.jsonl", sample_fields=dunder_record))
+
+
+@task
+def opened():
+    return Task(dataset=json_dataset("d.jsonl", sample_fields=opened_record))
+
+
+@task
+def listed():
+    return Task(dataset=json_dataset("d.jsonl", sample_fields=listed_record))
+
+
+def hashed_record(record):
+    return Sample(input=record["q"], metadata={"h": hashlib.md5(record["q"].encode()).hexdigest()})
+
+
+def dunder_record(record):
+    return Sample(input=record.__class__.__name__)
+
+
+def opened_record(record):
+    os.system("touch ran2.txt")
+    return Sample(input=open(record["q"]).read())
+
+
+def listed_record(record):
+    return [Sample(input=record["q"])]
+'''
+
+
+def test_record_to_sample_beyond_the_translation_is_listed_and_never_run(tmp_path):
+    write(tmp_path / "t.py", UNSAFE)
+    write(tmp_path / "d.jsonl", jsonl([{"q": "t.py"}]))
+    done = scoreboard(["import", "inspect", "t.py", "--output", "out"], tmp_path)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+    report = (tmp_path / "out/conversion-report.md").read_text()
+    for line, what in [(30, "method .hexdigest(...)"), (34, "attribute `record.__class__.__name__`"),
+                       (38, "Expr statement `os.system('touch ran2.txt')`"),
+                       (42, "returned list, not one Sample(...)")]:
+        assert any(f"t.py:{line}: " in row and what in row for row in report.splitlines()), (line, what, report)
+    assert not (tmp_path / "ran.txt").exists() and not (tmp_path / "ran2.txt").exists()
+    assert not list((tmp_path / "out").rglob("samples.jsonl"))
+
+
+# inspect_ai examples/theory_of_mind.py
+THEORY_OF_MIND = '''from inspect_ai import Task, eval, task
+from inspect_ai.dataset import example_dataset
+from inspect_ai.scorer import model_graded_fact
+from inspect_ai.solver import chain_of_thought, generate, self_critique
+
+
+@task
+def theory_of_mind(critique=False):
+    # use self_critique if requested
+    solver = [chain_of_thought(), generate()]
+    if critique:
+        solver.append(self_critique())
+
+    return Task(
+        dataset=example_dataset("theory_of_mind"),
+        solver=solver,
+        scorer=model_graded_fact(),
+    )
+'''
+
+
+def test_example_dataset_names_where_inspect_installs_it_and_reads_a_copy(tmp_path):
+    write(tmp_path / "tom.py", THEORY_OF_MIND)
+    write(tmp_path / "tom.jsonl", jsonl([{"input": "Where is the ball?", "target": "In the box."}]))
+    done = scoreboard(["import", "inspect", "tom.py", "--output", "out"], tmp_path)
+    assert done.returncode == 3
+    assert "tom.py:15: dataset example_dataset('theory_of_mind') is not converted" in done.stdout
+    assert "inspect_ai/dataset/_examples/theory_of_mind.jsonl" in done.stdout
+    done = scoreboard(["import", "inspect", "tom.py", "--output", "out2", "--dataset", "tom.jsonl"], tmp_path)
+    assert done.returncode == 3, done.stderr  # the `if critique:` statement is listed
+    assert "tom.py:11: a statement in theory_of_mind() is not run" in done.stdout
+    suite = yaml.safe_load((tmp_path / "out2/suite.yaml").read_text())
+    assert suite["cases"] == {"format": "inspect", "path": "data/tom.jsonl", "solver": ["chain_of_thought", "generate"],
+                              "scorer": ["model_graded_fact"]}
+    assert (tmp_path / "out2/data/tom.jsonl").read_text() == (tmp_path / "tom.jsonl").read_text()
+
+
+def test_dataset_flag_refused_where_it_stands_for_no_or_several_datasets(tmp_path):
+    write(tmp_path / "t.py", SHAPES)
+    write(tmp_path / "h.jsonl", jsonl([{"ctx": "c", "label": 0, "endings": ["e"], "source_id": "s"}]))
+    write(tmp_path / "b.jsonl", jsonl([{"question": "q", "answer": True, "n": 0, "options": []}]))
+    done = scoreboard(["import", "inspect", "t.py", "--output", "out", "--dataset", "h.jsonl"], tmp_path)
+    assert done.returncode == 1 and "--dataset" in done.stderr and "no task downloads one" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    write(tmp_path / "h.parquet", "x")
+    write(tmp_path / "mmlu.py", MMLU)
+    done = scoreboard(["import", "inspect", "mmlu.py", "--output", "out", "--dataset", "h.parquet"], tmp_path)
+    assert done.returncode == 1 and "'.parquet'" in done.stderr and ".jsonl" in done.stderr, done.stderr
+    assert not (tmp_path / "out").exists()
