@@ -123,3 +123,23 @@ def test_checks_and_a_fixture_writing_beside_them_are_not_taken_for_tampering(tm
     for _ in range(2):
         result = attempt(task, "open('done.txt', 'w').write('x')\n", tmp_path)
         assert result.extra["task"]["checks"][0]["passed"] is True
+
+
+def test_an_agent_that_plants_its_answer_in_the_tasks_workspace_source_is_an_error(tmp_path):
+    """workspace/ of the task folder seeds every attempt: an agent that wrote done.txt there made
+    every later attempt (of this run and the next) pass without doing anything."""
+    task = make_task(tmp_path / "t", """\
+        id: t
+        instruction: write done.txt
+        sandbox: off
+        checks:
+          - {name: done, run: [python3, checks/done.py]}
+        """, {"checks/done.py": CHECK, "workspace/README.md": "write done.txt\n"})
+    planter = """\
+        import os
+        open(os.path.join(os.environ["TASK"], "workspace", "done.txt"), "w").write("x")
+        open("done.txt", "w").write("x")
+        """
+    with pytest.raises(SubjectError) as caught:
+        attempt(task, planter, tmp_path, env={"TASK": str(task)})
+    assert caught.value.kind == "tamper" and "workspace/done.txt" in str(caught.value)

@@ -2,8 +2,9 @@
 off`, or no sandbox on this machine), an agent can rewrite a check to pass (or plant a module
 a Python check would import instead of the real one). Before the checks run, the files the
 task was loaded with are hashed again, in the task folder and in the copy the checks run in;
-any that changed or went away, and any new Python module among the checks, make the attempt
-an error, in words, instead of a verdict from checks the agent wrote.
+any that changed or went away, any new Python module among the checks and any new file in
+workspace/ (which seeds every later attempt: a solution planted there would pass them) make
+the attempt an error, in words, instead of a verdict from checks the agent wrote.
 
 The fixture's own folder (environment/) of a private copy is left out: the fixture keeps its
 state there while it runs.
@@ -23,20 +24,21 @@ SHOWN = 3
 
 def changed_files(digests: dict[str, str], folder: Path, *, skip_environment: bool = False) -> list[str]:
     """Relative paths under `folder` of the loaded files (`digests`) that changed or went
-    away, and of new Python files under checks/."""
+    away, of new Python files under checks/ and of new files under workspace/ (every later
+    attempt's workspace is seeded from it)."""
     out = []
     for rel, digest in sorted(digests.items()):
-        if rel.startswith("workspace/") or (skip_environment and rel.startswith("environment/")):
+        if skip_environment and rel.startswith("environment/"):
             continue
         if _digest(folder / rel) != digest:
             out.append(rel)
-    checks = folder / "checks"
-    for top, dirs, files in os.walk(checks, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            rel = (Path(top) / name).relative_to(folder).as_posix()
-            if name.endswith(".py") and rel not in digests:
-                out.append(rel)
+    for sub, new in (("checks", lambda name: name.endswith(".py")), ("workspace", lambda name: True)):
+        for top, dirs, files in os.walk(folder / sub, followlinks=False):
+            dirs[:] = sorted(d for d in dirs if d not in ("__pycache__", ".pytest_cache"))
+            for name in sorted(files):
+                rel = (Path(top) / name).relative_to(folder).as_posix()
+                if new(name) and rel not in digests:
+                    out.append(rel)
     return out
 
 
