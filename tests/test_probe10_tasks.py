@@ -143,3 +143,32 @@ def test_an_agent_that_plants_its_answer_in_the_tasks_workspace_source_is_an_err
     with pytest.raises(SubjectError) as caught:
         attempt(task, planter, tmp_path, env={"TASK": str(task)})
     assert caught.value.kind == "tamper" and "workspace/done.txt" in str(caught.value)
+
+
+# -- a check's verdict is its last line, however much it printed ------------------------------
+
+def checks_now(checks, folder: Path, tmp_path: Path) -> dict:
+    from scoreboard.tasks.checks import CheckContext, run_checks
+    files = {"output": tmp_path / "output.txt", "audit": tmp_path / "audit.json"}
+    files["output"].write_text("done")
+    files["audit"].write_text("null")
+    ctx = CheckContext(workspace=tmp_path, fixture_url=None, mode="ordinary", output="done", tool_calls=[], audit=None)
+    return {r["name"]: (r["passed"], r["reason"]) for r in asyncio.run(run_checks(checks, folder, ctx, files))}
+
+
+def test_a_check_that_logs_a_lot_before_its_verdict_is_judged_by_its_verdict(tmp_path):
+    """Only the first 64 KiB of a check's output were kept, so the 'last line' was a log line
+    cut mid-word: a check that logged 300 KB and then said {"passed": false} (exit 0) passed
+    with the reason 'log li', and one that failed with exit 1 gave a log line as its reason."""
+    from scoreboard.tasks.spec import Check
+    (tmp_path / "says.py").write_text("for i in range(20000): print('log line', i)\n"
+                                      "print('{\"passed\": false, \"reason\": \"the wishlist is empty\"}')\n")
+    (tmp_path / "fails.py").write_text("import sys\nfor i in range(20000): print('log line', i)\n"
+                                       "print('no done.txt'); sys.exit(1)\n")
+    (tmp_path / "crashes.py").write_text("import sys\nfor i in range(20000): print('warning', i, file=sys.stderr)\n"
+                                         "print('KeyError: total', file=sys.stderr); sys.exit(3)\n")
+    got = checks_now([Check(name="says", run=[PY, "says.py"]), Check(name="fails", run=[PY, "fails.py"]),
+                      Check(name="crashes", run=[PY, "crashes.py"])], tmp_path, tmp_path)
+    assert got["says"] == (False, "the wishlist is empty")
+    assert got["fails"] == (False, "no done.txt")
+    assert got["crashes"][0] is None and got["crashes"][1].endswith("KeyError: total")

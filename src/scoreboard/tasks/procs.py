@@ -1,5 +1,5 @@
 """Child processes of a task (the fixture, the checks): each in its own process group, output
-bounded, the whole group killed at the end, on a timeout or on cancellation.
+bounded (its last 64 KiB kept), the whole group killed at the end, on a timeout or on cancellation.
 
 A process may leave its group (setsid, a daemon's double fork) and so outlive the group's kill,
 holding the pipes it inherited. Every child is therefore started with a tag of its own in its
@@ -82,7 +82,8 @@ class Ran:
 
 async def run_bounded(argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float,
                       limit: int = 64 << 10) -> Ran:
-    """Run a command in its own group; keep the first `limit` bytes of stdout and stderr; past
+    """Run a command in its own group; keep the last `limit` bytes of stdout and stderr (a
+    check's verdict is its last line, however much it printed before); past
     `timeout` seconds kill the group. The group, and whatever it started that left the group,
     is killed when it ends, whatever happens; a pipe held open by a process that escaped is
     read for at most PIPE_GRACE_S more."""
@@ -140,7 +141,8 @@ class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
 
 
 class _Capped:
-    """The first `limit` bytes of a pipe and the total it gave, kept as they come."""
+    """The last `limit` bytes of a pipe and the total it gave, kept as they come (a check's
+    last line, its verdict, comes after whatever it printed before)."""
 
     def __init__(self, limit: int):
         self.limit, self.buf, self.total = limit, bytearray(), 0
@@ -151,5 +153,6 @@ class _Capped:
             if not chunk:
                 return
             self.total += len(chunk)
-            if len(self.buf) < self.limit:
-                self.buf += chunk[: self.limit - len(self.buf)]
+            self.buf += chunk
+            if len(self.buf) > self.limit:
+                del self.buf[: len(self.buf) - self.limit]
