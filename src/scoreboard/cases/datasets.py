@@ -202,7 +202,7 @@ def _inspect_options(source: DatasetSource, shown_suite: str | None) -> dict:
             "unsupported": source.unsupported}
 
 
-def _inspect_rows(data: bytes, source: DatasetSource, shown: str) -> tuple[list[tuple[int | None, Any]], bool]:
+def inspect_rows(data: bytes, source: DatasetSource, shown: str) -> tuple[list[tuple[int | None, Any]], bool]:
     """file_dataset's choice of reader by extension: the records and whether they are CSV cells."""
     from .datasets_files import Records, csv_records, decode, json_records, jsonl_records
 
@@ -327,7 +327,7 @@ def _dataset_records(spec: dict, base: Path, root: Path, limit: int, shown_suite
         from .datasets_inspect import inspect_cases
 
         opts = _inspect_options(source, shown_suite)
-        rows, cells = _inspect_rows(data, source, shown)
+        rows, cells = inspect_rows(data, source, shown)
         if source.columns is not None:
             raise ConfigError("columns is for format hf: an Inspect dataset names its fields with `fields:` "
                               "(Inspect's FieldSpec)", file=shown_suite, field="cases.columns")

@@ -72,7 +72,7 @@ def translated(module: Module, fn: FuncRef, entry: dict, data: bytes, shown: str
     """samples.jsonl from the records of a dataset file through the file's record_to_sample, or
     None (listed) when the function is not translated. A record it fails on (a missing field, a
     wrong type) is an error naming the dataset file, the record's line and the function."""
-    from ..cases.datasets import DatasetSource, _inspect_rows
+    from ..cases.datasets import DatasetSource, inspect_rows
 
     bad = check(module, fn.name)
     if bad is not None:
@@ -80,7 +80,7 @@ def translated(module: Module, fn: FuncRef, entry: dict, data: bytes, shown: str
                        "converted (map the fields with FieldSpec)")
         return None
     read = {k: entry[k] for k in ("dialect", "delimiter", "encoding", "fieldnames") if k in entry}
-    rows, _ = _inspect_rows(data, DatasetSource(format="inspect", path=entry["path"], **read), shown)
+    rows, _ = inspect_rows(data, DatasetSource(format="inspect", path=entry["path"], **read), shown)
     interp = Interpreter(module, fn.name)
     out = []
     for line, record in rows:
