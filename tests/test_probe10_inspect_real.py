@@ -278,3 +278,122 @@ def test_dataset_flag_refused_where_it_stands_for_no_or_several_datasets(tmp_pat
     done = scoreboard(["import", "inspect", "mmlu.py", "--output", "out", "--dataset", "h.parquet"], tmp_path)
     assert done.returncode == 1 and "'.parquet'" in done.stderr and ".jsonl" in done.stderr, done.stderr
     assert not (tmp_path / "out").exists()
+
+
+# UKGovernmentBEIS/inspect_evals src/inspect_evals/gsm8k/gsm8k.py (its fewshot branch shortened)
+GSM8K = '''from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import Sample, hf_dataset
+from inspect_ai.scorer import match
+from inspect_ai.solver import generate, prompt_template
+
+MATH_PROMPT_TEMPLATE = """
+Solve the following math problem step by step.
+
+{prompt}
+
+Reasoning:
+""".strip()
+
+
+@task
+def gsm8k(fewshot: int = 10) -> Task:
+    solver = [prompt_template(MATH_PROMPT_TEMPLATE), generate()]
+    if fewshot:
+        solver.insert(0, fewshot)
+    return Task(
+        dataset=hf_dataset(path="gsm8k", data_dir="main", split="test", sample_fields=record_to_sample),
+        solver=solver,
+        scorer=match(numeric=True),
+    )
+
+
+def record_to_sample(record: dict[str, Any]) -> Sample:
+    DELIM = "####"
+    input = record["question"]
+    answer = record["answer"].split(DELIM)
+    target = answer.pop().strip()
+    reasoning = DELIM.join(answer)
+    return Sample(input=input, target=target, metadata={"reasoning": reasoning.strip()})
+'''
+
+
+def test_a_constant_template_with_strip_is_known(tmp_path):
+    write(tmp_path / "gsm8k.py", GSM8K)
+    write(tmp_path / "gsm8k.jsonl", jsonl([{"question": "3+2?", "answer": "3+2=5\n#### 5"}]))
+    done = scoreboard(["import", "inspect", "gsm8k.py", "--output", "out", "--dataset", "gsm8k.jsonl"], tmp_path)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "prompt_template" not in (tmp_path / "out/conversion-report.md").read_text().split("## Converted")[0]
+    assert "gsm8k.py:20: a statement in gsm8k() is not run (If" in done.stdout  # the few-shot branch
+    suite = yaml.safe_load((tmp_path / "out/suite.yaml").read_text())
+    assert suite["cases"]["solver"] == [
+        {"prompt_template": "Solve the following math problem step by step.\n\n{prompt}\n\nReasoning:"}, "generate"]
+    assert samples(tmp_path / "out/samples.jsonl") == [
+        {"input": "3+2?", "target": "5", "metadata": {"reasoning": "3+2=5"}}]
+
+
+# UKGovernmentBEIS/inspect_evals src/inspect_evals/arc/arc.py: the tasks return a helper's Task
+ARC = '''from typing import Any, Literal
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import Sample, hf_dataset
+from inspect_ai.scorer import choice
+from inspect_ai.solver import multiple_choice
+
+
+@task
+def arc_easy() -> Task:
+    return arc_task("ARC-Easy")
+
+
+@task
+def arc_challenge() -> Task:
+    return arc_task(dataset_name="ARC-Challenge")
+
+
+def arc_task(dataset_name: Literal["ARC-Easy", "ARC-Challenge"], shuffle=False) -> Task:
+    return Task(
+        dataset=hf_dataset(path="allenai/ai2_arc", name=dataset_name, split="test",
+                           sample_fields=record_to_sample, shuffle=shuffle),
+        solver=multiple_choice(),
+        scorer=choice(),
+    )
+
+
+def record_to_sample(record: dict[str, Any]) -> Sample:
+    # read the labels and text
+    choices = record["choices"]
+    choices = dict(zip(choices["label"], choices["text"]))
+
+    # determine the answer key strip off leading 'Answer: '
+    answerKey = record["answerKey"]
+    target = list(choices.keys()).index(answerKey)
+    return Sample(
+        input=record["question"],
+        choices=list(choices.values()),
+        target=chr(ord("A") + target),
+        id=record["id"],
+    )
+'''
+
+
+def test_tasks_built_by_a_helper_function_of_the_file_are_converted(tmp_path):
+    write(tmp_path / "arc.py", ARC)
+    write(tmp_path / "arc.jsonl", jsonl([{"id": "q1", "question": "Which is a gas?", "answerKey": "B",
+                                          "choices": {"label": ["A", "B", "C"], "text": ["ice", "steam", "rock"]}}]))
+    done = scoreboard(["import", "inspect", "arc.py", "--output", "out"], tmp_path)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "arc.py:21: task arc_easy: dataset hf_dataset('allenai/ai2_arc', name='ARC-Easy', split='test')" \
+        in done.stdout, done.stdout
+    assert "name='ARC-Challenge'" in done.stdout and "calls code the import does not run" not in done.stdout
+    # one copy stands for one of the two Hub datasets
+    done = scoreboard(["import", "inspect", "arc.py", "--output", "out2", "--dataset", "arc.jsonl"], tmp_path)
+    assert done.returncode == 1 and "pick one task with --task" in done.stderr, done.stderr
+    done = scoreboard(["import", "inspect", "arc.py", "--output", "out2", "--dataset", "arc.jsonl", "--task",
+                       "arc_challenge"], tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert samples(tmp_path / "out2/samples.jsonl") == [
+        {"input": "Which is a gas?", "choices": ["ice", "steam", "rock"], "target": "B", "id": "q1"}]
+    suite = yaml.safe_load((tmp_path / "out2/suite.yaml").read_text())
+    assert suite["name"] == "arc_challenge" and suite["cases"]["solver"] == ["multiple_choice"]

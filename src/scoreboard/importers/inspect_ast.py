@@ -224,6 +224,9 @@ class Resolver:
     def call(self, node: ast.Call, depth: int) -> Any:
         line = node.lineno
         name = self.module.inspect_name(node.func)
+        if name is None and isinstance(node.func, ast.Attribute) and node.func.attr in _TEXT_METHODS \
+                and not node.keywords:
+            return self._text_method(node, depth)
         if name is None:
             shown = ast.unparse(node.func)[:60]
             return Unresolved(line, f"{shown}(...) calls code the import does not run")
@@ -232,6 +235,33 @@ class Resolver:
         args = [self.value(a, depth + 1) for a in node.args]
         kwargs = {k.arg: self.value(k.value, depth + 1) for k in node.keywords}
         return Call(name, args, kwargs, line)
+
+    def _text_method(self, node: ast.Call, depth: int) -> Any:
+        """`TEMPLATE = "...".strip()`, `"\\n".join([A, B])`: a text method of a constant text
+        with constant arguments (nothing that could run code of the file)."""
+        line, attr = node.lineno, node.func.attr  # type: ignore[attr-defined]
+        base = self.value(node.func.value, depth + 1)  # type: ignore[attr-defined]
+        args = [self.value(a, depth + 1) for a in node.args]
+        for v in [base, *args]:
+            if isinstance(v, Unresolved):
+                return v
+        texts = args[0] if attr == "join" and len(args) == 1 and isinstance(args[0], list) else args
+        if not isinstance(base, str) or any(isinstance(a, ast.Starred) for a in node.args) \
+                or not all(isinstance(t, str) for t in texts) or len(args) > 2:
+            return Unresolved(line, f".{attr}(...) of something not a constant text, or with arguments not texts")
+        if attr == "replace" and len(args) == 2:
+            hits = base.count(args[0]) if args[0] else len(base) + 1
+            if len(base) + hits * len(args[1]) > MAX_VALUE:
+                return self._bounded(" " * (MAX_VALUE + 1), line)
+        if attr == "join" and sum(map(len, texts)) + len(base) * len(texts) > MAX_VALUE:
+            return self._bounded(" " * (MAX_VALUE + 1), line)
+        try:
+            return getattr(base, attr)(*args)
+        except (TypeError, ValueError) as exc:
+            return Unresolved(line, f".{attr}(...): {exc}")
+
+
+_TEXT_METHODS = {"strip", "lstrip", "rstrip", "lower", "upper", "replace", "removeprefix", "removesuffix", "join"}
 
 
 def parse(text: str, shown: str) -> ast.Module:
@@ -280,7 +310,9 @@ def find_tasks(tree: ast.Module, shown: str) -> tuple[Module, list[TaskDef]]:
     return module, tasks
 
 
-def _task(module: Module, node: ast.FunctionDef, name: str) -> TaskDef:
+def _task(module: Module, node: ast.FunctionDef, name: str, bound: dict | None = None, depth: int = 0) -> TaskDef:
+    """The Task(...) the function returns; `bound`: the arguments a task function passed to this
+    one, a helper of the file that builds the Task (`return arc_task("ARC-Easy")`)."""
     local: dict[str, Any] = {}
     params: dict[str, Any] = {}
     args = node.args
@@ -288,9 +320,13 @@ def _task(module: Module, node: ast.FunctionDef, name: str) -> TaskDef:
     defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
     outer = Resolver(module)
     for a, d in list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults)):
+        if bound is not None and a.arg in bound:
+            local[a.arg] = ("param", bound[a.arg])
+            continue
         value = Unresolved(node.lineno, f"parameter {a.arg} has no default") if d is None else outer.value(d)
         local[a.arg] = ("param", value)
-        params[a.arg] = value
+        if bound is None:  # a task function's parameter (-T changes it); a helper's default is fixed
+            params[a.arg] = value
     for extra in (args.vararg, args.kwarg):
         if extra is not None:
             local[extra.arg] = Unresolved(node.lineno, f"*{extra.arg} is given when the task runs")
@@ -315,7 +351,29 @@ def _task(module: Module, node: ast.FunctionDef, name: str) -> TaskDef:
             for n in ast.walk(stmt):
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
                     local[n.id] = Unresolved(stmt.lineno, f"{n.id} is bound by code (line {stmt.lineno})")
+    helper = _helper(module, returned, depth)
+    if helper is not None:
+        bad = [k.arg for k in returned.keywords if k.arg is None] or \
+            [1 for a in returned.args if isinstance(a, ast.Starred)] or \
+            (len(returned.args) > len(helper.args.posonlyargs + helper.args.args))
+        if not bad:
+            resolver = Resolver(module, local)
+            names = [a.arg for a in helper.args.posonlyargs + helper.args.args]
+            given = {names[i]: resolver.value(a) for i, a in enumerate(returned.args)}
+            given |= {k.arg: resolver.value(k.value) for k in returned.keywords}
+            inner = _task(module, helper, name, given, depth + 1)
+            return TaskDef(name, node.name, node.lineno, inner.task, skipped + inner.skipped, params)
     task = returned if isinstance(returned, Unresolved) else Resolver(module, local).value(returned)
     if not isinstance(task, Unresolved) and not (isinstance(task, Call) and task.name == "Task"):
         task = Unresolved(getattr(returned, "lineno", node.lineno), f"{node.name} does not return Task(...)")
     return TaskDef(name, node.name, node.lineno, task, skipped, params)
+
+
+def _helper(module: Module, returned: Any, depth: int) -> ast.FunctionDef | None:
+    """The file's plain function a task function returns the call of (it builds the Task)."""
+    if depth >= 5 or not isinstance(returned, ast.Call) or not isinstance(returned.func, ast.Name):
+        return None
+    fn = module.functions.get(returned.func.id)
+    if not isinstance(fn, ast.FunctionDef) or fn.decorator_list or module.inspect_name(returned.func):
+        return None
+    return fn
