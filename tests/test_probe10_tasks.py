@@ -172,3 +172,15 @@ def test_a_check_that_logs_a_lot_before_its_verdict_is_judged_by_its_verdict(tmp
     assert got["says"] == (False, "the wishlist is empty")
     assert got["fails"] == (False, "no done.txt")
     assert got["crashes"][0] is None and got["crashes"][1].endswith("KeyError: total")
+
+
+def test_a_check_killed_by_a_signal_says_which_in_words(tmp_path):
+    """A check the OOM killer (or anything else) killed read 'the check exited with status -9',
+    and a Python check 'ended (status -9)': a negative status is a signal, named as such."""
+    from scoreboard.tasks.spec import Check
+    (tmp_path / "killed.py").write_text("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    (tmp_path / "pykilled.py").write_text("import os, signal\ndef check(ctx):\n    os.kill(os.getpid(), signal.SIGTERM)\n")
+    got = checks_now([Check(name="killed", run=[PY, "killed.py"]), Check(name="py", python="pykilled.py:check")],
+                     tmp_path, tmp_path)
+    assert got["killed"] == (None, "the check was killed by signal SIGKILL (9)")
+    assert got["py"][0] is None and got["py"][1].startswith("the check was killed by signal SIGTERM (15) without a verdict")

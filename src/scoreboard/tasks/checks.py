@@ -19,6 +19,7 @@ that hangs, exits or is interrupted is not assessed and never stops the run.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -82,11 +83,21 @@ async def _run_command(check: Check, folder: Path, ctx: CheckContext, files: dic
             said = parsed
     if ran.returncode not in (0, 1) and said is None:
         tail = ran.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
-        return {"passed": None, "reason": f"the check exited with status {ran.returncode}: {tail[0][:300]}".rstrip(": ")}
+        return {"passed": None, "reason": f"the check {_ended(ran.returncode)}: {tail[0][:300]}".rstrip(": ")}
     if said is not None:
         return verdict(said)
     passed = ran.returncode == 0
     return {"passed": passed, "reason": last[:REASON_CHARS] or ("exit 0" if passed else "exit 1")}
+
+
+def _ended(returncode: int | None) -> str:
+    """How a check's process ended, in words: a signal by its name, not a negative status."""
+    if returncode is not None and returncode < 0:
+        try:
+            return f"was killed by signal {signal.Signals(-returncode).name} ({-returncode})"
+        except ValueError:
+            return f"was killed by signal {-returncode}"
+    return f"exited with status {returncode}"
 
 
 def _read_verdict(path: Path) -> object:
@@ -120,7 +131,7 @@ async def _run_python(check: Check, folder: Path, ctx: CheckContext, files: dict
         value = _read_verdict(result_file)
         if not isinstance(value, dict) or "passed" not in value:
             tail = ran.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
-            return {"passed": None, "reason": f"the check ended (status {ran.returncode}) without a verdict: "
+            return {"passed": None, "reason": f"the check {_ended(ran.returncode)} without a verdict: "
                                               f"{tail[0][:300]}".rstrip(": ")}
         return verdict(value)
     finally:
