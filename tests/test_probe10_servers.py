@@ -125,3 +125,33 @@ def test_an_anthropic_stream_with_events_out_of_order_keeps_its_text_and_counts(
     assert late_block.output.text == "hello"
     assert late_block.output.status == "end_turn"
     assert (late_block.measurements.input_tokens, late_block.measurements.output_tokens) == (3, 50)
+
+
+# --------------------------------------------------------------------------- a Content-Type that says what came
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_stream_answered_to_a_request_that_did_not_ask_for_one_is_read_as_that_stream(kind):
+    """A gateway that streams whatever it is asked (text/event-stream to a request without
+    stream: true) sent the whole answer, and it was lost: 'response is not valid JSON'. As a
+    JSON body answered to a stream request is read as a body, a stream is read as a stream,
+    up to its last event even while the server holds the connection open."""
+    result = ask(kind, sse_events(*STREAMS[kind], hold=True))
+    assert not isinstance(result, SubjectError), result
+    assert result.output.text == "hi"
+    assert (result.measurements.input_tokens, result.measurements.output_tokens) == (3, 2)
+
+
+def test_an_html_page_answered_with_200_says_what_the_server_sent():
+    """A proxy's HTML error page with status 200 read 'response is not valid JSON (Expecting
+    value: line 1 column 1 (char 0); 62 bytes)': nothing said it was a web page, nor what it
+    said. The error now names the Content-Type and the page's first words, on one line."""
+    page = b"<html>\n<body><h1>502 Bad Gateway</h1>\x1b[31m upstream down</body></html>\n"
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: %d\r\n\r\n" % len(page)
+    result = ask("openai", head + page)
+    assert isinstance(result, SubjectError), result.output
+    message = str(result)
+    assert message.startswith("openai: response is not valid JSON (Expecting value"), message
+    assert message.endswith("; the server answered text/html: <html> <body><h1>502 Bad Gateway</h1> upstream "
+                            "down</body></html>"), message
+    assert result.kind == "invalid-response" and result.measurements.input_tokens is None

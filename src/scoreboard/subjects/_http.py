@@ -39,6 +39,7 @@ from ._pool import Pool
 from ._unsent import SentProbe, never_sent_reason, probing
 from ._wire import (  # noqa: F401  (re-exported for the subject kinds)
     Reply,
+    answered_as_stream,
     as_int, connection_detail,
     dumps_body,
     error_detail,
@@ -46,6 +47,7 @@ from ._wire import (  # noqa: F401  (re-exported for the subject kinds)
     loads_answer,
     loads_checked,
     loads_or_fail,
+    not_json,
     one_line,
     parse_args,
     retry_after_s,
@@ -311,6 +313,8 @@ class HTTPSubject(HTTPOptions, Subject):
                                        allow_redirects=False) as resp:
                 status = resp.status
                 ok = status < 300
+                if ok and self.stream_end_line is not None:  # a kind that streams
+                    stream = answered_as_stream(stream, resp.content_type)
                 end = self.stream_end if stream and ok and self.stream_end_line is not None else None
                 raw, over = await read_body(resp, self.max_response_bytes if ok
                                             else min(ERROR_BODY_BYTES, self.max_response_bytes), end,
@@ -320,9 +324,10 @@ class HTTPSubject(HTTPOptions, Subject):
             if over:
                 raise self.fail(too_large("the response", self.max_response_bytes), kind="too-large")
             raw, bad = valid_utf8(raw)
-            if stream and (resp.content_type == "application/json" or resp.content_type.endswith("+json")):
-                stream = False  # a server that does not stream answers whole
-            reply = self.parse_stream(raw) if stream else self.parse_body(raw)
+            try:
+                reply = self.parse_stream(raw) if stream else self.parse_body(raw)
+            except SubjectError as exc:  # an HTML page where JSON belongs: what it is, what it says
+                raise not_json(exc, resp.content_type, raw) from None
             reply.invalid_utf8 = bad
             return reply, status
         except SubjectError:

@@ -217,6 +217,27 @@ def loads_or_fail(raw: bytes, fail) -> Any:
         raise fail(f"response is not valid JSON ({exc}; {len(raw)} bytes)", kind="invalid-response") from None
 
 
+def answered_as_stream(asked: bool, content_type: str) -> bool:
+    """Whether a successful answer is read as a stream: a server that does not stream answers
+    one JSON body (application/json, +json), one that always streams (a gateway) answers
+    text/event-stream though not asked; any other type is read as asked."""
+    if content_type == "application/json" or content_type.endswith("+json"):
+        return False
+    return asked or content_type == "text/event-stream"
+
+
+def not_json(err, content_type: str, raw: bytes):
+    """`err` (a body or stream that is no JSON), naming the Content-Type a server gave when it is
+    not JSON (an HTML error page with status 200) and its first words, on one line."""
+    if "not valid JSON" not in str(err) or content_type in ("application/json", "text/event-stream") \
+            or content_type.endswith("+json"):
+        return err
+    words = one_line(_printable(raw[:2000].decode("utf-8", "replace")), 200)
+    err.args = (f"{err}; the server answered {content_type or 'no Content-Type'}"
+                + (f": {words}" if words else " (empty)"),)
+    return err
+
+
 def sse_data(raw: bytes) -> list[bytes]:
     """The data payloads of a server-sent-events body, one per event. One leading UTF-8 byte
     order mark is dropped, as the SSE spec says (kept, it hid the first data line)."""
