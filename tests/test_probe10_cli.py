@@ -180,3 +180,16 @@ def test_json_outputs_refuse_another_formats_name(work, args, name, shown):
     assert line.startswith(f"scoreboard: error: flag {shown}:") and name in line, line
     assert ".json" in line
     assert not (work / name).exists()
+
+
+@pytest.mark.parametrize("args", [["history"], ["view"], ["store", "info"], ["verify", "r.json", "--store"]])
+def test_store_turned_off_names_what_turned_it_off(work, args):
+    """With SCOREBOARD_STORE=none, `history` said `field 'store': no history store (store is
+    'none')`: a field no file has, and not the variable that chose it."""
+    if args[0] == "verify":
+        report(work)
+    line = one_error(cli(*args, cwd=work, store="none"))
+    assert "SCOREBOARD_STORE is 'none'" in line and "--store" in line and "field 'store'" not in line, line
+    if args[0] != "verify":
+        line = one_error(cli(*args, "--store", "off", cwd=work, store="h.sqlite"))
+        assert line.startswith("scoreboard: error: flag --store: no history store ('off' keeps none)"), line

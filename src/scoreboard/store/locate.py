@@ -55,16 +55,25 @@ def open_history(spec: str | None, output_dir: str | os.PathLike = "eval-results
     """The history store to read or write; a one-line error when there is none or it cannot open."""
     chosen = store_spec(spec, output_dir)
     if chosen is None:
-        raise ConfigError("no history store (store is 'none'): name one with --store or SCOREBOARD_STORE",
-                          field="store")
+        raise no_store(spec)
     return HistoryStore(chosen, tags=tags)
+
+
+def no_store(spec: str | None) -> ConfigError:
+    """The error for a store turned off, naming what turned it off: the flag, or the variable
+    (`field 'store'` named neither, with SCOREBOARD_STORE=none in the environment)."""
+    if spec:
+        return ConfigError(f"no history store ({spec!r} keeps none): name a SQLite file or a postgresql:// URL",
+                           field="store")
+    return ConfigError(f"no history store: {ENV} is {os.environ.get(ENV, '')!r} in the environment, which keeps "
+                       "none; name one with --store PATH|URL")
 
 
 def open_existing(spec: str | None) -> HistoryStore:
     """A store to read: a SQLite file must already exist (reading never creates one)."""
     chosen = store_spec(spec)
     if chosen is None:
-        raise ConfigError("no history store (store is 'none')", field="store")
+        raise no_store(spec)
     # only a path that is not there at all is "no store yet": a directory, FIFO or device is
     # named for what it is when opened (and a dangling symlink is not followed to be created)
     if not chosen.startswith(("postgresql://", "postgres://")) and not os.path.lexists(chosen):
