@@ -397,3 +397,41 @@ def test_tasks_built_by_a_helper_function_of_the_file_are_converted(tmp_path):
         {"input": "Which is a gas?", "choices": ["ice", "steam", "rock"], "target": "B", "id": "q1"}]
     suite = yaml.safe_load((tmp_path / "out2/suite.yaml").read_text())
     assert suite["name"] == "arc_challenge" and suite["cases"]["solver"] == ["multiple_choice"]
+
+
+BOUNDED = '''from inspect_ai import Task, task
+from inspect_ai.dataset import Sample, json_dataset
+
+
+@task
+def big():
+    return Task(dataset=json_dataset("d.jsonl", sample_fields=big_record))
+
+
+@task
+def power():
+    return Task(dataset=json_dataset("d.jsonl", sample_fields=power_record))
+
+
+def big_record(record):
+    s = record["q"] * 1000000
+    many = [s for i in range(100000)]
+    return Sample(input=str(many) if record["how"] == "str" else "".join(many))
+
+
+def power_record(record):
+    return Sample(input=record["q"], target=str(10 ** 10 ** 10))
+'''
+
+
+def test_a_record_to_sample_building_a_huge_value_is_stopped_before_memory_runs_out(tmp_path):
+    write(tmp_path / "t.py", BOUNDED)
+    for how in ("str", "join"):
+        write(tmp_path / "d.jsonl", jsonl([{"q": "abcdefghij", "how": how}]))
+        done = scoreboard(["import", "inspect", "t.py", "--task", "big", "--output", f"out-{how}"], tmp_path)
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert "larger than" in done.stderr and "d.jsonl:1" in done.stderr and "sample_fields" in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+    done = scoreboard(["import", "inspect", "t.py", "--task", "power", "--output", "out-pow"], tmp_path)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "t.py:22: sample_fields=power_record: operator Pow" in done.stdout

@@ -144,6 +144,8 @@ def _check_expr(module: Module, node: ast.AST, seen: set[str]) -> Unresolved | N
             parent_ok = any(isinstance(c, ast.Call) and c.func is n for c in ast.walk(node))
             if not parent_ok:
                 return Unresolved(line, f"attribute `{ast.unparse(n)[:60]}`")
+        if isinstance(n, ast.BinOp) and type(n.op) not in _BINOPS:
+            return Unresolved(line, f"operator {type(n.op).__name__} in `{ast.unparse(n)[:60]}`")
         if isinstance(n, ast.FormattedValue) and n.format_spec is not None:
             if not all(isinstance(v, ast.Constant) for v in n.format_spec.values):  # type: ignore[attr-defined]
                 return Unresolved(line, "an f-string with a computed format")
@@ -282,6 +284,7 @@ class Interpreter:
             spec = "".join(str(c.value) for c in node.format_spec.values) if node.format_spec else ""
             if not isinstance(v, (str, int, float, bool, list, dict)) and v is not None:
                 raise RecordError("an f-string of a value the translation does not format")
+            _sized([v])
             return format(v, spec)
         if isinstance(node, ast.ListComp):
             return self.comprehension(node, scope, depth)
@@ -323,6 +326,8 @@ class Interpreter:
             kind = next((t for t in _METHODS if isinstance(target, t)), None)
             if kind is None or node.func.attr not in _METHODS[kind]:
                 raise RecordError(f".{node.func.attr}() of a {type(target).__name__}")
+            if node.func.attr == "join" and args:
+                _sized([target] * len(list(args[0])) + list(args[0]))
             if node.func.attr == "replace" and len(args) >= 2 and isinstance(args[1], str):
                 hits = target.count(args[0]) if args[0] else len(target) + 1
                 if len(target) + hits * len(args[1]) > MAX_VALUE:
@@ -344,6 +349,8 @@ class Interpreter:
             if kwargs:
                 raise RecordError(f"{ident}() called with keyword arguments")
             return self.call(ident, args, depth + 1)
+        if ident in ("str", "repr"):
+            _sized(args)
         return _BUILTINS[ident](*args, **kwargs)
 
 
@@ -358,3 +365,19 @@ def _bind(target: ast.AST, item: Any, scope: dict) -> None:
             _bind(t, v, scope)
     else:
         raise RecordError("a comprehension target that is not a name")
+
+
+def _sized(values: list) -> None:
+    """Refuse a text built from values larger than the limit (str() of a list holding one long
+    text many times) before Python builds it."""
+    total, stack = 0, list(values)
+    while stack:
+        v = stack.pop()
+        total += len(v) if isinstance(v, str) else 8
+        if isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        if total > MAX_VALUE:
+            raise RecordError(f"a text larger than {MAX_VALUE:,} characters")
