@@ -155,3 +155,45 @@ def test_an_html_page_answered_with_200_says_what_the_server_sent():
     assert message.endswith("; the server answered text/html: <html> <body><h1>502 Bad Gateway</h1> upstream "
                             "down</body></html>"), message
     assert result.kind == "invalid-response" and result.measurements.input_tokens is None
+
+
+# --------------------------------------------------------------------------- a judge that times out after a retry
+
+
+def test_a_judge_that_times_out_after_a_retry_counts_every_request_it_sent(tmp_path):
+    """A judge whose server answered 500, then held the retry unanswered: the judgment timed
+    out and its usage said 1 request, though the ledger counted 2 sent (both possibly billed).
+    A subject's attempt cut the same way says 2; the judge's grade does too now."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.test_probe8_servers import ROOT, Server
+    from tests.test_probe8_servers import answer as whole
+
+    async def handler(n, body, writer):
+        if n == 1:
+            writer.write(whole(b'{"error": {"message": "upstream failed"}}', "500 Internal Server Error"))
+        else:
+            await asyncio.sleep(60)  # accepted, never answered
+
+    with Server(handler) as srv:
+        judge = {"type": "openai", "base_url": srv.url + "/v1", "model": "j", "params": {"max_tokens": 100},
+                 "retries": {"attempts": 3, "base_delay_s": 0.01, "max_delay_s": 0.02}}
+        (tmp_path / "cases.jsonl").write_text(json.dumps({"id": "c0", "input": "hi", "expected": "hi"}) + "\n")
+        (tmp_path / "suite.yaml").write_text("name: s\ncases: cases.jsonl\nsubject: {type: mock}\njudge: "
+                                             + json.dumps(judge) + "\ngraders: [{llm-judge: {rubric: 'says hi'}}]\n")
+        env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "SCOREBOARD_STORE": "none"}
+        done = subprocess.run([sys.executable, "-m", "scoreboard", "run", "suite.yaml", "--no-progress", "--format",
+                               "json", "--output", "rep", "--timeout", "2000"], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=240, check=False)
+        seen = len(srv.seen)
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    report = json.loads((tmp_path / "rep.json").read_text())
+    [grade] = report["attempts"][0]["grades"]
+    assert grade["judge_failure"] is True and grade["reason"] == "judge failure: judge timed out after 2s", grade
+    assert seen == 2 and report["requests"]["by_role"] == {"judge": 2}
+    assert grade["judge"]["usage"] == {"requests": 2, "input_tokens": None, "output_tokens": None, "cost_usd": None}
+    checked = subprocess.run([sys.executable, "-m", "scoreboard", "verify", "rep.json"], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, timeout=240, check=False)
+    assert checked.returncode == 0, checked.stdout + checked.stderr

@@ -223,8 +223,10 @@ class Judge:
             else:
                 async with asyncio.timeout(self.timeout_s):
                     result = await self.subject.run(request)
-        except TimeoutError:
-            usage.unknown()
+        except TimeoutError as exc:
+            # every request the cut judgment sent (an HTTP judge's retries too): possibly billed
+            sent = getattr(exc.__cause__, "requests_sent", None)
+            usage.unknown(sent if isinstance(sent, int) else 1)
             raise JudgeFailure(f"judge timed out after {self.timeout_s:g}s") from None
         except BudgetExceeded:
             raise

@@ -256,9 +256,11 @@ class HTTPSubject(HTTPOptions, Subject):
                 err = exc
             except BaseException as exc:  # cancelled by the runner's timeout, or a bug: never pending
                 limiter.release()
+                never = never_sent_reason(exc, probe)
                 if ticket is not None:
                     reason = "cancelled" if isinstance(exc, asyncio.CancelledError) else type(exc).__name__
-                    ledger.complete(ticket, ok=False, error=reason, never_sent=never_sent_reason(exc, probe))
+                    ledger.complete(ticket, ok=False, error=reason, never_sent=never)
+                exc.requests_sent = n - unsent - (never is not None)  # a judge's timeout counts them
                 raise
             else:
                 limiter.release()
