@@ -193,3 +193,14 @@ def test_store_turned_off_names_what_turned_it_off(work, args):
     if args[0] != "verify":
         line = one_error(cli(*args, "--store", "off", cwd=work, store="h.sqlite"))
         assert line.startswith("scoreboard: error: flag --store: no history store ('off' keeps none)"), line
+
+
+@pytest.mark.parametrize("args,meant", [(["rnu"], "run"), (["import", "promptfo", "x.yaml"], "promptfoo"),
+                                        (["store", "infp"], "info"), (["footprint", "--encoding", "cl100k", "x"],
+                                                                      "cl100k_base")])
+def test_unknown_choice_says_the_closest(work, args, meant):
+    """`scoreboard rnu` listed every command but not the one meant, where a mistyped flag names
+    the closest (`--fail-undr`: did you mean --fail-under?)."""
+    line = one_error(cli(*args, cwd=work))
+    assert "invalid choice" in line and line.endswith(f"(did you mean {meant}?)"), line
+    assert "did you mean" not in one_error(cli("zzz", cwd=work))

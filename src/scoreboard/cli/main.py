@@ -24,7 +24,19 @@ class Parser(argparse.ArgumentParser):
     """argparse exits 2 on bad usage; our contract says 1, with one line."""
 
     def error(self, message: str):  # noqa: D401
-        self.exit(1, f"{self.prog}: error: {message}\n")
+        self.exit(1, f"{self.prog}: error: {message}{_closest_choice(message)}\n")
+
+
+def _closest_choice(message: str) -> str:
+    """` (did you mean run?)` after argparse's `invalid choice: 'rnu' (choose from ...)`."""
+    import re
+
+    found = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+    if not found:
+        return ""
+    choices = re.findall(r"'([^']*)'", found.group(2))
+    close = difflib.get_close_matches(found.group(1), choices, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable]]:
