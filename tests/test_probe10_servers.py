@@ -197,3 +197,24 @@ def test_a_judge_that_times_out_after_a_retry_counts_every_request_it_sent(tmp_p
     checked = subprocess.run([sys.executable, "-m", "scoreboard", "verify", "rep.json"], cwd=tmp_path, env=env,
                              capture_output=True, text=True, timeout=240, check=False)
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+# --------------------------------------------------------------------------- an error event with no type
+
+
+def test_an_anthropic_stream_error_without_its_type_field_is_the_providers_error():
+    """A gateway relaying an Anthropic stream sent `event: error` with data {"error": {...}} and
+    no "type": "error" in it. The event was skipped and the attempt said 'stream ended before it
+    finished (truncated)': the provider's words were lost, and a quota error did not stop the run
+    as the same error said in a 402 or a typed error event does."""
+    quota = b'event: error\ndata: {"error": {"type": "insufficient_quota", "message": "You exceeded your quota"}}\n\n'
+    result = ask("anthropic", sse_events(START, quota, hold=False), stream=True)
+    assert isinstance(result, SubjectError), result.output
+    assert str(result) == ("anthropic: provider error: quota or billing limit reached, stopping the run: "
+                           "You exceeded your quota"), str(result)
+    assert result.kind == "quota" and result.stop_run
+    overloaded = b'event: error\ndata: {"error": {"type": "overloaded_error", "message": "Overloaded"}}\n\n'
+    result = ask("anthropic", sse_events(START, overloaded, hold=False), stream=True)
+    assert isinstance(result, SubjectError), result.output
+    assert str(result) == "anthropic: provider error: Overloaded" and result.kind == "server-error"
+    assert result.measurements.input_tokens is None

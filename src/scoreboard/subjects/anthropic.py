@@ -173,8 +173,8 @@ class AnthropicSubject(OpenAISubject):
             elif kind == "message_stop":
                 done = True
                 break
-            elif kind == "error":
-                raise self._shape_error(event)
+            elif kind == "error" or (kind is None and isinstance(event, dict) and "error" in event):
+                raise self._shape_error(event)  # typed or not (a gateway's {"error": {...}})
         if not done and stop is None:
             raise self.fail("stream ended before it finished (truncated)", kind="invalid-response")
         if not started and not blocks:  # message_stop alone, or first: no answer, not an empty one
