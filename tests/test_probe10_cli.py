@@ -72,7 +72,7 @@ def test_footprint_timeout_must_be_finite(work, value):
     """`footprint --timeout nan --run "sleep 3"` measured 0 bytes and 0 tokens and exited 0: the
     command was given up at once and its output counted as empty."""
     line = one_error(cli("footprint", f"--timeout={value}", "--run", "echo hi", cwd=work))
-    assert "--timeout" in line and "finite" in line
+    assert "--timeout" in line and "must be a duration" in line
 
 
 @pytest.mark.parametrize("flag,value", [("--expect-max-cost", "nan"), ("--expect-max-cost", "inf"),
@@ -204,3 +204,25 @@ def test_unknown_choice_says_the_closest(work, args, meant):
     line = one_error(cli(*args, cwd=work))
     assert "invalid choice" in line and line.endswith(f"(did you mean {meant}?)"), line
     assert "did you mean" not in one_error(cli("zzz", cwd=work))
+
+
+@pytest.mark.parametrize("given, ms", [("1500", 1500), ("90s", 90_000), ("1500ms", 1500), ("2m", 120_000),
+                                       (".5s", 500)])
+def test_run_and_replay_timeouts_take_a_unit_as_footprint_s_does(given, ms):
+    """--timeout was milliseconds in run and replay and seconds in footprint, with no way to say
+    which: a number with its unit (90s, 1500ms, 2m) now means the same in every command, and a
+    bare number keeps each command's documented unit."""
+    from scoreboard.cli.common import duration
+
+    assert duration("ms")(given) == ms
+    assert duration("s")(given) == (ms / 1000 if not given.isdigit() else float(given))
+
+
+@pytest.mark.parametrize("bad", ["0", "-5", "nan", "inf", "1e3", "ten", "5 parsecs"])
+def test_a_timeout_that_is_no_duration_names_the_flag(tmp_path, bad):
+    for argv in (["run", "--cases", "c.jsonl", "--subject", "mock", "--timeout", bad],
+                 ["footprint", "--run", "true", "--timeout", bad]):
+        done = subprocess.run([sys.executable, "-m", "scoreboard", *argv], cwd=tmp_path, capture_output=True,
+                              text=True, env={**os.environ, "SCOREBOARD_STORE": "none"}, timeout=60)
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert "--timeout" in done.stderr and "duration" in done.stderr and len(done.stderr.strip().splitlines()) == 1

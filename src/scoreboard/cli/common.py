@@ -34,7 +34,8 @@ def add_suite_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--runs", type=int, metavar="N", help="repeat every case N times per variant")
     p.add_argument("--concurrency", type=int, metavar="N",
                    help="attempts (and requests) in flight at once (default 4)")
-    p.add_argument("--timeout", type=int, metavar="MS", help="deadline per attempt in ms (default 120000)")
+    p.add_argument("--timeout", type=duration("ms"), metavar="MS",
+                   help="deadline per attempt: milliseconds, or with a unit (90s, 2m) (default 120000 ms)")
     p.add_argument("--category", action="append", metavar="NAME", help="only cases of this category; repeatable")
     p.add_argument("--case", action="append", metavar="ID", help="only this case id; repeatable")
     p.add_argument("--name", help="suite name (report folder)")
@@ -101,6 +102,32 @@ def number(kind: type = float, *, at_least: float | None = None, above: float | 
         return value
 
     parse.__name__ = kind.__name__  # argparse's own wording for a value it cannot convert
+    return parse
+
+
+#: a duration's unit suffixes, in milliseconds
+_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}
+
+
+def duration(unit: str):
+    """An argparse type for a --timeout: a bare number is in the command's own `unit` ("ms" for
+    run and replay, "s" for footprint, as each documents), or a number with its unit (`90s`,
+    `1500ms`, `2m`, `1h`) means the same in every command. Returns the value in `unit` (whole
+    milliseconds, or seconds as a float), finite and above 0."""
+    import math
+    import re
+
+    def parse(raw: str):
+        m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m|h)?\s*", raw)
+        if m is None:
+            raise argparse.ArgumentTypeError(f"must be a duration: a number of {'milliseconds' if unit == 'ms' else 'seconds'}"
+                                             f" or one with its unit (90s, 1500ms, 2m), got {raw!r}")
+        ms = float(m.group(1)) * _UNITS_MS[m.group(2) or unit]
+        if not math.isfinite(ms) or ms <= 0:
+            raise argparse.ArgumentTypeError(f"must be a duration above 0, got {raw!r}")
+        return max(1, round(ms)) if unit == "ms" else ms / 1000
+
+    parse.__name__ = "duration"
     return parse
 
 

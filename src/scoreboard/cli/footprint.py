@@ -17,7 +17,7 @@ import argparse
 import sys
 
 from ..words import plural
-from .common import number
+from .common import duration
 
 NAME = "footprint"
 HELP = "measure the context an agent setup costs (instruction files, prompts, tool schemas, CLI output)"
@@ -32,8 +32,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--run", action="append", metavar="COMMAND",
                    help="run COMMAND (split like a shell would, run without one) and measure what it prints; "
                         "repeatable; the same as the path run:COMMAND")
-    p.add_argument("--timeout", type=number(float, above=0), default=60.0, metavar="S",
-                   help="seconds a command may run (default %(default)g)")
+    p.add_argument("--timeout", type=duration("s"), default=60.0, metavar="S",
+                   help="how long a command may run: seconds, or with a unit (1500ms, 2m) (default %(default)g s)")
     p.add_argument("--approximate", action="store_true",
                    help="estimate tokens as ceil(characters / 4) even when a tokenizer is installed")
     p.add_argument("--compare", action="append", metavar="A", help="setup A (repeat for several paths)")

@@ -42,6 +42,7 @@ from ..redact import REDACTED, scrub  # noqa: E402  (light: no third-party impor
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
+    from .common import duration
     from .score import add_report_arguments
 
     p.add_argument("transcript", metavar="TRANSCRIPT", help="transcript JSON file (its cases; runs[0] is the baseline)")
@@ -52,8 +53,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prompt", metavar="TEXT", help=f"prompt to send (or the file's prompt, or {ENV['prompt']})")
     p.add_argument("--path-template", default=DEFAULT_PATH, metavar="PATH",
                    help="request path; {agent} and {room} are filled in (default %(default)s)")
-    p.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT_MS, metavar="MS",
-                   help="how long to wait for the completed run (default %(default)s ms)")
+    p.add_argument("--timeout", type=duration("ms"), default=DEFAULT_TIMEOUT_MS, metavar="MS",
+                   help="how long to wait for the completed run: milliseconds, or with a unit (90s, 2m) "
+                        "(default %(default)s ms)")
     add_report_arguments(p)
 
 
