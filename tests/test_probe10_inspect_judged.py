@@ -16,14 +16,12 @@ requests and verdicts are written down here.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import yaml
 
 from tests.servers.fake_provider import FakeProvider
+from tests.test_import_inspect import scoreboard, write
 
 INSTRUCTIONS_CI = (
     "\nAfter assessing the submitted answer, reply with 'GRADE: $LETTER' (without quotes) where LETTER is one of CI.  "
@@ -42,18 +40,6 @@ FACT_HEAD = ("\nYou are comparing a submitted answer to an expert answer on a gi
 QA_HEAD = ("\nYou are assessing a submitted answer on a given task based on a criterion. Here is the data:\n\n"
            "[BEGIN DATA]\n***\n[Task]: {q}\n***\n[Submission]: {a}\n***\n[Criterion]: {c}\n***\n[END DATA]\n\n"
            "Does the submission meet the criterion?\n\n")
-
-
-def scoreboard(args, cwd):
-    env = dict(os.environ, SCOREBOARD_STORE="none")
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=300, check=False)
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 def is_judge(req: dict) -> bool:

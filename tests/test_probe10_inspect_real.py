@@ -6,26 +6,12 @@ with FILE:LINE."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import yaml
 
 from tests.servers.fake_provider import FakeProvider
-
-
-def scoreboard(args, cwd):
-    env = dict(os.environ, SCOREBOARD_STORE="none")
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=300, check=False)
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+from tests.test_import_inspect import scoreboard, write
 
 
 def jsonl(rows: list) -> str:
