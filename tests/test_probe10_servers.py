@@ -218,3 +218,31 @@ def test_an_anthropic_stream_error_without_its_type_field_is_the_providers_error
     assert isinstance(result, SubjectError), result.output
     assert str(result) == "anthropic: provider error: Overloaded" and result.kind == "server-error"
     assert result.measurements.input_tokens is None
+
+
+# --------------------------------------------------------------------------- [DONE] with spaces around it
+
+
+@pytest.mark.parametrize("done", [b"data: [DONE] \n\n", b"data: [DONE]\t\r\n\r\n", b"data:  [DONE]\n\n"],
+                         ids=["trailing-space", "trailing-tab-crlf", "two-spaces-before"])
+def test_an_openai_stream_ending_with_done_and_spaces_is_answered(done):
+    """'data: [DONE] ' (a space after it) was seen as the stream's end, then read as an event
+    of JSON: the whole answer was lost as 'response is not valid JSON'. 'data:  [DONE]' (two
+    spaces) was not seen as the end at all: a server holding the stream open had the attempt
+    wait out its timeout."""
+    spaced = [e.replace(b"data: ", b"data:  ") for e in OPENAI_STREAM[:3]] if b"  [" in done else OPENAI_STREAM[:3]
+    result = ask("openai", sse_events(*spaced, done, hold=True), stream=True)
+    assert not isinstance(result, SubjectError), result
+    assert result.output.text == "hi" and result.output.status == "stop"
+    assert (result.measurements.input_tokens, result.measurements.output_tokens) == (3, 2)
+
+
+def test_an_anthropic_stream_with_two_spaces_after_data_held_open_is_answered():
+    events = [e.replace(b"data: ", b"data:  ") for e in ANTHROPIC_STREAM]
+    result = ask("anthropic", sse_events(*events, hold=True), stream=True)
+    assert not isinstance(result, SubjectError), result
+    assert result.output.text == "hi" and result.measurements.output_tokens == 2
+    spaced = ask("anthropic", sse_events(*ANTHROPIC_STREAM[:-1], b'event: message_stop\ndata: {"type"  :\t"message_stop"}\n\n',
+                                         hold=True), stream=True)
+    assert not isinstance(spaced, SubjectError), spaced
+    assert spaced.output.text == "hi"

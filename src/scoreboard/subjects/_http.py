@@ -122,8 +122,8 @@ class HTTPSubject(HTTPOptions, Subject):
         payloads = sse_data(raw)
         cut = len(payloads) - 1 if not raw.endswith((b"\n", b"\r")) else None
         for i, payload in enumerate(payloads):
-            if payload == b"[DONE]":
-                yield payload
+            if payload.strip() == b"[DONE]":  # spaces around it (data:  [DONE] ) are no JSON
+                yield b"[DONE]"
             elif i != cut:
                 yield loads_or_fail(payload, self.fail)
             else:

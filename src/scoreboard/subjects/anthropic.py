@@ -56,7 +56,7 @@ class AnthropicSubject(OpenAISubject):
     base_url_env = "ANTHROPIC_BASE_URL"
     bound_hint = "set max_tokens in the subject (default 1024) or params.max_tokens"
     #: lines may end with CRLF, LF or a lone CR (the SSE spec)
-    stream_end_line = re.compile(rb'(?m)(?:^|(?<=\r))data: ?\{[^\r\n]*"type" ?: ?"message_stop"[^\r\n]*[\r\n]')
+    stream_end_line = re.compile(rb'(?m)(?:^|(?<=\r))data:[ \t]*\{[^\r\n]*"type"[ \t]*:[ \t]*"message_stop"[^\r\n]*[\r\n]')
 
     def parse(self, spec: dict) -> dict:
         check_keys(spec, OPTIONS, self.kind)

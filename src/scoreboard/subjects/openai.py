@@ -92,7 +92,7 @@ class OpenAISubject(HTTPSubject):
     base_url_env = "OPENAI_BASE_URL"
     bound_hint = "set params.max_tokens (or max_completion_tokens) in the subject or the variant"
     #: lines may end with CRLF, LF or a lone CR (the SSE spec): a line begins after any of them
-    stream_end_line = re.compile(rb"(?m)(?:^|(?<=\r))data: ?\[DONE\][ \t]*[\r\n]")
+    stream_end_line = re.compile(rb"(?m)(?:^|(?<=\r))data:[ \t]*\[DONE\][ \t]*[\r\n]")
 
     def base_url_from_env(self, spec: dict) -> dict:
         """No base_url: the one in the environment variable the provider's SDK reads, if set
