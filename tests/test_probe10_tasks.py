@@ -82,7 +82,7 @@ def test_an_agent_that_rewrites_its_checks_is_an_error_not_a_pass(tmp_path, how)
     assert caught.value.extra["task"]["error_kind"] == "tamper"  # where it ran is still recorded
 
 
-def test_an_agent_that_rewrites_the_checks_copy_beside_its_fixture_is_an_error(tmp_path):
+def test_an_agent_that_rewrites_the_checks_copy_beside_its_fixture_is_an_error(tmp_path, monkeypatch):
     """With a fixture the checks run in its private copy of the task folder, which exists while
     the agent runs: rewriting that copy's check was not seen either."""
     task = make_task(tmp_path / "t", """\
@@ -101,9 +101,14 @@ def test_an_agent_that_rewrites_the_checks_copy_beside_its_fixture_is_an_error(t
             open(path, "w").write("raise SystemExit(0)\\n")
         print("all done")
         """
+    # the fixture's copy made under a temporary folder of this test's own: the agent rewrites
+    # every copy its glob finds, and under the machine's /tmp that was other tests' fixtures too
     import tempfile
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
     with pytest.raises(SubjectError) as caught:
-        attempt(task, agent, tmp_path, env={"TMPROOT": tempfile.gettempdir()})
+        attempt(task, agent, tmp_path, env={"TMPROOT": str(private_tmp)})
     assert caught.value.kind == "tamper" and "checks/done.py" in str(caught.value)
 
 
