@@ -219,6 +219,10 @@ def convert_providers(value: Any, source: Source, report: Report, copied: dict[s
     for i, (where, item) in enumerate(_expand(value, source)):
         if isinstance(item, dict) and "id" not in item and len(item) == 1:  # {"openai:gpt-4": {config}}
             (pid, body), = item.items()
+            if body is not None and not isinstance(body, dict):
+                report.skip(where, f"a provider {{id: options}} needs its options as a mapping, "
+                            f"{pid!r} has {type(body).__name__} (for an id, write `- {pid}:{body}` or `- id: ...`)")
+                continue
             item = {"id": pid, **(body or {})}
         pid = item if isinstance(item, str) else (item.get("id") if isinstance(item, dict) else None)
         config = (item.get("config") or {}) if isinstance(item, dict) else {}
