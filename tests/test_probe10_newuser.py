@@ -29,3 +29,20 @@ def test_promptfoo_provider_map_with_text_options_is_listed_not_a_crash(tmp_path
     listed = [line for line in res.stdout.splitlines() if line.startswith("- providers.0:")]
     assert listed and "mapping" in listed[0], res.stdout
     assert (tmp_path / "out" / "suite.yaml").is_file()
+
+
+def test_import_into_a_used_folder_says_what_to_do(tmp_path):
+    # the Inspect import says "import again with --dataset FILE"; doing so into the same folder
+    # was refused without saying how to go on
+    (tmp_path / "task.py").write_text(
+        "from inspect_ai import Task, task\nfrom inspect_ai.dataset import hf_dataset\n"
+        "from inspect_ai.scorer import match\n\n@task\ndef t():\n"
+        "    return Task(dataset=hf_dataset('gsm8k', split='test'), scorer=match())\n")
+    (tmp_path / "gsm8k.jsonl").write_text('{"input": "1+1?", "target": "2"}\n')
+    first = scoreboard("import", "inspect", "task.py", "--output", "out", cwd=tmp_path)
+    assert first.returncode == 3 and "--dataset FILE" in first.stdout, first.stdout
+    again = scoreboard("import", "inspect", "task.py", "--output", "out", "--dataset", "gsm8k.jsonl", cwd=tmp_path)
+    assert again.returncode == 1
+    lines = again.stderr.strip().splitlines()
+    assert len(lines) == 1 and "out" in lines[0] and "--output" in lines[0], again.stderr
+    assert "a new folder" in lines[0] and "remove" in lines[0], again.stderr

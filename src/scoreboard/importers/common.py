@@ -198,7 +198,8 @@ def write_output(out_dir: str, files: dict[str, str | bytes]) -> Path:
     `Executable`'s 0700)."""
     target = Path(out_dir)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise ConfigError("the output folder exists and is not empty (nothing is overwritten)", file=out_dir,
+        raise ConfigError("the output folder exists and is not empty (nothing is overwritten): give --output "
+                          "a new folder, or remove this one first", file=out_dir,
                           field="output")
     target.mkdir(parents=True, exist_ok=True, mode=0o700)
     for rel, content in files.items():
