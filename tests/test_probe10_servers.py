@@ -157,6 +157,23 @@ def test_an_html_page_answered_with_200_says_what_the_server_sent():
     assert result.kind == "invalid-response" and result.measurements.input_tokens is None
 
 
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_an_html_page_answered_to_a_stream_request_says_what_the_server_sent(kind):
+    """The same page answered to stream: true read 'stream ended before it finished (truncated)':
+    nothing was cut, the server sent a web page. An http subject answered with an event stream
+    said only 'not valid JSON'. Both now name the Content-Type and the first words."""
+    page = b"<html><body>502 Bad Gateway</body></html>"
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n" % len(page)
+    result = ask(kind, head + page, stream=True)
+    assert isinstance(result, SubjectError), result.output
+    assert str(result) == (f"{kind}: stream ended before it finished (truncated); the server answered text/html: "
+                           "<html><body>502 Bad Gateway</body></html>")
+    streamed = ask("http", sse_events(b'data: {"output": {"text": "hi"}}\n\n', hold=False))
+    assert isinstance(streamed, SubjectError), streamed.output
+    assert str(streamed).endswith('; the server answered text/event-stream: data: {"output": {"text": "hi"}}'), \
+        str(streamed)
+
+
 # --------------------------------------------------------------------------- a judge that times out after a retry
 
 

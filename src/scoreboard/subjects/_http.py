@@ -329,7 +329,7 @@ class HTTPSubject(HTTPOptions, Subject):
             try:
                 reply = self.parse_stream(raw) if stream else self.parse_body(raw)
             except SubjectError as exc:  # an HTML page where JSON belongs: what it is, what it says
-                raise not_json(exc, resp.content_type, raw) from None
+                raise not_json(exc, resp.content_type, raw, stream) from None
             reply.invalid_utf8 = bad
             return reply, status
         except SubjectError:

@@ -226,11 +226,13 @@ def answered_as_stream(asked: bool, content_type: str) -> bool:
     return asked or content_type == "text/event-stream"
 
 
-def not_json(err, content_type: str, raw: bytes):
-    """`err` (a body or stream that is no JSON), naming the Content-Type a server gave when it is
-    not JSON (an HTML error page with status 200) and its first words, on one line."""
-    if "not valid JSON" not in str(err) or content_type in ("application/json", "text/event-stream") \
-            or content_type.endswith("+json"):
+def not_json(err, content_type: str, raw: bytes, stream: bool):
+    """`err` (an answer that could not be read: no JSON, no events), naming the Content-Type the
+    server gave when it is not the one read (an HTML error page with status 200, a stream
+    answered to an `http` subject) and the body's first words, on one line."""
+    json_type = content_type == "application/json" or content_type.endswith("+json")
+    if getattr(err, "kind", None) != "invalid-response" or \
+            (content_type == "text/event-stream" if stream else json_type):
         return err
     words = one_line(_printable(raw[:2000].decode("utf-8", "replace")), 200)
     err.args = (f"{err}; the server answered {content_type or 'no Content-Type'}"
