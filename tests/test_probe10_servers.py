@@ -263,3 +263,27 @@ def test_an_anthropic_stream_with_two_spaces_after_data_held_open_is_answered():
                                          hold=True), stream=True)
     assert not isinstance(spaced, SubjectError), spaced
     assert spaced.output.text == "hi"
+
+
+# --------------------------------------------------------------------------- a surrogate pair split across events
+
+
+def test_a_character_split_across_two_stream_events_is_one_character():
+    """A server that streams UTF-16 code units (a JavaScript gateway slicing its string) sends an
+    emoji as "\\ud83d" in one event and "\\ude00" in the next. Each event was read alone, so the
+    joined text held two lone surrogates: the report showed two U+FFFD and said the output was
+    repaired (lone_surrogates: 2). The halves of a pair are one character, as they are when both
+    escapes come in one JSON body; a half with no partner is still a lone surrogate."""
+    openai_events = [b'data: {"model":"m","choices":[{"index":0,"delta":{"content":"a\\ud83d"}}]}\n\n',
+                     b'data: {"model":"m","choices":[{"index":0,"delta":{"content":"\\ude00b\\ud800"},'
+                     b'"finish_reason":"stop"}]}\n\n', b"data: [DONE]\n\n"]
+    result = ask("openai", sse_events(*openai_events, hold=True), stream=True)
+    assert not isinstance(result, SubjectError), result
+    assert result.output.text == "a\U0001f600b\ud800"
+    anthropic_events = [START, BLOCK,
+                        event({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "x\ud83d"}}),
+                        event({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "\ude00"}}),
+                        END, STOP]
+    result = ask("anthropic", sse_events(*anthropic_events, hold=True), stream=True)
+    assert not isinstance(result, SubjectError), result
+    assert result.output.text == "x\U0001f600"

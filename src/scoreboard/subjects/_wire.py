@@ -109,6 +109,19 @@ def without_surrogates(value: Any) -> Any:
     return value
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def joined(parts: list[str]) -> str:
+    """A streamed text's pieces as one string, the halves of a surrogate pair that two events
+    sent apart ("\\ud83d", then "\\ude00") made one character, as one JSON string reads them;
+    a half with no partner stays (the runner repairs it and says so)."""
+    text = "".join(parts)
+    if text.isascii() or not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
 def retry_after_s(headers) -> float | None:
     """Seconds to wait from `retry-after-ms` or `Retry-After` (seconds or an HTTP date)."""
     value = headers.get("retry-after-ms")

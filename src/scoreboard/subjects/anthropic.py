@@ -14,6 +14,7 @@ from ._http import (
     loads_or_fail,
     parse_args,
 )
+from ._wire import joined
 from .base import check_keys
 from .openai import OpenAISubject, usage_of, validate_model_options
 from .values import SubjectRequest, wire_messages
@@ -187,8 +188,8 @@ class AnthropicSubject(OpenAISubject):
                 calls.append({"name": block["name"], "args": parse_args("".join(block["parts"])),
                               "id": block["id"]})
             elif block["type"] == "text":
-                parts.append("".join(block["parts"]))
-        text = "".join(parts) if parts or not calls else None
+                parts.append(joined(block["parts"]))
+        text = joined(parts) if parts or not calls else None
         return Reply(text, calls, stop, _input_tokens(usage), as_int(usage.get("output_tokens")), model)
 
     def _shape_error(self, data: Any):

@@ -17,6 +17,7 @@ from ._http import (
     loads_or_fail,
     parse_args,
 )
+from ._wire import joined
 from .base import check_keys
 from .values import Result, SubjectRequest, wire_messages, wire_problem
 
@@ -316,9 +317,9 @@ class OpenAISubject(HTTPSubject):
             raise self.fail("the stream held no answer (no event carried a choice)", kind="invalid-response")
         tool_calls = [{"name": c["name"], "args": parse_args("".join(c["args"])), "id": c["id"]}
                       for _, c in sorted(calls.items())]
-        text = "".join(parts) if parts or not tool_calls else None
+        text = joined(parts) if parts or not tool_calls else None
         if not parts and refused:  # the model declined: its words are the answer, status "refusal"
-            text, finish = "".join(refused), "refusal"
+            text, finish = joined(refused), "refusal"
         return Reply(text, tool_calls, finish, as_int(usage.get("prompt_tokens")),
                      as_int(usage.get("completion_tokens")), model)
 
