@@ -46,3 +46,26 @@ def test_import_into_a_used_folder_says_what_to_do(tmp_path):
     lines = again.stderr.strip().splitlines()
     assert len(lines) == 1 and "out" in lines[0] and "--output" in lines[0], again.stderr
     assert "a new folder" in lines[0] and "remove" in lines[0], again.stderr
+
+
+def test_a_missing_skill_names_the_flag_or_suite_field_that_gave_it(tmp_path):
+    # README "Variants and suites": --skill skills/careful --vs skills/basic; a --vs path not
+    # found was blamed on --skill, and a suite variant's on a bare field 'skill'
+    (tmp_path / "skills" / "careful").mkdir(parents=True)
+    (tmp_path / "skills" / "careful" / "SKILL.md").write_text("Be careful.\n")
+    (tmp_path / "agent.py").write_text("def answer(input, skill):\n    return 'Hello!'\n")
+    (tmp_path / "cases.jsonl").write_text('{"id": "c1", "input": "Hi", "expected": "Hello!"}\n')
+    res = scoreboard("run", "--cases", "cases.jsonl", "--subject", "python:agent:answer",
+                     "--skill", "skills/careful", "--vs", "skills/basic", cwd=tmp_path)
+    assert res.returncode == 1
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("scoreboard: error: flag --vs:"), res.stderr
+    assert "skills/basic" in lines[0] and "not found" in lines[0], res.stderr
+    first = scoreboard("run", "--cases", "cases.jsonl", "--subject", "python:agent:answer",
+                       "--skill", "skills/nope", "--vs", "skills/careful", cwd=tmp_path)
+    assert first.stderr.strip().startswith("scoreboard: error: flag --skill:"), first.stderr
+    (tmp_path / "s.yaml").write_text("cases: cases.jsonl\nsubject: python:agent:answer\n"
+                                     "variants:\n  a: {skill: skills/careful}\n  b: {skill: skills/nope.md}\n")
+    suite = scoreboard("validate", "s.yaml", cwd=tmp_path)
+    assert suite.returncode == 1
+    assert "s.yaml:5, field 'variants.b.skill': variant 'b': skill 'skills/nope.md' not found" in suite.stderr, suite.stderr

@@ -66,10 +66,21 @@ class SkillFolder:
 
 
 def load_skill(path_text: str, base_dir: Path, places: Places | None = None, *,
-               from_flag: bool = True) -> tuple[str, str, SkillFolder | None]:
+               from_flag: bool = True, field: str = "skill") -> tuple[str, str, SkillFolder | None]:
     """A folder loads its SKILL.md and all its files; a file loads that file. Returns (text,
     shown path, folder or None). A skill named in a suite file (from_flag False) must lie
-    inside the suite's root, and so must every file of its folder."""
+    inside the suite's root, and so must every file of its folder. `field` names where it was
+    given in errors (`vs` for the flag --vs, `variants.NAME.skill` in a suite file)."""
+    try:
+        return _load_skill(path_text, base_dir, places, from_flag)
+    except ConfigError as exc:
+        if exc.field != "skill" or field == "skill":
+            raise
+        raise ConfigError(exc.detail, file=exc.file, line=exc.line, case_id=exc.case_id, field=field) from None
+
+
+def _load_skill(path_text: str, base_dir: Path, places: Places | None,
+                from_flag: bool) -> tuple[str, str, SkillFolder | None]:
     places = places or Places(base_dir, None, None)
     path = Path(path_text)
     if from_flag and not path.is_absolute():

@@ -70,7 +70,8 @@ def _variant_configs(cfg: SuiteConfig, flags: dict) -> list[dict]:
         subject = subjects[0] if subjects else cfg.subject
         if subject is None:
             raise ConfigError("--skill needs a subject: give --subject or 'subject:' in the suite", field="subject")
-        return [{"name": unique_name(skill_name(s), taken), "subject": subject, "skill": s} for s in skills]
+        return [{"name": unique_name(skill_name(s), taken), "subject": subject, "skill": s,
+                 "skill_field": "vs" if i else "skill"} for i, s in enumerate(skills)]
     if subjects:
         return [{"name": unique_name(_subject_name(s), taken), "subject": s} for s in subjects]
     if cfg.variants:
@@ -84,7 +85,7 @@ def _variant_configs(cfg: SuiteConfig, flags: dict) -> list[dict]:
                 raise ConfigError("variant has no subject and the suite names none", field=f"{own}.subject")
             label = name or (skill_name(v.skill) if v.skill else _subject_name(subject))
             out.append({"name": unique_name(label, taken), "subject": subject, "skill": v.skill,
-                        "params": v.params, "prompt": v.prompt, "field": own,
+                        "params": v.params, "prompt": v.prompt, "field": own, "skill_field": f"{own}.skill",
                         "subject_field": f"{own}.subject" if v.subject is not None else "subject"})
         return out
     if cfg.subject is not None:
@@ -156,7 +157,8 @@ def build_variants(cfg: SuiteConfig, flags: dict, places: Places, dry_run: bool,
             if vc.get("skill"):
                 skill_flag = "skill" in flags
                 skill_text, skill_path, skill_folder = load_skill(
-                    vc["skill"], Path.cwd() if skill_flag else places.suite_dir, places, from_flag=skill_flag)
+                    vc["skill"], Path.cwd() if skill_flag else places.suite_dir, places, from_flag=skill_flag,
+                    field=vc.get("skill_field") or "skill")
             own = vc.get("prompt")
             template = loaded.get("prompt")
             if own is not None:
