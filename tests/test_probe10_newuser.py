@@ -69,3 +69,25 @@ def test_a_missing_skill_names_the_flag_or_suite_field_that_gave_it(tmp_path):
     suite = scoreboard("validate", "s.yaml", cwd=tmp_path)
     assert suite.returncode == 1
     assert "s.yaml:5, field 'variants.b.skill': variant 'b': skill 'skills/nope.md' not found" in suite.stderr, suite.stderr
+
+
+def test_power_words_do_not_claim_a_disagreement_the_run_did_not_see(tmp_path):
+    # two variants that agree on every case (one run each): the power figure takes the
+    # assumption's half, and said "the variants disagreeing on 50% of cases" beside
+    # "better on 0 cases, worse on 0, 2 ties"
+    (tmp_path / "cases.jsonl").write_text('{"id": "fr", "vars": {"country": "France"}, "expected": "x"}\n'
+                                          '{"id": "de", "vars": {"country": "Germany"}, "expected": "x"}\n'
+                                          '{"id": "it", "vars": {"country": "Italy"}, "expected": "x"}\n')
+    (tmp_path / "suite.yaml").write_text(
+        "name: agree\ncases: cases.jsonl\nsubject: mock\n"
+        "prompts:\n  terse: 'Capital of {{ country }}?'\n  careful: 'Name the capital of {{ country }}.'\n"
+        "graders: [{python: 'True'}]\nformats: [json, md, html]\n")
+    res = scoreboard("run", "suite.yaml", "--output", "r.json", "--no-progress", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "worse on 0, 3 ties" in res.stdout, res.stdout
+    text = res.stdout + (tmp_path / "r.md").read_text()
+    assert "the variants disagreeing on 50%" not in text, text
+    line = next(x for x in res.stdout.splitlines() if "80% power" in x)
+    assert "assumed to disagree on 50% of cases (they agreed on every case)" in line, line
+    for js in ("record/templates/report.js", "viewer/static/app.js"):  # the page and the viewer say the same
+        assert "they agreed on every case" in (ROOT / "src" / "scoreboard" / js).read_text(), js

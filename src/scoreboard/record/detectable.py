@@ -13,10 +13,14 @@ def detectable_words(value: float) -> str:
 
 def detectable_how(d) -> str:
     """How a detectable difference was reached, in words: its test, and for pass/fail outcomes
-    of one run a side the exact power and the share of cases the variants disagree on (`d`: the
-    report's figure, as a model or as its JSON)."""
+    of one run a side the exact power and the share of cases the variants disagree on, said as
+    an assumption when they agreed on every case (`d`: the report's figure, as a model or as its
+    JSON)."""
     get = d.get if isinstance(d, dict) else (lambda key: getattr(d, key, None))
     test, method = get("test") or "paired t", get("power_method")
     if not method:
         return test
-    return f"{test}, power {method}, the variants disagreeing on {get('discordance') * 100:.0f}% of cases"
+    share = f"{get('discordance') * 100:.0f}% of cases"
+    if get("sd_from") == "assumption":  # no case differed: the share is the stated assumption, not a measure
+        return f"{test}, power {method}, the variants assumed to disagree on {share} (they agreed on every case)"
+    return f"{test}, power {method}, the variants disagreeing on {share}"

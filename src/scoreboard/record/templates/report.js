@@ -9,8 +9,11 @@
   var DATA = JSON.parse(document.getElementById("data").textContent);
   // how a detectable difference was reached (record.detectable.detectable_how)
   function detectableHow(d) {
-    return d.power_method ? (d.test || "paired t") + ", power " + d.power_method + ", the variants disagreeing on " +
-      Math.round(d.discordance * 100) + "% of cases" : (d.test || "paired t");
+    var share = Math.round(d.discordance * 100) + "% of cases";
+    if (!d.power_method) return d.test || "paired t";
+    return (d.test || "paired t") + ", power " + d.power_method + (d.sd_from === "assumption"
+      ? ", the variants assumed to disagree on " + share + " (they agreed on every case)"
+      : ", the variants disagreeing on " + share);
   }
 
   var PAGE_SIZE = 100;

@@ -44,7 +44,9 @@ const methodWords = (m) => (m && META && META.methods && META.methods[m] ? META.
 // the smallest difference the paired t test would detect, in words (record.io.detectable_words)
 function detectable(d) {
   if (!d || d.value === null || d.value === undefined) return "n/a";
-  const test = d.power_method ? `${d.test || "paired t"}, power ${d.power_method}, the variants disagreeing on ${Math.round(100 * d.discordance)}% of cases` : d.test || "paired t";
+  const share = `${Math.round(100 * d.discordance)}% of cases`;
+  const who = d.sd_from === "assumption" ? `the variants assumed to disagree on ${share} (they agreed on every case)` : `the variants disagreeing on ${share}`;
+  const test = d.power_method ? `${d.test || "paired t"}, power ${d.power_method}, ${who}` : d.test || "paired t";
   const how = ` (80% power, ${test}; spread from ${d.sd_from})`;
   return (d.value > 1 ? "could not detect even a 100-point difference with this few cases" : `${(100 * d.value).toFixed(0)} points or more`) + how;
 }
