@@ -287,3 +287,23 @@ def test_a_character_split_across_two_stream_events_is_one_character():
     result = ask("anthropic", sse_events(*anthropic_events, hold=True), stream=True)
     assert not isinstance(result, SubjectError), result
     assert result.output.text == "x\U0001f600"
+
+
+# --------------------------------------------------------------------------- an error body held open
+
+
+@pytest.mark.parametrize("framing", ["chunked", "short-length"])
+def test_an_error_answer_whose_body_is_held_open_is_that_error_not_a_timeout(framing):
+    """A 503 whose body was sent but never ended (a chunked body with no last chunk, or fewer
+    bytes than its Content-Length, the connection held): the attempt waited out its whole
+    timeout and said 'timeout', the status and the provider's words lost, never retried. An
+    error body the server stops sending is read as far as it came."""
+    body = b'{"error": {"message": "overloaded"}}'
+    head = b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+    raw = (head + b"Transfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n" % (len(body), body) if framing == "chunked"
+           else head + b"Content-Length: %d\r\n\r\n%s" % (len(body) + 100, body))
+    result = ask("openai", raw)
+    assert isinstance(result, SubjectError), result.output
+    assert str(result) == "openai: HTTP 503: overloaded", str(result)
+    assert result.kind == "server-error" and result.status == 503
+    assert result.measurements.requests == 1 and result.measurements.input_tokens is None

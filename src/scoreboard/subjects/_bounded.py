@@ -21,6 +21,8 @@ _CHUNK = 1 << 16
 _POLL_S = 0.1
 #: how much of stderr is kept (its tail) when a subject keeps it for error messages
 STDERR_TAIL = 1 << 16
+#: how long an error body may send nothing before what came of it is taken as the whole
+HEAD_IDLE_S = 2.0
 
 
 async def read_body(resp, limit: int, end=None, head: bool = False) -> tuple[bytes, bool]:
@@ -29,15 +31,26 @@ async def read_body(resp, limit: int, end=None, head: bool = False) -> tuple[byt
     when given, says whether what was read (new bytes from `start`) holds the end of the answer
     (a stream's last event): reading stops there, whether or not the server closes the body.
     `head`: a body declared larger than the limit is still read up to it (an error body's first
-    64 KiB hold its message), else it is not read at all."""
+    64 KiB hold its message), else it is not read at all; and a body the server stops sending
+    for HEAD_IDLE_S (held open, never ended) is what came by then: an error's status and words
+    are not lost to the attempt's timeout."""
     length = resp.content_length
     encoded = (resp.headers.get("Content-Encoding") or "identity").lower() != "identity"
     if length is not None and length > limit and not encoded and not head:
         return b"", True  # declared too large: not read at all
-    if length is not None and length <= limit and not encoded and end is None:
+    if length is not None and length <= limit and not encoded and end is None and not head:
         return await resp.read(), False  # the declared length is within the limit: one read
     buf = bytearray()
-    async for chunk in resp.content.iter_chunked(_CHUNK):
+    chunks = resp.content.iter_chunked(_CHUNK)
+    while True:
+        try:
+            chunk = await (asyncio.wait_for(anext(chunks), HEAD_IDLE_S) if head else anext(chunks))
+        except StopAsyncIteration:
+            break
+        except TimeoutError:  # an error body held open: read as far as it came
+            if head:
+                break
+            raise
         start = len(buf)
         buf += chunk
         if len(buf) > limit:
