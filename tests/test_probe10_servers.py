@@ -307,3 +307,37 @@ def test_an_error_answer_whose_body_is_held_open_is_that_error_not_a_timeout(fra
     assert str(result) == "openai: HTTP 503: overloaded", str(result)
     assert result.kind == "server-error" and result.status == 503
     assert result.measurements.requests == 1 and result.measurements.input_tokens is None
+
+
+# --------------------------------------------------------------------------- tool-call arguments with a surrogate
+
+
+def _chunk(data: dict) -> bytes:
+    return b"data: " + json.dumps(data).encode() + b"\n\n"
+
+
+def test_tool_call_arguments_holding_a_surrogate_are_still_parsed():
+    """Arguments whose text held a surrogate (an emoji split across two stream events, or one lone
+    half) could not be encoded for the JSON parser: the call's args were left as their raw
+    string, so every check on an argument failed ('args is not an object'). They are parsed: the
+    pair is one character, a lone half stays for the runner to repair and report."""
+    def call(args: str, first: bool) -> bytes:
+        fn = {"arguments": args, **({"name": "search"} if first else {})}
+        return _chunk({"choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": 0, **({"id": "c1"} if first else {}), "function": fn}]}}]})
+
+    end = [_chunk({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}), b"data: [DONE]\n\n"]
+    split = ask("openai", sse_events(call('{"q": "a\ud83d', True), call('\ude00"}', False), *end, hold=True),
+                stream=True)
+    assert not isinstance(split, SubjectError), split
+    assert split.output.tool_calls == [{"name": "search", "args": {"q": "a\U0001f600"}, "id": "c1"}]
+    lone = ask("openai", sse_events(call('{"q": "a\ud800"}', True), *end, hold=True), stream=True)
+    assert not isinstance(lone, SubjectError), lone
+    assert lone.output.tool_calls == [{"name": "search", "args": {"q": "a\ud800"}, "id": "c1"}]
+    body = json.dumps({"model": "m", "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+        "content": None, "tool_calls": [{"id": "c1", "type": "function",
+                                         "function": {"name": "search", "arguments": '{"q": "b\ud800"}'}}]}}]}).encode()
+    whole = ask("openai", b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)
+                + body)
+    assert not isinstance(whole, SubjectError), whole
+    assert whole.output.tool_calls[0]["args"] == {"q": "b\ud800"}  # a whole answer's too (it was the raw string)

@@ -50,7 +50,8 @@ def dumps_body(value: Any) -> bytes:
 def loads(raw: bytes | str) -> Any:
     """Parse JSON exactly as json.loads would (orjson first when it cannot differ)."""
     if _orjson is not None:
-        data = raw.encode() if isinstance(raw, str) else raw
+        # a str holding a lone surrogate: bytes orjson refuses, so the stdlib reads the str
+        data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
         if not _LONG_DIGITS.search(data):
             try:
                 return _orjson.loads(data)

@@ -185,7 +185,7 @@ class AnthropicSubject(OpenAISubject):
         calls: list[dict] = []
         for _, block in sorted(blocks.items()):
             if block["type"] == "tool_use":
-                calls.append({"name": block["name"], "args": parse_args("".join(block["parts"])),
+                calls.append({"name": block["name"], "args": parse_args(joined(block["parts"])),
                               "id": block["id"]})
             elif block["type"] == "text":
                 parts.append(joined(block["parts"]))

@@ -315,7 +315,7 @@ class OpenAISubject(HTTPSubject):
             raise self.fail("stream ended before it finished (truncated)", kind="invalid-response")
         if not answered:  # [DONE] (or a usage chunk) alone: no answer was given, not an empty one
             raise self.fail("the stream held no answer (no event carried a choice)", kind="invalid-response")
-        tool_calls = [{"name": c["name"], "args": parse_args("".join(c["args"])), "id": c["id"]}
+        tool_calls = [{"name": c["name"], "args": parse_args(joined(c["args"])), "id": c["id"]}
                       for _, c in sorted(calls.items())]
         text = joined(parts) if parts or not tool_calls else None
         if not parts and refused:  # the model declined: its words are the answer, status "refusal"
