@@ -39,8 +39,9 @@ def check_summary(v: Findings) -> dict | None:
         v.add("summary", "a recomputable summary", None,
               f"cannot recompute the summary: {type(exc).__name__}: {exc}", "summary")
         return None
-    if version == PREVIOUS_VERSION and summary["methods"]["version"] == PREVIOUS_VERSION + 1:
-        summary = _as_previous_version(summary)  # what version 7 computes, checked in full
+    if isinstance(version, int) and OLDEST_CHECKED <= version < summary["methods"]["version"]:
+        while summary["methods"]["version"] > version:  # what that version computes, checked in full
+            summary = _as_previous_version(summary)
     if version != summary["methods"]["version"]:
         # Computed with other interval methods than this build's: recomputing would call
         # every interval a mismatch. Say so instead; what no method changes (each variant's
@@ -59,20 +60,37 @@ def check_summary(v: Findings) -> dict | None:
     return summary
 
 
-#: the version before this build's whose summaries are still checked in full: its figures are
-#: this build's but for what the next version changed (`_as_previous_version`)
-PREVIOUS_VERSION = 7
+#: the oldest statistics version whose summaries are still checked in full: each later version
+#: changed figures that can be put back as the earlier one computed them (`_as_previous_version`)
+OLDEST_CHECKED = 7
 
 
 def _as_previous_version(summary: dict) -> dict:
-    """This build's summary (statistics version 8) as version 7 computed it: version 8 changed
-    only the p-values of a comparison of no common case (null; version 7 wrote 1.0)."""
+    """A summary of statistics version N as version N - 1 computed it. Version 9 changed only the
+    detectable difference of a score or named metric compared on pass/fail values of one attempt a
+    side (exact, as the pass rate's; version 8 solved it on the noncentral t); version 8 only the
+    p-values of a comparison of no common case (null; version 7 wrote 1.0)."""
     import copy
 
+    from ..stats.methods import detectable_difference
+
     out = copy.deepcopy(summary)
-    out["methods"]["version"] = PREVIOUS_VERSION
+    version = out["methods"]["version"]
+    out["methods"]["version"] = version - 1
     for comp in out.get("comparisons") or ():
-        if comp.get("cases") == 0:
+        if version == 9:
+            blocks = [comp.get("score")] + list((comp.get("metrics") or {}).values())
+            for block in blocks:
+                fig = (block or {}).get("detectable_difference")
+                if isinstance(fig, dict) and "power_method" in fig:
+                    for key in ("discordance", "power_method"):
+                        fig.pop(key, None)
+                    # version 8 read the spread as assumed when the differences were all equal
+                    if fig["cases"] in (block.get("a_wins"), block.get("b_wins"), block.get("ties")):
+                        fig["sd_from"] = "assumption"
+                    fig["value"] = detectable_difference(fig["difference_sd"], fig["cases"], fig["alpha"],
+                                                         fig["power"])
+        elif version == 8 and comp.get("cases") == 0:
             comp["sign_test_p"] = 1.0
             if isinstance(comp.get("mcnemar"), dict):
                 comp["mcnemar"]["p"] = 1.0

@@ -60,8 +60,10 @@ METHODS = {
 #: is solved on the noncentral t (the shortcut understated it at a few cases); 6: with pass/fail
 #: outcomes of one run a side the detectable difference is exact (stats.binary_power); 7: an error of
 #: a case no grader decides (not graded, record-only) is outside the pass rate (it was a failure);
-#: 8: a comparison of no common case has no sign test or McNemar p-value (null; it read 1.0)
-STATS_VERSION = 8
+#: 8: a comparison of no common case has no sign test or McNemar p-value (null; it read 1.0); 9: the
+#: detectable difference of a score or named metric compared on pass/fail values of one attempt a
+#: side is exact, as the pass rate's (it was the noncentral t's, more than they could differ by)
+STATS_VERSION = 9
 #: said in the summary's methods when the plan holds conversations (stats/counts.by_unit)
 UNIT_WORDS = ("a conversation is one unit of evidence: its turns answer each other's replies, so their "
               "outcomes are correlated, and they are counted together (as a case's repeats are) in every "

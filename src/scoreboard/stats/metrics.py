@@ -139,7 +139,10 @@ def compare_means(a: dict[str, tuple[float, int]], b: dict[str, tuple[float, int
             "sign_test_p": binom_two_sided_p(wins, wins + losses) if n else None,  # no case: no test
             "mean_difference": math.fsum(diffs) / n if n else None,
             "mean_difference_ci": mean_interval(diffs, -1.0, 1.0),
-            "detectable_difference": power_figures(diffs)}
+            # one attempt a side scored 0 or 1 on every case: pass/fail differences, whose power
+            # is exact, as the pass rate's is (the noncentral t named more than they can differ by)
+            "detectable_difference": power_figures(diffs, binary=all(
+                a[c][1] == 1 and b[c][1] == 1 and a[c][0] in (0, 1) and b[c][0] in (0, 1) for c in common))}
 
 
 COUNT_NAME = "__count"
