@@ -302,6 +302,8 @@ def test_a_budget_that_runs_out_between_retries_keeps_the_answer_that_was_being_
     [attempt] = report["attempts"]
     assert attempt["error"] == ("budget ran out during this attempt: request budget of 2 used up; the last "
                                 "answer, after 2 requests: openai: HTTP 503: overloaded"), attempt["error"]
+    # the two requests it sent are its measured requests (they were null: unknown beside "after 2")
+    assert attempt["measurements"]["requests"] == 2  # and the report verifies (run_suite checks)
 
 
 # --------------------------------------------------------------------------- invalid UTF-8

@@ -292,6 +292,10 @@ class AttemptRunner:
                 return None, measurements, None, None
             halted = getattr(self.ledger, "halted", None) is not None
             error = f"{'the run stopped' if halted else 'budget ran out'} during this attempt: {exc}"
+            if sent_before is not None and counted.get(key, 0) > sent_before:
+                # the requests it sent before the budget stopped its retries, as the ledger
+                # counted them (it said "after 3 requests" and recorded requests: null)
+                measurements.requests = counted[key] - sent_before
         except BatchPending:
             raise
         except TimeoutError:
