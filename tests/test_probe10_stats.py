@@ -50,6 +50,8 @@ def _run(here, table: list[tuple[str, str]], graders: str, extra: str = "", fmt:
     report = json.loads((here / "o.json").read_text())
     md = (here / "o.md").read_text()
     shutil.rmtree(here / "o")
+    (here / "o.json").unlink()
+    (here / "o.md").unlink()
     return report, out.getvalue() + "\n" + md
 
 
@@ -98,3 +100,17 @@ def test_a_version_8_report_with_a_pass_fail_metric_is_still_checked_in_full(her
     assert done.returncode == 0 and "not recomputed" not in done.stdout, done.stdout + done.stderr
     report["summary"]["variants"]["a"]["metrics"]["acc"]["ci"]["low"] = 0.3
     assert verify(report).returncode == 1
+
+
+def test_each_metric_comparison_says_what_it_could_detect_in_the_terminal_and_markdown(here):
+    """README: a metric is compared 'like a pass rate (... what it could detect)'. The terminal and
+    the Markdown listed its difference, counts and sign test but not what it could detect, so a
+    'difference +0.100' on 10 cases read as more than it is; and '1 ties'."""
+    report, text = _run(here, BINARY, '[{contains: "x", metric: acc}]')
+    fig = report["summary"]["comparisons"][0]["metrics"]["acc"]["detectable_difference"]
+    words = f"could detect differences of {fig['value'] * 100:.0f} points or more (80% power, paired t, power exact"
+    rows = [line for line in text.splitlines() if "a vs b, acc:" in line]
+    assert len(rows) == 2 and all(words in row for row in rows), rows  # terminal and Markdown
+    assert all("5 ties" in row for row in rows)
+    _, text = _run(here, [("P", "P"), ("P", "F"), ("F", "P")], '[{contains: "x", metric: acc}]')
+    assert all("1 tie;" in line for line in text.splitlines() if "a vs b, acc:" in line)

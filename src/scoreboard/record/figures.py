@@ -4,6 +4,7 @@ metrics, reducers and record-only attempts (terminal, Markdown, HTML read the sa
 from __future__ import annotations
 
 from ..words import plural
+from .detectable import detectable_how, detectable_words
 from .io import fmt_p, fmt_rate
 
 
@@ -127,8 +128,12 @@ def comparison_rows(comp) -> list[str]:
         interval = f" (95% CI {ci.low:+.3f} to {ci.high:+.3f})" if ci is not None and ci.low is not None else ""
         diff = "n/a" if fig.mean_difference is None else f"{fig.mean_difference:+.3f}"
         p = fmt_p(fig.sign_test_p)
+        # what the comparison could detect, as the pair's pass rate says it (the README promises it)
+        d = getattr(fig, "detectable_difference", None)
+        could = (f"; {detectable_words(d.value)} (80% power, {detectable_how(d)})"
+                 if d is not None and isinstance(d.value, (int, float)) else "")
         out.append(f"{comp.a} vs {comp.b}, {name}: difference {diff}{interval}; {comp.a} higher on {fig.a_wins} "
-                   f"cases, lower on {fig.b_wins}, {fig.ties} ties; sign test p={p}")
+                   f"cases, lower on {fig.b_wins}, {plural(fig.ties, 'tie')}; sign test p={p}{could}")
     return out
 
 
