@@ -122,17 +122,24 @@ class Source:
         return found
 
 
-def read_config(path: str) -> tuple[Any, Source]:
-    """A foreign config file the user named (YAML by the core schema, or JSON), bounded."""
-    source = Source(Path(path))
+def read_user_text(path: str, what: str) -> str:
+    """The text of a file the user named on the command line (a config, a task file): a regular
+    file, bounded, UTF-8 (a byte-order mark allowed); a bad byte is named with its line."""
     try:
         raw = read_regular(path, limit=DEFAULT_MAX_FILE_BYTES, limit_name="limits.max_file_bytes")
     except FileRefused as exc:
-        raise ConfigError(f"config file {exc.reason}", file=path) from None
+        raise ConfigError(f"{what} {exc.reason}", file=path) from None
     try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise ConfigError("config file is not valid UTF-8", file=path) from None
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{what} is not valid UTF-8 (byte {exc.start})", file=path,
+                          line=raw[: exc.start].count(b"\n") + 1) from None
+
+
+def read_config(path: str) -> tuple[Any, Source]:
+    """A foreign config file the user named (YAML by the core schema, or JSON), bounded."""
+    source = Source(Path(path))
+    text = read_user_text(path, "config file")
     try:
         data = parse_json(text) if path.lower().endswith(".json") else parse_yaml(text, core=True)[0]
     except ParseError as exc:

@@ -22,9 +22,8 @@ from typing import Any
 import yaml
 
 from ..errors import ConfigError
-from ..safefile import DEFAULT_MAX_FILE_BYTES, FileRefused, read_regular
 from . import inspect_parts as parts
-from .common import Report, Source, write_output
+from .common import Report, Source, read_user_text, write_output
 from . import inspect_datasets as remote
 from .inspect_ast import Call, FuncRef, Module, TaskDef, Unresolved, find_tasks, parse, unresolved_in
 from .inspect_graded import Graded
@@ -299,15 +298,7 @@ def import_inspect(path: str, out_dir: str, *, task: str | None = None, model: s
                    dataset: str | None = None) -> tuple[Path, Report, list[str]]:
     """Convert the task file's tasks (or the one `task` names); write DIR. Returns the output
     folder, the report and the suite files written (relative to it)."""
-    try:
-        raw = read_regular(path, limit=DEFAULT_MAX_FILE_BYTES, limit_name="limits.max_file_bytes")
-    except FileRefused as exc:
-        raise ConfigError(f"task file {exc.reason}", file=path) from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"not valid UTF-8 (byte {exc.start})", file=path,
-                          line=raw[: exc.start].count(b"\n") + 1) from None
+    text = read_user_text(path, "task file")
     source = Source(Path(path))
     try:
         module, tasks = find_tasks(parse(text, path), path)
