@@ -478,7 +478,7 @@
       return el("div", { class: "cmp", "data-testid": id },
         el("h3", null, c.a + " vs " + c.b),
         c.headline ? el("p", { class: "headline", "data-testid": "cmp-headline", text: c.headline }) : null,
-        differsNode, stats, flags, fieldComparison(c));
+        differsNode, stats, flags, metricComparison(c), fieldComparison(c));
     });
     return el("section", { "data-testid": "comparisons" },
       el("h2", null, "Paired comparison", el("span", { class: "muted", text: "same cases, variant against variant" })), blocks);
@@ -486,6 +486,45 @@
 
   function ciRange(ci) {
     return ci && typeof ci.low === "number" && typeof ci.high === "number" ? fmtSigned(ci.low) + " to " + fmtSigned(ci.high) : null;
+  }
+
+  /* The pair's case score and named metrics compared case by case like its pass rate (record/
+     figures.comparison_rows says the same in the terminal and the Markdown); nothing without any. */
+  function metricComparison(c) {
+    var rows = [];
+    if (c.score && typeof c.score === "object") rows.push({ label: "case score", fig: c.score, testid: "cmp-score" });
+    var metrics = c.metrics && typeof c.metrics === "object" ? c.metrics : {};
+    Object.keys(metrics).forEach(function (name) {
+      if (metrics[name] && typeof metrics[name] === "object") rows.push({ name: name, fig: metrics[name], testid: "cmp-metric-" + name });
+    });
+    if (!rows.length) return null;
+    function count(v) { return typeof v === "number" ? fmtNum(v) : "n/a"; }
+    var heads = ["metric", "cases", c.a + " better", c.b + " better", "ties", "mean difference, points (95% interval)",
+      "sign test p", "could detect"];
+    var names = rows.length - (c.score ? 1 : 0);
+    return el("details", { class: "field-cmp", open: rows.length <= 12, "data-testid": "cmp-metric-figures" },
+      el("summary", { class: "muted", text: (c.score ? "Case score" + (names ? " and " : "") : "") +
+        (names ? plural(names, "named metric") : "") + ", compared case by case" }),
+      el("div", { class: "table-wrap" }, el("table", { "data-testid": "cmp-metrics" },
+        el("thead", null, el("tr", null, heads.map(function (h, i) { return el("th", { class: i ? "r" : null, text: h }); }))),
+        el("tbody", null, rows.map(function (r) {
+          var f = r.fig, ci = f.mean_difference_ci, d = f.detectable_difference;
+          var range = ciRange(ci);
+          var how = methodShort(ci);
+          var level = ci && typeof ci.level === "number" && ci.level !== 0.95 ? Math.round(ci.level * 100) + "% interval " : "";
+          var could = d && typeof d.value === "number" ? el("td", { class: "r num", "data-testid": "cmp-metric-detect" },
+            d.value > 1 ? "none within 100 points" : "\u00b1" + Math.round(d.value * 100) + " points",
+            el("span", { class: "sub", text: "80% power, " + detectableHow(d) + (d.sd_from ? ", spread from " + d.sd_from : "") }))
+            : el("td", { class: "r num", "data-testid": "cmp-metric-detect", text: "n/a" });
+          return el("tr", { "data-testid": r.testid },
+            el("td", null, r.name === undefined ? r.label : el("code", { text: r.name })),
+            ["cases", "a_wins", "b_wins", "ties"].map(function (k) { return el("td", { class: "r num", text: count(f[k]) }); }),
+            el("td", { class: "r num", "data-testid": "cmp-metric-diff" },
+              typeof f.mean_difference === "number" ? fmtSigned(f.mean_difference) : "n/a",
+              range ? el("span", { class: "sub", text: level + range + (how ? " (" + how + ")" : "") }) : null),
+            el("td", { class: "r num", "data-testid": "cmp-metric-p", text: fmtP(f.sign_test_p) }),
+            could);
+        })))));
   }
 
   /* Per-field paired comparison: the known figures in fixed columns, anything else after them. */
