@@ -102,7 +102,11 @@ def test_comparison_gates_and_not_measured_in_words(opened, demo_report, tmp_pat
     assert "subject.function" in box.get_by_test_id("cmp-differs-in").inner_text()
     assert "95% interval -45.0 to -12.3" in box.inner_text()
     total = [td.inner_text() for td in box.get_by_test_id("cmp-field-total").locator("td").all()]
-    assert total == ["total", "12", "0", "6", "6", "-30.6\n-52.8 to -11.1", "0.0313", "0.5"]
+    # what the field's comparison could detect has its column (it was computed and never shown)
+    assert total[:7] == ["total", "12", "0", "6", "6", "-30.6\n-52.8 to -11.1", "0.0313"]
+    assert total[7].startswith("±30 points\n80% power") and total[8] == "0.5"
+    currency = [td.inner_text() for td in box.get_by_test_id("cmp-field-currency").locator("td").all()]
+    assert currency[7] == "n/a"  # none computed: n/a, never 0
     not_measured = page.get_by_test_id("not-measured").inner_text()
     assert "cost: the subject reports no token usage" in not_measured
     gates = page.locator('[data-testid="gate-row"]')

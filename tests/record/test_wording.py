@@ -69,7 +69,11 @@ def test_one_p_value_format_everywhere():
     assert format_p(c["sign_test_p"]) in cells and format_p(c["mcnemar"]["p"]) in cells
     field_rows = [ln for ln in md.splitlines() if ln.startswith(("| total |", "| currency |"))]
     for ln, path in zip(field_rows, ("currency", "total")):
-        assert format_p(c["fields"][path]["sign_test_p"]) in [x.strip() for x in ln.split("|")]
+        cells = [x.strip() for x in ln.split("|")]
+        assert format_p(c["fields"][path]["sign_test_p"]) in cells
+        # what the field's comparison could detect, the pair's own words (it was never shown)
+        detect = c["fields"][path]["detectable_difference"]["value"]
+        assert cells[-2] == ("none within 100 points" if detect > 1 else f"±{detect * 100:.0f} points")
     for rendering in (terminal(report), md):
         for match in re.finditer(r"\bp[=<][^\s;,)]*", rendering):
             assert P_VALUE.match(match.group()), match.group()

@@ -363,12 +363,14 @@ def _field_comparison(c, summary=None) -> list[str]:
     title = f"Per field, {cell(c.a)} vs {cell(c.b)}"
     if c.field_flags:
         title += f" ({'; '.join(cell(f) for f in c.field_flags)})"
-    out = [f"{title}:", "", "| field | cases | A wins | B wins | ties | mean diff A−B, points (95% CI) | sign test p |",
-           "|---|---|---|---|---|---|---|"]
+    out = [f"{title}:", "", "| field | cases | A wins | B wins | ties | mean diff A−B, points (95% CI) | sign test p "
+                            "| could detect |",
+           "|---|---|---|---|---|---|---|---|"]
     for path in sorted(fields):
         f = fields[path]
         out.append(f"| {cell(path)} | {f.cases} | {f.a_wins} | {f.b_wins} | {f.ties} | "
-                   f"{_diff(f.mean_difference, f.mean_difference_ci)} | {fmt_p(f.sign_test_p)} |")
+                   f"{_diff(f.mean_difference, f.mean_difference_ci)} | {fmt_p(f.sign_test_p)} | "
+                   f"{_detectable(f.detectable_difference)} |")
     left = field_errors_words(c, summary) if summary is not None else None
     out += ["", f"- ⚠️ {cell(left)}"] if left else []
     out.append("")

@@ -512,10 +512,7 @@
           var range = ciRange(ci);
           var how = methodShort(ci);
           var level = ci && typeof ci.level === "number" && ci.level !== 0.95 ? Math.round(ci.level * 100) + "% interval " : "";
-          var could = d && typeof d.value === "number" ? el("td", { class: "r num", "data-testid": "cmp-metric-detect" },
-            d.value > 1 ? "none within 100 points" : "\u00b1" + Math.round(d.value * 100) + " points",
-            el("span", { class: "sub", text: "80% power, " + detectableHow(d) + (d.sd_from ? ", spread from " + d.sd_from : "") }))
-            : el("td", { class: "r num", "data-testid": "cmp-metric-detect", text: "n/a" });
+          var could = detectCell(d, "cmp-metric-detect");
           return el("tr", { "data-testid": r.testid },
             el("td", null, r.name === undefined ? r.label : el("code", { text: r.name })),
             ["cases", "a_wins", "b_wins", "ties"].map(function (k) { return el("td", { class: "r num", text: count(f[k]) }); }),
@@ -525,6 +522,14 @@
             el("td", { class: "r num", "data-testid": "cmp-metric-p", text: fmtP(f.sign_test_p) }),
             could);
         })))));
+  }
+
+  /* A table cell of what a paired comparison could detect (80% power), with how it was found. */
+  function detectCell(d, testid) {
+    if (!d || typeof d.value !== "number") return el("td", { class: "r num", "data-testid": testid, text: "n/a" });
+    return el("td", { class: "r num", "data-testid": testid },
+      d.value > 1 ? "none within 100 points" : "\u00b1" + Math.round(d.value * 100) + " points",
+      el("span", { class: "sub", text: "80% power, " + detectableHow(d) + (d.sd_from ? ", spread from " + d.sd_from : "") }));
   }
 
   /* Per-field paired comparison: the known figures in fixed columns, anything else after them. */
@@ -551,8 +556,8 @@
       if (typeof v === "object") return ciRange(v) || JSON.stringify(v);
       return String(v);
     }
-    var heads = ["field", "cases", c.a + " better", c.b + " better", "ties", "mean difference, points (95% interval)", "sign test p"]
-      .concat(extra.map(function (k) { return k.replace(/_/g, " "); }));
+    var heads = ["field", "cases", c.a + " better", c.b + " better", "ties", "mean difference, points (95% interval)", "sign test p",
+      "could detect"].concat(extra.map(function (k) { return k.replace(/_/g, " "); }));
     var fieldFlags = Array.isArray(c.field_flags) ? c.field_flags : [];
     return el("details", { class: "field-cmp", open: paths.length <= 12 },
       el("summary", { class: "muted", text: "Per field (" + plural(paths.length, "field") + ")" }),
@@ -569,6 +574,7 @@
             ["cases", "a_wins", "b_wins", "ties"].map(function (k) { return el("td", { class: "r num", text: cellText(k, f[k]) }); }),
             el("td", { class: "r num" }, diff, range ? el("span", { class: "sub", text: range }) : null),
             el("td", { class: "r num", text: fmtP(f.sign_test_p) }),
+            detectCell(f.detectable_difference, "cmp-field-detect"),
             extra.map(function (k) { return el("td", { class: "r num", text: cellText(k, f[k]) }); }));
         })))));
   }
