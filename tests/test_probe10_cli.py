@@ -226,3 +226,13 @@ def test_a_timeout_that_is_no_duration_names_the_flag(tmp_path, bad):
                               text=True, env={**os.environ, "SCOREBOARD_STORE": "none"}, timeout=60)
         assert done.returncode == 1, done.stdout + done.stderr
         assert "--timeout" in done.stderr and "duration" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("bad", ["-1", "0", "1e3", "many"])
+def test_import_openai_evals_max_file_bytes_is_checked_as_a_flag(tmp_path, bad):
+    """--max-file-bytes -1 was refused after argparse, without the flag form every other flag has."""
+    done = subprocess.run([sys.executable, "-m", "scoreboard", "import", "openai-evals", "reg.yaml", "--output", "out",
+                           f"--max-file-bytes={bad}"], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "SCOREBOARD_STORE": "none"}, timeout=60)
+    assert done.returncode == 1 and "argument --max-file-bytes: must be" in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()

@@ -33,7 +33,9 @@ def add_evals_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("registry", metavar="REGISTRY.yaml", help="an evals registry file")
     parser.add_argument("--eval", dest="eval_name", metavar="NAME", help="only this entry (default: every entry)")
     parser.add_argument("--output", required=True, metavar="DIR", help="a new (or empty) folder")
-    parser.add_argument("--max-file-bytes", type=int, default=None, metavar="BYTES",
+    from .common import number
+
+    parser.add_argument("--max-file-bytes", type=number(int, above=0), default=None, metavar="BYTES",
                         help="read samples files (unpacked) up to this size (default 16 MiB); the suite "
                              "written raises its limits to what its cases need")
 
@@ -98,9 +100,5 @@ def promptfoo_main(args: argparse.Namespace) -> int:
 def evals_main(args: argparse.Namespace) -> int:
     from ..importers.openai_evals import import_openai_evals
 
-    if args.max_file_bytes is not None and args.max_file_bytes <= 0:
-        from ..errors import ConfigError
-
-        raise ConfigError(f"--max-file-bytes is a number of bytes above 0, got {args.max_file_bytes}")
     return _finish(*import_openai_evals(args.registry, args.output, only=args.eval_name,
                                         max_file_bytes=args.max_file_bytes))
