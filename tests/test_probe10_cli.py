@@ -236,3 +236,13 @@ def test_import_openai_evals_max_file_bytes_is_checked_as_a_flag(tmp_path, bad):
                           env={**os.environ, "SCOREBOARD_STORE": "none"}, timeout=60)
     assert done.returncode == 1 and "argument --max-file-bytes: must be" in done.stderr, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
+def test_verify_with_its_report_taken_by_store_says_so(tmp_path):
+    """`verify --store r.json`: --store's value is optional, so it took the report as its store and
+    argparse said only that REPORT.json was required."""
+    (tmp_path / "r.json").write_text("{}")
+    done = subprocess.run([sys.executable, "-m", "scoreboard", "verify", "--store", "r.json"], cwd=tmp_path,
+                          capture_output=True, text=True, env={**os.environ, "SCOREBOARD_STORE": "none"}, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert "--store took 'r.json' as the history store" in done.stderr and "verify r.json --store" in done.stderr

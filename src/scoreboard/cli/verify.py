@@ -24,7 +24,7 @@ DESCRIPTION = __doc__
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("report", metavar="REPORT.json", help="the report to verify")
+    p.add_argument("report", metavar="REPORT.json", nargs="?", help="the report to verify")
     p.add_argument("--output", metavar="NEW.json",
                    help="save the revalidated report with a 'verification' section (created exclusively; "
                         "only when verification passes)")
@@ -55,6 +55,11 @@ def main(args: argparse.Namespace) -> int:
     from ..record.verification import render_text
     from ..record.verify import verify_report
 
+    if args.report is None:
+        # `verify --store r.json`: --store's value is optional, so it took the report as its store
+        took = f" (--store took {args.store!r} as the history store: give the report first, " \
+               f"scoreboard verify {args.store} --store)" if args.store else ""
+        raise ConfigError(f"verify needs the report: scoreboard verify REPORT.json{took}")
     if args.output and Path(args.output).exists():
         raise ConfigError("refusing to overwrite an existing file", file=args.output)
     data = read_report_bytes(args.report)
