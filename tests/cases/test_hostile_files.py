@@ -129,7 +129,7 @@ HOSTILE = [
     Hostile("suite-cases-symlink", {"s.json": suite(cases="cases.jsonl")}, run_args("s.json"), "s.json", "cases",
             ("symlink",), links={"cases.jsonl": "../outside/cases.jsonl"}),
     Hostile("suite-skill-outside", {"c.jsonl": jsonl(OK_CASE), "s.json": suite(cases="c.jsonl", variants={
-        "v": {"skill": OUTSIDE}})}, run_args("s.json"), "s.json", "skill", ("climbs out",)),
+        "v": {"skill": OUTSIDE}})}, run_args("s.json"), "s.json", "variants.v.skill", ("climbs out",)),
     Hostile("suite-recorded-outside", {"c.jsonl": jsonl(OK_CASE), "s.json": json.dumps(
         {"cases": "c.jsonl", "subject": {"type": "recorded", "path": "../outside/out.jsonl"}})},
         run_args("s.json"), "s.json", "subject.path", ("climbs out",)),
