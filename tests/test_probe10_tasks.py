@@ -16,18 +16,9 @@ from scoreboard.subjects.values import SubjectRequest
 from scoreboard.suite.config import Limits
 from scoreboard.tasks.load import load_task_folders
 from scoreboard.tasks.runtime import run_task
+from tests.test_probe4_tasks import make_task
 
 PY = sys.executable
-
-
-def make_task(folder: Path, task_yaml: str, files: dict[str, str]) -> Path:
-    (folder / "workspace").mkdir(parents=True)
-    (folder / "checks").mkdir()
-    (folder / "task.yaml").write_text(textwrap.dedent(task_yaml))
-    for rel, text in files.items():
-        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
-        (folder / rel).write_text(textwrap.dedent(text))
-    return folder
 
 
 def attempt(task_folder: Path, agent: str, tmp_path: Path, env: dict | None = None):
