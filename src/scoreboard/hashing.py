@@ -63,6 +63,17 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def file_sha256(path) -> tuple[str, int]:
+    """SHA-256 and size of a file, read in blocks (OSError when it cannot be read)."""
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+            size += len(block)
+    return digest.hexdigest(), size
+
+
 def output_text_hash(output: dict | None) -> str | None:
     """SHA-256 of the canonical JSON string of an output's text, unchanged (whitespace and line
     ends kept): the hash other tools give an answer. None when the output has no text. The

@@ -12,13 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..hashing import canonical_json
+from ..hashing import canonical_json, file_sha256
 from .history import HistoryStore
 from .reportfile import ReportFile
 from .rows import (
     attempt_position,
     attempt_row,
-    file_sha256,
     grade_rows,
     head_of,
     parse,

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..hashing import file_sha256
 from ..redact import KNOWN, scrub_known
 from .base import RunEntry
 from .db import Database, now_iso, open_database
@@ -25,7 +26,6 @@ from .migrations import REVIEW_COLUMNS
 from .reportfile import ReportFile
 from .shape import Shape
 from .rows import (
-    file_sha256,
     git_info,
     parse,
     planned_attempts,

@@ -4,12 +4,10 @@ here), and the report's file hash. Also where a run was made: its git commit."""
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 import subprocess
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 from ..hashing import sha256_json
@@ -155,17 +153,6 @@ def head_of(report_head: dict) -> dict:
     if "plan" in head:
         head["plan"] = {k: v for k, v in head["plan"].items() if k != "cases"}
     return head
-
-
-def file_sha256(path: str | Path) -> tuple[str, int]:
-    """SHA-256 and size of a file, read in blocks."""
-    digest = hashlib.sha256()
-    size = 0
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-            size += len(block)
-    return digest.hexdigest(), size
 
 
 def git_info(folder: str | None) -> tuple[str | None, str | None, bool | None]:

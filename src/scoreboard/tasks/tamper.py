@@ -12,11 +12,11 @@ state there while it runs.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
 from ..errors import SubjectError
+from ..hashing import file_sha256
 
 #: how many changed files an error names
 SHOWN = 3
@@ -64,11 +64,7 @@ def _digest(path: Path) -> str | None:
     """The file's sha256 (None: not a regular file any more, or unreadable)."""
     if path.is_symlink() or not path.is_file():
         return None
-    digest = hashlib.sha256()
     try:
-        with open(path, "rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 16), b""):
-                digest.update(chunk)
+        return file_sha256(path)[0]
     except OSError:
         return None
-    return digest.hexdigest()
