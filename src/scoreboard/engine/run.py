@@ -213,6 +213,10 @@ class Run:
         work = Work(suite, self.state, units, concurrency, cfg.timeout_ms / 1000, self.finish, self.lookup,
                     ledger=self.ledger, cache=self.cache, judge=self.judge, origin=origin,
                     renderer=self.renderer)
+        if self.renderer is not None:
+            # Launched before the first attempt: a Chromium that cannot start stops the run
+            # before any output is paid for, not at the first render with answers in no report.
+            await self.renderer.start()
         loop = asyncio.get_running_loop()
         task = asyncio.ensure_future(self.executor.execute(work))
         grace = self.options.grace_s if self.options.grace_s is not None else cfg.grace_seconds
