@@ -183,6 +183,27 @@ def test_judge_that_flips_between_runs_has_self_agreement_below_one(fake_provide
     assert agreement == pytest.approx(2 / 3) and agreement < 1
 
 
+def test_pointwise_self_agreement_is_per_dimension_not_whole_vectors(fake_provider, judge_srv, tmp_path):
+    # Three runs over four dimensions; the second is off by one on "clarity" alone. The whole
+    # vectors agree 2 of 3 times; per dimension the runs agree 3/3, 3/3, 2/3, 3/3 (mean 11/12).
+    dims = ["correctness", "completeness", "clarity", "usefulness"]
+    runs = itertools.cycle([{"correctness": 3, "completeness": 2, "clarity": 2, "usefulness": 3},
+                            {"correctness": 3, "completeness": 2, "clarity": 1, "usefulness": 3},
+                            {"correctness": 3, "completeness": 2, "clarity": 2, "usefulness": 3}])
+    judge_srv.set_default("chat", {"reply": judge_reply(lambda p, n: {"scores": next(runs), "explanation": "?"})})
+    path = write_suite(tmp_path, CASES[:1], subject=openai(fake_provider, "subj"),
+                       judge=openai(judge_srv, "judge"), graders=[{"pointwise": {"dimensions": dims}}],
+                       judge_runs=3)
+    report = run_suite(path).report
+    grade = single(report, "q1")["grades"][0]
+    assert grade["scores"] == {"correctness": 3, "completeness": 2, "clarity": 2, "usefulness": 3}
+    assert grade["judge"]["self_agreement_by_dimension"] == pytest.approx(
+        {"correctness": 1.0, "completeness": 1.0, "clarity": 2 / 3, "usefulness": 1.0})
+    assert grade["judge"]["self_agreement"] == pytest.approx(11 / 12)
+    agreement = report["summary"]["judges"]["variants"]["subj"]["self_agreement"]
+    assert agreement == pytest.approx(11 / 12)
+
+
 def test_judge_preferring_the_first_answer_is_position_inconsistent(fake_provider, judge_srv, tmp_path):
     judge_srv.set_default("chat", {"reply": judge_reply(lambda p, n: {"winner": "A", "explanation": "first"})})
     path = write_suite(tmp_path, CASES, variants={"oak": {"subject": openai(fake_provider, "m1")},

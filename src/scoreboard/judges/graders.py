@@ -8,7 +8,9 @@ apart, never a silent pass or fail. The reference reaches the judge only.
 
 from __future__ import annotations
 
+import math
 import random
+from collections import Counter
 from typing import Any, ClassVar
 
 from jinja2 import TemplateError
@@ -70,6 +72,11 @@ def _prompt(ctx: GradeContext, options: dict, intro: str, *, reference: str, ans
     if closing:
         parts.append(closing)
     return "\n\n".join(parts)
+
+
+def dimension_agreement(values: list) -> float:
+    """The share of repeated answers that give the most common value."""
+    return Counter(values).most_common(1)[0][1] / len(values)
 
 
 def _judge_extra(judgment, **more) -> dict:
@@ -333,6 +340,13 @@ class PointwiseGrader(_JudgeGrader):
         scores = {d: median([a[d] for a in judgment.answers]) for d in self.options["dimensions"]}
         mean = sum(scores.values()) / len(scores)
         extra["scores"] = scores
+        if judgment.self_agreement is not None:
+            # Self-agreement per dimension too (the share of runs giving that dimension's most
+            # common score), averaged: one run off by one on one dimension of four reads 11/12,
+            # where the share of identical whole vectors read 2/3.
+            by_dim = {d: dimension_agreement([a[d] for a in judgment.answers]) for d in self.options["dimensions"]}
+            extra["judge"]["self_agreement"] = math.fsum(by_dim.values()) / len(by_dim)
+            extra["judge"]["self_agreement_by_dimension"] = by_dim
         passed = mean >= self.options["threshold"]
         text = ", ".join(f"{d} {s:g}" for d, s in scores.items())
         return Grade(self.name, passed, mean / 3, f"mean {mean:.2f}/3 ({text})", None, extra)
