@@ -297,6 +297,8 @@ class AttemptRunner:
                 return None, measurements, None, None
             halted = getattr(self.ledger, "halted", None) is not None
             error = f"{'the run stopped' if halted else 'budget ran out'} during this attempt: {exc}"
+            if halted:  # cut short by a quota stop: said in the log, a resume runs it again
+                self.ledger.halt(str(exc), attempt=key)
             if sent_before is not None and counted.get(key, 0) > sent_before:
                 # the requests it sent before the budget stopped its retries, as the ledger
                 # counted them (it said "after 3 requests" and recorded requests: null)
@@ -318,8 +320,9 @@ class AttemptRunner:
                 measurements = exc.measurements
             if exc.stop_run:
                 self.state.stop(str(exc))
-                if self.ledger is not None:
-                    self.ledger.halt(str(exc))
+            if (exc.stop_run or getattr(exc, "cut_by_stop", False)) and self.ledger is not None:
+                # the attempt that met the quota, or one whose retry it cut: a resume runs it again
+                self.ledger.halt(str(exc), attempt=key)
         except Exception as exc:  # a subject bug is a visible error attempt
             error = f"{type(exc).__name__}: {exc}"
         except SystemExit as exc:  # sys.exit() in user code: this attempt's error, not the run's end

@@ -349,10 +349,16 @@ class Ledger:
             setattr(self, name, value)
         self._ids = itertools.count(state["next_id"])
 
-    def halt(self, reason: str) -> None:
+    def halt(self, reason: str, attempt: tuple | None = None) -> None:
         """Refuse every later reservation (a provider said quota or billing: retries and
-        attempts still in flight must not send more)."""
+        attempts still in flight must not send more). With `attempt` (one the stop cut short)
+        it is said in the log: a resume knows the run stopped, and runs that attempt again."""
         self.halted = self.halted or reason
+        if attempt is not None and self.log is not None:
+            try:
+                self.log.append({"kind": "stop", "halted": self.halted, "attempt": list(attempt)})
+            except LogWriteError:
+                pass  # the refusal stands; a resume keeps this attempt's error
 
     def _exhaust(self, reason: str):
         self._note_exhausted(reason)

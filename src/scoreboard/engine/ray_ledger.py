@@ -66,8 +66,8 @@ class LedgerService:
                 self.reserved_here[ticket.attempt] = self.reserved_here.get(ticket.attempt, 1) - 1
             self.ledger.complete(ticket, **outcome)
 
-    def halt(self, reason: str) -> None:
-        self.ledger.halt(reason)
+    def halt(self, reason: str, attempt: tuple | None = None) -> None:
+        self.ledger.halt(reason, None if attempt is None else tuple(attempt))
 
     def requests_of(self, attempt: list) -> int:
         """Requests `attempt` reserved in this part of the run (a lost worker's attempt that
@@ -190,6 +190,6 @@ class WorkerLedger:
     def take_over_bound(self, attempt: tuple) -> list[dict]:
         return self.over_bound.pop(attempt, [])
 
-    def halt(self, reason: str) -> None:
+    def halt(self, reason: str, attempt: tuple | None = None) -> None:
         self.halted = self.halted or reason
-        self.service.halt.remote(reason)
+        self.service.halt.remote(reason, None if attempt is None else list(attempt))

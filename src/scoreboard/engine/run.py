@@ -135,8 +135,10 @@ class Run:
 
     def restore(self) -> list[dict]:
         """Index the finished attempts of the resumed run's log; return its request records."""
-        requests = []
+        requests, noted, cut = [], set(), set()
         for offset, length, record in scan_attempt_log(self.folder.log_path):
+            if record.get("kind") == "stop" and isinstance(record.get("attempt"), list):
+                noted.add(tuple(record["attempt"]))  # a quota stop cut this attempt short
             if record.get("kind") in ("request", "batch", "batch-result", "stop"):
                 requests.append(record)
             elif record.get("kind") == "pairwise":
@@ -148,6 +150,12 @@ class Run:
                 pos = self.index.pos(record.get("case_id"), record.get("variant"), record.get("run"))
                 if pos is not None:
                     self.index.put(pos, record["status"], offset, length)
+                    key = (record["case_id"], record["variant"], record["run"])
+                    # its error was the stop's (the quota, a retry it cut): not a finished attempt
+                    (cut.add if key in noted and record["status"] == "error" else cut.discard)(key)
+                    noted.discard(key)
+        for key in cut:  # the provider's quota may be back: a resume runs them again
+            self.index.status[self.index.pos(*key)] = 0
         self.index.open(self.folder.log_path)
         for pos in range(self.index.size):
             if self.index.recorded(pos):

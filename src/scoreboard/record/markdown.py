@@ -158,7 +158,11 @@ def _head(view: ReportView) -> list[str]:
     if run.dry_run:
         lines += [f"> **{DRY_RUN_MARK}**: {DRY_RUN_NOTE}.", ""]
     lines.append(f"- **Status**: {cell(run.status)}")
-    if run.status == "waiting":
+    if run.status == "stopped":  # why, as the HTML and the terminal say it
+        lines.append(f"- **Stopped**: {cell(run.stop_reason or 'no reason recorded')}; attempts that never "
+                     "finished are counted as not run and are not in the pass rates. `scoreboard run --resume` "
+                     "on this run's folder finishes it.")
+    elif run.status == "waiting":
         lines.append("- **Waiting**: some attempts wait on provider batches; they are not finished and not in "
                      "the pass rates. Collect them with `scoreboard run --resume` on this run's folder.")
     lines.append(f"- **Started**: {cell(run.started_at)} · **Finished**: {cell(run.finished_at)}")

@@ -377,7 +377,7 @@ class HTTPSubject(HTTPOptions, Subject):
         error meanwhile (then no later request may go out). `tries`: (made, never sent)."""
         n, unsent = tries
         if delay is not None:
-            err.args = (f"{err} (no retry: the run stopped)",)
+            err.args, err.cut_by_stop = (f"{err} (no retry: the run stopped)",), True
         elif err.status == 429 and not err.stop_run and only_429:
             # A rate limit that outlasted every retry (every request of the attempt answered
             # 429) is the provider's signal to stop, not a failure of this case: no later

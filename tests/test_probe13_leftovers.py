@@ -1,0 +1,129 @@
+"""Leftovers, probed from outside: a quota stop and `--resume`, the judge-agreement block of
+the reports, and the viewer API's query parameters.
+
+Every run here is `scoreboard` in a subprocess in tmp_path against loopback servers the tests
+start (port 0)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+from tests.servers.fake_provider import FakeProvider
+
+ROOT = Path(__file__).resolve().parent.parent
+RETRIES = {"attempts": 2, "base_delay_s": 0.01, "max_delay_s": 0.02}
+
+
+def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+class QuotaAfter(FakeProvider):
+    """An OpenAI-compatible server that answers insufficient_quota (429) to every chat request
+    after its first `k`, until `refill()`."""
+
+    def __init__(self, k: int):
+        super().__init__(latency_ms=0)
+        self.k, self.served, self.empty = k, 0, True
+
+    def refill(self) -> None:
+        self.empty = False
+
+    def _next_behaviour(self, route):
+        behaviour = super()._next_behaviour(route)
+        if route != "chat":
+            return behaviour
+        self.served += 1
+        return {"status": 429, "quota": True} if self.empty and self.served > self.k else behaviour
+
+
+def quota_suite(tmp_path: Path, srv: FakeProvider, n: int) -> None:
+    (tmp_path / "cases.jsonl").write_text("".join(
+        json.dumps({"id": f"c{i}", "input": f"q{i}", "expected": f"q{i}"}) + "\n" for i in range(n)))
+    subject = {"type": "openai", "base_url": srv.base_url + "/v1", "model": "m", "retries": RETRIES}
+    (tmp_path / "suite.json").write_text(json.dumps({
+        "name": "quota", "cases": "cases.jsonl", "output_dir": "out", "concurrency": 1,
+        "formats": ["json", "md", "html"], "subject": subject}))
+
+
+def only_run(tmp_path: Path) -> Path:
+    (folder,) = [p for p in (tmp_path / "out" / "quota").iterdir() if p.is_dir()]
+    return folder
+
+
+def report_of(folder: Path) -> dict:
+    return json.loads(folder.with_name(folder.name + ".json").read_text())
+
+
+def statuses(report: dict) -> Counter:
+    return Counter(a["status"] for a in report["attempts"])
+
+
+# --------------------------------------------------------------------------- (1) quota stop
+
+
+def test_a_quota_stop_is_logged_and_resume_runs_what_it_cut(tmp_path):
+    """Was: a run stopped by insufficient_quota wrote no stop to its attempt log, so `--resume`
+    (the quota refilled) reused the attempt the quota failed as finished and said `completed`,
+    with no stop reason; the Markdown report of the stopped run said `stopped` but not why."""
+    with QuotaAfter(3) as srv:
+        quota_suite(tmp_path, srv, 6)
+        first = cli(tmp_path, "run", "suite.json", "--no-progress")
+        assert first.returncode == 2, first.stderr
+        folder = only_run(tmp_path)
+        report = report_of(folder)
+        assert report["run"]["status"] == "stopped" and "quota" in report["run"]["stop_reason"]
+        assert statuses(report) == {"passed": 3, "error": 1, "not-run": 2}, statuses(report)
+        md = folder.with_name(folder.name + ".md").read_text()
+        assert "- **Stopped**: openai: HTTP 429: quota or billing limit reached" in md, md[:600]
+        log = [json.loads(line) for line in (folder / "attempts.jsonl").read_text().splitlines()]
+        stops = [r for r in log if r.get("kind") == "stop"]
+        assert stops and "quota" in stops[0]["halted"] and stops[0]["attempt"] == ["c3", "m", 0], stops
+        assert cli(tmp_path, "verify", str(folder) + ".json").returncode == 0
+
+        # still no quota: the resume tries the cut attempt again, meets the quota, stays stopped
+        again = cli(tmp_path, "run", "--resume", str(folder), "--no-progress")
+        assert again.returncode == 2, again.stderr
+        assert "already completed" not in again.stderr
+        report = report_of(folder)
+        assert report["run"]["status"] == "stopped" and "quota" in report["run"]["stop_reason"]
+        assert statuses(report) == {"passed": 3, "error": 1, "not-run": 2}, statuses(report)
+        assert srv.served == 5
+        verified = cli(tmp_path, "verify", str(folder) + ".json")
+        assert verified.returncode == 0, verified.stdout + verified.stderr
+
+        srv.refill()  # the quota is back: the resume finishes the run
+        done = cli(tmp_path, "run", "--resume", str(folder), "--no-progress")
+        assert done.returncode == 0, done.stdout + done.stderr
+        report = report_of(folder)
+        assert report["run"]["status"] == "completed" and report["run"]["stop_reason"] is None
+        assert statuses(report) == {"passed": 6}, statuses(report)
+        assert srv.served == 8
+        assert "Stopped" not in folder.with_name(folder.name + ".md").read_text()
+        verified = cli(tmp_path, "verify", str(folder) + ".json")
+        assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_a_quota_met_by_the_last_attempt_is_not_a_completed_run_on_resume(tmp_path):
+    """Was: the quota hit the last planned attempt; nothing was left not-run, so `--resume`
+    ran nothing and rewrote the report as `completed` (stop reason gone, quota error kept)."""
+    with QuotaAfter(2) as srv:
+        quota_suite(tmp_path, srv, 3)
+        assert cli(tmp_path, "run", "suite.json", "--no-progress").returncode == 2
+        folder = only_run(tmp_path)
+        assert report_of(folder)["run"]["status"] == "stopped"
+        again = cli(tmp_path, "run", "--resume", str(folder), "--no-progress")
+        assert again.returncode == 2, again.stderr
+        report = report_of(folder)
+        assert report["run"]["status"] == "stopped" and "quota" in report["run"]["stop_reason"], report["run"]
+        assert srv.served == 4
+        srv.refill()
+        assert cli(tmp_path, "run", "--resume", str(folder), "--no-progress").returncode == 0
+        assert statuses(report_of(folder)) == {"passed": 3}
