@@ -79,10 +79,18 @@ async def grade_attempt(graders, ctx: GradeContext) -> tuple[list[Grade], str | 
             raise
         except (Exception, SystemExit) as exc:  # a grader bug (or its sys.exit()) is data, never a lost attempt
             said = f"{exception_name(exc)}" + (f": {cut_reason(text)}" if (text := _exception_text(exc)) else "")
-            grade = Grade(grader.name, None, None, f"grader raised {said}")
+            grade = Grade(grader.name, None, None, f"grader raised {said}", extra=raised_marks(grader))
             error = error or f"grader {grader.name!r} raised {said}"
         grades.append(grade)
     return grades, error
+
+
+def raised_marks(grader: Any) -> dict | None:
+    """The weight and metric a grader's spec gives its grade, kept on the grade of one that raised:
+    its metric is then unknown on that attempt (graders/scoring.py), never the mean of the rest."""
+    marks = {"weight": getattr(grader, "weight", 1), "metric": getattr(grader, "metric", None)}
+    marks = {k: v for k, v in marks.items() if v is not None and not (k == "weight" and v == 1)}
+    return marks or None
 
 
 def exception_name(exc: BaseException) -> str:

@@ -44,12 +44,19 @@ def weighted_score(grades: list[dict]) -> tuple[float | None, bool]:
     return (total / weight if weight > 0 else None), complete
 
 
-def named_scores(grades: list[dict]) -> dict[str, float]:
-    """Each named metric's weighted mean over the grades naming it (promptfoo's namedScores)."""
+def named_scores(grades: list[dict], partial: bool = False) -> dict[str, float]:
+    """Each named metric's weighted mean over the grades naming it (promptfoo's namedScores). A
+    metric one of whose weighted grades could not decide (a grader error, `pass: null`, a judge
+    failure) is unknown on that attempt and left out, never the mean of the grades that did
+    decide (which read 0 where the one left was a 0). `partial`: the rule before, for `verify`
+    of a report written under it."""
     sums: dict[str, list[float]] = {}
+    unknown: set[str] = set()
     for g in grades:
         w = g.get("weight", 1)
         s = g.get("score")
+        if g.get("metric") and (s is None or g.get("passed") is None) and w and not g.get("record_only"):
+            unknown.add(g["metric"])
         if g.get("metric") and s is not None:
             slot = sums.setdefault(g["metric"], [0.0, 0.0])
             slot[0] += s * w
@@ -60,7 +67,8 @@ def named_scores(grades: list[dict]) -> dict[str, float]:
             slot = sums.setdefault(name, [0.0, 0.0])
             slot[0] += value * w
             slot[1] += w
-    return {k: (v[0] / v[1] if v[1] > 0 else 0.0) for k, v in sorted(sums.items())}
+    return {k: (v[0] / v[1] if v[1] > 0 else 0.0) for k, v in sorted(sums.items())
+            if partial or k not in unknown}
 
 
 def outcome(grades: list[dict], error: str | None, threshold: float | None = None) -> dict:

@@ -31,6 +31,23 @@ def grader_name(spec: Any) -> str | None:
         return None
 
 
+def _as_recorded(grade: dict, recorded: Any) -> dict:
+    """A recomputed grade of a grader that raised, without the weight and metric that reports
+    written before they were kept on such a grade lack."""
+    if isinstance(recorded, dict) and str(recorded.get("reason", "")).startswith("grader raised") \
+            and grade["reason"] == recorded["reason"]:
+        return {k: v for k, v in grade.items() if k not in ("weight", "metric") or k in recorded}
+    return grade
+
+
+def _earlier_metrics(grades: list[dict]) -> dict | None:
+    """An attempt's metrics as reports recorded them before a metric with an undecided grade was
+    unknown: the weighted mean of the grades that decided."""
+    from ..graders.scoring import named_scores
+
+    return named_scores(grades, partial=True) or None
+
+
 class Regrader:
     """Recomputes finished attempts' grades and outcomes; graders are built once per spec."""
 
@@ -83,6 +100,8 @@ class Regrader:
         want = record_fields(result, scored_case(case, grades)) if (scored_case(case, grades) or result["metrics"]) \
             else {}
         for key in ("score", "metrics", "scoring_reason"):
+            if key == "metrics" and want.get(key) != a.get(key) and a.get(key) == _earlier_metrics(grades):
+                continue  # written before a metric with an undecided grade was unknown (the mean of the rest)
             if want.get(key) != a.get(key) and not (key == "score" and isinstance(want.get(key), float)
                                                      and isinstance(a.get(key), (int, float))
                                                      and abs(want[key] - a[key]) <= 1e-9):
@@ -118,7 +137,8 @@ class Regrader:
             (grade,) = delivery_rule([grade], task)  # as the runner applies it (agent tasks)
             error = error or err
             self.found.checked["grades"] += 1
-            self.found.diff(grade.to_dict(), recorded[j], path, "grade differs from the recomputed grade", "grade")
+            self.found.diff(_as_recorded(grade.to_dict(), recorded[j]), recorded[j], path,
+                            "grade differs from the recomputed grade", "grade")
         return error, complete
 
     def judged(self, spec: Any, grade: Any, path: str) -> None:

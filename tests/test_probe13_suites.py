@@ -1,0 +1,80 @@
+"""Suites as people write them, probed from the outside once more: named metrics whose graders
+raise or cannot decide, answer extraction and case options written wrong. Each test runs the real
+command (`python -m scoreboard`) on files written under tmp_path, and checks that `verify`
+accepts what it wrote."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SUBJECT = "def reply(prompt, skill, run, params):\n    return 'ANSWER: ' + prompt\n"
+
+
+def scoreboard(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "SCOREBOARD_STORE": "none"}
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=120, env=env)
+
+
+def write_suite(folder: Path, cases: list[dict], extra: str, checks: str = "") -> Path:
+    (folder / "subj.py").write_text(SUBJECT)
+    (folder / "checks.py").write_text(checks)
+    (folder / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    suite = folder / "suite.yaml"
+    suite.write_text("name: probe13\ncases: cases.jsonl\nallow_case_code: true\n"
+                     "subject: {type: python, function: 'subj:reply', model_free: true}\n" + extra)
+    return suite
+
+
+def run_report(folder: Path, suite: Path, *flags: str) -> tuple[subprocess.CompletedProcess, dict]:
+    out = folder / "report.json"
+    proc = scoreboard("run", str(suite), "--output", str(out), "--no-progress", "--format", "json,md",
+                      *flags, cwd=folder)
+    assert out.is_file(), proc.stderr
+    return proc, json.loads(out.read_text())
+
+
+UNDECIDED = '''
+def raiser(output, context):
+    raise RuntimeError("grader bug")
+
+def unsure(output, context):
+    return {"pass": None, "reason": "cannot tell"}
+'''
+
+
+def test_a_metric_whose_grader_raised_or_could_not_decide_is_unknown_never_the_mean_of_the_rest(tmp_path):
+    """Two graders name `acc`: one raises, the other fails (0). The attempt's `acc` was recorded as
+    0.0 (the mean of the one grade left) and the variant's figure read 0.0% from two errored
+    attempts; `acc2`, half of it `pass: null`, read 100%. The grade of the grader that raised
+    also lost its metric and weight in the report. Now the metric is unknown on those attempts
+    (left out, shown as n/a), the raised grade keeps `metric` and `weight`, and verify agrees."""
+    suite = write_suite(tmp_path, [{"id": "a", "input": "Paris"}, {"id": "b", "input": "Rome"}], (
+        "graders:\n"
+        "  - {python: 'python-file:checks.py:raiser', metric: acc, weight: 2}\n"
+        "  - {contains: zzz, metric: acc}\n"
+        "  - {python: 'python-file:checks.py:unsure', metric: acc2}\n"
+        "  - {contains: ANSWER, metric: acc2}\n"
+        "  - {contains: ANSWER, metric: fine}\n"), UNDECIDED)
+    proc, report = run_report(tmp_path, suite)
+    assert proc.returncode == 2, proc.stderr
+    for a in report["attempts"]:
+        assert a["status"] == "error" and a["score"] is None
+        assert a["metrics"] == {"fine": 1.0}  # acc and acc2 unknown, never 0.0 or 1.0
+        raised = a["grades"][0]
+        assert raised["reason"] == "grader raised RuntimeError: grader bug"
+        assert (raised["metric"], raised["weight"]) == ("acc", 2)
+    figures = report["summary"]["variants"]["reply"]["metrics"]
+    assert figures["acc"]["value"] is None and figures["acc2"]["value"] is None
+    assert figures["fine"]["value"] == 1.0
+    assert "metric acc: 0.0%" not in proc.stdout and "metric acc2: 100.0%" not in proc.stdout
+    assert "metric acc: n/a" in proc.stdout
+    markdown = (tmp_path / "report.md").read_text()
+    assert "| metric acc | 0.0%" not in markdown and "| metric acc | n/a" in markdown
+    for flags in ((), ("--allow-code",)):
+        checked = scoreboard("verify", *flags, "report.json", cwd=tmp_path)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
