@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import ConfigError
+from .chains import jpath
 from .unique_json import DuplicateKey, loads_unique
 from ..stats.comparison import format_p as fmt_p
 from ..validation import first_error_parts
@@ -305,20 +306,9 @@ def invalid_report(exc: ValidationError, source: str, *, first: tuple = ()) -> C
     return ConfigError(msg, file=source, field=json_path(loc) or None)
 
 
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
 def json_path(parts: tuple | list) -> str:
     """A JSON path: `attempts[3].grades[0].passed`, `summary.variants["openai/gpt-4.1"].pass_rate`."""
-    out = ""
-    for part in parts:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif _IDENT.match(str(part)):
-            out += f".{part}" if out else str(part)
-        else:
-            out += f"[{json.dumps(str(part), ensure_ascii=False)}]"
-    return out
+    return jpath("", *parts)
 
 
 def is_synthetic(plan: dict) -> bool:
