@@ -168,88 +168,6 @@ def _busy(exc: Exception) -> bool:
     return "locked" in text or "busy" in text
 
 
-class PostgresDatabase(Database):
-    """A connection that connects again when the server dropped it (a restart, a failover, an
-    idle timeout) between transactions: a long-lived reader (the viewer) keeps answering."""
-
-    kind = "postgresql"
-
-    def __init__(self, conn: Any, location: str, spec: str):
-        super().__init__(conn, location)
-        self.spec = spec
-
-    def sql(self, statement: str) -> str:
-        return statement.replace("?", "%s")
-
-    def _connected(self) -> None:
-        """Connect again when the connection is gone (never inside a transaction: it died with it)."""
-        if self.conn.closed or self.conn.broken:
-            import psycopg
-
-            try:
-                self.conn = psycopg.connect(self.spec, autocommit=True, connect_timeout=10)
-            except psycopg.Error as exc:
-                raise ConfigError(f"lost the connection to the store and cannot connect again: {said(exc)}",
-                                  file=self.location, field="store") from None
-
-    def execute(self, statement: str, params: Sequence = ()) -> Any:
-        from psycopg import OperationalError
-        from psycopg.pq import TransactionStatus
-
-        self._connected()
-        idle = self.conn.info.transaction_status == TransactionStatus.IDLE
-        try:
-            return self.conn.execute(self.sql(statement), tuple(params))
-        except OperationalError:
-            if not idle or not (self.conn.closed or self.conn.broken):
-                raise
-        self._connected()  # dropped while idle: this statement never ran; once more on a new connection
-        return self.conn.execute(self.sql(statement), tuple(params))
-
-    def executemany(self, statement: str, rows: list[Sequence]) -> None:
-        if rows:
-            with self.conn.cursor() as cur:
-                cur.executemany(self.sql(statement), rows)
-
-    def rows(self, statement: str, params: Sequence = (), size: int = 1000) -> Iterator[tuple]:
-        # A server-side cursor lives in a transaction; a named cursor streams the rows.
-        self._connected()
-        with self.conn.transaction(), self.conn.cursor(name=f"rows_{id(self)}_{time.monotonic_ns()}") as cur:
-            cur.execute(self.sql(statement), tuple(params))
-            while True:
-                batch = cur.fetchmany(size)
-                if not batch:
-                    return
-                yield from batch
-
-    @contextmanager
-    def write(self) -> Iterator[Database]:
-        self._connected()
-        with self.conn.transaction():
-            yield self
-
-    def lock_migrations(self) -> None:
-        self.execute("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
-
-    def lock_run(self, key: str) -> None:
-        """Two writers of one run's rows take turns (they deadlocked on its rows' indexes)."""
-        self.execute("SELECT pg_advisory_xact_lock(?, hashtext(?))", (_RUN_LOCK, key))
-
-    def has_migrations_table(self) -> bool:
-        # a plain query, not to_regclass (whose catalog cache can lag behind a migration another
-        # process committed while this one waited on the lock)
-        return self.one("SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() "
-                        "AND table_name = 'schema_migrations'") is not None
-
-    def foreign_tables(self) -> list[str]:
-        """Tables of ours that a database without `schema_migrations` already holds (a shared
-        database may hold any others)."""
-        from .migrations import TABLES
-
-        return [n for (n,) in self.all("SELECT table_name FROM information_schema.tables WHERE "
-                                       "table_schema = current_schema() ORDER BY table_name") if n in TABLES]
-
-
 def open_database(spec: str) -> Database:
     """Open (creating and migrating) the database a store spec names: a PostgreSQL URL, or the
     path of a SQLite file (created owner-only in an owner-only folder)."""
@@ -263,6 +181,8 @@ def open_database(spec: str) -> Database:
         except psycopg.Error as exc:
             raise ConfigError(f"cannot connect to the store {shown_location(spec)}: {said(exc)}",
                               field="store") from None
+        from .postgres import PostgresDatabase
+
         db: Database = PostgresDatabase(conn, shown_location(spec), spec)
         errors: tuple = (psycopg.Error,)
     else:

@@ -116,9 +116,17 @@ class HistoryStore:
 
     def finish(self, head: dict, paths: dict[str, Path]) -> None:
         """The report was written: the summary, the report's hash, and the rows checked against it."""
-        if self.failed or self.key is None:
+        if self.key is None:
             return
-        self._guard(self._finish, head, paths)
+        if self.failed:
+            # A batch failed part way (the server was down a while): the report holds the whole
+            # run, and the store may answer again by now; storing from it is tried once.
+            print("scoreboard: warning: the history store failed during the run; storing the run from its report",
+                  file=sys.stderr)
+            self.failed = None
+            self._guard(lambda: self.store_report(Path(paths["json"]), source="live", replace=True))
+        else:
+            self._guard(self._finish, head, paths)
         if self.failed:
             print(f"scoreboard: warning: the run was not fully stored in {self.location}; its report is the "
                   f"record: `scoreboard store import {paths.get('json')}` stores it again", file=sys.stderr)

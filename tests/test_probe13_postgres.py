@@ -1,0 +1,117 @@
+"""The history store on a real PostgreSQL server (the tests' own, tests/store/pg.py) probed from
+the outside: the server dropping a run's connection part way, a store whose tables were changed
+by hand, and the same viewer questions asked of a SQLite and a PostgreSQL copy of one history."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.store.conftest import postgres
+
+FIXTURES = (postgres,)  # the session's PostgreSQL server, as tests/store/ uses it
+
+SUITE = """name: p13
+cases: cases.jsonl
+graders: [{exact: {}}]
+variants:
+  v1:
+    subject: {type: python, function: "subj:answer", model_free: true}
+"""
+
+#: a subject that, at case c03, has the server end every other connection to the store's
+#: database (an administrator, a restart, a failover): the run's own connection among them
+SUBJECT = """import os
+
+def answer(text):
+    if text == "q3" and os.environ.get("P13_DROP_URL"):
+        import psycopg
+
+        with psycopg.connect(os.environ["P13_DROP_URL"], autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = "
+                          "current_database() AND pid <> pg_backend_pid()")
+    return "yes" if text[-1] in "02468" else "no"
+"""
+
+
+def sb(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=180, env={**os.environ, **(env or {})}, check=False)
+
+
+def project(folder: Path, cases: int = 8) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "subj.py").write_text(SUBJECT)
+    (folder / "cases.jsonl").write_text("".join(json.dumps({"id": f"c{i:02d}", "input": f"q{i}", "expected": "yes"})
+                                                + "\n" for i in range(cases)))
+    (folder / "suite.yaml").write_text(SUITE)
+    return folder
+
+
+def database(server, name: str) -> str:
+    return server.create_database(f"p13_{os.getpid()}_{name}")
+
+
+def test_a_run_whose_connection_the_server_drops_part_way_is_still_stored(postgres, tmp_path):
+    """The server ends the run's idle connection part way (a restart between two batches): the
+    next batch's BEGIN failed with 'terminating connection due to administrator command', the
+    run gave up on the store for good and ended `interrupted` there, though the server was up
+    again at once. The connection is made again and the run is stored whole."""
+    url = database(postgres, "drop")
+    folder = project(tmp_path / "p")
+    done = sb("run", "suite.yaml", "--no-progress", "--store", url, "--concurrency", "1", cwd=folder,
+              env={"P13_DROP_URL": url})
+    assert done.returncode == 3 or done.returncode == 0, done.stderr
+    assert "warning" not in done.stderr, done.stderr
+    listed = json.loads(sb("history", "--store", url, "--json", cwd=folder).stdout)["runs"]
+    assert [r["status"] for r in listed] == ["completed"], listed
+    report = next((folder / "eval-results" / "p13").glob("*.json"))
+    checked = sb("verify", str(report), "--store", url, cwd=folder)
+    assert checked.returncode == 0 and "matches the report" in checked.stdout, checked.stdout + checked.stderr
+
+
+#: a subject that closes the store's database at case c03 (connections refused, the run's own
+#: ended), waits past a batch's flush at c04, and opens it again at c06: the server was away a while
+OUTAGE = """import os
+import time
+
+def answer(text):
+    url, admin_url = os.environ["P13_URL"], os.environ["P13_ADMIN_URL"]
+    name = url.rsplit("/", 1)[1]
+    if text in ("q3", "q6"):
+        import psycopg
+
+        with psycopg.connect(admin_url, autocommit=True) as admin:
+            admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS {"false" if text == "q3" else "true"}')
+            if text == "q3":
+                admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,))
+    if text == "q4":
+        time.sleep(1.2)  # a batch is written at least once a second: this one finds the store away
+    return "yes" if text[-1] in "02468" else "no"
+"""
+
+
+def test_a_run_the_store_failed_part_way_is_stored_from_its_report_at_the_end(postgres, tmp_path):
+    """The server refuses the run's connections for a while part way (a batch fails), and is
+    back before the run ends: the run gave up on the store and ended `interrupted` there, while
+    a run of 2,000 attempts or more (its writer process) was stored from its report. Both say
+    the failure, and both store the run from its report at the end."""
+    url = database(postgres, "outage")
+    folder = project(tmp_path / "p")
+    (folder / "subj.py").write_text(OUTAGE)
+    done = sb("run", "suite.yaml", "--no-progress", "--store", url, "--concurrency", "1", cwd=folder,
+              env={"P13_URL": url, "P13_ADMIN_URL": postgres.url()})
+    assert done.returncode in (0, 3), done.stderr
+    assert "the run goes on without it" in done.stderr, done.stderr  # the failure is said
+    assert "storing the run from its report" in done.stderr and "not fully stored" not in done.stderr, done.stderr
+    listed = json.loads(sb("history", "--store", url, "--json", cwd=folder).stdout)["runs"]
+    assert [r["status"] for r in listed] == ["completed"], listed
+    report = next((folder / "eval-results" / "p13").glob("*.json"))
+    checked = sb("verify", str(report), "--store", url, cwd=folder)
+    assert checked.returncode == 0 and "matches the report" in checked.stdout, checked.stdout + checked.stderr
+
