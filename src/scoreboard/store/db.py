@@ -30,6 +30,7 @@ from ..errors import ConfigError
 from ..record.files import make_private_dirs
 from .sqlitefile import connect, file_uri
 from .migrations import MIGRATIONS
+from .tables import check_tables
 from .urls import is_url, shown_location
 
 #: how long a writer waits for another's lock before retrying, and how often it retries
@@ -268,6 +269,7 @@ def migrate(db: Database) -> list[int]:
     if have is not None and have > len(MIGRATIONS):
         raise _newer(db, have)
     if have == len(MIGRATIONS):
+        check_tables(db, have)
         return []
     if db.readonly:
         raise ConfigError(f"the store is read-only here and its schema (version {have or 0}) is older than this "
@@ -288,6 +290,7 @@ def migrate(db: Database) -> list[int]:
             db.execute("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
                        (version, name, now_iso()))
             applied.append(version)
+        check_tables(db, len(MIGRATIONS))
     return applied
 
 
