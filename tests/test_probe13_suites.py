@@ -78,3 +78,25 @@ def test_a_metric_whose_grader_raised_or_could_not_decide_is_unknown_never_the_m
     for flags in ((), ("--allow-code",)):
         checked = scoreboard("verify", *flags, "report.json", cwd=tmp_path)
         assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_choice_and_simple_transform_options_written_wrong_are_refused_naming_the_case(tmp_path):
+    """`{choice: {choices: 4, multi: true}}` (a typo of `multiple`) and `{choice: 4}` (meant as the
+    number of choices) were accepted and their options silently dropped: a multiple-answer
+    question was parsed as single-answer. `{trim: yes}` said "unknown transform 'trim'"."""
+    for transform, said in (({"choice": {"choices": 4, "multi": True}}, "'choice' takes choices and multiple, not 'multi'"),
+                            ({"choice": 4}, "'choice' takes {choices, multiple} or nothing, got 4"),
+                            ({"trim": "yes"}, "'trim' takes no options")):
+        suite = write_suite(tmp_path, [{"id": "q7", "input": "x", "expected": "AC",
+                                        "graders": [{"exact": None, "transform": transform}]}], "")
+        proc = scoreboard("validate", suite.name, cwd=tmp_path)
+        assert proc.returncode == 1, proc.stdout
+        (line,) = proc.stderr.strip().splitlines()
+        assert line.startswith("scoreboard: error: cases.jsonl:1, case 'q7', field 'graders'") and said in line, line
+    # the spellings the README gives still load, and the options still apply
+    suite = write_suite(tmp_path, [{"id": "q7", "input": "Paris", "expected": "AC", "graders": [
+        {"exact": None, "transform": [{"choice": None}]},
+        {"exact": None, "transform": "choice"},
+        {"exact": None, "transform": [{"choice": {"choices": 4, "multiple": True}}, "trim", {"lower": None}]}]}], "")
+    proc = scoreboard("validate", str(suite), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr

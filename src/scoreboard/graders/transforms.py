@@ -115,7 +115,13 @@ def _one(spec: Any, what: str) -> dict:
             raise option_error(what, f"invalid regex {arg!r} in {kind!r}: {exc}") from None
         return {"kind": kind, "pattern": arg}
     if kind == "choice":
-        arg = arg if isinstance(arg, dict) else {}
+        if arg is None or arg is True:
+            arg = {}
+        if not isinstance(arg, dict):
+            raise option_error(what, f"'choice' takes {{choices, multiple}} or nothing, got {short(arg)}")
+        unknown = set(arg) - {"choices", "multiple"}
+        if unknown:
+            raise option_error(what, f"'choice' takes choices and multiple, not {min(unknown, key=str)!r}")
         choices, multiple = arg.get("choices"), arg.get("multiple", False)
         if choices is not None and (isinstance(choices, bool) or not isinstance(choices, int) or choices < 1):
             raise option_error(what, f"'choice' takes choices: a number >= 1, got {short(choices)}")
@@ -130,8 +136,10 @@ def _one(spec: Any, what: str) -> dict:
         return {"kind": "python", "target": parse_code_target(arg, what)}
     if kind == "javascript":
         return _javascript(arg, what)
-    if kind in _SIMPLE and arg in (None, True, {}):
-        return {"kind": kind}
+    if kind in _SIMPLE:
+        if arg is None or arg is True or arg == {}:
+            return {"kind": kind}
+        raise option_error(what, f"{kind!r} takes no options, got {short(arg)} (write it as \"{kind}\")")
     raise option_error(what, f"unknown transform {kind!r}")
 
 
