@@ -127,3 +127,64 @@ def test_a_quota_met_by_the_last_attempt_is_not_a_completed_run_on_resume(tmp_pa
         srv.refill()
         assert cli(tmp_path, "run", "--resume", str(folder), "--no-progress").returncode == 0
         assert statuses(report_of(folder)) == {"passed": 3}
+
+
+# --------------------------------------------------------------------------- (2) judge agreement
+
+
+def test_the_judge_agreement_block_is_words_and_a_table_alike_in_every_rendering(tmp_path, monkeypatch, request):
+    """Was: the Markdown listed the block's keys with raw JSON (`- confusion: {"judge_pass": ...}`,
+    `- kappa: 0.5205479452054795`) and the HTML did the same with JSON.stringify; the terminal said
+    nothing of it. Now: a confusion table and the same sentences (agreement, kappa, rates, the
+    corrected rate with its interval and method, the small-sample flag) in each."""
+    import io
+
+    from scoreboard.record.io import parse_report
+    from scoreboard.record.terminal import print_summary
+    from tests.test_reviews import human_reviews, make_report
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SCOREBOARD_STORE", "none")
+    judged = make_report(tmp_path, judged=True)
+    report = json.loads(Path(judged).read_text(encoding="utf-8"))
+    (tmp_path / "reviews.json").write_text(json.dumps({"entries": human_reviews(report, range(8, 24))}))
+    done = cli(tmp_path, "import", "reviews", str(judged), "reviews.json", "--output", "new.json",
+               "--format", "json,md,html")
+    assert done.returncode == 0, done.stderr
+    new = json.loads((tmp_path / "new.json").read_text(encoding="utf-8"))
+    agreement = new["summary"]["judge_agreement"]
+    corrected = agreement["corrected_pass_rate"]
+    ci = corrected["ci"]
+    kappa = f"Cohen's kappa {agreement['kappa']:.2f}"
+    rate = (f"corrected for the judge's errors (Rogan-Gladen): {corrected['value'] * 100:.1f}% "
+            f"[95% CI {ci['low'] * 100:.1f}%–{ci['high'] * 100:.1f}%, bootstrap over cases")
+    small = "small sample: fewer than 30 reviewed cases: treat as indicative"
+    conf = agreement["confusion"]
+
+    md = (tmp_path / "new.md").read_text(encoding="utf-8")
+    block = md.split("### Judge agreement with human reviews", 1)[1].split("\n## ", 1)[0]
+    assert "{" not in block and "observed_agreement" not in block and "0.52054" not in block, block
+    assert (f"| judge pass | {conf['judge_pass']['human_pass']} | {conf['judge_pass']['human_fail']} |"
+            in block), block
+    assert "- judge vs human on 16 reviewed outputs of 16 cases" in block
+    for said in (kappa, rate, small, "interval: seeded percentile bootstrap over cases"):
+        assert said in block, (said, block)
+
+    page = request.getfixturevalue("browser").new_page()  # after the run: Playwright holds a loop
+    try:
+        page.goto((tmp_path / "new.html").resolve().as_uri())
+        page.wait_for_selector("html[data-ready=true]", timeout=30_000)
+        html_lines = page.inner_text("[data-testid=judge-agreement]").splitlines()
+        table = page.inner_text("[data-testid=judge-confusion]")
+    finally:
+        page.close()
+    md_lines = [line[2:] for line in block.splitlines() if line.startswith("- ")]
+    assert [line.replace("&lt;", "<") for line in md_lines] == html_lines, (md_lines, html_lines)
+    assert f"judge fail\t{conf['judge_fail']['human_pass']}\t{conf['judge_fail']['human_fail']}" in table
+
+    out = io.StringIO()
+    print_summary(parse_report(new, "new.json"), {}, out)
+    terminal = out.getvalue()
+    for said in (kappa, rate, small, "judge pass & human pass"):
+        assert said in terminal, (said, terminal)
+    assert "{" not in terminal

@@ -19,6 +19,7 @@ from importlib import resources
 from typing import Any
 
 from ..jsonio import dumps_text, finite
+from .agreement_words import agreement_lines, confusion_rows
 from .fieldwords import DocumentErrors, absent_reason, fields_unknown
 from .figures import small_sample_words
 from .io import escape_surrogates, models_text
@@ -268,6 +269,10 @@ def page_data(view: ReportView, level: int = 0) -> dict:
     refused = _egress_refused(report.attempts)
     if refused:
         data["egress_refused"] = refused
+    agreement = report.summary.judge_agreement
+    if agreement is not None:  # judge vs human reviews, in the words the Markdown and terminal use
+        block = agreement.model_dump(exclude_unset=True)
+        data["agreement"] = {"lines": agreement_lines(block, confusion=False), "confusion": confusion_rows(block)}
     if tried(report.requests):  # what the run sent and how each ended
         data["requests"] = {"lines": request_lines(report.requests), "notable": notable(report.requests)}
     from .visual import check_lines, lead_lines  # visual work (issue 17): dQ and the judge check first

@@ -4,9 +4,9 @@ helpers every section uses."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
+from .agreement_words import agreement_lines, confusion_rows
 from .fieldwords import DocumentErrors, errored_words
 from .figures import judge_usage_words
 from .io import fields_over, fmt_rate
@@ -71,13 +71,11 @@ def judges_section(judges: JudgeSummary | None, agreement: JudgeAgreement | None
                        + (f"; {cell(judge_usage_words(pw.usage))}" if pw.usage else ""))
         out.append("")
     if agreement:
-        out += ["### Judge agreement with human reviews", ""]
-        # Every figure of the block, in the order the statistics wrote them.
-        for key, value in agreement.model_dump(exclude_unset=True).items():
-            if isinstance(value, (dict, list)):
-                value = json.dumps(value, ensure_ascii=False)
-            out.append(f"- {cell(key)}: {cell(value)}")
-        out.append("")
+        block = agreement.model_dump(exclude_unset=True)
+        out += ["### Judge agreement with human reviews", "", "| judge verdict | human pass | human fail |",
+                "|---|---|---|"]
+        out += [f"| {who} | {hp:,} | {hf:,} |" for who, hp, hf in confusion_rows(block)]
+        out += [""] + [f"- {cell(line)}" for line in agreement_lines(block, confusion=False)] + [""]
     return out
 
 

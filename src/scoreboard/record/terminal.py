@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
 
+from .agreement_words import agreement_lines
 from .constants import DRY_RUN_MARK
 from .fieldwords import fields_unknown
 from .figures import choice_words, comparison_rows, figure_rows, judge_usage_words, small_sample_words, unit_words
@@ -45,6 +46,8 @@ def print_summary(report: Report, paths: dict[str, Path], out: TextIO) -> None:
     lines += [f"  {text}" for text in lead + check_lines(report)]
     lines += _variant_lines(report)
     lines += _judge_lines(report, bool(lead))
+    if report.summary.judge_agreement is not None:  # the reports' sentences, the method's left to them
+        lines += [f"  {t}" for t in agreement_lines(report.summary.judge_agreement.model_dump(exclude_unset=True))[:-1]]
     lines += [f"  gate {'passed' if gate.passed else 'FAILED'}: {gate.description or gate.gate}"
               for gate in report.gates]
     if run.stop_reason:

@@ -741,13 +741,14 @@
         (Array.isArray(w.flags) && w.flags.length ? "; " + w.flags.join("; ") : "") + (w.usage && Object.keys(w.usage).length ? "; " + judgeUsageWords(w.usage) : "")));
     });
     if (items.length) parts.push(el("ul", { class: "plain" }, items));
-    if (agree) {
-      var keys = Object.keys(agree);
-      parts.push(el("h3", { text: "Judge agreement with human reviews" }), el("ul", { class: "plain", "data-testid": "judge-agreement" },
-        keys.map(function (k) {
-          var v = agree[k];
-          return el("li", null, el("strong", { text: k + ": " }), typeof v === "object" && v !== null ? JSON.stringify(v) : String(v));
-        })));
+    var agreeWords = DATA.agreement;  // the same sentences as the Markdown and the terminal
+    if (agree && agreeWords) {
+      parts.push(el("h3", { text: "Judge agreement with human reviews" }), el("div", { class: "table-wrap" }, el("table", { "data-testid": "judge-confusion" },
+        el("thead", null, el("tr", null, ["judge verdict", "human pass", "human fail"].map(function (h, i) { return el("th", { class: i ? "r" : null, text: h }); }))),
+        el("tbody", null, (agreeWords.confusion || []).map(function (row) {
+          return el("tr", null, el("td", { text: row[0] }), el("td", { class: "r num", text: fmtNum(row[1]) }), el("td", { class: "r num", text: fmtNum(row[2]) }));
+        })))), el("ul", { class: "plain", "data-testid": "judge-agreement" },
+        (agreeWords.lines || []).map(function (line) { return el("li", { text: line }); })));
     }
     return el("section", { "data-testid": "judges" }, parts);
   }
