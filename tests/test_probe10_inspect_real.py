@@ -244,8 +244,9 @@ def test_example_dataset_names_where_inspect_installs_it_and_reads_a_copy(tmp_pa
     assert "tom.py:15: dataset example_dataset('theory_of_mind') is not converted" in done.stdout
     assert "inspect_ai/dataset/_examples/theory_of_mind.jsonl" in done.stdout
     done = scoreboard(["import", "inspect", "tom.py", "--output", "out2", "--dataset", "tom.jsonl"], tmp_path)
-    assert done.returncode == 3, done.stderr  # the `if critique:` statement is listed
-    assert "tom.py:11: a statement in theory_of_mind() is not run" in done.stdout
+    # `if critique:` is read with the parameter's default, False, as Python runs it (test_probe13_inspect_if.py)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "line 11: `if critique:` is False" in done.stdout
     suite = yaml.safe_load((tmp_path / "out2/suite.yaml").read_text())
     assert suite["cases"] == {"format": "inspect", "path": "data/tom.jsonl", "solver": ["chain_of_thought", "generate"],
                               "scorer": ["model_graded_fact"]}
@@ -311,11 +312,15 @@ def test_a_constant_template_with_strip_is_known(tmp_path):
     done = scoreboard(["import", "inspect", "gsm8k.py", "--output", "out", "--dataset", "gsm8k.jsonl"], tmp_path)
     assert done.returncode == 3, done.stdout + done.stderr
     assert "prompt_template" not in (tmp_path / "out/conversion-report.md").read_text().split("## Converted")[0]
-    assert "gsm8k.py:20: a statement in gsm8k() is not run (If" in done.stdout  # the few-shot branch
-    suite = yaml.safe_load((tmp_path / "out/suite.yaml").read_text())
+    # the few-shot branch runs with fewshot's default, 10, as Python runs it: what it inserts is listed
+    assert "line 20: `if fewshot:` is True" in done.stdout and "gsm8k.py:22: solver 10: not converted" in done.stdout
+    done = scoreboard(["import", "inspect", "gsm8k.py", "--output", "out0", "--dataset", "gsm8k.jsonl", "-T",
+                       "fewshot=0"], tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    suite = yaml.safe_load((tmp_path / "out0/suite.yaml").read_text())
     assert suite["cases"]["solver"] == [
         {"prompt_template": "Solve the following math problem step by step.\n\n{prompt}\n\nReasoning:"}, "generate"]
-    assert samples(tmp_path / "out/samples.jsonl") == [
+    assert samples(tmp_path / "out0/samples.jsonl") == [
         {"input": "3+2?", "target": "5", "metadata": {"reasoning": "3+2=5"}}]
 
 

@@ -436,7 +436,9 @@ def test_a_solver_a_statement_not_run_changes_is_not_said_to_never_generate(tmp_
     done = scoreboard(["import", "inspect", "uccb.py", "--output", "out"], tmp_path)
     assert done.returncode == 3, done.stdout + done.stderr
     report = (tmp_path / "out/conversion-report.md").read_text()
-    assert "uccb.py:26: a statement in uccb() is not run (If" in report, report
+    # `if cot:` is read with cot's default, False: its else branch appends the generate() (test_probe13_inspect_if.py)
+    assert "line 26: `if cot:` is False" in report, report
+    assert "uccb.py:32: solver generate(...) with arguments" in report, report
     assert "never generates" not in report and "empty output" not in report, report
     # a module constant changed by a top-level call (a statement no item listed) is not a constant
     write(tmp_path / "top.py", "from inspect_ai import Task, task\nfrom inspect_ai.dataset import Sample\n"

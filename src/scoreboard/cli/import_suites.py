@@ -57,13 +57,16 @@ def add_inspect_arguments(parser: argparse.ArgumentParser) -> None:
                         "OpenAI-compatible base URL (default: the Task's model=, else a placeholder)")
     parser.add_argument("--dataset", metavar="FILE", help="a local copy (.jsonl, .json or .csv) of the dataset the "
                         "task downloads (hf_dataset, example_dataset, a remote path), read in its place")
+    parser.add_argument("-T", "--task-arg", action="append", default=[], metavar="NAME=VALUE",
+                        help="a task parameter's value, as Inspect's -T gives it (VALUE read as YAML, a text with "
+                        "commas a list); the task function's `if`s are read with it (repeatable)")
 
 
 def inspect_main(args: argparse.Namespace) -> int:
     from ..importers.inspect_task import import_inspect
 
     out, report, written = import_inspect(args.taskfile, args.output, task=args.task, model=args.model,
-                                          dataset=args.dataset)
+                                          dataset=args.dataset, task_args=args.task_arg)
     if len(written) == 1:
         return _finish(out / written[0].removesuffix("suite.yaml"), report)
     print(report.text(), end="")

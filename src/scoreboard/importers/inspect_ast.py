@@ -16,43 +16,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError
+from . import inspect_flow as flow
 from .inspect_plain import bind, changed_names, plain_function
+from .inspect_values import Call, FuncRef, Unresolved, unresolved_in
+
+__all__ = ["Call", "FuncRef", "Module", "Resolver", "TaskDef", "Unresolved", "find_tasks", "parse", "unresolved_in"]
 
 #: the most characters (or items) one resolved value may hold: `A = "x"; B = A + A; ...` doubles
 MAX_VALUE = 16 * 1024 * 1024
 MAX_ITEMS = 1_000_000
 MAX_DEPTH = 60
-
-
-@dataclass
-class Unresolved:
-    """A value the import cannot know without running the file."""
-
-    line: int
-    why: str
-
-
-@dataclass
-class FuncRef:
-    """A function defined in the file (a record_to_sample, a custom solver or scorer)."""
-
-    name: str
-    line: int
-
-
-@dataclass
-class Call:
-    """A call to an Inspect function: its name (the last part: json_dataset, match) and arguments."""
-
-    name: str
-    args: list
-    kwargs: dict
-    line: int
-
-    def arg(self, index: int, name: str, default: Any = None) -> Any:
-        if name in self.kwargs:
-            return self.kwargs[name]
-        return self.args[index] if index is not None and index < len(self.args) else default
 
 
 @dataclass
@@ -63,20 +36,10 @@ class TaskDef:
     task: Any  # a Call named Task, or Unresolved
     skipped: list[tuple[int, str]] = field(default_factory=list)
     params: dict = field(default_factory=dict)
+    notes: list[tuple[int, str]] = field(default_factory=list)
+    given: dict = field(default_factory=dict)  # the parameters -T set (name -> value)
     #: `inspect eval FILE` lists it (its parser reads only a bare `@task` / `@task(...)`)
     listed: bool = True
-
-
-def unresolved_in(value: Any) -> Unresolved | None:
-    """The first Unresolved anywhere in a value (not inside Calls: their consumers look)."""
-    if isinstance(value, Unresolved):
-        return value
-    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
-    for item in items:
-        found = unresolved_in(item)
-        if found is not None:
-            return found
-    return None
 
 
 #: other packages' functions known: inspect_evals' hf_dataset is `return inspect_ai.dataset.hf_dataset(*args,
@@ -94,6 +57,7 @@ class Module:
         self.constants: dict[str, Any] = {}  # name -> node (or Unresolved when bound otherwise)
         self.functions: dict[str, ast.AST] = {}
         self.wrappers: dict[str, str] = {}  # Inspect's name -> the module whose pass-through the file calls
+        self.imported: set[str] = set()  # every name an import of the file binds (`from x import len`)
         for node in tree.body:
             self._top(node)
 
@@ -101,6 +65,8 @@ class Module:
         names[name] = Unresolved(line, f"{name} is assigned more than once") if name in names else value
 
     def _top(self, node: ast.AST) -> None:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            self.imported |= {(a.asname or a.name).split(".")[0] for a in node.names}
         if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "inspect_ai":
             for a in node.names:
                 self.aliases[a.asname or a.name] = a.name
@@ -225,6 +191,9 @@ class Resolver:
             return Unresolved(line, "a sign on something not a number")
         if isinstance(node, ast.Call):
             return self.call(node, depth)
+        if isinstance(node, (ast.IfExp, ast.BoolOp, ast.Compare)) or isinstance(node, ast.UnaryOp) \
+                and isinstance(node.op, ast.Not):
+            return flow.expression(self, node, depth)
         return Unresolved(line, f"a {type(node).__name__} expression (code the import does not run)")
 
     def _bounded(self, value: Any, line: int) -> Any:
@@ -233,8 +202,16 @@ class Resolver:
                               f"{MAX_ITEMS:,} items", line=line)
         return value
 
+    def binds(self, ident: str) -> bool:
+        """The name is the file's (a local, constant, function or import), not a builtin."""
+        m = self.module
+        return any(ident in names for names in (self.local, m.constants, m.functions, m.imported))
+
     def call(self, node: ast.Call, depth: int) -> Any:
         line = node.lineno
+        known = flow.builtin(self, node, depth)
+        if known is not None:
+            return known
         name = self.module.inspect_name(node.func)
         if name is None and isinstance(node.func, ast.Attribute) and node.func.attr in _TEXT_METHODS \
                 and not node.keywords:
@@ -303,7 +280,7 @@ def _is_task(module: Module, decorator: ast.AST) -> tuple[bool, ast.Call | None]
     return name == "task", decorator if isinstance(decorator, ast.Call) else None
 
 
-def find_tasks(tree: ast.Module, shown: str) -> tuple[Module, list[TaskDef]]:
+def find_tasks(tree: ast.Module, shown: str, task_args: dict | None = None) -> tuple[Module, list[TaskDef]]:
     """Every @task function of the file, with the Task(...) its top-level `return` builds."""
     module = Module(tree)
     tasks = []
@@ -320,7 +297,7 @@ def find_tasks(tree: ast.Module, shown: str) -> tuple[Module, list[TaskDef]]:
                     given = Resolver(module).value(k.value)
                     if isinstance(given, str) and given:
                         name = given
-        found_task = _task(module, node, name)
+        found_task = _task(module, node, name, task_args=task_args)
         found_task.listed = any((d.func if isinstance(d, ast.Call) else d).__class__ is ast.Name and
                                 (d.func if isinstance(d, ast.Call) else d).id == "task" for d in node.decorator_list)
         if isinstance(node, ast.AsyncFunctionDef):
@@ -330,9 +307,12 @@ def find_tasks(tree: ast.Module, shown: str) -> tuple[Module, list[TaskDef]]:
     return module, tasks
 
 
-def _task(module: Module, node: ast.FunctionDef, name: str, bound: dict | None = None, depth: int = 0) -> TaskDef:
+def _task(module: Module, node: ast.FunctionDef, name: str, bound: dict | None = None, depth: int = 0,
+          task_args: dict | None = None) -> TaskDef:
     """The Task(...) the function returns; `bound`: the arguments a task function passed to this
-    one, a helper of the file that builds the Task (`return arc_task("ARC-Easy")`)."""
+    one, a helper of the file that builds the Task (`return arc_task("ARC-Easy")`); `task_args`:
+    -T's values of the task function's parameters (Inspect passes those the function takes)."""
+    task_args = task_args or {}
     local: dict[str, Any] = {}
     params: dict[str, Any] = {}
     args = node.args
@@ -343,34 +323,19 @@ def _task(module: Module, node: ast.FunctionDef, name: str, bound: dict | None =
         if bound is not None and a.arg in bound:
             local[a.arg] = ("param", bound[a.arg])
             continue
-        value = Unresolved(node.lineno, f"parameter {a.arg} has no default") if d is None else outer.value(d)
+        value = task_args[a.arg] if a.arg in task_args else \
+            Unresolved(node.lineno, f"parameter {a.arg} has no default") if d is None else outer.value(d)
         local[a.arg] = ("param", value)
         if bound is None:  # a task function's parameter (-T changes it); a helper's default is fixed
             params[a.arg] = value
     for extra in (args.vararg, args.kwarg):
         if extra is not None:
             local[extra.arg] = Unresolved(node.lineno, f"*{extra.arg} is given when the task runs")
-    skipped: list[tuple[int, str]] = []
-    returned: Any = Unresolved(node.lineno, f"{node.name} has no return statement at its top level")
-    for stmt in node.body:
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
-            continue  # a docstring
-        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
-            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            for t in targets:
-                if isinstance(t, ast.Name):
-                    local[t.id] = Unresolved(stmt.lineno, f"{t.id} is assigned more than once") \
-                        if t.id in local and not isinstance(local[t.id], tuple) else stmt.value
-                    continue
-                skipped.append((stmt.lineno, "an assignment that unpacks is not read"))
-        elif isinstance(stmt, ast.Return) and stmt.value is not None:
-            returned = stmt.value
-        else:
-            skipped.append((stmt.lineno, f"a statement in {node.name}() is not run ({type(stmt).__name__}: only "
-                                         "plain assignments and the return are read)"))
-            for n in ast.walk(stmt):
-                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-                    local[n.id] = Unresolved(stmt.lineno, f"{n.id} is bound by code (line {stmt.lineno})")
+    body = flow.Body(node.name, local, lambda env: Resolver(module, env))
+    body.run(node.body)
+    skipped, notes = body.skipped, body.notes
+    returned: Any = body.returned if body.returned is not None else \
+        Unresolved(node.lineno, f"{node.name} has no return statement read")
     helper = _helper(module, returned, depth)
     if helper is not None:
         bad = [k.arg for k in returned.keywords if k.arg is None] or \
@@ -382,11 +347,13 @@ def _task(module: Module, node: ast.FunctionDef, name: str, bound: dict | None =
             given = {names[i]: resolver.value(a) for i, a in enumerate(returned.args)}
             given |= {k.arg: resolver.value(k.value) for k in returned.keywords}
             inner = _task(module, helper, name, given, depth + 1)
-            return TaskDef(name, node.name, node.lineno, inner.task, skipped + inner.skipped, params)
+            return TaskDef(name, node.name, node.lineno, inner.task, skipped + inner.skipped, params,
+                           notes + inner.notes, {k: v for k, v in task_args.items() if k in params})
     task = returned if isinstance(returned, Unresolved) else Resolver(module, local).value(returned)
     if not isinstance(task, Unresolved) and not (isinstance(task, Call) and task.name == "Task"):
         task = Unresolved(getattr(returned, "lineno", node.lineno), f"{node.name} does not return Task(...)")
-    return TaskDef(name, node.name, node.lineno, task, skipped, params)
+    given = {k: v for k, v in task_args.items() if k in params}
+    return TaskDef(name, node.name, node.lineno, task, skipped, params, notes, given)
 
 
 def _helper(module: Module, returned: Any, depth: int) -> ast.FunctionDef | None:

@@ -25,6 +25,7 @@ from ..errors import ConfigError
 from . import inspect_parts as parts
 from .common import Report, Source, read_user_text, write_output
 from . import inspect_datasets as remote
+from . import inspect_flow as flow
 from .inspect_ast import Call, FuncRef, Module, TaskDef, Unresolved, find_tasks, parse, unresolved_in
 from .inspect_graded import Graded
 
@@ -44,7 +45,8 @@ class _Task:
     """One task's conversion: its report lines, files and suite."""
 
     def __init__(self, source: Source, report: Report, task: TaskDef, prefix: str, many: bool, module: Module,
-                 copy: tuple[str, bytes, str] | None = None):
+                 copy: tuple[str, bytes, str] | None = None, task_args: dict | None = None):
+        self.task_args = task_args or {}
         self.source, self.report, self.task, self.prefix = source, report, task, prefix
         self.module, self.copy = module, copy  # copy: --dataset's (name in DIR, bytes, path given)
         self.label = f"task {task.name}: " if many else ""
@@ -78,9 +80,17 @@ class _Task:
         for at, what in self.task.skipped:
             self.skip(at, what)
         for name, value in self.task.params.items():
-            if not isinstance(value, Unresolved):
-                self.note(f"parameter {name} of {self.task.function}() is its default, {value!r} (Inspect's -T "
-                          "would change it)")
+            if name in self.task.given:
+                self.note(f"parameter {name} of {self.task.function}() is {value!r} (-T {name}=..., as Inspect's -T "
+                          "passes it)")
+            elif not isinstance(value, Unresolved):
+                self.note(f"parameter {name} of {self.task.function}() is its default, {value!r} (-T {name}=VALUE "
+                          "changes it, as Inspect's -T does)")
+        for name in sorted(set(self.task_args) - set(self.task.params)):
+            self.note(f"-T {name}=...: {self.task.function}() has no parameter {name} (Inspect warns that it is not "
+                      "used and does not pass it)")
+        for line, text in self.task.notes:
+            self.note(f"line {line}: {text}")
         if not self.task.listed:
             self.note(f"{self.task.function}() (line {self.task.line}): Inspect's `inspect eval FILE` (and "
                       f"FILE@{self.task.name}) does not find it, as it finds tasks by a bare @task decorator; converted "
@@ -303,13 +313,14 @@ def _check(suite: dict, conv: _Task, source: Source, task: str) -> int:
 
 
 def import_inspect(path: str, out_dir: str, *, task: str | None = None, model: str | None = None,
-                   dataset: str | None = None) -> tuple[Path, Report, list[str]]:
+                   dataset: str | None = None, task_args: list[str] | None = None) -> tuple[Path, Report, list[str]]:
     """Convert the task file's tasks (or the one `task` names); write DIR. Returns the output
-    folder, the report and the suite files written (relative to it)."""
+    folder, the report and the suite files written (relative to it). `task_args`: -T NAME=VALUE."""
     text = read_user_text(path, "task file")
     source = Source(Path(path))
+    args = flow.parse_task_args(task_args)
     try:
-        module, tasks = find_tasks(parse(text, path), path)
+        module, tasks = find_tasks(parse(text, path), path, args)
     except ConfigError as exc:
         raise ConfigError(exc.detail, file=exc.file or path, line=exc.line, field=exc.field) from None
     if not tasks:
@@ -320,6 +331,10 @@ def import_inspect(path: str, out_dir: str, *, task: str | None = None, model: s
             raise ConfigError(f"no task {task!r} (the file's tasks: {', '.join(t.name for t in tasks)})",
                               file=path, field="task")
         tasks = chosen
+    unused = sorted(set(args) - {p for t in tasks for p in t.params})
+    if unused:
+        raise ConfigError(f"-T {unused[0]}=...: no task imported has a parameter {unused[0]} (their parameters: "
+                          f"{', '.join(sorted({p for t in tasks for p in t.params})) or 'none'})", file=path, field="-T")
     many = len(tasks) > 1
     copy = None
     if dataset is not None:
@@ -334,7 +349,7 @@ def import_inspect(path: str, out_dir: str, *, task: str | None = None, model: s
             folder += "-2"
         seen.add(folder)
         prefix = f"{folder}/" if many else ""
-        conv = _Task(source, report, t, prefix, many, module, copy)
+        conv = _Task(source, report, t, prefix, many, module, copy, args)
         suite = conv.convert(model)
         if conv.copied is not None:
             copied.setdefault(conv.copied, t.name)

@@ -1,0 +1,329 @@
+"""A task function's body read statically (inspect_ast.py), nothing of it run: its statements in
+order, as Python would run them with the parameters' values (their defaults, or `-T NAME=VALUE`).
+
+Read: plain assignments to names (a later one replaces the value, as in Python; a name read before
+it is bound is unknown, as Python raises), `x.append(v)` / `x.insert(i, v)` / `x.extend(l)` on a
+list of the function, `if`/`elif`/`else` and `x if c else y` whose condition is decided from
+known values (literals, the file's constants, the parameters' values and names already read:
+`==` `!=` `<` `<=` `>` `>=`, `in`, `is None`, `not`, `and`/`or`, `len()`, `isinstance()` of plain
+values), and `return`. An `if` whose condition is not known runs neither branch: it is listed with
+its line, its condition and why, and every name it binds or changes is unknown, as is the task
+when a branch returns. Any other statement is listed and the names it may bind or change are
+unknown. A comparison Python would refuse (`1 < "a"`) is unknown, never a guess.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from typing import Any, Callable
+
+import yaml
+
+from ..errors import ConfigError
+from .inspect_plain import changed_names
+from .inspect_values import Call, FuncRef, Unresolved
+
+#: Inspect functions whose value is an object that is never None and always true (solvers and
+#: scorers are functions; Task, Sample, configs are plain objects); a dataset or chain() is a
+#: sequence (true when not empty): its truth is not known
+OBJECTS = {"Task", "Sample", "FieldSpec", "GenerateConfig", "Epochs", "ChatMessageSystem", "ChatMessageUser",
+           "ChatMessageAssistant", "ChatMessageTool", "generate", "system_message", "user_message",
+           "assistant_message", "prompt_template", "chain_of_thought", "multiple_choice", "self_critique",
+           "basic_agent", "use_tools", "match", "includes", "exact", "f1", "pattern", "answer", "choice",
+           "model_graded_qa", "model_graded_fact", "accuracy", "stderr", "mean", "bootstrap_stderr"}
+SEQUENCES = {"chain", "MemoryDataset", "json_dataset", "csv_dataset", "file_dataset", "hf_dataset",
+             "example_dataset"}
+_COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+            ast.Gt: operator.gt, ast.GtE: operator.ge}
+_TYPES = {"str": str, "int": int, "float": float, "bool": bool, "dict": dict, "NoneType": type(None)}
+_LIST_METHODS = ("append", "insert", "extend")
+
+
+def shown(node: ast.AST, limit: int = 80) -> str:
+    text = " ".join(ast.unparse(node).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def plain(value: Any) -> bool:
+    """None, a bool, number or text, or a list or dict of them: a value Python's operators take."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return True
+    if isinstance(value, list):
+        return all(plain(v) for v in value)
+    if isinstance(value, dict):
+        return all(plain(v) for v in value.values())
+    return False
+
+
+def truth(value: Any) -> bool | None:
+    """bool(value) as Python gives it, or None where the import cannot know it."""
+    if value is None or isinstance(value, (bool, int, float, str, list, dict)):
+        return bool(value)
+    if isinstance(value, FuncRef) or isinstance(value, Call) and value.name in OBJECTS:
+        return True
+    return None
+
+
+def _not_none(value: Any) -> bool:
+    return value is not None and (plain(value) or isinstance(value, (FuncRef, list, dict)) or
+                                  isinstance(value, Call) and value.name in OBJECTS | SEQUENCES)
+
+
+def _unknown_truth(value: Any, node: ast.AST) -> Unresolved:
+    if isinstance(value, Unresolved):
+        return value
+    return Unresolved(node.lineno, f"whether {shown(node)} is true is not known without running code "
+                                   f"(it is {type(value).__name__ if not isinstance(value, Call) else value.name + '(...)'})")
+
+
+def compare(op: ast.cmpop, left: Any, right: Any, line: int) -> Any:
+    """One comparison of two read values, as Python makes it; Unresolved where it cannot be known."""
+    for side in (left, right):
+        if isinstance(side, Unresolved):
+            return side
+    if isinstance(op, (ast.Is, ast.IsNot)):
+        if left is None and right is None or isinstance(left, bool) and isinstance(right, bool):
+            same = left is right
+        elif left is None and _not_none(right) or right is None and _not_none(left):
+            same = False
+        else:
+            return Unresolved(line, "`is` between values other than None, True and False")
+        return same if isinstance(op, ast.Is) else not same
+    if isinstance(op, (ast.In, ast.NotIn)):
+        if not (plain(left) and plain(right) and isinstance(right, (str, list, dict))):
+            return Unresolved(line, "`in` on a value that is not a known text, list or dict")
+        try:
+            found = left in right
+        except TypeError as exc:  # `1 in "abc"`: Python raises
+            return Unresolved(line, f"Python raises TypeError ({exc})")
+        return found if isinstance(op, ast.In) else not found
+    if not (plain(left) and plain(right)):
+        return Unresolved(line, "a comparison of values the import does not know (only literals, texts, numbers, "
+                                "None, lists and dicts of them)")
+    if isinstance(left, list) or isinstance(right, list):  # a tuple is read as a list: (1,) == [1] is False
+        return Unresolved(line, "a comparison of lists or tuples (the import reads a tuple as a list)")
+    try:
+        return _COMPARE[type(op)](left, right)
+    except TypeError as exc:  # `1 < "a"`: Python raises
+        return Unresolved(line, f"Python raises TypeError ({exc})")
+
+
+def expression(resolver: Any, node: ast.AST, depth: int) -> Any:
+    """The value of `x if c else y`, `a or b`, `a and b`, `not a` or a comparison, as Python
+    evaluates it (each operand read by the resolver); Unresolved naming the condition where its
+    truth cannot be known."""
+    line = node.lineno
+    value = lambda n: resolver.value(n, depth + 1)  # noqa: E731
+    if isinstance(node, ast.IfExp):
+        test = value(node.test)
+        known = truth(test)
+        if known is None:
+            why = _unknown_truth(test, node.test)
+            return Unresolved(line, f"`{shown(node)}`: its condition `{shown(node.test)}` is not known ({why.why})")
+        return value(node.body if known else node.orelse)
+    if isinstance(node, ast.BoolOp):
+        result = None
+        for operand in node.values:
+            result = value(operand)
+            known = truth(result)
+            if known is None:
+                return Unresolved(line, f"`{shown(node)}`: {_unknown_truth(result, operand).why}")
+            if known == isinstance(node.op, ast.Or):  # `or` stops at a true value, `and` at a false one
+                return result
+        return result
+    if isinstance(node, ast.UnaryOp):  # not
+        inner = value(node.operand)
+        known = truth(inner)
+        return Unresolved(line, f"`{shown(node)}`: {_unknown_truth(inner, node.operand).why}") if known is None \
+            else not known
+    left = value(node.left)  # a Compare: `a < b < c` is `a < b and b < c`, b read once
+    for op, right_node in zip(node.ops, node.comparators):
+        right = value(right_node)
+        result = compare(op, left, right, line)
+        if isinstance(result, Unresolved):
+            return Unresolved(line, f"`{shown(node)}`: {result.why}")
+        if not result:
+            return False
+        left = right
+    return True
+
+
+def builtin(resolver: Any, node: ast.Call, depth: int) -> Any:
+    """len(x) / isinstance(x, T) of a known value (the builtins, where the file does not bind the
+    name); None when the call is not one of them."""
+    func = node.func
+    if not isinstance(func, ast.Name) or func.id not in ("len", "isinstance") or node.keywords or any(
+            isinstance(a, ast.Starred) for a in node.args) or resolver.binds(func.id):
+        return None
+    line = node.lineno
+    if func.id == "len" and len(node.args) == 1:
+        inner = resolver.value(node.args[0], depth + 1)
+        if isinstance(inner, (str, list, dict)):
+            return len(inner)
+        return inner if isinstance(inner, Unresolved) else Unresolved(line, f"len() of {shown(node.args[0])}, "
+                                                                            "not a known text, list or dict")
+    if func.id == "isinstance" and len(node.args) == 2:
+        inner = resolver.value(node.args[0], depth + 1)
+        kinds = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
+        names = [k.id for k in kinds if isinstance(k, ast.Name) and not resolver.binds(k.id)]
+        if isinstance(inner, Unresolved):
+            return inner
+        if any(n in ("list", "tuple") for n in names) and isinstance(inner, list):
+            return Unresolved(line, f"`{shown(node)}`: the import reads a tuple as a list")
+        if len(names) == len(kinds) and plain(inner) and all(n in _TYPES or n in ("list", "tuple") for n in names):
+            return any(n in _TYPES and isinstance(inner, _TYPES[n]) for n in names)
+        return Unresolved(line, f"`{shown(node)}` of a value or type the import does not know")
+    return None
+
+
+def assigned_names(body: list[ast.stmt]) -> set[str]:
+    """The names a function body binds (its locals: Python raises when one is read before it is
+    bound), not those of its nested functions, classes, lambdas and comprehensions."""
+    names: set[str] = set()
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            continue
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+        todo.extend(ast.iter_child_nodes(node))
+    return names
+
+
+class Body:
+    """Runs a function body's statements over `env` (name -> ("value", v), or Unresolved) with a
+    resolver made by `resolver(env)`. After run(): `returned` (the return's node, or Unresolved),
+    `skipped` and `notes` ((line, text) each)."""
+
+    def __init__(self, name: str, env: dict, resolver: Callable[[dict], Any]):
+        self.name, self.env, self.resolver = name, env, resolver
+        self.skipped: list[tuple[int, str]] = []
+        self.notes: list[tuple[int, str]] = []
+        self.returned: Any = None
+
+    def run(self, body: list[ast.stmt]) -> None:
+        for name in assigned_names(body) - set(self.env):
+            self.env[name] = Unresolved(body[0].lineno if body else 0, f"{name} is read before it is bound "
+                                                                      "(Python raises)")
+        self.block(body)
+
+    def block(self, body: list[ast.stmt]) -> bool:
+        """Run statements in order; True once one returned (or may have)."""
+        for stmt in body:
+            if self.statement(stmt):
+                return True
+        return False
+
+    def value(self, node: ast.AST) -> Any:
+        return self.resolver(self.env).value(node)
+
+    def statement(self, stmt: ast.stmt) -> bool:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) or isinstance(stmt, ast.Pass):
+            return False  # a docstring
+        if isinstance(stmt, ast.Return):
+            self.returned = stmt.value if stmt.value is not None else \
+                Unresolved(stmt.lineno, f"{self.name} returns None, not a Task")
+            return True
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            if all(isinstance(t, ast.Name) for t in targets):
+                value = self.value(stmt.value)
+                for t in targets:
+                    self.env[t.id] = ("value", value)  # type: ignore[attr-defined]
+                return False
+            return self.not_run(stmt, "an assignment that unpacks, or to an item or attribute, is not read")
+        if isinstance(stmt, ast.AnnAssign):
+            return False  # `x: int` binds nothing
+        if isinstance(stmt, ast.If):
+            return self.branch(stmt)
+        if isinstance(stmt, ast.Expr) and self.list_method(stmt.value):
+            return False
+        return self.not_run(stmt, f"a statement in {self.name}() is not run ({type(stmt).__name__}: only "
+                                  "assignments, `if`, list appends and the return are read)")
+
+    def not_run(self, stmt: ast.stmt, what: str) -> bool:
+        self.skipped.append((stmt.lineno, what))
+        for n in changed_names(stmt):
+            self.env[n] = Unresolved(stmt.lineno, f"{n} is bound or changed by code (line {stmt.lineno})")
+        return self.returns_in(stmt, f"it may return in the statement at line {stmt.lineno}, which is not run")
+
+    def returns_in(self, stmt: ast.stmt, why: str) -> bool:
+        todo = list(ast.iter_child_nodes(stmt))
+        while todo:
+            node = todo.pop()
+            if isinstance(node, ast.Return):
+                self.returned = Unresolved(stmt.lineno, f"{self.name} is not read: {why}")
+                return True
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                todo.extend(ast.iter_child_nodes(node))
+        return False
+
+    def branch(self, stmt: ast.If) -> bool:
+        test = self.value(stmt.test)
+        known = truth(test)
+        cond = shown(stmt.test)
+        if known is None:
+            why = _unknown_truth(test, stmt.test).why
+            self.skipped.append((stmt.lineno, f"`if {cond}:` is not decided without running code ({why}): neither "
+                                              "branch is read, and what they bind or change is not converted"))
+            for n in changed_names(stmt):
+                self.env[n] = Unresolved(stmt.lineno, f"{n} is bound or changed in the `if {cond}:` at line "
+                                                      f"{stmt.lineno}, whose condition is not known")
+            return self.returns_in(stmt, f"it may return in the `if {cond}:` at line {stmt.lineno}, whose "
+                                         "condition is not known")
+        chosen = stmt.body if known else stmt.orelse
+        self.notes.append((stmt.lineno, f"`if {cond}:` is {known} (with the parameters' values): "
+                                        f"{'its body is' if known else 'the else branch is' if stmt.orelse else 'nothing is'} "
+                                        "read, as Python runs it"))
+        return self.block(chosen)
+
+    def list_method(self, call: ast.AST) -> bool:
+        """`solvers.append(x)`, `.insert(i, x)`, `.extend(xs)` on a list the function holds: done."""
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and
+                isinstance(call.func.value, ast.Name) and call.func.attr in _LIST_METHODS and not call.keywords
+                and not any(isinstance(a, ast.Starred) for a in call.args)):
+            return False
+        held = self.env.get(call.func.value.id)
+        if not (isinstance(held, tuple) and isinstance(held[1], list)):
+            return False
+        items = held[1]
+        args = [self.value(a) for a in call.args]
+        if call.func.attr == "append" and len(args) == 1:
+            items.append(args[0])
+        elif call.func.attr == "extend" and len(args) == 1 and isinstance(args[0], list):
+            items.extend(args[0])
+        elif call.func.attr == "insert" and len(args) == 2 and isinstance(args[0], int) \
+                and not isinstance(args[0], bool):
+            items.insert(args[0], args[1])
+        else:
+            return False
+        return True
+
+
+def parse_task_args(given: list[str] | None) -> dict:
+    """-T NAME=VALUE as Inspect's CLI reads it (parse_cli_args): NAME's dashes are underscores,
+    VALUE is YAML, and a text with commas is a list of its parts."""
+    values: dict[str, Any] = {}
+    for arg in given or []:
+        name, eq, raw = arg.partition("=")
+        if not eq or not name.strip():
+            raise ConfigError(f"{arg!r} is not NAME=VALUE", field="-T")
+        try:
+            value = yaml.safe_load(raw)
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{arg!r}: VALUE is not YAML ({' '.join(str(exc).split())[:120]})", field="-T") \
+                from None
+        if isinstance(value, str):
+            value = value.split(",") if "," in value else value
+        if not plain(value) or any(not isinstance(k, str) for k in (value if isinstance(value, dict) else {})):
+            raise ConfigError(f"{arg!r}: VALUE is a YAML {type(value).__name__}, not a text, number, true/false, "
+                              "null, list or mapping (quote it to give a text)", field="-T")
+        values[name.replace("-", "_")] = value
+    return values
