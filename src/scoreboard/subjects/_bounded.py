@@ -60,11 +60,12 @@ async def read_body(resp, limit: int, end=None, head: bool = False) -> tuple[byt
     return bytes(buf), False
 
 
-async def read_pipe(stream, limit: int, on_over=None) -> tuple[bytes, bool]:
+async def read_pipe(stream, limit: int, on_over=None, buf: bytearray | None = None) -> tuple[bytes, bool]:
     """(what a pipe gave, up to `limit` bytes; whether it had more). Past the limit `on_over()`
     is called (it kills the writer) and the pipe is drained to its end unkept: asyncio reports a
-    process ended only once its pipes are closed."""
-    buf = bytearray()
+    process ended only once its pipes are closed. `buf`: where it is gathered (what came before
+    a cancellation stays readable there)."""
+    buf = bytearray() if buf is None else buf
     while True:
         chunk = await stream.read(_CHUNK)
         if not chunk:
@@ -119,7 +120,8 @@ async def _feed(proc, data: bytes) -> None:
 
 async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | Path | None, limit: int,
                       stdin: bytes | None = None, keep_stderr: bool = False,
-                      pipe_grace_s: float | None = None, kill_after: bool = False) -> Finished:
+                      pipe_grace_s: float | None = None, kill_after: bool = False,
+                      partial: bytearray | None = None) -> Finished:
     """Run a program in its own process group with bounded output.
 
     stdout is read up to `limit` bytes: past it the group is killed at once. stderr is kept
@@ -127,7 +129,8 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | Path |
     straggler holding stdout open after the program exited is waited for that long, then killed.
     `kill_after` kills the group once the program ended (nothing it started outlives it). On
     cancellation (a timeout) the whole group is killed before this re-raises. Whenever the group
-    is killed, so is every process carrying its tag that left it (reaper.sweep)."""
+    is killed, so is every process carrying its tag that left it (reaper.sweep). `partial`, when
+    given, gathers stdout as it comes: what the program printed before a timeout cut it."""
     tag = secrets.token_hex(12)
     proc = await asyncio.create_subprocess_exec(
         *argv, stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
@@ -135,7 +138,7 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | Path |
         stderr=asyncio.subprocess.PIPE if keep_stderr else asyncio.subprocess.DEVNULL,
         env={**env, TAG_VAR: tag}, cwd=str(cwd) if cwd else None, start_new_session=True)
     watch(proc.pid, tag)  # killed (and what left its group) by the watcher should scoreboard be killed
-    out = asyncio.ensure_future(read_pipe(proc.stdout, limit, lambda: kill_group(proc.pid)))
+    out = asyncio.ensure_future(read_pipe(proc.stdout, limit, lambda: kill_group(proc.pid), partial))
     err = asyncio.ensure_future(read_tail(proc.stderr, STDERR_TAIL)) if keep_stderr else None
     feed = asyncio.ensure_future(_feed(proc, stdin)) if stdin is not None else None
     readers = [t for t in (out, err, feed) if t is not None]

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..agents.exports import ExportedRun
+from ..agents.trajectory import json_lines
 from ..errors import ConfigError, SubjectError
 from ..redact import PROVIDER_KEY_VARS as API_KEY_VARS
 from ._bounded import exit_words, run_process
@@ -224,10 +225,13 @@ class AgentCLISubject(Subject):
                 argv = ws.argv(argv, env)
             if ledger is not None:
                 ticket = await ledger.acquire(request.attempt, role=request.role, subject=self.label)
+            partial = bytearray()  # what it printed before a timeout cut it
             try:
                 done = await run_process(argv, env=env, cwd=work, limit=self.max_response_bytes,
-                                         pipe_grace_s=_PIPE_GRACE_S, kill_after=True)
+                                         pipe_grace_s=_PIPE_GRACE_S, kill_after=True, partial=partial)
             except BaseException as exc:
+                if ws is not None:  # what the agent did before it was cut is the failed attempt's data
+                    ws.tool_calls = self.calls_so_far(bytes(partial), ws.max_tool_output_bytes)
                 if ticket is not None:
                     reason = "cancelled" if isinstance(exc, (asyncio.CancelledError, TimeoutError)) \
                         else f"{type(exc).__name__}"
@@ -244,6 +248,8 @@ class AgentCLISubject(Subject):
                 result = self.result(done.stdout.decode("utf-8", "replace"), done.returncode, secrets,
                                      ws.max_tool_output_bytes if ws is not None else None)
             except SubjectError as err:
+                if ws is not None:
+                    ws.tool_calls = self.calls_so_far(done.stdout, ws.max_tool_output_bytes)
                 if ticket is not None:
                     ledger.complete(ticket, ok=False, status=err.status, error=str(err))
                 raise
@@ -255,6 +261,19 @@ class AgentCLISubject(Subject):
         finally:
             if ws is None:
                 remove_root(root)
+
+    def agent_trajectory(self, events: list[dict], cap: int) -> ExportedRun:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def calls_so_far(self, stdout: bytes, cap: int) -> list[dict] | None:
+        """The tool calls the event stream of a run that failed shows (read up to its last whole
+        line: a timeout may cut one mid-event); None when it shows nothing readable."""
+        text = stdout.decode("utf-8", "replace")
+        try:
+            events = json_lines(text[:text.rfind("\n") + 1])
+            return self.agent_trajectory(events, cap).tool_calls if events else None
+        except ValueError:
+            return None
 
     def workspace_env(self, root: Path, isolated: bool) -> dict[str, str]:
         """Variables of an agent run in a task's workspace (its config kept private when isolated)."""

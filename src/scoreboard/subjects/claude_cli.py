@@ -78,3 +78,6 @@ class ClaudeCLISubject(AgentCLISubject):
         if not any(e.get("type") == "result" for e in events):
             return None
         return claude_trajectory(events, cap)
+
+    def agent_trajectory(self, events: list[dict], cap: int) -> ExportedRun:
+        return claude_trajectory(events, cap)

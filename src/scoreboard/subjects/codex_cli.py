@@ -104,6 +104,9 @@ class CodexCLISubject(AgentCLISubject):
         events = json_lines(stdout)
         return codex_trajectory(events, cap) if events else None
 
+    def agent_trajectory(self, events: list[dict], cap: int) -> ExportedRun:
+        return codex_trajectory(events, cap)
+
     def parse_output(self, stdout: str) -> ExportedRun | None:
         events = json_lines(stdout)
         if not events:

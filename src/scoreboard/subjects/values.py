@@ -104,6 +104,9 @@ class AgentWorkspace:
     max_tool_output_bytes: int = 8192
     #: set by the subject: its agent left a process running when it ended (the subject killed it)
     left_running: bool = False
+    #: set by the subject when its attempt fails after the agent started: the tool calls its
+    #: output showed by then (a timeout's cut stream read up to its last whole line)
+    tool_calls: list | None = None
 
     def argv(self, argv: list[str], env: dict[str, str] | None = None) -> list[str]:
         """`argv` as run: inside the sandbox when there is one (`env`: the environment it runs

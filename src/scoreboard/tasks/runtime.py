@@ -116,6 +116,7 @@ async def run_task(task: TaskDef, subject, request: SubjectRequest, *, hide: lis
         env = {**sandbox.env(), **sandbox.net.env(), **door.agent_env(), **installed.env(), ATTEMPT_TAG_VAR: door.tag}
         workspace = AgentWorkspace(path=str(work), env=env, config_dir=str(sandbox.home), wrap=sandbox.wrap,
                                    isolated=sandbox.isolated, max_tool_output_bytes=spec.max_tool_output_bytes)
+        door.workspace = workspace  # a failed agent's calls so far are recorded on its error attempt
         result = await _run_agent(subject, dataclasses.replace(
             request, input=instruction, workspace=workspace,
             skill=skill.skill_text_for_agent(request.skill, installed)), spec.timeout, door)
@@ -142,6 +143,7 @@ async def run_task(task: TaskDef, subject, request: SubjectRequest, *, hide: lis
             exc.extra = {"task": {"task": spec.id, "mode": mode, "error_kind": exc.kind,
                                   "isolation": _where(door.sandbox, getattr(subject, "agent_workspace", False)),
                                   "left_running": door.left_running,
+                                  "tool_calls": door.workspace.tool_calls if door.workspace is not None else None,
                                   "egress": door.bridge.egress.record() if door.bridge is not None
                                   and door.bridge.egress is not None else None}}
         raise
@@ -183,6 +185,8 @@ class _Door:
     left_running: bool = False
     #: whether the agent was started (an error after that still says where it ran)
     started: bool = False
+    #: the agent's workspace (a subject that failed notes there the tool calls it made by then)
+    workspace: AgentWorkspace | None = None
 
     @property
     def port(self) -> int | None:
