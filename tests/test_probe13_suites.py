@@ -100,3 +100,20 @@ def test_choice_and_simple_transform_options_written_wrong_are_refused_naming_th
         {"exact": None, "transform": [{"choice": {"choices": 4, "multiple": True}}, "trim", {"lower": None}]}]}], "")
     proc = scoreboard("validate", str(suite), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_case_s_replace_or_synthetic_of_the_wrong_type_is_refused_not_converted(tmp_path):
+    """`"replace": "yes"` or `"replace": 1` in a case file was read as true and `"synthetic":
+    "false"` as false (pydantic's lax booleans), where every other setting of the wrong type is an
+    error naming the field: a typed value is never converted."""
+    for field, value in (("replace", "yes"), ("replace", 1), ("synthetic", "false")):
+        suite = write_suite(tmp_path, [{"id": "c1", "input": "x", field: value, "graders": [{"contains": "x"}]}],
+                            "defaults: {graders: [{contains: ANSWER}]}\n")
+        proc = scoreboard("validate", suite.name, cwd=tmp_path)
+        assert proc.returncode == 1, proc.stdout
+        (line,) = proc.stderr.strip().splitlines()
+        assert line == (f"scoreboard: error: cases.jsonl:1, case 'c1', field '{field}': must be true or false "
+                        f"(got {value!r})"), line
+    suite = write_suite(tmp_path, [{"id": "c1", "input": "x", "replace": True, "synthetic": False,
+                                    "graders": [{"contains": "x"}]}], "defaults: {graders: [{contains: ANSWER}]}\n")
+    assert scoreboard("validate", suite.name, cwd=tmp_path).returncode == 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StrictFloat, field_validator, model_validator
+from pydantic import Field, StrictBool, StrictFloat, field_validator, model_validator
 
 from ..validation import Strict, one_line_id
 
@@ -34,7 +34,7 @@ class CaseRecord(Strict):
     category: str | None = None
     tags: list[str] = Field(default_factory=list)
     metadata: dict = Field(default_factory=dict)
-    synthetic: bool | None = None
+    synthetic: StrictBool | None = None
     rubric: str | dict | None = None
     notes: str | None = None
     split: str | None = None
@@ -48,7 +48,7 @@ class CaseRecord(Strict):
     #: applied to the output before every grader of this case (graders/transforms.py)
     transform: Any = None
     #: the case's graders replace the suite defaults' graders instead of adding to them
-    replace: bool = False
+    replace: StrictBool = False
     #: var names whose list value makes one case per value
     expand: list[str] | None = None
 
