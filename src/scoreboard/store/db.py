@@ -21,16 +21,15 @@ import os
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from datetime import UTC, datetime
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
 from ..record.files import make_private_dirs
 from .sqlitefile import connect, file_uri
-from .migrations import MIGRATIONS
-from .tables import check_tables
+# (now_iso and schema_version are re-exported: callers import them from here)
+from .upgrade import migrate, now_iso, refuse_foreign, schema_version  # noqa: F401
 from .urls import is_url, shown_location
 
 #: how long a writer waits for another's lock before retrying, and how often it retries
@@ -41,10 +40,6 @@ _MIGRATION_LOCK = 0x5C0_2EB0A2D
 #: the first key of a run's advisory lock (the second is its key's hash)
 _RUN_LOCK = 0x5C0_2EB0
 POSTGRES_HINT = "the PostgreSQL store needs psycopg: pip install 'scoreboard[postgres]'"
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 class Database:
@@ -169,6 +164,107 @@ def _busy(exc: Exception) -> bool:
     return "locked" in text or "busy" in text
 
 
+class PostgresDatabase(Database):
+    """A connection that connects again when the server dropped it (a restart, a failover, an
+    idle timeout) between transactions: a long-lived reader (the viewer) keeps answering."""
+
+    kind = "postgresql"
+
+    def __init__(self, conn: Any, location: str, spec: str):
+        super().__init__(conn, location)
+        self.spec = spec
+
+    def sql(self, statement: str) -> str:
+        return statement.replace("?", "%s")
+
+    def _connected(self) -> None:
+        """Connect again when the connection is gone (never inside a transaction: it died with it)."""
+        if self.conn.closed or self.conn.broken:
+            import psycopg
+
+            try:
+                self.conn = psycopg.connect(self.spec, autocommit=True, connect_timeout=10)
+            except psycopg.Error as exc:
+                raise ConfigError(f"lost the connection to the store and cannot connect again: {said(exc)}",
+                                  file=self.location, field="store") from None
+
+    def execute(self, statement: str, params: Sequence = ()) -> Any:
+        from psycopg import OperationalError
+        from psycopg.pq import TransactionStatus
+
+        self._connected()
+        idle = self.conn.info.transaction_status == TransactionStatus.IDLE
+        try:
+            return self.conn.execute(self.sql(statement), tuple(params))
+        except OperationalError:
+            if not idle or not (self.conn.closed or self.conn.broken):
+                raise
+        self._connected()  # dropped while idle: this statement never ran; once more on a new connection
+        return self.conn.execute(self.sql(statement), tuple(params))
+
+    def executemany(self, statement: str, rows: list[Sequence]) -> None:
+        if rows:
+            with self.conn.cursor() as cur:
+                cur.executemany(self.sql(statement), rows)
+
+    def rows(self, statement: str, params: Sequence = (), size: int = 1000) -> Iterator[tuple]:
+        # A server-side cursor lives in a transaction; a named cursor streams the rows.
+        with self._transaction(), self.conn.cursor(name=f"rows_{id(self)}_{time.monotonic_ns()}") as cur:
+            cur.execute(self.sql(statement), tuple(params))
+            while True:
+                batch = cur.fetchmany(size)
+                if not batch:
+                    return
+                yield from batch
+
+    @contextmanager
+    def write(self) -> Iterator[Database]:
+        with self._transaction():
+            yield self
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """A transaction on a live connection. A connection the server dropped while it sat idle
+        (a restart, a failover) looks open until its next statement, here the BEGIN: that one never
+        ran, so it is sent once more on a new connection (a run's next batch of attempts is stored
+        rather than the run giving up on the store for good)."""
+        from psycopg import OperationalError
+        from psycopg.pq import TransactionStatus
+
+        self._connected()
+        idle = self.conn.info.transaction_status == TransactionStatus.IDLE
+        with ExitStack() as stack:
+            try:
+                stack.enter_context(self.conn.transaction())
+            except OperationalError:
+                if not idle or not (self.conn.closed or self.conn.broken):
+                    raise
+                self._connected()
+                stack.enter_context(self.conn.transaction())
+            yield
+
+    def lock_migrations(self) -> None:
+        self.execute("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
+
+    def lock_run(self, key: str) -> None:
+        """Two writers of one run's rows take turns (they deadlocked on its rows' indexes)."""
+        self.execute("SELECT pg_advisory_xact_lock(?, hashtext(?))", (_RUN_LOCK, key))
+
+    def has_migrations_table(self) -> bool:
+        # a plain query, not to_regclass (whose catalog cache can lag behind a migration another
+        # process committed while this one waited on the lock)
+        return self.one("SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() "
+                        "AND table_name = 'schema_migrations'") is not None
+
+    def foreign_tables(self) -> list[str]:
+        """Tables of ours that a database without `schema_migrations` already holds (a shared
+        database may hold any others)."""
+        from .migrations import TABLES
+
+        return [n for (n,) in self.all("SELECT table_name FROM information_schema.tables WHERE "
+                                       "table_schema = current_schema() ORDER BY table_name") if n in TABLES]
+
+
 def open_database(spec: str) -> Database:
     """Open (creating and migrating) the database a store spec names: a PostgreSQL URL, or the
     path of a SQLite file (created owner-only in an owner-only folder)."""
@@ -182,8 +278,6 @@ def open_database(spec: str) -> Database:
         except psycopg.Error as exc:
             raise ConfigError(f"cannot connect to the store {shown_location(spec)}: {said(exc)}",
                               field="store") from None
-        from .postgres import PostgresDatabase
-
         db: Database = PostgresDatabase(conn, shown_location(spec), spec)
         errors: tuple = (psycopg.Error,)
     else:
@@ -258,58 +352,3 @@ def _read_only_sqlite(path: Path) -> sqlite3.Connection:
         if Path(str(path) + "-wal").exists():
             raise
     return connect(uri + "?immutable=1")
-
-
-def migrate(db: Database) -> list[int]:
-    """Apply the migrations this database lacks, in order, in one transaction; return them.
-    A store already up to date is only read (no lock taken)."""
-    have = schema_version(db) if db.has_migrations_table() else None
-    if have is None:
-        refuse_foreign(db)
-    if have is not None and have > len(MIGRATIONS):
-        raise _newer(db, have)
-    if have == len(MIGRATIONS):
-        check_tables(db, have)
-        return []
-    if db.readonly:
-        raise ConfigError(f"the store is read-only here and its schema (version {have or 0}) is older than this "
-                          f"scoreboard's ({len(MIGRATIONS)}): open it once where it can be written",
-                          file=db.location, field="store")
-    applied: list[int] = []
-    with db.write():
-        db.lock_migrations()
-        refuse_foreign(db)
-        db.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
-                   "name TEXT NOT NULL, applied_at TEXT NOT NULL)")
-        have = db.one("SELECT MAX(version) FROM schema_migrations")[0] or 0
-        if have > len(MIGRATIONS):
-            raise _newer(db, have)
-        for version, (name, statements) in enumerate(MIGRATIONS[have:], start=have + 1):
-            for statement in statements:
-                db.execute(statement)
-            db.execute("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                       (version, name, now_iso()))
-            applied.append(version)
-        check_tables(db, len(MIGRATIONS))
-    return applied
-
-
-def refuse_foreign(db: Database) -> None:
-    """A one-line error for a database that holds tables scoreboard did not make and no record
-    of its migrations (another program's): it is never written into."""
-    if db.has_migrations_table():
-        return
-    foreign = db.foreign_tables()
-    if foreign:
-        shown = ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else "")
-        raise ConfigError(f"not a scoreboard history store: the database already holds tables that scoreboard "
-                          f"did not make ({shown}); name another store", file=db.location, field="store")
-
-
-def _newer(db: Database, have: int) -> ConfigError:
-    return ConfigError(f"the store's schema is version {have}, newer than this scoreboard knows "
-                       f"({len(MIGRATIONS)}): upgrade scoreboard", file=db.location, field="store")
-
-
-def schema_version(db: Database) -> int:
-    return db.one("SELECT MAX(version) FROM schema_migrations")[0] or 0
