@@ -76,14 +76,15 @@ def test_a_run_whose_connection_the_server_drops_part_way_is_still_stored(postgr
 
 
 #: a subject that closes the store's database at case c03 (connections refused, the run's own
-#: ended), waits past a batch's flush at c04, and opens it again at c06: the server was away a while
+#: ended), waits past a batch's flush at c04, and opens it again at c06 (with P13_STAY_AWAY, not
+#: before the run ends): the server was away a while
 OUTAGE = """import os
 import time
 
 def answer(text):
     url, admin_url = os.environ["P13_URL"], os.environ["P13_ADMIN_URL"]
     name = url.rsplit("/", 1)[1]
-    if text in ("q3", "q6"):
+    if text == "q3" or (text == "q6" and not os.environ.get("P13_STAY_AWAY")):
         import psycopg
 
         with psycopg.connect(admin_url, autocommit=True) as admin:
@@ -161,3 +162,27 @@ def test_a_store_whose_tables_were_changed_by_hand_is_a_one_line_error(stored, c
     again = sb("run", "suite.yaml", "--no-progress", "--store", spec, cwd=folder)
     assert again.returncode == 1 and named in again.stderr, again.stderr
     assert len(list((folder / "eval-results" / "p13").glob("*.json"))) == 1  # nothing ran
+
+
+def test_a_run_the_store_lost_for_good_is_named_and_imported_later(postgres, tmp_path):
+    """The server stays away to the run's end: the warning names the `store import` to run,
+    `store verify` of the report says the stored run never recorded its end (it said 'report
+    SHA-256 ... differs from the stored None...: the file changed since it was stored'), and the
+    import it names stores the run, which `verify --store` then finds matching its report."""
+    url = database(postgres, "away")
+    folder = project(tmp_path / "p")
+    (folder / "subj.py").write_text(OUTAGE)
+    done = sb("run", "suite.yaml", "--no-progress", "--store", url, "--concurrency", "1", cwd=folder,
+              env={"P13_URL": url, "P13_ADMIN_URL": postgres.url(), "P13_STAY_AWAY": "1"})
+    assert done.returncode in (0, 3), done.stderr
+    report = next((folder / "eval-results" / "p13").glob("*.json"))
+    assert f"scoreboard store import {report.relative_to(folder)}" in done.stderr, done.stderr
+    execute(postgres.url(), f'ALTER DATABASE "{url.rsplit("/", 1)[1]}" ALLOW_CONNECTIONS true')
+    checked = sb("store", "verify", str(report), "--store", url, cwd=folder)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert "stored None…" not in checked.stdout and "never recorded its end" in checked.stdout, checked.stdout
+    assert sb("store", "import", str(report), "--store", url, cwd=folder).returncode == 0
+    checked = sb("verify", str(report), "--store", url, cwd=folder)
+    assert checked.returncode == 0 and "matches the report" in checked.stdout, checked.stdout + checked.stderr
+    listed = json.loads(sb("history", "--store", url, "--json", cwd=folder).stdout)["runs"]
+    assert [(r["status"], r["attempts"]) for r in listed] == [("completed", 8)], listed

@@ -75,7 +75,10 @@ def check_stored(store: HistoryStore, report_path: str | Path) -> StoredCheck:
         return out
     sha, _ = file_sha256(report.path)
     out.checked["report_sha256"] = sha
-    if row[0] != sha:
+    if row[0] is None:  # recorded as it ran, never concluded there: there is no stored hash to differ from
+        out.mismatches.append(f"the stored run never recorded its end (its process was killed, or the store failed "
+                              f"during the run): `scoreboard store import {report_path}` stores it from its report")
+    elif row[0] != sha:
         out.mismatches.append(f"report SHA-256 {sha[:16]}… differs from the stored {str(row[0])[:16]}… (the file "
                               "changed since it was stored, or the run was stored from another report)")
     _compare_attempts(store, key, report, out)
