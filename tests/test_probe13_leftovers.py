@@ -188,3 +188,64 @@ def test_the_judge_agreement_block_is_words_and_a_table_alike_in_every_rendering
     for said in (kappa, rate, small, "judge pass & human pass"):
         assert said in terminal, (said, terminal)
     assert "{" not in terminal
+
+
+# --------------------------------------------------------------------------- (3) viewer paging
+
+
+def test_the_viewer_api_refuses_a_limit_or_cursor_it_cannot_read_and_caps_a_large_limit(tmp_path):
+    """Was: `/api/runs?limit=abc` gave 50 runs, `limit=-1` one, `cursor=garbage` a page from an
+    arbitrary place, and the cases/attempts pages ignored `cursor=abc` and `limit=zz`: a client's
+    mistake read as a real page. Now: 400 with a one-line JSON error naming the parameter; a limit
+    past the most one page holds is capped at it, and each page says both."""
+    import http.client
+    import urllib.parse
+
+    from tests.viewer.conftest import Served
+
+    store = str(tmp_path / "h.sqlite")
+    (tmp_path / "cases.jsonl").write_text("".join(
+        json.dumps({"id": f"c{i}", "input": "q", "expected": "a"}) + "\n" for i in range(3)))
+    (tmp_path / "v.jsonl").write_text("".join(json.dumps({"case_id": f"c{i}", "output": "a"}) + "\n" for i in range(3)))
+    (tmp_path / "suite.json").write_text(json.dumps({"name": "pages", "cases": "cases.jsonl", "output_dir": "out",
+                                                     "formats": ["json"], "subject": "recorded:v.jsonl"}))
+    for _ in range(3):
+        assert cli(tmp_path, "run", "suite.json", "--no-progress", "--store", store).returncode == 0
+    served = Served("--store", store, cwd=tmp_path)
+
+    def get(path: str) -> tuple[int, dict]:
+        parsed = urllib.parse.urlsplit(served.base)
+        conn = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=30)
+        try:
+            conn.request("GET", path)
+            response = conn.getresponse()
+            return response.status, json.loads(response.read())
+        finally:
+            conn.close()
+
+    try:
+        status, first = get("/api/runs?limit=1")
+        assert status == 200 and len(first["runs"]) == 1 and first["limit"] == 1 and first["max_limit"] == 500
+        seen, cursor = [r["key"] for r in first["runs"]], first["next"]
+        while cursor is not None:  # the cursors it gives are read back
+            status, page = get("/api/runs?limit=1&cursor=" + urllib.parse.quote(cursor))
+            assert status == 200, page
+            seen += [r["key"] for r in page["runs"]]
+            cursor = page["next"]
+        assert len(seen) == len(set(seen)) == 3
+        key = seen[0]
+        for path, name in (("/api/runs?limit=abc", "limit"), ("/api/runs?limit=-1", "limit"),
+                           ("/api/runs?limit=0", "limit"), ("/api/runs?limit=1.5", "limit"),
+                           ("/api/runs?cursor=garbage", "cursor"), ("/api/runs?cursor=a|b|not-hex", "cursor"),
+                           (f"/api/runs/{key}/cases?cursor=abc", "cursor"), (f"/api/runs/{key}/cases?limit=zz", "limit"),
+                           (f"/api/runs/{key}/attempts?cursor=-3", "cursor"),
+                           (f"/api/runs/{key}/attempts?limit=%20", "limit"), ("/api/trends?suite=pages&limit=x", "limit")):
+            status, body = get(path)
+            assert status == 400, (path, status, body)
+            assert body["error"].startswith(name + ":") and "\n" not in body["error"], (path, body)
+        status, big = get(f"/api/runs?limit={10 ** 9}")
+        assert status == 200 and len(big["runs"]) == 3 and big["limit"] == 500 and big["max_limit"] == 500
+        status, cases = get(f"/api/runs/{key}/cases?limit={10 ** 9}&cursor=")
+        assert status == 200 and len(cases["cases"]) == 3 and cases["limit"] == 500
+    finally:
+        served.stop()

@@ -87,8 +87,10 @@ def test_unknown_ids_are_404_and_unreadable_filters_400(served):
         assert status == 400 and said in body, (path, status, body[:200])
     # what a filter can read still filters
     assert len(data(served, "/api/runs?status=completed&since=2000-01-01")["runs"]) == 4
-    # cursors and limits that are not numbers are ignored, not errors
-    assert data(served, f"/api/runs/{real}/cases?cursor=abc&limit=zz")["cases"]
+    # cursors and limits that are not numbers are errors naming the parameter (they were ignored)
+    for path, said in ((f"/api/runs/{real}/cases?cursor=abc", b"cursor:"), (f"/api/runs/{real}/cases?limit=zz", b"limit:")):
+        status, body = get(served, path)
+        assert status == 400 and said in body, (path, status, body[:200])
 
 
 def test_nothing_outside_the_app_is_served(served):

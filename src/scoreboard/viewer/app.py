@@ -37,7 +37,7 @@ from ..store.queries import (
     case_page,
     check_status,
     check_time,
-    clamp,
+    MAX_LIMIT,
     get_run,
     list_runs,
     run_brief,
@@ -46,6 +46,7 @@ from ..store.queries import (
 )
 from ..store.filters import check_commit
 from .figures import compare_runs, trend
+from .params import ParamError, page_limit, position_cursor, runs_cursor
 from .reviews import ReviewError, review_from_form
 
 ATTEMPT_STATUSES = get_args(AttemptStatus)
@@ -144,6 +145,8 @@ class Viewer:
             response = await handler(request)
         except web.HTTPException as exc:
             response = exc
+        except ParamError as exc:  # a paging parameter it cannot read: named, never ignored
+            response = _error(400, str(exc))
         except ConfigError as exc:  # a store that fails to be read (a damaged file): said, not a bare 500
             response = _error(500, str(exc))
         response.headers["Content-Security-Policy"] = CSP
@@ -183,8 +186,9 @@ class Viewer:
             f.commit = check_commit(f.commit, "commit")
         except ConfigError as exc:
             return _error(400, f"{exc.flag}: {exc.detail}")
-        page, nxt = await self.call(list_runs, self.db, f, limit=clamp(q.get("limit")), cursor=q.get("cursor"))
-        return json_response({"runs": page, "next": nxt})
+        limit, cursor = page_limit(q.get("limit")), runs_cursor(q.get("cursor"))  # ParamError: a 400
+        page, nxt = await self.call(list_runs, self.db, f, limit=limit, cursor=cursor)
+        return json_response({"runs": page, "next": nxt, "limit": limit, "max_limit": MAX_LIMIT})
 
     async def run(self, request: web.Request) -> web.Response:
         found = await self.call(get_run, self.db, request.match_info["key"])
@@ -198,24 +202,25 @@ class Viewer:
         key = request.match_info["key"]
         if q.get("outcome") and q["outcome"] not in OUTCOMES:  # a typo is an error, not every case unfiltered
             return _error(400, f"outcome: unknown outcome {q['outcome'][:80]!r} (known: {', '.join(OUTCOMES)})")
+        limit, cursor = page_limit(q.get("limit")), position_cursor(q.get("cursor"))  # ParamError: a 400
         found = await self.call(self._page, key, case_page, variant=q.get("variant") or None,
                                 outcome=q.get("outcome") or None, search=q.get("search") or None,
-                                category=q.get("category") or None, cursor=_int(q.get("cursor")),
-                                limit=clamp(q.get("limit")))
+                                category=q.get("category") or None, cursor=cursor, limit=limit)
         if found is None:
             return _error(404, "no such run")
-        return json_response({"cases": found[0], "next": found[1]})
+        return json_response({"cases": found[0], "next": found[1], "limit": limit, "max_limit": MAX_LIMIT})
 
     async def attempts(self, request: web.Request) -> web.Response:
         q = request.query
         if q.get("status") and q["status"] not in ATTEMPT_STATUSES:  # a typo is an error, not an empty page
             return _error(400, f"status: unknown attempt status {q['status'][:80]!r} (known: "
                                f"{', '.join(ATTEMPT_STATUSES)})")
+        limit, cursor = page_limit(q.get("limit")), position_cursor(q.get("cursor"))  # ParamError: a 400
         found = await self.call(self._page, request.match_info["key"], attempt_page, status=q.get("status") or None,
-                                cursor=_int(q.get("cursor")), limit=clamp(q.get("limit")))
+                                cursor=cursor, limit=limit)
         if found is None:
             return _error(404, "no such run")
-        return json_response({"attempts": found[0], "next": found[1]})
+        return json_response({"attempts": found[0], "next": found[1], "limit": limit, "max_limit": MAX_LIMIT})
 
     def _page(self, key: str, query, **kwargs):
         """A page of a run's rows; None when the store holds no such run (an empty page is a run's)."""
@@ -255,7 +260,7 @@ class Viewer:
         suite = request.query.get("suite")
         if not suite:
             return _error(400, "name a suite")
-        found = await self.call(self._trend, suite, clamp(request.query.get("limit"), 60))
+        found = await self.call(self._trend, suite, page_limit(request.query.get("limit"), 60))
         if found is None:
             return _error(404, "no such suite in this store")
         return json_response(found)
@@ -340,15 +345,6 @@ def report_state(run: dict) -> str | None:
     except OSError:
         return "missing"
     return "changed" if run.get("report_bytes") not in (None, size) else "present"
-
-
-def _int(value: str | None) -> int | None:
-    """A page cursor (a position): one that is not a number is ignored; one past what a database
-    integer holds is held to its range (it was a 500: 'Python int too large to convert')."""
-    try:
-        return max(-2**63, min(2**63 - 1, int(value))) if value not in (None, "") else None
-    except ValueError:
-        return None
 
 
 def make_app(store: HistoryStore, settings: Settings) -> web.Application:

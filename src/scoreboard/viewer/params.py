@@ -1,0 +1,49 @@
+"""The viewer API's paging parameters, read strictly: a `limit` or `cursor` it cannot read is a
+400 naming the parameter (it used to be ignored: `limit=abc` gave 50 rows, `cursor=garbage` a
+page from nowhere in particular), and a limit past the most one page holds is capped at it."""
+
+from __future__ import annotations
+
+import re
+
+from ..store.queries import MAX_LIMIT
+
+#: a runs-list cursor as list_runs writes it: "<started_at>|<run id>|<key>"
+_RUNS_CURSOR = re.compile(r"[0-9A-Za-z:.+\- ]{0,40}\|.+\|[0-9a-f]{1,64}", re.S)
+_WHOLE = re.compile(r"[0-9]{1,30}")
+
+
+class ParamError(ValueError):
+    """A query parameter that cannot be read; str() is the one-line answer."""
+
+
+def _shown(value: str) -> str:
+    return repr(value[:80] + ("…" if len(value) > 80 else ""))
+
+
+def page_limit(value: str | None, default: int = 50) -> int:
+    """How many rows a page holds: `default` when not given, at most MAX_LIMIT (capped)."""
+    if value is None or value == "":
+        return default
+    if not _WHOLE.fullmatch(value) or int(value) < 1:
+        raise ParamError(f"limit: must be a whole number from 1 to {MAX_LIMIT} (larger ones are capped at "
+                         f"{MAX_LIMIT}), got {_shown(value)}")
+    return min(MAX_LIMIT, int(value))
+
+
+def position_cursor(value: str | None) -> int | None:
+    """A cases/attempts page cursor: the `next` a page gave (a position, 0 or more)."""
+    if value is None or value == "":
+        return None
+    if not _WHOLE.fullmatch(value):
+        raise ParamError(f"cursor: must be the `next` value of an earlier page (a whole number), got {_shown(value)}")
+    return min(int(value), 2**63 - 1)  # past every position: an empty page, not a database error
+
+
+def runs_cursor(value: str | None) -> str | None:
+    """A runs-list page cursor: the `next` an earlier page gave ("<started>|<run id>|<key>")."""
+    if value is None or value == "":
+        return None
+    if not _RUNS_CURSOR.fullmatch(value):
+        raise ParamError(f"cursor: must be the `next` value of an earlier page of runs, got {_shown(value)}")
+    return value
