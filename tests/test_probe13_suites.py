@@ -117,3 +117,25 @@ def test_a_case_s_replace_or_synthetic_of_the_wrong_type_is_refused_not_converte
     suite = write_suite(tmp_path, [{"id": "c1", "input": "x", "replace": True, "synthetic": False,
                                     "graders": [{"contains": "x"}]}], "defaults: {graders: [{contains: ANSWER}]}\n")
     assert scoreboard("validate", suite.name, cwd=tmp_path).returncode == 0
+
+
+def test_what_grader_or_subject_code_prints_when_imported_never_reaches_the_json_on_stdout(tmp_path):
+    """A checks.py (or the subject's module) that prints at its top level (a banner, a debug
+    line): `plan --json`, `plan --output -`, `rescore --json` and `verify --allow-code --json`
+    began their stdout with that line, so the JSON could not be read. `run --json` already sent
+    it to stderr; now importing user code does, wherever it happens."""
+    checks = 'print("checks imported")\n\ndef ok(output, context):\n    print("grading")\n    return True\n'
+    suite = write_suite(tmp_path, [{"id": "a", "input": "Paris"}],
+                        "graders: [{python: 'python-file:checks.py:ok'}, {python: 'python:helpers:ok'}]\n", checks)
+    (tmp_path / "helpers.py").write_text(checks.replace("checks imported", "helpers imported"))
+    (tmp_path / "subj.py").write_text('print("subject imported")\n' + SUBJECT)
+    out = tmp_path / "report.json"
+    proc = scoreboard("run", suite.name, "--output", str(out), "--format", "json", "--no-progress", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    for args in (("plan", suite.name, "--json"), ("plan", suite.name, "--output", "-"),
+                 ("rescore", str(out), "--json"), ("verify", "--allow-code", str(out), "--json")):
+        proc = scoreboard(*args, cwd=tmp_path)  # a fresh process: every module imported anew
+        assert proc.returncode == 0, (args, proc.stderr)
+        json.loads(proc.stdout)  # the JSON alone
+        assert "imported" not in proc.stdout
+        assert "checks imported" in proc.stderr, args

@@ -9,6 +9,7 @@ from elsewhere is dropped (with its submodules) when the folder provides its own
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import threading
 import os
@@ -72,14 +73,22 @@ def import_from(module_name: str, folders: list[str]) -> ModuleType:
             del sys.modules[name]
         importlib.invalidate_caches()
     try:
-        return importlib.import_module(module_name)
+        with printing_to_stderr():
+            return importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         if home is None or exc.name not in (top, module_name):
             raise
         # The folder holds it, but the import system's listing of the folder is older than the
         # file (a folder listed before the file was written, within its clock's resolution)
         importlib.invalidate_caches()
-        return importlib.import_module(module_name)
+        with printing_to_stderr():
+            return importlib.import_module(module_name)
+
+
+def printing_to_stderr() -> contextlib.AbstractContextManager:
+    """While a user's module is imported: what its top level prints goes to stderr, never into
+    the JSON a command puts on stdout (`plan --json`, `rescore --json`, `verify --json`)."""
+    return contextlib.redirect_stdout(sys.stderr)
 
 
 def in_daemon_thread(fn: Any, *args: Any, **kwargs: Any) -> asyncio.Future:

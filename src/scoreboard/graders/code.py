@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..pyimport import function_like, import_from, in_daemon_thread, prefer_folders
+from ..pyimport import function_like, import_from, in_daemon_thread, prefer_folders, printing_to_stderr
 from . import user_stdout
 from .base import Grader, check_keys, option_error, refuse_code, short
 from .code_result import normalise_result
@@ -73,7 +73,8 @@ def _import_file(path: Path, what: str):
     # (this folder's helpers, not another suite's imported earlier)
     prefer_folders([str(path.resolve().parent)])
     try:
-        spec.loader.exec_module(module)
+        with printing_to_stderr():
+            spec.loader.exec_module(module)
     except (Exception, SystemExit) as exc:  # the user's file raised (or called sys.exit) while importing
         raise option_error(what, f"importing {str(path)!r} raised {type(exc).__name__}: {exc}") from None
     sys.modules[name] = module
