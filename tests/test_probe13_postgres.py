@@ -186,3 +186,26 @@ def test_a_run_the_store_lost_for_good_is_named_and_imported_later(postgres, tmp
     assert checked.returncode == 0 and "matches the report" in checked.stdout, checked.stdout + checked.stderr
     listed = json.loads(sb("history", "--store", url, "--json", cwd=folder).stdout)["runs"]
     assert [(r["status"], r["attempts"]) for r in listed] == [("completed", 8)], listed
+
+
+def test_a_case_id_postgresql_cannot_index_is_said_in_one_line_per_warning(postgres, tmp_path):
+    """A case id of 3,000 random letters (the case loader and the store's checks allow it;
+    SQLite stores it) is over PostgreSQL's index row limit: the run's warning spread over four
+    lines (the server's DETAIL and HINT), and `store import` printed them with literal '\\n'
+    and counted the report 'not readable'. Each warning is one line; the import says 'not stored'."""
+    import random
+
+    url = database(postgres, "longid")
+    folder = project(tmp_path / "p")
+    rng = random.Random(13)
+    long_id = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(3000))
+    (folder / "cases.jsonl").write_text(json.dumps({"id": long_id, "input": "q0", "expected": "yes"}) + "\n")
+    done = sb("run", "suite.yaml", "--no-progress", "--store", url, cwd=folder)
+    assert done.returncode in (0, 3), done.stderr
+    lines = done.stderr.splitlines()
+    assert lines and all(line.startswith("scoreboard: warning: ") for line in lines), done.stderr
+    assert any("index row size" in line for line in lines), done.stderr
+    imported = sb("store", "import", "eval-results", "--store", url, cwd=folder)
+    assert imported.returncode == 2, imported.stdout + imported.stderr
+    assert "1 not stored" in imported.stdout and "not readable" not in imported.stdout, imported.stdout
+    assert "\\n" not in imported.stderr and imported.stderr.count("\n") == 1, imported.stderr

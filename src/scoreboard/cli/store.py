@@ -135,6 +135,7 @@ def _import(store, args) -> int:
 
     from ..errors import ConfigError
     from ..record.terminal import printable
+    from ..store.db import said
 
     files = report_files(args.paths)
     done: dict[str, list[str]] = {"stored": [], "replaced": [], "unchanged": [], "failed": []}
@@ -148,13 +149,13 @@ def _import(store, args) -> int:
             errors.append(str(exc))
         except Exception as exc:  # noqa: BLE001 - the store failed on this file: said, and the others go on
             done["failed"].append(str(path))
-            errors.append(f"{path}: the store failed: {type(exc).__name__}: {exc}")
+            errors.append(f"{path}: the store failed: {type(exc).__name__}: {said(exc)}")
             broken = True
     if args.json:
         sys.stdout.write(json.dumps({"store": store.location, **done, "errors": errors}, indent=1) + "\n")
     else:
         print(f"{store.location}: {len(done['stored'])} stored, {len(done['replaced'])} replaced, "
-              f"{len(done['unchanged'])} already stored (unchanged), {len(done['failed'])} not readable")
+              f"{len(done['unchanged'])} already stored (unchanged), {len(done['failed'])} not stored")
         for line in errors:
             print(printable(f"  not stored: {line}"), file=sys.stderr)
     return 2 if broken else 1 if errors else 0

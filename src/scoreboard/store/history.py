@@ -20,7 +20,7 @@ from ..errors import ConfigError
 from ..hashing import file_sha256
 from ..redact import KNOWN, scrub_known
 from .base import RunEntry
-from .db import Database, now_iso, open_database
+from .db import Database, now_iso, open_database, said
 from .liveness import folder_of_report, this_host
 from .migrations import REVIEW_COLUMNS
 from .reportfile import ReportFile
@@ -137,7 +137,7 @@ class HistoryStore:
         try:
             step(*args)
         except Exception as exc:  # noqa: BLE001 - the run goes on; the report files are the record
-            self.failed = scrub_known(f"{type(exc).__name__}: {exc}")
+            self.failed = scrub_known(f"{type(exc).__name__}: {said(exc)}")  # PostgreSQL's spans lines
             print(f"scoreboard: warning: history store {self.location}: {self.failed}; the run goes on "
                   "without it (its report files are the record)", file=sys.stderr)
 
