@@ -202,3 +202,48 @@ def test_task_args_are_read_as_inspect_reads_them_and_bad_ones_are_one_line_erro
     # `--task-arg` is -T's long name; a quoted YAML text stays a text
     done = scoreboard(["import", "inspect", "t.py", "--output", "ok", "--task-arg", "grader_model='1'"], tmp_path)
     assert done.returncode == 0 and "parameter grader_model of t() is '1'" in done.stdout, done.stdout + done.stderr
+
+
+def test_a_return_of_a_function_defined_in_the_task_function_is_not_the_tasks(tmp_path):
+    # inspect_evals truthfulqa.py: a record_to_sample defined in the task function, then an `if`
+    body = '''
+@task
+def t(target: str = "mc1"):
+    def record_to_sample(record):
+        return Sample(input=record["question"], target="x")
+
+    if target == "mc1":
+        prompt = "BRANCH-A"
+    else:
+        prompt = "BRANCH-B"
+    return Task(dataset=SAMPLES, solver=[system_message(prompt), generate()], scorer=match())
+'''
+    done, suite = convert(tmp_path, body)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "t.py:11: a statement in t() is not run (FunctionDef" in done.stdout
+    assert "the task is not converted" not in done.stdout, done.stdout
+    assert suite["cases"]["solver"][0] == {"system_message": "BRANCH-A"}
+    assert passed(tmp_path)
+
+
+def test_tuples_and_lists_compare_as_python_compares_them(tmp_path):
+    # inspect_evals worldsense.py / apps: `x if isinstance(x, list) else [x]`, then len(x); a tuple is not a list
+    body = '''
+PAIR = ("a", "b")
+
+@task
+def t(names=[], reducers=("mean",)):
+    names = names if isinstance(names, list) else [names]
+    if len(names) > 0 or isinstance(reducers, list) or PAIR == ["a", "b"] or PAIR + ("c",) != ("a", "b", "c"):
+        prompt = "BRANCH-B"
+    else:
+        prompt = "BRANCH-A"
+    return Task(dataset=SAMPLES, solver=[system_message(prompt), generate()], scorer=match())
+'''
+    done, suite = convert(tmp_path, body)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert suite["cases"]["solver"][0] == {"system_message": "BRANCH-A"}
+    assert passed(tmp_path)
+    done, suite = convert(tmp_path, body, "names=Infer.normal", out="out2")  # a text: [text], len 1
+    assert suite["cases"]["solver"][0] == {"system_message": "BRANCH-B"}
+    assert not passed(tmp_path, "out2")

@@ -58,6 +58,7 @@ class Module:
         self.functions: dict[str, ast.AST] = {}
         self.wrappers: dict[str, str] = {}  # Inspect's name -> the module whose pass-through the file calls
         self.imported: set[str] = set()  # every name an import of the file binds (`from x import len`)
+        self.tuples: dict[int, list] = {}  # the lists read from a tuple (by id; held, so no id is reused)
         for node in tree.body:
             self._top(node)
 
@@ -151,7 +152,10 @@ class Resolver:
         if isinstance(node, (ast.List, ast.Tuple)):
             if any(isinstance(e, ast.Starred) for e in node.elts):
                 return Unresolved(line, "a list with *unpacking")
-            return [self.value(e, depth + 1) for e in node.elts]
+            items = [self.value(e, depth + 1) for e in node.elts]
+            if isinstance(node, ast.Tuple):  # read as a list; its id kept: a comparison sees a tuple
+                self.module.tuples[id(items)] = items
+            return items
         if isinstance(node, ast.Dict):
             out = {}
             for k, v in zip(node.keys, node.values):
@@ -179,7 +183,15 @@ class Resolver:
             for side in (left, right):
                 if isinstance(side, Unresolved):
                     return side
-            if isinstance(left, str) and isinstance(right, str) or isinstance(left, list) and isinstance(right, list):
+            if isinstance(left, list) and isinstance(right, list):
+                tuples = [id(x) in self.module.tuples for x in (left, right)]
+                if tuples[0] != tuples[1]:
+                    return Unresolved(line, "a + of a tuple and a list (Python raises TypeError)")
+                joined = self._bounded(left + right, line)
+                if tuples[0]:
+                    self.module.tuples[id(joined)] = joined
+                return joined
+            if isinstance(left, str) and isinstance(right, str):
                 return self._bounded(left + right, line)
             if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (left, right)):
                 return left + right

@@ -77,7 +77,17 @@ def _unknown_truth(value: Any, node: ast.AST) -> Unresolved:
                                    f"(it is {type(value).__name__ if not isinstance(value, Call) else value.name + '(...)'})")
 
 
-def compare(op: ast.cmpop, left: Any, right: Any, line: int) -> Any:
+def real(value: Any, tuples: dict) -> Any:
+    """A plain value as Python holds it: the lists read from a tuple are tuples again."""
+    if isinstance(value, list):
+        items = [real(v, tuples) for v in value]
+        return tuple(items) if id(value) in tuples else items
+    if isinstance(value, dict):
+        return {k: real(v, tuples) for k, v in value.items()}
+    return value
+
+
+def compare(op: ast.cmpop, left: Any, right: Any, line: int, tuples: dict) -> Any:
     """One comparison of two read values, as Python makes it; Unresolved where it cannot be known."""
     for side in (left, right):
         if isinstance(side, Unresolved):
@@ -90,22 +100,16 @@ def compare(op: ast.cmpop, left: Any, right: Any, line: int) -> Any:
         else:
             return Unresolved(line, "`is` between values other than None, True and False")
         return same if isinstance(op, ast.Is) else not same
-    if isinstance(op, (ast.In, ast.NotIn)):
-        if not (plain(left) and plain(right) and isinstance(right, (str, list, dict))):
-            return Unresolved(line, "`in` on a value that is not a known text, list or dict")
-        try:
-            found = left in right
-        except TypeError as exc:  # `1 in "abc"`: Python raises
-            return Unresolved(line, f"Python raises TypeError ({exc})")
-        return found if isinstance(op, ast.In) else not found
     if not (plain(left) and plain(right)):
         return Unresolved(line, "a comparison of values the import does not know (only literals, texts, numbers, "
-                                "None, lists and dicts of them)")
-    if isinstance(left, list) or isinstance(right, list):  # a tuple is read as a list: (1,) == [1] is False
-        return Unresolved(line, "a comparison of lists or tuples (the import reads a tuple as a list)")
+                                "None, and lists, tuples and dicts of them)")
+    ops = {ast.In: operator.contains, ast.NotIn: lambda a, b: not operator.contains(a, b)}
+    left, right = real(left, tuples), real(right, tuples)
     try:
+        if type(op) in ops:
+            return ops[type(op)](right, left)  # type: ignore[operator]
         return _COMPARE[type(op)](left, right)
-    except TypeError as exc:  # `1 < "a"`: Python raises
+    except TypeError as exc:  # `1 < "a"`, `1 in "abc"`: Python raises
         return Unresolved(line, f"Python raises TypeError ({exc})")
 
 
@@ -140,7 +144,7 @@ def expression(resolver: Any, node: ast.AST, depth: int) -> Any:
     left = value(node.left)  # a Compare: `a < b < c` is `a < b and b < c`, b read once
     for op, right_node in zip(node.ops, node.comparators):
         right = value(right_node)
-        result = compare(op, left, right, line)
+        result = compare(op, left, right, line, resolver.module.tuples)
         if isinstance(result, Unresolved):
             return Unresolved(line, f"`{shown(node)}`: {result.why}")
         if not result:
@@ -169,10 +173,9 @@ def builtin(resolver: Any, node: ast.Call, depth: int) -> Any:
         names = [k.id for k in kinds if isinstance(k, ast.Name) and not resolver.binds(k.id)]
         if isinstance(inner, Unresolved):
             return inner
-        if any(n in ("list", "tuple") for n in names) and isinstance(inner, list):
-            return Unresolved(line, f"`{shown(node)}`: the import reads a tuple as a list")
-        if len(names) == len(kinds) and plain(inner) and all(n in _TYPES or n in ("list", "tuple") for n in names):
-            return any(n in _TYPES and isinstance(inner, _TYPES[n]) for n in names)
+        types = dict(_TYPES, list=list, tuple=tuple)
+        if len(names) == len(kinds) and plain(inner) and all(n in types for n in names):
+            return isinstance(real(inner, resolver.module.tuples), tuple(types[n] for n in names))
         return Unresolved(line, f"`{shown(node)}` of a value or type the import does not know")
     return None
 
@@ -255,13 +258,15 @@ class Body:
         return self.returns_in(stmt, f"it may return in the statement at line {stmt.lineno}, which is not run")
 
     def returns_in(self, stmt: ast.stmt, why: str) -> bool:
-        todo = list(ast.iter_child_nodes(stmt))
+        """A `return` of this function (not of a function or class defined in it) inside the statement."""
+        nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+        todo = [] if isinstance(stmt, nested) else list(ast.iter_child_nodes(stmt))
         while todo:
             node = todo.pop()
             if isinstance(node, ast.Return):
                 self.returned = Unresolved(stmt.lineno, f"{self.name} is not read: {why}")
                 return True
-            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            if not isinstance(node, nested):
                 todo.extend(ast.iter_child_nodes(node))
         return False
 
@@ -291,7 +296,8 @@ class Body:
                 and not any(isinstance(a, ast.Starred) for a in call.args)):
             return False
         held = self.env.get(call.func.value.id)
-        if not (isinstance(held, tuple) and isinstance(held[1], list)):
+        if not (isinstance(held, tuple) and isinstance(held[1], list)) or \
+                id(held[1]) in self.resolver(self.env).module.tuples:  # a tuple has no .append: Python raises
             return False
         items = held[1]
         args = [self.value(a) for a in call.args]
