@@ -2,11 +2,12 @@
 
 What can be known without running it: the functions decorated `@task` / `@task(...)` /
 `@inspect_ai.task`, the `Task(...)` each returns, and the values of its arguments where they are
-literals, names of module constants (or of the function's own plain assignments, or its
-parameters' defaults) or concatenations of them. A call to an Inspect function (json_dataset,
+literals, names of module constants (or of the function's own assignments, or its parameters'
+values: defaults or -T) or concatenations of them; the function's body, its `if`s included, is
+read as Python runs it (inspect_flow.py). A call to an Inspect function (json_dataset,
 generate, match, ...) is kept as a Call; a call to anything else, an f-string with a
-computed part, a comprehension, a name bound in a loop or assigned twice is Unresolved, with
-the line and why, and the importer lists it as not converted.
+computed part, a comprehension, a name bound in a loop or a module constant assigned twice is
+Unresolved, with the line and why, and the importer lists it as not converted.
 """
 
 from __future__ import annotations
