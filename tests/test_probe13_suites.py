@@ -139,3 +139,27 @@ def test_what_grader_or_subject_code_prints_when_imported_never_reaches_the_json
         json.loads(proc.stdout)  # the JSON alone
         assert "imported" not in proc.stdout
         assert "checks imported" in proc.stderr, args
+
+
+def _readme_block(after: str) -> str:
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    start = text.index("```yaml\n", text.index(after)) + len("```yaml\n")
+    return text[start:text.index("```", start)]
+
+
+def test_the_readme_s_defaults_example_can_pass_a_right_answer(tmp_path):
+    """The README's `defaults:` example pairs `graders: [{contains: "ANSWER:"}]` with
+    `transform: {last-match: "ANSWER: (.*)"}`: the transform (applied to every grader) leaves
+    only the answer, so the default grader failed every case, a right answer included. Run as
+    printed, with a case that adds an `exact` grader, a right answer now passes."""
+    block = _readme_block("### Defaults and record-only cases")
+    (tmp_path / "scoring.py").write_text("def decide(named_scores, context):\n"
+                                         "    return context['score'] >= context['threshold']\n")
+    subject = "def reply(prompt, skill, run, params):\n    return 'Thinking.\\nANSWER: Paris'\n"
+    suite = write_suite(tmp_path, [{"id": "fr", "input": "Capital of France?", "expected": "Paris",
+                                    "vars": {"lang": ["en", "fr"]}, "graders": ["exact"]}], block)
+    (tmp_path / "subj.py").write_text(subject)
+    proc, report = run_report(tmp_path, suite)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert {a["case_id"]: a["status"] for a in report["attempts"]} == {"fr[lang=en]": "passed",
+                                                                       "fr[lang=fr]": "passed"}
