@@ -129,6 +129,36 @@ def test_a_quota_met_by_the_last_attempt_is_not_a_completed_run_on_resume(tmp_pa
         assert statuses(report_of(folder)) == {"passed": 3}
 
 
+def test_a_judge_quota_stop_is_logged_and_resume_judges_the_attempt_again(tmp_path):
+    """Was: the judge's provider answered insufficient_quota on the last attempt: the run said
+    `stopped`, but `--resume` (the judge's quota back) reused the unjudged attempt, said
+    `completed` and exited 0 with it still "not assessed"."""
+    verdict = {"reply": json.dumps({"verdict": True, "explanation": "ok"})}
+    with FakeProvider() as subject, FakeProvider() as judge:
+        judge.set_default("chat", verdict)
+        judge.push("chat", verdict, verdict, {"status": 429, "quota": True})
+        quota_suite(tmp_path, subject, 3)
+        suite = json.loads((tmp_path / "suite.json").read_text())
+        suite.update(judge={"type": "openai", "base_url": judge.base_url + "/v1", "model": "j"},
+                     graders=[{"llm-judge": {"rubric": "ok?"}}])
+        (tmp_path / "suite.json").write_text(json.dumps(suite))
+        first = cli(tmp_path, "run", "suite.json", "--no-progress")
+        assert first.returncode == 2, first.stderr
+        folder = only_run(tmp_path)
+        report = report_of(folder)
+        assert report["run"]["status"] == "stopped" and "quota" in report["run"]["stop_reason"]
+        assert statuses(report) == {"passed": 2, "unassessed": 1}
+        log = [json.loads(line) for line in (folder / "attempts.jsonl").read_text().splitlines()]
+        assert [r["attempt"] for r in log if r.get("kind") == "stop"] == [["c2", "m", 0]]
+        done = cli(tmp_path, "run", "--resume", str(folder), "--no-progress")
+        assert done.returncode == 0, done.stdout + done.stderr
+        report = report_of(folder)
+        assert report["run"]["status"] == "completed" and statuses(report) == {"passed": 3}
+        assert len(judge.requests_to("chat")) == 4
+        verified = cli(tmp_path, "verify", str(folder) + ".json")
+        assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
 # --------------------------------------------------------------------------- (2) judge agreement
 
 

@@ -252,6 +252,8 @@ class AttemptRunner:
         over = self.ledger.take_over_bound(key)
         if over:  # the subject's or its judge's provider reported more than it was allowed
             record["subject_info"] = {**(extra or {}), "usage_over_bound": over}
+        if self.ledger.halted and any(g.get("judge_failure") for g in record["grades"]):
+            self.ledger.halt(self.ledger.halted, attempt=key)  # a quota cut its judge: a resume runs it again
         if self.ledger.exhausted or self.ledger.halted:
             # A judge call ran the budget out or hit a quota (its grade says "not judged"), or
             # a provider's reported spend broke a budget: the run stops too.

@@ -151,8 +151,8 @@ class Run:
                 if pos is not None:
                     self.index.put(pos, record["status"], offset, length)
                     key = (record["case_id"], record["variant"], record["run"])
-                    # its error was the stop's (the quota, a retry it cut): not a finished attempt
-                    (cut.add if key in noted and record["status"] == "error" else cut.discard)(key)
+                    # its error (or its judge's) was the stop's (the quota, a retry it cut): not finished
+                    (cut.add if key in noted and record["status"] in ("error", "unassessed") else cut.discard)(key)
                     noted.discard(key)
         for key in cut:  # the provider's quota may be back: a resume runs them again
             self.index.status[self.index.pos(*key)] = 0
