@@ -247,3 +247,15 @@ def t(names=[], reducers=("mean",)):
     done, suite = convert(tmp_path, body, "names=Infer.normal", out="out2")  # a text: [text], len 1
     assert suite["cases"]["solver"][0] == {"system_message": "BRANCH-B"}
     assert not passed(tmp_path, "out2")
+
+
+def test_a_long_elif_chain_is_read_without_recursion_and_noted_once(tmp_path):
+    # a hostile (or generated) file: 1,500 elifs were a RecursionError ("internal error"), one frame each
+    arms = "".join(f'    elif k == {i}:\n        prompt = "BRANCH-{"A" if i == 1499 else "B"}"\n' for i in range(1, 1500))
+    body = ("\n@task\ndef t(k: int = 1499):\n    if k == 0:\n        prompt = 'x'\n" + arms +
+            "    return Task(dataset=SAMPLES, solver=[system_message(prompt), generate()], scorer=match())\n")
+    done, suite = convert(tmp_path, body)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr
+    assert suite["cases"]["solver"][0] == {"system_message": "BRANCH-A"}
+    assert done.stdout.count("(with the parameters' values)") == 1 and "`elif k == 1499:` is True" in done.stdout
+    assert passed(tmp_path)

@@ -271,23 +271,28 @@ class Body:
         return False
 
     def branch(self, stmt: ast.If) -> bool:
-        test = self.value(stmt.test)
-        known = truth(test)
-        cond = shown(stmt.test)
-        if known is None:
-            why = _unknown_truth(test, stmt.test).why
-            self.skipped.append((stmt.lineno, f"`if {cond}:` is not decided without running code ({why}): neither "
-                                              "branch is read, and what they bind or change is not converted"))
-            for n in changed_names(stmt):
-                self.env[n] = Unresolved(stmt.lineno, f"{n} is bound or changed in the `if {cond}:` at line "
-                                                      f"{stmt.lineno}, whose condition is not known")
-            return self.returns_in(stmt, f"it may return in the `if {cond}:` at line {stmt.lineno}, whose "
-                                         "condition is not known")
-        chosen = stmt.body if known else stmt.orelse
-        self.notes.append((stmt.lineno, f"`if {cond}:` is {known} (with the parameters' values): "
-                                        f"{'its body is' if known else 'the else branch is' if stmt.orelse else 'nothing is'} "
-                                        "read, as Python runs it"))
-        return self.block(chosen)
+        word = "if"
+        while True:  # an elif chain (an `if` alone in the else branch) in a loop: thousands of elifs
+            test = self.value(stmt.test)
+            known = truth(test)
+            cond = f"{word} {shown(stmt.test)}:"
+            if known is None:
+                why = _unknown_truth(test, stmt.test).why
+                self.skipped.append((stmt.lineno, f"`{cond}` is not decided without running code ({why}): "
+                                                  "neither branch is read, and what they bind or change is not "
+                                                  "converted"))
+                for n in changed_names(stmt):
+                    self.env[n] = Unresolved(stmt.lineno, f"{n} is bound or changed in the `{cond}` at line "
+                                                          f"{stmt.lineno}, whose condition is not known")
+                return self.returns_in(stmt, f"it may return in the `{cond}` at line {stmt.lineno}, whose "
+                                             "condition is not known")
+            chosen = stmt.body if known else stmt.orelse
+            if known or len(chosen) != 1 or not isinstance(chosen[0], ast.If):  # the false ones before: no note
+                taken = "its body is" if known else "the else branch is" if chosen else "nothing is"
+                self.notes.append((stmt.lineno, f"`{cond}` is {known} (with the parameters' values): {taken} "
+                                                "read, as Python runs it"))
+                return self.block(chosen)
+            stmt, word = chosen[0], "elif"
 
     def list_method(self, call: ast.AST) -> bool:
         """`solvers.append(x)`, `.insert(i, x)`, `.extend(xs)` on a list the function holds: done."""
