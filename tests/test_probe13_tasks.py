@@ -116,3 +116,43 @@ def test_a_timed_out_cli_agent_says_what_it_was_running_when_it_was_cut(kind, en
     assert any("echo hello > out.txt" in c for c in commands), calls
     last = calls[-1]
     assert marker in last["command"] and last.get("exit_code") is None, calls
+
+
+# --- 2. a task run whose runs differ says why each errored, in the Markdown too ----------------
+
+FLAKY_AGENT = """import os, pathlib, sys, time
+counter = pathlib.Path(sys.argv[1])
+n = int(counter.read_text()) if counter.exists() else 0
+counter.write_text(str(n + 1))
+if n == 0:
+    pathlib.Path("out.txt").write_text("bye")   # run 0: does the task wrong (a failed check)
+elif n == 1:
+    time.sleep(60)                               # run 1: hangs past the task's timeout (an error)
+else:
+    pathlib.Path("out.txt").write_text("hello")  # run 2: does it
+print("done")
+"""
+
+
+def test_the_markdown_says_why_a_run_errored_when_an_earlier_run_of_the_case_failed(env):
+    """--runs 3 of one task: run 0 fails its check, run 1 times out, run 2 passes. The terminal,
+    JSON and JUnit said run 1 timed out; the Markdown expanded run 0 only and never said why the
+    error counted in its tables happened."""
+    write_task(env, timeout=3)
+    spec = yaml.safe_load((env / "tasks" / "hello" / "task.yaml").read_text())
+    (env / "tasks" / "hello" / "task.yaml").write_text(yaml.safe_dump({**spec, "sandbox": "off"}))
+    (env / "agent.py").write_text(FLAKY_AGENT)
+    suite = {"name": "p13", "cases": "tasks",
+             "variants": {"cmd": {"subject": {"type": "command", "argv": ["python3", "agent.py", str(env / "count")]}}}}
+    (env / "suite.yaml").write_text(yaml.safe_dump(suite))
+    done = subprocess.run([sys.executable, "-m", "scoreboard", "run", "suite.yaml", "--output-dir", "out", "--runs", "3",
+                           "--concurrency", "1", "--format", "json,md,junit"], cwd=env, capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 2, done.stderr[-2000:]
+    (report,) = (env / "out" / "p13").glob("*.json")
+    statuses = sorted((a["run"], a["status"]) for a in json.loads(report.read_text())["attempts"])
+    assert statuses == [(0, "failed"), (1, "error"), (2, "passed")]
+    md = next((env / "out" / "p13").glob("*.md")).read_text()
+    assert "timed out after 3 s" in md
+    failures = md[md.index("## Failures"):]
+    assert "run 1" in failures and "timed out after 3 s" in failures

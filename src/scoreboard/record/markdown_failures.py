@@ -78,6 +78,23 @@ def failures_section(view: ReportView, limit: int) -> list[str]:
     return out
 
 
+def _other_errors(attempts: list, shown, limit: int = 5) -> list[str]:
+    """The errors of the case's other attempts in this section, each different message once:
+    one run expanded must not hide why another run of the case errored (a timeout behind a
+    failed check)."""
+    said, out = {shown.error}, []
+    others = [a for a in attempts if a.case_id == shown.case_id and a is not shown and a.error]
+    for a in others:
+        if a.error in said:
+            continue
+        said.add(a.error)
+        if len(said) > limit + 1:
+            out.append(f"- ... and other errors in {len(others)} runs of this case: the JSON report holds them all")
+            break
+        out.append(_item(f"Error in run {a.run} ({a.variant})", a.error))
+    return out
+
+
 def _failure_list(view: ReportView, attempts: list, total: int, cases: int, limit: int, title: str,
                   status: str) -> list[str]:
     """Up to `limit` different cases expanded, each by its first attempt of this kind."""
@@ -108,6 +125,7 @@ def _failure_list(view: ReportView, attempts: list, total: int, cases: int, limi
                         got = f"nothing ({absent})" if absent else code(json.dumps(f.actual, ensure_ascii=False))
                         out.append(f"  - {code(f.path)}: expected {code(json.dumps(f.expected, ensure_ascii=False))}, "
                                    f"got {got}")
+        out += _other_errors(attempts, a)
         out.append("")
         if expected.get(a.case_id) is not None:
             out += ["Expected:", "", _block(expected[a.case_id]), ""]
