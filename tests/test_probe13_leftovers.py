@@ -269,13 +269,19 @@ def test_the_viewer_api_refuses_a_limit_or_cursor_it_cannot_read_and_caps_a_larg
                            ("/api/runs?cursor=garbage", "cursor"), ("/api/runs?cursor=a|b|not-hex", "cursor"),
                            (f"/api/runs/{key}/cases?cursor=abc", "cursor"), (f"/api/runs/{key}/cases?limit=zz", "limit"),
                            (f"/api/runs/{key}/attempts?cursor=-3", "cursor"),
-                           (f"/api/runs/{key}/attempts?limit=%20", "limit"), ("/api/trends?suite=pages&limit=x", "limit")):
+                           (f"/api/runs/{key}/attempts?limit=%20", "limit"), ("/api/trends?suite=pages&limit=x", "limit"),
+                           # a variant the run lacks was an empty page; a run to compare with that
+                           # is not there was left out of the case's page in silence
+                           (f"/api/runs/{key}/cases?variant=bogus", "variant"),
+                           (f"/api/runs/{key}/case?id=c0&with=nokey", "with")):
             status, body = get(path)
             assert status == 400, (path, status, body)
             assert body["error"].startswith(name + ":") and "\n" not in body["error"], (path, body)
         status, big = get(f"/api/runs?limit={10 ** 9}")
         assert status == 200 and len(big["runs"]) == 3 and big["limit"] == 500 and big["max_limit"] == 500
-        status, cases = get(f"/api/runs/{key}/cases?limit={10 ** 9}&cursor=")
+        status, body = get(f"/api/runs/{key}/cases?variant=bogus")
+        assert "its variants: v.jsonl" in body["error"], body
+        status, cases = get(f"/api/runs/{key}/cases?limit={10 ** 9}&cursor=&variant=v.jsonl")
         assert status == 200 and len(cases["cases"]) == 3 and cases["limit"] == 500
     finally:
         served.stop()

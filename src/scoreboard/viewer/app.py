@@ -46,7 +46,7 @@ from ..store.queries import (
 )
 from ..store.filters import check_commit
 from .figures import compare_runs, trend
-from .params import ParamError, page_limit, position_cursor, runs_cursor
+from .params import ParamError, known_variant, page_limit, position_cursor, runs_cursor
 from .reviews import ReviewError, review_from_form
 
 ATTEMPT_STATUSES = get_args(AttemptStatus)
@@ -226,6 +226,7 @@ class Viewer:
         """A page of a run's rows; None when the store holds no such run (an empty page is a run's)."""
         if not run_exists(self.db, key):
             return None
+        known_variant(self.db, key, kwargs.get("variant"))
         return query(self.db, key, **kwargs)
 
     async def case(self, request: web.Request) -> web.Response:
@@ -248,6 +249,8 @@ class Viewer:
         if other:
             more = case_detail(self.db, other, case_id)
             other_run = run_brief(self.db, other)
+            if other_run is None:  # a run to compare with that is not there: said, not left out in silence
+                raise ParamError(f"with: no run {other[:80]!r} in this store")
             if more is not None and other_run is not None:
                 detail["other"] = {"run": other_run, "case": more["case"], "attempts": more["attempts"],
                                    "same_input": more["case"].get("input_hash") == detail["case"].get("input_hash")}

@@ -47,3 +47,14 @@ def runs_cursor(value: str | None) -> str | None:
     if not _RUNS_CURSOR.fullmatch(value):
         raise ParamError(f"cursor: must be the `next` value of an earlier page of runs, got {_shown(value)}")
     return value
+
+
+def known_variant(db, key: str, name: str | None) -> None:
+    """A run's cases filtered by a variant it does not have: an error naming the variants it has
+    (a typo was an empty page, read as "no case")."""
+    if name is None:
+        return
+    names = [row[0] for row in db.rows("SELECT name FROM variants WHERE run_key = ? ORDER BY name", (key,))]
+    if name not in names:
+        raise ParamError(f"variant: {_shown(name)} is not a variant of this run (its variants: "
+                         f"{', '.join(names) or 'none'})")
