@@ -163,3 +163,25 @@ def test_the_readme_s_defaults_example_can_pass_a_right_answer(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert {a["case_id"]: a["status"] for a in report["attempts"]} == {"fr[lang=en]": "passed",
                                                                        "fr[lang=fr]": "passed"}
+
+
+def test_a_derived_metric_calling_min_max_abs_or_sqrt_with_the_wrong_arguments_is_refused_when_it_loads(tmp_path):
+    """`max(precision)` (one value), `min()`, `abs(precision, 1)` or a bare `max` loaded, ran,
+    and every rendering showed the figure as n/a "(undefined: the arithmetic has no value (a
+    division by zero, or a root of a negative number))": a mistake in the suite, explained as
+    arithmetic, found only after the run spent its requests."""
+    cases = [{"id": "a", "input": "Paris", "graders": [{"contains": "P", "metric": "precision"}]}]
+    for expression, said in (("max(precision)", "max() takes two or more values, got 1"),
+                             ("min()", "min() takes two or more values, got 0"),
+                             ("abs(precision, 1)", "abs() takes one value, got 2"),
+                             ("max + precision", "names the function 'max' without calling it")):
+        suite = write_suite(tmp_path, cases, f'derived_metrics: {{x: "{expression}"}}\n')
+        proc = scoreboard("run", suite.name, "--no-progress", "--output-dir", "out", cwd=tmp_path)
+        assert proc.returncode == 1, proc.stdout
+        (line,) = proc.stderr.strip().splitlines()
+        assert line.startswith("scoreboard: error: suite.yaml:") and "field 'derived_metrics.x'" in line, line
+        assert said in line, line
+        assert not (tmp_path / "out").exists()
+    suite = write_suite(tmp_path, cases, 'derived_metrics: {x: "max(precision, 0.5) + sqrt(abs(-precision))"}\n')
+    proc, report = run_report(tmp_path, suite)
+    assert report["summary"]["variants"]["reply"]["derived_metrics"]["x"]["value"] == 2.0

@@ -55,7 +55,15 @@ def parse_expression(text: str) -> ast.Expression:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as exc:
         raise ExpressionError(f"invalid expression {text!r}: {exc.msg}") from None
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in _FUNCS and id(node) not in called:
+            raise ExpressionError(f"expression {text!r} names the function {node.id!r} without calling it")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCS \
+                and not (len(node.args) >= 2 if node.func.id in ("min", "max") else len(node.args) == 1):
+            want = "two or more values" if node.func.id in ("min", "max") else "one value"
+            raise ExpressionError(f"expression {text!r}: {node.func.id}() takes {want}, "
+                                  f"got {len(node.args)}")
         if isinstance(node, (ast.Expression, ast.Load, ast.Name, ast.UnaryOp, ast.USub, ast.UAdd)):
             continue
         if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
