@@ -185,3 +185,20 @@ def test_a_derived_metric_calling_min_max_abs_or_sqrt_with_the_wrong_arguments_i
     suite = write_suite(tmp_path, cases, 'derived_metrics: {x: "max(precision, 0.5) + sqrt(abs(-precision))"}\n')
     proc, report = run_report(tmp_path, suite)
     assert report["summary"]["variants"]["reply"]["derived_metrics"]["x"]["value"] == 2.0
+
+
+def test_a_scoring_function_or_python_transform_may_declare_only_its_first_argument(tmp_path):
+    """A grader is called with as many of (output, context) as it declares, but a scoring
+    function `def decide(named_scores)` and a transform `def extract(output)` were called with
+    two: every attempt was an error ("takes 1 positional argument but 2 were given")."""
+    code = ("def decide(named_scores):\n    return named_scores['m'] >= 0.5\n\n"
+            "def extract(output):\n    return output.split(': ')[-1]\n")
+    suite = write_suite(tmp_path, [{"id": "a", "input": "Paris", "expected": "Paris", "graders": [
+        {"exact": None, "transform": "python-file:checks.py:extract", "metric": "m"}]}],
+        "defaults: {scoring: 'python-file:checks.py:decide'}\n", code)
+    proc, report = run_report(tmp_path, suite)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (attempt,) = report["attempts"]
+    assert attempt["status"] == "passed" and attempt["grades"][0]["graded_output"] == "Paris", attempt
+    checked = scoreboard("verify", "--allow-code", "report.json", cwd=tmp_path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
