@@ -209,3 +209,28 @@ def test_a_case_id_postgresql_cannot_index_is_said_in_one_line_per_warning(postg
     assert imported.returncode == 2, imported.stdout + imported.stderr
     assert "1 not stored" in imported.stdout and "not readable" not in imported.stdout, imported.stdout
     assert "\\n" not in imported.stderr and imported.stderr.count("\n") == 1, imported.stderr
+
+
+def test_reading_a_database_with_no_store_creates_none(postgres, tmp_path):
+    """`history`, `store info`, `view` or `verify --store` of a PostgreSQL database that holds no
+    store (the server's default database, a typo of the team's) made eleven tables in it and
+    listed no runs: reading never creates a store, as a SQLite path that is not there is an
+    error. It is an error naming the store, and the database is left as it was."""
+    import psycopg
+
+    url = database(postgres, "empty")
+    folder = project(tmp_path / "p")
+    assert sb("run", "suite.yaml", "--no-progress", "--store", "none", cwd=folder).returncode in (0, 3)
+    report = str(next((folder / "eval-results" / "p13").glob("*.json")))
+    for command in (["history"], ["store", "info"], ["view", "--port", "0"], ["verify", report]):
+        done = sb(*command, "--store", url, cwd=folder)
+        assert done.returncode == 1, (command, done.stdout, done.stderr)
+        line = done.stderr.strip()
+        assert "\n" not in line and "no history store in this database yet" in line and url in line, (command, line)
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema()"
+                            ).fetchone()[0] == 0
+    stored = sb("run", "suite.yaml", "--no-progress", "--store", url, cwd=folder)  # a run does make one
+    assert stored.returncode in (0, 3), stored.stderr
+    listed = sb("history", "--store", url, "--json", cwd=folder)
+    assert listed.returncode == 0 and len(json.loads(listed.stdout)["runs"]) == 1, listed.stderr

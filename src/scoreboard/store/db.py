@@ -265,9 +265,10 @@ class PostgresDatabase(Database):
                                        "table_schema = current_schema() ORDER BY table_name") if n in TABLES]
 
 
-def open_database(spec: str) -> Database:
+def open_database(spec: str, *, create: bool = True) -> Database:
     """Open (creating and migrating) the database a store spec names: a PostgreSQL URL, or the
-    path of a SQLite file (created owner-only in an owner-only folder)."""
+    path of a SQLite file (created owner-only in an owner-only folder). With `create` false, a
+    PostgreSQL database holding no store yet is an error, not given one (reading never creates)."""
     if is_url(spec):
         try:
             import psycopg
@@ -284,7 +285,7 @@ def open_database(spec: str) -> Database:
         db = _open_sqlite(Path(spec))
         errors = (sqlite3.Error,)
     try:
-        migrate(db)
+        migrate(db, create=create)
     except errors as exc:
         db.close()
         raise ConfigError(f"cannot open the store: {said(exc)}", file=db.location, field="store") from None

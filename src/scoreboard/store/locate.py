@@ -14,8 +14,8 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..redact import remember
-from .db import read_only, shown_location
-from .urls import url_secrets
+from .db import open_database, read_only, shown_location
+from .urls import is_url, url_secrets
 from .files import FileStore
 from .follow import FollowedHistoryStore
 from .history import HistoryStore
@@ -81,6 +81,8 @@ def open_existing(spec: str | None) -> HistoryStore:
         hint = "a run given this --store records one" if spec else "a run records one; or give --store PATH or URL"
         raise ConfigError(f"no history store here yet ({hint})", file=shown_location(chosen),
                           **({"flag": "--store"} if spec else {"field": "store"}))
+    if is_url(chosen):  # a database with no store in it (the server's default one, a typo) is not given one
+        return HistoryStore(chosen, db=open_database(chosen, create=False))
     return HistoryStore(chosen)
 
 

@@ -16,12 +16,15 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def migrate(db: Any) -> list[int]:
+def migrate(db: Any, *, create: bool = True) -> list[int]:
     """Apply the migrations this database lacks, in order, in one transaction; return them.
     A store already up to date is only read (no lock taken)."""
     have = schema_version(db) if db.has_migrations_table() else None
     if have is None:
         refuse_foreign(db)
+        if not create:
+            raise ConfigError("no history store in this database yet (a run given this --store records one); "
+                              "reading never creates one", file=db.location, field="store")
     if have is not None and have > len(MIGRATIONS):
         raise _newer(db, have)
     if have == len(MIGRATIONS):
