@@ -156,3 +156,32 @@ def test_the_markdown_says_why_a_run_errored_when_an_earlier_run_of_the_case_fai
     assert "timed out after 3 s" in md
     failures = md[md.index("## Failures"):]
     assert "run 1" in failures and "timed out after 3 s" in failures
+
+
+# --- 3. what a CLI agent that ended in an error said it spent is kept --------------------------
+
+@need_bwrap
+@pytest.mark.skipif(CLAUDE is None, reason=f"Claude Code not under {MODULES}")
+def test_a_claude_agent_that_hit_max_turns_keeps_the_usage_and_cost_it_reported(env):
+    """Claude Code stopped at --max-turns (error_max_turns) after a real turn: its result event
+    carries the usage and the cost estimate, but the error attempt and the run's spend said
+    'unknown' for them."""
+    write_task(env)
+    with ScriptedModel([bash("echo hello > out.txt"), bash("echo again")]) as model:
+        subject = {**subject_spec("claude-cli", model), "max_turns": 1}
+        (env / "suite.yaml").write_text(yaml.safe_dump({"name": "p13", "cases": "tasks",
+                                                        "variants": {"agent": {"subject": subject}}}))
+        done = subprocess.run([sys.executable, "-m", "scoreboard", "run", "suite.yaml", "--output-dir", "out",
+                               "--format", "json,md"], cwd=env, capture_output=True, text=True, timeout=240,
+                              check=False)
+    assert done.returncode == 2, done.stderr[-2000:]
+    (path,) = (env / "out" / "p13").glob("*.json")
+    report = json.loads(path.read_text())
+    (attempt,) = report["attempts"]
+    assert attempt["status"] == "error" and "max_turns" in attempt["error"]
+    m = attempt["measurements"]
+    assert m["input_tokens"] > 0 and m["output_tokens"] > 0 and m["cost_usd"] > 0 and m["requests"] == 1
+    assert "cost unknown" not in done.stdout + done.stderr
+    verify = subprocess.run([sys.executable, "-m", "scoreboard", "verify", str(path)], cwd=env,
+                            capture_output=True, text=True, check=False)
+    assert verify.returncode == 0, verify.stdout + verify.stderr

@@ -251,7 +251,9 @@ class AgentCLISubject(Subject):
                 if ws is not None:
                     ws.tool_calls = self.calls_so_far(done.stdout, ws.max_tool_output_bytes)
                 if ticket is not None:
-                    ledger.complete(ticket, ok=False, status=err.status, error=str(err))
+                    spent = getattr(err, "measurements", None) or Measurements()
+                    ledger.complete(ticket, ok=False, status=err.status, error=str(err), input_tokens=spent.input_tokens,
+                                    output_tokens=spent.output_tokens, cost_usd=spent.cost_usd)
                 raise
             if ticket is not None:
                 m = result.measurements
@@ -296,12 +298,14 @@ class AgentCLISubject(Subject):
             raise self.fail(f"the CLI {exit_words(returncode)} without a JSON result "
                             "(its stderr is not recorded; run it by hand to see why)", secrets,
                             kind="invalid-response")
-        if run.status != "completed":
-            raise self.error_of(run.error or f"the CLI {exit_words(returncode)}", secrets)
-        if run.output is None:
-            raise self.fail("the CLI finished without an answer", secrets, kind="invalid-response")
         measurements = Measurements(input_tokens=run.input_tokens, output_tokens=run.output_tokens,
                                     cost_usd=run.cost_usd, requests=1)
+        if run.status != "completed" or run.output is None:  # what it said it spent stays with the error
+            err = self.error_of(run.error or f"the CLI {exit_words(returncode)}", secrets) \
+                if run.status != "completed" else self.fail("the CLI finished without an answer", secrets,
+                                                            kind="invalid-response")
+            err.measurements = measurements
+            raise err
         extra: dict[str, Any] = {"cli": self.kind}
         if run.cost_usd is not None:
             extra["cost_is_estimate"] = True
