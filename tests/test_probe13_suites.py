@@ -202,3 +202,17 @@ def test_a_scoring_function_or_python_transform_may_declare_only_its_first_argum
     assert attempt["status"] == "passed" and attempt["grades"][0]["graded_output"] == "Paris", attempt
     checked = scoreboard("verify", "--allow-code", "report.json", cwd=tmp_path)
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_expanding_a_var_that_holds_an_empty_list_is_an_error_not_a_case_sent_the_text_brackets(tmp_path):
+    """`{"vars": {"lang": []}, "expand": ["lang"]}` (a matrix axis left empty) made one case whose
+    prompt read "Answer in []": the list itself rendered as text, as if it were a value."""
+    for extra, case in (("", {"expand": ["lang"]}), ("defaults: {expand: [lang]}\n", {})):
+        suite = write_suite(tmp_path, [{"id": "ok", "vars": {"lang": ["fr"]}, "expected": "x", **case},
+                                       {"id": "e1", "vars": {"lang": []}, "expected": "x", **case}],
+                            "prompt: 'Answer in {{ lang }}'\n" + extra)
+        proc = scoreboard("validate", suite.name, cwd=tmp_path)
+        assert proc.returncode == 1, proc.stdout
+        (line,) = proc.stderr.strip().splitlines()
+        assert line == ("scoreboard: error: cases.jsonl:2, case 'e1', field 'vars.lang': expand names 'lang', an "
+                        "empty list: it would make no case (give it a value, or leave it out of expand)"), line

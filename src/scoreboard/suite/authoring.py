@@ -117,7 +117,14 @@ def _with_defaults(case: Case, d: Any, scoring: dict | None) -> list[str]:
             raise ConfigError(f"names {lacking!r}, which is not one of this case's vars "
                               f"({', '.join(map(repr, held)) or 'it has none'})", file=case.source,
                               line=case.line, case_id=case.id, field="expand")
-    return case.expand if case.expand is not None else (d.expand or [])
+    names = case.expand if case.expand is not None else (d.expand or [])
+    held = case.vars if isinstance(case.vars, dict) else {}
+    empty = next((n for n in names if held.get(n) == []), None)
+    if empty is not None:  # never sent as the text "[]": a matrix axis with no value is a mistake
+        raise ConfigError(f"expand names {empty!r}, an empty list: it would make no case (give it a value, "
+                          f"or leave it out of expand)", file=case.source, line=case.line, case_id=case.id,
+                          field=f"vars.{empty}")
+    return names
 
 
 def graded_metrics(graders: dict[str, list[Grader]]) -> set[str]:
