@@ -185,3 +185,31 @@ def test_a_claude_agent_that_hit_max_turns_keeps_the_usage_and_cost_it_reported(
     verify = subprocess.run([sys.executable, "-m", "scoreboard", "verify", str(path)], cwd=env,
                             capture_output=True, text=True, check=False)
     assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+# --- 4. malformed tool calls from the model: what each CLI's trajectory shows (README) ---------
+
+@need_bwrap
+@pytest.mark.parametrize("kind", KINDS)
+def test_malformed_tool_calls_from_the_model_are_recorded_as_the_readme_says(kind, env):
+    """The model asks for a tool that is not offered and for the shell with arguments it cannot
+    use, then does the task. Claude Code reports the refused calls as failed calls; Codex's
+    stream leaves them out (it logs them on stderr only), which the README now says."""
+    write_task(env)
+    shell = "Bash" if kind == "claude-cli" else "exec_command"
+    steps = [{"tool_calls": [{"name": "NoSuchTool", "args": {"x": 1}}]}, {"tool_calls": [{"name": shell, "args": {}}]},
+             bash("echo hello > out.txt"), {"reply": "done"}]
+    done, report = run_cli(env, kind, steps)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (attempt,) = report["attempts"]
+    assert attempt["status"] == "passed"
+    calls = attempt["output"]["tool_calls"]
+    metrics = attempt["subject_info"]["task"]["metrics"]
+    assert metrics["commands"] == 1
+    if kind == "claude-cli":
+        assert [c["name"] for c in calls] == ["NoSuchTool", "Bash", "Bash"]
+        assert calls[0]["is_error"] is True and calls[1]["is_error"] is True and metrics["tool_calls"] == 3
+    else:
+        assert [c["name"] for c in calls] == ["command_execution"] and metrics["tool_calls"] == 1
+    readme = (ROOT / "README.md").read_text()
+    assert "Codex's stream leaves out the calls Codex itself\nrefuses" in readme
