@@ -259,3 +259,19 @@ def test_a_long_elif_chain_is_read_without_recursion_and_noted_once(tmp_path):
     assert suite["cases"]["solver"][0] == {"system_message": "BRANCH-A"}
     assert done.stdout.count("(with the parameters' values)") == 1 and "`elif k == 1499:` is True" in done.stdout
     assert passed(tmp_path)
+
+
+def test_reassignments_cannot_grow_a_value_without_bound(tmp_path):
+    # reassignment is read in order since bcbe0dc: `x = [x, x]` 80 times (2**80 items written out) hung
+    # the import, `x = [x]` 3,000 times and `x.append(x)` were a RecursionError; -T `&a [*a]` (YAML) too
+    body = ("\n@task\ndef t():\n    x = [1]\n" + "    x = [x, x]\n" * 80 + "    y = 1\n" + "    y = [y]\n" * 3000 +
+            "    s = [generate()]\n    s.append(s)\n    if x == 1 or y == 1 or s == 1:\n        pass\n"
+            "    return Task(dataset=SAMPLES, solver=[system_message('BRANCH-A'), generate()], scorer=match())\n")
+    done, suite = convert(tmp_path, body)
+    assert done.returncode == 3, done.stdout[-3000:] + done.stderr
+    assert "`if x == 1 or y == 1 or s == 1:` is not decided without running code" in done.stdout
+    assert "t.py:3094: a statement in t() is not run" in done.stdout  # s.append(s): not done
+    assert suite["cases"]["solver"][0] == {"system_message": "BRANCH-A"}
+    write(tmp_path / "u.py", HEAD + NONE_OR)
+    done = scoreboard(["import", "inspect", "u.py", "--output", "bad", "-T", "cot=&a [*a]"], tmp_path)
+    assert done.returncode == 1 and "VALUE holds itself" in done.stderr and len(done.stderr.splitlines()) == 1

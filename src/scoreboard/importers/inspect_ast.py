@@ -19,14 +19,11 @@ from typing import Any
 from ..errors import ConfigError
 from . import inspect_flow as flow
 from .inspect_plain import bind, changed_names, plain_function
-from .inspect_values import Call, FuncRef, Unresolved, unresolved_in
+from .inspect_values import MAX_DEPTH, MAX_ITEMS, MAX_VALUE, Call, FuncRef, Unresolved, unresolved_in
 
-__all__ = ["Call", "FuncRef", "Module", "Resolver", "TaskDef", "Unresolved", "find_tasks", "parse", "unresolved_in"]
+__all__ = ["MAX_DEPTH", "MAX_ITEMS", "MAX_VALUE", "Call", "FuncRef", "Module", "Resolver", "TaskDef", "Unresolved",
+           "find_tasks", "parse", "unresolved_in"]
 
-#: the most characters (or items) one resolved value may hold: `A = "x"; B = A + A; ...` doubles
-MAX_VALUE = 16 * 1024 * 1024
-MAX_ITEMS = 1_000_000
-MAX_DEPTH = 60
 
 
 @dataclass

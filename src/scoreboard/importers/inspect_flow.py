@@ -22,7 +22,7 @@ import yaml
 
 from ..errors import ConfigError
 from .inspect_plain import changed_names
-from .inspect_values import Call, FuncRef, Unresolved
+from .inspect_values import MAX_DEPTH, MAX_ITEMS, Call, FuncRef, Unresolved, oversized
 
 #: Inspect functions whose value is an object that is never None and always true (solvers and
 #: scorers are functions; Task, Sample, configs are plain objects); a dataset or chain() is a
@@ -238,6 +238,9 @@ class Body:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             if all(isinstance(t, ast.Name) for t in targets):
                 value = self.value(stmt.value)
+                if oversized(value):  # `x = [x, x]` again and again doubles
+                    value = Unresolved(stmt.lineno, f"a value of more than {MAX_ITEMS:,} items or nested deeper "
+                                                    f"than {MAX_DEPTH}")
                 for t in targets:
                     self.env[t.id] = ("value", value)  # type: ignore[attr-defined]
                 return False
@@ -306,6 +309,8 @@ class Body:
             return False
         items = held[1]
         args = [self.value(a) for a in call.args]
+        if oversized([items, *args]) or any(a is items or oversized(a, items) for a in args):  # x.append(x)
+            return False
         if call.func.attr == "append" and len(args) == 1:
             items.append(args[0])
         elif call.func.attr == "extend" and len(args) == 1 and isinstance(args[0], list):
@@ -333,6 +338,8 @@ def parse_task_args(given: list[str] | None) -> dict:
                 from None
         if isinstance(value, str):
             value = value.split(",") if "," in value else value
+        if oversized(value):  # YAML's `&a [*a]` is a list holding itself
+            raise ConfigError(f"{arg!r}: VALUE holds itself, or more than {MAX_ITEMS:,} items", field="-T")
         if not plain(value) or any(not isinstance(k, str) for k in (value if isinstance(value, dict) else {})):
             raise ConfigError(f"{arg!r}: VALUE is a YAML {type(value).__name__}, not a text, number, true/false, "
                               "null, list or mapping (quote it to give a text)", field="-T")

@@ -7,6 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+#: the most characters (or items) one resolved value may hold: `A = "x"; B = A + A; ...` doubles
+MAX_VALUE = 16 * 1024 * 1024
+MAX_ITEMS = 1_000_000
+MAX_DEPTH = 60
 
 @dataclass
 class Unresolved:
@@ -49,3 +53,22 @@ def unresolved_in(value: Any) -> Unresolved | None:
         if found is not None:
             return found
     return None
+
+
+def oversized(value: Any, within: Any = None) -> bool:
+    """More than MAX_ITEMS items counted as written out (a list held twice counts twice: `x = [x, x]`
+    doubles), nested deeper than MAX_DEPTH (a list holding itself is infinitely deep), or holding
+    `within` (the very list: `x.append(x)`). Bounded work: it stops at the limit."""
+    todo, seen = [(value, 0)], 0
+    while todo:
+        item, depth = todo.pop()
+        seen += 1
+        if seen > MAX_ITEMS or depth > MAX_DEPTH or within is not None and item is within and depth:
+            return True
+        if isinstance(item, list):
+            todo.extend((v, depth + 1) for v in item)
+        elif isinstance(item, dict):
+            todo.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, Call):
+            todo.extend((v, depth + 1) for v in [*item.args, *item.kwargs.values()])
+    return False
