@@ -275,3 +275,21 @@ def test_reassignments_cannot_grow_a_value_without_bound(tmp_path):
     write(tmp_path / "u.py", HEAD + NONE_OR)
     done = scoreboard(["import", "inspect", "u.py", "--output", "bad", "-T", "cot=&a [*a]"], tmp_path)
     assert done.returncode == 1 and "VALUE holds itself" in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+def test_a_module_constant_is_read_in_the_module_not_in_the_task_function(tmp_path):
+    # PROMPT's SUFFIX is the module's (Python reads a module constant in the module); it was read
+    # with the task function's local SUFFIX
+    body = '''
+SUFFIX = "BRANCH-A"
+PROMPT = "Answer. " + SUFFIX
+
+@task
+def t():
+    SUFFIX = "BRANCH-B"
+    return Task(dataset=SAMPLES, solver=[system_message(PROMPT), user_message(SUFFIX), generate()], scorer=match())
+'''
+    done, suite = convert(tmp_path, body.replace("@task", "from inspect_ai.solver import user_message\n\n@task"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert suite["cases"]["solver"][:2] == [{"system_message": "Answer. BRANCH-A"}, {"user_message": "BRANCH-B"}]
+    assert passed(tmp_path)

@@ -120,6 +120,10 @@ class Resolver:
     def name(self, ident: str, line: int) -> Any:
         if ident in self.memo:
             return self.memo[ident]
+        if ident not in self.local and ident in self.module.constants:  # read where Python reads it: the module
+            scope = self.module.scope = getattr(self.module, "scope", None) or Resolver(self.module)
+            if scope is not self:
+                return scope.name(ident, line)
         if ident in self.stack or len(self.stack) > MAX_DEPTH:
             return Unresolved(line, f"{ident} refers to itself")
         for names in (self.local, self.module.constants):
