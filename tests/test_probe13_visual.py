@@ -53,3 +53,59 @@ def test_a_chromium_that_cannot_start_stops_the_run_before_any_output_is_paid_fo
     (line,) = proc.stderr.strip().splitlines()
     assert "pip install 'scoreboard[render]'" in line and "launching Chromium failed" in line
     assert asked == 0  # no page was paid for that no report holds
+
+
+# ------------------------------------------------------------------------- the judge check, said wherever figures are
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "landing-pages"
+
+
+def judged_suite(tmp_path: Path, srv: FakeProvider, graders: list, **over) -> None:
+    """The example's page makers, one control (its garden page) and a judge on the fake provider."""
+    import shutil
+
+    shutil.copy(EXAMPLE / "pages.py", tmp_path / "pages.py")
+    shutil.copytree(EXAMPLE / "controls", tmp_path / "controls")
+    (tmp_path / "cases.jsonl").write_text('{"id": "bakery", "input": "Sunrise Bakery"}\n')
+    (tmp_path / "controls.jsonl").write_text(
+        '{"id": "garden", "input": "A garden centre", "output": "@controls/garden.html"}\n')
+    suite = {"name": "judged", "cases": "cases.jsonl", "graders": graders, "render": {"settle_ms": 0},
+             "variants": {"polished": {"subject": "python:pages:polished"}, "plain": {"subject": "python:pages:plain"}},
+             "judge": {"type": "openai", "model": "vision-x", "base_url": srv.base_url + "/v1",
+                       "api_key_required": False},
+             "instrument": {"controls": "controls.jsonl", "degrade": ["blank"], "repeats": 2}, **over}
+    (tmp_path / "suite.json").write_text(json.dumps(suite))
+
+
+@chromium
+@pytest.mark.parametrize("graders,over", [
+    ([{"llm-judge": {"rubric": "Is this a good landing page?", "images": True, "source": False}}], {}),
+    (["page-renders"], {"pairwise": {"images": True, "source": False}}),
+], ids=["llm-judge", "pairwise"])
+def test_a_failed_judge_check_is_said_in_every_rendering_not_only_beside_dq(tmp_path, graders, over):
+    """A suite judged by `llm-judge` (or pairwise) with images, not by `pointwise`: its judge
+    failed the instrument check (it cannot tell a page from a blank one), yet the run's
+    terminal, Markdown, HTML and JUnit showed the judge's verdicts with not a word of it: the
+    check's status was said only beside dQ or a rubric mean, and this suite has neither. Only
+    the JSON's `instrument` block knew. It is said wherever the judge's figures are."""
+    from tests.servers.fake_provider import VisionJudge
+
+    with FakeProvider() as srv:
+        srv.set_default("chat", {"reply": VisionJudge("constant")})  # the same verdict for every page
+        judged_suite(tmp_path, srv, graders, **over)
+        check = scoreboard(["run", "suite.json", "--stage", "check", "--no-progress", "--format", "json"], tmp_path)
+        assert check.returncode == 3, check.stdout + check.stderr
+        proc = scoreboard(["run", "suite.json", "--no-progress", "--format", "json,md,html,junit"], tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    said = "judge check FAILED: these figures are unverified"
+    lines = proc.stdout.splitlines()
+    status = next(i for i, line in enumerate(lines) if line.startswith("judged: completed ("))
+    assert lines[status + 1].startswith(f"  {said}"), proc.stdout  # first, under the run's line
+    json_line = next(x for x in lines if x.strip().startswith("json: "))
+    report = tmp_path / json_line.split("json: ", 1)[1].strip()
+    assert json.loads(report.read_text())["instrument"]["status"] == "failed"
+    assert said in report.with_suffix(".md").read_text()
+    assert said in report.with_suffix(".html").read_text()
+    junit = report.with_suffix(".junit.xml").read_text()
+    assert junit.count(f'name="judge_check" value="{said}') == 2  # each variant's properties
+    assert scoreboard(["verify", str(report)], tmp_path).returncode == 0

@@ -16,6 +16,7 @@ from .io import fields_over, fmt_rate, variant_model
 from .mdtext import spell_unseen, visible
 from .schema import Attempt
 from .view import CaseTally, ReportView, as_view
+from .visual import check_lines, judge_check_text
 
 # Characters XML 1.0 forbids even when escaped (most C0 controls, lone surrogates, U+FFFE/FFFF).
 _ILLEGAL = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -228,6 +229,10 @@ def render_junit(view: ReportView) -> str:
                       for g in report.gates if g.variant in (None, variant))
         figures = gates + _k_rows(vs, report.summary.methods) + tuple((label.replace(" ", "_"), text) for label, text in figure_rows(vs))
         figures += _choice_rows(report.summary.judges, variant)
+        # the judge's instrument check, as the other renderings say it: a CI tab shows whether
+        # the verdicts behind these testcases come from a checked judge
+        figures += ((("judge_check", judge_check_text(report)),) if plan.stage != "check" else
+                    tuple(("instrument_check", line) for line in check_lines(report)[:1]))
         planned = next((v for v in plan.variants if v.name == variant), None)
         fields = vs.field_accuracy_overall if vs is not None else None
         # JUnit carries no comparison, so no pair's flag: a variant of few cases says it beside its intervals

@@ -46,9 +46,11 @@ def judge_check_text(report: Report) -> str | None:
 def lead_lines(report: Report) -> list[str]:
     """dQ per pair and rubric-score means per variant, with the judge check, for the top."""
     judges = report.summary.judges
-    if judges is None or report.plan.stage == "check":
+    if report.plan.stage == "check":
         return []
     check = judge_check_text(report)
+    if judges is None:
+        return [check] if check else []
     out = []
     planned = len(report.plan.cases)
     for dq in _pairs(report):
@@ -83,7 +85,7 @@ def lead_lines(report: Report) -> list[str]:
             small = "; small sample: fewer than 30 cases" if v.rubric.cases < 30 else ""
             out.append(f"rubric-score {name}: mean {v.rubric.mean:.2f} on {v.rubric.scale[0]}-{v.rubric.scale[1]}"
                        f"{interval} over {over(v.rubric.cases)}{small}")
-    if out and check:
+    if check:  # said wherever the judge's figures are, with or without dQ or a rubric mean
         out.append(check)
     return out
 
