@@ -293,3 +293,33 @@ def t():
     assert done.returncode == 0, done.stdout + done.stderr
     assert suite["cases"]["solver"][:2] == [{"system_message": "Answer. BRANCH-A"}, {"user_message": "BRANCH-B"}]
     assert passed(tmp_path)
+
+
+def test_an_if_in_the_helper_that_builds_the_task_reads_the_arguments_bound(tmp_path):
+    # inspect_evals arc.py's shape: each @task returns a helper's Task; the helper branches on its argument
+    body = '''
+def build(level, extra=[]):
+    solver = []
+    if level <= 1 and not extra:
+        solver.extend([system_message("BRANCH-A"), generate()])
+    else:
+        solver.extend([system_message("BRANCH-B"), generate()])
+    return Task(dataset=SAMPLES, solver=solver, scorer=match())
+
+@task
+def easy(level: int = 1):
+    return build(level)
+
+@task
+def hard():
+    return build(2)
+'''
+    write(tmp_path / "t.py", HEAD + body)
+    done = scoreboard(["import", "inspect", "t.py", "--output", "out"], tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "task easy: line 11: `if level &lt;= 1 and (not extra):` is True" in done.stdout, done.stdout
+    assert "task hard: line 11: `if level &lt;= 1 and (not extra):` is False" in done.stdout, done.stdout
+    assert passed(tmp_path, "out/easy") and not passed(tmp_path, "out/hard")
+    done = scoreboard(["import", "inspect", "t.py", "--output", "out2", "--task", "easy", "-T", "level=3"], tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not passed(tmp_path, "out2")
