@@ -317,8 +317,8 @@ def hard():
     write(tmp_path / "t.py", HEAD + body)
     done = scoreboard(["import", "inspect", "t.py", "--output", "out"], tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "task easy: line 11: `if level &lt;= 1 and (not extra):` is True" in done.stdout, done.stdout
-    assert "task hard: line 11: `if level &lt;= 1 and (not extra):` is False" in done.stdout, done.stdout
+    assert "task easy: line 11: `if level <= 1 and (not extra):` is True" in done.stdout, done.stdout
+    assert "task hard: line 11: `if level <= 1 and (not extra):` is False" in done.stdout, done.stdout
     assert passed(tmp_path, "out/easy") and not passed(tmp_path, "out/hard")
     done = scoreboard(["import", "inspect", "t.py", "--output", "out2", "--task", "easy", "-T", "level=3"], tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr

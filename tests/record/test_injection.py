@@ -397,3 +397,26 @@ def test_markdown_shows_emphasis_marks_as_the_characters_they_are(text):
         kinds = {t.type for t in flat(tokens)}
         assert not kinds & {"em_open", "strong_open", "s_open"}, (line, kinds)
         assert text in shown(rendered), (line, rendered)
+
+
+@pytest.mark.parametrize("text, seen", [
+    ("line 11: `if level <= 1 and (not extra):` is True", "line 11: if level <= 1 and (not extra): is True"),
+    ("x < 3 and y <= 4 & z", "x < 3 and y <= 4 & z"),
+    ("`a & b <c>` then <img src=x onerror=alert(1)>", "a & b <c> then <img src=x onerror=alert(1)>"),
+    ("``c<d`` and `e&amp;`", "c<d and e&amp;"),
+    ("unclosed ` <i>x</i>", "unclosed ` <i>x</i>"),
+    ("a\\`b <b>bold</b>", "a`b <b>bold</b>"),
+    ("<!-- hidden --> <https://evil.example>", "<!-- hidden --> <https://evil.example>")])
+def test_prose_reads_as_written_and_opens_no_html(text, seen):
+    """A conversion report's line quoting a config (`if level <= 1`): what a reader sees, printed
+    or rendered, is the text itself; nothing in it becomes a tag, a comment or a link."""
+    from scoreboard.record.mdtext import prose
+
+    line = prose(text)
+    rendered, tokens, _ = render(line)
+    kinds = {t.type for t in flat(tokens)}
+    assert not kinds & {"html_inline", "html_block", "link_open", "image"}, (line, kinds)
+    assert shown(rendered).strip() == seen, (line, rendered)
+    # printed in a terminal, a code span's text is as written too (no entity spelt into it)
+    for span in re.findall(r"`[^`]+`", text):
+        assert span in line, (span, line)

@@ -112,9 +112,43 @@ def prose(text: Any) -> str:
     image, no block of its own; the rest (quotes, `*`, `_`, backticks) stays as written, so the
     line reads the same printed and rendered."""
     s = spell_unseen("" if text is None else str(text))
+    # A code span shows its text literally (no escape, entity or tag is read in it): only the
+    # text outside code spans is escaped, so `if level <= 1` reads as written.
+    parts = _code_spans(s)
+    out = "".join(part if is_code else _prose_text(part) for part, is_code in parts)
+    return _leading(out)
+
+
+#: `<` where Markdown could read an HTML tag, comment or autolink: not before a space or `=`
+_TAG_OPEN = re.compile(r"<(?![\s=]|\Z)")
+_TICKS = re.compile(r"(?<!\\)`+")
+
+
+def _prose_text(s: str) -> str:
     s = _ESCAPING.sub(r"\\\\", s)
-    s = _ENTITY.sub("&amp;", s).replace("<", "&lt;")
-    return _leading(_LINK_CLOSE.sub("\\\\]", s))
+    s = _TAG_OPEN.sub("&lt;", _ENTITY.sub("&amp;", s))
+    return _LINK_CLOSE.sub("\\\\]", s)
+
+
+def _code_spans(s: str) -> list[tuple[str, bool]]:
+    """`s` cut into (text, is a code span) pieces as CommonMark reads them: a run of n
+    backticks opens a span closed by the next run of exactly n (none: the backticks are text)."""
+    out: list[tuple[str, bool]] = []
+    pos = start = 0
+    while (m := _TICKS.search(s, pos)) is not None:
+        n = len(m.group())
+        close = next((c for c in re.finditer(r"`+", s[m.end():]) if len(c.group()) == n), None)
+        if close is None:
+            pos = m.end()
+            continue
+        end = m.end() + close.end()
+        if m.start() > start:
+            out.append((s[start:m.start()], False))
+        out.append((s[m.start():end], True))
+        pos = start = end
+    if start < len(s):
+        out.append((s[start:], False))
+    return out
 
 
 def code(text: Any) -> str:
