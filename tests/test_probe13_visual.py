@@ -109,3 +109,43 @@ def test_a_failed_judge_check_is_said_in_every_rendering_not_only_beside_dq(tmp_
     junit = report.with_suffix(".junit.xml").read_text()
     assert junit.count(f'name="judge_check" value="{said}') == 2  # each variant's properties
     assert scoreboard(["verify", str(report)], tmp_path).returncode == 0
+
+
+def _judges_only_blank_pages(req: dict) -> str:
+    """A pairwise judge that answers (rightly) only when one page is blank; on every other
+    comparison its answer is unusable (a judge failure)."""
+    from scoreboard.render.pixels import is_blank
+    from tests.servers.fake_provider import request_images
+
+    shots = request_images(req)
+    blank = [is_blank(png) for png in shots]
+    if len(shots) == 2 and any(blank):
+        return json.dumps({"winner": "B" if blank[0] else "A", "explanation": "the other page is empty"})
+    return "I cannot compare these."
+
+
+@chromium
+def test_pairwise_comparisons_the_judge_left_unjudged_count_against_it_in_the_check(tmp_path):
+    """A pairwise check whose judge failed on every comparison but the easy one (good page against
+    a blank one) passed: the share of comparisons that chose the good output was taken over the
+    comparisons the judge answered only (2 of 6: 100%), though the README says a pair the judge
+    left unjudged is not above, every pair counts. It is over every comparison, with how many
+    were not judged said."""
+    with FakeProvider() as srv:
+        srv.set_default("chat", {"reply": _judges_only_blank_pages})
+        judged_suite(tmp_path, srv, ["page-renders"], pairwise={"images": True, "source": False},
+                     instrument={"controls": "controls.jsonl", "degrade": ["blank", "unstyled", "no-images"],
+                                 "repeats": 2})
+        check = scoreboard(["run", "suite.json", "--stage", "check", "--no-progress", "--format", "json"], tmp_path)
+    assert check.returncode == 3, check.stdout + check.stderr  # the check fails
+    json_line = next(x for x in check.stdout.splitlines() if x.strip().startswith("json: "))
+    report_path = tmp_path / json_line.split("json: ", 1)[1].strip()
+    figures = json.loads(report_path.read_text())["summary"]["instrument"]
+    accuracy = figures["pairwise_accuracy"]
+    assert (accuracy["count"], accuracy["of"], accuracy["unjudged_pairs"]) == (2, 6, 4)
+    assert figures["passed"] is False
+    assert "pairwise: good output chosen in 33.3% of 6 comparisons" in check.stdout
+    assert "4 not judged" in check.stdout
+    assert "pairwise: chose the good output in 33.3% of comparisons, 4 not judged, which count as not chosen" \
+        in check.stdout
+    assert scoreboard(["verify", str(report_path)], tmp_path).returncode == 0

@@ -133,6 +133,8 @@ def check_lines(report: Report) -> list[str]:
                    f"(p={shown}{', BIASED' if p.biased else ''})")
     if inst.pairwise_accuracy is not None:
         pa = inst.pairwise_accuracy
-        out.append(f"pairwise: good output chosen in {_pct(pa.value)} of {pa.of} comparisons{_share_ci(pa.ci)}")
+        unjudged = f"; {pa.unjudged_pairs} not judged (a judge failure or no majority)" if pa.unjudged_pairs else ""
+        out.append(f"pairwise: good output chosen in {_pct(pa.value)} of {pa.of} comparisons{_share_ci(pa.ci)}"
+                   f"{unjudged}")
     out += [f"reason: {r}" for r in inst.reasons]
     return out

@@ -101,7 +101,10 @@ class InstrumentAccumulator:
             if accuracy["value"] is None or accuracy["value"] < s["min_accuracy"]:
                 ok = False
                 shown = "no comparison judged" if accuracy["value"] is None else f"{accuracy['value']:.1%}"
-                out["reasons"].append(f"pairwise: chose the good output in {shown} of comparisons "
+                left = accuracy["unjudged_pairs"]
+                left = f", {left} not judged, which count as not chosen" if left and accuracy["value"] is not None \
+                    else ""
+                out["reasons"].append(f"pairwise: chose the good output in {shown} of comparisons{left} "
                                       f"(needs {s['min_accuracy']:.0%})")
         out["passed"] = ok
         out["status"] = "passed" if ok else "failed"
@@ -156,9 +159,12 @@ def _share(k: int, n: int, extra: dict) -> dict:
 
 
 def _position(pairwise: dict, good: str, alpha: float) -> tuple[dict, dict]:
-    first = answers = right = judged = 0
+    first = answers = right = judged = unjudged = 0
     for j in pairwise.get("judgments") or ():
         if j.get("verdict") is None:
+            # counted, and not a pick of the good output (as a pointwise pair left unjudged is
+            # not above): a judge that fails on all but the easy comparisons does not pass on those
+            unjudged += 1
             continue
         judged += 1
         right += j.get("verdict") == good
@@ -171,4 +177,5 @@ def _position(pairwise: dict, good: str, alpha: float) -> tuple[dict, dict]:
     biased = p is not None and p < alpha and share > 0.5
     position = {"first_share": share, "answers": answers, "first": first, "p": p, "alpha": alpha,
                 "biased": biased, "test": "exact two-sided binomial against 1/2 over both orders"}
-    return position, _share(right, judged, {"unit": "comparison (both orders; a flip counts as a tie)"})
+    return position, _share(right, judged + unjudged, {"unit": "comparison (both orders; a flip counts as a tie)",
+                                                       "unjudged_pairs": unjudged})
