@@ -149,3 +149,21 @@ def test_pairwise_comparisons_the_judge_left_unjudged_count_against_it_in_the_ch
     assert "pairwise: chose the good output in 33.3% of comparisons, 4 not judged, which count as not chosen" \
         in check.stdout
     assert scoreboard(["verify", str(report_path)], tmp_path).returncode == 0
+
+
+# ------------------------------------------------------------------------- one page flooding the driver
+
+@chromium
+def test_a_page_that_pushes_history_without_end_does_not_time_out_the_pages_after_it(tmp_path):
+    """A page that calls history.pushState in a loop (200,000 times) sent the driver one navigation
+    event each: its render timed out, and the run's event loop spent the next minute reading
+    those events, so every ordinary page rendered after it timed out too (all four here). The
+    pushes past a bound do nothing: the page renders, and so do the pages after it."""
+    from tests.render.test_renderer import render_all
+
+    flood = ("<html><body><h1>Push state flood</h1><script>for (let i = 0; i < 200000; i++) "
+             "history.pushState({}, '', '#' + i); history.replaceState({}, '', '#last')</script></body></html>")
+    ordinary = "<html><body><h1>A perfectly ordinary page</h1><p>words words words</p></body></html>"
+    records = render_all([flood, ordinary, ordinary], tmp_path, settle_ms=0, timeout_ms=20_000, concurrency=1)
+    assert [r["error"] for r in records] == [None, None, None]
+    assert all(r["shots"] for r in records) and "Push state flood" in records[0]["text"]

@@ -25,6 +25,7 @@ from ..errors import ConfigError
 from .detect import PageSource, page_source
 from .page import index_refused, served_file
 from .pixels import is_blank
+from .scripts import HISTORY_SCRIPT, SEED_SCRIPT
 from .settings import RenderSettings, full_page_clip
 from .store import ShotStore
 
@@ -56,18 +57,6 @@ SIZE_SCRIPT = ("() => { const d = document.documentElement, b = document.body, w
                "for (const e of [d, b]) if (e) { if (e.scrollWidth > w[0]) w[0] = e.scrollWidth; "
                "if (e.scrollHeight > w[1]) w[1] = e.scrollHeight; } return w; }")
 
-# mulberry32: a small seeded generator; the same seed gives every page the same numbers.
-SEED_SCRIPT = """(() => {
-  let s = %d >>> 0;
-  const next = () => { s = (s + 0x6D2B79F5) >>> 0; let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1); t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296; };
-  Math.random = next;
-  if (self.crypto && self.crypto.getRandomValues) {
-    self.crypto.getRandomValues = (a) => { const b = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-      for (let i = 0; i < b.length; i++) b[i] = Math.floor(next() * 256); return a; };
-  }
-})();"""
 LOADED_SCRIPT = ("() => document.readyState === 'complete' || new Promise(done => "
                  "window.addEventListener('load', () => done(true), {once: true}))")
 TEXT_SCRIPT = ("() => document.body ? document.body.innerText : "
@@ -227,6 +216,7 @@ class Renderer:
             service_workers="block", accept_downloads=False)
         try:
             await context.add_init_script(SEED_SCRIPT % s.seed)
+            await context.add_init_script(HISTORY_SCRIPT)
             start = datetime.fromisoformat(s.clock)
             await context.clock.install(time=start)
             await context.clock.pause_at(start)

@@ -1,0 +1,32 @@
+"""Scripts the renderer injects into every page before the page's own scripts run."""
+
+from __future__ import annotations
+
+# mulberry32: a small seeded generator; the same seed gives every page the same numbers.
+SEED_SCRIPT = """(() => {
+  let s = %d >>> 0;
+  const next = () => { s = (s + 0x6D2B79F5) >>> 0; let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1); t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296; };
+  Math.random = next;
+  if (self.crypto && self.crypto.getRandomValues) {
+    self.crypto.getRandomValues = (a) => { const b = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+      for (let i = 0; i < b.length; i++) b[i] = Math.floor(next() * 256); return a; };
+  }
+})();"""
+
+#: history entries a page may push or replace; past them the calls do nothing. Each one is a
+#: navigation event the driver sends this process: a page that pushed 200,000 (a loop) kept the
+#: run's event loop busy for a minute after its render timed out, and every page rendered in that
+#: minute timed out with it.
+HISTORY_CALLS = 1000
+
+HISTORY_SCRIPT = """(() => {
+  const H = self.History && self.History.prototype;
+  if (!H) return;
+  let left = %d;
+  for (const name of ["pushState", "replaceState"]) {
+    const real = H[name];
+    H[name] = function (...args) { if (left <= 0) return; left -= 1; return real.apply(this, args); };
+  }
+})();""" % HISTORY_CALLS
