@@ -159,6 +159,26 @@ def test_an_undefined_template_variable_names_the_one_the_case_has(tmp_path, pro
     assert line.endswith(f"; {hint}"), line
 
 
+@pytest.mark.parametrize("prompt, field, hint", [
+    ("Translate {{ vars.input }}", "vars.input",
+     "'input' is the case's own field, not one of its vars: write {{ input }}"),
+    ("Translate {{ vars.wrod }}", "vars.wrod", "the case defines 'vars.word'"),
+])
+def test_a_var_read_through_vars_is_named_as_written(tmp_path, prompt, field, hint):
+    """`{{ vars.input }}` read "uses 'input', which this case does not define ...; the case
+    defines 'input'": the name it quoted was not the one written, and the hint contradicted it."""
+    (tmp_path / "cases.jsonl").write_text(jsonl([{"id": "fr", "input": "hello", "vars": {"word": "hi"}}]),
+                                          encoding="utf-8")
+    (tmp_path / "suite.json").write_text(json.dumps({"cases": "cases.jsonl", "prompt": prompt, "subject": "mock",
+                                                     "variants": {"a": {}}}), encoding="utf-8")
+    proc = cli(tmp_path, "validate", "suite.json")
+    assert proc.returncode == 1, proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith(f"scoreboard: error: cases.jsonl:1, case 'fr', field '{field}': prompt 'prompt' "
+                           f"uses '{field}', which this case does not define"), line
+    assert line.endswith(f"; {hint}"), line
+
+
 def test_an_undefined_template_variable_nothing_resembles_gets_no_guess(tmp_path):
     (tmp_path / "cases.jsonl").write_text(jsonl([{"id": "fr", "vars": {"city": "Paris"}}]), encoding="utf-8")
     (tmp_path / "suite.json").write_text(json.dumps({"cases": "cases.jsonl", "prompt": "{{ country }}",

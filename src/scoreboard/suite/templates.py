@@ -128,7 +128,11 @@ def _resembles(var: str, names: dict) -> str:
         scope = scope.get(part) if isinstance(scope, dict) else None
     keys = [k for k in scope if isinstance(k, str)] if isinstance(scope, dict) else []
     close = difflib.get_close_matches(last, keys, n=1, cutoff=0.75)
-    return f"; the case defines {(head + '.' if head else '') + close[0]!r}" if close else ""
+    if close:
+        return f"; the case defines {(head + '.' if head else '') + close[0]!r}"
+    if head == "vars" and last in names:  # `vars.input`: the case's input (or metadata), not a var
+        return f"; {last!r} is the case's own field, not one of its vars: write {{{{ {last} }}}}"
+    return ""
 
 
 def render(template: Template, case: Any, max_bytes: int) -> Any:
@@ -160,7 +164,8 @@ def render(template: Template, case: Any, max_bytes: int) -> Any:
             raise ConfigError(f"prompt {template.name!r} could not be rendered: {exc.message}", field="vars",
                               **where) from None
         raise ConfigError(f"prompt {template.name!r} uses {var!r}, which this case does not define "
-                          f"({exc.message}){_resembles(var, names)}", field=f"vars.{var}", **where) from None
+                          f"({exc.message}){_resembles(var, names)}",
+                          field=var if var.startswith("vars.") else f"vars.{var}", **where) from None
     except SecurityError as exc:
         if getattr(exc, "kind", None) == "output" and max_bytes <= MAX_TEXT:  # stopped at the limit
             raise ConfigError(f"rendered prompt {template.name!r} is over the limit of {max_bytes} bytes "
@@ -187,8 +192,10 @@ def _undefined_path(exc: BaseException, names: dict) -> str | None:
         parts = message.split("'")
         return parts[1] if message.endswith("is undefined") and len(parts) > 2 else None
     obj, name = exc.undefined_obj, exc.undefined_name  # type: ignore[attr-defined]
-    if obj is missing or obj is names.get("vars"):  # `city`, or `vars.city`
+    if obj is missing:  # `city`
         return str(name)
+    if obj is names.get("vars"):  # `vars.city`
+        return f"vars.{name}"
     if not isinstance(obj, (dict, list)):  # a text or number: identity would not say whose
         return None
     # where that value lies among the names, by identity, breadth first (bounded)
