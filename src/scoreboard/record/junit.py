@@ -99,7 +99,10 @@ def _testcase(parent: ET.Element, case_id: str, classname: str, tally: CaseTally
         message = f"{head}: {first}"
         if len(message) > MESSAGE_LIMIT:
             message = message[:MESSAGE_LIMIT] + "…"
-        el = ET.SubElement(tc, kind, message=clean(message), type=clean(bad[0].status if bad else kind))
+        # the type names this element's kind as the runs record it: an <error> the first errored
+        # run's status (`error`, `interrupted`), never a failed run's; a <failure> `failed`
+        typed = next((a.status for a in bad if (a.status in ERRORED) == (kind == "error")), None)
+        el = ET.SubElement(tc, kind, message=clean(message), type=clean(typed or ("error" if kind == "error" else "failed")))
         el.text = clean("\n\n".join(details))
         return kind
     if tally.waiting and tally.not_run + tally.waiting == runs:
