@@ -55,3 +55,65 @@ def test_junit_error_type_names_the_error_not_a_failed_run(tmp_path):
     again_root = ET.parse(tmp_path / "again.junit.xml").getroot()
     case = again_root.find("testsuite[@name='j.mixed']").find("testcase[@name='mixed']")
     assert case.find("error").get("type") == "error"
+
+
+# --------------------------------------------------------------------------- (2) viewer API
+
+
+def test_viewer_api_refuses_an_unknown_category_and_a_repeated_parameter_and_trends_say_their_limit(tmp_path):
+    """Was: `cases?category=bogus` gave an empty page (read as "no cases"), `limit=1&limit=abc`
+    used the first limit and dropped the second in silence, and `/api/trends` did not say the
+    limit it used (every other paged answer says `limit` and `max_limit`)."""
+    import http.client
+    import urllib.parse
+
+    from tests.viewer.conftest import Served
+
+    store = str(tmp_path / "h.sqlite")
+    (tmp_path / "cases.jsonl").write_text("".join(
+        json.dumps({"id": f"c{i}", "input": "q", "expected": "a", "category": ["math", "prose"][i % 2]}) + "\n"
+        for i in range(4)))
+    (tmp_path / "v.jsonl").write_text("".join(json.dumps({"case_id": f"c{i}", "output": "a"}) + "\n" for i in range(4)))
+    (tmp_path / "suite.json").write_text(json.dumps({"name": "cats", "cases": "cases.jsonl", "output_dir": "out",
+                                                     "formats": ["json"], "subject": "recorded:v.jsonl"}))
+    for _ in range(2):
+        done = cli(tmp_path, "run", "suite.json", "--no-progress", "--store", store)
+        assert done.returncode == 0, done.stderr
+    served = Served("--store", store, cwd=tmp_path)
+
+    def get(path: str) -> tuple[int, dict]:
+        parsed = urllib.parse.urlsplit(served.base)
+        conn = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=30)
+        try:
+            conn.request("GET", path)
+            response = conn.getresponse()
+            return response.status, json.loads(response.read())
+        finally:
+            conn.close()
+
+    try:
+        status, runs = get("/api/runs")
+        assert status == 200, runs
+        key = runs["runs"][0]["key"]
+        status, math = get(f"/api/runs/{key}/cases?category=math")
+        assert status == 200 and [c["case_id"] for c in math["cases"]] == ["c0", "c2"], math
+        status, body = get(f"/api/runs/{key}/cases?category=bogus")
+        assert status == 400, body
+        assert body["error"].startswith("category: 'bogus'") and "\n" not in body["error"], body
+        assert "its categories: 'math', 'prose'" in body["error"], body
+        for path, name in (("/api/runs?limit=1&limit=abc", "limit"), ("/api/runs?limit=1&limit=2", "limit"),
+                           (f"/api/runs/{key}/cases?variant=v.jsonl&variant=bogus", "variant"),
+                           (f"/api/runs/{key}/attempts?status=passed&status=failed", "status"),
+                           ("/api/trends?suite=cats&suite=other", "suite")):
+            status, body = get(path)
+            assert status == 400, (path, status, body)
+            assert body["error"].startswith(name + ":") and "once" in body["error"], (path, body)
+            assert "\n" not in body["error"]
+        status, trends = get("/api/trends?suite=cats")
+        assert status == 200 and trends["runs"] == 2 and trends["limit"] == 60 and trends["max_limit"] == 500
+        status, trends = get("/api/trends?suite=cats&limit=1")
+        assert status == 200 and trends["runs"] == 1 and trends["limit"] == 1
+        status, trends = get(f"/api/trends?suite=cats&limit={10 ** 6}")
+        assert status == 200 and trends["limit"] == 500
+    finally:
+        served.stop()

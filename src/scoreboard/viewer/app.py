@@ -46,7 +46,7 @@ from ..store.queries import (
 )
 from ..store.filters import check_commit
 from .figures import compare_runs, trend
-from .params import ParamError, known_variant, page_limit, position_cursor, runs_cursor
+from .params import ParamError, known_category, known_variant, page_limit, position_cursor, repeated, runs_cursor
 from .reviews import ReviewError, review_from_form
 
 ATTEMPT_STATUSES = get_args(AttemptStatus)
@@ -142,6 +142,7 @@ class Viewer:
         if nul is not None:  # PostgreSQL refuses one in text (a bare 500) and SQLite cut a LIKE pattern at it
             return _error(400, f"{nul}: holds a NUL character, which no stored name or id holds")
         try:
+            repeated(request.query)  # `limit=1&limit=abc`: named, not the first read and the rest dropped
             response = await handler(request)
         except web.HTTPException as exc:
             response = exc
@@ -227,6 +228,7 @@ class Viewer:
         if not run_exists(self.db, key):
             return None
         known_variant(self.db, key, kwargs.get("variant"))
+        known_category(self.db, key, kwargs.get("category"))
         return query(self.db, key, **kwargs)
 
     async def case(self, request: web.Request) -> web.Response:
@@ -263,10 +265,11 @@ class Viewer:
         suite = request.query.get("suite")
         if not suite:
             return _error(400, "name a suite")
-        found = await self.call(self._trend, suite, page_limit(request.query.get("limit"), 60))
+        limit = page_limit(request.query.get("limit"), 60)
+        found = await self.call(self._trend, suite, limit)
         if found is None:
             return _error(404, "no such suite in this store")
-        return json_response(found)
+        return json_response({**found, "limit": limit, "max_limit": MAX_LIMIT})
 
     def _trend(self, suite: str, limit: int) -> dict | None:
         if self.db.one("SELECT 1 FROM runs WHERE suite = ? LIMIT 1", (suite,)) is None:

@@ -58,3 +58,26 @@ def known_variant(db, key: str, name: str | None) -> None:
     if name not in names:
         raise ParamError(f"variant: {_shown(name)} is not a variant of this run (its variants: "
                          f"{', '.join(names) or 'none'})")
+
+
+def repeated(query) -> None:
+    """A parameter given twice (`limit=1&limit=abc`): an error naming it; only the first was read,
+    so the second, a client's own choice, was dropped in silence."""
+    seen: set[str] = set()
+    for name, _ in query.items():  # (keys() lists a repeated name once)
+        if name in seen:
+            raise ParamError(f"{name}: given more than once (give each parameter once)")
+        seen.add(name)
+
+
+def known_category(db, key: str, name: str | None) -> None:
+    """A run's cases filtered by a category none of its cases has: an error naming the categories
+    it has (a typo was an empty page, read as "no case")."""
+    if name is None or db.one("SELECT 1 FROM cases WHERE run_key = ? AND category = ? LIMIT 1",
+                              (key, name)) is not None:
+        return
+    names = [row[0] for row in db.rows("SELECT DISTINCT category FROM cases WHERE run_key = ? AND category "
+                                       "IS NOT NULL ORDER BY category LIMIT 51", (key,))]
+    listed = ", ".join(_shown(n) for n in names[:50]) + (", …" if len(names) > 50 else "")
+    raise ParamError(f"category: {_shown(name)} is not a category of this run's cases (its categories: "
+                     f"{listed or 'none'})")
