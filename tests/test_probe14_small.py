@@ -117,3 +117,41 @@ def test_viewer_api_refuses_an_unknown_category_and_a_repeated_parameter_and_tre
         assert status == 200 and trends["limit"] == 500
     finally:
         served.stop()
+
+
+# --------------------------------------------------------------------------- (3) task folder size
+
+
+def _task_suite(tmp_path: Path) -> Path:
+    task = tmp_path / "tasks" / "big"
+    (task / "workspace").mkdir(parents=True)
+    (task / "checks").mkdir()
+    (task / "checks" / "ok.py").write_text("import sys\n")
+    (task / "task.yaml").write_text("id: big\ninstruction: do it\nchecks:\n  - {name: ok, run: [python3, checks/ok.py]}\n")
+    (tmp_path / "suite.yaml").write_text("name: t\ncases: tasks\nsubject: mock\n")
+    return task
+
+
+def test_a_task_folder_too_large_names_the_file_the_task_and_the_field(tmp_path):
+    """Was: `tasks/big/task.yaml: the task folder holds more than 64 MiB or 10000 entries`:
+    neither the task id nor the field (which folder), nor which of the two limits it met."""
+    task = _task_suite(tmp_path)
+    with open(task / "workspace" / "blob.bin", "wb") as handle:  # sparse: no 65 MiB written
+        handle.truncate(65 << 20)
+    done = cli(tmp_path, "validate", "suite.yaml")
+    assert done.returncode == 1
+    line = done.stderr.strip()
+    assert "\n" not in line, line
+    assert line.startswith("scoreboard: error: tasks/big/task.yaml, case 'big', field 'workspace/': "), line
+    assert "more than 64 MiB" in line and "workspace/blob.bin" in line and "entries" not in line, line
+    (task / "workspace" / "blob.bin").unlink()
+    many = task / "checks" / "many"
+    many.mkdir()
+    for i in range(10_001):
+        (many / str(i)).touch()
+    done = cli(tmp_path, "validate", "suite.yaml")
+    assert done.returncode == 1
+    line = done.stderr.strip()
+    assert "\n" not in line, line
+    assert line.startswith("scoreboard: error: tasks/big/task.yaml, case 'big', field 'checks/': "), line
+    assert "more than 10000 entries" in line and "MiB" not in line, line

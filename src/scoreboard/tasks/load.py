@@ -124,7 +124,7 @@ def load_task(folder: Path, limits: Limits, *, root: Path | None = None) -> Case
     try:  # an error about a setting names the line of its key
         spec: TaskFile = parse_model(TaskFile, data, file=shown, case_id=case_id)
         named = _check_paths(spec, folder, shown)
-        files, digest, digests = _walk(folder, shown, named)
+        files, digest, digests = _walk(folder, {"file": shown, "case_id": spec.id}, named)
         workspace = [rel[len("workspace/"):] for rel in files if rel.startswith("workspace/")]
         _check_planted(spec, workspace, {"file": shown, "case_id": spec.id})
     except ConfigError as exc:
@@ -232,25 +232,32 @@ def _inside(folder: Path, rel: str, field_name: str, where: dict) -> Path:
         raise ConfigError(f"{rel!r} {_outside(exc)}", field=field_name, **where) from None
 
 
-def _walk(folder: Path, shown: str, named: set[str]) -> tuple[list[str], str, dict[str, str]]:
+def _walk(folder: Path, where: dict, named: set[str]) -> tuple[list[str], str, dict[str, str]]:
     """Relative paths of the task's files and their hash: the files at the top of its folder
     (task.yaml, a check kept there), workspace/, environment/, checks/ and the `named` folders
     whose files a check or the fixture runs; anything but regular files and folders (symlinks,
     FIFOs, devices) is refused. `__pycache__` outside workspace/ is skipped: Python writes it
-    when a check or the fixture runs, which must not change the task."""
+    when a check or the fixture runs, which must not change the task. An error names task.yaml,
+    the task id and, as the field, the top-level folder (`workspace/`) or file it is about."""
     tops = set(SUBFOLDERS) | named
     digest = hashlib.sha256()
     files: list[str] = []
     digests: dict[str, str] = {}
     total = entries_seen = 0
 
-    def too_many() -> ConfigError:
-        return ConfigError(f"the task folder holds more than {MAX_TASK_BYTES >> 20} MiB or {MAX_TASK_FILES} "
-                           "entries (files and folders)", file=shown)
+    def at(rel: str) -> dict:  # where: task.yaml, the task id, the top-level folder or file
+        top, _, under = _escaped(rel).partition("/")
+        return {**where, "field": f"{top}/" if under else top}
+
+    def too_many(rel: str, size: bool) -> ConfigError:
+        what = (f"more than {MAX_TASK_BYTES >> 20} MiB in all" if size else
+                f"more than {MAX_TASK_FILES} entries (files and folders)")
+        return ConfigError(f"the task folder holds {what} (the limit reached at {_escaped(rel)}); every "
+                           "attempt copies it: keep large data outside the task", **at(rel))
     for sub in SUBFOLDERS:
         top = folder / sub
         if (top.exists() or top.is_symlink()) and (top.is_symlink() or not top.is_dir()):
-            raise ConfigError(f"{sub}/ must be a folder (not a link)", file=shown, field=sub)
+            raise ConfigError(f"{sub}/ must be a folder (not a link)", **{**where, "field": sub})
     stack = [folder]
     while stack:
         current = stack.pop()
@@ -260,27 +267,27 @@ def _walk(folder: Path, shown: str, named: set[str]) -> tuple[list[str], str, di
                 for entry in listing:  # bounded while listing: a folder of a million entries is not read whole
                     entries_seen += 1
                     if entries_seen > MAX_TASK_FILES:
-                        raise too_many()
+                        raise too_many(Path(entry.path).relative_to(folder).as_posix(), False)
                     entries.append(entry)
         except OSError as exc:
-            raise ConfigError(f"cannot read {_escaped(str(current))}: {exc.strerror}", file=shown) from None
+            raise ConfigError(f"cannot read {_escaped(str(current))}: {exc.strerror}", **where) from None
         for entry in sorted(entries, key=lambda e: e.name):
             rel = Path(entry.path).relative_to(folder).as_posix()
             if not _utf8(entry.name):
-                raise ConfigError(f"{_escaped(rel)}: the file name is not valid UTF-8 (rename it)", file=shown)
+                raise ConfigError(f"{_escaped(rel)}: the file name is not valid UTF-8 (rename it)", **at(rel))
             if entry.is_symlink():
-                raise ConfigError(f"{_escaped(rel)} is a symbolic link (a task folder holds plain files)", file=shown)
+                raise ConfigError(f"{_escaped(rel)} is a symbolic link (a task folder holds plain files)", **at(rel))
             if entry.is_dir(follow_symlinks=False):
                 if (current != folder or entry.name in tops) and \
                         (entry.name != "__pycache__" or rel.startswith("workspace/")):
                     stack.append(Path(entry.path))
                 continue
             if not entry.is_file(follow_symlinks=False):
-                raise ConfigError(f"{_escaped(rel)} is not a regular file", file=shown)
+                raise ConfigError(f"{_escaped(rel)} is not a regular file", **at(rel))
             total += entry.stat(follow_symlinks=False).st_size
             files.append(rel)
             if total > MAX_TASK_BYTES:
-                raise too_many()
+                raise too_many(rel, True)
             digest.update(rel.encode("utf-8") + b"\0")
             own = hashlib.sha256()
             with open(entry.path, "rb") as handle:
