@@ -155,3 +155,26 @@ def test_a_task_folder_too_large_names_the_file_the_task_and_the_field(tmp_path)
     assert "\n" not in line, line
     assert line.startswith("scoreboard: error: tasks/big/task.yaml, case 'big', field 'checks/': "), line
     assert "more than 10000 entries" in line and "MiB" not in line, line
+
+
+# --------------------------------------------------------------------------- (4) strip-fences
+
+
+def test_strip_fences_takes_the_first_of_several_blocks(tmp_path):
+    """Was: an output with two fenced blocks went to the grader whole, in silence (the README
+    promised "the content of the one fenced code block"), so `exact` on the first block failed."""
+    outputs = {"two": "Here:\n```python\nprint(1)\n```\nand a test:\n```python\nassert True\n```\n",
+               "one": "```\nprint(1)\n```", "none": "print(1)"}
+    (tmp_path / "out.jsonl").write_text("".join(json.dumps({"case_id": k, "output": v}) + "\n"
+                                                for k, v in outputs.items()))
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps({"id": k, "input": "q", "expected": "print(1)"}) + "\n"
+                                                  for k in outputs))
+    (tmp_path / "suite.yaml").write_text(
+        "name: f\ncases: cases.jsonl\nsubject: recorded:out.jsonl\noutput_dir: out\nformats: [json]\n"
+        "graders: [{exact: null, transform: strip-fences}]\n")
+    done = cli(tmp_path, "run", "suite.yaml", "--no-progress")
+    assert done.returncode == 0, done.stderr
+    (path,) = (tmp_path / "out" / "f").glob("*.json")
+    grades = {a["case_id"]: a["grades"][0] for a in json.loads(path.read_text())["attempts"]}
+    assert grades["two"]["graded_output"] == "print(1)" and grades["two"]["passed"] is True, grades["two"]
+    assert grades["one"]["passed"] is True and grades["none"]["passed"] is True

@@ -10,7 +10,8 @@ a one-key mapping, or a list of them applied in order:
   first, then anywhere; uppercased; a trailing period dropped); several letters sorted and
   joined ("AC");
 - `{"json-path": "a.b.0"}`: the JSON value at a dot path of the output;
-- `"strip-fences"`: the content of the output's one fenced code block;
+- `"strip-fences"`: the content of the output's first fenced code block (of one or several: it
+  passed the whole text on when there were two); an output with none is graded as it is;
 - `"trim"`, `"lower"`, `"casefold"`;
 - `"python:module:function"` / `"python-file:path.py:function"`: a function (output text, context)
   returning the new output (text, or a JSON value); the context is a python grader's, with
@@ -288,8 +289,8 @@ async def _apply(t: dict, output: Output, ctx: Any) -> Output:
             raise TransformFailed("transform choice: no valid 'ANSWER: <letter>' in the output")
         return _text_output(answer, output)
     if kind == "strip-fences":
-        blocks = _FENCE.findall(text)
-        return _text_output(blocks[0] if len(blocks) == 1 else text, output)
+        first = _FENCE.search(text)  # the first of several blocks, as promptfoo and most tools take
+        return _text_output(first.group(1) if first is not None else text, output)
     if kind == "trim":
         return _text_output(text.strip(), output)
     if kind == "lower":
