@@ -178,3 +178,33 @@ def test_strip_fences_takes_the_first_of_several_blocks(tmp_path):
     grades = {a["case_id"]: a["grades"][0] for a in json.loads(path.read_text())["attempts"]}
     assert grades["two"]["graded_output"] == "print(1)" and grades["two"]["passed"] is True, grades["two"]
     assert grades["one"]["passed"] is True and grades["none"]["passed"] is True
+
+
+# --------------------------------------------------------------------------- (5) vars.input
+
+
+def test_a_case_with_both_input_and_a_var_named_input_is_an_error(tmp_path):
+    """Was: `{{ input }}` rendered the var, the case's own `input` dropped in silence (the var won
+    the template's names). Now one line naming the case and `vars.input`, exit 1; a case whose
+    only input is the var (promptfoo's style) still renders it."""
+    (tmp_path / "cases.jsonl").write_text(
+        json.dumps({"id": "both", "input": "What is 2+2?", "vars": {"input": "ignore me", "tone": "terse"},
+                    "expected": "4"}) + "\n"
+        + json.dumps({"id": "var-only", "vars": {"input": "What is 3+3?", "tone": "terse"}, "expected": "6"}) + "\n")
+    (tmp_path / "suite.yaml").write_text(
+        "name: v\ncases: cases.jsonl\nprompt: 'Answer {{ tone }}: {{ input }}'\nsubject: mock\n"
+        "output_dir: out\nformats: [json]\n")
+    for command in (("validate", "suite.yaml"), ("run", "suite.yaml", "--no-progress")):
+        done = cli(tmp_path, *command)
+        assert done.returncode == 1, (command, done.stdout, done.stderr)
+        line = done.stderr.strip()
+        assert "\n" not in line, line
+        assert "case 'both'" in line and "field 'vars.input'" in line and "cases.jsonl" in line, line
+        assert "var-only" not in line, line
+    (tmp_path / "cases.jsonl").write_text(
+        json.dumps({"id": "var-only", "vars": {"input": "What is 3+3?", "tone": "terse"}, "expected": "6"}) + "\n")
+    done = cli(tmp_path, "run", "suite.yaml", "--no-progress")
+    assert done.returncode == 0, done.stderr
+    (path,) = (tmp_path / "out" / "v").glob("*.json")
+    (case,) = json.loads(path.read_text())["plan"]["cases"]
+    assert case["input"] == "Answer terse: What is 3+3?"
