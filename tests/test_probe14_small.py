@@ -208,3 +208,18 @@ def test_a_case_with_both_input_and_a_var_named_input_is_an_error(tmp_path):
     (path,) = (tmp_path / "out" / "v").glob("*.json")
     (case,) = json.loads(path.read_text())["plan"]["cases"]
     assert case["input"] == "Answer terse: What is 3+3?"
+
+
+def test_a_case_whose_input_and_var_input_are_the_same_text_renders_it(tmp_path):
+    """The same text as the case's input and as its var `input` means one thing: no ambiguity."""
+    (tmp_path / "cases.jsonl").write_text(
+        json.dumps({"id": "same", "input": "What is 2+2?", "vars": {"input": "What is 2+2?", "tone": "terse"},
+                    "expected": "4"}) + "\n")
+    (tmp_path / "suite.yaml").write_text(
+        "name: v\ncases: cases.jsonl\nprompt: 'Answer {{ tone }}: {{ input }}'\nsubject: mock\n"
+        "output_dir: out\nformats: [json]\n")
+    done = cli(tmp_path, "run", "suite.yaml", "--no-progress")
+    assert done.returncode == 0, done.stderr
+    (path,) = (tmp_path / "out" / "v").glob("*.json")
+    (case,) = json.loads(path.read_text())["plan"]["cases"]
+    assert case["input"] == "Answer terse: What is 2+2?"

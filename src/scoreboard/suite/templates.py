@@ -9,7 +9,8 @@ define is an error naming the case and the variable, never an empty string (unle
 name or any attribute of one prints nothing). What is rendered
 is what the subject receives, what is hashed and what the report records. The case's `vars`
 (a mapping) are the template's top-level names; `vars` and `input` are there too (a case with
-both an `input` and a var `input` is an error naming `vars.input`: which one `{{ input }}` means).
+an `input` and a var `input` of another value is an error naming `vars.input`: which one
+`{{ input }}` means).
 """
 
 from __future__ import annotations
@@ -145,8 +146,10 @@ def render(template: Template, case: Any, max_bytes: int) -> Any:
     from jinja2.sandbox import SecurityError
 
     where = {"file": case.source, "line": case.line, "case_id": case.id}
-    if case.input is not None and isinstance(case.vars, dict) and "input" in case.vars:
+    if case.input is not None and isinstance(case.vars, dict) and "input" in case.vars \
+            and case.vars["input"] != case.input:
         # which one `{{ input }}` means would be a guess (the var silently won): the case says
+        # (the same value twice, as a converted suite may write it, means one thing)
         raise ConfigError(f"prompt {template.name!r}: the case defines both 'input' and a var 'input', so "
                           "{{ input }} would be ambiguous: rename the var (or drop the case's input)",
                           field="vars.input", **where)
