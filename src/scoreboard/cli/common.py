@@ -249,7 +249,7 @@ def print_outcome(outcome, *, to_stderr: bool) -> None:
         cases = [{"id": c.get("id"), "graders": c.get("graders") or []} for c in head["plan"].get("cases") or ()]
         typed = parse_report({**head, "plan": {**head["plan"], "cases": cases}, "attempts": []},
                              str(outcome.paths.get("json", "report")))
-    print_summary(typed, outcome.paths, out_stream(to_stderr))
+    print_summary(typed, outcome.paths, out_stream(to_stderr), getattr(outcome, "renders", None))
 
 
 @contextlib.contextmanager

@@ -73,6 +73,8 @@ class Outcome:
     _report: dict | None = None
     #: the typed report the renderings were made from (its attempts possibly a sample), or None
     record: Any = None
+    #: per variant: the pages' blocked requests and render failures (record/render_facts.py), or None
+    renders: Any = None
     #: `--resume` of a run that had already completed: nothing ran and no file was written
     already_complete: bool = False
 

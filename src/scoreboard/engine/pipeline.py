@@ -69,6 +69,7 @@ async def _run_async(suite: Suite, options: RunOptions) -> Outcome:
         status, r.stop_reason = r.conclude()
         head = KNOWN.scrub_value(r.head(status, final=True))
         paths = _write_record(r, head, json_path)
+        renders = _renders(r)
         # stored before the folder is let go: a reader who finds it free and the row still
         # `running` takes the run for one whose process ended (store/liveness.py)
         r.store.finish(head, paths)
@@ -80,6 +81,7 @@ async def _run_async(suite: Suite, options: RunOptions) -> Outcome:
         r.store.close()  # the run opened it (history store, issue 18)
     outcome = Outcome(head, paths, exit_code_for(head, r.summary))
     outcome.record = r.view.report if r.view is not None else None
+    outcome.renders = renders
     if options.hold_report and sum(t.attempts for t in r.summary.tallies.values()) <= EAGER_REPORT_ATTEMPTS:
         outcome.report  # noqa: B018  (small: read now, so it outlives the files)
     return outcome
@@ -145,6 +147,18 @@ def _write_record(r: Run, head: dict, json_path: Path) -> dict[str, Path]:
             paths["check"] = kept
     github_summary(head, r.attempts, r.view, paths)
     return paths
+
+
+def _renders(r: Run) -> dict | None:
+    """Per variant, the pages' blocked requests and render failures, for the terminal's lines
+    (record/render_facts.py): from the view, else (JSON only) read from the log once."""
+    if r.view is not None:
+        return r.view.renders
+    if getattr(r, "renderer", None) is None:
+        return None
+    from ..record.render_facts import count_renders
+
+    return count_renders(r.attempts())
 
 
 def _write_failed(r: Run, json_path: Path, exc: BaseException) -> ReportWriteError:

@@ -277,7 +277,10 @@ def page_data(view: ReportView, level: int = 0) -> dict:
         data["requests"] = {"lines": request_lines(report.requests), "notable": notable(report.requests)}
     from .visual import check_lines, lead_lines  # visual work (issue 17): dQ and the judge check first
 
-    lead = lead_lines(report) + check_lines(report)
+    from .render_facts import blocked_line
+
+    lead = lead_lines(report, view.renders) + check_lines(report)
+    lead += [line for line in [blocked_line(view.renders)] if line]  # blocked requests: counted, never silent
     if lead:
         data["lead"] = lead
     return data

@@ -104,9 +104,10 @@ def _lines(view: ReportView, failures: int, failures_first: bool = False) -> Ite
     variants = [v.name for v in plan.variants]
     vs = summary.variants
     lines = _head(view)
+    from .render_facts import blocked_line
     from .visual import check_lines, lead_lines  # visual work (issue 17): dQ and the judge check first
 
-    lead = lead_lines(report) + check_lines(report)
+    lead = lead_lines(report, view.renders) + check_lines(report)
     if lead:
         lines += ["## Quality first", "", *(f"- {cell(line)}" for line in lead), ""]
     lines += ["## Summary", "",
@@ -119,6 +120,9 @@ def _lines(view: ReportView, failures: int, failures_first: bool = False) -> Ite
     over = [(name, vs[name].usage_over_bound) for name in variants if vs.get(name) and vs[name].usage_over_bound]
     if over:  # issue 11: spend beyond the reserved bound is flagged, never silent
         lines += [f"- ⚠️ {cell(name)}: {over_bound_words(n)}" for name, n in over] + [""]
+    blocked = blocked_line(view.renders)  # requests the renderer blocked: counted, never silent
+    if blocked:
+        lines += [f"- ⚠️ {cell(blocked)}", ""]
     lines += _pass_at_k(variants, vs)
     lines += _figures(variants, vs, summary)
     lines += _methods(summary, plan)

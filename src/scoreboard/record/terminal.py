@@ -16,6 +16,7 @@ from .detectable import detectable_how, detectable_words
 from .io import fields_over, fmt_rate, over_bound_words
 from .mdtext import spell_unseen
 from .requests_text import notable, request_lines
+from .render_facts import blocked_line
 from .schema import Report
 from .visual import check_lines, lead_lines
 
@@ -33,7 +34,7 @@ def _k(fig) -> str:
     return fmt_rate(fig.value) + (f" [{fmt_rate(ci.low)}–{fmt_rate(ci.high)}]" if ci is not None else "")
 
 
-def print_summary(report: Report, paths: dict[str, Path], out: TextIO) -> None:
+def print_summary(report: Report, paths: dict[str, Path], out: TextIO, renders: dict | None = None) -> None:
     """Print the run's outcome to `out`: one line per variant, then what else the summary says.
     Every line goes through `printable` (names, reasons and headlines come from the suite, the cases and
     the subjects), so none can move the cursor, set the title or forge a line."""
@@ -42,9 +43,11 @@ def print_summary(report: Report, paths: dict[str, Path], out: TextIO) -> None:
     lines = [f"{run.suite}: {run.status} ({run.id}{stage})" + (f" - {DRY_RUN_MARK}: gates skipped" if run.dry_run
                                                                else "")]
     # visual work (issue 17): dQ, rubric means and the judge check first; a check stage's verdict
-    lead = lead_lines(report)
+    lead = lead_lines(report, renders)
     lines += [f"  {text}" for text in lead + check_lines(report)]
     lines += _variant_lines(report)
+    blocked = blocked_line(renders)  # requests the pages made that the renderer blocked: never silent
+    lines += [f"  {blocked}"] if blocked else []
     lines += _judge_lines(report, bool(lead))
     if report.summary.judge_agreement is not None:  # the reports' sentences, the method's left to them
         lines += [f"  {t}" for t in agreement_lines(report.summary.judge_agreement.model_dump(exclude_unset=True))[:-1]]

@@ -22,6 +22,7 @@ from pydantic import TypeAdapter, ValidationError
 from ..errors import ConfigError
 from ..gcpause import collector_paused
 from .io import invalid_report, parse_report
+from .render_facts import RenderFacts
 from .schema import Attempt, Report
 
 #: a run with at most this many attempts is rendered whole (every attempt a typed model: about
@@ -221,6 +222,7 @@ class ReportView:
     case_list: list[tuple[str, str | None]] = field(default_factory=list)
     #: the report's folder, when known: renderings read screenshots from beside it (issue 17)
     base_dir: Any = None
+    renders: dict | None = None  # per variant: blocked requests, pages not rendered (render_facts.py)
 
     def cases(self) -> list[tuple[str, str | None]]:
         """(case id, category) of every case of the plan."""
@@ -324,8 +326,10 @@ def build_view(head: dict, attempts: Iterable[dict], *, cap: int = ATTEMPT_CAP,
     others_omitted = 0
     passes = _PassSample(cap, passes_total)
     total = 0
+    renders = RenderFacts()
     for seq, a in enumerate(attempts):
         total += 1
+        renders.add(a)
         if not _tally(tallies, a):
             _validate([(seq, a)], source)  # raises, naming the attempt's bad field
             raise ConfigError("not an attempt", file=source, field=f"attempts[{seq}]")
@@ -358,7 +362,8 @@ def build_view(head: dict, attempts: Iterable[dict], *, cap: int = ATTEMPT_CAP,
         if cases_shown < len(plan_cases):
             omitted["cases"] = len(plan_cases)
             omitted["cases_shown"] = cases_shown
-    return ReportView(report, complete, total, tallies, omitted, total_cases=len(plan_cases), case_list=case_list)
+    return ReportView(report, complete, total, tallies, omitted, total_cases=len(plan_cases), case_list=case_list,
+                      renders=renders.result())
 
 
 _ATTEMPTS = TypeAdapter(list[Attempt])

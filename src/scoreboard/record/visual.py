@@ -43,7 +43,7 @@ def judge_check_text(report: Report) -> str | None:
     return text
 
 
-def lead_lines(report: Report) -> list[str]:
+def lead_lines(report: Report, renders: dict | None = None) -> list[str]:
     """dQ per pair and rubric-score means per variant, with the judge check, for the top."""
     judges = report.summary.judges
     if report.plan.stage == "check":

@@ -1,0 +1,114 @@
+"""Open-ended and visual work probed from the outside (round 14), as a demanding user would: python
+page makers and a python judge, the CLI on real files, real headless Chromium (Debian's)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+needs_chromium = pytest.mark.skipif(
+    not os.path.exists("/usr/bin/chromium") or importlib.util.find_spec("playwright") is None,
+    reason="needs Debian's chromium and playwright")
+
+
+def scoreboard(args: list[str], cwd: Path, timeout: int = 300) -> subprocess.CompletedProcess:
+    env = dict(os.environ, SCOREBOARD_STORE="none")
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+HANG = "<!doctype html><html><body><h1>Hang</h1><script>while (true) {}</script></body></html>"
+FETCHES = ('<!doctype html><html><body><h1>Sunrise Bakery</h1><img src="http://203.0.113.9/logo.png">'
+           '<img src="file:///etc/hostname"></body></html>')
+PLAIN = "<!doctype html><html><body><h1>Sunrise Bakery</h1><p>Fresh bread daily</p></body></html>"
+
+MODULE = f'''
+import json
+
+HANG, FETCHES, PLAIN = {HANG!r}, {FETCHES!r}, {PLAIN!r}
+
+
+def fetches(input):
+    return FETCHES if input == "x" else PLAIN
+
+
+def plain(input):
+    return PLAIN
+
+
+def hangs(input):
+    return HANG
+
+
+def judge(input):
+    return json.dumps({{"scores": {{"content": 2, "clarity": 2}}, "explanation": "ok"}})
+'''
+
+
+def suite(tmp_path: Path, variants: dict[str, str], graders: list) -> None:
+    (tmp_path / "mods.py").write_text(MODULE)
+    (tmp_path / "cases.jsonl").write_text('{"id": "c1", "input": "x"}\n{"id": "c2", "input": "y"}\n')
+    spec = {"name": "pages", "cases": "cases.jsonl", "graders": graders, "judge": "python:mods:judge",
+            "render": {"settle_ms": 0, "timeout_ms": 1500, "concurrency": 1},  # a hang starves a page beside it
+            "variants": {name: {"subject": f"python:mods:{fn}"} for name, fn in variants.items()}}
+    (tmp_path / "suite.json").write_text(json.dumps(spec))
+
+
+def report_of(proc: subprocess.CompletedProcess, tmp_path: Path) -> Path:
+    line = next(x for x in proc.stdout.splitlines() if x.strip().startswith("json: "))
+    return tmp_path / line.split("json: ", 1)[1].strip()
+
+
+# ------------------------------------------------------------------------- (1) blocked requests, in every rendering
+
+BLOCKED = ("requests blocked by the renderer (not loaded): fetcher 2 on 1 of 2 pages; "
+           "listed per attempt in the JSON report (render.blocked)")
+
+
+@needs_chromium
+def test_blocked_requests_are_said_in_the_terminal_markdown_html_and_junit(tmp_path):
+    """A page that asked for an image on another host and a `file:` URL: both were blocked,
+    listed in the JSON's render record and counted in the HTML's attempt details, but the
+    terminal summary and the Markdown never said so (a reader of either took the page for one
+    that loaded all it asked for), nor did the JUnit. Every rendering says it per variant, and
+    where the list is."""
+    suite(tmp_path, {"fetcher": "fetches", "plain": "plain"}, ["page-renders"])
+    proc = scoreboard(["run", "suite.json", "--no-progress", "--format", "json,md,html,junit"], tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"  {BLOCKED}" in proc.stdout.splitlines(), proc.stdout
+    report = report_of(proc, tmp_path)
+    attempts = json.loads(report.read_text())["attempts"]
+    assert sum(a["render"]["blocked_requests"] for a in attempts) == 2
+    assert f"- ⚠️ {BLOCKED}" in report.with_suffix(".md").read_text()
+    assert BLOCKED in report.with_suffix(".html").read_text()
+    junit = report.with_suffix(".junit.xml").read_text()
+    assert junit.count('name="blocked_requests"') == 1  # the fetcher's; the plain pages made none
+    assert ('name="blocked_requests" value="2 on 1 of 2 pages; listed per attempt in the JSON report '
+            '(render.blocked)"') in junit
+    assert scoreboard(["verify", str(report)], tmp_path).returncode == 0
+
+
+@needs_chromium
+def test_blocked_requests_are_said_by_a_json_only_run_too(tmp_path):
+    suite(tmp_path, {"fetcher": "fetches", "plain": "plain"}, ["page-renders"])
+    proc = scoreboard(["run", "suite.json", "--no-progress", "--format", "json"], tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"  {BLOCKED}" in proc.stdout.splitlines(), proc.stdout
+
+
+@needs_chromium
+def test_pages_that_block_nothing_add_no_line(tmp_path):
+    suite(tmp_path, {"a": "plain", "b": "plain"}, ["page-renders"])
+    proc = scoreboard(["run", "suite.json", "--no-progress", "--format", "json,md,junit"], tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "blocked" not in proc.stdout
+    report = report_of(proc, tmp_path)
+    assert "blocked" not in report.with_suffix(".md").read_text()
+    assert "blocked" not in report.with_suffix(".junit.xml").read_text()
+
