@@ -138,7 +138,8 @@ def test_json_only_run_counts_the_cases_a_dq_left_out(tmp_path):
     proc = scoreboard(["run", "suite.yaml", "--no-progress", "--format", "json", "--trust-unchecked-judge"],
                       tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "on 1 of 2 cases (1 left out: a variant had no pointwise score there)" in proc.stdout
+    # (round 14: and why, per variant: here b's judge refused)
+    assert "on 1 of 2 cases (1 left out: a variant had no pointwise score there; judge failures: b 1)" in proc.stdout
 
 
 SCRIPTED_PAGE = ('<!doctype html><html><body><div id="app"></div><script>document.getElementById("app").innerHTML = '

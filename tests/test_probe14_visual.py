@@ -112,3 +112,36 @@ def test_pages_that_block_nothing_add_no_line(tmp_path):
     assert "blocked" not in report.with_suffix(".md").read_text()
     assert "blocked" not in report.with_suffix(".junit.xml").read_text()
 
+
+# ------------------------------------------------------------------------- (2) dQ left out for pages that never rendered
+
+POINTWISE = [{"pointwise": {"dimensions": ["content", "clarity"], "images": True, "source": False}}]
+
+
+@needs_chromium
+def test_a_dq_with_no_case_says_the_pages_that_did_not_render(tmp_path):
+    """Every page of one variant timed out, so the judge (shown screenshots only) scored none of
+    them and dQ was n/a: the line gave no reason (it lists judge failures only, and there were
+    none). The pages that did not render are said per variant, with why (timed out, crashed)."""
+    suite(tmp_path, {"a": "plain", "b": "hangs"}, POINTWISE)
+    proc = scoreboard(["run", "suite.json", "--no-progress", "--format", "json,md,junit",
+                       "--trust-unchecked-judge"], tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    said = ("dQ a - b: n/a (no case has a pointwise score from both variants; "
+            "pages not rendered: b 2 (2 timed out))")
+    assert f"  {said}" in proc.stdout.splitlines(), proc.stdout
+    report = report_of(proc, tmp_path)
+    assert f"- {said}" in report.with_suffix(".md").read_text()
+    assert 'name="pages_not_rendered" value="2 (2 timed out)"' in report.with_suffix(".junit.xml").read_text()
+
+
+@needs_chromium
+def test_a_dq_on_fewer_cases_says_the_pages_that_did_not_render(tmp_path):
+    suite(tmp_path, {"a": "plain", "b": "hangs"}, POINTWISE)
+    (tmp_path / "mods.py").write_text(MODULE.replace("def hangs(input):\n    return HANG",
+                                                     "def hangs(input):\n    return HANG if input == 'y' else PLAIN"))
+    proc = scoreboard(["run", "suite.json", "--no-progress", "--format", "json", "--trust-unchecked-judge"],
+                      tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert ("on 1 of 2 cases (1 left out: a variant had no pointwise score there; "
+            "pages not rendered: b 1 (1 timed out))") in proc.stdout, proc.stdout

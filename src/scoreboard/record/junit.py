@@ -16,7 +16,7 @@ from .io import fields_over, fmt_rate, variant_model
 from .mdtext import spell_unseen, visible
 from .schema import Attempt
 from .view import CaseTally, ReportView, as_view
-from .render_facts import BLOCKED_WHERE, blocked_words
+from .render_facts import BLOCKED_WHERE, blocked_words, failure_words
 from .visual import check_lines, judge_check_text
 
 # Characters XML 1.0 forbids even when escaped (most C0 controls, lone surrogates, U+FFFE/FFFF).
@@ -237,9 +237,10 @@ def render_junit(view: ReportView) -> str:
         # the verdicts behind these testcases come from a checked judge
         figures += ((("judge_check", judge_check_text(report)),) if plan.stage != "check" else
                     tuple(("instrument_check", line) for line in check_lines(report)[:1]))
-        facts = (view.renders or {}).get(variant) or {}  # its pages' blocked requests: never silent
+        facts = (view.renders or {}).get(variant) or {}  # its pages' blocked requests and failures: never silent
         figures += tuple((key, words) for key, words in (("blocked_requests", blocked_words(facts) and
-                                                          f"{blocked_words(facts)}; {BLOCKED_WHERE}"),) if words)
+                                                          f"{blocked_words(facts)}; {BLOCKED_WHERE}"),
+                                                         ("pages_not_rendered", failure_words(facts))) if words)
         planned = next((v for v in plan.variants if v.name == variant), None)
         fields = vs.field_accuracy_overall if vs is not None else None
         # JUnit carries no comparison, so no pair's flag: a variant of few cases says it beside its intervals

@@ -44,7 +44,8 @@ def judge_check_text(report: Report) -> str | None:
 
 
 def lead_lines(report: Report, renders: dict | None = None) -> list[str]:
-    """dQ per pair and rubric-score means per variant, with the judge check, for the top."""
+    """dQ per pair and rubric-score means per variant, with the judge check, for the top; a pair's
+    pages that did not render (`renders`: render_facts.py) are said beside its judge failures."""
     judges = report.summary.judges
     if report.plan.stage == "check":
         return []
@@ -56,9 +57,7 @@ def lead_lines(report: Report, renders: dict | None = None) -> list[str]:
     for dq in _pairs(report):
         if isinstance(dq, tuple):  # a pair of a pointwise suite with no dQ: said, never left out
             a, b = dq
-            failed = [f"{v} {judges.variants[v].judge_failures}" for v in (a, b)
-                      if v in judges.variants and judges.variants[v].judge_failures]
-            why = f"; judge failures: {', '.join(failed)}" if failed else ""
+            why = _left_out_why(judges, renders, a, b)
             out.append(f"dQ {a} - {b}: n/a (no case has a pointwise score from both variants{why})")
             continue
         ci = dq.ci
@@ -69,7 +68,8 @@ def lead_lines(report: Report, renders: dict | None = None) -> list[str]:
         # A case where either variant has no pointwise score (its page did not render, the judge
         # failed, the attempt errored) is not in dQ: how many were left out is said, never silent.
         on = _cases(dq.cases) if dq.cases >= planned else \
-            f"{dq.cases} of {_cases(planned)} ({planned - dq.cases} left out: a variant had no pointwise score there)"
+            f"{dq.cases} of {_cases(planned)} ({planned - dq.cases} left out: a variant had no pointwise score there" \
+            f"{_left_out_why(judges, renders, dq.a, dq.b)})"
         out.append(f"dQ {dq.a} - {dq.b}: {dq.dq:+.2f}{interval} on {on} "
                    f"(blind pointwise quality, 0-3{flags})")
 
@@ -88,6 +88,16 @@ def lead_lines(report: Report, renders: dict | None = None) -> list[str]:
     if check:  # said wherever the judge's figures are, with or without dQ or a rubric mean
         out.append(check)
     return out
+
+
+def _left_out_why(judges, renders: dict | None, a: str, b: str) -> str:
+    """Why a pair's cases have no pointwise score: each variant's judge failures, then its pages
+    that did not render (timed out, crashed: the judge was shown no screenshot)."""
+    from .render_facts import pair_failures
+
+    failed = [f"{v} {judges.variants[v].judge_failures}" for v in (a, b)
+              if v in judges.variants and judges.variants[v].judge_failures]
+    return (f"; judge failures: {', '.join(failed)}" if failed else "") + pair_failures(renders, a, b)
 
 
 def _pairs(report: Report) -> list:
