@@ -145,3 +145,56 @@ def test_a_dq_on_fewer_cases_says_the_pages_that_did_not_render(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert ("on 1 of 2 cases (1 left out: a variant had no pointwise score there; "
             "pages not rendered: b 1 (1 timed out))") in proc.stdout, proc.stdout
+
+
+# ------------------------------------------------------------------------- (3) a folder's source under the suite's limit
+
+JUDGE_SEES = '''
+import json, pathlib
+
+
+def site(input):
+    return "site"
+
+
+def judge(input):
+    with open("seen.txt", "a") as f:
+        f.write(input if isinstance(input, str) else json.dumps(input))
+    return json.dumps({"scores": {"content": 2}, "explanation": "ok"})
+'''
+
+
+@needs_chromium
+def test_a_folder_page_over_the_suites_max_file_bytes_is_not_shown_to_the_judge(tmp_path):
+    """`render.max_file_bytes: 4096` and a folder output whose index.html is 20 KB: the renderer
+    refused it (not rendered, the record says why), yet the judge was shown all 20 KB of it as
+    the page's source: the source was read under the default 16 MiB, not the suite's limit."""
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "index.html").write_text(
+        "<!doctype html><html><body><h1>SECRET-MARKER</h1>" + "<p>filler text</p>" * 1200 + "</body></html>")
+    (tmp_path / "mods.py").write_text(JUDGE_SEES)
+    (tmp_path / "cases.jsonl").write_text('{"id": "c1", "input": "x"}\n')
+    spec = {"name": "folder", "cases": "cases.jsonl", "judge": "python:mods:judge",
+            "graders": [{"pointwise": {"dimensions": ["content"]}}],
+            "render": {"settle_ms": 0, "max_file_bytes": 4096}, "variants": {"a": {"subject": "python:mods:site"}}}
+    (tmp_path / "suite.json").write_text(json.dumps(spec))
+    proc = scoreboard(["run", "suite.json", "--no-progress", "--format", "json", "--trust-unchecked-judge"], tmp_path)
+    assert proc.returncode in (0, 3), proc.stdout + proc.stderr
+    attempt = json.loads(report_of(proc, tmp_path).read_text())["attempts"][0]
+    assert "over the limit of 4096" in attempt["render"]["error"]
+    seen = (tmp_path / "seen.txt").read_text()
+    assert "SECRET-MARKER" not in seen and "filler text" not in seen
+    assert "index.html is over render.max_file_bytes: it is not shown" in seen
+    assert str(tmp_path / "site") not in seen  # blind: never the folder's path
+
+
+def test_a_folder_page_under_a_raised_max_file_bytes_is_shown_whole(tmp_path):
+    """The other way: `max_file_bytes` raised past 16 MiB renders a 17 MiB index.html, but the
+    judge was shown the 'cannot be read' sentence instead of its source."""
+    from scoreboard.render.page import RenderedPage
+
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "index.html").write_bytes(b"<p>big page</p>" + b" " * (17 * 1024 * 1024))
+    page = RenderedPage({"kind": "folder"}, roots=(tmp_path,), limit=32 * 1024 * 1024)
+    shown = page.judged_source(str(tmp_path / "site"))
+    assert shown.startswith("<p>big page</p>") and len(shown) > 17 * 1024 * 1024

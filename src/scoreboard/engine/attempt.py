@@ -268,7 +268,8 @@ class AttemptRunner:
 
         text = output.text if output.text is not None else (
             None if output.json is None else json.dumps(output.json, ensure_ascii=False))
-        return RenderedPage(await self.renderer.render(text), self.renderer.store, self.renderer.roots)
+        return RenderedPage(await self.renderer.render(text), self.renderer.store, self.renderer.roots,
+                            self.renderer.settings.max_file_bytes)  # the suite's, for the source a judge is shown
 
     async def _execute(self, case, variant, request: SubjectRequest, key: tuple):
         """(output, measurements, error, extra); (None, _, None, _) when the budget stopped the

@@ -242,7 +242,8 @@ class Run:
                 rubric = cfg.pairwise.rubric if not isinstance(cfg.pairwise, bool) else None
                 pairs = asyncio.ensure_future(judge_pairs(
                     self.plan, self.lookup, self.judge, rubric=rubric, state=self.state, **self.pairwise_vision(),
-                    roots=self.renderer.roots if self.renderer else (), done=self.pairs_done, record=self.log_pair))
+                    roots=self.renderer.roots if self.renderer else (), done=self.pairs_done, record=self.log_pair,
+                    limit=self.renderer.settings.max_file_bytes if self.renderer else None))
                 running.append(pairs)
                 self.pairwise = await pairs
         finally:

@@ -48,10 +48,10 @@ def _text(attempt: dict) -> str | None:
     return None if out.get("json") is None else render_value(out["json"])
 
 
-def _source(attempt: dict, store, text: str, roots: tuple) -> str:
+def _source(attempt: dict, store, text: str, roots: tuple, limit: int | None) -> str:
     from ..render.page import RenderedPage
 
-    page = RenderedPage(attempt.get("render"), store, roots)
+    page = RenderedPage(attempt.get("render"), store, roots, limit)
     return render_value(page.judged_source(text)) if page.record.get("kind") == "folder" else text
 
 
@@ -73,11 +73,11 @@ def pair_key(entry: dict) -> tuple:
 async def judge_pairs(plan: dict, lookup: Callable[[str, str, int], dict | None], judge: Judge, *,
                       rubric: str | None = None, state=None, images: str | None = None, store=None,
                       source: bool = True, roots: tuple = (), done: dict | None = None,
-                      record: Callable[[dict], None] | None = None) -> dict:
+                      record: Callable[[dict], None] | None = None, limit: int | None = None) -> dict:
     """Ask the judge about every (case, run, pair of variants) where both produced output;
     `lookup(case_id, variant, run)` reads a finished attempt back (from the attempt log).
     With `images` each answer is shown as its screenshots (from `store`), with or without its
-    source. In an instrument check only the good control is compared, with each degraded one.
+    source (a folder's index.html up to `limit`, the suite's render.max_file_bytes). In an instrument check only the good control is compared, with each degraded one.
     `done` holds the comparisons an earlier process of the run concluded (by `pair_key`): they
     are taken as they were, never asked again; `record` is told of each comparison this call
     concludes, as it concludes (the run logs it, so a resume after a crash finds it)."""
@@ -104,7 +104,7 @@ async def judge_pairs(plan: dict, lookup: Callable[[str, str, int], dict | None]
                 if ta is None or tb is None:
                     continue
                 # a rendered folder output is shown as its index.html, never its path (blind)
-                ta, tb = _source(ra, store, ta, roots), _source(rb, store, tb, roots)
+                ta, tb = _source(ra, store, ta, roots, limit), _source(rb, store, tb, roots, limit)
                 entry: dict[str, Any] = {"case_id": case["id"], "run": run, "a": a, "b": b}
                 forward = None
                 pa = pb = None

@@ -9,16 +9,20 @@ from typing import Any
 #: which may name the variant or model)
 UNREADABLE_FOLDER = ("(a folder of files whose index.html can no longer be read: judge the page from its "
                      "screenshots)")
+#: ... whose index.html is over the suite's render.max_file_bytes (as the renderer refused it)
+OVERSIZE_FOLDER = "(a folder of files whose index.html is over render.max_file_bytes: it is not shown)"
 
 
 class RenderedPage:
     """`record` is the attempt's render record; `store` (None in verify) holds the shots."""
 
-    def __init__(self, record: dict | None, store: Any = None, roots: tuple = ()):
+    def __init__(self, record: dict | None, store: Any = None, roots: tuple = (), limit: int | None = None):
         self.record = record or {}
         self.store = store
         #: the folders a folder output's index.html may be read from (none: it is not read)
         self.roots = roots
+        #: the suite's render.max_file_bytes: the largest index.html a judge is shown (None: the default)
+        self.limit = limit
 
     @property
     def ok(self) -> bool:
@@ -54,9 +58,12 @@ class RenderedPage:
         if source is not None and source.folder is not None:
             try:  # as the renderer served it: inside the folder, a regular file, bounded
                 data = read_inside("index.html", source.folder, source.folder,
-                                   limit=RenderSettings().max_file_bytes, limit_name="render.max_file_bytes")
+                                   limit=self.limit or RenderSettings().max_file_bytes,
+                                   limit_name="render.max_file_bytes")
                 return data.decode("utf-8", "replace")
-            except (FileRefused, OSError, ValueError):  # gone or refused since: the fixed sentence
+            except FileRefused as exc:  # over the suite's limit (the page was not rendered either)
+                return OVERSIZE_FOLDER if "render.max_file_bytes" in exc.reason else UNREADABLE_FOLDER
+            except (OSError, ValueError):  # gone or refused since: the fixed sentence
                 return UNREADABLE_FOLDER
         return UNREADABLE_FOLDER
 
