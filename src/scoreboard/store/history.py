@@ -22,7 +22,7 @@ from ..redact import KNOWN, scrub_known
 from .base import RunEntry
 from .db import Database, now_iso, open_database, said
 from .liveness import folder_of_report, this_host
-from .migrations import REVIEW_COLUMNS
+from .migrations import REVIEW_COLUMNS, case_key
 from .reportfile import ReportFile
 from .shape import Shape
 from .rows import (
@@ -57,8 +57,8 @@ _INSERT_RUN = ("INSERT INTO runs (key, run_id, suite, status, started_at, finish
                "folder = excluded.folder, host = excluded.host")
 _INSERT_REVIEW = (
     "INSERT INTO reviews (case_id, output_hash, reviewer_id, rubric_version, input_hash, reviewer_kind, ratings, "
-    "verdict, notes, run_key, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-    "ON CONFLICT (case_id, output_hash, reviewer_id, reviewer_kind, rubric_version) DO UPDATE SET "
+    "verdict, notes, run_key, created_at, case_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (case_key, output_hash, reviewer_id, reviewer_kind, rubric_version) DO UPDATE SET "
     "input_hash = excluded.input_hash, ratings = excluded.ratings, "
     "verdict = excluded.verdict, notes = excluded.notes, run_key = excluded.run_key, created_at = excluded.created_at")
 
@@ -329,7 +329,7 @@ class HistoryStore:
         sql = f"SELECT {REVIEW_COLUMNS} FROM reviews r"
         where, params = [], []
         if run is not None:
-            where.append("EXISTS (SELECT 1 FROM attempts a WHERE a.run_key = ? AND a.case_id = r.case_id "
+            where.append("EXISTS (SELECT 1 FROM attempts a WHERE a.run_key = ? AND a.case_key = r.case_key "
                          "AND a.output_hash = r.output_hash)")
             params.append(run)
         if kind:
@@ -343,8 +343,8 @@ class HistoryStore:
     def case_reviews(self, case_id: str) -> list[dict]:
         """The stored reviews of one case's outputs (read by the case, not the whole table)."""
         return [review_entry(row) for row in self.db.all(
-            f"SELECT {REVIEW_COLUMNS} FROM reviews WHERE case_id = ? ORDER BY created_at, output_hash, reviewer_id, "
-            "reviewer_kind, rubric_version", (case_id,))]
+            f"SELECT {REVIEW_COLUMNS} FROM reviews WHERE case_key = ? ORDER BY created_at, output_hash, reviewer_id, "
+            "reviewer_kind, rubric_version", (case_key(case_id),))]
 
     def held_reviews(self, plan: dict, carried: dict | None) -> dict | None:
         """The reviews a new run's report starts with: those it carries, plus the stored ones of

@@ -13,6 +13,17 @@ bound to output hashes).
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable
+from typing import Any
+
+
+def case_key(case_id: str) -> str:
+    """What the store keys a case by: the SHA-256 (hex) of its id's UTF-8 bytes. An id is up to
+    4,096 characters; PostgreSQL cannot index a key of over about 2,700 bytes that does not
+    compress, so the raw id is kept beside its key, never indexed."""
+    return hashlib.sha256(case_id.encode("utf-8", "surrogatepass")).hexdigest()
+
 _RUNS = """CREATE TABLE runs (
   key TEXT PRIMARY KEY, run_id TEXT NOT NULL, suite TEXT NOT NULL, status TEXT,
   started_at TEXT, finished_at TEXT, recorded_at TEXT NOT NULL, source TEXT NOT NULL,
@@ -67,7 +78,48 @@ _REVIEWS = """CREATE TABLE reviews (
 REVIEW_COLUMNS = ("case_id, output_hash, reviewer_id, rubric_version, input_hash, reviewer_kind, ratings, verdict, "
                    "notes, run_key, created_at")
 
-MIGRATIONS: list[tuple[str, list[str]]] = [
+#: the tables that name a case, the primary key each gets keyed by `case_key`, and their indexes
+_KEYED: dict[str, tuple[str, list[str]]] = {
+    "cases": (_CASES, ["CREATE INDEX cases_position ON cases (run_key, position)"]),
+    "attempts": (_ATTEMPTS, ["CREATE INDEX attempts_position ON attempts (run_key, position)"]),
+    "grades": (_GRADES, []),
+    "case_results": (_CASE_RESULTS, ["CREATE INDEX case_results_position ON case_results (run_key, position)",
+                                     "CREATE INDEX case_results_case ON case_results (case_key, input_hash)"]),
+    "field_results": (_FIELD_RESULTS, []),
+    "reviews": (_REVIEWS.replace("reviewer_id, rubric_version))", "reviewer_id, reviewer_kind, rubric_version))"),
+                ["CREATE INDEX reviews_output ON reviews (output_hash)",
+                 "CREATE INDEX reviews_run ON reviews (run_key)"]),
+}
+
+
+def _key_case_ids(db: Any) -> None:
+    """Fill `case_keys` (case_id -> case_key, unindexed) with every case id the store holds."""
+    ids = set()
+    for table in _KEYED:
+        ids.update(cid for (cid,) in db.execute(f"SELECT DISTINCT case_id FROM {table}").fetchall())
+    db.executemany("INSERT INTO case_keys (case_id, case_key) VALUES (?, ?)", [(c, case_key(c)) for c in ids])
+
+
+def _keyed_by_hash() -> list[str | Callable[[Any], None]]:
+    """Each table naming a case made again with a `case_key` column that its key holds in the
+    id's place (its rows copied, keyed), then its indexes."""
+    steps: list[str | Callable[[Any], None]] = [
+        "CREATE TABLE case_keys (case_id TEXT NOT NULL, case_key TEXT NOT NULL)", _key_case_ids]
+    for table, (create, indexes) in _KEYED.items():
+        head, _, key = create.rpartition("PRIMARY KEY (")
+        columns = [line.strip().split()[0] for line in head.split("(", 1)[1].replace("\n", " ").split(",")
+                   if line.strip()]
+        keyed = head.replace(f"CREATE TABLE {table} (", f"CREATE TABLE {table}_keyed (", 1) + \
+            "case_key TEXT NOT NULL,\n  PRIMARY KEY (" + key.replace("case_id", "case_key")
+        steps += [keyed,
+                  f"INSERT INTO {table}_keyed ({', '.join(columns)}, case_key) SELECT "
+                  f"{', '.join('t.' + c for c in columns)}, k.case_key FROM {table} t JOIN case_keys k "
+                  "ON k.case_id = t.case_id",
+                  f"DROP TABLE {table}", f"ALTER TABLE {table}_keyed RENAME TO {table}", *indexes]
+    return [*steps, "DROP TABLE case_keys"]
+
+
+MIGRATIONS: list[tuple[str, list[str | Callable[[Any], None]]]] = [
     ("runs, variants, cases, attempts, grades, results, summaries, reviews", [
         _RUNS,
         "CREATE INDEX runs_suite_started ON runs (suite, started_at)",
@@ -121,6 +173,10 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
     ("variants record the units their intervals count", [
         "ALTER TABLE variants ADD COLUMN units BIGINT",
     ]),
+    # A case id is up to 4,096 characters (12,000+ bytes of UTF-8): PostgreSQL refused one of
+    # over about 2,700 bytes that does not compress ('index row size exceeds btree maximum'),
+    # and the run stepped aside from the store. Cases are keyed by the id's SHA-256 instead.
+    ("cases keyed by the SHA-256 of their id", _keyed_by_hash()),
 ]
 
 #: every table the migrations make (a database holding one of them without `schema_migrations`

@@ -13,6 +13,7 @@ from ..errors import ConfigError, shorten
 from ..record.constants import RUN_STATUSES
 from .db import Database
 from .liveness import INTERRUPTED, annotate
+from .migrations import case_key
 from .rows import NEWEST, parse
 
 RUN_COLUMNS = ("key, run_id, suite, status, started_at, finished_at, recorded_at, source, report_path, "
@@ -40,8 +41,8 @@ _LIVE_RESULTS = (
     "SUM(CASE WHEN a.status = 'failed' THEN 1 ELSE 0 END) AS failed, "
     "SUM(CASE WHEN a.status = 'error' THEN 1 ELSE 0 END) AS errors, "
     "SUM(CASE WHEN a.status IN ('passed', 'failed', 'error') THEN 0 ELSE 1 END) AS other "
-    "FROM attempts a JOIN cases c ON c.run_key = a.run_key AND c.case_id = a.case_id "
-    "WHERE a.run_key = ? GROUP BY a.variant, a.case_id) cr")
+    "FROM attempts a JOIN cases c ON c.run_key = a.run_key AND c.case_key = a.case_key "
+    "WHERE a.run_key = ? GROUP BY a.variant, a.case_key, a.case_id) cr")
 
 
 #: the statuses a run can be recorded with, and `interrupted`: recorded as running, its process ended
@@ -336,20 +337,20 @@ def attempt_page(db: Database, key: str, *, status: str | None = None, cursor: A
 
 def case_detail(db: Database, key: str, case_id: str) -> dict | None:
     """A case of a run: its plan entry and every attempt of it (all variants and runs)."""
-    row = db.one("SELECT data FROM cases WHERE run_key = ? AND case_id = ?", (key, case_id))
+    row = db.one("SELECT data FROM cases WHERE run_key = ? AND case_key = ?", (key, case_key(case_id)))
     if row is None:
         return None
-    attempts = [parse(r) for (r,) in db.all("SELECT record FROM attempts WHERE run_key = ? AND case_id = ? "
-                                            "ORDER BY position", (key, case_id))]
+    attempts = [parse(r) for (r,) in db.all("SELECT record FROM attempts WHERE run_key = ? AND case_key = ? "
+                                            "ORDER BY position", (key, case_key(case_id)))]
     return {"case": parse(row[0]), "attempts": attempts}
 
 
 def case_history(db: Database, suite: str, case_id: str, input_hash: str | None, limit: int = 30) -> list[dict]:
     """The same case (id and input hash) in the suite's runs, newest first: per-variant tallies."""
     rows = db.all("SELECT r.key, r.run_id, r.started_at, cr.variant, cr.hits, cr.tries FROM case_results cr "
-                  "JOIN runs r ON r.key = cr.run_key WHERE cr.case_id = ? AND cr.input_hash = ? AND r.suite = ? "
+                  "JOIN runs r ON r.key = cr.run_key WHERE cr.case_key = ? AND cr.input_hash = ? AND r.suite = ? "
                   f"ORDER BY r.started_at DESC, {NEWEST}, cr.variant LIMIT ?",
-                  (case_id, input_hash, suite, limit * 8))
+                  (case_key(case_id), input_hash, suite, limit * 8))
     out: dict[str, dict] = {}
     for key, run_id, started, variant, hits, tries in rows:
         item = out.setdefault(key, {"key": key, "run_id": run_id, "started_at": started, "variants": {}})

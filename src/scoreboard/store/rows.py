@@ -12,6 +12,7 @@ from typing import Any
 
 from ..hashing import sha256_json
 from ..jsonio import dumps_line, loads
+from .migrations import case_key
 
 #: the report sections stored in a run's head (the plan's cases, the attempts and the summary
 #: have tables of their own)
@@ -79,7 +80,7 @@ def attempt_position(record: dict, where: tuple[dict, dict, int]) -> int:
 def case_row(key: str, position: int, case: dict) -> tuple:
     category = case.get("category")
     return (key, position, case["id"], case.get("input_hash"), clean(category if category is None else str(category)),
-            text(case))
+            text(case), case_key(case["id"]))
 
 
 def _number(value: Any) -> float | None:
@@ -99,7 +100,7 @@ def attempt_row(key: str, position: int, record: dict) -> tuple:
     return (key, position, record["case_id"], record["variant"], int(record.get("run") or 0), record["status"],
             record.get("input_hash"), record.get("output_hash"), None if error is None else clean(str(error)[:2000]),
             _number(m.get("latency_ms")), _number(m.get("cost_usd")), _int(m.get("input_tokens")),
-            _int(m.get("output_tokens")), text(record))
+            _int(m.get("output_tokens")), text(record), case_key(record["case_id"]))
 
 
 def _int(value: Any) -> int | None:
@@ -115,7 +116,7 @@ def grade_rows(key: str, record: dict) -> list[tuple]:
         passed = g.get("passed")
         out.append((key, record["case_id"], record["variant"], int(record.get("run") or 0), i,
                     clean(str(g.get("grader"))), None if passed is None else int(bool(passed)), _number(g.get("score")),
-                    None if g.get("reason") is None else clean(str(g.get("reason"))[:2000])))
+                    None if g.get("reason") is None else clean(str(g.get("reason"))[:2000]), case_key(record["case_id"])))
     return out
 
 
@@ -189,7 +190,8 @@ def review_row(entry: dict, run_key_: str | None, created_at: str) -> tuple:
     verdict = entry.get("verdict")
     return (entry["case_id"], entry["output_hash"], entry["reviewer_id"], entry["rubric_version"],
             entry["input_hash"], entry["reviewer_kind"], text(entry.get("ratings") or {}),
-            None if verdict is None else int(bool(verdict)), clean(entry["notes"]), run_key_, created_at)
+            None if verdict is None else int(bool(verdict)), clean(entry["notes"]), run_key_, created_at,
+            case_key(entry["case_id"]))
 
 
 def review_entry(row: Iterable) -> dict:

@@ -27,7 +27,7 @@ def expected_columns() -> dict[str, frozenset[str]]:
     try:
         for _, statements in MIGRATIONS:
             for statement in statements:
-                conn.execute(statement)
+                statement(conn) if callable(statement) else conn.execute(statement)
         return {table: frozenset(row[1] for row in conn.execute(f"PRAGMA table_info({table})"))
                 for table in sorted(TABLES - {"schema_migrations"})}
     finally:

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from ..stats.counts import CaseCounts, CaseIndex
 from ..stats.summary import field_keys
 from .db import Database
+from .migrations import case_key
 from .rows import (
     attempt_position,
     attempt_row,
@@ -24,31 +25,32 @@ from .rows import (
 #: rows are written in batches of at most this many
 FLUSH_EVERY = 2000
 
-INSERT_CASE = ("INSERT INTO cases (run_key, position, case_id, input_hash, category, data) VALUES (?, ?, ?, ?, ?, ?) "
-               "ON CONFLICT (run_key, case_id) DO NOTHING")
+INSERT_CASE = ("INSERT INTO cases (run_key, position, case_id, input_hash, category, data, case_key) "
+               "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_key, case_key) DO NOTHING")
 INSERT_ATTEMPT = (
     "INSERT INTO attempts (run_key, position, case_id, variant, run, status, input_hash, output_hash, error, "
-    "latency_ms, cost_usd, input_tokens, output_tokens, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-    "ON CONFLICT (run_key, case_id, variant, run) DO UPDATE SET position = excluded.position, "
+    "latency_ms, cost_usd, input_tokens, output_tokens, record, case_key) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_key, case_key, variant, run) DO UPDATE SET position = excluded.position, "
     "status = excluded.status, input_hash = excluded.input_hash, output_hash = excluded.output_hash, "
     "error = excluded.error, latency_ms = excluded.latency_ms, cost_usd = excluded.cost_usd, "
     "input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens, record = excluded.record")
-INSERT_GRADE = ("INSERT INTO grades (run_key, case_id, variant, run, idx, grader, passed, score, reason) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_key, case_id, variant, run, idx) DO UPDATE SET "
+INSERT_GRADE = ("INSERT INTO grades (run_key, case_id, variant, run, idx, grader, passed, score, reason, case_key) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_key, case_key, variant, run, idx) DO UPDATE SET "
                 "grader = excluded.grader, passed = excluded.passed, score = excluded.score, reason = excluded.reason")
 INSERT_VARIANT = ("INSERT INTO variants (run_key, position, name, spec, attempts, passed, failed, errors, unassessed, "
                   "not_run, pass_rate, ci_low, ci_high, ci_method, field_accuracy, fa_low, fa_high, cost_per_case, "
                   "errors_not_graded, units) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 CASE_RESULTS = (
-    "INSERT INTO case_results (run_key, variant, case_id, position, input_hash, category, hits, tries, passed, "
-    "failed, errors, other) SELECT a.run_key, a.variant, a.case_id, MIN(c.position), MIN(c.input_hash), "
+    "INSERT INTO case_results (run_key, variant, case_id, case_key, position, input_hash, category, hits, tries, "
+    "passed, failed, errors, other) SELECT a.run_key, a.variant, MIN(a.case_id), a.case_key, MIN(c.position), "
+    "MIN(c.input_hash), "
     "MIN(c.category), SUM(CASE WHEN a.status = 'passed' THEN 1 ELSE 0 END), "
     "SUM(CASE WHEN a.status IN ('passed', 'failed', 'error') THEN 1 ELSE 0 END), "
     "SUM(CASE WHEN a.status = 'passed' THEN 1 ELSE 0 END), SUM(CASE WHEN a.status = 'failed' THEN 1 ELSE 0 END), "
     "SUM(CASE WHEN a.status = 'error' THEN 1 ELSE 0 END), "
     "SUM(CASE WHEN a.status IN ('passed', 'failed', 'error') THEN 0 ELSE 1 END) "
-    "FROM attempts a JOIN cases c ON c.run_key = a.run_key AND c.case_id = a.case_id "
-    "WHERE a.run_key = ? GROUP BY a.run_key, a.variant, a.case_id")
+    "FROM attempts a JOIN cases c ON c.run_key = a.run_key AND c.case_key = a.case_key "
+    "WHERE a.run_key = ? GROUP BY a.run_key, a.variant, a.case_key")
 
 
 class FieldTally:
@@ -71,7 +73,7 @@ class FieldTally:
         names = field_keys({(grader, path) for _, grader, path in self.counts})
         for (variant, grader, path), counts in self.counts.items():
             for case_id, (hits, tries) in counts.items():
-                yield (key, variant, clean(names[(grader, path)]), case_id, hits, tries)
+                yield (key, variant, clean(names[(grader, path)]), case_id, hits, tries, case_key(case_id))
 
 
 def write_cases(db: Database, key: str, plan: dict, start: int = 0) -> None:
@@ -108,8 +110,8 @@ def write_end(db: Database, key: str, head: dict, fields: FieldTally, planned: i
     db.executemany(INSERT_VARIANT, variant_rows(key, head.get("plan") or {}, summary))
     db.execute(CASE_RESULTS, (key,))
     rows = list(fields.rows(key))
-    db.executemany("INSERT INTO field_results (run_key, variant, field, case_id, hits, tries) "
-                   "VALUES (?, ?, ?, ?, ?, ?)", rows)
+    db.executemany("INSERT INTO field_results (run_key, variant, field, case_id, hits, tries, case_key) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
     db.execute("INSERT INTO summaries (run_key, summary) VALUES (?, ?)", (key, text(summary)))
     count = db.one("SELECT COUNT(*) FROM attempts WHERE run_key = ?", (key,))[0]
     plan = head.get("plan") or {}

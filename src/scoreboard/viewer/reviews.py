@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from ..judges.reviews import ReviewEntry
 from ..store.db import Database
+from ..store.migrations import case_key
 
 MAX_NOTE = 10_000
 MAX_NAME = 200
@@ -44,11 +45,11 @@ def review_from_form(db: Database, form: Any, dimensions: tuple[str, ...]) -> tu
     if extra:
         raise ReviewError(f"unknown field {extra[0]!r}")
     run, case_id, output_hash = (_text(form, n, MAX_NAME) for n in ("run", "case_id", "output_hash"))
-    row = db.one("SELECT input_hash FROM cases WHERE run_key = ? AND case_id = ?", (run, case_id))
+    row = db.one("SELECT input_hash FROM cases WHERE run_key = ? AND case_key = ?", (run, case_key(case_id)))
     if row is None:
         raise ReviewError("case_id: not a case of this run")
-    if db.one("SELECT 1 FROM attempts WHERE run_key = ? AND case_id = ? AND output_hash = ? LIMIT 1",
-              (run, case_id, output_hash)) is None:
+    if db.one("SELECT 1 FROM attempts WHERE run_key = ? AND case_key = ? AND output_hash = ? LIMIT 1",
+              (run, case_key(case_id), output_hash)) is None:
         raise ReviewError("output_hash: matches no output of this case in this run")
     verdict = form.get("verdict")
     if verdict not in ("pass", "fail", None, ""):
