@@ -185,3 +185,31 @@ def test_the_store_keys_a_case_by_the_sha256_of_its_id(tmp_path):
 
     assert case_key("c1") == hashlib.sha256(b"c1").hexdigest()
     assert case_key(WIDE_ID) == hashlib.sha256(WIDE_ID.encode()).hexdigest()
+
+
+#: a batch PostgreSQL refuses part way (a value over its index row limit at row 500 of 2,000)
+_PIPELINE = """import random, sys
+from scoreboard.store.db import open_database
+db = open_database(sys.argv[1])
+r = random.Random(3)
+big = "".join(chr(r.randrange(0x4E00, 0x9FFF)) for _ in range(1500))
+for _ in range(3):
+    try:
+        with db.write():
+            db.executemany("INSERT INTO run_tags (run_key, tag) VALUES (?, ?)",
+                           [(f"k{j}", big if j == 500 else f"t{j}") for j in range(2000)])
+    except Exception as exc:
+        print(type(exc).__name__)
+"""
+
+
+def test_a_batch_the_server_refuses_part_way_prints_nothing_but_the_stores_own_lines(postgres, tmp_path):
+    """psycopg's own log line 'error ignored terminating <psycopg.Pipeline [INERROR, pipeline=ON]
+    (host=... database=...) at 0x...>: pipeline aborted' reached stderr (logging's last resort)
+    beside the store's one-line warning, now and then, when a batch failed part way: a run's
+    stderr held a line that was not scoreboard's. It goes nowhere."""
+    url = postgres.create_database(f"p14_{os.getpid()}_pipe")
+    done = subprocess.run([sys.executable, "-c", _PIPELINE, url], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path, check=False)
+    assert done.stdout.split() == ["ProgramLimitExceeded"] * 3, done.stdout + done.stderr
+    assert done.stderr == "", done.stderr

@@ -265,6 +265,18 @@ class PostgresDatabase(Database):
                                        "table_schema = current_schema() ORDER BY table_name") if n in TABLES]
 
 
+def quiet_psycopg() -> None:
+    """psycopg's own log lines (`error ignored terminating <psycopg.Pipeline ...>: pipeline
+    aborted`, after a batch the server refused part way) reached stderr through logging's last
+    resort, beside the store's one-line warning that already says the failure: they go nowhere
+    unless the program configures logging."""
+    import logging
+
+    logger = logging.getLogger("psycopg")
+    if not logger.handlers:
+        logger.addHandler(logging.NullHandler())
+
+
 def open_database(spec: str, *, create: bool = True) -> Database:
     """Open (creating and migrating) the database a store spec names: a PostgreSQL URL, or the
     path of a SQLite file (created owner-only in an owner-only folder). With `create` false, a
@@ -274,6 +286,7 @@ def open_database(spec: str, *, create: bool = True) -> Database:
             import psycopg
         except ImportError:
             raise ConfigError(POSTGRES_HINT, field="store") from None
+        quiet_psycopg()
         try:
             conn = psycopg.connect(spec, autocommit=True, connect_timeout=10)
         except psycopg.Error as exc:
