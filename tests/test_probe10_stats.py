@@ -89,7 +89,10 @@ def test_a_version_8_report_with_a_pass_fail_metric_is_still_checked_in_full(her
         old = _as_previous_version(old, report)
     fig = old["comparisons"][0]["metrics"]["acc"]["detectable_difference"]
     assert old["methods"]["version"] == 8 and "power_method" not in fig and fig["sd_from"] == "this run"
-    assert fig["value"] == detectable_difference(fig["difference_sd"], 10) and round(fig["value"], 2) == 0.73
+    from scoreboard.stats.methods import computed_as
+
+    with computed_as(8):  # the power as version 8 computed it (version 12 computes it more exactly)
+        assert fig["value"] == detectable_difference(fig["difference_sd"], 10) and round(fig["value"], 2) == 0.73
     assert old["comparisons"][0]["detectable_difference"] == report["summary"]["comparisons"][0]["detectable_difference"]
     report["summary"] = old
 

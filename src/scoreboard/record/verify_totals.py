@@ -66,7 +66,9 @@ OLDEST_CHECKED = 7
 
 
 def _as_previous_version(summary: dict, report: dict | None = None) -> dict:
-    """A summary of statistics version N as version N - 1 computed it. Version 11 changed only the
+    """A summary of statistics version N as version N - 1 computed it. Version 12 changed only the
+    detectable difference solved on the noncentral t (its power computed more exactly), recomputed
+    from the `report` under version 11's rule, as version 10 is below. Version 11 changed only the
     words of an unknown cost (recomputed as version 10 said them, as below). Version 10 changed only the
     pass rate's effective cases where the rarer outcome could all have come from one case: the
     summary is computed again from the `report`'s plan and attempts under version 9's rule
@@ -76,12 +78,11 @@ def _as_previous_version(summary: dict, report: dict | None = None) -> dict:
     p-values of a comparison of no common case (null; version 7 wrote 1.0)."""
     import copy
 
-    from ..stats.methods import detectable_difference
+    from ..stats.methods import computed_as, detectable_difference
 
     version = summary["methods"]["version"]
-    if version >= 10:  # 11: the words of an unknown cost; 10: see above
+    if version >= 10:  # 12: the noncentral t's power; 11: the words of an unknown cost; 10: see above
         from ..stats import summary as stats
-        from ..stats.methods import computed_as
 
         if report is None:
             raise ValueError(f"a version-{version} summary is put back as version {version - 1} computed it from its report")
@@ -103,8 +104,9 @@ def _as_previous_version(summary: dict, report: dict | None = None) -> dict:
                     # version 8 read the spread as assumed when the differences were all equal
                     if fig["cases"] in (block.get("a_wins"), block.get("b_wins"), block.get("ties")):
                         fig["sd_from"] = "assumption"
-                    fig["value"] = detectable_difference(fig["difference_sd"], fig["cases"], fig["alpha"],
-                                                         fig["power"])
+                    with computed_as(version - 1):  # on the noncentral t as version 8 solved it
+                        fig["value"] = detectable_difference(fig["difference_sd"], fig["cases"], fig["alpha"],
+                                                             fig["power"])
         elif version == 8 and comp.get("cases") == 0:
             comp["sign_test_p"] = 1.0
             if isinstance(comp.get("mcnemar"), dict):

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from .methods import POWER, _solve_effect, fewest_cases, unanimous_bound
+from .methods import POWER, _solve_effect, computing_version, fewest_cases, unanimous_bound
 from .student import t_quantile
 
 #: the most cases whose outcomes are enumerated; above, the noncentral t with the alternative's spread
@@ -111,7 +111,7 @@ def binary_detectable(cases: int, discordance: float, alpha: float, power: float
         return None
     discordance = min(1.0, max(0.0, discordance))
     if cases > EXACT_LIMIT:
-        effect = _solve_effect(cases, alpha, power)
+        effect = _solve_effect(cases, alpha, power, computing_version() < 12)
         # delta = effect x the alternative's spread sqrt(psi - delta^2), solved for delta
         found = effect * math.sqrt(discordance / (1 + effect * effect))
         if found <= discordance:

@@ -122,12 +122,13 @@ def t_quantile(q: float, df: int) -> float:
     return sign * t
 
 
-def paired_t_power(effect: float, cases: int, alpha: float) -> float:
+def paired_t_power(effect: float, cases: int, alpha: float, simpson_only: bool = False) -> float:
     """The power of the two-sided paired (one-sample) t test on `cases` cases against a true mean
     difference of `effect` standard deviations: the noncentral t beyond either critical value.
     T = (Z + effect sqrt(n)) / S with S = sqrt(chi2(df) / df): the normal tails averaged over
-    S's distribution (Simpson's rule on u = sqrt(chi2), whose density is smooth for every df),
-    in pure Python; checked against statsmodels' TTestPower to 1e-7 in the tests."""
+    S's distribution (Simpson's rule on u = sqrt(chi2), whose density is smooth for every df,
+    extrapolated from two grids), in pure Python; checked against scipy's noncentral t to 1e-11
+    in the tests. `simpson_only`: Simpson's rule alone, as statistics version 11 computed it."""
     df = cases - 1
     crit = t_quantile(1 - alpha / 2, df)
     nc = effect * math.sqrt(cases)
@@ -136,19 +137,33 @@ def paired_t_power(effect: float, cases: int, alpha: float) -> float:
     # u = sqrt(chi2(df)) lies within 12 of sqrt(df) but for a share below 1e-30 (its sd is under 1)
     bottom, top = max(0.0, math.sqrt(df) - 12.0), math.sqrt(df) + 12.0
     # the tails change over s ~ 1 / crit (crit is 63.7 at df 1, alpha 0.01): that finely resolved
-    steps = 2 * max(200, int((top - bottom) * crit * 8))
+    if simpson_only:  # statistics version 11 and before: Simpson's rule alone, 2.5e-8 off at df 3-5
+        steps = 2 * max(200, int((top - bottom) * crit * 8))
+    else:
+        steps = 4 * max(200, int((top - bottom) * crit * 8))
     h = (top - bottom) / steps
-    total = 0.0
+    values = []
     for i in range(steps + 1):
         u = bottom + i * h
         if u == 0.0:
             if df > 1:
-                continue  # the density is 0 there
+                values.append((0.0, 0.0))  # the density is 0 there
+                continue
             density = math.exp(log_norm)
         else:
             density = math.exp(log_norm + (df - 1) * math.log(u) - u * u / 2)
         s = u / math.sqrt(df)
         tails = 0.5 * math.erfc((crit * s - nc) / math.sqrt(2)) + 0.5 * math.erfc((crit * s + nc) / math.sqrt(2))
-        weight = 1 if i in (0, steps) else (4 if i % 2 else 2)
-        total += weight * density * tails
-    return min(1.0, total * h / 3)
+        values.append((density, tails))
+    if simpson_only:  # summed as version 11 summed it, term by term
+        total = 0.0
+        for i, (density, tails) in enumerate(values):
+            if density:
+                total += (1 if i in (0, steps) else (4 if i % 2 else 2)) * density * tails
+        return min(1.0, total * h / 3)
+    values = [density * tails for density, tails in values]
+    # Simpson's rule on the grid and on every other point, extrapolated (Richardson: the error
+    # falls as h^6, not h^4): within 3e-12 of scipy's noncentral t from df 1 to 5000 in the tests
+    fine = (values[0] + values[-1] + 4 * math.fsum(values[1:-1:2]) + 2 * math.fsum(values[2:-1:2])) * h / 3
+    coarse = (values[0] + values[-1] + 4 * math.fsum(values[2:-1:4]) + 2 * math.fsum(values[4:-1:4])) * 2 * h / 3
+    return min(1.0, fine + (fine - coarse) / 15)
