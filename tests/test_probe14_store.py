@@ -213,3 +213,58 @@ def test_a_batch_the_server_refuses_part_way_prints_nothing_but_the_stores_own_l
                           cwd=tmp_path, check=False)
     assert done.stdout.split() == ["ProgramLimitExceeded"] * 3, done.stdout + done.stderr
     assert done.stderr == "", done.stderr
+
+
+def _reports(folder: Path, count: int) -> None:
+    project(folder, ["c0", "c1"])
+    for _ in range(count):
+        done = sb("run", "--cases", "cases.jsonl", "--subject", "python:echo:answer", "--no-progress", "--store",
+                  "none", cwd=folder)
+        assert done.returncode in (0, 3), done.stderr
+
+
+#: `store import` with the server going away after the first report is stored (an outage, a
+#: failover): the store's database stops taking connections and its connections are ended
+_DIES = """import sys
+import psycopg
+from scoreboard.cli.main import main
+from scoreboard.store.history import HistoryStore
+
+url, admin = sys.argv[1], sys.argv[2]
+original, calls = HistoryStore.store_report, []
+
+def store_report(self, path, **kw):
+    calls.append(path)
+    if len(calls) == 2:
+        name = url.rsplit("/", 1)[1]
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
+            conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,))
+    return original(self, path, **kw)
+
+HistoryStore.store_report = store_report
+sys.exit(main(["store", "import", "eval-results", "--store", url]))
+"""
+
+
+def test_a_server_that_dies_during_store_import_is_an_execution_failure_not_bad_input(postgres, tmp_path):
+    """The server goes away after the first of three reports is stored: `store import` said
+    'not stored: ... lost the connection to the store and cannot connect again' for each of the
+    other two and exited 1, the code for bad input (nothing was wrong with the reports). It
+    exits 2 (an execution failure), says in one line the store that failed and the import to
+    run again, and the import it names stores the rest once the server is back."""
+    url = postgres.create_database(f"p14_{os.getpid()}_dies")
+    folder = tmp_path / "p"
+    _reports(folder, 3)
+    done = subprocess.run([sys.executable, "-c", _DIES, url, postgres.url()], capture_output=True, text=True,
+                          timeout=180, cwd=folder, check=False)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "1 stored" in done.stdout and "2 not stored" in done.stdout, done.stdout
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and url in lines[0] and "lost the connection" in lines[0], done.stderr
+    rerun = f"scoreboard store import eval-results --store {url}"
+    assert rerun in lines[0], lines[0]
+    with __import__("psycopg").connect(postgres.url(), autocommit=True) as conn:
+        conn.execute(f'ALTER DATABASE "{url.rsplit("/", 1)[1]}" ALLOW_CONNECTIONS true')
+    again = sb(*rerun.split()[1:], cwd=folder)
+    assert again.returncode == 0 and "2 stored" in again.stdout and "1 already stored" in again.stdout, again.stdout

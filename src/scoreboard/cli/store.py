@@ -135,15 +135,21 @@ def _import(store, args) -> int:
 
     from ..errors import ConfigError
     from ..record.terminal import printable
-    from ..store.db import said
+    from ..store.db import StoreLost, said
 
     files = report_files(args.paths)
     done: dict[str, list[str]] = {"stored": [], "replaced": [], "unchanged": [], "failed": []}
     errors = []
     broken = False
-    for path in files:
+    lost = None
+    for i, path in enumerate(files):
         try:
             done[store.store_report(path)].append(str(path))
+        except StoreLost as exc:  # the server is gone: the rest cannot be stored either
+            done["failed"].extend(str(p) for p in files[i:])
+            lost = _lost_line(store, args, exc, len(files) - i)
+            broken = True
+            break
         except ConfigError as exc:
             done["failed"].append(str(path))
             errors.append(str(exc))
@@ -152,13 +158,27 @@ def _import(store, args) -> int:
             errors.append(f"{path}: the store failed: {type(exc).__name__}: {said(exc)}")
             broken = True
     if args.json:
-        sys.stdout.write(json.dumps({"store": store.location, **done, "errors": errors}, indent=1) + "\n")
+        sys.stdout.write(json.dumps({"store": store.location, **done, "errors": errors + ([lost] if lost else [])},
+                                    indent=1) + "\n")
     else:
         print(f"{store.location}: {len(done['stored'])} stored, {len(done['replaced'])} replaced, "
               f"{len(done['unchanged'])} already stored (unchanged), {len(done['failed'])} not stored")
         for line in errors:
             print(printable(f"  not stored: {line}"), file=sys.stderr)
+    if lost:
+        print(printable(f"scoreboard: error: {lost}"), file=sys.stderr)
     return 2 if broken else 1 if errors else 0
+
+
+def _lost_line(store, args, exc, left: int) -> str:
+    """The store went away part way (exit 2, an execution failure): which store, what it said, and
+    the import to run again once it is back (a report already stored is left as it is)."""
+    import shlex
+
+    rerun = " ".join(["scoreboard store import", *map(shlex.quote, args.paths),
+                      *(["--store", shlex.quote(store.location)] if args.store else [])])
+    return (f"the store {store.location} failed during the import ({exc.detail}); {left} report(s) not stored: "
+            f"when it is back, run again: {rerun}")
 
 
 def _verify(store, args) -> int:

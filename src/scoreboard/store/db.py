@@ -134,6 +134,11 @@ class Database:
         self.conn.close()
 
 
+class StoreLost(ConfigError):
+    """The server went away and no new connection could be made: an execution failure (the
+    store's, not the input's), which `store import` says once, with the import to run again."""
+
+
 def damaged(exc: sqlite3.DatabaseError, location: str) -> Exception:
     """A SQLite file whose pages are damaged ('database disk image is malformed') is a one-line
     error naming it, not an internal error; any other failure (busy, read-only) is left as it is."""
@@ -185,8 +190,8 @@ class PostgresDatabase(Database):
             try:
                 self.conn = psycopg.connect(self.spec, autocommit=True, connect_timeout=10)
             except psycopg.Error as exc:
-                raise ConfigError(f"lost the connection to the store and cannot connect again: {said(exc)}",
-                                  file=self.location, field="store") from None
+                raise StoreLost(f"lost the connection to the store and cannot connect again: {said(exc)}",
+                                file=self.location, field="store") from None
 
     def execute(self, statement: str, params: Sequence = ()) -> Any:
         from psycopg import OperationalError
