@@ -268,3 +268,44 @@ def test_a_server_that_dies_during_store_import_is_an_execution_failure_not_bad_
         conn.execute(f'ALTER DATABASE "{url.rsplit("/", 1)[1]}" ALLOW_CONNECTIONS true')
     again = sb(*rerun.split()[1:], cwd=folder)
     assert again.returncode == 0 and "2 stored" in again.stdout and "1 already stored" in again.stdout, again.stdout
+
+
+def _search(spec: str, text: str) -> tuple[list[str], list[str]]:
+    """(the suites `history --search` lists, the case ids the viewer's case search finds)."""
+    from scoreboard.store import queries
+    from scoreboard.store.locate import open_existing
+
+    store = open_existing(spec)
+    try:
+        runs, _ = queries.list_runs(store.db, queries.RunFilter(search=text))
+        found = []
+        for run in runs:
+            page, _ = queries.case_page(store.db, run["key"], search=text)
+            found += [c["case_id"] for c in page]
+        return sorted({r["suite"] for r in runs}), found
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_searching_folds_letters_the_same_way_on_both_kinds_of_store(kind, request, tmp_path):
+    """`İ` (U+0130): SQLite folded it by Python's rule ('i̇', i and a combining dot) and
+    PostgreSQL by the server's locale ('i', or not at all under C), so `history --search İst`
+    and the viewer's case search found the run and the case in one store and not the other (and
+    'ist' the other way round). Both stores fold by one rule (Python's casefold, kept in the
+    store), and 'STRASSE' finds 'Straße'."""
+    spec = fresh(kind, request, tmp_path, "fold")
+    folder = project(tmp_path / "p", ["İstanbul-1", "Straße-2", "plain-3"])
+    (folder / "suite.yaml").write_text("name: İstanbul-Straße\ncases: cases.jsonl\ngraders: [{exact: {}}]\n"
+                                       "variants:\n  v1:\n    subject: {type: python, function: \"echo:answer\", "
+                                       "model_free: true}\n")
+    done = sb("run", "suite.yaml", "--no-progress", "--store", spec, "--tag", "Æther", cwd=folder)
+    assert done.returncode in (0, 3), done.stderr
+    suite = "İstanbul-Straße"
+    assert _search(spec, "İst") == ([suite], ["İstanbul-1"])
+    assert _search(spec, "i̇stanbul") == ([suite], ["İstanbul-1"])  # what Python folds İ to
+    assert _search(spec, "ist") == ([], [])  # 'i̇st' holds no 'ist', in either store
+    assert _search(spec, "STRASSE") == ([suite], ["Straße-2"])
+    assert _search(spec, "æTHER") == ([suite], [])  # the tag
+    listed = sb("history", "--store", spec, "--search", "İST", "--json", cwd=folder)
+    assert [r["suite"] for r in json.loads(listed.stdout)["runs"]] == [suite], listed.stdout + listed.stderr

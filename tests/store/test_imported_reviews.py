@@ -122,20 +122,17 @@ def test_a_store_made_before_reviews_were_keyed_by_kind_is_migrated(tmp_path):
     from scoreboard.store.migrations import MIGRATIONS
 
     path = tmp_path / "old.sqlite"
-    old = HistoryStore(path)
     entry = {"case_id": "a", "input_hash": "i" * 64, "output_hash": "o" * 64, "reviewer_id": "ana",
              "reviewer_kind": "human", "rubric_version": "v1", "ratings": {}, "verdict": True, "notes": "kept"}
-    old.add_reviews([entry])
-    old.close()
     import sqlite3
 
     # the store as the first schema made it: reviews keyed without the kind, one migration
     db = sqlite3.connect(path)
-    db.executescript("DELETE FROM schema_migrations WHERE version > 1; DROP TABLE reviews; "
-                     "ALTER TABLE runs DROP COLUMN folder; ALTER TABLE runs DROP COLUMN host; "
-                     "ALTER TABLE variants DROP COLUMN errors_not_graded; ALTER TABLE variants DROP COLUMN units; " +
-                     MIGRATIONS[0][1][MIGRATIONS[0][1].index(next(s for s in MIGRATIONS[0][1]
-                                                                if s.startswith("CREATE TABLE reviews")))] + ";"
+    for statement in MIGRATIONS[0][1]:
+        db.execute(statement)
+    db.executescript("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+                     "applied_at TEXT NOT NULL); INSERT INTO schema_migrations VALUES (1, 'first', "
+                     "'2026-01-01T00:00:00Z');"
                      "INSERT INTO reviews VALUES ('a', '" + "o" * 64 + "', 'ana', 'v1', '" + "i" * 64 +
                      "', 'human', '{}', 1, 'kept', NULL, '2026-01-01T00:00:00Z');")
     db.commit()

@@ -22,7 +22,7 @@ from ..redact import KNOWN, scrub_known
 from .base import RunEntry
 from .db import Database, now_iso, open_database, said
 from .liveness import folder_of_report, this_host
-from .migrations import REVIEW_COLUMNS, case_key
+from .migrations import REVIEW_COLUMNS, case_key, fold
 from .reportfile import ReportFile
 from .shape import Shape
 from .rows import (
@@ -52,7 +52,7 @@ FLUSH_SECONDS = 1.0
 
 _INSERT_RUN = ("INSERT INTO runs (key, run_id, suite, status, started_at, finished_at, recorded_at, source, "
                "git_commit, git_branch, git_dirty, dry_run, synthetic, executor, planned, attempts, variants, head, "
-               "folder, host) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+               "folder, host, folded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                "ON CONFLICT (key) DO UPDATE SET status = excluded.status, recorded_at = excluded.recorded_at, "
                "folder = excluded.folder, host = excluded.host")
 _INSERT_REVIEW = (
@@ -158,12 +158,14 @@ class HistoryStore:
         head = {"run": {"id": meta["run_id"], "suite": meta["suite"], "started_at": meta.get("started_at"),
                         "argv": meta.get("argv"), "executor": meta.get("executor"), "dry_run": meta.get("dry_run")},
                 "plan": {k: v for k, v in plan.items() if k != "cases"}}
+        names = text([v["name"] for v in plan.get("variants") or ()])
         with self.db.write() as db:
             db.execute(_INSERT_RUN, (self.key, meta["run_id"], meta["suite"], "running", meta.get("started_at"), None,
                                      now_iso(), "live", commit, branch, flag(dirty), flag(meta.get("dry_run")),
                                      None, meta.get("executor"), planned, None,
-                                     text([v["name"] for v in plan.get("variants") or ()]), text(head),
-                                     meta.get("folder"), this_host() if meta.get("folder") else None))
+                                     names, text(head), meta.get("folder"),
+                                     this_host() if meta.get("folder") else None,
+                                     fold(meta["run_id"], meta["suite"], commit, names)))
             if batches is None:
                 write_cases(db, self.key, plan)
             else:
@@ -227,6 +229,7 @@ class HistoryStore:
         commit, branch, dirty = (held[1], held[2], held[3]) if held else (None, None, None)
         where = positions(plan)
         fields = FieldTally(plan)
+        names = text([v["name"] for v in plan.get("variants") or ()])
         # One transaction: a failure or a kill on the way leaves the stored copy as it was (the
         # old run whole, or none), never the old one deleted and the new one half-written.
         with self.db.write() as db:
@@ -242,8 +245,8 @@ class HistoryStore:
                                      run.get("finished_at"), now_iso(), held[4] if held else source, commit, branch,
                                      dirty, flag(run.get("dry_run")), flag(run.get("synthetic")),
                                      run.get("executor"), None, None,
-                                     text([v["name"] for v in plan.get("variants") or ()]), None,
-                                     folder_of_report(report.path), this_host()))
+                                     names, None, folder_of_report(report.path), this_host(),
+                                     fold(run["id"], run["suite"], commit, names)))
             write_cases(db, key, plan)
             write_tags(db, key, self.tags)
             batch: list[dict] = []

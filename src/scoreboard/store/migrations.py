@@ -92,6 +92,24 @@ _KEYED: dict[str, tuple[str, list[str]]] = {
 }
 
 
+def fold(*parts: str | None) -> str:
+    """The text a search matches, folded by one rule on both kinds of store (Python's casefold:
+    the server's LOWER followed its locale, so `İ` and `ß` matched in one store and not the
+    other); parts are joined by U+001F, which no pattern holds."""
+    return "\x1f".join(p or "" for p in parts).casefold()
+
+
+def _fold_searched(db: Any) -> None:
+    """Fill the `folded` columns of the rows already stored."""
+    runs = db.execute("SELECT key, run_id, suite, git_commit, variants FROM runs").fetchall()
+    db.executemany("UPDATE runs SET folded = ? WHERE key = ?", [(fold(*row[1:]), row[0]) for row in runs])
+    tags = db.execute("SELECT run_key, tag FROM run_tags").fetchall()
+    db.executemany("UPDATE run_tags SET folded = ? WHERE run_key = ? AND tag = ?", [(fold(t), k, t) for k, t in tags])
+    cases = db.execute("SELECT run_key, case_key, case_id FROM cases").fetchall()
+    db.executemany("UPDATE cases SET folded = ? WHERE run_key = ? AND case_key = ?",
+                   [(fold(c), k, h) for k, h, c in cases])
+
+
 def _key_case_ids(db: Any) -> None:
     """Fill `case_keys` (case_id -> case_key, unindexed) with every case id the store holds."""
     ids = set()
@@ -177,6 +195,13 @@ MIGRATIONS: list[tuple[str, list[str | Callable[[Any], None]]]] = [
     # over about 2,700 bytes that does not compress ('index row size exceeds btree maximum'),
     # and the run stepped aside from the store. Cases are keyed by the id's SHA-256 instead.
     ("cases keyed by the SHA-256 of their id", _keyed_by_hash()),
+    # What `history --search` and the viewer's case search match, folded in Python (`fold`).
+    ("searched text folded by one rule", [
+        "ALTER TABLE runs ADD COLUMN folded TEXT",
+        "ALTER TABLE run_tags ADD COLUMN folded TEXT",
+        "ALTER TABLE cases ADD COLUMN folded TEXT",
+        _fold_searched,
+    ]),
 ]
 
 #: every table the migrations make (a database holding one of them without `schema_migrations`

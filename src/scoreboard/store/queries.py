@@ -13,7 +13,7 @@ from ..errors import ConfigError, shorten
 from ..record.constants import RUN_STATUSES
 from .db import Database
 from .liveness import INTERRUPTED, annotate
-from .migrations import case_key
+from .migrations import case_key, fold
 from .rows import NEWEST, parse
 
 RUN_COLUMNS = ("key, run_id, suite, status, started_at, finished_at, recorded_at, source, report_path, "
@@ -101,7 +101,7 @@ class RunFilter:
 
 def like(text: str) -> str:
     """A LIKE pattern matching `text` anywhere, its wildcards taken literally."""
-    escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    escaped = fold(text).replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
 
 
@@ -159,10 +159,9 @@ def _list_runs(db: Database, f: RunFilter, *, limit: int, cursor: str | None) ->
         params.append(f.tag)
     if f.search:
         pattern = like(f.search)
-        where.append("(LOWER(r.run_id) LIKE ? ESCAPE '\\' OR LOWER(r.suite) LIKE ? ESCAPE '\\' "
-                     "OR LOWER(COALESCE(r.git_commit, '')) LIKE ? ESCAPE '\\' OR LOWER(r.variants) LIKE ? ESCAPE '\\' "
-                     "OR EXISTS (SELECT 1 FROM run_tags t WHERE t.run_key = r.key AND LOWER(t.tag) LIKE ? ESCAPE '\\'))")
-        params.extend([pattern] * 5)
+        where.append("(r.folded LIKE ? ESCAPE '\\' "
+                     "OR EXISTS (SELECT 1 FROM run_tags t WHERE t.run_key = r.key AND t.folded LIKE ? ESCAPE '\\'))")
+        params.extend([pattern] * 2)
     if cursor:
         # (start, run id, key): runs started in the same second keep their order (rows.NEWEST)
         started, _, rest = cursor.partition("|")
@@ -289,8 +288,8 @@ def case_page(db: Database, key: str, *, variant: str | None = None, outcome: st
     if outcome in OUTCOMES:
         where.append(OUTCOMES[outcome])
     if search:
-        where.append("LOWER(cr.case_id) LIKE ? ESCAPE '\\'")
-        extra.append(like(search))
+        where.append("cr.position IN (SELECT c.position FROM cases c WHERE c.run_key = ? AND c.folded LIKE ? ESCAPE '\\')")
+        extra += [key, like(search)]
     if category:
         where.append("cr.category = ?")
         extra.append(category)

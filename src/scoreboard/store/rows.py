@@ -12,7 +12,7 @@ from typing import Any
 
 from ..hashing import sha256_json
 from ..jsonio import dumps_line, loads
-from .migrations import case_key
+from .migrations import case_key, fold
 
 #: the report sections stored in a run's head (the plan's cases, the attempts and the summary
 #: have tables of their own)
@@ -80,7 +80,7 @@ def attempt_position(record: dict, where: tuple[dict, dict, int]) -> int:
 def case_row(key: str, position: int, case: dict) -> tuple:
     category = case.get("category")
     return (key, position, case["id"], case.get("input_hash"), clean(category if category is None else str(category)),
-            text(case), case_key(case["id"]))
+            text(case), case_key(case["id"]), fold(case["id"]))
 
 
 def _number(value: Any) -> float | None:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from ..stats.counts import CaseCounts, CaseIndex
 from ..stats.summary import field_keys
 from .db import Database
-from .migrations import case_key
+from .migrations import case_key, fold
 from .rows import (
     attempt_position,
     attempt_row,
@@ -25,8 +25,8 @@ from .rows import (
 #: rows are written in batches of at most this many
 FLUSH_EVERY = 2000
 
-INSERT_CASE = ("INSERT INTO cases (run_key, position, case_id, input_hash, category, data, case_key) "
-               "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_key, case_key) DO NOTHING")
+INSERT_CASE = ("INSERT INTO cases (run_key, position, case_id, input_hash, category, data, case_key, folded) "
+               "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_key, case_key) DO NOTHING")
 INSERT_ATTEMPT = (
     "INSERT INTO attempts (run_key, position, case_id, variant, run, status, input_hash, output_hash, error, "
     "latency_ms, cost_usd, input_tokens, output_tokens, record, case_key) "
@@ -90,8 +90,8 @@ def write_cases(db: Database, key: str, plan: dict, start: int = 0) -> None:
 
 def write_tags(db: Database, key: str, tags: list[str]) -> None:
     """The run's tags (one it already has is kept)."""
-    db.executemany("INSERT INTO run_tags (run_key, tag) VALUES (?, ?) ON CONFLICT (run_key, tag) DO NOTHING",
-                   [(key, t) for t in tags])
+    db.executemany("INSERT INTO run_tags (run_key, tag, folded) VALUES (?, ?, ?) ON CONFLICT (run_key, tag) DO NOTHING",
+                   [(key, t, fold(t)) for t in tags])
 
 
 def write_attempts(db: Database, key: str, records: list[dict], where) -> None:
