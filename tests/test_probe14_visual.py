@@ -198,3 +198,39 @@ def test_a_folder_page_under_a_raised_max_file_bytes_is_shown_whole(tmp_path):
     page = RenderedPage({"kind": "folder"}, roots=(tmp_path,), limit=32 * 1024 * 1024)
     shown = page.judged_source(str(tmp_path / "site"))
     assert shown.startswith("<p>big page</p>") and len(shown) > 17 * 1024 * 1024
+
+
+# ------------------------------------------------------------------------- (4) a page that floods the driver
+
+HASH_LOOP = ("<!doctype html><html><body><h1>Hash</h1><script>let i = 0; "
+             "for (;;) { location.hash = 'h' + (i++); }</script></body></html>")
+HASH_MODULE = f'''
+HASH, PLAIN = {HASH_LOOP!r}, {PLAIN!r}
+
+
+def page(input):
+    return HASH if input == "loop" else PLAIN.replace("Sunrise", input)
+'''
+
+
+@needs_chromium
+def test_a_page_looping_on_location_hash_costs_only_its_own_attempt(tmp_path):
+    """Each `location.hash = ...` is a navigation the driver reports to scoreboard; a page that
+    assigns it in a loop queued events faster than they were read. Its deadline passed, but
+    closing its context waited behind the backlog, and every later page of the run timed out
+    too (history.pushState is capped in the page, the hash setter cannot be). The browser a
+    page timed out in is killed now, never waited on, and the next page gets a fresh one."""
+    (tmp_path / "mods.py").write_text(HASH_MODULE)
+    (tmp_path / "cases.jsonl").write_text('{"id": "loop", "input": "loop"}\n{"id": "c2", "input": "Harbor"}\n'
+                                          '{"id": "c3", "input": "Garden"}\n')
+    spec = {"name": "hash", "cases": "cases.jsonl", "graders": ["page-renders", {"page-text-visible": ["Bakery"]}],
+            "render": {"settle_ms": 0, "timeout_ms": 3000, "concurrency": 1},
+            "variants": {"a": {"subject": "python:mods:page"}}}
+    (tmp_path / "suite.json").write_text(json.dumps(spec))
+    proc = scoreboard(["run", "suite.json", "--no-progress", "--format", "json"], tmp_path, timeout=200)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    attempts = {a["case_id"]: a for a in json.loads(report_of(proc, tmp_path).read_text())["attempts"]}
+    assert attempts["loop"]["render"]["error"] == "render timed out after 3000 ms"
+    for case in ("c2", "c3"):
+        assert attempts[case]["status"] == "passed", attempts[case]["grades"]
+        assert attempts[case]["render"]["error"] is None and attempts[case]["render"]["shots"]

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from .detect import PageSource, page_source
+from .lifecycle import Instance
 from .page import index_refused, served_file
 from .pixels import is_blank
 from .scripts import HISTORY_SCRIPT, SEED_SCRIPT
@@ -47,8 +48,6 @@ LOCAL_REFUSED = "Not allowed to load local resource: "
 NAVIGATIONS = 5
 #: how long closing a page's context may take after its render ended (real seconds)
 CLOSE_S = 10
-#: how often the renderers' memory is measured (real seconds)
-MEMORY_EVERY_S = 0.25
 #: the most bytes one page's own files may be served, all requests together, in max_file_bytes
 #: (40 references to one 15 MB file held 936 MB in this process and the run for minutes)
 SERVED_FILES = 4
@@ -96,83 +95,52 @@ def launch_args() -> list[str]:
 
 
 class Renderer:
-    """One browser for a run; `render(text)` returns the attempt's render record."""
+    """A browser per page rendered at once (`concurrency`), each started when first needed and
+    started afresh after a page spoiled it (lifecycle.py): a page never shares its browser, so a
+    hostile one costs only its own attempt. `render(text)` returns the attempt's render record."""
 
     def __init__(self, settings: RenderSettings, store: ShotStore, roots: tuple = ()):
         self.settings, self.store = settings, store
         #: the folders a folder output must lie in to be served (the suite's root); none: no
         #: folder output is rendered
         self.roots = tuple(Path(os.path.realpath(r)) for r in roots)
-        self._pw = self._browser = None
-        self._lock = asyncio.Lock()
+        #: the browsers not in use (None: one to start when needed)
+        self._free: list[Instance | None] = [None] * settings.concurrency
         self._slots = asyncio.Semaphore(settings.concurrency)
-        self._watch: asyncio.Task | None = None
+        self._lock = asyncio.Lock()
         #: renderer processes stopped for using more than max_memory_mb
         self.memory_kills = 0
+        #: browsers killed because a page timed out or would not close in them
+        self.restarts = 0
 
     async def start(self) -> None:
-        """Launch the browser (once); ConfigError with the install hint when it cannot be."""
+        """Launch one browser now (the run checks it can before its first attempt); ConfigError
+        with the install hint when it cannot be."""
         async with self._lock:
-            if self._browser is not None:
-                return
-            try:
-                from playwright.async_api import async_playwright
-            except ImportError:
-                raise ConfigError(INSTALL_HINT, field="render") from None
-            self._pw = await async_playwright().start()
-            try:
-                self._browser = await self._pw.chromium.launch(
-                    executable_path=chromium_path(self.settings), headless=True, args=launch_args())
-            except Exception as exc:  # noqa: BLE001 - any launch failure is the same hint
-                await self._pw.stop()
-                self._pw = None
-                raise ConfigError(f"{INSTALL_HINT}; launching Chromium failed: {str(exc).splitlines()[0]}",
-                                  field="render") from None
-            if os.path.isdir("/proc/self"):
-                self._watch = asyncio.ensure_future(self._watch_memory())
+            if not any(self._free):
+                self._free[0] = await self._launch()
 
-    async def _watch_memory(self) -> None:
-        """Stop any renderer process whose resident memory passes max_memory_mb: a page that
-        allocates without end crashes (recorded) instead of exhausting the machine."""
-        cap = self.settings.max_memory_mb * 1024 * 1024
-        try:
-            session = await self._browser.new_browser_cdp_session()
-            while True:
-                await asyncio.sleep(MEMORY_EVERY_S)
-                info = await session.send("SystemInfo.getProcessInfo")
-                for proc in info.get("processInfo") or ():
-                    if proc.get("type") == "renderer" and _resident(proc.get("id")) > cap:
-                        try:
-                            os.kill(int(proc["id"]), 9)
-                            self.memory_kills += 1
-                        except (OSError, ValueError):
-                            pass
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # noqa: BLE001 - the browser went away: nothing left to watch
-            return
+    async def _launch(self) -> Instance:
+        instance = Instance()
+        await instance.start(chromium_path(self.settings), launch_args(), INSTALL_HINT,
+                             self._memory_kill, self.settings.max_memory_mb)
+        return instance
+
+    def _memory_kill(self) -> None:
+        self.memory_kills += 1
 
     async def aclose(self) -> None:
-        if self._watch is not None:
-            self._watch.cancel()
-            await asyncio.gather(self._watch, return_exceptions=True)
-            self._watch = None
-        if self._browser is not None:
-            await self._browser.close()
-            self._browser = None
-        if self._pw is not None:
-            await self._pw.stop()
-            self._pw = None
+        free, self._free = self._free, [None] * self.settings.concurrency
+        for instance in free:
+            if instance is not None:
+                await instance.close()
 
     async def render(self, text: str | None) -> dict:
         """The render record of one output (shots stored by hash); failures are recorded."""
         settings = self.settings
         # off the event loop: Markdown is converted in Python (bounded by MAX_MARKDOWN_CHARS)
         source, why = await asyncio.to_thread(page_source, text, settings.kinds, self.roots)
-        record: dict[str, Any] = {"kind": source.kind if source else None, "settings": settings.fingerprint(),
-                                  "shots": [], "console_errors": [], "page_errors": [], "crashed": False,
-                                  "blocked_requests": 0, "blocked": [], "blank": None, "network_idle": None,
-                                  "text": None, "text_truncated": False, "error": why}
+        record = _empty(source, settings, why)
         if source is None:
             return record
         if source.html is not None:
@@ -185,32 +153,50 @@ class Renderer:
             record["error"] = await asyncio.to_thread(index_refused, source.folder, settings.max_file_bytes)
             if record["error"]:
                 return record
-        await self.start()
-        async with self._slots:
-            kills = self.memory_kills
-            # What the page's own origin has served; once the render ends it serves nothing more.
-            served = {"bytes": 0, "open": True, "refused": 0}
+        async with self._slots:  # a browser of its own: a free one, else one launched for it
+            instance = next((i for i in self._free if i is not None), None)
+            self._free.remove(instance)  # (a slot per permit: there is always one to take)
             try:
-                async with asyncio.timeout(settings.timeout_ms / 1000):
-                    await self._shoot(source, record, served)
-            except TimeoutError:
-                record["error"] = f"render timed out after {settings.timeout_ms} ms"
-            except Exception as exc:  # noqa: BLE001 - a page that breaks the browser is a measurement too
-                record["error"] = f"render failed: {type(exc).__name__}: {str(exc).splitlines()[0][:MAX_MESSAGE]}"
+                if instance is None:
+                    instance = await self._launch()
+                if await self._attempt(instance, source, record):
+                    self.restarts += 1  # spoiled: killed now, never waited on; the next page starts afresh
+                    instance.kill()
             finally:
-                served["open"] = False
-            if served["refused"] and not record["error"]:
-                record["error"] = (f"the page asked for more than {SERVED_FILES * settings.max_file_bytes} bytes of "
-                                   f"its own files ({SERVED_FILES} x render.max_file_bytes): {served['refused']} "
-                                   "request(s) refused")
-            if record["crashed"] and self.memory_kills > kills:
-                record["error"] = (f"the page used more than render.max_memory_mb ({settings.max_memory_mb} MB) "
-                                   f"of memory: its renderer was stopped")
+                self._free.append(None if instance is None or instance.retired else instance)
         return record
 
-    async def _shoot(self, source: PageSource, record: dict, served: dict) -> None:
+    async def _attempt(self, instance: Instance, source: PageSource, record: dict) -> bool:
+        """Render once in `instance`; True when the page spoiled it (timed out, or its context
+        would not close): the caller kills that browser."""
+        settings = self.settings
+        kills = self.memory_kills
+        # What the page's own origin has served; once the render ends it serves nothing more.
+        served = {"bytes": 0, "open": True, "refused": 0}
+        spoiled = False
+        try:
+            async with asyncio.timeout(settings.timeout_ms / 1000):
+                spoiled = not await self._shoot(instance.browser, source, record, served)
+        except TimeoutError:
+            record["error"] = f"render timed out after {settings.timeout_ms} ms"
+            spoiled = True
+        except Exception as exc:  # noqa: BLE001 - a page that breaks the browser is a measurement too
+            record["error"] = f"render failed: {type(exc).__name__}: {str(exc).splitlines()[0][:MAX_MESSAGE]}"
+        finally:
+            served["open"] = False
+        if served["refused"] and not record["error"]:
+            record["error"] = (f"the page asked for more than {SERVED_FILES * settings.max_file_bytes} bytes of "
+                               f"its own files ({SERVED_FILES} x render.max_file_bytes): {served['refused']} "
+                               "request(s) refused")
+        if record["crashed"] and self.memory_kills > kills:
+            record["error"] = (f"the page used more than render.max_memory_mb ({settings.max_memory_mb} MB) "
+                               f"of memory: its renderer was stopped")
+        return spoiled
+
+    async def _shoot(self, browser, source: PageSource, record: dict, served: dict) -> bool:
+        """Render the page in a context of its own; False when that context would not close."""
         s = self.settings
-        context = await self._browser.new_context(
+        context = await browser.new_context(
             viewport={"width": s.width, "height": s.height}, device_scale_factor=s.device_scale_factor,
             reduced_motion="reduce", color_scheme="light", locale="en-US", timezone_id="UTC",
             service_workers="block", accept_downloads=False)
@@ -260,11 +246,15 @@ class Renderer:
             text = text if isinstance(text, str) else ""
             record["text"] = text[:s.max_text_chars]
             record["text_truncated"] = len(text) > s.max_text_chars
-        finally:
-            try:  # bounded: a page still busy must not hold the run past its deadline for long
-                await asyncio.wait_for(context.close(), CLOSE_S)
-            except Exception:  # noqa: BLE001 - the context goes with the browser at the end
-                pass
+        except BaseException:  # its deadline passed (or it broke): the caller decides; nothing waited on here
+            closing = asyncio.ensure_future(context.close())  # (a flooded driver would hold the close)
+            closing.add_done_callback(_quiet)
+            raise
+        try:  # bounded: a context that will not close spoils its browser (the caller kills it)
+            await asyncio.wait_for(context.close(), CLOSE_S)
+        except Exception:  # noqa: BLE001
+            return False
+        return True
 
     async def _keep(self, page, record: dict, moment: int, *, full_page: bool) -> None:
         clip = full_page_clip(await page.evaluate(SIZE_SCRIPT), self.settings.device_scale_factor) \
@@ -344,6 +334,20 @@ async def _loaded(page) -> None:
     raise RuntimeError(f"the page navigated more than {NAVIGATIONS} times while loading")
 
 
+def _empty(source: PageSource | None, settings: RenderSettings, why: str | None) -> dict[str, Any]:
+    """A render record before anything was measured."""
+    return {"kind": source.kind if source else None, "settings": settings.fingerprint(),
+            "shots": [], "console_errors": [], "page_errors": [], "crashed": False,
+            "blocked_requests": 0, "blocked": [], "blank": None, "network_idle": None,
+            "text": None, "text_truncated": False, "error": why}
+
+
+def _quiet(task: asyncio.Future) -> None:
+    """Read a background close's outcome, so that asyncio does not log it as never retrieved."""
+    if not task.cancelled():
+        task.exception()
+
+
 def _listed(record: dict, key: str, text: str) -> None:
     if len(record[key]) < LISTED:
         record[key].append(text[:MAX_MESSAGE])
@@ -360,15 +364,6 @@ def _console(msg, record: dict) -> None:
         _listed(record, "blocked", text[len(LOCAL_REFUSED):][:300])
         return
     _listed(record, "console_errors", text)
-
-
-def _resident(pid) -> int:
-    """Resident memory of a process in bytes (0 when it cannot be read)."""
-    try:
-        with open(f"/proc/{int(pid)}/statm", "rb") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError, TypeError):
-        return 0
 
 
 def settings_from(value: Any) -> RenderSettings:
