@@ -199,3 +199,36 @@ def test_a_real_runs_figures_match_the_references_and_a_version_11_report_still_
     wrong["summary"]["methods"]["version"] = 11
     (tmp_path / "wrong.json").write_text(json.dumps(wrong))
     assert sb(tmp_path, "verify", "wrong.json").returncode != 0
+
+
+def brute_force_power(cases: int, delta: float, discordance: float, alpha: float) -> float:
+    """Every outcome of `cases` pass/fail pairs (won, lost, tied) put through the paired t interval
+    at 1 - alpha (with no spread, the README's bound: none of n differing, z^2 / (n + z^2) could)."""
+    won_p, lost_p = ((min(1.0, delta), 0.0) if delta >= discordance
+                     else ((discordance + delta) / 2, (discordance - delta) / 2))
+    crit = stats.t.ppf(1 - alpha / 2, cases - 1)
+    z = stats.norm.ppf(1 - alpha / 2)
+    total = 0.0
+    for won in range(cases + 1):
+        for lost in range(min(won, cases - won + 1)):
+            values = np.array([1.0] * won + [-1.0] * lost + [0.0] * (cases - won - lost))
+            if won == cases:
+                above = 1 - 2 * z * z / (cases + z * z) > 0
+            else:
+                above = values.mean() - crit * values.std(ddof=1) / math.sqrt(cases) > 0
+            if above:
+                total += stats.multinomial.pmf([won, lost, cases - won - lost], cases,
+                                               [won_p, lost_p, max(0.0, 1 - won_p - lost_p)])
+    return total
+
+
+@pytest.mark.parametrize("cases,discordance", [(6, 0.5), (10, 0.5), (10, 0.2), (30, 0.33), (30, 0.8)])
+def test_the_exact_pass_fail_detectable_difference_is_the_brute_force_root_to_1e_9(cases, discordance):
+    from scoreboard.stats.binary_power import binary_detectable
+
+    want = optimize.brentq(lambda d: brute_force_power(cases, d, discordance, 0.05) - 0.8, 1e-6, 1.0,
+                           xtol=1e-14, rtol=1e-14)
+    # the bisection stopped at 1e-7 (statistics version 11): 4e-8 off at 10 cases disagreeing on half
+    assert binary_detectable(cases, discordance, 0.05) == pytest.approx(want, rel=1e-9, abs=1e-11)
+    with computed_as(11):
+        assert abs(binary_detectable(cases, discordance, 0.05) - want) < 1e-7

@@ -102,16 +102,21 @@ def exact_power(cases: int, delta: float, discordance: float, alpha: float) -> f
     return min(1.0, total)
 
 
-@lru_cache(maxsize=4096)
 def binary_detectable(cases: int, discordance: float, alpha: float, power: float = POWER) -> float | None:
     """The smallest true lead in pass rate the paired comparison of `cases` pass/fail cases
     detects with `power` when the variants disagree on `discordance` of them (None with fewer than
-    2 cases); 2.0 (past what a pass rate can move) when not even a lead on every case reaches it."""
+    2 cases); 2.0 (past what a pass rate can move) when not even a lead on every case reaches it.
+    Solved to 1e-13 (statistics version 11 and before stopped bisecting at 1e-7)."""
+    return _binary_detectable(cases, discordance, alpha, power, computing_version())
+
+
+@lru_cache(maxsize=4096)
+def _binary_detectable(cases: int, discordance: float, alpha: float, power: float, version: int) -> float | None:
     if cases < 2:
         return None
     discordance = min(1.0, max(0.0, discordance))
     if cases > EXACT_LIMIT:
-        effect = _solve_effect(cases, alpha, power, computing_version() < 12)
+        effect = _solve_effect(cases, alpha, power, version < 12)
         # delta = effect x the alternative's spread sqrt(psi - delta^2), solved for delta
         found = effect * math.sqrt(discordance / (1 + effect * effect))
         if found <= discordance:
@@ -121,7 +126,7 @@ def binary_detectable(cases: int, discordance: float, alpha: float, power: float
     if exact_power(cases, 1.0, discordance, alpha) < power:
         return 2.0
     low, high = 0.0, 1.0
-    while high - low > 1e-7:
+    while high - low > (1e-7 if version < 12 else 1e-13):
         mid = (low + high) / 2
         if exact_power(cases, mid, discordance, alpha) >= power:
             high = mid
