@@ -106,6 +106,7 @@ class Renderer:
         self.roots = tuple(Path(os.path.realpath(r)) for r in roots)
         #: the browsers not in use (None: one to start when needed)
         self._free: list[Instance | None] = [None] * settings.concurrency
+        self._live: set[Instance] = set()  # every browser started and not yet closed or killed
         self._slots = asyncio.Semaphore(settings.concurrency)
         self._lock = asyncio.Lock()
         #: renderer processes stopped for using more than max_memory_mb
@@ -124,16 +125,18 @@ class Renderer:
         instance = Instance()
         await instance.start(chromium_path(self.settings), launch_args(), INSTALL_HINT,
                              self._memory_kill, self.settings.max_memory_mb)
+        self._live.add(instance)
         return instance
 
     def _memory_kill(self) -> None:
         self.memory_kills += 1
 
     async def aclose(self) -> None:
-        free, self._free = self._free, [None] * self.settings.concurrency
-        for instance in free:
-            if instance is not None:
-                await instance.close()
+        """Close every browser, those still rendering included (a cancelled run)."""
+        live, self._live = self._live, set()
+        self._free = [None] * self.settings.concurrency
+        for instance in live:
+            await instance.close()
 
     async def render(self, text: str | None) -> dict:
         """The render record of one output (shots stored by hash); failures are recorded."""
@@ -162,6 +165,7 @@ class Renderer:
                 if await self._attempt(instance, source, record):
                     self.restarts += 1  # spoiled: killed now, never waited on; the next page starts afresh
                     instance.kill()
+                    self._live.discard(instance)
             finally:
                 self._free.append(None if instance is None or instance.retired else instance)
         return record
