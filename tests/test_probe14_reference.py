@@ -156,7 +156,7 @@ def _check_report(report: dict) -> list:
                 check(f"{name} low", fig["mean_difference_ci"]["low"], low)
                 check(f"{name} high", fig["mean_difference_ci"]["high"], high)
             dd = fig["detectable_difference"]
-            if dd["sd_from"] == "this run":
+            if dd is not None and dd["sd_from"] == "this run":
                 sd = float(np.std(diffs, ddof=1))
                 check(f"{name} sd", dd["difference_sd"], sd)
                 check(f"{name} detectable", dd["value"], scipy_detectable(len(diffs), dd["alpha"]) * sd)
@@ -232,3 +232,17 @@ def test_the_exact_pass_fail_detectable_difference_is_the_brute_force_root_to_1e
     assert binary_detectable(cases, discordance, 0.05) == pytest.approx(want, rel=1e-9, abs=1e-11)
     with computed_as(11):
         assert abs(binary_detectable(cases, discordance, 0.05) - want) < 1e-7
+
+
+def test_one_case_compared_on_its_scores_reads_1_case(tmp_path):
+    (tmp_path / "subj.py").write_text(SUBJECT)
+    (tmp_path / "checks.py").write_text(CHECKS)
+    (tmp_path / "suite.yaml").write_text(SUITE)
+    (tmp_path / "cases.jsonl").write_text(json.dumps({"id": "c0", "input": "q0", "vars": {"bias": 0}}) + "\n")
+    done = sb(tmp_path, "run", "suite.yaml", "--output", "r.json", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert _check_report(report) == []  # one case: every interval the no-spread bound, the means exact
+    rows = [line for line in done.stdout.splitlines() if "a vs b, acc:" in line]
+    assert len(rows) == 1 and ("a higher on 1 case," in rows[0] or "a higher on 0 cases," in rows[0]), rows
+    assert "1 cases" not in done.stdout

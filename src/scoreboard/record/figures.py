@@ -132,8 +132,8 @@ def comparison_rows(comp) -> list[str]:
         d = getattr(fig, "detectable_difference", None)
         could = (f"; {detectable_words(d.value)} (80% power, {detectable_how(d)})"
                  if d is not None and isinstance(d.value, (int, float)) else "")
-        out.append(f"{comp.a} vs {comp.b}, {name}: difference {diff}{interval}; {comp.a} higher on {fig.a_wins} "
-                   f"cases, lower on {fig.b_wins}, {plural(fig.ties, 'tie')}; sign test p={p}{could}")
+        out.append(f"{comp.a} vs {comp.b}, {name}: difference {diff}{interval}; {comp.a} higher on "
+                   f"{plural(fig.a_wins, 'case')}, lower on {fig.b_wins}, {plural(fig.ties, 'tie')}; sign test p={p}{could}")
     return out
 
 
