@@ -228,7 +228,6 @@ def test_the_viewer_api_refuses_a_limit_or_cursor_it_cannot_read_and_caps_a_larg
     arbitrary place, and the cases/attempts pages ignored `cursor=abc` and `limit=zz`: a client's
     mistake read as a real page. Now: 400 with a one-line JSON error naming the parameter; a limit
     past the most one page holds is capped at it, and each page says both."""
-    import http.client
     import urllib.parse
 
     from tests.viewer.conftest import Served
@@ -243,15 +242,7 @@ def test_the_viewer_api_refuses_a_limit_or_cursor_it_cannot_read_and_caps_a_larg
         assert cli(tmp_path, "run", "suite.json", "--no-progress", "--store", store).returncode == 0
     served = Served("--store", store, cwd=tmp_path)
 
-    def get(path: str) -> tuple[int, dict]:
-        parsed = urllib.parse.urlsplit(served.base)
-        conn = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=30)
-        try:
-            conn.request("GET", path)
-            response = conn.getresponse()
-            return response.status, json.loads(response.read())
-        finally:
-            conn.close()
+    get = served.get
 
     try:
         status, first = get("/api/runs?limit=1")

@@ -64,9 +64,6 @@ def test_viewer_api_refuses_an_unknown_category_and_a_repeated_parameter_and_tre
     """Was: `cases?category=bogus` gave an empty page (read as "no cases"), `limit=1&limit=abc`
     used the first limit and dropped the second in silence, and `/api/trends` did not say the
     limit it used (every other paged answer says `limit` and `max_limit`)."""
-    import http.client
-    import urllib.parse
-
     from tests.viewer.conftest import Served
 
     store = str(tmp_path / "h.sqlite")
@@ -81,15 +78,7 @@ def test_viewer_api_refuses_an_unknown_category_and_a_repeated_parameter_and_tre
         assert done.returncode == 0, done.stderr
     served = Served("--store", store, cwd=tmp_path)
 
-    def get(path: str) -> tuple[int, dict]:
-        parsed = urllib.parse.urlsplit(served.base)
-        conn = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=30)
-        try:
-            conn.request("GET", path)
-            response = conn.getresponse()
-            return response.status, json.loads(response.read())
-        finally:
-            conn.close()
+    get = served.get
 
     try:
         status, runs = get("/api/runs")

@@ -35,6 +35,21 @@ class Served:
         self.url = match.group(1)
         self.base = self.url.split("?")[0].rstrip("/")
 
+    def get(self, path: str) -> tuple[int, dict]:
+        """GET `path` (with its query) from the viewer: the status and the JSON answer, an error's too."""
+        import http.client
+        import json
+        import urllib.parse
+
+        parsed = urllib.parse.urlsplit(self.base)
+        conn = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=30)
+        try:
+            conn.request("GET", path)
+            response = conn.getresponse()
+            return response.status, json.loads(response.read())
+        finally:
+            conn.close()
+
     def stop(self) -> None:
         self.proc.terminate()
         try:
