@@ -212,3 +212,25 @@ def test_a_case_whose_input_and_var_input_are_the_same_text_renders_it(tmp_path)
     (path,) = (tmp_path / "out" / "v").glob("*.json")
     (case,) = json.loads(path.read_text())["plan"]["cases"]
     assert case["input"] == "Answer terse: What is 2+2?"
+
+
+def test_a_case_with_metadata_and_a_different_var_named_metadata_is_an_error(tmp_path):
+    """`{{ metadata.x }}` read the var `metadata` and dropped the case's own metadata in silence,
+    as `{{ input }}` did with a var `input`."""
+    (tmp_path / "cases.jsonl").write_text(
+        json.dumps({"id": "both", "input": "q", "metadata": {"topic": "maths"}, "vars": {"metadata": {"topic": "x"}},
+                    "expected": "4"}) + "\n")
+    (tmp_path / "suite.yaml").write_text(
+        "name: v\ncases: cases.jsonl\nprompt: 'On {{ metadata.topic }}: {{ input }}'\nsubject: mock\n"
+        "output_dir: out\nformats: [json]\n")
+    done = cli(tmp_path, "validate", "suite.yaml")
+    assert done.returncode == 1, done.stdout
+    (line,) = done.stderr.strip().splitlines()
+    assert "case 'both'" in line and "field 'vars.metadata'" in line and "cases.jsonl:1" in line, line
+    (tmp_path / "cases.jsonl").write_text(
+        json.dumps({"id": "one", "input": "q", "metadata": {"topic": "maths"}, "expected": "4"}) + "\n")
+    done = cli(tmp_path, "run", "suite.yaml", "--no-progress")
+    assert done.returncode == 0, done.stderr
+    (path,) = (tmp_path / "out" / "v").glob("*.json")
+    (case,) = json.loads(path.read_text())["plan"]["cases"]
+    assert case["input"] == "On maths: q"

@@ -10,7 +10,7 @@ name or any attribute of one prints nothing). What is rendered
 is what the subject receives, what is hashed and what the report records. The case's `vars`
 (a mapping) are the template's top-level names; `vars` and `input` are there too (a case with
 an `input` and a var `input` of another value is an error naming `vars.input`: which one
-`{{ input }}` means).
+`{{ input }}` means; `metadata` likewise).
 """
 
 from __future__ import annotations
@@ -146,13 +146,14 @@ def render(template: Template, case: Any, max_bytes: int) -> Any:
     from jinja2.sandbox import SecurityError
 
     where = {"file": case.source, "line": case.line, "case_id": case.id}
-    if case.input is not None and isinstance(case.vars, dict) and "input" in case.vars \
-            and case.vars["input"] != case.input:
-        # which one `{{ input }}` means would be a guess (the var silently won): the case says
-        # (the same value twice, as a converted suite may write it, means one thing)
-        raise ConfigError(f"prompt {template.name!r}: the case defines both 'input' and a var 'input', so "
-                          "{{ input }} would be ambiguous: rename the var (or drop the case's input)",
-                          field="vars.input", **where)
+    own = {"input": case.input, "metadata": case.metadata or None}
+    for name, value in own.items():
+        if value is not None and isinstance(case.vars, dict) and name in case.vars and case.vars[name] != value:
+            # which one `{{ input }}` means would be a guess (the var silently won): the case says
+            # (the same value twice, as a converted suite may write it, means one thing)
+            raise ConfigError(f"prompt {template.name!r}: the case defines both {name!r} and a var {name!r}, so "
+                              f"{{{{ {name} }}}} would be ambiguous: rename the var (or drop the case's {name})",
+                              field=f"vars.{name}", **where)
     names: dict = dict(case.vars) if isinstance(case.vars, dict) else {}
     names["vars"] = case.vars if case.vars is not None else {}
     if case.input is not None:
