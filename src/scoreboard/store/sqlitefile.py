@@ -1,7 +1,8 @@
 """Opening a SQLite store file: by its absolute path as a URI (SQLite itself reads a name
 beginning 'file:' as a URI and ':memory:' as no file at all), with a LOWER that folds every
-letter as Python and PostgreSQL do (SQLite's own folds only A-Z, so `history --search
-Évaluation` missed the suite named so)."""
+letter as Python does (SQLite's own folds only A-Z). Searches no longer call it: since schema 7
+they match columns casefolded in Python, the same on SQLite and PostgreSQL; it stays for SQL
+written against older stores."""
 
 from __future__ import annotations
 
@@ -22,8 +23,7 @@ def _lower(value: Any) -> Any:
 
 
 def connect(uri: str, **options: Any) -> sqlite3.Connection:
-    """A connection to a file URI, its LOWER folding every letter (the searches' patterns are
-    folded by Python's str.lower, so the two sides agree)."""
+    """A connection to a file URI, its LOWER folding every letter as Python's str.lower."""
     conn = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None, **options)
     conn.create_function("lower", 1, _lower, deterministic=True)
     return conn
