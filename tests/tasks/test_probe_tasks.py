@@ -227,7 +227,8 @@ def test_a_task_folder_of_countless_empty_folders_is_refused(tmp_path):
     task = minimal_task(tmp_path / "tasks" / "t1")
     for i in range(MAX_TASK_FILES + 1):
         (task / "workspace" / f"d{i}").mkdir()
-    with pytest.raises(ConfigError, match=f"more than 64 MiB or {MAX_TASK_FILES} entries"):
+    with pytest.raises(ConfigError, match=f"case 't1', field 'workspace/': the task folder holds more than "
+                                          f"{MAX_TASK_FILES} entries"):
         load_task_folders(tmp_path / "tasks")
 
 
