@@ -25,6 +25,7 @@ zero-width characters are spelt out.
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Any
 
@@ -122,6 +123,7 @@ def prose(text: Any) -> str:
 #: `<` where Markdown could read an HTML tag, comment or autolink: not before a space or `=`
 _TAG_OPEN = re.compile(r"<(?![\s=]|\Z)")
 _TICKS = re.compile(r"(?<!\\)`+")
+_RUNS = re.compile(r"`+")
 
 
 def _prose_text(s: str) -> str:
@@ -134,14 +136,18 @@ def _code_spans(s: str) -> list[tuple[str, bool]]:
     """`s` cut into (text, is a code span) pieces as CommonMark reads them: a run of n
     backticks opens a span closed by the next run of exactly n (none: the backticks are text)."""
     out: list[tuple[str, bool]] = []
+    runs: dict[int, list[int]] = {}  # the ends of the runs of backticks, by length, in order
+    for run in _RUNS.finditer(s):
+        runs.setdefault(len(run.group()), []).append(run.end())
     pos = start = 0
     while (m := _TICKS.search(s, pos)) is not None:
-        n = len(m.group())
-        close = next((c for c in re.finditer(r"`+", s[m.end():]) if len(c.group()) == n), None)
-        if close is None:
+        ends = runs.get(len(m.group()), [])
+        # the first run of that length after the opener (a run ends a length past its start)
+        at = bisect.bisect_right(ends, m.end() + len(m.group()))
+        if at == len(ends):
             pos = m.end()
             continue
-        end = m.end() + close.end()
+        end = ends[at]
         if m.start() > start:
             out.append((s[start:m.start()], False))
         out.append((s[m.start():end], True))
