@@ -308,6 +308,12 @@ async def _call_user(fn: Any, args: tuple, timeout_s: float, printed: Any) -> An
         raise TimeoutError(f"timed out after {timeout_s:g} s") from None
 
 
+def declared_args(fn: Any, args: tuple, least: int = 0) -> tuple:
+    """The first of `args` that `fn` declares positionally (all of them for `*args`, at least
+    `least`): a user function may take only the output, or the output and its context."""
+    return args[: max(least, _nargs(fn, len(args)))]
+
+
 def _nargs(fn: Any, most: int) -> int:
     try:
         params = inspect.signature(fn).parameters.values()
@@ -370,7 +376,7 @@ class PythonGrader(Grader):
             names = expression_names(ctx, ctx.output.text)
             value = await call_user(eval, (self._code, names), timeout)
         else:
-            args = (ctx.output.text, grader_context(ctx))[: _nargs(self._fn, 2)]
+            args = declared_args(self._fn, (ctx.output.text, grader_context(ctx)))
             value = await call_user(self._fn, args, timeout)
         return normalise_result(value, threshold, self.name)
 

@@ -123,11 +123,11 @@ async def score_attempt(grades: list[dict], error: str | None, threshold: float 
         # function would decide without it (its metric missing, the score None), so it is not
         # asked: the attempt is unassessed, never scored without it
         return {**result, "status": "unassessed", "score": None}
-    from .code import DEFAULT_TIMEOUT_S, _nargs, call_user
+    from .code import DEFAULT_TIMEOUT_S, call_user, declared_args
 
     context = {"threshold": threshold, "score": result["score"], "grades": grades}
     try:  # as many arguments as it declares, as a grader's: `def decide(named_scores)` too
-        args = (dict(result["metrics"]), context)[: max(1, _nargs(scorer, 2))]
+        args = declared_args(scorer, (dict(result["metrics"]), context), least=1)
         value = await call_user(scorer, args, DEFAULT_TIMEOUT_S)
         return apply_scoring(result, value, threshold)
     except (Exception, SystemExit) as exc:  # a scoring bug (or its sys.exit()) is data: an error on this attempt

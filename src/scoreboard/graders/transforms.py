@@ -261,7 +261,7 @@ async def _apply(t: dict, output: Output, ctx: Any) -> Output:
             raise TransformFailed(f"transform json-path: no value at {t['path']!r}")
         return _text_output(found, output)
     if kind == "python":
-        from .code import DEFAULT_TIMEOUT_S, _nargs, call_user, grader_context, load_callable
+        from .code import DEFAULT_TIMEOUT_S, call_user, declared_args, grader_context, load_callable
         from .grade import GradeContext
 
         fn = t["target"].get("_fn") or load_callable(t["target"], "transform")[0]
@@ -269,7 +269,7 @@ async def _apply(t: dict, output: Output, ctx: Any) -> Output:
         tctx = GradeContext(ctx.case, output, ctx.measurements, None, ctx.run, None)
         context = grader_context(tctx)
         context["value"] = output.json if output.json is not None else output.text
-        value = await call_user(fn, (output.text, context)[: max(1, _nargs(fn, 2))], DEFAULT_TIMEOUT_S)
+        value = await call_user(fn, declared_args(fn, (output.text, context), least=1), DEFAULT_TIMEOUT_S)
         if value is None:
             raise TransformFailed("transform python returned None")
         return _text_output(value, output)
