@@ -286,15 +286,16 @@ class Viewer:
         if not suite:
             return _error(400, "name a suite")
         limit = page_limit(request.query.get("limit"), 60)
-        found = await self.call(self._trend, suite, limit)
+        before = runs_cursor(request.query.get("before"), "before")  # ParamError: a 400 naming `before`
+        found = await self.call(self._trend, suite, limit, before)
         if found is None:
             return _error(404, "no such suite in this store")
         return json_response({**found, "limit": limit, "max_limit": MAX_LIMIT})
 
-    def _trend(self, suite: str, limit: int) -> dict | None:
+    def _trend(self, suite: str, limit: int, before: str | None = None) -> dict | None:
         if self.db.one("SELECT 1 FROM runs WHERE suite = ? LIMIT 1", (suite,)) is None:
             return None
-        return trend(self.db, suite, limit)
+        return trend(self.db, suite, limit, before)
 
     async def compare(self, request: web.Request) -> web.Response:
         a, b = request.query.get("a"), request.query.get("b")

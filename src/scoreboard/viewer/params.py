@@ -40,12 +40,13 @@ def position_cursor(value: str | None) -> int | None:
     return min(int(value), 2**63 - 1)  # past every position: an empty page, not a database error
 
 
-def runs_cursor(value: str | None) -> str | None:
-    """A runs-list page cursor: the `next` an earlier page gave ("<started>|<run id>|<key>")."""
+def runs_cursor(value: str | None, name: str = "cursor") -> str | None:
+    """A runs-list page cursor: the `next` an earlier page gave ("<started>|<run id>|<key>"); a
+    trend's `before` is one too (its `window`'s older_cursor or newer_cursor)."""
     if value is None or value == "":
         return None
     if not _RUNS_CURSOR.fullmatch(value):
-        raise ParamError(f"cursor: must be the `next` value of an earlier page of runs, got {_shown(value)}")
+        raise ParamError(f"{name}: must be the `next` value of an earlier page of runs, got {_shown(value)}")
     return value
 
 

@@ -6,18 +6,21 @@ from __future__ import annotations
 
 
 from ..store.db import Database
-from ..store.queries import case_hashes, suite_runs
+from ..store.queries import case_hashes
+from ..store.suitewindow import suite_window
 from ..store.rows import parse
 from .figures import ALPHA, _stats_version, case_units, graded_tallies, paired, shared_units, trend_versions_note
 from .trendwords import (case_set_change, case_set_words, graded_differently, graded_words, grading_keys,
                          grading_setup, metrics_of as _metrics, partial_words, setup_words)
 
 
-def trend(db: Database, suite: str, limit: int = 60) -> dict:
+def trend(db: Database, suite: str, limit: int = 60, before: str | None = None) -> dict:
     """A suite's runs over time: per variant, each run's pass rate with its interval, field
     accuracy, cost per case, named metrics; dQ per pair; and the paired test of each run
-    against the previous run holding the same variant (a marker when p < ALPHA)."""
-    runs = suite_runs(db, suite, limit + 1)
+    against the previous run holding the same variant (a marker when p < ALPHA). A window of
+    `limit` runs ending before the cursor `before` (the latest without it), with the count of the
+    runs left out on either side and the cursors reaching them (`window`)."""
+    runs, window = suite_window(db, suite, limit, before)
     older = runs.pop(0) if len(runs) > limit else None  # not drawn: the first point's previous run
     series: dict[str, list[dict]] = {}
     dq: dict[str, list[dict]] = {}
@@ -49,7 +52,7 @@ def trend(db: Database, suite: str, limit: int = 60) -> dict:
                 {"key": r["key"], "run_id": r["run_id"], "started_at": r["started_at"], "dq": item.get("dq"),
                  "low": ci.get("low"), "high": ci.get("high")})
     versions = sorted({_stats_version(r) for r in runs}, key=lambda v: (v is None, v or 0))
-    return {"suite": suite, "runs": len(runs), "series": series, "dq": dq, "alpha": ALPHA,
+    return {"suite": suite, "runs": len(runs), "window": window, "series": series, "dq": dq, "alpha": ALPHA,
             "statistics_versions": versions, "statistics_note": trend_versions_note(versions),
             "test": "two-sided exact sign test on per-unit outcomes against the previous run (cases matched by "
                     "id and input hash; a conversation's turns count once, as in the reports, each case outside any "

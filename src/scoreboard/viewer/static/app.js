@@ -349,8 +349,24 @@ function chart(title, series, opts) {
   return el("figure", {}, root, legend);
 }
 
-async function trendsPage(suite) {
-  const t = await api("/api/trends?suite=" + encodeURIComponent(suite));
+// Where a trend's window of runs lies among the suite's runs: what it leaves out, said, with a
+// link to the older runs and one to the newer (a store of 600 runs drew its latest 60 and no more).
+function trendWindow(suite, t) {
+  const w = t.window;
+  if (!w) return null;
+  const runs = (n) => `${n} run${n === 1 ? "" : "s"}`;
+  const older = w.older_cursor !== null ? link(`Older runs (${runs(w.older)})`, ["trends", suite], new URLSearchParams({ before: w.older_cursor })) : null;
+  const newer = w.newer_cursor !== null ? link(`Newer runs (${runs(w.newer)})`, ["trends", suite], new URLSearchParams(w.newer_cursor ? { before: w.newer_cursor } : {})) : null;
+  if (older) older.id = "trend-older";
+  if (newer) newer.id = "trend-newer";
+  const left = [w.older ? `${runs(w.older)} older` : "", w.newer ? `${runs(w.newer)} newer` : ""].filter(Boolean).join(" and ");
+  return el("nav", { class: "notice", id: "trend-window", "aria-label": "runs of this trend" },
+    `Drawn: ${runs(t.runs)} of the suite's ${runs(w.total)}` + (left ? `; not drawn here: ${left}. ` : ". "), newer, newer && older ? " · " : "", older);
+}
+
+async function trendsPage(suite, params) {
+  const before = params && params.get("before");
+  const t = await api("/api/trends?suite=" + encodeURIComponent(suite) + (before ? "&before=" + encodeURIComponent(before) : ""));
   const pass = {}, fields = {}, cost = {}, metrics = {};
   const rows = [];
   for (const [name, points] of Object.entries(t.series)) {
@@ -377,6 +393,7 @@ async function trendsPage(suite) {
   const dq = {};
   for (const [pair, points] of Object.entries(t.dq || {})) dq[pair] = points.map((p) => ({ x: p.started_at, y: p.dq, low: p.low, high: p.high, title: `${pair}: dQ ${num(p.dq)}` }));
   main(el("h1", {}, "Trends: ", el("span", { id: "trend-suite", text: suite })),
+    trendWindow(suite, t),
     el("p", { class: "muted", text: `${t.runs} run(s). Bars are 95% intervals (${[...new Set(Object.values(t.series).flat().map((p) => p.method).filter(Boolean))].map((m) => m + ": " + methodWords(m)).join("; ") || "method not recorded"}), a conversation or a case outside any as the unit; a ringed point differs from the previous run by the paired test (${t.test}).` }),
     t.statistics_note ? el("p", { class: "notice", id: "trend-statistics-versions", text: t.statistics_note }) : null,
     el("div", { id: "trend-pass" }, chart("pass rate", pass, { min: 0, max: 1, percent: true })),
@@ -590,12 +607,13 @@ async function render(first) {
   try {
     const { parts, params } = route();
     if (parts[0] === "run" && parts[1]) await runPage(parts[1], params);
-    else if (parts[0] === "trends" && parts[1]) await trendsPage(parts[1]);
+    else if (parts[0] === "trends" && parts[1]) await trendsPage(parts[1], params);
     else if (parts[0] === "compare" && parts[1] && parts[2]) await comparePage(parts[1], parts[2]);
     else if (parts[0] === "case" && parts[1] && parts[2]) await casePage(parts[1], parts[2], params);
     else await runsPage(params, first);
   } catch (e) { fail(e); }
   if (generation !== GENERATION) return;  // a later render says when its page is ready
+  placeFocus(shown);
   // which route this page shows: a hash change not yet handled leaves the two apart
   document.documentElement.dataset.route = shown;
   document.documentElement.dataset.ready = "true";
@@ -609,9 +627,43 @@ async function readMeta() {
   document.getElementById("nav-suites").replaceChildren(...META.suites.map((s) => el("a", { href: "#/trends/" + encodeURIComponent(s.suite), text: "trends: " + s.suite })));
 }
 
+// Keyboard focus across pages: leaving a page remembers the control that had the focus (the link
+// followed), and coming back to that page (the browser's back or forward) puts the focus on it again;
+// a page come to otherwise, whose link is gone with the page it was on, takes it on its heading,
+// not on the document's start (a keyboard user was sent back to the top of every page).
+const FOCUSED = new Map();
+
+function focusedOn(node) {
+  if (!node || node === document.body || !document.getElementById("main").contains(node)) return null;
+  if (node.id) return { id: node.id };
+  const href = node.getAttribute("href");
+  if (href !== null) return { href, nth: [...document.querySelectorAll("#main a")].filter((a) => a.getAttribute("href") === href).indexOf(node) };
+  return null;
+}
+
+function placeFocus(hash) {
+  const mark = FOCUSED.get(hash || "#/runs");
+  let target = null;
+  if (mark && mark.id) target = document.getElementById(mark.id);
+  else if (mark) target = [...document.querySelectorAll("#main a")].filter((a) => a.getAttribute("href") === mark.href)[mark.nth] || null;
+  const active = document.activeElement;
+  if (!target && active && active !== document.body && active.isConnected) return;  // the page kept it (a form)
+  if (!target) {
+    target = document.querySelector("#main h1");
+    if (target) target.setAttribute("tabindex", "-1");
+  }
+  if (target) target.focus();
+}
+
 async function start() {
   await readMeta();
-  window.addEventListener("hashchange", () => { document.documentElement.dataset.ready = "false"; render(); });
+  window.addEventListener("hashchange", (ev) => {
+    const left = focusedOn(document.activeElement);
+    const from = new URL(ev.oldURL).hash || "#/runs";
+    if (left) FOCUSED.set(from, left); else FOCUSED.delete(from);
+    document.documentElement.dataset.ready = "false";
+    render();
+  });
   await render(true);
 }
 
