@@ -251,7 +251,9 @@ def test_basic_classes_decide_as_openai_evals_does(tmp_path):
     # few shot: the first num_few_shot examples between the sample's leading messages and its last
     assert [m["content"] for m in cases["caps-fewshot.s1.v0-1"]["input"]] == [
         "Answer tersely.", "Capital of Chile?", "Santiago", "Capital of Japan?", "Tokyo", "Capital of Spain?"]
-    assert "'name'" in report  # example_user / example_assistant cannot travel: said so
+    # example_user / example_assistant travel as OpenAI Evals sends them (the message's name kept)
+    assert [m.get("name") for m in cases["caps-fewshot.s1.v0-1"]["input"]] == [
+        None, "example_user", "example_assistant", None, None, None]
     replies = {s["input"]: reply for s, reply in CAPS + WORDS + SHAPES}
     replies["Capital of Spain?"] = "Madrid"
     status, requests = run_converted(tmp_path, "out", replies)

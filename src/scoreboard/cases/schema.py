@@ -12,6 +12,9 @@ from ..validation import Strict, each_once, one_line_id
 class Message(Strict):
     role: Literal["system", "user", "assistant", "tool"]
     content: str
+    #: the participant's name (OpenAI's chat `name`, as OpenAI Evals' few-shot `example_user`):
+    #: sent as written by the openai subject; the anthropic subject refuses it (no such field)
+    name: str | None = None
     #: the options an assistant message offered (so a later "the second one" can be tested)
     options: list[str] | None = None
 

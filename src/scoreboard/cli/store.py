@@ -8,7 +8,7 @@
 
 Every sub-command takes --store PATH|URL, before or after its name (default: SCOREBOARD_STORE,
 else .scoreboard/history.sqlite). Importing is idempotent: a report already stored (same SHA-256)
-is left as it is; a changed report replaces its run.
+is left as it is (`--replace` stores it again); a changed report replaces its run.
 """
 
 from __future__ import annotations
@@ -63,6 +63,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("paths", nargs="+", metavar="PATH", help="a report JSON file or a folder such as eval-results/")
     s.add_argument("--tag", action="append", default=[], type=tag_arg,
                    help=f"tag every imported run; repeatable ({TAG_RULE})")
+    s.add_argument("--replace", action="store_true",
+                   help="store each run again from its report even when that report is already stored (a stored "
+                        "copy changed or damaged since: `store verify` names what differs)")
     s.add_argument("--json", action="store_true", help="print what was done as JSON")
     _store_flag(s)
     s = sub.add_parser("verify", help="check a stored run against its report file (and the report itself)",
@@ -144,7 +147,7 @@ def _import(store, args) -> int:
     lost = None
     for i, path in enumerate(files):
         try:
-            done[store.store_report(path)].append(str(path))
+            done[store.store_report(path, replace=args.replace)].append(str(path))
         except StoreLost as exc:  # the server is gone: the rest cannot be stored either
             done["failed"].extend(str(p) for p in files[i:])
             lost = _lost_line(store, args, exc, len(files) - i)
@@ -186,6 +189,7 @@ def _lost_line(store, args, exc, left: int) -> str:
 
 def _verify(store, args) -> int:
     import json
+    import shlex
 
     from ..errors import ConfigError
     from ..record.io import load_report
@@ -212,6 +216,10 @@ def _verify(store, args) -> int:
                         + ("matches" if check.ok else f"{check.count} mismatch(es)")))
         for line in check.mismatches:
             print(printable(f"  {line}"))
+        if check.key is not None and not check.ok:
+            print(printable(f"  to store the run again from its report: scoreboard store import --replace "
+                            f"{shlex.quote(str(report))}" + (f" --store {shlex.quote(store.location)}" if args.store
+                                                             else "")))
         print(f"  checked: {', '.join(f'{k} {v}' for k, v in check.checked.items())}")
         print(printable(f"  the report itself: "
                         f"{'verifies' if own.ok else f'{len(own.mismatches)} mismatch(es) (scoreboard verify {report})'}"))

@@ -271,11 +271,11 @@ def _input(raw: Any, report: Report, name: str) -> Any:
                                "text content")
         extra = sorted(set(m) - {"role", "content", "name"})
         if extra:
-            raise NotConverted(f"a message has {extra[0]!r}: case messages hold role and content")
-        if "name" in m:
-            report.note(f"{name}: messages' 'name' ({m['name']!r}, ...) is dropped: case messages hold role and "
-                        "content (OpenAI Evals sends it; few-shot examples use example_user / example_assistant)")
-        out.append({"role": m["role"], "content": m["content"]})
+            raise NotConverted(f"a message has {extra[0]!r}: case messages hold role, content and name")
+        if "name" in m and not isinstance(m["name"], str):  # the chat API takes a text
+            raise NotConverted(f"a message's name {shorten(repr(m['name']), 40)} is not a text")
+        # the name (few-shot examples' example_user / example_assistant) is sent as OpenAI Evals sends it
+        out.append({"role": m["role"], "content": m["content"], **({"name": m["name"]} if "name" in m else {})})
     problem = order_problem(out)
     if problem is not None:
         raise NotConverted(f"{problem} (OpenAI Evals sends messages in any order; a case's are a chat's)")

@@ -157,10 +157,12 @@ def _compare_derived(store: HistoryStore, key: str, report: ReportFile, out: Sto
                                                f"{found!r}, the report's is {value!r}"))
     variants = {r[2]: r for r in db.all("SELECT run_key, position, name, spec, attempts, passed, failed, errors, "
                                         "unassessed, not_run, pass_rate, ci_low, ci_high, ci_method, field_accuracy, "
-                                        "fa_low, fa_high, cost_per_case FROM variants WHERE run_key = ?", (key,))}
+                                        "fa_low, fa_high, cost_per_case, errors_not_graded, units FROM variants "
+                                        "WHERE run_key = ?", (key,))}
     for want in variant_rows(key, head.get("plan") or {}, head.get("summary")):
         found = variants.pop(want[2], None)
-        if found is None or not all(_same(x, y) for x, y in zip(found[4:], want[4:])) or found[1] != want[1] \
+        same = found is not None and all(_same(x, y) for x, y in zip(found[4:], want[4:], strict=True))
+        if not same or found[1] != want[1] \
                 or canonical_json(parse(found[3])) != canonical_json(parse(want[3])):
             _add(out, f"variants[{want[2]!r}]: " + ("not stored" if found is None else
                                                     "stored figures differ from the report's summary"))

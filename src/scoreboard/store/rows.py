@@ -49,8 +49,8 @@ def parse(value: str | None) -> Any:
         from ..errors import ConfigError
 
         raise ConfigError(f"the store holds a value that is not valid JSON ({str(value)[:40]!r}...: {exc}); it was "
-                          "changed outside scoreboard or is damaged: `scoreboard store import` of the run's "
-                          "report stores it again", field="store") from None
+                          "changed outside scoreboard or is damaged: `scoreboard store import --replace` of the "
+                          "run's report stores it again", field="store") from None
 
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")

@@ -45,7 +45,7 @@ class SubjectRequest:
 
 
 def wire_messages(messages: list[dict]) -> list[dict]:
-    """Chat messages as a chat API takes them ({role, content} only): the options an assistant
+    """Chat messages as a chat API takes them ({role, content}, and a `name`): the options an assistant
     message offered are written into its content, numbered, so a model sees what was offered."""
     out = []
     for m in messages:
@@ -71,8 +71,9 @@ _TOOL_ROLE = {
 def wire_problem(messages: list, kind: str) -> tuple[str, str] | None:
     """(field, reason) where chat messages cannot be sent to the `kind` chat API as written (None
     when they can; nothing is ever altered to fit): a `tool` message (see _TOOL_ROLE); for
-    anthropic also a message with no text (empty or only whitespace, its options counted)
-    anywhere but as the final assistant message, which the Messages API refuses."""
+    anthropic also a message with a `name` (the Messages API has none), and a message with no
+    text (empty or only whitespace, its options counted) anywhere but as the final assistant
+    message, which the Messages API refuses."""
     wired = wire_messages(messages)
     last = len(wired) - 1
     for i, m in enumerate(wired):
@@ -80,6 +81,10 @@ def wire_problem(messages: list, kind: str) -> tuple[str, str] | None:
         if role == "tool" and kind in _TOOL_ROLE:
             return f"input.{i}.role", (f"a tool message cannot be sent to the {kind} subject: {_TOOL_ROLE[kind]}; "
                                        "use a python, command or http subject, or give the result in a user message")
+        if kind == "anthropic" and isinstance(m, dict) and m.get("name") is not None:
+            return f"input.{i}.name", ("a message's name cannot be sent to an anthropic subject: the Messages API "
+                                       "has no name on a message (use an openai subject, or write the name into "
+                                       "the content)")
         content = m.get("content") if isinstance(m, dict) else None
         if kind == "anthropic" and role in ("user", "assistant") and isinstance(content, str) \
                 and not content.strip() and not (role == "assistant" and i == last):
