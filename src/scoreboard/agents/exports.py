@@ -176,6 +176,8 @@ def _apply_claude_result(run: ExportedRun, result: dict) -> None:
         run.error = f"{detail} (API status {status})" if status else str(detail or "the CLI reported an error")
     else:
         run.status = "completed"
+        if _none_reported(run, run.input_tokens, run.output_tokens, run.num_turns):
+            run.input_tokens = run.output_tokens = run.cost_usd = None  # its cost is priced from them
     denials = result.get("permission_denials")
     if isinstance(denials, list) and denials:
         names = [d.get("tool_name") for d in denials if isinstance(d, dict)]
@@ -293,9 +295,19 @@ def parse_claude_stream(events: list[dict], run_id: str, shown: str = "<claude-s
     return run
 
 
+def _none_reported(run: ExportedRun, input_tokens: Any, output_tokens: Any, turns: Any) -> bool:
+    """A completed model turn read a prompt, so 0 input and 0 output tokens is no count: the
+    model server reported no usage and the CLI printed zeros for it. Unknown, never 0."""
+    if input_tokens != 0 or output_tokens != 0 or not isinstance(turns, int) or turns < 1:
+        return False
+    run.warnings.append("the CLI reported 0 input and 0 output tokens for a completed model turn (the model "
+                        "server reported no usage): tokens and cost left unknown")
+    return True
+
+
 def _codex_usage(run: ExportedRun, events: list[dict]) -> tuple[int | None, int | None]:
     """Input and output tokens summed over completed turns; a turn without a count makes
-    that sum unknown, never the sum of the other turns."""
+    that sum unknown, never the sum of the other turns (0 and 0 is no count: _none_reported)."""
     sums: list[int | None] = [0, 0]
     completed = False
     for event in events:
@@ -306,6 +318,8 @@ def _codex_usage(run: ExportedRun, events: list[dict]) -> tuple[int | None, int 
         for i, key in enumerate(("input_tokens", "output_tokens")):
             value = _figure(run, usage, key, "turn.completed usage.", integer=True)
             sums[i] = None if value is None or sums[i] is None else sums[i] + value
+        if _none_reported(run, usage.get("input_tokens"), usage.get("output_tokens"), 1):
+            sums = [None, None]
     return (sums[0], sums[1]) if completed else (None, None)
 
 
