@@ -128,3 +128,191 @@ def test_case_file_message_name_must_be_text(tmp_path):
                                         "expected": "x"}))
     done = scoreboard(["validate", "ok.jsonl"], tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+# ---- five registry files of openai/evals (4bfc1f58), verbatim, with samples of their data's shape ----
+
+REAL = {
+    "anagrams.yaml": """anagrams:
+  id: anagrams.test.v1
+  metrics:
+  - accuracy
+anagrams.test.v1:
+  args:
+    few_shot_jsonl: anagrams/fewshot.jsonl
+    num_few_shot: 5
+    samples_jsonl: anagrams/samples.jsonl
+  class: evals.elsuite.basic.match:Match
+""",
+    "bias_detection.yaml": """bias_detection:
+  id: bias_detection.dev.v0
+  description: Test the model's ability to classify sentences in news as "fact", "opinion", "claim", "argument", "data", "quote", "narrative", "sensationalism", or "speculation".
+  metrics: [accuracy]
+
+bias_detection.dev.v0:
+  class: evals.elsuite.basic.includes:Includes
+  args:
+    samples_jsonl: bias_detection/samples.jsonl
+    ignore_case: true
+""",
+    "icelandic-inflection-easy.yaml": """icelandic-inflection-easy:
+  id: icelandic-inflection-easy.dev.v0
+  description: Test the model's ability to correctly inflect Icelandic noun phrases (easiest category)
+  metrics: [accuracy]
+
+icelandic-inflection-easy.dev.v0:
+  class: evals.elsuite.basic.json_match:JsonMatch
+  args:
+    samples_jsonl: icelandic-inflection-easy/samples.jsonl
+""",
+    "ambiguous-sentences.yaml": """ambiguous-sentences:
+  id: ambiguous-sentences.dev.v0
+  description: test pair of sentences that differ in only one or two words and that contain an ambiguity that is resolved in opposite ways in the two sentences and requires the use of world knowledge and reasoning for its resolution.
+  metrics: [accuracy]
+ambiguous-sentences.dev.v0:
+  class: evals.elsuite.basic.fuzzy_match:FuzzyMatch
+  args:
+    samples_jsonl: ambiguous-sentences/samples.jsonl
+""",
+    "coqa-ex.yaml": """coqa-match:
+  id: coqa-match.dev.v0
+  metrics: [accuracy]
+coqa-match.dev.v0:
+  class: evals.elsuite.basic.match:Match
+  args:
+    samples_jsonl: coqa/match.jsonl
+
+coqa-closedqa-correct:
+  id: coqa-closedqa-correct.dev.v0
+  metrics: [accuracy]
+coqa-closedqa-correct.dev.v0:
+  class: evals.elsuite.modelgraded.classify:ModelBasedClassify
+  args:
+    samples_jsonl: coqa/samples.jsonl
+    modelgraded_spec: closedqa
+    modelgraded_spec_args:
+      criteria: "correctness: Is the answer correct?"
+
+coqa-closedqa-conciseness:
+  id: coqa-closedqa-conciseness.dev.v0
+  metrics: [accuracy]
+coqa-closedqa-conciseness.dev.v0:
+  class: evals.elsuite.modelgraded.classify:ModelBasedClassify
+  args:
+    samples_jsonl: coqa/samples.jsonl
+    modelgraded_spec: closedqa
+    modelgraded_spec_args:
+      criteria: "conciseness: Is the answer concise and to the point?"
+""",
+}
+
+SHOTS = [("tca", "cat"), ("god", "dog"), ("nwo", "own"), ("tsra", "star"), ("plea", "leap"), ("unused", "never")]
+
+
+def real_registry(tmp: Path) -> None:
+    root = tmp / "registry"
+    for name, text in REAL.items():
+        write(root / "evals" / name, text)
+    data = root / "data"
+    write(data / "anagrams" / "fewshot.jsonl", lines(*(
+        {"sample": [{"role": "system", "name": "example_user", "content": f"Unscramble: {a}"},
+                    {"role": "system", "name": "example_assistant", "content": b}]} for a, b in SHOTS)))
+    write(data / "anagrams" / "samples.jsonl", lines(*(
+        {"input": [{"role": "system", "content": "Rearrange the letters to form an English word."},
+                   {"role": "user", "content": f"Unscramble: {a}"}], "ideal": b}
+        for a, b in [("tmelba", "tamble"), ("yremo", "morey"), ("pelap", "apple")])))
+    write(data / "bias_detection" / "samples.jsonl", lines(*(
+        {"input": [{"role": "system", "content": "Classify the sentence: fact, opinion, claim, quote."},
+                   {"role": "user", "content": s}], "ideal": i}
+        for s, i in [("The sky is blue.", "fact"), ("I think it is bad.", "opinion"), ("He said 'go'.", "quote")])))
+    write(data / "icelandic-inflection-easy" / "samples.jsonl", lines(
+        {"input": [{"role": "system", "content": "Inflect the noun phrase; answer in JSON."},
+                   {"role": "user", "content": "hestur"}], "ideal": '{"nf": "hestur", "\u00fef": "hest"}'},
+        {"input": [{"role": "system", "content": "Inflect the noun phrase; answer in JSON."},
+                   {"role": "user", "content": "kona"}], "ideal": '{"nf": "kona", "\u00fef": "konu"}'}))
+    write(data / "ambiguous-sentences" / "samples.jsonl", lines(
+        {"input": [{"role": "system", "content": "Answer with the noun the pronoun refers to."},
+                   {"role": "user", "content": "The trophy did not fit in the suitcase because it was too big."}],
+         "ideal": "the trophy"},
+        {"input": [{"role": "system", "content": "Answer with the noun the pronoun refers to."},
+                   {"role": "user", "content": "The trophy did not fit in the suitcase because it was too small."}],
+         "ideal": "the suitcase"}))
+    write(data / "coqa" / "match.jsonl", lines(
+        {"input": [{"role": "system", "content": "Mary went home."}, {"role": "user", "content": "Who went?"}],
+         "ideal": ["Mary", "mary"]}))
+    write(data / "coqa" / "samples.jsonl", lines(
+        {"input": [{"role": "system", "content": "Story: Mary went home."}, {"role": "user", "content": "Where?"}],
+         "ideal": "home"}))
+    # closedqa as the registry's modelgraded/closedqa.yaml writes it
+    write(root / "modelgraded" / "closedqa.yaml", """closedqa:
+  prompt: |-
+    You are assessing a submitted answer on a given task based on a criterion. Here is the data:
+    [BEGIN DATA]
+    ***
+    [Task]: {input}
+    ***
+    [Submission]: {completion}
+    ***
+    [Criterion]: {criteria}
+    ***
+    [END DATA]
+    Does the submission meet the criterion? First, write out in a step by step manner your reasoning about the criterion to be sure that your conclusion is correct. Avoid simply stating the correct answers at the outset. Then print only the single character "Y" or "N" (without quotes or punctuation) on its own line corresponding to the correct answer. At the end, repeat just the letter again by itself on a new line.
+
+    Reasoning:
+  eval_type: cot_classify
+  choice_scores:
+    "Y": 1.0
+    "N": 0.0
+  choice_strings: 'YN'
+  input_outputs:
+    input: "completion"
+""")
+
+
+ANSWERS = {  # the model's reply to each sample's last message, and OpenAI Evals' verdict on it
+    "Unscramble: tmelba": ("tamble", True),            # Match: starts with the ideal
+    "Unscramble: yremo": ("Morey", False),              # Match is case-sensitive
+    "Unscramble: pelap": ("apple, of course", True),    # a prefix match, not equality
+    "The sky is blue.": ("FACT.", True),                # Includes ignore_case: lower() both sides
+    "I think it is bad.": ("This is a claim", False),
+    "He said 'go'.": ("Quote", True),
+    "hestur": ('{"\u00fef": "hest", "nf": "hestur"}', True),  # JsonMatch: key order does not matter
+    "kona": ('```json\n{"nf": "kona", "\u00fef": "konu"}\n```', False),  # must be bare JSON
+    "The trophy did not fit in the suitcase because it was too big.": ("The trophy.", True),  # normalised
+    "The trophy did not fit in the suitcase because it was too small.": ("the box", False),
+    "Who went?": ("mary, she did", True),               # Match: any of the ideals
+}
+
+
+def test_real_registry_evals_import_and_run_with_openai_evals_verdicts(tmp_path):
+    real_registry(tmp_path)
+    expected, got = {}, {}
+    for name in REAL:
+        out = name.removesuffix(".yaml")
+        done = scoreboard(["import", "openai-evals", f"registry/evals/{name}", "--output", out], tmp_path)
+        assert done.returncode == 0, (name, done.stdout, done.stderr)
+
+        def reply(req):
+            text = req["messages"][-1]["content"]
+            if "[BEGIN DATA]" in text:  # closedqa's judge: Y for correctness, N for conciseness
+                return json.dumps({"choice": "N" if "conciseness" in text else "Y", "explanation": "because"})
+            return ANSWERS[text][0] if text in ANSWERS else "home"
+
+        run, status, requests = run_suite(tmp_path, out, reply)
+        assert run.returncode in (0, 3), (name, run.stdout, run.stderr)
+        cases = cases_of(tmp_path / out)
+        for cid, case in cases.items():
+            last = case["input"][-1]["content"]
+            if last in ANSWERS:
+                expected[cid] = "passed" if ANSWERS[last][1] else "failed"
+            else:  # closedqa on "home": Y passes (score 1), N fails (score 0)
+                expected[cid] = "failed" if "conciseness" in cid else "passed"
+            got[cid] = status[cid]
+        if out == "anagrams":
+            # five few-shot examples, named as written, between the system prompt and the question
+            msgs = next(r["messages"] for r in requests if r["messages"][-1]["content"] == "Unscramble: tmelba")
+            assert [m.get("name") for m in msgs] == [None] + ["example_user", "example_assistant"] * 5 + [None]
+            assert [m["content"] for m in msgs[1:-1:2]] == [f"Unscramble: {a}" for a, _ in SHOTS[:5]]
+        if out == "icelandic-inflection-easy":  # JsonMatch sends temperature 0 and max_tokens 512
+            assert all(r.get("temperature") == 0.0 and r.get("max_tokens") == 512 for r in requests)
+    assert len(got) == 13 and got == expected
