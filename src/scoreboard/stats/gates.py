@@ -5,8 +5,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..errors import ConfigError, closest, shorten
+from ..errors import ConfigError, closest
 from .fieldgate import fields_unknown, without_fields_reason
+# the judge gates live in judge_gates; imported here too, where callers have always found them
+from .judge_gates import JUDGE_GATES as JUDGE_GATES, dq_gates as dq_gates, refuse_unchecked as refuse_unchecked
+from .judge_gates import rubric_gates as rubric_gates, unknown_variant
 from .kgate import is_k as _is_k, k_note, without_k_note
 
 
@@ -65,15 +68,6 @@ def parse_fail_under(values: list[str] | None) -> float | dict[str, float] | Non
             per.setdefault("*", overall)
         return per
     return overall
-
-
-def unknown_variant(name: str, variants: list[str]) -> str:
-    """A gate's variant that the suite does not have, with the one it resembles: the error names
-    the suite's field or the flag that gave it (not a flag when the suite file did)."""
-    close = closest(name, variants)
-    hint = f"; did you mean {shorten(close, 120)!r}?" if close is not None else ""
-    listed = ", ".join(shorten(v, 120) for v in variants[:20]) + (f", and {len(variants) - 20} more" if len(variants) > 20 else "")
-    return f"names an unknown variant {shorten(name, 120)!r} (variants: {listed or 'none'}){hint}"
 
 
 def fail_under_gates(summary: dict, setting: Any, variants: list[str]) -> list[dict]:
@@ -188,14 +182,37 @@ def gate_target(key: str, variants: list[str]) -> tuple[str | None, str]:
     return target, key[len(target) + 1:] if target else key
 
 
+def derived_is_number(figure: dict | None) -> bool:
+    """Whether a derived metric's figure reads as a number, not a share (a percentage): one over
+    totals (`aggregate: sum`), or an expression of means whose value or interval leaves 0..1
+    (`quality * 2`). The report's rows (record.figures) and the gates on it say it alike."""
+    if not isinstance(figure, dict):
+        return False
+    ci = figure.get("ci") if isinstance(figure.get("ci"), dict) else {}
+    bounds = [x for x in (figure.get("value"), ci.get("low"), ci.get("high")) if isinstance(x, (int, float))]
+    return figure.get("aggregate") == "sum" or not all(0 <= x <= 1 for x in bounds)
+
+
+def _gate_is_share(summary_variant: dict, name: str, value: float | None, threshold: float,
+                   earlier: bool = False) -> bool:
+    """Whether a metric gate's value and floor print as percentages. A derived metric reads as the
+    report shows it (derived_is_number); `earlier`: the rule of builds before it, which read a sum's
+    value within 0..1 (`said_yes / __count` of 0.25) as 25.0%, where the report said 0.25."""
+    share = 0 <= threshold <= 1 and (value is None or 0 <= value <= 1)
+    if earlier or not share or is_builtin_figure(name):
+        return share
+    return not derived_is_number((summary_variant.get("derived_metrics") or {}).get(name))
+
+
 def metric_gates(summary: dict, setting: dict[str, float] | None, variants: list[str],
                  declared: set[str] | frozenset = frozenset(), runs: int | None = None,
-                 shares: set[str] | frozenset = frozenset()) -> list[dict]:
+                 shares: set[str] | frozenset = frozenset(), earlier: bool = False) -> list[dict]:
     """One gate per (variant, metric): `setting` maps a metric name, or VARIANT:NAME for one
     variant, to the least value it may have (an unknown value fails the gate: nothing was shown).
     `runs` (when the suite loads): a pass@K or pass^K gate with K above the runs per case is
     refused, since no run of it could ever show the figure. `shares`: the metrics graders declare
-    (means of scores in 0..1), whose floor must lie within 0..1 too."""
+    (means of scores in 0..1), whose floor must lie within 0..1 too. `earlier`: the words of builds
+    that printed a derived total within 0..1 as a percentage (verify accepts them)."""
     gates = []
     for key, threshold in (setting or {}).items():
         # "VARIANT:NAME" sets one variant's floor; a bare NAME every variant's.
@@ -217,8 +234,8 @@ def metric_gates(summary: dict, setting: dict[str, float] | None, variants: list
             sv = (summary.get("variants") or {}).get(variant) or {}
             value, what = metric_value(sv, name, declared)
             passed = value is not None and reaches(value, threshold)
-            # a share prints as a percentage; a derived metric over totals (aggregate sum) may not be one
-            share = 0 <= threshold <= 1 and (value is None or 0 <= value <= 1)
+            # a share prints as a percentage; a derived metric over totals (aggregate sum) is not one
+            share = _gate_is_share(sv, name, value, threshold, earlier)
             shown = (_unknown_words(sv, name) if value is None else (f"{value:.1%}" if share else f"{value:.6g}")) \
                 + k_note(sv, name)
             limit = f"{threshold:.1%}" if share else f"{threshold:.6g}"
@@ -226,6 +243,25 @@ def metric_gates(summary: dict, setting: dict[str, float] | None, variants: list
                           "threshold": threshold, "value": value, "passed": passed,
                           "description": f"{variant}: {what} {shown} {'≥' if passed else '<'} {limit}"})
     return gates
+
+
+def recomputed_metric_gate(summary: dict, gate: dict) -> dict | None:
+    """A recorded fail-under-metric gate recomputed from the summary (verify), in the words its
+    build wrote when only those differ: one before a derived total read as a number printed its
+    value within 0..1 as a percentage. None when the gate names no figure a gate can read."""
+    key = {f"{gate.get('variant')}:{gate.get('metric')}": gate.get("threshold")}
+    try:
+        found = metric_gates(summary, key, [gate.get("variant")])
+    except Exception:  # noqa: BLE001 - a tampered metric name: named as a mismatch by the caller
+        return None
+    if not found:
+        return None
+    want = found[0]
+    if gate.get("description") != want["description"]:
+        earlier = metric_gates(summary, key, [gate.get("variant")], earlier=True)[0]
+        if gate.get("description") == earlier["description"]:
+            want["description"] = earlier["description"]
+    return want
 
 
 def _unknown_words(summary_variant: dict, name: str) -> str:
@@ -316,85 +352,4 @@ def parse_named_floats(values: list[str] | None, flag: str, low: float, high: fl
     return out
 
 
-def dq_gates(summary: dict, setting: dict[str, float] | None, variants: list[str]) -> list[dict]:
-    """One gate per dQ pair: dQ (first minus second, as the report states it) must reach the
-    value. `A/B` names one pair in that direction (the report's B/A pair is negated)."""
-    if not setting:
-        return []
-    pairs = ((summary.get("judges") or {}).get("dq")) or []
-    gates = []
-    for key, threshold in setting.items():
-        if not summary and (isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or
-                            not (math.isfinite(threshold) and -3 <= threshold <= 3)):  # the settings' check
-            raise ConfigError(f"--min-dq takes a dQ between -3 and 3 (a difference on the 0-3 scale), got "
-                              f"{threshold!r}", field="min_dq")
-        if key == "*":
-            # Every pair of the run, not only those with a dQ: a pair no case was scored in by
-            # both (a variant whose every judgment failed) is n/a, and fails, never left ungated.
-            targets = [(a, b) for i, a in enumerate(variants) for b in variants[i + 1:]]
-            if not targets:  # one variant: no pair to gate, and a gate that checks nothing never passes
-                raise ConfigError(f"--min-dq gates the dQ of a pair of variants, and this run has one "
-                                  f"({', '.join(variants)})", field="min_dq")
-        else:
-            a, sep, b = key.partition("/")
-            if not sep or a not in variants or b not in variants or a == b:
-                raise ConfigError(f"--min-dq names a pair as A/B of two variants ({', '.join(variants)}), got {key!r}",
-                                  field="min_dq")
-            targets = [(a, b)]
-        for a, b in targets:
-            found = next((p for p in pairs if (p["a"], p["b"]) in ((a, b), (b, a))), None)
-            value = ci = None
-            if found is not None:
-                sign = 1 if found["a"] == a else -1
-                value = sign * found["dq"]
-                if found.get("ci") and found["ci"].get("low") is not None:
-                    bounds = sorted([sign * found["ci"]["low"], sign * found["ci"]["high"]])
-                    ci = f" [95% CI {bounds[0]:+.2f} to {bounds[1]:+.2f}]"
-            passed = value is not None and value >= threshold - 1e-12
-            shown = "n/a (no pointwise scores on shared cases)" if value is None else f"{value:+.2f}{ci or ''}"
-            gates.append({"gate": "min-dq", "variant": a, "metric": f"dq:{a}/{b}", "threshold": threshold,
-                          "value": value, "passed": passed,
-                          "description": f"dQ {a} - {b}: {shown} {'≥' if passed else '<'} {threshold:+.2f}"})
-    return gates
-
-
-def rubric_gates(summary: dict, setting: dict[str, float] | None, variants: list[str]) -> list[dict]:
-    """One gate per variant whose rubric-score mean (on the rubric's own scale) must reach the value."""
-    if not setting:
-        return []
-    unknown = sorted(set(setting) - set(variants) - {"*"})
-    if unknown:
-        raise ConfigError(unknown_variant(unknown[0], variants), field="min_rubric")
-    per = ((summary.get("judges") or {}).get("variants")) or {}
-    gates = []
-    for v in variants:
-        threshold = setting.get(v, setting.get("*"))
-        if threshold is None:
-            continue
-        value = ((per.get(v) or {}).get("rubric") or {}).get("mean")
-        passed = value is not None and value >= threshold - 1e-12
-        shown = "n/a" if value is None else f"{value:.2f}"
-        gates.append({"gate": "min-rubric", "variant": v, "metric": "rubric", "threshold": threshold,
-                      "value": value, "passed": passed,
-                      "description": f"{v}: rubric-score mean {shown} {'≥' if passed else '<'} {threshold:g}"})
-    return gates
-
-
-#: gates that read a judge's figures when the suite's graders include a judge
-JUDGE_GATES = ("fail-under", "fail-under-metric", "min-dq", "min-rubric", "baseline", "baseline-dq")
-
-
-def refuse_unchecked(gates: list[dict], instrument: dict | None) -> list[dict]:
-    """Gates on a judge's figures refuse to pass when its instrument check failed or never ran
-    (unless the run trusted it: --trust-unchecked-judge). `instrument` is the report's block."""
-    if not instrument or instrument.get("status") == "passed" or instrument.get("trusted"):
-        return gates
-    why = (f"the judge's instrument check {'failed' if instrument.get('status') == 'failed' else 'never ran'}"
-           " (run --stage check, or --trust-unchecked-judge)")
-    out = []
-    for g in gates:
-        if g.get("gate") in JUDGE_GATES:
-            g = {**g, "passed": False, "refused": why, "description": f"{g['description']}; refused: {why}"}
-        out.append(g)
-    return out
 # --- end visual work ---

@@ -807,11 +807,19 @@
       el("div", { class: "table-wrap" }, el("table", null,
         el("thead", null, el("tr", null, ["", "gate", "variant", "threshold", "value", "description"].map(function (h) { return el("th", { text: h }); }))),
         el("tbody", null, gates.map(function (g, i) {
+          // a gate on a derived metric the report shows as a number (over totals, aggregate sum, or
+          // one whose value or interval leaves 0..1) is one too: stats/gates.derived_is_number
+          function derivedNumber(g) {
+            var sv = ((summary.variants || {})[g.variant]) || {}, f = (sv.derived_metrics || {})[g.metric];
+            if (!f || typeof f !== "object") return false;  // a derived metric never takes a built-in figure's name
+            var ci = f.ci || {};
+            return f.aggregate === "sum" || ![f.value, ci.low, ci.high].every(function (x) { return typeof x !== "number" || (x >= 0 && x <= 1); });
+          }
           // a share (a pass rate; a metric, pass@k, score or reducer floor within 0..1 whose value is
           // too) reads as a percentage, as the gate's description and stats/gates.metric_gates write it
           var isRate = typeof g.threshold === "number" && g.threshold <= 1 && (g.gate || "").indexOf("rate") >= 0 || g.gate === "fail-under" ||
             (g.gate === "fail-under-metric" && typeof g.threshold === "number" && g.threshold >= 0 && g.threshold <= 1 &&
-             (typeof g.value !== "number" || (g.value >= 0 && g.value <= 1)));
+             (typeof g.value !== "number" || (g.value >= 0 && g.value <= 1)) && !derivedNumber(g));
           var show = function (v) { return v === null || v === undefined ? "n/a" : typeof v === "number" && isRate ? fmtRate(v) : typeof v === "number" ? fmtNum(v) : String(v); };
           // a baseline gate: the change of rates and the drop allowed, in points as its description says them
           var baseline = g.gate === "baseline" || g.gate === "baseline-fields";
