@@ -278,7 +278,7 @@ class TaskRate(Closed):
 class TaskFigure(Closed):
     """A per-attempt figure summed over the attempts that reported it (unknown is not 0)."""
 
-    known_subtotal: StrictInt
+    known_subtotal: StrictInt | None  # statistics 21: null when no attempt reported it (20: 0)
     known_count: StrictInt
     unknown_count: StrictInt
     mean: Num | None = None

@@ -93,8 +93,9 @@ METHODS = {
 #: than `mean` (max, median, mode, at_least) counts at most one case's worth per case, as pass@k with
 #: k = its runs (19 took one per run: an interval tighter than unanimous cases get), and pass@k and
 #: pass^k over conversations name their unit (19 said "case" of an interval over conversations), and
-#: each category gives its cases and its pass rate's interval (19: the rate alone)
-STATS_VERSION = 20
+#: each category gives its cases and its pass rate's interval (19: the rate alone); 21: an agent
+#: task's per-attempt figure that no attempt reported has no known subtotal (null; 20 wrote 0)
+STATS_VERSION = 21
 #: the least intra-case correlation a pass rate's effective cases assume when the data cannot show it
 ICC_FLOOR = 0.1
 #: the statistics version whose rules are computed (None: this build's); see computed_as
