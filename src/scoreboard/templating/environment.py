@@ -123,6 +123,7 @@ def _environment(undefined: str = "error"):
         def _parse(self, source, name, filename):
             tree = super()._parse(source, name, filename)
             _refuse_loading(tree, name, filename)
+            _refuse_unknown_by_name(tree, self, name, filename)
             return _instrument(tree, self)
 
         def call_unop(self, context, operator_name, arg):
@@ -237,6 +238,27 @@ def _refuse_loading(tree: Any, name: Any, filename: Any) -> None:
                                   name, filename)
         exc.loading_tag = tag  # type: ignore[attr-defined]
         raise exc
+
+
+#: the filters that take another filter's (or a test's) name as an argument, and its position
+_BY_NAME = {"map": ("filter", 0), "select": ("test", 0), "reject": ("test", 0), "selectattr": ("test", 1),
+            "rejectattr": ("test", 1)}
+
+
+def _refuse_unknown_by_name(tree: Any, env: Any, name: Any, filename: Any) -> None:
+    """Jinja2's own TemplateSyntaxError ("No filter named 'titlecase'.") for a filter or test
+    named as text to map, select, reject, selectattr or rejectattr (`map('titlecase')`), as it
+    raises for one written `| titlecase`: else it surfaces only when a case renders, once per case."""
+    from jinja2 import TemplateSyntaxError, nodes
+
+    for node in tree.find_all(nodes.Filter):
+        kind, position = _BY_NAME.get(node.name, (None, 0))
+        if kind is None or (node.name == "map" and any(k.key == "attribute" for k in node.kwargs)):
+            continue
+        arg = node.args[position] if len(node.args) > position else None
+        if isinstance(arg, nodes.Const) and isinstance(arg.value, str) \
+                and arg.value not in (env.filters if kind == "filter" else env.tests):
+            raise TemplateSyntaxError(f"No {kind} named {arg.value!r}.", node.lineno, name, filename)
 
 
 def _named_error(obj: Any, name: Any, message: str) -> Exception:

@@ -1,0 +1,226 @@
+"""Suites as people write them, round 24H: evaluations people wrote for DeepEval, Inspect AI and
+promptfoo, written by hand as native scoreboard suites and run (`python -m scoreboard`) against a
+loopback OpenAI-shaped server; what could not be written, or failed unclearly, was fixed."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+
+class FakeOpenAI:
+    """Chat Completions on 127.0.0.1: the first rule whose regex matches the request's messages
+    gives the reply (a text, or {"tool": name, "args": {...}} for one tool call); every request
+    body is kept."""
+
+    def __init__(self, rules: dict):
+        self.rules, self.bodies = rules, []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.bodies.append(body)
+                text = json.dumps(body.get("messages", []), ensure_ascii=False)
+                reply = next((out for pat, out in outer.rules.items() if re.search(pat, text)), "I don't know")
+                message = {"role": "assistant", "content": reply}
+                if isinstance(reply, dict):
+                    message = {"role": "assistant", "content": None, "tool_calls": [
+                        {"id": "c1", "type": "function",
+                         "function": {"name": reply["tool"], "arguments": json.dumps(reply["args"])}}]}
+                data = json.dumps({"id": "x", "object": "chat.completion", "model": body.get("model"),
+                                   "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                                   "usage": {"prompt_tokens": 10, "completion_tokens": 5,
+                                             "total_tokens": 15}}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def fake():
+    servers = []
+
+    def start(rules: dict) -> FakeOpenAI:
+        servers.append(FakeOpenAI(rules))
+        return servers[-1]
+
+    yield start
+    for s in servers:
+        s.close()
+
+
+def scoreboard(*args: str, cwd: Path, base_url: str = "http://127.0.0.1:9/v1") -> subprocess.CompletedProcess:
+    env = {**os.environ, "SCOREBOARD_STORE": "none", "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "k"}
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=180, env=env)
+
+
+def report(folder: Path) -> dict:
+    (path,) = folder.glob("out/*/*.json")
+    return json.loads(path.read_text())
+
+
+# ---- Inspect AI's multiple_choice prompt, written as a template --------------------------------
+
+MC_CASES = [{"id": "sky", "vars": {"question": "Why is the sky blue?",
+                                   "choices": ["The ocean", "Rayleigh scattering", "Ozone"]}, "expected": "B"},
+            {"id": "sum", "vars": {"question": "What is 2 + 2?", "choices": ["3", "5", "4"]}, "expected": "C"}]
+
+
+def write_mc(folder: Path, prompt: str) -> Path:
+    (folder / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in MC_CASES))
+    suite = folder / "suite.yaml"
+    suite.write_text("name: mc\nsubject: {type: openai, model: m, params: {max_tokens: 64}}\ncases: cases.jsonl\n"
+                     "graders: [{exact: null, transform: choice}]\nprompt: |\n"
+                     + "".join(f"  {line}\n" for line in prompt.splitlines()))
+    return suite
+
+
+def test_a_multiple_choice_template_runs_against_a_server_and_the_choice_transform_grades_it(tmp_path, fake):
+    server = fake({"sky": "Rayleigh scattering.\n\nANSWER: B", r"2 \+ 2": "ANSWER: **C**"})
+    write_mc(tmp_path, "Answer with 'ANSWER: $LETTER', LETTER one of {{ 'ABCDEFGH'[:choices|length] | list "
+                       "| join(',') }}.\n\n{{ question }}\n{% for c in choices %}{{ 'ABCDEFGH'[loop.index0] }}) "
+                       "{{ c }}\n{% endfor %}")
+    proc = scoreboard("run", "suite.yaml", "--output-dir", "out", "--no-progress", cwd=tmp_path, base_url=server.url)
+    assert proc.returncode == 0, proc.stderr
+    sent = [b["messages"][-1]["content"] for b in server.bodies]
+    assert any("one of A,B,C.\n\nWhy is the sky blue?\nA) The ocean\nB) Rayleigh scattering\nC) Ozone" in s
+               for s in sent), sent
+    assert [a["status"] for a in report(tmp_path)["attempts"]] == ["passed", "passed"]
+
+
+@pytest.mark.parametrize("expression, kind, hint", [
+    ("{{ choices | map('titlecase') | join(', ') }}", "filter", "(did you mean 'title'?)"),
+    ("{{ choices | select('odd_one') | join(', ') }}", "test", "(did you mean 'odd'?)"),
+    ("{{ choices | reject('equalto_', 'x') | join(', ') }}", "test", "(did you mean 'equalto'?)"),
+    ("{{ rows | selectattr('ok', 'qqzz') | list }}", "test", "(Jinja2's tests here:"),
+])
+def test_a_filter_or_test_named_as_text_to_map_or_select_is_refused_when_the_suite_loads(tmp_path, expression,
+                                                                                         kind, hint):
+    # it was accepted by validate and failed per case at render, each case blamed for its
+    # 'vars' ("could not be rendered: TemplateRuntimeError: No filter named 'titlecase'."), with
+    # none of the did-you-mean that `| titlecase` gets
+    write_mc(tmp_path, "{{ question }} " + expression)
+    proc = scoreboard("validate", "suite.yaml", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("scoreboard: error: suite.yaml:5, field 'prompt': prompt 'prompt': template syntax "
+                               f"error on its line 1: No {kind} named "), lines
+    assert hint in lines[0] and "case '" not in lines[0], lines
+
+
+def test_a_filter_named_to_map_that_exists_or_map_by_attribute_still_loads(tmp_path):
+    write_mc(tmp_path, "{{ question }} {{ choices | map('upper') | reject('sameas', none) | join(', ') }}")
+    proc = scoreboard("validate", "suite.yaml", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_a_judge_prompt_naming_an_unknown_filter_through_map_is_refused_naming_the_grader(tmp_path):
+    write_mc(tmp_path, "{{ question }}")
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(suite.read_text().replace(
+        "graders: [{exact: null, transform: choice}]",
+        "judge: {type: openai, model: j}\ngraders:\n  - llm-judge: {prompt: \"{{ vars.choices | map('uppercase') "
+        "| join(',') }} {{ output }}\"}"))
+    proc = scoreboard("validate", "suite.yaml", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert "field 'graders[0]'" in line and "grader 'llm-judge'" in line
+    assert "No filter named 'uppercase'. (did you mean 'upper'?)" in line
+
+
+# ---- DeepEval's GEval with evaluation_steps ----------------------------------------------------
+
+RAG_CASE = {"id": "refund", "input": "What if these shoes don't fit?",
+            "expected": "We offer a 30-day full refund at no extra costs.",
+            "metadata": {"retrieval_context": ["All customers are eligible for a 30 day full refund."]}}
+
+STEPS = ["Check whether the facts in 'actual output' contradict any facts in 'expected output'",
+         "Vague language, or contradicting OPINIONS, are OK"]
+
+
+def write_geval(folder: Path, grader: str) -> Path:
+    (folder / "cases.jsonl").write_text(json.dumps(RAG_CASE) + "\n")
+    suite = folder / "suite.yaml"
+    suite.write_text("name: rag\nsubject: {type: openai, model: m, params: {max_tokens: 64}}\n"
+                     "judge: {type: openai, model: j}\ncases: cases.jsonl\n"
+                     "prompt: \"Context: {{ metadata.retrieval_context | join(' ') }}\\nQuestion: {{ input }}\"\n"
+                     "graders:\n" + grader)
+    return suite
+
+
+def test_deepeval_geval_evaluation_steps_are_one_judgment_following_the_numbered_steps(tmp_path, fake):
+    # DeepEval's GEval(name="Correctness", evaluation_steps=[...], threshold=0.5): it was refused
+    # ("unknown option 'evaluation_steps'"), and the steps could not be given to the judge
+    server = fake({"Follow the evaluation steps": '{"score": 6, "explanation": "mostly right"}',
+                   "shoes": "We offer a 30-day full refund."})
+    write_geval(tmp_path, f"  - g-eval: {{evaluation_steps: {json.dumps(STEPS)}, threshold: 0.5}}\n"
+                          "    metric: correctness\n")
+    proc = scoreboard("run", "suite.yaml", "--output-dir", "out", "--no-progress", cwd=tmp_path, base_url=server.url)
+    assert proc.returncode == 0, proc.stderr
+    judged = [b for b in server.bodies if b["model"] == "j"]
+    assert len(judged) == 1, judged
+    prompt = json.dumps(judged[0]["messages"], ensure_ascii=False)
+    assert "Evaluation steps:\\n1. " + STEPS[0] + "\\n2. " + STEPS[1] in prompt, prompt
+    assert "30-day full refund at no extra costs" in prompt  # the reference reaches the judge
+    (attempt,) = report(tmp_path)["attempts"]
+    (grade,) = attempt["grades"]
+    assert grade["passed"] is True and grade["score"] == pytest.approx(0.6)
+    assert "evaluation steps: 6/10" in grade["reason"]
+    assert attempt["metrics"] == {"correctness": pytest.approx(0.6)}
+    # the plan counts one judgment per attempt
+    plan = scoreboard("plan", "suite.yaml", cwd=tmp_path)
+    assert "1 judge calls (1 model-graded grades x 1)" in plan.stdout, plan.stdout
+
+
+def test_geval_steps_under_a_criterion_name_it_and_a_low_score_fails(tmp_path, fake):
+    server = fake({"Follow the evaluation steps": '{"score": 3, "explanation": "contradicts"}',
+                   "shoes": "No refunds."})
+    write_geval(tmp_path, f"  - g-eval: {{criteria: Correctness, evaluation_steps: {json.dumps(STEPS)}, "
+                          "threshold: 0.5}\n")
+    proc = scoreboard("run", "suite.yaml", "--output-dir", "out", "--no-progress", cwd=tmp_path, base_url=server.url)
+    assert proc.returncode == 0, proc.stderr  # no gate: a failed case is a result
+    prompt = json.dumps([b for b in server.bodies if b["model"] == "j"][0]["messages"])
+    assert "Correctness\\n\\nEvaluation steps:\\n1. " in prompt
+    (grade,) = report(tmp_path)["attempts"][0]["grades"]
+    assert grade["passed"] is False and grade["score"] == pytest.approx(0.3)
+    assert "Correctness: 3/10" in grade["reason"]
+
+
+@pytest.mark.parametrize("options, message", [
+    ("{evaluation_steps: []}", "'evaluation_steps' is a non-empty list of texts, got []"),
+    ("{evaluation_steps: 'check facts'}", "'evaluation_steps' is a non-empty list of texts"),
+    ("{criteria: [a, b], evaluation_steps: [x]}", "'evaluation_steps' are the steps of one criterion"),
+    ("{threshold: 0.5}", "(or give 'evaluation_steps', DeepEval's GEval)"),
+])
+def test_geval_evaluation_steps_written_wrong_is_one_line_naming_the_field(tmp_path, options, message):
+    write_geval(tmp_path, f"  - g-eval: {options}\n")
+    proc = scoreboard("validate", "suite.yaml", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("scoreboard: error: suite.yaml:7, field 'graders[0]': grader 'g-eval': "), line
+    assert message in line, line
