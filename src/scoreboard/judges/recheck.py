@@ -92,8 +92,9 @@ def expected_fields(name: str, options: dict, grade: dict) -> tuple[dict, str | 
 
 
 def _g_eval(options: dict, info: Any) -> tuple[dict, str | None]:
-    asks = info.get("criteria") if isinstance(info, dict) and len(options["criteria"]) > 1 else [info]
-    if not isinstance(asks, list) or len(asks) != len(options["criteria"]):
+    count = max(1, len(options["criteria"]))  # evaluation_steps: one judgment, with or without a criterion
+    asks = info.get("criteria") if isinstance(info, dict) and count > 1 else [info]
+    if not isinstance(asks, list) or len(asks) != count:
         return {}, None
     per = [_answers(a) for a in asks]
     if any(p is None for p in per):

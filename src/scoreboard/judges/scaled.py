@@ -13,7 +13,9 @@
   verdict; a case with no other grader is not graded. `label` names its choice counts (default:
   the grader's name).
 - `g-eval` (promptfoo's g-eval): each of `criteria` is scored 0-10 by the judge, normalised to
-  [0, 1]; the grade's score is their mean and it passes at `threshold` (default 0.7).
+  [0, 1]; the grade's score is their mean and it passes at `threshold` (default 0.7). With
+  `evaluation_steps` (DeepEval's GEval) the judge follows the numbered steps (under the one
+  criterion, when given) and scores once.
 
 Strictness as for every judge: an answer that does not parse is retried once, then the grade is
 not assessed.
@@ -107,20 +109,45 @@ class GEvalGrader(_JudgeGrader):
     """Each criterion scored 0-10 by the judge; the mean of the normalised scores."""
 
     name = "g-eval"
-    allowed = ("criteria", "prompt", "threshold", "rubric")
+    allowed = ("criteria", "evaluation_steps", "prompt", "threshold", "rubric")
 
     @classmethod
     def normalise(cls, options: dict) -> dict:
         check_prompt(cls.name, options)
+        steps = options.get("evaluation_steps")
+        if steps is not None and (not isinstance(steps, list) or not steps
+                                  or not all(isinstance(s, str) and s.strip() for s in steps)):
+            raise option_error(cls.name, f"'evaluation_steps' is a non-empty list of texts, got {short(steps)}")
         criteria = options.get("criteria")
         if isinstance(criteria, str):
             criteria = [criteria]
-        if not isinstance(criteria, list) or not criteria or not all(isinstance(c, str) and c.strip() for c in criteria):
-            raise option_error(cls.name, f"'criteria' is a criterion or a list of them, got {short(criteria)}")
+        if steps is not None and criteria is None:  # DeepEval's GEval: criteria or evaluation_steps
+            criteria = []
+        elif not isinstance(criteria, list) or not criteria or not all(isinstance(c, str) and c.strip() for c in criteria):
+            raise option_error(cls.name, f"'criteria' is a criterion or a list of them, got {short(criteria)}"
+                                         + ("" if steps is not None or "criteria" in options
+                                            else " (or give 'evaluation_steps', DeepEval's GEval)"))
+        if steps is not None and len(criteria) > 1:
+            raise option_error(cls.name, "'evaluation_steps' are the steps of one criterion: give one criterion "
+                                         "with them (or one g-eval grader per criterion)")
         t = options.get("threshold", 0.7)
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= 1:
             raise option_error(cls.name, f"'threshold' is a number in [0, 1], got {short(t)}")
         return {**options, "criteria": criteria, "threshold": t}
+
+    def _asks(self) -> list[tuple[str, str, str]]:
+        """(label, rubric, closing) per judgment: one per criterion, or one following the
+        evaluation steps (DeepEval's GEval given evaluation_steps: scored once, 0-10)."""
+        steps = self.options.get("evaluation_steps")
+        if steps is None:
+            return [(c, c, f'Score how well the answer meets this criterion from 0 (not at all) to 10 (fully): '
+                           f'"{c}". Give "score" and a short "explanation".') for c in self.options["criteria"]]
+        numbered = "\n".join(f"{i}. {step}" for i, step in enumerate(steps, 1))
+        criterion = self.options["criteria"][0] if self.options["criteria"] else None
+        rubric = (f"{criterion}\n\n" if criterion else "") + f"Evaluation steps:\n{numbered}"
+        return [(criterion or "evaluation steps", rubric,
+                 'Follow the evaluation steps, then score the answer from 0 (it does not meet the criteria the '
+                 'steps outline) to 10 (it fully meets them). Give "score" and a short "explanation".')]
 
     async def judged(self, ctx: GradeContext) -> Grade:
         schema = {"type": "object", "additionalProperties": False, "required": ["score", "explanation"],
@@ -133,18 +160,17 @@ class GEvalGrader(_JudgeGrader):
         # What every criterion's judgment spent, so that a grade of several criteria (and one
         # that fails on a later criterion) counts all of it, not the last criterion's alone.
         spent = Usage()
-        for criterion in self.options["criteria"]:
-            closing = f'Score how well the answer meets this criterion from 0 (not at all) to 10 (fully): ' \
-                      f'"{criterion}". Give "score" and a short "explanation".'
-            prompt = custom_prompt(ctx, {**self.options, "rubric": criterion}, closing) or _prompt(
-                ctx, {**self.options, "rubric": criterion}, "Evaluate the ANSWER to the TASK against the RUBRIC.",
+        asked = self._asks()
+        for criterion, rubric, closing in asked:
+            prompt = custom_prompt(ctx, {**self.options, "rubric": rubric}, closing) or _prompt(
+                ctx, {**self.options, "rubric": rubric}, "Evaluate the ANSWER to the TASK against the RUBRIC.",
                 reference="REFERENCE", answer="ANSWER", closing=closing)
             try:
                 judgment = await ctx.judge.ask(prompt, name="score", schema=schema, key=lambda a: int(a["score"]))
             except JudgeFailure as exc:
                 if exc.usage is not None:
                     spent.add(exc.usage)
-                raise JudgeFailure(str(exc) if len(self.options["criteria"]) == 1
+                raise JudgeFailure(str(exc) if len(asked) == 1
                                    else f"criterion {criterion!r}: {exc}", spent) from None
             except BudgetExceeded as exc:
                 if getattr(exc, "judge_usage", None) is not None:
