@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -148,3 +149,61 @@ def test_real_cli_against_a_server_reporting_no_usage_records_unknown_tokens_and
     totals = report["summary"]["variants"]["agent"]["measurements"]
     assert totals["input_tokens"]["unknown_count"] == 1 and totals["input_tokens"]["total"] is None
     assert totals["cost_usd"]["total"] is None
+
+
+# ------------------------------------------------------------------ git settings that run a command
+
+def _plant_git(repo: Path, marker: Path) -> None:
+    """A repository whose own configuration runs `touch marker` on `git status` and `git diff`."""
+    def git(*args):
+        subprocess.run(["git", "-C", str(repo), "-c", "user.email=a@b", "-c", "user.name=a", *args],
+                       check=True, capture_output=True)
+    git("init", "-q")
+    (repo / "f.txt").write_text("a\n")
+    git("add", "f.txt")
+    git("commit", "-qm", "seed")
+    git("config", "core.fsmonitor", f"touch {marker}.fsmonitor; false")
+    git("config", "filter.x.clean", f"touch {marker}.clean; cat")
+    git("config", "diff.y.textconv", f"sh -c 'touch {marker}.textconv; cat \"$0\"'")
+    (repo / ".gitattributes").write_text("f.txt filter=x diff=y\n")
+    (repo / "f.txt").write_text("b\n")
+
+
+GIT_CHECK = ["sh", "-c", 'git -C "$SCOREBOARD_WORKSPACE" status --short; git -C "$SCOREBOARD_WORKSPACE" diff; '
+             'echo looked']
+
+
+@pytest.mark.skipif(not shutil.which("git"), reason="git not installed")
+def test_a_check_running_git_never_runs_the_repositorys_commands(tmp_path):
+    from scoreboard.tasks.checks import CheckContext, run_checks
+    from scoreboard.tasks.spec import Check
+    import asyncio
+
+    workspace, marker = tmp_path / "ws", tmp_path / "ran"
+    workspace.mkdir()
+    _plant_git(workspace, marker)
+    (tmp_path / "out.txt").write_text("")
+    (tmp_path / "audit.json").write_text("null")
+    ctx = CheckContext(workspace=workspace, fixture_url=None, mode="ordinary", output="", tool_calls=[], audit=None)
+    (result,) = asyncio.run(run_checks([Check(name="git", run=GIT_CHECK)], tmp_path, ctx,
+                                       {"output": tmp_path / "out.txt", "audit": tmp_path / "audit.json"}))
+    assert sorted(p.name for p in tmp_path.glob("ran*")) == []
+    assert result["passed"] is True  # status and a textconv that is `false`: the check still ran
+
+
+@need_bwrap
+@pytest.mark.skipif(not shutil.which("git"), reason="git not installed")
+@pytest.mark.skipif(CLAUDE is None, reason=f"Claude Code not under {MODULES}")
+def test_sandboxed_agent_cannot_run_a_command_outside_through_a_checks_git(tmp_path):
+    """The agent, under bubblewrap, sets core.fsmonitor in its workspace's repository; the check
+    (outside the sandbox) runs `git status` there. The command must not run on this machine."""
+    marker = tmp_path / "pwned-by-check"
+    make_task(tmp_path, [{"name": "git", "run": ["sh", "-c", 'git -C "$SCOREBOARD_WORKSPACE" status --short; '
+                                                 'echo looked']}])
+    plant = f"git init -q . && git config core.fsmonitor 'touch {marker}; false' && echo planted"
+    with ScriptedModel([bash(plant), say("done")]) as model:
+        done, report = run_suite(tmp_path, "claude-cli", model)
+    (attempt,) = report["attempts"]
+    assert [c["output"] for c in attempt["output"]["tool_calls"]] == ["planted"]
+    assert attempt["status"] == "passed", attempt["grades"]
+    assert not marker.exists()

@@ -18,6 +18,7 @@ that hangs, exits or is interrupted is not assessed and never stops the run.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import sys
@@ -25,6 +26,7 @@ from pathlib import Path
 
 from ..jsonio import loads
 from .check_context import REASON_CHARS, CheckContext, verdict
+from .gitguard import git_env, overrides
 from .procs import run_bounded
 from .spec import Check
 
@@ -38,13 +40,17 @@ _CHILD = ("import sys; sys.path[0] = {root!r}\n"
 
 
 async def run_checks(checks: list[Check], folder: Path, ctx: CheckContext, files: dict[str, Path]) -> list[dict]:
-    """Every check's {name, passed, reason}, in order."""
+    """Every check's {name, passed, reason}, in order. Their environment overrides the git
+    settings that would run a command the agent chose (tasks/gitguard.py)."""
     results = []
+    env = check_env(ctx, files)
+    if checks:
+        git_env(env, await asyncio.to_thread(overrides, ctx.workspace))
     for check in checks:
         if check.run is not None:
-            result = await _run_command(check, folder, ctx, files)
+            result = await _run_command(check, folder, env)
         else:
-            result = await _run_python(check, folder, ctx, files)
+            result = await _run_python(check, folder, ctx, files, env)
         results.append({"name": check.name, **result})
     return results
 
@@ -61,12 +67,12 @@ def check_env(ctx: CheckContext, files: dict[str, Path]) -> dict[str, str]:
     return env
 
 
-async def _run_command(check: Check, folder: Path, ctx: CheckContext, files: dict[str, Path]) -> dict:
+async def _run_command(check: Check, folder: Path, env: dict[str, str]) -> dict:
     argv = list(check.run or [])
     if argv and argv[0] in ("python", "python3"):
         argv[0] = sys.executable  # the interpreter scoreboard runs under: same as the user's
     try:
-        ran = await run_bounded(argv, cwd=folder, env=check_env(ctx, files), timeout=check.timeout)
+        ran = await run_bounded(argv, cwd=folder, env=env, timeout=check.timeout)
     except OSError as exc:
         return {"passed": None, "reason": f"could not start {argv[0]!r}: {exc.strerror or exc}"}
     if ran.timed_out:
@@ -110,7 +116,8 @@ def _read_verdict(path: Path) -> object:
         return None
 
 
-async def _run_python(check: Check, folder: Path, ctx: CheckContext, files: dict[str, Path]) -> dict:
+async def _run_python(check: Check, folder: Path, ctx: CheckContext, files: dict[str, Path],
+                      env: dict[str, str]) -> dict:
     """A Python check runs in a child process of its own (tasks/check_context.py), in the task
     folder, killed with its whole group at its timeout: a check that hangs, exits the
     interpreter or is interrupted is not assessed, and the run goes on."""
@@ -123,7 +130,7 @@ async def _run_python(check: Check, folder: Path, ctx: CheckContext, files: dict
     argv = [sys.executable, "-c", _CHILD.format(root=root), str(ctx_file), str(result_file), check.python or ""]
     try:
         try:
-            ran = await run_bounded(argv, cwd=folder, env=check_env(ctx, files), timeout=check.timeout)
+            ran = await run_bounded(argv, cwd=folder, env=env, timeout=check.timeout)
         except OSError as exc:
             return {"passed": None, "reason": f"could not start Python for {check.python}: {exc.strerror or exc}"}
         if ran.timed_out:
