@@ -103,3 +103,25 @@ def test_a_damaged_stored_run_is_stored_again_by_the_import_the_errors_name(kind
     shown = sb("history", "--store", spec, cwd=tmp_path)
     assert shown.returncode == 0 and "(6/7 judged, 1 error, 7 cases" in shown.stdout, shown.stdout + shown.stderr
     assert len(json.loads(sb("history", "--json", "--store", spec, cwd=tmp_path).stdout)["runs"]) == 1
+
+
+def test_store_import_of_a_folder_finds_a_report_whose_keys_another_tool_reordered(tmp_path):
+    """`store import FOLDER` looked for a report's schema in a file's first 256 bytes only: a report
+    whose keys another tool reordered (`jq -S`, `attempts` first) was skipped without a word
+    (`0 stored, ..., 0 not stored`, exit 0), while `verify` and `store import FILE` take it. A JSON
+    file that only names a report's schema inside (not its own top-level `schema`) is still no report."""
+    report = scored(tmp_path)
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    data = json.loads(report.read_text())
+    (folder / "sorted.json").write_text(json.dumps(data, sort_keys=True, indent=1))
+    assert not (folder / "sorted.json").read_bytes()[:256].count(b"scoreboard.report/")
+    (folder / "notes.json").write_text(json.dumps({"about": [{"schema": data["schema"]}], "zz": "x" * 500}))
+    spec = str(tmp_path / "h.sqlite")
+    done = sb("store", "import", str(folder), "--store", spec, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 stored, 0 replaced, 0 already stored (unchanged), 0 not stored" in done.stdout, done.stdout
+    shown = json.loads(sb("history", "--json", "--store", spec, cwd=tmp_path).stdout)["runs"]
+    assert [(r["suite"], r["run_id"]) for r in shown] == [(data["run"]["suite"], data["run"]["id"])]
+    checked = sb("store", "verify", str(folder / "sorted.json"), "--store", spec, cwd=tmp_path)
+    assert checked.returncode == 0 and "matches" in checked.stdout, checked.stdout + checked.stderr

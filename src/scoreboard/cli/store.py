@@ -14,6 +14,7 @@ is left as it is (`--replace` stores it again); a changed report replaces its ru
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -111,13 +112,47 @@ def report_files(paths: list[str]) -> list[Path]:
     return found
 
 
+_MARK = b'"scoreboard.report/'
+#: how a report scoreboard wrote begins (compact or indented)
+_OWN = re.compile(rb'(?:\xef\xbb\xbf)?\s*\{\s*"schema"\s*:\s*"scoreboard\.report/')
+
+
 def _is_report(path: Path) -> bool:
+    """A JSON object whose top-level `schema` is a report's. scoreboard writes `schema` first, so
+    its own reports say so in their first bytes; a report whose keys another tool reordered
+    (`jq -S`: `attempts` first) was skipped without a word, and a file naming a report's schema
+    inside, near its start, was taken for one. Any other file is read for the mark, and only one
+    holding it anywhere is parsed for its top-level `schema`."""
     try:
         with open(path, "rb") as handle:
             start = handle.read(256)
+            if _OWN.match(start):
+                return True
+            if not start.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):
+                return False
+            tail = start
+            while _MARK not in tail:
+                chunk = handle.read(1 << 20)
+                if not chunk:
+                    return False
+                tail = tail[-len(_MARK):] + chunk
+            handle.seek(0)
+            return _top_level_schema(handle).startswith("scoreboard.report/")
     except OSError:
         return False
-    return b'"scoreboard.report/' in start
+
+
+def _top_level_schema(handle) -> str:
+    """The top-level `schema` string of a JSON object, read as a stream ("" when it has none)."""
+    import ijson
+
+    try:
+        for prefix, event, value in ijson.parse(handle):
+            if prefix == "schema":
+                return value if event == "string" else ""
+    except ijson.JSONError:
+        return ""
+    return ""
 
 
 def main(args: argparse.Namespace) -> int:
