@@ -316,3 +316,109 @@ def test_real_registry_evals_import_and_run_with_openai_evals_verdicts(tmp_path)
         if out == "icelandic-inflection-easy":  # JsonMatch sends temperature 0 and max_tokens 512
             assert all(r.get("temperature") == 0.0 and r.get("max_tokens") == 512 for r in requests)
     assert len(got) == 13 and got == expected
+
+
+# ---- MultipleChoice (evals/elsuite/multiple_choice.py), its dataset from a local copy ----------
+
+MC_YAML = """mmlu-anatomy:
+  id: mmlu-anatomy.val.ab-v1
+  metrics: [accuracy]
+mmlu-anatomy.val.ab-v1:
+  class: evals.elsuite.multiple_choice:MultipleChoice
+  args:
+    dataset: hf://hendrycks_test?name=anatomy&split=validation
+hellaswag:
+  id: hellaswag.val.ab-v1
+  metrics: [accuracy]
+hellaswag.val.ab-v1:
+  class: evals.elsuite.multiple_choice:MultipleChoice
+  args:
+    dataset: hf://hellaswag?split=validation
+    instructions: "Choose the most plausible continuation for the story."
+mmlu-astronomy.val.ab-v1:
+  class: evals.elsuite.multiple_choice:MultipleChoice
+  args:
+    dataset: hf://hendrycks_test?name=astronomy&split=validation
+"""
+MMLU_URL = "hf://hendrycks_test?name=anatomy&split=validation"
+SWAG_URL = "hf://hellaswag?split=validation"
+MMLU_ROWS = [{"question": f"Anatomy question {i}?", "choices": [f"organ {i}{c}" for c in "wxyz"], "answer": i % 4,
+              "subject": "anatomy"} for i in range(6)]
+SWAG_ROWS = [{"ctx": f"A man walks to the car {i} and", "endings": [f"ending {i}{c}" for c in "pqrs"],
+              "label": str(3 - i % 4), "activity_label": "Driving"} for i in range(5)]
+
+
+def oe_multiple_choice(name: str, idx: int, answers: list, label: int, question: str, instructions: str = ""):
+    """evals/elsuite/multiple_choice.py eval_sample with eval.py's per-sample rng and
+    formatting.make_abc, line for line: (prompt, correct letter)."""
+    import random
+
+    base_name, split = name.split(".")[0:2]
+    rng = random.Random(f"{base_name}.{split}.{idx}:{20220722}".encode("utf-8"))
+    p = list(range(len(answers)))
+    rng.shuffle(p)
+    options = ""
+    for i, j in enumerate(p):
+        if i > 0:
+            options += "\n"
+        options += chr(ord("A") + i) + ") " + answers[j]
+    correct = chr(ord("A") + p.index(label))
+    prompt = instructions + "\nPlease answer with the letter of the correct answer." + "\n\n" + question + "\n" + options
+    return prompt, correct
+
+
+def test_multiple_choice_converts_from_a_local_dataset_copy_and_grades_the_letter(tmp_path):
+    write(tmp_path / "registry" / "evals" / "mc.yaml", MC_YAML)
+    write(tmp_path / "anatomy.jsonl", lines(*MMLU_ROWS))
+    write(tmp_path / "hellaswag.jsonl", lines(*SWAG_ROWS))
+    done = scoreboard(["import", "openai-evals", "registry/evals/mc.yaml", "--output", "out",
+                       "--hf-dataset", MMLU_URL, "anatomy.jsonl", "--hf-dataset", SWAG_URL, "hellaswag.jsonl"], tmp_path)
+    assert done.returncode == 3, done.stdout + done.stderr  # astronomy: no copy given, listed
+    report = (tmp_path / "out/conversion-report.md").read_text()
+    assert ("mmlu-astronomy.val.ab-v1: dataset 'hf://hendrycks_test?name=astronomy&split=validation' is downloaded "
+            "by HuggingFace datasets at run time") in report
+    cases = cases_of(tmp_path / "out")
+    oracle = {}
+    for i, row in enumerate(MMLU_ROWS):
+        oracle[f"mmlu-anatomy.val.ab-v1-{i + 1}"] = oe_multiple_choice(
+            "mmlu-anatomy.val.ab-v1", i, row["choices"], row["answer"], row["question"])
+    for i, row in enumerate(SWAG_ROWS):
+        oracle[f"hellaswag.val.ab-v1-{i + 1}"] = oe_multiple_choice(
+            "hellaswag.val.ab-v1", i, row["endings"], int(row["label"]), row["ctx"],
+            "Choose the most plausible continuation for the story.")
+    assert set(cases) == set(oracle)
+    for cid, (prompt, letter) in oracle.items():
+        assert cases[cid]["input"] == [{"role": "system", "content": prompt}], cid  # a text prompt: system
+        assert cases[cid]["expected"] == letter
+    assert len({letter for _, letter in oracle.values()}) > 1  # shuffled: not always the same letter
+
+    # the model answers the right letter on even rows, a wrong one on odd rows, with trailing text
+    prompts = {p: (letter, n % 2 == 0) for n, (p, letter) in enumerate(oracle.values())}
+
+    def reply(req):
+        letter, right = prompts[req["messages"][-1]["content"]]
+        return (letter if right else "ABCD"[("ABCD".index(letter) + 1) % 4]) + ") it"
+
+    run, status, requests = run_suite(tmp_path, "out", reply)
+    assert run.returncode in (0, 3), run.stderr
+    assert status == {cid: "passed" if prompts[oracle[cid][0]][1] else "failed" for cid in oracle}
+    assert all(r["temperature"] == 0.0 and r["max_tokens"] == 1 for r in requests)  # as MultipleChoice asks
+
+
+def test_multiple_choice_bad_rows_are_listed_with_the_line(tmp_path):
+    write(tmp_path / "registry" / "evals" / "mc.yaml", MC_YAML)
+    write(tmp_path / "anatomy.jsonl", lines(MMLU_ROWS[0], {**MMLU_ROWS[1], "answer": 7}))
+    write(tmp_path / "hellaswag.jsonl", lines(SWAG_ROWS[0], {**SWAG_ROWS[1], "label": ""}))
+    done = scoreboard(["import", "openai-evals", "registry/evals/mc.yaml", "--eval", "mmlu-anatomy", "--output", "a",
+                       "--hf-dataset", MMLU_URL, "anatomy.jsonl"], tmp_path)
+    assert done.returncode == 3
+    assert "anatomy.jsonl:2: 'answer' 7 names no answer of 4" in (tmp_path / "a/conversion-report.md").read_text()
+    done = scoreboard(["import", "openai-evals", "registry/evals/mc.yaml", "--eval", "hellaswag", "--output", "b",
+                       "--hf-dataset", SWAG_URL, "hellaswag.jsonl"], tmp_path)
+    assert done.returncode == 3
+    assert "hellaswag.jsonl:2: label '' is not a number" in (tmp_path / "b/conversion-report.md").read_text()
+    write(tmp_path / "broken.jsonl", '{"question": "q"\n')
+    done = scoreboard(["import", "openai-evals", "registry/evals/mc.yaml", "--eval", "mmlu-anatomy", "--output", "c",
+                       "--hf-dataset", MMLU_URL, "broken.jsonl"], tmp_path)
+    assert done.returncode == 1 and "broken.jsonl:1" in done.stderr and "--hf-dataset" in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1

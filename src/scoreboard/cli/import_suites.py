@@ -38,6 +38,9 @@ def add_evals_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-file-bytes", type=number(int, above=0), default=None, metavar="BYTES",
                         help="read samples files (unpacked) up to this size (default 16 MiB); the suite "
                              "written raises its limits to what its cases need")
+    parser.add_argument("--hf-dataset", nargs=2, action="append", default=[], metavar=("URL", "FILE"),
+                        help="a local JSONL copy of a dataset MultipleChoice downloads (hf://hendrycks_test?"
+                             "name=anatomy&split=validation): its rows, as Dataset.to_json writes them")
 
 
 INSPECT_DESCRIPTION = """Convert the Inspect AI tasks of a task file (its @task functions) into DIR/suite.yaml
@@ -104,4 +107,5 @@ def evals_main(args: argparse.Namespace) -> int:
     from ..importers.openai_evals import import_openai_evals
 
     return _finish(*import_openai_evals(args.registry, args.output, only=args.eval_name,
-                                        max_file_bytes=args.max_file_bytes))
+                                        max_file_bytes=args.max_file_bytes,
+                                        hf_datasets=dict(args.hf_dataset)))

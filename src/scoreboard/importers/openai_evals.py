@@ -20,7 +20,8 @@ Classes converted:
   temperature 0, max_tokens (default 100);
 - JsonMatch: json_match (openai_evals_grade.py, a python grader named by the suite);
   temperature 0, max_tokens (default 512);
-- ModelBasedClassify: openai_evals_classify.py.
+- ModelBasedClassify: openai_evals_classify.py;
+- MultipleChoice: openai_evals_mc.py (its hf:// dataset from a local copy, --hf-dataset URL FILE).
 An ideal must be a text or a list of texts (the four basic classes stop on anything else); a list
 with no ideal never matches. A text input is sent as one system message (ChatCompletionPrompt).
 Every other class, argument or sample a case cannot hold (messages out of a chat's order
@@ -41,15 +42,17 @@ import yaml
 from ..errors import ConfigError, shorten
 from .common import Report, Source, read_config, write_output
 from .openai_evals_classify import CLASSIFY_ARGS, Judge, NotConverted, find_spec, whole_tokens
+from .openai_evals_mc import MC_ARGS, MC_CLASS, mc_cases, mc_params
 from .openai_evals_registry import Registry, read_samples, read_yaml
 from .suite_limits import case_files, limits_note, order_problem
 
 _CLASSES = {"evals.elsuite.basic.match:Match": "match", "evals.elsuite.basic.includes:Includes": "includes",
             "evals.elsuite.basic.fuzzy_match:FuzzyMatch": "fuzzy", "evals.elsuite.basic.json_match:JsonMatch": "json",
-            "evals.elsuite.modelgraded.classify:ModelBasedClassify": "classify"}
+            "evals.elsuite.modelgraded.classify:ModelBasedClassify": "classify", MC_CLASS: "mc"}
 #: each class's keyword arguments (Eval's own: samples_jsonl, seed); any other is a TypeError there
 _ARGS = {"match": {"max_tokens", "num_few_shot", "few_shot_jsonl"}, "includes": {"ignore_case"},
-         "fuzzy": {"max_tokens"}, "json": {"max_tokens"}, "classify": CLASSIFY_ARGS}
+         "fuzzy": {"max_tokens"}, "json": {"max_tokens"}, "classify": CLASSIFY_ARGS,
+         "mc": MC_ARGS}
 JSON_GRADER = "python:scoreboard.importers.openai_evals_grade:json_match"
 _NEVER = {"regex": {"patterns": ["(?!)"]}}  # an empty list of ideals: OpenAI Evals never matches
 _ALWAYS = {"regex": {"patterns": [r"\A"]}}  # an empty ideal: every text starts with / includes it
@@ -57,9 +60,11 @@ _ALWAYS = {"regex": {"patterns": [r"\A"]}}  # an empty ideal: every text starts 
 
 
 def import_openai_evals(registry: str, out_dir: str, only: str | None = None,
-                        max_file_bytes: int | None = None) -> tuple[Path, Report]:
+                        max_file_bytes: int | None = None,
+                        hf_datasets: dict[str, str] | None = None) -> tuple[Path, Report]:
     """Convert every eval entry of the registry file (or the one `only` names); write DIR.
-    `max_file_bytes` (--max-file-bytes): the largest samples file read (default 16 MiB)."""
+    `max_file_bytes` (--max-file-bytes): the largest samples file read (default 16 MiB);
+    `hf_datasets` (--hf-dataset URL FILE): local copies of MultipleChoice's hf:// datasets."""
     try:
         data, source = read_config(registry)
     except ConfigError as exc:
@@ -75,6 +80,7 @@ def import_openai_evals(registry: str, out_dir: str, only: str | None = None,
     reg = Registry(Path(registry), data, registry)
     if max_file_bytes is not None:
         reg.max_file_bytes = max_file_bytes
+    reg.hf_datasets = dict(hf_datasets or {})
     report = Report(registry)
     if only is not None:
         targets = reg.evals_of_set(only, report) or [reg.resolve(only, only)]
@@ -177,6 +183,12 @@ def _entry(name: str, kind: str, args: dict, reg: Registry,
     if kind in ("fuzzy", "json"):  # sent with every request (Match keeps its max_tokens unsent)
         whole_tokens(args.get("max_tokens", 100 if kind == "fuzzy" else 512), "max_tokens")
     judge = None
+    if kind == "mc":  # its rows come from a HuggingFace dataset, not samples_jsonl
+        out = mc_cases(name, args, reg.hf_datasets, reg.max_file_bytes, report)
+        for index, case in enumerate(out, start=1):
+            case["id"] = f"{name}-{index}"
+            case["metadata"] = {"openai_evals": name, "sample": case.pop("_where")}
+        return out, mc_params(), None
     if kind == "classify":
         spec_name = args.get("modelgraded_spec")
         if not isinstance(spec_name, str):

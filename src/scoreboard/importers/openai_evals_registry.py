@@ -39,6 +39,8 @@ class Registry:
         self.own = list(self.entries)
         #: the largest samples file read, unpacked (--max-file-bytes)
         self.max_file_bytes = DEFAULT_MAX_FILE_BYTES
+        #: --hf-dataset: a local copy (a JSONL file) of each hf:// dataset URL MultipleChoice names
+        self.hf_datasets: dict[str, str] = {}
         self._siblings_loaded = False
         self._evals: Registry | None = None
 
