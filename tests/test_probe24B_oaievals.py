@@ -422,3 +422,24 @@ def test_multiple_choice_bad_rows_are_listed_with_the_line(tmp_path):
                        "--hf-dataset", MMLU_URL, "broken.jsonl"], tmp_path)
     assert done.returncode == 1 and "broken.jsonl:1" in done.stderr and "--hf-dataset" in done.stderr, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_classes_not_converted_say_why(tmp_path):
+    write(tmp_path / "registry" / "evals" / "rest.yaml", """mmmu-accounting.validation.v1:
+  class: evals.elsuite.mmmu.eval:MMMU
+  args:
+    dataset: hf://mmmu/mmmu?split=validation
+    subject: Accounting
+bugged.dev.v0:
+  class: evals.elsuite.basic.match_with_solvers:MatchWithSolvers
+  args:
+    samples_jsonl: bugged/samples.jsonl
+    task_description: "Answer the question."
+""")
+    done = scoreboard(["import", "openai-evals", "registry/evals/rest.yaml", "--output", "out"], tmp_path)
+    assert done.returncode == 3
+    report = (tmp_path / "out/conversion-report.md").read_text()
+    assert "mmmu-accounting.validation.v1: class 'evals.elsuite.mmmu.eval:MMMU' is not converted: its questions " \
+           "carry images" in report
+    assert "bugged.dev.v0: class 'evals.elsuite.basic.match_with_solvers:MatchWithSolvers' is not converted: it " \
+           "asks a Solver" in report

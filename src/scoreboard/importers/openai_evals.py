@@ -53,6 +53,15 @@ _CLASSES = {"evals.elsuite.basic.match:Match": "match", "evals.elsuite.basic.inc
 _ARGS = {"match": {"max_tokens", "num_few_shot", "few_shot_jsonl"}, "includes": {"ignore_case"},
          "fuzzy": {"max_tokens"}, "json": {"max_tokens"}, "classify": CLASSIFY_ARGS,
          "mc": MC_ARGS}
+#: why classes the registry uses often are not converted (said beside "is not converted")
+_WHY_NOT = {
+    "evals.elsuite.mmmu.eval:MMMU": "its questions carry images (the mmmu/mmmu dataset's image_1..image_7, sent "
+                                    "as image_url parts) and a case's messages hold text",
+    "evals.elsuite.basic.match_with_solvers:MatchWithSolvers": "it asks a Solver (oaieval's --completion_fn names "
+                                                               "one of solvers/*.yaml, which builds the prompt "
+                                                               "from task_description and the messages its own "
+                                                               "way), not a completion of the sample's messages",
+}
 JSON_GRADER = "python:scoreboard.importers.openai_evals_grade:json_match"
 _NEVER = {"regex": {"patterns": ["(?!)"]}}  # an empty list of ideals: OpenAI Evals never matches
 _ALWAYS = {"regex": {"patterns": [r"\A"]}}  # an empty ideal: every text starts with / includes it
@@ -119,7 +128,8 @@ def import_openai_evals(registry: str, out_dir: str, only: str | None = None,
             continue
         kind = _CLASSES.get(str(spec["class"]))
         if kind is None:
-            report.skip(name, f"class {spec['class']!r} is not converted")
+            why = _WHY_NOT.get(str(spec["class"]))
+            report.skip(name, f"class {spec['class']!r} is not converted" + (f": {why}" if why else ""))
             continue
         args = spec.get("args") or {}
         if not isinstance(args, dict):
