@@ -443,3 +443,15 @@ bugged.dev.v0:
            "carry images" in report
     assert "bugged.dev.v0: class 'evals.elsuite.basic.match_with_solvers:MatchWithSolvers' is not converted: it " \
            "asks a Solver" in report
+
+
+def test_a_dataset_copy_no_entry_names_is_said(tmp_path):
+    write(tmp_path / "registry" / "evals" / "mc.yaml", MC_YAML)
+    write(tmp_path / "anatomy.jsonl", lines(*MMLU_ROWS))
+    typo = "hf://hendrycks_test?name=anatomy&split=val"
+    done = scoreboard(["import", "openai-evals", "registry/evals/mc.yaml", "--eval", "mmlu-anatomy", "--output", "out",
+                       "--hf-dataset", typo, "anatomy.jsonl"], tmp_path)
+    assert done.returncode == 3
+    report = (tmp_path / "out/conversion-report.md").read_text()
+    assert f"--hf-dataset '{typo}': no entry converted here names that dataset" in report
+    assert f"dataset '{MMLU_URL}' is downloaded by HuggingFace datasets at run time" in report

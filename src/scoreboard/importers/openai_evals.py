@@ -114,6 +114,11 @@ def import_openai_evals(registry: str, out_dir: str, only: str | None = None,
                 seen.add(found[0])
                 targets.append(found)
     cases: list[dict] = []
+    named_urls = {str((spec.get("args") or {}).get("dataset")) for _, spec in targets
+                  if isinstance(spec, dict) and isinstance(spec.get("args"), dict)}
+    for url in sorted(set(reg.hf_datasets) - named_urls):  # a typo would otherwise go unnoticed
+        report.note(f"--hf-dataset {url!r}: no entry converted here names that dataset (it is written as the "
+                    "registry writes it)")
     params: dict[str, dict] = {}
     judge_params: dict[str, dict] = {}
     kinds: set[str] = set()
