@@ -125,3 +125,23 @@ def test_store_import_of_a_folder_finds_a_report_whose_keys_another_tool_reorder
     assert [(r["suite"], r["run_id"]) for r in shown] == [(data["run"]["suite"], data["run"]["id"])]
     checked = sb("store", "verify", str(folder / "sorted.json"), "--store", spec, cwd=tmp_path)
     assert checked.returncode == 0 and "matches" in checked.stdout, checked.stdout + checked.stderr
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_store_import_tag_labels_a_run_already_stored(kind, request, tmp_path):
+    """`store import eval-results/ --tag nightly` after the runs were recorded as they ran: every
+    report was `already stored (unchanged)` and the tag was dropped without a word, so
+    `history --tag nightly` listed nothing. The tag labels the run; its stored rows are untouched."""
+    report = scored(tmp_path)
+    spec = fresh(kind, request, tmp_path, "t")
+    assert sb("store", "import", str(report), "--store", spec, cwd=tmp_path).returncode == 0
+    again = sb("store", "import", str(report.parent), "--tag", "nightly", "--tag", "odd %_ tag", "--store", spec,
+               cwd=tmp_path)
+    assert again.returncode == 0 and "1 already stored (unchanged)" in again.stdout, again.stdout + again.stderr
+    for tag in ("nightly", "odd %_ tag"):
+        runs = json.loads(sb("history", "--json", "--tag", tag, "--store", spec, cwd=tmp_path).stdout)["runs"]
+        assert [r["run_id"] for r in runs] == [json.loads(report.read_text())["run"]["id"]], (tag, runs)
+    assert json.loads(sb("history", "--json", "--tag", "odd", "--store", spec, cwd=tmp_path).stdout)["runs"] == []
+    run = json.loads(report.read_text())["run"]
+    checked = sb("store", "verify", f"{run['suite']}/{run['id']}", "--store", spec, cwd=tmp_path)
+    assert checked.returncode == 0 and "matches" in checked.stdout, checked.stdout + checked.stderr

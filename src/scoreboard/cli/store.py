@@ -63,7 +63,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                        description="store runs from report files (folders are searched for reports)")
     s.add_argument("paths", nargs="+", metavar="PATH", help="a report JSON file or a folder such as eval-results/")
     s.add_argument("--tag", action="append", default=[], type=tag_arg,
-                   help=f"tag every imported run; repeatable ({TAG_RULE})")
+                   help=f"tag every run of the reports named, one already stored too; repeatable ({TAG_RULE})")
     s.add_argument("--replace", action="store_true",
                    help="store each run again from its report even when that report is already stored (a stored "
                         "copy changed or damaged since: `store verify` names what differs)")

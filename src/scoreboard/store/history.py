@@ -223,6 +223,9 @@ class HistoryStore:
         held = self.db.one("SELECT report_sha256, git_commit, git_branch, git_dirty, source FROM runs WHERE key = ?",
                            (key,))
         if held is not None and held[0] == sha and not replace:
+            if self.tags:  # `store import --tag` labels a run already stored too
+                with self.db.write() as db:
+                    write_tags(db, key, self.tags)
             return "unchanged"
         # Every attempt is checked before the stored copy is touched: a bad report never
         # replaces a good one (a large report is read once more for it, a streaming pass).
@@ -238,6 +241,7 @@ class HistoryStore:
             db.lock_run(key)  # another import of this report may have stored it since `held` was read
             now = db.one("SELECT report_sha256 FROM runs WHERE key = ?", (key,))
             if now is not None and now[0] == sha and not replace:
+                write_tags(db, key, self.tags)
                 return "unchanged"
             for table in RUN_TABLES:
                 if table != "run_tags":
