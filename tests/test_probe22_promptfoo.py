@@ -86,7 +86,7 @@ def test_a_check_with_no_faithful_conversion_leaves_the_case_not_assessed(tmp_pa
 tests:
   - description: a
     vars: {word: hi}
-    assert: [{type: is-html}, {type: contains, value: hi}]
+    assert: [{type: is-sql}, {type: contains, value: hi}]
   - description: b
     vars: {word: yo}
     assert: [{type: contains, value: yo}, {type: is-sql, weight: 0}]
@@ -94,8 +94,9 @@ tests:
     vars: {word: hey}
     assert: [{type: not-is-sql}, {type: contains, value: nope}]
 """, rc=3)
-    assert "tests.0.assert.0 (is-html): is-html has no scoreboard equivalent" in report, report
-    assert "the case is not assessed" in report.split("tests.0.assert.0 (is-html)")[1].split("\n")[0], report
+    # (is-html, this test's first subject until 24A, is converted since: test_probe24A_promptfoo.py)
+    assert "tests.0.assert.0 (is-sql): is-sql has no scoreboard equivalent" in report, report
+    assert "the case is not assessed" in report.split("tests.0.assert.0 (is-sql)")[1].split("\n")[0], report
     assert "the case is not assessed" not in report.split("tests.1.assert.1 (is-sql)")[1].split("\n")[0]
     got = _outcomes(_run(tmp_path))
     assert got["b"] == ["passed"] and got["c"] == ["failed"], got  # weight 0: a metric only; a failure stays

@@ -275,6 +275,12 @@ def _contains_html(value, a, inverse, ctx, where):
     return runtime_spec(ctx, f"_pf.contains_html(output, {inverse!r})"), None
 
 
+def _is_html(value, a, inverse, ctx, where):
+    """handleIsHtml: validateHtml's parse5 tree checks, ported over html5lib's WHATWG tree
+    construction (promptfoo_runtime_html.py), value not read."""
+    return runtime_spec(ctx, f"_pf.is_html(output, {inverse!r})"), None
+
+
 def _xml(kind: str):
     def handler(value, a, inverse, ctx, where):
         """handleIsXml: the value names required element paths (a text split at commas, a list, a
@@ -291,7 +297,7 @@ def _xml(kind: str):
 
 
 CHECKS = {
-    "contains-html": _contains_html, "is-xml": _xml("is-xml"), "contains-xml": _xml("contains-xml"),
+    "contains-html": _contains_html, "is-html": _is_html, "is-xml": _xml("is-xml"), "contains-xml": _xml("contains-xml"),
     "equals": _equals, "starts-with": _starts_with, "regex": _regex,
     "is-json": _is_json, "contains-json": _contains_json,
     "latency": _measure("max-latency-ms", "latency"), "cost": _measure("max-cost", "cost"),
@@ -304,7 +310,6 @@ CHECKS = {
 
 #: why the other deterministic types stay listed (promptfoo 0.121's handlers)
 NOT_CONVERTED = {
-    "is-html": "is-html has no scoreboard equivalent (promptfoo parses with parse5)",
     "is-sql": "is-sql has no scoreboard equivalent (promptfoo parses with node-sql-parser)",
     "contains-sql": "contains-sql has no scoreboard equivalent (promptfoo parses with node-sql-parser)",
     "meteor": "meteor has no scoreboard equivalent (promptfoo uses the natural package's WordNet)",

@@ -25,6 +25,7 @@ from .promptfoo_runtime_json import (
     is_basic_refusal,
     is_refusal,
 )
+from .promptfoo_runtime_html import is_html
 from .promptfoo_runtime_markup import contains_html, unassessed
 from .promptfoo_runtime_xml import xml
 
@@ -33,7 +34,7 @@ __all__ = ["JS_SPACE", "fail", "js_split_words", "js_trim", "text_of", "utf16_le
            "convert_slash_comments", "extract_json_objects", "finish_reason", "is_basic_refusal", "is_refusal",
            "js_json_parse", "deep_strict_equal", "equals", "contains", "levenshtein_distance", "levenshtein",
            "rouge_n_score", "rouge_n", "bleu_score", "gleu_score", "bleu", "gleu", "word_count", "measure",
-           "contains_html", "unassessed", "xml"]
+           "contains_html", "is_html", "unassessed", "xml"]
 
 #: JavaScript's \\s (String.prototype.trim and /\\s+/ use the same set)
 # ---- equals (src/assertions/equals.ts) ---------------------------------------------------
