@@ -12,8 +12,9 @@ from typing import Any
 from ..errors import ConfigError, shorten
 from ..record.constants import RUN_STATUSES
 from .db import Database
+from .casepage import OUTCOMES, case_page, like, results_source  # noqa: F401  (re-exported)
 from .liveness import INTERRUPTED, annotate
-from .migrations import case_key, fold
+from .migrations import case_key
 from .rows import NEWEST, parse
 
 RUN_COLUMNS = ("key, run_id, suite, status, started_at, finished_at, recorded_at, source, report_path, "
@@ -24,25 +25,6 @@ VARIANT_COLUMNS = ("run_key, position, name, attempts, passed, failed, errors, u
                    "ci_low, ci_high, ci_method, field_accuracy, fa_low, fa_high, cost_per_case, errors_not_graded, units")
 _VARIANT_NAMES = [c.strip() for c in VARIANT_COLUMNS.split(",")]
 MAX_LIMIT = 500
-OUTCOMES = {
-    "failing": "(cr.failed + cr.errors) > 0",
-    "passing": "(cr.failed + cr.errors) = 0 AND cr.passed > 0",
-    "flaky": "cr.passed > 0 AND (cr.failed + cr.errors) > 0",
-    "errors": "cr.errors > 0",
-    "unjudged": "cr.tries = 0",
-}
-#: per-case tallies of a run still under way, from its attempts (a finished run has them stored)
-_LIVE_RESULTS = (
-    "(SELECT a.variant AS variant, a.case_id AS case_id, MIN(c.position) AS position, "
-    "MIN(c.input_hash) AS input_hash, MIN(c.category) AS category, "
-    "SUM(CASE WHEN a.status = 'passed' THEN 1 ELSE 0 END) AS hits, "
-    "SUM(CASE WHEN a.status IN ('passed', 'failed', 'error') THEN 1 ELSE 0 END) AS tries, "
-    "SUM(CASE WHEN a.status = 'passed' THEN 1 ELSE 0 END) AS passed, "
-    "SUM(CASE WHEN a.status = 'failed' THEN 1 ELSE 0 END) AS failed, "
-    "SUM(CASE WHEN a.status = 'error' THEN 1 ELSE 0 END) AS errors, "
-    "SUM(CASE WHEN a.status IN ('passed', 'failed', 'error') THEN 0 ELSE 1 END) AS other "
-    "FROM attempts a JOIN cases c ON c.run_key = a.run_key AND c.case_key = a.case_key "
-    "WHERE a.run_key = ? GROUP BY a.variant, a.case_key, a.case_id) cr")
 
 
 #: the statuses a run can be recorded with, and `interrupted`: recorded as running, its process ended
@@ -97,12 +79,6 @@ class RunFilter:
     tag: str | None = None
     commit: str | None = None
     search: str | None = None
-
-
-def like(text: str) -> str:
-    """A LIKE pattern matching `text` anywhere, its wildcards taken literally."""
-    escaped = fold(text).replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
 
 
 def clamp(limit: Any, default: int = 50) -> int:
@@ -267,55 +243,6 @@ def get_run(db: Database, key: str) -> dict | None:
     run["categories"] = [c for (c,) in db.all("SELECT DISTINCT category FROM cases WHERE run_key = ? "
                                               "AND category IS NOT NULL ORDER BY category", (key,))]
     return run
-
-
-def results_source(db: Database, key: str) -> tuple[str, list]:
-    """The per-case tallies of a run: stored when it finished, else made from its attempts."""
-    if db.one("SELECT 1 FROM case_results WHERE run_key = ? LIMIT 1", (key,)):
-        return "(SELECT * FROM case_results WHERE run_key = ?) cr", [key]
-    return _LIVE_RESULTS, [key]
-
-
-def case_page(db: Database, key: str, *, variant: str | None = None, outcome: str | None = None,
-              search: str | None = None, category: str | None = None, cursor: Any = None,
-              limit: int = 50) -> tuple[list[dict], int | None]:
-    """One page of a run's cases in plan order, each with its per-variant tallies."""
-    source, params = results_source(db, key)
-    where, extra = [], []
-    if variant:
-        where.append("cr.variant = ?")
-        extra.append(variant)
-    if outcome in OUTCOMES:
-        where.append(OUTCOMES[outcome])
-    if search:
-        where.append("cr.position IN (SELECT c.position FROM cases c WHERE c.run_key = ? AND c.folded LIKE ? ESCAPE '\\')")
-        extra += [key, like(search)]
-    if category:
-        where.append("cr.category = ?")
-        extra.append(category)
-    if cursor not in (None, ""):
-        where.append("cr.position > ?")
-        extra.append(int(cursor))
-    sql = f"SELECT DISTINCT cr.position FROM {source}"
-    if where:
-        sql += " WHERE " + " AND ".join(where)
-    sql += " ORDER BY cr.position LIMIT ?"
-    found = [p for (p,) in db.all(sql, [*params, *extra, limit + 1])]
-    shown = found[:limit]
-    if not shown:
-        return [], None
-    marks = ", ".join("?" * len(shown))
-    rows = db.all(f"SELECT cr.position, cr.case_id, cr.variant, cr.input_hash, cr.category, cr.hits, cr.tries, "
-                  f"cr.passed, cr.failed, cr.errors, cr.other FROM {source} WHERE cr.position IN ({marks}) "
-                  "ORDER BY cr.position, cr.variant", [*params, *shown])
-    cases: dict[int, dict] = {}
-    for pos, cid, var, ih, cat, hits, tries, passed, failed, errors, other in rows:
-        item = cases.setdefault(pos, {"position": pos, "case_id": cid, "input_hash": ih, "category": cat,
-                                      "variants": {}})
-        item["variants"][var] = {"hits": hits, "tries": tries, "passed": passed, "failed": failed,
-                                 "errors": errors, "other": other}
-    page = [cases[p] for p in shown]
-    return page, (shown[-1] if len(found) > limit else None)
 
 
 def attempt_page(db: Database, key: str, *, status: str | None = None, cursor: Any = None,

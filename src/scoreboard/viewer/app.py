@@ -51,7 +51,7 @@ from ..store.gates import run_gates
 from .figures import compare_runs
 from .trend import trend
 from .guards import _holds_nul, _host_ok, _same_origin
-from .params import ParamError, known_category, known_variant, page_limit, position_cursor, repeated, runs_cursor
+from .params import ParamError, case_sort, known_category, known_variant, page_limit, position_cursor, repeated, runs_cursor
 from .reviews import ReviewError, review_from_form
 from .shots import add_routes as add_shot_routes
 
@@ -226,7 +226,8 @@ class Viewer:
         limit, cursor = page_limit(q.get("limit")), position_cursor(q.get("cursor"))  # ParamError: a 400
         found = await self.call(self._page, key, case_page, variant=q.get("variant") or None,
                                 outcome=q.get("outcome") or None, search=q.get("search") or None,
-                                category=q.get("category") or None, cursor=cursor, limit=limit)
+                                category=q.get("category") or None, cursor=cursor, limit=limit,
+                                sort=case_sort(q.get("sort")))  # ParamError: a 400 naming `sort`
         if found is None:
             return _error(404, "no such run")
         return json_response({"cases": found[0], "next": found[1], "limit": limit, "max_limit": MAX_LIMIT})
@@ -379,10 +380,9 @@ def make_app(store: HistoryStore, settings: Settings) -> web.Application:
 
 async def serve(store: HistoryStore, settings: Settings, ready=None) -> None:
     """Serve until cancelled; `ready(url)` is called once the socket listens."""
-    app = make_app(store, settings)
     # a request line up to REQUEST_LINE bytes: a case id of 1,000 CJK characters is 9,000 bytes
     # percent-encoded, past aiohttp's default 8,190 (a 400 before the app saw it)
-    runner = web.AppRunner(app, access_log=None, max_line_size=REQUEST_LINE)
+    runner = web.AppRunner(make_app(store, settings), access_log=None, max_line_size=REQUEST_LINE)
     await runner.setup()
     site = web.TCPSite(runner, settings.host, settings.port)
     await site.start()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from ..store.casesort import check_sort
 from ..store.queries import MAX_LIMIT
 
 #: a runs-list cursor as list_runs writes it: "<started_at>|<run id>|<key>"
@@ -48,6 +49,14 @@ def runs_cursor(value: str | None, name: str = "cursor") -> str | None:
     if not _RUNS_CURSOR.fullmatch(value):
         raise ParamError(f"{name}: must be the `next` value of an earlier page of runs, got {_shown(value)}")
     return value
+
+
+def case_sort(value: str | None) -> tuple[str, bool] | None:
+    """A run's cases' `sort`: a name of store.casesort.SORTS, a leading `-` for descending."""
+    try:
+        return check_sort(value)
+    except ValueError as exc:
+        raise ParamError(f"sort: {exc}") from None
 
 
 def known_variant(db, key: str, name: str | None) -> None:

@@ -148,7 +148,7 @@ async function runsPage(params, first) {
   form.append(field("suite", "suite", suiteSel), field("variant", "variant", inputs.variant),
     field("status", "status", status), field("since", "from", inputs.since), field("until", "to", inputs.until),
     field("tag", "tag", inputs.tag), field("commit", "git commit", inputs.commit),
-    field("search", "search", inputs.search), el("button", { type: "submit", text: "Filter" }));
+    field("search", "search", inputs.search), el("button", { type: "submit", id: "run-filter", text: "Filter" }));
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     const p = new URLSearchParams();
@@ -264,18 +264,25 @@ async function caseList(m, run, params) {
   const outcome = el("select", { name: "outcome", id: "outcome", "aria-label": "outcome" }, [["", "any outcome"], ["failing", "failing"], ["passing", "passing"], ["flaky", "flaky"], ["errors", "errors"], ["unjudged", "no verdict (not assessed or not run)"]].map(([o, t]) => el("option", { value: o, text: t })));
   const category = el("select", { name: "category", "aria-label": "category" }, el("option", { value: "", text: "any category" }), run.categories.map((c) => el("option", { value: c, text: c })));
   const search = el("input", { type: "search", name: "search", placeholder: "case id", "aria-label": "search case ids" });
-  for (const [k, input] of Object.entries({ variant, outcome, category, search })) input.value = params.get(k) || "";
-  const form = el("form", { class: "filters", id: "case-filters" }, variant, outcome, category, search, el("button", { type: "submit", text: "Filter" }));
+  // the order of the list, kept by the server (a run of a million cases sorts as a small one); over
+  // the variant chosen above, else every variant's attempts; an unknown value last either way
+  const sort = el("select", { name: "sort", id: "case-sort", "aria-label": "sort cases" }, SORTS.map(([o, t]) => el("option", { value: o, text: t })));
+  const controls = { variant, outcome, category, search, sort };
+  for (const [k, input] of Object.entries(controls)) input.value = params.get(k) || "";
+  const form = el("form", { class: "filters", id: "case-filters" }, variant, outcome, category, search, sort, el("button", { type: "submit", id: "case-filter", text: "Filter" }));
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     const p = new URLSearchParams();
-    for (const [k, input] of Object.entries({ variant, outcome, category, search })) if (input.value) p.set(k, input.value);
+    for (const [k, input] of Object.entries(controls)) if (input.value) p.set(k, input.value);
     go(["run", run.key], p);
   });
   const names = run.figures.map((f) => f.name);
   const body = el("tbody", { id: "cases-body" });
   const more = el("button", { type: "button", id: "cases-more", text: "Load more" });
-  m.append(form, el("table", { id: "cases" }, el("thead", {}, el("tr", {}, ["case", "category", ...names].map((h) => el("th", { text: h })))), body), more);
+  const by = sortBy(params.get("sort"));
+  const heads = ["case", "category", ...names].map((h, i) => el("th", { text: h, "aria-sort": i === 0 && by && by.name === "id" ? by.dir : null }));
+  if (by && by.name !== "id") heads.push(el("th", { id: "sort-column", "aria-sort": by.dir, text: SORT_WORDS[by.name] }));
+  m.append(form, el("table", { id: "cases" }, el("thead", {}, el("tr", {}, heads)), body), more);
   let cursor = null;
   async function load() {
     const q = new URLSearchParams(params);
@@ -291,13 +298,34 @@ async function caseList(m, run, params) {
           const cls = !v.tries ? "muted" : v.hits === v.tries ? "ok" : v.hits === 0 ? "bad" : "warn";
           return el("td", { class: cls, text: `${v.hits}/${v.tries} passed` + (v.errors ? `, ${v.errors} ${v.errors === 1 ? "error" : "errors"}` : "") +
             (v.other ? ` (+${v.other} with no verdict: not assessed, not run or interrupted)` : "") });
-        })));
+        }), by && by.name !== "id" ? el("td", { class: "sort-value", text: sortValue(by.name, c.sort_value) }) : null));
     }
     cursor = page.next;
     more.hidden = cursor === null;
   }
   more.addEventListener("click", () => load().catch(fail));
   await load();
+}
+
+// the case list's orders (store/casesort.py): a leading "-" is descending
+const SORT_WORDS = { pass_rate: "pass rate", change: "change since the previous run, points", latency: "mean latency", cost: "mean cost" };
+const SORTS = [["", "plan order"], ["id", "case id, A to Z"], ["-id", "case id, Z to A"], ["pass_rate", "pass rate, lowest first"],
+  ["-pass_rate", "pass rate, highest first"], ["change", "change since the previous run, largest drop first"],
+  ["-change", "change since the previous run, largest gain first"], ["-latency", "latency, slowest first"], ["latency", "latency, fastest first"],
+  ["-cost", "cost, costliest first"], ["cost", "cost, cheapest first"]];
+function sortBy(value) {
+  if (!value) return null;
+  const name = value.replace(/^-/, "");
+  return { name, dir: value.startsWith("-") ? "descending" : "ascending" };
+}
+function sortValue(name, v) {
+  if (v === null || v === undefined) {
+    return name === "change" ? "unknown (not in the previous run, another input there, or no verdict)" : name === "pass_rate" ? "no verdict" : "unknown";
+  }
+  if (name === "pass_rate") return pct(v);
+  if (name === "change") return points(v);
+  if (name === "latency") return `${num(v, 4)} ms`;
+  return "$" + num(v, 3);
 }
 
 // ---------------------------------------------------------------- trends
@@ -632,6 +660,8 @@ async function readMeta() {
 // a page come to otherwise, whose link is gone with the page it was on, takes it on its heading,
 // not on the document's start (a keyboard user was sent back to the top of every page).
 const FOCUSED = new Map();
+// the control left on a page; the next page has it again (the filter button it was sent from): the focus stays there
+let CARRIED = null;
 
 function focusedOn(node) {
   if (!node || node === document.body || !document.getElementById("main").contains(node)) return null;
@@ -646,6 +676,8 @@ function placeFocus(hash) {
   let target = null;
   if (mark && mark.id) target = document.getElementById(mark.id);
   else if (mark) target = [...document.querySelectorAll("#main a")].filter((a) => a.getAttribute("href") === mark.href)[mark.nth] || null;
+  if (!target && CARRIED && CARRIED.id) target = document.getElementById(CARRIED.id);
+  CARRIED = null;
   const active = document.activeElement;
   if (!target && active && active !== document.body && active.isConnected) return;  // the page kept it (a form)
   if (!target) {
@@ -661,6 +693,7 @@ async function start() {
     const left = focusedOn(document.activeElement);
     const from = new URL(ev.oldURL).hash || "#/runs";
     if (left) FOCUSED.set(from, left); else FOCUSED.delete(from);
+    CARRIED = left;
     document.documentElement.dataset.ready = "false";
     render();
   });
