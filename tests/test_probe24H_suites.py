@@ -224,3 +224,50 @@ def test_geval_evaluation_steps_written_wrong_is_one_line_naming_the_field(tmp_p
     (line,) = proc.stderr.strip().splitlines()
     assert line.startswith("scoreboard: error: suite.yaml:7, field 'graders[0]': grader 'g-eval': "), line
     assert message in line, line
+
+
+# ---- Inspect's epochs reducers, written by their Inspect names --------------------------------
+
+def write_epochs(folder: Path, extra: str) -> Path:
+    (folder / "cases.jsonl").write_text(json.dumps({"id": "eggs", "input": "16 - 3 - 4 eggs at $2?",
+                                                    "expected": 18}) + "\n")
+    suite = folder / "suite.yaml"
+    suite.write_text("name: gsm\nsubject: {type: openai, model: m, params: {max_tokens: 64}}\ncases: cases.jsonl\n"
+                     "runs: 3\ngraders: [{inspect: {scorer: match, numeric: true}}]\n" + extra)
+    return suite
+
+
+@pytest.mark.parametrize("reducers, field, hint", [
+    ("[at_least_2]", "reducers.0", "(Inspect's at_least_2: write {kind: at_least, k: 2})"),
+    ("[mean, pass_at_2]", "reducers.1", "(Inspect's pass_at_2: the summary reports pass@2 whenever a case runs "
+                                        "more than once, no reducer needed; gate it with fail_under_metrics: "
+                                        "{'pass@2': 0.8})"),
+    ("[pass_k_3]", "reducers.0", "the summary reports pass^3"),
+    ("[{kind: pass_at, k: 2}]", "reducers.0.kind", "(Inspect's pass_at: the summary reports pass@K"),
+])
+def test_an_inspect_reducer_name_says_how_this_suite_writes_it(tmp_path, reducers, field, hint):
+    # Epochs(3, "at_least_2") ported by hand as reducers: [at_least_2] only said "must be one of
+    # 'mean', 'max', 'median' or 'mode' or a mapping (got 'at_least_2')", not how to write it
+    write_epochs(tmp_path, f"reducers: {reducers}\n")
+    proc = scoreboard("validate", "suite.yaml", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    (line,) = [x for x in proc.stderr.splitlines() if "warning" not in x]
+    assert line.startswith(f"scoreboard: error: suite.yaml:6, field '{field}': must be one of "), line
+    assert line.endswith(hint) or hint in line, line
+
+
+def test_what_the_reducer_hints_say_to_write_runs_against_a_server(tmp_path, fake):
+    server = fake({"eggs": "9 * 2 = 18\nANSWER: 18"})
+    write_epochs(tmp_path, "reducers: [{kind: at_least, k: 2}]\nfail_under_metrics: {'pass@2': 0.8, 'pass^3': 0.5}\n")
+    proc = scoreboard("run", "suite.yaml", "--output-dir", "out", "--no-progress", cwd=tmp_path, base_url=server.url)
+    assert proc.returncode == 0, proc.stderr
+    summary = report(tmp_path)["summary"]
+    assert "reducer at_least_2: 100.0%" in proc.stdout, proc.stdout
+    assert "gate passed" in proc.stdout and len(server.bodies) == 3, summary
+
+
+def test_a_reducer_name_of_no_tool_gets_no_hint(tmp_path):
+    write_epochs(tmp_path, "reducers: [bogus_2]\n")
+    proc = scoreboard("validate", "suite.yaml", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().endswith("(got 'bogus_2')"), proc.stderr

@@ -216,6 +216,9 @@ def _message(err: dict, siblings: list[dict], loc: tuple, model: type[BaseModel]
         if len(got_s) > 60:
             got_s = got_s[:57] + "..."
         msg = f"{msg} (got {got_s}{_exponent_hint(got) if kind == 'float_type' else ''}){_share_hint(err)}"
+        value_hint = getattr(model, "value_hint", None)  # another tool's spelling of a value, said
+        if value_hint is not None:
+            msg += value_hint(loc, got)
     return " ".join(msg.split())
 
 

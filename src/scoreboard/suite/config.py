@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, StrictFloat, StrictInt, field_validator
@@ -241,6 +242,25 @@ class SuiteConfig(StrictSettings):
     #: gates on a judge's figures pass even when its instrument check failed or never ran
     trust_unchecked_judge: bool = False
     # --- end visual work ---
+
+    @classmethod
+    def value_hint(cls, loc: tuple, value: Any) -> str:
+        """Inspect's reducer names (`at_least_2`, `pass_at_2`, `pass_k_2`): how this suite writes them."""
+        if loc[:1] != ("reducers",) or not isinstance(value, str):
+            return ""
+        if len(loc) == 3 and loc[2] == "kind" and value in ("pass_at", "pass_k"):  # {kind: pass_at, k: 2}
+            figure = "pass@K" if value == "pass_at" else "pass^K"
+            return (f" (Inspect's {value}: the summary reports {figure} whenever a case runs more than once, no "
+                    f"reducer needed; gate it with fail_under_metrics: {{'{figure.replace('K', '2')}': 0.8}})")
+        found = re.fullmatch(r"(at_least|pass_at|pass_k)_(\d+)", value)
+        if len(loc) != 2 or found is None:
+            return ""
+        kind, k = found.groups()
+        if kind == "at_least":
+            return f" (Inspect's {value}: write {{kind: at_least, k: {k}}})"
+        figure = ("pass@" if kind == "pass_at" else "pass^") + k
+        return (f" (Inspect's {value}: the summary reports {figure} whenever a case runs more than once, no reducer "
+                f"needed; gate it with fail_under_metrics: {{'{figure}': 0.8}})")
 
     @field_validator("category", "case", mode="before")
     @classmethod
