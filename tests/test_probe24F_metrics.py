@@ -186,3 +186,45 @@ def test_an_agent_task_report_of_statistics_version_20_still_verifies(tmp_path):
     done = scoreboard(["verify", "v21.json"], tmp_path)
     assert done.returncode == 1 and "known_subtotal" in done.stdout and "expected null, found 0" in done.stdout, \
         done.stdout + done.stderr
+
+
+CHECKS = '''
+def maybe(output, context=None):
+    if "Lima" in str(output):
+        return {"pass": None, "score": None, "reason": "cannot say", "named_scores": {"q": 0.5}}
+    return {"pass": True, "score": 1.0, "named_scores": {"q": 1.0}}
+'''
+
+
+def test_a_named_score_of_a_grade_that_could_not_decide_is_unknown_on_that_attempt(tmp_path):
+    """README: a grade naming a metric that could not decide (`pass: null`) leaves the metric
+    unknown on that attempt; a Python grader's named_scores name it too. q read 0.5 there, and its
+    mean (1 + 1 + 0.75 + 1) / 4 = 93.8% where the decided attempts all said 1."""
+    (tmp_path / "checks.py").write_text(CHECKS)
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in CASES))
+    (tmp_path / "suite.yaml").write_text(
+        'name: unk\ncases: cases.jsonl\nruns: 2\n'
+        'subject: {type: mock, outputs: {c1: "Paris", c2: "Rome", c4: "Bern"}, runs: {c3: ["Oslo", "Lima"]}}\n'
+        'defaults:\n  graders:\n    - {contains: null, metric: precision}\n'
+        '    - {python: "python-file:checks.py:maybe", metric: judged}\n'
+        'derived_metrics:\n  qt: {expression: "q", aggregate: sum}\n')
+    done = scoreboard(["run", "suite.yaml", "--output", "r.json", "--format", "json", "--no-progress"], tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    (lima,) = [a for a in report["attempts"] if a["case_id"] == "c3" and a["status"] == "failed"]
+    assert lima["metrics"] == {"precision": 0.0}, lima["metrics"]  # judged and q unknown, never 0.5
+    q = report["summary"]["variants"]["mock"]["metrics"]["q"]
+    assert (q["value"], q["attempts"]) == (1.0, 7), q
+    # its total over the attempts on which it is known: 7 x 1 (it added the unknown attempt's 0.5)
+    assert report["summary"]["variants"]["mock"]["derived_metrics"]["qt"]["value"] == 7.0
+    done = scoreboard(["verify", "r.json", "--allow-code"], tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    # a report of the rule before (q 0.5 from the undecided grade) still verifies as that rule wrote it
+    from scoreboard.stats.summary import summarize
+
+    lima["metrics"] = {"precision": 0.0, "q": 0.5}
+
+    report["summary"] = summarize(report["plan"], report["attempts"], report.get("pairwise"))
+    (tmp_path / "earlier.json").write_text(json.dumps(report))
+    done = scoreboard(["verify", "earlier.json", "--allow-code"], tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -66,7 +66,8 @@ def named_scores(grades: list[dict], partial: bool = False) -> dict[str, float]:
     for g in grades:
         w = g.get("weight", 1)
         s = g.get("score")
-        if g.get("metric") and (s is None or g.get("passed") is None) and w and not g.get("record_only"):
+        undecided = (s is None or g.get("passed") is None) and w and not g.get("record_only")
+        if g.get("metric") and undecided:
             unknown.add(g["metric"])
         if g.get("metric") and s is not None:
             slot = sums.setdefault(g["metric"], [0.0, 0.0])
@@ -75,6 +76,8 @@ def named_scores(grades: list[dict], partial: bool = False) -> dict[str, float]:
         for name, value in (g.get("named_scores") or {}).items():
             if name == g.get("metric"):
                 continue
+            if undecided:  # a grade that could not decide names these too (`pass: null` with named_scores)
+                unknown.add(name)
             slot = sums.setdefault(name, [0.0, 0.0])
             slot[0] += value * w
             slot[1] += w

@@ -94,7 +94,9 @@ METHODS = {
 #: k = its runs (19 took one per run: an interval tighter than unanimous cases get), and pass@k and
 #: pass^k over conversations name their unit (19 said "case" of an interval over conversations), and
 #: each category gives its cases and its pass rate's interval (19: the rate alone); 21: an agent
-#: task's per-attempt figure that no attempt reported has no known subtotal (null; 20 wrote 0)
+#: task's per-attempt figure that no attempt reported has no known subtotal (null; 20 wrote 0), and a
+#: metric's total (`aggregate: sum`) leaves out the attempts on which the metric is unknown (20 added
+#: the named scores of a grade that could not decide)
 STATS_VERSION = 21
 #: the least intra-case correlation a pass rate's effective cases assume when the data cannot show it
 ICC_FLOOR = 0.1

@@ -9,6 +9,7 @@ from typing import Any
 from ..record.constants import MEASUREMENT_KEYS
 from .counts import CaseCounts, CaseIndex
 from .measurements import MeasureAccumulator
+from .methods import computing_version
 from .metrics import add_errored, add_scores, counts_scores, metric_totals
 
 JUDGED = ("passed", "failed", "error")
@@ -52,6 +53,9 @@ class Tally:
     def __init__(self, cases: CaseIndex, categories: dict[str, str | None], ungraded: frozenset = frozenset(),
                  fielded: frozenset = frozenset()):
         self.index, self.categories = cases, categories
+        #: statistics 21: a metric's total takes only the attempts on which it is known (20 added the
+        #: named scores of a grade that could not decide, a metric the attempt holds as unknown)
+        self.known_totals = computing_version() >= 21
         #: cases a grader grades field by field, and their errored attempts (no fields to grade):
         #: what field accuracy says it left out (statistics version 18; 17 counted every error)
         self.fielded, self.field_errors = fielded, 0
@@ -139,6 +143,8 @@ class Tally:
             self.unassessed_ran[cid] += 1
         if a.get("metrics"):
             for name, total in metric_totals(a["grades"]).items():
+                if self.known_totals and name not in a["metrics"]:
+                    continue
                 for into in (self.metric_totals,) + ((self.unassessed_totals,) if status == "unassessed" else ()):
                     slot = into.setdefault(name, {}).setdefault(cid, [0.0, 0])
                     slot[0] += total
