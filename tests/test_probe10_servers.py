@@ -208,7 +208,9 @@ def test_a_judge_that_times_out_after_a_retry_counts_every_request_it_sent(tmp_p
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
     report = json.loads((tmp_path / "rep.json").read_text())
     [grade] = report["attempts"][0]["grades"]
-    assert grade["judge_failure"] is True and grade["reason"] == "judge failure: judge timed out after 2s", grade
+    assert grade["judge_failure"] is True and grade["reason"] == ("judge failure: judge timed out after 2s (request sent, the "
+                                                                "server's answer had not begun (its status line and "
+                                                                "headers had not all come))"), grade
     assert seen == 2 and report["requests"]["by_role"] == {"judge": 2}
     assert grade["judge"]["usage"] == {"requests": 2, "input_tokens": None, "output_tokens": None, "cost_usd": None}
     checked = subprocess.run([sys.executable, "-m", "scoreboard", "verify", "rep.json"], cwd=tmp_path, env=env,

@@ -201,7 +201,8 @@ def test_an_attempt_timing_out_while_still_connecting_sent_nothing(tmp_path):
         for c in (*fill, srv):
             c.close()
     req = report["requests"]
-    assert [a["error"] for a in report["attempts"]] == ["timeout after 800 ms"] * 2, proc.stdout + proc.stderr
+    assert [a["error"] for a in report["attempts"]] == [
+        "timeout after 800 ms (connecting to the server, no request sent yet)"] * 2, proc.stdout + proc.stderr
     assert (req["sent"], req["never_sent"], req["possibly_billed"]) == (0, 2, [])
     assert req["never_sent_reasons"] == {"cancelled before sending": 2} and req["cost_spent_usd"] == 0.0
     assert "2 tries, 0 sent, 2 never sent (cancelled before sending)" in proc.stdout

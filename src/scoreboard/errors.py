@@ -196,3 +196,11 @@ class BatchCancelled(BatchPending):
 class BatchNotSent(BudgetExceeded):
     """The run stopped (an interrupt) before a queued batch request was submitted: nothing was
     sent, so its attempt is not run, like one the budget stopped."""
+
+
+def cut_while(exc: BaseException) -> str:
+    """" (what it was waiting for)" of a timeout (asyncio's TimeoutError, raised from the
+    cancellation) that cut an HTTP subject or judge, which names it on its cancellation
+    (`timed_out_while`: no answer's headers yet, a body still coming, a retry's wait); else ""."""
+    doing = getattr(exc.__cause__, "timed_out_while", None)
+    return f" ({doing})" if isinstance(doing, str) else ""

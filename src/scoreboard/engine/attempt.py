@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cases.conversation import NOT_SENT, breaks_chain, check_history, turn_messages
-from ..errors import BatchCancelled, BatchPending, BudgetExceeded, SubjectError
+from ..errors import BatchCancelled, BatchPending, BudgetExceeded, SubjectError, cut_while
 from ..graders.grade import Grade, GradeContext, grade_attempt
 from ..graders.scoring import load_scorer, outcome, record_fields, score_attempt, scored_case
 from ..graders.task import delivery_rule
@@ -309,8 +309,8 @@ class AttemptRunner:
                 measurements.requests = counted[key] - sent_before
         except BatchPending:
             raise
-        except TimeoutError:
-            error = f"timeout after {self.timeout_s * 1000:.0f} ms"
+        except TimeoutError as exc:  # an HTTP subject's says what it was waiting for (cut_while)
+            error = f"timeout after {self.timeout_s * 1000:.0f} ms{cut_while(exc)}"
             if sent_before is not None and counted.get(key, 0) > sent_before:
                 # the requests it sent before the cut, as the ledger counted them (sent: possibly
                 # billed); what they spent stays unknown, since no answer came

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import BudgetExceeded, SubjectError
+from ..errors import BudgetExceeded, SubjectError, cut_while
 from ..jsonio import loads, representable
 from ..subjects.values import Output, SubjectRequest
 
@@ -275,7 +275,7 @@ class Judge:
             # every request the cut judgment sent (an HTTP judge's retries too): possibly billed
             sent = getattr(exc.__cause__, "requests_sent", None)
             usage.unknown(sent if isinstance(sent, int) else 1)
-            raise JudgeFailure(f"judge timed out after {self.timeout_s:g}s") from None
+            raise JudgeFailure(f"judge timed out after {self.timeout_s:g}s{cut_while(exc)}") from None
         except BudgetExceeded:
             raise
         except SubjectError as exc:

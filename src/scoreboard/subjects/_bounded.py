@@ -28,7 +28,7 @@ HEAD_IDLE_S = 2.0
 HEAD_TOTAL_S = 5.0
 
 
-async def read_body(resp, limit: int, end=None, head: bool = False) -> tuple[bytes, bool]:
+async def read_body(resp, limit: int, end=None, head: bool = False, probe=None) -> tuple[bytes, bool]:
     """(the body of an aiohttp response up to `limit` bytes, whether it had more). The limit
     holds after decompression: a small gzip body may stand for a huge one. `end(buf, start)`,
     when given, says whether what was read (new bytes from `start`) holds the end of the answer
@@ -36,7 +36,8 @@ async def read_body(resp, limit: int, end=None, head: bool = False) -> tuple[byt
     `head`: a body declared larger than the limit is still read up to it (an error body's first
     64 KiB hold its message), else it is not read at all; and a body the server stops sending
     for HEAD_IDLE_S (held open, never ended), or still sends after HEAD_TOTAL_S, is what came by
-    then: an error's status and words are not lost to the attempt's timeout."""
+    then: an error's status and words are not lost to the attempt's timeout. `probe` (a
+    SentProbe), when given, counts the bytes read as they come (what a timeout says it cut)."""
     length = resp.content_length
     encoded = (resp.headers.get("Content-Encoding") or "identity").lower() != "identity"
     if length is not None and length > limit and not encoded and not head:
@@ -44,6 +45,8 @@ async def read_body(resp, limit: int, end=None, head: bool = False) -> tuple[byt
     if length is not None and length <= limit and not encoded and end is None and not head:
         return await resp.read(), False  # the declared length is within the limit: one read
     buf = bytearray()
+    if probe is not None:
+        probe.read = 0
     chunks = resp.content.iter_chunked(_CHUNK)
     loop = asyncio.get_running_loop()
     stop = loop.time() + HEAD_TOTAL_S
@@ -59,6 +62,8 @@ async def read_body(resp, limit: int, end=None, head: bool = False) -> tuple[byt
             raise
         start = len(buf)
         buf += chunk
+        if probe is not None:
+            probe.read = len(buf)
         if len(buf) > limit:
             return bytes(buf[:limit]), True
         if end is not None and end(buf, start):

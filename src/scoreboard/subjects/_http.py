@@ -37,7 +37,7 @@ from ._http_options import HTTPOptions
 from ._limits import Limiter
 from ._pool import Pool
 from ._sse import SSEReading, line_start, sse_data  # noqa: F401  (re-exported)
-from ._unsent import SentProbe, never_sent_reason, probing
+from ._unsent import SentProbe, never_sent_reason, probing, progress_words
 from ._wire import (  # noqa: F401  (re-exported for the subject kinds)
     Reply,
     answered_as_stream,
@@ -206,7 +206,17 @@ class HTTPSubject(SSEReading, HTTPOptions, Subject):
         was written: the ledger counts them apart, with no usage), the seconds queued behind this subject's own
         limits (max_concurrency, requests_per_minute, the budget): not the provider's latency,
         so not the attempt's (with max_concurrency 1, four attempts at once read 1x to 4x), and the
-        tries refused with a 429 (their usage a known 0)."""
+        tries refused with a 429 (their usage a known 0). A timeout that cuts it finds on its
+        cancellation (`timed_out_while`) where the attempt stood: queued, waiting to retry after
+        an error (named), connecting, sent with no answer yet, or reading an answer (how far)."""
+        where = [None, None]  # (what it waits for outside a try, the try's probe)
+        try:
+            return await self._tries(request, data, stream, bounds, price, t0, where)
+        except asyncio.CancelledError as exc:
+            exc.timed_out_while = progress_words(where[1], where[0])
+            raise
+
+    async def _tries(self, request, data, stream, bounds, price, t0, where):
         loop = asyncio.get_running_loop()
         session = self._pool.session(loop, self.static_headers)
         if self._loop is not loop:  # the limiter's futures belong to one loop
@@ -221,6 +231,7 @@ class HTTPSubject(SSEReading, HTTPOptions, Subject):
         while True:
             headers = self.request_headers()
             q0 = _perf()
+            where[0] = ("queued", err)
             gen = await limiter.acquire()
             try:
                 ticket = None if ledger is None else await self._reserve(request, bounds)
@@ -230,7 +241,7 @@ class HTTPSubject(SSEReading, HTTPOptions, Subject):
                 raise
             queued += _perf() - q0
             n += 1
-            probe = SentProbe()
+            where[:] = None, (probe := SentProbe())
             try:
                 reply, status = await self._exchange(session, url, payload, headers, stream, probe)
             except SubjectError as exc:
@@ -271,6 +282,7 @@ class HTTPSubject(SSEReading, HTTPOptions, Subject):
                                         else pause)
             err, delay = self._retry_delay(err, n, request, t0)
             if delay is not None and getattr(ledger, "halted", None) is None:
+                where[0] = ("retry", err, delay)
                 await asyncio.sleep(delay)
                 if getattr(ledger, "halted", None) is None:
                     continue
@@ -302,10 +314,12 @@ class HTTPSubject(SSEReading, HTTPOptions, Subject):
                 ok = 200 <= status < 300
                 if ok and self.stream_end_line is not None:  # a kind that streams
                     stream = answered_as_stream(stream, resp.content_type)
+                if probe is not None:
+                    probe.status, probe.stream = status, stream and ok
                 end = self.stream_end if stream and ok and self.stream_end_line is not None else None
                 raw, over = await read_body(resp, self.max_response_bytes if ok
                                             else min(ERROR_BODY_BYTES, self.max_response_bytes), end,
-                                            head=not ok)
+                                            head=not ok, probe=probe)
             if not ok:
                 raise self.status_error(status, raw, resp.headers)
             if status in (204, 205) and not raw:  # no body by definition: not bad JSON nor a cut stream

@@ -24,12 +24,39 @@ import aiohttp
 
 
 class SentProbe:
-    """Set once aiohttp has a connection to write the request on (its headers go first)."""
+    """Set once aiohttp has a connection to write the request on (its headers go first); then
+    the answer's status once its headers came, and how many bytes of its body were read (what
+    a timeout that cuts the try says it was waiting for: `progress_words`)."""
 
-    __slots__ = ("sent",)
+    __slots__ = ("sent", "status", "read", "stream")
 
     def __init__(self) -> None:
         self.sent = False
+        self.status: int | None = None
+        self.read: int | None = None  # None: the body is read in one go (its length was declared)
+        self.stream = False
+
+
+def progress_words(probe: SentProbe | None, waiting: tuple | None = None) -> str:
+    """Where a try stood when a timeout cut it, in words: waiting (`waiting`: ("queued", the
+    last try's error or None) in the subject's own queue, ("retry", error, seconds) before a
+    retry), connecting, sent with no answer's headers yet, or reading the body of an answer
+    whose headers came (how much of it)."""
+    if waiting is not None:
+        err = waiting[1]
+        if waiting[0] == "retry":
+            return f"waiting {waiting[2]:.3g} s to retry after: {err}"
+        return "queued behind the subject's own limits (max_concurrency, requests_per_minute" + \
+            (", a rate limit's pause" if getattr(err, "status", None) == 429 else "") + ")" + \
+            (f"; the last answer: {err}" if err is not None else "")
+    if probe is None or not probe.sent:
+        return "connecting to the server, no request sent yet"
+    if probe.status is None:
+        return "request sent, the server's answer had not begun (its status line and headers had not all come)"
+    what = "stream" if probe.stream else "body"
+    read = "" if probe.read is None else f": {probe.read:,} bytes read, " + (
+        "its last event not seen" if probe.stream else "its end not seen")
+    return f"HTTP {probe.status} answer, its {what} still coming{read}"
 
 
 #: the probe of the try the current task is making (None: no try is being probed)
