@@ -207,3 +207,69 @@ def test_sandboxed_agent_cannot_run_a_command_outside_through_a_checks_git(tmp_p
     assert [c["output"] for c in attempt["output"]["tool_calls"]] == ["planted"]
     assert attempt["status"] == "passed", attempt["grades"]
     assert not marker.exists()
+
+
+# ------------------------------------------------------------------ state checks over three runs
+
+FIXTURE = r'''
+import http.server, os, sqlite3
+db = sqlite3.connect("app.db", check_same_thread=False)
+db.execute("create table if not exists orders(item text)"); db.commit()
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        if self.path.startswith("/order/"):
+            db.execute("insert into orders values (?)", (self.path[7:],)); db.commit()
+        self.send_response(200); self.end_headers(); self.wfile.write(b"ok\n")
+    def log_message(self, *a): pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), H).serve_forever()
+'''
+STATE = r'''import os, sqlite3, subprocess, sys
+ws, what = os.environ["SCOREBOARD_WORKSPACE"], sys.argv[1]
+if what == "db":  # the state this attempt's fixture kept, in its private copy of environment/
+    rows = [r[0] for r in sqlite3.connect("environment/app.db").execute("select item from orders")]
+    print(f"orders {rows}"); sys.exit(0 if rows == ["widget"] else 1)
+if what == "git":
+    log = subprocess.run(["git", "-C", ws, "log", "--format=%s"], capture_output=True, text=True).stdout.split()
+    print(f"commits {log}"); sys.exit(0 if log == ["add"] else 1)
+ok = os.path.exists(os.path.join(ws, "out.txt"))
+print("out.txt there" if ok else "no out.txt"); sys.exit(0 if ok else 1)
+'''
+OUTPUT = "def check(ctx):\n    runs = [c for c in ctx.tool_calls if c.get('command')]\n" \
+         "    return any('ordered-ok' in (c.get('output') or '') for c in runs), f'{len(runs)} commands'\n"
+
+
+@pytest.mark.slow
+@need_bwrap
+@pytest.mark.skipif(not shutil.which("git"), reason="git not installed")
+@pytest.mark.parametrize("kind", KINDS)
+def test_state_checks_on_files_git_sqlite_and_output_over_three_runs(kind, tmp_path):
+    """Only the first attempt writes out.txt: pass@3 is 1, pass^3 is 0; every attempt's git,
+    database (a fixture per attempt) and command output checks pass on their own."""
+    make_task(tmp_path, [{"name": "file", "run": ["python3", "checks/state.py", "file"]},
+                         {"name": "git", "run": ["python3", "checks/state.py", "git"]},
+                         {"name": "db", "run": ["python3", "checks/state.py", "db"]},
+                         {"name": "output", "python": "checks/output.py:check"}],
+              files={"environment/server.py": FIXTURE, "checks/state.py": STATE, "checks/output.py": OUTPUT},
+              environment={"command": ["python3", "server.py"], "ready": {"url": "/health"},
+                           "agent_env": {"APP": "{url}"}})
+    served = []
+
+    def first(_request, _outputs):
+        served.append(1)
+        return bash("echo 1 > out.txt" if len(served) == 1 else "echo skipped")
+    commit = "git init -q . && git -c user.email=a@b -c user.name=a commit -q --allow-empty -m add"
+    with ScriptedModel([first, bash(commit), bash('curl -s "$APP/order/widget" && echo ordered-ok'),
+                        say("done")]) as model:
+        done, report = run_suite(tmp_path, kind, model, "--runs", "3", "--concurrency", "1")
+    assert len(served) == 3, served
+    by_check = {}
+    for attempt in report["attempts"]:
+        for grade in attempt["grades"]:
+            by_check.setdefault(grade["grader"], []).append(grade["passed"])
+    assert sorted(by_check["task-check:file"]) == [False, False, True], by_check
+    for name in ("task-check:git", "task-check:db", "task-check:output", "task-security"):
+        assert by_check[name] == [True, True, True], (name, by_check)
+    variant = report["summary"]["variants"]["agent"]
+    assert variant["pass_at_k"]["3"]["value"] == 1.0 and variant["pass_hat_k"]["3"]["value"] == 0.0
+    assert variant["pass_rate"] == pytest.approx(1 / 3)
+    assert "pass@3 100.0%" in done.stdout and "pass^3 0.0%" in done.stdout
