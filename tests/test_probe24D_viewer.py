@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.store.conftest import postgres  # noqa: F401  (the PostgreSQL server fixture)
 from tests.test_probe21_history import project, sb
 from tests.viewer.conftest import Served, wait_ready
 
@@ -287,3 +288,29 @@ def test_the_browsers_back_button_gives_the_focus_back_to_the_link_followed(brow
     finally:
         page.close()
         served.stop()
+
+
+def test_the_sorts_and_the_trend_window_read_the_same_from_postgresql(postgres, sorted_store):  # noqa: F811
+    """The sort and window queries are SQL both stores run: the same runs stored in PostgreSQL
+    give the same orders, values and window."""
+    import itertools
+    import os
+
+    url = postgres.create_database(f"p24d_{os.getpid()}_{next(itertools.count())}")
+    done = sb("store", "import", "r0.json", "r1.json", "--store", url, cwd=sorted_store)
+    assert done.returncode == 0, done.stderr
+    key = _latest(sorted_store)
+    here, there = Served("--store", "h.sqlite", cwd=sorted_store), Served("--store", url, cwd=sorted_store)
+    try:
+        for sort in ("id", "-id", "pass_rate", "-pass_rate", "change", "-change", "latency", "-latency", "cost", "-cost"):
+            for variant in ("", "&variant=a"):
+                path = f"/api/runs/{key}/cases?sort={sort}{variant}"
+                (s1, a), (s2, b) = here.get(path), there.get(path)
+                assert s1 == s2 == 200, (a, b)
+                assert [(c["case_id"], c["sort_value"]) for c in a["cases"]] == \
+                    [(c["case_id"], c["sort_value"]) for c in b["cases"]], path
+        (s1, a), (s2, b) = here.get("/api/trends?suite=sorted&limit=1"), there.get("/api/trends?suite=sorted&limit=1")
+        assert s1 == s2 == 200 and a["window"] == b["window"] and a["window"]["older"] == 1
+    finally:
+        here.stop()
+        there.stop()

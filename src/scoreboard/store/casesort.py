@@ -49,7 +49,8 @@ def previous_run(db: Database, key: str) -> str | None:
 def _rates(source: str, params: list, variant: str | None) -> tuple[str, list]:
     where, extra = ("WHERE cr.variant = ? ", [variant]) if variant else ("", [])
     return (f"SELECT cr.position AS position, MIN(cr.case_id) AS case_id, MIN(cr.input_hash) AS input_hash, "
-            f"SUM(cr.hits) * 1.0 / NULLIF(SUM(cr.tries), 0) AS k FROM {source} {where}GROUP BY cr.position",
+            f"CAST(SUM(cr.hits) AS DOUBLE PRECISION) / NULLIF(SUM(cr.tries), 0) AS k FROM {source} {where}"
+            "GROUP BY cr.position",
             [*params, *extra])
 
 
