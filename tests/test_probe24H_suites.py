@@ -271,3 +271,28 @@ def test_a_reducer_name_of_no_tool_gets_no_hint(tmp_path):
     proc = scoreboard("validate", "suite.yaml", cwd=tmp_path)
     assert proc.returncode == 1
     assert proc.stderr.strip().endswith("(got 'bogus_2')"), proc.stderr
+
+
+# ---- cases written inline in a suite (promptfoo's inline tests, Inspect's inline samples) ------
+
+@pytest.mark.parametrize("command", ["validate", "run", "plan"])
+def test_a_suite_with_its_cases_written_inline_says_how_to_write_them(tmp_path, command):
+    # validate read such a suite as a case document and said "field 'subject': unknown field (a
+    # case document holds cases, ...)"; run and plan said it was a case document to give with
+    # --cases, though it names a subject and graders
+    (tmp_path / "suite.yaml").write_text(
+        "name: t\nsubject: {type: openai, model: m, params: {max_tokens: 5}}\n"
+        "cases:\n  - {id: a, input: hi, expected: x}\n  - {id: b, input: yo, expected: y}\ngraders: [exact]\n")
+    proc = scoreboard(command, "suite.yaml", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert line == ("scoreboard: error: suite.yaml:3, field 'cases': a suite's cases: names case files (or dataset "
+                    "readers {format, path}), not cases written in the suite (2 case objects here): move them to "
+                    "a case file, such as cases.yaml holding {cases: [...]}, and write cases: cases.yaml"), line
+
+
+def test_a_case_document_alone_is_still_a_case_document(tmp_path):
+    (tmp_path / "c.yaml").write_text("cases: [{id: a, input: hi, expected: x}]\n")
+    assert scoreboard("validate", "c.yaml", cwd=tmp_path).returncode == 0
+    proc = scoreboard("run", "c.yaml", cwd=tmp_path)
+    assert proc.returncode == 1 and "this is a case document" in proc.stderr and "--cases" in proc.stderr

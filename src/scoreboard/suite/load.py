@@ -40,6 +40,7 @@ from .checks import (
     check_task_modes,
     gate_entries,
     gate_has_grader,
+    inline_cases_hint,
     jsonl_inside,
     replaced_gates,
     safe_name,
@@ -86,6 +87,11 @@ def read_suite_file(path: str | os.PathLike) -> tuple[dict, Path]:
                               + AS_CASES.format(path=shown), file=shown) from None
         message, line, field = json_refusal(exc, text) if suffix == ".json" else (exc.message, exc.line, exc.field)
         raise ConfigError(message, file=shown, line=line, field=field) from None
+    inline = inline_cases_hint(data)
+    if inline:
+        exc = ConfigError(inline, file=shown, field="cases")
+        exc.suite_settings = True  # type: ignore[attr-defined]  # a suite still (validate reads it as one)
+        raise exc
     hint = case_document_hint(data)
     if hint and path.suffix.lower() == ".toml":  # TOML holds suites only: no --cases to suggest
         raise ConfigError(f"{hint}, not a suite; a case file is JSONL, JSON or YAML (TOML holds only suites)",
