@@ -47,6 +47,8 @@ class Work:
     origin: dict | None = None
     #: renders outputs to screenshots (render.browser.Renderer) when the suite renders
     renderer: Any = None
+    #: the run's Checkpointer (engine/checkpoints.py), when it writes checkpoints
+    checkpoint: Any = None
 
 
 class Executor(Protocol):

@@ -36,7 +36,7 @@ from .attempt import AttemptRunner, RunState, not_run_record
 from .executor import Work, variant_limits
 from .ray_address import check_address
 from .ray_entry import init_ray
-from .ray_ledger import CANCELLED, WORKER_LOST, LedgerService, WorkerLedger, take_back
+from .ray_ledger import CANCELLED, WORKER_LOST, LedgerService, WorkerLedger, live_counts, take_back
 
 INSTALL_HINT = "the ray executor needs Ray: pip install 'scoreboard[ray]'"
 OBJECT_STORE_BYTES = 256 * 1024 * 1024  # a local instance's: records are small, and /dev/shm often is too
@@ -189,6 +189,9 @@ class RayExecutor:
 
         workers = [new_worker() for _ in range(count)]
         pool = _Pool(ray, work, service, workers, new_worker, per_worker)
+        hooks = work.checkpoint.before if work.checkpoint is not None else []
+        sync = live_counts(ray, service, ledger)
+        hooks.append(sync)  # a checkpoint counts the requests the service has seen so far
         try:
             try:  # a worker that cannot load the suite (a file missing on its node, a variable unset)
                 await asyncio.gather(_wait_ref(service.requests_of.remote([])),
@@ -198,6 +201,7 @@ class RayExecutor:
                 return
             await pool.run()
         finally:
+            hooks.remove(sync)
             await pool.settle()
             pool.shutdown()  # every worker's last request records reach the service first
             take_back(ray, service, ledger)

@@ -90,6 +90,10 @@ class LedgerService:
             self.ledger.complete(ticket, ok=False, error=error, possibly_billed=error == WORKER_LOST)
         return len(lost)
 
+    def live(self) -> dict:
+        """The counts so far, requests in flight among them as reserved (a checkpoint's)."""
+        return self.ledger.snapshot()
+
     def state(self) -> dict:
         """The counts, handed back to the driver (requests still open are closed first)."""
         self.abandon([list(t.attempt) for t in self.open.values()])
@@ -115,6 +119,21 @@ def take_back(ray, service: Any, ledger: Ledger) -> None:
         state["halted"] = ledger.halted or state["halted"]
         ledger.absorb(state)
     ray.kill(service)
+
+
+def live_counts(ray, service: Any, ledger: Ledger):
+    """A hook bringing the service's counts so far into the driver's ledger, which a checkpoint
+    reports (`take_back` replaces them with the final ones); a service that does not answer
+    leaves them as they were, and a halt the driver made stays."""
+    def sync() -> None:
+        try:
+            state = ray.get(service.live.remote(), timeout=10)
+        except (ray.exceptions.RayError, TimeoutError):
+            return
+        state["halted"] = ledger.halted or state["halted"]
+        ledger.absorb(state)
+
+    return sync
 
 
 class WorkerLedger:
