@@ -211,6 +211,35 @@ def _toml_deep_key(max_depth: int) -> re.Pattern:
                       re.MULTILINE)
 
 
+#: a TOML decimal literal (digits and underscores) after `=`, `[` or `,`: the one tomllib cannot convert
+_TOML_LONG_INT = re.compile(r"(?:=|\[|,)[ \t]*[+-]?([0-9][0-9_]*)")
+
+
+def _toml_long_number(text: str, max_chars: int) -> ParseError:
+    """The refusal of an integer too long for int() (Python stops at 4,300 digits), at its line."""
+    for match in _TOML_LONG_INT.finditer(text):
+        if len(match.group(1)) > max_chars:
+            line = text.count("\n", 0, match.start(1)) + 1
+            return ParseError(f"a number of {len(match.group(1))} characters is over the limit of {max_chars} "
+                              "(limits.max_number_chars)", line=line, path=_toml_key_at(text, line))
+    return ParseError(f"a number over {max_chars} digits (limits.max_number_chars)")
+
+
+_TOML_HEADER = re.compile(r"[ \t]*\[\[?[ \t]*([^\[\]]+?)[ \t]*\]\]?[ \t]*(?:#.*)?")
+_TOML_KEY = re.compile(r"[ \t]*((?:[A-Za-z0-9_-]+|\"[^\"\n]*\"|'[^'\n]*')(?:[ \t]*\.[ \t]*(?:[A-Za-z0-9_-]+|\"[^\"\n]*\"|'[^'\n]*'))*)[ \t]*=")
+
+
+def _toml_key_at(text: str, line: int) -> tuple:
+    """The key written on a line under its latest `[table]` header (empty when the line holds none)."""
+    lines = text.split("\n", line)[:line]
+    found = _TOML_KEY.match(lines[-1])
+    if found is None:
+        return ()
+    table = next((m[1] for m in map(_TOML_HEADER.fullmatch, reversed(lines[:-1])) if m), "")
+    return tuple(part.strip().strip("\"'") for part in re.findall(r"\"[^\"]*\"|'[^']*'|[^.]+", f"{table}.{found[1]}")
+                 if part.strip())
+
+
 def parse_toml(text: str, limits: Any = None) -> Any:
     """A TOML document (tomllib already refuses duplicate keys), then the same walk. A dotted key
     deeper than max_depth is refused before tomllib sees it: tomllib takes time quadratic in a
@@ -226,6 +255,8 @@ def parse_toml(text: str, limits: Any = None) -> Any:
         value = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ParseError(f"invalid TOML: {str(exc).splitlines()[0]}", line=getattr(exc, "lineno", None)) from None
+    except ValueError:  # int() of a decimal literal past Python's 4,300 digits, before check_tree sees it
+        raise _toml_long_number(text, bounds_of(limits)[1]) from None
     except RecursionError:
         raise ParseError("invalid TOML: nested too deeply") from None
     check_tree(value, limits)
