@@ -24,6 +24,7 @@ from .fieldwords import DocumentErrors, absent_reason, fields_unknown
 from .figures import one_sided_words, small_sample_words
 from .io import escape_surrogates, models_text
 from .mdtext import spell_unseen
+from .pairwise_words import pairwise_failures
 from .requests_text import notable, request_lines, tried
 from .schema import Attempt, PlanCase
 from .view import CaseTally, ReportView, as_view
@@ -278,6 +279,9 @@ def page_data(view: ReportView, level: int = 0) -> dict:
     refused = _egress_refused(report.attempts)
     if refused:
         data["egress_refused"] = refused
+    unjudged = pairwise_failures(report.pairwise)  # why a pair's comparisons were not judged
+    if unjudged:
+        data["pairwise_failures"] = {f"{a}\u0000{b}": lines for (a, b), lines in unjudged.items()}
     agreement = report.summary.judge_agreement
     if agreement is not None:  # judge vs human reviews, in the words the Markdown and terminal use
         block = agreement.model_dump(exclude_unset=True)

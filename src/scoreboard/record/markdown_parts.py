@@ -11,6 +11,7 @@ from .fieldwords import DocumentErrors, errored_words
 from .figures import judge_usage_words
 from .io import fields_over, fmt_rate
 from .mdtext import cell
+from .pairwise_words import pairwise_failures
 from .requests_text import usd
 from .schema import Gate
 from .schema_base import MeasurementSummary
@@ -27,8 +28,9 @@ def icon(rate: float | None) -> str:
 
 
 def judges_section(judges: JudgeSummary | None, agreement: JudgeAgreement | None,
-                   planned: int | None = None) -> list[str]:
-    """The model-graded section; `planned` (the plan's cases) says how many dQ left out."""
+                   planned: int | None = None, pairwise=None) -> list[str]:
+    """The model-graded section; `planned` (the plan's cases) says how many dQ left out;
+    `pairwise` (the report's block) why each pair's unjudged comparisons were not judged."""
     if not judges and not agreement:
         return []
     out = ["## Model-graded evaluation", ""]
@@ -63,6 +65,7 @@ def judges_section(judges: JudgeSummary | None, agreement: JudgeAgreement | None
                 f"{dq.cases} of {_n_cases(planned)}"
             out.append(f"- **dQ {cell(dq.a)} − {cell(dq.b)}**: {dq.dq:+.2f}{ci_s} on {on} where "
                        f"both variants have a pointwise score{flags}")
+        unjudged = pairwise_failures(pairwise)
         for pw in judges.pairwise or ():
             pc = pw.position_consistency
             out.append(f"- **pairwise {cell(pw.a)} vs {cell(pw.b)}**: {pw.a_wins} wins, {pw.b_wins} losses, "
@@ -70,6 +73,7 @@ def judges_section(judges: JudgeSummary | None, agreement: JudgeAgreement | None
                        f"{'n/a' if pc is None else f'{pc:.0%}'}; {pw.judge_failures} judge failures "
                        f"({cell(pw.note)})" + "".join(f"; {cell(f)}" for f in pw.flags)
                        + (f"; {cell(judge_usage_words(pw.usage))}" if pw.usage else ""))
+            out += [f"  - not assessed: {cell(why)}" for why in unjudged.get((pw.a, pw.b), ())]
         out.append("")
     if agreement:
         block = agreement.model_dump(exclude_unset=True)

@@ -16,6 +16,7 @@ from .figures import (choice_words, comparison_rows, figure_rows, judge_usage_wo
 from .detectable import detectable_how, detectable_words, too_few_words
 from .io import fields_over, fmt_rate, over_bound_words
 from .mdtext import spell_unseen
+from .pairwise_words import pairwise_failures
 from .requests_text import notable, request_lines
 from .render_facts import blocked_line
 from .schema import Report
@@ -158,12 +159,14 @@ def _judge_lines(report: Report, lead: bool) -> list[str]:
         flags = "".join(f"; {f}" for f in dq.flags)
         lines.append(f"  dQ {dq.a} - {dq.b}: {dq.dq:+.2f}{interval} on {dq.cases} cases "
                      f"(blind pointwise quality, 0-3{flags})")
+    unjudged = pairwise_failures(report.pairwise) if judges.pairwise else {}
     for pw in judges.pairwise or ():
         pc = pw.position_consistency
         flags = "".join(f"; {f}" for f in pw.flags)
         lines.append(f"  pairwise {pw.a} vs {pw.b}: {pw.a_wins} wins, {pw.b_wins} losses, {pw.ties} ties; "
                      f"position consistency {'n/a' if pc is None else f'{pc:.0%}'}{flags}"
                      + (f"; {judge_usage_words(pw.usage)}" if pw.usage else ""))
+        lines += [f"    not assessed: {shown(why)}" for why in unjudged.get((pw.a, pw.b), ())]
     failures = sum(v.judge_failures for v in judges.variants.values())
     if failures:
         lines.append(f"  judge failures (not assessed): {failures}")

@@ -784,7 +784,10 @@
         w.a_wins + " wins, " + w.b_wins + " losses, " + w.ties + " ties over " + w.cases + " cases; position consistency " +
         (w.position_consistency === null || w.position_consistency === undefined ? "n/a" : fmtRate(w.position_consistency)) +
         " (a verdict that flips when the order is swapped counts as a tie)" +
-        (Array.isArray(w.flags) && w.flags.length ? "; " + w.flags.join("; ") : "") + (w.usage && Object.keys(w.usage).length ? "; " + judgeUsageWords(w.usage) : "")));
+        (Array.isArray(w.flags) && w.flags.length ? "; " + w.flags.join("; ") : "") + (w.usage && Object.keys(w.usage).length ? "; " + judgeUsageWords(w.usage) : ""),
+        // why its comparisons went unjudged (a refusal in the judge's words, a timeout, no majority)
+        ((DATA.pairwise_failures || {})[w.a + "\u0000" + w.b] || []).length ? el("ul", { "data-testid": "pairwise-unjudged-" + w.a + "-" + w.b },
+          DATA.pairwise_failures[w.a + "\u0000" + w.b].map(function (why) { return el("li", { text: "not assessed: " + why }); })) : null));
     });
     if (items.length) parts.push(el("ul", { class: "plain" }, items));
     var agreeWords = DATA.agreement;  // the same sentences as the Markdown and the terminal
