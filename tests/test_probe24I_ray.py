@@ -99,3 +99,26 @@ def test_a_ray_runs_checkpoint_counts_the_requests_its_attempts_made_and_verifie
     assert requests["cost_known_usd"] >= 0.003 * len(done) - 1e-9, requests
     checked = scoreboard(tmp_path, "verify", str(checkpoint))
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_a_ray_run_on_its_own_local_instance_says_on_stderr_what_a_local_run_says(tmp_path):
+    """Ray (2.5x on) turns token authentication on for a local instance it starts and warns so
+    on the run's stderr ('Token authentication is enabled for this Ray cluster. Set
+    RAY_AUTH_MODE=disabled to opt out'), advice to the user about a cluster they never started.
+    The instance scoreboard starts keeps token authentication, without the warning."""
+    home = tmp_path / "home"
+    home.mkdir()
+    with FakeProvider(latency_ms=2) as srv:
+        srv.set_default("chat", {"reply": lambda r: extract_prompt(r)})
+        outputs = {}
+        for executor in ("local", "ray"):
+            folder = tmp_path / executor
+            folder.mkdir()
+            write_suite(folder, srv.base_url, 6, concurrency=2)
+            done = subprocess.run([sys.executable, "-m", "scoreboard", "run", "suite.json", "--no-progress",
+                                   "--executor", executor], cwd=folder, capture_output=True, text=True,
+                                  env={**env(), "HOME": str(home)}, timeout=300)
+            assert done.returncode == 0, done.stderr
+            outputs[executor] = done.stderr
+    assert outputs["ray"] == outputs["local"], outputs["ray"]
+    assert (home / ".ray" / "auth_token").is_file()  # the instance it started still had a token

@@ -6,11 +6,15 @@ kept there. The entrypoint is the command line with every known credential maske
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from ..redact import scrub_known
+
+#: the logger of Ray's "Token authentication is enabled for this Ray cluster" warning
+AUTH_SETUP_LOGGER = "ray._private.authentication.authentication_token_setup"
 
 
 @contextmanager
@@ -40,6 +44,15 @@ def init_ray(ray: Any, address: str | None, object_store_bytes: int) -> None:
             ray.init(address=address, include_dashboard=False, log_to_driver=False,
                      logging_level="ERROR", configure_logging=False)
         else:
-            ray.init(address="local", include_dashboard=False, log_to_driver=False, logging_level="ERROR",
-                     configure_logging=False, _node_ip_address="127.0.0.1",
-                     object_store_memory=object_store_bytes)
+            # Ray turns token authentication on for an instance it starts and warns so on the
+            # run's stderr, telling the user how to opt out of a cluster they never started: the
+            # mode stays Ray's, the warning is not printed.
+            quiet = logging.getLogger(AUTH_SETUP_LOGGER)
+            level = quiet.level
+            quiet.setLevel(logging.ERROR)
+            try:
+                ray.init(address="local", include_dashboard=False, log_to_driver=False, logging_level="ERROR",
+                         configure_logging=False, _node_ip_address="127.0.0.1",
+                         object_store_memory=object_store_bytes)
+            finally:
+                quiet.setLevel(level)
