@@ -130,9 +130,12 @@ def test_fail_under_per_variant_and_junit_and_step_summary(work):
     assert gates == {"answer": False, "mock": True}
     root = ET.parse(work / "junit.xml").getroot()
     suites = {s.get("name"): s for s in root.iter("testsuite")}
-    assert set(suites) == {"g.answer", "g.mock"} or {s.split(".")[-1] for s in suites} == {"answer", "mock"}
+    # each variant's cases, and the gates in a testsuite of their own (a CI tab shows the failed one)
+    assert set(suites) == {"g.answer", "g.mock", "g.gates"}
     failures = [tc for tc in root.iter("testcase") if tc.find("failure") is not None]
-    assert len(failures) == 8 and len(list(root.iter("testcase"))) == 80
+    assert len(failures) == 8 + 1 and len(list(root.iter("testcase"))) == 80 + 2
+    assert [tc.get("name") for tc in suites["g.gates"].iter("testcase") if tc.find("failure") is not None] == [
+        "fail-under [answer]"]
     text = summary.read_text()
     assert text.startswith("earlier step\n") and "# scoreboard report: g" in text and "## Gates" in text
     # the failures come before the per-case table there (GitHub drops what overflows a step

@@ -118,3 +118,35 @@ def test_scoreboards_junit_validates_against_the_junit_schema_and_its_counts_add
     results = {case.name: [type(r).__name__ for r in case.result] for ts in parsed for case in ts}
     assert results == {"ok1": [], "bad ::error file=x.py,line=1::forged": ["Failure"], "bad %25": ["Failure"],
                        "err1": ["Error"], "rec": ["Skipped"]}
+
+
+def test_a_failed_gate_is_a_failing_testcase_where_no_case_failed(tmp_path, monkeypatch):
+    """No case fails (both are record-only: skipped), the pass-rate gate fails on n/a: the run
+    exits 3, and a CI tab (which shows testcases, not properties) read it all green. The gates
+    are now a testsuite of their own, a failed one a <failure>."""
+    make_suite(tmp_path, ["r1", "r2"], record_only=("r1", "r2"))
+    code, xml_path = run_junit(tmp_path, monkeypatch, "--fail-under", "0.5",
+                               "--fail-under-metric", "answer:pass_rate=0.1")
+    assert code == 3
+    validate(xml_path)
+    root = ET.parse(xml_path).getroot()
+    (gates,) = [ts for ts in root.iter("testsuite") if ts.get("name") == "ci.gates"]
+    cases = {tc.get("name"): tc for tc in gates.iter("testcase")}
+    assert set(cases) == {"fail-under [answer]", "fail-under-metric pass_rate [answer]"}, set(cases)
+    failure = cases["fail-under [answer]"].find("failure")
+    assert failure is not None and failure.get("message") == "answer: pass rate n/a < 50.0%", failure.get("message")
+    assert {tc.get("classname") for tc in gates.iter("testcase")} == {"ci.gates"}
+    assert (gates.get("tests"), gates.get("failures")) == ("2", "2")
+    assert (root.get("tests"), root.get("failures")) == ("4", "2")  # 2 cases and 2 gates
+    junitparser = pytest.importorskip("junitparser")
+    parsed = junitparser.JUnitXml.fromfile(str(xml_path))
+    assert (parsed.failures, parsed.skipped) == (2, 2)
+
+
+def test_a_case_named_like_a_gate_keeps_its_own_testcase(tmp_path, monkeypatch):
+    make_suite(tmp_path, ["fail-under [answer]"])
+    code, xml_path = run_junit(tmp_path, monkeypatch, "--fail-under", "0.5")
+    assert code == 0
+    validate(xml_path)
+    pairs = sorted((tc.get("classname"), tc.get("name")) for tc in ET.parse(xml_path).getroot().iter("testcase"))
+    assert pairs == [("ci.answer", "fail-under [answer]"), ("ci.gates", "fail-under [answer]")]

@@ -335,7 +335,9 @@ def test_junit_says_in_numbers_what_a_capped_rendering_left_out():
     (note,) = [p.get("value") for p in root.iter("property") if p.get("name") == "attempts_omitted"]
     # 15 failed attempts kept, then 15 of the 105 passes: 90 passes left out (was only the note, no number)
     assert note.startswith("30 of 120 attempts kept for the failure details; 90 passing attempts left out"), note
-    assert int(root.get("failures")) == 5 and int(root.get("tests")) == 40
+    # 40 cases and the report's gates (a testsuite of their own, all passing here)
+    assert int(root.get("failures")) == 5 and int(root.get("tests")) == 40 + len(report["gates"])
+    assert all(g["passed"] for g in report["gates"])
 
 
 def test_junit_carries_the_gates_that_judged_each_variant(tmp_path):
@@ -349,7 +351,13 @@ def test_junit_carries_the_gates_that_judged_each_variant(tmp_path):
     (report,) = (folder / "eval-results" / "probe2").glob("*.json")
     gates = {g["variant"]: g for g in json.loads(report.read_text())["gates"]}
     root = ET.fromstring(report.with_suffix(".junit.xml").read_bytes())
+    (gate_suite,) = [s for s in root.iter("testsuite") if s.get("name") == "probe2.gates"]
+    # the gates' own testsuite: a CI tab shows testcases, so the failed gate is a failing one
+    assert {tc.get("name"): tc.find("failure") is not None for tc in gate_suite.iter("testcase")} == {
+        "fail-under [a]": True, "fail-under [b]": False}
     for suite in root.iter("testsuite"):
+        if suite is gate_suite:
+            continue
         props = [(p.get("name"), p.get("value")) for p in suite.iter("property")]
         variant = dict(props)["variant"]
         assert [v for n, v in props if n == "gate"] == [

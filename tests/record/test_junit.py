@@ -25,13 +25,16 @@ def case(root: ET.Element, variant: str, case_id: str) -> ET.Element:
 def test_one_suite_per_variant_one_case_per_case(demo_report):
     root = parse(demo_report)
     suites = root.findall("testsuite")
-    assert [s.get("name") for s in suites] == ["invoices.basic", "invoices.careful"]
+    # the variants' suites, then the gates' own (one testcase per gate: a failed gate shows in a CI tab)
+    assert [s.get("name") for s in suites] == ["invoices.basic", "invoices.careful", "invoices.gates"]
+    gates = suites.pop()
+    assert int(gates.get("tests")) == len(gates.findall("testcase")) == len(demo_report["gates"]) > 0
     for s in suites:
         cases = s.findall("testcase")
         assert [c.get("name") for c in cases] == [c["id"] for c in demo_report["plan"]["cases"]]
         assert {c.get("classname") for c in cases} == {s.get("name")}
         assert int(s.get("tests")) == len(cases)
-    assert int(root.get("tests")) == 2 * len(demo_report["plan"]["cases"])
+    assert int(root.get("tests")) == 2 * len(demo_report["plan"]["cases"]) + len(demo_report["gates"])
 
 
 def test_any_failed_run_fails_the_case_with_each_runs_reasons(demo_report):

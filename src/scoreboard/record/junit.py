@@ -204,6 +204,25 @@ def _choice_rows(judges, variant: str) -> tuple[tuple[str, str], ...]:
     return tuple((f"choices_{label}", choice_words(c)) for label, c in ((jv.choices or {}).items() if jv else ()))
 
 
+def _gates_suite(root: ET.Element, name: str, classname: str, gates) -> dict[str, int]:
+    """The run's gates as a <testsuite> of their own, one <testcase> per gate (`fail-under [careful]`,
+    `fail-under-metric pass^3 [a]`): one that did not pass is a <failure> with its description, so
+    a run that exits 3 with every case passing is not all green in a CI tab. Their classname is
+    not a variant's, so no case id can take a gate's place."""
+    ts = ET.SubElement(root, "testsuite", name=one_line(name))
+    failures = 0
+    for g in gates:
+        label = " ".join(part for part in (g.gate, g.metric, f"[{g.variant}]" if g.variant else None) if part)
+        tc = ET.SubElement(ts, "testcase", name=one_line(label), classname=one_line(classname))
+        if not g.passed:
+            failures += 1
+            ET.SubElement(tc, "failure", message=clean(_clipped(g.description)), type="gate").text = clean(g.description)
+    counts = dict(tests=len(gates), failures=failures, errors=0, skipped=0)
+    for key, value in counts.items():
+        ts.set(key, str(value))
+    return counts
+
+
 def render_junit(view: ReportView) -> str:
     """The report as JUnit XML: a case fails when any of its runs failed; errors are <error>."""
     view = as_view(view)
@@ -277,6 +296,10 @@ def render_junit(view: ReportView) -> str:
                 counts[key] += 1
         for key, value in counts.items():
             ts.set(key, str(value))
+            totals[key] += value
+    if report.gates:  # a CI tab shows testcases, not properties: a failed gate (exit 3) is a failure there
+        counts = _gates_suite(root, f"{mark}{suite}.gates", f"{suite}.gates", report.gates)
+        for key, value in counts.items():
             totals[key] += value
     for key, value in totals.items():  # junit-10.xsd (Jenkins' xUnit) has no `skipped` on <testsuites>:
         if key != "skipped":            # each <testsuite> carries its own
