@@ -5,7 +5,7 @@ whose gate failed does not read as one more "completed"."""
 from __future__ import annotations
 
 from .db import Database
-from .rows import parse
+from .rows import parse, run_where
 
 
 def run_gates(db: Database, keys: list[str]) -> dict[str, list[dict]]:
@@ -14,7 +14,7 @@ def run_gates(db: Database, keys: list[str]) -> dict[str, list[dict]]:
         return {}
     marks = ", ".join("?" * len(keys))
     out: dict[str, list[dict]] = {}
-    for key, head in db.all(f"SELECT key, head FROM runs WHERE key IN ({marks})", keys):
-        gates = (parse(head) or {}).get("gates") if head else None
+    for key, head, run_id, suite in db.all(f"SELECT key, head, run_id, suite FROM runs WHERE key IN ({marks})", keys):
+        gates = (parse(head, run_where(run_id, suite, "runs.head")) or {}).get("gates") if head else None
         out[key] = [g for g in gates if isinstance(g, dict)] if isinstance(gates, list) else []
     return out

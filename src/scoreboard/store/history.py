@@ -33,6 +33,7 @@ from .rows import (
     review_entry,
     review_row,
     run_key,
+    run_where,
     text,
     total_attempts,
     variant_rows,
@@ -281,7 +282,8 @@ class HistoryStore:
                 sql + " ORDER BY started_at DESC, key DESC", params):
             path = Path(report) if report else None
             yield RunEntry(run_id=run_id, suite=suite_, status=status, started_at=started, report=path,
-                           folder=path.with_suffix("") if path else Path(), variants=parse(variants) or [])
+                           folder=path.with_suffix("") if path else Path(),
+                           variants=parse(variants, run_where(run_id, suite_, "runs.variants")) or [])
 
     def resolve(self, run: str) -> str:
         """A run's key from its key, its run id (when one suite holds it) or `SUITE/RUN_ID`."""
@@ -310,15 +312,17 @@ class HistoryStore:
     def read(self, run_id: str) -> dict:
         """The whole report of a stored run, assembled from its rows."""
         key = self.resolve(run_id)
-        head = parse(self.db.one("SELECT head FROM runs WHERE key = ?", (key,))[0]) or {}
+        run_id_, suite_ = self.db.one("SELECT run_id, suite FROM runs WHERE key = ?", (key,))
+        head = parse(self.db.one("SELECT head FROM runs WHERE key = ?", (key,))[0],
+                     run_where(run_id_, suite_, "runs.head")) or {}
         plan = dict(head.get("plan") or {})
-        plan["cases"] = [parse(row[0]) for row in self.db.rows(
+        plan["cases"] = [parse(row[0], run_where(run_id_, suite_, "cases.data")) for row in self.db.rows(
             "SELECT data FROM cases WHERE run_key = ? ORDER BY position", (key,))]
         summary = self.db.one("SELECT summary FROM summaries WHERE run_key = ?", (key,))
         report = {k: head[k] for k in ("schema", "run") if k in head}
         report["plan"] = plan
         report["attempts"] = list(self.attempt_records(key))
-        report["summary"] = parse(summary[0]) if summary else None
+        report["summary"] = parse(summary[0], run_where(run_id_, suite_, "summaries.summary")) if summary else None
         report.update({k: head[k] for k in ("gates", "requests", "pairwise", "reviews", "verification") if k in head})
         return report
 

@@ -15,7 +15,7 @@ from .db import Database
 from .casepage import OUTCOMES, case_page, like, results_source  # noqa: F401  (re-exported)
 from .liveness import INTERRUPTED, annotate
 from .migrations import case_key
-from .rows import NEWEST, parse
+from .rows import NEWEST, parse, run_where
 
 RUN_COLUMNS = ("key, run_id, suite, status, started_at, finished_at, recorded_at, source, report_path, "
                "report_sha256, report_bytes, git_commit, git_branch, git_dirty, dry_run, synthetic, executor, "
@@ -161,7 +161,7 @@ def _list_runs(db: Database, f: RunFilter, *, limit: int, cursor: str | None) ->
 
 def run_dict(row: tuple) -> dict:
     out = dict(zip(_RUN_NAMES, row))
-    out["variants"] = parse(out["variants"]) or []
+    out["variants"] = parse(out["variants"], run_where(out["run_id"], out["suite"], "runs.variants")) or []
     for flag in ("git_dirty", "dry_run", "synthetic"):
         out[flag] = None if out[flag] is None else bool(out[flag])
     return annotate(out)
@@ -236,10 +236,11 @@ def get_run(db: Database, key: str) -> dict | None:
     if row is None:
         return None
     run = run_dict(row[:-1])
-    run["head"] = parse(row[-1]) or {}
+    run["head"] = parse(row[-1], run_where(run["run_id"], run["suite"], "runs.head")) or {}
     attach(db, [run])
     summary = db.one("SELECT summary FROM summaries WHERE run_key = ?", (key,))
-    run["summary"] = lean(parse(summary[0])) if summary else None
+    run["summary"] = lean(parse(summary[0], run_where(run["run_id"], run["suite"], "summaries.summary"))) \
+        if summary else None
     run["categories"] = [c for (c,) in db.all("SELECT DISTINCT category FROM cases WHERE run_key = ? "
                                               "AND category IS NOT NULL ORDER BY category", (key,))]
     return run
@@ -321,5 +322,5 @@ def suite_runs(db: Database, suite: str, limit: int = 60) -> list[dict]:
     attach(db, runs)
     for r in runs:  # one summary parsed at a time, and kept lean
         row = db.one("SELECT summary FROM summaries WHERE run_key = ?", (r["key"],))
-        r["summary"] = lean(parse(row[0])) if row else None
+        r["summary"] = lean(parse(row[0], run_where(r["run_id"], r["suite"], "summaries.summary"))) if row else None
     return runs

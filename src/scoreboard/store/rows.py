@@ -38,9 +38,10 @@ def text(value: Any) -> str:
     return dumps_line(value)[:-1].decode("utf-8")
 
 
-def parse(value: str | None) -> Any:
+def parse(value: str | None, where: str | None = None) -> Any:
     """A stored JSON column's value; a one-line error when it is not JSON (a store changed
-    outside scoreboard, or damaged), never a traceback."""
+    outside scoreboard, or damaged), never a traceback. `where` names the value's run and
+    column (`run_where`), so the error says which run to store again."""
     if value is None:
         return None
     try:
@@ -48,9 +49,15 @@ def parse(value: str | None) -> Any:
     except (ValueError, TypeError) as exc:
         from ..errors import ConfigError
 
-        raise ConfigError(f"the store holds a value that is not valid JSON ({str(value)[:40]!r}...: {exc}); it was "
-                          "changed outside scoreboard or is damaged: `scoreboard store import --replace` of the "
-                          "run's report stores it again", field="store") from None
+        raise ConfigError(f"the store holds a value that is not valid JSON{' in ' + where if where else ''} "
+                          f"({str(value)[:40]!r}...: {exc}); it was changed outside scoreboard or is damaged: "
+                          "`scoreboard store import --replace` of the run's report stores it again",
+                          field="store") from None
+
+
+def run_where(run_id: Any, suite: Any, column: str) -> str:
+    """A stored run's column, in words, for `parse`'s error (names are printed as written, escaped)."""
+    return f"{column} of run {str(run_id)[:200]!r} of suite {str(suite)[:200]!r}"
 
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .db import Database
 from .queries import RUN_COLUMNS, attach, lean, run_dict
-from .rows import NEWEST, parse
+from .rows import NEWEST, parse, run_where
 
 _FINISHED = "suite = ? AND status <> 'running'"
 _ORDER = f"COALESCE(started_at, '') DESC, {NEWEST.replace('r.', '')}"
@@ -45,7 +45,7 @@ def suite_window(db: Database, suite: str, limit: int, before: str | None = None
     attach(db, runs)
     for r in runs:  # one summary parsed at a time, and kept lean
         row = db.one("SELECT summary FROM summaries WHERE run_key = ?", (r["key"],))
-        r["summary"] = lean(parse(row[0])) if row else None
+        r["summary"] = lean(parse(row[0], run_where(r["run_id"], r["suite"], "summaries.summary"))) if row else None
     drawn = runs[-limit:] if runs else []
     total = db.one(f"SELECT COUNT(*) FROM runs WHERE {_FINISHED}", (suite,))[0]
     if not drawn:

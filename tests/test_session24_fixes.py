@@ -1,0 +1,52 @@
+"""Session 24's own fixes (the coordinator's), each with the defect it reproduces."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "SCOREBOARD_STORE": "none", "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory) -> Path:
+    """A store holding two runs of the demo suite."""
+    work = tmp_path_factory.mktemp("store")
+    shutil.copytree(ROOT / "examples" / "invoices", work / "invoices")
+    for _ in range(2):
+        done = _cli("run", "invoices/suite.yaml", "--output-dir", "out", "--store", str(work / "h.sqlite"),
+                    "--no-progress", cwd=work)
+        assert done.returncode == 0, done.stderr
+    return work
+
+
+@pytest.mark.parametrize(("table", "column"), [("runs", "variants"), ("runs", "head")])
+def test_history_over_a_damaged_stored_value_names_the_run_and_the_column(stored, tmp_path, table, column):
+    # One run's stored JSON damaged by hand: `history` said "the store holds a value that is not
+    # valid JSON" and nothing of which run, so the fix it named (store import --replace of the
+    # run's report) could not be followed in a store of hundreds of runs.
+    db = tmp_path / "h.sqlite"
+    with sqlite3.connect(stored / "h.sqlite") as src, sqlite3.connect(db) as dst:
+        src.backup(dst)  # the store is in WAL mode: a copy of its main file alone may miss its rows
+    with sqlite3.connect(db) as con:
+        run_id, suite = con.execute("SELECT run_id, suite FROM runs ORDER BY started_at LIMIT 1").fetchone()
+        con.execute(f"UPDATE {table} SET {column} = '[1,2' WHERE run_id = ?", (run_id,))
+    done = _cli("history", "--store", str(db), cwd=tmp_path)
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert f"in {table}.{column} of run {run_id!r} of suite {suite!r}" in lines[0]
+    assert "store import --replace" in lines[0]
+    assert "Traceback" not in done.stderr
