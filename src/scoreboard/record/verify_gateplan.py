@@ -13,6 +13,7 @@ _RECOMPUTED = ("fail-under", "fail-under-metric", "all-pass", "min-dq", "min-rub
 def check_planned_gates(v: Findings, summary: dict | None) -> None:
     from ..stats.gateplan import check_settings, gate_key, gates_of_plan, same_threshold
 
+    check_stated_statistics(v)
     plan, run = v.report.get("plan") or {}, v.report.get("run") or {}
     settings = plan.get("gates")
     if run.get("dry_run") is True or run.get("status") == "running":
@@ -55,6 +56,41 @@ def check_planned_gates(v: Findings, summary: dict | None) -> None:
         v.add("gates", "the baseline gates", None, "the run gated against a baseline, and the report holds no "
               "baseline gate", "gates")
     v.checked["planned gates"] += len(want)
+
+
+#: the graders version first recorded, and the statistics version of the build that first recorded it
+GRADERS_VERSIONED = (2, 19)
+
+
+def check_stated_statistics(v: Findings) -> None:
+    """The statistics version a summary states, against what the report's build recorded beside it:
+    a graders version (first recorded under statistics 19) or gate settings (`plan.gates`, since 20)
+    come only from a build computing that version or later. A version lowered below them by hand
+    (a summary of version 6 or earlier is not recomputed: its comparisons and intervals were then
+    taken on its word but for its counts) is a mismatch."""
+    from ..graders.versions import RECORDED_SINCE_STATISTICS, recorded_version, stated_statistics
+    from .verify_totals import OLDEST_CHECKED
+
+    stated = stated_statistics(v.report)
+    if stated is None:
+        return  # no version (an early build's), or not one: check_summary names the latter
+    graders, _ = recorded_version(v.report)
+    recorded = "graders" in (((v.report.get("run") or {}).get("versions")) or {})
+    floors = []
+    if recorded and graders is not None and graders >= GRADERS_VERSIONED[0]:
+        floors.append((GRADERS_VERSIONED[1], f"run.versions.graders is {graders}, first recorded by builds "
+                                              f"computing statistics {GRADERS_VERSIONED[1]}"))
+    if (v.report.get("plan") or {}).get("gates") is not None:
+        floors.append((RECORDED_SINCE_STATISTICS, f"plan.gates is recorded, as builds computing statistics "
+                                                  f"{RECORDED_SINCE_STATISTICS} or later do"))
+    if floors:
+        floor, why = max(floors)
+        # From statistics 7 on, a summary is recomputed in full as its version computed it (an earlier
+        # version stated hides nothing); below, it is taken on its word but for the counts.
+        if stated < OLDEST_CHECKED:
+            v.add("summary.methods.version", f"{floor} or later", stated,
+                  f"statistics version older than the build that wrote the report ({why}): lowered by hand, "
+                  "it leaves the summary's comparisons and intervals unchecked", "summary")
 
 
 def _unplanned(v: Findings) -> None:

@@ -49,8 +49,8 @@ def check_summary(v: Findings) -> dict | None:
         v.skipped["summary"] = {"grader": None, "gate": None, "grades": 0, "first": "summary",
                                 "why": f"summary computed with statistics version {version}; this build "
                                        f"computes version {summary['methods']['version']} for it (its intervals "
-                                       "are not recomputed; "
-                                       "its counts and pass rates are)"}
+                                       "and comparisons are not recomputed; "
+                                       "each variant's counts and pass rate are)"}
         v.checked["summary"] += 1
         _counts(v, summary, recorded)
         return recorded
