@@ -50,3 +50,34 @@ def test_history_over_a_damaged_stored_value_names_the_run_and_the_column(stored
     assert f"in {table}.{column} of run {run_id!r} of suite {suite!r}" in lines[0]
     assert "store import --replace" in lines[0]
     assert "Traceback" not in done.stderr
+
+
+def test_store_import_of_an_earlier_state_of_a_completed_run_is_refused_unless_replace(stored, tmp_path):
+    # A teammate's stale copy of a run's report (a checkpoint: status running, fewer attempts)
+    # imported into the shared store replaced the completed run the store held, without a word.
+    import json
+
+    db = tmp_path / "h.sqlite"
+    with sqlite3.connect(stored / "h.sqlite") as src, sqlite3.connect(db) as dst:
+        src.backup(dst)
+    report = sorted((stored / "out").rglob("*.json"))
+    report = [p for p in report if p.parent.name == "invoices" and p.name != "run.json"][0]
+    data = json.loads(report.read_text())
+    run_id = data["run"]["id"]
+    data["run"]["status"] = "running"
+    data["run"]["finished_at"] = None
+    stale = tmp_path / "stale" / report.name
+    stale.parent.mkdir()
+    stale.write_text(json.dumps(data))
+    done = _cli("store", "import", str(stale), "--store", str(db), cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "0 stored, 0 replaced" in done.stdout and "1 not stored" in done.stdout
+    assert str(stale) in done.stderr and "field 'run.status'" in done.stderr and "--replace" in done.stderr
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT status FROM runs WHERE run_id = ?", (run_id,)).fetchone()[0] == "completed"
+    done = _cli("store", "import", str(stale), "--store", str(db), "--replace", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT status FROM runs WHERE run_id = ?", (run_id,)).fetchone()[0] == "running"
+    done = _cli("store", "import", str(report), "--store", str(db), cwd=tmp_path)  # the completed one back
+    assert done.returncode == 0 and "1 replaced" in done.stdout, done.stdout + done.stderr

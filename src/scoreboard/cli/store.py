@@ -8,7 +8,8 @@
 
 Every sub-command takes --store PATH|URL, before or after its name (default: SCOREBOARD_STORE,
 else .scoreboard/history.sqlite). Importing is idempotent: a report already stored (same SHA-256)
-is left as it is (`--replace` stores it again); a changed report replaces its run.
+is left as it is (`--replace` stores it again); a changed report replaces its run, but not a completed
+run with an earlier state of it (a checkpoint) unless --replace.
 """
 
 from __future__ import annotations

@@ -213,16 +213,19 @@ class HistoryStore:
 
     # ---- writing a whole run from its report (import, and the end of a run that needs it)
     def store_report(self, path: str | Path, *, source: str = "import", replace: bool = False) -> str:
-        """Store the run of a report file; returns "stored", "replaced" or "unchanged" (the same
-        report, by SHA-256, is already stored: nothing is written)."""
+        """Store a report's run: "stored", "replaced" or "unchanged" (that SHA-256 is stored: nothing written)."""
         report = ReportFile(path)
         sha, size = file_sha256(report.path)
         shape = Shape(str(path))
         shape.head(report.head)
         run, plan = report.head["run"], report.head["plan"]
         key = run_key(run["suite"], run["id"], run.get("started_at"), run.get("uid"))
-        held = self.db.one("SELECT report_sha256, git_commit, git_branch, git_dirty, source FROM runs WHERE key = ?",
-                           (key,))
+        held = self.db.one("SELECT report_sha256, git_commit, git_branch, git_dirty, source, status FROM runs "
+                           "WHERE key = ?", (key,))
+        if held is not None and held[5] == "completed" and run.get("status") != "completed" and not replace:
+            raise ConfigError(f"the store holds this run completed and this report is an earlier state of it (status "
+                              f"{str(run.get('status'))[:40]!r}): not stored over it (`--replace` stores it anyway)",
+                              file=str(path), field="run.status")  # a stale copy: a checkpoint, a report before a resume
         if held is not None and held[0] == sha and not replace:
             if self.tags:  # `store import --tag` labels a run already stored too
                 with self.db.write() as db:
