@@ -44,3 +44,28 @@ def test_toml_suite_integer_past_pythons_digit_limit_is_one_line_naming_line_and
                               "params = {x = [1, " + "1_" * 5000 + "1]}\n")
     line = one_error(cli(d, "validate", "t.toml"))
     assert line.startswith("scoreboard: error: t.toml:6, field 'variants.a.params': a number of 10001 characters"), line
+
+
+def test_gold_directory_ids_hold_no_control_characters(tmp_path):
+    # README: an id has no control characters "in case files, gold directories, import csv and
+    # task folders alike"; a gold file's document_id with an escape, and a document whose file
+    # name (the id when no document_id is given) holds a newline, were taken as ids
+    gold = tmp_path / "g"
+    gold.mkdir()
+    (gold / "a.txt").write_text("doc")
+    (gold / "a.gold.json").write_text('{"document_id": "a\\u001b[31m", "fields": {"x": 1}}')
+    line = one_error(cli(tmp_path, "validate", "g"))
+    assert line.startswith("scoreboard: error: g/a.gold.json:1, field 'document_id': must not hold control "
+                           "characters (found U+001B)"), line
+    (gold / "a.gold.json").unlink()
+    (gold / "a.txt").unlink()
+    (gold / "x\nFAKE PASS.txt").write_text("doc")
+    (gold / "x\nFAKE PASS.gold.json").write_text('{"fields": {"x": 1}}')
+    done = cli(tmp_path, "run", "--cases", "g", "--subject", "mock", "--output-dir", "out")
+    line = one_error(done)
+    assert "field 'id'" in line and "control characters (found U+000A)" in line and "document_id" in line, line
+    assert not (tmp_path / "out").exists()
+    # a document_id given makes the file name no id: that gold pair loads
+    (gold / "x\nFAKE PASS.gold.json").write_text('{"document_id": "x", "fields": {"x": 1}}')
+    done = cli(tmp_path, "validate", "g")
+    assert done.returncode == 0 and "OK: gold directory g: 1 case" in done.stdout, done.stderr

@@ -26,7 +26,7 @@ from ..hashing import sha256_json
 from ..safefile import FileRefused, not_utf8, read_file, resolve_inside
 from ..safeparse import ParseError, parse_json
 from ..suite.config import Limits
-from ..validation import Strict, lookalike, parse_model, twin_problem
+from ..validation import Strict, lookalike, one_line_id, parse_model, twin_problem
 from . import budget as _budget
 from .case import Case
 
@@ -45,9 +45,7 @@ class GoldRecord(Strict):
     @field_validator("document_id")
     @classmethod
     def _id_not_blank(cls, value: str | None) -> str | None:
-        if value is not None and not value.strip():
-            raise ValueError("must be a nonempty string")
-        return value
+        return value if value is None else one_line_id(value)  # no newline or escape, as a case file's id
 
 
 def _is_gold_name(name: str) -> bool:
@@ -313,6 +311,12 @@ def load_gold_dir(path: str | os.PathLike, limits: Limits | None = None, *,
 def _gold_case(document: Path, gold_path: Path, seen: dict[str, Path], limits: Limits, root: Path) -> Case:
     gold, text = _read_gold(gold_path, limits, root)
     case_id = gold.document_id or document.name[: -len(document.suffix)]
+    if gold.document_id is None:  # a file name may hold a newline or an escape that would forge report lines
+        try:
+            one_line_id(case_id)
+        except ValueError as exc:
+            raise ConfigError(f"the document's name, the case id when no document_id is given, {exc}; rename the "
+                              "file or give a document_id", file=str(document), case_id=case_id, field="id") from None
     if case_id in seen:
         raise ConfigError(f"duplicate case id (also from {seen[case_id].name})", file=str(gold_path),
                           line=_key_line(text, ("document_id",)), case_id=case_id, field="document_id")
