@@ -118,7 +118,6 @@ class Run:
         self.ledger = Ledger(Budget(**self.suite.config.budget.model_dump()), self.log)
         self.ledger.journal.key = journal_key(self.folder.run_id, self.uid)  # batch: true (engine/batches.py)
         self.ledger.restore(requests, done=done_predicate(self.index))
-        self.state.on_stop.append(self.ledger.stop_waits)  # a stop ends every wait for a request
         for record in self.carried.records:
             self.finish(record, frozen=True)
         for key in self.carried.absent:
@@ -235,7 +234,7 @@ class Run:
                   "flags": self.options.flags, "cwd": os.getcwd(), "dry_run": self.options.dry_run}
         work = Work(suite, self.state, units, concurrency, cfg.timeout_ms / 1000, self.finish, self.lookup,
                     ledger=self.ledger, cache=self.cache, judge=self.judge, origin=origin,
-                    renderer=self.renderer)
+                    renderer=self.renderer, checkpoint=getattr(self, "checkpoint", None))
         if self.renderer is not None:
             # Launched before the first attempt: a Chromium that cannot start stops the run
             # before any output is paid for, not at the first render with answers in no report.
