@@ -86,3 +86,19 @@ def test_statistics_version_below_plan_gates_is_a_mismatch(demo, tmp_path):
 def test_report_as_written_verifies(demo, tmp_path):
     rc, out, data = verify(tmp_path, demo)
     assert rc == 0 and data["ok"], out
+
+
+def test_verify_says_the_renderings_beside_the_report_are_not_checked(demo, tmp_path):
+    """The Markdown edited to read 95% beside a clean JSON: verify said 'verified, no mismatch'
+    and nothing of the .md a reader opens; it now names each rendering it did not check."""
+    (tmp_path / "r.md").write_text("basic: pass rate 95.0%\n", encoding="utf-8")
+    (tmp_path / "r.html").write_text("<p>95.0%</p>\n", encoding="utf-8")
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(demo, ensure_ascii=False), encoding="utf-8")
+    cp = sb("verify", "r.json", cwd=tmp_path)
+    assert cp.returncode == 0, cp.stdout
+    lines = cp.stdout.splitlines()
+    assert "not checked: r.md (a rendering of the JSON" in "\n".join(lines)
+    assert any(line.startswith("not checked: r.html") and "--format html" in line for line in lines)
+    cp = sb("verify", "r.json", "--json", cwd=tmp_path)
+    assert json.loads(cp.stdout)["renderings_not_checked"] == ["r.md", "r.html"]

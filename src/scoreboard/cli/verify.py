@@ -76,6 +76,10 @@ def main(args: argparse.Namespace) -> int:
                                        "note": result.to_dict()["note"]}
         saved = write_output(args.output, dumps_report(revalidated, indent=None))
     stored = _stored(args)
+    # the Markdown and HTML written beside it render the JSON: verify checks the JSON alone
+    stem = Path(args.report)
+    beside = [str(stem.with_suffix(ext)) for ext in (".md", ".html") if stem.suffix == ".json"
+              and stem.with_suffix(ext).is_file()]
     ended = None
     if result.partial:  # a checkpoint: of a run still going, or of one whose process ended (kill -9)
         from ..store.liveness import checkpoint_ended
@@ -85,6 +89,8 @@ def main(args: argparse.Namespace) -> int:
         out = {"report": args.report, **result.to_dict(), "saved": str(saved) if saved else None}
         if ended:
             out["interrupted"] = ended
+        if beside:
+            out["renderings_not_checked"] = beside
         if stored is not None:
             out["stored"] = stored.to_dict()
         # a found value may be a hostile report's lone surrogate or NaN: JSON escapes and null
@@ -93,6 +99,10 @@ def main(args: argparse.Namespace) -> int:
         # one line per finding: a found value's newline or escape sequence is spelt out
         sys.stdout.write("".join(printable(escape_surrogates(line)) + "\n"
                                  for line in render_text(args.report, result, ended=ended).splitlines()))
+        for path in beside:
+            print(printable(f"not checked: {path} (a rendering of the JSON, which may be edited apart from it; "
+                            f"scoreboard report {args.report} --format {Path(path).suffix[1:]} renders it again "
+                            "from the verified JSON)"))
         if saved:
             print(f"saved: {saved}")
         elif args.output:
