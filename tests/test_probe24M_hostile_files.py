@@ -69,3 +69,29 @@ def test_gold_directory_ids_hold_no_control_characters(tmp_path):
     (gold / "x\nFAKE PASS.gold.json").write_text('{"document_id": "x", "fields": {"x": 1}}')
     done = cli(tmp_path, "validate", "g")
     assert done.returncode == 0 and "OK: gold directory g: 1 case" in done.stdout, done.stderr
+
+
+def test_expanded_ids_hold_no_control_characters_and_lookalike_values_collide(tmp_path):
+    # `expand` names each case ID[var=value]: a value holding a newline or an escape put it in
+    # the case id (which README says never holds one), and two values that only look alike
+    # (café as é and as e + a combining accent) made two ids nobody can tell apart
+    import json
+
+    (tmp_path / "c.jsonl").write_text(json.dumps({"id": "c", "vars": {"lang": ["fr", "x\nFAKE PASS \x1b[2J"]},
+                                                  "expand": ["lang"], "expected": "x"}) + "\n")
+    (tmp_path / "s.yaml").write_text('cases: c.jsonl\nsubject: mock\nprompt: "{{ lang }}"\n')
+    done = cli(tmp_path, "run", "s.yaml", "--output", "r.json", "--no-progress")
+    assert done.returncode == 0, done.stderr  # the cases fail (mock output) with no gate: nothing refused
+    ids = [c["id"] for c in json.loads((tmp_path / "r.json").read_text())["plan"]["cases"]]
+    assert ids == ["c[lang=fr]", "c[lang=x\\nFAKE PASS \\x1b[2J]"], ids
+    assert not any(ord(ch) < 0x20 or 0x7f <= ord(ch) <= 0x9f for cid in ids for ch in cid)
+    # the value itself reaches the template unchanged
+    inputs = [c["input"] for c in json.loads((tmp_path / "r.json").read_text())["plan"]["cases"]]
+    assert inputs[1] == "x\nFAKE PASS \x1b[2J", inputs
+
+    (tmp_path / "c.jsonl").write_text(json.dumps({"id": "c", "vars": {"lang": ["caf\u00e9", "cafe\u0301"]},
+                                                  "expand": ["lang"], "expected": "x"}) + "\n")
+    line = one_error(cli(tmp_path, "validate", "s.yaml"))
+    assert line.startswith("scoreboard: error: c.jsonl:1, case 'c[lang=cafe\u0301]', field 'expand': an expanded "
+                           "case id is taken (looks the same as"), line
+    assert "NFC and NFD" in line, line

@@ -14,7 +14,7 @@ from ..cases import budget
 from ..cases.case import Case
 from ..errors import Collector, ConfigError, shorten
 from ..graders.base import Grader
-from ..validation import first_repeat
+from ..validation import first_repeat, lookalike, twin_problem
 from .config import SuiteConfig
 from .paths import Places
 from .suite import Variant
@@ -71,7 +71,7 @@ def apply_defaults(cfg: SuiteConfig, cases: list[Case], places: Places) -> list[
                 raise ConfigError(exc.detail, file=places.source, field="defaults.scoring") from None
         scoring = {k: v for k, v in target.items() if k != "_fn"}
     out: list[Case] = []
-    seen: set[str] = set()
+    seen: dict[str, str] = {}  # each id by the form it shares with lookalikes (NFC, no invisible characters)
     tally = budget.current()
     errors = Collector()  # every case's mistake (up to 20), a line each, as the case loaders report
     for case in cases:
@@ -85,15 +85,17 @@ def apply_defaults(cfg: SuiteConfig, cases: list[Case], places: Places) -> list[
             tally.added(size - 1, case.source, line=case.line, case_id=case.id, field="expand",
                         why=f"expanding makes {size:,} cases: ")
         for item in expand_case(case, names):
-            if item.id in seen:  # an expansion's id, or a case written later with an expansion's id
-                errors.add(ConfigError("an expanded case id is taken" if item is not case else
-                                       "duplicate case id: an expanded case (ID[var=value]) already has it",
+            twin = seen.get(lookalike(item.id))
+            if twin is not None:  # an expansion's id, or a case written later with an expansion's id
+                alike = "" if twin == item.id else f" ({twin_problem(item.id, twin)})"
+                errors.add(ConfigError(("an expanded case id is taken" if item is not case else
+                                        "duplicate case id: an expanded case (ID[var=value]) already has it") + alike,
                                        file=case.source, line=case.line, case_id=item.id,
                                        field="expand" if item is not case else "id"))
                 continue
             if item is not case:
                 item.input_hash = sha256_json(item.input)
-            seen.add(item.id)
+            seen[lookalike(item.id)] = item.id
             out.append(item)
     errors.done()
     return out

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import collections
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -250,6 +251,14 @@ def expansion_size(case: Any, names: list[str]) -> int:
     return math.prod(len(values) for _, values in _axes(case, names))
 
 
+#: what an id may not hold (validation.one_line_id): a value's newline or escape is shown as `\n`, `\x1b`
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def _escaped(match: re.Match) -> str:
+    return repr(match[0])[1:-1]
+
+
 def expand_case(case: Any, names: list[str]) -> list[Any]:
     """One case per value of each list-valued var in `names` (their product), ids
     `ID[var=value]`; a var that is not a list leaves the case as it is."""
@@ -267,7 +276,7 @@ def expand_case(case: Any, names: list[str]) -> list[Any]:
         for (var, _), (index, value) in zip(axes, combo):
             clone.vars[var] = value
             shown = value if isinstance(value, (str, int, float)) and not isinstance(value, bool) else index
-            labels.append(f"{var}={shorten(str(shown), 40)}")
+            labels.append(f"{var}={shorten(_CONTROL.sub(_escaped, str(shown)), 40)}")
         clone.id = f"{case.id}[{','.join(labels)}]"
         clone.expanded_from = case.id
         clone.metadata = dict(case.metadata)
