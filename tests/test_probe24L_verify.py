@@ -102,3 +102,14 @@ def test_verify_says_the_renderings_beside_the_report_are_not_checked(demo, tmp_
     assert any(line.startswith("not checked: r.html") and "--format html" in line for line in lines)
     cp = sb("verify", "r.json", "--json", cwd=tmp_path)
     assert json.loads(cp.stdout)["renderings_not_checked"] == ["r.md", "r.html"]
+
+
+def test_a_report_cut_mid_way_is_named_as_cut_short(demo, tmp_path):
+    """Truncated mid-way, the file read 'not a JSON object (it starts with '{' and ends with ...)',
+    which says nothing of what happened to it."""
+    text = json.dumps(demo)
+    (tmp_path / "cut.json").write_text(text[: len(text) // 2], encoding="utf-8")
+    cp = sb("verify", "cut.json", cwd=tmp_path)
+    assert cp.returncode == 1
+    [line] = cp.stderr.strip().splitlines()
+    assert "cut.json" in line and "cut short, or something follows the report" in line

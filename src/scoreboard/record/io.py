@@ -238,8 +238,9 @@ def _read_trimmed(path: str | os.PathLike, shown: str) -> bytes:
         # A report is one JSON object: its ends say so before gigabytes (a sparse file) are read.
         first, last = os.pread(fd, 1, start), os.pread(fd, 1, end - 1)
         if first != b"{" or last != b"}":
+            cut = " (cut short, or something follows the report)" if first == b"{" else ""
             raise ConfigError(f"report is not a JSON object (it starts with {_byte(first)} and ends with "
-                              f"{_byte(last)}; a report is one {{...}}){report_beside(path)}", file=shown)
+                              f"{_byte(last)}{cut}; a report is one {{...}}){report_beside(path)}", file=shown)
         parts, at = [], start
         while at < end:
             chunk = os.pread(fd, min(end - at, 64 * _CHUNK), at)
