@@ -95,3 +95,18 @@ def test_expanded_ids_hold_no_control_characters_and_lookalike_values_collide(tm
     assert line.startswith("scoreboard: error: c.jsonl:1, case 'c[lang=cafe\u0301]', field 'expand': an expanded "
                            "case id is taken (looks the same as"), line
     assert "NFC and NFD" in line, line
+
+
+def test_json_nested_past_the_recursion_limit_names_its_line(tmp_path):
+    # 100,000 brackets reach the decoder's RecursionError before the depth walk: the error named
+    # the file only ("deep.json: invalid JSON: nested deeper than 64 levels"), no line
+    (tmp_path / "deep.json").write_text('{"cases": [\n  {"id": "x", "input": "[[[[{{ not nesting",\n'
+                                        '   "metadata": ' + "[" * 100_000 + "]" * 100_000 + "}]}\n")
+    line = one_error(cli(tmp_path, "validate", "deep.json"))
+    assert line == ("scoreboard: error: deep.json:3: invalid JSON: nested deeper than 64 levels "
+                    "(limits.max_depth)"), line
+    (tmp_path / "c.jsonl").write_text('{"id": "a", "input": "hi", "expected": "hi"}\n')
+    (tmp_path / "s.json").write_text('{"cases": "c.jsonl",\n "subject": "mock",\n "name": '
+                                     + "[" * 100_000 + "]" * 100_000 + "}\n")
+    line = one_error(cli(tmp_path, "validate", "s.json"))
+    assert line.startswith("scoreboard: error: s.json:3: invalid JSON: nested deeper than 64 levels"), line

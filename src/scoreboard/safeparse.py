@@ -109,7 +109,8 @@ def parse_json(text: str, limits: Any = None, *, check: bool = True) -> Any:
     try:
         value = _decoder(max_chars).decode(text)
     except RecursionError:
-        raise ParseError(f"invalid JSON: nested deeper than {max_depth} levels (limits.max_depth)") from None
+        raise ParseError(f"invalid JSON: nested deeper than {max_depth} levels (limits.max_depth)",
+                         line=_deep_line(text, max_depth)) from None
     except ValueError as exc:
         raise ParseError(f"invalid JSON: {_json_problem(exc, text)}", line=_json_place(exc, text)[0]) from None
     if check and (_MARKS[0] != marks or text.count("[") + text.count("{") > max_depth):
@@ -119,6 +120,27 @@ def parse_json(text: str, limits: Any = None, *, check: bool = True) -> Any:
             exc.partial = value
             raise
     return value
+
+
+#: what a JSON text nests by: a string (skipped whole), an opening or closing bracket, a line break
+_JSON_NESTING = re.compile(r'"(?:[^"\\\n]|\\.)*"|[\[{\]}\n]')
+
+
+def _deep_line(text: str, max_depth: int) -> int | None:
+    """The line on which a JSON text first nests deeper than max_depth (the decoder's
+    RecursionError says nowhere)."""
+    depth, line = 0, 1
+    for match in _JSON_NESTING.finditer(text):
+        token = match[0]
+        if token == "\n":
+            line += 1
+        elif token in "[{":
+            depth += 1
+            if depth > max_depth:
+                return line
+        elif token in "]}":
+            depth -= 1
+    return None
 
 
 def _json_place(exc: ValueError, text: str) -> tuple[int | None, int | None]:
