@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..cases.conversation import NOT_SENT, breaks_chain, check_history, turn_messages
+from ..cases.conversation import NOT_SENT, breaks_chain, turn_messages
 from ..errors import BatchCancelled, BatchPending, BudgetExceeded, SubjectError, cut_while
 from ..graders.grade import Grade, GradeContext, grade_attempt
 from ..graders.scoring import load_scorer, outcome, record_fields, score_attempt, scored_case
@@ -25,6 +25,7 @@ from ..redact import KNOWN
 from ..subjects.base import DEFAULT_MAX_RESPONSE_BYTES, text_over_limit, too_large
 from ..subjects.values import Measurements, Output, SubjectRequest
 from ..suite.suite import Suite
+from .turn_check import turn_problem
 
 
 @dataclass
@@ -38,40 +39,14 @@ class RunState:
     interrupted: set = field(default_factory=set)
     #: called with the reason when SIGINT/SIGTERM stops the run (submitted batches are cancelled)
     on_interrupt: list = field(default_factory=list)
+    #: called with the reason when the run stops, however (the ledger ends the waits for a request)
+    on_stop: list = field(default_factory=list)
 
     def stop(self, reason: str) -> None:
         if not self.stopping:
             self.stopping, self.stop_reason = True, reason
-
-
-def turn_problem(subject, conv: dict, k: int, messages: list[dict], outputs: list[dict]) -> str | None:
-    """Why turn k cannot be sent as the subject's earlier replies were (None when it can); the
-    history is never shortened or altered to fit. A turn's history carries each earlier reply
-    as its text (so its chain hash, verify and `export turns`), so a reply that made tool calls
-    cannot be carried: no tool result follows them, and a chat API needs each call's result right
-    after it (openai: a tool message per tool_call_id; anthropic: a tool_result per tool_use).
-    Then what the subject's API refuses of the history (anthropic: an empty earlier reply)."""
-    problem = check_history(conv, k, messages, conv["limits"])
-    if problem is not None:
-        return f"{problem} (history is never shortened to fit)"
-    if subject.kind == "recorded":  # its outputs exist already: nothing is sent
-        return None
-    for earlier, output in enumerate(outputs):
-        calls = [c for c in output.get("tool_calls") or () if isinstance(c, dict)]
-        if calls:
-            names = ", ".join(sorted({repr(str(c.get("name")))[:60] for c in calls}))
-            return (f"the reply to turn {conv['turns'][earlier]['id']!r} made tool calls ({names}) that no tool "
-                    "result follows: a turn's history carries an earlier reply as its text, and a chat API needs "
-                    "each call's result after it (the history is never altered to fit)")
-    check = getattr(subject, "input_problem", None)
-    found = check(messages) if check is not None else None
-    if found is None:
-        return None
-    field, reason = found
-    index = int(field.split(".")[1])
-    if messages[index]["role"] == "assistant":  # message 2j+1 is the reply to turn j
-        return f"the reply to turn {conv['turns'][index // 2]['id']!r}: {reason} (the history is never altered to fit)"
-    return f"{field}: {reason}"
+            for callback in self.on_stop:
+                callback(reason)
 
 
 def not_run_record(case, variant_name: str, run: int, reason: str, status: str = "not-run") -> dict:
@@ -300,9 +275,10 @@ class AttemptRunner:
             if not (self.ledger and self.ledger.by_attempt.get(key)):
                 return None, measurements, None, None
             halted = getattr(self.ledger, "halted", None) is not None
-            error = f"{'the run stopped' if halted else 'budget ran out'} during this attempt: {exc}"
-            if halted:  # cut short by a quota stop: said in the log, a resume runs it again
-                self.ledger.halt(str(exc), attempt=key)
+            cut = halted or getattr(exc, "cut_by_stop", False)  # a wait the run's stop ended
+            error = f"{'the run stopped' if cut else 'budget ran out'} during this attempt: {exc}"
+            if cut:  # cut short by the run's stop: said in the log, a resume runs it again
+                self._cut(str(exc), key)
             if sent_before is not None and counted.get(key, 0) > sent_before:
                 # the requests it sent before the budget stopped its retries, as the ledger
                 # counted them (it said "after 3 requests" and recorded requests: null)
@@ -324,9 +300,10 @@ class AttemptRunner:
                 measurements = exc.measurements
             if exc.stop_run:
                 self.state.stop(str(exc))
-            if (exc.stop_run or getattr(exc, "cut_by_stop", False)) and self.ledger is not None:
-                # the attempt that met the quota, or one whose retry it cut: a resume runs it again
+            if exc.stop_run and self.ledger is not None:  # the attempt that met the quota
                 self.ledger.halt(str(exc), attempt=key)
+            elif getattr(exc, "cut_by_stop", False) and self.ledger is not None:
+                self._cut(str(exc), key)  # one whose retry the run's stop cut: a resume runs it again
         except Exception as exc:  # a subject bug is a visible error attempt
             error = f"{type(exc).__name__}: {exc}"
         except SystemExit as exc:  # sys.exit() in user code: this attempt's error, not the run's end
@@ -343,6 +320,15 @@ class AttemptRunner:
                 if getattr(measurements, name) is None:
                     setattr(measurements, name, zero)
         return output, measurements, error, extra
+
+    def _cut(self, reason: str, key: tuple) -> None:
+        """An attempt the run's stop cut short, logged so a resume runs it again; a ledger halted
+        (a quota) stays so, an interrupt's is not (attempts in their grace may still send)."""
+        cut = getattr(self.ledger, "cut", None)
+        if self.ledger.halted is not None or cut is None:
+            self.ledger.halt(reason, attempt=key)
+        else:
+            cut(key, reason)
 
     async def _call_task(self, case, subject, request: SubjectRequest):
         """An agent task: workspace, fixture, agent, checks (tasks/runtime.py); the task's own

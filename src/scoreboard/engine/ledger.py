@@ -22,24 +22,7 @@ from typing import Any
 from ..errors import BudgetExceeded, LogWriteError
 from ..subjects.batch_journal import Journal
 from .ledger_wait import Settling
-from .ledger_records import OVER_BOUND, billed_entry, ledger_summary, over_bound, request_records_summary  # noqa: F401  (re-exported)
-
-
-@dataclass
-class Budget:
-    """Run-wide limits; None means no limit."""
-
-    max_requests: int | None = None
-    max_cost_usd: float | None = None
-    max_tokens: int | None = None
-
-    def to_dict(self) -> dict:
-        return {"max_requests": self.max_requests, "max_cost_usd": self.max_cost_usd,
-                "max_tokens": self.max_tokens}
-
-    @property
-    def active(self) -> bool:
-        return any(v is not None for v in (self.max_requests, self.max_cost_usd, self.max_tokens))
+from .ledger_records import OVER_BOUND, Budget, billed_entry, ledger_summary, over_bound, request_records_summary  # noqa: F401  (re-exported)
 
 
 @dataclass
@@ -369,14 +352,29 @@ class Ledger:
 
     def halt(self, reason: str, attempt: tuple | None = None) -> None:
         """Refuse every later reservation (a provider said quota or billing: retries and
-        attempts still in flight must not send more). With `attempt` (one the stop cut short)
-        it is said in the log: a resume knows the run stopped, and runs that attempt again."""
+        attempts still in flight must not send more); every wait for one ends now. With
+        `attempt` (one the stop cut short) it is said in the log (`cut`)."""
         self.halted = self.halted or reason
-        if attempt is not None and self.log is not None:
+        self.settling.stop(self.halted)
+        if attempt is not None:
+            self.cut(attempt, self.halted)
+
+    def cut(self, attempt: tuple, reason: str) -> None:
+        """An attempt the run's stop cut short, said in the log: a resume runs it again."""
+        if self.log is not None:
             try:
-                self.log.append({"kind": "stop", "halted": self.halted, "attempt": list(attempt)})
+                self.log.append({"kind": "stop", "halted": reason, "attempt": list(attempt)})
             except LogWriteError:
-                pass  # the refusal stands; a resume keeps this attempt's error
+                pass  # a resume keeps this attempt's error
+
+    def on_stop(self, callback) -> None:
+        """`callback(reason)` once the run stops (a subject's limiter ends its waits)."""
+        self.settling.on_stop(callback)
+
+    def stop_waits(self, reason: str) -> None:
+        """The run stopped (an interrupt, a spent budget, ...): requests waiting to be reserved
+        or sent end now, not sent; those that need no wait still go (an interrupt's grace)."""
+        self.settling.stop(reason)
 
     def _exhaust(self, reason: str):
         self._note_exhausted(reason)

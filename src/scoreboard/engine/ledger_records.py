@@ -1,6 +1,26 @@
-"""Request records of an attempt log, tallied (the ledger's records read back without a ledger)."""
+"""Request records of an attempt log, tallied (the ledger's records read back without a ledger),
+and the run's budget."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class Budget:
+    """Run-wide limits; None means no limit."""
+
+    max_requests: int | None = None
+    max_cost_usd: float | None = None
+    max_tokens: int | None = None
+
+    def to_dict(self) -> dict:
+        return {"max_requests": self.max_requests, "max_cost_usd": self.max_cost_usd,
+                "max_tokens": self.max_tokens}
+
+    @property
+    def active(self) -> bool:
+        return any(v is not None for v in (self.max_requests, self.max_cost_usd, self.max_tokens))
 
 
 def request_records_summary(records: list[dict]) -> dict:

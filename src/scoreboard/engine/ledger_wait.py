@@ -11,11 +11,16 @@ nothing sent. Now such a request waits until the requests in flight of other att
 ended and is then reserved or refused on what they really spent. It never waits on its own
 attempt's requests (nothing it holds can then wait on it), nor on batched requests (their
 batch ends on the provider's schedule; they are held as before).
+
+When the run stops (`stop`), such a wait ends at once (the request is not sent), and so does
+every other wait a subject registered for (`on_stop`: its queue, pace and retry sleeps).
 """
 
 from __future__ import annotations
 
 import asyncio
+
+from ..errors import BudgetExceeded
 
 
 class Settling:
@@ -26,6 +31,8 @@ class Settling:
         self.open: dict[tuple, int] = {}
         self.total = 0
         self._waiters: list[asyncio.Future] = []
+        self.stopped: str | None = None
+        self._on_stop: list = []
 
     def opened(self, ticket) -> None:
         if ticket.batch is None:
@@ -38,17 +45,39 @@ class Settling:
             if not self.open[ticket.attempt]:
                 del self.open[ticket.attempt]
             self.total -= 1
-            waiters, self._waiters = self._waiters, []
-            for waiter in waiters:
-                if not waiter.done():
-                    waiter.set_result(None)
+            self._wake()
+
+    def _wake(self) -> None:
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def on_stop(self, callback) -> None:
+        self._on_stop.append(callback)
+        if self.stopped is not None:
+            callback(self.stopped)
+
+    def stop(self, reason: str) -> None:
+        """The run stopped: every waiter and registered wait ends now (once)."""
+        if self.stopped is not None:
+            return
+        self.stopped = reason
+        self._wake()
+        for callback in self._on_stop:
+            callback(reason)
 
     def others(self, attempt: tuple) -> int:
         """Requests in flight of attempts other than `attempt`."""
         return self.total - self.open.get(attempt, 0)
 
     async def wait(self) -> None:
-        """Until one request in flight ends."""
-        waiter = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
-        await waiter
+        """Until one request in flight ends; BudgetExceeded (`cut_by_stop`) once the run stopped."""
+        if self.stopped is None:
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            await waiter
+        if self.stopped is not None:
+            exc = BudgetExceeded(f"the run stopped ({self.stopped}); no later request is sent")
+            exc.cut_by_stop = True
+            raise exc

@@ -118,6 +118,7 @@ class Run:
         self.ledger = Ledger(Budget(**self.suite.config.budget.model_dump()), self.log)
         self.ledger.journal.key = journal_key(self.folder.run_id, self.uid)  # batch: true (engine/batches.py)
         self.ledger.restore(requests, done=done_predicate(self.index))
+        self.state.on_stop.append(self.ledger.stop_waits)  # a stop ends every wait for a request
         for record in self.carried.records:
             self.finish(record, frozen=True)
         for key in self.carried.absent:

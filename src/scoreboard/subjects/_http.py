@@ -222,6 +222,8 @@ class HTTPSubject(SSEReading, HTTPOptions, Subject):
         if self._loop is not loop:  # the limiter's futures belong to one loop
             self._limiter, self._loop = Limiter(self._max_concurrency, self._rpm), loop
         limiter, ledger = self._limiter, request.ledger
+        if limiter.ledger is not ledger:  # the run's stop ends this limiter's waits
+            limiter.watch(ledger)
         url = self.url()
         payload = None if self.method == "GET" else data  # a GET carries no body
         n = unsent = refused = 0
@@ -232,8 +234,8 @@ class HTTPSubject(SSEReading, HTTPOptions, Subject):
             headers = self.request_headers()
             q0 = _perf()
             where[0] = ("queued", err)
-            gen = await limiter.acquire()
             try:
+                gen = await limiter.acquire()
                 ticket = None if ledger is None else await self._reserve(request, bounds)
             except BudgetExceeded as exc:
                 if err is not None:  # the run's budget ran out before a retry: what was retried stays said
@@ -283,8 +285,7 @@ class HTTPSubject(SSEReading, HTTPOptions, Subject):
             err, delay = self._retry_delay(err, n, request, t0)
             if delay is not None and getattr(ledger, "halted", None) is None:
                 where[0] = ("retry", err, delay)
-                await asyncio.sleep(delay)
-                if getattr(ledger, "halted", None) is None:
+                if await limiter.sleep(delay) and getattr(ledger, "halted", None) is None:
                     continue
             raise self._final_error(err, (n, unsent), delay, only_429, t0 + queued)
 

@@ -1,5 +1,10 @@
 """Per-subject request limits for the HTTP subjects: an adaptive concurrency cap (halved on a
-429, recovered after successes), requests-per-minute pacing, and the `retries` option."""
+429, recovered after successes), requests-per-minute pacing, and the `retries` option.
+
+Every wait here (a place in the queue, the pace, a Retry-After pause, the sleep before a retry)
+ends at once when the run stops: the run's ledger calls `stop` (a wake-up registered by
+`watch`; subjects never import the engine), and a request that would have to wait is not
+sent (BudgetExceeded, `cut_by_stop`), nor is a retry made."""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ import asyncio
 from collections import deque
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import BudgetExceeded, ConfigError
 
 RETRY_DEFAULTS = {"attempts": 4, "base_delay_s": 0.5, "max_delay_s": 30.0}
 #: consecutive successes after which a cap lowered by a 429 grows back by one
@@ -30,20 +35,67 @@ class Limiter:
         self._gen = 0  # bumped on each decrease: one 429 storm halves once, not once per request
         self._ok = 0
         self._ceiling: int | None = None
+        #: the ledger whose stop ends this limiter's waits, and why it stopped (None: running)
+        self.ledger: object = None
+        self.stopped: str | None = None
+        self._sleepers: set = set()  # the pace, pause and retry waits under way
+
+    def watch(self, ledger) -> None:
+        """Let `ledger` (the run's, duck-typed: `on_stop(callback)`) end this limiter's waits
+        when the run stops; a ledger without that hook (a Ray worker's) ends none."""
+        self.ledger, self.stopped = ledger, None
+        hook = getattr(ledger, "on_stop", None)
+        if hook is not None:
+            hook(lambda reason: self.stop(reason) if self.ledger is ledger else None)
+
+    def stop(self, reason: str) -> None:
+        """The run stopped: every wait ends now, and no later request waits."""
+        if self.stopped is not None:
+            return
+        self.stopped = reason
+        waiters, self._waiters = self._waiters, deque()
+        for fut in waiters:
+            if not fut.done():
+                fut.set_exception(self.refusal())
+        for fut in list(self._sleepers):
+            if not fut.done():
+                fut.set_result(False)
+
+    def refusal(self) -> BudgetExceeded:
+        exc = BudgetExceeded(f"the run stopped ({self.stopped}); no later request is sent")
+        exc.cut_by_stop = True
+        return exc
+
+    async def sleep(self, delay: float) -> bool:
+        """Wait `delay` seconds; False (at once) when the run stops meanwhile or had stopped."""
+        if self.stopped is not None:
+            return False
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+        handle = loop.call_later(delay, lambda: fut.done() or fut.set_result(True))
+        self._sleepers.add(fut)
+        try:
+            return await fut
+        finally:
+            handle.cancel()
+            self._sleepers.discard(fut)
 
     async def acquire(self) -> int:
         """Take a slot (waiting for the cap, the pace and any Retry-After pause); returns the
-        generation to pass to on_rate_limited."""
+        generation to pass to on_rate_limited. Once the run stopped, a request that would wait
+        raises BudgetExceeded (one that needs no wait still goes: an interrupted run's grace)."""
         cap = self.cap
         if cap is None or (self.in_flight < cap and not self._waiters):
             self.in_flight += 1
+        elif self.stopped is not None:
+            raise self.refusal()
         else:
             fut = asyncio.get_running_loop().create_future()
             self._waiters.append(fut)
             try:
                 await fut  # release() hands the slot over (in_flight already counts us)
             except BaseException:
-                if fut.done() and not fut.cancelled():
+                if fut.done() and not fut.cancelled() and fut.exception() is None:
                     self.release()
                 else:
                     try:
@@ -67,8 +119,8 @@ class Limiter:
         if self.interval:
             start = max(start, self._next_slot)
             self._next_slot = start + self.interval
-        if start > now:
-            await asyncio.sleep(start - now)
+        if start > now and not await self.sleep(start - now):
+            raise self.refusal()
 
     def release(self) -> None:
         self.in_flight -= 1
