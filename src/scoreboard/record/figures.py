@@ -91,6 +91,9 @@ def figure_rows(s) -> list[tuple[str, str]]:
             ci = "" if fig.ci is None or fig.ci.low is None else f" [95% CI {fig.ci.low:.6g}–{fig.ci.high:.6g}]"
             gone = getattr(fig, "unassessed_left_out", None)
             gone = f"; {plural(gone, 'unassessed attempt')} left out: scores unknown" if gone else ""
+            if getattr(fig, "undecided_left_out", None):
+                gone += (f"; {plural(fig.undecided_left_out, 'attempt')} left out: a metric it reads could "
+                         "not be decided")
             over = f" (over metric totals, {plural(fig.attempts, 'attempt')}{gone})" if fig.aggregate == "sum" else ""
             rows.append((f"derived {name}", f"{value}{ci} = {fig.expression}{over}{note}"))
             continue

@@ -64,6 +64,12 @@ class DerivedFigure(Closed):
     attempts: StrictInt | None = None
     #: with aggregate sum: the unassessed attempts left out of the totals and `__count` (version 17)
     unassessed_left_out: StrictInt | None = None
+    #: with aggregate sum: the judged attempts left out of the totals and `__count` because a metric
+    #: the expression reads is unknown on them (a grade naming it could not decide; version 21)
+    undecided_left_out: StrictInt | None = None
+    #: how the figure reads, from its definition (the suite's `unit`, else what the expression
+    #: implies): "share" a percentage, "number" a number (version 21; absent: by its value)
+    unit: Literal["share", "number"] | None = None
 
 
 class FieldsOver(Closed):

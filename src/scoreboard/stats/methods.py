@@ -96,7 +96,8 @@ METHODS = {
 #: each category gives its cases and its pass rate's interval (19: the rate alone); 21: an agent
 #: task's per-attempt figure that no attempt reported has no known subtotal (null; 20 wrote 0), and a
 #: metric's total (`aggregate: sum`) leaves out the attempts on which the metric is unknown (20 added
-#: the named scores of a grade that could not decide)
+#: the named scores of a grade that could not decide) and out of `__count` (20 counted it there: 7/8
+#: for 7 of 7 known), and a derived metric reads as a share or a number by its definition (`unit`)
 STATS_VERSION = 21
 #: the least intra-case correlation a pass rate's effective cases assume when the data cannot show it
 ICC_FLOOR = 0.1

@@ -81,14 +81,39 @@ def derived_figures(tally: Tally, specs: dict, seed: Any, declared: Any = ()) ->
         inlined = inline_derived(expression, earlier[aggregate])
         earlier[aggregate][name] = inlined
         if aggregate == "sum":
-            fig = derived_figure(inlined, totals, seed, "sum", counts, declared)
+            own_totals, own_counts, undecided = _known_for(tally, inlined, totals, counts)
+            fig = derived_figure(inlined, own_totals, seed, "sum", own_counts, declared)
             if left:
                 fig["unassessed_left_out"] = left
+            if undecided:
+                fig["undecided_left_out"] = undecided
         else:
             fig = derived_figure(inlined, means, seed, declared=declared)
         fig["expression"] = expression
         out[name] = fig
     return out
+
+
+def _known_for(tally: Tally, expression: str, totals: dict, counts: dict) -> tuple[dict, dict, int]:
+    """The totals and `__count` an expression over totals reads, without the judged attempts on
+    which a metric it names is unknown (a grade naming it could not decide): such an attempt is
+    left out whole, as an unassessed one is, so `judged / __count` is never 7/8 where one of the
+    8 is unknown (statistics version 21). Returns (totals, counts, attempts left out)."""
+    from .metrics import expression_names
+
+    names = expression_names(expression)
+    gone = [(cid, known) for cid, unknown, known in tally.undecided if unknown & names]
+    if not gone:
+        return totals, counts, 0
+    part: dict[str, dict[str, list]] = {}
+    counts = dict(counts)
+    for cid, known in gone:
+        counts[cid] -= 1
+        for name, total in known.items():
+            slot = part.setdefault(name, {}).setdefault(cid, [0.0, 0])
+            slot[0] += total
+            slot[1] += 1
+    return without(totals, part), {c: n for c, n in counts.items() if n}, len(gone)
 
 
 def declared_metrics(plan_cases) -> set[str]:

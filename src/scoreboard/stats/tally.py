@@ -34,6 +34,17 @@ def without(totals: dict, part: dict) -> dict:
     return out
 
 
+def undecided_names(grades: list[dict]) -> set[str]:
+    """The named metrics a grade of weight other than 0 names and could not decide (its grader
+    raised, returned `pass: null`, or its judge failed): unknown on that attempt, as
+    graders.scoring.named_scores leaves them out."""
+    out: set[str] = set()
+    for g in grades:
+        if (g.get("score") is None or g.get("passed") is None) and g.get("weight", 1) and not g.get("record_only"):
+            out.update(n for n in (g.get("metric"), *(g.get("named_scores") or ())) if isinstance(n, str) and n)
+    return out
+
+
 #: the graders that grade an output field by field (field accuracy's graders)
 FIELD_GRADERS = ("fields", "json-fields")
 
@@ -88,6 +99,10 @@ class Tally:
         #: scores are unknown: left out of a total since statistics version 17
         self.unassessed_totals: dict[str, dict[str, list]] = {}
         self.unassessed_ran: dict[str, int] = defaultdict(int)
+        #: judged attempts on which a named metric is unknown (a grade naming it could not decide):
+        #: (case, the unknown names, the attempt's known totals); a total reading one of those names
+        #: leaves the attempt out, and out of `__count` (statistics version 21; 20 counted it there)
+        self.undecided: list[tuple[str, frozenset, dict[str, float]]] = []
         self.score_sums: dict[str, list] = {}
         #: the errored attempts the scores count from: (has a score, its metrics' names)
         self.errored: list[tuple[bool, frozenset]] = []
@@ -141,14 +156,20 @@ class Tally:
         add_errored(self.errored, status, a.get("metrics"), score)
         if status == "unassessed":
             self.unassessed_ran[cid] += 1
+        known: dict[str, float] = {}
         if a.get("metrics"):
             for name, total in metric_totals(a["grades"]).items():
                 if self.known_totals and name not in a["metrics"]:
                     continue
+                known[name] = total
                 for into in (self.metric_totals,) + ((self.unassessed_totals,) if status == "unassessed" else ()):
                     slot = into.setdefault(name, {}).setdefault(cid, [0.0, 0])
                     slot[0] += total
                     slot[1] += 1
+        if self.known_totals and status != "unassessed":  # an unassessed one is left out whole
+            unknown = undecided_names(a["grades"]) - set(a.get("metrics") or ())
+            if unknown:
+                self.undecided.append((cid, frozenset(unknown), known))
         if self.run_values is not None:
             if "score" in a:
                 value = score
