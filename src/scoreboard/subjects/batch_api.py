@@ -42,6 +42,8 @@ from ._unsent import SentProbe, never_sent_reason, probing
 from ._wire import as_int, dumps_body, error_detail, loads_answer
 from .base import too_large
 from .batch_results import Tally, result_lines
+from .batch_results import custom_id_of as _custom_id
+from .batch_results import error_text as _error_text
 
 #: management answers (a batch object, a list page) are small
 META_BYTES = 1 << 20
@@ -195,25 +197,6 @@ class BatchAPI:
         return batch.get("input_file_id")
 
 
-def _custom_id(line: dict) -> str | None:
-    """A result line's custom id (None when it has none that is text: matched to no request)."""
-    value = line.get("custom_id")
-    return value if isinstance(value, str) else None
-
-
-def _error_text(error: Any) -> str:
-    """The provider's reason from an error object ({code, message} or {type, error: {...}})."""
-    if isinstance(error, dict):
-        inner = error.get("error") if isinstance(error.get("error"), dict) else error
-        code = inner.get("code") or inner.get("type")
-        message = inner.get("message")
-        if message:
-            return f"{code}: {message}" if code else str(message)
-        if code:
-            return str(code)
-    return str(error)[:500]
-
-
 class OpenAIBatchAPI(BatchAPI):
     """The OpenAI Batch API (/files + /batches), chat completions as the endpoint."""
 
@@ -285,11 +268,26 @@ class OpenAIBatchAPI(BatchAPI):
         return Status(name in self.ENDED, str(name), reason, counts)
 
     async def results(self, batch: dict, tally: Tally | None = None) -> AsyncIterator[Line]:
+        """The output file's lines, then the error file's: two files, each read to its own bound
+        (an output file cut there still lets the error file say which requests failed, unbilled)."""
+        cut = None
         for key in ("output_file_id", "error_file_id"):
             file_id = batch.get(key)
             if not isinstance(file_id, str) or not file_id:
                 continue
-            async for line in self._lines(f"{self.base()}/files/{file_id}/content", tally):
+            try:
+                async for line in self._file_lines(file_id, tally):
+                    yield line
+            except SubjectError as exc:
+                if exc.kind != "too-large":
+                    raise
+                cut = exc
+        if cut is not None:
+            raise cut
+
+    async def _file_lines(self, file_id: str, tally: Tally | None) -> AsyncIterator[Line]:
+        async with aclosing(self._lines(f"{self.base()}/files/{file_id}/content", tally)) as lines:
+            async for line in lines:
                 custom_id = _custom_id(line)
                 response = line.get("response") if isinstance(line.get("response"), dict) else None
                 if line.get("error"):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 import aiohttp
 
@@ -115,3 +116,22 @@ def _object(raw: bytes, tally: Tally) -> dict | None:
         tally.unreadable += 1
         return None
     return value
+
+
+def custom_id_of(line: dict) -> str | None:
+    """A result line's custom id (None when it has none that is text: matched to no request)."""
+    value = line.get("custom_id")
+    return value if isinstance(value, str) else None
+
+
+def error_text(error: Any) -> str:
+    """The provider's reason from an error object ({code, message} or {type, error: {...}})."""
+    if isinstance(error, dict):
+        inner = error.get("error") if isinstance(error.get("error"), dict) else error
+        code = inner.get("code") or inner.get("type")
+        message = inner.get("message")
+        if message:
+            return f"{code}: {message}" if code else str(message)
+        if code:
+            return str(code)
+    return str(error)[:500]
