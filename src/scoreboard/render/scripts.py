@@ -83,10 +83,15 @@ NAVIGATION_REFUSED = "scoreboard-renderer: navigation refused: "
 NAVIGATION_SCRIPT = """(() => {
   if (self !== self.top || !self.navigation) return;
   const say = console.error.bind(console);
+  let loaded = false;
+  self.addEventListener("load", () => { loaded = true; }, {once: true});
   self.navigation.addEventListener("navigate", (event) => {
     try {
       const url = String(event.destination.url);
-      if (/^https?:/i.test(url) || !event.cancelable || event.downloadRequest != null) return;
+      // once loaded, the page is shot as itself: a move to its own files (a meta refresh, a timer
+      // setting location, a form sent to itself) is refused, as one elsewhere is answered 204
+      const own = loaded && new URL(url).origin === self.location.origin;
+      if ((/^https?:/i.test(url) && !own) || !event.cancelable || event.downloadRequest != null) return;
       event.preventDefault();
       say(%s + url.slice(0, 300));
     } catch (e) {}
