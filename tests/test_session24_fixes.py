@@ -81,3 +81,70 @@ def test_store_import_of_an_earlier_state_of_a_completed_run_is_refused_unless_r
         assert con.execute("SELECT status FROM runs WHERE run_id = ?", (run_id,)).fetchone()[0] == "running"
     done = _cli("store", "import", str(report), "--store", str(db), cwd=tmp_path)  # the completed one back
     assert done.returncode == 0 and "1 replaced" in done.stdout, done.stdout + done.stderr
+
+
+def test_a_ray_workers_ledger_ends_its_limiters_waits_when_it_learns_the_run_stopped():
+    # On Ray the worker's ledger had no `on_stop`: a subject's limiter in a worker registered
+    # nothing, so attempts queued behind a 429's pause or sleeping before a retry there waited
+    # out their timeout after the run had stopped (the driver's ledger wakes them since 24O).
+    import asyncio
+
+    from scoreboard.engine.ray_ledger import WorkerLedger
+    from scoreboard.errors import BudgetExceeded
+    from scoreboard.subjects._limits import Limiter
+
+    class Remote:
+        def __init__(self, answer):
+            self.answer = answer
+
+        def remote(self, *args):
+            fut = asyncio.get_running_loop().create_future()
+            fut.set_result(self.answer(*args))
+            return fut
+
+    class Service:
+        reserve_many = Remote(lambda items: [{"exceeded": "the run stopped (quota)", "exhausted": None,
+                                              "halted": "quota"} for _ in items])
+        complete_many = Remote(lambda items: None)
+        halt = Remote(lambda *a: None)
+
+    async def scenario():
+        ledger = WorkerLedger(Service())
+        limiter = Limiter(1, None)
+        limiter.watch(ledger)
+        await limiter.acquire()  # the one slot, held
+        queued = asyncio.ensure_future(limiter.acquire())
+        sleeping = asyncio.ensure_future(limiter.sleep(60))
+        await asyncio.sleep(0)
+        with pytest.raises(BudgetExceeded):
+            await ledger.acquire(("c", "v", 0))  # the service says the run stopped
+        with pytest.raises(BudgetExceeded, match="the run stopped"):
+            await asyncio.wait_for(queued, 2)
+        assert await asyncio.wait_for(sleeping, 2) is False
+        assert limiter.in_flight == 1  # the refused waiter took no slot
+
+    asyncio.run(scenario())
+
+
+def test_a_ray_workers_own_halt_ends_its_limiters_waits():
+    import asyncio
+
+    from scoreboard.engine.ray_ledger import WorkerLedger
+    from scoreboard.subjects._limits import Limiter
+
+    class Service:
+        class halt:  # noqa: N801 - a Ray actor method's shape
+            @staticmethod
+            def remote(*args):
+                return None
+
+    async def scenario():
+        ledger = WorkerLedger(Service())
+        limiter = Limiter(None, None)
+        limiter.watch(ledger)
+        sleeping = asyncio.ensure_future(limiter.sleep(60))
+        await asyncio.sleep(0)
+        ledger.halt("quota: billing", attempt=("c", "v", 0))
+        assert await asyncio.wait_for(sleeping, 2) is False
+
+    asyncio.run(scenario())

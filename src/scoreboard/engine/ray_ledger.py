@@ -155,6 +155,17 @@ class WorkerLedger:
         self._reserves: list[tuple] = []
         self._completes: list[list] = []
         self._scheduled = False
+        self._on_stop: list = []
+
+    def on_stop(self, callback) -> None:
+        """`callback(reason)` once this worker learns the run stopped (a refusal, a halt, the
+        service lost): a subject's limiter in this worker then ends its waits, as in the driver."""
+        self._on_stop.append(callback)
+
+    def _stopped(self, reason: str) -> None:
+        callbacks, self._on_stop = self._on_stop, []
+        for callback in callbacks:
+            callback(reason)
 
     @property
     def exhausted_here(self) -> bool:
@@ -183,6 +194,7 @@ class WorkerLedger:
                 raise
             except Exception as exc:  # the service is gone (its process killed): nothing more may be sent
                 self.halted = self.halted or f"the run's ledger service was lost ({type(exc).__name__})"
+                self._stopped(self.halted)
                 raise BudgetExceeded(f"{self.halted}: no request can be reserved") from None
             if "wait" not in reply:
                 break
@@ -190,6 +202,7 @@ class WorkerLedger:
         if "exceeded" in reply:
             self.exhausted = self.exhausted or reply["exhausted"]
             self.halted = self.halted or reply["halted"]
+            self._stopped(self.halted or self.exhausted or reply["exceeded"])
             raise BudgetExceeded(reply["exceeded"])
         self.by_attempt[attempt] = self.by_attempt.get(attempt, 0) + 1
         ticket = Ticket(reply["id"], attempt, role, subject, max_tokens or 0, max_cost or 0.0,
@@ -249,3 +262,4 @@ class WorkerLedger:
     def halt(self, reason: str, attempt: tuple | None = None) -> None:
         self.halted = self.halted or reason
         self.service.halt.remote(reason, None if attempt is None else list(attempt))
+        self._stopped(self.halted)
