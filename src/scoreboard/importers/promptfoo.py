@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from . import promptfoo_vars as pf_vars
+from . import promptfoo_chatcase as chat_case, promptfoo_vars as pf_vars
 from .common import Report, Source, jsonl, read_config, slug, write_output
 from .jsonref import dereference, dereference_file
 from .promptfoo_assert_code import runtime_spec
@@ -102,12 +102,12 @@ def import_promptfoo(config_path: str, out_dir: str, *, run_code: bool = False) 
     ctx.text_prompts = len(json_names) < len(prompts)
     ctx.json_prompts = json_names if ctx.text_prompts else ()
     ctx.prompt_names = pf_vars.names_printed(prompts.values())
+    ctx.chat_rows = chat_case.setup(prompts, json_names, variants)  # a case's vars may make a prompt JSON
     if len(prompts) == 1:
         suite["prompt"] = next(iter(prompts.values()))
     elif prompts:
         suite["prompts"] = prompts
-    if prompts:  # Nunjucks' rule: an undefined var, or an attribute of one, prints nothing
-        suite["template_undefined"] = "empty"
+    suite.update({"template_undefined": "empty"} if prompts else {})  # Nunjucks': undefined prints nothing
     paired = prompt_pairs(prompts, variants, report)
     if paired is not None:  # a provider runs only some prompts: each pair is a variant
         suite.pop("prompt", None)
@@ -346,7 +346,7 @@ def _case(cid: str, vars_: dict, asserts: list, test: dict, default: dict, where
                 continue
             expected = exp
         graders.append(spec)
-    failed = pf_vars.render_error(vars_, where, ctx)
+    failed = pf_vars.render_error(vars_, where, ctx) or chat_case.check(vars_, where, ctx)
     if failed is not None:
         graders.append(failed)
         errors = True

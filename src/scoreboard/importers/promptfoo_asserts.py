@@ -47,6 +47,8 @@ class Context:
     json_prompts: tuple = ()  # the JSON (chat) prompts' names beside text ones: no render first
     #: the names the prompts print (None: not known, any may be)
     prompt_names: set | None = None
+    #: the text prompts and chat variants a case's rendered prompt is checked on (promptfoo_chatcase)
+    chat_rows: dict | None = None
     #: the vars of the test whose assertion is converting (a custom rubricPrompt prints them)
     vars: dict = field(default_factory=dict)
 
