@@ -13,6 +13,7 @@ from .constants import DRY_RUN_MARK, DRY_RUN_NOTE
 from .fieldwords import absent_reason, fields_unknown
 from .figures import choice_words, figure_rows, k_left_out, variant_small_words
 from .io import fields_over, fmt_rate, variant_model
+from .junit_pairwise import pairwise_suite
 from .markdown_parts import category_text
 from .mdtext import spell_unseen, visible
 from .schema import Attempt
@@ -299,6 +300,12 @@ def render_junit(view: ReportView) -> str:
             totals[key] += value
     if report.gates:  # a CI tab shows testcases, not properties: a failed gate (exit 3) is a failure there
         counts = _gates_suite(root, f"{mark}{suite}.gates", f"{suite}.gates", report.gates)
+        for key, value in counts.items():
+            totals[key] += value
+    judged = report.summary.judges.pairwise if report.summary.judges is not None else None
+    if judged:  # each compared pair, its wins, position consistency and unjudged comparisons
+        counts = pairwise_suite(root, f"{mark}{suite}.pairwise", f"{suite}.pairwise", judged, report.pairwise,
+                                one_line, clean)
         for key, value in counts.items():
             totals[key] += value
     for key, value in totals.items():  # junit-10.xsd (Jenkins' xUnit) has no `skipped` on <testsuites>:
