@@ -151,3 +151,24 @@ def test_parsed_follows_parse_chat_prompt(text, kind):
 def test_looks_like_json_is_promptfoos():
     assert looks_like_json(" {x} ") and looks_like_json("[-x]") and looks_like_json("[nullx]")
     assert not looks_like_json("[x]") and not looks_like_json("{x") and not looks_like_json("x}")
+
+
+def test_a_number_var_printed_alone_is_json_too_and_two_prompts_are_listed(tmp_path, server):
+    # promptfoo eval 0.121.20: `{{text}}` with text 7 or 1.0 (printed 1) errors; `Say {{text}}` passes;
+    # [1, 2] prints 1,2, which is text
+    tests = """
+defaultTest:
+  assert: [{type: icontains, value: 'user'}]
+tests:
+  - {description: ynum, vars: {text: 7}}
+  - {description: yfloat, vars: {text: 1.0}}
+  - {description: ylist, vars: {text: [1, 2]}}
+"""
+    report, got = _import_and_run(tmp_path, "prompts: ['{{text}}']\n" + _provider(server) + tests)
+    assert got == {"ynum": "failed", "yfloat": "failed", "ylist": "passed"}, (got, report)
+    assert "tests.1: the rendered prompt '1' is JSON" in report, report
+    (tmp_path / "two").mkdir()
+    report, got = _import_and_run(tmp_path / "two", "prompts: ['{{text}}', 'Say {{text}}']\n" + _provider(server) + tests)
+    assert "always fails" not in report, report  # the row errors on one prompt only: listed
+    assert "tests.0 prompt 'prompt-1' on variant 'openai-chat-gpt-4o-mini'" in report, report
+    assert "prompt-2' on variant" not in report, report
