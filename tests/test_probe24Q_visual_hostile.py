@@ -70,6 +70,30 @@ def test_a_page_submitting_a_form_to_itself_while_loading_ends_in_words_and_one_
     assert (away["error"], away["text"], away["blocked"]) == (None, "Away", ["http://10.1.2.3/x"]), away
 
 
+# ------------------------------------------- (1b) a page that downloads a file
+
+@needs_chromium
+def test_a_page_downloading_a_file_is_shot_and_the_refused_download_is_counted_and_listed(tmp_path):
+    # Downloads are refused (accept_downloads off), but nothing said one was asked for: the
+    # record read as a page that made no request at all.
+    def clicked(title: str, href: str, wait: int | None = None) -> str:
+        click = (f"const a = document.createElement('a'); a.href = {href}; a.download = 'x.txt'; "
+                 "document.body.appendChild(a); a.click();")
+        return page(title, click if wait is None else f"setTimeout(() => {{ {click} }}, {wait})")
+
+    blob, own, later = render_each([
+        clicked("Blob", "URL.createObjectURL(new Blob(['hi']))"),
+        clicked("Own", "'index.html'"),
+        clicked("Later", "'data:text/plain,yo'", wait=50),
+    ], tmp_path)
+    for record, title in ((blob, "Blob"), (own, "Own"), (later, "Later")):
+        assert (record["error"], record["text"], len(record["shots"])) == (None, title, 1), record
+        assert record["blocked_requests"] == 1 and len(record["blocked"]) == 1, record
+    assert blob["blocked"][0].startswith("download blob:http://output.invalid/"), blob
+    assert own["blocked"] == ["download http://output.invalid/index.html"]
+    assert later["blocked"] == ["download data:text/plain,yo"]
+
+
 # ------------------------------------------- (2) attempts share no browser state
 
 @needs_chromium

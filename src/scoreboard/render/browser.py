@@ -25,7 +25,8 @@ from .detect import PageSource, page_source
 from .lifecycle import Instance
 from .page import index_refused, served_file
 from .pixels import is_blank
-from .scripts import HISTORY_SCRIPT, NAVIGATION_SCRIPT, POPUP_SCRIPT, REFUSALS, SEED_SCRIPT, SMIL_SCRIPT
+from .scripts import (HISTORY_SCRIPT, LOADED_SCRIPT, NAVIGATION_SCRIPT, POPUP_SCRIPT, REFUSALS, SEED_SCRIPT,
+                      SIZE_SCRIPT, SMIL_SCRIPT, TEXT_SCRIPT)
 from .settings import RenderSettings, full_page_clip
 from .store import ShotStore
 
@@ -48,15 +49,7 @@ CLOSE_S = 10
 #: the most bytes one page's own files may be served, all requests together, in max_file_bytes
 #: (40 references to one 15 MB file held 936 MB in this process and the run for minutes)
 SERVED_FILES = 4
-#: the page's whole scrollable size in CSS pixels
-SIZE_SCRIPT = ("() => { const d = document.documentElement, b = document.body, w = [0, 0]; "
-               "for (const e of [d, b]) if (e) { if (e.scrollWidth > w[0]) w[0] = e.scrollWidth; "
-               "if (e.scrollHeight > w[1]) w[1] = e.scrollHeight; } return w; }")
 
-LOADED_SCRIPT = ("() => document.readyState === 'complete' || new Promise(done => "
-                 "window.addEventListener('load', () => done(true), {once: true}))")
-TEXT_SCRIPT = ("() => document.body ? document.body.innerText : "
-               "(document.documentElement ? document.documentElement.textContent : '')")
 
 
 def chromium_path(settings: RenderSettings) -> str | None:
@@ -232,6 +225,8 @@ class Renderer:
             page.on("console", console)
             page.on("pageerror", lambda exc: _listed(record, "page_errors", str(exc)))
             page.on("crash", lambda _page: record.__setitem__("crashed", True))
+            # a download is refused (accept_downloads off): counted and listed, never silent
+            page.on("download", lambda d: _refused(record, "download " + d.url[:300]))
             # Commit, then the document's own load event: a page that navigates away while loading
             # (to a blocked address, answered 204 so the page stays) left Playwright's load wait
             # hanging on a navigation that never ends.
@@ -355,6 +350,11 @@ def _quiet(task: asyncio.Future) -> None:
     """Read a background close's outcome, so that asyncio does not log it as never retrieved."""
     if not task.cancelled():
         task.exception()
+
+
+def _refused(record: dict, text: str) -> None:
+    record["blocked_requests"] += 1
+    _listed(record, "blocked", text)
 
 
 def _listed(record: dict, key: str, text: str) -> None:

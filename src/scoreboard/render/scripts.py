@@ -106,3 +106,13 @@ DATA_REFUSED = "Not allowed to navigate top frame to data URL: "
 #: under the record's `blocked` (before the URL the message names)
 REFUSALS = ((LOCAL_REFUSED, ""), (POPUP_REFUSED, "popup "), (NAVIGATION_REFUSED, "navigation "),
             (DATA_REFUSED, "navigation "))
+
+#: the page's whole scrollable size in CSS pixels
+SIZE_SCRIPT = ("() => { const d = document.documentElement, b = document.body, w = [0, 0]; "
+               "for (const e of [d, b]) if (e) { if (e.scrollWidth > w[0]) w[0] = e.scrollWidth; "
+               "if (e.scrollHeight > w[1]) w[1] = e.scrollHeight; } return w; }")
+
+LOADED_SCRIPT = ("() => document.readyState === 'complete' || new Promise(done => "
+                 "window.addEventListener('load', () => done(true), {once: true}))")
+TEXT_SCRIPT = ("() => document.body ? document.body.innerText : "
+               "(document.documentElement ? document.documentElement.textContent : '')")
