@@ -94,6 +94,48 @@ def test_a_page_downloading_a_file_is_shot_and_the_refused_download_is_counted_a
     assert later["blocked"] == ["download data:text/plain,yo"]
 
 
+# ------------------------------------------- (1c) hints and requests to a loopback listener
+
+@needs_chromium
+def test_preconnects_prefetches_fonts_beacons_and_sockets_to_loopback_never_connect_and_are_listed(tmp_path):
+    # A raw listener on 127.0.0.1 counts every TCP connection, requests or not: a preconnect or DNS
+    # prefetch hint opens a socket without a request the renderer's route would see. A fetch to a
+    # port that never answers would hold the page's load; none is ever made.
+    import socket
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(50)
+    port, hits = srv.getsockname()[1], []
+
+    def accept():
+        while True:
+            try:
+                conn, addr = srv.accept()
+            except OSError:
+                return
+            hits.append(addr)
+            conn.close()
+
+    threading.Thread(target=accept, daemon=True).start()
+    at = f"127.0.0.1:{port}"
+    head = (f'<link rel=preconnect href="http://{at}/"><link rel=dns-prefetch href="http://{at}/">'
+            f'<link rel=preload as=font href="http://{at}/f.woff2" crossorigin><link rel=prefetch href="http://{at}/p">'
+            f'<style>@font-face {{font-family: X; src: url(http://{at}/x.woff)}} body {{font-family: X}}</style>')
+    script = (f'fetch("http://{at}/never").catch(() => {{}}); new WebSocket("ws://{at}/ws"); '
+              f'navigator.sendBeacon("http://{at}/b", "x"); new EventSource("http://{at}/es");')
+    try:
+        (record,) = render_each([page("Hints", script, head).replace("<h1>", f"<img src='http://{at}/i.png'><h1>")],
+                                tmp_path)
+    finally:
+        srv.close()
+    assert hits == []
+    assert (record["error"], record["text"], record["network_idle"]) == (None, "Hints", True), record
+    assert sorted(record["blocked"]) == sorted(f"http://{at}/{p}" for p in ("f.woff2", "i.png", "p", "never", "b",
+                                                                            "es", "x.woff")) + [f"ws://{at}/ws"]
+    assert record["blocked_requests"] == 8
+
+
 # ------------------------------------------- (2) attempts share no browser state
 
 @needs_chromium
