@@ -172,3 +172,17 @@ tests:
     assert "always fails" not in report, report  # the row errors on one prompt only: listed
     assert "tests.0 prompt 'prompt-1' on variant 'openai-chat-gpt-4o-mini'" in report, report
     assert "prompt-2' on variant" not in report, report
+
+
+def test_g_eval_says_its_judgment_is_not_promptfoos_two_calls(tmp_path):
+    # matchesGEval (src/matchers): a steps call from the criteria, then an evaluate call given the steps
+    (tmp_path / "promptfooconfig.yaml").write_text("""prompts: ['Answer {{q}}']
+providers: [echo]
+tests:
+  - vars: {q: a}
+    assert: [{type: g-eval, value: 'The answer is polite'}, {type: g-eval, value: 'It is short'}]
+""")
+    done = _cli("import", "promptfoo", "promptfooconfig.yaml", "--output", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = (tmp_path / "out" / "conversion-report.md").read_text()
+    assert report.count("g-eval: promptfoo's matchesGEval asks the judge for evaluation steps") == 1, report

@@ -50,6 +50,12 @@ def _judged(kind: str):
             # looking at `inverse`: promptfoo grades not-X as X
             ctx.report.note(f"{where}: promptfoo's {kind} ignores not-, so not-{kind} grades as {kind}")
         if kind == "g-eval":
+            if "g-eval" not in ctx.noted:  # matchesGEval: two chained judge calls with its own prompts
+                ctx.noted.add("g-eval")
+                ctx.report.note("g-eval: promptfoo's matchesGEval asks the judge for evaluation steps from the "
+                                "criteria, then asks it to score the output 0-10 following those steps (two calls, "
+                                "its own prompts); scoreboard's g-eval scores the criteria 0-10 in one call with "
+                                "its own prompt, the same threshold on score/10, so a verdict may differ")
             return {"g-eval": {"criteria": value, "threshold": threshold_of(a, 0.7)}}, None
         custom = a.get("rubricPrompt") if a.get("rubricPrompt") is not None else ctx.grading.get("rubricPrompt")
         if custom is not None and kind in ("model-graded-closedqa", "factuality"):
