@@ -230,7 +230,10 @@ def read_entries_file(path: str, what: str, data: bytes | None = None) -> tuple[
     except ParseError as exc:
         if exc.partial is None:
             raise ConfigError(f"{what} file: {exc.message}", file=path, line=exc.line) from None
-        raise _entry_problem(exc, exc.partial, path) from None
+        from .located import with_lines
+
+        # named with the line of the entry's field, as the entry validators' errors are
+        raise with_lines(_entry_problem(exc, exc.partial, path), path) from None
     version = None
     if isinstance(doc, dict):
         unknown = sorted(set(doc) - {"version", "entries"})

@@ -81,7 +81,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                        description="export stored reviews as the file `scoreboard import reviews` reads")
     s.add_argument("--run", help="only reviews of this run's outputs")
     s.add_argument("--kind", choices=["human", "model"], help="only this reviewer kind")
-    s.add_argument("--output", required=True, metavar="FILE.json", help="where to write them (created exclusively); - is stdout")
+    s.add_argument("--output", required=True, metavar="FILE.json", help="where to write them (created exclusively; FILE.csv: a sheet, "
+                   "one row per review); - is stdout")
     _store_flag(s)
     s = sub.add_parser("tag", help="add (or --remove) tags on a stored run",
                        description="add (or --remove) tags on a stored run")
@@ -264,11 +265,15 @@ def _verify(store, args) -> int:
 
 def _reviews(store, args) -> int:
     from ..jsonio import dumps_line
+    from ..judges.reviews_csv import is_csv, write_reviews_csv
     from ..record.files import write_output
 
     key = store.resolve(args.run) if args.run else None
     entries = store.reviews(run=key, kind=args.kind)
-    text = dumps_line({"version": "scoreboard-store", "entries": entries})
+    if is_csv(args.output):  # a sheet to edit and import again (judges/reviews_csv.py)
+        text = write_reviews_csv(entries)
+    else:
+        text = dumps_line({"version": "scoreboard-store", "entries": entries})
     if args.output == "-":
         sys.stdout.write(text.decode())  # dumps_line gives UTF-8 bytes
         print(f"{len(entries)} review(s) written to stdout", file=sys.stderr)

@@ -44,6 +44,8 @@ Rating = Annotated[StrictInt, Field(ge=1, le=5)] | None
 #: the longest reviewer id or rubric version, in characters (at most 800 bytes of UTF-8: the
 #: history store indexes both as written, words.KEY_BYTES); the viewer's review form's limit too
 MAX_NAME = 200
+#: the longest note, in characters (the viewer's review form's limit too)
+MAX_NOTE = 10_000
 
 
 class Ratings(Strict):
@@ -83,6 +85,19 @@ class ReviewEntry(Strict):
             raise ValueError(f"holds the control character U+{ord(bad):04X}")
         return value
 
+    @field_validator("notes")
+    @classmethod
+    def _notes(cls, value: str) -> str:
+        # the viewer's review form's rules: a note says why in words (blank says nothing), may break
+        # lines, holds no NUL (the store turned one into U+FFFD; PostgreSQL refuses it)
+        if not value.strip():
+            raise ValueError("must not be blank (a review says why, in words)")
+        if len(value) > MAX_NOTE:
+            raise ValueError(f"is {len(value):,} characters long, over the {MAX_NOTE:,} a note may have")
+        if "\x00" in value:
+            raise ValueError("holds the control character U+0000")
+        return value
+
     def identity(self) -> tuple:
         # The kind is part of who reviewed: one label may appear once as a person and once as a
         # model (their judgments stay separate records).
@@ -93,17 +108,25 @@ class ReviewEntry(Strict):
 # Reading and binding
 
 
-def _read_doc(path: str, data: bytes | None = None) -> tuple[str | None, list]:
-    from ..jsonio import read_entries_file
+def _read_doc(path: str, data: bytes | None = None) -> tuple[str | None, list, list[int] | None]:
+    """(version, entries, the line of each CSV row: None for JSON) of a reviews file."""
+    from ..jsonio import read_entries_bytes, read_entries_file
+    from .reviews_csv import is_csv, read_reviews_csv
 
-    return read_entries_file(path, "reviews", data)
+    if is_csv(path):
+        from ..safefile import DEFAULT_MAX_FILE_BYTES
+
+        data = read_entries_bytes(path, "reviews") if data is None else data
+        entries, starts = read_reviews_csv(path, data, DEFAULT_MAX_FILE_BYTES)
+        return None, entries, starts
+    return (*read_entries_file(path, "reviews", data), None)
 
 
 def read_reviews(path: str, report: dict, *, max_entries: int = MAX_REVIEWS,
                  data: bytes | None = None) -> tuple[str | None, list[dict]]:
     """Validate a reviews file against a report: the first problem is one ConfigError naming
     the file, the entry, the case and the field. Returns (version, entries as dicts)."""
-    version, doc = _read_doc(path, data)
+    version, doc, rows = _read_doc(path, data)
     if len(doc) > max_entries:
         raise ConfigError(f"{len(doc)} entries, more than the {max_entries} allowed (--max-entries)",
                           file=path, field="entries")
@@ -131,10 +154,11 @@ def read_reviews(path: str, report: dict, *, max_entries: int = MAX_REVIEWS,
                 "an entry already in the report"
     try:
         entries = _bind(path, doc, plan_hashes, outputs, by_text, sent, seen)
-    except ConfigError as exc:  # named with the line of its entry's field
+    except ConfigError as exc:  # named with the line of its entry's field (a CSV's: its row and column)
         from ..located import with_lines
+        from .reviews_csv import located
 
-        raise with_lines(exc, path) from None
+        raise (with_lines(exc, path) if rows is None else located(exc, path, rows)) from None
     if not entries:
         raise ConfigError("no entries to import", file=path, field="entries")
     return version, entries

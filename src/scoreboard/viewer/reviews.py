@@ -9,12 +9,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..judges.reviews import MAX_NAME, ReviewEntry
+from ..judges.reviews import MAX_NAME, MAX_NOTE, ReviewEntry
 from ..store.db import Database
 from ..store.migrations import case_key
 from ..store.shape import MAX_NAME as MAX_ID
-
-MAX_NOTE = 10_000
 
 
 class ReviewError(ValueError):
