@@ -23,7 +23,10 @@ report: an attempt's output_hash, or its output_text_hash (SHA-256 of the canoni
 of the output text alone). A reviewer_id or rubric_version is at most 200 characters, not blank,
 without control characters. An unknown field, a case or hash that does not match the report, or a
 duplicate (same case, output hash, reviewer id, reviewer kind and rubric version: one label may
-review once as human and once as model) stops the import: exit 1, nothing written.
+review once as human and once as model) stops the import: exit 1, nothing written. A note is
+not blank, at most 10,000 characters, without NUL. REVIEWS.csv (a name ending in .csv) is a sheet
+as `scoreboard store reviews --output FILE.csv` writes it: one row per review, the columns above
+with the four ratings as columns of their own; errors name its line, row and column.
 
 The new report keeps human and model reviews apart (report.reviews.human / .model, counted
 apart in summary.reviews); no aggregate score is made from them. When judge verdicts and human
