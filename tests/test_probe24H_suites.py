@@ -276,19 +276,23 @@ def test_a_reducer_name_of_no_tool_gets_no_hint(tmp_path):
 # ---- cases written inline in a suite (promptfoo's inline tests, Inspect's inline samples) ------
 
 @pytest.mark.parametrize("command", ["validate", "run", "plan"])
-def test_a_suite_with_its_cases_written_inline_says_how_to_write_them(tmp_path, command):
+def test_a_suite_with_its_cases_written_inline_reads_them(tmp_path, command):
     # validate read such a suite as a case document and said "field 'subject': unknown field (a
     # case document holds cases, ...)"; run and plan said it was a case document to give with
-    # --cases, though it names a subject and graders
+    # --cases, though it names a subject and graders. Inline cases are read now (probe 24P,
+    # tests/test_probe24P_inline_cases.py): the suite's two cases are its cases.
     (tmp_path / "suite.yaml").write_text(
         "name: t\nsubject: {type: openai, model: m, params: {max_tokens: 5}}\n"
         "cases:\n  - {id: a, input: hi, expected: x}\n  - {id: b, input: yo, expected: y}\ngraders: [exact]\n")
-    proc = scoreboard(command, "suite.yaml", cwd=tmp_path)
-    assert proc.returncode == 1, proc.stderr
-    (line,) = proc.stderr.strip().splitlines()
-    assert line == ("scoreboard: error: suite.yaml:3, field 'cases': a suite's cases: names case files (or dataset "
-                    "readers {format, path}), not cases written in the suite (2 case objects here): move them to "
-                    "a case file, such as cases.yaml holding {cases: [...]}, and write cases: cases.yaml"), line
+    args = ("--dry-run", "--output", "r.json") if command == "run" else ()
+    proc = scoreboard(command, "suite.yaml", *args, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    if command == "validate":
+        assert "OK: suite t: 2 cases, 1 variant" in proc.stdout, proc.stdout
+    elif command == "plan":
+        assert "t: 2 cases" in proc.stdout, proc.stdout
+    else:
+        assert [c["id"] for c in json.loads((tmp_path / "r.json").read_text())["plan"]["cases"]] == ["a", "b"]
 
 
 def test_a_case_document_alone_is_still_a_case_document(tmp_path):

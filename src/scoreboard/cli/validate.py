@@ -126,9 +126,7 @@ def looks_like_suite(path) -> bool:
     suite_only = set(SuiteConfig.model_fields) - {"cases", "name", "description"}
     try:
         data, _ = read_suite_file(path)
-    except ConfigError as exc:
-        if getattr(exc, "suite_settings", False):  # a suite's settings, its cases written inline
-            return True
+    except ConfigError:
         # a JSON suite that does not parse (a key given twice, a number out of range) is a suite
         # still, when it names a setting only a suite has: its error names the line, as `run`
         # and `plan` say it (one case object, refused as a suite, is a case file)

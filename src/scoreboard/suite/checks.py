@@ -33,27 +33,15 @@ def jsonl_inside(text: str) -> bool:
     return isinstance(value, dict) and "id" in value
 
 
-def inline_cases_hint(data: Any) -> str | None:
-    """A suite (a setting only a suite has: subject, graders, prompt...) whose `cases:` holds case
-    objects written inline (promptfoo's inline tests, Inspect's inline samples): how to write them."""
-    from .config import SuiteConfig
-
-    cases = data.get("cases") if isinstance(data, dict) else None
-    if not isinstance(cases, list):
-        return None
-    inline = [c for c in cases if isinstance(c, dict) and "format" not in c]  # format: a dataset reader
-    if not inline or not set(data) & (set(SuiteConfig.model_fields) - {"cases", "name", "description"}):
-        return None
-    return (f"a suite's cases: names case files (or dataset readers {{format, path}}), not cases written in "
-            f"the suite ({len(inline)} case object{'s' if len(inline) > 1 else ''} here): move them to a case "
-            "file, such as cases.yaml holding {cases: [...]}, and write cases: cases.yaml")
-
-
 def case_document_hint(data: Any) -> str | None:
     """Case objects where suite settings were expected: one case, a list of cases, or a case
-    document {"cases": [{...}]} (a suite's `cases:` names files)."""
+    document {"cases": [{...}]} with no setting only a suite has (a suite's `cases:` names
+    files, or holds cases written inline beside its settings)."""
     from ..cases.formats import one_case_hint
+    from .config import SuiteConfig
 
+    if isinstance(data, dict) and set(data) & (set(SuiteConfig.model_fields) - {"cases", "name", "description"}):
+        return None  # a setting only a suite has (subject, graders...): its case objects are written inline
     if isinstance(data, dict) and isinstance(data.get("cases"), list) and data["cases"] \
             and all(isinstance(c, dict) and "format" not in c for c in data["cases"]):  # format: a dataset reader
         return "this is a case document (its cases are objects; a suite's 'cases:' names case files)"

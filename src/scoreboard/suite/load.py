@@ -40,11 +40,11 @@ from .checks import (
     check_task_modes,
     gate_entries,
     gate_has_grader,
-    inline_cases_hint,
     jsonl_inside,
     replaced_gates,
     safe_name,
 )
+from .case_sources import load_all_cases
 from .config import Limits, SuiteConfig
 from .grading import as_judge_error, build_judge, resolve_graders
 from .variants import build_variants, check_data_file, in_file, variant_names
@@ -87,11 +87,6 @@ def read_suite_file(path: str | os.PathLike) -> tuple[dict, Path]:
                               + AS_CASES.format(path=shown), file=shown) from None
         message, line, field = json_refusal(exc, text) if suffix == ".json" else (exc.message, exc.line, exc.field)
         raise ConfigError(message, file=shown, line=line, field=field) from None
-    inline = inline_cases_hint(data)
-    if inline:
-        exc = ConfigError(inline, file=shown, field="cases")
-        exc.suite_settings = True  # type: ignore[attr-defined]  # a suite still (validate reads it as one)
-        raise exc
     hint = case_document_hint(data)
     if hint and path.suffix.lower() == ".toml":  # TOML holds suites only: no --cases to suggest
         raise ConfigError(f"{hint}, not a suite; a case file is JSONL, JSON or YAML (TOML holds only suites)",
@@ -173,8 +168,8 @@ def _load_suite(path: str | os.PathLike | None, flags: dict | None, dry_run: boo
     skipped: list[dict] = []
     cases: list[Case] = []
     with errors.each(), budget.suite_budget(cfg.limits):  # the suite's case data in all (cases/budget.py)
-        all_cases, skipped = _load_all_cases(cfg, case_paths, places, from_flag="cases" in overrides,
-                                             errors=errors)
+        all_cases, skipped = load_all_cases(cfg, case_paths, places, from_flag="cases" in overrides,
+                                            errors=errors)
         if not errors.errors:
             all_cases = apply_defaults(cfg, all_cases, places)  # issue 14: defaults, expand
             cases = _filter_cases(cfg, all_cases, source, overrides)
@@ -249,97 +244,6 @@ def _load_suite(path: str | os.PathLike | None, flags: dict | None, dry_run: boo
             check_available(suite.render)
     # --- end visual work ---
     return suite
-
-
-def _load_all_cases(cfg: SuiteConfig, case_paths: list[str], places: Places,
-                    from_flag: bool, errors: Collector | None = None) -> tuple[list[Case], list[dict]]:
-    """Every case of every file or gold directory, ids unique across them. Paths named on the
-    command line are relative to the working directory (the user's choice, not confined);
-    those in the suite file, to its folder, inside its root."""
-    from ..cases import load_cases
-
-    case_base = Path.cwd() if from_flag else places.suite_dir
-    all_cases: list[Case] = []
-    seen: dict[str, str] = {}
-    skipped: list[dict] = []
-    for index, rel in enumerate(case_paths):
-        if isinstance(rel, dict):  # issue 15: a dataset reader (an error names the item of a list)
-            loaded = _dataset_cases(rel, cfg, places, from_flag,
-                                    f"cases.{index}" if isinstance(cfg.cases, list) else "cases")
-            _count_cases(loaded, places.source)
-            for case in loaded:
-                if case.id in seen:
-                    raise ConfigError(f"duplicate case id (also in {seen[case.id]})", file=case.source,
-                                      line=case.line, case_id=case.id, field="id")
-                seen[case.id] = f"{case.source}:{case.line}"
-                all_cases.append(case)
-            continue
-        places.resolve(rel, f"cases.{index}" if isinstance(cfg.cases, list) and not from_flag else "cases",
-                       from_flag=from_flag, folder_ok=True)  # a path of a list: its item (and line)
-        target = Path(rel) if from_flag or Path(rel).is_absolute() else case_base / rel
-        if target.is_dir():
-            # folders only: agent tasks or gold documents (their modules' models cost a plain
-            # case file's run 12 ms to import)
-            from ..cases.gold import is_gold_dir, load_gold_dir
-            from ..tasks.load import is_task_folder, load_task_folders
-
-            if is_task_folder(target):  # agent tasks (tasks/load.py)
-                loaded = load_task_folders(target, cfg.limits, root=places.root if from_flag
-                                           else places.root_for(places.suite_dir))
-            elif not is_gold_dir(target):
-                raise ConfigError("a case folder must hold documents with NAME.gold.json files beside them "
-                                  "(or be a task folder holding task.yaml)", file=str(target), field="cases")
-            else:
-                root = places.root if from_flag else places.root_for(places.suite_dir)
-                loaded, skipped_here = load_gold_dir(target, cfg.limits, root=root)
-                skipped += [{**item, "source": str(target)} for item in skipped_here]
-        else:
-            loaded = load_cases(target, cfg.limits, root=places.root, inside=places.inside(from_flag),
-                                errors=errors)
-        _count_cases(loaded, str(target))
-        for case in loaded:
-            if case.id in seen:
-                duplicate = ConfigError(f"duplicate case id (also in {seen[case.id]})", file=case.source,
-                                        line=case.line, case_id=case.id, field="id")
-                if errors is None:
-                    raise duplicate
-                errors.add(duplicate)
-                continue
-            seen[case.id] = f"{case.source}:{case.line}" if case.line else (case.source or "")
-            all_cases.append(case)
-    return all_cases, skipped
-
-
-def _count_cases(loaded: list[Case], shown: str | None) -> None:
-    """Cases from one file against the suite's limits.max_cases (the first one over it named)."""
-    tally = budget.current()
-    if tally is not None:
-        room = tally.limits.max_cases - tally.cases
-        over = loaded[room] if len(loaded) > room else None
-        tally.added(len(loaded), shown if over is None else over.source or shown,
-                    **({} if over is None else {"line": over.line, "case_id": over.id}))
-
-
-def _dataset_cases(spec: dict, cfg: SuiteConfig, places: Places, from_flag: bool,
-                   field: str = "cases") -> list[Case]:
-    """The cases of a `cases: {format: inspect|hf, path, ...}` entry, read inside the suite's root."""
-    from ..cases.datasets import load_dataset_records
-    from ..cases.loader import cases_from_records
-
-    base = Path.cwd() if from_flag else places.suite_dir
-    root = Path.cwd() if from_flag else places.root_for(places.suite_dir)
-    # (line, record): an error in a case names the line its record starts on in the file
-    pairs = load_dataset_records(spec, base, root, cfg.limits.max_file_bytes, places.source, with_lines=True,
-                                 field=field)
-    if len(pairs) > cfg.limits.max_cases:
-        raise ConfigError(f"more than {cfg.limits.max_cases} records (limits.max_cases)", file=places.source,
-                          field=field)
-    shown = str(base / spec["path"])
-    tally = budget.current()
-    if tally is not None:  # its records' values were counted as they were read (cases/datasets_files.py)
-        data = Path(shown)
-        tally.read(data.stat().st_size if data.is_file() else 0, shown)
-    return cases_from_records(pairs, shown, base, root, cfg.limits)
 
 
 def _filter_cases(cfg: SuiteConfig, all_cases: list[Case], source: str | None,
