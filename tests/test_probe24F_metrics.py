@@ -35,7 +35,7 @@ defaults:
     - {regex: "^[A-Z][a-z]+$", weight: 1, metric: recall}
     - {contains: "city", weight: 0, metric: cityish}
 derived_metrics:
-  f1: "2 * precision * recall / (precision + recall)"
+  f1: {expression: "2 * precision * recall / (precision + recall)", unit: share}  # F1 divisor can be 0: a share by declaration
   hits: {expression: "precision", aggregate: sum}
   quarter: {expression: "precision / __count / 4", aggregate: sum}
   big: "precision * 100"

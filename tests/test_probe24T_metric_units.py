@@ -102,3 +102,61 @@ def test_count_leaves_out_an_attempt_whose_metric_is_unknown(here):
     (here / "bad.json").write_text(json.dumps({**report, "summary": tampered}))
     code, text = _cli("verify", "bad.json")
     assert code != 0 and "derived_metrics.rate.value" in text, text
+
+
+DERIVED = ('{pct: "judged * 100", half: "judged * 0.5", f1: "2 * judged * judged / (judged + judged)", '
+           'f1s: {expression: "2 * judged * judged / (judged + judged)", unit: share}}')
+
+
+def _line(text: str, label: str) -> str:
+    return next(line.strip() for line in text.splitlines() if line.strip().startswith(label))
+
+
+def test_a_derived_metric_reads_in_its_definitions_unit_in_every_run_and_rendering(here):
+    """`judged * 100` read 0.0% in a run where judged was 0 and 87.5 in one where it was 0.875:
+    its unit came from one run's value. Now from its definition: `judged * 100` can leave 0..1, so
+    it is a number in both runs; `judged * 0.5` cannot, so a share in both; F1's divisor can be 0
+    (a number) unless the suite says `unit: share`. Terminal, Markdown, JSON and gates agree."""
+    graders = GRADERS.replace(', {python: {file: checks24t.py, function: strict}}', '')
+    seen = {}
+    for out, rows in (("zero.json", ["a=0 b=0", "a=0 b=0"]), ("most.json", ["a=1 b=1", "a=0.75 b=0.75"])):
+        _suite(here, rows, DERIVED, graders)
+        code, text, report = _run(here, "--fail-under-metric", "a:pct=0", "--fail-under-metric", "a:f1s=0.5",
+                                  out=out)
+        seen[out] = (text, (here / out.replace(".json", ".md")).read_text(), report)
+    # by hand: judged's mean is 0 in the first run, (1 + 0.75) / 2 = 0.875 in the second
+    text, md, report = seen["zero.json"]
+    derived = report["summary"]["variants"]["a"]["derived_metrics"]
+    assert {k: (f["value"], f["unit"]) for k, f in derived.items()} == {
+        "pct": (0.0, "number"), "half": (0.0, "share"), "f1": (None, "number"), "f1s": (None, "share")}
+    assert _line(text, "derived pct:").startswith("derived pct: 0 = judged * 100"), text   # was 0.0%
+    assert _line(text, "derived half:").startswith("derived half: 0.0% = judged * 0.5"), text
+    assert "a: derived metric pct 0 ≥ 0" in text, text          # was 0.0% ≥ 0.0%
+    text, md, report = seen["most.json"]
+    derived = report["summary"]["variants"]["a"]["derived_metrics"]
+    assert derived["pct"]["value"] == pytest.approx(87.5) and derived["half"]["value"] == pytest.approx(0.4375)
+    assert derived["f1"]["value"] == pytest.approx(0.875) and derived["f1s"]["value"] == pytest.approx(0.875)
+    assert _line(text, "derived pct:").startswith("derived pct: 87.5 "), text
+    assert _line(text, "derived half:").startswith("derived half: 43.8% "), text
+    assert _line(text, "derived f1:").startswith("derived f1: 0.875 "), text
+    assert _line(text, "derived f1s:").startswith("derived f1s: 87.5% "), text
+    assert "a: derived metric pct 87.5 ≥ 0" in text and "a: derived metric f1s 87.5% ≥ 50.0%" in text, text
+    assert "87.5%" not in md.split("derived pct", 1)[1].splitlines()[0]
+    assert "43.8%" in md.split("derived half", 1)[1].splitlines()[0], md
+    for out in ("zero.json", "most.json"):
+        code, vtext = _cli("verify", out)
+        assert "no mismatch" in vtext, vtext
+    # a version-20 report keeps its value rule (no unit recorded): it still verifies as 20 wrote it
+    from scoreboard.stats import summary as stats
+    from scoreboard.stats.methods import computed_as
+
+    report = seen["zero.json"][2]
+    with computed_as(20):
+        old = stats.summarize(report["plan"], report["attempts"], report.get("pairwise"))
+    assert all("unit" not in f for f in old["variants"]["a"]["derived_metrics"].values())
+
+
+def test_an_unknown_unit_is_refused_naming_the_field(here):
+    _suite(here, ["a=1 b=1"], '{x: {expression: "judged", unit: percent}}', GRADERS)
+    code, text = _cli("run", "suite.yaml", "--output", "r.json", "--no-progress")
+    assert code == 1 and "derived_metrics.x.unit" in text and "suite.yaml" in text, text

@@ -3,6 +3,7 @@ metrics, reducers and record-only attempts (terminal, Markdown, HTML read the sa
 
 from __future__ import annotations
 
+from ..stats.units import reads_as_number
 from ..words import plural
 from .detectable import detectable_how, detectable_words
 from .io import fmt_p, fmt_rate
@@ -84,9 +85,9 @@ def figure_rows(s) -> list[tuple[str, str]]:
             rows.append((f"metric {name}", f"{fmt_rate(fig.value)}{_ci(fig.ci)} (mean by {unit}, {over})"))
     for name, fig in (s.derived_metrics or {}).items():
         note = f" ({fig.note})" if fig.note else ""
-        bounds = [x for x in (fig.value, *((fig.ci.low, fig.ci.high) if fig.ci is not None else ())) if x is not None]
-        # over totals, or an expression of means that leaves 0..1 (`quality * 2`): a number, not a share
-        if fig.aggregate == "sum" or not all(0 <= x <= 1 for x in bounds):
+        # its unit (the suite's, else what the expression implies; a total is a number), or in a report
+        # before version 21 by its value: a number when it or its interval leaves 0..1
+        if reads_as_number(fig):
             value = "n/a (undefined)" if fig.value is None else f"{fig.value:.6g}"
             ci = "" if fig.ci is None or fig.ci.low is None else f" [95% CI {fig.ci.low:.6g}–{fig.ci.high:.6g}]"
             gone = getattr(fig, "unassessed_left_out", None)

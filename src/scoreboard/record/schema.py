@@ -215,6 +215,7 @@ class DerivedSpec(Closed):
 
     expression: StrictStr
     aggregate: Literal["mean", "sum"] = "mean"
+    unit: Literal["share", "number"] | None = None
 
 
 class Plan(Closed):

@@ -11,6 +11,7 @@ from .fieldgate import fields_unknown, without_fields_reason
 from .judge_gates import JUDGE_GATES as JUDGE_GATES, dq_gates as dq_gates, refuse_unchecked as refuse_unchecked
 from .judge_gates import rubric_gates as rubric_gates, unknown_variant
 from .kgate import is_k as _is_k, k_note, without_k_note
+from .units import reads_as_number
 
 
 def parse_fail_under_metric(values: list[str] | None) -> dict[str, float] | None:
@@ -188,9 +189,7 @@ def derived_is_number(figure: dict | None) -> bool:
     (`quality * 2`). The report's rows (record.figures) and the gates on it say it alike."""
     if not isinstance(figure, dict):
         return False
-    ci = figure.get("ci") if isinstance(figure.get("ci"), dict) else {}
-    bounds = [x for x in (figure.get("value"), ci.get("low"), ci.get("high")) if isinstance(x, (int, float))]
-    return figure.get("aggregate") == "sum" or not all(0 <= x <= 1 for x in bounds)
+    return reads_as_number(figure)  # its recorded unit (version 21), else by its value as before
 
 
 def _gate_is_share(summary_variant: dict, name: str, value: float | None, threshold: float,
@@ -199,6 +198,9 @@ def _gate_is_share(summary_variant: dict, name: str, value: float | None, thresh
     report shows it (derived_is_number); `earlier`: the rule of builds before it, which read a sum's
     value within 0..1 (`said_yes / __count` of 0.25) as 25.0%, where the report said 0.25."""
     share = 0 <= threshold <= 1 and (value is None or 0 <= value <= 1)
+    figure = (summary_variant.get("derived_metrics") or {}).get(name)
+    if not earlier and not is_builtin_figure(name) and isinstance(figure, dict) and figure.get("unit") in ("share", "number"):
+        return figure["unit"] == "share"  # its definition's unit (version 21), whatever this run's value
     if earlier or not share or is_builtin_figure(name):
         return share
     return not derived_is_number((summary_variant.get("derived_metrics") or {}).get(name))

@@ -64,6 +64,7 @@ def derived_figures(tally: Tally, specs: dict, seed: Any, declared: Any = ()) ->
     """Each derived metric in the order the suite gives them (a later one may name an earlier one
     of the same aggregate): over the metrics' means, or over their totals (`aggregate: sum`)."""
     from .metrics import derived_figure, derived_spec, inline_derived
+    from .units import derived_unit
 
     means = {n: {c: tuple(v) for c, v in per.items()} for n, per in tally.metric_sums.items()}
     totals = {n: {c: tuple(v) for c, v in per.items()} for n, per in tally.metric_totals.items()}
@@ -90,6 +91,8 @@ def derived_figures(tally: Tally, specs: dict, seed: Any, declared: Any = ()) ->
         else:
             fig = derived_figure(inlined, means, seed, declared=declared)
         fig["expression"] = expression
+        if computing_version() >= 21:  # by its definition, the same in every run (20: by its value)
+            fig["unit"] = derived_unit(spec, inlined)
         out[name] = fig
     return out
 

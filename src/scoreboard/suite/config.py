@@ -153,6 +153,8 @@ class DerivedMetric(StrictSettings):
 
     expression: str
     aggregate: Literal["mean", "sum"] = "mean"
+    #: how it reads: "share" (a percentage) or "number"; unset: what the expression implies
+    unit: Literal["share", "number"] | None = None
 # --- end issue 14 block ------------------------------------------------------------------------
 
 

@@ -114,7 +114,7 @@ class Suite:
         out: dict = {}
         cfg = self.config
         if cfg.derived_metrics:
-            out["derived_metrics"] = {n: d if isinstance(d, str) else d.model_dump()
+            out["derived_metrics"] = {n: d if isinstance(d, str) else d.model_dump(exclude_none=True)
                                       for n, d in cfg.derived_metrics.items()}
         if cfg.reducers:
             out["reducers"] = [r if isinstance(r, str) else r.model_dump(exclude_none=True) for r in cfg.reducers]

@@ -390,7 +390,8 @@
       function num(f) { return f && typeof f.value === "number" ? String(Number(f.value.toPrecision(6))) + (f.ci && typeof f.ci.low === "number" ? " (" + Number(f.ci.low.toPrecision(6)) + "\u2013" + Number(f.ci.high.toPrecision(6)) + ")" : "") : "n/a"; }
       function fig(f) { return f && typeof f.value === "number" ? fmtRate(f.value) + (f.ci && typeof f.ci.low === "number" ? " (" + fmtRate(f.ci.low) + "\u2013" + fmtRate(f.ci.high) + ")" : "") : "n/a"; }
       // an expression of means that leaves 0..1 (quality * 2) is a number too
-      function share(f) { return !f || [f.value].concat(f.ci ? [f.ci.low, f.ci.high] : []).every(function (x) { return typeof x !== "number" || (x >= 0 && x <= 1); }); }
+      function share(f) { if (f && (f.unit === "share" || f.unit === "number")) return f.unit === "share";  // its definition's (version 21)
+        return !f || [f.value].concat(f.ci ? [f.ci.low, f.ci.high] : []).every(function (x) { return typeof x !== "number" || (x >= 0 && x <= 1); }); }
       if (s.not_graded) row("not graded", String(s.not_graded), "not-graded-" + name);
       if (s.errors_not_graded) row("errors not graded", plural(s.errors_not_graded, "error") +
           " of cases with no grader (or only record-only ones): counted as errors, outside the pass rate", "errors-not-graded-" + name);
@@ -815,14 +816,20 @@
           function derivedNumber(g) {
             var sv = ((summary.variants || {})[g.variant]) || {}, f = (sv.derived_metrics || {})[g.metric];
             if (!f || typeof f !== "object") return false;  // a derived metric never takes a built-in figure's name
+            if (f.unit === "share" || f.unit === "number") return f.unit === "number";  // its definition's (version 21)
             var ci = f.ci || {};
             return f.aggregate === "sum" || ![f.value, ci.low, ci.high].every(function (x) { return typeof x !== "number" || (x >= 0 && x <= 1); });
+          }
+          // a derived metric whose definition makes it a share reads as one, whatever its value and floor
+          function derivedShare(g) {
+            var f = ((((summary.variants || {})[g.variant]) || {}).derived_metrics || {})[g.metric];
+            return g.gate === "fail-under-metric" && !!f && typeof f === "object" && f.unit === "share";
           }
           // a share (a pass rate; a metric, pass@k, score or reducer floor within 0..1 whose value is
           // too) reads as a percentage, as the gate's description and stats/gates.metric_gates write it
           var isRate = typeof g.threshold === "number" && g.threshold <= 1 && (g.gate || "").indexOf("rate") >= 0 || g.gate === "fail-under" ||
             (g.gate === "fail-under-metric" && typeof g.threshold === "number" && g.threshold >= 0 && g.threshold <= 1 &&
-             (typeof g.value !== "number" || (g.value >= 0 && g.value <= 1)) && !derivedNumber(g));
+             (typeof g.value !== "number" || (g.value >= 0 && g.value <= 1)) && !derivedNumber(g)) || derivedShare(g);
           var show = function (v) { return v === null || v === undefined ? "n/a" : typeof v === "number" && isRate ? fmtRate(v) : typeof v === "number" ? fmtNum(v) : String(v); };
           // a baseline gate: the change of rates and the drop allowed, in points as its description says them
           var baseline = g.gate === "baseline" || g.gate === "baseline-fields";
