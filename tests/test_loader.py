@@ -121,7 +121,7 @@ BAD = [
     Bad("empty-file", "cases.jsonl", "", None, None, None, ("no cases",)),
     Bad("blank-lines-only", "cases.jsonl", "\n   \n\r\n", None, None, None, ("no cases",)),
     Bad("unknown-grader", "cases.jsonl", '{"id": "g", "input": "x", "expected": "x", "grader": "exactly"}\n', 1,
-        "g", "graders", ("unknown grader", "exactly")),
+        "g", "grader", ("unknown grader", "exactly")),
     Bad("json-fields-missing-field", "cases.jsonl",
         '{"id": "j", "input": "x", "expected": {"total": 1}, "fields": ["total", "vendor"]}\n', 1, "j",
         "expected.vendor", ("vendor",)),

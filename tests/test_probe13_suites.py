@@ -92,7 +92,7 @@ def test_choice_and_simple_transform_options_written_wrong_are_refused_naming_th
         proc = scoreboard("validate", suite.name, cwd=tmp_path)
         assert proc.returncode == 1, proc.stdout
         (line,) = proc.stderr.strip().splitlines()
-        assert line.startswith("scoreboard: error: cases.jsonl:1, case 'q7', field 'graders'") and said in line, line
+        assert line.startswith("scoreboard: error: cases.jsonl:1, case 'q7', field 'graders.0': ") and said in line, line
     # the spellings the README gives still load, and the options still apply
     suite = write_suite(tmp_path, [{"id": "q7", "input": "Paris", "expected": "AC", "graders": [
         {"exact": None, "transform": [{"choice": None}]},

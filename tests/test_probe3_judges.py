@@ -177,7 +177,7 @@ def test_a_case_judge_prompt_naming_an_undefined_variable_names_the_case(tmp_pat
     _prompt_suite(tmp_path, ["exact"], [{"llm-judge": {"prompt": "{{ output }} {{ question }}"}}])
     done = _cli(["validate", "suite.json"], tmp_path)
     assert done.returncode == 1
-    assert done.stderr.strip() == ("scoreboard: error: cases.jsonl:1, case 'c1', field 'graders': grader 'llm-judge': "
+    assert done.stderr.strip() == ("scoreboard: error: cases.jsonl:1, case 'c1', field 'graders.0': grader 'llm-judge': "
                                    "the prompt names 'question', which a judge prompt is not given: it may use "
                                    "output, expected, input, vars, metadata, rubric")
 

@@ -53,7 +53,7 @@ def test_a_case_own_bad_grader_still_names_the_case_under_a_default_transform(tm
     done = cli(tmp_path, "validate", "suite.yaml")
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [
-        line for line in done.stderr.strip().splitlines() if "cases.jsonl:1, case 'p1', field 'graders'" in line]
+        line for line in done.stderr.strip().splitlines() if "cases.jsonl:1, case 'p1', field 'graders.0'" in line]
 
 
 def test_pytest_failure_message_numbers_runs_as_every_other_rendering_does():

@@ -201,9 +201,9 @@ def test_mistakes_in_a_suite_are_one_line_each_exit_1_and_nothing_written(tmp_pa
     assert done.returncode == 1 and done.stdout == ""
     lines = done.stderr.splitlines()
     assert len(lines) == 2, lines
-    assert lines[0].endswith("cases.jsonl:1, case 'a', field 'graders': unknown grader 'containz' (did you mean "
+    assert lines[0].endswith("cases.jsonl:1, case 'a', field 'graders.0': unknown grader 'containz' (did you mean "
                              "'contains'?) (known: " + lines[0].split("(known: ")[1])
-    assert lines[1].endswith("cases.jsonl:2, case 'b', field 'graders': grader 'contains': 'weight' is a number "
+    assert lines[1].endswith("cases.jsonl:2, case 'b', field 'graders.0': grader 'contains': 'weight' is a number "
                              ">= 0, got \"schwer\"")
     assert not (tmp_path / "out").exists()
     # a grader file that is not there names the suite, the field and the file

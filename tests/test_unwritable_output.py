@@ -62,4 +62,4 @@ def test_a_bad_suite_grader_does_not_hide_a_bad_case_grader(tmp_path):
     assert done.returncode == 1
     suite_line, case_line = done.stderr.strip().splitlines()
     assert suite_line.startswith("scoreboard: error: s.yaml:4, field 'graders[1]': grader 'python': python file")
-    assert case_line.startswith("scoreboard: error: c.jsonl:1, case 'a', field 'graders': unknown grader 'containz'")
+    assert case_line.startswith("scoreboard: error: c.jsonl:1, case 'a', field 'graders.0': unknown grader 'containz'")

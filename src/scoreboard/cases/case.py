@@ -27,6 +27,9 @@ class Case:
     input: Any
     expected: Any = MISSING
     graders: list[dict] | None = None
+    #: beside each of `graders`, the field of the case it came from (`grader`, `graders.1`,
+    #: `fields`), for an error about that spec to name; load-time only, not recorded
+    grader_fields: tuple[str, ...] | None = None
     category: str | None = None
     tags: list[str] = field(default_factory=list)
     metadata: dict = field(default_factory=dict)

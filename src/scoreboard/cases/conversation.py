@@ -336,12 +336,13 @@ def expand_conversation(raw: dict, record: Any, *, file: str, line: int | None,
             metadata.setdefault("sources", sources)
         if turn.evidence_notes:
             metadata["evidence_notes"] = turn.evidence_notes
+        specs, spec_fields = case_graders(turn, t, f"turns.{index}.")
         case = Case(
             id=f"{case_id}/{turn.id}",
             input={"conversation": case_id, "turn": turn.id, "index": index, "shared": shared,
                    "question": turn.question, **({"style": turn.style} if turn.style else {})},
             expected=t.get("expected", MISSING),
-            graders=case_graders(turn, t), category=record.category, tags=record.tags, metadata=metadata,
+            graders=specs, grader_fields=spec_fields, category=record.category, tags=record.tags, metadata=metadata,
             synthetic=record.synthetic, rubric=record.rubric, notes=turn.evidence_notes or record.notes,
             split=record.split, turns=None, source=file, line=line,
             # the case's own scoring settings hold for each turn, as they would for the case

@@ -268,10 +268,11 @@ def _load_one(raw: dict, line: int | None, shown: str, base: Path, root: Path, l
         raise ConfigError("required field is missing", file=shown, line=line, case_id=record.id, field="input")
     value = _resolve_input(record.input, base, root, shown, line, record.id, limits, listing) \
         if record.input is not None else None
+    specs, spec_fields = case_graders(record, raw)
     case = Case(
         id=record.id, input=value,
         expected=raw["expected"] if "expected" in raw else MISSING,
-        graders=case_graders(record, raw), category=record.category, tags=record.tags,
+        graders=specs, grader_fields=spec_fields, category=record.category, tags=record.tags,
         metadata=record.metadata, synthetic=record.synthetic, rubric=record.rubric,
         notes=record.notes, split=record.split, turns=record.turns, source=shown, line=line,
         vars=record.vars, threshold=record.threshold, transform=record.transform,

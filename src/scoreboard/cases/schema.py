@@ -79,13 +79,18 @@ class CaseRecord(Strict):
         return each_once(value)  # expanded twice: every case made again under a doubled id
 
 
-def case_graders(record: CaseRecord, raw: dict) -> list | None:
-    """The grader specs a case names for itself (None: use the suite's)."""
+def case_graders(record: CaseRecord, raw: dict, prefix: str = "") -> tuple[list | None, tuple[str, ...] | None]:
+    """The grader specs a case names for itself (None: use the suite's), and beside each the field
+    of the case it came from (`grader`, `graders.1`, `fields`, after `prefix`), so an error about a
+    spec names what the case wrote."""
     specs: list = []
+    fields: list[str] = []
     if record.grader is not None:
         specs.append(record.grader)
+        fields.append(f"{prefix}grader")
     if record.graders:
         specs.extend(record.graders)
+        fields.extend(f"{prefix}graders.{i}" for i in range(len(record.graders)))
     if record.fields:
         typed = [f for f in record.fields if isinstance(f, dict)]
         paths = [f for f in record.fields if isinstance(f, str)]
@@ -97,8 +102,10 @@ def case_graders(record: CaseRecord, raw: dict) -> list | None:
                     merged = True
             if not merged:
                 specs.append({"json-fields": {"fields": paths}})
+                fields.append(f"{prefix}fields")
         if typed:
             specs.append({"fields": {"fields": typed}})
+            fields.append(f"{prefix}fields")
     if not specs and record.graders is not None:
-        return []  # `graders: []`: recorded, never graded
-    return specs or None
+        return [], ()  # `graders: []`: recorded, never graded
+    return (specs, tuple(fields)) if specs else (None, None)

@@ -147,6 +147,7 @@ def resolve_graders(cfg: SuiteConfig, cases: list[Case], *, errors: Collector | 
     failed: set[str] = set()  # the suite's own specs already said to be bad (not again per case)
 
     def build(spec: Any, case: Case | None, setting: str = "graders") -> Grader:
+        """`setting`: the suite's setting, or the case's field (`grader`, `graders.1`, `fields`), the spec came from."""
         key = canonical_json(spec)
         grader = cache.get(key)
         if grader is None:
@@ -159,7 +160,7 @@ def resolve_graders(cfg: SuiteConfig, cases: list[Case], *, errors: Collector | 
                     failed.add(key)
                 if case is not None:
                     error = ConfigError(exc.detail, file=case.source, line=case.line, case_id=case.id,
-                                        field=exc.field or "graders")
+                                        field=setting if exc.field in (None, "graders") else exc.field)
                     # a task's graders: the line of the key in its task.yaml
                     raise (with_lines(error, case.source) if case.task is not None else error) from None
                 if source is not None and exc.file is None:  # the suite file's own graders
@@ -229,15 +230,19 @@ def resolve_graders(cfg: SuiteConfig, cases: list[Case], *, errors: Collector | 
                 continue
             if own is None:
                 own = list(cfg.graders or []) or (["exact"] if case.has_expected and not base else [])
-            specs = list(own) if case.replace_defaults else base + list(own)
+            named = case.grader_fields if case.graders is not None else None
+            own_fields = list(named) if named is not None and len(named) == len(own) else ["graders"] * len(own)
+            pairs = list(zip(own, own_fields)) if case.replace_defaults \
+                else [(s, "graders") for s in base] + list(zip(own, own_fields))
             if failed:  # a suite spec already said to be bad is not said again for each case
-                specs = [s for s in specs if canonical_json(s) not in failed]
+                pairs = [(s, f) for s, f in pairs if canonical_json(s) not in failed]
             if transform is not None:
-                specs = [with_transform(s, transform) for s in specs]
+                pairs = [(with_transform(s, transform), f) for s, f in pairs]
+            specs = [s for s, _ in pairs]
             key = _spec_key(specs)
             graders = shared.get(key)
             if graders is None:
-                graders = shared[key] = [build(s, case) for s in specs]
+                graders = shared[key] = [build(s, case, f) for s, f in pairs]
             for grader in graders:
                 grader.check_case(case)
             _check_weights(case, graders, where)

@@ -1,0 +1,69 @@
+"""Probe 24U: the first hour of a new user, following README.md top to bottom.
+
+Each test runs the CLI the way the README prints it, in a fresh folder, and checks what a
+newcomer reads back: one line naming the file, the line, the case and the field they wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def sb(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "SCOREBOARD_STORE": "none"}
+    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+def write_cases(folder: Path, *records: dict) -> Path:
+    path = folder / "cases.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("record, field", [
+    # the README's own first case names its grader with `grader`: a typo there names `grader`
+    ({"id": "a", "input": "hi", "expected": "hello", "grader": "exactt"}, "grader"),
+    ({"id": "a", "input": "hi", "expected": "hello", "graders": ["exact", "contans"]}, "graders.1"),
+    ({"id": "a", "input": "hi", "expected": "x", "graders": [{"contains": {"patern": "x"}}]}, "graders.0"),
+    # typed `fields` shorthand: the bad type is in `fields`, not in a `graders` the case never wrote
+    ({"id": "a", "input": "hi", "expected": {"t": 1}, "fields": [{"path": "t", "type": "nubmer"}]}, "fields"),
+    ({"id": "a", "input": "hi", "expected": {"t": 1}, "grader": "exact", "fields": [{"path": "t", "type": "nubmer"}]},
+     "fields"),
+])
+def test_a_bad_grader_names_the_field_the_case_wrote(tmp_path: Path, record: dict, field: str) -> None:
+    write_cases(tmp_path, {"id": "ok", "input": "x", "expected": "x"}, record)
+    cp = sb("validate", "cases.jsonl", cwd=tmp_path)
+    assert cp.returncode == 1, cp.stderr
+    lines = [line for line in cp.stderr.splitlines() if line.startswith("scoreboard: error:")]
+    assert len(lines) == 1, cp.stderr
+    assert lines[0].startswith(f"scoreboard: error: cases.jsonl:2, case 'a', field '{field}': "), lines[0]
+
+
+def test_a_bad_grader_of_a_conversation_turn_names_the_turns_field(tmp_path: Path) -> None:
+    doc = {"cases": [{"id": "birds", "conversation": {"topic": "survey", "notes": "47 birds."},
+                      "turns": [{"id": "t1", "question": "How many?", "graders": [{"contains": "47"}]},
+                                {"id": "t2", "question": "Sure?", "grader": "exactt", "expected": "yes"}]}]}
+    (tmp_path / "conv.json").write_text(json.dumps(doc), encoding="utf-8")
+    cp = sb("validate", "conv.json", cwd=tmp_path)
+    assert cp.returncode == 1, cp.stderr
+    assert re.search(r"^scoreboard: error: conv\.json:1, case 'birds/t2', field 'turns\.1\.grader': unknown grader "
+                     r"'exactt' \(did you mean 'exact'\?\)", cp.stderr, re.M), cp.stderr
+
+
+def test_a_suites_bad_grader_still_names_the_suite_setting(tmp_path: Path) -> None:
+    write_cases(tmp_path, {"id": "a", "input": "x", "expected": "x"})
+    (tmp_path / "suite.yaml").write_text("name: s\ncases: cases.jsonl\ngraders: [exact, contans]\n"
+                                         "variants:\n  v: {subject: mock}\n", encoding="utf-8")
+    cp = sb("validate", "suite.yaml", cwd=tmp_path)
+    assert cp.returncode == 1, cp.stderr
+    assert "field 'graders[1]': unknown grader 'contans'" in cp.stderr, cp.stderr
