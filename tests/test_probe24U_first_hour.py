@@ -67,3 +67,20 @@ def test_a_suites_bad_grader_still_names_the_suite_setting(tmp_path: Path) -> No
     cp = sb("validate", "suite.yaml", cwd=tmp_path)
     assert cp.returncode == 1, cp.stderr
     assert "field 'graders[1]': unknown grader 'contans'" in cp.stderr, cp.stderr
+
+
+def test_a_csv_given_as_cases_leads_to_an_import_that_works_for_text_answers(tmp_path: Path) -> None:
+    """`scoreboard validate c.csv` says to convert it with `import csv --map input=COL,expected=COL`;
+    done with a plain-text expected column, the import's refusal says how to keep the text."""
+    (tmp_path / "c.csv").write_text("id,input,expected\na,hi,hello\n", encoding="utf-8")
+    said = sb("validate", "c.csv", cwd=tmp_path)
+    assert said.returncode == 1 and "scoreboard import csv --csv c.csv --map input=COL,expected=COL" in said.stderr
+    cp = sb("import", "csv", "--csv", "c.csv", "--map", "input=input,expected=expected,id=id", "--output",
+            "cases.jsonl", cwd=tmp_path)
+    assert cp.returncode == 1
+    (line,) = cp.stderr.strip().splitlines()
+    assert "c.csv" in line and "row 2, column 'expected'" in line and "--grader exact" in line, line
+    ok = sb("import", "csv", "--csv", "c.csv", "--map", "input=input,expected=expected,id=id", "--grader", "exact",
+            "--output", "cases.jsonl", cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads((tmp_path / "cases.jsonl").read_text(encoding="utf-8"))["expected"] == "hello"

@@ -198,7 +198,8 @@ def _json_expected(raw: str, grader_name: str, limits: Limits, where: str, shown
         why = exc.message.removeprefix("invalid JSON: ")
         if exc.partial is None and not why.startswith("nested deeper"):  # not JSON at all
             raise ConfigError(f"{where}: expected is not valid JSON ({why}); "
-                              f"--grader {grader_name} needs JSON", file=shown) from None
+                              f"--grader {grader_name} needs JSON (--grader exact keeps each expected cell as "
+                              "text)", file=shown) from None
         raise ConfigError(f"{where}: {why}", file=shown,
                           field="expected" + (f".{exc.field}" if exc.field else "")) from None
     try:  # "\ud800" is valid JSON but no UTF-8 file can hold it
