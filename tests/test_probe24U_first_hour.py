@@ -84,3 +84,19 @@ def test_a_csv_given_as_cases_leads_to_an_import_that_works_for_text_answers(tmp
             "--output", "cases.jsonl", cwd=tmp_path)
     assert ok.returncode == 0, ok.stderr
     assert json.loads((tmp_path / "cases.jsonl").read_text(encoding="utf-8"))["expected"] == "hello"
+
+
+def test_a_suite_writing_case_for_cases_is_told_to_write_cases(tmp_path: Path) -> None:
+    """`case: one.jsonl` in a suite (one letter short of `cases:`) selects a case id; the error
+    said to give `--cases one.jsonl`, a flag, of a key written in the suite."""
+    write_cases(tmp_path, {"id": "a", "input": "x", "expected": "x"})
+    (tmp_path / "suite.yaml").write_text("name: s\ncase: cases.jsonl\nsubject: mock\n", encoding="utf-8")
+    cp = sb("validate", "suite.yaml", cwd=tmp_path)
+    assert cp.returncode == 1
+    (line,) = cp.stderr.strip().splitlines()
+    assert "the suite's case: takes case ids; 'cases.jsonl' is a case file: write cases: cases.jsonl" in line, line
+    assert "--cases cases.jsonl" not in line, line
+    # the flag spelt one letter short is still answered with the flag
+    flag = sb("run", "--case", "cases.jsonl", "--subject", "mock", cwd=tmp_path)
+    assert flag.returncode == 1 and "(--case takes a case id; 'cases.jsonl' is a case file: --cases cases.jsonl)" \
+        in flag.stderr, flag.stderr

@@ -162,7 +162,7 @@ def _load_suite(path: str | os.PathLike | None, flags: dict | None, dry_run: boo
     cfg, overrides = _merge_flags(cfg, flags, source)
     case_paths = cfg.cases if isinstance(cfg.cases, list) else ([cfg.cases] if cfg.cases else [])
     if not case_paths:
-        raise ConfigError(no_cases(cfg.case), file=source, field="cases")
+        raise ConfigError(no_cases(cfg.case, "case" in overrides), file=source, field="cases")
     errors, warnings = Collector(), replaced
     all_cases: list[Case] = []
     skipped: list[dict] = []

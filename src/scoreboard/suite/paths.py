@@ -86,16 +86,17 @@ def read_document(path: str | os.PathLike, what: str) -> str:
         raise ConfigError(f"{what} file is not valid UTF-8", file=str(path)) from None
 
 
-def no_cases(case_ids: list[str] | None) -> str:
-    """Why a run has no cases at all, with a case file given to --case named as one."""
-    return "no cases: give --cases FILE or 'cases:' in the suite" + _case_file_hint(case_ids or [])
+def no_cases(case_ids: list[str] | None, by_flag: bool = True) -> str:
+    """Why a run has no cases at all, with a case file given to --case (or to the suite's
+    `case:`, one letter short of `cases:`) named as one."""
+    return "no cases: give --cases FILE or 'cases:' in the suite" + _case_file_hint(case_ids or [], by_flag)
 
 
 def unknown_case(case_id: str, ids: set[str], by_flag: bool = True) -> str:
     """A --case id (or the suite's `case:` one) no case has: the close id, else a case file given
     to --case named as one."""
     return (f"{'--case names' if by_flag else 'names'} an unknown case id {case_id!r}"
-            f"{did_you_mean(case_id, ids) or _case_file_hint([case_id])}")
+            f"{did_you_mean(case_id, ids) or _case_file_hint([case_id], by_flag)}")
 
 
 def select_ids(cases: list, all_cases: list, wanted_ids: list[str], by_flag: bool,
@@ -115,11 +116,14 @@ def select_ids(cases: list, all_cases: list, wanted_ids: list[str], by_flag: boo
             or (c.conversation is not None and c.conversation["id"] in whole)]
 
 
-def _case_file_hint(values: list[str]) -> str:
+def _case_file_hint(values: list[str], by_flag: bool = True) -> str:
     """`--case cases.jsonl` (one letter short of --cases) is a case-id filter: say so when a
-    value names a file (or reads as a case file's name)."""
+    value names a file (or reads as a case file's name), in the words of the flag or of the suite
+    key the value was given to."""
     for value in values:
         if os.path.isfile(value) or value.lower().endswith((".jsonl", ".ndjson", ".json", ".yaml", ".yml", ".csv")):
+            if not by_flag:
+                return f" (the suite's case: takes case ids; {value!r} is a case file: write cases: {value})"
             return f" (--case takes a case id; {value!r} is a case file: --cases {value})"
     return ""
 
