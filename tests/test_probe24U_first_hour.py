@@ -100,3 +100,19 @@ def test_a_suite_writing_case_for_cases_is_told_to_write_cases(tmp_path: Path) -
     flag = sb("run", "--case", "cases.jsonl", "--subject", "mock", cwd=tmp_path)
     assert flag.returncode == 1 and "(--case takes a case id; 'cases.jsonl' is a case file: --cases cases.jsonl)" \
         in flag.stderr, flag.stderr
+
+
+def test_a_csv_given_as_cases_names_the_inspect_columns_it_would_read(tmp_path: Path) -> None:
+    """The second way out `validate c.csv` offers, `cases: {format: inspect, path: c.csv}`, reads
+    Inspect's `input` and `target` columns: a sheet with an `expected` column then ran ungraded.
+    The hint names the columns and how to rename one; followed as printed, the case is graded."""
+    (tmp_path / "c.csv").write_text("id,input,expected\na,hi,hi\n", encoding="utf-8")
+    said = sb("validate", "c.csv", cwd=tmp_path)
+    assert said.returncode == 1
+    hint = re.search(r"cases: (\{format: inspect, path: c\.csv, fields: \{target: COL\}\})", said.stderr)
+    assert hint, said.stderr
+    suite = "name: s\nsubject: mock\ncases: " + hint.group(1).replace("COL", "expected") + "\n"
+    (tmp_path / "suite.yaml").write_text(suite, encoding="utf-8")
+    ran = sb("run", "suite.yaml", "--no-progress", "--format", "json", "--output-dir", "out", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    assert "mock: pass rate 100.0%" in ran.stderr + ran.stdout, ran.stderr

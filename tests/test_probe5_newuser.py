@@ -219,4 +219,4 @@ def test_a_csv_given_as_a_case_file_gets_the_two_ways_to_read_it(tmp_path):
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1, done.stderr
         assert lines[0].startswith("scoreboard: error: cases.csv: a CSV file is not a case file"), lines[0]
-        assert "scoreboard import csv --csv cases.csv" in lines[0] and "{format: inspect, path: cases.csv}" in lines[0]
+        assert "scoreboard import csv --csv cases.csv" in lines[0] and "{format: inspect, path: cases.csv, fields: {target: COL}}" in lines[0]

@@ -246,7 +246,8 @@ def iter_case_records(path: str | os.PathLike, limits: Limits | None = None, *,
     if path.suffix.lower() == ".toml":
         raise _toml_problem(text, shown, limits)
     if path.suffix.lower() in (".csv", ".tsv", ".tab"):  # read as JSONL: "invalid JSON" on every line
-        dataset = f"read it in a suite as cases: {{format: inspect, path: {path.name}}}"
+        dataset = (f"read it in a suite as cases: {{format: inspect, path: {path.name}, fields: {{target: COL}}}} "
+                   "(Inspect's columns: input, and target for the expected answer; fields: renames them)")
         if path.suffix.lower() == ".csv":
             raise ConfigError("a CSV file is not a case file (JSONL, JSON or YAML): convert it with `scoreboard "
                               f"import csv --csv {path.name} --map input=COL,expected=COL --output cases.jsonl`, "
