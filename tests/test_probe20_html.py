@@ -131,7 +131,8 @@ def test_a_stopped_run_s_page_says_how_to_finish_it(fake_provider, tmp_path, bro
     done = subprocess.run([sys.executable, "-m", "scoreboard", "run", "suite.json", "--no-progress", "--max-requests", "2",
                            "--concurrency", "1"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stdout + done.stderr
-    assert "finish it with scoreboard run --resume" in done.stdout
+    # a budget stop: a resume keeps the budget, so the terminal says to raise it (probe 24W)
+    assert "scoreboard run --resume" in done.stdout and "a larger --max-requests" in done.stdout
     (path,) = (tmp_path / "eval-results" / "stop").glob("*.json")
     assert json.loads(path.read_text())["run"]["status"] == "stopped"
     assert "scoreboard run --resume" in path.with_suffix(".md").read_text(encoding="utf-8")

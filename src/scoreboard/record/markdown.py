@@ -25,6 +25,7 @@ from .mdtext import cell, code
 from .requests_text import request_lines, tried
 from .schema import Plan
 from .schema_summary import Summary, VariantSummary
+from .stop_words import resume_words
 from .view import ReportView, as_view
 
 def _interval(s: VariantSummary) -> str:
@@ -164,8 +165,7 @@ def _head(view: ReportView) -> list[str]:
     lines.append(f"- **Status**: {cell(run.status)}")
     if run.status == "stopped":  # why, as the HTML and the terminal say it
         lines.append(f"- **Stopped**: {cell(run.stop_reason or 'no reason recorded')}; attempts that never "
-                     "finished are counted as not run and are not in the pass rates. `scoreboard run --resume` "
-                     "on this run's folder finishes it.")
+                     f"finished are counted as not run and are not in the pass rates. {resume_words(run.stop_reason)}")
     elif run.status == "waiting":
         lines.append("- **Waiting**: some attempts wait on provider batches; they are not finished and not in "
                      "the pass rates. Collect them with `scoreboard run --resume` on this run's folder.")

@@ -20,6 +20,7 @@ from .pairwise_words import pairwise_failures
 from .requests_text import notable, request_lines
 from .render_facts import blocked_line
 from .schema import Report
+from .stop_words import larger_budget
 from .visual import check_lines, lead_lines
 
 # (count in the variant summary, singular label, plural label), shown only when non-zero
@@ -63,7 +64,7 @@ def summary_lines(report: Report, paths: dict[str, Path], renders: dict | None =
               for gate in report.gates]
     if run.stop_reason:  # a stopped run says how to finish it, as the Markdown and HTML do
         folder = _run_folder(paths)
-        lines.append(f"  stopped: {run.stop_reason}" + (f"; finish it with scoreboard run --resume {folder}"
+        lines.append(f"  stopped: {run.stop_reason}" + (resume_hint(run.stop_reason, folder)
                                                         if run.status == "stopped" and folder else ""))
     if notable(report.requests):  # a failed, lost or unpriced request: what the run sent and spent
         lines += [f"  {text}" for text in request_lines(report.requests)]
@@ -75,6 +76,16 @@ def summary_lines(report: Report, paths: dict[str, Path], renders: dict | None =
                      f"scoreboard run --resume {folder} (exit code 4)")
     lines += [f"  {fmt}: {path}" for fmt, path in paths.items()]
     return [printable(text) for text in lines]
+
+
+def resume_hint(reason: str, folder: Path) -> str:
+    """What finishes a stopped run: --resume, or for a spent budget (which --resume keeps) a
+    larger budget."""
+    larger = larger_budget(reason)
+    if larger:
+        return (f"; scoreboard run --resume {folder} keeps this budget and counts what the run spent, "
+                f"so a used-up budget sends nothing more: run the suite again with {larger}")
+    return f"; finish it with scoreboard run --resume {folder}"
 
 
 def _run_folder(paths: dict[str, Path]) -> Path | None:
