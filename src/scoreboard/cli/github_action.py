@@ -116,6 +116,10 @@ def main(argv: list[str] | None = None) -> int:
         raise
     finally:
         resume()
+    from ..record.annotations import outcome_annotations
+
+    for text in outcome_annotations(outcome):  # after resume(): the runner reads commands again
+        print(scrub_known(text), flush=True)
     fit_summary(summary_start, outcome.paths)
     comparison = compare_with(baseline, outcome.paths["json"])
     if comparison is not None:

@@ -99,7 +99,12 @@ def main(args: argparse.Namespace) -> int:
         line = first_error_line(outcome.head, attempts)
         if line:  # the summary counts the errors; this says why one happened
             print(line, file=out_stream(args.json))
-    return finish(args, outcome)
+    code = finish(args, outcome)
+    from ..record.annotations import outcome_annotations
+
+    for text in outcome_annotations(outcome):  # under GitHub Actions: after the summary
+        print(text, file=out_stream(args.json))
+    return code
 
 
 def run_outcome(args: argparse.Namespace):
@@ -118,6 +123,7 @@ def run_outcome(args: argparse.Namespace):
         suite, options = _resumed(args)
         options.announce = partial(print_preamble, suite, out_stream(args.json), dry_run=options.dry_run)
         outcome = run(suite, options)
+        outcome.case_lines = case_lines(suite)
         if os.getcwd() == here:  # the paths as a fresh run prints them (relative where they can be)
             outcome.paths = {fmt: Path(_shown(path)) for fmt, path in outcome.paths.items()}
         reused = (outcome.head["run"].get("resumed") or {}).get("attempts_reused") or 0
@@ -137,7 +143,14 @@ def run_outcome(args: argparse.Namespace):
                          extra_run={"live": True} if args.live else None,
                          store=_store(args, suite.config.output_dir),
                          announce=partial(print_preamble, suite, out_stream(args.json), dry_run=args.dry_run))
-    return run(suite, options)
+    outcome = run(suite, options)
+    outcome.case_lines = case_lines(suite)
+    return outcome
+
+
+def case_lines(suite) -> dict:
+    """{case id: (file, line)} of the suite's cases, for GitHub annotations."""
+    return {c.id: (c.source, c.line) for c in suite.cases if c.source or c.line}
 
 
 def _store(args: argparse.Namespace, output_dir: str):

@@ -77,6 +77,8 @@ class Outcome:
     renders: Any = None
     #: `--resume` of a run that had already completed: nothing ran and no file was written
     already_complete: bool = False
+    #: each case's file and line ({case id: (file, line)}), for GitHub annotations; None: unknown
+    case_lines: dict | None = None
 
     @property
     def report(self) -> dict:
