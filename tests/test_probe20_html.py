@@ -139,6 +139,7 @@ def test_a_stopped_run_s_page_says_how_to_finish_it(fake_provider, tmp_path, bro
     page, errors = opened(browser, path.with_suffix(".html"))
     note = page.get_by_test_id("stopped-note").inner_text()
     assert "request budget of 2 used up" in note and "scoreboard run --resume" in note, note
+    assert "keeps this budget" in note and "a larger --max-requests (or budget.max_requests)" in note, note
     assert not errors
     page.close()
 

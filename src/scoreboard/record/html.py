@@ -27,6 +27,7 @@ from .mdtext import spell_unseen
 from .pairwise_words import pairwise_failures
 from .requests_text import notable, request_lines, tried
 from .schema import Attempt, PlanCase
+from .stop_words import resume_words
 from .view import CaseTally, ReportView, as_view
 
 SIZE_BUDGET = 18_000_000  # bytes of embedded data; the whole file must stay under 20 MB
@@ -268,6 +269,8 @@ def page_data(view: ReportView, level: int = 0) -> dict:
     notes = [one_sided_words(c, report.summary) for c in report.summary.comparisons or ()]
     if any(notes):  # cases a pair leaves out because one variant never judged them, beside its flags
         data["pair_notes"] = notes
+    if report.run.status == "stopped":  # what finishes it, as the terminal and Markdown say it
+        data["finish_words"] = resume_words(report.run.stop_reason, "")
     small = small_sample_words(report.summary, plan)  # said once, as the terminal and Markdown say it
     if small:
         data["small_sample"] = small

@@ -21,10 +21,10 @@ def larger_budget(reason: str | None, quote: str = "") -> str | None:
     return f"a larger {quote}{named[0]}{quote} (or {quote}budget.{named[1]}{quote})"
 
 
-def resume_words(reason: str | None) -> str:
-    """The Markdown report's sentence on finishing a stopped run."""
-    larger = larger_budget(reason, "`")
+def resume_words(reason: str | None, quote: str = "`") -> str:
+    """The sentence on finishing a stopped run (the Markdown report's; the page's with no `quote`)."""
+    larger = larger_budget(reason, quote)
     if larger:
-        return ("`scoreboard run --resume` keeps this budget and counts what the run spent, so a used-up "
-                f"budget sends nothing more: run the suite again with {larger}.")
-    return "`scoreboard run --resume` on this run's folder finishes it."
+        return (f"{quote}scoreboard run --resume{quote} keeps this budget and counts what the run spent, so a "
+                f"used-up budget sends nothing more: run the suite again with {larger}.")
+    return f"{quote}scoreboard run --resume{quote} on this run's folder finishes it."

@@ -271,7 +271,7 @@
         el("strong", { text: "This run was stopped" }),
         run.stop_reason ? ": " + run.stop_reason + ". " : ". ",
         "Attempts that never finished are counted as not run and are not in the pass rates. " +
-        "Finish it with scoreboard run --resume on this run's folder."));
+        (DATA.finish_words || "Finish it with scoreboard run --resume on this run's folder.")));
     } else if (status === "waiting") {
       var open = (run.batches || []).filter(function (b) { return b.state !== "ended"; });
       nodes.push(el("div", { class: "callout warn", "data-testid": "waiting-note" },
