@@ -30,3 +30,9 @@ def undelivered(delivered: bool | None, audit: dict | None, own: dict | None) ->
         return ("payload delivery not attributable to this attempt (the shared fixture's audit does not "
                 "answer per attempt)")
     return "payload delivery not reported by the fixture"
+
+
+def delivered(own: dict | None) -> bool | None:
+    """Whether the fixture's own audit says the payload was delivered (None: it did not say)."""
+    value = own.get("payload_delivered") if isinstance(own, dict) else None
+    return value if isinstance(value, bool) else None
