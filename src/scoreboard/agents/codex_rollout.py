@@ -204,3 +204,55 @@ def refused_calls(events: list[dict], cap: int) -> list[dict]:
                         "refused_by": "codex", "output": text, "output_bytes": len(said.encode("utf-8")),
                         "output_truncated": len(text) < len(said)})
     return out
+
+
+def _own_output(output) -> str:
+    """A shell call's output as the command printed it (a unified-exec header left out)."""
+    if isinstance(output, dict):
+        output = output.get("content")
+    if not isinstance(output, str):
+        return ""
+    if output.startswith("Chunk ID: ") and "\nOutput:\n" in output:
+        return output.split("\nOutput:\n", 1)[1]
+    return output
+
+
+def unstreamed_commands(events: list[dict], streamed: list[dict], cap: int, line=str) -> list[dict]:
+    """The shell commands a rollout shows run that `codex exec --json` did not print (its stream
+    can drop the item of a command that ended at once, e.g. one its own sandbox failed to
+    start): each as a `command_execution` call with its exit status and output (the first `cap`
+    bytes), `source: "rollout"`. A command the stream printed (same command line, counted) is
+    not added again. `line` gives the command line a shell wrapper runs (both sides compare so,
+    and an added call's `command` is it)."""
+    seen: dict[str, int] = {}
+    for call in streamed:
+        if call.get("name") == "command_execution" and not call.get("denied"):
+            key = line(str((call.get("args") or {}).get("command")))
+            seen[key] = seen.get(key, 0) + 1
+    calls: dict[str, dict] = {}
+    out = []
+    for event in events:
+        payload = event.get("payload") if isinstance(event, dict) and isinstance(event.get("payload"), dict) else {}
+        if event.get("type") != "response_item":
+            continue
+        call = _call(payload) if payload.get("type") == "function_call" else None
+        if call is not None and call["name"] == "command_execution" and isinstance(call["id"], str) \
+                and isinstance(call["args"]["command"], str):
+            calls.setdefault(call["id"], call)
+        elif payload.get("type") == "function_call_output" and payload.get("call_id") in calls:
+            call = calls.pop(payload["call_id"])
+            key = line(str(call["args"]["command"]))
+            if seen.get(key, 0) > 0:
+                seen[key] -= 1
+                continue
+            said = _own_output(payload.get("output"))
+            if said.startswith(_REFUSALS):  # refused by Codex, never run: refused_calls has it
+                continue
+            text = said.encode("utf-8")[:cap].decode("utf-8", "ignore")
+            code = _exit_code(payload.get("output"))
+            out.append({"name": "command_execution", "args": {"command": call["args"]["command"]}, "command": key,
+                        "id": call["id"],
+                        "exit_code": code, "is_error": code not in (0, None), "output": text,
+                        "output_bytes": len(said.encode("utf-8")), "output_truncated": len(text) < len(said),
+                        "source": "rollout"})
+    return out

@@ -259,9 +259,11 @@ class AgentCLISubject(Subject):
                                      ws.max_tool_output_bytes if ws is not None else None)
                 if ws is not None:  # what only the CLI's own session record shows (Codex's refusals)
                     await asyncio.to_thread(self.agent_done, root, result.output.tool_calls, ws.max_tool_output_bytes)
+                    self.refuse_setup_failure(result, ws.isolated, secrets)
             except SubjectError as err:
-                if ws is not None:
-                    ws.tool_calls = self.calls_so_far(done.stdout, ws.max_tool_output_bytes)
+                if ws is not None:  # the calls read (rollout too) where the error came after reading them
+                    ws.tool_calls = getattr(err, "tool_calls", None) or self.calls_so_far(done.stdout,
+                                                                                          ws.max_tool_output_bytes)
                 if ticket is not None:
                     spent = getattr(err, "measurements", None) or Measurements()
                     ledger.complete(ticket, ok=False, status=err.status, error=str(err), input_tokens=spent.input_tokens,
@@ -283,6 +285,10 @@ class AgentCLISubject(Subject):
 
     def forget_session(self, root: Path) -> None:
         """Remove the session record the CLI saved in the attempt's folder (none by default)."""
+
+    def refuse_setup_failure(self, result: Result, isolated: bool, secrets: set[str]) -> None:
+        """Raise a SubjectError when the run shows the harness's setup failed (the CLI's own
+        sandbox could not start a command), so the attempt is an error, not the agent's failure."""
 
     def agent_trajectory(self, events: list[dict], cap: int) -> ExportedRun:  # pragma: no cover - abstract
         raise NotImplementedError

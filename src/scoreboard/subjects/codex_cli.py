@@ -5,22 +5,44 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
 from pathlib import Path
 from typing import ClassVar
 
-from ..agents.codex_rollout import refused_calls
+from ..agents.codex_rollout import refused_calls, unstreamed_commands
 from ..agents.exports import ExportedRun, parse_codex
-from ..agents.trajectory import codex_trajectory, json_lines
+from ..agents.trajectory import codex_trajectory, json_lines, shell_line
 from ..errors import ConfigError
 from .agent_cli import AgentCLISubject
 from .agent_profile import toml_string
-from .values import SubjectRequest
+from .values import Result, SubjectRequest
 
 
 #: the most rollout files read after one attempt (Codex saves one per session)
 MAX_ROLLOUTS = 100
+
+#: the first line a command's output has when Codex's own sandbox could not start it (bubblewrap's
+#: own error prefix, or its helper `codex-linux-sandbox` missing or refused): the command never ran
+SANDBOX_FAILED = re.compile(r"^(?:bwrap: .+|.*\bcodex-linux-sandbox\b.*(?:No such file|not found|denied|[Ff]ailed).*)$")
+#: how to get a working sandbox, in the error of an attempt whose Codex sandbox could not run
+SANDBOX_HINT = ("let scoreboard sandbox the agent (bubblewrap installed and working, `apt-get install bubblewrap`, "
+                "or Docker, and no `sandbox: off` in task.yaml): Codex then runs inside it without a sandbox of "
+                "its own; or repair Codex's sandbox (its codex-linux-sandbox helper)")
+
+
+def sandbox_failure(calls: list[dict] | None) -> str | None:
+    """The first line of the first command Codex's own sandbox failed to start (exit status not
+    0 and that line bubblewrap's or its helper's error), else None."""
+    for call in calls or []:
+        if not isinstance(call, dict) or not isinstance(call.get("command"), str) or call.get("exit_code") == 0 \
+                or call.get("denied"):
+            continue
+        lines = str(call.get("output") or "").strip().splitlines()
+        if lines and SANDBOX_FAILED.match(lines[0].strip()):
+            return lines[0].strip()[:300]
+    return None
 
 
 def own_folder(path: Path) -> bool:
@@ -162,8 +184,9 @@ class CodexCLISubject(AgentCLISubject):
         return self.agent_mode and "base_url" in self.options
 
     def agent_done(self, root: Path, calls: list[dict] | None, cap: int) -> None:
-        """Add to `calls` the calls Codex refused itself (a tool it does not offer, arguments it
-        cannot parse), which only its rollout records, marked denied; then remove the rollout."""
+        """Add to `calls` what only Codex's rollout records: the commands its event stream did not
+        print (`source: "rollout"`), and the calls Codex refused itself (a tool it does not offer,
+        arguments it cannot parse), marked denied; then remove the rollout."""
         if not self.keeps_rollout:
             return
         sessions = root / "codex-home" / "sessions"
@@ -173,7 +196,8 @@ class CodexCLISubject(AgentCLISubject):
                 for path in rollout_files(sessions):
                     if left <= 0:
                         break
-                    calls.extend(refused_calls(read_lines(path, left), cap))
+                    events = read_lines(path, left)
+                    calls.extend(unstreamed_commands(events, calls, cap, shell_line) + refused_calls(events, cap))
                     try:
                         left -= max(1, os.lstat(path).st_size)
                     except OSError:
@@ -199,6 +223,18 @@ class CodexCLISubject(AgentCLISubject):
         for path in [*home.glob("thread_history_*.sqlite*"), *home.glob("state_*.sqlite*")]:
             if path.is_file() and not path.is_symlink():
                 path.unlink(missing_ok=True)
+
+    def refuse_setup_failure(self, result: Result, isolated: bool, secrets: set[str]) -> None:
+        """Where Codex ran under its own sandbox (no sandbox of scoreboard's) and that sandbox
+        could not start a command, the attempt is an error of the setup, never the agent's."""
+        failed = None if isolated else sandbox_failure(result.output.tool_calls)
+        if failed is None:
+            return
+        err = self.fail(f"Codex's own sandbox could not run here, so the agent's commands never ran "
+                        f"({failed!r}): {SANDBOX_HINT}", secrets, kind="sandbox")
+        err.measurements = result.measurements  # what the turns spent stays with the error
+        err.tool_calls = result.output.tool_calls  # the commands it failed, from the rollout too
+        raise err
 
     def parse_agent_output(self, stdout: str, cap: int) -> ExportedRun | None:
         events = json_lines(stdout)
