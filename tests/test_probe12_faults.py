@@ -223,9 +223,15 @@ def kill_and_resume(work: Path, seed: int, kills: int = 3) -> dict:
             assert code in ((-sig,) if sig == signal.SIGKILL else (0, 2, 3, -sig)), (sig, code, err)
             killed += 1
             marks.append(len(log_lines(work)))
+            # an attempt a `stop` line names was cut short by the stop (a quota, an interrupt
+            # ending its retry's wait): the log tells a resume to run it again (README, Resume)
+            cut = {tuple(r["attempt"]) for r in log_lines(work) if r.get("kind") == "stop" and r.get("attempt")}
             for rec in log_lines(work):
                 if rec.get("status") in DONE and "case_id" in rec:
                     key = (rec["case_id"], rec["variant"], rec["run"])
+                    if key in cut:
+                        kept.pop(key, None)
+                        continue
                     assert key not in kept or kept[key] == rec, f"attempt {key} was logged twice"
                     kept[key] = rec
             if not (work / "out" / "chaos" / "run" / "run.json").exists():

@@ -275,7 +275,7 @@ class AttemptRunner:
             if not (self.ledger and self.ledger.by_attempt.get(key)):
                 return None, measurements, None, None
             halted = getattr(self.ledger, "halted", None) is not None
-            cut = halted or getattr(exc, "cut_by_stop", False)  # a wait the run's stop ended
+            cut = halted or (getattr(exc, "cut_by_stop", False) and not self._spent())  # a wait a stop ended
             error = f"{'the run stopped' if cut else 'budget ran out'} during this attempt: {exc}"
             if cut:  # cut short by the run's stop: said in the log, a resume runs it again
                 self._cut(str(exc), key)
@@ -302,7 +302,7 @@ class AttemptRunner:
                 self.state.stop(str(exc))
             if exc.stop_run and self.ledger is not None:  # the attempt that met the quota
                 self.ledger.halt(str(exc), attempt=key)
-            elif getattr(exc, "cut_by_stop", False) and self.ledger is not None:
+            elif getattr(exc, "cut_by_stop", False) and self.ledger is not None and not self._spent():
                 self._cut(str(exc), key)  # one whose retry the run's stop cut: a resume runs it again
         except Exception as exc:  # a subject bug is a visible error attempt
             error = f"{type(exc).__name__}: {exc}"
@@ -320,6 +320,10 @@ class AttemptRunner:
                 if getattr(measurements, name) is None:
                     setattr(measurements, name, zero)
         return output, measurements, error, extra
+
+    def _spent(self) -> bool:
+        """The budget ran out in this part of the run: a resume keeps it, so what it cut stays."""
+        return bool(getattr(self.ledger, "exhausted_here", False))
 
     def _cut(self, reason: str, key: tuple) -> None:
         """An attempt the run's stop cut short, logged so a resume runs it again; a ledger halted
