@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from scoreboard.stats.methods import STATS_VERSION
+
 SUBJECT = '''
 def answer(input, skill, run, params):
     if "beta" in input and params.get("low"):
@@ -69,8 +71,8 @@ def test_rescore_gates_by_the_plans_settings_not_a_threshold_lowered_by_hand(mad
 
 
 @pytest.mark.parametrize("change, said", [
-    (lambda d: d["run"]["versions"].__setitem__("graders", "1"), "graders version 1, in a report of statistics version 20"),
-    (lambda d: d["run"]["versions"].pop("graders"), "no graders version, in a report of statistics version 20"),
+    (lambda d: d["run"]["versions"].__setitem__("graders", "1"), f"graders version 1, in a report of statistics version {STATS_VERSION}"),
+    (lambda d: d["run"]["versions"].pop("graders"), f"no graders version, in a report of statistics version {STATS_VERSION}"),
 ])
 def test_a_graders_version_lowered_to_hide_an_edited_grade_is_a_mismatch(made, change, said):
     def forged(doc):  # a reason reworded by hand, the version lowered so the difference reads as a grader's change

@@ -182,7 +182,10 @@ def test_junit_counts_and_times_come_from_every_attempt(part, full):
     assert prop is not None and "JSON report" in prop
     assert shown.replace(prop, "") == whole
     root = ET.fromstring(shown.encode("utf-8"))
-    assert int(root.get("tests")) == 10_000 and int(root.get("failures")) == 100 and int(root.get("errors")) == 5
+    # every case's testcase, and one per gate in the gates testsuite (probe 24J), which all passed
+    gates = sum(int(ts.get("tests")) for ts in root.iter("testsuite") if ts.get("name").endswith(".gates"))
+    assert gates == len(full.report.gates)
+    assert int(root.get("tests")) == 10_000 + gates and int(root.get("failures")) == 100 and int(root.get("errors")) == 5
 
 
 def test_junit_of_a_view_missing_failures_still_counts_them(big):
