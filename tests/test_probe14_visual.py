@@ -55,7 +55,7 @@ def suite(tmp_path: Path, variants: dict[str, str], graders: list) -> None:
     (tmp_path / "mods.py").write_text(MODULE)
     (tmp_path / "cases.jsonl").write_text('{"id": "c1", "input": "x"}\n{"id": "c2", "input": "y"}\n')
     spec = {"name": "pages", "cases": "cases.jsonl", "graders": graders, "judge": "python:mods:judge",
-            "render": {"settle_ms": 0, "timeout_ms": 1500, "concurrency": 1},  # a hang starves a page beside it
+            "render": {"settle_ms": 0, "timeout_ms": 4000, "concurrency": 1},  # a hang starves a page beside it (4 s: a page beside it on a loaded CI machine renders in time)
             "variants": {name: {"subject": f"python:mods:{fn}"} for name, fn in variants.items()}}
     (tmp_path / "suite.json").write_text(json.dumps(spec))
 
