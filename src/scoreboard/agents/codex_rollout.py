@@ -179,16 +179,26 @@ def parse_codex_rollout(run, events: list[dict], figure) -> None:
 _REFUSALS = ("unsupported call: ", "unsupported custom tool call: ", "failed to parse function arguments")
 
 
+def _response_items(events: list[dict]):
+    """The payloads of a rollout's `response_item` events (a model's messages and tool calls)."""
+    for event in events:
+        if isinstance(event, dict) and event.get("type") == "response_item" and isinstance(event.get("payload"), dict):
+            yield event["payload"]
+
+
+def _output(said: str, cap: int) -> dict:
+    """A call's output as recorded: its first `cap` bytes, its whole size, whether it was cut."""
+    text = said.encode("utf-8")[:cap].decode("utf-8", "ignore")
+    return {"output": text, "output_bytes": len(said.encode("utf-8")), "output_truncated": len(text) < len(said)}
+
+
 def refused_calls(events: list[dict], cap: int) -> list[dict]:
     """The calls a rollout shows Codex refusing itself (a tool it does not offer, arguments it
     cannot parse), which `codex exec --json` never prints: each as a call marked `denied`
     (attempted, not executed), its refusal as its output (the first `cap` bytes)."""
     calls: dict[str, dict] = {}
     out = []
-    for event in events:
-        payload = event.get("payload") if isinstance(event, dict) and isinstance(event.get("payload"), dict) else {}
-        if event.get("type") != "response_item":
-            continue
+    for payload in _response_items(events):
         if payload.get("type") in ("function_call", "custom_tool_call") and isinstance(payload.get("call_id"), str):
             calls.setdefault(payload["call_id"], payload)
         elif payload.get("type") in ("function_call_output", "custom_tool_call_output"):
@@ -198,11 +208,9 @@ def refused_calls(events: list[dict], cap: int) -> list[dict]:
             if call is None or not isinstance(said, str) or not said.startswith(_REFUSALS):
                 continue
             raw = call.get("arguments") if call.get("type") == "function_call" else call.get("input")
-            text = said.encode("utf-8")[:cap].decode("utf-8", "ignore")
             out.append({"name": call.get("name") if isinstance(call.get("name"), str) else None,
                         "args": _arguments(raw), "id": call["call_id"], "denied": True, "is_error": True,
-                        "refused_by": "codex", "output": text, "output_bytes": len(said.encode("utf-8")),
-                        "output_truncated": len(text) < len(said)})
+                        "refused_by": "codex", **_output(said, cap)})
     return out
 
 
@@ -231,10 +239,7 @@ def unstreamed_commands(events: list[dict], streamed: list[dict], cap: int, line
             seen[key] = seen.get(key, 0) + 1
     calls: dict[str, dict] = {}
     out = []
-    for event in events:
-        payload = event.get("payload") if isinstance(event, dict) and isinstance(event.get("payload"), dict) else {}
-        if event.get("type") != "response_item":
-            continue
+    for payload in _response_items(events):
         call = _call(payload) if payload.get("type") == "function_call" else None
         if call is not None and call["name"] == "command_execution" and isinstance(call["id"], str) \
                 and isinstance(call["args"]["command"], str):
@@ -248,11 +253,8 @@ def unstreamed_commands(events: list[dict], streamed: list[dict], cap: int, line
             said = _own_output(payload.get("output"))
             if said.startswith(_REFUSALS):  # refused by Codex, never run: refused_calls has it
                 continue
-            text = said.encode("utf-8")[:cap].decode("utf-8", "ignore")
             code = _exit_code(payload.get("output"))
             out.append({"name": "command_execution", "args": {"command": call["args"]["command"]}, "command": key,
-                        "id": call["id"],
-                        "exit_code": code, "is_error": code not in (0, None), "output": text,
-                        "output_bytes": len(said.encode("utf-8")), "output_truncated": len(text) < len(said),
+                        "id": call["id"], "exit_code": code, "is_error": code not in (0, None), **_output(said, cap),
                         "source": "rollout"})
     return out
