@@ -315,9 +315,8 @@ class HistoryStore:
     def read(self, run_id: str) -> dict:
         """The whole report of a stored run, assembled from its rows."""
         key = self.resolve(run_id)
-        run_id_, suite_ = self.db.one("SELECT run_id, suite FROM runs WHERE key = ?", (key,))
-        head = parse(self.db.one("SELECT head FROM runs WHERE key = ?", (key,))[0],
-                     run_where(run_id_, suite_, "runs.head")) or {}
+        stored, run_id_, suite_ = self.db.one("SELECT head, run_id, suite FROM runs WHERE key = ?", (key,))
+        head = parse(stored, run_where(run_id_, suite_, "runs.head")) or {}
         plan = dict(head.get("plan") or {})
         plan["cases"] = [parse(row[0], run_where(run_id_, suite_, "cases.data")) for row in self.db.rows(
             "SELECT data FROM cases WHERE run_key = ? ORDER BY position", (key,))]
