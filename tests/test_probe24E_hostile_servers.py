@@ -16,9 +16,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import resource
 import subprocess
 import sys
+import threading
 import zlib
 from pathlib import Path
 
@@ -122,16 +122,35 @@ def _server(handlers):
     return RawServer(handler)
 
 
+def _run_measured(argv: list[str], cwd: Path, env: dict) -> tuple[subprocess.CompletedProcess, int]:
+    """Run one child and return it with its own peak RSS (KB), read by wait4 for that child alone.
+
+    RUSAGE_CHILDREN would be the largest of every child this test worker ever waited for (a
+    browser or a Ray worker from an earlier test file included), not this run's."""
+    out, err = cwd / "child.out", cwd / "child.err"
+    with out.open("wb") as o, err.open("wb") as e:
+        child = subprocess.Popen(argv, cwd=cwd, env=env, stdout=o, stderr=e, stdin=subprocess.DEVNULL)
+        guard = threading.Timer(HANG_GUARD_S, child.kill)
+        guard.start()
+        try:
+            _, status, usage = os.wait4(child.pid, 0)
+        finally:
+            guard.cancel()
+    child.returncode = os.waitstatus_to_exitcode(status)
+    assert child.returncode != -9, f"the run hung past {HANG_GUARD_S} s"
+    done = subprocess.CompletedProcess(argv, child.returncode, out.read_text(), err.read_text())
+    return done, usage.ru_maxrss
+
+
 def _run(tmp_path: Path, suite: dict, n: int) -> tuple[subprocess.CompletedProcess, dict]:
     (tmp_path / "cases.jsonl").write_text("".join(json.dumps({"id": f"c{i}", "input": f"q{i}", "expected": "hi"})
                                                   + "\n" for i in range(n)))
     (tmp_path / "suite.json").write_text(json.dumps({"name": "h", "cases": "cases.jsonl", "output_dir": "out",
                                                      "timeout_ms": 3000, **suite}))
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "SCOREBOARD_STORE": "none", "SB_KEY": "k"}
-    proc = subprocess.run([sys.executable, "-m", "scoreboard", "run", "suite.json", "--no-progress",
-                           "--max-cost", "1", "--concurrency", str(n)], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=HANG_GUARD_S, check=False)
-    assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss < RSS_BOUND_KB
+    proc, maxrss_kb = _run_measured([sys.executable, "-m", "scoreboard", "run", "suite.json", "--no-progress",
+                                     "--max-cost", "1", "--concurrency", str(n)], tmp_path, env)
+    assert maxrss_kb < RSS_BOUND_KB
     for text in (proc.stdout, proc.stderr):
         assert "Traceback" not in text and "internal error" not in text, text
     [path] = (tmp_path / "out" / "h").glob("*.json")
