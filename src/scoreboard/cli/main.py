@@ -41,12 +41,18 @@ def _closest_choice(message: str) -> str:
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable]]:
     """The parser with every command, and each command's main."""
+    parser, modules = _build()
+    return parser, {name: module.main for name, module in modules.items()}
+
+
+def _build() -> tuple[argparse.ArgumentParser, dict]:
+    """The parser with every command, and each command's module."""
     parser = Parser(prog="scoreboard", description="Evaluate LLM-powered systems: run cases against variants, "
                     "grade, compare honestly, write reports, gate CI.")
     parser.add_argument("--version", action="version", version=f"scoreboard {__version__}")
     parser.add_argument("--debug", dest="debug_top", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    commands: dict[str, Callable] = {}
+    modules: dict = {}
     for module_name in MODULES:
         if importlib.util.find_spec(f"scoreboard.cli.{module_name}") is None:
             continue  # a command whose module this build does not ship
@@ -55,8 +61,44 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable]]:
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(p)
         p.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
-        commands[module.NAME] = module.main
-    return parser, commands
+        modules[module.NAME] = module
+    return parser, modules
+
+
+_BUILT: list = []  # [(parser, modules, ids of the mutable defaults)] once built
+
+
+def _parser() -> tuple[argparse.ArgumentParser, dict, set]:
+    """The parser, built once a process (about 12 ms a build; tests call main thousands of
+    times). Parsing leaves the parser as it was: every call gets a new Namespace, and a flag's
+    values are copied before they are appended to; the one thing a parse hands out of the parser
+    is a mutable default itself (`default=[]`), which main copies (fresh_defaults). A command's
+    main is looked up on its module at each call."""
+    if not _BUILT:
+        parser, modules = _build()
+        shared = {id(action.default) for p in _all_parsers(parser) for action in p._actions
+                  if isinstance(action.default, (list, dict, set))}
+        _BUILT.append((parser, modules, shared))
+    return _BUILT[0]
+
+
+def _all_parsers(parser: argparse.ArgumentParser):
+    """`parser` and every (sub)command parser under it."""
+    yield parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):  # an alias names the same parser
+                yield from _all_parsers(sub)
+
+
+def fresh_defaults(args: argparse.Namespace, shared: set) -> None:
+    """A copy of each mutable default the parse put in `args`, so a command that appends to its
+    list changes no later call's default."""
+    import copy
+
+    for key, value in vars(args).items():
+        if id(value) in shared:
+            setattr(args, key, copy.deepcopy(value))
 
 
 def console(argv: list[str] | None = None) -> int:
@@ -119,8 +161,9 @@ def forget_interrupt_mark() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command (in-process callers: tests, the pytest plugin, benchmarks)."""
-    parser, commands = build_parser()
+    parser, modules, shared = _parser()
     args = parse(parser, sys.argv[1:] if argv is None else argv)
+    fresh_defaults(args, shared)
     if not args.command:
         parser.print_help()
         return 1
@@ -132,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         refuse_stdout_where_files_are_written(args)
         refuse_names_of_another_format(args, sys.argv[1:] if argv is None else argv)
-        return commands[args.command](args)
+        return modules[args.command].main(args)
     except ScoreboardError as exc:
         if args.debug:
             raise
