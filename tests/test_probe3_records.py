@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -37,16 +38,20 @@ def one_error_line(proc: subprocess.CompletedProcess) -> str:
     return lines[0]
 
 
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    (tmp_path / "subj.py").write_text(SUBJECT)
-    (tmp_path / "cases.jsonl").write_text("".join(
+def write_work(folder: Path) -> Path:
+    (folder / "subj.py").write_text(SUBJECT)
+    (folder / "cases.jsonl").write_text("".join(
         json.dumps({"id": f"c{i}", "input": text, "expected": text}) + "\n"
         for i, text in enumerate(["q0", "boom", "q2"])))
-    (tmp_path / "suite.yaml").write_text(
+    (folder / "suite.yaml").write_text(
         "name: s\ncases: cases.jsonl\noutput_dir: out\nvariants:\n"
         "  a:\n    subject: {type: python, function: 'subj:answer', model_free: true}\n")
-    return tmp_path
+    return folder
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    return write_work(tmp_path)
 
 
 def run_report(work: Path, *extra: str) -> Path:
@@ -57,10 +62,31 @@ def run_report(work: Path, *extra: str) -> Path:
     return reports[-1]
 
 
+@pytest.fixture(scope="module")
+def made(tmp_path_factory) -> dict[str, Path]:
+    """The `work` suite run once for the module, as is and with `--store h.sqlite`: a test that only
+    reads that run copies its folder (each run is a `python -m scoreboard` process)."""
+    folders = {}
+    for kind, extra in (("plain", ()), ("stored", ("--store", "h.sqlite"))):
+        folders[kind] = write_work(tmp_path_factory.mktemp(f"probe3_{kind}"))
+        run_report(folders[kind], *extra)
+    return folders
+
+
+def made_report(made: dict[str, Path], work: Path, kind: str = "plain") -> Path:
+    """`run_report(work)` (kind "stored": with `--store h.sqlite`), copied from the module's run."""
+    shutil.copytree(made[kind] / "out", work / "out")
+    for store in made[kind].glob("h.sqlite*"):
+        shutil.copy2(store, work / store.name)
+    reports = sorted((work / "out" / "s").glob("*.json"))
+    assert len(reports) == 1, reports
+    return reports[-1]
+
+
 # -- 2: a model-free subject that fails still ran no model ----------------------------------
 
-def test_a_model_free_python_subject_that_raises_records_a_known_zero(work):
-    report = json.loads(run_report(work).read_text())
+def test_a_model_free_python_subject_that_raises_records_a_known_zero(work, made):
+    report = json.loads(made_report(made, work).read_text())
     failed = [a for a in report["attempts"] if a["case_id"] == "c1"]
     assert failed and "kaboom" in failed[0]["error"]
     m = failed[0]["measurements"]
@@ -121,8 +147,8 @@ def doubled(report: Path, dest: Path) -> Path:
     ["run", "suite.yaml", "--no-progress", "--baseline", "dup.json", "--max-regression", "0.1"],
     ["store", "import", "dup.json", "--store", "h.sqlite"],
 ])
-def test_every_reader_of_a_report_refuses_a_key_held_twice_naming_the_file_and_json_path(work, command):
-    good = run_report(work)
+def test_every_reader_of_a_report_refuses_a_key_held_twice_naming_the_file_and_json_path(work, made, command):
+    good = made_report(made, work)
     (work / "good.json").write_bytes(good.read_bytes())
     doubled(good, work / "dup.json")
     (work / "dup.md").write_text("kept")
@@ -139,8 +165,8 @@ def test_every_reader_of_a_report_refuses_a_key_held_twice_naming_the_file_and_j
     assert sorted(p.name for p in (work / "out" / "s").iterdir()) == before  # nothing run, nothing written
 
 
-def test_a_report_with_a_key_twice_deep_inside_is_refused_where_it_is(work):
-    report = json.loads(run_report(work).read_text())
+def test_a_report_with_a_key_twice_deep_inside_is_refused_where_it_is(work, made):
+    report = json.loads(made_report(made, work).read_text())
     report["attempts"][0]["measurements"] = {"latency_ms": 1.0}
     text = json.dumps(report).replace('"measurements": {"latency_ms": 1.0}',
                                       '"measurements": {"latency_ms": 1.0, "latency_ms": 2.0}')
@@ -164,8 +190,8 @@ def test_run_refuses_a_tag_nobody_can_read_before_anything_runs(work, tag):
 
 
 @pytest.mark.parametrize("tag", BAD_TAGS)
-def test_store_tag_and_store_import_refuse_a_tag_nobody_can_read(work, tag):
-    report = run_report(work, "--store", "h.sqlite")
+def test_store_tag_and_store_import_refuse_a_tag_nobody_can_read(work, made, tag):
+    report = made_report(made, work, "stored")
     before = (work / "h.sqlite").read_bytes()
     line = one_error_line(scoreboard(["store", "tag", report.stem, "ok", tag, "--store", "h.sqlite"], work))
     assert "argument TAG" in line and "a tag is 1 to 100 characters" in line, line
@@ -186,8 +212,8 @@ def test_the_tag_rule_is_in_help_and_a_readable_tag_is_kept(work):
 # -- 4: --output - ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("fmt", ["md", "json"])
-def test_report_output_dash_is_stdout_not_a_file_named_dash(work, fmt):
-    report = run_report(work)
+def test_report_output_dash_is_stdout_not_a_file_named_dash(work, made, fmt):
+    report = made_report(made, work)
     proc = scoreboard(["report", str(report), "--format", fmt, "--output", "-"], work)
     assert proc.returncode == 0, proc.stderr
     assert not (work / "-").exists()
@@ -196,8 +222,8 @@ def test_report_output_dash_is_stdout_not_a_file_named_dash(work, fmt):
     assert "'-' is stdout" in " ".join(scoreboard(["report", "--help"], work).stdout.split())
 
 
-def test_rescore_output_dash_is_refused_in_one_line_naming_json(work):
-    report = run_report(work)
+def test_rescore_output_dash_is_refused_in_one_line_naming_json(work, made):
+    report = made_report(made, work)
     line = one_error_line(scoreboard(["rescore", str(report), "--output", "-"], work))
     assert "--output" in line and "--json" in line, line
     assert not (work / "-").exists()
