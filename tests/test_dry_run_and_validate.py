@@ -7,10 +7,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli_inprocess_s6 import run_cli
 
 CASES = "".join(json.dumps({"id": f"c{i}", "input": f"q{i}", "expected": f"q{i}"}) + "\n" for i in range(3))
 #: a port nothing listens on: a subject that reached it would fail, so a clean dry run proves no call
@@ -18,8 +19,8 @@ CLOSED = "http://127.0.0.1:9/v1"
 
 
 def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=dict(os.environ),
-                          capture_output=True, text=True, timeout=120, check=False)
+    """`python -m scoreboard ARGS` in `cwd`, in-process (these tests are about what it says and writes)."""
+    return run_cli(args, cwd, dict(os.environ))
 
 
 def write(folder: Path, **suite) -> None:
@@ -109,15 +110,10 @@ def test_validate_accepts_a_suite_whose_baseline_is_a_report(tmp_path):
 
 def test_validate_names_the_first_twenty_variants_and_counts_the_rest(tmp_path):
     """A promptfoo prompts axis can make thousands of variants: the OK line stays one short line."""
-    import os
-    import subprocess
-    import sys
-
     (tmp_path / "c.jsonl").write_text('{"id": "a", "input": "x", "expected": "x"}\n')
     variants = "".join(f"  v{i}: {{subject: mock}}\n" for i in range(30))
     (tmp_path / "suite.yaml").write_text(f"name: many\ncases: c.jsonl\ngraders: [exact]\nvariants:\n{variants}")
-    done = subprocess.run([sys.executable, "-m", "scoreboard", "validate", "suite.yaml"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=60, env={**os.environ, "SCOREBOARD_STORE": "none"})
+    done = run_cli(["validate", "suite.yaml"], tmp_path, {**os.environ, "SCOREBOARD_STORE": "none"})
     assert done.returncode == 0, done.stderr
     assert "30 variants (v0, v1," in done.stdout and "v19, … and 10 more), 1 run" in done.stdout
     assert "v20" not in done.stdout

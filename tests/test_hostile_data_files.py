@@ -12,19 +12,18 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.cli_inprocess_s6 import run_cli
+
 DEEP = 100_000  # far past Python's recursion limit: plain json.loads raises RecursionError
 
 
 def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=120, check=False)
+    """`python -m scoreboard ARGS` in `cwd`, in-process (these tests are about what it says and writes)."""
+    return run_cli(args, cwd, {**os.environ, "SCOREBOARD_STORE": "none"})
 
 
 def tree(folder: Path) -> set[str]:

@@ -10,21 +10,21 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cli_inprocess_s6 import run_cli
+
 from tests.test_hostile_servers_2 import RawServer, answer, chat
 
 ROOT = Path(__file__).resolve().parent.parent
-HANG_GUARD_S = 240  # a generous bound on a whole CLI run: reaching it means the run hung
 
 
 def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    """`python -m scoreboard ARGS` in `cwd`, in-process (a hang meets pytest's timeout instead)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "SCOREBOARD_STORE": "none", "SB_PROBE16_KEY": "k"}
-    proc = subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=HANG_GUARD_S, check=False)
+    proc = run_cli(args, cwd, env)
     for text in (proc.stdout, proc.stderr):
         assert "Traceback" not in text and "internal error" not in text, text
     return proc

@@ -8,12 +8,13 @@ import json
 import os
 import re
 import subprocess
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+
+from tests.cli_inprocess_s6 import run_cli
 
 
 class FakeOpenAI:
@@ -74,8 +75,7 @@ def fake():
 
 def scoreboard(*args: str, cwd: Path, base_url: str = "http://127.0.0.1:9/v1") -> subprocess.CompletedProcess:
     env = {**os.environ, "SCOREBOARD_STORE": "none", "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "k"}
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=180, env=env)
+    return run_cli(args, cwd, env)  # in-process: these tests are about what it says and sends
 
 
 def report(folder: Path) -> dict:

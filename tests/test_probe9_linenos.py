@@ -8,22 +8,22 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from scoreboard.errors import ConfigError
 from scoreboard.located import key_lines, line_of
+from tests.cli_inprocess_s6 import run_cli
 
 CASE = json.dumps({"id": "a", "input": "hi", "expected": "hi"}) + "\n"
 
 
 def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    """`python -m scoreboard ARGS` in `cwd`, in-process (these tests are about what it says)."""
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
     env["SCOREBOARD_STORE"] = "none"
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, check=False,
-                          capture_output=True, text=True, timeout=120)
+    return run_cli(args, cwd, env)
 
 
 def errors_of(done: subprocess.CompletedProcess) -> list[str]:

@@ -25,16 +25,21 @@ from scoreboard.cases.budget import LoadBudget, count_values, suite_budget
 from scoreboard.errors import ConfigError
 from scoreboard.suite.config import Limits
 from scoreboard.suite.load import load_suite
+from tests.cli_inprocess_s6 import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli(cwd: Path, *args: str, ceiling: int | None = None) -> subprocess.CompletedProcess:
-    def limit() -> None:
-        if ceiling:
-            resource.setrlimit(resource.RLIMIT_AS, (ceiling, ceiling))
+    """`python -m scoreboard ARGS` in `cwd`: in-process, or in a process of its own under an
+    address-space `ceiling` (the memory test: the ceiling must be that process's)."""
+    if not ceiling:
+        return run_cli(args, cwd, {**os.environ, "SCOREBOARD_STORE": "none"})
 
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (ceiling, ceiling))
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "SCOREBOARD_STORE": "none"}
     return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=120, check=False, preexec_fn=limit)
 
