@@ -12,7 +12,7 @@ False. The summary's models live in schema_summary.py, the run's own block in sc
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr, model_validator
 
@@ -378,6 +378,8 @@ class Report(Closed):
     reviews: Reviews | None = None
     verification: Verification | None = None
     instrument: InstrumentStatus | None = None
+    #: the parts the renderers also dump on their own, built before the report (Closed.model_rebuild)
+    parts_built_first: ClassVar[tuple] = (RunInfo, Plan, PlanVariant, Summary, Gate)
 
     @model_validator(mode="after")
     def _v1_holds_no_v2_field(self) -> Report:

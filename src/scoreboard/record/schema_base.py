@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr, model_validator
 
 #: a JSON number kept as written: an integer stays an integer (token counts), a float a float
@@ -12,6 +14,16 @@ class Closed(BaseModel):
     """A shape scoreboard writes: unknown keys are errors."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
+
+    @classmethod
+    def model_rebuild(cls, **kwargs: Any) -> bool | None:
+        """Built on first use (defer_build), after the models it names in `parts_built_first`: its
+        schema then reuses theirs, where each was built again at its own first dump (a report's
+        run, plan, summary: 23 ms of CPU in every process that rendered a report)."""
+        for part in cls.__dict__.get("parts_built_first", ()):
+            part.model_rebuild()
+        kwargs["_parent_namespace_depth"] = kwargs.get("_parent_namespace_depth", 2) + 1  # this frame
+        return super().model_rebuild(**kwargs)
 
 
 class Open(BaseModel):
