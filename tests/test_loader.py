@@ -18,6 +18,7 @@ from scoreboard.cases import load_cases
 from scoreboard.cases.formats import load_case_records
 from scoreboard.errors import ConfigError
 from scoreboard.suite.config import Limits
+from tests.cli_inprocess_s6 import run_cli
 
 OK = '{"id": "ok", "input": "x", "expected": "x"}\n'
 
@@ -30,6 +31,12 @@ def cli(args: list[str], cwd: Path) -> subprocess.Popen:
 def finish(proc: subprocess.Popen) -> tuple[int, str, str]:
     out, err = proc.communicate(timeout=60)
     return proc.returncode, out, err
+
+
+def ran(args: list[str], cwd: Path) -> tuple[int, str, str]:
+    """`finish(cli(args, cwd))` in-process: what the command says, without an interpreter start."""
+    done = run_cli(args, cwd, dict(os.environ))
+    return done.returncode, done.stdout, done.stderr
 
 
 def in_process(args: list[str]) -> tuple[int, str, str]:
@@ -195,16 +202,15 @@ def test_bad_case_file_cli(tmp_path, monkeypatch, bad):
         run_args = ["run", "--cases", path.name, "--subject", "mock", "--output-dir", "out", "--format", "json,md"]
         validate_args = ["validate", path.name]
     before = sorted(p.name for p in tmp_path.iterdir())
-    # `run` through a real process (exit status, stderr); `validate` in-process, the same
-    # code path without another interpreter start (subprocess `validate` is covered below).
-    proc = cli(run_args, tmp_path)
+    # Both in-process, the code path of a real process without another interpreter start
+    # (`run` and `validate` through real processes are covered below, on a sample).
     monkeypatch.chdir(tmp_path)
     rc, out, err = in_process(validate_args)
     assert rc == 1, (validate_args, out, err)
     _assert_one_line(err, bad)
     assert out == ""
-    rc, out, err = finish(proc)
-    assert rc == 1, (proc.args, out, err)
+    rc, out, err = in_process(run_args)
+    assert rc == 1, (run_args, out, err)
     _assert_one_line(err, bad)
     assert out == ""
     assert not (tmp_path / "out").exists()
@@ -218,21 +224,32 @@ SAMPLE = ["invalid-json-line", "duplicate-id", "message-role", "yaml-bad-case", 
 
 @pytest.mark.parametrize("bad", [b for b in BAD if b.name in SAMPLE], ids=lambda b: b.name)
 def test_bad_case_file_validate_subprocess(tmp_path, bad):
+    """`validate` and `run` through real processes (exit status, stderr), nothing written."""
     _write(tmp_path, bad)
     if bad.limits:
         (tmp_path / "suite.yaml").write_text(json.dumps({"cases": bad.file, "subject": "mock",
                                                         "limits": bad.limits}))
+        run_args = ["run", "suite.yaml", "--output-dir", "out"]
+    else:
+        run_args = ["run", "--cases", bad.file, "--subject", "mock", "--output-dir", "out", "--format", "json,md"]
+    before = sorted(p.name for p in tmp_path.iterdir())
+    run = cli(run_args, tmp_path)
     rc, out, err = finish(cli(["validate", "suite.yaml" if bad.limits else bad.file], tmp_path))
     assert rc == 1, (out, err)
     _assert_one_line(err, bad)
+    rc, out, err = finish(run)
+    assert rc == 1, (run.args, out, err)
+    _assert_one_line(err, bad)
+    assert out == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
 
 
 def test_bad_cases_in_second_file_run_nothing(tmp_path):
     """A bad second case file stops the run before the first file's cases run."""
     (tmp_path / "good.jsonl").write_text(OK)
     (tmp_path / "bad.jsonl").write_text('{"id": "z", "input": "x", "expected": "x", "oops": 1}\n')
-    rc, out, err = finish(cli(["run", "--cases", "good.jsonl", "--cases", "bad.jsonl", "--subject", "mock",
-                               "--output-dir", "out"], tmp_path))
+    rc, out, err = ran(["run", "--cases", "good.jsonl", "--cases", "bad.jsonl", "--subject", "mock",
+                       "--output-dir", "out"], tmp_path)
     assert rc == 1
     assert "bad.jsonl:1" in err and "'oops'" in err and len(err.splitlines()) == 1
     assert not (tmp_path / "out").exists()
@@ -241,8 +258,8 @@ def test_bad_cases_in_second_file_run_nothing(tmp_path):
 def test_duplicate_id_across_files_names_both(tmp_path):
     (tmp_path / "a.jsonl").write_text(OK)
     (tmp_path / "b.jsonl").write_text('{"id": "other", "input": "x", "expected": "x"}\n' + OK)
-    rc, _, err = finish(cli(["run", "--cases", "a.jsonl", "--cases", "b.jsonl", "--subject", "mock",
-                             "--output-dir", "out"], tmp_path))
+    rc, _, err = ran(["run", "--cases", "a.jsonl", "--cases", "b.jsonl", "--subject", "mock",
+                     "--output-dir", "out"], tmp_path)
     assert rc == 1
     assert len(err.splitlines()) == 1
     assert "b.jsonl:2" in err and "'ok'" in err and "a.jsonl" in err and "duplicate" in err
@@ -261,10 +278,10 @@ def test_duplicate_id_across_files_names_both_lines(tmp_path, monkeypatch):
 
 
 def test_missing_case_file(tmp_path):
-    rc, _, err = finish(cli(["run", "--cases", "nope.jsonl", "--subject", "mock", "--output-dir", "out"],
-                            tmp_path))
+    rc, _, err = ran(["run", "--cases", "nope.jsonl", "--subject", "mock", "--output-dir", "out"],
+                     tmp_path)
     assert rc == 1 and "nope.jsonl" in err and "not found" in err and len(err.splitlines()) == 1
-    rc, _, err = finish(cli(["validate", "nope.jsonl"], tmp_path))
+    rc, _, err = ran(["validate", "nope.jsonl"], tmp_path)
     assert rc == 1 and "nope.jsonl" in err and len(err.splitlines()) == 1
     assert not (tmp_path / "out").exists()
 
@@ -279,7 +296,7 @@ def test_bom_and_crlf_jsonl(tmp_path):
     assert [c.id for c in cases] == ["a", "b"]
     assert [c.line for c in cases] == [1, 3]
     assert cases[1].input == "y\r\nz"
-    rc, out, err = finish(cli(["validate", "cases.jsonl"], tmp_path))
+    rc, out, err = ran(["validate", "cases.jsonl"], tmp_path)
     assert rc == 0, err
     assert "2 cases" in out
 
@@ -297,7 +314,7 @@ def test_documents(tmp_path, name, content):
     cases = load_cases(path)
     assert [(c.id, c.input, c.expected) for c in cases] == [("a", "x", "x"), ("b", "y", {"k": 1})]
     assert cases[1].tags == ["t"]
-    rc, out, err = finish(cli(["validate", name], tmp_path))
+    rc, out, err = ran(["validate", name], tmp_path)
     assert rc == 0, err
 
 
@@ -369,7 +386,7 @@ def test_at_file_input(tmp_path):
     (case,) = load_cases(path)
     assert case.input == "h\u00e9llo\r\nworld\n"
     # the file is read relative to the case file, not the working directory
-    rc, out, err = finish(cli(["validate", str(path)], Path("/")))
+    rc, out, err = ran(["validate", str(path)], Path("/"))
     assert rc == 0, err
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from scoreboard.engine.attemptlog import read_attempt_log
+from tests.cli_inprocess_s6 import run_cli
 from tests.servers.fake_provider import FakeProvider
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,9 +49,10 @@ def write_suite(folder: Path, subject: dict | None = None, **settings) -> Path:
     return path
 
 
-def cli(cwd: Path, *args: str, timeout: float = 60, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env or dict(os.environ),
-                          capture_output=True, text=True, timeout=timeout)
+def cli(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`python -m scoreboard ARGS` in `cwd`, in-process: what a run records, says and writes (the
+    tests about the process itself, kill -9 and signals, start one with `start`)."""
+    return run_cli(args, cwd, env or dict(os.environ))
 
 
 def start(cwd: Path, *args: str) -> subprocess.Popen:
