@@ -10,11 +10,11 @@ import os
 import random
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cli_inprocess_s6 import run_cli
 from tests.store.conftest import postgres
 
 FIXTURES = (postgres,)  # the session's PostgreSQL server, as tests/store/ uses it
@@ -30,8 +30,8 @@ LONG = noise(3000, 15)
 
 
 def sb(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=180, env={**os.environ, **(env or {})}, check=False)
+    """`python -m scoreboard ARGS`, in-process (no test here is about the process)."""
+    return run_cli(args, cwd, {**os.environ, **(env or {})})
 
 
 def fresh(kind: str, request, tmp_path: Path, name: str) -> str:
