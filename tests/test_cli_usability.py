@@ -10,10 +10,11 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli_inprocess import run_cli
 
 CASES = [{"id": f"c{i}", "input": f"q{i}", "expected": f"q{i}"} for i in range(4)]
 
@@ -21,8 +22,7 @@ CASES = [{"id": f"c{i}", "input": f"q{i}", "expected": f"q{i}"} for i in range(4
 def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY",
                                                             "SCOREBOARD_STORE")}
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, check=False,
-                          capture_output=True, text=True, timeout=120)
+    return run_cli(args, cwd, env)  # in-process: no test here is about the process
 
 
 def suite_in(folder: Path, cases=CASES, **settings) -> Path:
