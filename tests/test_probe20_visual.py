@@ -123,14 +123,25 @@ def test_the_markdown_report_links_a_failed_pages_screenshots_beside_it(tmp_path
 
 # ------------------------------------------------------------------ (4) a page with a few words is not blank
 
+BODIES = [("<p>Sign up</p>", False), ("<h1>OK</h1>", False), ("<h1>Coming soon</h1>", False),
+          ("", True), ("<p>.</p>", True), ("<p style='color:#fefefe'>nothing a visitor can see</p>", True),
+          ("<style>body{background:#fff8e7}</style>", True)]
+
+
+@pytest.fixture(scope="module")
+def body_records(tmp_path_factory) -> dict[str, dict]:
+    """Each body's page rendered once, all in one renderer (one browser launch, not one a body)."""
+    bodies = [body for body, _ in BODIES]
+    records = render_each([f"<!doctype html><html><body>{b}</body></html>" for b in bodies],
+                          tmp_path_factory.mktemp("bodies"), settle_ms=0)
+    return dict(zip(bodies, records))
+
+
 @needs_chromium
-@pytest.mark.parametrize("body, blank", [
-    ("<p>Sign up</p>", False), ("<h1>OK</h1>", False), ("<h1>Coming soon</h1>", False),
-    ("", True), ("<p>.</p>", True), ("<p style='color:#fefefe'>nothing a visitor can see</p>", True),
-    ("<style>body{background:#fff8e7}</style>", True)])
-def test_a_page_showing_a_few_words_is_not_blank_and_one_showing_nothing_is(tmp_path, body, blank):
+@pytest.mark.parametrize("body, blank", BODIES)
+def test_a_page_showing_a_few_words_is_not_blank_and_one_showing_nothing_is(body_records, body, blank):
     # Blank was 99.9% of pixels one colour: "Sign up" is some 300 pixels of a 1024 x 768 viewport
     # (0.04%), so page-renders failed a page plainly showing it, saying "the page is blank".
-    record = render_each([f"<!doctype html><html><body>{body}</body></html>"], tmp_path, settle_ms=0)[0]
+    record = body_records[body]
     assert record["error"] is None and record["shots"]
     assert record["blank"] is blank
