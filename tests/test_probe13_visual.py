@@ -69,7 +69,7 @@ def judged_suite(tmp_path: Path, srv: FakeProvider, graders: list, **over) -> No
     (tmp_path / "cases.jsonl").write_text('{"id": "bakery", "input": "Sunrise Bakery"}\n')
     (tmp_path / "controls.jsonl").write_text(
         '{"id": "garden", "input": "A garden centre", "output": "@controls/garden.html"}\n')
-    suite = {"name": "judged", "cases": "cases.jsonl", "graders": graders, "render": {"settle_ms": 0},
+    suite = {"name": "judged", "cases": "cases.jsonl", "graders": graders, "render": {"settle_ms": 0, "concurrency": 1},
              "variants": {"polished": {"subject": "python:pages:polished"}, "plain": {"subject": "python:pages:plain"}},
              "judge": {"type": "openai", "model": "vision-x", "base_url": srv.base_url + "/v1",
                        "api_key_required": False},
