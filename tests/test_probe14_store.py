@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_inprocess_s6 import run_cli
 from tests.store.conftest import postgres
 
 FIXTURES = (postgres,)  # the session's PostgreSQL server, as tests/store/ uses it
@@ -27,8 +28,8 @@ WIDE_ID = "".join(chr(random.Random(41 + i).randrange(0x4E00, 0x9FFF)) for i in 
 
 
 def sb(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=180, env={**os.environ, **(env or {})}, check=False)
+    """`python -m scoreboard ARGS`, in-process (no test here is about the process)."""
+    return run_cli(args, cwd, {**os.environ, **(env or {})})
 
 
 def project(folder: Path, ids: list[str]) -> Path:
