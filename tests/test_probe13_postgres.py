@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from scoreboard.store.migrations import MIGRATIONS
+from tests.cli_inprocess_s6 import run_cli
 from tests.store.conftest import postgres
 
 FIXTURES = (postgres,)  # the session's PostgreSQL server, as tests/store/ uses it
@@ -41,8 +41,8 @@ def answer(text):
 
 
 def sb(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=180, env={**os.environ, **(env or {})}, check=False)
+    """`python -m scoreboard ARGS`, in-process (no test here is about the process)."""
+    return run_cli(args, cwd, {**os.environ, **(env or {})})
 
 
 def project(folder: Path, cases: int = 8) -> Path:
