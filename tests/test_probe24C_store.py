@@ -9,11 +9,11 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cli_inprocess_s6 import run_cli
 from tests.store.conftest import postgres
 
 FIXTURES = (postgres,)  # the session's PostgreSQL server, as tests/store/ uses it
@@ -22,8 +22,8 @@ TRANSCRIPTS = ROOT / "tests" / "fixtures" / "transcripts"
 
 
 def sb(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=180, env={**os.environ, "SCOREBOARD_STORE": "none", **(env or {})}, check=False)
+    """`python -m scoreboard ARGS`, in-process (no test here is about the process)."""
+    return run_cli(args, cwd, {**os.environ, "SCOREBOARD_STORE": "none", **(env or {})})
 
 
 def fresh(kind: str, request, tmp_path: Path, name: str) -> str:
