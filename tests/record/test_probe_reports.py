@@ -15,11 +15,17 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_inprocess_s6 import run_cli
+
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "examples" / "invoices" / "suite.yaml"
 
 
-def sb(*args: str, cwd: Path, memory_mb: int | None = None) -> subprocess.CompletedProcess:
+def sb(*args: str, cwd: Path, memory_mb: int | None = None, process: bool = False) -> subprocess.CompletedProcess:
+    """`python -m scoreboard ARGS`: in-process, or a process where the test is about one: an
+    address-space limit, stdout's strict UTF-8 (a lone surrogate), a fresh stack (990 levels)."""
+    if memory_mb is None and not process:
+        return run_cli(args, cwd, dict(os.environ))
     limit = None
     if memory_mb is not None:
         def limit():
@@ -124,16 +130,16 @@ def test_a_lone_surrogate_anywhere_is_named_and_every_output_is_written(report, 
     report["run"]["suite"] = "inv\udc00oices"
     edited = tmp_path / "odd.json"
     edited.write_text(json.dumps(report))  # ASCII JSON: the surrogate as its escape
-    done = sb("verify", str(edited), cwd=tmp_path)
+    done = sb("verify", str(edited), cwd=tmp_path, process=True)
     no_crash(done)
     assert done.returncode == 1 and "  run.suite: " in done.stdout and "lone surrogate" in done.stdout
-    as_json = sb("verify", str(edited), "--json", cwd=tmp_path)
+    as_json = sb("verify", str(edited), "--json", cwd=tmp_path, process=True)
     no_crash(as_json)
     assert as_json.returncode == 1 and json.loads(as_json.stdout)["mismatches"][0]["path"] == "run.suite"
-    page = sb("report", str(edited), "--format", "html", cwd=tmp_path)
+    page = sb("report", str(edited), "--format", "html", cwd=tmp_path, process=True)
     no_crash(page)
     assert page.returncode == 0 and "\\udc00" in page.stdout
-    compared = sb("compare", str(edited), str(edited), "--json", "--output", "c.html", cwd=tmp_path)
+    compared = sb("compare", str(edited), str(edited), "--json", "--output", "c.html", cwd=tmp_path, process=True)
     no_crash(compared)
     assert compared.returncode == 0 and json.loads(compared.stdout)["a"]["suite"] == "inv\udc00oices"
     assert (tmp_path / "c.html").is_file()
@@ -162,10 +168,10 @@ def test_a_report_nested_past_what_the_checks_follow_is_named_not_a_crash(source
         named = "gates[0].gate[0]"
     edited = write(tmp_path, text)
     for command in (["report", "--format", "md"], ["report", "--format", "html"], ["compare", str(source)]):
-        done = sb(*command, str(edited), cwd=tmp_path)  # rendered, or refused in one line
+        done = sb(*command, str(edited), cwd=tmp_path, process=True)  # rendered, or refused in one line
         no_crash(done)
         assert done.returncode == 0 or (done.returncode == 1 and done.stderr.count("\n") == 1), command
-    done = sb("verify", str(edited), cwd=tmp_path)
+    done = sb("verify", str(edited), cwd=tmp_path, process=True)
     no_crash(done)
     assert done.returncode == 1
     assert f"  {named}" in done.stdout and "levels deep" in done.stdout
@@ -257,7 +263,7 @@ def test_rescore_refuses_a_report_no_report_scoreboard_writes_could_hold(report,
     else:
         report["attempts"][0]["measurements"]["latency_ms"] = float("nan")  # written as NaN
     path = write(tmp_path, json.dumps(report))
-    done = sb("rescore", str(path), "--output-dir", "out", cwd=tmp_path)
+    done = sb("rescore", str(path), "--output-dir", "out", cwd=tmp_path, process=True)
     no_crash(done)
     assert done.returncode == 1 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert not (tmp_path / "out").exists()
