@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli_inprocess import run_cli
 
 CASES = '{"id": "a", "input": "x", "expected": "x"}\n{"id": "b", "input": "y", "expected": "y"}\n'
 EXPORT = ('{"type": "result", "subtype": "success", "result": "42", "total_cost_usd": 0.1, "duration_ms": 5, '
@@ -18,8 +19,7 @@ EXPORT = ('{"type": "result", "subtype": "success", "result": "42", "total_cost_
 
 def cli(*args: str, cwd: Path, store: str = "none") -> subprocess.CompletedProcess:
     env = {**os.environ, "SCOREBOARD_STORE": store}
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=120)
+    return run_cli(args, cwd, env)  # in-process: no test here is about the process
 
 
 def one_error(proc: subprocess.CompletedProcess) -> str:
@@ -222,8 +222,7 @@ def test_run_and_replay_timeouts_take_a_unit_as_footprint_s_does(given, ms):
 def test_a_timeout_that_is_no_duration_names_the_flag(tmp_path, bad):
     for argv in (["run", "--cases", "c.jsonl", "--subject", "mock", "--timeout", bad],
                  ["footprint", "--run", "true", "--timeout", bad]):
-        done = subprocess.run([sys.executable, "-m", "scoreboard", *argv], cwd=tmp_path, capture_output=True,
-                              text=True, env={**os.environ, "SCOREBOARD_STORE": "none"}, timeout=60)
+        done = cli(*argv, cwd=tmp_path)
         assert done.returncode == 1, done.stdout + done.stderr
         assert "--timeout" in done.stderr and "duration" in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
@@ -231,9 +230,7 @@ def test_a_timeout_that_is_no_duration_names_the_flag(tmp_path, bad):
 @pytest.mark.parametrize("bad", ["-1", "0", "1e3", "many"])
 def test_import_openai_evals_max_file_bytes_is_checked_as_a_flag(tmp_path, bad):
     """--max-file-bytes -1 was refused after argparse, without the flag form every other flag has."""
-    done = subprocess.run([sys.executable, "-m", "scoreboard", "import", "openai-evals", "reg.yaml", "--output", "out",
-                           f"--max-file-bytes={bad}"], cwd=tmp_path, capture_output=True, text=True,
-                          env={**os.environ, "SCOREBOARD_STORE": "none"}, timeout=60)
+    done = cli("import", "openai-evals", "reg.yaml", "--output", "out", f"--max-file-bytes={bad}", cwd=tmp_path)
     assert done.returncode == 1 and "argument --max-file-bytes: must be" in done.stderr, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
 
@@ -242,7 +239,6 @@ def test_verify_with_its_report_taken_by_store_says_so(tmp_path):
     """`verify --store r.json`: --store's value is optional, so it took the report as its store and
     argparse said only that REPORT.json was required."""
     (tmp_path / "r.json").write_text("{}")
-    done = subprocess.run([sys.executable, "-m", "scoreboard", "verify", "--store", "r.json"], cwd=tmp_path,
-                          capture_output=True, text=True, env={**os.environ, "SCOREBOARD_STORE": "none"}, timeout=60)
+    done = cli("verify", "--store", "r.json", cwd=tmp_path)
     assert done.returncode == 1, done.stderr
     assert "--store took 'r.json' as the history store" in done.stderr and "verify r.json --store" in done.stderr
