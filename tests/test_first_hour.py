@@ -12,13 +12,13 @@ import json
 import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from scoreboard.engine.ledger import Budget, Ledger
 from scoreboard.errors import BudgetExceeded
+from tests.cli_inprocess import run_cli
 
 CASES = [{"id": f"c{i}", "input": f"q{i}", "expected": f"q{i}"} for i in range(3)]
 
@@ -27,8 +27,7 @@ def cli(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedP
     full = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY",
                                                              "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")}
     full.update(env or {})
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=full, check=False,
-                          capture_output=True, text=True, timeout=120)
+    return run_cli(args, cwd, full)  # in-process: no test here is about the process
 
 
 def jsonl(rows) -> str:
