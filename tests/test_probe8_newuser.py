@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.servers.fake_provider import FakeProvider
+from tests.cli_inprocess import run_cli
 
 UNSET = "SB_PROBE8_UNSET_KEY"
 
@@ -21,8 +21,7 @@ def cli(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedP
     full = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY",
                                                              "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", UNSET)}
     full.update({"SCOREBOARD_STORE": "none", **(env or {})})
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=full, check=False,
-                          capture_output=True, text=True, timeout=120)
+    return run_cli(args, cwd, full)  # in-process: no test here is about the process
 
 
 def jsonl(rows) -> str:
