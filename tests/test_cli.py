@@ -1,5 +1,7 @@
-"""The CLI end to end, through subprocess: exit codes 0/1/2/3, report files (exclusive, 0600,
-re-renderable), the attempt log, deterministic order, skills, suite files and flag overrides."""
+"""The CLI end to end: exit codes 0/1/2/3, report files (exclusive, 0600, re-renderable), the
+attempt log, deterministic order, skills, suite files and flag overrides. Commands run through
+the CLI's main in-process (tests/cli_inprocess.py); through real processes where the test is about
+them (two runs started in the same second, a timeout's kill of a process group)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_inprocess import run_cli
+
 FIXTURES = Path(__file__).parent / "fixtures" / "core"
 
 
@@ -23,16 +27,14 @@ def start(args: list[str], cwd: Path) -> subprocess.Popen:
 
 
 def many(arg_lists: list[list[str]], cwd: Path) -> list[subprocess.CompletedProcess]:
-    """Run several independent commands at once (each writes its own output dir)."""
-    procs = [start(args, cwd) for args in arg_lists]
-    done = []
-    for proc in procs:
-        out, err = proc.communicate(timeout=60)
-        done.append(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
-    return done
+    """Run several independent commands (each writes its own output dir), in-process, in turn."""
+    return [scoreboard(args, cwd) for args in arg_lists]
 
 
-def scoreboard(args: list[str], cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess:
+def scoreboard(args: list[str], cwd: Path, timeout: float | None = None) -> subprocess.CompletedProcess:
+    """The command in-process; with a timeout, in a process of its own (killed at the timeout)."""
+    if timeout is None:
+        return run_cli(args, cwd, dict(os.environ))
     return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=dict(os.environ),
                           capture_output=True, text=True, timeout=timeout)
 
@@ -106,11 +108,10 @@ def test_version_and_help(work):
     from scoreboard import __version__
 
     assert __version__ in res.stdout
-    procs = [start([cmd, "--help"], work) for cmd in ("run", "validate", "report")] + [start(["--help"], work)]
-    for proc in procs:
-        out, err = proc.communicate(timeout=60)
-        assert proc.returncode == 0, (proc.args, err)
-        assert "usage:" in out
+    for args in [[cmd, "--help"] for cmd in ("run", "validate", "report")] + [["--help"]]:
+        proc = scoreboard(args, work)
+        assert proc.returncode == 0, (proc.args, proc.stderr)
+        assert "usage:" in proc.stdout
 
 
 # ---- exit 1 ------------------------------------------------------------------------------
@@ -275,11 +276,10 @@ def test_synthetic_only_when_every_case_is(work):
                                      {"id": "b", "input": "b", "expected": "b", "synthetic": True}])
     write_cases(work / "some.jsonl", [{"id": "a", "input": "a", "expected": "a", "synthetic": True},
                                       {"id": "b", "input": "b", "expected": "b"}])
-    procs = [start(["run", "--cases", f"{n}.jsonl", "--subject", "mock", "--format", "json,md",
-                    "--output-dir", f"out-{n}"], work) for n in ("all", "some")]
-    for proc in procs:
-        proc.communicate(timeout=60)
-        assert proc.returncode == 0
+    for n in ("all", "some"):
+        proc = scoreboard(["run", "--cases", f"{n}.jsonl", "--subject", "mock", "--format", "json,md",
+                           "--output-dir", f"out-{n}"], work)
+        assert proc.returncode == 0, proc.stderr
     every = only_report(work / "out-all")
     some = only_report(work / "out-some")
     assert every["run"]["synthetic"] is True
