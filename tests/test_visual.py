@@ -46,7 +46,10 @@ def make_suite(tmp_path: Path, judge: dict, **over) -> Path:
              "judge": judge,
              "instrument": {"controls": "controls.jsonl", "degrade": ["blank", "unstyled", "no-images"],
                             "repeats": 2},
-             "stages": {"screen": {"per_category": 1, "seed": 3}}}
+             "stages": {"screen": {"per_category": 1, "seed": 3}},
+             # one browser a run, its pages one after another: a second browser's launch is CPU
+             # these tests do not need (concurrency changes no pixel: not in the settings' hash)
+             "render": {"concurrency": 1}}
     suite.update(over)
     path = tmp_path / "suite.yaml"
     path.write_text(yaml.safe_dump(suite, sort_keys=False))
@@ -220,7 +223,8 @@ def test_page_graders_read_the_rendered_page(tmp_path):
     (tmp_path / "cases.jsonl").write_text('{"id": "a", "input": "x"}\n')
     suite = {"cases": "cases.jsonl", "variants": {"ok": {"subject": "python:pages:ok"},
                                                   "broken": {"subject": "python:pages:broken"}},
-             "graders": ["page-renders", "page-no-console-errors", {"page-text-visible": ["Sign up"]}]}
+             "graders": ["page-renders", "page-no-console-errors", {"page-text-visible": ["Sign up"]}],
+             "render": {"concurrency": 1}}
     (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
     proc = scoreboard(["run", "suite.yaml", "--no-progress"], tmp_path)
     assert proc.returncode == 0, proc.stderr
