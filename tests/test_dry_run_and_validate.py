@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_inprocess_s6 import run_cli
+from tests.cli_inprocess import run_cli
 
 CASES = "".join(json.dumps({"id": f"c{i}", "input": f"q{i}", "expected": f"q{i}"}) + "\n" for i in range(3))
 #: a port nothing listens on: a subject that reached it would fail, so a clean dry run proves no call

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_inprocess_s6 import run_cli
+from tests.cli_inprocess import run_cli
 
 DEEP = 100_000  # far past Python's recursion limit: plain json.loads raises RecursionError
 

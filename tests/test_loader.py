@@ -18,7 +18,7 @@ from scoreboard.cases import load_cases
 from scoreboard.cases.formats import load_case_records
 from scoreboard.errors import ConfigError
 from scoreboard.suite.config import Limits
-from tests.cli_inprocess_s6 import run_cli
+from tests.cli_inprocess import run_cli
 
 OK = '{"id": "ok", "input": "x", "expected": "x"}\n'
 

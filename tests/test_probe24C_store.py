@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_inprocess_s6 import run_cli
+from tests.cli_inprocess import run_cli
 from tests.store.conftest import postgres
 
 FIXTURES = (postgres,)  # the session's PostgreSQL server, as tests/store/ uses it

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_inprocess_s6 import run_cli
+from tests.cli_inprocess import run_cli
 
 
 class FakeOpenAI:

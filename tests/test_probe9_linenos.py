@@ -14,7 +14,7 @@ import pytest
 
 from scoreboard.errors import ConfigError
 from scoreboard.located import key_lines, line_of
-from tests.cli_inprocess_s6 import run_cli
+from tests.cli_inprocess import run_cli
 
 CASE = json.dumps({"id": "a", "input": "hi", "expected": "hi"}) + "\n"
 

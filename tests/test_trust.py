@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from scoreboard.engine.attemptlog import read_attempt_log
-from tests.cli_inprocess_s6 import run_cli
+from tests.cli_inprocess import run_cli
 from tests.servers.fake_provider import FakeProvider
 
 ROOT = Path(__file__).resolve().parent.parent

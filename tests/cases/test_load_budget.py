@@ -25,7 +25,7 @@ from scoreboard.cases.budget import LoadBudget, count_values, suite_budget
 from scoreboard.errors import ConfigError
 from scoreboard.suite.config import Limits
 from scoreboard.suite.load import load_suite
-from tests.cli_inprocess_s6 import run_cli
+from tests.cli_inprocess import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_inprocess_s6 import run_cli
+from tests.cli_inprocess import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "examples" / "invoices" / "suite.yaml"
