@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
+from tests.cli_inprocess import run_cli
 from tests.servers.fake_batches import FakeBatches
 
 CASES = [{"id": f"c{i}", "input": f"What is {i}+1?", "expected": f"ANSWER: {i + 1}", "graders": ["contains"]}
@@ -39,9 +40,9 @@ def env() -> dict:
 
 
 def cli(tmp: Path, *args: str) -> subprocess.CompletedProcess:
+    """`python -m scoreboard ARGS` in-process (tests/cli_inprocess.py); the kill -9 tests start real processes."""
     extra = ["--no-progress"] if args[0] == "run" else []
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args, *extra], cwd=tmp,
-                          capture_output=True, text=True, timeout=120, env=env())
+    return run_cli([*args, *extra], tmp, env())
 
 
 def report_path(tmp: Path) -> Path:
