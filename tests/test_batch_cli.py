@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_inprocess import run_cli
 from tests.servers.fake_batches import FakeBatches
 
 CASES = [{"id": f"c{i}", "input": f"What is {i}+1?", "expected": f"ANSWER: {i + 1}", "graders": ["contains"]}
@@ -43,9 +44,10 @@ def write_suite(tmp: Path, srv: FakeBatches, kind: str, *, batch: dict, cases=CA
     return path
 
 
-def cli(tmp: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=tmp, capture_output=True, text=True,
-                          timeout=timeout, env=dict(os.environ))
+def cli(tmp: Path, *args: str) -> subprocess.CompletedProcess:
+    """`python -m scoreboard ARGS` in-process (tests/cli_inprocess.py); the kill -9 and SIGINT tests
+    start real processes."""
+    return run_cli(args, tmp, dict(os.environ))
 
 
 def run_dir(tmp: Path) -> Path:
