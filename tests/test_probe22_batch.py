@@ -4,13 +4,12 @@ OpenAI's Files + Batches and Anthropic's Message Batches (tests/servers/fake_bat
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cli_inprocess import run_cli
 from tests.servers.fake_batches import FakeBatches
 
 CASES = [{"id": f"c{i}", "input": f"What is {i}+1?", "expected": f"ANSWER: {i + 1}", "graders": ["contains"]}
@@ -34,9 +33,10 @@ def write_suite(tmp: Path, srv: FakeBatches, kind: str, batch: dict, cases=CASES
 
 
 def cli(tmp: Path, *args: str) -> subprocess.CompletedProcess:
+    """`python -m scoreboard ARGS` in-process (tests/cli_inprocess.py): these tests are about what
+    a run writes, not about the process."""
     extra = ["--no-progress"] if args[0] == "run" else []
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args, *extra], cwd=tmp,
-                          capture_output=True, text=True, timeout=120, env=dict(os.environ))
+    return run_cli([*args, *extra], cwd=tmp)
 
 
 def report(tmp: Path, pattern: str = "out/nightly/*.json") -> dict:
