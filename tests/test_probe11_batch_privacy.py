@@ -14,9 +14,22 @@ from collections import Counter
 import pytest
 from aiohttp import web
 
+from tests.cli_inprocess import run_cli
 from tests.servers.fake_batches import FakeBatches
-from tests.test_batch_cli import (CASES, cli, interrupt_once_batched, report, run_dir, statuses, verified,
-                                  write_suite)
+from tests.test_batch_cli import CASES, interrupt_once_batched, report, run_dir, statuses, write_suite
+
+
+def cli(tmp, *args: str) -> subprocess.CompletedProcess:
+    """`python -m scoreboard ARGS` in-process (tests/cli_inprocess.py), for the probes about what a
+    run writes and says. The Ctrl+C stays a real process's signal (interrupt_once_batched), and the
+    privacy probe runs real processes: what reaches a real terminal is its point."""
+    return run_cli(args, cwd=tmp)
+
+
+def verified(tmp) -> None:
+    (path,) = (tmp / "out").glob("nightly/*.json")
+    out = cli(tmp, "verify", str(path))
+    assert out.returncode == 0, out.stdout + out.stderr
 
 
 # --------------------------------------------------------------------------- possibly billed, resumed
