@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli_inprocess import run_cli
 
 # Case q<i> answers wrongly on the runs listed in FLAKY (a counter file per case), so pass@k and
 # pass^k differ from the pass rate in a known way.
@@ -29,8 +30,8 @@ def answer(text):
 
 
 def scoreboard(args: list[str], cwd: Path, **env) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, **env}, timeout=120)
+    """`python -m scoreboard ARGS` with `env` added, run in this process (tests/cli_inprocess.py)."""
+    return run_cli(args, cwd, {**os.environ, **env})
 
 
 @pytest.fixture

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli_inprocess import run_cli
 
 TRANSCRIPT = {"prompt": "p", "cases": [{"tag": "a", "expectedOutputContains": "ok"}],
               "runs": [{"id": "r1", "tag": "a", "status": "completed", "latency_ms": 5, "tool_calls": [],
@@ -17,8 +18,9 @@ TRANSCRIPT = {"prompt": "p", "cases": [{"tag": "a", "expectedOutputContains": "o
 
 
 def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120)
+    """`python -m scoreboard ARGS` run in this process (tests/cli_inprocess.py): the tests are about
+    what --output writes and says, not the process."""
+    return run_cli(args, cwd)
 
 
 @pytest.fixture
