@@ -11,13 +11,20 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.cli_inprocess import run_cli
+
 SUBJECT = "def reply(prompt, skill, run, params):\n    return 'ANSWER: ' + prompt\n"
 
 
-def scoreboard(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+def scoreboard(*args: str, cwd: Path, process: bool = False) -> subprocess.CompletedProcess:
+    """`python -m scoreboard ARGS` (SCOREBOARD_STORE=none), run in this process (tests/cli_inprocess.py):
+    what these tests check is what the command says and writes, not the process. `process=True`:
+    a real `python -m scoreboard` process, where a test needs every user module imported anew."""
     env = {**os.environ, "SCOREBOARD_STORE": "none"}
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=120, env=env)
+    if process:
+        return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True,
+                              text=True, timeout=120, env=env)
+    return run_cli(args, cwd, env)
 
 
 def write_suite(folder: Path, cases: list[dict], extra: str, checks: str = "") -> Path:
@@ -134,7 +141,7 @@ def test_what_grader_or_subject_code_prints_when_imported_never_reaches_the_json
     assert proc.returncode == 0, proc.stderr
     for args in (("plan", suite.name, "--json"), ("plan", suite.name, "--output", "-"),
                  ("rescore", str(out), "--json"), ("verify", "--allow-code", str(out), "--json")):
-        proc = scoreboard(*args, cwd=tmp_path)  # a fresh process: every module imported anew
+        proc = scoreboard(*args, cwd=tmp_path, process=True)  # a fresh process: every module imported anew
         assert proc.returncode == 0, (args, proc.stderr)
         json.loads(proc.stdout)  # the JSON alone
         assert "imported" not in proc.stdout

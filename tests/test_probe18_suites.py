@@ -12,13 +12,20 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.cli_inprocess import run_cli
+
 SUBJECT = "def reply(prompt, skill, run, params):\n    return 'ANSWER: ' + prompt\n"
 
 
-def scoreboard(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+def scoreboard(*args: str, cwd: Path, process: bool = False) -> subprocess.CompletedProcess:
+    """`python -m scoreboard ARGS` (SCOREBOARD_STORE=none), run in this process (tests/cli_inprocess.py):
+    what these tests check is what the command says and writes, not the process. `process=True`:
+    a real `python -m scoreboard` process, where a test needs every user module imported anew."""
     env = {**os.environ, "SCOREBOARD_STORE": "none"}
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=180, env=env)
+    if process:
+        return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True,
+                              text=True, timeout=180, env=env)
+    return run_cli(args, cwd, env)
 
 
 def write_suite(folder: Path, cases: list[dict], extra: str, checks: str = "") -> Path:
@@ -31,12 +38,13 @@ def write_suite(folder: Path, cases: list[dict], extra: str, checks: str = "") -
     return suite
 
 
-def run_report(folder: Path, suite: Path, *flags: str) -> tuple[subprocess.CompletedProcess, dict]:
+def run_report(folder: Path, suite: Path, *flags: str,
+               process: bool = False) -> tuple[subprocess.CompletedProcess, dict]:
     out = folder / "report.json"
     proc = scoreboard("run", str(suite), "--output", str(out), "--no-progress", "--format", "json,md",
-                      *flags, cwd=folder)
+                      *flags, cwd=folder, process=process)
     assert out.is_file(), proc.stderr
-    verified = scoreboard("verify", str(out), "--allow-code", cwd=folder)
+    verified = scoreboard("verify", str(out), "--allow-code", cwd=folder, process=process)
     assert verified.returncode == 0, verified.stdout + verified.stderr
     return proc, json.loads(out.read_text())
 
@@ -185,7 +193,7 @@ def test_an_at_least_reducer_leaves_out_a_case_judged_fewer_than_k_times_never_c
     shutil.rmtree(tmp_path / "report")
     with suite.open("a") as f:
         f.write("fail_under_metrics: {'reducer:at_least_2': 0.5}\n")
-    proc, report = run_report(tmp_path, suite)
+    proc, report = run_report(tmp_path, suite, process=True)  # a process: checks.py, rewritten, imported anew
     assert proc.returncode == 3, proc.stdout + proc.stderr
     fig = report["summary"]["variants"]["reply"]["reducers"]["at_least_2"]
     assert (fig["value"], fig["cases"], fig["left_out"]) == (None, 0, 3)
