@@ -5,11 +5,13 @@ where the figure is shown, never a bare n/a."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
 from pathlib import Path
 
+from tests.cli_inprocess import run_cli
 from tests.record.conftest import browser, opened  # noqa: F401  (Chromium fixtures)
 
 SUBJECT = "def reply(prompt, skill, run, params):\n    return 'Based on the context: ' + prompt\n"
@@ -27,7 +29,13 @@ def bad_named(output, context):
 '''
 
 
-def scoreboard(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+def scoreboard(*args: str, cwd: Path, process: bool = False) -> subprocess.CompletedProcess:
+    """`python -m scoreboard ARGS`: in this process (tests/cli_inprocess.py), what the command says
+    and writes being the point here; as a process where asked (`process=True`: a user module
+    rewritten in place, imported anew) and once the module's browser holds a running event loop
+    (Playwright's), where the command's own asyncio.run cannot run."""
+    if not process and asyncio._get_running_loop() is None:
+        return run_cli(args, cwd)
     return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True,
                           text=True, timeout=120)
 
@@ -111,15 +119,6 @@ def test_named_scores_out_of_range_name_the_score_and_the_value(tmp_path):
     assert "named_scores['tokens'] is 123: a named score must be a number in [0, 1]" in error, error
 
 
-def test_the_html_card_shows_why_a_derived_metric_is_undefined(tmp_path, opened):  # noqa: F811
-    suite = write_suite(tmp_path, "derived_metrics: {typo: 'faithfulnes * 2'}\n")
-    proc, report, _ = run_all_formats(tmp_path, suite)
-    page = opened.open(next((tmp_path / "out" / "rag").glob("*.html")))
-    shown = page.get_by_test_id("derived_metrics-typo-reply").first.inner_text().strip()
-    assert shown.startswith("n/a (undefined: no attempt of this variant was scored on 'faithfulnes' "
-                            "(did you mean 'faithfulness'?"), shown
-
-
 def test_a_report_written_before_the_words_on_an_undefined_derived_metric_still_verifies(tmp_path):
     suite = write_suite(tmp_path, "derived_metrics: {typo: 'faithfulnes * 2'}\n")
     proc, report, _ = run_all_formats(tmp_path, suite)
@@ -173,7 +172,7 @@ def test_variants_that_differ_only_in_params_their_subject_never_receives_are_wa
     for function in ("def reply(prompt, skill, run, params):\n    return prompt\n",
                      "def reply(prompt, *, params):\n    return prompt\n"):
         suite = _variants_suite(tmp_path, cases[0][0], function)
-        proc = scoreboard("validate", str(suite), cwd=tmp_path)
+        proc = scoreboard("validate", str(suite), cwd=tmp_path, process=True)  # subj.py rewritten: imported anew
         assert proc.returncode == 0 and "warning" not in proc.stderr, proc.stderr
 
 
@@ -283,3 +282,14 @@ def test_a_derived_metric_named_like_a_declared_metric_is_refused(tmp_path):
     assert proc.stderr.strip().splitlines() == [
         f"scoreboard: error: {suite}:5, field 'derived_metrics.accuracy': 'accuracy' is already a metric a grader "
         "declares: give the derived metric another name"], proc.stderr
+
+
+# Last in the module: from the first test that opens a page, the module's Chromium (Playwright)
+# holds a running event loop, and the command runs as a process from then on (see `scoreboard`).
+def test_the_html_card_shows_why_a_derived_metric_is_undefined(tmp_path, opened):  # noqa: F811
+    suite = write_suite(tmp_path, "derived_metrics: {typo: 'faithfulnes * 2'}\n")
+    proc, report, _ = run_all_formats(tmp_path, suite)
+    page = opened.open(next((tmp_path / "out" / "rag").glob("*.html")))
+    shown = page.get_by_test_id("derived_metrics-typo-reply").first.inner_text().strip()
+    assert shown.startswith("n/a (undefined: no attempt of this variant was scored on 'faithfulnes' "
+                            "(did you mean 'faithfulness'?"), shown
