@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_inprocess import run_cli
+
 PYTHON = sys.executable
 ENV = {**os.environ, "SCOREBOARD_STORE": "none", "NO_COLOR": "1"}
 
@@ -26,6 +28,12 @@ def _ceiling() -> None:
 def cli(cwd: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
     return subprocess.run([PYTHON, "-m", "scoreboard", *args], cwd=cwd, env=ENV, capture_output=True,
                           text=True, timeout=timeout, preexec_fn=_ceiling, stdin=subprocess.DEVNULL)
+
+
+def cli_in(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    """`cli` in-process, for the commands whose refusal of an --output is the point, not the
+    process (the resumes of a FIFO or /dev/zero stay processes, under the ceiling and a timeout)."""
+    return run_cli(args, cwd, ENV)
 
 
 def one_error(done: subprocess.CompletedProcess) -> str:
@@ -41,7 +49,7 @@ SUITE = "name: s\ncases: c.jsonl\nvariants:\n  - name: v\n    subject: mock\ngra
 def _suite(tmp_path: Path) -> Path:
     (tmp_path / "c.jsonl").write_text(json.dumps({"id": "a", "input": "x", "expected": "x"}) + "\n")
     (tmp_path / "suite.yaml").write_text(SUITE)
-    done = cli(tmp_path, "run", "suite.yaml", "--output", "base.json")
+    done = cli_in(tmp_path, "run", "suite.yaml", "--output", "base.json")
     assert done.returncode == 0, done.stderr[-2000:]
     return tmp_path / "base.json"
 
@@ -63,7 +71,7 @@ def test_an_output_that_is_a_symlink_to_nothing_is_refused_before_anything_runs(
     for args in _outputs(tmp_path, report, "out.json"):
         # before: `run` and `rescore` ran every attempt, then failed the exclusive write (exit 2)
         # and left out/attempts.jsonl, asking for a resume that could only fail the same way
-        error = one_error(cli(tmp_path, *args))
+        error = one_error(cli_in(tmp_path, *args))
         assert "out.json: is a symlink to a file that does not exist" in error, (args, error)
         assert not (tmp_path / "out").exists() and not (tmp_path / "nowhere.json").exists(), args
     assert os.readlink(tmp_path / "out.json") == "nowhere.json"
@@ -72,7 +80,7 @@ def test_an_output_that_is_a_symlink_to_nothing_is_refused_before_anything_runs(
 def test_a_sibling_report_name_that_is_a_dangling_symlink_is_refused_before_the_run(tmp_path):
     _suite(tmp_path)
     os.symlink("nowhere.html", tmp_path / "r.html")
-    error = one_error(cli(tmp_path, "run", "suite.yaml", "--output", "r.json"))
+    error = one_error(cli_in(tmp_path, "run", "suite.yaml", "--output", "r.json"))
     assert "r.html: is a symlink to a file that does not exist" in error
     assert not (tmp_path / "r.json").exists() and not (tmp_path / "r").exists()
 
@@ -82,7 +90,7 @@ def test_an_output_that_is_a_folder_is_said_to_be_a_folder(tmp_path):
     (tmp_path / "out.json").mkdir()
     (tmp_path / "out.json" / "keep").write_text("keep")
     for args in _outputs(tmp_path, report, "out.json"):
-        error = one_error(cli(tmp_path, *args))
+        error = one_error(cli_in(tmp_path, *args))
         assert "out.json: is a folder (a new file is written, never into or over one)" in error, (args, error)
     assert (tmp_path / "out.json" / "keep").read_text() == "keep"
 
@@ -92,7 +100,7 @@ def test_an_output_that_is_a_symlink_to_a_file_leaves_that_file_alone(tmp_path):
     (tmp_path / "precious.txt").write_text("precious")
     os.symlink("precious.txt", tmp_path / "out.json")
     for args in _outputs(tmp_path, report, "out.json"):
-        error = one_error(cli(tmp_path, *args))
+        error = one_error(cli_in(tmp_path, *args))
         assert "out.json: refusing to overwrite an existing file" in error, (args, error)
     assert (tmp_path / "precious.txt").read_text() == "precious"
 
@@ -116,7 +124,7 @@ def test_an_output_that_cannot_be_written_is_one_line_naming_it(tmp_path):
     (tmp_path / "precious.txt").write_text("precious")
     for args in _unwritable(tmp_path, report):
         # before: "scoreboard: internal error: NotADirectoryError: ... .tmp-xxxx.part", exit 2
-        error = one_error(cli(tmp_path, *args))
+        error = one_error(cli_in(tmp_path, *args))
         assert "flag --output, precious.txt/" in error and "cannot be written there (not a directory)" in error, \
             (args, error)
         assert ".part" not in error
@@ -138,7 +146,7 @@ def test_an_importer_output_folder_that_cannot_be_made_is_one_line(tmp_path, mak
     make(tmp_path)
     # before: "internal error: FileExistsError / NotADirectoryError", exit 2; a file was called
     # "the output folder exists and is not empty"
-    error = one_error(cli(tmp_path, "import", "promptfoo", "promptfooconfig.yaml", "--output", name))
+    error = one_error(cli_in(tmp_path, "import", "promptfoo", "promptfooconfig.yaml", "--output", name))
     assert f"flag --output, {said}" in error, error
     assert not (tmp_path / "nowhere").exists()
     for kept in ("out", "precious"):
