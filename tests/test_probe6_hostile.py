@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_inprocess import run_cli
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -31,6 +33,13 @@ def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
                           text=True, timeout=300, check=False)
 
 
+def cli_in(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    """`cli` in-process, where what is checked is what a command did with the report, not the
+    process. A report naming a relative Python file is read by a real `python -m scoreboard`
+    (whose sys.path starts at the folder it runs in), and a huge file under a memory limit."""
+    return run_cli(args, cwd, {**os.environ, "PYTHONPATH": str(ROOT / "src")})
+
+
 def _report(folder: Path, grader: str) -> Path:
     """A real report of one passing case, graded by the suite's `grader` (YAML text)."""
     folder.mkdir()
@@ -38,7 +47,7 @@ def _report(folder: Path, grader: str) -> Path:
     (folder / "cases.jsonl").write_text('{"id": "a", "input": "hi", "expected": "hi"}\n')
     (folder / "suite.yaml").write_text(f"name: s\ncases: cases.jsonl\nsubject: python:echo:answer\n"
                                        f"graders:\n  - {grader}\n")
-    done = cli(folder, "run", "suite.yaml", "--no-progress", "--format", "json", "--output", "rep")
+    done = cli_in(folder, "run", "suite.yaml", "--no-progress", "--format", "json", "--output", "rep")
     assert done.returncode == 0, done.stderr[-2000:]
     return folder / "rep.json"
 
@@ -66,13 +75,13 @@ def test_a_python_expression_in_a_report_is_not_run_by_reading_it(tmp_path):
     evil = f"re.enum.sys.modules['os'].mkdir({str(mark)!r}) is None"
     _swap(report, "len(output) > 0", evil)
     for args in _commands(report):
-        done = cli(report.parent, *args)
+        done = cli_in(report.parent, *args)
         assert not mark.exists(), (args, done.stdout, done.stderr)
         assert "Traceback" not in done.stderr
-    done = cli(report.parent, "verify", report.name)
+    done = cli_in(report.parent, "verify", report.name)
     assert "runs code the report names" in done.stdout + done.stderr, done.stdout
     # Asked for, the code runs (the user's choice, as rescore grades with the report's graders).
-    cli(report.parent, "verify", report.name, "--allow-code")
+    cli_in(report.parent, "verify", report.name, "--allow-code")
     assert mark.exists()
 
 
@@ -111,14 +120,14 @@ def test_javascript_in_a_report_is_not_run_by_reading_it(tmp_path):
     evil = f"process.mainModule.require('fs').mkdirSync({json.dumps(str(mark))}) === undefined"
     _swap(report, "output.length > 0", evil)
     for args in _commands(report):
-        done = cli(report.parent, *args)
+        done = cli_in(report.parent, *args)
         assert not mark.exists(), (args, done.stdout, done.stderr)
 
 
 def test_a_report_verified_from_its_own_run_still_recomputes_code_grades(tmp_path):
     """The run's own report, verified with --allow-code: the grade is recomputed and matches."""
     report = _report(tmp_path / "w", 'python: "len(output) > 0"')
-    done = cli(report.parent, "verify", report.name, "--allow-code", "--json")
+    done = cli_in(report.parent, "verify", report.name, "--allow-code", "--json")
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout)["checked"]["grades"] == 1
 
@@ -167,7 +176,7 @@ def test_a_skill_measures_no_file_outside_its_folder(tmp_path):
     climb = "../" * 12 + "etc/hostname"
     (skill / "SKILL.md").write_text(f"# Skill\nSee [a](../outside.txt), [b]({climb}), [c](link.md), "
                                     "[d](inside.md).\n")
-    done = cli(tmp_path, "footprint", "skill", "--json", "--approximate")
+    done = cli_in(tmp_path, "footprint", "skill", "--json", "--approximate")
     assert done.returncode == 0, done.stderr
     (setup,) = json.loads(done.stdout)["setups"]
     items = {i["path"] for i in setup["items"]}
