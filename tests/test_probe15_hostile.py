@@ -1,6 +1,6 @@
 """Probe 15: hostile report and record files given back to scoreboard, from the outside.
 
-Each test runs `python -m scoreboard` on files in tmp_path (no network, no fixed port) and
+Each test runs scoreboard's CLI (in-process; the viewer as `python -m scoreboard`) on files in tmp_path (no network, no fixed port) and
 checks the answer a user sees: a one-line error naming the file and the field with exit 1, or a
 rendering that spells what a terminal would act on; never a traceback, never a refusal of what
 scoreboard itself wrote.
@@ -14,14 +14,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.cli_inprocess import run_cli
+
 ROOT = Path(__file__).resolve().parent.parent
 ESC_NAME = "v\x1b]0;pwned\x07\u202e"
 
 
-def sb(cwd: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+def sb(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    """`python -m scoreboard ARGS` in-process (what a command says, not the process: each
+    subprocess spent about 0.7 s of CPU importing); the viewer below stays a real process."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "SCOREBOARD_STORE": "none"}
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout, errors="surrogateescape")
+    return run_cli(args, cwd, env)
 
 
 def _suite(folder: Path, variants: dict | None = None) -> Path:
