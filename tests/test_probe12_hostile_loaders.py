@@ -1,6 +1,7 @@
 """Probe 12: hostile input files for the newest loaders (imported suites, templates, custom
 graders, datasets as cases, agent task folders), used from the outside: the CLI on real files in
-tmp_path, in a subprocess with a timeout and a memory limit."""
+tmp_path, in a subprocess with a timeout and a memory limit (in-process where neither
+could matter)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,15 @@ def cli(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProce
     env = dict(os.environ, SCOREBOARD_STORE="none", NO_COLOR="1")
     return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, text=True,
                           capture_output=True, timeout=timeout, preexec_fn=_limit)
+
+
+def cli_in(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """`cli` in-process, for files that are refused for where they lead or loaded as they are,
+    with nothing to bound in time or memory (each subprocess spent about 0.7 s of CPU importing,
+    and more importing pyarrow); whatever could hang or grow stays a process under `cli`."""
+    from tests.cli_inprocess import run_cli
+
+    return run_cli(args, cwd, dict(os.environ, SCOREBOARD_STORE="none", NO_COLOR="1"))
 
 
 def one_line_error(proc: subprocess.CompletedProcess, *needles: str) -> str:
@@ -62,7 +72,7 @@ def _no_secret(tmp_path: Path, proc: subprocess.CompletedProcess) -> None:
 def test_openai_evals_samples_folder_symlink_leading_outside_is_refused(tmp_path):
     reg = _registry(tmp_path, "m.v1:\n  class: evals.elsuite.basic.match:Match\n  args: {samples_jsonl: dir}\n")
     (reg / "data" / "dir" / "b.jsonl").symlink_to(tmp_path / "outside" / "secret.jsonl")
-    proc = cli("import", "openai-evals", "reg/evals/e.yaml", "--output", "out", cwd=tmp_path)
+    proc = cli_in("import", "openai-evals", "reg/evals/e.yaml", "--output", "out", cwd=tmp_path)
     one_line_error(proc, "b.jsonl", "m.v1.args.samples_jsonl", "symlink that leads outside")
     _no_secret(tmp_path, proc)
 
@@ -70,7 +80,7 @@ def test_openai_evals_samples_folder_symlink_leading_outside_is_refused(tmp_path
 def test_openai_evals_sibling_entry_file_symlink_leading_outside_is_refused(tmp_path):
     reg = _registry(tmp_path, "e.v1:\n  id: leak\n")
     (reg / "evals" / "zz.yaml").symlink_to(tmp_path / "outside" / "x.yaml")
-    proc = cli("import", "openai-evals", "reg/evals/e.yaml", "--output", "out", cwd=tmp_path)
+    proc = cli_in("import", "openai-evals", "reg/evals/e.yaml", "--output", "out", cwd=tmp_path)
     one_line_error(proc, "zz.yaml", "symlink that leads outside")
     _no_secret(tmp_path, proc)
 
@@ -80,7 +90,7 @@ def test_openai_evals_modelgraded_spec_symlink_leading_outside_is_refused(tmp_pa
                               "  args: {samples_jsonl: dir, modelgraded_spec: myspec}\n")
     (reg / "modelgraded").mkdir()
     (reg / "modelgraded" / "mg.yaml").symlink_to(tmp_path / "outside" / "mg.yaml")
-    proc = cli("import", "openai-evals", "reg/evals/e.yaml", "--output", "out", cwd=tmp_path)
+    proc = cli_in("import", "openai-evals", "reg/evals/e.yaml", "--output", "out", cwd=tmp_path)
     one_line_error(proc, "mg.yaml", "symlink that leads outside")
     _no_secret(tmp_path, proc)
 
@@ -146,7 +156,7 @@ def test_parquet_files_of_every_page_layout_still_load(tmp_path):
         (tmp_path / f"s{n}.yaml").write_text(
             f"subject: mock\ncases: [{{format: hf, path: d{n}.parquet, "
             "columns: {input: question, target: answer, id: qid}}]\n")
-        proc = cli("validate", f"s{n}.yaml", cwd=tmp_path)
+        proc = cli_in("validate", f"s{n}.yaml", cwd=tmp_path)
         assert proc.returncode == 0 and f"{rows} cases" in proc.stdout, (layout, proc.stdout, proc.stderr)
 
 
