@@ -554,7 +554,7 @@ def test_batched_subject_and_judge_killed_and_resumed_submit_once_and_keep_the_b
             kill = step < 3 and rng.random() < 0.8
             target = before + rng.randint(1, 60)
             deadline = time.monotonic() + 60
-            while proc.poll() is None and time.monotonic() < deadline and (not kill or log_count(tmp_path) < target):
+            while proc.poll() is None and time.monotonic() < deadline and (not kill or len(log_lines(tmp_path)) < target):
                 time.sleep(0.005)
             killed = kill and proc.poll() is None
             if killed:
