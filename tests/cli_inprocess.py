@@ -17,6 +17,8 @@ import sys
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
+_CHECKOUT = Path(__file__).resolve().parent.parent
+
 
 def _stream() -> io.TextIOWrapper:
     return io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="replace", newline="", write_through=True)
@@ -35,6 +37,7 @@ def run_cli(args, cwd: Path | str, env: dict | None = None) -> subprocess.Comple
 
     argv = [str(a) for a in args]
     saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    before = set(sys.modules)
     out, err = _stream(), _stream()
     try:
         if env is not None:
@@ -55,4 +58,16 @@ def run_cli(args, cwd: Path | str, env: dict | None = None) -> subprocess.Comple
         os.chdir(saved_cwd)
         os.environ.clear()
         os.environ.update(saved_env)
+        _forget_user_modules(before)
     return subprocess.CompletedProcess([sys.executable, "-m", "scoreboard", *argv], code, _text(out), _text(err))
+
+
+def _forget_user_modules(before: set[str]) -> None:
+    """Drop the modules this call imported from outside the installed packages and this checkout
+    (a suite's checks.py, subject, graders), as a process's end would: a test that rewrites one
+    and runs again must get the new file, not the one cached here."""
+    installed = tuple(os.path.realpath(p) for p in {sys.prefix, sys.base_prefix, str(_CHECKOUT)})
+    for name in set(sys.modules) - before:
+        path = getattr(sys.modules.get(name), "__file__", None)
+        if path and not os.path.realpath(path).startswith(installed):
+            del sys.modules[name]

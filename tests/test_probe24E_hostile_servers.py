@@ -122,11 +122,25 @@ def _server(handlers):
     return RawServer(handler)
 
 
+#: `python -m scoreboard ARGS` that writes its own peak RSS (KB) to peak_kb.txt as it ends
+PEAK_WRAP = """
+import runpy, sys
+sys.argv = ["scoreboard", *sys.argv[1:]]
+try:
+    runpy.run_module("scoreboard", run_name="__main__", alter_sys=True)
+finally:
+    with open("/proc/self/status") as status, open("peak_kb.txt", "w") as out:
+        out.write(next(line.split()[1] for line in status if line.startswith("VmHWM:")))
+"""
+
+
 def _run_measured(argv: list[str], cwd: Path, env: dict) -> tuple[subprocess.CompletedProcess, int]:
-    """Run one child and return it with its own peak RSS (KB), read by wait4 for that child alone.
+    """Run one child (argv: PEAK_WRAP's) and return it with its own peak RSS (KB), as it read it
+    itself at its end (VmHWM: per address space, new at exec).
 
     RUSAGE_CHILDREN would be the largest of every child this test worker ever waited for (a
-    browser or a Ray worker from an earlier test file included), not this run's."""
+    browser or a Ray worker from an earlier test file included), and wait4's counts from the
+    worker's own RSS at the fork: neither is this run's."""
     out, err = cwd / "child.out", cwd / "child.err"
     with out.open("wb") as o, err.open("wb") as e:
         child = subprocess.Popen(argv, cwd=cwd, env=env, stdout=o, stderr=e, stdin=subprocess.DEVNULL)
@@ -138,8 +152,9 @@ def _run_measured(argv: list[str], cwd: Path, env: dict) -> tuple[subprocess.Com
             guard.cancel()
     child.returncode = os.waitstatus_to_exitcode(status)
     assert child.returncode != -9, f"the run hung past {HANG_GUARD_S} s"
+    del usage
     done = subprocess.CompletedProcess(argv, child.returncode, out.read_text(), err.read_text())
-    return done, usage.ru_maxrss
+    return done, int((cwd / "peak_kb.txt").read_text())
 
 
 def _run(tmp_path: Path, suite: dict, n: int) -> tuple[subprocess.CompletedProcess, dict]:
@@ -148,7 +163,7 @@ def _run(tmp_path: Path, suite: dict, n: int) -> tuple[subprocess.CompletedProce
     (tmp_path / "suite.json").write_text(json.dumps({"name": "h", "cases": "cases.jsonl", "output_dir": "out",
                                                      "timeout_ms": 3000, **suite}))
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "SCOREBOARD_STORE": "none", "SB_KEY": "k"}
-    proc, maxrss_kb = _run_measured([sys.executable, "-m", "scoreboard", "run", "suite.json", "--no-progress",
+    proc, maxrss_kb = _run_measured([sys.executable, "-c", PEAK_WRAP, "run", "suite.json", "--no-progress",
                                      "--max-cost", "1", "--concurrency", str(n)], tmp_path, env)
     assert maxrss_kb < RSS_BOUND_KB
     for text in (proc.stdout, proc.stderr):
