@@ -281,7 +281,9 @@ def test_a_killed_ledger_service_stops_the_run_with_a_report_and_resume_finishes
     from the attempt log as possibly billed (as after a crash), never free. `--resume` with the
     local executor finishes it."""
     mark = f"SB_P19_{uuid.uuid4().hex}"
-    with FakeProvider(latency_ms=100) as srv:
+    # 30 requests of 400 ms two at a time: a 6 s window to find and kill the service, wide
+    # enough on a loaded machine (at 100 ms the run once ended before the service was found)
+    with FakeProvider(latency_ms=400) as srv:
         srv.set_default("chat", {"reply": "ok"})
         _write_suite(tmp_path, srv.base_url, 30, concurrency=2)
         code, err, _ = _run_killing_a_worker(tmp_path, mark, None, "--max-requests", "100", actor="LedgerService")
