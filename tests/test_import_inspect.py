@@ -36,7 +36,7 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-def run_suite(tmp: Path, suite: str, replies: dict) -> tuple[dict, list]:
+def run_suite(tmp: Path, suite: str, replies: dict, cli=None) -> tuple[dict, list]:
     """Run a converted suite against a loopback server replying by a key found in the prompt;
     each case's grades and every request sent."""
     with FakeProvider(latency_ms=0) as srv:
@@ -50,7 +50,7 @@ def run_suite(tmp: Path, suite: str, replies: dict) -> tuple[dict, list]:
                            **({"params": data["subject"]["params"]} if "params" in data["subject"] else {})}
         (tmp / suite).write_text(yaml.safe_dump(data))
         out = suite.replace("/", "-") + ".report.json"
-        done = scoreboard(["run", suite, "--output", out], tmp)
+        done = (cli or scoreboard)(["run", suite, "--output", out], tmp)
         requests = [r["json"] for r in srv.requests]
     assert done.returncode in (0, 2, 3), done.stderr
     report = json.loads((tmp / out).read_text())

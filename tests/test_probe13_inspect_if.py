@@ -9,14 +9,13 @@ those values, then `match`: the answer "Paris" matches the target "Paris", "Lond
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import yaml
 
 from tests.cli_inprocess import run_cli
-from tests.servers.fake_provider import FakeProvider
+from tests.test_import_inspect import run_suite as _run_suite
 from tests.test_import_inspect import write
 
 
@@ -27,28 +26,8 @@ def scoreboard(args, cwd):
 
 
 def run_suite(tmp: Path, suite: str, replies: dict) -> tuple[dict, list]:
-    """tests/test_import_inspect.py's run_suite with the run in-process: a converted suite run
-    against a loopback server replying by a key found in the prompt; each case's grades and every
-    request sent."""
-    with FakeProvider(latency_ms=0) as srv:
-        def reply(req):
-            text = "\n".join(m["content"] for m in req["messages"])
-            return next(r for key, r in replies.items() if key in text)
-
-        srv.set_default("chat", {"reply": reply})
-        data = yaml.safe_load((tmp / suite).read_text())
-        data["subject"] = {"type": "openai", "base_url": srv.base_url + "/v1", "model": "m",
-                           **({"params": data["subject"]["params"]} if "params" in data["subject"] else {})}
-        (tmp / suite).write_text(yaml.safe_dump(data))
-        out = suite.replace("/", "-") + ".report.json"
-        done = scoreboard(["run", suite, "--output", out], tmp)
-        requests = [r["json"] for r in srv.requests]
-    assert done.returncode in (0, 2, 3), done.stderr
-    report = json.loads((tmp / out).read_text())
-    grades: dict = {}
-    for a in report["attempts"]:
-        grades.setdefault(a["case_id"], []).append([(g["grader"], g["passed"], g["score"]) for g in a["grades"]])
-    return grades, requests
+    """tests/test_import_inspect.py's run_suite with the run in-process."""
+    return _run_suite(tmp, suite, replies, cli=scoreboard)
 
 HEAD = '''from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
