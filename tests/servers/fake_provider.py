@@ -1031,12 +1031,12 @@ def page_measures(png: bytes) -> list[int]:
     import numpy as np
     from PIL import Image
 
-    from scoreboard.render.pixels import _most_common
+    from scoreboard.render.pixels import most_common
 
     with Image.open(io.BytesIO(png)) as image:
         rgb = np.asarray(image.convert("RGB"), dtype=np.uint8)
     flat = (rgb[..., 0].astype(np.uint32) << 16) | (rgb[..., 1].astype(np.uint32) << 8) | rgb[..., 2]
-    rows = float((flat != _most_common(flat.ravel())).any(axis=1).mean())
+    rows = float((flat != most_common(flat.ravel())).any(axis=1).mean())
     # per channel, in uint8 (a reduction over an axis of 3 was most of this judge's time)
     r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
     saturated = float((np.maximum(np.maximum(r, g), b) - np.minimum(np.minimum(r, g), b) > 80).mean())

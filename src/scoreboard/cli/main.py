@@ -8,6 +8,8 @@ batches (`run --resume` collects them); 130 a second Ctrl+C.
 from __future__ import annotations
 
 import argparse
+import copy
+import functools
 import gc
 import importlib
 import importlib.util
@@ -65,21 +67,17 @@ def _build() -> tuple[argparse.ArgumentParser, dict]:
     return parser, modules
 
 
-_BUILT: list = []  # [(parser, modules, ids of the mutable defaults)] once built
-
-
+@functools.cache
 def _parser() -> tuple[argparse.ArgumentParser, dict, set]:
     """The parser, built once a process (about 12 ms a build; tests call main thousands of
     times). Parsing leaves the parser as it was: every call gets a new Namespace, and a flag's
     values are copied before they are appended to; the one thing a parse hands out of the parser
     is a mutable default itself (`default=[]`), which main copies (fresh_defaults). A command's
     main is looked up on its module at each call."""
-    if not _BUILT:
-        parser, modules = _build()
-        shared = {id(action.default) for p in _all_parsers(parser) for action in p._actions
-                  if isinstance(action.default, (list, dict, set))}
-        _BUILT.append((parser, modules, shared))
-    return _BUILT[0]
+    parser, modules = _build()
+    shared = {id(action.default) for p in _all_parsers(parser) for action in p._actions
+              if isinstance(action.default, (list, dict, set))}
+    return parser, modules, shared
 
 
 def _all_parsers(parser: argparse.ArgumentParser):
@@ -94,8 +92,6 @@ def _all_parsers(parser: argparse.ArgumentParser):
 def fresh_defaults(args: argparse.Namespace, shared: set) -> None:
     """A copy of each mutable default the parse put in `args`, so a command that appends to its
     list changes no later call's default."""
-    import copy
-
     for key, value in vars(args).items():
         if id(value) in shared:
             setattr(args, key, copy.deepcopy(value))

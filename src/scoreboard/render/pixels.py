@@ -46,7 +46,7 @@ def is_blank(png: bytes) -> bool:
     if not rgb.size:
         return True
     flat = (rgb[..., 0].astype(np.uint32) << 16) | (rgb[..., 1].astype(np.uint32) << 8) | rgb[..., 2]
-    top = _most_common(flat.ravel())
+    top = most_common(flat.ravel())
     visible = np.zeros(rgb.shape[:2], dtype=bool)
     for channel, ground in enumerate(((top >> 16) & 255, (top >> 8) & 255, top & 255)):
         # |value - ground| > VISIBLE_STEP, compared in uint8 (no widened copy of the shot)
@@ -58,7 +58,7 @@ def is_blank(png: bytes) -> bool:
     return int(np.count_nonzero(visible)) < BLANK_PIXELS
 
 
-def _most_common(flat) -> int:
+def most_common(flat) -> int:
     """The most common value of `flat` (the smallest of those tied), as np.unique would give it.
     A colour held by more than half the pixels is the only most common one: a sample's most
     common value, counted over all pixels, settles most screenshots without sorting them all."""
