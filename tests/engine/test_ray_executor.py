@@ -48,7 +48,8 @@ def cluster(tmp_path_factory):
     short = Path(f"/tmp/sbray-{os.getpid()}")  # Ray's socket paths must stay short
     short.mkdir(exist_ok=True)
     token = secrets.token_hex(32)
-    env = {**ray_env(token), "SB_RAY_TEST_KEY": KEY}
+    mark = f"SB_RAY_CLUSTER_{secrets.token_hex(8)}"
+    env = {**ray_env(token), "SB_RAY_TEST_KEY": KEY, mark: "1"}
     port = free_port()
     address = f"127.0.0.1:{port}"
     common = ["--node-ip-address", "127.0.0.1", "--num-cpus", "1", "--disable-usage-stats"]
@@ -59,10 +60,54 @@ def cluster(tmp_path_factory):
         node = subprocess.run([str(RAY), "start", "--address", address, *common], env=env, capture_output=True,
                               text=True, timeout=180)
         assert node.returncode == 0, node.stderr[-2000:]
-        yield {"address": address, "env": env, "temp": short, "work": temp}
+        yield {"address": address, "env": env, "temp": short, "work": temp, "mark": mark}
     finally:
-        subprocess.run([str(RAY), "stop", "--force"], env=env, capture_output=True, timeout=120)
+        stop_marked(mark)
         shutil.rmtree(short, ignore_errors=True)
+
+
+def marked(mark: str) -> list[int]:
+    """The pids whose environment carries `mark` (every process of a cluster started with it)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and f"{mark}=".encode() in (proc / "environ").read_bytes():
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+def stop_marked(mark: str) -> None:
+    """Stops this module's cluster only. `ray stop --force` kills every Ray process on the
+    machine, the Ray instances other test files' runs started for themselves included (CI: a
+    run of tests/test_probe19_scale.py ended before its worker could be found)."""
+    for sig, wait in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 10.0)):
+        pids = marked(mark)
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass  # gone already
+        deadline = time.monotonic() + wait
+        while pids and time.monotonic() < deadline:
+            pids = [pid for pid in pids if Path(f"/proc/{pid}").exists()
+                    and b"zombie" not in _state(pid)]
+            time.sleep(0.1)
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _state(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/status").read_bytes().lower()
+    except OSError:
+        return b"zombie"
 
 
 def write_suite(folder: Path, base_url: str, n: int, **settings) -> None:
@@ -161,8 +206,8 @@ def test_the_budget_holds_on_a_cluster_with_faults_and_a_killed_worker(tmp_path,
             while time.monotonic() < deadline and killed is None:
                 logs = list((tmp_path / "out" / "r").glob("*/attempts.jsonl"))
                 if logs and logs[0].read_bytes().count(b'"case_id"') >= 100:
-                    pids = subprocess.run(["pgrep", "-f", "ray::AttemptWorker"], capture_output=True,
-                                          text=True).stdout.split()
+                    # this cluster's workers only: other files' runs have their own
+                    pids = [pid for pid in marked(cluster["mark"]) if _cmdline(pid).startswith(b"ray::AttemptWorker")]
                     if pids:
                         killed = int(pids[0])
                         os.kill(killed, signal.SIGKILL)
