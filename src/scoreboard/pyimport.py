@@ -11,13 +11,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
-import threading
 import os
 import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from . import daemon_pool
 from .errors import did_you_mean
 
 
@@ -117,7 +117,7 @@ def printing_to_stderr() -> contextlib.AbstractContextManager:
 
 
 def in_daemon_thread(fn: Any, *args: Any, **kwargs: Any) -> asyncio.Future:
-    """`fn(*args, **kwargs)` in a daemon thread of its own, as a future of the running loop. Not
+    """`fn(*args, **kwargs)` in a daemon thread (daemon_pool.py), as a future of the running loop. Not
     the loop's default executor (asyncio.to_thread): a function that never returns would keep one
     of its threads, and both asyncio.run's shutdown and the interpreter's exit wait for those, so
     the run would never end. Python cannot kill a thread: one that never returns runs on until
@@ -139,7 +139,7 @@ def in_daemon_thread(fn: Any, *args: Any, **kwargs: Any) -> asyncio.Future:
         except RuntimeError:  # the loop closed meanwhile (the caller had timed out)
             pass
 
-    threading.Thread(target=work, name="scoreboard-user-code", daemon=True).start()
+    daemon_pool.submit(work)
     return future
 
 

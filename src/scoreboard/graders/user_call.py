@@ -1,7 +1,7 @@
 """Calling user code (a custom grader, a python transform, a scoring function) under a time limit.
 
-The run's own loop never runs user code. A sync function runs in a daemon thread of its own; an
-async function (or an awaitable a sync function returns) on the user loop (userloop.py), kept
+The run's own loop never runs user code. A sync function runs in a daemon thread (reused from
+call to call: daemon_pool.py); an async function (or an awaitable a sync function returns) on the user loop (userloop.py), kept
 for the whole run, so a client async code opens once and reuses works on every call. Code that
 blocks (`time.sleep(1000)` inside `async def`, a blocking client called from a coroutine) is cut
 at the limit like any other and is that grade's error ("timed out"), never a hang of the whole
@@ -14,10 +14,9 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import inspect
-import threading
 from typing import Any
 
-from .. import userloop
+from .. import daemon_pool, userloop
 from . import user_stdout
 
 
@@ -61,8 +60,8 @@ class _Call:
         if inspect.iscoroutinefunction(fn):  # calling it runs none of its code: the loop does
             self._on_loop(fn(*args))
         else:
-            threading.Thread(target=user_stdout.in_thread(self._sync, printed), args=(fn, args),
-                             name="scoreboard-user-code", daemon=True).start()
+            run = user_stdout.in_thread(self._sync, printed)
+            daemon_pool.submit(lambda: run(fn, args))
 
     def _sync(self, fn: Any, args: tuple) -> None:
         try:
