@@ -4,12 +4,11 @@ and the naming of an interval whose unit is the conversation (stats/summary.py u
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from typing import Any
 
 from .counts import by_unit
 from .intervals import rate
-from .methods import computing_version, exact_mean, share_interval
+from .methods import computing_version, share_interval
 from .methods import pass_rate_interval as rate_interval
 
 
@@ -22,18 +21,21 @@ def pass_at_k_figures(cases, runs: int, units: dict | None = None) -> tuple[dict
         return at, hat
     counts = list(cases.items())
     for k in range(1, runs + 1):
-        # Each case's estimator as the exact fraction it is, so the mean is rounded once.
-        per_at = _unit_means([(cid, 1 - Fraction(math.comb(n - c, k), math.comb(n, k)))
-                              for cid, (c, n) in counts if n >= k], units)
-        per_hat = _unit_means([(cid, Fraction(math.comb(c, k), math.comb(n, k)))
-                               for cid, (c, n) in counts if n >= k], units)
+        judged = [(cid, c, n) for cid, (c, n) in counts if n >= k]
+        if not judged:
+            continue
+        # Each case's estimator as an integer over one common denominator, so the mean is the
+        # exact one, rounded once (as Fractions were, at a tenth of their cost).
+        den = math.lcm(*{math.comb(n, k) for _, _, n in judged})
+        per_at = [(cid, (math.comb(n, k) - math.comb(n - c, k)) * (den // math.comb(n, k))) for cid, c, n in judged]
+        per_hat = [(cid, math.comb(c, k) * (den // math.comb(n, k))) for cid, c, n in judged]
         # At most one case's worth of evidence per k runs of a case (stats.methods).
-        most = sum(n / k for _, (_, n) in counts if n >= k)
-        for out, values in ((at, per_at), (hat, per_hat)):
-            if values:
-                ci = share_interval([float(v) for v in values], most=most)
-                out[str(k)] = {"value": exact_mean(values), "cases": len(values),
-                               "ci": unit_named(ci, units) if computing_version() >= 20 else ci}
+        most = sum(n / k for _, _, n in judged)
+        for out, numerators in ((at, per_at), (hat, per_hat)):
+            values, mean = _unit_shares(numerators, den, units)
+            ci = share_interval(values, most=most)
+            out[str(k)] = {"value": mean, "cases": len(values),
+                           "ci": unit_named(ci, units) if computing_version() >= 20 else ci}
     return at, hat
 
 
@@ -56,11 +58,19 @@ def category_figures(tally: Any, cases, units: dict | None) -> dict:
     return out
 
 
-def _unit_means(values: list[tuple[str, Fraction]], units: dict | None) -> list[Fraction]:
-    """Per-case values, those of one conversation's turns averaged into one (exactly)."""
-    if not units:
-        return [v for _, v in values]
-    return [total / n for total, n in by_unit({cid: (v, 1) for cid, v in values}, units).values()]
+def _unit_shares(numerators: list[tuple[str, int]], den: int, units: dict | None) -> tuple[list[float], float]:
+    """Per-case shares `numerator / den`, one conversation's turns averaged into one: the
+    values (each the float nearest its exact share: int / int rounds once) and their exact
+    mean, rounded once."""
+    if units:
+        grouped = by_unit({cid: (num, 1) for cid, num in numerators}, units).values()
+    else:
+        grouped = [(num, 1) for _, num in numerators]
+    values = [total / (den * turns) for total, turns in grouped]
+    # the mean of total_i / (den * turns_i) over the units, over the turns' common multiple
+    common = math.lcm(*{turns for _, turns in grouped})
+    mean = sum(total * (common // turns) for total, turns in grouped) / (den * common * len(values))
+    return values, mean
 
 
 def unit_named(ci: dict | None, units: dict | None) -> dict | None:
