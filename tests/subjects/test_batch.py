@@ -279,3 +279,29 @@ def test_results_that_cannot_be_read_are_read_again_then_wait(srv, kind):
     results = run_all(subject, questions(2))
     assert all(isinstance(r, BatchPending) for r in results), results
     assert len(srv.batches) == 2
+
+
+def test_a_submission_killed_before_it_was_recorded_is_never_sent_nor_its_name_taken_again(srv):
+    """kill -9 after a submission's requests were reserved in the ledger, before its
+    "submitting" record: nothing was uploaded. A resumed run counts none of them as sent, and
+    gives its next submission a new number; before, it took the killed one's number again, so
+    the same custom ids were reserved twice: the orphan reservations then matched a live
+    submission and stayed open as sent forever (report: 101 sent, 96 at the provider), and a
+    custom id could reach the provider in two batches (found by the batched kill -9 test)."""
+    # what the killed run left: two reservations for submission sbkill-1, nothing else
+    orphans = [{"kind": "request", "id": i + 1, "state": "pending", "attempt": [f"c{i}", "v", 0], "role": "subject",
+                "subject": "openai:m", "bound_tokens": 100, "bound_cost": 0.001,
+                "batch": {"custom_id": f"sbkill-1-{i}", "submission": "sbkill-1"}} for i in range(2)]
+    resumed = Ledger(Budget(max_requests=2), ListLog())
+    resumed.journal.key = "sbkill"
+    resumed.restore(orphans)
+    assert resumed.sent == 0 and not resumed.batch_open and not resumed.possibly_billed
+    submission, ids = resumed.journal.allocate(2)
+    assert submission == "sbkill-2" and not set(ids) & {"sbkill-1-0", "sbkill-1-1"}
+    # and the resumed run sends both within its budget of 2, each once
+    subject = make("openai", srv, batch=FAST)
+    results = run_all(subject, questions(2), resumed)
+    assert [r.output.text for r in results] == ["ANSWER: 1", "ANSWER: 2"]
+    custom_ids = [s["custom_id"] for s in srv.submitted]
+    assert len(custom_ids) == len(set(custom_ids)) == 2 and resumed.sent == 2
+    assert not any(cid.startswith("sbkill-1-") for cid in custom_ids)

@@ -21,7 +21,7 @@ import itertools
 import random
 import time
 from collections import defaultdict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..errors import ConfigError
@@ -178,10 +178,13 @@ class Journal:
                 callback(reason)
 
     # ---- resume
-    def restore(self, records: list[dict], done: Callable[[tuple], bool] | None = None) -> None:
+    def restore(self, records: list[dict], done: Callable[[tuple], bool] | None = None,
+                reserved: Iterable[Any] = ()) -> None:
         """Rebuild from an earlier part of the run's log; requests of attempts already finished
-        (`done`) are never claimed again."""
-        seqs = [0]
+        (`done`) are never claimed again. `reserved`: the submissions the ledger's request
+        records name, recorded as submitting or not (a run killed between reserving a
+        submission's requests and recording it): no new submission takes their names."""
+        seqs = [0, *(self._seq_of(sub) for sub in reserved)]
         for r in records:
             kind, event = r.get("kind"), r.get("event")
             if kind == "batch" and event == "submitting":
@@ -193,9 +196,7 @@ class Journal:
                                          "notes": r.get("notes") if isinstance(r.get("notes"), list) else None}
                 for cid, attempt, role, digest in r.get("requests") or ():
                     self.entries[cid] = (sub, tuple(attempt), role, digest)
-                tail = sub.rsplit("-", 1)[-1]
-                if sub.startswith(self.key + "-") and tail.isdigit():
-                    seqs.append(int(tail))
+                seqs.append(self._seq_of(sub))
             elif kind == "batch" and r.get("submission") in self.submissions:
                 sub = self.submissions[r["submission"]]
                 if event == "submitted":
@@ -218,6 +219,13 @@ class Journal:
             if state["state"] == "ended" and cid not in self.results:
                 continue  # never created: submitted anew when its attempt runs
             self._claimable[(attempt, role, digest)].append(cid)
+
+    def _seq_of(self, submission: Any) -> int:
+        """The number of one of this run's submissions (`{key}-{n}`); 0 for any other name."""
+        if not isinstance(submission, str) or not submission.startswith(self.key + "-"):
+            return 0
+        tail = submission[len(self.key) + 1:]
+        return int(tail) if tail.isdigit() and len(tail) < 10 else 0
 
     def summary(self) -> list[dict]:
         """The run's batches as the report's `run.batches` lists them."""
