@@ -28,6 +28,7 @@ from .pixels import is_blank
 from .scripts import (HISTORY_SCRIPT, LOADED_SCRIPT, NAVIGATION_SCRIPT, POPUP_SCRIPT, REFUSALS, SEED_SCRIPT,
                       SIZE_SCRIPT, SMIL_SCRIPT, TEXT_SCRIPT)
 from .settings import RenderSettings, full_page_clip
+from .shared import SharedRenders
 from .store import ShotStore
 
 ORIGIN = "http://output.invalid/"
@@ -49,7 +50,6 @@ CLOSE_S = 10
 #: the most bytes one page's own files may be served, all requests together, in max_file_bytes
 #: (40 references to one 15 MB file held 936 MB in this process and the run for minutes)
 SERVED_FILES = 4
-
 
 
 def chromium_path(settings: RenderSettings) -> str | None:
@@ -107,6 +107,7 @@ class Renderer:
         self.memory_kills = 0
         #: browsers killed because a page timed out or would not close in them
         self.restarts = 0
+        self.pages = SharedRenders()
 
     async def start(self) -> None:
         """Launch one browser now (the run checks it can before its first attempt); ConfigError
@@ -146,10 +147,13 @@ class Renderer:
                 record["error"] = (f"the page is {size} bytes, over render.max_file_bytes "
                                    f"({settings.max_file_bytes}): not rendered")
                 return record
-        if source.folder is not None:  # its index.html refused: not rendered (never our 404 page shot)
-            record["error"] = await asyncio.to_thread(index_refused, source.folder, settings.max_file_bytes)
-            if record["error"]:
-                return record
+        if source.folder is None:  # a page from the text alone: rendered once a run (shared.py)
+            return await self.pages.once(source, record, self._in_browser)
+        # its index.html refused: not rendered (never our 404 page shot)
+        record["error"] = await asyncio.to_thread(index_refused, source.folder, settings.max_file_bytes)
+        return record if record["error"] else await self._in_browser(source, record)
+
+    async def _in_browser(self, source: PageSource, record: dict) -> dict:
         async with self._slots:  # a browser of its own: a free one, else one launched for it
             instance = next((i for i in self._free if i is not None), None)
             self._free.remove(instance)  # (a slot per permit: there is always one to take)
