@@ -1,23 +1,23 @@
 """Suites as people write them, probed again from the outside: custom Python graders that end
 their own process (sys.exit in an async function, KeyboardInterrupt), return numpy values or
 scores under their threshold, and the one-line errors and semantics a suite author relies on.
-Each test runs the real command (`python -m scoreboard`) on files written under tmp_path."""
+Each test runs the real command (`python -m scoreboard`, in-process) on files written under tmp_path."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli_inprocess import run_cli
 
 SUBJECT = "def reply(prompt, skill, run, params):\n    return 'ANSWER: ' + prompt\n"
 
 
 def scoreboard(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=120)
+    return run_cli(args, cwd)  # in-process: no test here is about the process
 
 
 def write_suite(folder: Path, cases: list[dict], checks: str = "", extra: str = "") -> Path:
