@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.cli_inprocess import run_cli
 
 
 def scoreboard(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "SCOREBOARD_STORE": "none"}
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=180, env=env)
+    return run_cli(args, cwd, env)
 
 
 def test_a_python_grader_returning_a_decimal_or_fraction_scores_it_as_the_number_it_holds(tmp_path):
@@ -400,14 +400,12 @@ def test_history_json_lists_each_runs_gates(tmp_path):
     (tmp_path / "cases.jsonl").write_text('{"id": "a", "input": "hi", "expected": "hi"}\n'
                                           '{"id": "b", "input": "yo", "expected": "no"}\n')
     env = {**os.environ, "SCOREBOARD_STORE": str(tmp_path / "h.sqlite")}
-    run = [sys.executable, "-m", "scoreboard", "run", "--cases", "cases.jsonl", "--subject", "mock", "--no-progress",
+    run = ["run", "--cases", "cases.jsonl", "--subject", "mock", "--no-progress",
            "--format", "json"]
     for threshold, code in (("0.9", 3), ("0.5", 0)):
-        done = subprocess.run([*run, "--fail-under", threshold], cwd=tmp_path, env=env, capture_output=True, text=True,
-                              timeout=120)
+        done = run_cli([*run, "--fail-under", threshold], tmp_path, env)
         assert done.returncode == code, done.stdout + done.stderr
-    listed = subprocess.run([sys.executable, "-m", "scoreboard", "history", "--json"], cwd=tmp_path, env=env,
-                            capture_output=True, text=True, timeout=120)
+    listed = run_cli(["history", "--json"], tmp_path, env)
     runs = json.loads(listed.stdout)["runs"]
     assert [[(g["passed"], g["description"]) for g in r["gates"]] for r in runs] == [
         [(True, "mock: pass rate 50.0% ≥ 50.0%")], [(False, "mock: pass rate 50.0% < 90.0%")]], runs
