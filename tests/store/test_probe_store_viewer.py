@@ -23,6 +23,7 @@ from scoreboard.store.check import check_stored
 from scoreboard.store.history import HistoryStore
 from scoreboard.store.queries import RunFilter, list_runs
 from scoreboard.viewer.trend import trend
+from tests.cli_inprocess import run_cli
 
 from .test_store import N, make_suite, run_into
 
@@ -30,10 +31,12 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def sb(*args: str, cwd: Path, as_nobody: bool = False) -> subprocess.CompletedProcess:
-    """The CLI in a process of its own (with as_nobody, as the unprivileged user `nobody`)."""
+    """The CLI in this process (run_cli); with as_nobody, in a process of its own as the unprivileged user `nobody`."""
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     env.pop("SCOREBOARD_STORE", None)
-    prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if as_nobody else []
+    if not as_nobody:  # what the command says and writes: in this process
+        return run_cli(args, cwd, env)
+    prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
     return subprocess.run([*prefix, sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True,
                           text=True, timeout=120, env=env, check=False)
 
