@@ -8,8 +8,9 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.cli_inprocess import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -20,8 +21,7 @@ def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY",
                                                             "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")}
     env.update(COLUMNS="200", NO_COLOR="1")
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, check=False,
-                          capture_output=True, text=True, timeout=120)
+    return run_cli(args, cwd, env)  # in-process: no test here is about the process
 
 
 def cases_in(folder: Path) -> Path:
