@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli_inprocess import run_cli
 
 CASE = json.dumps({"id": "a", "input": "hi", "expected": "hi"}) + "\n"
 TWO = "cases: c.jsonl\nvariants:\n  v1: {subject: mock}\n  v2: {subject: mock}\n"
@@ -22,8 +23,7 @@ COMMANDS = (("run", "s.yaml", "--output-dir", "out"), ("validate", "s.yaml"), ("
 def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
     env["SCOREBOARD_STORE"] = "none"
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, check=False,
-                          capture_output=True, text=True, timeout=120)
+    return run_cli(args, cwd, env)
 
 
 def lines_of(done: subprocess.CompletedProcess, kind: str = "error") -> list[str]:
