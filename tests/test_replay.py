@@ -1,4 +1,4 @@
-"""`scoreboard replay` against the loopback FakeAgent, through subprocess."""
+"""`scoreboard replay` against the loopback FakeAgent, through the CLI (in-process)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 from scoreboard.cases.transcript_model import RunRecord
 from scoreboard.cli.replay import diff_runs, parse_run_payload, redact_argv
 from scoreboard.errors import SubjectError
+from tests.cli_inprocess import run_cli
 from tests.servers.fake_agent import FakeAgent
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "transcripts"
@@ -25,11 +26,15 @@ SETTINGS_ENV = ("SCOREBOARD_WORKER_URL", "SCOREBOARD_TOKEN", "SCOREBOARD_ROOM_ID
                 "SCOREBOARD_PROMPT")
 
 
-def replay(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+def replay(cwd: Path, *args: str, env: dict | None = None, process: bool = False) -> subprocess.CompletedProcess:
+    """In-process, but `process=True` runs the real `python -m scoreboard`: the report's run.argv
+    is the process's sys.argv, which only a process of its own has as the command's."""
     base = {k: v for k, v in os.environ.items() if k not in SETTINGS_ENV}
     full = {**base, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", ""), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "scoreboard", "replay", *map(str, args)], cwd=cwd, env=full,
-                          capture_output=True, text=True, timeout=120)
+    if process:
+        return subprocess.run([sys.executable, "-m", "scoreboard", "replay", *map(str, args)], cwd=cwd, env=full,
+                              capture_output=True, text=True, timeout=120)
+    return run_cli(["replay", *args], cwd, full)
 
 
 def report_of(cwd: Path, name: str = "replay") -> dict:
@@ -49,7 +54,7 @@ def agent():
 
 
 def test_success_scores_every_case_on_one_invoke_and_diffs_runs0(tmp_path, agent):
-    proc = replay(tmp_path, FIX / "replay.json", "--worker", agent.base_url, "--token", TOKEN)
+    proc = replay(tmp_path, FIX / "replay.json", "--worker", agent.base_url, "--token", TOKEN, process=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     calls = agent.requests_to("invoke")
     assert len(calls) == 1  # one live run for all cases
