@@ -6,8 +6,6 @@ import argparse
 import json
 import os
 import stat
-import subprocess
-import sys
 
 import pytest
 
@@ -15,11 +13,11 @@ from scoreboard.cases import load_cases
 from scoreboard.cases.csv_import import build_records, import_csv, parse_map
 from scoreboard.errors import ConfigError
 from scoreboard.cli import import_csv as command
+from tests.cli_inprocess import run_cli
 
 
 def _wired() -> bool:
-    proc = subprocess.run([sys.executable, "-m", "scoreboard", "import", "csv", "--help"],
-                          capture_output=True, text=True)
+    proc = run_cli(["import", "csv", "--help"], os.getcwd())
     return proc.returncode == 0
 
 
@@ -30,8 +28,7 @@ def run_import(argv: list[str], cwd=None) -> tuple[int, str, str]:
     """(exit code, stdout, stderr) of `scoreboard import csv ARGV`: end to end when the
     sub-command is wired into the CLI, else through this module's add_arguments + main."""
     if WIRED:
-        proc = subprocess.run([sys.executable, "-m", "scoreboard", "import", "csv", *argv],
-                              capture_output=True, text=True, cwd=cwd)
+        proc = run_cli(["import", "csv", *argv], os.getcwd() if cwd is None else cwd)
         return proc.returncode, proc.stdout, proc.stderr
     parser = argparse.ArgumentParser()
     command.add_arguments(parser)
