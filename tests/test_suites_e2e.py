@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 import yaml
 
+from tests.cli_inprocess import run_cli
 from tests.servers.fake_provider import FakeProvider
 
 CASES = [
@@ -39,8 +38,7 @@ def reply(req):
 
 
 def scoreboard(args, cwd):
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=dict(os.environ),
-                          capture_output=True, text=True, timeout=300)
+    return run_cli(args, cwd, env=dict(os.environ))
 
 
 @pytest.mark.slow
