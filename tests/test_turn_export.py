@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from scoreboard.cases.conversation import turn_messages
 from scoreboard.hashing import sha256_json
 from scoreboard.record.chains import conversation_of
 from scoreboard.record.verify import verify_report
+from tests.cli_inprocess import run_cli
 
 NOTES = "The survey counted 47 birds.\n\nIt rained on Tuesday."
 CHAT = '''
@@ -26,8 +26,7 @@ def reply(messages, seed=None):
 
 
 def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=dict(os.environ),
-                          capture_output=True, text=True, timeout=120, check=False)
+    return run_cli(args, cwd, dict(os.environ))
 
 
 def load(path: Path) -> dict:
