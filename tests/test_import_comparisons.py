@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,13 +14,13 @@ from scoreboard.engine.reruns import import_comparisons
 from scoreboard.errors import ConfigError
 from scoreboard.hashing import sha256_json
 from scoreboard.record.verify import verify_report
+from tests.cli_inprocess import run_cli
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "invoices" / "suite.yaml"
 
 
 def scoreboard(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=dict(os.environ),
-                          capture_output=True, text=True, timeout=120)
+    return run_cli(args, cwd)  # in-process: no test here is about the process
 
 
 @pytest.fixture(scope="module")
