@@ -1,4 +1,4 @@
-"""`scoreboard score` end to end through subprocess: exit codes, files, one-line errors."""
+"""`scoreboard score` end to end (in-process through run_cli; a real subprocess where a read could block): exit codes, files, one-line errors."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_inprocess import run_cli
+
 FIX = Path(__file__).resolve().parent / "fixtures"
 TRANSCRIPTS = FIX / "transcripts"
 EXPORTS = FIX / "agent_exports"
@@ -18,6 +20,11 @@ SRC = str(Path(__file__).resolve().parent.parent / "src")
 
 
 def score(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return run_cli(["score", *args], cwd)
+
+
+def score_process(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    """A real process, for a test whose failure would be a read that blocks for ever: the timeout ends it."""
     env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
     return subprocess.run([sys.executable, "-m", "scoreboard", "score", *map(str, args)], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=120)
@@ -172,7 +179,7 @@ def test_an_export_that_is_a_fifo_is_refused_without_blocking(tmp_path):
     fifo = tmp_path / "export.jsonl"
     os.mkfifo(fifo)  # nothing will ever write to it: reading it would block forever
     for args in (("--from", "codex", fifo, "--expect-status", "completed"), (fifo, "--expect-status", "completed")):
-        proc = score(tmp_path, *args)
+        proc = score_process(tmp_path, *args)
         assert proc.returncode == 1, proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1 and "export.jsonl" in proc.stderr
     assert not (tmp_path / "eval-results").exists()
