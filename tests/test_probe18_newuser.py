@@ -1,13 +1,14 @@
 """A new user's first hour on a fresh clone, from the README alone (probe 18): the errors a
 newcomer's typical mistakes get (a subfolder, a flag's near twin, a suite folder), run as the
-real command."""
+real command (in-process)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.cli_inprocess import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
@@ -18,8 +19,7 @@ def scoreboard(*args: str, cwd: Path, **extra: str) -> subprocess.CompletedProce
     env = {k: v for k, v in os.environ.items() if k not in KEYS and k != "SCOREBOARD_STORE"}
     env.update({"SCOREBOARD_STORE": "none", "PYTHONPATH": str(ROOT / "src"), **extra})
     env = {k: v for k, v in env.items() if v is not None}
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return run_cli(args, cwd, env)  # in-process: no test here is about the process
 
 
 def errors(res: subprocess.CompletedProcess) -> list[str]:
