@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,9 +18,9 @@ from scoreboard.agents.footprint import (
     tool_list,
 )
 from scoreboard.errors import ConfigError
+from tests.cli_inprocess import run_cli
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "footprint"
-SRC = str(Path(__file__).resolve().parent.parent / "src")
 
 # Token ids as tiktoken gives them (the cl100k ones match OpenAI's published examples, e.g.
 # "tiktoken is great!" in the tiktoken README / cookbook); checked with bpe-openai 0.1.4 and
@@ -162,9 +161,7 @@ def test_compare_gives_difference_and_ratio():
 
 
 def footprint(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    return subprocess.run([sys.executable, "-m", "scoreboard", "footprint", *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return run_cli(["footprint", *args], cwd)
 
 
 def test_cli_json(tmp_path):
