@@ -8,11 +8,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+
+from tests.cli_inprocess import run_cli
 
 SUBJECTS = '''
 def good(input):
@@ -26,8 +27,7 @@ def weak(input):
 
 
 def scoreboard(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=dict(os.environ),
-                          capture_output=True, text=True, timeout=300, check=False)
+    return run_cli(args, cwd)
 
 
 def make_suite(folder: Path, *, screen: int = 10, heldout: int = 32, extra: list[dict] | None = None,
