@@ -9,18 +9,17 @@ import math
 import os
 import random
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from statsmodels.stats.power import TTestPower
 
 from scoreboard.stats.power import planned_power
+from tests.cli_inprocess import run_cli
 
 
 def scoreboard(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
-                          env=dict(os.environ), timeout=180)
+    return run_cli(args, cwd, dict(os.environ))
 
 
 # -- plan --pilot: the pilot's runs per case against the plan's ----------------------------------
