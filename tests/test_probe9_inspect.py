@@ -7,14 +7,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.cli_inprocess import run_cli
 
 
 def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, SCOREBOARD_STORE="none")
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120, check=False)
+    return run_cli(args, cwd, env=dict(os.environ, SCOREBOARD_STORE="none"))
 
 
 def suite(tmp_path: Path, cases: str, extra: str = "") -> Path:
