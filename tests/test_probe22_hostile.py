@@ -6,16 +6,15 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
-PYTHON = sys.executable
+from tests.cli_inprocess import run_cli
+
 ENV = {**os.environ, "SCOREBOARD_STORE": "none", "NO_COLOR": "1"}
 
 
-def cli(cwd: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([PYTHON, "-m", "scoreboard", *args], cwd=cwd, env=ENV, capture_output=True,
-                          text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return run_cli(args, cwd, ENV)  # in-process: no test here is about the process
 
 
 def one_error(done: subprocess.CompletedProcess) -> str:
