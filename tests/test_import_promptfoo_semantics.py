@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,12 +15,12 @@ import pytest
 from scipy import stats as sp
 
 from scoreboard.stats.metrics import derived_figure, inline_derived, metric_totals
+from tests.cli_inprocess import run_cli
 from tests.servers.fake_provider import FakeProvider
 
 
 def _scoreboard(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300, check=False, env={**__import__("os").environ, "FAKE_KEY": "k"})
+    return run_cli(args, cwd, env={**__import__("os").environ, "FAKE_KEY": "k"})
 
 
 def _import_and_run(tmp_path: Path, config: str, files: dict[str, str] | None = None,
