@@ -6,7 +6,6 @@ import json
 import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,14 +15,14 @@ from scoreboard.errors import ConfigError
 from scoreboard.hashing import sha256_bytes
 from scoreboard.record.verify import verify_report
 from scoreboard.stats.summary import summarize
+from tests.cli_inprocess import run_cli
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "invoices" / "suite.yaml"
 NEW_GRADERS = [{"json-fields": {"fields": ["currency"]}}]
 
 
 def scoreboard(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=dict(os.environ),
-                          capture_output=True, text=True, timeout=120)
+    return run_cli(args, cwd, dict(os.environ))
 
 
 @pytest.fixture(scope="module")
