@@ -8,8 +8,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.cli_inprocess import run_cli
 
 SUBJECT = "def reply(prompt, skill, run, params):\n    return 'ANSWER: ' + str(prompt)\n"
 JUDGE = "judge: {type: openai, base_url: 'http://127.0.0.1:9/v1', model: j}\n"
@@ -17,8 +18,7 @@ JUDGE = "judge: {type: openai, base_url: 'http://127.0.0.1:9/v1', model: j}\n"
 
 def scoreboard(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "SCOREBOARD_STORE": "none"}
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=180, env=env)
+    return run_cli(args, cwd, env)
 
 
 def write_suite(folder: Path, cases: list[dict], extra: str) -> Path:
