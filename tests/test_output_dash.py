@@ -7,15 +7,15 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cli_inprocess import run_cli
+
 
 def scoreboard(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
-                          check=False, env=dict(os.environ), timeout=120)
+    return run_cli(args, cwd, dict(os.environ))
 
 
 @pytest.fixture
