@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from scoreboard.importers.promptfoo_runtime_xml import required_elements, xml
+from tests.cli_inprocess import run_cli
 
 I, C = "is-xml", "contains-xml"
 #: (text, type, value, promptfoo's verdict)
@@ -131,8 +131,7 @@ def test_a_hostile_output_expands_no_entity_and_fetches_nothing(server):
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "SCOREBOARD_STORE": "none", "OPENAI_API_KEY": "sk-test"}
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=180, check=False, env=env)
+    return run_cli(args, cwd, env=env)
 
 
 def test_is_xml_and_contains_xml_are_graded_end_to_end(tmp_path, server):
