@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import urllib.request
 from pathlib import Path
 
+from tests.cli_inprocess import run_cli
 from tests.store.conftest import postgres  # noqa: F401  (the PostgreSQL server fixture, reused)
 from tests.viewer.conftest import Served
 
@@ -52,8 +52,7 @@ def write_project(folder: Path) -> None:
 def sb(*args: str, cwd: Path, mode: str = "good") -> subprocess.CompletedProcess:
     env = {**os.environ, "P9_MODE": mode}
     env.pop("SCOREBOARD_STORE", None)
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300, env=env, check=False)
+    return run_cli(args, cwd, env)  # in-process: no test here is about the process
 
 
 def make_runs(folder: Path, store: str) -> None:
