@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.cli_inprocess import run_cli
 
 
 def _scoreboard(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300, check=False)
+    return run_cli(args, cwd)
 
 
 def _run(tmp_path: Path, config: str, files: dict[str, str | bytes] | None = None) -> tuple[str, dict[str, dict]]:
