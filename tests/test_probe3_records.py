@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_inprocess import run_cli
+
 SUBJECT = '''
 import time
 
@@ -26,8 +28,7 @@ def answer(text):
 
 
 def scoreboard(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
-                          check=False, env=dict(os.environ), timeout=120)
+    return run_cli(args, cwd, dict(os.environ))
 
 
 def one_error_line(proc: subprocess.CompletedProcess) -> str:
@@ -65,7 +66,7 @@ def run_report(work: Path, *extra: str) -> Path:
 @pytest.fixture(scope="module")
 def made(tmp_path_factory) -> dict[str, Path]:
     """The `work` suite run once for the module, as is and with `--store h.sqlite`: a test that only
-    reads that run copies its folder (each run is a `python -m scoreboard` process)."""
+    reads that run copies its folder (each run is a whole `scoreboard run`)."""
     folders = {}
     for kind, extra in (("plain", ()), ("stored", ("--store", "h.sqlite"))):
         folders[kind] = write_work(tmp_path_factory.mktemp(f"probe3_{kind}"))
