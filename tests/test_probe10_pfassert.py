@@ -8,13 +8,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.cli_inprocess import run_cli
 
 
 def _scoreboard(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300, check=False, env=_env())
+    return run_cli(args, cwd, env=_env())
 
 
 def _env() -> dict:
