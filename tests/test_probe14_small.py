@@ -1,22 +1,22 @@
-"""Small user-visible defects left by earlier probes, each probed from outside: `scoreboard` in
-a subprocess in tmp_path (SCOREBOARD_STORE=none), the viewer on a loopback port 0."""
+"""Small user-visible defects left by earlier probes, each probed from outside: `scoreboard` run
+in-process in tmp_path (SCOREBOARD_STORE=none), the viewer on a loopback port 0."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+
+from tests.cli_inprocess import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "SCOREBOARD_STORE": "none"}
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return run_cli(args, cwd, env)  # in-process: no test here is about the process
 
 
 # --------------------------------------------------------------------------- (1) JUnit type
