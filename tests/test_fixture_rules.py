@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,11 +17,11 @@ from scoreboard.errors import ConfigError
 from scoreboard.hashing import sha256_json
 from scoreboard.record.verify import verify_report
 from scoreboard.suite.load import load_suite
+from tests.cli_inprocess import run_cli
 
 
 def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=dict(os.environ),
-                          capture_output=True, text=True, timeout=120, check=False)
+    return run_cli(args, cwd, dict(os.environ))
 
 
 def write_cases(path: Path, records: list[dict]) -> Path:
