@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from scoreboard.record.schema import (
     SCHEMAS,
     Report,
 )
+from tests.cli_inprocess import run_cli
 from tests.record.conftest import make_report
 from tests.servers.fake_provider import FakeProvider
 
@@ -31,8 +31,7 @@ GOOD = {"c0", "c2"}
 
 
 def scoreboard(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=dict(os.environ),
-                          capture_output=True, text=True, timeout=300)
+    return run_cli(args, cwd, dict(os.environ))
 
 
 def one_report(folder: Path) -> Path:
