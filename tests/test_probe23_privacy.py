@@ -14,6 +14,8 @@ import sys
 import threading
 from pathlib import Path
 
+from tests.cli_inprocess import run_cli
+
 ROOT = Path(__file__).resolve().parents[1]
 KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "SCOREBOARD_STORE")
 
@@ -21,8 +23,7 @@ KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BAS
 def scoreboard(*args: str, cwd: Path, **extra: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in KEYS}
     env.update({"PYTHONPATH": str(ROOT / "src"), **extra})
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return run_cli(args, cwd, env)  # in-process: no test here is about the process
 
 
 def jsonl(rows: list[dict]) -> str:
