@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from scoreboard.importers.promptfoo_chatcase import looks_like_json, parsed
+from tests.cli_inprocess import run_cli
 
 
 class _Chat(BaseHTTPRequestHandler):
@@ -58,8 +58,7 @@ def server():
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "SCOREBOARD_STORE": "none", "OPENAI_API_KEY": "sk-test"}
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=180, check=False, env=env)
+    return run_cli(args, cwd, env=env)
 
 
 def _import_and_run(tmp_path: Path, config: str) -> tuple[str, dict[str, str]]:
