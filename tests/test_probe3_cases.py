@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli_inprocess import run_cli
 
 SUBJECT = "def reply(prompt, skill, run, params):\n    return 'ANSWER: ' + prompt\n"
 
 
 def scoreboard(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=120)
+    return run_cli(args, cwd)
 
 
 def write_suite(folder: Path, cases: list[dict], extra: str = "") -> Path:
