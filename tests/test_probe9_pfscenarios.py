@@ -7,14 +7,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.cli_inprocess import run_cli
 
 
 def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "SCOREBOARD_STORE": "none"}
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=300, check=False, env=env)
+    return run_cli(args, tmp_path, env)
 
 
 def _import(tmp_path: Path, config: str, files: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess, list]:
@@ -168,8 +168,7 @@ def test_a_role_yaml_prompt_file_is_sent_as_chat_messages_to_a_chat_provider(tmp
                           "tests: [{vars: {q: hi there}}]\n", files)
         assert done.returncode == 0, done.stdout + done.stderr
         env = {**os.environ, "SCOREBOARD_STORE": "none", "PF9_KEY": "k"}
-        run = subprocess.run([sys.executable, "-m", "scoreboard", "run", "out/suite.yaml", "--output", "r.json"],
-                             cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False, env=env)
+        run = run_cli(["run", "out/suite.yaml", "--output", "r.json"], tmp_path, env)
         assert run.returncode in (0, 3), run.stderr
         sent = srv.requests[0]["json"]["messages"]
     assert sent == [{"role": "system", "content": "Be brief"}, {"role": "user", "content": "hi there"}]
