@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -11,12 +10,12 @@ import pytest
 from scoreboard.store.db import open_database
 from scoreboard.viewer.app import DEFAULT_DIMENSIONS
 from scoreboard.viewer.reviews import review_from_form
+from tests.cli_inprocess import run_cli
 from tests.store.test_store import make_suite
 
 
 def scoreboard(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=600)
+    return run_cli(args, cwd)
 
 
 @pytest.fixture(scope="module")
