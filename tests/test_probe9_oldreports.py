@@ -22,10 +22,10 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 from scoreboard.stats.methods import STATS_VERSION
+from tests.cli_inprocess import run_cli
 
 DATA = Path(__file__).parent / "data" / "probe9_old"
 
@@ -79,8 +79,7 @@ variants:
 def cli(cwd: Path, *args: str, store: str = "none") -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "PYTHONPATH")}
     env["SCOREBOARD_STORE"] = store
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, check=False,
-                          capture_output=True, text=True, timeout=120)
+    return run_cli(args, cwd, env)
 
 
 def old(tmp_path: Path, name: str) -> Path:
