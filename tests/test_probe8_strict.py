@@ -7,18 +7,17 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from scoreboard.errors import ConfigError, ConfigErrors
 from scoreboard.suite.load import load_suite
+from tests.cli_inprocess import run_cli
 
 
 def scoreboard(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=120)
+    return run_cli(args, cwd)
 
 
 def write(folder: Path, extra: str, name: str = "suite.yaml") -> Path:
