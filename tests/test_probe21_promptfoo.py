@@ -7,12 +7,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+
+from tests.cli_inprocess import run_cli
 
 
 class _Echo(BaseHTTPRequestHandler):
@@ -52,8 +53,7 @@ def _provider(srv) -> str:
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "SCOREBOARD_STORE": "none", "OPENAI_API_KEY": "sk-test"}
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=180, check=False, env=env)
+    return run_cli(args, cwd, env=env)
 
 
 def _import(tmp_path: Path, config: str, rc: int = 0) -> tuple[str, str]:
