@@ -10,18 +10,18 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli_inprocess import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def sb(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "SCOREBOARD_STORE": "none"}
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=120)
+    return run_cli(args, cwd, env)  # in-process: no test here is about the process
 
 
 def write_cases(folder: Path, *records: dict) -> Path:
