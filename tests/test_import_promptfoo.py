@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ import pytest
 from scoreboard.importers.common import js_string
 from scoreboard.importers.promptfoo_assert_checks import parse_comma_values
 from scoreboard.importers.promptfoo_tests import assertion_from_string
+from tests.cli_inprocess import run_cli
 from tests.servers.fake_provider import FakeProvider
 
 FIXTURES = Path(__file__).parent / "fixtures" / "promptfoo"
@@ -51,8 +50,7 @@ def reply(req):
 
 
 def scoreboard(args, cwd):
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env={**os.environ, "FAKE_KEY": "k"},
-                          capture_output=True, text=True, timeout=300, check=False)
+    return run_cli(args, cwd, env={**os.environ, "FAKE_KEY": "k"})
 
 
 def _fixture(tmp_path: Path, name: str, base_url: str) -> Path:
