@@ -7,7 +7,6 @@ import json
 import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,13 +16,13 @@ from scoreboard.record.verification import NOTE
 from scoreboard.record.verify import verify_report
 from scoreboard.stats.summary import summarize
 from scoreboard.suite.suite import fixture_hash
+from tests.cli_inprocess import run_cli
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "invoices" / "suite.yaml"
 
 
 def scoreboard(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=dict(os.environ),
-                          capture_output=True, text=True, timeout=120)
+    return run_cli(args, cwd, dict(os.environ))
 
 
 @pytest.fixture(scope="module")
