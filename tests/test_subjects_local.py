@@ -365,9 +365,10 @@ def test_user_code_that_calls_sys_exit_is_an_error_in_the_report(tmp_path):
     # if a gate had failed) and no report; a grader's or a scoring function's sys.exit(4) ended
     # it with exit 4 ("waiting on batches"). Each is now that attempt's error. (Other
     # BaseExceptions still stop the run: pytest-timeout's must cut it, tests/test_probe_pytest_action.py.)
-    import subprocess
-
+    # In-process (run_cli): what the command exits with and writes, not the process, is the point.
     import yaml
+
+    from tests.cli_inprocess import run_cli
 
     (tmp_path / "cases.jsonl").write_text("".join(json.dumps({"id": f"c{i}", "input": f"q{i}", "expected": f"q{i}"})
                                                   + "\n" for i in range(3)))
@@ -388,8 +389,7 @@ def test_user_code_that_calls_sys_exit_is_an_error_in_the_report(tmp_path):
     for name, suite in suites.items():
         (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump({**suite, "output_dir": f"out-{name}",
                                                                "formats": ["json"]}))
-        done = subprocess.run([sys.executable, "-m", "scoreboard", "run", f"{name}.yaml", "--no-progress"],
-                              cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        done = run_cli(["run", f"{name}.yaml", "--no-progress"], tmp_path)
         assert done.returncode == 2 and "Traceback" not in done.stderr, (name, done.stdout, done.stderr)
         (report,) = (tmp_path / f"out-{name}").glob("*/*.json")
         attempts = json.loads(report.read_text(encoding="utf-8"))["attempts"]
@@ -401,7 +401,6 @@ def test_user_code_that_calls_sys_exit_is_an_error_in_the_report(tmp_path):
     assert errors[("scoring", "echo")] == "scoring function raised SystemExit: 6"
     # a module-level sys.exit() (a script without a __main__ guard) is a load error, not an exit
     (tmp_path / "script.py").write_text("import sys\n\ndef echo(text):\n    return text\n\nsys.exit(7)\n")
-    done = subprocess.run([sys.executable, "-m", "scoreboard", "run", "--cases", "cases.jsonl", "--subject",
-                           "python:script:echo", "--no-progress", "--output-dir", "never"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    done = run_cli(["run", "--cases", "cases.jsonl", "--subject", "python:script:echo", "--no-progress",
+                    "--output-dir", "never"], tmp_path)
     assert done.returncode == 1 and "raised SystemExit: 7" in done.stderr and not (tmp_path / "never").exists()
