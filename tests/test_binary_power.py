@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import math
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,6 +21,7 @@ from scoreboard.stats.binary_power import (EXACT_LIMIT, binary_cases_needed, bin
 from scoreboard.stats.comparison import paired_stats
 from scoreboard.stats.methods import detectable_difference, mean_interval
 from scoreboard.stats.power import planned_power
+from tests.cli_inprocess import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -150,8 +149,7 @@ def test_three_cases_can_detect_nothing():
 def plan(tmp_path: Path, *args: str) -> str:
     cases = [{"id": f"c{i}", "input": f"q{i}", "expected": "x"} for i in range(int(args[0]))]
     (tmp_path / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "scoreboard", "plan", "--cases", "cases.jsonl", "--subject", "mock",
-                           *args[1:]], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    done = run_cli(["plan", "--cases", "cases.jsonl", "--subject", "mock", *args[1:]], tmp_path)
     assert done.returncode == 0, done.stderr
     return next(line for line in done.stdout.splitlines() if line.startswith("  power:"))
 
