@@ -11,10 +11,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.cli_inprocess import run_cli
 from tests.servers.fake_provider import FakeProvider
 
 
-def sb(cwd: Path, *args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+def sb(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return run_cli(args, cwd, {**os.environ, "SCOREBOARD_STORE": "none", **(env or {})})
+
+
+def sb_process(cwd: Path, *args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """A real process: for a grader that hangs, whose thread must end with the run, the timeout the net under it."""
     return subprocess.run([sys.executable, "-m", "scoreboard", *map(str, args)], cwd=cwd, capture_output=True,
                           text=True, timeout=timeout,
                           env={**os.environ, "SCOREBOARD_STORE": "none", **(env or {})})
@@ -32,7 +38,7 @@ def test_an_async_grader_that_blocks_the_loop_is_cut_at_its_timeout_and_the_run_
         "graders:\n  - {python: {file: checks.py, function: hang, timeout_s: 1}}\n"
         "  - python-file:checks.py:fine\n"
         "output_dir: out\nformats: [json, md]\n")
-    done = sb(tmp_path, "run", "suite.yaml", "--no-progress", timeout=60)
+    done = sb_process(tmp_path, "run", "suite.yaml", "--no-progress", timeout=60)
     assert done.returncode == 2, done.stdout + done.stderr  # errors, reported: not a hang
     (path,) = (tmp_path / "out" / "s").glob("*.json")
     report = json.loads(path.read_text())
