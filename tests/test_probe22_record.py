@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from scoreboard.stats.methods import STATS_VERSION
+from tests.cli_inprocess import run_cli
 
 SUBJECT = '''
 def answer(input, skill, run, params):
@@ -30,8 +30,7 @@ SUITE = {"name": "p", "cases": "cases.jsonl", "runs": 2, "fail_under": {"hi": 0.
 
 
 def sb(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, "SCOREBOARD_STORE": "none"}, timeout=120, check=False)
+    return run_cli(args, cwd, {**os.environ, "SCOREBOARD_STORE": "none"})
 
 
 @pytest.fixture
