@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,7 @@ from scoreboard.cli.plan import build_plan, requests_per_call
 from scoreboard.engine.pipeline import RunOptions, run
 from scoreboard.subjects.registry import build_subject
 from scoreboard.suite.load import load_suite
+from tests.cli_inprocess import run_cli
 from tests.servers.fake_provider import FakeProvider
 
 CASES = [{"id": "q1", "input": "What is 2+2?", "expected": "ANSWER: 4"},
@@ -23,8 +22,7 @@ CASES = [{"id": "q1", "input": "What is 2+2?", "expected": "ANSWER: 4"},
 
 
 def scoreboard(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=dict(os.environ),
-                          capture_output=True, text=True, timeout=120)
+    return run_cli(args, cwd)
 
 
 @pytest.fixture
