@@ -14,12 +14,12 @@ import re
 import shutil
 import string
 import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
 import yaml
 
+from tests.cli_inprocess import run_cli
 from tests.servers.fake_provider import FakeProvider
 
 # ---- the reference: OpenAI Evals' code ---------------------------------------------------------
@@ -89,8 +89,7 @@ def lines(*records) -> str:
 
 def scoreboard(args, cwd: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, SCOREBOARD_STORE="none", OPENAI_API_KEY="test-key")
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=300, check=False)
+    return run_cli(args, cwd, env)
 
 
 def convert(tmp: Path, registry_file: str) -> tuple[str, dict]:
