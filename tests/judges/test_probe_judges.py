@@ -254,9 +254,7 @@ def test_case_text_cannot_inject_template_syntax_into_a_custom_prompt(fake_provi
 
 def test_a_pairwise_comparison_not_assessed_is_shown_in_every_rendering(fake_provider, judge_srv, tmp_path):
     """The terminal, the Markdown and the HTML each say that a comparison was not assessed."""
-    import os
-    import subprocess
-    import sys
+    from tests.cli_inprocess import run_cli
 
     judge_srv.set_default("chat", {"reply": "not a verdict"})
     (tmp_path / "cases.jsonl").write_text(json.dumps(CASES[0]) + "\n", encoding="utf-8")
@@ -265,8 +263,7 @@ def test_a_pairwise_comparison_not_assessed_is_shown_in_every_rendering(fake_pro
              "judge": openai(judge_srv, "judge"), "variants": _variants(fake_provider),
              "graders": [{"contains": "a"}], "pairwise": True}
     (tmp_path / "suite.json").write_text(json.dumps(suite), encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "scoreboard", "run", "suite.json", "--no-progress"], cwd=tmp_path,
-                          env=dict(os.environ), capture_output=True, text=True, timeout=120)
+    done = run_cli(["run", "suite.json", "--no-progress"], tmp_path)  # in-process: what it says is the point
     assert done.returncode == 0, done.stderr
     said = "1 comparison not assessed (judge failure or no majority)"
     assert said in done.stdout
