@@ -6,21 +6,20 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from scoreboard.store.migrations import MIGRATIONS
+from tests.cli_inprocess import run_cli
 
 from .test_store import make_suite
 
-pytestmark = pytest.mark.slow  # each test drives several CLI processes
+pytestmark = pytest.mark.slow  # each test drives several CLI commands
 
 
 def sb(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=180, env={**os.environ, **(env or {})}, check=False)
+    return run_cli(args, cwd, {**os.environ, **(env or {})})
 
 
 def git(*args: str, cwd: Path) -> str:
