@@ -10,13 +10,13 @@ import importlib.util
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 
 from scoreboard.stats.methods import STATS_VERSION
 from scoreboard.stats.summary import summarize
+from tests.cli_inprocess import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -93,8 +93,7 @@ def test_a_conversation_run_says_its_unit_in_every_rendering_and_verifies(tmp_pa
     (tmp_path / "suite.yaml").write_text("name: talks\ncases: cases.json\nsubject: mock\noutput_dir: out\n"
                                          "formats: [json, md]\n", encoding="utf-8")
     env = dict(os.environ, COLUMNS="200", NO_COLOR="1")
-    done = subprocess.run([sys.executable, "-m", "scoreboard", "run", "suite.yaml", "--output", "r.json",
-                           "--no-progress"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    done = run_cli(["run", "suite.yaml", "--output", "r.json", "--no-progress"], tmp_path, env)
     assert done.returncode == 0, done.stderr
     assert "the intervals count each of the 3 conversations as one unit" in done.stdout
     report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
@@ -102,8 +101,7 @@ def test_a_conversation_run_says_its_unit_in_every_rendering_and_verifies(tmp_pa
     assert variant["cases"] == 9 and variant["conversations"] == 3 and variant["units"] == 3
     assert "fewer than 30 units (3 per variant, a conversation counting once)" in done.stdout
     assert "**Unit**: the intervals count each of the 3 conversations" in (tmp_path / "r.md").read_text(encoding="utf-8")
-    verified = subprocess.run([sys.executable, "-m", "scoreboard", "verify", "r.json"], cwd=tmp_path, env=env,
-                              capture_output=True, text=True, timeout=120)
+    verified = run_cli(["verify", "r.json"], tmp_path, env)
     assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
@@ -121,8 +119,7 @@ def test_markdown_lists_not_run_attempts_with_their_reason(tmp_path):
     (tmp_path / "cases.json").write_text(json.dumps(cases), encoding="utf-8")
     (tmp_path / "suite.yaml").write_text("name: talks\ncases: cases.json\nsubject: python:subj:answer\n"
                                          "output_dir: out\nformats: [json, md]\n", encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "scoreboard", "run", "suite.yaml", "--output", "r.json",
-                           "--no-progress"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    done = run_cli(["run", "suite.yaml", "--output", "r.json", "--no-progress"], tmp_path)
     assert done.returncode in (0, 1, 2), done.stderr
     md = (tmp_path / "r.md").read_text(encoding="utf-8")
     section = md.split("## Not run", 1)[1]
@@ -139,8 +136,7 @@ def run_three_talks_and_two_cases(folder: Path, store: bool) -> tuple[subprocess
     (folder / "suite.yaml").write_text("name: talks\ncases: cases.json\nsubject: mock\n", encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k != "SCOREBOARD_STORE"}
     env.update(COLUMNS="200", NO_COLOR="1", **({} if store else {"SCOREBOARD_STORE": "none"}))
-    done = subprocess.run([sys.executable, "-m", "scoreboard", "run", "suite.yaml", "--format", "json", "--no-progress"],
-                          cwd=folder, env=env, capture_output=True, text=True, timeout=120)
+    done = run_cli(["run", "suite.yaml", "--format", "json", "--no-progress"], folder, env)
     assert done.returncode == 0, done.stderr
     return done, env
 
@@ -156,8 +152,7 @@ def test_history_counts_the_units_a_conversation_runs_intervals_count(tmp_path):
     # history said "(8/8 judged, 8 cases; small sample: fewer than 30 cases)" for 3 conversations
     # of 2 turns and 2 cases, whose interval counts 5 units
     _, env = run_three_talks_and_two_cases(tmp_path, store=True)
-    shown = subprocess.run([sys.executable, "-m", "scoreboard", "history"], cwd=tmp_path, env=env,
-                           capture_output=True, text=True, timeout=120)
+    shown = run_cli(["history"], tmp_path, env)
     assert shown.returncode == 0, shown.stderr
     assert "(8/8 judged, 8 cases, 5 units (a conversation counting once); small sample: fewer than 30 units)" \
         in shown.stdout, shown.stdout
