@@ -6,16 +6,15 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from scoreboard.graders.versions import GRADERS_VERSION
+from tests.cli_inprocess import run_cli
 
 
 def scoreboard(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "SCOREBOARD_STORE": "none"}
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=180, env=env)
+    return run_cli(args, cwd, env)
 
 
 def _graded_report(tmp_path: Path) -> dict:
