@@ -7,7 +7,6 @@ import json
 import math
 import os
 import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -19,6 +18,7 @@ from scoreboard.errors import ConfigError
 from scoreboard.stats.baseline import baseline_field_gates, baseline_gates
 from scoreboard.stats.gates import dq_gates, fail_under_gates, metric_gates
 from scoreboard.stats.power import pilot_spread, planned_power
+from tests.cli_inprocess import run_cli
 
 SUBJECT = '''
 def answer(text):
@@ -27,9 +27,7 @@ def answer(text):
 
 
 def scoreboard(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
-                          check=False,
-                          env=dict(os.environ), timeout=120)
+    return run_cli(args, cwd, dict(os.environ))
 
 
 @pytest.fixture
