@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 from scipy.stats import binomtest
+
+from tests.cli_inprocess import run_cli
 
 SUBJECT = '''
 import os
@@ -23,8 +24,7 @@ def answer(text):
 
 
 def scoreboard(args: list[str], cwd: Path, **env) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, **env}, timeout=120)
+    return run_cli(args, cwd, {**os.environ, **env})
 
 
 def write_cases(folder: Path, n: int, name: str = "cases.jsonl", changed: set[int] = frozenset()) -> None:
