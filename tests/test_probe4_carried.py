@@ -8,20 +8,18 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from scoreboard.record.verify import verify_report
+from tests.cli_inprocess import run_cli
 
-PY = sys.executable
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def cli(cwd: Path, *args: str, timeout: float = 180) -> subprocess.CompletedProcess:
-    return subprocess.run([PY, "-m", "scoreboard", *args], cwd=cwd, env=dict(os.environ),
-                          capture_output=True, text=True, timeout=timeout, check=False)
+def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return run_cli(args, cwd, dict(os.environ))
 
 
 @pytest.fixture(scope="module")
