@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.cli_inprocess import run_cli
+
 ROOT = Path(__file__).resolve().parents[1]
 GITHUB_LIMIT = 1 << 20  # GitHub refuses (and shows none of) a step summary over 1 MiB
 
@@ -38,8 +40,7 @@ def qa_suite(root: Path, n: int = 60) -> Path:
 
 
 def scoreboard(cwd: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=180, check=False)
+    return run_cli(args, cwd, env)
 
 
 # ---- the step summary -------------------------------------------------------------------------
