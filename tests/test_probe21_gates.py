@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli_inprocess import run_cli
 
 SUBJECT = '''
 import json
@@ -23,8 +24,7 @@ FIELDS = [{"path": "total", "type": "integer"}, {"path": "name", "type": "string
 
 
 def scoreboard(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, "SCOREBOARD_STORE": "none"}, timeout=120, check=False)
+    return run_cli(args, cwd, {**os.environ, "SCOREBOARD_STORE": "none"})
 
 
 def write_cases(work: Path, inputs: list[str]) -> None:
