@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from scoreboard.stats.intervals import binom_two_sided_p
+from tests.cli_inprocess import run_cli
 
 # Case q<i> gets the fields listed for it in WRONG wrong (a JSON env var), every run.
 SUBJECT = '''
@@ -26,8 +26,7 @@ FIELDS = [{"path": "total", "type": "integer"}, {"path": "name", "type": "string
 
 
 def scoreboard(args: list[str], cwd: Path, **env) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, **env}, timeout=120, check=False)
+    return run_cli(args, cwd, {**os.environ, **env})
 
 
 @pytest.fixture
