@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,7 @@ from statsmodels.stats.power import TTestPower
 
 from scoreboard.stats.methods import cases_needed, detectable_difference
 from scoreboard.stats.power import ASSUMPTION, pilot_spread, planned_power
+from tests.cli_inprocess import run_cli
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "invoices" / "suite.yaml"
 
@@ -52,23 +51,18 @@ def test_planned_power_states_its_assumption_or_its_pilot():
 
 def test_plan_prints_power_and_takes_a_pilot(tmp_path):
     env = dict(os.environ)
-    run = subprocess.run([sys.executable, "-m", "scoreboard", "run", str(EXAMPLE), "--format", "json",
-                          "--output-dir", str(tmp_path / "out"), "--no-progress"], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=120)
+    run = run_cli(["run", str(EXAMPLE), "--format", "json", "--output-dir", str(tmp_path / "out"), "--no-progress"],
+                  tmp_path, env)
     assert run.returncode == 0, run.stderr
     (pilot,) = (tmp_path / "out" / "invoices").glob("*.json")
-    proc = subprocess.run([sys.executable, "-m", "scoreboard", "plan", str(EXAMPLE), "--pilot", str(pilot),
-                           "--detect", "0.3", "--json"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=120)
+    proc = run_cli(["plan", str(EXAMPLE), "--pilot", str(pilot), "--detect", "0.3", "--json"], tmp_path, env)
     assert proc.returncode == 0, proc.stderr
     power = json.loads(proc.stdout)["power"]
     assert power["sd_from"].startswith("pilot: basic vs careful on 30 cases") and power["cases"] == 30
     assert power["cases_needed"][0]["difference"] == 0.3 and power["detectable_difference"] > 0
-    text = subprocess.run([sys.executable, "-m", "scoreboard", "plan", str(EXAMPLE)], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=120).stdout
+    text = run_cli(["plan", str(EXAMPLE)], tmp_path, env).stdout
     assert "power: with 30 cases a paired comparison detects differences of" in text and "assumed:" in text
-    bad = subprocess.run([sys.executable, "-m", "scoreboard", "plan", str(EXAMPLE), "--detect", "5"], cwd=tmp_path,
-                         env=env, capture_output=True, text=True, timeout=120)
+    bad = run_cli(["plan", str(EXAMPLE), "--detect", "5"], tmp_path, env)
     assert bad.returncode == 1 and bad.stderr.strip().splitlines() == [
         "scoreboard: error: flag --detect: --detect takes a difference between 0 and 1 (0.1 = 10 points), got 5"]
 
@@ -82,14 +76,12 @@ def test_a_conversation_counts_once_in_the_plan_power_and_in_a_pilots_spread(tmp
     cases += [{"id": f"solo{i}", "input": "x"} for i in range(2)]
     (tmp_path / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
     (tmp_path / "suite.yaml").write_text("name: conv\ncases: cases.jsonl\nsubject: mock\ngraders: [{contains: [x]}]\n")
-    done = subprocess.run([sys.executable, "-m", "scoreboard", "plan", "suite.yaml", "--json"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120)
+    done = run_cli(["plan", "suite.yaml", "--json"], tmp_path)
     assert done.returncode == 0, done.stderr
     power = json.loads(done.stdout)["power"]
     assert (power["cases"], power["conversations"], power["turns"]) == (6, 4, 12)
     assert power["detectable_difference"] == detectable_difference(power["difference_sd"], 6, 0.05, 0.8)
-    text = subprocess.run([sys.executable, "-m", "scoreboard", "plan", "suite.yaml"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120).stdout
+    text = run_cli(["plan", "suite.yaml"], tmp_path).stdout
     assert ("power: with 6 units (a conversation counts once, whatever its turns: 4 conversations of 12 turns, "
             "and the other cases one each)") in text
     assert "units needed: 5 points:" in text and "(small sample: fewer than 30 units)" not in text  # mde > 1
