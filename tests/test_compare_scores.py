@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli_inprocess import run_cli
 
 CASES = [
     {"id": f"c{i}", "input": text, "graders": [{"contains": want, "metric": "accuracy"},
@@ -28,8 +29,7 @@ def other(text, run=0, **kw):
 
 def scoreboard(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "SCOREBOARD_STORE": "none", "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=120)
+    return run_cli(args, cwd, env)
 
 
 @pytest.fixture(scope="module")
@@ -91,10 +91,9 @@ def test_the_viewers_comparison_of_two_stored_runs_gives_the_same_score_and_metr
     env = {**os.environ, "NO_COLOR": "1"}
     reports = {}
     for subject in ("plain", "other"):
-        done = subprocess.run([sys.executable, "-m", "scoreboard", "run", "--cases", "cases.jsonl", "--subject",
-                               f"python:subj:{subject}", "--runs", "3", "--name", "s", "--output-dir", f"out_{subject}",
-                               "--format", "json", "--store", "h.sqlite"], cwd=tmp_path, env=env,
-                              capture_output=True, text=True, timeout=120)
+        done = run_cli(["run", "--cases", "cases.jsonl", "--subject", f"python:subj:{subject}", "--runs", "3",
+                        "--name", "s", "--output-dir", f"out_{subject}", "--format", "json", "--store", "h.sqlite"],
+                       tmp_path, env)
         assert done.returncode in (0, 3), done.stderr
         (reports[subject],) = (tmp_path / f"out_{subject}" / "s").glob("*.json")
     cli = json.loads(scoreboard(["compare", str(reports["plain"]), str(reports["other"]), "--json"],
