@@ -11,7 +11,6 @@ import importlib.util
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,7 @@ from scoreboard.stats.methods import (
     pass_rate_interval,
     wilson,
 )
+from tests.cli_inprocess import run_cli
 
 PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "calibration.py"
 V9 = "version 9 (the ICC as the data show it)"
@@ -101,8 +101,7 @@ def answer(input, skill, run):
 
 def sb(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "SCOREBOARD_STORE": "none"}
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=120)
+    return run_cli(args, cwd, env)
 
 
 @pytest.fixture(scope="module")
