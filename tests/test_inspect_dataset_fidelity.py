@@ -6,15 +6,14 @@ is the sample an Inspect eval of the file would run."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from scoreboard.cases.datasets import load_dataset_records
 from scoreboard.graders.transforms import parse_choice_answer
+from tests.cli_inprocess import run_cli
 
 SINGLE = ("Answer the following multiple choice question. The entire content of your response should be of the "
           "following format: 'ANSWER: $LETTER' (without quotes) where LETTER is one of {letters}.\n\n{q}\n\n{c}")
@@ -148,8 +147,7 @@ def test_reader_options(tmp_path):
 
 
 def scoreboard(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=dict(os.environ),
-                          capture_output=True, text=True, timeout=120, check=False)
+    return run_cli(args, cwd=cwd)
 
 
 BAD = {
