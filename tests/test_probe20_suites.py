@@ -1,6 +1,6 @@
 """Suites as people write them, round 7: the README's examples run as printed, then varied as a
 user migrating a real suite would (expanded vars with case filters, prompt axes, datasets,
-defaults). Each test runs the real command (`python -m scoreboard`) on files written under
+defaults). Each test runs the real command (`python -m scoreboard`, in-process) on files written under
 tmp_path, and checks that `verify` accepts every report it wrote."""
 
 from __future__ import annotations
@@ -8,16 +8,16 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.cli_inprocess import run_cli
 
 SUBJECT = "def reply(prompt, skill, run, params):\n    return 'ANSWER: ' + str(prompt)\n"
 
 
 def scoreboard(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "SCOREBOARD_STORE": "none"}
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=180, env=env)
+    return run_cli(args, cwd, env)  # in-process: no test here is about the process
 
 
 def write_suite(folder: Path, cases: list[dict], extra: str) -> Path:
