@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.cli_inprocess import run_cli
 
 
 SUITE = """name: demo
@@ -24,8 +25,7 @@ def answer(input):
 
 
 def sb(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300, env={**os.environ, **env}, check=False)
+    return run_cli(args, cwd, {**os.environ, **env})
 
 
 def project(folder: Path, cases: int = 8, pad: int = 0, suite: str = SUITE) -> Path:
