@@ -3,6 +3,7 @@ several processes, hostile names in the viewer, reports gone from under the stor
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import stat
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from scoreboard.stats.methods import STATS_VERSION
+from tests.cli_inprocess import run_cli
 from tests.store.conftest import postgres  # noqa: F401  (the PostgreSQL server fixture, reused)
 
 SUITE = """name: demo
@@ -25,6 +27,11 @@ variants:
 
 
 def sb(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
+    """`scoreboard ARGS`: in this process (tests/cli_inprocess.py), what the command says and writes
+    being the point here; as a process once the module's browser holds a running event loop
+    (Playwright's, its tests are last in this module), where the command's own asyncio.run cannot run."""
+    if asyncio._get_running_loop() is None:
+        return run_cli(args, cwd, {**os.environ, **env} if env else None)
     return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=180, env={**os.environ, **env}, check=False)
 
@@ -92,24 +99,6 @@ def test_comparing_runs_of_two_statistics_versions_says_so(two_versions):
     assert fetch(f"{served.base}/api/compare?a={new}&b={new}")["statistics_note"] is None
 
 
-def test_the_compare_page_says_the_statistics_versions_differ(two_versions, browser):
-    from tests.viewer.conftest import wait_ready
-
-    served, (old, new) = two_versions
-    page = browser.new_page()
-    try:
-        page.goto(served.url)
-        wait_ready(page)
-        page.goto(f"{served.base}/#/compare/{old}/{new}")
-        wait_ready(page)
-        assert "statistics version 6" in page.locator("#statistics-versions").inner_text()
-        page.goto(f"{served.base}/#/compare/{new}/{new}")
-        wait_ready(page)
-        assert page.locator("#statistics-versions").count() == 0
-    finally:
-        page.close()
-
-
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_runs_of_one_second_are_listed_newest_first_past_the_ninth(tmp_path, request, backend):
     """Twelve runs reserved in one second are named Z, Z-2 ... Z-12: history, the viewer's pages
@@ -168,28 +157,6 @@ def test_a_page_cursor_past_a_database_integer_is_a_page_not_a_500(two_versions,
     assert json.loads(refused.value.read())["error"].startswith("cursor: ")
     whole = fetch(f"{served.base}/api/runs/{old}/{page}?limit=500")
     assert len(whole[page]) == 6 and whole["next"] is None
-
-
-def test_a_trend_over_two_statistics_versions_says_so(two_versions, browser):
-    from tests.viewer.conftest import wait_ready
-
-    served, _ = two_versions
-    trend = fetch(f"{served.base}/api/trends?suite=demo")
-    assert trend["statistics_versions"] == [6, STATS_VERSION]
-    assert f"version 6, version {STATS_VERSION}" in trend["statistics_note"]
-    assert sorted(p["statistics_version"] for p in trend["series"]["v1"]) == [6, STATS_VERSION]
-    page = browser.new_page()
-    try:
-        page.goto(served.url)
-        wait_ready(page)
-        page.goto(f"{served.base}/#/trends/demo")
-        wait_ready(page)
-        assert "more than one statistics version" in page.locator("#trend-statistics-versions").inner_text()
-        cells = page.locator("#trend-table tbody tr td:nth-child(4)").all_inner_texts()
-        said = {c.rsplit("(", 1)[1] for c in cells}  # a set: "version 10)" sorts before "version 6)" as text
-        assert said == {"statistics version 6)", f"statistics version {STATS_VERSION})"} and len(cells) == 2, cells
-    finally:
-        page.close()
 
 
 def test_a_store_with_damaged_pages_is_a_one_line_error_naming_it(tmp_path):
@@ -260,6 +227,64 @@ def test_a_search_folds_every_letter_not_only_a_to_z(tmp_path, request, backend)
         served.stop()
 
 
+def test_a_commit_filter_that_is_no_commit_prefix_is_an_error_not_an_empty_list(tmp_path, two_versions):
+    import urllib.error
+
+    folder = project(tmp_path / "p")
+    assert sb("run", "suite.yaml", "--no-progress", "--store", "h.sqlite", cwd=folder).returncode == 0
+    for given in ("XYZ!", "%", "4c2_"):
+        done = sb("history", "--store", "h.sqlite", "--commit", given, cwd=folder)
+        assert done.returncode == 1, done.stdout
+        (line,) = done.stderr.splitlines()
+        assert "--commit" in line and "not a commit prefix" in line, line
+    assert sb("history", "--store", "h.sqlite", "--commit", "4C22", cwd=folder).returncode == 0
+    served, _ = two_versions
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        fetch(f"{served.base}/api/runs?commit=xyz%21")
+    assert caught.value.code == 400 and "not a commit prefix" in json.loads(caught.value.read())["error"]
+    assert fetch(f"{served.base}/api/runs?commit=4c22")["runs"] == []
+
+
+def test_the_compare_page_says_the_statistics_versions_differ(two_versions, browser):
+    from tests.viewer.conftest import wait_ready
+
+    served, (old, new) = two_versions
+    page = browser.new_page()
+    try:
+        page.goto(served.url)
+        wait_ready(page)
+        page.goto(f"{served.base}/#/compare/{old}/{new}")
+        wait_ready(page)
+        assert "statistics version 6" in page.locator("#statistics-versions").inner_text()
+        page.goto(f"{served.base}/#/compare/{new}/{new}")
+        wait_ready(page)
+        assert page.locator("#statistics-versions").count() == 0
+    finally:
+        page.close()
+
+
+def test_a_trend_over_two_statistics_versions_says_so(two_versions, browser):
+    from tests.viewer.conftest import wait_ready
+
+    served, _ = two_versions
+    trend = fetch(f"{served.base}/api/trends?suite=demo")
+    assert trend["statistics_versions"] == [6, STATS_VERSION]
+    assert f"version 6, version {STATS_VERSION}" in trend["statistics_note"]
+    assert sorted(p["statistics_version"] for p in trend["series"]["v1"]) == [6, STATS_VERSION]
+    page = browser.new_page()
+    try:
+        page.goto(served.url)
+        wait_ready(page)
+        page.goto(f"{served.base}/#/trends/demo")
+        wait_ready(page)
+        assert "more than one statistics version" in page.locator("#trend-statistics-versions").inner_text()
+        cells = page.locator("#trend-table tbody tr td:nth-child(4)").all_inner_texts()
+        said = {c.rsplit("(", 1)[1] for c in cells}  # a set: "version 10)" sorts before "version 6)" as text
+        assert said == {"statistics version 6)", f"statistics version {STATS_VERSION})"} and len(cells) == 2, cells
+    finally:
+        page.close()
+
+
 def test_the_run_page_says_when_its_report_is_gone_or_changed(tmp_path, browser):
     from tests.viewer.conftest import Served, wait_ready
 
@@ -285,21 +310,3 @@ def test_the_run_page_says_when_its_report_is_gone_or_changed(tmp_path, browser)
     finally:
         page.close()
         served.stop()
-
-
-def test_a_commit_filter_that_is_no_commit_prefix_is_an_error_not_an_empty_list(tmp_path, two_versions):
-    import urllib.error
-
-    folder = project(tmp_path / "p")
-    assert sb("run", "suite.yaml", "--no-progress", "--store", "h.sqlite", cwd=folder).returncode == 0
-    for given in ("XYZ!", "%", "4c2_"):
-        done = sb("history", "--store", "h.sqlite", "--commit", given, cwd=folder)
-        assert done.returncode == 1, done.stdout
-        (line,) = done.stderr.splitlines()
-        assert "--commit" in line and "not a commit prefix" in line, line
-    assert sb("history", "--store", "h.sqlite", "--commit", "4C22", cwd=folder).returncode == 0
-    served, _ = two_versions
-    with pytest.raises(urllib.error.HTTPError) as caught:
-        fetch(f"{served.base}/api/runs?commit=xyz%21")
-    assert caught.value.code == 400 and "not a commit prefix" in json.loads(caught.value.read())["error"]
-    assert fetch(f"{served.base}/api/runs?commit=4c22")["runs"] == []
