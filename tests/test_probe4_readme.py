@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from tests import test_first_hour as first_hour
+from tests.cli_inprocess import run_cli
 from tests.test_first_hour import errors_of
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,8 +21,7 @@ def cli(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedP
                                                              "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL",
                                                              "SCOREBOARD_STORE", "PROBE_UNSET_KEY")}
     full.update(env or {})
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=full, check=False,
-                          capture_output=True, text=True, timeout=120)
+    return run_cli(args, cwd, full)  # in-process: no test here is about the process
 
 
 def suite_in(folder: Path, **settings) -> Path:
