@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.cli_inprocess import run_cli
+
 PYTHON = sys.executable
 ENV = {**os.environ, "SCOREBOARD_STORE": "none", "NO_COLOR": "1"}
 
@@ -24,9 +26,14 @@ def _ceiling() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (1536 * 2**20, 1536 * 2**20))
 
 
-def cli(cwd: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+def cli_process(cwd: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    """A real process under a memory ceiling and a timeout: for inputs that once took minutes."""
     return subprocess.run([PYTHON, "-m", "scoreboard", *args], cwd=cwd, env=ENV, capture_output=True,
                           text=True, timeout=timeout, preexec_fn=_ceiling)
+
+
+def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return run_cli(args, cwd=cwd, env=ENV)
 
 
 def one_error(done: subprocess.CompletedProcess) -> str:
@@ -48,7 +55,7 @@ DEEP_KEY = ".".join(["a"] * 100_000)
 def test_a_toml_key_of_a_hundred_thousand_parts_is_refused_at_once(tmp_path, text, line):
     (tmp_path / "suite.toml").write_text(text)
     # before: tomllib spent minutes on the 200 KB file (its time is quadratic in a key's parts)
-    error = one_error(cli(tmp_path, "validate", "suite.toml", timeout=30))
+    error = one_error(cli_process(tmp_path, "validate", "suite.toml", timeout=30))
     assert f"suite.toml:{line}: invalid TOML: a key of more than 64 dotted parts (limits.max_depth)" in error
 
 
