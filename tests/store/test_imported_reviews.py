@@ -7,10 +7,18 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
+from pathlib import Path
 
 from scoreboard.store.history import HistoryStore, _write_reviews
-from tests.test_probe5_newuser import CASES, cli, jsonl
+from tests.cli_inprocess import run_cli
+from tests.test_probe5_newuser import CASES, jsonl
+
+
+def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    """test_probe5_newuser's `cli` (no API keys, no SCOREBOARD_STORE), in this process."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY",
+                                                            "SCOREBOARD_STORE")}
+    return run_cli(args, cwd, env)
 
 
 def base_run(tmp_path) -> dict:
@@ -67,9 +75,8 @@ def test_a_second_import_into_the_same_project_carries_the_first(tmp_path):
     assert b["summary"]["reviews"]["human"]["outputs"] == 2
     assert cli(tmp_path, "verify", "b.json").returncode == 0
     # with no store (SCOREBOARD_STORE=none) nothing is carried: the report holds what it was given
-    done = subprocess.run([sys.executable, "-m", "scoreboard", "import", "reviews", "base.json", "bob.json",
-                           "--output", "c.json"], cwd=tmp_path, env={**os.environ, "SCOREBOARD_STORE": "none"},
-                          capture_output=True, text=True, timeout=120)
+    done = run_cli(["import", "reviews", "base.json", "bob.json", "--output", "c.json"], tmp_path,
+                   {**os.environ, "SCOREBOARD_STORE": "none"})
     assert done.returncode == 0, done.stderr
     c = json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))
     assert sorted((e["reviewer_id"], e["case_id"]) for e in c["reviews"]["human"]) == [("bob", "n1"), ("bob", "p1")]
