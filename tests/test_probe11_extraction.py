@@ -5,6 +5,7 @@ Each test names the defect it pins down; they failed before their fix."""
 
 from __future__ import annotations
 
+import asyncio
 import glob
 import json
 import os
@@ -14,6 +15,7 @@ import sys
 from pathlib import Path
 
 
+from tests.cli_inprocess import run_cli
 from tests.record.conftest import browser, opened  # noqa: F401 - fixtures for the page test
 
 DATA_RE = re.compile(r'<script type="application/json" id="data">(.*?)</script>', re.S)
@@ -58,7 +60,12 @@ GOLD = {
 
 
 def scoreboard(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    """`scoreboard ARGS`: in this process (tests/cli_inprocess.py), what the command says and writes
+    being the point here; as a process once the module's browser holds a running event loop
+    (Playwright's, its tests are last in this module), where the command's own asyncio.run cannot run."""
     env = dict(os.environ, SCOREBOARD_STORE="none")
+    if asyncio._get_running_loop() is None:
+        return run_cli(args, cwd, env)
     return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
                           env=env, timeout=180)
 
@@ -116,19 +123,6 @@ def test_a_missing_field_and_an_unparsed_output_are_not_shown_as_null(tmp_path):
     assert po and po[0]["actual"] is None and po[0]["reason"] == "missing"
 
 
-def test_the_page_says_a_field_is_missing(opened, tmp_path):  # noqa: F811
-    """The page's field diff shows `nothing (missing)`, not `null`, for an absent field."""
-    _, files = run_all(gold_set(tmp_path))
-    path = tmp_path / "page.html"
-    path.write_text(files["html"], encoding="utf-8")
-    page = opened.open(path)
-    page.locator('[data-testid="case-row"][data-case-id="inv1"]').click()
-    cells = page.get_by_test_id("case-detail").get_by_test_id("field-absent")
-    assert cells.count() >= 1
-    assert cells.first.inner_text().strip() == "nothing (missing)"
-    assert not opened.errors
-
-
 def test_every_rendering_gives_the_same_field_accuracy_its_interval_and_its_denominator(tmp_path):
     """Defect: JUnit gave field accuracy and `correct/total` only: no interval and not the
     errored attempts beside it, which the README promises in every rendering (a variant
@@ -184,17 +178,6 @@ def test_a_document_that_errored_is_listed_in_the_per_document_table(tmp_path):
     assert "fe" not in cases["inv1"]
 
 
-def test_the_page_lists_an_errored_document(opened, tmp_path):  # noqa: F811
-    _, files = run_all(gold_set(tmp_path))
-    path = tmp_path / "page.html"
-    path.write_text(files["html"], encoding="utf-8")
-    page = opened.open(path)
-    row = page.locator('[data-testid="document-row"][data-case-id="inv2"]')
-    assert row.count() == 1
-    assert row.get_by_test_id("document-counts-ex").inner_text().strip() == "1 errored, not graded"
-    assert not opened.errors
-
-
 UNICODE_SUITE = SUITE.replace("        - {path: vendor, type: string, normalize: [casefold]}\n",
                               "        - {path: vendor, type: string, normalize: [casefold]}\n"
                               "        - {path: city, type: string}\n"
@@ -245,6 +228,30 @@ def test_a_variant_whose_every_attempt_errored_has_its_field_accuracy_said_unkno
     report = json.loads(files["json"])["summary"]["variants"]["ex"]
     assert "field_accuracy_overall" not in report
     assert report["field_accuracy_over"] == {"graded_attempts": 0, "errored_attempts": 3}
+
+
+def test_the_page_says_a_field_is_missing(opened, tmp_path):  # noqa: F811
+    """The page's field diff shows `nothing (missing)`, not `null`, for an absent field."""
+    _, files = run_all(gold_set(tmp_path))
+    path = tmp_path / "page.html"
+    path.write_text(files["html"], encoding="utf-8")
+    page = opened.open(path)
+    page.locator('[data-testid="case-row"][data-case-id="inv1"]').click()
+    cells = page.get_by_test_id("case-detail").get_by_test_id("field-absent")
+    assert cells.count() >= 1
+    assert cells.first.inner_text().strip() == "nothing (missing)"
+    assert not opened.errors
+
+
+def test_the_page_lists_an_errored_document(opened, tmp_path):  # noqa: F811
+    _, files = run_all(gold_set(tmp_path))
+    path = tmp_path / "page.html"
+    path.write_text(files["html"], encoding="utf-8")
+    page = opened.open(path)
+    row = page.locator('[data-testid="document-row"][data-case-id="inv2"]')
+    assert row.count() == 1
+    assert row.get_by_test_id("document-counts-ex").inner_text().strip() == "1 errored, not graded"
+    assert not opened.errors
 
 
 def test_beside_a_variant_that_was_graded_the_errored_one_is_said_unknown(tmp_path, opened):  # noqa: F811
