@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.cli_inprocess import run_cli
 from tests.servers.fake_provider import FakeProvider
 
 ENTRIES = """\
@@ -48,9 +48,7 @@ GRADED_PICKS = {"Paris": "Right", "4": "Wrong", "blue": "Right", "Jupiter": "Wro
 
 
 def scoreboard(args, cwd, env=None):
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd,
-                          env={**os.environ, "SCOREBOARD_STORE": "none", **(env or {})},
-                          capture_output=True, text=True, timeout=300, check=False)
+    return run_cli(args, cwd, {**os.environ, "SCOREBOARD_STORE": "none", **(env or {})})
 
 
 def judge_reply(picks_by_spec):
