@@ -6,20 +6,16 @@ ids that only collide once conversations are expanded are refused by `validate` 
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 from scoreboard.record.verify import verify_report
+from tests.cli_inprocess import run_cli
 
-PY = sys.executable
 
-
-def cli(cwd: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([PY, "-m", "scoreboard", *args], cwd=cwd, env=dict(os.environ),
-                          capture_output=True, text=True, timeout=timeout, check=False)
+def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return run_cli(args, cwd=cwd)
 
 
 def write_jsonl(path: Path, records: list[dict]) -> Path:
