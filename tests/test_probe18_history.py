@@ -3,6 +3,7 @@ real `scoreboard view` server on 127.0.0.1 port 0, as a demanding user with many
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_inprocess import run_cli
 from tests.viewer.conftest import Served, wait_ready
 
 SUITE = """name: demo
@@ -29,6 +31,11 @@ def answer(input):
 
 
 def sb(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
+    """`scoreboard ARGS`: in this process (tests/cli_inprocess.py), what the command says and writes
+    being the point here; as a process once the module's browser holds a running event loop
+    (Playwright's, its tests are last in this module), where the command's own asyncio.run cannot run."""
+    if asyncio._get_running_loop() is None:
+        return run_cli(args, cwd, {**os.environ, **env} if env else None)
     return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=180, env={**os.environ, **env}, check=False)
 
@@ -75,53 +82,6 @@ def test_the_viewer_compare_says_the_errored_attempts_a_score_comparison_left_ou
     assert status == 200, body
     (pair,) = body["comparisons"]
     assert pair["score"]["errored_left_out"] == {"a": 0, "b": 1}
-
-
-def test_the_viewer_compare_page_shows_the_left_out_note(errored_pair, browser):
-    folder, a, b = errored_pair
-    served = Served("--store", "h.sqlite", cwd=folder)
-    page = browser.new_page()
-    try:
-        page.goto(served.url.split("?")[0].rstrip("/") + f"/#/compare/{a}/{b}")
-        wait_ready(page)
-        note = page.locator("[data-errored-left-out=score]")
-        assert note.count() == 1
-        # which run's attempt: B (the newer run) as the pair's headline names it (test_probe22_viewer.py)
-        assert note.inner_text() == ("left out, B:v1's 1 errored attempt (no score; the pass-rate comparison "
-                                     "counts them as failures)")
-    finally:
-        page.close()
-        served.stop()
-
-
-def test_a_trend_says_when_the_cases_changed_between_runs(tmp_path, browser):
-    folder = project(tmp_path / "p", cases=6)
-    for cases in (6, 6, 9):  # the third run: three cases added
-        project(folder, cases=cases)
-        done = sb("run", "suite.yaml", "--no-progress", "--store", "h.sqlite", cwd=folder)
-        assert done.returncode == 0, done.stdout + done.stderr
-    project(folder, cases=6, start=3)  # the fourth: c00-c02 gone, c06-c08 kept
-    done = sb("run", "suite.yaml", "--no-progress", "--store", "h.sqlite", cwd=folder)
-    assert done.returncode == 0, done.stdout + done.stderr
-    served = Served("--store", "h.sqlite", cwd=folder)
-    page = browser.new_page()
-    try:
-        status, body = served.get("/api/trends?suite=demo")
-        assert status == 200, body
-        points = body["series"]["v1"]
-        assert [p["change"]["case_set_changed"] if p["change"] else "first" for p in points] == [
-            "first", None, {"only_in_previous": 0, "only_in_this": 3, "inputs_differ": 0},
-            {"only_in_previous": 3, "only_in_this": 0, "inputs_differ": 0}]
-        assert points[2]["change"]["flags"][0].startswith("the cases changed since the previous run: 3 only in this run")
-        assert not any("cases changed" in f for f in points[1]["change"]["flags"])
-        page.goto(served.base + "/#/trends/demo")
-        wait_ready(page)
-        table = page.locator("#trend-table").inner_text()
-        assert table.count("the cases changed since the previous run") == 2
-        assert "3 only in the previous run" in table
-    finally:
-        page.close()
-        served.stop()
 
 
 def _post(served: Served, body: str, headers: dict) -> tuple[int, dict]:
@@ -228,6 +188,53 @@ variants:
   %s:
     subject: {type: python, function: "subj:answer", model_free: true}
 """
+
+
+def test_the_viewer_compare_page_shows_the_left_out_note(errored_pair, browser):
+    folder, a, b = errored_pair
+    served = Served("--store", "h.sqlite", cwd=folder)
+    page = browser.new_page()
+    try:
+        page.goto(served.url.split("?")[0].rstrip("/") + f"/#/compare/{a}/{b}")
+        wait_ready(page)
+        note = page.locator("[data-errored-left-out=score]")
+        assert note.count() == 1
+        # which run's attempt: B (the newer run) as the pair's headline names it (test_probe22_viewer.py)
+        assert note.inner_text() == ("left out, B:v1's 1 errored attempt (no score; the pass-rate comparison "
+                                     "counts them as failures)")
+    finally:
+        page.close()
+        served.stop()
+
+
+def test_a_trend_says_when_the_cases_changed_between_runs(tmp_path, browser):
+    folder = project(tmp_path / "p", cases=6)
+    for cases in (6, 6, 9):  # the third run: three cases added
+        project(folder, cases=cases)
+        done = sb("run", "suite.yaml", "--no-progress", "--store", "h.sqlite", cwd=folder)
+        assert done.returncode == 0, done.stdout + done.stderr
+    project(folder, cases=6, start=3)  # the fourth: c00-c02 gone, c06-c08 kept
+    done = sb("run", "suite.yaml", "--no-progress", "--store", "h.sqlite", cwd=folder)
+    assert done.returncode == 0, done.stdout + done.stderr
+    served = Served("--store", "h.sqlite", cwd=folder)
+    page = browser.new_page()
+    try:
+        status, body = served.get("/api/trends?suite=demo")
+        assert status == 200, body
+        points = body["series"]["v1"]
+        assert [p["change"]["case_set_changed"] if p["change"] else "first" for p in points] == [
+            "first", None, {"only_in_previous": 0, "only_in_this": 3, "inputs_differ": 0},
+            {"only_in_previous": 3, "only_in_this": 0, "inputs_differ": 0}]
+        assert points[2]["change"]["flags"][0].startswith("the cases changed since the previous run: 3 only in this run")
+        assert not any("cases changed" in f for f in points[1]["change"]["flags"])
+        page.goto(served.base + "/#/trends/demo")
+        wait_ready(page)
+        table = page.locator("#trend-table").inner_text()
+        assert table.count("the cases changed since the previous run") == 2
+        assert "3 only in the previous run" in table
+    finally:
+        page.close()
+        served.stop()
 
 
 def test_the_compare_page_names_the_variants_a_rename_left_uncompared(tmp_path, browser):
