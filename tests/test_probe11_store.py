@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_inprocess import run_cli
 from tests.store.conftest import postgres, store_spec
 from tests.viewer.conftest import Served
 
@@ -24,8 +25,7 @@ LONG_ID = "\u65e5" * 1000  # 1,000 characters, 9,000 bytes once percent-encoded 
 
 
 def sb(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=180, env={**os.environ, **(env or {})}, check=False)
+    return run_cli(args, cwd, {**os.environ, **(env or {})})
 
 
 def run_into(store: str, folder: Path) -> None:
