@@ -7,6 +7,7 @@ the JSON, the terminal and the Markdown.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -14,6 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli_inprocess import run_cli
 
 SUBJECT = '''
 def answer(input, skill, run, params):
@@ -26,8 +29,18 @@ def answer(input, skill, run, params):
 '''
 
 
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
 def sb(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
     env = {**os.environ, "SCOREBOARD_STORE": "none"}
+    if not _loop_running():  # in-process, but not once the module's browser holds Playwright's running loop
+        return run_cli(args, cwd, env)
     return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=timeout)
 
