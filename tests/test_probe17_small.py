@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 import os
@@ -11,10 +12,23 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_inprocess import run_cli
 from tests.test_reviews import make_report
 
 
+def _browser_loop_running() -> bool:
+    """Once the module's Playwright `browser` is up its asyncio loop runs in this process, and the
+    CLI's asyncio.run() would refuse to start: the tests from then on run a real process."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
 def scoreboard(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess:
+    if not _browser_loop_running():
+        return run_cli(args, cwd=cwd, env={**os.environ, **env})
     return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env={**os.environ, **env},
                           capture_output=True, text=True, timeout=120)
 
