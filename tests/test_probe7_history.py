@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -13,12 +14,19 @@ from pathlib import Path
 import pytest
 
 
+from tests.cli_inprocess import run_cli
 from tests.servers.fake_provider import FakeProvider
 
 CASES = 40
 
 
-def sb(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+def sb(*args: str, cwd: Path, process: bool = False) -> subprocess.CompletedProcess:
+    """`scoreboard ARGS`: in this process (tests/cli_inprocess.py), what the command says and writes
+    being the point here; as a process where `process` (the argv a run records is its process's),
+    or once the module's browser holds a running event loop (Playwright's, its tests are last in
+    this module), where the command's own asyncio.run cannot run."""
+    if not process and asyncio._get_running_loop() is None:
+        return run_cli(args, cwd)
     return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=180, env=dict(os.environ), check=False)
 
@@ -117,60 +125,6 @@ def test_the_comparison_lists_a_cost_unknown_in_both_runs_as_unknown(stopped):
     assert rows["input_tokens mean"]["a"] is not None  # the tokens the provider reported are known
 
 
-def test_the_compare_page_shows_the_unknown_cost_as_unknown(stopped, browser):
-    from tests.viewer.conftest import Served, wait_ready
-
-    folder, _ = stopped
-    served = Served("--store", "h.sqlite", cwd=folder)
-    page = browser.new_page()
-    try:
-        _, whole = _request(served.base + "/api/runs?status=completed")
-        _, part = _request(served.base + "/api/runs?status=stopped")
-        page.goto(served.url)
-        wait_ready(page)
-        page.goto(f"{served.base}/#/compare/{whole['runs'][0]['key']}/{part['runs'][0]['key']}")
-        wait_ready(page)
-        cells = page.locator("table.deltas").first.locator('tr[data-figure^="cost_usd mean"] td').all_inner_texts()
-        assert cells[1:] == ["unknown", "unknown", "unknown"], cells
-        tokens = page.locator("table.deltas").first.locator('tr[data-figure^="input_tokens mean"] td').all_inner_texts()
-        assert "unknown" not in tokens[1:] and tokens[1] != "n/a", tokens
-    finally:
-        page.close()
-        served.stop()
-
-
-def test_the_run_page_of_a_run_under_way_shows_no_judged_count_it_does_not_have(stopped, browser, tmp_path):
-    """A run still under way (or killed with kill -9) has no tallies stored yet: its run page
-    says the attempts judged are unknown, never 0."""
-    import sqlite3
-
-    from tests.viewer.conftest import Served, wait_ready
-
-    folder, _ = stopped
-    copy = tmp_path / "copy.sqlite"
-    with sqlite3.connect(folder / "h.sqlite") as source, sqlite3.connect(copy) as conn:
-        source.backup(conn)  # (the store is in WAL mode: a file copy could miss its last writes)  # as the run's start writes them: the figures come at its end
-        conn.execute("UPDATE variants SET attempts = NULL, passed = NULL, failed = NULL, errors = NULL, "
-                     "unassessed = NULL, not_run = NULL, pass_rate = NULL, ci_low = NULL, ci_high = NULL")
-        conn.execute("UPDATE runs SET status = 'running', attempts = NULL")
-    source.close()
-    conn.close()
-    served = Served("--store", str(copy), cwd=folder)
-    page = browser.new_page()
-    try:
-        # recorded as running, its folder held by nobody: shown as interrupted (test_probe8_liveness.py)
-        _, runs = _request(served.base + "/api/runs?status=interrupted")
-        page.goto(served.url)
-        wait_ready(page)
-        page.goto(f"{served.base}/#/run/{runs['runs'][0]['key']}")
-        wait_ready(page)
-        cells = page.locator("#variant-figures tbody tr").first.locator("td").all_inner_texts()
-        assert cells[3] == "? / ?", cells
-    finally:
-        page.close()
-        served.stop()
-
-
 @pytest.mark.parametrize("url", [
     "postgresql://ana@127.0.0.1:1/h?password=hunter2secret&sslmode=disable",
     "postgres:///h?host=127.0.0.1&port=1&sslpassword=hunter2secret&password=hunter2secret",
@@ -220,7 +174,7 @@ def test_a_password_in_the_store_url_of_a_run_is_written_nowhere(postgres, tmp_p
     (tmp_path / "suite.json").write_text(json.dumps({
         "name": "pw", "cases": "cases.jsonl", "formats": ["json", "md", "html"], "graders": [{"exact": {}}],
         "variants": {"only": {"subject": "recorded:answers.jsonl"}}}))
-    done = sb("run", "suite.json", "--no-progress", "--store", url, cwd=tmp_path)
+    done = sb("run", "suite.json", "--no-progress", "--store", url, cwd=tmp_path, process=True)
     assert done.returncode == 0, done.stderr
     assert secret not in done.stdout + done.stderr
     for path in tmp_path.rglob("*"):
@@ -283,6 +237,60 @@ def test_store_tag_says_which_tags_it_did_not_change(stopped):
     assert done.stdout.splitlines() == ["already tagged: nightly, whole"], done.stdout
     listed = json.loads(sb("history", *store, "--json", "--tag", "nightly", cwd=folder).stdout)["runs"]
     assert [r["tags"] for r in listed] == [["nightly", "whole"]]
+
+
+def test_the_compare_page_shows_the_unknown_cost_as_unknown(stopped, browser):
+    from tests.viewer.conftest import Served, wait_ready
+
+    folder, _ = stopped
+    served = Served("--store", "h.sqlite", cwd=folder)
+    page = browser.new_page()
+    try:
+        _, whole = _request(served.base + "/api/runs?status=completed")
+        _, part = _request(served.base + "/api/runs?status=stopped")
+        page.goto(served.url)
+        wait_ready(page)
+        page.goto(f"{served.base}/#/compare/{whole['runs'][0]['key']}/{part['runs'][0]['key']}")
+        wait_ready(page)
+        cells = page.locator("table.deltas").first.locator('tr[data-figure^="cost_usd mean"] td').all_inner_texts()
+        assert cells[1:] == ["unknown", "unknown", "unknown"], cells
+        tokens = page.locator("table.deltas").first.locator('tr[data-figure^="input_tokens mean"] td').all_inner_texts()
+        assert "unknown" not in tokens[1:] and tokens[1] != "n/a", tokens
+    finally:
+        page.close()
+        served.stop()
+
+
+def test_the_run_page_of_a_run_under_way_shows_no_judged_count_it_does_not_have(stopped, browser, tmp_path):
+    """A run still under way (or killed with kill -9) has no tallies stored yet: its run page
+    says the attempts judged are unknown, never 0."""
+    import sqlite3
+
+    from tests.viewer.conftest import Served, wait_ready
+
+    folder, _ = stopped
+    copy = tmp_path / "copy.sqlite"
+    with sqlite3.connect(folder / "h.sqlite") as source, sqlite3.connect(copy) as conn:
+        source.backup(conn)  # (the store is in WAL mode: a file copy could miss its last writes)  # as the run's start writes them: the figures come at its end
+        conn.execute("UPDATE variants SET attempts = NULL, passed = NULL, failed = NULL, errors = NULL, "
+                     "unassessed = NULL, not_run = NULL, pass_rate = NULL, ci_low = NULL, ci_high = NULL")
+        conn.execute("UPDATE runs SET status = 'running', attempts = NULL")
+    source.close()
+    conn.close()
+    served = Served("--store", str(copy), cwd=folder)
+    page = browser.new_page()
+    try:
+        # recorded as running, its folder held by nobody: shown as interrupted (test_probe8_liveness.py)
+        _, runs = _request(served.base + "/api/runs?status=interrupted")
+        page.goto(served.url)
+        wait_ready(page)
+        page.goto(f"{served.base}/#/run/{runs['runs'][0]['key']}")
+        wait_ready(page)
+        cells = page.locator("#variant-figures tbody tr").first.locator("td").all_inner_texts()
+        assert cells[3] == "? / ?", cells
+    finally:
+        page.close()
+        served.stop()
 
 
 def test_the_run_page_of_a_stopped_run_says_how_many_attempts_never_ran(stopped, browser):
