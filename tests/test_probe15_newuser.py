@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli_inprocess import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
@@ -17,8 +18,7 @@ KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BAS
 def scoreboard(*args: str, cwd: Path, **extra: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in KEYS}
     env.update({"SCOREBOARD_STORE": "none", "PYTHONPATH": str(ROOT / "src"), **extra})
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return run_cli(args, cwd, env)  # in this process (tests/cli_inprocess.py): what the command says is the point
 
 
 def errors(res: subprocess.CompletedProcess) -> list[str]:
@@ -194,8 +194,7 @@ def test_a_missing_at_input_file_offers_the_close_name_and_lists_nothing_outside
     (tmp_path / "inputs" / "invoice-1.txt").write_text("total 5")
     (tmp_path / "cases.jsonl").write_text('{"id": "a", "input": "@inputs/invoce-1.txt"}\n'
                                           '{"id": "b", "input": "@../outside/invoice-1.txt"}\n')
-    done = subprocess.run([sys.executable, "-m", "scoreboard", "validate", "cases.jsonl"], cwd=tmp_path,
-                   capture_output=True, text=True, timeout=60, env={**os.environ, "SCOREBOARD_STORE": "none"})
+    done = run_cli(["validate", "cases.jsonl"], tmp_path, {**os.environ, "SCOREBOARD_STORE": "none"})
     assert done.returncode == 1
     assert "did you mean 'inputs/invoice-1.txt'?" in done.stderr, done.stderr
 
