@@ -12,12 +12,26 @@ from pathlib import Path
 
 import yaml
 
+from tests.cli_inprocess import run_cli
+
+
+def _suite(tmp_path: Path, suite: dict) -> None:
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump({"name": "s", "output_dir": "out", "formats": ["json"],
+                                                          **suite}))
+
+
+def _cli(tmp_path: Path, suite: dict, *extra: str, env: dict | None = None):
+    """`scoreboard run suite.yaml` in tmp_path, in this process (tests/cli_inprocess.py): for what
+    the run says and writes, where the process itself is not the point."""
+    _suite(tmp_path, suite)
+    return run_cli(["run", "suite.yaml", "--no-progress", *extra], tmp_path,
+                   {**os.environ, "SCOREBOARD_STORE": "none", **(env or {})})
+
 
 def _run(tmp_path: Path, suite: dict, *extra: str, env: dict | None = None, timeout: float = 120):
     """`scoreboard run suite.yaml` in tmp_path: the console script, whose import path does not
     hold its working directory (`python -m` puts it first, so a json.py there would be Python's)."""
-    (tmp_path / "suite.yaml").write_text(yaml.safe_dump({"name": "s", "output_dir": "out", "formats": ["json"],
-                                                          **suite}))
+    _suite(tmp_path, suite)
     script = Path(sys.executable).parent / "scoreboard"
     command = [str(script)] if script.exists() else [sys.executable, "-m", "scoreboard"]
     return subprocess.run([*command, "run", "suite.yaml", "--no-progress", *extra],
@@ -44,7 +58,7 @@ def test_a_var_in_a_commands_env_is_read_from_the_environment_and_kept_out_of_th
     script.chmod(0o755)
     subject = {"type": "command", "argv": ["./show.sh"],
                "env": {"TEAM": "${P20S_TEAM}-x", "API_TOKEN": "${P20S_TOKEN}"}}
-    done = _run(tmp_path, {"cases": "cases.jsonl", "subject": subject, "graders": ["exact"]},
+    done = _cli(tmp_path, {"cases": "cases.jsonl", "subject": subject, "graders": ["exact"]},
                 env={"P20S_TEAM": "blue", "P20S_TOKEN": "tok-0123456789abcdef"})
     assert done.returncode in (0, 2), done.stderr
     (attempt,) = _attempts(tmp_path)
@@ -62,9 +76,7 @@ def test_an_unset_var_in_a_commands_env_is_refused_before_anything_runs(tmp_path
     environ = {k: v for k, v in os.environ.items() if k != "P20S_SURELY_UNSET"}
     (tmp_path / "suite.yaml").write_text(yaml.safe_dump({"name": "s", "cases": "cases.jsonl", "subject": subject,
                                                           "graders": ["exact"], "output_dir": "out"}))
-    done = subprocess.run([sys.executable, "-m", "scoreboard", "run", "suite.yaml", "--no-progress"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                          env={**environ, "SCOREBOARD_STORE": "none"})
+    done = run_cli(["run", "suite.yaml", "--no-progress"], tmp_path, {**environ, "SCOREBOARD_STORE": "none"})
     assert done.returncode == 1
     (line,) = done.stderr.strip().splitlines()
     assert "P20S_SURELY_UNSET" in line and "env.TEAM" in line and "suite.yaml" in line
@@ -163,8 +175,8 @@ def test_a_command_that_exits_leaving_a_child_holding_its_unread_stdin_answers_a
                       "    os._exit(0)\n"
                       "print('answer', flush=True)\n")
     script.chmod(0o755)
-    done = _run(tmp_path, {"cases": "cases.jsonl", "subject": "command:./extract.py", "graders": ["exact"],
-                           "timeout_ms": 30000, "limits": {"max_input_bytes": 4_000_000}}, timeout=90)
+    done = _cli(tmp_path, {"cases": "cases.jsonl", "subject": "command:./extract.py", "graders": ["exact"],
+                           "timeout_ms": 30000, "limits": {"max_input_bytes": 4_000_000}})
     assert done.returncode == 0, (done.stdout, done.stderr)
     (attempt,) = _attempts(tmp_path)
     assert attempt["status"] == "passed" and attempt["output"]["text"] == "answer\n", attempt
@@ -188,7 +200,7 @@ def test_an_object_with_an_async_call_and_a_function_returning_a_coroutine_are_a
                 "obj-thread": {"subject": {"type": "python", "function": "agents:agent", "thread": True},
                                "params": {"prefix": "got "}},
                 "wrap": {"subject": "python:agents:wrapper"}}
-    done = _run(tmp_path, {"cases": "cases.jsonl", "variants": variants, "graders": ["exact"]})
+    done = _cli(tmp_path, {"cases": "cases.jsonl", "variants": variants, "graders": ["exact"]})
     assert done.returncode == 0, (done.stdout, done.stderr)
     assert "never awaited" not in done.stderr
     assert {(a["variant"], a["status"], a["output"]["text"]) for a in _attempts(tmp_path)} == {
@@ -202,12 +214,12 @@ def test_a_commands_env_value_that_is_not_text_is_refused_naming_it(tmp_path):
     (tmp_path / "show.sh").chmod(0o755)
     for env, field, shown in (({"VERBOSE": True}, "VERBOSE", "a bool (true)"), ({"EMPTY": None}, "EMPTY", "an empty value"),
                               ({"RATE": 1.5}, "RATE", "a float (1.5)"), ({"L": [1]}, "L", "a list ([1])")):
-        done = _run(tmp_path, {"cases": "cases.jsonl", "graders": ["exact"],
+        done = _cli(tmp_path, {"cases": "cases.jsonl", "graders": ["exact"],
                                "subject": {"type": "command", "argv": ["./show.sh"], "env": env}})
         assert done.returncode == 1, done.stderr
         (line,) = done.stderr.strip().splitlines()
         assert f"subject.env.{field}" in line and shown in line and "quote it" in line, line
-    done = _run(tmp_path, {"cases": "cases.jsonl", "graders": ["exact"],
+    done = _cli(tmp_path, {"cases": "cases.jsonl", "graders": ["exact"],
                            "subject": {"type": "command", "argv": ["./show.sh"], "env": {"VERBOSE": "true", "PORT": 8080}}})
     assert done.returncode in (0, 2), done.stderr
     assert _attempts(tmp_path)[0]["output"]["text"] == "true|8080"
@@ -225,10 +237,10 @@ def test_a_python_subject_may_name_an_attribute_path_as_an_entry_point_does(tmp_
         "extractor = Extractor()\n")
     variants = {"cm": {"subject": "python:pipeline:Extractor.run"},
                 "bound": {"subject": "python:pipeline:extractor.answer"}}
-    done = _run(tmp_path, {"cases": "cases.jsonl", "variants": variants, "graders": ["exact"]})
+    done = _cli(tmp_path, {"cases": "cases.jsonl", "variants": variants, "graders": ["exact"]})
     assert done.returncode == 0, (done.stdout, done.stderr)
     assert {(a["variant"], a["status"]) for a in _attempts(tmp_path)} == {("cm", "passed"), ("bound", "passed")}
-    done = _run(tmp_path, {"cases": "cases.jsonl", "subject": "python:pipeline:Extractor.nope", "graders": ["exact"]})
+    done = _cli(tmp_path, {"cases": "cases.jsonl", "subject": "python:pipeline:Extractor.nope", "graders": ["exact"]})
     assert done.returncode == 1
     (line,) = done.stderr.strip().splitlines()
     assert "subject.function" in line and "pipeline.Extractor has no attribute 'nope'" in line, line
@@ -246,7 +258,7 @@ def test_numpy_values_a_python_pipeline_returns_are_the_numbers_and_lists_they_h
         "def count(text):\n    return np.int64(7)\n\n"
         "def odd(text):\n    return {'when': object()}\n")
     variants = {name: {"subject": f"python:pipeline:{name}"} for name in ("fields", "matrix", "count", "odd")}
-    done = _run(tmp_path, {"cases": "cases.jsonl", "variants": variants, "graders": ["exact"]})
+    done = _cli(tmp_path, {"cases": "cases.jsonl", "variants": variants, "graders": ["exact"]})
     assert done.returncode == 2, (done.stdout, done.stderr)
     got = {a["variant"]: a for a in _attempts(tmp_path)}
     assert got["fields"]["output"]["json"] == {"total": 3, "rate": 0.5, "ok": True, "rows": [0, 1]}
