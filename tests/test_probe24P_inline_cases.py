@@ -2,17 +2,19 @@
 as promptfoo's inline `tests:` and Inspect's `dataset=[Sample(...)]` are written, mixed with case
 files, validated by the case loader, their errors naming the suite file's line, their paths
 confined to the suite's folder, covered by the plan's fixture_hash and the suite's limits.
-Every command runs as a user types it (`python -m scoreboard`), offline (the mock subject)."""
+Every command runs as a user types it (`python -m scoreboard`'s main, in this process:
+tests/cli_inprocess.py), offline (the mock subject)."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli_inprocess import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -20,8 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def scoreboard(*args: str, cwd: Path, store: str = "none") -> subprocess.CompletedProcess:
     env = {**os.environ, "SCOREBOARD_STORE": store, "PYTHONPATH": str(ROOT / "src")}
     env.pop("OPENAI_API_KEY", None)
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
+    return run_cli(args, cwd, env)
 
 
 SUITE = """\
