@@ -12,6 +12,7 @@ import pytest
 
 from scoreboard.engine.pipeline import RunOptions, run
 from scoreboard.suite.load import load_suite
+from tests.cli_inprocess import run_cli
 from tests.servers.fake_provider import FakeProvider
 
 chromium = pytest.mark.skipif(not os.path.exists("/usr/bin/chromium"), reason="needs Debian's chromium")
@@ -101,11 +102,7 @@ def test_a_folder_output_reaches_a_blind_judge_as_its_page_never_its_path(judge_
 # ------------------------------------------------------------------------- how the figures are said
 
 def _cli(args: list[str], cwd: Path):
-    import subprocess
-    import sys
-
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=dict(os.environ),
-                          capture_output=True, text=True, timeout=300, check=False)
+    return run_cli(args, cwd, dict(os.environ))
 
 
 GOOD_PAGE = ("<!doctype html><html><head><style>h1{color:#c33}</style></head><body><h1>{name}</h1>"
