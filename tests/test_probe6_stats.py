@@ -13,19 +13,17 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import os
 import subprocess
-import sys
 from fractions import Fraction
 from pathlib import Path
 
 from scoreboard.stats.metrics import mean_figure, reducer_figure
 from scoreboard.stats.summary import pass_at_k_figures
+from tests.cli_inprocess import run_cli
 
 
 def scoreboard(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
-                          env=dict(os.environ), timeout=180)
+    return run_cli(args, cwd=cwd)
 
 
 def _exact_k(counts: list[int], runs: int, k: int, hat: bool) -> Fraction:
