@@ -27,8 +27,8 @@ SETTINGS_ENV = ("SCOREBOARD_WORKER_URL", "SCOREBOARD_TOKEN", "SCOREBOARD_ROOM_ID
 
 
 def replay(cwd: Path, *args: str, env: dict | None = None, process: bool = False) -> subprocess.CompletedProcess:
-    """In-process, but `process=True` runs the real `python -m scoreboard`: the report's run.argv
-    is the process's sys.argv, which only a process of its own has as the command's."""
+    """In-process (the report's run.argv is this call's arguments, never the host process's:
+    tests/test_cli_argv.py); `process=True` runs the real `python -m scoreboard`."""
     base = {k: v for k, v in os.environ.items() if k not in SETTINGS_ENV}
     full = {**base, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", ""), **(env or {})}
     if process:
@@ -54,7 +54,7 @@ def agent():
 
 
 def test_success_scores_every_case_on_one_invoke_and_diffs_runs0(tmp_path, agent):
-    proc = replay(tmp_path, FIX / "replay.json", "--worker", agent.base_url, "--token", TOKEN, process=True)
+    proc = replay(tmp_path, FIX / "replay.json", "--worker", agent.base_url, "--token", TOKEN)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     calls = agent.requests_to("invoke")
     assert len(calls) == 1  # one live run for all cases

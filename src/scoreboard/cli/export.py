@@ -42,13 +42,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """Export the turns; print how many and where."""
-    import sys
-
     from ..engine.turns import export_turns
 
     outcome = export_turns(args.report, args.output, variant=args.variant, run=args.run,
                            conversations=args.conversation, formats=parse_formats(args.format),
-                           argv=sys.argv[1:])
+                           argv=args.command_line)
     info = outcome.head["run"]["exported"]
     print(f"exported {len(info['turns'])} turns of variant {info['variant']} (run {info['run']}) as independent "
           "cases; no request was made", file=out_stream(args.json))

@@ -102,8 +102,10 @@ def main(argv: list[str] | None = None) -> int:
     resume = stop_commands()
     summary_start = summary_size()
     try:
-        run_args = parse(build_parser()[0], run_argv(args))  # a misspelt flag: did you mean
+        line = run_argv(args)
+        run_args = parse(build_parser()[0], line)  # a misspelt flag: did you mean
         run_args.debug = False
+        run_args.command_line = line  # the report records the run this step made
         baseline = read_baseline(args.baseline)  # before the run: a wrong path costs no run
         outcome = run_outcome(run_args)
         print_outcome(outcome, to_stderr=False)

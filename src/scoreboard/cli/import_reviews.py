@@ -57,7 +57,7 @@ def main(args: argparse.Namespace) -> int:
 
         raise ConfigError(f"--max-entries takes a positive number, got {args.max_entries}", field="max_entries")
     check_report_output(args.output)
-    report, paths = import_reviews(args.report, args.reviews, args.output, argv=sys.argv[1:],
+    report, paths = import_reviews(args.report, args.reviews, args.output, argv=args.command_line,
                                    formats=parse_formats(args.format), max_entries=args.max_entries)
     out = sys.stderr if args.json else sys.stdout
     info = report["run"]["reviews_imported"][-1]

@@ -82,8 +82,6 @@ def add_comparisons_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def comparisons_main(args: argparse.Namespace) -> int:
-    import sys
-
     from ..engine.reruns import import_comparisons
     from ..errors import ConfigError
     from ..record.terminal import printable
@@ -94,7 +92,7 @@ def comparisons_main(args: argparse.Namespace) -> int:
                               field=flag)
     check_report_output(args.output)
     outcome = import_comparisons(args.report, args.comparisons, args.output, allow_judge=args.allow_judge,
-                                 formats=parse_formats(args.format), argv=sys.argv[1:],
+                                 formats=parse_formats(args.format), argv=args.command_line,
                                  max_entries=args.max_entries, max_output_chars=args.max_output_chars)
     info = outcome.head["run"]["imported"]
     # the variants are named by the file's provider and model: spelt, as every printed name is

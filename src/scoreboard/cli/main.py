@@ -158,8 +158,12 @@ def forget_interrupt_mark() -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run one command (in-process callers: tests, the pytest plugin, benchmarks)."""
     parser, modules, shared = _parser()
-    args = parse(parser, sys.argv[1:] if argv is None else argv)
+    line = [str(a) for a in (sys.argv[1:] if argv is None else argv)]
+    args = parse(parser, line)
     fresh_defaults(args, shared)
+    # what a report records as its command line: this call's, never the host process's (a
+    # report written through the pytest plugin recorded pytest's own arguments)
+    args.command_line = line
     if not args.command:
         parser.print_help()
         return 1
@@ -170,13 +174,13 @@ def main(argv: list[str] | None = None) -> int:
     args.debug = getattr(args, "debug", False) or args.debug_top
     try:
         refuse_stdout_where_files_are_written(args)
-        refuse_names_of_another_format(args, sys.argv[1:] if argv is None else argv)
+        refuse_names_of_another_format(args, line)
         return modules[args.command].main(args)
     except ScoreboardError as exc:
         if args.debug:
             raise
-        for line in error_lines(exc, sys.argv[1:] if argv is None else argv):  # several input errors: a line each
-            print(scrub_known(f"scoreboard: error: {spell_unseen(line)}"), file=sys.stderr)
+        for said in error_lines(exc, line):  # several input errors: a line each
+            print(scrub_known(f"scoreboard: error: {spell_unseen(said)}"), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("scoreboard: interrupted", file=sys.stderr)

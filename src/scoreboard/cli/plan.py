@@ -236,7 +236,7 @@ def main(args: argparse.Namespace) -> int:
     plan = build_plan(suite)
     plan["live"] = {"required": suite.config.require_live}
     if suite.config.require_live:
-        plan["live"].update(command=live_command(sys.argv[1:]), max_cases=suite.config.limits.live.max_cases,
+        plan["live"].update(command=live_command(args.command_line), max_cases=suite.config.limits.live.max_cases,
                             max_requests=suite.config.limits.live.max_requests)
     conversations = {c.conversation["id"] for c in suite.cases if c.conversation is not None}
     turns = sum(1 for c in suite.cases if c.conversation is not None)

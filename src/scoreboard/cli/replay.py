@@ -226,7 +226,7 @@ def main(args: argparse.Namespace) -> int:
     for warning in transcript.warnings:
         print(printable(f"scoreboard: warning: {warning}"), file=sys.stderr)
     block, finalize = replay_block({**settings, "case_ids": [c.id for c in suite.cases]}, baseline)
-    outcome = run(suite, RunOptions(argv=redact_argv(sys.argv[1:], settings["token"]), formats=tuple(formats),
+    outcome = run(suite, RunOptions(argv=redact_argv(args.command_line, settings["token"]), formats=tuple(formats),
                                     progress=False, require_all_pass=True, extra_run=transcript.run_info(),
                                     finalize=finalize, output_json=output_of(args)))
     live_id = block["live_run"]["id"] if block.get("live_run") else "-"

@@ -43,8 +43,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    import sys
-
     from ..engine.reruns import rescore
     from ..errors import ConfigError
     from ..record.terminal import printable
@@ -54,7 +52,7 @@ def main(args: argparse.Namespace) -> int:
     check_report_output(args.output)
     outcome = rescore(args.report, graders_file=args.graders, allow_judge=args.allow_judge,
                       output=args.output, output_dir=args.output_dir, formats=parse_formats(args.format),
-                      argv=sys.argv[1:], judge=judge_spec(args.judge), judge_runs=args.judge_runs,
+                      argv=args.command_line, judge=judge_spec(args.judge), judge_runs=args.judge_runs,
                       max_requests=args.max_requests)
     info = outcome.head["run"]["rescore"]
     changed = info["changed_cases"]

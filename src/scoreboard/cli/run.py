@@ -137,7 +137,7 @@ def run_outcome(args: argparse.Namespace):
     flags = suite_flags(args)
     settings = executor_settings(args)
     suite = load_staged(args.suite, flags, dry_run=args.dry_run)
-    options = RunOptions(argv=sys.argv[1:], progress=not args.no_progress, junit_path=args.junit,
+    options = RunOptions(argv=args.command_line, progress=not args.no_progress, junit_path=args.junit,
                          flags=flags, dry_run=args.dry_run, output_json=args.output, executor=args.executor,
                          executor_settings=settings, hold_report=False, live=bool(args.live),
                          extra_run={"live": True} if args.live else None,
@@ -243,7 +243,7 @@ def _resumed(args: argparse.Namespace):
     flags = meta.get("flags") or {}
     live = bool(flags.get("live"))
     _keep_store(args, meta)
-    options = RunOptions(argv=sys.argv[1:], progress=not args.no_progress, junit_path=args.junit, flags=flags,
+    options = RunOptions(argv=args.command_line, progress=not args.no_progress, junit_path=args.junit, flags=flags,
                          dry_run=bool(meta.get("dry_run")), resume_dir=str(folder.stem),
                          executor=args.executor or meta.get("executor"), executor_settings=settings,
                          hold_report=False, live=live, extra_run={"live": True} if live else None,

@@ -248,7 +248,7 @@ def main(args: argparse.Namespace) -> int:
     if not suite.cases:
         print("scoreboard: the transcript has no cases: score fails (every case must pass, and there "
               "must be at least one)", file=sys.stderr)
-    outcome = run(suite, RunOptions(argv=sys.argv[1:], formats=tuple(formats), progress=False,
+    outcome = run(suite, RunOptions(argv=args.command_line, formats=tuple(formats), progress=False,
                                     require_all_pass=True, extra_run=transcript.run_info(),
                                     output_json=output_of(args)))
     rows = case_rows(outcome.report, transcript.matches)
