@@ -10,13 +10,19 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.cli_inprocess import run_cli
+
 ROOT = Path(__file__).resolve().parents[1]
 KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
 
 
-def scoreboard(*args: str, cwd: Path, **extra: str) -> subprocess.CompletedProcess:
+def scoreboard(*args: str, cwd: Path, process: bool = False, **extra: str) -> subprocess.CompletedProcess:
+    """`scoreboard ARGS` in this process (tests/cli_inprocess.py), what the command says and writes
+    being the point; as a process where `process` (a subject that signals its own process)."""
     env = {k: v for k, v in os.environ.items() if k not in KEYS and k != "SCOREBOARD_STORE"}
     env.update({"SCOREBOARD_STORE": "none", "PYTHONPATH": str(ROOT / "src"), **extra})
+    if not process:
+        return run_cli(args, cwd, env)
     return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=120)
 
@@ -58,7 +64,7 @@ def test_a_run_stopped_by_ctrl_c_says_in_the_terminal_the_command_that_finishes_
         "        subprocess.run(['kill', '-s', 'INT', str(os.getpid())])  # the user's Ctrl+C, mid-run (from outside)\n"
         "    return 'ok'\n", encoding="utf-8")
     first = scoreboard("run", "--cases", "cases.jsonl", "--subject", "python:bot:answer", "--concurrency", "1",
-                       "--no-progress", "--format", "json,md", "--output", "out", cwd=tmp_path)
+                       "--no-progress", "--format", "json,md", "--output", "out", cwd=tmp_path, process=True)
     assert first.returncode == 2, first.stdout + first.stderr
     stopped = next(line for line in first.stdout.splitlines() if line.strip().startswith("stopped:"))
     assert stopped.strip() == "stopped: interrupted by SIGINT; finish it with scoreboard run --resume out", stopped
