@@ -11,11 +11,16 @@ from pathlib import Path
 
 from scoreboard.engine.executor import YIELD_S
 from scoreboard.testing.messages import describe_attempt
+from tests.cli_inprocess import run_cli
 
 
-def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+def cli(cwd: Path, *args: str, process: bool = False) -> subprocess.CompletedProcess:
+    """`scoreboard ARGS` in this process (tests/cli_inprocess.py), what the command says and writes
+    being the point; as a process where `process` (a subject that signals its own process)."""
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY",
                                                             "SCOREBOARD_STORE")}
+    if not process:
+        return run_cli(args, cwd, env)
     return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, check=False,
                           capture_output=True, text=True, timeout=120)
 
@@ -100,7 +105,7 @@ def test_ctrl_c_during_a_sync_python_subject_stops_dispatching_at_the_next_attem
         "    return 'neutral'\n", encoding="utf-8")
     done = cli(tmp_path, "run", "--cases", "cases.jsonl", "--subject", "python:interrupts:label",
                "--concurrency", "1", "--no-progress", "--format", "json", "--output", "out.json",
-               "--store", "none")
+               "--store", "none", process=True)
     assert done.returncode == 2, done.stderr
     report = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
     assert report["run"]["status"] == "stopped"
