@@ -1,8 +1,9 @@
 """Calling user code (a custom grader, a python transform, a scoring function) under a time limit.
 
 The run's own loop never runs user code. A sync function runs in a daemon thread (reused from
-call to call: daemon_pool.py); an async function (or an awaitable a sync function returns) on the user loop (userloop.py), kept
-for the whole run, so a client async code opens once and reuses works on every call. Code that
+call to call: daemon_pool.py); an async function (or an awaitable a sync function returns) on
+the user loop (userloop.py), kept for the whole run, so a client async code opens once and
+reuses works on every call. Code that
 blocks (`time.sleep(1000)` inside `async def`, a blocking client called from a coroutine) is cut
 at the limit like any other and is that grade's error ("timed out"), never a hang of the whole
 run. Python cannot kill a thread: one that never returns runs on, without holding up the end of
