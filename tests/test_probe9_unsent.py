@@ -14,13 +14,13 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 
 from scoreboard.engine.ledger import Budget, Ledger
+from tests.cli_inprocess import run_cli
 from tests.subjects import ListLog
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,8 +30,7 @@ RETRIES = {"attempts": 3, "base_delay_s": 0.001, "max_delay_s": 0.001}
 
 def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "SCOREBOARD_STORE": "none"}
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=120)
+    return run_cli(args, cwd, env)
 
 
 def closed_port() -> int:
