@@ -17,6 +17,7 @@ from scoreboard.record.figures import judge_usage_words
 from scoreboard.record.verify import verify_report
 from scoreboard.stats.summary import summarize
 from scoreboard.suite.load import load_suite
+from tests.cli_inprocess import run_cli
 from tests.servers.fake_provider import FakeProvider
 
 CASES = [{"id": f"q{i}", "input": f"What is {i}+{i}?", "expected": str(2 * i)} for i in range(4)]
@@ -188,8 +189,6 @@ def test_import_reviews_says_the_corrected_rate_with_its_interval_over_cases(jud
     bootstrap interval (the README's "with a bootstrap 95% interval") and how many cases the
     outputs came from were not said, and an undefined rate gave "n/a" with no reason."""
     import os
-    import subprocess
-    import sys
 
     n = itertools.count()
     fake_provider.set_default("chat", {"reply": lambda req: f"ANSWER {next(n) % 7}"})
@@ -207,9 +206,8 @@ def test_import_reviews_says_the_corrected_rate_with_its_interval_over_cases(jud
                             "reviewer_id": "ana", "reviewer_kind": "human", "rubric_version": "v1", "ratings": {},
                             "notes": "read", "verdict": "ANSWER 2" not in a["output"]["text"]})
     (tmp_path / "reviews.json").write_text(json.dumps({"entries": entries}), encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "scoreboard", "import", "reviews", outcome.paths["json"],
-                           "reviews.json", "--output", "new.json"], cwd=tmp_path, capture_output=True, text=True,
-                          env={**os.environ, "SCOREBOARD_STORE": "none"}, timeout=120)
+    done = run_cli(["import", "reviews", outcome.paths["json"], "reviews.json", "--output", "new.json"], tmp_path,
+                   {**os.environ, "SCOREBOARD_STORE": "none"})
     assert done.returncode == 0, done.stderr
     agreement = json.loads((tmp_path / "new.json").read_text(encoding="utf-8"))["summary"]["judge_agreement"]
     rate, ci = agreement["corrected_pass_rate"]["value"], agreement["corrected_pass_rate"]["ci"]
@@ -225,8 +223,6 @@ def test_a_verdict_with_no_majority_says_so_in_every_rendering_junit_included(ju
     terminal, Markdown and HTML said why; JUnit skipped the case as "not assessed: no grader
     could judge this case", which a CI tab reads as a judge that never answered."""
     import os
-    import subprocess
-    import sys
     import xml.etree.ElementTree as ET
 
     flips = itertools.cycle([True, False])
@@ -236,8 +232,7 @@ def test_a_verdict_with_no_majority_says_so_in_every_rendering_junit_included(ju
              "concurrency": 1, "judge": openai(judge_srv, "judge"), "judge_runs": 2,
              "subject": openai(fake_provider, "subj"), "graders": [{"llm-judge": "right?"}]}
     (tmp_path / "suite.json").write_text(json.dumps(suite), encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "scoreboard", "run", "suite.json", "--no-progress"], cwd=tmp_path,
-                          capture_output=True, text=True, env={**os.environ, "SCOREBOARD_STORE": "none"}, timeout=120)
+    done = run_cli(["run", "suite.json", "--no-progress"], tmp_path, {**os.environ, "SCOREBOARD_STORE": "none"})
     assert done.returncode == 0, done.stderr
     assert "judge runs split evenly (not assessed): 1" in done.stdout and "1 unassessed" in done.stdout
     files = {p.name.split(".", 1)[1]: p for p in (tmp_path / "out" / "probe").glob("*.*")}
@@ -283,8 +278,6 @@ def test_what_pairwise_judging_spent_is_shown_beside_the_pair_and_no_grade_usage
     pairwise judging spent (its requests, tokens, cost) appeared in no rendering, only in the
     JSON's pair. It is now said beside the pair in the terminal, the Markdown and the page."""
     import os
-    import subprocess
-    import sys
 
     judge_srv.set_default("chat", {"reply": json.dumps({"winner": "tie", "explanation": "x"}),
                                    "usage": {"prompt_tokens": 1000, "completion_tokens": 10}})
@@ -295,8 +288,7 @@ def test_what_pairwise_judging_spent_is_shown_beside_the_pair_and_no_grade_usage
              "variants": {"oak": {"subject": openai(fake_provider, "m1")},
                           "elm": {"subject": openai(fake_provider, "m2")}}}
     (tmp_path / "suite.json").write_text(json.dumps(suite), encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "scoreboard", "run", "suite.json", "--no-progress"], cwd=tmp_path,
-                          capture_output=True, text=True, env={**os.environ, "SCOREBOARD_STORE": "none"}, timeout=120)
+    done = run_cli(["run", "suite.json", "--no-progress"], tmp_path, {**os.environ, "SCOREBOARD_STORE": "none"})
     assert done.returncode == 0, done.stderr
     files = {p.name.split(".", 1)[1]: p for p in (tmp_path / "out" / "probe").glob("*.*")}
     report = json.loads(files["json"].read_text(encoding="utf-8"))
