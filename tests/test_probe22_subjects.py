@@ -13,10 +13,24 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.cli_inprocess import run_cli
 
-def _run(tmp_path: Path, suite: dict, *extra: str, timeout: float = 120):
+
+def _suite(tmp_path: Path, suite: dict) -> None:
     (tmp_path / "suite.yaml").write_text(yaml.safe_dump({"name": "s", "output_dir": "out", "formats": ["json"],
                                                           **suite}))
+
+
+def _cli(tmp_path: Path, suite: dict, *extra: str):
+    """`scoreboard run suite.yaml` in tmp_path, in this process (tests/cli_inprocess.py): for what
+    the run says and writes, where the process (its signals, its exit, its state) is not the point."""
+    _suite(tmp_path, suite)
+    return run_cli(["run", "suite.yaml", "--no-progress", "--concurrency", "1", *extra], tmp_path,
+                   {**os.environ, "SCOREBOARD_STORE": "none"})
+
+
+def _run(tmp_path: Path, suite: dict, *extra: str, timeout: float = 120):
+    _suite(tmp_path, suite)
     script = Path(sys.executable).parent / "scoreboard"
     command = [str(script)] if script.exists() else [sys.executable, "-m", "scoreboard"]
     return subprocess.run([*command, "run", "suite.yaml", "--no-progress", "--concurrency", "1", *extra],
@@ -109,7 +123,7 @@ def test_a_command_that_forks_a_daemon_has_it_killed_and_its_attempt_says_so(tmp
     script.write_text("#!/bin/sh\n( setsid sh -c 'echo $$ >> daemons.pid; exec sleep 300' >/dev/null 2>&1 & )\n"
                       "sleep 0.2\nif [ \"$SCOREBOARD_CASE_ID\" = c1 ]; then exit 3; fi\nprintf x\n")
     script.chmod(0o755)
-    done = _run(tmp_path, {"cases": "cases.jsonl", "subject": "command:./extract.sh", "graders": ["exact"]})
+    done = _cli(tmp_path, {"cases": "cases.jsonl", "subject": "command:./extract.sh", "graders": ["exact"]})
     assert done.returncode == 2, (done.stdout, done.stderr)
     first, second = _report(tmp_path)["attempts"]
     left = "it left a process running when it ended, which was killed"
@@ -132,7 +146,7 @@ def test_a_dataclass_or_pydantic_model_a_pipeline_returns_is_the_json_object_of_
         "def typed(text):\n    return Invoice(3.5, [Line('a', 1)])\n\n"
         "def nested(text):\n    return {'model': Model(), 'invoice': Invoice(1.0, [])}\n")
     variants = {"typed": {"subject": "python:pipe:typed"}, "nested": {"subject": "python:pipe:nested"}}
-    done = _run(tmp_path, {"cases": "cases.jsonl", "variants": variants, "graders": ["exact"]})
+    done = _cli(tmp_path, {"cases": "cases.jsonl", "variants": variants, "graders": ["exact"]})
     assert "Traceback" not in done.stderr, done.stderr
     outputs = {a["variant"]: a["output"]["json"] for a in _report(tmp_path)["attempts"]}
     assert outputs == {"typed": {"total": 3.5, "lines": [{"sku": "a", "qty": 1}]},
@@ -170,7 +184,7 @@ def test_a_subject_module_that_changes_directory_as_it_imports_does_not_move_the
     _cases(tmp_path, 1)
     (tmp_path / "elsewhere").mkdir()
     (tmp_path / "moves.py").write_text("import os\nos.chdir('elsewhere')\n\ndef answer(text):\n    return text\n")
-    done = _run(tmp_path, {"cases": "cases.jsonl", "subject": "python:moves:answer", "graders": ["exact"]})
+    done = _cli(tmp_path, {"cases": "cases.jsonl", "subject": "python:moves:answer", "graders": ["exact"]})
     assert done.returncode == 0, (done.stdout, done.stderr)
     assert not (tmp_path / "elsewhere" / "out").exists()
     assert _report(tmp_path)["attempts"][0]["status"] == "passed"
