@@ -20,12 +20,11 @@ from tests.servers.fake_provider import FakeProvider
 CASES = 40
 
 
-def sb(*args: str, cwd: Path, process: bool = False) -> subprocess.CompletedProcess:
+def sb(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     """`scoreboard ARGS`: in this process (tests/cli_inprocess.py), what the command says and writes
-    being the point here; as a process where `process` (the argv a run records is its process's),
-    or once the module's browser holds a running event loop (Playwright's, its tests are last in
-    this module), where the command's own asyncio.run cannot run."""
-    if not process and asyncio._get_running_loop() is None:
+    being the point here; as a process once the module's browser holds a running event loop
+    (Playwright's, its tests are last in this module), where the command's own asyncio.run cannot run."""
+    if asyncio._get_running_loop() is None:
         return run_cli(args, cwd)
     return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=180, env=dict(os.environ), check=False)
@@ -174,7 +173,7 @@ def test_a_password_in_the_store_url_of_a_run_is_written_nowhere(postgres, tmp_p
     (tmp_path / "suite.json").write_text(json.dumps({
         "name": "pw", "cases": "cases.jsonl", "formats": ["json", "md", "html"], "graders": [{"exact": {}}],
         "variants": {"only": {"subject": "recorded:answers.jsonl"}}}))
-    done = sb("run", "suite.json", "--no-progress", "--store", url, cwd=tmp_path, process=True)
+    done = sb("run", "suite.json", "--no-progress", "--store", url, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert secret not in done.stdout + done.stderr
     for path in tmp_path.rglob("*"):
