@@ -22,6 +22,7 @@ from scoreboard.agents.footprint import (
     token_counter,
 )
 from scoreboard.errors import ConfigError
+from tests.cli_inprocess import run_cli
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 INIT = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {"listChanged": True}},
@@ -100,7 +101,11 @@ def test_the_estimate_is_origin_003s():
 
 
 def footprint(cwd: Path, *args, pythonpath: str = SRC) -> subprocess.CompletedProcess:
+    """`scoreboard footprint ARGS`: in-process, but in a process of its own where PYTHONPATH is the
+    point (what a fresh interpreter can import)."""
     env = {**os.environ, "PYTHONPATH": pythonpath}
+    if pythonpath == SRC:
+        return run_cli(["footprint", *args], cwd, env)
     return subprocess.run([sys.executable, "-m", "scoreboard", "footprint", *map(str, args)], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=120, check=False)
 
