@@ -11,7 +11,6 @@ import math
 import os
 import statistics
 import subprocess
-import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -24,11 +23,11 @@ contingency = pytest.importorskip("statsmodels.stats.contingency_tables")
 
 from scoreboard.stats.methods import STATS_VERSION, computed_as, detectable_difference  # noqa: E402
 from scoreboard.stats.student import paired_t_power  # noqa: E402
+from tests.cli_inprocess import run_cli  # noqa: E402
 
 
 def sb(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *map(str, args)], cwd=cwd, capture_output=True,
-                          text=True, timeout=120, env={**os.environ, "SCOREBOARD_STORE": "none"})
+    return run_cli(args, cwd, {**os.environ, "SCOREBOARD_STORE": "none"})
 
 
 def scipy_power(effect: float, cases: int, alpha: float) -> float:
