@@ -29,6 +29,7 @@ from scoreboard.record.markdown import render_markdown
 from scoreboard.record.mdtext import spell_unseen
 from scoreboard.record.terminal import print_cases, print_summary
 from scoreboard.record.view import view_of
+from tests.cli_inprocess import run_cli
 from tests.record.conftest import make_report
 
 MarkdownIt = pytest.importorskip("markdown_it", reason="pip install markdown-it-py (a test dependency)").MarkdownIt
@@ -303,6 +304,12 @@ def write_hostile_project(folder: Path) -> Path:
 
 
 def scoreboard(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """The CLI in-process (before this module's browser holds Playwright's running loop)."""
+    return run_cli(args, cwd, {**os.environ, "PYTHONPATH": str(ROOT / "src")})
+
+
+def scoreboard_process(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """The CLI in a process of its own: a real stdout's bytes (lone surrogates), after the browser is up."""
     return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, check=False)
 
@@ -376,13 +383,13 @@ def test_a_report_with_lone_surrogates_renders_in_every_format_and_fails_verify_
     odd = tmp_path / "odd.json"
     odd.write_text(json.dumps(report))  # ASCII JSON: the surrogates as escapes
     for fmt in ("json", "md", "junit", "html"):
-        done = scoreboard("report", str(odd), "--format", fmt, cwd=tmp_path)
+        done = scoreboard_process("report", str(odd), "--format", fmt, cwd=tmp_path)
         assert done.returncode == 0, (fmt, done.stderr)
         if fmt == "json":
             assert json.loads(done.stdout)["attempts"][0]["grades"][0]["reason"] == "lone \ud800 surrogate \udfff"
         if fmt == "md":
             assert "lone \\ud800 surrogate \\udfff" in done.stdout
-    done = scoreboard("verify", str(odd), cwd=tmp_path)
+    done = scoreboard_process("verify", str(odd), cwd=tmp_path)
     assert done.returncode == 1 and "internal error" not in done.stderr
     assert "lone surrogate" in done.stdout
 
