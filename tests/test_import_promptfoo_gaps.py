@@ -9,7 +9,6 @@ import json
 import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from scoreboard.importers.nunjucks import convert
 from scoreboard.subjects.values import Measurements, Output
 from scoreboard.suite.authoring import code_base
 from scoreboard.templating import render_text
+from tests.cli_inprocess import run_cli
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
     "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
@@ -35,14 +35,12 @@ def _grade(spec, output, tools=None):
 
 def _import(tmp_path: Path, config: str) -> tuple[subprocess.CompletedProcess, Path]:
     (tmp_path / "c.yaml").write_text(config)
-    done = subprocess.run([sys.executable, "-m", "scoreboard", "import", "promptfoo", "c.yaml", "--output", "out", "--run-code"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    done = run_cli(["import", "promptfoo", "c.yaml", "--output", "out", "--run-code"], cwd=tmp_path)
     return done, tmp_path / "out"
 
 
 def _run(tmp_path: Path) -> dict:
-    done = subprocess.run([sys.executable, "-m", "scoreboard", "run", "out/suite.yaml", "--output", "r.json"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+    done = run_cli(["run", "out/suite.yaml", "--output", "r.json"], cwd=tmp_path)
     assert done.returncode in (0, 3), done.stderr
     return json.loads((tmp_path / "r.json").read_text())
 
