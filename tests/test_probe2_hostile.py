@@ -9,17 +9,16 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 from scoreboard.cases import formats
+from tests.cli_inprocess import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def scoreboard(*args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=timeout)
+def scoreboard(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return run_cli(args, cwd=cwd)
 
 
 class _Counting(str):
