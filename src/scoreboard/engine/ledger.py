@@ -278,12 +278,9 @@ class Ledger:
         billed: its bound counts as spent and its usage stays unknown; a batched one stays
         reserved, its batch may still answer. Batch records go to the journal (`done`: whether
         an attempt is finished, so its batch requests are not claimed again)."""
-        # a submission its requests were reserved for, killed before its "submitting" record:
-        # its number is never given to a new submission (its custom ids would be taken twice)
-        reserved = {r["batch"].get("submission") for r in records
-                    if r.get("kind") == "request" and isinstance(r.get("batch"), dict)}
-        self.journal.restore([r for r in records if r.get("kind") in ("batch", "batch-result")], done,
-                             reserved=reserved)
+        # submissions reserved before a kill (no "submitting" record) keep their numbers: no reuse
+        reserved = {r["batch"].get("submission") for r in records if isinstance(r.get("batch"), dict)}
+        self.journal.restore([r for r in records if r.get("kind") in ("batch", "batch-result")], done, reserved)
         for r in records:  # the budget ran out in an earlier part of the run
             if r.get("kind") == "stop" and isinstance(r.get("exhausted"), str) and self.exhausted is None:
                 self.exhausted = r["exhausted"]
