@@ -74,7 +74,7 @@ def write_suite(tmp: Path, url: str) -> None:
     (tmp / "suite.json").write_text(json.dumps(suite), encoding="utf-8")
 
 
-def test_a_retry_wait_the_stop_cut_is_interrupted_not_an_error_and_resume_completes_it(tmp_path):
+def test_a_retry_wait_the_stop_cut_is_interrupted_not_an_error_and_resume_completes_it(tmp_path, browser):
     with Server(others=1) as srv:
         write_suite(tmp_path, srv.url)
         proc = subprocess.Popen([sys.executable, "-m", "scoreboard", "run", "suite.json", "--no-progress",
@@ -111,6 +111,20 @@ def test_a_retry_wait_the_stop_cut_is_interrupted_not_an_error_and_resume_comple
         assert "ERROR" not in md and "### wait · http · run 0 · interrupted" in md, md
         # the summary table: no error, the interrupted attempt among those not run (never lost)
         assert "| http | 100.0% (20.7%–100.0%) | 1 / 1 | 0 | 0 | 1 (1 interrupted) |" in md, md
+        # the HTML page's case table, as a reader sees it: "1 interrupted", never "1 error"
+        html = tmp_path / "cut.html"
+        made = run_cli(["report", str(folder.with_name(folder.name + ".json")), "--format", "html",
+                        "--output", str(html)], tmp_path, ENV)
+        assert made.returncode == 0, made.stdout + made.stderr
+        page = browser.new_page()
+        try:
+            page.goto(html.as_uri())
+            page.wait_for_selector("html[data-ready=true]")
+            cell = page.locator('[data-testid="case-row"][data-case-id="wait"] [data-testid="case-cell-http"]')
+            text = cell.inner_text()
+            assert "1 interrupted" in text and "error" not in text, text
+        finally:
+            page.close()
         # verify recomputes the statistics from the attempts and agrees
         verified = run_cli(["verify", str(folder.with_name(folder.name + ".json"))], tmp_path, ENV)
         assert verified.returncode == 0, verified.stdout + verified.stderr

@@ -328,11 +328,11 @@ PLAN_KEYS = {"fixture_hash", "suite_hash", "runs", "split"}
 
 
 def _counts(t: CaseTally | None) -> list[int]:
-    """[runs, passed, judged, errors (and interrupted), failed (failed, error, interrupted), not
-    assessed, not run]."""
+    """[runs, passed, judged, errors, failed (failed, error, interrupted), not assessed, not run,
+    interrupted]: an interrupted run (a stop cut it) is counted apart, never called an error."""
     if t is None:
-        return [0, 0, 0, 0, 0, 0, 0]
-    return [t.runs, t.passed, t.judged, t.errors + t.interrupted, t.not_passed, t.unassessed, t.not_run]
+        return [0, 0, 0, 0, 0, 0, 0, 0]
+    return [t.runs, t.passed, t.judged, t.errors, t.not_passed, t.unassessed, t.not_run, t.interrupted]
 
 
 def _no_script(view: ReportView) -> str:

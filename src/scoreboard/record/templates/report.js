@@ -164,7 +164,7 @@
     return Array.isArray(list) ? new Set(list) : null;
   });
   var facts = cases.map(function (c, index) {
-    var per = variants.map(function () { return { passed: 0, judged: 0, errors: 0, failed: 0, waiting: 0, unassessed: 0, notRun: 0, runs: [] }; });
+    var per = variants.map(function () { return { passed: 0, judged: 0, errors: 0, interrupted: 0, failed: 0, waiting: 0, unassessed: 0, notRun: 0, runs: [] }; });
     (c.a || []).forEach(function (a) {
       var t = per[a.v];
       if (!t) return;
@@ -174,17 +174,20 @@
       if (a.s === "not-run") t.notRun++;
       if (a.s === "passed") t.passed++;
       if (JUDGED[a.s]) t.judged++;
-      if (a.s === "error" || a.s === "interrupted") t.errors++;
+      if (a.s === "error") t.errors++;
+      if (a.s === "interrupted") t.interrupted++;
       if (FAILED[a.s]) t.failed++;
     });
     /* When the page holds only some attempts (DATA.omitted), each case carries its counts over
-       every attempt: [runs, passed, judged, errors, failed, not assessed, not run] per variant. */
+       every attempt: [runs, passed, judged, errors, failed, not assessed, not run, interrupted] per
+       variant (a report written before interrupted runs were counted apart has 7, errors holding both). */
     if (Array.isArray(c.n)) {
       per.forEach(function (t, vi) {
         var n = c.n[vi];
         if (!Array.isArray(n)) return;
         t.total = n[0]; t.passed = n[1]; t.judged = n[2]; t.errors = n[3]; t.failed = n[4];
         if (n.length > 6) { t.unassessed = n[5]; t.notRun = n[6]; }
+        if (n.length > 7) t.interrupted = n[7];
       });
     }
     per.forEach(function (t, vi) {
@@ -1066,6 +1069,7 @@
             t.runs.length > 1 ? el("span", { class: "dots" }, t.runs.map(function (a) { return el("span", { class: "dot " + a.s, title: "run " + a.r + ": " + (STATUS_WORDS[a.s] || a.s) }); })) : null,
             t.flaky ? el("span", { class: "tag", title: stabilityWords(t.passed, t.judged), text: "flaky" }) : null,
             t.errors ? el("span", { class: "tag err", text: plural(t.errors, "error") }) : null,
+            t.interrupted ? el("span", { class: "tag err", title: "the run was stopped while these ran: outside the pass rate; scoreboard run --resume runs them again", text: t.interrupted + " interrupted" }) : null,
             t.unassessed ? el("span", { class: "tag", title: "no grader could judge these runs; outside the pass rate", text: t.unassessed + " not assessed" }) : null,
             t.notRun ? el("span", { class: "tag", text: t.notRun + " not run" }) : null,
             t.waiting ? el("span", { class: "tag", title: "in a provider batch that has not ended", text: "waiting on a batch" }) : null));
