@@ -66,13 +66,12 @@ def test_a_page_submitting_a_form_to_itself_while_loading_ends_in_words_and_one_
         '<!doctype html><body><h1>Away</h1><form id=f action="http://10.1.2.3/x" method=post>'
         '<input name=a value=b></form><script>f.submit()</script>',
     ], tmp_path)
-    # Chromium's own timing decides which is met first: the loop counter, or the document being
-    # replaced under the reading script (flaky as an exact string); either way a render failure
-    # naming the navigation, never a hang nor a shot of a half-loaded page
-    assert looping["error"] in (
-        "render failed: RuntimeError: the page navigated more than 5 times while loading",
-        "render failed: Error: Page.evaluate: Execution context was destroyed, most likely because of a navigation",
-    ), looping
+    # Chromium's own timing decides which is met first: the loop counter, the document being
+    # replaced under the reading script, or (on a loaded machine) the first navigation being cut by
+    # the next; either way a render failure naming the navigation, never a hang nor a shot of a
+    # half-loaded page
+    error = looping["error"] or ""
+    assert error.startswith("render failed: ") and "navigat" in error.lower(), error
     assert looping["shots"] == [], looping
     assert (away["error"], away["text"], away["blocked"]) == (None, "Away", ["http://10.1.2.3/x"]), away
 
