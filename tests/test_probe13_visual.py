@@ -8,11 +8,11 @@ import importlib.util
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cli_inprocess import run_cli
 from tests.servers.fake_provider import FakeProvider
 
 chromium = pytest.mark.skipif(not os.path.exists("/usr/bin/chromium"), reason="needs Debian's chromium")
@@ -20,9 +20,9 @@ playwright = pytest.mark.skipif(importlib.util.find_spec("playwright") is None, 
 
 
 def scoreboard(args: list[str], cwd: Path, timeout: int = 300) -> subprocess.CompletedProcess:
-    env = dict(os.environ, SCOREBOARD_STORE="none")
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout, check=False)
+    """`python -m scoreboard ARGS`, run in this process (what the command says and writes is the
+    point, not the process; `timeout` is kept for the callers' sake)."""
+    return run_cli(args, cwd, dict(os.environ, SCOREBOARD_STORE="none"))
 
 
 def model_subject(srv: FakeProvider) -> dict:

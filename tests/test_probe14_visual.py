@@ -7,10 +7,11 @@ import importlib.util
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli_inprocess import run_cli
 
 needs_chromium = pytest.mark.skipif(
     not os.path.exists("/usr/bin/chromium") or importlib.util.find_spec("playwright") is None,
@@ -18,9 +19,9 @@ needs_chromium = pytest.mark.skipif(
 
 
 def scoreboard(args: list[str], cwd: Path, timeout: int = 300) -> subprocess.CompletedProcess:
-    env = dict(os.environ, SCOREBOARD_STORE="none")
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout, check=False)
+    """`python -m scoreboard ARGS`, run in this process (what the command says and writes is the
+    point, not the process; `timeout` is kept for the callers' sake)."""
+    return run_cli(args, cwd, dict(os.environ, SCOREBOARD_STORE="none"))
 
 
 HANG = "<!doctype html><html><body><h1>Hang</h1><script>while (true) {}</script></body></html>"

@@ -13,15 +13,17 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_inprocess import run_cli
+
 needs_chromium = pytest.mark.skipif(
     not os.path.exists("/usr/bin/chromium") or importlib.util.find_spec("playwright") is None,
     reason="needs Debian's chromium and playwright")
 
 
 def scoreboard(args: list[str], cwd: Path, timeout: int = 300) -> subprocess.CompletedProcess:
-    env = dict(os.environ, SCOREBOARD_STORE="none")
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout, check=False)
+    """`python -m scoreboard ARGS`, run in this process (what the command says and writes is the
+    point, not the process; `timeout` is kept for the callers' sake)."""
+    return run_cli(args, cwd, dict(os.environ, SCOREBOARD_STORE="none"))
 
 
 def report_of(proc: subprocess.CompletedProcess, tmp_path: Path) -> tuple[Path, dict]:
