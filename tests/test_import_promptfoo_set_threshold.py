@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli_inprocess import run_cli
 
 CONFIG = """prompts: ["Say {{{{x}}}}"]
 providers: [echo]
@@ -30,8 +31,7 @@ tests:
 
 
 def sb(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=180, env={**os.environ, "SCOREBOARD_STORE": "none"})
+    return run_cli(args, cwd, {**os.environ, "SCOREBOARD_STORE": "none"})  # in-process
 
 
 def convert(tmp_path: Path, threshold: float, weight: str = "", second: str = "contains",

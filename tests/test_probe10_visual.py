@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from scoreboard.stats.gates import dq_gates
+from tests.cli_inprocess import run_cli
 
 JUDGE_MODULE = '''import json, re
 def a(input): return "GOOD answer"
@@ -27,9 +27,7 @@ def judge(input):
 
 
 def scoreboard(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, SCOREBOARD_STORE="none")
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300, check=False)
+    return run_cli(args, cwd, dict(os.environ, SCOREBOARD_STORE="none"))  # in-process
 
 
 def three_variants(tmp_path: Path, variants=("a", "b", "c")) -> None:

@@ -8,18 +8,17 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli_inprocess import run_cli
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="javascript assertions need Node.js")
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "SCOREBOARD_STORE": "none"}
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=180, check=False, env=env)
+    return run_cli(args, cwd, {**os.environ, "SCOREBOARD_STORE": "none"})  # in-process
 
 
 def _import_and_run(tmp_path: Path, config: str) -> tuple[subprocess.CompletedProcess, dict[str, dict], Path]:

@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli_inprocess import run_cli
 
 CASES = [
     {"id": "a|pipe`tick", "input": "alpha one", "expected": "alpha", "graders": [{"contains": "alpha"}]},
@@ -40,9 +41,7 @@ SUITE = {"name": "p20", "cases": "cases.jsonl", "runs": 3, "fail_under": {"hi": 
 
 
 def sb(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    env = {**os.environ, "SCOREBOARD_STORE": "none"}
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    return run_cli(args, cwd, {**os.environ, "SCOREBOARD_STORE": "none"})  # in-process (`timeout`: callers' sake)
 
 
 @pytest.fixture(scope="module")

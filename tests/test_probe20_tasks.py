@@ -5,10 +5,11 @@ defect found and fixed (see the commit that added it)."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli_inprocess import run_cli
 
 AGENT = """import json
 open("out.txt", "w").write("hello\\n")
@@ -44,8 +45,7 @@ def make(tmp: Path, task_yaml: str, *, suite_extra: str = "", agent: str = AGENT
 
 
 def scoreboard(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=300)
+    return run_cli(args, cwd)  # in-process: what the command says and writes is the point
 
 
 # -- task.yaml settings at odds with each other name their line and field ---------------------

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_inprocess import run_cli
+
 from scoreboard.render.browser import Renderer, store_for
 from scoreboard.render.settings import RenderSettings
 
@@ -73,12 +75,8 @@ def test_a_page_drawing_ids_from_crypto_random_uuid_renders_and_the_same_every_t
 # ------------------------------------------------------------------ (3) the Markdown report links the shots
 
 def scoreboard(args: list[str], cwd: Path, timeout: int = 300):
-    import subprocess
-    import sys
-
-    env = dict(os.environ, SCOREBOARD_STORE="none")
-    return subprocess.run([sys.executable, "-m", "scoreboard", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout, check=False)
+    """`python -m scoreboard ARGS`, in-process (`timeout` kept for the callers' sake)."""
+    return run_cli(args, cwd, dict(os.environ, SCOREBOARD_STORE="none"))
 
 
 def report_of(proc, tmp_path: Path) -> Path:

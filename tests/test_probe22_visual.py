@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_inprocess import run_cli
+
 from scoreboard.render.browser import Renderer, store_for
 from scoreboard.render.settings import RenderSettings
 
@@ -77,8 +79,6 @@ def test_a_rubric_mean_over_fewer_cases_says_the_pages_that_did_not_render(fake_
     # beside it read 'over 1 of 2 cases (1 not scored)' with no reason, though the variant's page
     # had timed out and the judge was shown nothing.
     import json
-    import subprocess
-    import sys
 
     import yaml
 
@@ -96,9 +96,8 @@ def test_a_rubric_mean_over_fewer_cases_says_the_pages_that_did_not_render(fake_
              "graders": [{"rubric-score": {"images": True, "source": False, "rubric": "a landing page"}}],
              "judge": {"type": "openai", "model": "vision-x", "base_url": fake_provider.base_url + "/v1"}}
     (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
-    proc = subprocess.run([sys.executable, "-m", "scoreboard", "run", "suite.yaml", "--no-progress",
-                           "--trust-unchecked-judge", "--output", "r.json"], cwd=tmp_path,
-                          env={**os.environ, "SCOREBOARD_STORE": "none"}, capture_output=True, text=True, timeout=600)
+    proc = run_cli(["run", "suite.yaml", "--no-progress", "--trust-unchecked-judge", "--output", "r.json"],
+                   tmp_path, {**os.environ, "SCOREBOARD_STORE": "none"})
     report = json.loads((tmp_path / "r.json").read_text())
     stuck = next(a for a in report["attempts"] if a["case_id"] == "stuck")
     assert stuck["render"]["error"] == "render timed out after 5000 ms", stuck["render"]

@@ -10,12 +10,13 @@ import json
 import os
 import re
 import subprocess
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+
+from tests.cli_inprocess import run_cli
 import yaml
 
 needs_chromium = pytest.mark.skipif(
@@ -89,10 +90,8 @@ def run_suite(tmp_path: Path, judge: LoopbackJudge) -> subprocess.CompletedProce
              "graders": [{"pointwise": {"images": True, "source": False}}],
              "judge": {"type": "openai", "model": "judge-x", "base_url": judge.base_url}}
     (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
-    return subprocess.run([sys.executable, "-m", "scoreboard", "run", "suite.yaml", "--no-progress",
-                           "--trust-unchecked-judge", "--output", "r.json", "--format", "json,md,html,junit"],
-                          cwd=tmp_path, env={**os.environ, "SCOREBOARD_STORE": "none"}, capture_output=True,
-                          text=True, timeout=600)
+    return run_cli(["run", "suite.yaml", "--no-progress", "--trust-unchecked-judge", "--output", "r.json",
+                    "--format", "json,md,html,junit"], tmp_path, {**os.environ, "SCOREBOARD_STORE": "none"})
 
 
 def shown_html(path: Path, testid: str) -> str:

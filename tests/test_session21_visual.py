@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 import yaml
 
 from scoreboard.judges.images import png_size
+from tests.cli_inprocess import run_cli
 from tests.servers.fake_provider import VisionJudge, request_images
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/usr/bin/chromium"), reason="needs Debian's chromium")
@@ -36,9 +35,8 @@ def test_a_full_page_shot_over_anthropics_8000_px_is_cut_into_parts_the_judge_is
              "judge": {"type": "anthropic", "model": "claude-x", "base_url": fake_provider.base_url,
                        "api_key_required": False}}
     (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
-    proc = subprocess.run([sys.executable, "-m", "scoreboard", "run", "suite.yaml", "--no-progress",
-                           "--output", "r.json"], cwd=tmp_path, env={**os.environ, "SCOREBOARD_STORE": "none"},
-                          capture_output=True, text=True, timeout=600)
+    proc = run_cli(["run", "suite.yaml", "--no-progress", "--output", "r.json"], tmp_path,
+                   {**os.environ, "SCOREBOARD_STORE": "none"})
     report = json.loads((tmp_path / "r.json").read_text())
     (attempt,) = report["attempts"]
     shots = attempt["render"]["shots"]
