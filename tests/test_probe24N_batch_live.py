@@ -211,6 +211,11 @@ def test_polls_answered_500_for_good_wait_for_resume(tmp_path, kind):
     with Flaky() as srv:
         srv.fail_polls = 10 ** 6
         write_suite(tmp_path, srv, kind, {"wait_s": 0.1, "poll_s": 0.05, "poll_max_s": 0.1})
+        # each look's GET retried as the subject's requests are, quickly (the default waits
+        # 0.5 s, then doubling: 11 s a test at 5 failed looks, for no more checked)
+        suite = json.loads((tmp_path / "suite.json").read_text(encoding="utf-8"))
+        suite["subject"]["retries"] = {"attempts": 4, "base_delay_s": 0.01, "max_delay_s": 0.05}
+        (tmp_path / "suite.json").write_text(json.dumps(suite), encoding="utf-8")
         out = cli(tmp_path, "run", "suite.json", "--output-dir", "out")
         assert out.returncode == 4, out.stdout + out.stderr
         rep = report(tmp_path)
