@@ -57,8 +57,11 @@ class Hook:
         if name == "slow":
             await self.release.wait()
             return web.json_response({"pass": True})
-        status, body = self.answers[name](self.requests[-1]["json"])
-        return web.Response(status=status, body=body, content_type="application/json")
+        if name == "slowonce" and sum(r["name"] == name for r in self.requests) == 1:
+            await asyncio.sleep(3)  # the first call's answer comes after the grader's timeout
+        status, body, *headers = self.answers[name](self.requests[-1]["json"])
+        return web.Response(status=status, body=body, content_type="application/json",
+                            headers=headers[0] if headers else None)
 
     def url(self, name: str) -> str:
         return f"http://127.0.0.1:{self.port}/{name}"
@@ -197,15 +200,56 @@ def test_url_credentials_go_as_basic_auth_and_stay_out_of_reasons(hook, ctx, mon
 
 
 @pytest.mark.parametrize("bad", ["", "ftp://h/x", "http:///x", "http://h:99999/", 5, {"url": "http://h", "x": 1},
-                                 {"url": "http://h", "timeout_s": 0}, {"url": "http://h", "not": "yes"}])
+                                 {"url": "http://h", "timeout_s": 0}, {"url": "http://h", "not": "yes"},
+                                 {"url": "http://h", "retries": -1}, {"url": "http://h", "retries": 11},
+                                 {"url": "http://h", "retries": 1.5}, {"url": "http://h", "backoff_s": -1},
+                                 {"url": "http://h", "backoff_s": "5"}])
 def test_options_are_checked(hook, bad):
     with pytest.raises(ConfigError, match="grader 'webhook'"):
         build_grader({"webhook": bad})
 
 
+def test_a_rate_limited_answer_is_tried_again_after_its_retry_after(hook, ctx):
+    """promptfoo's fetchWithRetries: a 429 (or an X-RateLimit-Remaining of 0) waits its
+    Retry-After and tries again, up to `retries` times; still limited after them: a failed call."""
+    answers = iter([(429, b"{}", {"Retry-After": "0"}), (200, b'{"pass": false}', {"X-RateLimit-Remaining": "0",
+                                                                                   "Retry-After": "0"}),
+                    (200, b'{"pass": true, "reason": "third time"}')])
+    hook.answers["h"] = lambda _request: next(answers)
+    grade = _grade({"url": hook.url("h"), "retries": 4}, ctx)
+    assert (grade.passed, grade.reason) == (True, "third time") and len(hook.requests) == 3
+    hook.answers["h"] = lambda _request: (429, b"{}", {"Retry-After": "0"})
+    grade = _grade({"url": hook.url("h"), "retries": 2}, ctx)
+    assert (grade.passed, grade.reason) == (None, "Webhook error: Rate limited: 429 after 3 attempts")
+    assert len(hook.requests) == 6
+    grade = _grade(hook.url("h"), ctx)  # no retries unless asked (a run's own webhook)
+    assert (grade.passed, grade.reason) == (None, "Webhook error: Rate limited: 429") and len(hook.requests) == 7
+
+
+def test_no_answer_in_time_is_tried_again_and_a_5xx_is_not(hook, ctx):
+    hook.answers["slowonce"] = _answer({"pass": True, "reason": "second try"})
+    grade = _grade({"url": hook.url("slowonce"), "timeout_s": 0.3, "retries": 1, "backoff_s": 0}, ctx)
+    assert (grade.passed, grade.reason) == (True, "second try") and len(hook.requests) == 2
+    hook.answers["h"] = _answer({"error": "down"}, status=500)
+    grade = _grade({"url": hook.url("h"), "retries": 3, "backoff_s": 0}, ctx)
+    assert (grade.passed, grade.reason) == (None, "Webhook error: Webhook response status: 500")
+    assert len(hook.requests) == 3  # a 5xx is answered: not tried again (promptfoo's default)
+
+
+def test_a_connection_refused_is_tried_again_then_says_how_many_retries(ctx):
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    grade = _grade({"url": f"http://127.0.0.1:{port}/x", "retries": 2, "backoff_s": 0}, ctx)
+    assert grade.passed is None and grade.reason.startswith("Webhook error: Request failed after 2 retries: "), grade
+
+
 def test_converter_follows_handle_webhook():
     handler = webhook_checks(Invalid)["webhook"]
-    assert handler("http://h/x", {}, False, None, "t") == ({"webhook": {"url": "http://h/x", "strict": True}}, None)
+    assert handler("http://h/x", {}, False, None, "t") == (
+        {"webhook": {"url": "http://h/x", "strict": True, "retries": 4}}, None)  # fetchWithRetries' 4
     assert handler("http://h/x", {}, True, None, "t")[0]["webhook"]["not"] is True
     for bad in ("", None, ["http://h"], 5):
         with pytest.raises(Invalid, match='"webhook" assertion type must have a URL value'):

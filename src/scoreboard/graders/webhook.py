@@ -14,8 +14,17 @@ case's input, a chat input as JSON text; vars are the case's vars) and reads the
   and kept as `raw_score`;
 - the reason is `reason`, else "Assertion passed" / "Webhook returned false" (true when inverted).
 
+`retries: N` (default 0; `scoreboard import promptfoo` sets promptfoo's 4, and `backoff_s: 5`)
+tries a call again as promptfoo's fetchWithRetries does: after a connection error or no answer
+in time, following 2^i x (`backoff_s` + up to 1 s) seconds (i = 0, 1, ...); after a rate-limited
+answer (a 429, or an `X-RateLimit-Remaining`, `x-ratelimit-remaining-requests` or
+`-tokens` header of 0), following its `Retry-After` (60 s without one) plus up to 1 s. No wait
+is longer than 120 s (a hostile answer cannot hold the run for a day); a 5xx is not tried again
+(promptfoo's default). A call still rate limited after its retries fails. (Not followed: promptfoo
+stops at once on a 429 whose body names a spent quota; here it is tried again like any 429.)
+
 A call that fails (a connection error, no answer within `timeout_s`, default 5 s as promptfoo's
-WEBHOOK_TIMEOUT, a status outside 2xx, a redirect, which is not followed, an answer over 1 MiB,
+WEBHOOK_TIMEOUT, once its retries are spent; a status outside 2xx, a redirect, which is not followed, an answer over 1 MiB,
 a body that is not JSON, an answer with no boolean `pass` or a `score` that is not a number)
 leaves the grade not assessed, with a one-line reason: never a pass. `strict: true` (set by
 `scoreboard import promptfoo`) reads the answer as promptfoo does instead: any `pass` but false
@@ -29,8 +38,10 @@ are kept out of reasons and every file the run writes. Outputs go to the URL the
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
+import random
 import re
 from typing import Any
 from urllib.parse import urlsplit
@@ -40,6 +51,10 @@ from .base import Grader, check_keys, option_error, short
 from .grade import Grade, GradeContext, cut_reason
 
 DEFAULT_TIMEOUT_S = 5.0
+#: promptfoo's PROMPTFOO_REQUEST_BACKOFF_MS default, and its wait on a rate limit without Retry-After
+DEFAULT_BACKOFF_S, RATE_LIMIT_WAIT_S = 5.0, 60.0
+#: the longest wait between tries (promptfoo has none: a Retry-After of a day would hold the run)
+MAX_WAIT_S = 120.0
 MAX_RESPONSE_BYTES = 1024 * 1024
 #: JSON.parse's whitespace is Python's too; a JavaScript number string as Number() reads it
 _JS_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?|Infinity)$")
@@ -47,6 +62,22 @@ _JS_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?|I
 
 class CallFailed(Exception):
     """The webhook call failed: the grade is not assessed."""
+
+
+class _Transient(CallFailed):
+    """A connection error or no answer in time: tried again while retries are left."""
+
+
+class _RateLimited(Exception):
+    """A rate-limited answer: its status and Retry-After (seconds, or None)."""
+
+    def __init__(self, status: int, wait_s: float | None):
+        super().__init__(status)
+        self.status, self.wait_s = status, wait_s
+
+
+#: promptfoo's isRateLimited: a 429, or one of these headers saying 0 requests are left
+RATE_LIMIT_HEADERS = ("X-RateLimit-Remaining", "x-ratelimit-remaining-requests", "x-ratelimit-remaining-tokens")
 
 
 def _js_json(value: Any) -> Any:
@@ -118,18 +149,28 @@ class WebhookGrader(Grader):
 
     @classmethod
     def parse_options(cls, value: Any) -> dict:
-        """A URL, or {url, timeout_s?, not?, strict?}."""
+        """A URL, or {url, timeout_s?, not?, strict?, retries?, backoff_s?}."""
         if isinstance(value, str):
             value = {"url": value}
         if not isinstance(value, dict):
             raise option_error(cls.name, f"the value is a URL or {{url, timeout_s?, not?}}, got {short(value)}")
-        check_keys(cls.name, value, ("url", "timeout_s", "not", "strict"))
+        check_keys(cls.name, value, ("url", "timeout_s", "not", "strict", "retries", "backoff_s"))
         out: dict = {"url": _check_url(value.get("url"))}
         timeout = value.get("timeout_s", DEFAULT_TIMEOUT_S)
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 600:
             raise option_error(cls.name, f"'timeout_s' is a number of seconds in (0, 600], got {short(timeout)}")
         if timeout != DEFAULT_TIMEOUT_S:
             out["timeout_s"] = timeout
+        retries = value.get("retries", 0)
+        if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= 10:
+            raise option_error(cls.name, f"'retries' is a whole number from 0 to 10, got {short(retries)}")
+        if retries:
+            out["retries"] = retries
+        backoff = value.get("backoff_s", DEFAULT_BACKOFF_S)
+        if isinstance(backoff, bool) or not isinstance(backoff, (int, float)) or not 0 <= backoff <= 60:
+            raise option_error(cls.name, f"'backoff_s' is a number of seconds in [0, 60], got {short(backoff)}")
+        if backoff != DEFAULT_BACKOFF_S:
+            out["backoff_s"] = backoff
         for key in ("not", "strict"):
             if value.get(key, False) is not False:
                 if value[key] is not True:
@@ -172,7 +213,30 @@ class WebhookGrader(Grader):
         return clean, headers
 
     async def _post(self, body: bytes) -> bytes:
+        """The answer's body, tried again after a connection error, a timeout or a rate limit as
+        promptfoo's fetchWithRetries does (see the module); CallFailed when it cannot be had."""
+        retries = self.options.get("retries", 0)
+        backoff = self.options.get("backoff_s", DEFAULT_BACKOFF_S)
+        for i in range(retries + 1):
+            try:
+                return await self._post_once(body)
+            except _RateLimited as limited:
+                if i >= retries:
+                    tries = f" after {retries + 1} attempts" if retries else ""
+                    raise CallFailed(f"Rate limited: {limited.status}{tries}") from None
+                wait = RATE_LIMIT_WAIT_S if limited.wait_s is None else limited.wait_s
+                wait += random.random() if wait else 0.0  # promptfoo's jitter of up to 1 s
+            except _Transient as exc:
+                if i >= retries:
+                    raise CallFailed(f"Request failed after {retries} retries: {exc}" if retries else str(exc)) from None
+                wait = 2 ** i * (backoff + random.random())
+            await asyncio.sleep(min(MAX_WAIT_S, wait))
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+    async def _post_once(self, body: bytes) -> bytes:
         import aiohttp
+
+        from ..subjects._wire import retry_after_s
 
         url, headers = self._target()
         timeout_s = self.options.get("timeout_s", DEFAULT_TIMEOUT_S)
@@ -180,6 +244,8 @@ class WebhookGrader(Grader):
             async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout_s)) as session:
                 # a redirect is not followed: the output would go to a host the suite does not name
                 async with session.post(url, data=body, headers=headers, allow_redirects=False) as resp:
+                    if resp.status == 429 or any(resp.headers.get(h) == "0" for h in RATE_LIMIT_HEADERS):
+                        raise _RateLimited(resp.status, retry_after_s(resp.headers))
                     if not 200 <= resp.status < 300:
                         moved = " (a redirect is not followed)" if 300 <= resp.status < 400 else ""
                         raise CallFailed(f"Webhook response status: {resp.status}{moved}")
@@ -190,9 +256,9 @@ class WebhookGrader(Grader):
                             raise CallFailed(f"the answer is larger than {MAX_RESPONSE_BYTES // 1024} KiB")
                     return bytes(data)
         except TimeoutError:
-            raise CallFailed(f"no answer within {timeout_s:g} s") from None
+            raise _Transient(f"no answer within {timeout_s:g} s") from None
         except aiohttp.ClientError as exc:
-            raise CallFailed(f"{type(exc).__name__}: {exc}") from None
+            raise _Transient(f"{type(exc).__name__}: {exc}") from None
 
     def _read(self, data: bytes) -> Grade:
         """The answer's grade by promptfoo's rules (see the module); CallFailed when unusable."""

@@ -38,7 +38,8 @@ def webhook_checks(invalid: type[Exception]) -> dict[str, Callable]:
             ctx.report.note(f"{where}: the webhook URL {value!r} is not one fetch can send to, so promptfoo "
                             "fails the assertion every time; converted to a grader that always fails")
             return runtime_spec(ctx, f"_pf.fail({('Webhook error: cannot send to ' + repr(value))!r})"), None
-        options: dict = {"url": value, "strict": True}
+        # fetchWithRetries' 4 retries and PROMPTFOO_REQUEST_BACKOFF_MS's 5 s
+        options: dict = {"url": value, "strict": True, "retries": 4}
         if inverse:
             options["not"] = True
         return {"webhook": options}, None
