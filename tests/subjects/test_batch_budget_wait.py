@@ -216,3 +216,36 @@ def test_the_polling_deadline_ends_the_wait(srv):
     assert [type(e).__name__ for e in ended] == ["BatchPending", "BatchPending", "BudgetExceeded"]
     assert not getattr(ended[2], "cut_by_stop", False) and "cost budget" in str(ended[2])
     assert ledger.sent == 2 and len(ledger.batch_open) == 2  # both held for --resume, never broken
+
+
+def test_a_request_sent_on_its_own_waits_for_a_polled_batch_too(srv, fake_provider):
+    """A request sent on its own (not batched) that the cost budget refuses only because a batch
+    this run polls holds its bound waits for that batch to settle, then is sent. Before, it was
+    refused at once (`cost budget ... would be exceeded`) with the budget to spare once the batch
+    was read, and the run stopped early."""
+    bound = _bound()  # one batched request's bound; the same request sent on its own: twice that
+    srv.hold = True
+    fake_provider.set_default("chat", {"reply": "ANSWER: 2", "usage": {"prompt_tokens": 5, "completion_tokens": 3}})
+    ledger = Ledger(Budget(max_cost_usd=2.5 * bound), ListLog())
+    batched = make("openai", srv, batch={**FAST, "size": 1}, price=PRICE, params={"max_tokens": 50})
+    alone = make("openai", fake_provider, price=PRICE, params={"max_tokens": 50})
+    first, second = question(0), question(1)
+    first.ledger = second.ledger = ledger
+
+    async def main():
+        try:
+            held = asyncio.ensure_future(batched.run(first))
+            await _until(lambda: len(srv.batches) == 1 and ledger.batch_open, "the batch submitted")
+            waiting = asyncio.ensure_future(alone.run(second))
+            await _until(lambda: ledger.settling._waiters, "the request waiting")
+            assert not waiting.done() and not fake_provider.requests_to("chat")  # nothing sent yet
+            srv.release()
+            return await asyncio.wait_for(asyncio.gather(held, waiting), 10)
+        finally:
+            await batched.aclose()
+            await alone.aclose()
+
+    done = asyncio.run(main())
+    assert [r.output.text for r in done] == ["ANSWER: 1", "ANSWER: 2"]
+    assert ledger.sent == 2 and len(fake_provider.requests_to("chat")) == 1
+    assert ledger.cost_spent <= 2.5 * bound and not ledger.batch_open

@@ -136,12 +136,14 @@ class Ledger:
         return self.reserve(attempt, **bounds)
 
     def _waits(self, attempt: tuple, bounds: dict) -> bool:
-        """Refused now only by what other attempts' requests in flight hold (a batched request:
-        `batch_waits`, ledger_batch_wait.py)."""
+        """Refused now only by what other attempts' requests in flight hold: for a batched request,
+        and for any request while batched requests hold reservations, what other attempts'
+        requests in flight and the batches this run polls hold (`batch_waits`,
+        ledger_batch_wait.py); else whether other attempts have requests in flight."""
         refused = self.refusal(bounds.get("max_tokens"), bounds.get("max_cost"), bounds.get("unbounded"))
         if not (refused and refused[1]):
             return False
-        if bounds.get("batch"):
+        if bounds.get("batch") or self.batch_open:
             return batch_waits(self, attempt, bounds.get("max_tokens"), bounds.get("max_cost"))
         return bool(self.settling.others(attempt))
 

@@ -1,4 +1,4 @@
-"""Whether a batched request the budget refuses waits for other batches to settle.
+"""Whether a request the budget refuses waits for other batches to settle.
 
 A batched request (subjects/batch.py) is reserved at its bound when its batch is submitted and
 stays reserved until its result is collected, often for far less than the bound. A request of a
@@ -24,6 +24,11 @@ them) is refused at once, as before. A request-count refusal waits only on reque
 on their own (a try that turns out never sent gives its request back; a batched request that
 settles still counts as sent).
 
+A request sent on its own waits the same way while batched requests hold reservations: refused
+only because batches this run polls still hold their bounds, it waits for them to settle (it
+used to be refused at once, and the run stopped with budget to spare). It is sent on its own,
+so nothing waits on it before it is reserved: no cycle either.
+
 The wait ends when a reservation ends (`Settling.closed` wakes every waiter), when a batch is
 detached (`Ledger.recheck_waits`: it looks again, and is refused when nothing else can free the
 budget), when the run stops (Ctrl+C, `--max-*`, a halt: `Settling.stop`), and when the batcher
@@ -47,7 +52,7 @@ def _polled(journal: Any, custom_id: str) -> bool:
 
 
 def batch_waits(ledger: Any, attempt: tuple, max_tokens: int | None, max_cost: float | None) -> bool:
-    """A batched request refused now (by what is held, `refusal(...)[1]`): whether it waits for
+    """A request (batched, or sent on its own while batched requests are open) refused now (by what is held, `refusal(...)[1]`): whether it waits for
     something in flight to end rather than being refused."""
     in_flight = ledger.settling.others(attempt)
     can_end = in_flight
