@@ -7,6 +7,8 @@ kept there. The entrypoint is the command line with every known credential maske
 from __future__ import annotations
 
 import logging
+import signal
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -36,10 +38,26 @@ def masked_entrypoint(ray: Any) -> Iterator[None]:
         utils.get_entrypoint_name = original
 
 
+@contextmanager
+def kept_sigterm() -> Iterator[None]:
+    """The run's own SIGTERM handling kept through `ray.init`. It installs a handler that exits
+    (sys.exit(15)) in the driver, and Ray's core worker a failure-signal handler that logs a stack
+    and re-raises: a SIGTERM killed a Ray run outright (exit 15, or an abort), never the graceful
+    stop a local run makes (no new attempts, the grace, a report, in-flight attempts
+    interrupted). The handler in place before (the run's) is put back after."""
+    main = threading.current_thread() is threading.main_thread()
+    before = signal.getsignal(signal.SIGTERM) if main else None
+    try:
+        yield
+    finally:
+        if before is not None:
+            signal.signal(signal.SIGTERM, before)
+
+
 def init_ray(ray: Any, address: str | None, object_store_bytes: int) -> None:
     """Connect to the cluster at `address`, or start a local instance on 127.0.0.1 (None), quietly,
-    its job's entrypoint holding no credential."""
-    with masked_entrypoint(ray):
+    its job's entrypoint holding no credential, the run's SIGTERM handling kept."""
+    with masked_entrypoint(ray), kept_sigterm():
         if address:
             ray.init(address=address, include_dashboard=False, log_to_driver=False,
                      logging_level="ERROR", configure_logging=False)

@@ -92,6 +92,13 @@ class AttemptWorker:
     def pid(self) -> int:
         return os.getpid()
 
+    def stop(self, reason: str) -> None:
+        """The run stopped in the driver (a signal, a budget, a lost worker): this worker's waits
+        end as the driver's do (a subject's queue, pace and retry sleeps: an attempt whose retry
+        wait this cuts is recorded interrupted), and its runner sees the run stopping."""
+        self.state.stop(reason)
+        self.ledger.stopped(reason)
+
     async def run(self, ci: int, vi: int, r: int, done: dict) -> dict:
         """Run one unit (an attempt, or a conversation's turns); its records, and why the run
         should stop (the budget ran out, a quota), if it should."""
@@ -192,6 +199,12 @@ class RayExecutor:
         hooks = work.checkpoint.before if work.checkpoint is not None else []
         sync = live_counts(ray, service, ledger)
         hooks.append(sync)  # a checkpoint counts the requests the service has seen so far
+
+        def tell(reason: str) -> None:  # the run stopped here: every worker's waits end too
+            for worker in pool.workers:
+                worker.stop.remote(reason)
+
+        work.state.on_stop.append(tell)
         try:
             try:  # a worker that cannot load the suite (a file missing on its node, a variable unset)
                 await asyncio.gather(_wait_ref(service.requests_of.remote([])),
@@ -202,6 +215,7 @@ class RayExecutor:
             await pool.run()
         finally:
             hooks.remove(sync)
+            work.state.on_stop.remove(tell)
             await pool.settle()
             pool.shutdown()  # every worker's last request records reach the service first
             take_back(ray, service, ledger)

@@ -156,13 +156,21 @@ class WorkerLedger:
         self._completes: list[list] = []
         self._scheduled = False
         self._on_stop: list = []
+        self.stop_reason: str | None = None
 
     def on_stop(self, callback) -> None:
         """`callback(reason)` once this worker learns the run stopped (a refusal, a halt, the
-        service lost): a subject's limiter in this worker then ends its waits, as in the driver."""
+        service lost, the driver's stop): a subject's limiter in this worker then ends its waits,
+        as in the driver; at once when it has already learned it."""
+        if self.stop_reason is not None:
+            callback(self.stop_reason)
+            return
         self._on_stop.append(callback)
 
-    def _stopped(self, reason: str) -> None:
+    def stopped(self, reason: str) -> None:
+        """The run stopped: the waits registered here end (once), and any registered later ends
+        at once, as the driver's ledger does (ledger_wait.Settling.stop)."""
+        self.stop_reason = self.stop_reason or reason
         callbacks, self._on_stop = self._on_stop, []
         for callback in callbacks:
             callback(reason)
@@ -194,7 +202,7 @@ class WorkerLedger:
                 raise
             except Exception as exc:  # the service is gone (its process killed): nothing more may be sent
                 self.halted = self.halted or f"the run's ledger service was lost ({type(exc).__name__})"
-                self._stopped(self.halted)
+                self.stopped(self.halted)
                 raise BudgetExceeded(f"{self.halted}: no request can be reserved") from None
             if "wait" not in reply:
                 break
@@ -202,7 +210,7 @@ class WorkerLedger:
         if "exceeded" in reply:
             self.exhausted = self.exhausted or reply["exhausted"]
             self.halted = self.halted or reply["halted"]
-            self._stopped(self.halted or self.exhausted or reply["exceeded"])
+            self.stopped(self.halted or self.exhausted or reply["exceeded"])
             raise BudgetExceeded(reply["exceeded"])
         self.by_attempt[attempt] = self.by_attempt.get(attempt, 0) + 1
         ticket = Ticket(reply["id"], attempt, role, subject, max_tokens or 0, max_cost or 0.0,
@@ -262,4 +270,4 @@ class WorkerLedger:
     def halt(self, reason: str, attempt: tuple | None = None) -> None:
         self.halted = self.halted or reason
         self.service.halt.remote(reason, None if attempt is None else list(attempt))
-        self._stopped(self.halted)
+        self.stopped(self.halted)
