@@ -13,10 +13,21 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from ..errors import ConfigError
 from ..redact import scrub_known
 
+INSTALL_HINT = "the ray executor needs Ray: pip install 'scoreboard[ray]'"
 #: the logger of Ray's "Token authentication is enabled for this Ray cluster" warning
 AUTH_SETUP_LOGGER = "ray._private.authentication.authentication_token_setup"
+
+
+def import_ray():
+    """The ray module, or the one-line install hint."""
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError(INSTALL_HINT, field="executor") from None
+    return ray
 
 
 @contextmanager

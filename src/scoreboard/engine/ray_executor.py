@@ -1,25 +1,22 @@
 """The Ray executor: attempts run on Ray actors, on a local Ray instance started for the run or on
-a cluster (`--executor ray --ray-address HOST:PORT`), with every guarantee of a local run.
+a cluster (`--executor ray --ray-address HOST:PORT`), with every guarantee of a local run
+(README, "On a Ray cluster").
 
 - **The driver keeps the record.** Finished attempts come back to the driver, which appends them
   to the one attempt log in completion order (the report is ordered as always).
 - **The budget is never exceeded.** Every request is reserved in one ledger service (a Ray
-  actor pinned to the driver's node, holding the run's `Ledger`) before a worker may send it;
-  reservation and check happen in one step there, whatever the number of workers. The service
-  appends the request records (pending before sending, then completed) to the same attempt
-  log, so a crash leaves pending requests as possibly billed, as in a local run. The driver
-  hands its ledger's counts to the service before the attempts and takes them back after.
-- **Specs, not closures.** A worker loads the suite itself, from the same suite file and flags
-  in the same working directory, and refuses to run when what it loaded differs from the
-  driver's suite (`Suite.identity`): subjects and graders are built from their specs there.
-  On a cluster every node must see the suite's files at the same paths (a shared filesystem).
-- **Secrets through the environment.** Workers read credentials from their environment, never
-  from task arguments or a job's runtime environment (Ray may log, store or spill those). A
-  local instance inherits the driver's environment; on a cluster, each node's `ray start` must
-  have the variables the suite names (a worker missing one stops the run, saying which).
+  actor pinned to the driver's node, holding the run's `Ledger`) before a worker may send it,
+  in one step, whatever the number of workers; it appends the request records to the same
+  attempt log. The driver hands its ledger's counts to the service before the attempts and
+  takes them back after.
+- **Specs, not closures.** A worker loads the suite itself (same file, flags and working
+  directory) and refuses to run one that differs from the driver's (`Suite.identity`).
+- **Secrets through the environment**, never task arguments or a job's runtime environment.
 - **A lost worker.** Its in-flight attempts that had reserved no request are run again on
   another worker; one that had is recorded `interrupted` (usage unknown), and each request it
   left open is closed in the ledger as possibly billed, never as free.
+- **A stop** (a signal, a budget, a quota) is told to every worker: their waits end as the
+  driver's do.
 """
 
 from __future__ import annotations
@@ -35,23 +32,15 @@ from ..redact import remember
 from .attempt import AttemptRunner, RunState, not_run_record
 from .executor import Work, variant_limits
 from .ray_address import check_address
+from .ray_entry import import_ray as _ray
 from .ray_entry import init_ray
 from .ray_ledger import CANCELLED, WORKER_LOST, LedgerService, WorkerLedger, live_counts, take_back
 
-INSTALL_HINT = "the ray executor needs Ray: pip install 'scoreboard[ray]'"
 OBJECT_STORE_BYTES = 256 * 1024 * 1024  # a local instance's: records are small, and /dev/shm often is too
 #: workers replaced after losses before the run stops (a node that keeps killing them)
 MAX_REPLACEMENTS = 16
 #: the most units one call to a worker carries
 MAX_CHUNK = 32
-
-
-def _ray():
-    try:
-        import ray
-    except ImportError:
-        raise ConfigError(INSTALL_HINT, field="executor") from None
-    return ray
 
 
 def load_origin(origin: dict):
@@ -93,9 +82,8 @@ class AttemptWorker:
         return os.getpid()
 
     def stop(self, reason: str) -> None:
-        """The run stopped in the driver (a signal, a budget, a lost worker): this worker's waits
-        end as the driver's do (a subject's queue, pace and retry sleeps: an attempt whose retry
-        wait this cuts is recorded interrupted), and its runner sees the run stopping."""
+        """The driver's run stopped: this worker's waits end as the driver's do (a retry wait cut:
+        its attempt interrupted), and its runner sees the run stopping."""
         self.state.stop(reason)
         self.ledger.stopped(reason)
 
@@ -199,11 +187,7 @@ class RayExecutor:
         hooks = work.checkpoint.before if work.checkpoint is not None else []
         sync = live_counts(ray, service, ledger)
         hooks.append(sync)  # a checkpoint counts the requests the service has seen so far
-
-        def tell(reason: str) -> None:  # the run stopped here: every worker's waits end too
-            for worker in pool.workers:
-                worker.stop.remote(reason)
-
+        tell = pool.tell  # the run stopped here: every worker's waits end too
         work.state.on_stop.append(tell)
         try:
             try:  # a worker that cannot load the suite (a file missing on its node, a variable unset)
@@ -336,6 +320,10 @@ class _Pool:
                 task.cancel()
             self.ray.get(self.service.abandon.remote(lost, CANCELLED))
             raise
+
+    def tell(self, reason: str) -> None:
+        for worker in self.workers:
+            worker.stop.remote(reason)
 
     def collect(self, unit: tuple[int, int, int], result: dict) -> None:
         worker, keys = self.flight.pop(unit)

@@ -236,7 +236,7 @@ class WebhookGrader(Grader):
     async def _post_once(self, body: bytes) -> bytes:
         import aiohttp
 
-        from ..subjects._wire import retry_after_s
+        from ..retryafter import retry_after_s
 
         url, headers = self._target()
         timeout_s = self.options.get("timeout_s", DEFAULT_TIMEOUT_S)

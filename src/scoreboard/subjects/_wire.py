@@ -11,14 +11,12 @@ from __future__ import annotations
 import json
 import math
 import re
-import time
-from datetime import timezone
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 from ..jsonio import TOO_DEEP
 from ..jsonio import orjson_module as _orjson  # None without orjson: the stdlib does the same, slower
 from ..redact import split_userinfo
+from ..retryafter import retry_after_s  # noqa: F401 - the subjects' import of it
 
 _std_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 #: orjson reads integers past 64 bits as floats, silently: a body with a run of 19 digits
@@ -122,39 +120,6 @@ def joined(parts: list[str]) -> str:
     if text.isascii() or not _SURROGATE.search(text):
         return text
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
-
-
-def retry_after_s(headers) -> float | None:
-    """Seconds to wait from `retry-after-ms` or `Retry-After` (seconds or an HTTP date). A value
-    that is no number of seconds (`inf`, `1e400`, `NaN`, `-5`, words) is ignored, as if not
-    sent: taken as an endless wait, `inf` stopped the whole run."""
-    value = headers.get("retry-after-ms")
-    if value:
-        seconds = _seconds(value)
-        if seconds is not None:
-            return seconds / 1000
-    value = headers.get("Retry-After")
-    if not value:
-        return None
-    seconds = _seconds(value)
-    if seconds is not None:
-        return seconds
-    try:
-        when = parsedate_to_datetime(value)
-        if when.tzinfo is None:  # `-0000` (Python's formatdate), asctime's form: an HTTP date is GMT,
-            when = when.replace(tzinfo=timezone.utc)  # read in the local zone it was hours off
-        return max(0.0, when.timestamp() - time.time())
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-
-
-def _seconds(value: str) -> float | None:
-    """A header's number of seconds (digits, a fraction allowed), else None."""
-    try:
-        seconds = float(value)
-    except ValueError:
-        return None
-    return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
 def error_detail(payload: Any, text: str) -> tuple[str, bool]:
