@@ -47,6 +47,19 @@ def node_path() -> str | None:
     return shutil.which("node") or shutil.which("nodejs")
 
 
+async def call_node(grader: Grader, node: str, job: dict, timeout_s: float, what: str) -> Any:
+    """`job` run in a Node worker (graders/node_pool.py): its result, or the not-assessed grade a
+    timeout (`what` names the work) or a failed worker leaves."""
+    from .node_pool import NodeFailure, NodeTimeout, call_async
+
+    try:
+        return await call_async(node, job, timeout_s)
+    except NodeTimeout:
+        return grader.unassessed(f"{what} timed out after {timeout_s:g} s")
+    except NodeFailure as exc:
+        return grader.unassessed(str(exc))
+
+
 class JavascriptGrader(Grader):
     """A JavaScript expression, function body or file, run by Node.js (see the module)."""
 
@@ -126,15 +139,10 @@ class JavascriptGrader(Grader):
         node = node_path()
         if node is None:
             return self.unassessed("Node.js is not installed (node is not on PATH)")
-        from .node_pool import NodeFailure, NodeTimeout, call_async
-
-        timeout = self.options.get("timeout_s", DEFAULT_TIMEOUT_S)
-        try:
-            result = await call_async(node, job, timeout)
-        except NodeTimeout:
-            return self.unassessed(f"javascript assertion timed out after {timeout:g} s")
-        except NodeFailure as exc:
-            return self.unassessed(str(exc))
+        result = await call_node(self, node, job, self.options.get("timeout_s", DEFAULT_TIMEOUT_S),
+                                 "javascript assertion")
+        if isinstance(result, Grade):
+            return result
         if not isinstance(result, dict):
             return self.unassessed(f"node gave no result: {short(result, 200)}")
         if "error" in result:

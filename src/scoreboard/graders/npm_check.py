@@ -17,7 +17,7 @@ from typing import Any
 
 from .base import Grader
 from .grade import Grade, cut_reason
-from .javascript import node_path
+from .javascript import call_node, node_path
 
 ENV = "SCOREBOARD_NODE_PATH"
 
@@ -70,15 +70,10 @@ async def check_in_node(grader: Grader, *, package: str, install_hint: str, chec
     if folder is None:
         looked = ", ".join(search_folders()) or f"{ENV} names no folder"
         return grader.unassessed(f"{install_hint} (looked in: {looked})")
-    from .node_pool import NodeFailure, NodeTimeout, call_async
-
     job = {"file": str(checker), "function": "check", "output": output, "context": {"module": folder, **context}}
-    try:
-        result = await call_async(node, job, timeout_s)
-    except NodeTimeout:
-        return grader.unassessed(f"{what} timed out after {timeout_s:g} s")
-    except NodeFailure as exc:
-        return grader.unassessed(str(exc))
+    result = await call_node(grader, node, job, timeout_s, what)
+    if isinstance(result, Grade):
+        return result
     if isinstance(result, dict) and "error" in result:  # the package failed to load (a broken install)
         message = str(result["error"]).removeprefix("Custom function threw error: ")
         return grader.unassessed(cut_reason(f"{package} in {folder} could not run: {message}", 500))
