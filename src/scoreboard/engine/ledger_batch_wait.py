@@ -52,8 +52,9 @@ def _polled(journal: Any, custom_id: str) -> bool:
 
 
 def batch_waits(ledger: Any, attempt: tuple, max_tokens: int | None, max_cost: float | None) -> bool:
-    """A request (batched, or sent on its own while batched requests are open) refused now (by what is held, `refusal(...)[1]`): whether it waits for
-    something in flight to end rather than being refused."""
+    """A request (batched, or sent on its own while batched requests are open) refused now (by
+    what is held, `refusal(...)[1]`): whether it waits for something in flight to end rather than
+    being refused."""
     in_flight = ledger.settling.others(attempt)
     can_end = in_flight
     stuck_tokens, stuck_cost = 0, 0.0  # held by what cannot end without this request

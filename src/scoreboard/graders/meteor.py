@@ -127,7 +127,7 @@ class MeteorGrader(Grader):
             return result
         if not isinstance(result, dict):
             return self.unassessed(f"node gave no result: {short(result, 200)}")
-        meteor = (result.get("named_scores") or {}).get("meteor") if isinstance(result, dict) else None
+        meteor = (result.get("named_scores") or {}).get("meteor")
         if not (isinstance(result.get("pass"), bool) and isinstance(meteor, (int, float))):
             return self.unassessed(f"node gave no result: {short(result, 200)}")
         return Grade(self.name, result["pass"], result["score"], cut_reason(str(result.get("reason") or "")))

@@ -14,18 +14,19 @@ case's input, a chat input as JSON text; vars are the case's vars) and reads the
   and kept as `raw_score`;
 - the reason is `reason`, else "Assertion passed" / "Webhook returned false" (true when inverted).
 
-`retries: N` (default 0; `scoreboard import promptfoo` sets promptfoo's 4, and `backoff_s: 5`)
-tries a call again as promptfoo's fetchWithRetries does: after a connection error or no answer
-in time, following 2^i x (`backoff_s` + up to 1 s) seconds (i = 0, 1, ...); after a rate-limited
-answer (a 429, or an `X-RateLimit-Remaining`, `x-ratelimit-remaining-requests` or
-`-tokens` header of 0), following its `Retry-After` (60 s without one) plus up to 1 s. No wait
-is longer than 120 s (a hostile answer cannot hold the run for a day); a 5xx is not tried again
-(promptfoo's default). A call still rate limited after its retries fails. (Not followed: promptfoo
-stops at once on a 429 whose body names a spent quota; here it is tried again like any 429.)
+`retries: N` (default 0; `scoreboard import promptfoo` sets promptfoo's 4; `backoff_s` defaults
+to promptfoo's 5) tries a call again as promptfoo's fetchWithRetries does: after a connection
+error or no answer in time, following 2^i x (`backoff_s` + up to 1 s) seconds (i = 0, 1, ...);
+after a rate-limited answer (a 429, or an `X-RateLimit-Remaining`,
+`x-ratelimit-remaining-requests` or `-tokens` header of 0), following its `Retry-After` (60 s
+without one) plus up to 1 s when it waits at all. No wait is longer than 120 s (a hostile answer
+cannot hold the run for a day); a 5xx is not tried again (promptfoo's default). A call still rate
+limited after its retries fails. (Not followed: promptfoo stops at once on a 429 whose body names
+a spent quota; here it is tried again like any 429.)
 
 A call that fails (a connection error, no answer within `timeout_s`, default 5 s as promptfoo's
-WEBHOOK_TIMEOUT, once its retries are spent; a status outside 2xx, a redirect, which is not followed, an answer over 1 MiB,
-a body that is not JSON, an answer with no boolean `pass` or a `score` that is not a number)
+WEBHOOK_TIMEOUT, once its retries are spent; a status outside 2xx, a redirect, which is not
+followed, an answer over 1 MiB, a body that is not JSON, an answer with no boolean `pass` or a `score` that is not a number)
 leaves the grade not assessed, with a one-line reason: never a pass. `strict: true` (set by
 `scoreboard import promptfoo`) reads the answer as promptfoo does instead: any `pass` but false
 (true when inverted) passes, and a `score` is read as JavaScript's Number() reads it.

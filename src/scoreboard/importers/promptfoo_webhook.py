@@ -38,7 +38,7 @@ def webhook_checks(invalid: type[Exception]) -> dict[str, Callable]:
             ctx.report.note(f"{where}: the webhook URL {value!r} is not one fetch can send to, so promptfoo "
                             "fails the assertion every time; converted to a grader that always fails")
             return runtime_spec(ctx, f"_pf.fail({('Webhook error: cannot send to ' + repr(value))!r})"), None
-        # fetchWithRetries' 4 retries and PROMPTFOO_REQUEST_BACKOFF_MS's 5 s
+        # fetchWithRetries' 4 retries (backoff_s's default is PROMPTFOO_REQUEST_BACKOFF_MS's 5 s)
         options: dict = {"url": value, "strict": True, "retries": 4}
         if inverse:
             options["not"] = True
