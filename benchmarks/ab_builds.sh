@@ -23,10 +23,10 @@ trap 'kill $MOCK 2>/dev/null; rm -rf "$WORK"' EXIT
 sleep 2
 export DATA N CONC URL=http://127.0.0.1:$PORT/v1 MOCK_API_KEY=x
 for _ in $(seq "$ROUNDS"); do
-  /usr/bin/time -f "bare wall=%e" "$VB" ../shared/bench/baseline_driver.py --data "$DATA/qa_$N.jsonl" \
+  /usr/bin/time -f "bare wall=%e user=%U sys=%S" "$VB" ../shared/bench/baseline_driver.py --data "$DATA/qa_$N.jsonl" \
     --base-url "$URL" -c "$CONC" --client aiohttp > /dev/null
   for tree in "$A" "$B"; do
     rm -rf "$WORK/run"; mkdir -p "$WORK/run"
-    RUNDIR=$WORK/run PYTHONPATH=$tree/src /usr/bin/time -f "$tree wall=%e" .venv/bin/python benchmarks/peer_bench.py > /dev/null
+    RUNDIR=$WORK/run PYTHONPATH=$tree/src /usr/bin/time -f "$tree wall=%e user=%U sys=%S" .venv/bin/python benchmarks/peer_bench.py > /dev/null
   done
 done

@@ -9,11 +9,16 @@ date), so a stale or missing cache is never what is measured."""
 from __future__ import annotations
 
 import compileall
+import importlib.util
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "src" / "scoreboard"
+CHECKOUT = Path(__file__).resolve().parents[1] / "src" / "scoreboard"
 
 
 def compiled() -> None:
-    """Write the bytecode of every module of the checkout's package that lacks it or is stale."""
-    compileall.compile_dir(str(PACKAGE), quiet=1)
+    """Write the bytecode of every module of the scoreboard package this process will import
+    (another build's tree when PYTHONPATH names it, as benchmarks/ab_builds.sh does; else this
+    checkout's) that lacks it or is stale. Found without importing it."""
+    spec = importlib.util.find_spec("scoreboard")
+    package = Path(spec.origin).parent if spec is not None and spec.origin else CHECKOUT
+    compileall.compile_dir(str(package), quiet=1)
