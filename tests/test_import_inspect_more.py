@@ -103,8 +103,10 @@ def mixed():
     assert "task.py:14: Task(metrics=...) std(): the scores' standard deviation" in listed
     assert "var(): the scores' variance" in listed
     assert "stderr(cluster='passage'): a standard error clustered" in listed
-    assert listed.count("task.py:") == 1  # one item for the Task's metrics, each metric with why
-    assert "grouped(...): not converted" in listed
+    # one item for the Task's metrics, each metric with why; the grouped() is an item of its own:
+    # no sample has a 'domain', on which Inspect's grouped() raises (tests/test_import_inspect_grouped.py)
+    assert listed.count("task.py:") == 2
+    assert "grouped(..., 'domain'): case q1: " in listed and "Inspect's grouped() raises ValueError" in listed
 
 
 def test_mean_of_c_i_values_is_their_accuracy_under_the_mean_reducer(tmp_path):

@@ -48,7 +48,7 @@ class InspectFields(StrictSettings):
 
 
 INSPECT_ONLY = ("fields", "auto_id", "shuffle", "seed", "shuffle_choices", "limit", "dialect", "delimiter",
-                "encoding", "fieldnames", "multiple_correct", "cot", "template", "solver", "scorer")
+                "encoding", "fieldnames", "multiple_correct", "cot", "template", "solver", "scorer", "group_by")
 
 
 class DatasetSource(StrictSettings):
@@ -82,6 +82,8 @@ class DatasetSource(StrictSettings):
     scorer: list[str | dict] | None = None
     #: a sample naming a sandbox or setup script: refused ("error") or kept in metadata
     unsupported: Literal["error", "metadata"] = "error"
+    #: Inspect's grouped(metric, group_key): each sample's category is str() of its metadata's KEY
+    group_by: str | None = Field(None, min_length=1)
 
 
 def _hf_record(row: dict, index: int, fields: dict) -> dict:
@@ -109,7 +111,7 @@ def _hf_options(grader: str, unsupported: str, columns: dict[str, str]) -> dict:
     fields.update({k: v for k, v in columns.items() if k != "metadata"})
     return {"fields": fields, "auto_id": False, "shuffle": None, "shuffle_choices": None, "limit": None,
             "grader": grader, "multiple_correct": None, "cot": False, "template": None,
-            "unsupported": unsupported}
+            "unsupported": unsupported, "group_by": None}
 
 
 def record_to_case(rec: dict, index: int, shown: str, grader: str, *, line: int | None = None) -> dict:
@@ -180,10 +182,13 @@ def _inspect_options(source: DatasetSource, shown_suite: str | None) -> dict:
         raise bad(f"column {names[twice]!r} appears twice in fieldnames", f"fieldnames.{twice}")
     if source.limit is not None and source.max_rows is not None:
         raise bad("limit and max_rows are the same setting: give one", "max_rows")
+    if source.group_by is not None and source.fields is not None and source.fields.category is not None:
+        raise bad(f"group_by ({source.group_by!r}) and fields.category ({source.fields.category!r}) both name the "
+                  "cases' category: give one", "group_by")
     if source.template is not None and not ("{question}" in source.template and "{choices}" in source.template):
         raise bad("the template must contain '{question}' and '{choices}' placeholders", "template")
     if source.template is not None:
-        from .datasets_inspect import MAX_FILLED, filled_size
+        from .mc_templates import MAX_FILLED, filled_size
 
         try:
             size = filled_size(source.template, {})
@@ -207,7 +212,7 @@ def _inspect_options(source: DatasetSource, shown_suite: str | None) -> dict:
             "fields": fields, "auto_id": source.auto_id, "shuffle": shuffle, "shuffle_choices": choices_seed,
             "limit": source.limit or source.max_rows, "grader": source.grader, "multiple_correct":
             source.multiple_correct, "cot": source.cot, "template": source.template,
-            "unsupported": source.unsupported}
+            "unsupported": source.unsupported, "group_by": source.group_by}
 
 
 def inspect_rows(data: bytes, source: DatasetSource, shown: str) -> tuple[list[tuple[int | None, Any]], bool]:

@@ -19,50 +19,20 @@ from __future__ import annotations
 
 import json
 import random
-import re
-import string
 from typing import Any
 
 from ..errors import ConfigError
 from ..safeparse import ParseError, parse_json
+from .mc_templates import (
+    MAX_FILLED,
+    MULTIPLE,
+    MULTIPLE_COT,
+    SINGLE,
+    SINGLE_COT,
+    filled_size,
+)
 
-SINGLE = ("Answer the following multiple choice question. The entire content of your response should be of the "
-          "following format: 'ANSWER: $LETTER' (without quotes) where LETTER is one of {letters}.\n\n{question}\n\n"
-          "{choices}")
-SINGLE_COT = ("Answer the following multiple choice question. The last line of your response should be of the "
-              "following format: 'ANSWER: $LETTER' (without quotes) where LETTER is one of {letters}. Think step by "
-              "step before answering.\n\n{question}\n\n{choices}")
-MULTIPLE = ("Answer the following multiple choice question where multiple answers may be correct. The entire "
-            "content of your response should be of the following format: 'ANSWER: $LETTERS' (without quotes) "
-            "where LETTERS is one or more of {letters}.\n\n{question}\n\n{choices}")
-MULTIPLE_COT = ("Answer the following multiple choice question where multiple answers may be correct. The last "
-                "line of your response should be of the following format: 'ANSWER: $LETTERS' (without quotes) "
-                "where LETTERS is one or more of {letters}. Think step by step before answering.\n\n{question}\n\n"
-                "{choices}")
 ROLES = ("system", "user", "assistant", "tool")
-
-
-#: the most characters a `template` may fill one question into: a field width (`{letters:>999999999}`)
-#: or a field repeated makes text before any limit could see it
-MAX_FILLED = 16 * 1024 * 1024
-
-
-def filled_size(template: str, values: dict[str, str]) -> int:
-    """At least how many characters `template.format(**values)` makes, found before it is made
-    (the text between fields, each field's value or its width, whichever is longer)."""
-    total = 0
-    for literal, name, spec, conversion in string.Formatter().parse(template):
-        total += len(literal)
-        if name is None:
-            continue
-        value = values.get(re.split(r"[.\[]", name, maxsplit=1)[0], "")
-        size = len(value) * (6 if conversion in ("r", "a") else 1) + (4096 if name != name.split(".")[0] else 0)
-        digits = re.findall(r"\d+", spec or "")
-        width = max((int(d) if len(d) <= 12 else MAX_FILLED + 1 for d in digits), default=0)
-        total += max(size, width) + len(spec or "")
-        if total > MAX_FILLED:
-            break
-    return total
 
 
 class Bad(Exception):
@@ -238,6 +208,17 @@ def to_sample(rec: Any, fields: dict, csv_cell: bool) -> dict:
 
 # ---- samples as cases ---------------------------------------------------------------------------
 
+def group_name(metadata: dict | None, key: str) -> str:
+    """scorer/_metrics/grouped.py: the group of a sample is str() of its metadata's `key` (None is
+    "None", 1.0 is "1.0"); a sample without the key is refused, as grouped() refuses it (a
+    ValueError when the metric is computed, after every sample ran: here, before any does)."""
+    if metadata is None or key not in metadata:
+        raise Bad(f"the sample's metadata has no {key!r}, which group_by reads (Inspect's grouped() needs a value "
+                  "on every sample)", "group_by")
+    value = metadata[key]
+    return value if isinstance(value, str) else str(value)
+
+
 def target_positions(target: str | list[str], count: int, field: str) -> list[int]:
     """scorer/_choice.py _score_target: every character of the target's text (a list's items
     joined) but commas and spaces is one answer, a letter or a digit ("AC", "A, C"; "12" is the
@@ -295,6 +276,8 @@ def sample_to_case(s: dict, opts: dict, fields: dict) -> dict:
         case["notes"] = s["description"]
     if s.get("category"):
         case["category"] = s["category"]
+    if opts.get("group_by"):
+        case["category"] = group_name(s["metadata"], opts["group_by"])
     choices = s["choices"]
     if opts.get("solver") is not None:  # an imported Inspect task's solvers and scorers
         opts["solve"](s, opts, fields, case)  # datasets_inspect_solver.solve_case

@@ -26,16 +26,14 @@ from __future__ import annotations
 import string
 from typing import Any
 
-from .datasets_inspect import (
+from .datasets_inspect import Bad, answer_character, target_positions
+from .mc_templates import (
     MAX_FILLED,
     MULTIPLE,
     MULTIPLE_COT,
     SINGLE,
     SINGLE_COT,
-    Bad,
-    answer_character,
     filled_size,
-    target_positions,
 )
 
 #: inspect_ai/solver/_prompt.py DEFAULT_COT_TEMPLATE

@@ -9,13 +9,15 @@ value stays text, on which as_float raises: listed). Both are the mean of a scor
 (`metric: accuracy`), which the summary reports per variant with its interval. `stderr()` and
 `bootstrap_stderr()` are standard errors of that mean: scoreboard's Student t interval by case
 stands in for them (a note says so). What scoreboard does not compute is listed: `std()`, `var()`,
-a clustered `stderr(cluster=...)`, `accuracy(to_float=...)`, `grouped(...)`, custom metrics, a dict
-of metrics per scorer."""
+a clustered `stderr(cluster=...)`, `accuracy(to_float=...)`, custom metrics, a dict of metrics per
+scorer. `grouped(accuracy(), KEY)` of a pass/fail scorer is the pass rate by category
+(inspect_grouped.py)."""
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
+from .inspect_grouped import Grouping, read_grouped
 from .inspect_parts import describe, line_of
 from .inspect_values import Call
 
@@ -34,15 +36,19 @@ def _kind(spec: Any) -> str:
     return inner.get("scorer", name) if name == "inspect-model-graded" and isinstance(inner, dict) else name
 
 
-def _read(value: list, line: int) -> tuple[list[str], list[str], list[tuple[int, str]]]:
-    """(centre metrics, standard-error metrics, (line, why) of each metric not converted)."""
+def _read(value: list, line: int) -> tuple[list[str], list[str], list[Call], list[tuple[int, str]]]:
+    """(centre metrics, standard-error metrics, grouped() calls, (line, why) of each metric not
+    converted)."""
     centres: list[str] = []
     errors: list[str] = []
+    groups: list[Call] = []
     left: list[tuple[int, str]] = []
     for item in value:
         at = line_of(item, line)
         if not isinstance(item, Call):
             left.append((at, f"{describe(item)}: not converted"))
+        elif item.name == "grouped":
+            groups.append(item)
         elif item.name in _CENTRES and not item.args and not item.kwargs:
             if centres:
                 left.append((at, f"{item.name}() beside {centres[0]}(): a grader reports one metric: not converted"))
@@ -59,24 +65,31 @@ def _read(value: list, line: int) -> tuple[list[str], list[str], list[tuple[int,
             left.append((at, f"{item.name}(): the scores' {_SPREAD[item.name]}, which scoreboard does not report: "
                              "not converted"))
         else:
-            left.append((at, f"{item.name}(...): not converted (accuracy, mean, stderr and bootstrap_stderr are)"))
-    return centres, errors, left
+            left.append((at, f"{item.name}(...): not converted (accuracy, mean, grouped, stderr and "
+                             "bootstrap_stderr are)"))
+    return centres, errors, groups, left
 
 
 def task_metrics(value: Any, line: int, scorer: list, reducers: list | None, skip: Callable[[int, str], None],
-                 note: Callable[[str], None]) -> list:
-    """The `scorer:` list with each converted scorer's grader carrying Task(metrics=)'s metric; what
-    is not converted is one item of the report, each metric with why."""
+                 note: Callable[[str], None]) -> tuple[list, Grouping | None]:
+    """The `scorer:` list with each converted scorer's grader carrying Task(metrics=)'s metric, and
+    the grouped() converted (its notes are the caller's to add once the cases carry its key);
+    what is not converted is one item of the report, each metric with why."""
     if value is None:
-        return scorer
+        return scorer, None
     if not isinstance(value, list):
         skip(line_of(value, line), f"Task(metrics={describe(value)}) is not converted (a list of metrics is)")
-        return scorer
-    centres, errors, left = _read(value, line)
+        return scorer, None
+    centres, errors, groups, left = _read(value, line)
+    grouping = read_grouped(groups, line, scorer, reducers, left)
+    if grouping is not None and not centres and errors:  # stderr() beside grouped() alone
+        grouping.notes.extend(f"Task(metrics=) {name}() (line {line}): the pass rate's 95% interval by case stands "
+                              f"in for Inspect's {name}() of the accuracy over every sample" for name in errors)
+        errors = []
     out = _attach(centres, errors, scorer, reducers, line, left, note)
     if left:
         skip(left[0][0], "Task(metrics=...) " + "; ".join(why for _, why in left))
-    return out
+    return out, grouping
 
 
 def _attach(centres: list[str], errors: list[str], scorer: list, reducers: list | None, line: int,

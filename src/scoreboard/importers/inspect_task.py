@@ -26,6 +26,7 @@ from . import inspect_parts as parts
 from .common import Report, Source, read_user_text, write_output
 from . import inspect_datasets as remote
 from .inspect_epochs import epochs
+from .inspect_grouped import Grouping, settle
 from .inspect_metrics import task_metrics
 from .inspect_ops import parse_task_args
 from .inspect_ast import Call, FuncRef, Module, TaskDef, Unresolved, find_tasks, parse, unresolved_in
@@ -55,6 +56,7 @@ class _Task:
         self.files: dict[str, str | bytes] = {}
         self.copied: str | None = None  # the downloaded dataset --dataset stands in for
         self.originals: dict[str, str] = {}  # a copied file's name in DIR -> its path in the task's folder
+        self.grouping: Grouping | None = None  # Task(metrics=)'s grouped(), as the cases' group_by
 
     def skip(self, line: int, what: str) -> None:
         self.report.skip(f"{self.source.shown}:{line}", self.label + what)
@@ -124,8 +126,8 @@ class _Task:
         if not scorer:
             self.note("no scorer converted: the cases are run and not graded")
         runs, reducers = epochs(args.get("epochs"), task.line, self.skip, self.note)
-        scorer = task_metrics(args.get("metrics"), task.line, scorer, reducers if (runs or 1) > 1 else None,
-                              self.skip, self.note)
+        scorer, self.grouping = task_metrics(args.get("metrics"), task.line, scorer,
+                                             reducers if (runs or 1) > 1 else None, self.skip, self.note)
         config = parts.generate_config(args.get("config"), task.line, self.skip)
         params = {**config, **step_params}
         subject = parts.subject(args.get("model"), task.line, cli_model, self.skip, self.note)
@@ -138,6 +140,8 @@ class _Task:
         entry = self.dataset(args.get("dataset"), task.line)
         if entry is not None:
             entry["solver"], entry["scorer"] = steps or ["generate"], scorer
+            if self.grouping is not None:
+                entry["group_by"] = self.grouping.key
             suite["cases"] = entry
         suite["subject"] = subject
         if judge is not None:
@@ -363,7 +367,8 @@ def import_inspect(path: str, out_dir: str, *, task: str | None = None, model: s
         if suite is None:
             continue
         if "cases" in suite:
-            total += _check(suite, conv, source, t.name)
+            total += settle(conv.grouping, suite["cases"], lambda: _check(suite, conv, source, t.name), conv.skip,
+                            conv.note)
         for rel, content in conv.files.items():
             files[prefix + rel] = content
         files[prefix + "suite.yaml"] = yaml.safe_dump(suite, sort_keys=False, allow_unicode=True, width=100)

@@ -226,7 +226,7 @@ class InspectModelGradedGrader(_JudgeGrader):
                   "criterion": neutralize(_text(ctx.expected)),
                   "instructions": o.get("instructions") or default_instructions(o["partial_credit"])}
         template = o.get("template") or TEMPLATES[o["scorer"]]
-        from ..cases.datasets_inspect import filled_size
+        from ..cases.mc_templates import filled_size
 
         if filled_size(template, {k: str(v) for k, v in values.items()}) > MAX_PROMPT:
             raise ValueError(f"the filled template would be larger than {MAX_PROMPT:,} characters (a field's "
