@@ -12,12 +12,12 @@ so the values are written down here."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import yaml
 
-from tests.cli_inprocess import run_cli
+from tests.test_import_inspect_more import convert as import_task
+from tests.test_import_inspect_more import scoreboard
 
 HEAD = """from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import Sample
@@ -40,16 +40,8 @@ def reply(given):
 '''
 
 
-def scoreboard(args, cwd):
-    return run_cli(args, cwd, env=dict(os.environ, SCOREBOARD_STORE="none"))
-
-
 def convert(tmp: Path, body: str) -> tuple[dict, str, int]:
-    (tmp / "task.py").write_text(HEAD + body, encoding="utf-8")
-    done = scoreboard(["import", "inspect", "task.py", "--output", "out"], tmp)
-    assert done.returncode in (0, 3), done.stderr
-    suite = yaml.safe_load((tmp / "out" / "suite.yaml").read_text())
-    return suite, (tmp / "out" / "conversion-report.md").read_text(), done.returncode
+    return import_task(tmp, body, HEAD)
 
 
 def listed(report_md: str) -> str:

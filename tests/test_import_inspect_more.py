@@ -37,8 +37,9 @@ def scoreboard(args, cwd):
     return run_cli(args, cwd, env=dict(os.environ, SCOREBOARD_STORE="none"))
 
 
-def convert(tmp: Path, body: str) -> tuple[dict, str, int]:
-    (tmp / "task.py").write_text(HEAD + body, encoding="utf-8")
+def convert(tmp: Path, body: str, head: str = HEAD) -> tuple[dict, str, int]:
+    """Import task.py (`head` + `body`) into tmp/out: the suite, the conversion report, the exit code."""
+    (tmp / "task.py").write_text(head + body, encoding="utf-8")
     done = scoreboard(["import", "inspect", "task.py", "--output", "out"], tmp)
     assert done.returncode in (0, 3), done.stderr
     suite = yaml.safe_load((tmp / "out" / "suite.yaml").read_text())

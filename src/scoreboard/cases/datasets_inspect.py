@@ -23,14 +23,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..safeparse import ParseError, parse_json
-from .mc_templates import (
-    MAX_FILLED,
-    MULTIPLE,
-    MULTIPLE_COT,
-    SINGLE,
-    SINGLE_COT,
-    filled_size,
-)
+from .mc_templates import MAX_FILLED, default_template, filled_size
 
 ROLES = ("system", "user", "assistant", "tool")
 
@@ -295,8 +288,7 @@ def sample_to_case(s: dict, opts: dict, fields: dict) -> dict:
                       f"({'multiple_correct: false' if opts['multiple_correct'] is False else 'a template'}), so "
                       "no answer can match it: set multiple_correct: true on the cases entry", fields["target"])
         if template is None:
-            template = (MULTIPLE_COT if opts["cot"] else MULTIPLE) if multiple else (SINGLE_COT if opts["cot"]
-                                                                                      else SINGLE)
+            template = default_template(multiple, opts["cot"])
         options = "\n".join(f"{lt}) {c}" for lt, c in zip(letters, choices))
 
         def render(question: str) -> str:

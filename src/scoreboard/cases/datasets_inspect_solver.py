@@ -27,14 +27,7 @@ import string
 from typing import Any
 
 from .datasets_inspect import Bad, answer_character, target_positions
-from .mc_templates import (
-    MAX_FILLED,
-    MULTIPLE,
-    MULTIPLE_COT,
-    SINGLE,
-    SINGLE_COT,
-    filled_size,
-)
+from .mc_templates import MAX_FILLED, default_template, filled_size
 
 #: inspect_ai/solver/_prompt.py DEFAULT_COT_TEMPLATE
 DEFAULT_COT_TEMPLATE = ("\n{prompt}\n\nBefore answering, reason in a step-by-step manner as to get the right answer. "
@@ -84,7 +77,7 @@ def parse_solver(steps: list, bad) -> list[dict]:
             if not isinstance(cot, bool) or not isinstance(multiple, bool):
                 raise bad("cot and multiple_correct are true or false", where)
             if template is None:
-                template = (MULTIPLE_COT if cot else MULTIPLE) if multiple else (SINGLE_COT if cot else SINGLE)
+                template = default_template(multiple, cot)
             opts.update(template=template, multiple_correct=multiple)
         elif value is not None:
             raise bad("generate takes no options", where)

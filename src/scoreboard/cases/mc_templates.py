@@ -20,6 +20,11 @@ MULTIPLE_COT = ("Answer the following multiple choice question where multiple an
                 "where LETTERS is one or more of {letters}. Think step by step before answering.\n\n{question}\n\n"
                 "{choices}")
 
+def default_template(multiple: bool, cot: bool) -> str:
+    """The multiple_choice solver's own template: one answer or several, with chain of thought or not."""
+    return (MULTIPLE_COT if cot else MULTIPLE) if multiple else (SINGLE_COT if cot else SINGLE)
+
+
 #: the most characters a `template` may fill one question into: a field width (`{letters:>999999999}`)
 #: or a field repeated makes text before any limit could see it
 MAX_FILLED = 16 * 1024 * 1024
