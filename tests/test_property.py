@@ -64,6 +64,7 @@ def check(rc: int, out: str, err: str) -> None:
 @example(data=b"[" * 5000, suffix=".yaml")
 @example(data=b'{"id": "a", "input": "\\ud800", "expected": "x"}', suffix=".jsonl")
 @example(data=b"a: &a [*a]", suffix=".yaml")
+@example(data=b'"\\ud800', suffix=".yaml")  # LibYAML refuses the escape, then PyYAML the unclosed quote
 @example(data=b"cases: !!python/object:os.system {}", suffix=".yaml")
 def test_arbitrary_bytes_validate(data, suffix):
     with tempfile.TemporaryDirectory() as folder:

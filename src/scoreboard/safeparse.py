@@ -311,9 +311,14 @@ def parse_yaml(text: str, limits: Any = None, *, core: bool = False, where: dict
             # LibYAML refuses "\ud83c\udf89", a surrogate pair as JSON writes it (YAML is JSON's
             # superset): read by PyYAML's own scanner, the pair is joined
             _ = where is not None and where.clear()
-            return _YamlBuilder(*bounds_of(limits), core=core, where=where, pairs=True, expand_limit=expand,
-                                last_wins=last_wins).build(
-                yaml.parse(text, Loader=yaml.SafeLoader))
+            try:
+                return _YamlBuilder(*bounds_of(limits), core=core, where=where, pairs=True, expand_limit=expand,
+                                    last_wins=last_wins).build(
+                    yaml.parse(text, Loader=yaml.SafeLoader))
+            except yaml.YAMLError as again:  # "\ud800 unterminated: PyYAML's scanner refuses it too
+                exc = again
+            except RecursionError:
+                raise ParseError("invalid YAML: nested too deeply") from None
         message, line = yaml_problem(exc, text)
         raise ParseError(message, line=line) from None
     except RecursionError:
