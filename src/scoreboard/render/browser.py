@@ -23,9 +23,10 @@ from typing import Any
 from ..errors import ConfigError
 from .detect import PageSource, page_source
 from .lifecycle import Instance
+from .loading import loaded, timed_out
 from .page import index_refused, served_file
 from .pixels import is_blank
-from .scripts import (HISTORY_SCRIPT, LOADED_SCRIPT, NAVIGATION_SCRIPT, POPUP_SCRIPT, REFUSALS, SEED_SCRIPT,
+from .scripts import (HISTORY_SCRIPT, NAVIGATION_SCRIPT, POPUP_SCRIPT, REFUSALS, SEED_SCRIPT,
                       SIZE_SCRIPT, SMIL_SCRIPT, TEXT_SCRIPT)
 from .settings import RenderSettings, full_page_clip
 from .shared import SharedRenders
@@ -43,8 +44,6 @@ MAX_MESSAGE = 500
 CONSOLE_READ = 1000
 #: the console_errors entry of a page that printed past CONSOLE_READ
 CONSOLE_FLOOD = f"console flooded: more than {CONSOLE_READ} messages, the rest were not read"
-#: navigations of a page to its own files followed while it loads
-NAVIGATIONS = 5
 #: how long closing a page's context may take after its render ended (real seconds)
 CLOSE_S = 10
 #: the most bytes one page's own files may be served, all requests together, in max_file_bytes
@@ -174,13 +173,13 @@ class Renderer:
         settings = self.settings
         kills = self.memory_kills
         # What the page's own origin has served; once the render ends it serves nothing more.
-        served = {"bytes": 0, "open": True, "refused": 0}
+        served = {"bytes": 0, "open": True, "refused": 0, "documents": 0}
         spoiled = False
         try:
             async with asyncio.timeout(settings.timeout_ms / 1000):
                 spoiled = not await self._shoot(instance.browser, source, record, served)
         except TimeoutError:
-            record["error"] = f"render timed out after {settings.timeout_ms} ms"
+            record["error"] = timed_out(settings.timeout_ms, served["documents"])
             spoiled = True
         except Exception as exc:  # noqa: BLE001 - a page that breaks the browser is a measurement too
             record["error"] = f"render failed: {type(exc).__name__}: {str(exc).splitlines()[0][:MAX_MESSAGE]}"
@@ -235,7 +234,7 @@ class Renderer:
             # (to a blocked address, answered 204 so the page stays) left Playwright's load wait
             # hanging on a navigation that never ends.
             await page.goto(ORIGIN + "index.html", wait_until="commit")
-            await _loaded(page)
+            await loaded(page)
             try:
                 await page.wait_for_load_state("networkidle", timeout=s.network_idle_ms or 1)
                 record["network_idle"] = True
@@ -290,6 +289,8 @@ class Renderer:
                 await route.abort("blockedbyclient")
             return
         path = url[len(ORIGIN):].split("?", 1)[0].split("#", 1)[0]
+        if route.request.is_navigation_request() and route.request.frame.parent_frame is None:
+            served["documents"] += 1  # the page's own document, and each one it moves to
         left = SERVED_FILES * self.settings.max_file_bytes - served["bytes"]
         from ..safefile import FileRefused
 
@@ -314,32 +315,6 @@ class Renderer:
         record["blocked_requests"] += 1
         _listed(record, "blocked", ws.url[:300])
         await ws.close(code=1008, reason="blocked by the renderer")
-
-
-async def _loaded(page) -> None:
-    """Wait for the page's document to load; a page that moves to another of its own files is
-    followed a few times (its main frame's navigations: one move may spoil several tries)."""
-    moves = 0
-
-    def moved(frame) -> None:
-        nonlocal moves
-        moves += frame == page.main_frame
-
-    page.on("framenavigated", moved)
-    try:
-        for tries in range(20 * NAVIGATIONS):  # a bound beside the count, should events not come
-            try:
-                await page.evaluate(LOADED_SCRIPT)
-                return
-            except Exception as exc:  # noqa: BLE001 - only a navigation is retried
-                if "context was destroyed" not in str(exc):
-                    raise
-            if moves > NAVIGATIONS and tries + 1 >= NAVIGATIONS:  # (a same-document move is no try)
-                break
-            await asyncio.sleep(0.01 * min(tries + 1, 10))  # the next document is on its way
-    finally:
-        page.remove_listener("framenavigated", moved)
-    raise RuntimeError(f"the page navigated more than {NAVIGATIONS} times while loading")
 
 
 def _empty(source: PageSource | None, settings: RenderSettings, why: str | None) -> dict[str, Any]:
