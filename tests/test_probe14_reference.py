@@ -56,6 +56,21 @@ def test_the_paired_t_power_is_scipys_noncentral_t(cases, alpha):
             assert paired_t_power(effect, cases, alpha) == pytest.approx(want, abs=1e-11)
 
 
+def test_the_power_is_the_same_number_whatever_was_asked_before():
+    # the quadrature's grid is kept per (cases, alpha, method) between calls (student._power_grid):
+    # a power asked first, after others of the same grid, or after other grids is the same float
+    from scoreboard.stats.student import _power_grid
+
+    asks = [(0.7, 12, 0.05, False), (0.3, 12, 0.05, False), (0.7, 3, 0.1, True), (1.2, 40, 0.01, False),
+            (0.7, 12, 0.05, True), (0.0, 2, 0.05, False)]
+    fresh = []
+    for ask in asks:
+        _power_grid.cache_clear()
+        fresh.append(paired_t_power(*ask))
+    _power_grid.cache_clear()
+    assert [paired_t_power(*ask) for ask in asks + asks] == fresh + fresh
+
+
 @pytest.mark.parametrize("cases", [3, 4, 5, 6, 10])
 @pytest.mark.parametrize("alpha", [0.05, 0.1, 0.2])
 def test_the_detectable_difference_is_the_noncentral_t_root_to_1e_9(cases, alpha):

@@ -129,32 +129,11 @@ def paired_t_power(effect: float, cases: int, alpha: float, simpson_only: bool =
     S's distribution (Simpson's rule on u = sqrt(chi2), whose density is smooth for every df,
     extrapolated from two grids), in pure Python; checked against scipy's noncentral t to 1e-11
     in the tests. `simpson_only`: Simpson's rule alone, as statistics version 11 computed it."""
-    df = cases - 1
-    crit = t_quantile(1 - alpha / 2, df)
     nc = effect * math.sqrt(cases)
-    # density of u = sqrt(W), W ~ chi2(df): 2 u^(df-1) e^(-u^2/2) / (2^(df/2) Gamma(df/2))
-    log_norm = math.log(2.0) - (df / 2) * math.log(2.0) - math.lgamma(df / 2)
-    # u = sqrt(chi2(df)) lies within 12 of sqrt(df) but for a share below 1e-30 (its sd is under 1)
-    bottom, top = max(0.0, math.sqrt(df) - 12.0), math.sqrt(df) + 12.0
-    # the tails change over s ~ 1 / crit (crit is 63.7 at df 1, alpha 0.01): that finely resolved
-    if simpson_only:  # statistics version 11 and before: Simpson's rule alone, 2.5e-8 off at df 3-5
-        steps = 2 * max(200, int((top - bottom) * crit * 8))
-    else:
-        steps = 4 * max(200, int((top - bottom) * crit * 8))
-    h = (top - bottom) / steps
-    values = []
-    for i in range(steps + 1):
-        u = bottom + i * h
-        if u == 0.0:
-            if df > 1:
-                values.append((0.0, 0.0))  # the density is 0 there
-                continue
-            density = math.exp(log_norm)
-        else:
-            density = math.exp(log_norm + (df - 1) * math.log(u) - u * u / 2)
-        s = u / math.sqrt(df)
-        tails = 0.5 * math.erfc((crit * s - nc) / math.sqrt(2)) + 0.5 * math.erfc((crit * s + nc) / math.sqrt(2))
-        values.append((density, tails))
+    steps, h, grid = _power_grid(cases, alpha, simpson_only)
+    root2 = math.sqrt(2)
+    values = [(density, 0.5 * math.erfc((edge - nc) / root2) + 0.5 * math.erfc((edge + nc) / root2))
+              if density is not None else (0.0, 0.0) for density, edge in grid]
     if simpson_only:  # summed as version 11 summed it, term by term
         total = 0.0
         for i, (density, tails) in enumerate(values):
@@ -167,3 +146,36 @@ def paired_t_power(effect: float, cases: int, alpha: float, simpson_only: bool =
     fine = (values[0] + values[-1] + 4 * math.fsum(values[1:-1:2]) + 2 * math.fsum(values[2:-1:2])) * h / 3
     coarse = (values[0] + values[-1] + 4 * math.fsum(values[2:-1:4]) + 2 * math.fsum(values[4:-1:4])) * 2 * h / 3
     return min(1.0, fine + (fine - coarse) / 15)
+
+
+@lru_cache(maxsize=4)
+def _power_grid(cases: int, alpha: float, simpson_only: bool) -> tuple[int, float, tuple]:
+    """What paired_t_power's quadrature needs that does not depend on the effect, for one
+    (cases, alpha): the number of steps, their width and each point's (chi density, critical
+    value x s) (density None where it is 0). A power is solved by asking the same (cases,
+    alpha) for several effects (stats.methods._solve_effect): built once, the same numbers."""
+    df = cases - 1
+    crit = t_quantile(1 - alpha / 2, df)
+    # density of u = sqrt(W), W ~ chi2(df): 2 u^(df-1) e^(-u^2/2) / (2^(df/2) Gamma(df/2))
+    log_norm = math.log(2.0) - (df / 2) * math.log(2.0) - math.lgamma(df / 2)
+    # u = sqrt(chi2(df)) lies within 12 of sqrt(df) but for a share below 1e-30 (its sd is under 1)
+    bottom, top = max(0.0, math.sqrt(df) - 12.0), math.sqrt(df) + 12.0
+    # the tails change over s ~ 1 / crit (crit is 63.7 at df 1, alpha 0.01): that finely resolved
+    if simpson_only:  # statistics version 11 and before: Simpson's rule alone, 2.5e-8 off at df 3-5
+        steps = 2 * max(200, int((top - bottom) * crit * 8))
+    else:
+        steps = 4 * max(200, int((top - bottom) * crit * 8))
+    h = (top - bottom) / steps
+    grid = []
+    for i in range(steps + 1):
+        u = bottom + i * h
+        if u == 0.0:
+            if df > 1:
+                grid.append((None, 0.0))  # the density is 0 there
+                continue
+            density = math.exp(log_norm)
+        else:
+            density = math.exp(log_norm + (df - 1) * math.log(u) - u * u / 2)
+        s = u / math.sqrt(df)
+        grid.append((density, crit * s))
+    return steps, h, tuple(grid)
