@@ -148,7 +148,7 @@ def paired_t_power(effect: float, cases: int, alpha: float, simpson_only: bool =
     return min(1.0, fine + (fine - coarse) / 15)
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=2)  # a grid is up to 49,000 points (2 cases, alpha 0.01): two kept
 def _power_grid(cases: int, alpha: float, simpson_only: bool) -> tuple[int, float, tuple]:
     """What paired_t_power's quadrature needs that does not depend on the effect, for one
     (cases, alpha): the number of steps, their width and each point's (chi density, critical
