@@ -112,6 +112,19 @@ def partial():
     overall, groups = by_category(tmp_path, suite)
     assert overall == 2 / 3 and groups == {"uncategorised": 2 / 3}
 
+    # a stderr() that only the grouped() gave a figure to stand beside is listed with it
+    (tmp_path / "out").rename(tmp_path / "out1")
+    suite, report_md, rc = convert(tmp_path, """
+DATA = ARITH[:2] + [Sample(input="q3 what is 3*3?", target="9", id="q3", metadata={"level": 3})]
+
+@task
+def partial():
+    return Task(dataset=DATA, scorer=match(numeric=True), metrics=[grouped(accuracy(), "domain"), stderr()])
+""")
+    assert rc == 3 and "group_by" not in suite["cases"]
+    assert "; stderr() without accuracy() or mean(): not converted" in listed(report_md)
+    assert "stands in for Inspect's stderr()" not in report_md
+
 
 def test_what_grouped_cannot_be_is_listed_with_why(tmp_path):
     suite, report_md, rc = convert(tmp_path, """

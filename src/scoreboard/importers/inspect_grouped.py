@@ -37,6 +37,9 @@ class Grouping:
     key: str
     line: int
     notes: list[str] = field(default_factory=list)
+    #: stderr() / bootstrap_stderr() beside this grouped() alone: the pass rate's interval stands in
+    #: for them while the grouped() stands; listed with it when it does not
+    errors: list[str] = field(default_factory=list)
 
 
 def _scorer_fits(scorer: list, reducers: list | None) -> str | None:
@@ -127,9 +130,13 @@ def settle(grouping: Grouping | None, entry: dict, check: Callable[[], int], ski
         del entry["group_by"]
         case = f"case {exc.case_id}" if exc.case_id else "a sample"
         skip(grouping.line, f"Task(metrics=...) grouped(..., {grouping.key!r}): {case}: {exc.detail}; Inspect's "
-                            "grouped() raises ValueError when it computes the metric: not converted")
+                            "grouped() raises ValueError when it computes the metric: not converted" + "".join(
+                                f"; {name}() without accuracy() or mean(): not converted" for name in grouping.errors))
         return check()
     if grouping is not None and "group_by" in entry:
         for text in grouping.notes:
             note(text)
+        for name in grouping.errors:
+            note(f"Task(metrics=) {name}() (line {grouping.line}): the pass rate's 95% interval by case stands in "
+                 f"for Inspect's {name}() of the accuracy over every sample")
     return count

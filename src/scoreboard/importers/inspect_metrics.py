@@ -83,9 +83,7 @@ def task_metrics(value: Any, line: int, scorer: list, reducers: list | None, ski
     centres, errors, groups, left = _read(value, line)
     grouping = read_grouped(groups, line, scorer, reducers, left)
     if grouping is not None and not centres and errors:  # stderr() beside grouped() alone
-        grouping.notes.extend(f"Task(metrics=) {name}() (line {line}): the pass rate's 95% interval by case stands "
-                              f"in for Inspect's {name}() of the accuracy over every sample" for name in errors)
-        errors = []
+        grouping.errors, errors = errors, []
     out = _attach(centres, errors, scorer, reducers, line, left, note)
     if left:
         skip(left[0][0], "Task(metrics=...) " + "; ".join(why for _, why in left))
