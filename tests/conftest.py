@@ -49,9 +49,25 @@ def fake_agent():
         yield srv
 
 
+#: the longest test files, longest first (wall seconds each under two workers, measured
+#: 2026-12-06 with a per-test timer: 20 to 190 s); a file not named keeps its collection order
+LONGEST = ("test_visual.py", "test_reference_stats.py", "cases/test_hostile_files.py", "engine/test_ray_executor.py",
+           "tasks/test_cli_agents.py", "test_probe19_scale.py", "test_readme.py", "test_probe13_visual.py",
+           "test_probe24N_batch_live.py", "test_probe13_tasks.py", "test_probe20_viewer.py",
+           "test_probe9_statsedges.py", "test_probe14_visual.py", "test_probe4_visual.py", "test_probe20_visual.py",
+           "test_probe18_tasks.py", "tasks/test_docker_sandbox.py", "tasks/test_egress.py",
+           "test_probe22_viewer.py", "render/test_probe_visual.py", "render/test_renderer.py",
+           "test_probe24Q_visual_hostile.py", "test_interruptions.py", "test_live_and_stops.py",
+           "engine/test_streaming.py", "test_probe24I_ray.py", "test_probe8_liveness.py",
+           "engine/test_resume_lock.py", "test_probe21_durability.py", "test_template_limits.py")
+
+
 def pytest_collection_modifyitems(config, items):
-    """The files that hold slow tests run first (each file's tests in their own order): with
-    the tests spread over workers a file at a time (scripts/test.sh), a long file started last
-    kept one worker busy alone at the end."""
+    """The longest files run first, longest first, then the other files that hold slow tests,
+    then the rest (each file's tests in their own order): with the tests spread over workers a
+    file at a time (scripts/test.sh), a long file started last kept one worker busy alone at the
+    end."""
+    here = Path(__file__).resolve().parent
+    rank = {here / name: i for i, name in enumerate(LONGEST)}
     slow_files = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow_files)
+    items.sort(key=lambda item: rank.get(item.path, len(LONGEST) + (item.path not in slow_files)))
