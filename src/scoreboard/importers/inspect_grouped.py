@@ -78,8 +78,7 @@ def read_grouped(items: list[Call], line: int, scorer: list, reducers: list | No
             left.append((at, f"{shown}: {'argument ' + extra[0] if extra else 'a third positional argument'} "
                              "is not converted"))
             continue
-        if not (isinstance(inner, Call) and inner.name in ("accuracy", "mean") and not inner.args
-                and not inner.kwargs):
+        if not (plain and inner.name in ("accuracy", "mean")):
             left.append((at, f"{shown}: only grouped(accuracy()) and grouped(mean()) of a pass/fail scorer are "
                              "converted (scoreboard's pass rate by category)"))
             continue
