@@ -208,8 +208,7 @@ def group_name(metadata: dict | None, key: str) -> str:
     if metadata is None or key not in metadata:
         raise Bad(f"the sample's metadata has no {key!r}, which group_by reads (Inspect's grouped() needs a value "
                   "on every sample)", "group_by")
-    value = metadata[key]
-    return value if isinstance(value, str) else str(value)
+    return str(metadata[key])
 
 
 def target_positions(target: str | list[str], count: int, field: str) -> list[int]:
