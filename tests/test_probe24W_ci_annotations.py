@@ -26,6 +26,14 @@ def test_commands_are_escaped_as_the_toolkit_escapes_them():
     assert command("error", "") == "::error::"
 
 
+def test_control_characters_in_a_message_or_property_are_spelt_out():
+    """An ESC or BEL in a reason or a case file's name would colour, retitle or clear the log
+    GitHub shows: spelt \\x1b, \\x07, as the terminal summary spells them; line ends stay %0A."""
+    line = command("warning", "red \x1b[31mX\x07\nnext \u202e", file="a\x1bb.jsonl")
+    assert line == "::warning file=a\\x1bb.jsonl::red \\x1b[31mX\\x07%0Anext \\u202e"
+    assert "\x1b" not in line and "\x07" not in line
+
+
 def _suite(tmp: Path, n: int = 13) -> None:
     (tmp / "app.py").write_text("def answer(text):\n"
                                 "    if text == 'boom':\n        raise RuntimeError('kaput\\n::set-output name=x::1')\n"

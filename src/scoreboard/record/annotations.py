@@ -10,6 +10,9 @@ file name or a reason holds can end the annotation or start another workflow com
 from __future__ import annotations
 
 import os
+from pathlib import Path
+
+from .mdtext import spell_unseen
 
 #: case annotations printed at most (GitHub shows 10 warnings and 10 errors a step); then one line
 MAX_CASES = 10
@@ -18,7 +21,10 @@ MAX_REASON = 300
 
 
 def escape_data(text) -> str:
-    return str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """As command.ts escapes a message, after spelling out every other control, direction or
+    zero-width character (ESC, BEL: a reason or id must not colour or retitle the log)."""
+    text = str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return spell_unseen(text, keep_lines=True)  # tabs kept
 
 
 def escape_property(text) -> str:
@@ -71,6 +77,22 @@ def annotation_lines(gates, attempts, case_lines: dict | None = None, report_pat
         lines.append(command("notice", f"{len(more)} more failed or errored case{'s' if len(more) != 1 else ''} not "
                              f"annotated" + (f": see {report_path}" if report_path else "")))
     return lines
+
+
+def relative_path(source: str | None) -> str:
+    """A case file as an annotation (or a pytest failure) names it: relative to the working
+    directory when inside it, as GitHub finds a file of the checkout and pytest names test files."""
+    if not source:
+        return ""
+    try:
+        return Path(source).resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except (ValueError, OSError):
+        return source
+
+
+def case_lines(suite) -> dict:
+    """{case id: (file, line)} of a suite's cases, for the annotations' `file=` and `line=`."""
+    return {c.id: (relative_path(c.source), c.line) for c in suite.cases if c.source or c.line}
 
 
 def in_github_actions() -> bool:
