@@ -223,6 +223,32 @@ def test_under_xdist_each_case_runs_once_and_the_gates_see_every_case(pytester, 
     assert len(reports) == 1
 
 
+def test_under_github_actions_the_summary_ends_with_the_runs_annotations(pytester, evals, monkeypatch):
+    """As `scoreboard run` prints them under GitHub Actions: the failed gate, then each failed
+    case at its case file's line; after the report paths, once, and never outside GitHub."""
+    outside = pytester.runpytest(*plugin_args()).stdout.str()
+    assert not [line for line in outside.splitlines() if line.startswith("::")]
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    out = pytester.runpytest(*plugin_args()).stdout.str()
+    lines = [line for line in out.splitlines() if line.startswith("::")]
+    assert lines == ["::error title=scoreboard gate::gate failed: m: pass rate 66.7%25 < 90.0%25",
+                     "::warning file=evals/cases.jsonl,line=2,title=scoreboard case failed::case italy (m): 1 failed: "
+                     'exact: expected "Rome", got "Milan"'], out
+    assert out.index(lines[0]) > out.index("  json: ")
+
+
+def test_under_xdist_and_github_actions_a_workers_run_is_annotated_once(pytester, srv, monkeypatch):
+    write_suite(pytester.path, srv, cases=[{"id": f"c{i}", "input": f"q{i}", "expected": "no" if i == 3 else f"echo q{i}"}
+                                           for i in range(6)], fail_under=0.5)
+    pytester.makepyfile(test_evals="import scoreboard.testing\nsuite = scoreboard.testing.suite('evals/suite.yaml')\n")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider", *plugin_args(), timeout=120)
+    result.assert_outcomes(passed=6, failed=1)
+    lines = [line for line in result.stdout.str().splitlines() if line.startswith("::")]
+    assert lines == ["::warning file=evals/cases.jsonl,line=4,title=scoreboard case failed::case c3 (m): 1 failed: "
+                     'exact: expected "no", got "echo q3"'], result.stdout.str()
+
+
 def test_the_entry_point_makes_the_plugin_available(tmp_path, pytester, srv):
     """pyproject registers the plugin in the pytest11 group; a distribution with that entry point
     on the path is loaded by pytest with no -p, and -p no:scoreboard turns it off."""

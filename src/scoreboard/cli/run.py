@@ -18,6 +18,7 @@ import sys
 from functools import partial
 from pathlib import Path
 
+from ..record.annotations import case_lines
 from .common import (
     add_format_flag,
     add_suite_flags,
@@ -146,11 +147,6 @@ def run_outcome(args: argparse.Namespace):
     outcome = run(suite, options)
     outcome.case_lines = case_lines(suite)
     return outcome
-
-
-def case_lines(suite) -> dict:
-    """{case id: (file, line)} of the suite's cases, for GitHub annotations."""
-    return {c.id: (c.source, c.line) for c in suite.cases if c.source or c.line}
 
 
 def _store(args: argparse.Namespace, output_dir: str):

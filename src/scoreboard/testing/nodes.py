@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from ..record.annotations import relative_path
 from .handle import SuiteHandle, blame_keyword
 from .messages import case_verdict, gates_verdict, safe
 
@@ -31,17 +32,6 @@ def item_name(case_id: str, variant: str | None) -> str:
     if variant is not None:
         return f"{name}[{variant}]"
     return name.replace(*BRACKET) if "[" in name and not name.endswith("]") else name
-
-
-def shown(source: str | None) -> str:
-    """A case file as a failure names it: relative to the working directory when inside it (as
-    pytest names test files), so pytest's short summary shows the reason, not a long path."""
-    if not source:
-        return ""
-    try:
-        return Path(source).resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except (ValueError, OSError):
-        return source
 
 
 def skip(message: str):
@@ -85,7 +75,7 @@ class SuiteNode:
         variants = [v.name for v in suite.variants] if len(suite.variants) > 1 else [None]
         names: dict[str, str] = {}
         for case in suite.cases:
-            where = f"{shown(case.source)}:{case.line}" if case.line else shown(case.source)
+            where = f"{relative_path(case.source)}:{case.line}" if case.line else relative_path(case.source)
             for variant in variants:
                 name = item_name(case.id, variant)
                 if names.setdefault(name, case.id) != case.id:

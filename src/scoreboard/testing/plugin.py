@@ -122,6 +122,11 @@ class Session:
                     pass
             for line in summary_lines(info, report):
                 terminalreporter.write_line(safe(line))
+        for info in runs:
+            # GitHub's workflow annotations (the same lines `scoreboard run` prints under GitHub
+            # Actions), after every summary line: already escaped, so written as they are
+            for line in info.get("annotations") or ():
+                terminalreporter.write_line(line)
 
     def pytest_unconfigure(self) -> None:
         if self.shared_dir is not None:

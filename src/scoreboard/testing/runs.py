@@ -34,6 +34,7 @@ def run_suite(path: Path, flags: dict, selected: list[str] | None, argv: list[st
     A bad suite or a run that cannot start is an `error` entry, not an exception."""
     from ..engine.pipeline import RunOptions, run
     from ..errors import ScoreboardError
+    from ..record.annotations import case_lines, outcome_annotations
     from ..suite.load import load_suite
 
     run_flags = {**flags, "case": selected} if selected else dict(flags)
@@ -44,6 +45,10 @@ def run_suite(path: Path, flags: dict, selected: list[str] | None, argv: list[st
         return {"error": str(exc)}
     info = {"suite": suite.name, "exit_code": outcome.exit_code,
             "paths": {fmt: str(p) for fmt, p in outcome.paths.items()}}
+    outcome.case_lines = case_lines(suite)
+    annotations = outcome_annotations(outcome)  # under GitHub Actions only (none elsewhere)
+    if annotations:
+        info["annotations"] = annotations
     run_head = outcome.head.get("run") or {}
     reason = str(run_head.get("stop_reason") or "")
     if run_head.get("status") == "stopped" and reason.startswith(INTERRUPTED_BY):
