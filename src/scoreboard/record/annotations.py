@@ -79,20 +79,33 @@ def annotation_lines(gates, attempts, case_lines: dict | None = None, report_pat
     return lines
 
 
-def relative_path(source: str | None) -> str:
+def relative_path(source: str | None, cwd: Path | None = None) -> str:
     """A case file as an annotation (or a pytest failure) names it: relative to the working
-    directory when inside it, as GitHub finds a file of the checkout and pytest names test files."""
+    directory (`cwd`, resolved; default the current one) when inside it, as GitHub finds a file
+    of the checkout and pytest names test files."""
     if not source:
         return ""
     try:
-        return Path(source).resolve().relative_to(Path.cwd().resolve()).as_posix()
+        return Path(source).resolve().relative_to(cwd or Path.cwd().resolve()).as_posix()
     except (ValueError, OSError):
         return source
 
 
-def case_lines(suite) -> dict:
-    """{case id: (file, line)} of a suite's cases, for the annotations' `file=` and `line=`."""
-    return {c.id: (relative_path(c.source), c.line) for c in suite.cases if c.source or c.line}
+def case_lines(suite) -> dict | None:
+    """{case id: (file, line)} of a suite's cases, for the annotations' `file=` and `line=`;
+    None outside GitHub Actions, where nothing reads it (a path resolved per case file, not per
+    case: 10,000 cases share one)."""
+    if not in_github_actions():
+        return None
+    cwd = Path.cwd().resolve()
+    shown: dict[str, str] = {}
+    out = {}
+    for c in suite.cases:
+        if c.source or c.line:
+            if c.source not in shown:
+                shown[c.source] = relative_path(c.source, cwd)
+            out[c.id] = (shown[c.source], c.line)
+    return out
 
 
 def in_github_actions() -> bool:
