@@ -162,23 +162,11 @@ def test_fixed_datasets_agree_with_scipy_and_statsmodels(here):
 # Simulation: coverage and false positives at uneven shapes
 
 
-def _simulate(here, reports: int, n: int, runs: int, **shape) -> tuple[float, float]:
-    truth = _truth(shape.get("err", 0.0), shape.get("unassessed", 0.0), shape.get("a", 2.0), shape.get("b", 2.0))
-    covered = excluded = 0
-    for rep in range(reports):
-        s = _beta_report(here, rep, n, runs, **shape)["summary"]
-        for name in ("a", "b"):
-            ci = s["variants"][name]["pass_rate_ci"]
-            covered += ci["low"] <= truth <= ci["high"]
-        ci = s["comparisons"][0]["mean_difference_ci"]
-        excluded += not (ci["low"] <= 0 <= ci["high"])
-    return covered / (2 * reports), excluded / reports
-
-
 def test_uneven_shape_coverage_and_false_positives(here):
     """Errors, undecided grades and repeats: 2 x 160 intervals cover the true rate about 95% of
-    the time, and identical variants' paired interval excludes 0 rarely."""
-    coverage, false_positive = _simulate(here, 160, 12, 3, err=0.15, unassessed=0.1, a=2, b=3)
+    the time, and identical variants' paired interval excludes 0 rarely. (The first report is a
+    full CLI run, the rest summarized from the same draws: `_coverage`.)"""
+    coverage, false_positive = _coverage(here, 160, 12, 3, err=0.15, unassessed=0.1, a=2, b=3)
     assert coverage >= 0.90
     assert false_positive <= 0.10
 
@@ -222,10 +210,18 @@ def test_uneven_shape_coverage_more_shapes(here, reports, n, runs, shape):
     """1,000 seeded reports a shape cover the true rate 0.9375 to 0.96 of the time and exclude 0
     in 0.036 to 0.042 (standard errors about 0.007): bounds 0.92 and 0.06. (Through the CLI,
     300 reports a shape took 115 s of CPU; at 100 their rates had sat within one standard error
-    of looser bounds.) The first report of each shape is a full CLI run, whose attempts and
-    figures must equal those drawn and summarized here; the rest are summarized straight from
-    the same draws (a report is 0.17 s of CPU through the CLI, 0.01 s here). The CLI's own part
-    is checked by that report and by the test above."""
+    of looser bounds.)"""
+    coverage, false_positive = _coverage(here, reports, n, runs, **shape)
+    assert coverage >= 0.92, coverage
+    assert false_positive <= 0.06, false_positive
+
+
+def _coverage(here, reports: int, n: int, runs: int, **shape) -> tuple[float, float]:
+    """(share of the 2 x `reports` pass-rate intervals covering the true rate, share of paired
+    intervals excluding 0) over seeded reports of identical variants. The first report is a full
+    CLI run, whose attempts and figures must equal those drawn and summarized here; the rest are
+    summarized straight from the same draws (a report is 0.17 s of CPU through the CLI, 0.01 s
+    here). The CLI's own part is checked by that report and by this file's other tests."""
     from scoreboard.stats.summary import summarize
 
     cli = _beta_report(here, 0, n, runs, **shape)
@@ -240,8 +236,7 @@ def test_uneven_shape_coverage_more_shapes(here, reports, n, runs, shape):
         low_a, low_b, diff = _figures(summarize({**plan, "seed": cli["plan"]["seed"]}, attempts))
         covered += sum(ci["low"] <= truth <= ci["high"] for ci in (low_a, low_b))
         excluded += not (diff["low"] <= 0 <= diff["high"])
-    assert covered / (2 * reports) >= 0.92, covered / (2 * reports)
-    assert excluded / reports <= 0.06, excluded / reports
+    return covered / (2 * reports), excluded / reports
 
 
 # ---------------------------------------------------------------------------------------------
