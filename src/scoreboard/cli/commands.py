@@ -2,6 +2,6 @@
 `scoreboard --help` shows them. A module imports only argparse-level code at start-up;
 everything heavy is imported inside its main()."""
 
-MODULES: list[str] = ["run", "validate", "report", "compare", "aggregate", "score", "replay", "footprint", "rescore",
+MODULES: list[str] = ["init", "run", "validate", "report", "compare", "aggregate", "score", "replay", "footprint", "rescore",
                       "verify", "imports", "export", "plan", "schema",
                       "history", "store", "view"]  # history, store, view: issue 18
