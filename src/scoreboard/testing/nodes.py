@@ -74,8 +74,11 @@ class SuiteNode:
         # With several variants each gets its test of each case, named like a parametrized test.
         variants = [v.name for v in suite.variants] if len(suite.variants) > 1 else [None]
         names: dict[str, str] = {}
+        files: dict[str | None, str] = {}  # each case file's path resolved once, not once per case
         for case in suite.cases:
-            where = f"{relative_path(case.source)}:{case.line}" if case.line else relative_path(case.source)
+            if case.source not in files:
+                files[case.source] = relative_path(case.source)
+            where = f"{files[case.source]}:{case.line}" if case.line else files[case.source]
             for variant in variants:
                 name = item_name(case.id, variant)
                 if names.setdefault(name, case.id) != case.id:
