@@ -116,13 +116,18 @@ def test_kill_9_kills_a_tracked_fixture_group_and_its_tagged_descendants(tmp_pat
         fixture = subprocess.Popen([sys.executable, "-c", {CHILD!r}], env={{**os.environ, TAG_VAR: tag}},
                                    start_new_session=True)
         track_group(fixture.pid, tag)
+        print("tracked", flush=True)
         time.sleep(120)
     """)
-    owner = subprocess.Popen([sys.executable, "-c", driver], env=env_with(pids))
+    owner = subprocess.Popen([sys.executable, "-c", driver], env=env_with(pids), text=True, stdout=subprocess.PIPE)
     started = []
     try:
         started = pids_in(pids, 2)
-        wait_for(lambda: watchers_of(owner.pid), 10, "the watcher")
+        # killed once track_group has returned (the watcher told of the group), not as soon as the
+        # watcher shows in /proc: on a loaded machine the owner was killed between starting its
+        # watcher and writing to it (CI, once), and the watcher, told nothing, killed nothing
+        assert owner.stdout.readline() == "tracked\n"
+        assert len(watchers_of(owner.pid)) == 1
         owner.kill()
         owner.wait(timeout=30)
         wait_for(lambda: not any(alive(pid) for pid in started), 15, "the fixture and its daemon to end")
