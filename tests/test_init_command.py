@@ -88,3 +88,17 @@ def test_the_name_is_the_reports_folder_name(tmp_path):
     ran = run_cli(["run", "x/suite.yaml", "--no-progress", "--format", "json"], tmp_path, ENV)
     assert ran.returncode == 0, ran.stderr
     assert len(list((tmp_path / "eval-results" / "team-evals-v2-1").glob("*.json"))) == 1
+
+
+def test_a_run_given_neither_a_suite_nor_cases_points_at_init(tmp_path):
+    """`scoreboard run` (or `plan`) with nothing to run: one line that says what to give and how
+    to start a suite; a suite without cases keeps its own words."""
+    for command in (["run"], ["plan"], ["run", "--subject", "mock"]):
+        done = run_cli(command, tmp_path, ENV)
+        assert done.returncode == 1
+        assert done.stderr.strip() == ("scoreboard: error: field 'cases': no suite and no cases: give a suite file or "
+                                       "--cases FILE (`scoreboard init` writes a suite to start from)"), command
+    (tmp_path / "s.yaml").write_text("subject: mock\n")
+    done = run_cli(["run", "s.yaml"], tmp_path, ENV)
+    assert done.stderr.strip() == ("scoreboard: error: s.yaml, field 'cases': no cases: give --cases FILE or 'cases:' "
+                                   "in the suite")

@@ -162,6 +162,9 @@ def _load_suite(path: str | os.PathLike | None, flags: dict | None, dry_run: boo
     cfg, overrides = _merge_flags(cfg, flags, source)
     case_paths = cfg.cases if isinstance(cfg.cases, list) else ([cfg.cases] if cfg.cases else [])
     if not case_paths:
+        if source is None and not cfg.case:  # `scoreboard run` with neither a suite nor cases
+            raise ConfigError("no suite and no cases: give a suite file or --cases FILE (`scoreboard init` writes "
+                              "a suite to start from)", field="cases")
         raise ConfigError(no_cases(cfg.case, "case" in overrides), file=source, field="cases")
     errors, warnings = Collector(), replaced
     all_cases: list[Case] = []
