@@ -84,10 +84,15 @@ def test_the_name_is_the_reports_folder_name(tmp_path):
     done = run_cli(["init", "x", "--name", "team evals: v2/#1"], tmp_path, ENV)
     assert done.returncode == 0, done.stderr
     assert "reports in eval-results/team-evals-v2-1/" in done.stdout
-    assert "\nname: team-evals-v2-1\n" in (tmp_path / "x" / "suite.yaml").read_text()
+    assert '\nname: "team-evals-v2-1"\n' in (tmp_path / "x" / "suite.yaml").read_text()
     ran = run_cli(["run", "x/suite.yaml", "--no-progress", "--format", "json"], tmp_path, ENV)
     assert ran.returncode == 0, ran.stderr
     assert len(list((tmp_path / "eval-results" / "team-evals-v2-1").glob("*.json"))) == 1
+    # a folder named as YAML would read a number or a boolean: the suite's name stays text
+    for folder in ("2024", "yes", "null"):
+        assert run_cli(["init", folder], tmp_path, ENV).returncode == 0
+        checked = run_cli(["validate", f"{folder}/suite.yaml"], tmp_path, ENV)
+        assert checked.returncode == 0 and f"OK: suite {folder}: 5 cases" in checked.stdout, checked.stderr
 
 
 def test_a_run_given_neither_a_suite_nor_cases_points_at_init(tmp_path):

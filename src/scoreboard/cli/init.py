@@ -20,7 +20,7 @@ SUITE = """\
 #
 #   scoreboard validate {where}/suite.yaml    check it (no model called)
 #   scoreboard run {where}/suite.yaml         run it; the reports go to eval-results/{name}/
-name: {name}
+name: {name_yaml}
 cases: cases.jsonl
 # a case passes when its output contains its `expected` text
 graders: [contains]
@@ -81,7 +81,8 @@ def main(args: argparse.Namespace) -> int:
     name = safe_name(args.name if args.name is not None else folder.resolve().name, "evals")
     where = folder.as_posix()
     shown = where if where.isprintable() else "DIR"  # a comment line of the suite file stays one line
-    files = {"suite.yaml": SUITE.format(where=shown, name=name),
+    # quoted: a name YAML would read as a number or a boolean (2024, yes) stays text
+    files = {"suite.yaml": SUITE.format(where=shown, name=name, name_yaml=json.dumps(name, ensure_ascii=False)),
              "cases.jsonl": "".join(json.dumps(case) + "\n" for case in CASES),
              "app.py": APP}
     for file in files:
