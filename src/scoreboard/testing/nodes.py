@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from ..record.annotations import relative_path
+from ..record.annotations import case_files
 from .handle import SuiteHandle, blame_keyword
 from .messages import case_verdict, gates_verdict, safe
 
@@ -74,10 +74,8 @@ class SuiteNode:
         # With several variants each gets its test of each case, named like a parametrized test.
         variants = [v.name for v in suite.variants] if len(suite.variants) > 1 else [None]
         names: dict[str, str] = {}
-        files: dict[str | None, str] = {}  # each case file's path resolved once, not once per case
+        files = case_files(suite.cases)
         for case in suite.cases:
-            if case.source not in files:
-                files[case.source] = relative_path(case.source)
             where = f"{files[case.source]}:{case.line}" if case.line else files[case.source]
             for variant in variants:
                 name = item_name(case.id, variant)
