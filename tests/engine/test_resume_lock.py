@@ -13,15 +13,19 @@ import sys
 import time
 from pathlib import Path
 
-SLOW = """import time
+#: each answer takes 0.3 s while the file `hold` beside it exists, none once a test removes it
+#: (the rest of a run, or its resume, then takes no time to finish)
+SLOW = """import pathlib, time
 def answer(input, skill, run, params):
-    time.sleep(0.3)
+    if pathlib.Path(__file__).with_name("hold").exists():
+        time.sleep(0.3)
     return input
 """
 
 
 def project(tmp_path: Path, n: int = 16) -> Path:
     (tmp_path / "slow.py").write_text(SLOW)
+    (tmp_path / "hold").touch()
     (tmp_path / "cases.jsonl").write_text("".join(json.dumps({"id": f"c{i}", "input": f"q{i}", "expected": f"q{i}"})
                                                   + "\n" for i in range(n)))
     (tmp_path / "suite.yaml").write_text('name: held\ncases: cases.jsonl\nsubject: {type: python, function: '
@@ -67,6 +71,7 @@ def test_a_resume_of_a_run_still_running_is_refused_and_takes_nothing(tmp_path):
         # it read nothing into the log and cut nothing off it
         assert (work / "r" / "attempts.jsonl").read_bytes().startswith(before)
     finally:
+        (work / "hold").unlink()
         out, err = first.communicate(timeout=120)
     assert first.returncode == 0, out + err
     ids = attempts(work / "r" / "attempts.jsonl")
@@ -82,6 +87,7 @@ def test_a_run_killed_with_kill_9_holds_nothing_and_resumes(tmp_path):
     wait_for_lines(work / "r" / "attempts.jsonl", 3, first)
     first.send_signal(signal.SIGKILL)
     first.communicate(timeout=60)
+    (work / "hold").unlink()
     done = scoreboard(work, "run", "--resume", "r")
     assert done.returncode == 0, done.stdout + done.stderr
     ids = attempts(work / "r" / "attempts.jsonl")
