@@ -93,6 +93,12 @@ def test_kill_9_of_a_run_kills_the_subject_program_and_what_left_its_group(tmp_p
     started = []
     try:
         started = pids_in(pids, 2)
+        # The run starts its watcher as it starts the program and tells it of the program's group
+        # once it is up: on a loaded machine the program and its grandchild wrote their pids first.
+        # Waited for in /proc (it shows there once it runs reaper.py), then a moment for the line
+        # the run writes to it as its start returns, so that the kill tests the watcher, not the race.
+        wait_for(lambda: watchers_of(run.pid), 15, "the run's watcher to start")
+        time.sleep(0.2)
         watchers = watchers_of(run.pid)
         assert len(watchers) == 1, "one watcher for the run"
         assert all(alive(pid) for pid in started)
