@@ -255,7 +255,8 @@ def render_inputs(cfg: SuiteConfig, cases: list[Case], variants: list[Variant]) 
                 raise ConfigError("the case has vars but no input, and the suite names no prompt to render "
                                   "them into", file=case.source, line=case.line, case_id=case.id, field="vars")
         return []
-    same = all(t is not None for t in templates) and len({t.describe()["sha256"] for t in templates}) == 1
+    same = all(t is not None and not t.per_variant for t in templates) \
+        and len({t.describe()["sha256"] for t in templates}) == 1
     from ..hashing import sha256_json
 
     sent_as = {sha256_json([c.input, c.vars]) for c in cases if c.conversation is None}
@@ -305,7 +306,8 @@ def _same_text_warnings(cases: list[Case], variants: list[Variant], same: bool, 
     out, seen = [], set()
     for v in variants:
         t = v.prompt
-        if t is None or (t.field, t.describe()["sha256"]) in seen:
+        # a prompt function's code decides what it reads: its same text for every case is its own
+        if t is None or t.takes is not None or (t.field, t.describe()["sha256"]) in seen:
             continue
         seen.add((t.field, t.describe()["sha256"]))
         rendered = {sha256_json(c.input if same else (c.inputs or {}).get(v.name)) for c in cases}
@@ -330,13 +332,13 @@ def _render_case(case: Case, variants: list[Variant], templates: list, same: boo
         raise ConfigError("prompt templates do not apply to conversation cases", file=case.source,
                           line=case.line, case_id=case.id, field="conversation")
     if same:
-        case.input = render(templates[0], case, limit)
+        case.input = render(templates[0], case, limit, variants[0])
         case.input_hash = sha256_json(case.input)
         return
     inputs = {}
     for v in variants:
         if v.prompt is not None:
-            inputs[v.name] = render(v.prompt, case, limit)
+            inputs[v.name] = render(v.prompt, case, limit, v)
         elif case.input is None:
             raise ConfigError(f"variant {v.name!r} has no prompt and the case has no input", file=case.source,
                               line=case.line, case_id=case.id, field="input")

@@ -113,8 +113,8 @@ class VariantConfig(StrictSettings):
     skill: str | None = None
     params: dict = Field(default_factory=dict)
     description: str | None = None
-    #: this variant's prompt template (text, chat messages or "@file"), rendered with case vars
-    prompt: str | list[dict] | None = None
+    #: this variant's prompt template (text, chat messages, "@file" or {python: "module:function"}), rendered with case vars
+    prompt: str | list[dict] | dict | None = None
 
 
 # --- suites as people write them (issue 14): defaults, prompts, metrics, reducers ------------
@@ -215,10 +215,10 @@ class SuiteConfig(StrictSettings):
     #: agent tasks: refuse to run where no sandbox works (else attempts say "not isolated")
     require_isolation: bool = False
     # --- issue 14: templates, defaults, metrics, reducers (see Defaults, Reducer above)
-    #: one prompt template for every variant (text, chat messages or "@file")
-    prompt: str | list[dict] | None = None
+    #: one prompt template for every variant (text, chat messages, "@file" or {python: "module:function"})
+    prompt: str | list[dict] | dict | None = None
     #: several prompts: a prompt axis crossed with the variants ({name: template} or a list)
-    prompts: dict[str, str | list[dict]] | list[str | list[dict]] | None = None
+    prompts: dict[str, str | list[dict] | dict] | list[str | list[dict] | dict] | None = None
     defaults: Defaults = Field(default_factory=Defaults)
     #: an undefined name in a prompt template: "error" (names the case), or "empty": it and any
     #: attribute of it print nothing, as Nunjucks renders them (imported promptfoo suites)

@@ -25,6 +25,7 @@ from typing import Any
 from ..errors import ConfigError, closest, shorten
 from ..templating import MAX_TEXT, environment, render_budget
 from .paths import Places
+from .prompt_function import PER_VARIANT, call_function, load_function
 
 _ROLES = ("system", "user", "assistant", "tool")
 
@@ -41,6 +42,13 @@ class Template:
     undefined: str = "error"
     #: where the suite writes it (`prompt`, `variants.NAME.prompt`, `prompts.NAME`), for messages
     field: str | None = None
+    #: a prompt function's declared arguments (suite/prompt_function.py); None for a template
+    takes: tuple[str, ...] | None = None
+
+    @property
+    def per_variant(self) -> bool:
+        """Whether its text may differ from variant to variant (a function reading them)."""
+        return self.takes is not None and bool(PER_VARIANT & set(self.takes))
 
     def describe(self) -> dict:
         """The saved form, as a plan variant records it."""
@@ -89,6 +97,9 @@ def load_template(spec: Any, name: str, places: Places, *, field: str, from_flag
     undefined name is an error, or prints nothing with undefined="empty" (Nunjucks' rule)."""
     where = {"file": places.source, "field": field}
     file = None
+    if isinstance(spec, dict):  # {python: "module:function"}: a prompt built by code
+        source, fn, takes = load_function(spec, name, places.suite_dir, where)
+        return Template(name, source, None, fn, undefined, field, takes)
     if isinstance(spec, str) and spec.startswith("@"):
         from .config import Limits
 
@@ -138,15 +149,18 @@ def _resembles(var: str, names: dict) -> str:
     return ""
 
 
-def render(template: Template, case: Any, max_bytes: int) -> Any:
+def render(template: Template, case: Any, max_bytes: int, variant: Any = None) -> Any:
     """The case's input through the template: text, or chat messages. Errors name the case and
     the variable (StrictUndefined) or the sandbox's refusal. The messages of a chat prompt share
     one render budget (templating/limits.py: work, memory, time), and rendering stops as soon as the
-    text passes `max_bytes` characters."""
+    text passes `max_bytes` characters. A prompt function is called with what it declares
+    (`variant`: the Variant it is built for, when it reads one)."""
     from jinja2 import UndefinedError
     from jinja2.sandbox import SecurityError
 
     where = {"file": case.source, "line": case.line, "case_id": case.id}
+    if template.takes is not None:
+        return _built(template, case, max_bytes, variant, where)
     own = {"input": case.input, "metadata": case.metadata or None}
     for name, value in own.items():
         if value is not None and isinstance(case.vars, dict) and name in case.vars and case.vars[name] != value:
@@ -192,6 +206,22 @@ def render(template: Template, case: Any, max_bytes: int) -> Any:
     return out
 
 
+def _built(template: Template, case: Any, max_bytes: int, variant: Any, where: dict) -> Any:
+    """A prompt function's text or messages for this case, checked as a template's would be."""
+    where = {**where, "field": template.field or "prompt"}
+    target = template.source["python"]
+    out = call_function(template.compiled, template.takes or (), template.name, target, case, variant, where)
+    if isinstance(out, list):
+        out = _messages(out, template.name, where)
+        size = sum(len(m["content"].encode("utf-8", "surrogatepass")) for m in out)
+    else:
+        size = len(out.encode("utf-8", "surrogatepass"))
+    if size > max_bytes:
+        raise ConfigError(f"rendered prompt {template.name!r} is {size} bytes, over the limit of {max_bytes} "
+                          "(limits.max_input_bytes)", **{**where, "field": "input"})
+    return out
+
+
 def _undefined_path(exc: BaseException, names: dict) -> str | None:
     """The dot path of what an UndefinedError says is missing: `city`, `user.name` (an attribute
     or key a var lacks), `items.5`; None when what lacks it is no var's value (a value the
@@ -231,7 +261,12 @@ def prompt_names(prompts: Any) -> list[tuple[str, Any]]:
         return list(prompts.items())
     out, taken = [], set()
     for i, spec in enumerate(prompts or []):
-        name = Path(spec[1:]).stem if isinstance(spec, str) and spec.startswith("@") else f"prompt-{i + 1}"
+        if isinstance(spec, str) and spec.startswith("@"):
+            name = Path(spec[1:]).stem
+        elif isinstance(spec, dict) and isinstance(spec.get("python"), str) and ":" in spec["python"]:
+            name = spec["python"].rpartition(":")[2]  # a prompt function: its name
+        else:
+            name = f"prompt-{i + 1}"
         base, n = name, 2
         while name in taken:
             name, n = f"{base}-{n}", n + 1
