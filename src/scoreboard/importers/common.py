@@ -251,3 +251,19 @@ def slug(text: str, limit: int = 60) -> str:
     """A readable case id from a description."""
     cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")
     return cleaned[:limit] or "case"
+
+
+def local_imports(text: str, name: str, source: Source) -> list[str]:
+    """The modules a Python file imports that sit beside it (a NAME.py or a NAME/ folder), which
+    Python finds there only because promptfoo runs the file in place."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    tops = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    tops |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module
+             and not n.level}
+    here = source.folder / Path(name).parent
+    return sorted(t for t in tops if (here / f"{t}.py").is_file() or (here / t).is_dir())

@@ -23,6 +23,7 @@ from .promptfoo_asserts import PYTHON_HEADER, Context, RowError, Skip, assert_se
 from .promptfoo_derived import declared_metrics, derived_metrics
 from .promptfoo_env import EnvTags
 from .promptfoo_chat import chat_parsed, messages_as_text
+from .promptfoo_prompt_fn import prompt_functions
 from .promptfoo_prompts import prompts as convert_prompts
 from .promptfoo_providers import convert_providers, prompt_pairs, provider_subject
 from .promptfoo_scenarios import scenario_tests
@@ -83,15 +84,17 @@ def import_promptfoo(config_path: str, out_dir: str, *, run_code: bool = False) 
     message_prompts: dict[str, Any] = {}
     prompts = convert_prompts(data.get("prompts"), source, report, json_prompts, env_tags.walk, message_prompts,
                               affix)
-    variants, judge = convert_providers(data.get("providers"), source, report, ctx.copied, env_tags)
+    identities: dict[str, dict] = {}
+    variants, judge = convert_providers(data.get("providers"), source, report, ctx.copied, env_tags, identities)
     ctx.variants = variants  # is-valid-openai-function-call reads the functions each provider offers
+    built = prompt_functions(prompts, identities, source, report, ctx.copied)  # file://prompt.py:fn
     chat_parsed(prompts, json_prompts, variants, report)
     messages_as_text(prompts, json_prompts, message_prompts, variants, report)
     # renderPrompt renders the vars first for each text prompt, not for one whose raw text JSON.parse
     # reads (chat messages, a JSON value; `- role:` YAML is text): per prompt
     json_names = tuple(k for k, v in prompts.items() if isinstance(v, list) or (
         isinstance(json_prompts.get(k), str) and not json_prompts[k].startswith("YAML")))
-    ctx.text_prompts = len(json_names) < len(prompts)
+    ctx.text_prompts = len(json_names) < len(prompts) - built  # a function's text is known only as it runs
     ctx.json_prompts = json_names if ctx.text_prompts else ()
     ctx.prompt_names = pf_vars.names_printed(prompts.values())
     ctx.chat_rows = chat_case.setup(prompts, json_names, variants)  # a case's vars may make a prompt JSON

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..templating.js import js_number, js_trim
 from ..errors import ConfigError
@@ -79,6 +79,11 @@ def prompts(value: Any, source: Source, report: Report, json_values: dict[str, A
             report.skip(where, "a prompt is text, a file:// reference or chat messages")
     out: dict[str, Any] = {}
     for name, body, where in raw:
+        if isinstance(body, FunctionPrompt):  # built by code when the suite loads (promptfoo_prompt_fn)
+            if any(affix):
+                report.skip(where, "the tests' options.prefix/suffix around a prompt function: not converted")
+            out[_unique(str(name), out)] = body
+            continue
         body = wrap(body, affix, where, report)  # the tests' options.prefix/suffix (promptfoo_testopts)
         if body is None:
             continue
@@ -188,10 +193,26 @@ def _template(text: str, where: str, report: Report) -> str | None:
     return converted
 
 
+class FunctionPrompt(NamedTuple):
+    """`file://prompt.py:function`: a Python prompt function (promptfoo_prompt_fn converts it)."""
+
+    file: str
+    function: str
+
+
 def _prompt_file(name: str, source: Source, report: Report, where: str) -> list[tuple[str, Any]]:
     lower = name.lower()
-    if lower.endswith((".py", ".js", ".ts", ".mjs", ".cjs")):
-        report.skip(where, f"prompt function {name} (code that builds a prompt) is not converted")
+    file, sep, function = name.rpartition(":")
+    if sep and file.lower().endswith(".py") and function and "/" not in function:
+        source.read_text(file, where)  # there, readable, inside the folder (promptfoo fails the eval otherwise)
+        return [(name, FunctionPrompt(file, function))]  # promptfoo's label: the path and the function
+    if lower.endswith(".py"):
+        report.skip(where, f"{name}: a Python prompt script without a function name (promptfoo runs the whole file "
+                    "and takes what it prints) is not converted; name a function (file://{name}:function)")
+        return []
+    if lower.endswith((".js", ".ts", ".mjs", ".cjs")) or (sep and file.lower().endswith((".js", ".ts", ".mjs",
+                                                                                         ".cjs"))):
+        report.skip(where, f"prompt function {name} (JavaScript code that builds a prompt) is not converted")
         return []
     if lower.endswith(".json"):  # processJsonFile reads the raw text: JSON only once rendered, maybe
         text = source.read_text(name, where)

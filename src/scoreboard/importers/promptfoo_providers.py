@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from .common import Executable, Report, Source
+from .common import Executable, Report, Source, local_imports
 from . import promptfoo_passthrough as passthrough
 from .promptfoo_env import EnvTags, http_headers
 
@@ -216,8 +216,8 @@ def _expand(value: Any, source: Source) -> list[tuple[str, Any]]:
 
 
 def convert_providers(value: Any, source: Source, report: Report, copied: dict[str, str],
-                      env: EnvTags | None = None) -> tuple[dict, Any]:
-    """({variant name: variant config}, a judge spec derived from the providers or None)."""
+                      env: EnvTags | None = None, identities: dict[str, dict] | None = None) -> tuple[dict, Any]:
+    """({variant name: variant config}, a judge spec or None); `identities`: each variant's {id, label, type}."""
     import json
 
     variants: dict[str, dict] = {}
@@ -306,6 +306,9 @@ def convert_providers(value: Any, source: Source, report: Report, copied: dict[s
                 report.skip(f"{where}.config.{key}", "this provider setting is not converted")
         passthrough.notes(subject, config, where, report)
         variants[name] = {"subject": subject}
+        if identities is not None:  # a prompt function is told the provider's id and label
+            identities[name] = {"id": pid, "label": (item.get("label") if isinstance(item, dict) else None),
+                                "type": subject["type"]}
         _provider_keys(item, where, name, variants, report)
     if not variants:
         report.skip("providers", "no provider: the suite has no variant (add one under variants:)")
@@ -381,19 +384,3 @@ def _file_references(value: Any, source: Source, report: Report, where: str) -> 
     report.skip(where, f"{value!r}: promptfoo runs this file's code to make the value, not converted "
                 "(the provider receives the reference as written)")
     return value
-
-
-def local_imports(text: str, name: str, source: Source) -> list[str]:
-    """The modules a Python file imports that sit beside it (a NAME.py or a NAME/ folder), which
-    Python finds there only because promptfoo runs the file in place."""
-    import ast
-
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
-        return []
-    tops = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    tops |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module
-             and not n.level}
-    here = source.folder / Path(name).parent
-    return sorted(t for t in tops if (here / f"{t}.py").is_file() or (here / t).is_dir())

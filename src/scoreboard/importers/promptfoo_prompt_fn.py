@@ -1,0 +1,252 @@
+"""promptfoo's Python prompt functions (`prompts: [file://prompt.py:create_prompt]`), converted to a
+scoreboard prompt function that calls them as promptfoo 0.121 does.
+
+promptfoo (src/prompts/processors/python.ts, src/evaluatorHelpers.ts renderPrompt) calls the
+function with one argument, the context `{"vars": ..., "provider": {"id": ..., "label": ...}}`
+(a label only where the provider has one), through its Python bridge (the result crosses as JSON).
+A text result is the prompt; `{"prompt": ..., "config": ...}` is its prompt (text, or JSON.stringify of
+a value) with provider settings merged in (not converted: said when a function returns any); any
+other object or list is JSON.stringify(result); a number, a boolean or null is a row error. The
+prompt is then rendered as every prompt is: JSON is parsed, each string in it rendered with the
+vars, and written again as JSON.stringify(value, null, 2); other text is rendered as a Nunjucks
+template. Last, the provider reads it: promptfoo's chat providers (openai, the suite's `openai`
+subjects) parse `- role:` YAML and JSON as the request's messages (a JSON value that is no list
+of messages, or text that looks like JSON and is not, is a row error); anthropic takes a JSON
+list as messages; the other providers (echo, exec, python, http) get the text.
+
+Here the row error is an error naming the case when the suite loads (one suite holds every
+variant). The adapter module the import writes (ADAPTER) calls `build` for each prompt."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..pyimport import prefer_folders
+from ..templating.js import js_number, js_trim
+
+#: the module the import writes beside the suite, holding one function per converted prompt
+ADAPTER_MODULE = "promptfoo_prompt_functions"
+ADAPTER_HEAD = '''"""promptfoo's prompt functions, each called as promptfoo calls it (one argument: the context
+with the case's vars and the provider's id and label); written by `scoreboard import promptfoo`."""
+
+from scoreboard.importers.promptfoo_prompt_fn import build, load
+
+#: each variant's promptfoo provider: its id, its label, and how it reads a prompt
+PROVIDERS = {providers!r}
+'''
+ADAPTER_PROMPT = '''
+_module_{index} = load(__file__, {file!r})
+
+
+def prompt_{index}(vars, variant):
+    """promptfoo's prompt {label}."""
+    return build(_module_{index}, {function!r}, vars, variant, PROVIDERS, {axis!r})
+'''
+
+#: how a provider reads the rendered prompt: as chat messages (openai's chat), anthropic's way, or text
+READS = {"openai": "chat", "anthropic": "anthropic"}
+
+
+def adapter_text(prompts: list[dict], providers: dict[str, dict]) -> str:
+    """The adapter module: `prompts` are {index, file, function, label, axis} (axis: the prompt's
+    name in the suite's `prompts:`, whose variants are named PROMPT/VARIANT; None for `prompt:`)."""
+    return ADAPTER_HEAD.format(providers=providers) + "".join(ADAPTER_PROMPT.format(**p) for p in prompts)
+
+
+def load(anchor: str, rel: str) -> Any:
+    """The user's module `rel` beside the adapter (its folder first on sys.path, as promptfoo runs
+    it in place: a `helpers.py` beside it imports)."""
+    path = Path(anchor).resolve().parent / rel
+    name = "promptfoo_prompt_" + hashlib.sha256(str(path).encode()).hexdigest()[:16]
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {rel!r} as a Python file")
+    module = importlib.util.module_from_spec(spec)
+    prefer_folders([str(path.parent)])
+    spec.loader.exec_module(module)
+    sys.modules[name] = module
+    return module
+
+
+def build(module: Any, function: str, vars: dict, variant: str | None, providers: dict[str, dict],
+          axis: str | None) -> Any:
+    """The prompt promptfoo sends this variant's provider for a case with these vars: text, or
+    chat messages (a list of {role, content}) where the provider reads them as messages."""
+    provider = _provider(variant, providers, axis)
+    context = {"vars": json.loads(json.dumps(vars)),  # the bridge passes them as JSON
+               "provider": {"id": provider["id"], **({"label": provider["label"]} if provider.get("label") else {})}}
+    result = getattr(module, function)(context)
+    try:  # promptfoo's Python bridge returns the result as JSON
+        result = json.loads(json.dumps(result, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"its result cannot cross promptfoo's Python bridge as JSON ({exc})") from None
+    if isinstance(result, str):
+        base = result
+    elif isinstance(result, dict) and "prompt" in result:
+        if result.get("config"):
+            raise ValueError(f"it returned config {js_stringify(result['config'])[:120]}, which promptfoo merges into "
+                             "the provider's settings for this call: not converted")
+        base = result["prompt"] if isinstance(result["prompt"], str) else js_stringify(result["prompt"])
+    elif isinstance(result, (dict, list)):
+        base = js_stringify(result)
+    elif result is None:  # `'prompt' in null` throws in renderPrompt
+        raise TypeError("it returned None: promptfoo's renderPrompt throws on it (Cannot use 'in' operator)")
+    else:
+        kind = "boolean" if isinstance(result, bool) else "number"
+        raise TypeError(f"Prompt function must return a string or object, got {kind}")
+    return _read(_render(base, vars), provider["reads"])
+
+
+def _provider(variant: str | None, providers: dict[str, dict], axis: str | None) -> dict:
+    if variant in providers:
+        return providers[variant]
+    if axis is not None and variant and variant.startswith(axis + "/") and variant[len(axis) + 1:] in providers:
+        return providers[variant[len(axis) + 1:]]
+    if len(providers) == 1 or variant is None:
+        return next(iter(providers.values()))
+    raise ValueError(f"variant {variant!r} is none of the imported providers ({', '.join(providers)})")
+
+
+def js_stringify(value: Any, indent: int | None = None, level: int = 0) -> str:
+    """JSON.stringify(value) (or with `indent`, JSON.stringify(value, null, indent)) of a JSON value."""
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, (int, float)):
+        return "null" if isinstance(value, float) and not math.isfinite(value) else js_number(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    pad, inner = ("", "") if indent is None else ("\n" + " " * (indent * level), "\n" + " " * (indent * (level + 1)))
+    colon = ":" if indent is None else ": "
+    if isinstance(value, list):
+        if not value:
+            return "[]"
+        return "[" + ",".join(inner + js_stringify(v, indent, level + 1) for v in value) + pad + "]"
+    if not value:
+        return "{}"
+    return "{" + ",".join(inner + json.dumps(str(k), ensure_ascii=False) + colon + js_stringify(v, indent, level + 1)
+                          for k, v in value.items()) + pad + "}"
+
+
+def _render(base: str, vars: dict) -> str:
+    """renderPrompt's last step: JSON rendered inside and written again, other text as a template."""
+    try:
+        parsed = json.loads(base, parse_constant=_no_constant)
+    except ValueError:
+        return _template(base, vars)
+    return js_stringify(_leaves(parsed, vars), 2)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")  # JSON.parse refuses NaN and Infinity
+
+
+def _leaves(value: Any, vars: dict) -> Any:
+    if isinstance(value, str):
+        return _template(value, vars)
+    if isinstance(value, list):
+        return [_leaves(v, vars) for v in value]
+    if isinstance(value, dict):
+        return {k: _leaves(v, vars) for k, v in value.items()}
+    return value
+
+
+def _template(text: str, vars: dict) -> str:
+    """nunjucks.renderString(text, vars): text without a tag is itself; with one, converted to
+    Jinja2 as the import converts a prompt and rendered with Nunjucks' undefined rule."""
+    if not any(tag in text for tag in ("{{", "{%", "{#")):
+        return text
+    from ..templating import environment, render_budget
+    from .nunjucks import convert
+
+    if any(isinstance(v, str) and ("{{" in v or "{%" in v) for v in vars.values()):
+        raise ValueError("the prompt it returned is a template and a var holds template syntax, which promptfoo "
+                         "renders first: not converted")
+    converted, problems, _ = convert(text)
+    if problems:
+        raise ValueError(f"the prompt it returned is a Nunjucks template that is not converted: {problems[0]}")
+    with render_budget(max_output_chars=16 << 20):
+        return environment("empty").from_string(converted).render({**vars, "vars": vars})
+
+
+def _read(text: str, reads: str) -> Any:
+    """The prompt as the provider reads it (src/providers/shared.ts parseChatPrompt for chat)."""
+    if reads == "text":
+        return text
+    trimmed = js_trim(text)
+    if reads == "chat" and trimmed.startswith("- role:"):
+        import yaml
+
+        return _messages(yaml.safe_load(text), "YAML")
+    try:
+        parsed = json.loads(text, parse_constant=_no_constant)
+    except ValueError:
+        if reads == "chat" and ((trimmed.startswith("{") and trimmed.endswith("}"))
+                                or (trimmed.startswith("[") and trimmed.endswith("]"))):
+            raise ValueError("Chat Completion prompt is not a valid JSON string (promptfoo's chat provider "
+                             "errors the row)") from None
+        return text
+    if isinstance(parsed, list) and parsed and all(isinstance(m, dict) for m in parsed):
+        return _messages(parsed, "JSON")
+    if reads == "chat":
+        raise ValueError("promptfoo's chat provider sends this JSON as the request's messages, and it is no list "
+                         "of messages: the API refuses it (a row error)")
+    return text
+
+
+def _messages(value: Any, what: str) -> list[dict]:
+    if not isinstance(value, list) or not value:
+        raise ValueError(f"its {what} messages are no list of messages")
+    out = []
+    for m in value:
+        if not isinstance(m, dict) or set(m) != {"role", "content"} or not isinstance(m.get("content"), str):
+            raise ValueError(f"a message {js_stringify(m)[:120]} is not {{role, content: text}}: not converted "
+                             "(scoreboard sends a message's text)")
+        out.append({"role": m["role"], "content": m["content"]})
+    return out
+
+
+def prompt_functions(prompts: dict[str, Any], identities: dict[str, dict], source: Any, report: Any,
+                     copied: dict[str, str]) -> int:
+    """Each `file://x.py:function` prompt (a FunctionPrompt among `prompts`) made a scoreboard
+    prompt function: x.py copied beside the suite, the adapter module written (in `copied`), the
+    prompt replaced by {python: "promptfoo_prompt_functions:prompt_N"}. Returns how many."""
+    from .promptfoo_prompts import FunctionPrompt
+    from .common import local_imports
+
+    found = [(name, p) for name, p in prompts.items() if isinstance(p, FunctionPrompt)]
+    if not found:
+        return 0
+    entries = []
+    for index, (name, prompt) in enumerate(found, 1):
+        where = f"prompt {name!r}"
+        if prompt.file not in copied:
+            copied[prompt.file] = source.read_text(prompt.file, where)
+            local = local_imports(copied[prompt.file], prompt.file, source)
+            if local:
+                report.skip(where, f"{prompt.file} imports {', '.join(local)} from its folder, which the import does "
+                            "not copy (promptfoo runs it in place): copy them beside the suite")
+        entries.append({"index": index, "file": prompt.file, "function": prompt.function, "label": name,
+                        "axis": name if len(prompts) > 1 else None})
+        prompts[name] = {"python": f"{ADAPTER_MODULE}:prompt_{index}"}
+        for vname, ident in identities.items():
+            if ident["type"] == "anthropic":
+                report.skip(f"{where} on variant {vname!r}", "not converted as promptfoo sends it: its anthropic "
+                            "provider reads a prompt that is no JSON list of messages line by line (each line "
+                            "trimmed, blank lines dropped, `system:` / `user:` lines as messages); the suite sends "
+                            "the function's text as written")
+        report.note(f"{where}: called as the suite loads, once per case and variant, with promptfoo's context "
+                    f"(the case's vars, the provider's id and label) through {ADAPTER_MODULE}.py; what it returns is "
+                    "rendered and read by each provider as promptfoo does (a returned `config` is refused, naming "
+                    "the case)")
+    providers = {name: {"id": i["id"], "label": i["label"], "reads": READS.get(i["type"], "text")}
+                 for name, i in identities.items()}
+    copied[f"{ADAPTER_MODULE}.py"] = adapter_text(entries, providers)
+    return len(found)

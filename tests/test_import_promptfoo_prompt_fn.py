@@ -1,0 +1,135 @@
+"""`import promptfoo`: a Python prompt function (`prompts: [file://prompt.py:create_prompt]`, as
+promptfoo's own HLE and BBQ examples write them) converted to a scoreboard prompt function that
+calls it as promptfoo 0.121 does: one argument, the context {vars, provider: {id, label}}; a text
+result is the prompt, an object or list is JSON.stringify'd, then rendered (JSON inside, other
+text as a Nunjucks template) and read by each provider as promptfoo's reads it (the chat
+provider takes JSON messages as the request's messages; echo returns the text)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.cli_inprocess import run_cli
+from tests.servers.fake_provider import FakeProvider
+
+PROMPT_PY = '''
+def chat(context):
+    v = context["vars"]
+    return [{"role": "system", "content": "Answer in one word."},
+            {"role": "user", "content": f"Capital of {v['country']}?"}]
+
+def plain(context):
+    p = context["provider"]
+    return f"Capital of {context['vars']['country']}? (asked of {p['id']}, label {p.get('label')})"
+
+def templated(context):
+    return "Capital of {{ country | upper }}?"
+
+def structured(context):
+    return {"prompt": "Capital of " + context["vars"]["country"] + "?"}
+
+def floaty(context):
+    return {"n": 1.0, "m": 0.5, "s": "\u00e9\u2028x", "big": 1e21}
+
+def with_config(context):
+    return {"prompt": "x", "config": {"temperature": 0.2}}
+
+def number(context):
+    return 42
+
+def not_messages(context):
+    return {"question": context["vars"]["country"]}
+'''
+
+
+def _import(tmp_path: Path, prompts: list, providers: list) -> str:
+    (tmp_path / "prompt.py").write_text(PROMPT_PY)
+    config = {"description": "fn prompts", "prompts": prompts, "providers": providers,
+              "tests": [{"vars": {"country": "France"}, "assert": [{"type": "icontains", "value": "capital"}]},
+                        {"vars": {"country": "Japan"}}]}
+    (tmp_path / "promptfooconfig.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    done = run_cli(["import", "promptfoo", "promptfooconfig.yaml", "--output", "out"], tmp_path)
+    assert done.returncode in (0, 3), done.stdout + done.stderr
+    return (tmp_path / "out" / "conversion-report.md").read_text()
+
+
+def _run(tmp_path: Path, **env: str):
+    return run_cli(["run", "out/suite.yaml", "--no-progress", "--output", "r.json", "--format", "json"], tmp_path,
+                   {**os.environ, "SCOREBOARD_STORE": "none", **env})
+
+
+def _outputs(tmp_path: Path) -> dict:
+    report = json.loads((tmp_path / "r.json").read_text())
+    return {(a["variant"], a["case_id"]): a["output"]["text"] for a in report["attempts"]}
+
+
+def test_echo_gets_what_promptfoo_renders_for_text_structured_templated_and_message_results(tmp_path):
+    report = _import(tmp_path, ["file://prompt.py:chat", "file://prompt.py:plain",
+                                {"raw": "file://prompt.py:templated", "label": "templ"},
+                                "file://prompt.py:structured", "file://prompt.py:floaty"],
+                     [{"id": "echo", "label": "Echo"}])
+    assert "prompt.py:chat" in report and "Not converted (0)" in report, report
+    assert (tmp_path / "out" / "prompt.py").read_text() == PROMPT_PY  # copied beside the suite
+    done = _run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    out = _outputs(tmp_path)
+    plan = json.loads((tmp_path / "r.json").read_text())["plan"]
+    (france,) = [c["id"] for c in plan["cases"] if c["vars"] == {"country": "France"}]
+    by_variant = {variant: text for (variant, case), text in out.items() if case == france}
+    # a list is JSON.stringify'd, then (JSON) rendered inside and written with two-space indents
+    assert by_variant["prompt.py:chat"] == json.dumps(
+        [{"role": "system", "content": "Answer in one word."}, {"role": "user", "content": "Capital of France?"}],
+        indent=2)
+    # the context names the provider by its id and label
+    assert by_variant["prompt.py:plain"] == "Capital of France? (asked of echo, label Echo)"
+    # a text result is a Nunjucks template rendered with the vars
+    assert by_variant["templ"] == "Capital of FRANCE?"
+    assert by_variant["prompt.py:structured"] == "Capital of France?"
+    # JSON.stringify's numbers and characters: what promptfoo 0.121.20's echo returned for this
+    # function (run with node 22 on this config: every other output above matched it too)
+    assert by_variant["prompt.py:floaty"] == '{\n  "n": 1,\n  "m": 0.5,\n  "s": "\u00e9\u2028x",\n  "big": 1e+21\n}'
+    assert run_cli(["verify", "r.json"], tmp_path).returncode == 0
+
+
+def test_the_chat_provider_sends_returned_messages_as_the_requests_messages(tmp_path):
+    with FakeProvider() as srv:
+        srv.set_default("chat", {"reply": "Paris"})
+        _import(tmp_path, ["file://prompt.py:chat", "file://prompt.py:plain"],
+                [{"id": "openai:chat:gpt-4o-mini", "config": {"apiBaseUrl": srv.base_url + "/v1"}}])
+        done = _run(tmp_path, OPENAI_API_KEY="sk-test")
+        assert done.returncode == 0, done.stderr
+        sent = [r["json"]["messages"] for r in srv.requests]
+    assert [{"role": "system", "content": "Answer in one word."},
+            {"role": "user", "content": "Capital of France?"}] in sent
+    # a text prompt is one user message, the provider named by its id (no label)
+    assert [{"role": "user", "content": "Capital of Japan? (asked of openai:chat:gpt-4o-mini, label None)"}] in sent
+
+
+@pytest.mark.parametrize("function,provider,words", [
+    ("with_config", "echo", "returned config {\"temperature\":0.2}, which promptfoo merges into the provider's "
+                            "settings for this call: not converted"),
+    ("number", "echo", "Prompt function must return a string or object, got number"),
+    ("not_messages", "openai:chat:gpt-4o-mini", "sends this JSON as the request's messages, and it is no list"),
+])
+def test_a_result_promptfoo_cannot_send_is_an_error_naming_the_case(tmp_path, function, provider, words):
+    _import(tmp_path, [f"file://prompt.py:{function}"],
+            [provider if provider == "echo" else {"id": provider, "config": {"apiBaseUrl": "http://127.0.0.1:9/v1"}}])
+    done = _run(tmp_path, OPENAI_API_KEY="sk-test")
+    assert done.returncode == 1
+    first = done.stderr.strip().splitlines()[0]
+    assert "case " in first and "field 'prompt'" in first and words in first, done.stderr
+
+
+def test_what_is_not_converted_is_listed(tmp_path):
+    (tmp_path / "prompt.js").write_text("module.exports.make = () => 'x';\n")
+    report = _import(tmp_path, ["file://prompt.js:make", "file://prompt.py", "file://prompt.py:chat"],
+                     ["echo", "anthropic:messages:claude-3-5-haiku-latest"])
+    assert "prompt function prompt.js:make (JavaScript code that builds a prompt) is not converted" in report
+    assert "a Python prompt script without a function name" in report
+    # anthropic reads a text prompt line by line, which the suite does not reproduce: said per variant
+    assert "prompt 'prompt.py:chat' on variant 'anthropic-messages-claude-3-5-haiku-latest'" in report, report
