@@ -42,6 +42,11 @@ def bad_message(vars):
 def huge(vars):
     return "x" * 5000
 
+def stuck(vars):
+    import time
+    time.sleep(30)
+    return "late"
+
 def context(ctx):
     return "x"
 
@@ -118,11 +123,15 @@ def test_what_a_function_prints_goes_to_stderr_not_into_the_json_on_stdout(tmp_p
     ("huge", ["case 'France'", "field 'input'", "5000 bytes, over the limit of 1000"]),
     ("context", ["suite.yaml:4", "field 'prompt'", "takes 'ctx', which a prompt function is not given"]),
     ("later", ["field 'prompt'", "is async"]),
+    ("stuck|0.3", ["case 'France'", "field 'prompt'", "did not return within 0.3 s (timeout_s"]),
+    ("few_shot|0", ["field 'prompt'", "timeout_s is seconds, more than 0 and at most 3600, got 0"]),
     ("few_shoot", ["field 'prompt'", "no function 'few_shoot' in module 'prompts' (did you mean 'few_shot'?)"]),
 ])
 def test_each_way_a_prompt_function_fails_is_one_line_naming_where(tmp_path, target, words):
+    target, _, timeout = target.partition("|")  # "function|timeout_s"
+    extra = f", timeout_s: {timeout}" if timeout else ""
     project(tmp_path, f"name: pf\ncases: cases.jsonl\nlimits: {{max_input_bytes: 1000}}\n"
-                      f"prompt: {{python: \"prompts:{target}\"}}\nsubject: mock\ngraders: [exact]\n")
+                      f"prompt: {{python: \"prompts:{target}\"{extra}}}\nsubject: mock\ngraders: [exact]\n")
     done = cli(tmp_path, "run", "suite.yaml", "--no-progress")
     assert done.returncode == 1
     first = done.stderr.strip().splitlines()[0]

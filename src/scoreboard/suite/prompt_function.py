@@ -8,7 +8,9 @@ and called as the suite loads, once per case (once per case and variant when it 
 params); each call gets its own copies. It returns text, or chat messages (a list of
 `{role, content}`), which are then what a template's rendering would be: what the subject
 receives, what is hashed and what the report records. Anything else it returns, and any
-exception it raises, is an error naming the case and the prompt's field. The plan records the
+exception it raises, is an error naming the case and the prompt's field, and so is a call that
+has not returned in `timeout_s` (30 s unless the spec says; it runs in a daemon thread, left
+behind when cut). The plan records the
 function's name and the SHA-256 of its module's file, so an edited function is another prompt."""
 
 from __future__ import annotations
@@ -16,25 +18,43 @@ from __future__ import annotations
 import copy
 import hashlib
 import inspect
+import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, shorten
+from .. import daemon_pool
 from ..pyimport import function_like, import_from, printing_to_stderr
 
 #: what a prompt function may declare (by name)
 ARGS = ("vars", "input", "metadata", "case_id", "variant", "params")
 #: the arguments that make its text depend on the variant (rendered per variant)
 PER_VARIANT = frozenset({"variant", "params"})
+#: the longest one call may take unless the spec says (`timeout_s`)
+TIMEOUT_S = 30.0
 
 
-def load_function(spec: dict, name: str, suite_dir: Path, where: dict) -> tuple[dict, Any, tuple[str, ...]]:
-    """(the saved form {"python", "code_sha256"}, the function, the names it declares) for
-    {python: "module:function"}; a ConfigError naming the field otherwise."""
-    target = spec.get("python")
-    if set(spec) != {"python"} or not isinstance(target, str):
+@dataclass(frozen=True)
+class PromptFunction:
+    """A loaded prompt function: what it declares and how long a call may take."""
+
+    fn: Any
+    target: str
+    takes: tuple[str, ...]
+    timeout_s: float
+
+
+def load_function(spec: dict, name: str, suite_dir: Path, where: dict) -> tuple[dict, PromptFunction]:
+    """(the saved form {"python", "code_sha256"}, the loaded function) for {python:
+    "module:function", timeout_s?}; a ConfigError naming the field otherwise."""
+    target, timeout = spec.get("python"), spec.get("timeout_s", TIMEOUT_S)
+    if not set(spec) <= {"python", "timeout_s"} or not isinstance(target, str):
         raise ConfigError(f"prompt {name!r}: a prompt given as a mapping is {{python: \"module:function\"}} (a "
-                          f"function that builds it), got {shorten(repr(spec), 80)}", **where)
+                          f"function that builds it; `timeout_s` beside it), got {shorten(repr(spec), 80)}", **where)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 3600:
+        raise ConfigError(f"prompt {name!r}: timeout_s is seconds, more than 0 and at most 3600, got "
+                          f"{shorten(repr(timeout), 40)}", **where)
     module_name, sep, attr = target.rpartition(":")
     if not sep or not module_name or not attr:
         raise ConfigError(f"prompt {name!r}: a prompt function is 'module:function', got {shorten(target, 80)!r}",
@@ -59,7 +79,7 @@ def load_function(spec: dict, name: str, suite_dir: Path, where: dict) -> tuple[
     takes = _declared(fn, name, target, where)
     file = getattr(module, "__file__", None)
     code = hashlib.sha256(Path(file).read_bytes()).hexdigest() if file and Path(file).is_file() else None
-    return {"python": target, "code_sha256": code}, fn, takes
+    return {"python": target, "code_sha256": code}, PromptFunction(fn, target, takes, float(timeout))
 
 
 def _declared(fn: Any, name: str, target: str, where: dict) -> tuple[str, ...]:
@@ -81,19 +101,38 @@ def _declared(fn: Any, name: str, target: str, where: dict) -> tuple[str, ...]:
     return tuple(takes)
 
 
-def call_function(fn: Any, takes: tuple[str, ...], name: str, target: str, case: Any, variant: Any,
-                  where: dict) -> Any:
+def call_function(loaded: PromptFunction, name: str, case: Any, variant: Any, where: dict) -> Any:
     """What `fn` builds for this case (and variant): text, or a list the caller checks as chat
     messages; a ConfigError for anything else, or for an exception it raised."""
     given = {"vars": case.vars if isinstance(case.vars, dict) else {}, "input": case.input,
              "metadata": case.metadata if isinstance(case.metadata, dict) else {}, "case_id": case.id,
              "variant": getattr(variant, "name", None), "params": getattr(variant, "params", None) or {}}
-    try:
-        with printing_to_stderr():
-            out = fn(**{k: copy.deepcopy(given[k]) for k in takes})
-    except (Exception, SystemExit) as exc:
+    fn, target = loaded.fn, loaded.target
+    args = {k: copy.deepcopy(given[k]) for k in loaded.takes}
+    settled: dict = {}
+    done = threading.Event()
+
+    def job() -> None:
+        try:
+            settled["out"] = fn(**args)
+        except BaseException as exc:  # noqa: BLE001 - said below, naming the case
+            settled["exc"] = exc
+        finally:
+            done.set()
+
+    with printing_to_stderr():  # in a daemon thread, so one that never returns is cut at its limit
+        daemon_pool.submit(job)
+        finished = done.wait(loaded.timeout_s)
+    if not finished:
+        raise ConfigError(f"prompt {name!r}: {target} did not return within {loaded.timeout_s:g} s (timeout_s; a "
+                          "prompt function is called as the suite loads, once per case)", **where)
+    exc = settled.get("exc")
+    if isinstance(exc, (KeyboardInterrupt, GeneratorExit)):
+        raise exc
+    if exc is not None:
         raise ConfigError(f"prompt {name!r}: {target} raised {type(exc).__name__}: {shorten(str(exc), 200)}",
                           **where) from None
+    out = settled["out"]
     if inspect.isawaitable(out):
         getattr(out, "close", lambda: None)()
         raise ConfigError(f"prompt {name!r}: {target} returned an awaitable: a prompt function is called as the "

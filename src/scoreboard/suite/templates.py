@@ -98,8 +98,8 @@ def load_template(spec: Any, name: str, places: Places, *, field: str, from_flag
     where = {"file": places.source, "field": field}
     file = None
     if isinstance(spec, dict):  # {python: "module:function"}: a prompt built by code
-        source, fn, takes = load_function(spec, name, places.suite_dir, where)
-        return Template(name, source, None, fn, undefined, field, takes)
+        source, loaded = load_function(spec, name, places.suite_dir, where)
+        return Template(name, source, None, loaded, undefined, field, loaded.takes)
     if isinstance(spec, str) and spec.startswith("@"):
         from .config import Limits
 
@@ -209,8 +209,7 @@ def render(template: Template, case: Any, max_bytes: int, variant: Any = None) -
 def _built(template: Template, case: Any, max_bytes: int, variant: Any, where: dict) -> Any:
     """A prompt function's text or messages for this case, checked as a template's would be."""
     where = {**where, "field": template.field or "prompt"}
-    target = template.source["python"]
-    out = call_function(template.compiled, template.takes or (), template.name, target, case, variant, where)
+    out = call_function(template.compiled, template.name, case, variant, where)
     if isinstance(out, list):
         out = _messages(out, template.name, where)
         size = sum(len(m["content"].encode("utf-8", "surrogatepass")) for m in out)
