@@ -33,6 +33,10 @@ def templated(context):
 def structured(context):
     return {"prompt": "Capital of " + context["vars"]["country"] + "?"}
 
+def shape(context):
+    import json
+    return json.dumps({"keys": list(context), "provider": context["provider"], "config": context["config"]})
+
 def floaty(context):
     return {"n": 1.0, "m": 0.5, "s": "\u00e9\u2028x", "big": 1e21}
 
@@ -71,7 +75,7 @@ def _outputs(tmp_path: Path) -> dict:
 def test_echo_gets_what_promptfoo_renders_for_text_structured_templated_and_message_results(tmp_path):
     report = _import(tmp_path, ["file://prompt.py:chat", "file://prompt.py:plain",
                                 {"raw": "file://prompt.py:templated", "label": "templ"},
-                                "file://prompt.py:structured", "file://prompt.py:floaty"],
+                                "file://prompt.py:structured", "file://prompt.py:floaty", "file://prompt.py:shape"],
                      [{"id": "echo", "label": "Echo"}])
     assert "prompt.py:chat" in report and "Not converted (0)" in report, report
     assert (tmp_path / "out" / "prompt.py").read_text() == PROMPT_PY  # copied beside the suite
@@ -92,6 +96,10 @@ def test_echo_gets_what_promptfoo_renders_for_text_structured_templated_and_mess
     assert by_variant["prompt.py:structured"] == "Capital of France?"
     # JSON.stringify's numbers and characters: what promptfoo 0.121.20's echo returned for this
     # function (run with node 22 on this config: every other output above matched it too)
+    # the context's keys, provider and config, as promptfoo 0.121.20 passed them (its vars also carry
+    # its own __evalId, __evalStepId and __repeatIndex, which the conversion report says are left out)
+    assert json.loads(by_variant["prompt.py:shape"]) == {"keys": ["vars", "provider", "config"],
+                                                        "provider": {"id": "echo", "label": "Echo"}, "config": {}}
     assert by_variant["prompt.py:floaty"] == '{\n  "n": 1,\n  "m": 0.5,\n  "s": "\u00e9\u2028x",\n  "big": 1e+21\n}'
     assert run_cli(["verify", "r.json"], tmp_path).returncode == 0
 
@@ -106,8 +114,8 @@ def test_the_chat_provider_sends_returned_messages_as_the_requests_messages(tmp_
         sent = [r["json"]["messages"] for r in srv.requests]
     assert [{"role": "system", "content": "Answer in one word."},
             {"role": "user", "content": "Capital of France?"}] in sent
-    # a text prompt is one user message, the provider named by its id (no label)
-    assert [{"role": "user", "content": "Capital of Japan? (asked of openai:chat:gpt-4o-mini, label None)"}] in sent
+    # a text prompt is one user message, the provider named by its id (its label empty, as promptfoo's is)
+    assert [{"role": "user", "content": "Capital of Japan? (asked of openai:chat:gpt-4o-mini, label )"}] in sent
 
 
 @pytest.mark.parametrize("function,provider,words", [
@@ -125,11 +133,56 @@ def test_a_result_promptfoo_cannot_send_is_an_error_naming_the_case(tmp_path, fu
     assert "case " in first and "field 'prompt'" in first and words in first, done.stderr
 
 
+PROMPT_JS = """
+const helpers = require('./helpers');
+module.exports.ctx = (context) => JSON.stringify({keys: Object.keys(context), provider: context.provider,
+                                                  config: context.config});
+module.exports.obj = () => ({when: new Date(0), f: () => 1, n: 1.0});
+module.exports.nul = () => null;
+module.exports.undef = () => undefined;
+module.exports.chat = async ({vars}) => [{role: 'user', content: `Capital of ${vars.country}?`}];
+"""
+
+
+def test_a_javascript_prompt_function_runs_in_node_as_promptfoo_runs_it(tmp_path):
+    (tmp_path / "prompt.js").write_text(PROMPT_JS)
+    (tmp_path / "helpers.js").write_text("module.exports = {};\n")
+    (tmp_path / "default.mjs").write_text("export default (context) => `Hello ${context.vars.country}`;\n")
+    report = _import(tmp_path, ["file://prompt.js:ctx", "file://prompt.js:obj", "file://prompt.js:chat",
+                                "file://default.mjs"], ["echo"])
+    assert "prompt.js imports ./helpers from its folder, which the import does not copy" in report, report
+    (tmp_path / "out" / "helpers.js").write_text("module.exports = {};\n")
+    done = _run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    out = {variant: text for (variant, case), text in _outputs(tmp_path).items() if case == "test-1"}
+    # promptfoo 0.121.20's echo output for these functions (node 22, the same config)
+    assert out["prompt.js:ctx"] == ('{\n  "keys": [\n    "vars",\n    "provider",\n    "config"\n  ],\n  "provider": '
+                                    '{\n    "id": "echo",\n    "label": ""\n  },\n  "config": {}\n}')
+    assert out["prompt.js:obj"] == '{\n  "when": "1970-01-01T00:00:00.000Z",\n  "n": 1\n}'
+    assert out["prompt.js:chat"] == '[\n  {\n    "role": "user",\n    "content": "Capital of France?"\n  }\n]'
+    assert out["default.mjs"] == "Hello France"  # no function named: the module's default export
+
+
+@pytest.mark.parametrize("function,words", [
+    ("nul", "Cannot use 'in' operator to search for 'prompt' in null"),  # promptfoo's own TypeError
+    ("undef", "Prompt function must return a string or object, got undefined"),
+    ("missing", "promptFunction is not a function"),
+])
+def test_a_javascript_result_promptfoo_errors_on_is_an_error_naming_the_case(tmp_path, function, words):
+    (tmp_path / "prompt.js").write_text(PROMPT_JS.replace("require('./helpers')", "{}"))
+    _import(tmp_path, [f"file://prompt.js:{function}"], ["echo"])
+    done = _run(tmp_path)
+    assert done.returncode == 1
+    first = done.stderr.strip().splitlines()[0]
+    assert "case 'test-1'" in first and words in first, done.stderr
+
+
 def test_what_is_not_converted_is_listed(tmp_path):
-    (tmp_path / "prompt.js").write_text("module.exports.make = () => 'x';\n")
-    report = _import(tmp_path, ["file://prompt.js:make", "file://prompt.py", "file://prompt.py:chat"],
+    (tmp_path / "prompt.ts").write_text("export const make = () => 'x';\n")
+    report = _import(tmp_path, ["file://prompt.ts:make", "file://prompt.py", "file://prompt.py:chat"],
                      ["echo", "anthropic:messages:claude-3-5-haiku-latest"])
-    assert "prompt function prompt.js:make (JavaScript code that builds a prompt) is not converted" in report
+    assert "prompt function prompt.ts:make (TypeScript, which promptfoo loads with its own loader) is not " \
+           "converted" in report
     assert "a Python prompt script without a function name" in report
     # anthropic reads a text prompt line by line, which the suite does not reproduce: said per variant
     assert "prompt 'prompt.py:chat' on variant 'anthropic-messages-claude-3-5-haiku-latest'" in report, report

@@ -148,8 +148,31 @@ async function runTransform(job) {
   return { value: ret, text: typeof ret === 'string' ? ret : JSON.stringify(ret) };
 }
 
+// src/prompts/processors/javascript.ts + src/evaluatorHelpers.ts renderPrompt (promptfoo 0.121):
+// the module imported as importModule does (ESM import, then default.default || default ||
+// the namespace), the function (a named export, else the module itself) called with the
+// context; a text result is the prompt, an object with `prompt` its prompt (JSON.stringify'd
+// unless text) and `config`, any other object JSON.stringify(result); anything else throws.
+async function runPrompt(job) {
+  const imported = await import(require('url').pathToFileURL(path.resolve(job.file)).toString());
+  const mod = (imported && imported.default && imported.default.default) || (imported && imported.default) || imported;
+  const fn = job.function ? mod[job.function] : mod;
+  if (typeof fn !== 'function') throw new Error(`promptFunction is not a function (${job.function ? `no function ${job.function} exported by` : 'no function exported as'} ${job.file})`);
+  const ret = await fn(job.context);
+  if (typeof ret === 'string') return { text: ret };
+  if (typeof ret === 'object') {
+    if ('prompt' in ret) {
+      return { text: typeof ret.prompt === 'string' ? ret.prompt : JSON.stringify(ret.prompt),
+               config: ret.config ? JSON.stringify(ret.config) : null };
+    }
+    return { text: JSON.stringify(ret) };
+  }
+  throw new Error(`Prompt function must return a string or object, got ${typeof ret}`);
+}
+
 async function runJob(job) {
   if (job.kind === 'transform') return runTransform(job);
+  if (job.kind === 'prompt') return runPrompt(job);
   let result;
   if (job.file) {
     const mod = await loadModule(job.file);
@@ -167,7 +190,7 @@ async function runJob(job) {
 
 function errorOf(job, err) {
   const message = err && err.message ? err.message : String(err);
-  return { error: job && job.kind === 'transform' ? message : `Custom function threw error: ${message}` };
+  return { error: job && (job.kind === 'transform' || job.kind === 'prompt') ? message : `Custom function threw error: ${message}` };
 }
 
 function line(value) {

@@ -35,7 +35,7 @@ ADAPTER_MODULE = "promptfoo_prompt_functions"
 ADAPTER_HEAD = '''"""promptfoo's prompt functions, each called as promptfoo calls it (one argument: the context
 with the case's vars and the provider's id and label); written by `scoreboard import promptfoo`."""
 
-from scoreboard.importers.promptfoo_prompt_fn import build, load
+from scoreboard.importers.promptfoo_prompt_fn import build, build_js, load
 
 #: each variant's promptfoo provider: its id, its label, and how it reads a prompt
 PROVIDERS = {providers!r}
@@ -49,6 +49,13 @@ def prompt_{index}(vars, variant):
     return build(_module_{index}, {function!r}, vars, variant, PROVIDERS, {axis!r})
 '''
 
+ADAPTER_PROMPT_JS = '''
+
+def prompt_{index}(vars, variant):
+    """promptfoo's prompt {label} (JavaScript, run in node)."""
+    return build_js(__file__, {file!r}, {function!r}, vars, variant, PROVIDERS, {axis!r})
+'''
+
 #: how a provider reads the rendered prompt: as chat messages (openai's chat), anthropic's way, or text
 READS = {"openai": "chat", "anthropic": "anthropic"}
 
@@ -56,7 +63,8 @@ READS = {"openai": "chat", "anthropic": "anthropic"}
 def adapter_text(prompts: list[dict], providers: dict[str, dict]) -> str:
     """The adapter module: `prompts` are {index, file, function, label, axis} (axis: the prompt's
     name in the suite's `prompts:`, whose variants are named PROMPT/VARIANT; None for `prompt:`)."""
-    return ADAPTER_HEAD.format(providers=providers) + "".join(ADAPTER_PROMPT.format(**p) for p in prompts)
+    return ADAPTER_HEAD.format(providers=providers) + "".join(
+        (ADAPTER_PROMPT_JS if p["js"] else ADAPTER_PROMPT).format(**p) for p in prompts)
 
 
 def load(anchor: str, rel: str) -> Any:
@@ -76,14 +84,19 @@ def load(anchor: str, rel: str) -> Any:
     return module
 
 
+def _context(vars: dict, provider: dict) -> dict:
+    """The one argument promptfoo passes a prompt function: the vars, the provider's id and label
+    (empty when it has none) and the prompt's config (none converted: {})."""
+    return {"vars": json.loads(json.dumps(vars)), "provider": {"id": provider["id"], "label": provider["label"] or ""},
+            "config": {}}
+
+
 def build(module: Any, function: str, vars: dict, variant: str | None, providers: dict[str, dict],
           axis: str | None) -> Any:
     """The prompt promptfoo sends this variant's provider for a case with these vars: text, or
     chat messages (a list of {role, content}) where the provider reads them as messages."""
     provider = _provider(variant, providers, axis)
-    context = {"vars": json.loads(json.dumps(vars)),  # the bridge passes them as JSON
-               "provider": {"id": provider["id"], **({"label": provider["label"]} if provider.get("label") else {})}}
-    result = getattr(module, function)(context)
+    result = getattr(module, function)(_context(vars, provider))
     try:  # promptfoo's Python bridge returns the result as JSON
         result = json.loads(json.dumps(result, allow_nan=False))
     except (TypeError, ValueError) as exc:
@@ -103,6 +116,33 @@ def build(module: Any, function: str, vars: dict, variant: str | None, providers
         kind = "boolean" if isinstance(result, bool) else "number"
         raise TypeError(f"Prompt function must return a string or object, got {kind}")
     return _read(_render(base, vars), provider["reads"])
+
+
+def build_js(anchor: str, file: str, function: str | None, vars: dict, variant: str | None,
+             providers: dict[str, dict], axis: str | None) -> Any:
+    """`build` for a JavaScript prompt function, called in a Node worker (graders/js_assert.js,
+    kind "prompt"), where JSON.stringify of an object result is JavaScript's own."""
+    from ..graders.javascript import node_path
+    from ..graders.node_pool import NodeFailure, NodeTimeout, call
+
+    node = node_path()
+    if node is None:
+        raise RuntimeError("Node.js is not on PATH: a JavaScript prompt function runs in node")
+    provider = _provider(variant, providers, axis)
+    job = {"kind": "prompt", "file": str(Path(anchor).resolve().parent / file), "function": function,
+           "context": _context(vars, provider)}
+    try:
+        result = call(node, job, 3600)  # the prompt function's own timeout_s cuts the wait for it
+    except (NodeTimeout, NodeFailure) as exc:
+        raise RuntimeError(f"its Node worker failed: {exc}") from None
+    if "error" in result:
+        raise ValueError(str(result["error"]))
+    if result.get("config"):
+        raise ValueError(f"it returned config {result['config'][:120]}, which promptfoo merges into the provider's "
+                         "settings for this call: not converted")
+    if not isinstance(result.get("text"), str):  # JSON.stringify(undefined) as the prompt
+        raise TypeError("its prompt is undefined (JSON.stringify of undefined): promptfoo renders no text")
+    return _read(_render(result["text"], vars), provider["reads"])
 
 
 def _provider(variant: str | None, providers: dict[str, dict], axis: str | None) -> dict:
@@ -227,14 +267,15 @@ def prompt_functions(prompts: dict[str, Any], identities: dict[str, dict], sourc
     entries = []
     for index, (name, prompt) in enumerate(found, 1):
         where = f"prompt {name!r}"
+        js = not prompt.file.lower().endswith(".py")
         if prompt.file not in copied:
             copied[prompt.file] = source.read_text(prompt.file, where)
-            local = local_imports(copied[prompt.file], prompt.file, source)
+            local = _js_requires(copied[prompt.file]) if js else local_imports(copied[prompt.file], prompt.file, source)
             if local:
                 report.skip(where, f"{prompt.file} imports {', '.join(local)} from its folder, which the import does "
                             "not copy (promptfoo runs it in place): copy them beside the suite")
         entries.append({"index": index, "file": prompt.file, "function": prompt.function, "label": name,
-                        "axis": name if len(prompts) > 1 else None})
+                        "axis": name if len(prompts) > 1 else None, "js": js})
         prompts[name] = {"python": f"{ADAPTER_MODULE}:prompt_{index}"}
         for vname, ident in identities.items():
             if ident["type"] == "anthropic":
@@ -242,11 +283,20 @@ def prompt_functions(prompts: dict[str, Any], identities: dict[str, dict], sourc
                             "provider reads a prompt that is no JSON list of messages line by line (each line "
                             "trimmed, blank lines dropped, `system:` / `user:` lines as messages); the suite sends "
                             "the function's text as written")
-        report.note(f"{where}: called as the suite loads, once per case and variant, with promptfoo's context "
-                    f"(the case's vars, the provider's id and label) through {ADAPTER_MODULE}.py; what it returns is "
-                    "rendered and read by each provider as promptfoo does (a returned `config` is refused, naming "
-                    "the case)")
+    report.note(f"prompt functions ({', '.join(repr(e['label']) for e in entries)}): each called as the suite loads, "
+                "once per case and variant, with promptfoo's context (the case's vars, the provider's id and label, "
+                f"config {{}}) through {ADAPTER_MODULE}.py (JavaScript in node); what it returns is rendered and read by "
+                "each provider as promptfoo does (a returned `config` is refused, naming the case); the vars lack "
+                "promptfoo's own __evalId, __evalStepId and __repeatIndex, and a prompt is built once for every run "
+                "of a case")
     providers = {name: {"id": i["id"], "label": i["label"], "reads": READS.get(i["type"], "text")}
                  for name, i in identities.items()}
     copied[f"{ADAPTER_MODULE}.py"] = adapter_text(entries, providers)
     return len(found)
+
+
+def _js_requires(text: str) -> list[str]:
+    """The relative modules a JavaScript file requires or imports (`./helpers`)."""
+    import re
+
+    return sorted(set(re.findall(r"""(?:require\(|import\(|from)\s*['"](\.{1,2}/[^'"]+)['"]""", text)))

@@ -194,10 +194,11 @@ def _template(text: str, where: str, report: Report) -> str | None:
 
 
 class FunctionPrompt(NamedTuple):
-    """`file://prompt.py:function`: a Python prompt function (promptfoo_prompt_fn converts it)."""
+    """`file://prompt.py:function` or `file://prompt.js[:function]`: a prompt function
+    (promptfoo_prompt_fn converts it; `function` None: a JavaScript module's own export)."""
 
     file: str
-    function: str
+    function: str | None
 
 
 def _prompt_file(name: str, source: Source, report: Report, where: str) -> list[tuple[str, Any]]:
@@ -210,10 +211,14 @@ def _prompt_file(name: str, source: Source, report: Report, where: str) -> list[
         report.skip(where, f"{name}: a Python prompt script without a function name (promptfoo runs the whole file "
                     "and takes what it prints) is not converted; name a function (file://{name}:function)")
         return []
-    if lower.endswith((".js", ".ts", ".mjs", ".cjs")) or (sep and file.lower().endswith((".js", ".ts", ".mjs",
-                                                                                         ".cjs"))):
-        report.skip(where, f"prompt function {name} (JavaScript code that builds a prompt) is not converted")
+    script = file if sep and file.lower().endswith((".js", ".mjs", ".cjs", ".ts")) and "/" not in function else name
+    if script.lower().endswith(".ts"):
+        report.skip(where, f"prompt function {name} (TypeScript, which promptfoo loads with its own loader) is not "
+                    "converted")
         return []
+    if script.lower().endswith((".js", ".mjs", ".cjs")):  # processJsFile: the label is the path (and function)
+        source.read_text(script, where)
+        return [(name, FunctionPrompt(script, function if script != name else None))]
     if lower.endswith(".json"):  # processJsonFile reads the raw text: JSON only once rendered, maybe
         text = source.read_text(name, where)
         if _json_value(text) is _NOT_JSON and (uses_template(text) or "{#" in text):
