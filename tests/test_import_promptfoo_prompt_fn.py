@@ -177,12 +177,36 @@ def test_a_javascript_result_promptfoo_errors_on_is_an_error_naming_the_case(tmp
     assert "case 'test-1'" in first and words in first, done.stderr
 
 
+LEGACY = """import json, sys
+ctx = json.loads(sys.argv[1])
+if ctx["vars"]["country"] == "Japan":
+    sys.exit("no prompt for Japan")
+print("Capital of " + ctx["vars"]["country"] + "?")
+print()
+print("provider " + ctx["provider"]["id"] + " label=" + repr(ctx["provider"]["label"]) + " config=" + json.dumps(ctx["config"]))
+print()
+"""
+
+
+def test_a_python_prompt_file_named_without_a_function_is_run_whole_as_promptfoo_runs_it(tmp_path):
+    (tmp_path / "legacy.py").write_text(LEGACY.replace('"Japan"', '"nowhere"'))
+    report = _import(tmp_path, ["file://legacy.py"], ["echo"])
+    assert "is run whole with the context as its argument" in report, report
+    assert _run(tmp_path).returncode == 0
+    out = {case: text for (_, case), text in _outputs(tmp_path).items()}
+    # promptfoo 0.121.20's echo output for this script (python-shell drops the empty lines)
+    assert out["test-1"] == "Capital of France?\nprovider echo label='' config={}"
+    # a script that exits nonzero is an error naming the case, with the end of its stderr
+    (tmp_path / "out" / "legacy.py").write_text(LEGACY)
+    done = _run(tmp_path)
+    assert done.returncode == 1 and "case 'test-2'" in done.stderr and "no prompt for Japan" in done.stderr, done.stderr
+
+
 def test_what_is_not_converted_is_listed(tmp_path):
     (tmp_path / "prompt.ts").write_text("export const make = () => 'x';\n")
-    report = _import(tmp_path, ["file://prompt.ts:make", "file://prompt.py", "file://prompt.py:chat"],
+    report = _import(tmp_path, ["file://prompt.ts:make", "file://prompt.py:chat"],
                      ["echo", "anthropic:messages:claude-3-5-haiku-latest"])
     assert "prompt function prompt.ts:make (TypeScript, which promptfoo loads with its own loader) is not " \
            "converted" in report
-    assert "a Python prompt script without a function name" in report
     # anthropic reads a text prompt line by line, which the suite does not reproduce: said per variant
     assert "prompt 'prompt.py:chat' on variant 'anthropic-messages-claude-3-5-haiku-latest'" in report, report

@@ -35,7 +35,7 @@ ADAPTER_MODULE = "promptfoo_prompt_functions"
 ADAPTER_HEAD = '''"""promptfoo's prompt functions, each called as promptfoo calls it (one argument: the context
 with the case's vars and the provider's id and label); written by `scoreboard import promptfoo`."""
 
-from scoreboard.importers.promptfoo_prompt_fn import build, build_js, load
+from scoreboard.importers.promptfoo_prompt_fn import build, build_js, build_script, load
 
 #: each variant's promptfoo provider: its id, its label, and how it reads a prompt
 PROVIDERS = {providers!r}
@@ -56,6 +56,13 @@ def prompt_{index}(vars, variant):
     return build_js(__file__, {file!r}, {function!r}, vars, variant, PROVIDERS, {axis!r})
 '''
 
+ADAPTER_PROMPT_SCRIPT = '''
+
+def prompt_{index}(vars, variant):
+    """promptfoo's prompt {label} (a Python script run whole)."""
+    return build_script(__file__, {file!r}, vars, variant, PROVIDERS, {axis!r})
+'''
+
 #: how a provider reads the rendered prompt: as chat messages (openai's chat), anthropic's way, or text
 READS = {"openai": "chat", "anthropic": "anthropic"}
 
@@ -64,7 +71,8 @@ def adapter_text(prompts: list[dict], providers: dict[str, dict]) -> str:
     """The adapter module: `prompts` are {index, file, function, label, axis} (axis: the prompt's
     name in the suite's `prompts:`, whose variants are named PROMPT/VARIANT; None for `prompt:`)."""
     return ADAPTER_HEAD.format(providers=providers) + "".join(
-        (ADAPTER_PROMPT_JS if p["js"] else ADAPTER_PROMPT).format(**p) for p in prompts)
+        (ADAPTER_PROMPT_JS if p["js"] else ADAPTER_PROMPT if p["function"] else ADAPTER_PROMPT_SCRIPT).format(**p)
+        for p in prompts)
 
 
 def load(anchor: str, rel: str) -> Any:
@@ -116,6 +124,28 @@ def build(module: Any, function: str, vars: dict, variant: str | None, providers
         kind = "boolean" if isinstance(result, bool) else "number"
         raise TypeError(f"Prompt function must return a string or object, got {kind}")
     return _read(_render(base, vars), provider["reads"])
+
+
+def build_script(anchor: str, file: str, vars: dict, variant: str | None, providers: dict[str, dict],
+                 axis: str | None) -> Any:
+    """`build` for a Python prompt file named without a function (promptfoo's legacy prompt
+    script): the file run with the context as its one argument (compact JSON), what it prints the
+    prompt (python-shell's lines joined by newlines, its empty lines dropped); a nonzero exit is an error
+    carrying the end of what it wrote to stderr. It runs under scoreboard's Python (promptfoo runs
+    PROMPTFOO_PYTHON, else `python` on PATH)."""
+    import subprocess
+
+    provider = _provider(variant, providers, axis)
+    path = Path(anchor).resolve().parent / file
+    argument = json.dumps(_context(vars, provider), ensure_ascii=False, separators=(",", ":"))
+    done = subprocess.run([sys.executable, str(path), argument], capture_output=True, timeout=3600,
+                          stdin=subprocess.DEVNULL, cwd=str(path.parent))
+    if done.returncode != 0:
+        tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
+        raise RuntimeError(f"the script exited with status {done.returncode}: {tail[0][:300]}")
+    # python-shell's NewlineTransformer pushes each line; an empty one is no chunk, so never a message
+    text = "\n".join(line for line in done.stdout.decode("utf-8", "replace").split("\n") if line)
+    return _read(_render(text, vars), provider["reads"])
 
 
 def build_js(anchor: str, file: str, function: str | None, vars: dict, variant: str | None,
@@ -285,7 +315,8 @@ def prompt_functions(prompts: dict[str, Any], identities: dict[str, dict], sourc
                             "the function's text as written")
     report.note(f"prompt functions ({', '.join(repr(e['label']) for e in entries)}): each called as the suite loads, "
                 "once per case and variant, with promptfoo's context (the case's vars, the provider's id and label, "
-                f"config {{}}) through {ADAPTER_MODULE}.py (JavaScript in node); what it returns is rendered and read by "
+                f"config {{}}) through {ADAPTER_MODULE}.py (JavaScript in node, a Python file named without a function "
+                "run whole under scoreboard's Python); what it returns is rendered and read by "
                 "each provider as promptfoo does (a returned `config` is refused, naming the case); the vars lack "
                 "promptfoo's own __evalId, __evalStepId and __repeatIndex, and a prompt is built once for every run "
                 "of a case")

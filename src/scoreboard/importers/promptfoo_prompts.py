@@ -207,10 +207,11 @@ def _prompt_file(name: str, source: Source, report: Report, where: str) -> list[
     if sep and file.lower().endswith(".py") and function and "/" not in function:
         source.read_text(file, where)  # there, readable, inside the folder (promptfoo fails the eval otherwise)
         return [(name, FunctionPrompt(file, function))]  # promptfoo's label: the path and the function
-    if lower.endswith(".py"):
-        report.skip(where, f"{name}: a Python prompt script without a function name (promptfoo runs the whole file "
-                    "and takes what it prints) is not converted; name a function (file://{name}:function)")
-        return []
+    if lower.endswith(".py"):  # processPythonFile without a function: the file run whole, its output the prompt
+        source.read_text(name, where)
+        report.note(f"{where}: {name} is run whole with the context as its argument, as promptfoo runs a prompt "
+                    "file named without a function; promptfoo labels it with the file's whole text, here its path")
+        return [(name, FunctionPrompt(name, None))]
     script = file if sep and file.lower().endswith((".js", ".mjs", ".cjs", ".ts")) and "/" not in function else name
     if script.lower().endswith(".ts"):
         report.skip(where, f"prompt function {name} (TypeScript, which promptfoo loads with its own loader) is not "
