@@ -208,3 +208,37 @@ def test_a_watcher_that_was_killed_is_replaced_by_one_told_everything_still_list
     finally:
         owner.kill()
         kill_all(started)
+
+
+def test_a_sweep_right_after_a_start_finds_the_program_and_waits_on_none_that_is_settled():
+    """Popen returns once the child's exec has begun, when its new environment may not be set up
+    yet (/proc shows it empty for that moment): the sweep waits for such a process, never for a
+    zombie, a process with arguments, or one whose environment is empty on purpose."""
+    import secrets
+
+    from scoreboard import reaper
+
+    for _ in range(30):
+        tag = secrets.token_hex(6)
+        proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"],
+                                env={**os.environ, "SB_TEST_TAG": tag}, start_new_session=True)
+        try:
+            assert reaper.sweep(tag, var="SB_TEST_TAG") >= 1  # (a dying one may be signalled again)
+        finally:
+            proc.kill()
+            proc.wait()
+    zombie = subprocess.Popen(["true"])
+    bare = subprocess.Popen(["sleep", "30"], env={})  # an empty environment, on purpose
+    try:
+        wait_for(lambda: open(f"/proc/{zombie.pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z", 10,
+                 "the child to end (a zombie until waited for)")
+        wait_for(lambda: open(f"/proc/{bare.pid}/cmdline", "rb").read().startswith(b"sleep"), 10, "sleep to start")
+        assert not reaper._mid_exec(str(zombie.pid)) and not reaper._mid_exec(str(bare.pid))
+        assert not reaper._mid_exec(str(os.getpid()))
+        started = time.monotonic()
+        assert reaper.sweep("no-such-tag") == 0
+        assert time.monotonic() - started < 0.5  # nothing settled was waited for
+    finally:
+        bare.kill()
+        bare.wait()
+        zombie.wait()

@@ -52,17 +52,64 @@ def sweep(tag: str | None, sig: int = signal.SIGKILL, *, var: str = TAG_VAR) -> 
             entries = list(os.scandir("/proc"))
         except OSError:
             return total
+        unsettled = []
         for entry in entries:
-            if entry.name.isdigit() and int(entry.name) != me and needle in _environ(entry.name):
-                try:
-                    os.kill(int(entry.name), sig)
-                    hit += 1
-                except (ProcessLookupError, PermissionError):
-                    continue
+            if not entry.name.isdigit() or int(entry.name) == me:
+                continue
+            environ = _environ(entry.name)
+            if environ == b"\0" and _mid_exec(entry.name):
+                unsettled.append(entry.name)
+            elif needle in environ:
+                hit += _kill(entry.name, sig)
+        hit += _settle(unsettled, needle, sig)
         total += hit
         if not hit:
             break
     return total
+
+
+def _kill(pid: str, sig: int) -> int:
+    try:
+        os.kill(int(pid), sig)
+        return 1
+    except (ProcessLookupError, PermissionError):
+        return 0
+
+
+def _mid_exec(pid: str) -> bool:
+    """A process caught inside execve: its old memory gone, its new stack (environment and
+    arguments) not yet set up, so both read empty for a moment. The parent of a child that is
+    exec'ing is told the exec succeeded at that point (subprocess.Popen returns), so a program
+    started just before a sweep could be missed. Zombies and kernel threads (no environment
+    ever) are not."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            if handle.read(1):
+                return False
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[-1].split()
+    except OSError:
+        return False
+    return len(fields) > 1 and fields[0] not in (b"Z", b"X") and fields[1] not in (b"0", b"2")
+
+
+def _settle(pids: list[str], needle: bytes, sig: int) -> int:
+    """Wait (up to 1 s) for processes caught mid-exec to show their environment; signal those
+    carrying the tag."""
+    hit = 0
+    for _ in range(200):
+        if not pids:
+            break
+        time.sleep(0.005)
+        left = []
+        for pid in pids:
+            environ = _environ(pid)
+            if environ == b"\0" and _mid_exec(pid):
+                left.append(pid)
+            elif needle in environ:
+                hit += _kill(pid, sig)
+        pids = left
+    return hit
 
 
 def _environ(pid: str) -> bytes:
