@@ -202,6 +202,36 @@ def test_a_python_prompt_file_named_without_a_function_is_run_whole_as_promptfoo
     assert done.returncode == 1 and "case 'test-2'" in done.stderr and "no prompt for Japan" in done.stderr, done.stderr
 
 
+GEN_SH = """#!/bin/sh
+country=$(printf '%s' "$2" | python3 -c 'import json,sys; print(json.load(sys.stdin)["vars"]["country"])')
+if [ "$country" = "Japan" ]; then echo "no prompt for Japan" >&2; exit 0; fi
+echo "  Capital of $country? arg1=$1  "
+echo "a note on stderr" >&2
+"""
+GEN_PY = """import json, sys
+print("\\x1b[31mPy\\x1b[0m", json.loads(sys.argv[-1])["vars"]["country"], sys.argv[1:-1])
+"""
+
+
+def test_an_exec_prompt_runs_its_program_with_the_context_as_its_last_argument(tmp_path):
+    (tmp_path / "gen.sh").write_text(GEN_SH)
+    (tmp_path / "gen.sh").chmod(0o755)
+    (tmp_path / "gen.py").write_text(GEN_PY)
+    report = _import(tmp_path, ["exec:python3 gen.py a 'b c'", "exec:./gen.sh hello"], ["echo"])
+    assert "./gen.sh runs from the suite's folder, where it is copied" in report, report
+    assert os.access(tmp_path / "out" / "gen.sh", os.X_OK)  # copied with its execute bit
+    done = _run(tmp_path)
+    # Japan's script prints only on stderr: promptfoo's row error, here the case's load error
+    assert done.returncode == 1 and "case 'test-2'" in done.stderr and "no prompt for Japan" in done.stderr
+    (tmp_path / "out" / "gen.sh").write_text(GEN_SH.replace('"Japan"', '"nowhere"'))
+    assert _run(tmp_path).returncode == 0
+    out = {variant: text for (variant, case), text in _outputs(tmp_path).items() if case == "test-1"}
+    # promptfoo 0.121.20's echo output (its ANSI escapes stripped, the output trimmed; the script
+    # found as promptfoo finds it when run from the config's parent folder)
+    assert out["python3 gen.py a 'b c'"] == "Py France ['a', 'b c']"
+    assert out["gen.sh hello"] == "Capital of France? arg1=hello"
+
+
 def test_what_is_not_converted_is_listed(tmp_path):
     (tmp_path / "prompt.ts").write_text("export const make = () => 'x';\n")
     report = _import(tmp_path, ["file://prompt.ts:make", "file://prompt.py:chat"],

@@ -88,6 +88,14 @@ class Source:
         except FileRefused as exc:
             raise self.error(f"{shorten(name, 120)!r} {refusal(exc)}", field_name) from None
 
+    def is_executable(self, name: str) -> bool:
+        """Whether the config names a file inside its folder that has an execute bit."""
+        try:
+            path = resolve_inside(name, self.folder, self.folder)
+        except FileRefused:
+            return False
+        return path.is_file() and os.access(path, os.X_OK)
+
     def read_text(self, name: str, field_name: str) -> str:
         data = self.read_bytes(name, field_name)
         try:

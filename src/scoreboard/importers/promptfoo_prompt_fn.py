@@ -23,6 +23,8 @@ import hashlib
 import importlib.util
 import json
 import math
+import posixpath
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -35,7 +37,7 @@ ADAPTER_MODULE = "promptfoo_prompt_functions"
 ADAPTER_HEAD = '''"""promptfoo's prompt functions, each called as promptfoo calls it (one argument: the context
 with the case's vars and the provider's id and label); written by `scoreboard import promptfoo`."""
 
-from scoreboard.importers.promptfoo_prompt_fn import build, build_js, build_script, load
+from scoreboard.importers.promptfoo_prompt_fn import build, build_exec, build_js, build_script, load
 
 #: each variant's promptfoo provider: its id, its label, and how it reads a prompt
 PROVIDERS = {providers!r}
@@ -63,6 +65,13 @@ def prompt_{index}(vars, variant):
     return build_script(__file__, {file!r}, vars, variant, PROVIDERS, {axis!r})
 '''
 
+ADAPTER_PROMPT_EXEC = '''
+
+def prompt_{index}(vars, variant):
+    """promptfoo's prompt {label} (a program run with the context as its last argument)."""
+    return build_exec(__file__, {argv!r}, vars, variant, PROVIDERS, {axis!r})
+'''
+
 #: how a provider reads the rendered prompt: as chat messages (openai's chat), anthropic's way, or text
 READS = {"openai": "chat", "anthropic": "anthropic"}
 
@@ -70,9 +79,9 @@ READS = {"openai": "chat", "anthropic": "anthropic"}
 def adapter_text(prompts: list[dict], providers: dict[str, dict]) -> str:
     """The adapter module: `prompts` are {index, file, function, label, axis} (axis: the prompt's
     name in the suite's `prompts:`, whose variants are named PROMPT/VARIANT; None for `prompt:`)."""
-    return ADAPTER_HEAD.format(providers=providers) + "".join(
-        (ADAPTER_PROMPT_JS if p["js"] else ADAPTER_PROMPT if p["function"] else ADAPTER_PROMPT_SCRIPT).format(**p)
-        for p in prompts)
+    templates = {"python": ADAPTER_PROMPT, "script": ADAPTER_PROMPT_SCRIPT, "js": ADAPTER_PROMPT_JS,
+                 "exec": ADAPTER_PROMPT_EXEC}
+    return ADAPTER_HEAD.format(providers=providers) + "".join(templates[p["kind"]].format(**p) for p in prompts)
 
 
 def load(anchor: str, rel: str) -> Any:
@@ -146,6 +155,40 @@ def build_script(anchor: str, file: str, vars: dict, variant: str | None, provid
     # python-shell's NewlineTransformer pushes each line; an empty one is no chunk, so never a message
     text = "\n".join(line for line in done.stdout.decode("utf-8", "replace").split("\n") if line)
     return _read(_render(text, vars), provider["reads"])
+
+
+#: promptfoo's ANSI_ESCAPE (src/prompts/processors/executable.ts), stripped from what a program prints
+_ANSI = re.compile(r"\x1b(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])")
+
+
+def build_exec(anchor: str, argv: list[str], vars: dict, variant: str | None, providers: dict[str, dict],
+               axis: str | None) -> Any:
+    """`build` for an `exec:` prompt (or a script file): the program run with the context as its
+    last argument (compact JSON), in the suite's folder (its scripts copied there: a first part
+    with a `/` is that file, a bare name a program on PATH), for at most 60 s; what it printed,
+    trimmed and without ANSI escapes, is the prompt. A nonzero exit is an error, and so is output on
+    stderr with none on stdout (promptfoo's executablePromptFunction)."""
+    import shutil
+    import subprocess
+
+    provider = _provider(variant, providers, axis)
+    folder = Path(anchor).resolve().parent
+    program = str(folder / argv[0]) if "/" in argv[0] else shutil.which(argv[0])
+    if program is None:
+        raise FileNotFoundError(f"spawn {argv[0]} ENOENT (no such program on PATH)")
+    argument = json.dumps(_context(vars, provider), ensure_ascii=False, separators=(",", ":"))
+    try:
+        done = subprocess.run([program, *argv[1:], argument], capture_output=True, timeout=60,
+                              stdin=subprocess.DEVNULL, cwd=str(folder))
+    except subprocess.TimeoutExpired:
+        raise TimeoutError(f"{' '.join(argv)} did not finish within 60 s (promptfoo's execFile timeout)") from None
+    out = _ANSI.sub("", js_trim(done.stdout.decode("utf-8", "replace")))
+    err = _ANSI.sub("", js_trim(done.stderr.decode("utf-8", "replace")))
+    if done.returncode != 0:
+        raise RuntimeError(f"Command failed: {' '.join(argv)} (exit status {done.returncode}){': ' + err[:300] if err else ''}")
+    if err and not out:
+        raise RuntimeError(err[:300])
+    return _read(_render(out, vars), provider["reads"])
 
 
 def build_js(anchor: str, file: str, function: str | None, vars: dict, variant: str | None,
@@ -290,6 +333,7 @@ def prompt_functions(prompts: dict[str, Any], identities: dict[str, dict], sourc
     prompt replaced by {python: "promptfoo_prompt_functions:prompt_N"}. Returns how many."""
     from .promptfoo_prompts import FunctionPrompt
     from .common import local_imports
+    from .promptfoo_providers import copy_scripts, exec_argv
 
     found = [(name, p) for name, p in prompts.items() if isinstance(p, FunctionPrompt)]
     if not found:
@@ -297,16 +341,25 @@ def prompt_functions(prompts: dict[str, Any], identities: dict[str, dict], sourc
     entries = []
     for index, (name, prompt) in enumerate(found, 1):
         where = f"prompt {name!r}"
-        js = not prompt.file.lower().endswith(".py")
-        if prompt.file not in copied:
+        argv = exec_argv(prompt.file) if prompt.kind == "exec" else []
+        if prompt.kind == "exec":
+            copy_scripts(argv, source, report, copied, where)
+        elif prompt.file not in copied:
             copied[prompt.file] = source.read_text(prompt.file, where)
-            local = _js_requires(copied[prompt.file]) if js else local_imports(copied[prompt.file], prompt.file, source)
+            local = _js_requires(copied[prompt.file]) if prompt.kind == "js" else \
+                local_imports(copied[prompt.file], prompt.file, source)
             if local:
                 report.skip(where, f"{prompt.file} imports {', '.join(local)} from its folder, which the import does "
                             "not copy (promptfoo runs it in place): copy them beside the suite")
+        if prompt.kind == "exec" and argv and "/" in argv[0] and "/" not in posixpath.normpath(argv[0]):
+            report.note(f"{where}: {argv[0]} runs from the suite's folder, where it is copied; promptfoo 0.121 joins "
+                        "the command to the config's folder, so run from that folder it drops a leading ./ and "
+                        "looks for the program on PATH (spawn ENOENT)")
         entries.append({"index": index, "file": prompt.file, "function": prompt.function, "label": name,
-                        "axis": name if len(prompts) > 1 else None, "js": js})
+                        "axis": name if len(prompts) > 1 else None, "kind": prompt.kind, "argv": argv})
         prompts[name] = {"python": f"{ADAPTER_MODULE}:prompt_{index}"}
+        if prompt.kind == "exec":
+            prompts[name]["timeout_s"] = 90  # its own 60 s (execFile's) is said first
         for vname, ident in identities.items():
             if ident["type"] == "anthropic":
                 report.skip(f"{where} on variant {vname!r}", "not converted as promptfoo sends it: its anthropic "
@@ -316,7 +369,8 @@ def prompt_functions(prompts: dict[str, Any], identities: dict[str, dict], sourc
     report.note(f"prompt functions ({', '.join(repr(e['label']) for e in entries)}): each called as the suite loads, "
                 "once per case and variant, with promptfoo's context (the case's vars, the provider's id and label, "
                 f"config {{}}) through {ADAPTER_MODULE}.py (JavaScript in node, a Python file named without a function "
-                "run whole under scoreboard's Python); what it returns is rendered and read by "
+                "run whole under scoreboard's Python, an exec: command or script file run with the context as its "
+                "last argument); what it returns is rendered and read by "
                 "each provider as promptfoo does (a returned `config` is refused, naming the case); the vars lack "
                 "promptfoo's own __evalId, __evalStepId and __repeatIndex, and a prompt is built once for every run "
                 "of a case")

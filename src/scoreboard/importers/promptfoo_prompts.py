@@ -17,6 +17,7 @@ chat messages, files, and prompts that are JSON.
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -59,8 +60,9 @@ def prompts(value: Any, source: Source, report: Report, json_values: dict[str, A
             item = _path_prompt(item, source, report, where)
             if item is None:
                 continue
-        if isinstance(item, str) and item.startswith("exec:"):
-            report.skip(where, "a prompt made by running a program (exec:) is not converted")
+        if isinstance(item, str) and item.startswith("exec:"):  # processExecutableFile: labelled by the command
+            command = item[len("exec:"):].strip()
+            raw.append((label or posixpath.normpath(command), FunctionPrompt(command, None, "exec"), where))
         elif isinstance(item, str) and item.startswith("file://"):
             pattern = item[len("file://"):]
             names = source.glob(pattern, where)
@@ -110,6 +112,8 @@ def prompts(value: Any, source: Source, report: Report, json_values: dict[str, A
     return out
 
 
+#: the files processPrompt runs as programs whatever their mode (an executable file of another kind too)
+_SCRIPTS = (".sh", ".bash", ".exe", ".bat", ".cmd", ".ps1", ".rb", ".pl")
 #: src/prompts/constants.ts VALID_FILE_EXTENSIONS
 _FILE_EXTENSIONS = (".cjs", ".cts", ".j2", ".js", ".json", ".jsonl", ".md", ".mjs", ".mts", ".py", ".ts", ".txt",
                     ".yml", ".yaml")
@@ -194,11 +198,14 @@ def _template(text: str, where: str, report: Report) -> str | None:
 
 
 class FunctionPrompt(NamedTuple):
-    """`file://prompt.py:function` or `file://prompt.js[:function]`: a prompt function
-    (promptfoo_prompt_fn converts it; `function` None: a JavaScript module's own export)."""
+    """A prompt built by code, which promptfoo_prompt_fn converts: `kind` "python"
+    (`file://prompt.py:function`), "script" (`file://prompt.py`, run whole), "js"
+    (`file://prompt.js[:function]`; no function: the module's own export) or "exec" (`exec:CMD`,
+    or a script file such as `file://gen.sh`: `file` is the command)."""
 
     file: str
     function: str | None
+    kind: str
 
 
 def _prompt_file(name: str, source: Source, report: Report, where: str) -> list[tuple[str, Any]]:
@@ -206,12 +213,12 @@ def _prompt_file(name: str, source: Source, report: Report, where: str) -> list[
     file, sep, function = name.rpartition(":")
     if sep and file.lower().endswith(".py") and function and "/" not in function:
         source.read_text(file, where)  # there, readable, inside the folder (promptfoo fails the eval otherwise)
-        return [(name, FunctionPrompt(file, function))]  # promptfoo's label: the path and the function
+        return [(name, FunctionPrompt(file, function, "python"))]  # promptfoo's label: the path and the function
     if lower.endswith(".py"):  # processPythonFile without a function: the file run whole, its output the prompt
         source.read_text(name, where)
         report.note(f"{where}: {name} is run whole with the context as its argument, as promptfoo runs a prompt "
                     "file named without a function; promptfoo labels it with the file's whole text, here its path")
-        return [(name, FunctionPrompt(name, None))]
+        return [(name, FunctionPrompt(name, None, "script"))]
     script = file if sep and file.lower().endswith((".js", ".mjs", ".cjs", ".ts")) and "/" not in function else name
     if script.lower().endswith(".ts"):
         report.skip(where, f"prompt function {name} (TypeScript, which promptfoo loads with its own loader) is not "
@@ -219,7 +226,7 @@ def _prompt_file(name: str, source: Source, report: Report, where: str) -> list[
         return []
     if script.lower().endswith((".js", ".mjs", ".cjs")):  # processJsFile: the label is the path (and function)
         source.read_text(script, where)
-        return [(name, FunctionPrompt(script, function if script != name else None))]
+        return [(name, FunctionPrompt(script, function if script != name else None, "js"))]
     if lower.endswith(".json"):  # processJsonFile reads the raw text: JSON only once rendered, maybe
         text = source.read_text(name, where)
         if _json_value(text) is _NOT_JSON and (uses_template(text) or "{#" in text):
@@ -228,9 +235,12 @@ def _prompt_file(name: str, source: Source, report: Report, where: str) -> list[
             return []
     if lower.endswith((".json", ".yaml", ".yml")):
         return [(Path(name).stem, source.read_data(name, where))]
+    if lower.endswith(_SCRIPTS) or (not lower.endswith((".txt", ".md", ".j2", ".jsonl"))
+                                    and source.is_executable(name)):
+        # processExecutableFile: the file is the command (run as the file beside the config)
+        return [(name, FunctionPrompt(name if "/" in name else "./" + name, None, "exec"))]
     if not lower.endswith((".txt", ".md", ".j2", ".jsonl")):
-        report.skip(where, f"{name}: promptfoo runs a script (.sh, .rb, an executable file) as a prompt "
-                    "function and reads no prompt from other kinds of file; not converted")
+        report.skip(where, f"{name}: promptfoo reads no prompt from this kind of file; not converted")
         return []
     text = source.read_lines(name, where) if lower.endswith((".txt", ".jsonl")) else source.read_text(name, where)
     if lower.endswith(".jsonl"):  # processJsonlFile: every nonempty line is a prompt

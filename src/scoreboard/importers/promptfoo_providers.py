@@ -169,12 +169,12 @@ def ollama_subject(pid: str, config: dict) -> dict:
     return spec
 
 
-def _exec_argv(command: str) -> list[str]:
+def exec_argv(command: str) -> list[str]:
     """promptfoo's parseScriptParts: whitespace-separated, "double" or 'single' quoted parts."""
     return [m.group(1) or m.group(2) or m.group(0) for m in re.finditer(r"""[^\s"']+|"([^"]*)"|'([^']*)'""", command)]
 
 
-def _copy_scripts(argv: list[str], source: Source, report: Report, copied: dict, where: str) -> None:
+def copy_scripts(argv: list[str], source: Source, report: Report, copied: dict, where: str) -> None:
     """The files an exec: command names (promptfoo runs it in the config's folder, and hashes
     every part that is a file there: getFileHashes) copied beside the suite, which runs the
     command in its own folder; a part naming a file outside the config's folder is listed, not
@@ -188,7 +188,7 @@ def _copy_scripts(argv: list[str], source: Source, report: Report, copied: dict,
         try:
             data = source.read_bytes(part, where)
         except ConfigError as exc:
-            report.skip(where, f"exec provider: {exc.detail}; copy it beside the suite")
+            report.skip(where, f"exec: {exc.detail}; copy it beside the suite")
             continue
         rel = os.path.normpath(part)
         copied[rel] = Executable(data) if os.access(path, os.X_OK) else data
@@ -276,8 +276,8 @@ def convert_providers(value: Any, source: Source, report: Report, copied: dict[s
             # src/providers/scriptCompletion.ts: argv = parseScriptParts(cmd) + [prompt,
             # JSON(options), JSON(context)], the output stdout.trim() with ANSI escapes stripped
             options = {k: v for k, v in item.items() if k != "id"} if isinstance(item, dict) else {}
-            argv = _exec_argv(pid[len("exec:"):].strip())
-            _copy_scripts(argv, source, report, copied, where)
+            argv = exec_argv(pid[len("exec:"):].strip())
+            copy_scripts(argv, source, report, copied, where)
             subject = {"type": "command", "trim": True, "argv": argv + [
                 "{input}", json.dumps(options), '{"vars": {vars}}']}
             report.note(f"{where}: exec provider: its context argument holds the test's vars only (promptfoo "
