@@ -113,7 +113,8 @@ class VariantConfig(StrictSettings):
     skill: str | None = None
     params: dict = Field(default_factory=dict)
     description: str | None = None
-    #: this variant's prompt template (text, chat messages, "@file" or {python: "module:function"}), rendered with case vars
+    #: this variant's prompt template (text, chat messages, "@file" or {python: "module:function"}),
+    #: rendered with case vars
     prompt: str | list[dict] | dict | None = None
 
 

@@ -10,8 +10,8 @@ params); each call gets its own copies. It returns text, or chat messages (a lis
 receives, what is hashed and what the report records. Anything else it returns, and any
 exception it raises, is an error naming the case and the prompt's field, and so is a call that
 has not returned in `timeout_s` (30 s unless the spec says; it runs in a daemon thread, left
-behind when cut). The plan records the
-function's name and the SHA-256 of its module's file, so an edited function is another prompt."""
+behind when cut). The plan records the function's name and the SHA-256 of its module's file, so
+an edited function is another prompt."""
 
 from __future__ import annotations
 
@@ -63,8 +63,9 @@ def load_function(spec: dict, name: str, suite_dir: Path, where: dict) -> tuple[
         with printing_to_stderr():
             module = import_from(module_name, [str(suite_dir)])
     except ImportError as exc:
-        raise ConfigError(f"prompt {name!r}: cannot import module {module_name!r} (from {str(Path(suite_dir).resolve())!r}): "
-                          f"{exc}", **where) from None
+        folder = str(Path(suite_dir).resolve())
+        raise ConfigError(f"prompt {name!r}: cannot import module {module_name!r} (from {folder!r}): {exc}",
+                          **where) from None
     except (Exception, SystemExit) as exc:  # its module raised (or called sys.exit) while importing
         raise ConfigError(f"prompt {name!r}: importing {module_name!r} raised {type(exc).__name__}: "
                           f"{shorten(str(exc), 200)}", **where) from None
