@@ -6,8 +6,9 @@ chat messages, files, and prompts that are JSON.
   `.yaml` files are their parsed value (a list of messages is a chat prompt); `.md` and `.j2`
   files are their text; a `.csv` file is a prompt per row (its `prompt` column, named by its
   `label`) and a `.jsonl` file a prompt per line, as processCsvPrompts / processJsonlFile read
-  them. A script (`exec:`, `.sh`, ...) or a file of any other kind is no prompt promptfoo reads as
-  text: listed as not converted.
+  them. Code that builds a prompt (`file://x.py:fn`, `file://x.py`, `file://x.js[:fn]`, `exec:CMD`,
+  a `.sh` or other script) is a FunctionPrompt, converted by promptfoo_prompt_fn; TypeScript and
+  a file of any other kind are listed as not converted.
 - A prompt that is valid JSON is rendered as renderPrompt (src/evaluatorHelpers.ts) renders it:
   JSON.parse, each string in it rendered as a template, then JSON.stringify(value, null, 2), so a
   var's quotes and newlines are escaped inside the JSON. A list of {role, content} messages is a
