@@ -56,17 +56,26 @@ def test_jsonl_prompt_file_is_a_chat_prompt_per_line(tmp_path):
         [{"role": "user", "content": "Say {{ (q) | js }}"}]]
 
 
-@pytest.mark.parametrize("prompt, files", [
-    ("file://make_prompt.sh", {"make_prompt.sh": "#!/bin/sh\necho hi\n"}),
-    ("file://notes.prompt", {"notes.prompt": "not a kind of file promptfoo reads"}),
-    ("'exec:./make_prompt.sh'", {"make_prompt.sh": "#!/bin/sh\necho hi\n"}),
-])
-def test_script_or_unknown_prompt_file_is_listed_not_sent_as_text(tmp_path, prompt, files):
-    # processPrompt: scripts are run (processExecutableFile); other extensions give no prompt
-    _, report = _pf(tmp_path, f"prompts: [{prompt}, 'plain {{{{x}}}}']\nproviders: [echo]\n", files)
-    assert "echo hi" not in (tmp_path / "out" / "suite.yaml").read_text()
+def test_an_unknown_prompt_file_is_listed_not_sent_as_text(tmp_path):
+    # processPrompt: other extensions give no prompt
+    _, report = _pf(tmp_path, "prompts: [file://notes.prompt, 'plain {{x}}']\nproviders: [echo]\n",
+                    {"notes.prompt": "not a kind of file promptfoo reads"})
+    assert "not a kind" not in (tmp_path / "out" / "suite.yaml").read_text()
     assert _suite(tmp_path)["prompt"] == "plain {{ (x) | js }}"
     assert any(item.startswith("prompts.0") for item in report.left_out)
+
+
+@pytest.mark.parametrize("prompt", ["file://make_prompt.sh", "'exec:./make_prompt.sh'"])
+def test_a_script_prompt_is_run_not_sent_as_its_text(tmp_path, prompt):
+    # processPrompt: scripts are run (processExecutableFile): a prompt function calling the copied
+    # script (tests/test_import_promptfoo_prompt_fn.py runs them), never the script's own text
+    _pf(tmp_path, f"prompts: [{prompt}, 'plain {{{{x}}}}']\nproviders: [echo]\n",
+        {"make_prompt.sh": "#!/bin/sh\necho hi\n"})
+    assert "echo hi" not in (tmp_path / "out" / "suite.yaml").read_text()
+    prompts = _suite(tmp_path)["prompts"]
+    assert list(prompts.values()) == [{"python": "promptfoo_prompt_functions:prompt_1", "timeout_s": 90},
+                                      "plain {{ (x) | js }}"]
+    assert (tmp_path / "out" / "make_prompt.sh").read_text() == "#!/bin/sh\necho hi\n"
 
 
 def test_prompt_config_is_listed_not_dropped(tmp_path):
