@@ -90,6 +90,32 @@ def import_from(module_name: str, folders: list[str]) -> ModuleType:
             return importlib.import_module(module_name)
 
 
+class NotPython(ImportError):
+    """A file importlib cannot load as Python source (import_file)."""
+
+
+def import_file(path: Path) -> ModuleType:
+    """A user's Python file loaded as a module of its own (named after its path, so each file is
+    loaded once per process), its folder first on sys.path as `python file.py` has it (a
+    `helpers.py` beside it imports, this folder's and not another suite's). What the file raises
+    while it runs is the caller's to word."""
+    import hashlib
+    import importlib.util
+
+    name = "scoreboard_user_" + hashlib.sha256(str(path).encode()).hexdigest()[:16]
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise NotPython(f"cannot load {str(path)!r} as a Python file")
+    module = importlib.util.module_from_spec(spec)
+    prefer_folders([str(path.resolve().parent)])
+    with printing_to_stderr():
+        spec.loader.exec_module(module)
+    sys.modules[name] = module
+    return module
+
+
 def _private(top: str, home: str) -> ModuleType:
     """The user's module `top` that has the name of one this process uses (the standard
     library's `json`, `time`, scoreboard itself): loaded from its file without taking that name

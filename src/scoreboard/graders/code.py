@@ -29,19 +29,16 @@ import ast
 import builtins
 import contextvars
 import hashlib
-import importlib
-import importlib.util
 import inspect
 import json
 import math
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 from ..jsonio import fresh
 from ..errors import ConfigError, did_you_mean
-from ..pyimport import function_like, import_from, prefer_folders, printing_to_stderr
+from ..pyimport import NotPython, function_like, import_file, import_from
 from .base import Grader, check_keys, option_error, refuse_code, short
 from .code_result import normalise_result
 from .grade import Grade, GradeContext
@@ -65,23 +62,12 @@ def _sha(path: Path) -> str:
 
 
 def _import_file(path: Path, what: str):
-    name = "scoreboard_user_" + hashlib.sha256(str(path).encode()).hexdigest()[:16]
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise option_error(what, f"cannot load {str(path)!r} as a Python file")
-    module = importlib.util.module_from_spec(spec)
-    # its folder first on sys.path, as `python checks.py` has it: `import helpers` beside it works
-    # (this folder's helpers, not another suite's imported earlier)
-    prefer_folders([str(path.resolve().parent)])
     try:
-        with printing_to_stderr():
-            spec.loader.exec_module(module)
+        return import_file(path)
+    except NotPython as exc:
+        raise option_error(what, str(exc)) from None
     except (Exception, SystemExit) as exc:  # the user's file raised (or called sys.exit) while importing
         raise option_error(what, f"importing {str(path)!r} raised {type(exc).__name__}: {exc}") from None
-    sys.modules[name] = module
-    return module
 
 
 def load_callable(options: dict, what: str):

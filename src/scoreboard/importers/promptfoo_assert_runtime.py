@@ -15,6 +15,7 @@ import math
 import re
 from typing import Any
 
+from ..templating.js import js_json_parse
 from .promptfoo_runtime_base import JS_SPACE, _result, _verdict, fail, js_split_words, js_trim, text_of, utf16_len
 from .promptfoo_runtime_json import (
     FINISH_REASONS,
@@ -38,15 +39,6 @@ __all__ = ["JS_SPACE", "fail", "js_split_words", "js_trim", "text_of", "utf16_le
 
 #: JavaScript's \\s (String.prototype.trim and /\\s+/ use the same set)
 # ---- equals (src/assertions/equals.ts) ---------------------------------------------------
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def js_json_parse(text: str) -> Any:
-    """JSON.parse: NaN and Infinity are not JSON (Python's json accepts them)."""
-    return json.loads(text, parse_constant=_no_constant)
-
 
 def deep_strict_equal(a: Any, b: Any) -> bool:
     """util.isDeepStrictEqual over JSON values: numbers by value (1 and 1.0 are one JavaScript

@@ -18,12 +18,11 @@ messages beside the suite's prompt), is listed for each chat variant."""
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from ..errors import shorten
-from ..templating.js import js_trim
+from ..templating.js import js_json_parse, js_trim
 
 _LOOKS = re.compile(r'^(?:["{\[\d-]|true|false|null)')
 
@@ -57,17 +56,13 @@ def looks_like_json(text: str) -> bool:
     return False
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")  # JSON.parse refuses NaN and Infinity
-
-
 def parsed(text: str) -> tuple[str, Any]:
     """What parseChatPrompt makes of a rendered prompt: ("text", None), ("yaml", None),
     ("messages", list), ("refused", value: JSON the API refuses as `messages`) or ("throws", why)."""
     if js_trim(text).startswith("- role:"):
         return "yaml", None
     try:
-        value = json.loads(text, parse_constant=_no_constant)
+        value = js_json_parse(text)  # JSON.parse refuses NaN and Infinity
     except (ValueError, RecursionError) as exc:
         if looks_like_json(text):
             return "throws", f"Chat Completion prompt is not a valid JSON string: {str(exc).splitlines()[0]}"

@@ -1,26 +1,26 @@
-"""promptfoo's Python prompt functions (`prompts: [file://prompt.py:create_prompt]`), converted to a
-scoreboard prompt function that calls them as promptfoo 0.121 does.
+"""promptfoo's prompts built by code, converted to scoreboard prompt functions that call that code
+as promptfoo 0.121 does: a Python function (`file://prompt.py:create_prompt`,
+src/prompts/processors/python.ts), a Python file run whole (`file://prompt.py`), a JavaScript
+function or module (`file://prompt.js[:fn]`, javascript.ts, run in the Node workers) and a
+program (`exec:CMD` or a script file, executable.ts).
 
-promptfoo (src/prompts/processors/python.ts, src/evaluatorHelpers.ts renderPrompt) calls the
-function with one argument, the context `{"vars": ..., "provider": {"id": ..., "label": ...}}`
-(a label only where the provider has one), through its Python bridge (the result crosses as JSON).
-A text result is the prompt; `{"prompt": ..., "config": ...}` is its prompt (text, or JSON.stringify of
-a value) with provider settings merged in (not converted: said when a function returns any); any
-other object or list is JSON.stringify(result); a number, a boolean or null is a row error. The
-prompt is then rendered as every prompt is: JSON is parsed, each string in it rendered with the
-vars, and written again as JSON.stringify(value, null, 2); other text is rendered as a Nunjucks
-template. Last, the provider reads it: promptfoo's chat providers (openai, the suite's `openai`
-subjects) parse `- role:` YAML and JSON as the request's messages (a JSON value that is no list
-of messages, or text that looks like JSON and is not, is a row error); anthropic takes a JSON
-list as messages; the other providers (echo, exec, python, http) get the text.
+Each gets one argument, the context `{"vars": ..., "provider": {"id": ..., "label": ...},
+"config": {}}` (the label "" where the provider has none). A text result is the prompt;
+`{"prompt": ..., "config": ...}` is its prompt (text, or JSON.stringify of a value) with provider
+settings merged in (not converted: refused when a function returns any); any other object or
+list is JSON.stringify(result); a number, a boolean, null or undefined is a row error. The prompt
+is then rendered as every prompt is (src/evaluatorHelpers.ts renderPrompt): JSON is parsed, each
+string in it rendered with the vars, and written again as JSON.stringify(value, null, 2); other
+text is rendered as a Nunjucks template. Last, the provider reads it: promptfoo's chat providers
+(openai, the suite's `openai` subjects) parse it as parseChatPrompt does (promptfoo_chatcase);
+anthropic takes a JSON list as messages; the other providers (echo, exec, python, http) get the
+text.
 
-Here the row error is an error naming the case when the suite loads (one suite holds every
-variant). The adapter module the import writes (ADAPTER) calls `build` for each prompt."""
+Here a row error is an error naming the case when the suite loads (one suite holds every
+variant). The adapter module the import writes (ADAPTER_*) calls a `build*` for each prompt."""
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import json
 import math
 import posixpath
@@ -29,8 +29,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..pyimport import prefer_folders
-from ..templating.js import js_number, js_trim
+from ..pyimport import import_file
+from ..templating.js import ANSI_ESCAPE, js_json_parse, js_number, js_trim
+from . import promptfoo_chatcase as chat_case
 
 #: the module the import writes beside the suite, holding one function per converted prompt
 ADAPTER_MODULE = "promptfoo_prompt_functions"
@@ -87,18 +88,7 @@ def adapter_text(prompts: list[dict], providers: dict[str, dict]) -> str:
 def load(anchor: str, rel: str) -> Any:
     """The user's module `rel` beside the adapter (its folder first on sys.path, as promptfoo runs
     it in place: a `helpers.py` beside it imports)."""
-    path = Path(anchor).resolve().parent / rel
-    name = "promptfoo_prompt_" + hashlib.sha256(str(path).encode()).hexdigest()[:16]
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {rel!r} as a Python file")
-    module = importlib.util.module_from_spec(spec)
-    prefer_folders([str(path.parent)])
-    spec.loader.exec_module(module)
-    sys.modules[name] = module
-    return module
+    return import_file(Path(anchor).resolve().parent / rel)
 
 
 def _context(vars: dict, provider: dict) -> dict:
@@ -157,10 +147,6 @@ def build_script(anchor: str, file: str, vars: dict, variant: str | None, provid
     return _read(_render(text, vars), provider["reads"])
 
 
-#: promptfoo's ANSI_ESCAPE (src/prompts/processors/executable.ts), stripped from what a program prints
-_ANSI = re.compile(r"\x1b(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])")
-
-
 def build_exec(anchor: str, argv: list[str], vars: dict, variant: str | None, providers: dict[str, dict],
                axis: str | None) -> Any:
     """`build` for an `exec:` prompt (or a script file): the program run with the context as its
@@ -182,8 +168,8 @@ def build_exec(anchor: str, argv: list[str], vars: dict, variant: str | None, pr
                               stdin=subprocess.DEVNULL, cwd=str(folder))
     except subprocess.TimeoutExpired:
         raise TimeoutError(f"{' '.join(argv)} did not finish within 60 s (promptfoo's execFile timeout)") from None
-    out = _ANSI.sub("", js_trim(done.stdout.decode("utf-8", "replace")))
-    err = _ANSI.sub("", js_trim(done.stderr.decode("utf-8", "replace")))
+    out = ANSI_ESCAPE.sub("", js_trim(done.stdout.decode("utf-8", "replace")))
+    err = ANSI_ESCAPE.sub("", js_trim(done.stderr.decode("utf-8", "replace")))
     if done.returncode != 0:
         raise RuntimeError(f"Command failed: {' '.join(argv)} (exit status {done.returncode}){': ' + err[:300] if err else ''}")
     if err and not out:
@@ -251,14 +237,10 @@ def js_stringify(value: Any, indent: int | None = None, level: int = 0) -> str:
 def _render(base: str, vars: dict) -> str:
     """renderPrompt's last step: JSON rendered inside and written again, other text as a template."""
     try:
-        parsed = json.loads(base, parse_constant=_no_constant)
+        parsed = js_json_parse(base)
     except ValueError:
         return _template(base, vars)
     return js_stringify(_leaves(parsed, vars), 2)
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")  # JSON.parse refuses NaN and Infinity
 
 
 def _leaves(value: Any, vars: dict) -> Any:
@@ -290,27 +272,26 @@ def _template(text: str, vars: dict) -> str:
 
 
 def _read(text: str, reads: str) -> Any:
-    """The prompt as the provider reads it (src/providers/shared.ts parseChatPrompt for chat)."""
-    if reads == "text":
-        return text
-    trimmed = js_trim(text)
-    if reads == "chat" and trimmed.startswith("- role:"):
-        import yaml
-
-        return _messages(yaml.safe_load(text), "YAML")
-    try:
-        parsed = json.loads(text, parse_constant=_no_constant)
-    except ValueError:
-        if reads == "chat" and ((trimmed.startswith("{") and trimmed.endswith("}"))
-                                or (trimmed.startswith("[") and trimmed.endswith("]"))):
-            raise ValueError("Chat Completion prompt is not a valid JSON string (promptfoo's chat provider "
-                             "errors the row)") from None
-        return text
-    if isinstance(parsed, list) and parsed and all(isinstance(m, dict) for m in parsed):
-        return _messages(parsed, "JSON")
+    """The prompt as the provider reads it (parseChatPrompt for chat, promptfoo_chatcase.parsed)."""
     if reads == "chat":
-        raise ValueError("promptfoo's chat provider sends this JSON as the request's messages, and it is no list "
-                         "of messages: the API refuses it (a row error)")
+        kind, value = chat_case.parsed(text)
+        if kind == "yaml":
+            import yaml
+
+            return _messages(yaml.safe_load(text), "YAML")
+        if kind == "throws":  # promptfoo's chat provider errors the row
+            raise ValueError(value)
+        if kind == "refused":
+            raise ValueError("promptfoo's chat provider sends this JSON as the request's messages, and it is no "
+                             "list of messages: the API refuses it (a row error)")
+        return _messages(value, "JSON") if kind == "messages" else text
+    if reads == "anthropic":
+        try:
+            parsed = js_json_parse(text)
+        except (ValueError, RecursionError):
+            return text
+        if isinstance(parsed, list) and parsed and all(isinstance(m, dict) for m in parsed):
+            return _messages(parsed, "JSON")
     return text
 
 
@@ -382,6 +363,4 @@ def prompt_functions(prompts: dict[str, Any], identities: dict[str, dict], sourc
 
 def _js_requires(text: str) -> list[str]:
     """The relative modules a JavaScript file requires or imports (`./helpers`)."""
-    import re
-
     return sorted(set(re.findall(r"""(?:require\(|import\(|from)\s*['"](\.{1,2}/[^'"]+)['"]""", text)))

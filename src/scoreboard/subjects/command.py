@@ -18,15 +18,13 @@ from pathlib import Path
 from ..errors import ConfigError, SubjectError
 from ..jsonio import loads as loads_json
 from ..redact import ENV_REF, PROVIDER_KEY_VARS, SENSITIVE_NAME, inherited_secrets, scrub_all
-from ..templating.js import js_trim
+from ..templating.js import ANSI_ESCAPE, js_trim
 from ._bounded import exit_words, run_process
 from .agent_profile import parse_network
 from .base import Subject, check_keys, to_result, too_large
 from .values import Output, Result, SubjectRequest
 
 _PLACEHOLDER = re.compile(r"\{(input|skill_file|run|seed|vars)\}")
-#: promptfoo's exec provider (src/providers/scriptCompletion.ts stripText): ANSI escape sequences
-_ANSI = re.compile(r"\x1b(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])")
 #: what an attempt says of a program that left a process running (a daemon it forked): it was
 #: killed once the program ended, which the attempt did not say (subject_info.left_running)
 _LEFT = "it left a process running when it ended, which was killed"
@@ -196,7 +194,7 @@ class CommandSubject(Subject):
                 raise SubjectError(scrub_all(f"command {how}{detail}", self.secrets()))
             text, bad = _decoded(done.stdout)
             if self.options.get("trim"):
-                text = _ANSI.sub("", js_trim(text))
+                text = ANSI_ESCAPE.sub("", js_trim(text))
             if ws is not None:
                 result = agent_result(text, ws.max_tool_output_bytes)
             else:  # model_free: the program calls no model, so tokens, cost and requests are a known zero

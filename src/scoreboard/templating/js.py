@@ -19,6 +19,7 @@ Jinja2 is imported on first use."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from decimal import Decimal
@@ -302,3 +303,17 @@ _JS_WS_CHARS = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u200
 def js_trim(s: str) -> str:
     """String.prototype.trim (Python's strip also removes \\x1c-\\x1f and \\x85, and keeps U+FEFF)."""
     return s.strip(_JS_WS_CHARS)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def js_json_parse(text: str) -> Any:
+    """JSON.parse: NaN and Infinity are not JSON (Python's json accepts them)."""
+    return json.loads(text, parse_constant=_no_constant)
+
+
+#: promptfoo's ANSI_ESCAPE (src/providers/scriptCompletion.ts stripText, src/prompts/processors/executable.ts):
+#: its exec provider and exec prompts strip these from what a program prints
+ANSI_ESCAPE = re.compile(r"\x1b(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])")
