@@ -200,10 +200,15 @@ def render(template: Template, case: Any, max_bytes: int, variant: Any = None) -
     except Exception as exc:  # a filter on the wrong type, a division by zero in the template
         raise ConfigError(f"prompt {template.name!r} could not be rendered: {type(exc).__name__}: {exc}",
                           field="vars", **where) from None
-    if size > max_bytes:
-        raise ConfigError(f"rendered prompt {template.name!r} is {size} bytes, over the limit of {max_bytes} "
-                          "(limits.max_input_bytes)", field="input", **where)
+    _within(template.name, size, max_bytes, where)
     return out
+
+
+def _within(name: str, size: int, max_bytes: int, where: dict) -> None:
+    """A rendered prompt's size against limits.max_input_bytes (a template's or a function's)."""
+    if size > max_bytes:
+        raise ConfigError(f"rendered prompt {name!r} is {size} bytes, over the limit of {max_bytes} "
+                          "(limits.max_input_bytes)", **{**where, "field": "input"})
 
 
 def _built(template: Template, case: Any, max_bytes: int, variant: Any, where: dict) -> Any:
@@ -215,9 +220,7 @@ def _built(template: Template, case: Any, max_bytes: int, variant: Any, where: d
         size = sum(len(m["content"].encode("utf-8", "surrogatepass")) for m in out)
     else:
         size = len(out.encode("utf-8", "surrogatepass"))
-    if size > max_bytes:
-        raise ConfigError(f"rendered prompt {template.name!r} is {size} bytes, over the limit of {max_bytes} "
-                          "(limits.max_input_bytes)", **{**where, "field": "input"})
+    _within(template.name, size, max_bytes, where)
     return out
 
 
